@@ -1,0 +1,219 @@
+import type { CachePolicy, EndpointDefinition, EndpointName, NormalizedParams } from './definitions/definition';
+import { engineRequest } from './definitions/definition';
+import type { FunctionsInvocationStatsParams, FunctionsInvocationStatsRow } from './definitions/functions-invocation-stats';
+import type { LogsAllParams, LogsAllRow } from './definitions/logs-all';
+import { normalizeParams, type RawParams } from './definitions/normalize-params';
+import { DEFINITIONS, findDefinition } from './definitions/registry';
+import type { UsageApiCountsParams, UsageApiCountsRow } from './definitions/usage-api-counts';
+import type { Engine, SourceInspection } from './engine/engine';
+import { createDuckDBEngine, type SourceGlobs } from './engine/duckdb/duckdb-engine';
+import { EngineError, InvalidParameterError } from './errors';
+import { fillBuckets } from './rows/fill-buckets';
+import { shapeRows, type Row } from './rows/shape-rows';
+import { describeDefinition, type EndpointDescription } from './definitions/describe';
+
+/** Options of `createEndpoints`. */
+export interface EndpointsOptions {
+  /** Log files per source: a glob or a list of globs (NDJSON or Parquet, by extension). */
+  sources: SourceGlobs;
+  /** The clock every window is computed from (default: the system clock). */
+  now?: () => Date;
+  /** `false` turns result caching off. */
+  cache?: false;
+  /** In-process DuckDB settings. */
+  duckdb?: { threads?: number; memoryLimit?: string };
+  /** Limits every entry point gets: concurrency, wait queue and time per engine query. */
+  limits?: { maxConcurrentQueries?: number; maxQueuedQueries?: number; queryTimeoutMs?: number };
+  /** Return empty buckets of functions.invocation-stats too (count 0, null statistics). Off by default. */
+  fillEmptyBuckets?: boolean;
+  /** Use another engine instead of the built-in DuckDB one (the `sources`, `duckdb` and `limits` options are then its business). */
+  engine?: Engine;
+}
+
+/** How an answer was obtained. */
+export type CacheStatus = 'hit' | 'miss' | 'bypass';
+
+/** The answer of `query`: `result` is exactly the rows of the HTTP API's JSON body. */
+export interface QueryResult<R = Row> {
+  result: R[];
+  endpoint: { name: EndpointName; id: string };
+  cache: CacheStatus;
+  /** When the rows were computed (ISO 8601). */
+  computedAt: string;
+  /** Seconds since the rows were computed. */
+  ageSeconds: number;
+  /** Seconds the rows may still be served from the cache; null when the endpoint is not cached. */
+  ttlRemainingSeconds: number | null;
+  /** Milliseconds the engine spent on the rows (of the computation that produced them). */
+  engineMs: number;
+}
+
+/** Counters of an `Endpoints` instance. */
+export interface EndpointsStats {
+  engineQueries: number;
+  engineFailures: number;
+}
+
+/** Maps each endpoint name to its parameter and row types. */
+export interface EndpointTypes {
+  'functions.invocation-stats': { params: FunctionsInvocationStatsParams; row: FunctionsInvocationStatsRow };
+  'logs.all': { params: LogsAllParams; row: LogsAllRow };
+  'usage.api-counts': { params: UsageApiCountsParams; row: UsageApiCountsRow };
+}
+
+/** The endpoints of one set of log sources. */
+export interface Endpoints {
+  /** Edge-function latency percentiles and errors per time bucket. */
+  functionsInvocationStats(params: FunctionsInvocationStatsParams): Promise<FunctionsInvocationStatsRow[]>;
+  /** Recent gateway log entries within the tier's retention window (at most 100, newest first). */
+  logsAll(params: LogsAllParams): Promise<LogsAllRow[]>;
+  /** API requests per product area per time bucket. */
+  usageApiCounts(params: UsageApiCountsParams): Promise<UsageApiCountsRow[]>;
+  /** Any endpoint by name or UUID, with text parameters as they come from a query string. */
+  query<N extends EndpointName>(name: N, params: EndpointTypes[N]['params']): Promise<QueryResult<EndpointTypes[N]['row']>>;
+  query(nameOrId: string, params: RawParams): Promise<QueryResult>;
+  /** The endpoints' definitions: name, UUID, parameters, columns, max rows, cache policy. */
+  readonly definitions: readonly EndpointDescription[];
+  /** Files, lines and skipped (broken) lines of each source, counted now. */
+  inspectSources(): Promise<SourceInspection[]>;
+  /** Resolves when the engine answers a trivial query. */
+  ping(): Promise<void>;
+  stats(): EndpointsStats;
+  /** Releases DuckDB; later calls fail with a `closed` error. */
+  close(): Promise<void>;
+}
+
+/**
+ * Creates the endpoints over your log files, computed by an in-process DuckDB.
+ *
+ * @example
+ * const ep = await createEndpoints({ sources: { edgeLogs: 'logs/edge/*.ndjson', functionEdgeLogs: 'logs/fn/*.parquet' } });
+ * const rows = await ep.usageApiCounts({ project: 'abc', interval: 'daily' });
+ * await ep.close();
+ */
+export async function createEndpoints(options: EndpointsOptions): Promise<Endpoints> {
+  const engine =
+    options.engine ??
+    (await createDuckDBEngine({
+      sources: options.sources,
+      threads: options.duckdb?.threads,
+      memoryLimit: options.duckdb?.memoryLimit,
+      maxConcurrentQueries: options.limits?.maxConcurrentQueries,
+      maxQueuedQueries: options.limits?.maxQueuedQueries,
+      queryTimeoutMs: options.limits?.queryTimeoutMs,
+    }));
+  return new EndpointsImpl(engine, options);
+}
+
+/** Rows of one engine computation. */
+interface Computed {
+  rows: Row[];
+  computedAt: Date;
+  engineMs: number;
+}
+
+class EndpointsImpl implements Endpoints {
+  readonly definitions = DEFINITIONS.map(describeDefinition);
+  private readonly clock: () => Date;
+  private readonly counters: EndpointsStats = { engineQueries: 0, engineFailures: 0 };
+  private closed = false;
+
+  constructor(
+    private readonly engine: Engine,
+    private readonly options: EndpointsOptions,
+  ) {
+    this.clock = options.now ?? (() => new Date());
+  }
+
+  async functionsInvocationStats(params: FunctionsInvocationStatsParams) {
+    return (await this.query('functions.invocation-stats', params)).result;
+  }
+
+  async logsAll(params: LogsAllParams) {
+    return (await this.query('logs.all', params)).result;
+  }
+
+  async usageApiCounts(params: UsageApiCountsParams) {
+    return (await this.query('usage.api-counts', params)).result;
+  }
+
+  async query(nameOrId: string, raw: object): Promise<QueryResult<any>> {
+    this.assertOpen();
+    const definition = findDefinition(nameOrId);
+    const params = await this.validate(definition, raw as RawParams);
+    const computed = await this.compute(definition, params);
+    return this.answer(definition, computed, 'bypass', null);
+  }
+
+  inspectSources() {
+    this.assertOpen();
+    return this.engine.inspectSources();
+  }
+
+  ping() {
+    this.assertOpen();
+    return this.engine.ping();
+  }
+
+  stats(): EndpointsStats {
+    return { ...this.counters };
+  }
+
+  async close() {
+    if (this.closed) return;
+    this.closed = true;
+    await this.engine.close();
+  }
+
+  /** Parameters as the cache keys them; a bad one never reaches the engine or the cache. */
+  private async validate(definition: EndpointDefinition, raw: RawParams): Promise<NormalizedParams> {
+    const params = normalizeParams(definition, raw ?? {});
+    for (const spec of definition.params) {
+      const value = params[spec.name];
+      if (spec.format !== 'regex' || value === null || value === undefined) continue;
+      const problem = await this.engine.checkPattern(value);
+      if (problem !== null) {
+        throw new InvalidParameterError(spec.name, `Parameter "${spec.name}" is not a valid regular expression: ${problem}`);
+      }
+    }
+    return params;
+  }
+
+  /** One engine computation: windows from the clock, the query, then row shaping. */
+  private async compute(definition: EndpointDefinition, params: NormalizedParams): Promise<Computed> {
+    const now = this.clock();
+    const plan = definition.plan(params, now);
+    this.counters.engineQueries++;
+    let engineResult;
+    try {
+      engineResult = await this.engine.run(engineRequest(definition, plan));
+    } catch (error) {
+      this.counters.engineFailures++;
+      throw error;
+    }
+    let rows = engineResult.rows;
+    if (this.options.fillEmptyBuckets && definition.buckets) rows = fillBuckets(rows, definition.buckets(params, now));
+    return {
+      rows: shapeRows(definition.columns, rows.slice(0, definition.maxRows)),
+      computedAt: now,
+      engineMs: engineResult.engineMs,
+    };
+  }
+
+  private answer(definition: EndpointDefinition, computed: Computed, cache: CacheStatus, policy: CachePolicy | null): QueryResult {
+    const ageSeconds = Math.max(0, (this.clock().getTime() - computed.computedAt.getTime()) / 1000);
+    return {
+      result: computed.rows,
+      endpoint: { name: definition.name, id: definition.id },
+      cache,
+      computedAt: computed.computedAt.toISOString(),
+      ageSeconds,
+      ttlRemainingSeconds: policy ? Math.max(0, policy.ttlSeconds - ageSeconds) : null,
+      engineMs: computed.engineMs,
+    };
+  }
+
+  private assertOpen() {
+    if (this.closed) throw new EngineError('closed', 'The endpoints were closed.');
+  }
+}

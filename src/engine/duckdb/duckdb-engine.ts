@@ -1,0 +1,288 @@
+import {
+  DuckDBConnection,
+  DuckDBInstance,
+  DuckDBTimestampValue,
+  INTEGER,
+  TIMESTAMP,
+  VARCHAR,
+  type DuckDBType,
+  type DuckDBValue,
+} from '@duckdb/node-api';
+import { EngineError } from '../../errors';
+import { formatIsoMicros } from '../../time/iso';
+import type {
+  Engine,
+  EngineParam,
+  EngineRequest,
+  EngineResult,
+  EngineValue,
+  SourceInspection,
+  SourceName,
+} from '../engine';
+import { QueryGate } from '../query-gate';
+import { fileKind, partitionDay } from './file-kinds';
+import { querySql } from './query-files';
+import { RELATION_NAME, TIMESTAMP_MACRO, sourceRelation, type SourceFiles } from './source-relations';
+import { sqlStringList } from './sql-literal';
+
+/** One glob or a list of globs per source; relative globs resolve against the working directory. */
+export type SourceGlobs = Partial<Record<SourceName, string | readonly string[]>>;
+
+export interface DuckDBEngineOptions {
+  sources: SourceGlobs;
+  /** DuckDB worker threads (default: DuckDB's own choice, the number of cores). */
+  threads?: number;
+  /** DuckDB memory limit, e.g. '512MB' (default: DuckDB's, 80% of RAM). */
+  memoryLimit?: string;
+  /** Engine queries running at once (default 4). */
+  maxConcurrentQueries?: number;
+  /** Engine queries waiting for a slot before `overloaded` (default 64). */
+  maxQueuedQueries?: number;
+  /** Per-query time limit in milliseconds, enforced by interrupting DuckDB (default 30000). */
+  queryTimeoutMs?: number;
+}
+
+const QUERY_SOURCES: Record<EngineRequest['query'], SourceName> = {
+  'functions.invocation-stats': 'functionEdgeLogs',
+  'logs.all': 'edgeLogs',
+  'usage.api-counts': 'edgeLogs',
+};
+
+/**
+ * Creates the in-process DuckDB engine over the configured log files.
+ *
+ * @example
+ * const engine = await createDuckDBEngine({ sources: { edgeLogs: 'logs/edge/*.ndjson' } });
+ */
+export async function createDuckDBEngine(options: DuckDBEngineOptions): Promise<Engine> {
+  const config: Record<string, string> = {
+    // Offline by design: json and parquet are built in, nothing is ever downloaded.
+    autoinstall_known_extensions: 'false',
+    autoload_known_extensions: 'false',
+  };
+  if (options.threads !== undefined) config.threads = String(options.threads);
+  if (options.memoryLimit !== undefined) config.memory_limit = options.memoryLimit;
+  const instance = await DuckDBInstance.create(':memory:', config);
+  const control = await instance.connect();
+  // Offsets in timestamps are applied, and TIMESTAMPTZ becomes UTC wall time, whatever the host says.
+  await control.run("SET TimeZone = 'UTC'");
+  await control.run(TIMESTAMP_MACRO);
+  // Parquet footers are read once per file version, not once per query.
+  await control.run('SET parquet_metadata_cache = true');
+  return new DuckDBEngine(instance, control, options);
+}
+
+class DuckDBEngine implements Engine {
+  private readonly globs: Record<SourceName, readonly string[]>;
+  private readonly gate: QueryGate;
+  private readonly timeoutMs: number;
+  private readonly idle: DuckDBConnection[] = [];
+  private readonly busy = new Set<DuckDBConnection>();
+  private readonly parquetTypes = new Map<string, ReadonlyMap<string, string>>();
+  private readonly patterns = new Map<string, string | null>();
+  private controlQueue: Promise<unknown> = Promise.resolve();
+  private closed = false;
+
+  constructor(
+    private readonly instance: DuckDBInstance,
+    private readonly control: DuckDBConnection,
+    options: DuckDBEngineOptions,
+  ) {
+    const list = (g: string | readonly string[] | undefined) => (g === undefined ? [] : typeof g === 'string' ? [g] : [...g]);
+    this.globs = { edgeLogs: list(options.sources.edgeLogs), functionEdgeLogs: list(options.sources.functionEdgeLogs) };
+    this.gate = new QueryGate({
+      maxConcurrent: options.maxConcurrentQueries ?? 4,
+      maxQueued: options.maxQueuedQueries ?? 64,
+    });
+    this.timeoutMs = options.queryTimeoutMs ?? 30_000;
+  }
+
+  async run(request: EngineRequest): Promise<EngineResult> {
+    this.assertOpen();
+    return this.gate.run(() => this.withConnection(async (connection) => {
+      const started = performance.now();
+      const source = QUERY_SOURCES[request.query];
+      const files = await this.sourceFiles(connection, source, request.notBefore);
+      const sql = `WITH ${RELATION_NAME[source]} AS (\n${sourceRelation(source, files)}\n)\n${querySql(request.query)}`;
+      const prepared = await connection.prepare(sql);
+      try {
+        const { values, types } = bindings({ ...request.params, max_rows: request.maxRows }, prepared.parameterCount, (i) => prepared.parameterName(i));
+        prepared.bind(values, types);
+        const reader = await prepared.runAndReadAll();
+        const rows = reader.getRowObjects().map(toEngineRow);
+        return { rows, engineMs: performance.now() - started };
+      } finally {
+        prepared.destroySync();
+      }
+    }));
+  }
+
+  async checkPattern(pattern: string): Promise<string | null> {
+    this.assertOpen();
+    const known = this.patterns.get(pattern);
+    if (known !== undefined) return known;
+    const verdict = await this.onControl(async () => {
+      try {
+        await this.control.run('SELECT regexp_matches(\'\', $pattern)', { pattern }, { pattern: VARCHAR });
+        return null;
+      } catch (error) {
+        return String((error as Error).message).replace(/^[A-Za-z ]*Error: /, '');
+      }
+    });
+    if (this.patterns.size >= 1024) this.patterns.clear();
+    this.patterns.set(pattern, verdict);
+    return verdict;
+  }
+
+  async ping(): Promise<void> {
+    this.assertOpen();
+    await this.onControl(() => this.control.run('SELECT 1'));
+  }
+
+  async inspectSources(): Promise<SourceInspection[]> {
+    this.assertOpen();
+    return this.gate.run(() => this.withConnection(async (connection) => {
+      const out: SourceInspection[] = [];
+      for (const source of ['edgeLogs', 'functionEdgeLogs'] as const) {
+        const files = await this.sourceFiles(connection, source);
+        let lines = 0, skippedLines = 0, parquetRows = 0;
+        if (files.ndjson.length) {
+          const r = await connection.runAndReadAll(`
+            SELECT count(*) AS lines,
+                   count(*) FILTER (WHERE json IS NULL OR json_type(json) <> 'OBJECT') AS skipped
+            FROM read_json_objects(${sqlStringList(files.ndjson)}, format = 'newline_delimited',
+                                   compression = 'auto_detect', ignore_errors = true)`);
+          const [row] = r.getRowObjects();
+          lines = Number(row?.lines ?? 0);
+          skippedLines = Number(row?.skipped ?? 0);
+        }
+        if (files.parquet.length) {
+          const r = await connection.runAndReadAll(`SELECT count(*) AS n FROM read_parquet(${sqlStringList(files.parquet)}, union_by_name = true)`);
+          parquetRows = Number(r.getRowObjects()[0]?.n ?? 0);
+        }
+        out.push({ source, files: files.ndjson.length + files.parquet.length, lines, skippedLines, parquetRows });
+      }
+      return out;
+    }));
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const connection of this.busy) connection.interrupt();
+    await this.controlQueue.catch(() => undefined);
+    // Wait for interrupted queries to hand their connections back before closing DuckDB.
+    while (this.busy.size) await new Promise((resolve) => setTimeout(resolve, 5));
+    for (const connection of this.idle) connection.closeSync();
+    this.control.closeSync();
+    this.instance.closeSync();
+  }
+
+  /** Files of a source now (re-listed on every query, so new files are read at once). */
+  private async sourceFiles(connection: DuckDBConnection, source: SourceName, notBefore?: bigint): Promise<SourceFiles> {
+    const found = new Set<string>();
+    for (const pattern of this.globs[source]) {
+      const reader = await connection.runAndReadAll('SELECT file FROM glob($pattern)', { pattern }, { pattern: VARCHAR });
+      for (const [file] of reader.getRows()) found.add(String(file));
+    }
+    const earliestDay = notBefore === undefined ? null : formatIsoMicros(notBefore).slice(0, 10);
+    const ndjson: string[] = [], parquet: string[] = [];
+    for (const file of [...found].sort()) {
+      const kind = fileKind(file);
+      if (kind === 'ndjson') ndjson.push(file);
+      if (kind === 'parquet') {
+        const day = partitionDay(file);
+        if (earliestDay !== null && day !== null && day < earliestDay) continue;
+        parquet.push(file);
+      }
+    }
+    const parquetTypes = parquet.length ? await this.describeParquet(connection, parquet) : new Map<string, string>();
+    return { ndjson, parquet, parquetTypes };
+  }
+
+  private async describeParquet(connection: DuckDBConnection, files: string[]): Promise<ReadonlyMap<string, string>> {
+    const key = files.join('\n');
+    const known = this.parquetTypes.get(key);
+    if (known) return known;
+    const reader = await connection.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet(${sqlStringList(files)}, union_by_name = true)`);
+    const types = new Map<string, string>();
+    for (const row of reader.getRowObjects()) types.set(String(row.column_name), String(row.column_type));
+    if (this.parquetTypes.size >= 16) this.parquetTypes.clear();
+    this.parquetTypes.set(key, types);
+    return types;
+  }
+
+  private async withConnection<T>(work: (connection: DuckDBConnection) => Promise<T>): Promise<T> {
+    this.assertOpen();
+    const connection = this.idle.pop() ?? (await this.instance.connect());
+    this.busy.add(connection);
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      connection.interrupt();
+    }, this.timeoutMs);
+    timer.unref();
+    try {
+      return await work(connection);
+    } catch (error) {
+      if (error instanceof EngineError) throw error;
+      if (timedOut) throw new EngineError('timeout', `The query ran past its time limit of ${this.timeoutMs} ms.`, { cause: error });
+      if (this.closed) throw new EngineError('closed', 'The endpoints were closed.', { cause: error });
+      throw new EngineError('query_failed', 'The query failed in the engine.', { cause: error });
+    } finally {
+      clearTimeout(timer);
+      this.busy.delete(connection);
+      if (this.closed) connection.closeSync();
+      else this.idle.push(connection);
+    }
+  }
+
+  /** The control connection answers one small query at a time, outside the query gate. */
+  private onControl<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.controlQueue.then(work, work);
+    this.controlQueue = next.catch(() => undefined);
+    return next;
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new EngineError('closed', 'The endpoints were closed.');
+  }
+}
+
+/** Turns named engine parameters into DuckDB values and types, in the statement's own order. */
+function bindings(
+  params: Readonly<Record<string, EngineParam>>,
+  count: number,
+  nameOf: (index: number) => string,
+): { values: Record<string, DuckDBValue>; types: Record<string, DuckDBType> } {
+  const values: Record<string, DuckDBValue> = {};
+  const types: Record<string, DuckDBType> = {};
+  for (let i = 1; i <= count; i++) {
+    const name = nameOf(i);
+    if (!(name in params)) throw new Error(`No value for query parameter $${name}`);
+    const value = params[name];
+    if (value === null || value === undefined) {
+      values[name] = null;
+    } else if (typeof value === 'string') {
+      values[name] = value;
+      types[name] = VARCHAR;
+    } else if (typeof value === 'number') {
+      values[name] = value;
+      types[name] = INTEGER;
+    } else {
+      values[name] = new DuckDBTimestampValue(value.timestamp);
+      types[name] = TIMESTAMP;
+    }
+  }
+  return { values, types };
+}
+
+function toEngineRow(row: Record<string, DuckDBValue>): Record<string, EngineValue> {
+  const out: Record<string, EngineValue> = {};
+  for (const [key, value] of Object.entries(row)) {
+    if (value instanceof DuckDBTimestampValue) out[key] = value.micros;
+    else if (value === null || typeof value !== 'object') out[key] = value as EngineValue;
+    else out[key] = String(value);
+  }
+  return out;
+}

@@ -1,0 +1,44 @@
+import type { ColumnSpec } from '../definitions/definition';
+import type { EngineValue } from '../engine/engine';
+import { formatIsoMicros } from '../time/iso';
+
+/** A result row as every entry point shows it (contract §4). */
+export type Row = Record<string, string | number | Record<string, unknown> | null>;
+
+/**
+ * The one place engine values become result values: timestamps as ISO strings with six
+ * fractional digits, counts and times as numbers, metadata as an object. The library, the
+ * HTTP formats and the CLI all start from these rows.
+ */
+export function shapeRows(columns: readonly ColumnSpec[], rows: readonly Record<string, EngineValue>[]): Row[] {
+  return rows.map((row) => {
+    const out: Row = {};
+    for (const column of columns) out[column.name] = shapeValue(column, row[column.name] ?? null);
+    return out;
+  });
+}
+
+function shapeValue(column: ColumnSpec, value: EngineValue): Row[string] {
+  if (value === null) return null;
+  switch (column.type) {
+    case 'timestamp':
+      return formatIsoMicros(BigInt(value as bigint | number));
+    case 'integer':
+    case 'float':
+      return Number(value);
+    case 'text':
+      return String(value);
+    case 'json':
+      return parseJsonObject(value);
+  }
+}
+
+function parseJsonObject(value: EngineValue): Record<string, unknown> | null {
+  if (typeof value !== 'string') return null;
+  try {
+    const parsed: unknown = JSON.parse(value);
+    return parsed !== null && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : { value: parsed };
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,56 @@
+/**
+ * Timestamps travel through the library as bigint microseconds since the Unix epoch (UTC):
+ * log data has microsecond precision and a JS `Date` would silently drop it.
+ */
+export type Micros = bigint;
+
+const ISO =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
+
+/**
+ * Parses an ISO 8601 timestamp (date, or date and time; offset optional, UTC when absent; up to
+ * nine fractional digits, truncated to microseconds). Returns null when the text is not one.
+ */
+export function parseIsoMicros(text: string): Micros | null {
+  const m = ISO.exec(text.trim());
+  if (!m) return null;
+  const [, y, mo, d, h = '0', mi = '0', s = '0', frac = '', offset] = m;
+  const year = Number(y), month = Number(mo), day = Number(d);
+  const hour = Number(h), minute = Number(mi), second = Number(s);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  let offsetMinutes = 0;
+  if (offset && offset !== 'Z' && offset !== 'z') {
+    const sign = offset[0] === '-' ? -1 : 1;
+    const digits = offset.slice(1).replace(':', '');
+    const oh = Number(digits.slice(0, 2));
+    const om = digits.length > 2 ? Number(digits.slice(2, 4)) : 0;
+    if (oh > 23 || om > 59) return null;
+    offsetMinutes = sign * (oh * 60 + om);
+  }
+  const ms = Date.UTC(year, month - 1, day, hour, minute, second) - offsetMinutes * 60_000;
+  const micros = BigInt((frac + '000000').slice(0, 6));
+  return BigInt(ms) * 1000n + micros;
+}
+
+function daysInMonth(year: number, month: number): number {
+  return new Date(Date.UTC(year, month, 0)).getUTCDate();
+}
+
+/** Formats microseconds as `YYYY-MM-DDTHH:MM:SS.ffffffZ` (contract §4: exactly six digits). */
+export function formatIsoMicros(micros: Micros): string {
+  const ms = floorDiv(micros, 1000n);
+  const sub = micros - ms * 1000n;
+  const iso = new Date(Number(ms)).toISOString(); // 2026-11-21T10:15:02.123Z
+  return `${iso.slice(0, 23)}${sub.toString().padStart(3, '0')}Z`;
+}
+
+/** Microseconds of a `Date`. */
+export function dateToMicros(date: Date): Micros {
+  return BigInt(date.getTime()) * 1000n;
+}
+
+function floorDiv(a: bigint, b: bigint): bigint {
+  const q = a / b;
+  return a % b !== 0n && (a < 0n) !== (b < 0n) ? q - 1n : q;
+}
