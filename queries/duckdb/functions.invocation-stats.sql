@@ -1,7 +1,7 @@
 -- functions.invocation-stats: edge-function latency statistics and errors per time bucket.
 --
 -- Relation `function_edge_logs` (one row per invocation) is provided by the engine over the
--- configured files: id, timestamp (TIMESTAMP, UTC), project_ref, function_id,
+-- configured files: id, timestamp (TIMESTAMP, UTC), event_message, metadata (JSON), project_ref, function_id,
 -- execution_time_ms (DOUBLE), status_code (INTEGER).
 --
 -- Parameters:

@@ -1,6 +1,6 @@
 import {
-  DuckDBConnection,
-  DuckDBInstance,
+  type DuckDBConnection,
+  type DuckDBInstance,
   DuckDBTimestampValue,
   INTEGER,
   TIMESTAMP,
@@ -22,18 +22,15 @@ import type {
 import { QueryGate } from '../query-gate';
 import { fileKind, partitionDay } from './file-kinds';
 import { querySql } from './query-files';
-import { RELATION_NAME, TIMESTAMP_MACRO, sourceRelation, type SourceFiles } from './source-relations';
+import { openDatabase, type DatabaseSettings } from './open-database';
+import { RELATION_NAME, sourceRelation, type SourceFiles } from './source-relations';
 import { sqlStringList } from './sql-literal';
 
 /** One glob or a list of globs per source; relative globs resolve against the working directory. */
 export type SourceGlobs = Partial<Record<SourceName, string | readonly string[]>>;
 
-export interface DuckDBEngineOptions {
+export interface DuckDBEngineOptions extends DatabaseSettings {
   sources: SourceGlobs;
-  /** DuckDB worker threads (default: DuckDB's own choice, the number of cores). */
-  threads?: number;
-  /** DuckDB memory limit, e.g. '512MB' (default: DuckDB's, 80% of RAM). */
-  memoryLimit?: string;
   /** Engine queries running at once (default 4). */
   maxConcurrentQueries?: number;
   /** Engine queries waiting for a slot before `overloaded` (default 64). */
@@ -55,21 +52,8 @@ const QUERY_SOURCES: Record<EngineRequest['query'], SourceName> = {
  * const engine = await createDuckDBEngine({ sources: { edgeLogs: 'logs/edge/*.ndjson' } });
  */
 export async function createDuckDBEngine(options: DuckDBEngineOptions): Promise<Engine> {
-  const config: Record<string, string> = {
-    // Offline by design: json and parquet are built in, nothing is ever downloaded.
-    autoinstall_known_extensions: 'false',
-    autoload_known_extensions: 'false',
-  };
-  if (options.threads !== undefined) config.threads = String(options.threads);
-  if (options.memoryLimit !== undefined) config.memory_limit = options.memoryLimit;
-  const instance = await DuckDBInstance.create(':memory:', config);
-  const control = await instance.connect();
-  // Offsets in timestamps are applied, and TIMESTAMPTZ becomes UTC wall time, whatever the host says.
-  await control.run("SET TimeZone = 'UTC'");
-  await control.run(TIMESTAMP_MACRO);
-  // Parquet footers are read once per file version, not once per query.
-  await control.run('SET parquet_metadata_cache = true');
-  return new DuckDBEngine(instance, control, options);
+  const { instance, connection } = await openDatabase(options);
+  return new DuckDBEngine(instance, connection, options);
 }
 
 class DuckDBEngine implements Engine {

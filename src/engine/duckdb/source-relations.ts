@@ -2,8 +2,10 @@ import type { SourceName } from '../engine';
 import { sqlStringList } from './sql-literal';
 
 /**
- * The relation each source presents to the queries in queries/duckdb/, whatever the files hold.
- * Both have `id` and `timestamp` (TIMESTAMP, UTC, microseconds).
+ * The relation each source presents to the queries in queries/duckdb/, whatever the files hold:
+ * the event's own fields (`timestamp` as TIMESTAMP, UTC, microseconds; `metadata` whole, as JSON)
+ * plus the metadata fields the queries use, flattened. It is also the Parquet layout `compact`
+ * writes, so reading that layout back needs no JSON parsing.
  */
 export const RELATION_NAME: Record<SourceName, string> = {
   edgeLogs: 'edge_logs',
@@ -16,8 +18,8 @@ const COLUMNS: Record<SourceName, Record<string, string>> = {
     metadata: 'JSON', request_path: 'VARCHAR', request_url: 'VARCHAR',
   },
   functionEdgeLogs: {
-    id: 'VARCHAR', timestamp: 'TIMESTAMP', project_ref: 'VARCHAR', function_id: 'VARCHAR',
-    execution_time_ms: 'DOUBLE', status_code: 'INTEGER',
+    id: 'VARCHAR', timestamp: 'TIMESTAMP', event_message: 'VARCHAR', metadata: 'JSON',
+    project_ref: 'VARCHAR', function_id: 'VARCHAR', execution_time_ms: 'DOUBLE', status_code: 'INTEGER',
   },
 };
 
@@ -35,7 +37,7 @@ const METADATA_PATHS: Record<SourceName, Record<string, string>> = {
 /** Top-level fields read from newline-delimited JSON, with the explicit types given to DuckDB. */
 const JSON_FIELDS: Record<SourceName, Record<string, string>> = {
   edgeLogs: { id: 'VARCHAR', timestamp: 'VARCHAR', event_message: 'VARCHAR', project: 'VARCHAR', metadata: 'JSON' },
-  functionEdgeLogs: { id: 'VARCHAR', timestamp: 'VARCHAR', metadata: 'JSON' },
+  functionEdgeLogs: { id: 'VARCHAR', timestamp: 'VARCHAR', event_message: 'VARCHAR', metadata: 'JSON' },
 };
 
 /**

@@ -1,0 +1,31 @@
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { TIMESTAMP_MACRO } from './source-relations';
+
+export interface DatabaseSettings {
+  /** DuckDB worker threads (default: DuckDB's own choice, the number of cores). */
+  threads?: number;
+  /** DuckDB memory limit, e.g. '512MB' (default: DuckDB's, 80% of RAM). */
+  memoryLimit?: string;
+}
+
+/**
+ * An in-memory DuckDB set up the one way every part of the library uses it: offline, UTC, and
+ * with the macros the source relations need.
+ */
+export async function openDatabase(settings: DatabaseSettings = {}): Promise<{ instance: DuckDBInstance; connection: DuckDBConnection }> {
+  const config: Record<string, string> = {
+    // Offline by design: json and parquet are built in, nothing is ever downloaded.
+    autoinstall_known_extensions: 'false',
+    autoload_known_extensions: 'false',
+  };
+  if (settings.threads !== undefined) config.threads = String(settings.threads);
+  if (settings.memoryLimit !== undefined) config.memory_limit = settings.memoryLimit;
+  const instance = await DuckDBInstance.create(':memory:', config);
+  const connection = await instance.connect();
+  // Offsets in timestamps are applied, and TIMESTAMPTZ becomes UTC wall time, whatever the host says.
+  await connection.run("SET TimeZone = 'UTC'");
+  await connection.run(TIMESTAMP_MACRO);
+  // Parquet footers are read once per file version, not once per query.
+  await connection.run('SET parquet_metadata_cache = true');
+  return { instance, connection };
+}
