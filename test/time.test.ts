@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import { formatIsoMicros, parseIsoMicros } from '../src/time/iso';
+import { addUnits, subtractSpan, truncate } from '../src/time/units';
+
+const us = (iso: string) => BigInt(Date.parse(iso)) * 1000n;
+
+describe('ISO 8601 parsing (microseconds)', () => {
+  it('reads Z, numeric offsets and no offset (UTC)', () => {
+    expect(parseIsoMicros('2026-11-21T10:15:02Z')).toBe(us('2026-11-21T10:15:02Z'));
+    expect(parseIsoMicros('2026-11-21T10:15:02')).toBe(us('2026-11-21T10:15:02Z'));
+    expect(parseIsoMicros('2026-11-21T12:15:02+02:00')).toBe(us('2026-11-21T10:15:02Z'));
+    expect(parseIsoMicros('2026-11-21T08:45:02-0130')).toBe(us('2026-11-21T10:15:02Z'));
+    expect(parseIsoMicros('2026-11-21T12:15:02+02')).toBe(us('2026-11-21T10:15:02Z'));
+    expect(parseIsoMicros('2026-11-21 10:15:02Z')).toBe(us('2026-11-21T10:15:02Z'));
+    expect(parseIsoMicros('2026-11-21')).toBe(us('2026-11-21T00:00:00Z'));
+  });
+
+  it('keeps microseconds and truncates nanoseconds', () => {
+    expect(parseIsoMicros('2026-11-21T10:15:02.123456Z')).toBe(us('2026-11-21T10:15:02Z') + 123456n);
+    expect(parseIsoMicros('2026-11-21T10:15:02.123456789Z')).toBe(us('2026-11-21T10:15:02Z') + 123456n);
+    expect(parseIsoMicros('2026-11-21T10:15:02.5Z')).toBe(us('2026-11-21T10:15:02Z') + 500000n);
+  });
+
+  it('refuses what is not a timestamp', () => {
+    for (const bad of ['', 'yesterday', '2026-13-01', '2026-02-30T00:00:00Z', '2026-11-21T24:00:00Z', '2026-11-21T10:15:02+25:00', '1795256102123456', '2026-11-21T10:15:02Zjunk']) {
+      expect(parseIsoMicros(bad), bad).toBeNull();
+    }
+  });
+
+  it('formats with exactly six fractional digits and Z, before 1970 too', () => {
+    expect(formatIsoMicros(us('2026-11-21T10:00:00Z'))).toBe('2026-11-21T10:00:00.000000Z');
+    expect(formatIsoMicros(us('2026-11-21T10:15:02Z') + 123456n)).toBe('2026-11-21T10:15:02.123456Z');
+    expect(formatIsoMicros(-1n)).toBe('1969-12-31T23:59:59.999999Z');
+  });
+});
+
+describe('UTC window arithmetic', () => {
+  const t = new Date('2026-11-21T10:15:02.123Z');
+  it('truncates to each unit', () => {
+    expect(truncate(t, 'second').toISOString()).toBe('2026-11-21T10:15:02.000Z');
+    expect(truncate(t, 'minute').toISOString()).toBe('2026-11-21T10:15:00.000Z');
+    expect(truncate(t, 'hour').toISOString()).toBe('2026-11-21T10:00:00.000Z');
+    expect(truncate(t, 'day').toISOString()).toBe('2026-11-21T00:00:00.000Z');
+  });
+  it('subtracts spans and adds units in UTC', () => {
+    expect(subtractSpan(t, { days: 7 }).toISOString()).toBe('2026-11-14T10:15:02.123Z');
+    expect(subtractSpan(t, { minutes: 5 }).toISOString()).toBe('2026-11-21T10:10:02.123Z');
+    expect(addUnits(new Date('2026-11-21T23:00:00Z'), 'hour', 1).toISOString()).toBe('2026-11-22T00:00:00.000Z');
+  });
+});
