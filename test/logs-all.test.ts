@@ -30,7 +30,7 @@ describe('logs.all', () => {
       ['t2', '2026-11-21T10:00:00.000001Z'],
       ['t3', '2026-11-21T11:00:00.000000Z'],
       ['t4', '2026-11-21T11:00:00.000001Z'],
-    ]) events.push(edgeEvent({ project: 'range', id, timestamp: ts }));
+    ] as const) events.push(edgeEvent({ project: 'range', id, timestamp: ts }));
     // Ties on timestamp, ids out of order in the file.
     for (const id of ['c', 'a', 'b']) events.push(edgeEvent({ project: 'ties', id, timestamp: '2026-11-21T11:59:00Z' }));
     events.push(edgeEvent({ project: 'ties', id: 'z', timestamp: '2026-11-21T11:59:30Z' }));

@@ -20,7 +20,7 @@ import type {
   SourceName,
 } from '../engine';
 import { QueryGate } from '../query-gate';
-import { fileKind, partitionDay } from './file-kinds';
+import { listFiles } from './list-files';
 import { querySql } from './query-files';
 import { openDatabase, type DatabaseSettings } from './open-database';
 import { RELATION_NAME, sourceRelation, type SourceFiles } from './source-relations';
@@ -164,22 +164,8 @@ class DuckDBEngine implements Engine {
 
   /** Files of a source now (re-listed on every query, so new files are read at once). */
   private async sourceFiles(connection: DuckDBConnection, source: SourceName, notBefore?: bigint): Promise<SourceFiles> {
-    const found = new Set<string>();
-    for (const pattern of this.globs[source]) {
-      const reader = await connection.runAndReadAll('SELECT file FROM glob($pattern)', { pattern }, { pattern: VARCHAR });
-      for (const [file] of reader.getRows()) found.add(String(file));
-    }
     const earliestDay = notBefore === undefined ? null : formatIsoMicros(notBefore).slice(0, 10);
-    const ndjson: string[] = [], parquet: string[] = [];
-    for (const file of [...found].sort()) {
-      const kind = fileKind(file);
-      if (kind === 'ndjson') ndjson.push(file);
-      if (kind === 'parquet') {
-        const day = partitionDay(file);
-        if (earliestDay !== null && day !== null && day < earliestDay) continue;
-        parquet.push(file);
-      }
-    }
+    const { ndjson, parquet } = await listFiles(connection, this.globs[source], earliestDay);
     const parquetTypes = parquet.length ? await this.describeParquet(connection, parquet) : new Map<string, string>();
     return { ndjson, parquet, parquetTypes };
   }
