@@ -1,6 +1,7 @@
 import {
   type DuckDBConnection,
   type DuckDBInstance,
+  type DuckDBPreparedStatement,
   DuckDBTimestampValue,
   INTEGER,
   TIMESTAMP,
@@ -21,6 +22,7 @@ import type {
 } from '../engine';
 import { QueryGate } from '../query-gate';
 import { listFiles } from './list-files';
+import { parquetSchema } from './parquet-schema';
 import { querySql } from './query-files';
 import { openDatabase, type DatabaseSettings } from './open-database';
 import { RELATION_NAME, sourceRelation, type SourceFiles } from './source-relations';
@@ -39,11 +41,21 @@ export interface DuckDBEngineOptions extends DatabaseSettings {
   queryTimeoutMs?: number;
 }
 
-const QUERY_SOURCES: Record<EngineRequest['query'], SourceName> = {
+/** The source each saved query reads. */
+export const QUERY_SOURCES: Record<EngineRequest['query'], SourceName> = {
   'functions.invocation-stats': 'functionEdgeLogs',
   'logs.all': 'edgeLogs',
   'usage.api-counts': 'edgeLogs',
 };
+
+/**
+ * The complete SQL DuckDB runs for a saved query over the given files: the source relation as a
+ * CTE, then the query of queries/duckdb/. Parameters stay named placeholders.
+ */
+export function fullQuerySql(query: EngineRequest['query'], files: SourceFiles): string {
+  const source = QUERY_SOURCES[query];
+  return `WITH ${RELATION_NAME[source]} AS (\n${sourceRelation(source, files)}\n)\n${querySql(query)}`;
+}
 
 /**
  * Creates the in-process DuckDB engine over the configured log files.
@@ -87,11 +99,10 @@ class DuckDBEngine implements Engine {
       const started = performance.now();
       const source = QUERY_SOURCES[request.query];
       const files = await this.sourceFiles(connection, source, request.notBefore);
-      const sql = `WITH ${RELATION_NAME[source]} AS (\n${sourceRelation(source, files)}\n)\n${querySql(request.query)}`;
+      const sql = fullQuerySql(request.query, files);
       const prepared = await connection.prepare(sql);
       try {
-        const { values, types } = bindings({ ...request.params, max_rows: request.maxRows }, prepared.parameterCount, (i) => prepared.parameterName(i));
-        prepared.bind(values, types);
+        bindRequest(prepared, request);
         const reader = await prepared.runAndReadAll();
         const rows = reader.getRowObjects().map(toEngineRow);
         return { rows, engineMs: performance.now() - started };
@@ -174,9 +185,7 @@ class DuckDBEngine implements Engine {
     const key = files.join('\n');
     const known = this.parquetTypes.get(key);
     if (known) return known;
-    const reader = await connection.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet(${sqlStringList(files)}, union_by_name = true)`);
-    const types = new Map<string, string>();
-    for (const row of reader.getRowObjects()) types.set(String(row.column_name), String(row.column_type));
+    const types = await parquetSchema(connection, files);
     if (this.parquetTypes.size >= 16) this.parquetTypes.clear();
     this.parquetTypes.set(key, types);
     return types;
@@ -217,6 +226,12 @@ class DuckDBEngine implements Engine {
   private assertOpen(): void {
     if (this.closed) throw new EngineError('closed', 'The endpoints were closed.');
   }
+}
+
+/** Binds a request's parameters (and `$max_rows`) to a prepared statement of its query. */
+export function bindRequest(prepared: DuckDBPreparedStatement, request: EngineRequest): void {
+  const { values, types } = bindings({ ...request.params, max_rows: request.maxRows }, prepared.parameterCount, (i) => prepared.parameterName(i));
+  prepared.bind(values, types);
 }
 
 /** Turns named engine parameters into DuckDB values and types, in the statement's own order. */
