@@ -1,0 +1,22 @@
+import type { EndpointName } from '../src/index';
+
+/** One benchmark case: an endpoint and representative parameters. */
+export interface BenchCase {
+  name: string;
+  endpoint: EndpointName;
+  params: Record<string, string>;
+}
+
+/** The cases, for the most popular project of the dataset. */
+export function benchCases(project: string): BenchCase[] {
+  const cases: Array<Omit<BenchCase, 'name'>> = [
+    { endpoint: 'functions.invocation-stats', params: { project, interval: '7day' } },
+    { endpoint: 'functions.invocation-stats', params: { project, interval: '1hr' } },
+    { endpoint: 'usage.api-counts', params: { project, interval: 'daily' } },
+    { endpoint: 'logs.all', params: { project, project_tier: 'PRO' } },
+  ];
+  return cases.map((c) => ({
+    ...c,
+    name: `${c.endpoint} ${Object.entries(c.params).map(([k, v]) => `${k}=${k === 'project' ? 'P1' : v}`).join(' ')}`,
+  }));
+}

@@ -1,0 +1,136 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { resolve } from 'node:path';
+import autocannon from 'autocannon';
+import type { BenchCase } from './cases';
+import { REFERENCE, type Dataset } from './dataset';
+import { round } from './stats';
+
+const KEY = 'bench-key';
+const CLI = resolve('dist', 'cli.js');
+
+async function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => done(port));
+    });
+  });
+}
+
+/** Starts the real CLI server (the built one, as users run it) on the compacted Parquet. */
+async function startServer(dataset: Dataset, port: number): Promise<{ child: ChildProcess; startedAt: bigint }> {
+  const startedAt = process.hrtime.bigint();
+  const child = spawn(process.execPath, [
+    CLI, 'serve',
+    '--edge-logs', dataset.parquet.edgeLogs,
+    '--function-logs', dataset.parquet.functionEdgeLogs,
+    '--port', String(port), '--host', '127.0.0.1',
+    '--api-key', KEY,
+    '--now', REFERENCE.toISOString(),
+    '--memory-limit', '256MB',
+  ], { stdio: ['ignore', 'ignore', 'inherit'] });
+  return { child, startedAt };
+}
+
+function stop(child: ChildProcess): Promise<void> {
+  return new Promise((done) => {
+    if (child.exitCode !== null) return done();
+    child.once('exit', () => done());
+    child.kill('SIGTERM');
+  });
+}
+
+/** Polls until the server answers the case with 200; bounded to 30 s. */
+async function firstAnswer(url: string): Promise<Response> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try {
+      const response = await fetch(url, { headers: { 'X-API-KEY': KEY } });
+      if (response.status === 200) return response;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`no answer from ${url} within 30 s`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+function caseUrl(port: number, c: BenchCase): string {
+  return `http://127.0.0.1:${port}/api/endpoints/${c.endpoint}?${new URLSearchParams(c.params)}`;
+}
+
+async function load(url: string, seconds: number, headers: Record<string, string>) {
+  return autocannon({ url, connections: 32, pipelining: 1, duration: seconds, headers });
+}
+
+/** Peak resident set size of a process (Linux VmHWM), in MB. */
+function peakRssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? NaN);
+  return round(kb / 1024, 1);
+}
+
+/**
+ * Cache-hit throughput through the node adapter (the CLI server) against a bare node:http
+ * server that sends the same status, headers and body bytes.
+ */
+export async function measureHttp(dataset: Dataset, c: BenchCase, seconds: number, log: (line: string) => void) {
+  const port = await freePort();
+  const { child } = await startServer(dataset, port);
+  try {
+    const url = caseUrl(port, c);
+    const first = await firstAnswer(url);
+    const body = Buffer.from(await first.arrayBuffer());
+    const headers: Record<string, string> = {};
+    first.headers.forEach((v, k) => { if (!['date', 'connection', 'keep-alive', 'transfer-encoding', 'content-length'].includes(k)) headers[k] = v; });
+    const library = await load(url, seconds, { 'X-API-KEY': KEY });
+    const rss = peakRssMb(child.pid!);
+    log(`  library: ${library.requests.average} req/s, p99 ${library.latency.p99} ms, non-2xx ${library.non2xx}`);
+
+    const basePort = await freePort();
+    const bare = spawn(process.execPath, ['-e', `
+      const body = Buffer.from(${JSON.stringify(body.toString('base64'))}, 'base64');
+      const headers = ${JSON.stringify(headers)};
+      require('node:http').createServer((req, res) => {
+        res.writeHead(200, { ...headers, 'content-length': body.length });
+        res.end(body);
+      }).listen(${basePort}, '127.0.0.1');
+    `], { stdio: 'ignore' });
+    try {
+      await firstAnswer(`http://127.0.0.1:${basePort}/`);
+      const baseline = await load(`http://127.0.0.1:${basePort}/`, seconds, { 'X-API-KEY': KEY });
+      log(`  bare node:http: ${baseline.requests.average} req/s, p99 ${baseline.latency.p99} ms`);
+      return {
+        rps: round(library.requests.average, 0),
+        baseline_rps: round(baseline.requests.average, 0),
+        p99_ms: library.latency.p99,
+        rss_mb_under_load: rss,
+      };
+    } finally {
+      await stop(bare);
+    }
+  } finally {
+    await stop(child);
+  }
+}
+
+/** Start-up time (spawn to the first 200 answer of an endpoint) and peak RSS after a burst of uncached queries. */
+export async function measureServer(dataset: Dataset, c: BenchCase, log: (line: string) => void) {
+  const port = await freePort();
+  const { child, startedAt } = await startServer(dataset, port);
+  try {
+    await firstAnswer(caseUrl(port, c));
+    const startup = Number(process.hrtime.bigint() - startedAt) / 1e6;
+    // Queries that bypass the cache, to measure memory under engine work too.
+    await load(`http://127.0.0.1:${port}/api/endpoints/logs.all?project=${dataset.projects[0]}&project_tier=PRO`, 5, { 'X-API-KEY': KEY });
+    const rss = peakRssMb(child.pid!);
+    log(`  start to first answer ${round(startup, 0)} ms, peak RSS ${rss} MB`);
+    return { startup_ms: round(startup, 0), rss_mb: rss };
+  } finally {
+    await stop(child);
+  }
+}

@@ -1,0 +1,85 @@
+import { DuckDBInstance } from '@duckdb/node-api';
+import { createEndpoints, type SourceGlobs } from '../src/index';
+import { findDefinition } from '../src/definitions/registry';
+import { normalizeParams } from '../src/definitions/normalize-params';
+import { engineRequest } from '../src/definitions/definition';
+import { bindRequest, fullQuerySql, QUERY_SOURCES } from '../src/engine/duckdb/duckdb-engine';
+import { listFiles } from '../src/engine/duckdb/list-files';
+import { parquetSchema } from '../src/engine/duckdb/parquet-schema';
+import type { BenchCase } from './cases';
+import { REFERENCE } from './dataset';
+import { timeMs } from './stats';
+
+export interface Samples {
+  warm: number[];
+  cold: number[];
+}
+
+const DUCKDB = { threads: 2 };
+
+/** The library, caching off: warm = one instance, many queries; cold = a new instance per query. */
+export async function measureLibrary(sources: SourceGlobs, c: BenchCase, runs: number): Promise<Samples> {
+  const open = () => createEndpoints({ sources, now: () => REFERENCE, cache: false, duckdb: DUCKDB });
+  const cold: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const ep = await open();
+    cold.push(await timeMs(() => ep.query(c.endpoint, c.params)));
+    await ep.close();
+  }
+  const ep = await open();
+  const warm: number[] = [];
+  try {
+    await ep.query(c.endpoint, c.params);
+    for (let i = 0; i < runs; i++) warm.push(await timeMs(() => ep.query(c.endpoint, c.params)));
+  } finally {
+    await ep.close();
+  }
+  return { warm, cold };
+}
+
+/**
+ * The same SQL text and parameters on a bare @duckdb/node-api connection: no file listing, no
+ * validation, no row shaping. The gap to `measureLibrary` is the library's overhead.
+ */
+export async function measureBareDuckDB(sources: SourceGlobs, c: BenchCase, runs: number): Promise<Samples> {
+  const definition = findDefinition(c.endpoint);
+  const request = engineRequest(definition, definition.plan(normalizeParams(definition, c.params), REFERENCE));
+  const source = QUERY_SOURCES[c.endpoint];
+  const globs = sources[source];
+  const connect = async () => {
+    const instance = await DuckDBInstance.create(':memory:', { threads: String(DUCKDB.threads), autoinstall_known_extensions: 'false' });
+    const connection = await instance.connect();
+    await connection.run("SET TimeZone = 'UTC'");
+    await connection.run('SET parquet_metadata_cache = true');
+    return { instance, connection };
+  };
+  // The SQL is built once, outside every timing, so a cold run reads the files for the first time.
+  const setup = await connect();
+  const { parquet } = await listFiles(setup.connection, typeof globs === 'string' ? [globs] : [...(globs ?? [])]);
+  const sql = fullQuerySql(c.endpoint, { ndjson: [], parquet, parquetTypes: await parquetSchema(setup.connection, parquet) });
+  setup.connection.closeSync();
+  setup.instance.closeSync();
+  const open = async () => {
+    const { instance, connection } = await connect();
+    const run = async () => {
+      const prepared = await connection.prepare(sql);
+      bindRequest(prepared, request);
+      const reader = await prepared.runAndReadAll();
+      reader.getRowObjects();
+      prepared.destroySync();
+    };
+    return { run, close: () => (connection.closeSync(), instance.closeSync()) };
+  };
+  const cold: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const db = await open();
+    cold.push(await timeMs(db.run));
+    db.close();
+  }
+  const db = await open();
+  const warm: number[] = [];
+  await db.run();
+  for (let i = 0; i < runs; i++) warm.push(await timeMs(db.run));
+  db.close();
+  return { warm, cold };
+}

@@ -1,0 +1,97 @@
+/**
+ * npm run bench -- [--scale default|small|tiny] [--runs 20] [--json out.json] [--postgres <url>]
+ *
+ * Measures, side by side in one run, the library against baselines on this machine and prints
+ * a markdown table; --json writes the machine-readable result.
+ */
+import { writeFile } from 'node:fs/promises';
+import { cpus, totalmem } from 'node:os';
+import { parseArgs } from 'node:util';
+import { benchCases } from './cases';
+import { prepareDataset, SCALES, type Scale } from './dataset';
+import { measureBareDuckDB, measureLibrary, type Samples } from './library';
+import { measurePostgres } from './postgres';
+import { measureHttp, measureServer } from './http';
+import { summarize, round, type Timing } from './stats';
+
+const { values } = parseArgs({
+  options: {
+    scale: { type: 'string', default: 'default' },
+    runs: { type: 'string', default: '20' },
+    json: { type: 'string' },
+    postgres: { type: 'string' },
+    'http-seconds': { type: 'string', default: '10' },
+    'skip-http': { type: 'boolean', default: false },
+  },
+});
+const scale = values.scale as Scale;
+if (!(scale in SCALES)) throw new Error(`--scale must be one of ${Object.keys(SCALES).join(', ')}`);
+const runs = Math.max(1, Number(values.runs));
+const log = (line: string) => process.stderr.write(`${line}\n`);
+
+type Variant = 'library-ndjson' | 'library-parquet' | 'bare-duckdb-parquet' | 'postgres-logflare-layout';
+interface CaseResult extends Timing {
+  name: string;
+  variant: Variant;
+  mode: 'warm' | 'cold';
+}
+
+const dataset = await prepareDataset(scale, log);
+const cases = benchCases(dataset.projects[0]!);
+const results: CaseResult[] = [];
+const record = (name: string, variant: Variant, samples: Samples) => {
+  results.push({ name, variant, mode: 'warm', ...summarize(samples.warm) });
+  results.push({ name, variant, mode: 'cold', ...summarize(samples.cold) });
+};
+
+for (const c of cases) {
+  log(`case: ${c.name}`);
+  record(c.name, 'library-parquet', await measureLibrary(dataset.parquet, c, runs));
+  record(c.name, 'bare-duckdb-parquet', await measureBareDuckDB(dataset.parquet, c, runs));
+  record(c.name, 'library-ndjson', await measureLibrary(dataset.ndjson, c, runs));
+  if (values.postgres) record(c.name, 'postgres-logflare-layout', await measurePostgres(values.postgres, dataset, c, runs, log));
+}
+
+let http = { rps: NaN, baseline_rps: NaN, p99_ms: NaN, rss_mb_under_load: NaN };
+let server = { rss_mb: NaN, startup_ms: NaN };
+if (!values['skip-http']) {
+  log('http: cache-hit throughput against a bare node:http server');
+  http = await measureHttp(dataset, cases[2]!, Number(values['http-seconds']), log);
+  server = await measureServer(dataset, cases[2]!, log);
+}
+
+const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+const output = {
+  scale,
+  machine,
+  cases: results.filter((r) => r.mode === 'warm').map(({ name, variant, p50_ms, p95_ms, runs }) => ({ name, variant, p50_ms, p95_ms, runs })),
+  cold: results.filter((r) => r.mode === 'cold').map(({ name, variant, p50_ms, p95_ms, runs }) => ({ name, variant, p50_ms, p95_ms, runs })),
+  http,
+  rss_mb: server.rss_mb,
+  startup_ms: server.startup_ms,
+};
+if (values.json) await writeFile(values.json, JSON.stringify(output, null, 2));
+process.stdout.write(markdown(output));
+
+function markdown(o: typeof output): string {
+  const lines = [`### Benchmark, scale \`${o.scale}\` (${SCALES[scale].functionEvents.toLocaleString('en')} invocations, ${SCALES[scale].edgeEvents.toLocaleString('en')} requests)`, '', `Machine: ${o.machine}`, ''];
+  lines.push('| case | variant | warm p50 ms | warm p95 ms | cold p50 ms | cold p95 ms | runs |', '|---|---|---:|---:|---:|---:|---:|');
+  for (const w of o.cases) {
+    const c = o.cold.find((x) => x.name === w.name && x.variant === w.variant);
+    lines.push(`| ${w.name} | ${w.variant} | ${w.p50_ms} | ${w.p95_ms} | ${c?.p50_ms ?? ''} | ${c?.p95_ms ?? ''} | ${w.runs} |`);
+  }
+  lines.push('', '| ratio (warm p50) | value |', '|---|---:|');
+  for (const name of new Set(o.cases.map((c) => c.name))) {
+    const get = (v: Variant) => o.cases.find((c) => c.name === name && c.variant === v)?.p50_ms;
+    const lib = get('library-parquet'), bare = get('bare-duckdb-parquet'), pg = get('postgres-logflare-layout');
+    if (lib && bare) lines.push(`| ${name}: library / bare DuckDB | ${round(lib / bare)} |`);
+    if (lib && pg) lines.push(`| ${name}: Postgres / library | ${round(pg / lib, 1)} |`);
+  }
+  lines.push(
+    '',
+    `HTTP cache hits: ${o.http.rps} req/s through the node adapter vs ${o.http.baseline_rps} req/s bare node:http (ratio ${round(o.http.rps / o.http.baseline_rps)}), p99 ${o.http.p99_ms} ms`,
+    `Serving process: peak RSS ${o.rss_mb} MB, start to first answer ${o.startup_ms} ms`,
+    '',
+  );
+  return lines.join('\n');
+}
