@@ -87,8 +87,8 @@ async function load(url: string, dataset: Dataset, log: (line: string) => void):
                     ELSE (j ->> 'timestamp')::timestamptz AT TIME ZONE 'UTC' END
         FROM (SELECT line::jsonb AS j FROM ${table}_raw WHERE line <> '') r;
         DROP TABLE ${table}_raw;
-        CREATE INDEX ON ${table} USING brin (timestamp);
-        VACUUM ANALYZE ${table}`);
+        CREATE INDEX ON ${table} USING brin (timestamp)`);
+      await client.query(`VACUUM ANALYZE ${table}`);
     }
     loaded = true;
   } finally {
