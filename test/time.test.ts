@@ -21,6 +21,12 @@ describe('ISO 8601 parsing (microseconds)', () => {
     expect(parseIsoMicros('2026-11-21T10:15:02.5Z')).toBe(us('2026-11-21T10:15:02Z') + 500000n);
   });
 
+  it('reads years before 100 as they are written', () => {
+    expect(formatIsoMicros(parseIsoMicros('0050-01-01T00:00:00Z')!)).toBe('0050-01-01T00:00:00.000000Z');
+    expect(parseIsoMicros('2024-02-29T00:00:00Z')).toBe(us('2024-02-29T00:00:00Z'));
+    expect(parseIsoMicros('2100-02-29T00:00:00Z')).toBeNull();
+  });
+
   it('refuses what is not a timestamp', () => {
     for (const bad of ['', 'yesterday', '2026-13-01', '2026-02-30T00:00:00Z', '2026-11-21T24:00:00Z', '2026-11-21T10:15:02+25:00', '1795256102123456', '2026-11-21T10:15:02Zjunk']) {
       expect(parseIsoMicros(bad), bad).toBeNull();

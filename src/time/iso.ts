@@ -28,13 +28,17 @@ export function parseIsoMicros(text: string): Micros | null {
     if (oh > 23 || om > 59) return null;
     offsetMinutes = sign * (oh * 60 + om);
   }
-  const ms = Date.UTC(year, month - 1, day, hour, minute, second) - offsetMinutes * 60_000;
+  // Date.UTC reads years 0-99 as 1900-1999; setting the full year afterwards does not.
+  const date = new Date(Date.UTC(2000, month - 1, day, hour, minute, second));
+  date.setUTCFullYear(year);
+  const ms = date.getTime() - offsetMinutes * 60_000;
   const micros = BigInt((frac + '000000').slice(0, 6));
   return BigInt(ms) * 1000n + micros;
 }
 
 function daysInMonth(year: number, month: number): number {
-  return new Date(Date.UTC(year, month, 0)).getUTCDate();
+  if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
+  return [4, 6, 9, 11].includes(month) ? 30 : 31;
 }
 
 /** Formats microseconds as `YYYY-MM-DDTHH:MM:SS.ffffffZ` (contract §4: exactly six digits). */

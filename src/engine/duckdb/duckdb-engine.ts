@@ -196,13 +196,21 @@ class DuckDBEngine implements Engine {
     const connection = this.idle.pop() ?? (await this.instance.connect());
     this.busy.add(connection);
     let timedOut = false;
+    let repeat: NodeJS.Timeout | undefined;
+    // An interrupt only stops the statement running at that moment; one that lands between two
+    // statements of a query (glob, describe, prepare, run) is lost. So once the time is up, keep
+    // interrupting until the work settles.
     const timer = setTimeout(() => {
       timedOut = true;
       connection.interrupt();
+      repeat = setInterval(() => connection.interrupt(), 2);
+      repeat.unref();
     }, this.timeoutMs);
     timer.unref();
     try {
-      return await work(connection);
+      const result = await work(connection);
+      if (timedOut) throw new Error('finished after its time limit');
+      return result;
     } catch (error) {
       if (error instanceof EngineError) throw error;
       if (timedOut) throw new EngineError('timeout', `The query ran past its time limit of ${this.timeoutMs} ms.`, { cause: error });
@@ -210,6 +218,7 @@ class DuckDBEngine implements Engine {
       throw new EngineError('query_failed', 'The query failed in the engine.', { cause: error });
     } finally {
       clearTimeout(timer);
+      clearInterval(repeat);
       this.busy.delete(connection);
       if (this.closed) connection.closeSync();
       else this.idle.push(connection);
