@@ -1,9 +1,11 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  entry: { index: 'src/index.ts' },
+  // cli.ts starts with a `#!/usr/bin/env node` line, which esbuild keeps at the top of dist/cli.js (the bin).
+  entry: { index: 'src/index.ts', redis: 'src/redis.ts', http: 'src/http.ts', node: 'src/node.ts', cli: 'src/cli.ts' },
   format: ['esm', 'cjs'],
-  dts: true,
+  // Types for the importable entries; the CLI is a program, not an API.
+  dts: { entry: { index: 'src/index.ts', redis: 'src/redis.ts', http: 'src/http.ts', node: 'src/node.ts' } },
   sourcemap: true,
   clean: true,
   target: 'node20',

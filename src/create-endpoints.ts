@@ -10,7 +10,14 @@ import { createDuckDBEngine, type SourceGlobs } from './engine/duckdb/duckdb-eng
 import { EngineError, InvalidParameterError } from './errors';
 import { fillBuckets } from './rows/fill-buckets';
 import { shapeRows, type Row } from './rows/shape-rows';
+import { withArrowTable } from './rows/to-arrow';
+import type { Table } from 'apache-arrow';
 import { describeDefinition, type EndpointDescription } from './definitions/describe';
+import { CacheLayer, type CacheCounters } from './cache/cache-layer';
+import { effectivePolicies, type CachePolicyOverrides } from './cache/cache-policy';
+import { memoryCache } from './cache/memory-cache';
+import type { CacheEntry, ResultCache } from './cache/result-cache';
+import { timerScheduler, type CacheScheduler } from './cache/scheduler';
 
 /** Options of `createEndpoints`. */
 export interface EndpointsOptions {
@@ -18,8 +25,20 @@ export interface EndpointsOptions {
   sources: SourceGlobs;
   /** The clock every window is computed from (default: the system clock). */
   now?: () => Date;
-  /** `false` turns result caching off. */
-  cache?: false;
+  /**
+   * Where results are cached: a `ResultCache` (e.g. `redisCache` from `log-endpoints/redis`, shared by
+   * several instances), or `false` to turn caching off. Default: `memoryCache()` (1000 entries, 64 MiB).
+   */
+  cache?: false | ResultCache;
+  /**
+   * Per-endpoint cache policy instead of the definition's own (900 s lifetime, 300 s warming; logs.all
+   * never cached). `null` turns caching off for that endpoint; `warmingSeconds: 0` turns warming off.
+   */
+  cachePolicy?: CachePolicyOverrides;
+  /** Background refreshes running at once (default 2), so warming never takes every engine slot. */
+  warmingConcurrency?: number;
+  /** Runs warming later (default: `setTimeout`, unref'ed). Pass your own to drive warming in tests. */
+  scheduler?: CacheScheduler;
   /** In-process DuckDB settings. */
   duckdb?: { threads?: number; memoryLimit?: string };
   /** Limits every entry point gets: concurrency, wait queue and time per engine query. */
@@ -48,10 +67,27 @@ export interface QueryResult<R = Row> {
   engineMs: number;
 }
 
+/** Options of one `query` call. */
+export interface QueryOptions {
+  /** `'arrow'` adds the rows as an Arrow `Table` (`table`), typed by the endpoint's columns. */
+  format?: 'rows' | 'arrow';
+}
+
+/**
+ * The answer of `query(..., { format: 'arrow' })`: the usual answer plus an Arrow table of the rows.
+ *
+ * @example
+ * const { table } = await ep.query('usage.api-counts', { project: 'abc', interval: 'daily' }, { format: 'arrow' });
+ * console.table(table.toArray());
+ */
+export type ArrowQueryResult<R = Row> = QueryResult<R> & { table: Table };
+
 /** Counters of an `Endpoints` instance. */
-export interface EndpointsStats {
+export interface EndpointsStats extends CacheCounters {
   engineQueries: number;
   engineFailures: number;
+  /** Keys this instance keeps warm now (read within their last lifetime). */
+  warmingKeys: number;
 }
 
 /** Maps each endpoint name to its parameter and row types. */
@@ -72,6 +108,10 @@ export interface Endpoints {
   /** Any endpoint by name or UUID, with text parameters as they come from a query string. */
   query<N extends EndpointName>(name: N, params: EndpointTypes[N]['params']): Promise<QueryResult<EndpointTypes[N]['row']>>;
   query(nameOrId: string, params: RawParams): Promise<QueryResult>;
+  /** The same, with the rows as an Arrow table too (timestamps in microseconds, integers as Int64). */
+  query<N extends EndpointName>(name: N, params: EndpointTypes[N]['params'], options: { format: 'arrow' }): Promise<ArrowQueryResult<EndpointTypes[N]['row']>>;
+  query(nameOrId: string, params: RawParams, options: { format: 'arrow' }): Promise<ArrowQueryResult>;
+  query(nameOrId: string, params: RawParams, options: QueryOptions): Promise<QueryResult>;
   /** The endpoints' definitions: name, UUID, parameters, columns, max rows, cache policy. */
   readonly definitions: readonly EndpointDescription[];
   /** Files, lines and skipped (broken) lines of each source, counted now. */
@@ -79,7 +119,7 @@ export interface Endpoints {
   /** Resolves when the engine answers a trivial query. */
   ping(): Promise<void>;
   stats(): EndpointsStats;
-  /** Releases DuckDB; later calls fail with a `closed` error. */
+  /** Stops all cache warming and releases DuckDB; later calls fail with a `closed` error. */
   close(): Promise<void>;
 }
 
@@ -105,17 +145,17 @@ export async function createEndpoints(options: EndpointsOptions): Promise<Endpoi
   return new EndpointsImpl(engine, options);
 }
 
-/** Rows of one engine computation. */
-interface Computed {
-  rows: Row[];
-  computedAt: Date;
-  engineMs: number;
-}
+/** Rows of one engine computation: what the cache stores. */
+type Computed = CacheEntry;
 
 class EndpointsImpl implements Endpoints {
-  readonly definitions = DEFINITIONS.map(describeDefinition);
+  readonly definitions: readonly EndpointDescription[];
   private readonly clock: () => Date;
-  private readonly counters: EndpointsStats = { engineQueries: 0, engineFailures: 0 };
+  private readonly counters: Omit<EndpointsStats, 'warmingKeys'> = {
+    engineQueries: 0, engineFailures: 0,
+    cacheHits: 0, cacheMisses: 0, warmingRefreshes: 0, warmingFailures: 0, cacheErrors: 0,
+  };
+  private readonly cache: CacheLayer;
   private closed = false;
 
   constructor(
@@ -123,6 +163,21 @@ class EndpointsImpl implements Endpoints {
     private readonly options: EndpointsOptions,
   ) {
     this.clock = options.now ?? (() => new Date());
+    const policies = effectivePolicies(DEFINITIONS, options.cachePolicy, options.cache !== false);
+    // The listed policy is the one in force, overrides and `cache: false` included.
+    this.definitions = DEFINITIONS.map((d) => Object.freeze({ ...describeDefinition(d), cache: policies.get(d.name) ?? null }));
+    const warmingConcurrency = options.warmingConcurrency ?? 2;
+    if (!Number.isSafeInteger(warmingConcurrency) || warmingConcurrency < 1) {
+      throw new RangeError('warmingConcurrency must be a positive integer.');
+    }
+    this.cache = new CacheLayer({
+      store: options.cache === false ? null : (options.cache ?? memoryCache({ now: this.clock })),
+      policies,
+      now: () => this.clock().getTime(),
+      scheduler: options.scheduler ?? timerScheduler,
+      warmingConcurrency,
+      counters: this.counters,
+    });
   }
 
   async functionsInvocationStats(params: FunctionsInvocationStatsParams) {
@@ -137,32 +192,38 @@ class EndpointsImpl implements Endpoints {
     return (await this.query('usage.api-counts', params)).result;
   }
 
-  async query(nameOrId: string, raw: object): Promise<QueryResult<any>> {
+  // Returns `any`: the interface's overloads give each call its precise type.
+  async query(nameOrId: string, raw: object, options?: QueryOptions): Promise<any> {
+    if (options?.format === 'arrow') return withArrowTable(await this.query(nameOrId, raw), findDefinition(nameOrId).columns);
     this.assertOpen();
     const definition = findDefinition(nameOrId);
+    // Validation comes first: a bad parameter never reaches the cache or the engine.
     const params = await this.validate(definition, raw as RawParams);
-    const computed = await this.compute(definition, params);
-    return this.answer(definition, computed, 'bypass', null);
+    const { entry, status, policy } = await this.cache.read(definition, params, () => this.compute(definition, params));
+    return this.answer(definition, entry, status, policy);
   }
 
-  inspectSources() {
+  async inspectSources() {
     this.assertOpen();
     return this.engine.inspectSources();
   }
 
-  ping() {
+  async ping() {
     this.assertOpen();
     return this.engine.ping();
   }
 
   stats(): EndpointsStats {
-    return { ...this.counters };
+    return { ...this.counters, warmingKeys: this.cache.warmingKeys };
   }
 
   async close() {
     if (this.closed) return;
     this.closed = true;
+    this.cache.stop();
     await this.engine.close();
+    // A refresh that was running ends (the engine refuses it now) before close resolves.
+    await this.cache.settled();
   }
 
   /** Parameters as the cache keys them; a bad one never reaches the engine or the cache. */
@@ -195,18 +256,19 @@ class EndpointsImpl implements Endpoints {
     if (this.options.fillEmptyBuckets && definition.buckets) rows = fillBuckets(rows, definition.buckets(params, now));
     return {
       rows: shapeRows(definition.columns, rows.slice(0, definition.maxRows)),
-      computedAt: now,
+      computedAt: now.toISOString(),
       engineMs: engineResult.engineMs,
     };
   }
 
   private answer(definition: EndpointDefinition, computed: Computed, cache: CacheStatus, policy: CachePolicy | null): QueryResult {
-    const ageSeconds = Math.max(0, (this.clock().getTime() - computed.computedAt.getTime()) / 1000);
+    const computedAt = new Date(computed.computedAt);
+    const ageSeconds = Math.max(0, (this.clock().getTime() - computedAt.getTime()) / 1000);
     return {
       result: computed.rows,
       endpoint: { name: definition.name, id: definition.id },
       cache,
-      computedAt: computed.computedAt.toISOString(),
+      computedAt: computedAt.toISOString(),
       ageSeconds,
       ttlRemainingSeconds: policy ? Math.max(0, policy.ttlSeconds - ageSeconds) : null,
       engineMs: computed.engineMs,

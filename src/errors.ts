@@ -34,6 +34,9 @@ export type ErrorCode =
   | 'unauthorized'
   | 'not_found'
   | 'method_not_allowed'
+  // HTTP only: a request the adapter cannot read (malformed percent-encoding) or a URL past its limit (414).
+  | 'bad_request'
+  | 'uri_too_long'
   | 'query_failed'
   | 'overloaded'
   | 'timeout'

@@ -7,6 +7,9 @@ export type {
   EndpointsStats,
   EndpointTypes,
   QueryResult,
+  // `ep.query(name, params, { format: 'arrow' })` adds an apache-arrow Table of the rows.
+  QueryOptions,
+  ArrowQueryResult,
 } from './create-endpoints';
 export { EngineError, InvalidParameterError, LogEndpointsError, NotFoundError } from './errors';
 export type { ErrorCode } from './errors';
@@ -20,6 +23,13 @@ export type {
 export type { LogsAllParams, LogsAllRow, ProjectTier } from './definitions/logs-all';
 export type { UsageApiCountsParams, UsageApiCountsRow, UsageInterval } from './definitions/usage-api-counts';
 export type { Row } from './rows/shape-rows';
+// The result cache: `memoryCache` is the default store; `redisCache` is in 'log-endpoints/redis'.
+export { memoryCache } from './cache/memory-cache';
+export type { MemoryCache, MemoryCacheOptions } from './cache/memory-cache';
+export type { CacheEntry, CacheLock, ResultCache } from './cache/result-cache';
+export type { CacheCounters } from './cache/cache-layer';
+export type { CachePolicyOverrides } from './cache/cache-policy';
+export type { CacheScheduler } from './cache/scheduler';
 export type {
   Engine,
   EngineParam,

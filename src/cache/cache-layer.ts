@@ -1,0 +1,262 @@
+import type { CacheStatus } from '../create-endpoints';
+import type { CachePolicy, EndpointDefinition, EndpointName, NormalizedParams } from '../definitions/definition';
+import { QueryGate } from '../engine/query-gate';
+import { cacheKey } from './cache-key';
+import type { CacheEntry, CacheLock, ResultCache } from './result-cache';
+import type { CacheScheduler } from './scheduler';
+
+/**
+ * Cache counters of an `Endpoints` instance (part of `stats()`).
+ *
+ * @example
+ * const { cacheHits, cacheMisses } = ep.stats();
+ * const hitRatio = cacheHits / Math.max(1, cacheHits + cacheMisses);
+ */
+export interface CacheCounters {
+  /** Answers served from the cache. */
+  cacheHits: number;
+  /** Answers of cached endpoints that had to wait for the engine (concurrent misses of one key each count). */
+  cacheMisses: number;
+  /** Background refreshes that stored a new result. */
+  warmingRefreshes: number;
+  /** Background refreshes that failed; the previous result stays until it expires. */
+  warmingFailures: number;
+  /** Store operations that failed; the answer was computed instead. */
+  cacheErrors: number;
+}
+
+/** An answer from the cache layer: the entry, how it was obtained, and the policy it ran under. */
+export interface CacheRead {
+  entry: CacheEntry;
+  status: CacheStatus;
+  policy: CachePolicy | null;
+}
+
+export interface CacheLayerOptions {
+  /** The store, or null when caching is off. */
+  store: ResultCache | null;
+  policies: ReadonlyMap<EndpointName, CachePolicy | null>;
+  /** Milliseconds since the epoch: the clock every lifetime is measured with. */
+  now: () => number;
+  scheduler: CacheScheduler;
+  /** Background refreshes running at once, so warming cannot take every engine slot. */
+  warmingConcurrency: number;
+  /** Counters this layer increments (shared with the endpoints' own). */
+  counters: CacheCounters;
+}
+
+/** One key this process keeps warm: it was read within the last lifetime. */
+interface WarmKey {
+  readonly key: string;
+  readonly policy: CachePolicy;
+  readonly compute: () => Promise<CacheEntry>;
+  lastReadAt: number;
+  /** computedAt of the newest entry this process has seen for the key (ms). */
+  seenAt: number;
+  /** When the next background refresh is due. */
+  refreshAt: number;
+  cancel: (() => void) | null;
+}
+
+const NO_LOCK: CacheLock = { release: async () => undefined };
+
+/**
+ * Between validated calls and the engine: lifetimes, single-flight, warming and read tracking.
+ *
+ * Freshness is always decided here, from the entry's `computedAt` and the injected clock, never
+ * from the store's own expiry. Each process warms the keys read in it within the last lifetime;
+ * with a shared store the refresh itself runs under the store's lock and is skipped when another
+ * process already refreshed the key this interval, so a key read anywhere stays warm and is
+ * refreshed once per interval in total.
+ */
+export class CacheLayer {
+  private readonly inFlight = new Map<string, Promise<CacheEntry>>();
+  private readonly warm = new Map<string, WarmKey>();
+  private readonly running = new Set<Promise<void>>();
+  private readonly gate: QueryGate;
+  private closed = false;
+
+  constructor(private readonly options: CacheLayerOptions) {
+    this.gate = new QueryGate({ maxConcurrent: options.warmingConcurrency, maxQueued: Number.POSITIVE_INFINITY });
+  }
+
+  /** Keys this process is keeping warm now. */
+  get warmingKeys(): number {
+    return this.warm.size;
+  }
+
+  /** The answer of a validated call: from the store when fresh, else computed once for all waiters. */
+  async read(definition: EndpointDefinition, params: NormalizedParams, compute: () => Promise<CacheEntry>): Promise<CacheRead> {
+    const policy = this.options.policies.get(definition.name) ?? null;
+    if (policy === null || this.options.store === null) return { entry: await compute(), status: 'bypass', policy: null };
+    const key = cacheKey(definition, params);
+    const now = this.options.now();
+    const cached = await this.load(key);
+    if (cached && now - Date.parse(cached.computedAt) < policy.ttlSeconds * 1000) {
+      this.options.counters.cacheHits++;
+      this.track(key, policy, compute, cached, now);
+      return { entry: cached, status: 'hit', policy };
+    }
+    this.options.counters.cacheMisses++;
+    const entry = await this.computeOnce(key, policy, compute);
+    this.track(key, policy, compute, entry, now);
+    return { entry, status: 'miss', policy };
+  }
+
+  /** Stops all warming; running refreshes finish (see `settled`). */
+  stop(): void {
+    this.closed = true;
+    for (const warm of this.warm.values()) warm.cancel?.();
+    this.warm.clear();
+  }
+
+  /** Resolves when no warming work is running any more. */
+  async settled(): Promise<void> {
+    while (this.running.size) await Promise.allSettled([...this.running]);
+  }
+
+  /** Concurrent computations of one key share one engine query; errors are never stored. */
+  private computeOnce(key: string, policy: CachePolicy, compute: () => Promise<CacheEntry>): Promise<CacheEntry> {
+    const known = this.inFlight.get(key);
+    if (known) return known;
+    const flight = (async () => {
+      const entry = await compute();
+      await this.save(key, entry, policy);
+      return entry;
+    })().finally(() => this.inFlight.delete(key));
+    this.inFlight.set(key, flight);
+    return flight;
+  }
+
+  /** Notes a read: the key's lifetime of being warmed starts again (or starts). */
+  private track(key: string, policy: CachePolicy, compute: () => Promise<CacheEntry>, entry: CacheEntry, now: number): void {
+    if (this.closed || !(policy.warmingSeconds > 0)) return;
+    const known = this.warm.get(key);
+    if (known) {
+      known.lastReadAt = Math.max(known.lastReadAt, now);
+      known.seenAt = Math.max(known.seenAt, Date.parse(entry.computedAt));
+      return;
+    }
+    const warm: WarmKey = {
+      key, policy, compute, lastReadAt: now, seenAt: Date.parse(entry.computedAt),
+      refreshAt: Date.parse(entry.computedAt) + policy.warmingSeconds * 1000,
+      cancel: null,
+    };
+    this.warm.set(key, warm);
+    this.plan(warm);
+  }
+
+  /** Wakes the key at its next refresh or when it will have gone a lifetime unread, whichever is first. */
+  private plan(warm: WarmKey): void {
+    const dueAt = Math.min(warm.refreshAt, warm.lastReadAt + warm.policy.ttlSeconds * 1000);
+    warm.cancel = this.options.scheduler.schedule(dueAt - this.options.now(), () => this.runTracked(() => this.tick(warm)));
+  }
+
+  private runTracked(work: () => Promise<void>): Promise<void> {
+    const done: Promise<void> = work()
+      .catch(() => undefined)
+      .finally(() => this.running.delete(done));
+    this.running.add(done);
+    return done;
+  }
+
+  private async tick(warm: WarmKey): Promise<void> {
+    warm.cancel = null;
+    if (!this.isCurrent(warm)) return;
+    const now = this.options.now();
+    if (now >= warm.lastReadAt + warm.policy.ttlSeconds * 1000) {
+      await this.drop(warm);
+      return;
+    }
+    if (now >= warm.refreshAt) {
+      const next = await this.refresh(warm);
+      if (next === 'gone') {
+        if (this.isCurrent(warm)) this.warm.delete(warm.key);
+        return;
+      }
+      warm.refreshAt = next;
+    }
+    // Reads during the refresh moved the drop deadline; plan() takes the latest.
+    if (this.isCurrent(warm)) this.plan(warm);
+  }
+
+  /**
+   * Refreshes a key in the background; resolves with when the next refresh is due, or 'gone' when
+   * the store evicted the entry before its lifetime ended (a bounded store making room): then
+   * warming stops until the next read, so warming work stays within the store's bounds.
+   */
+  private refresh(warm: WarmKey): Promise<number | 'gone'> {
+    const warmingMs = warm.policy.warmingSeconds * 1000;
+    return this.gate.run(async () => {
+      if (!this.isCurrent(warm)) return Number.POSITIVE_INFINITY;
+      const lock = await this.lock(warm);
+      // Another process holds the lock: it refreshes this interval and we read its result.
+      if (lock === null) return this.options.now() + warmingMs;
+      try {
+        const current = await this.load(warm.key);
+        const ttlMs = warm.policy.ttlSeconds * 1000;
+        if (!current && this.options.now() - warm.seenAt < ttlMs) return 'gone';
+        const currentAt = current ? Date.parse(current.computedAt) : Number.NEGATIVE_INFINITY;
+        warm.seenAt = Math.max(warm.seenAt, currentAt);
+        // Refreshed meanwhile (by a reader's miss, or by another process that held the lock).
+        if (this.options.now() - currentAt < warmingMs) return currentAt + warmingMs;
+        const entry = await this.computeOnce(warm.key, warm.policy, warm.compute);
+        warm.seenAt = Math.max(warm.seenAt, Date.parse(entry.computedAt));
+        this.options.counters.warmingRefreshes++;
+        return Date.parse(entry.computedAt) + warmingMs;
+      } catch {
+        this.options.counters.warmingFailures++;
+        return this.options.now() + warmingMs;
+      } finally {
+        await lock.release().catch(() => this.options.counters.cacheErrors++);
+      }
+    });
+  }
+
+  /** Forgets a key unread for a lifetime: its warming stops and its entry goes. */
+  private async drop(warm: WarmKey): Promise<void> {
+    this.warm.delete(warm.key);
+    // In a shared store another process may still read it; it expires by its time to live there.
+    if (this.options.store?.shared) return;
+    try {
+      await this.options.store?.delete(warm.key);
+    } catch {
+      this.options.counters.cacheErrors++;
+    }
+  }
+
+  private async lock(warm: WarmKey): Promise<CacheLock | null> {
+    const store = this.options.store;
+    if (!store?.tryLock) return NO_LOCK;
+    try {
+      // The expiry only matters if this process dies mid-refresh: the next interval may go ahead.
+      return await store.tryLock(warm.key, warm.policy.warmingSeconds);
+    } catch {
+      this.options.counters.cacheErrors++;
+      return null;
+    }
+  }
+
+  private async load(key: string): Promise<CacheEntry | undefined> {
+    try {
+      return await this.options.store?.get(key);
+    } catch {
+      this.options.counters.cacheErrors++;
+      return undefined;
+    }
+  }
+
+  private async save(key: string, entry: CacheEntry, policy: CachePolicy): Promise<void> {
+    const remainingSeconds = policy.ttlSeconds - (this.options.now() - Date.parse(entry.computedAt)) / 1000;
+    if (!(remainingSeconds > 0)) return;
+    try {
+      await this.options.store?.set(key, entry, remainingSeconds);
+    } catch {
+      this.options.counters.cacheErrors++;
+    }
+  }
+
+  private isCurrent(warm: WarmKey): boolean {
+    return !this.closed && this.warm.get(warm.key) === warm;
+  }
+}

@@ -1,0 +1,53 @@
+import { randomBytes } from 'node:crypto';
+import { createEndpoints } from '../create-endpoints';
+import { logsAll } from '../definitions/logs-all';
+import { writeDemoData } from './demo-data-command';
+import { HELP } from './help';
+import type { CliIO } from './io';
+import { apiKeysOf, clockOf, integerOf, parseOptions } from './parse-options';
+import { runServer } from './run-server';
+
+const OPTIONS = {
+  port: { type: 'string' },
+  host: { type: 'string' },
+  out: { type: 'string' },
+  events: { type: 'string' },
+  'api-key': { type: 'string', multiple: true },
+  now: { type: 'string' },
+} as const;
+
+/** `log-endpoints demo` (`npm start`): demo data relative to now, served, with curl commands to try. */
+export async function demoCommand(argv: string[], io: CliIO): Promise<number> {
+  const { values } = parseOptions('demo', argv, OPTIONS);
+  if (values.help) {
+    io.stdout.write(HELP.demo!);
+    return 0;
+  }
+  const port = integerOf('demo', 'port', values.port, 4000, 0, 65535);
+  const host = values.host ?? '127.0.0.1';
+  const events = integerOf('demo', 'events', values.events, 20_000, 1, 10_000_000);
+  const key = apiKeysOf(values['api-key'], io.env)[0] ?? `demo-${randomBytes(12).toString('hex')}`;
+
+  const clock = clockOf('demo', values.now);
+  const logs = await writeDemoData(io, { out: values.out ?? '.demo-data', events, now: clock?.() ?? new Date() });
+  const ep = await createEndpoints({ sources: { edgeLogs: logs.edgeLogs, functionEdgeLogs: logs.functionEdgeLogs }, now: clock });
+  const project = logs.projects[0]!;
+  return runServer(ep, { host, port, apiKeys: [key] }, io, ({ url }) => {
+    const curl = (path: string) => `curl -s -H 'X-API-KEY: ${key}' '${url}${path}'`;
+    io.stdout.write(
+      [
+        '',
+        `log-endpoints demo: ${events.toLocaleString('en-US')} gateway events of ${logs.projects.length} projects, serving on ${url}`,
+        `API key: ${key}`,
+        '',
+        'Try:',
+        `  ${curl(`/api/endpoints/usage.api-counts?project=${project}&interval=daily`)}`,
+        `  ${curl(`/api/endpoints/functions.invocation-stats?project=${project}&interval=1day`)}`,
+        `  ${curl(`/api/endpoints/query/${logsAll.id}?project=${project}&project_tier=PRO`)}`,
+        '',
+        `Also: ${url}/api/endpoints (definitions), ${url}/api/openapi.json, ${url}/health. Ctrl+C stops.`,
+        '',
+      ].join('\n'),
+    );
+  });
+}

@@ -1,0 +1,59 @@
+import { LogEndpointsError } from '../errors';
+import { demoCommand } from './demo-command';
+import { demoDataCommand } from './demo-data-command';
+import { HELP } from './help';
+import type { CliIO } from './io';
+import { queryCommand } from './query-command';
+import { serveCommand } from './serve-command';
+import { UsageError } from './usage-error';
+
+const COMMANDS: Record<string, (argv: string[], io: CliIO) => Promise<number>> = {
+  serve: serveCommand,
+  query: queryCommand,
+  'demo-data': demoDataCommand,
+  demo: demoCommand,
+};
+
+/**
+ * The `log-endpoints` command line. Returns the exit code: 0 done, 1 failed (engine, files,
+ * port), 2 wrong usage or a parameter the endpoint refuses. Errors are one clear line on
+ * stderr; the stack only with LOG_ENDPOINTS_DEBUG=1.
+ */
+export async function main(argv: string[], io: CliIO, version: string): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    if (command === undefined) {
+      io.stderr.write(HELP.main!);
+      return 2;
+    }
+    if (command === '--help' || command === '-h' || command === 'help') {
+      io.stdout.write(rest[0] && HELP[rest[0]] ? HELP[rest[0]]! : HELP.main!);
+      return 0;
+    }
+    if (command === '--version' || command === '-v') {
+      io.stdout.write(`${version}\n`);
+      return 0;
+    }
+    const run = COMMANDS[command];
+    if (!run) throw new UsageError(`Unknown command "${command}". Commands: ${Object.keys(COMMANDS).join(', ')}.`);
+    return await run(rest, io);
+  } catch (error) {
+    return report(error, io);
+  }
+}
+
+function report(error: unknown, io: CliIO): number {
+  if (io.env.LOG_ENDPOINTS_DEBUG === '1') io.stderr.write(`${(error as Error)?.stack ?? String(error)}\n`);
+  if (error instanceof UsageError) {
+    const help = error.command ? `log-endpoints ${error.command} --help` : 'log-endpoints --help';
+    io.stderr.write(`error: ${error.message}\nSee: ${help}\n`);
+    return 2;
+  }
+  if (error instanceof LogEndpointsError) {
+    const cause = error.status >= 500 && error.cause instanceof Error ? ` (${error.cause.message})` : '';
+    io.stderr.write(`error [${error.code}]: ${error.message}${cause}\n`);
+    return error.status < 500 ? 2 : 1;
+  }
+  io.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+  return 1;
+}

@@ -1,0 +1,60 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { parseIsoMicros } from '../time/iso';
+import { UsageError } from './usage-error';
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+/** `node:util` parseArgs, strict, with its errors turned into usage errors of `command`. */
+export function parseOptions<T extends Options>(command: string, argv: string[], options: T, positionals = 0) {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: positionals > 0, strict: true });
+  } catch (error) {
+    throw new UsageError((error as Error).message.replace(/\. To specify a positional argument.*$/s, '.'), command);
+  }
+  if (parsed.positionals.length > positionals) {
+    throw new UsageError(`Unexpected argument "${parsed.positionals[positionals]}".`, command);
+  }
+  return parsed;
+}
+
+/** The options every command reading logs shares. */
+export const SOURCE_OPTIONS = {
+  'edge-logs': { type: 'string', multiple: true },
+  'function-logs': { type: 'string', multiple: true },
+  now: { type: 'string' },
+} as const satisfies Options;
+
+/** `--edge-logs` / `--function-logs` as the library's sources; at least one is required. */
+export function sourcesOf(command: string, values: { 'edge-logs'?: string[]; 'function-logs'?: string[] }) {
+  const edgeLogs = values['edge-logs'] ?? [];
+  const functionEdgeLogs = values['function-logs'] ?? [];
+  if (edgeLogs.length === 0 && functionEdgeLogs.length === 0) {
+    throw new UsageError('Give the logs to read: --edge-logs <glob> and/or --function-logs <glob>.', command);
+  }
+  return { edgeLogs, functionEdgeLogs };
+}
+
+/** `--now <iso>` as a fixed clock (every relative window is evaluated at that instant), or the system clock. */
+export function clockOf(command: string, now: string | undefined): (() => Date) | undefined {
+  if (now === undefined) return undefined;
+  const micros = parseIsoMicros(now);
+  if (micros === null) throw new UsageError(`--now must be an ISO 8601 timestamp such as 2026-11-21T10:00:00Z, not "${now}".`, command);
+  const fixed = new Date(Number(micros / 1000n));
+  return () => new Date(fixed);
+}
+
+/** An integer option within bounds, or its default. */
+export function integerOf(command: string, name: string, text: string | undefined, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
+  if (text === undefined) return fallback;
+  if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) {
+    throw new UsageError(`--${name} must be a whole number from ${min} to ${max}, not "${text}".`, command);
+  }
+  return Number(text);
+}
+
+/** API keys from `--api-key` (repeatable) and the comma-separated `LOG_ENDPOINTS_API_KEYS`. */
+export function apiKeysOf(flags: string[] | undefined, env: NodeJS.ProcessEnv): string[] {
+  const fromEnv = (env.LOG_ENDPOINTS_API_KEYS ?? '').split(',').map((k) => k.trim());
+  return [...new Set([...(flags ?? []), ...fromEnv].filter((k) => k.length > 0))];
+}

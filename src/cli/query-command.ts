@@ -1,0 +1,64 @@
+import { createEndpoints } from '../create-endpoints';
+import { arrowToIpcStream } from '../rows/to-arrow';
+import { rowsToCsv } from '../rows/to-csv';
+import { rowsToNdjson } from '../rows/to-ndjson';
+import { formatTable } from './format-table';
+import { HELP } from './help';
+import type { CliIO } from './io';
+import { clockOf, parseOptions, SOURCE_OPTIONS, sourcesOf } from './parse-options';
+import { UsageError } from './usage-error';
+
+const FORMATS = ['table', 'json', 'csv', 'ndjson', 'arrow'] as const;
+type Format = (typeof FORMATS)[number];
+
+const OPTIONS = {
+  ...SOURCE_OPTIONS,
+  param: { type: 'string', short: 'p', multiple: true },
+  format: { type: 'string', short: 'f' },
+} as const;
+
+/** `log-endpoints query <name|uuid>`: one endpoint's rows on stdout. */
+export async function queryCommand(argv: string[], io: CliIO): Promise<number> {
+  const { values, positionals } = parseOptions('query', argv, OPTIONS, 1);
+  if (values.help) {
+    io.stdout.write(HELP.query!);
+    return 0;
+  }
+  const nameOrId = positionals[0];
+  if (!nameOrId) throw new UsageError('Name the endpoint: log-endpoints query <name|uuid> --param k=v ...', 'query');
+  const format = (values.format ?? 'table') as Format;
+  if (!FORMATS.includes(format)) throw new UsageError(`--format must be one of ${FORMATS.join(', ')}, not "${values.format}".`, 'query');
+  if (format === 'arrow' && io.stdout.isTTY) throw new UsageError('--format arrow writes binary: redirect it to a file (> rows.arrow).', 'query');
+  const params = paramsOf(values.param ?? []);
+  const sources = sourcesOf('query', values);
+  // No cache for a one-off query: nothing to reuse, and no warming timers to wait for.
+  const ep = await createEndpoints({ sources, now: clockOf('query', values.now), cache: false });
+  try {
+    if (format === 'arrow') {
+      io.stdout.write(arrowToIpcStream((await ep.query(nameOrId, params, { format: 'arrow' })).table));
+      return 0;
+    }
+    const answer = await ep.query(nameOrId, params);
+    const columns = ep.definitions.find((d) => d.name === answer.endpoint.name)!.columns;
+    if (format === 'table') io.stdout.write(formatTable(columns, answer.result));
+    if (format === 'json') io.stdout.write(`${JSON.stringify({ result: answer.result }, null, 2)}\n`);
+    if (format === 'csv') io.stdout.write(rowsToCsv(columns, answer.result));
+    if (format === 'ndjson') io.stdout.write(rowsToNdjson(columns, answer.result));
+    return 0;
+  } finally {
+    await ep.close();
+  }
+}
+
+/** `k=v` pairs; the value may contain `=`, an empty value means "not given". */
+function paramsOf(pairs: string[]): Record<string, string> {
+  const out: Record<string, string> = Object.create(null);
+  for (const pair of pairs) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) throw new UsageError(`--param takes name=value, not "${pair}".`, 'query');
+    const name = pair.slice(0, eq);
+    if (name in out) throw new UsageError(`Parameter "${name}" is given more than once.`, 'query');
+    out[name] = pair.slice(eq + 1);
+  }
+  return out;
+}

@@ -1,0 +1,30 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+
+/**
+ * A key check that takes the same time whatever the key: both sides are hashed to 32 bytes
+ * first, so neither the length nor the content of a configured key leaks through timing, and
+ * every configured key is compared (no early exit on a match).
+ */
+export function createKeyCheck(keys: readonly string[]): (presented: string | null) => boolean {
+  const digests = keys.map(sha256);
+  return (presented) => {
+    if (presented === null || presented === '') return false;
+    const digest = sha256(presented);
+    let ok = false;
+    for (const known of digests) ok = timingSafeEqual(digest, known) || ok;
+    return ok;
+  };
+}
+
+/** The key of a request: `X-API-KEY`, else the token of `Authorization: Bearer <token>`. */
+export function presentedKey(headers: Headers): string | null {
+  const key = headers.get('x-api-key');
+  if (key !== null && key !== '') return key.trim();
+  const authorization = headers.get('authorization');
+  const bearer = authorization === null ? null : /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization);
+  return bearer ? bearer[1]! : null;
+}
+
+function sha256(text: string): Buffer {
+  return createHash('sha256').update(text, 'utf8').digest();
+}

@@ -1,0 +1,149 @@
+import type { Endpoints } from '../create-endpoints';
+import type { EndpointDescription } from '../definitions/describe';
+import { LogEndpointsError } from '../errors';
+import { createKeyCheck, presentedKey } from './api-keys';
+import { applyCors, preflight } from './cors';
+import { resolveOptions, type HandlerOptions, type ResolvedOptions } from './handler-options';
+import { negotiateFormat } from './negotiate-format';
+import { openApiDocument } from './openapi';
+import { parseQueryString, singleValues } from './query-string';
+import { requestIdOf } from './request-id';
+import { errorOf, send, sendError, sendJson, sendResult } from './respond';
+import { isPublic, matchRoute, stripBasePath } from './routes';
+
+/** A fetch-style request handler, as Hono, Bun, Deno and service workers take it. */
+export interface FetchHandler {
+  (request: Request): Promise<Response>;
+  /** The path prefix the handler answers under (`''` for the root). */
+  readonly basePath: string;
+}
+
+const ALLOW = 'GET, HEAD';
+
+/**
+ * The HTTP API of contract §6 as one fetch-style handler: the single place where HTTP is
+ * translated to library calls. Throws when no API key is configured, unless `auth: false`.
+ *
+ * @example
+ * const handler = createHandler(ep, { apiKeys: [process.env.API_KEY!] });
+ * const response = await handler(new Request('http://localhost/api/endpoints/logs.all?project=abc&project_tier=PRO', { headers: { 'X-API-KEY': process.env.API_KEY! } }));
+ */
+export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHandler {
+  const config = resolveOptions(options);
+  const checkKey = createKeyCheck(config.apiKeys);
+  let openapi: string | null = null;
+
+  async function dispatch(request: Request): Promise<Response> {
+    if (request.url.length > config.maxUrlLength) {
+      throw new LogEndpointsError('uri_too_long', 414, `The URL is longer than ${config.maxUrlLength} bytes.`);
+    }
+    const url = new URL(request.url);
+    const path = stripBasePath(url.pathname, config.basePath);
+    if (path === null) throw notFound();
+    const route = matchRoute(path);
+    const method = request.method.toUpperCase();
+    if (method === 'OPTIONS' && config.cors) return preflight(config.cors, request.headers.get('origin'));
+    // Whether a path exists is only told to callers with a key.
+    if (route.kind === 'unknown') {
+      requireKey(request);
+      throw notFound();
+    }
+    if (method !== 'GET' && method !== 'HEAD') {
+      throw new LogEndpointsError('method_not_allowed', 405, `Method ${printable(method)} is not allowed; use GET or HEAD.`);
+    }
+    if (!isPublic(route)) requireKey(request);
+
+    switch (route.kind) {
+      case 'health':
+        return health();
+      case 'openapi':
+        openapi ??= JSON.stringify(openApiDocument(ep.definitions, { basePath: config.basePath, auth: config.auth }));
+        return send(200, openapi, new Headers({ 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-cache' }));
+      case 'list':
+        return sendJson(200, { result: ep.definitions });
+      case 'query':
+        return query(route.nameOrId, url.search, request.headers.get('accept'));
+    }
+  }
+
+  function requireKey(request: Request): void {
+    if (config.auth && !checkKey(presentedKey(request.headers))) {
+      throw new LogEndpointsError('unauthorized', 401, 'A valid API key is required (X-API-KEY header or Authorization: Bearer).');
+    }
+  }
+
+  async function query(nameOrId: string, search: string, accept: string | null): Promise<Response> {
+    const description = describe(ep.definitions, nameOrId);
+    const params = singleValues(parseQueryString(search), description?.params.map((p) => p.name) ?? []);
+    const format = negotiateFormat(accept);
+    // An unknown name or UUID is refused by the library itself (404 not_found).
+    const result = format === 'arrow' ? await ep.query(nameOrId, params, { format: 'arrow' }) : await ep.query(nameOrId, params);
+    return sendResult(result, description?.columns ?? [], format);
+  }
+
+  async function health(): Promise<Response> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('health check timed out')), config.healthTimeoutMs);
+    });
+    try {
+      await Promise.race([Promise.resolve().then(() => ep.ping()), timeout]);
+      return sendJson(200, { status: 'ok' });
+    } catch {
+      return sendJson(503, { status: 'unavailable' });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  const handler = async (request: Request): Promise<Response> => {
+    const requestId = requestIdOf(request.headers);
+    let response: Response;
+    try {
+      response = await dispatch(request);
+    } catch (thrown) {
+      response = answerError(thrown, request, requestId, config);
+    }
+    response.headers.set('X-Request-Id', requestId);
+    applyCors(response.headers, config.cors, request.headers.get('origin'));
+    if (request.method.toUpperCase() === 'HEAD') {
+      return new Response(null, { status: response.status, headers: response.headers });
+    }
+    return response;
+  };
+  return Object.assign(handler, { basePath: config.basePath });
+}
+
+function answerError(thrown: unknown, request: Request, requestId: string, config: ResolvedOptions): Response {
+  const error = errorOf(thrown);
+  const extra: Record<string, string> = error.code === 'method_not_allowed' ? { Allow: ALLOW } : {};
+  if (error.status >= 500) {
+    try {
+      config.onError(thrown, { requestId, method: request.method, path: pathOf(request.url), status: error.status });
+    } catch {
+      // A failing logger must not turn an error answer into a crash.
+    }
+  }
+  return sendError(error, extra);
+}
+
+function describe(definitions: readonly EndpointDescription[], nameOrId: string): EndpointDescription | undefined {
+  const lower = nameOrId.toLowerCase();
+  return definitions.find((d) => d.name === nameOrId || d.id === lower);
+}
+
+function notFound(): LogEndpointsError {
+  return new LogEndpointsError('not_found', 404, 'No such route. Endpoints are under /api/endpoints/<name>.');
+}
+
+function pathOf(url: string): string {
+  try {
+    return new URL(url).pathname;
+  } catch {
+    return '?';
+  }
+}
+
+function printable(text: string): string {
+  return text.replace(/[^\x21-\x7e]/g, '?').slice(0, 32);
+}

@@ -1,0 +1,82 @@
+/** What the handler passes to `onError` with each error it answers with a 5xx status. */
+export interface ErrorContext {
+  requestId: string;
+  method: string;
+  /** The URL path, without the query string (parameter values can be sensitive). */
+  path: string;
+  /** The status the client got. */
+  status: number;
+}
+
+/** Options of `createHandler`. */
+export interface HandlerOptions {
+  /**
+   * Accepted API keys, sent as `X-API-KEY: <key>` or `Authorization: Bearer <key>`. Several keys
+   * allow rotation. Required unless `auth` is `false`.
+   */
+  apiKeys?: readonly string[];
+  /** `false` serves the endpoints without any key. It has to be said explicitly. */
+  auth?: false;
+  /** A path prefix every route lives under, e.g. `/logs` (default: none). */
+  basePath?: string;
+  /** Cross-origin access for browsers; off when absent. */
+  cors?: CorsOptions;
+  /** Longest accepted request URL in bytes (default 8192); longer ones get 414 `uri_too_long`. */
+  maxUrlLength?: number;
+  /** How long `GET /health` waits for the engine before answering 503 (default 5000 ms). */
+  healthTimeoutMs?: number;
+  /**
+   * Called with every error answered with a 5xx status, with its full details (`cause` holds
+   * the engine's error, SQL and paths included). Default: one line on `console.error`.
+   */
+  onError?: (error: unknown, context: ErrorContext) => void;
+}
+
+/** CORS settings. */
+export interface CorsOptions {
+  /** Allowed origins: `'*'`, one origin, or a list (`https://app.example.com`). */
+  origin: string | readonly string[];
+  /** Seconds a browser may cache a preflight answer (default 600). */
+  maxAge?: number;
+}
+
+export interface ResolvedOptions {
+  apiKeys: readonly string[];
+  auth: boolean;
+  basePath: string;
+  cors: CorsOptions | null;
+  maxUrlLength: number;
+  healthTimeoutMs: number;
+  onError: (error: unknown, context: ErrorContext) => void;
+}
+
+/** Defaults applied, the base path normalised, and a handler without keys refused. */
+export function resolveOptions(options: HandlerOptions): ResolvedOptions {
+  const apiKeys = (options.apiKeys ?? []).filter((k) => typeof k === 'string' && k.length > 0);
+  if (options.auth !== false && apiKeys.length === 0) {
+    throw new TypeError(
+      'createHandler: no API key configured. Pass apiKeys: ["..."], or auth: false to serve without keys.',
+    );
+  }
+  return {
+    apiKeys,
+    auth: options.auth !== false,
+    basePath: normalizeBasePath(options.basePath ?? ''),
+    cors: options.cors ?? null,
+    maxUrlLength: options.maxUrlLength ?? 8192,
+    healthTimeoutMs: options.healthTimeoutMs ?? 5000,
+    onError: options.onError ?? logToConsole,
+  };
+}
+
+/** `logs`, `/logs/` and `/logs` all mean `/logs`; `/` and `` mean no prefix. */
+function normalizeBasePath(path: string): string {
+  const trimmed = path.replace(/\/+$/, '');
+  if (trimmed === '') return '';
+  if (!/^\/?[A-Za-z0-9._~!$&'()*+,;=:@%/-]+$/.test(trimmed)) throw new TypeError(`createHandler: invalid basePath "${path}".`);
+  return trimmed.startsWith('/') ? trimmed : `/${trimmed}`;
+}
+
+function logToConsole(error: unknown, context: ErrorContext): void {
+  console.error(`[log-endpoints] ${context.status} ${context.method} ${context.path} (request ${context.requestId}):`, error);
+}

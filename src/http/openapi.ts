@@ -1,0 +1,128 @@
+import type { ColumnSpec, ColumnType, ParamSpec } from '../definitions/definition';
+import type { EndpointDescription } from '../definitions/describe';
+import { MAX_PARAM_LENGTH } from '../definitions/normalize-params';
+
+type Json = Record<string, unknown>;
+
+/**
+ * The OpenAPI 3.1 document of the HTTP API, generated from the same definitions the endpoints
+ * run, so it cannot drift from what the server answers.
+ */
+export function openApiDocument(definitions: readonly EndpointDescription[], options: { basePath: string; auth: boolean }): Json {
+  const paths: Json = {
+    '/health': {
+      get: {
+        operationId: 'health',
+        summary: 'Liveness and engine readiness (no key needed).',
+        security: [],
+        responses: {
+          '200': { description: 'The engine answers.', content: jsonContent({ type: 'object', properties: { status: { const: 'ok' } } }) },
+          '503': { description: 'The engine does not answer.', content: jsonContent({ type: 'object', properties: { status: { const: 'unavailable' } } }) },
+        },
+      },
+    },
+    '/api/endpoints': {
+      get: {
+        operationId: 'listEndpoints',
+        summary: 'The endpoint definitions: name, UUID, parameters, columns, max rows, cache policy.',
+        responses: { '200': { description: 'The definitions.', content: jsonContent({ type: 'object', properties: { result: { type: 'array' } } }) }, '401': ref('Error') },
+      },
+    },
+  };
+  for (const d of definitions) {
+    const operation = (operationId: string) => ({
+      operationId,
+      summary: d.description,
+      description: `${d.description} At most ${d.maxRows} rows. ${d.cache ? `Cached for ${d.cache.ttlSeconds} s.` : 'Never cached.'}`,
+      parameters: d.params.map(parameter),
+      responses: {
+        '200': {
+          description: 'The rows. `Accept` selects JSON (default), CSV, NDJSON or an Arrow IPC stream.',
+          headers: { 'X-Cache': { schema: { enum: ['HIT', 'MISS', 'BYPASS'] } } },
+          content: {
+            ...jsonContent({ type: 'object', required: ['result'], properties: { result: { type: 'array', maxItems: d.maxRows, items: rowSchema(d.columns) } } }),
+            'text/csv': { schema: { type: 'string' } },
+            'application/x-ndjson': { schema: { type: 'string' } },
+            'application/vnd.apache.arrow.stream': { schema: { type: 'string', contentEncoding: 'binary' } },
+          },
+        },
+        '400': ref('Error'),
+        '401': ref('Error'),
+        '500': ref('Error'),
+        '503': ref('Error'),
+        '504': ref('Error'),
+      },
+    });
+    paths[`/api/endpoints/${d.name}`] = { get: operation(camel(d.name)) };
+    paths[`/api/endpoints/query/${d.id}`] = { get: operation(`${camel(d.name)}ById`) };
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'log-endpoints',
+      version: '1.0.0',
+      description: 'Saved analytical queries over log files. Errors: {"error": {"code", "message", "status", "param"?}}.',
+    },
+    servers: [{ url: options.basePath === '' ? '/' : options.basePath }],
+    ...(options.auth ? { security: [{ apiKey: [] }, { bearer: [] }] } : {}),
+    paths,
+    components: {
+      securitySchemes: {
+        apiKey: { type: 'apiKey', in: 'header', name: 'X-API-KEY' },
+        bearer: { type: 'http', scheme: 'bearer' },
+      },
+      responses: {
+        Error: {
+          description: 'An error with a stable code.',
+          content: jsonContent({
+            type: 'object',
+            required: ['error'],
+            properties: {
+              error: {
+                type: 'object',
+                required: ['code', 'message', 'status'],
+                properties: { code: { type: 'string' }, message: { type: 'string' }, status: { type: 'integer' }, param: { type: 'string' } },
+              },
+            },
+          }),
+        },
+      },
+    },
+  };
+}
+
+function parameter(p: ParamSpec): Json {
+  const schema: Json = { type: 'string', maxLength: MAX_PARAM_LENGTH };
+  if (p.values && p.otherwise === undefined) schema.enum = [...p.values];
+  if (p.values && p.otherwise !== undefined) schema.examples = [...p.values];
+  if (p.format === 'iso-timestamp') schema.format = 'date-time';
+  if (p.format === 'regex') schema.format = 'regex';
+  return { name: p.name, in: 'query', required: p.required, description: p.description, schema };
+}
+
+const COLUMN_SCHEMAS: Record<ColumnType, Json> = {
+  timestamp: { type: 'string', format: 'date-time', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{6}Z$' },
+  integer: { type: 'integer' },
+  float: { type: ['number', 'null'] },
+  text: { type: ['string', 'null'] },
+  json: { type: ['object', 'null'] },
+};
+
+function rowSchema(columns: readonly ColumnSpec[]): Json {
+  const properties: Json = {};
+  for (const c of columns) properties[c.name] = { ...COLUMN_SCHEMAS[c.type], description: c.description };
+  return { type: 'object', required: columns.map((c) => c.name), properties };
+}
+
+function jsonContent(schema: Json): Json {
+  return { 'application/json': { schema } };
+}
+
+function ref(name: string): Json {
+  return { $ref: `#/components/responses/${name}` };
+}
+
+/** `functions.invocation-stats` -> `functionsInvocationStats`. */
+function camel(name: string): string {
+  return name.replace(/[.-](\w)/g, (_, c: string) => c.toUpperCase());
+}

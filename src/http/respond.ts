@@ -1,0 +1,67 @@
+import { LogEndpointsError } from '../errors';
+import type { QueryResult } from '../create-endpoints';
+import type { ColumnSpec } from '../definitions/definition';
+import { arrowToIpcStream } from '../rows/to-arrow';
+import { rowsToCsv } from '../rows/to-csv';
+import { rowsToNdjson } from '../rows/to-ndjson';
+import type { Table } from 'apache-arrow';
+import { CONTENT_TYPES, type OutputFormat } from './negotiate-format';
+
+const JSON_TYPE = CONTENT_TYPES.json;
+const encoder = new TextEncoder();
+
+/** A response whose body is known in full, with its Content-Length (HEAD answers keep it). */
+export function send(status: number, body: string | Uint8Array, headers: Headers): Response {
+  const bytes = typeof body === 'string' ? encoder.encode(body) : body;
+  headers.set('Content-Length', String(bytes.byteLength));
+  return new Response(bytes, { status, headers });
+}
+
+/** A JSON answer that is not a query result (definitions, OpenAPI, health). */
+export function sendJson(status: number, value: unknown, cacheControl = 'no-store'): Response {
+  return send(status, JSON.stringify(value), new Headers({ 'Content-Type': JSON_TYPE, 'Cache-Control': cacheControl }));
+}
+
+/** The answer to a query in the negotiated format, with the cache and timing headers. */
+export function sendResult(
+  result: QueryResult & { table?: Table },
+  columns: readonly ColumnSpec[],
+  format: OutputFormat,
+): Response {
+  const headers = new Headers({
+    'Content-Type': CONTENT_TYPES[format],
+    'X-Cache': result.cache.toUpperCase(),
+    'Cache-Control':
+      // private: the answer depends on an API key, so shared caches must not hand it to others.
+      result.ttlRemainingSeconds === null ? 'no-store' : `private, max-age=${Math.floor(result.ttlRemainingSeconds)}`,
+    'Server-Timing': `engine;dur=${result.engineMs.toFixed(1)}`,
+    Vary: 'Accept',
+  });
+  return send(200, body(result, columns, format), headers);
+}
+
+function body(result: QueryResult & { table?: Table }, columns: readonly ColumnSpec[], format: OutputFormat): string | Uint8Array {
+  switch (format) {
+    case 'json':
+      return JSON.stringify({ result: result.result });
+    case 'csv':
+      return rowsToCsv(columns, result.result);
+    case 'ndjson':
+      return rowsToNdjson(columns, result.result);
+    case 'arrow':
+      if (!result.table) throw new TypeError('An Arrow answer needs the table of the result.');
+      return arrowToIpcStream(result.table);
+  }
+}
+
+/** Whatever was thrown, as the error body of contract §6. Anything unexpected is a generic 500. */
+export function errorOf(error: unknown): LogEndpointsError {
+  if (error instanceof LogEndpointsError) return error;
+  return new LogEndpointsError('query_failed', 500, 'The request failed on the server.', { cause: error });
+}
+
+export function sendError(error: LogEndpointsError, extra?: Record<string, string>): Response {
+  const headers = new Headers({ 'Content-Type': JSON_TYPE, 'Cache-Control': 'no-store', ...extra });
+  if (error.status === 503) headers.set('Retry-After', String(Math.max(1, Math.ceil(error.retryAfterSeconds ?? 1))));
+  return send(error.status, JSON.stringify({ error: error.toJSON() }), headers);
+}

@@ -1,0 +1,38 @@
+import { LogEndpointsError } from '../errors';
+import { decodePathSegment } from './query-string';
+
+/** What a path (below the base path) asks for. */
+export type Route =
+  | { kind: 'health' }
+  | { kind: 'openapi' }
+  | { kind: 'list' }
+  | { kind: 'query'; nameOrId: string }
+  | { kind: 'unknown' };
+
+/** Routes anyone may call; every other path needs a key before it is even looked up. */
+export function isPublic(route: Route): boolean {
+  return route.kind === 'health' || route.kind === 'openapi';
+}
+
+/**
+ * Matches a raw (still percent-encoded) path. `/api/endpoints/query/<x>` takes a UUID or, as
+ * Logflare clients call it, a name; `/api/endpoints/<x>` takes a name (or a UUID: both resolve
+ * through the same lookup).
+ */
+export function matchRoute(path: string): Route {
+  if (path === '/health') return { kind: 'health' };
+  if (path === '/api/openapi.json') return { kind: 'openapi' };
+  if (path === '/api/endpoints') return { kind: 'list' };
+  const m = /^\/api\/endpoints\/(?:query\/)?([^/]+)$/.exec(path);
+  if (!m) return { kind: 'unknown' };
+  const nameOrId = decodePathSegment(m[1]!);
+  if (nameOrId === null) throw new LogEndpointsError('bad_request', 400, 'The URL path has malformed percent-encoding.');
+  return { kind: 'query', nameOrId };
+}
+
+/** The path below the base path, or null when the request is outside it. */
+export function stripBasePath(path: string, basePath: string): string | null {
+  if (basePath === '') return path;
+  if (path === basePath) return '/';
+  return path.startsWith(`${basePath}/`) ? path.slice(basePath.length) : null;
+}

@@ -1,0 +1,106 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { FetchHandler } from '../http/create-handler';
+import { matchRoute, stripBasePath } from '../http/routes';
+
+/**
+ * A `node:http` request listener; Express and Connect call it as middleware with a third
+ * argument `next`, which it calls for paths that are not routes of the handler.
+ */
+export type NodeListener = (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void) => void;
+
+/**
+ * Turns the fetch-style handler into a `node:http` request listener (also Express / Connect
+ * middleware, passing other paths on to `next`). The original URL is used when a framework has
+ * rewritten `req.url` (`req.originalUrl`), so the handler's `basePath` means the same everywhere.
+ *
+ * @example
+ * http.createServer(toNodeListener(createHandler(ep, { apiKeys: ['secret'] }))).listen(4000);
+ */
+export function toNodeListener(handler: FetchHandler): NodeListener {
+  return (req, res, next) => {
+    const target = originForm((req as IncomingMessage & { originalUrl?: string }).originalUrl ?? req.url ?? '/');
+    if (next && !isRoute(target, handler.basePath)) {
+      next();
+      return;
+    }
+    serve(handler, req, res, target).catch((error: unknown) => {
+      // Only reached when the socket broke mid-answer: the handler itself never throws.
+      if (!res.headersSent) {
+        res.statusCode = 500;
+        res.end();
+      } else {
+        res.destroy(error instanceof Error ? error : undefined);
+      }
+    });
+  };
+}
+
+async function serve(handler: FetchHandler, req: IncomingMessage, res: ServerResponse, target: string): Promise<void> {
+  const request = toRequest(req, target);
+  // The adapter never reads request bodies (only GET and HEAD mean anything); drain them so keep-alive works.
+  req.resume();
+  const response = request ? await handler(request) : badRequest();
+  res.statusCode = response.status;
+  for (const [name, value] of response.headers) res.setHeader(name, value);
+  if (response.body === null || req.method === 'HEAD') {
+    res.end();
+    return;
+  }
+  res.end(Buffer.from(await response.arrayBuffer()));
+}
+
+/** The fetch `Request` of a node request, or null when its target or headers cannot form one. */
+function toRequest(req: IncomingMessage, target: string): Request | null {
+  if (!target.startsWith('/')) return null;
+  const headers = new Headers();
+  try {
+    for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i]!, req.rawHeaders[i + 1]!);
+  } catch {
+    return null;
+  }
+  // The Host header is the caller's text: fall back to a fixed origin when it is not a valid host.
+  const host = req.headers.host && /^[A-Za-z0-9.:[\]-]{1,255}$/.test(req.headers.host) ? req.headers.host : 'localhost';
+  const protocol = (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
+  try {
+    return new Request(`${protocol}://${host}${target}`, { method: req.method ?? 'GET', headers });
+  } catch {
+    return null;
+  }
+}
+
+function badRequest(): Response {
+  const body = JSON.stringify({ error: { code: 'bad_request', message: 'The request target or headers are malformed.', status: 400 } });
+  return new Response(body, { status: 400, headers: { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': String(Buffer.byteLength(body)) } });
+}
+
+/**
+ * Whether the handler answers this target: as middleware, other paths go on to the app's own
+ * routes. Unknown endpoint names under /api/endpoints are routes (the handler answers 401/404).
+ */
+function isRoute(target: string, basePath: string): boolean {
+  let pathname: string;
+  try {
+    pathname = new URL(target, 'http://localhost').pathname;
+  } catch {
+    return true;
+  }
+  const path = stripBasePath(pathname, basePath);
+  if (path === null) return false;
+  try {
+    return matchRoute(path).kind !== 'unknown';
+  } catch {
+    // A malformed path under the base path: the handler answers it with a 400.
+    return true;
+  }
+}
+
+/** `http://host/path?q` (absolute form, as sent to proxies) becomes `/path?q`; other targets stay. */
+function originForm(target: string): string {
+  if (!/^https?:\/\//i.test(target)) return target;
+  try {
+    const url = new URL(target);
+    return `${url.pathname}${url.search}`;
+  } catch {
+    return target;
+  }
+}

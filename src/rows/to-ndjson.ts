@@ -1,0 +1,13 @@
+import type { ColumnSpec } from '../definitions/definition';
+import type { Row } from './shape-rows';
+
+/** Newline-delimited JSON of shaped rows: one object per line, columns in their declared order. */
+export function rowsToNdjson(columns: readonly ColumnSpec[], rows: readonly Row[]): string {
+  let out = '';
+  for (const row of rows) {
+    const ordered: Row = {};
+    for (const c of columns) ordered[c.name] = row[c.name] ?? null;
+    out += `${JSON.stringify(ordered)}\n`;
+  }
+  return out;
+}

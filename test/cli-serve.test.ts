@@ -1,0 +1,120 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../src/cli/main';
+import { startServer } from '../src/cli/start-server';
+import { createEndpoints } from '../src/index';
+import { memoryIO, spawnCli, waitForStdout } from './support/cli';
+import { heldEngine } from './support/http';
+import { edgeEvent, tempDir, writeLines } from './support/log-files';
+
+const NOW = '2026-11-21T12:00:00Z';
+const tmp = tempDir('le-serve-');
+const children: ReturnType<typeof spawnCli>[] = [];
+
+beforeAll(() => {
+  writeLines(tmp.path('edge.ndjson'), [edgeEvent({ id: 'e1', timestamp: '2026-11-21T11:00:00Z' })]);
+});
+
+afterAll(() => {
+  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  tmp.cleanup();
+});
+
+describe('log-endpoints serve, as a process', () => {
+  it('serves with keys from LOG_ENDPOINTS_API_KEYS, evaluates at --now, and stops on SIGTERM with exit 0', async () => {
+    const child = spawnCli(['serve', '--edge-logs', tmp.path('*.ndjson'), '--port', '0', '--now', NOW], {
+      LOG_ENDPOINTS_API_KEYS: 'env-key-1, env-key-2',
+    });
+    children.push(child);
+    const [, url] = await waitForStdout(child, /Listening on (http:\/\/127\.0\.0\.1:\d+) \(2 keys\)/);
+    expect(child.output.stdout).toContain('Every window is evaluated at 2026-11-21T12:00:00.000Z');
+
+    const query = `${url}/api/endpoints/logs.all?project=abc&project_tier=FREE`;
+    const ok = await fetch(query, { headers: { 'X-API-KEY': 'env-key-2' } });
+    expect(ok.status).toBe(200);
+    expect(((await ok.json()) as any).result.map((r: any) => r.id)).toEqual(['e1']);
+    expect((await fetch(query)).status).toBe(401);
+    expect((await fetch(`${url}/health`)).status).toBe(200);
+
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(child.output.stderr).toContain('SIGTERM: stopping');
+    expect(child.output.stderr).toContain('Stopped.');
+    await expect(fetch(`${url}/health`)).rejects.toThrow();
+  });
+
+  it('a port in use is a clear error with exit 1', async () => {
+    const first = spawnCli(['serve', '--edge-logs', tmp.path('*.ndjson'), '--port', '0', '--no-auth']);
+    children.push(first);
+    const [, port] = await waitForStdout(first, /Listening on http:\/\/127\.0\.0\.1:(\d+) \(no key needed\)/);
+    const { io, out } = memoryIO();
+    const code = await main(['serve', '--edge-logs', tmp.path('*.ndjson'), '--port', port!, '--api-key', 'k'], io, 'test');
+    expect(code).toBe(1);
+    expect(out.stderr).toBe(`error: Port ${port} on 127.0.0.1 is already in use; choose another with --port.\n`);
+    first.kill('SIGINT');
+    await new Promise((resolve) => first.on('exit', resolve));
+  });
+});
+
+describe('graceful shutdown', () => {
+  const stops: Array<() => Promise<void>> = [];
+  afterEach(async () => {
+    for (const stop of stops.splice(0)) await stop();
+  });
+
+  it('stops accepting, answers the requests in flight, then closes the endpoints', async () => {
+    const held = heldEngine();
+    const ep = await createEndpoints({ sources: {}, engine: held.engine, now: () => new Date(NOW), cache: false });
+    const running = await startServer(ep, { host: '127.0.0.1', port: 0, apiKeys: ['k'] });
+    stops.push(() => running.stop());
+    const inFlight = fetch(`${running.url}/api/endpoints/logs.all?project=a&project_tier=FREE`, { headers: { 'X-API-KEY': 'k' } });
+    const second = fetch(`${running.url}/api/endpoints/logs.all?project=b&project_tier=FREE`, { headers: { 'X-API-KEY': 'k', Connection: 'close' } });
+    await held.running(2);
+
+    const stopped = running.stop();
+    // No new connections once stopping began.
+    await expect(fetch(`${running.url}/health`, { headers: { Connection: 'close' } })).rejects.toThrow();
+    held.open();
+    const [a, b] = await Promise.all([inFlight, second]);
+    expect(a.status).toBe(200);
+    expect(b.status).toBe(200);
+    expect(((await a.json()) as any).result).toEqual([]);
+    await stopped;
+    await expect(ep.ping()).rejects.toMatchObject({ code: 'closed' });
+  });
+
+  it('serve waits for the signal, then stops gracefully (in process)', async () => {
+    const { io, out, signal } = memoryIO({ LOG_ENDPOINTS_API_KEYS: 'k' });
+    const done = main(['serve', '--edge-logs', tmp.path('*.ndjson'), '--port', '0', '--now', NOW], io, 'test');
+    await expect.poll(() => out.stdout, { timeout: 20_000 }).toMatch(/Listening on/);
+    const url = /Listening on (\S+)/.exec(out.stdout)![1]!;
+    expect((await fetch(`${url}/api/endpoints/logs.all?project=abc&project_tier=FREE`, { headers: { 'X-API-KEY': 'k' } })).status).toBe(200);
+    signal('SIGINT');
+    expect(await done).toBe(0);
+    expect(out.stderr).toContain('SIGINT: stopping (answering requests in flight)');
+    expect(out.stderr).toContain('Stopped.');
+  });
+});
+
+describe('log-endpoints demo (npm start)', () => {
+  it('prints a key and three curl commands that answer as printed, then stops on a signal', async () => {
+    const { io, out, signal } = memoryIO();
+    const done = main(['demo', '--port', '0', '--out', tmp.path('demo'), '--events', '4000', '--now', NOW], io, 'test');
+    await expect.poll(() => out.stdout, { timeout: 30_000 }).toMatch(/Ctrl\+C stops/);
+    const key = /^API key: (\S+)$/m.exec(out.stdout)![1]!;
+    const commands = out.stdout.split('\n').filter((line) => line.startsWith('  curl '));
+    expect(commands).toHaveLength(3);
+    for (const command of commands) {
+      // Exactly the printed shape: curl -s -H 'X-API-KEY: <key>' '<url>'
+      const m = /^ {2}curl -s -H 'X-API-KEY: ([^']+)' '(http:\/\/127\.0\.0\.1:\d+\/api\/endpoints\/[^']+)'$/.exec(command);
+      expect(m, command).not.toBeNull();
+      expect(m![1]).toBe(key);
+      const response = await fetch(m![2]!, { headers: { 'X-API-KEY': m![1]! } });
+      expect(response.status, command).toBe(200);
+      expect(((await response.json()) as any).result.length, command).toBeGreaterThan(0);
+    }
+    expect(out.stderr).toMatch(/Writing demo logs: 100% \(6000\/6000\)/);
+    signal('SIGINT');
+    expect(await done).toBe(0);
+  });
+});

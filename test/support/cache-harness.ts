@@ -1,0 +1,110 @@
+import { EngineError, type CacheScheduler, type Engine, type EngineRequest, type EngineResult } from '../../src/index';
+
+/**
+ * A clock and a scheduler the test moves by hand: `advance` walks time forward, running every
+ * warming task that falls due (tasks due at the same instant run concurrently, as timers of two
+ * instances would) and waits for each to finish, so no test depends on real elapsed time.
+ */
+export function manualTime(startIso: string) {
+  let t = Date.parse(startIso);
+  const tasks = new Set<{ at: number; task: () => Promise<void> }>();
+  const scheduler: CacheScheduler = {
+    schedule(delayMs, task) {
+      const item = { at: t + Math.max(0, delayMs), task };
+      tasks.add(item);
+      return () => void tasks.delete(item);
+    },
+  };
+  return {
+    now: () => new Date(t),
+    scheduler,
+    /** Milliseconds since the start instant. */
+    get elapsedMs() {
+      return t - Date.parse(startIso);
+    },
+    /** Warming tasks waiting to run. */
+    get pending() {
+      return tasks.size;
+    },
+    async advance(ms: number): Promise<void> {
+      const target = t + ms;
+      for (let guard = 0; ; guard++) {
+        if (guard > 10_000) throw new Error('warming keeps scheduling work at the same instant');
+        let next = Number.POSITIVE_INFINITY;
+        for (const item of tasks) next = Math.min(next, item.at);
+        if (next > target) break;
+        t = Math.max(t, next);
+        const due = [...tasks].filter((item) => item.at <= t);
+        for (const item of due) tasks.delete(item);
+        await Promise.all(due.map((item) => item.task()));
+      }
+      t = target;
+    },
+  };
+}
+
+/**
+ * An engine around another (or around nothing: empty answers) that counts runs, can fail them and
+ * can hold them until released. Its `close` does nothing, so one DuckDB serves a whole test file.
+ */
+export class ProbeEngine implements Engine {
+  runs = 0;
+  running = 0;
+  maxRunning = 0;
+  /** When set, runs fail with `query_failed` (after being counted). */
+  failing = false;
+  private hold: { promise: Promise<void>; release: () => void } | null = null;
+  private waiters: Array<() => void> = [];
+
+  constructor(private readonly inner: Engine | null = null) {}
+
+  /** Runs started from now on wait until `release()`. */
+  holdRuns(): void {
+    let release!: () => void;
+    const promise = new Promise<void>((resolve) => (release = resolve));
+    this.hold = { promise, release };
+  }
+
+  release(): void {
+    this.hold?.release();
+    this.hold = null;
+  }
+
+  /** Resolves once `n` runs are in progress at the same time. */
+  async untilRunning(n: number): Promise<void> {
+    while (this.running < n) await new Promise<void>((resolve) => this.waiters.push(resolve));
+  }
+
+  async run(request: EngineRequest): Promise<EngineResult> {
+    this.runs++;
+    this.running++;
+    this.maxRunning = Math.max(this.maxRunning, this.running);
+    for (const wake of this.waiters.splice(0)) wake();
+    try {
+      if (this.hold) await this.hold.promise;
+      if (this.failing) throw new EngineError('query_failed', 'The query failed in the engine.');
+      return this.inner ? await this.inner.run(request) : { rows: [], engineMs: 0 };
+    } finally {
+      this.running--;
+    }
+  }
+
+  checkPattern(pattern: string) {
+    return this.inner ? this.inner.checkPattern(pattern) : Promise.resolve(null);
+  }
+
+  ping() {
+    return this.inner ? this.inner.ping() : Promise.resolve();
+  }
+
+  inspectSources() {
+    return this.inner ? this.inner.inspectSources() : Promise.resolve([]);
+  }
+
+  async close() {}
+}
+
+/** Lets every pending callback and I/O-free continuation run. */
+export async function settle(turns = 5): Promise<void> {
+  for (let i = 0; i < turns; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+}

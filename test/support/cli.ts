@@ -1,0 +1,89 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { CliIO } from '../../src/cli/io';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+/** Longest any spawned command may take before the test kills it and fails. */
+const LIMIT_MS = 30_000;
+
+/** `log-endpoints <args>` as a real process (the TypeScript source through tsx, no build needed). */
+export function spawnCli(args: string[], env: Record<string, string> = {}): ChildProcess & { output: { stdout: string; stderr: string } } {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, LOG_ENDPOINTS_API_KEYS: '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output = { stdout: '', stderr: '' };
+  child.stdout!.setEncoding('latin1').on('data', (c: string) => (output.stdout += c));
+  child.stderr!.setEncoding('utf8').on('data', (c: string) => (output.stderr += c));
+  return Object.assign(child, { output });
+}
+
+/** Runs the command to its end: exit code and output. Killed (and failing) past the limit. */
+export function runCli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawnCli(args, env);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`log-endpoints ${args.join(' ')} did not finish; stderr: ${child.output.stderr}`));
+    }, LIMIT_MS);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, ...child.output });
+    });
+  });
+}
+
+/** Resolves with the first match of `pattern` in the child's stdout; rejects if it exits first or past the limit. */
+export function waitForStdout(child: ReturnType<typeof spawnCli>, pattern: RegExp): Promise<RegExpMatchArray> {
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      const m = pattern.exec(child.output.stdout);
+      if (m) {
+        cleanup();
+        resolve(m);
+      }
+    };
+    const onExit = (code: number | null) => {
+      cleanup();
+      reject(new Error(`exited with ${code} before printing ${pattern}; stderr: ${child.output.stderr}`));
+    };
+    const timer = setTimeout(() => {
+      cleanup();
+      reject(new Error(`no ${pattern} on stdout; stderr: ${child.output.stderr}`));
+    }, LIMIT_MS);
+    const cleanup = () => {
+      clearTimeout(timer);
+      child.stdout!.off('data', check);
+      child.off('exit', onExit);
+    };
+    child.stdout!.on('data', check);
+    child.on('exit', onExit);
+    check();
+  });
+}
+
+/** An in-process `CliIO` that records output; `signal()` plays a SIGINT/SIGTERM. */
+export function memoryIO(env: Record<string, string> = {}) {
+  const out = { stdout: '', stderr: '' };
+  const waiting: Array<(signal: string) => void> = [];
+  let signalWaiters = 0;
+  const io: CliIO = {
+    stdout: { write: (c: string | Uint8Array) => ((out.stdout += typeof c === 'string' ? c : Buffer.from(c).toString('latin1')), true) },
+    stderr: { write: (c: string | Uint8Array) => ((out.stderr += String(c)), true) },
+    env,
+    shutdownSignal: () => {
+      signalWaiters++;
+      return new Promise((resolve) => waiting.push(resolve));
+    },
+  };
+  return {
+    io,
+    out,
+    /** Delivers a signal to whoever waits for one. */
+    signal: (name = 'SIGTERM') => waiting.splice(0).forEach((resolve) => resolve(name)),
+    get signalWaiters() {
+      return signalWaiters;
+    },
+  };
+}
