@@ -60,7 +60,7 @@ function emptyRelation(source: SourceName): string {
 
 /** SQL of the relation over newline-delimited JSON files (any compression DuckDB detects). */
 function ndjsonRelation(source: SourceName, files: readonly string[]): string {
-  const fields = Object.entries(JSON_FIELDS[source]).map(([k, t]) => `'${k}': '${t}'`).join(', ');
+  const struct = JSON.stringify(JSON_FIELDS[source]);
   const paths = Object.entries(METADATA_PATHS[source]);
   // One JSON parse of metadata extracts every derived field at once.
   const extract = `json_extract_string(metadata, [${paths.map(([, p]) => `'${p}'`).join(', ')}])`;
@@ -72,8 +72,16 @@ function ndjsonRelation(source: SourceName, files: readonly string[]): string {
   });
   return `SELECT ${select.join(', ')} FROM (
     SELECT *, ${extract} AS m
-    FROM read_json(${sqlStringList(files)}, format = 'newline_delimited', compression = 'auto_detect',
-                   ignore_errors = true, columns = {${fields}})
+    FROM (
+      -- Not read_json(columns = ...): with ignore_errors it also drops the valid line after a
+      -- line cut short where a value was due (after ':' or ','). read_json_objects splits lines
+      -- first, then from_json types the fields the same way.
+      SELECT s.* FROM (
+        SELECT from_json(json, '${struct}') AS s
+        FROM read_json_objects(${sqlStringList(files)}, format = 'newline_delimited', compression = 'auto_detect',
+                               ignore_errors = true)
+      )
+    )
   )`;
 }
 

@@ -1,0 +1,55 @@
+import { rename, rm } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import type { SourceName } from '../engine';
+import { openDatabase, type DatabaseSettings } from './open-database';
+import { sourceRelation } from './source-relations';
+import { sqlString } from './sql-literal';
+
+/** The column Parquet files are sorted by first, so a project's rows sit in few row groups. */
+const PROJECT_COLUMN: Record<SourceName, string> = { edgeLogs: 'project', functionEdgeLogs: 'project_ref' };
+
+let sequence = 0;
+
+/**
+ * Writes the events of newline-delimited JSON files as one Parquet file in the layout the
+ * engine reads without any JSON parsing (the source relation itself: timestamp as TIMESTAMP,
+ * metadata whole as JSON, the used metadata fields flattened), sorted by project, time and id (so the same input gives the same file).
+ * Lines that are not JSON objects hold no event and are left out. The file appears atomically:
+ * it is written beside `outFile` under a temporary name, then renamed.
+ *
+ * @example
+ * await writeParquet('edgeLogs', ['logs/edge/2026-11-21.ndjson'], 'logs/edge/2026-11-21.parquet');
+ */
+export async function writeParquet(
+  source: SourceName,
+  inputFiles: string[],
+  outFile: string,
+  settings: DatabaseSettings = {},
+): Promise<{ rows: number }> {
+  const dir = dirname(outFile);
+  const temp = join(dir, `.${basename(outFile)}.${process.pid}.${++sequence}.tmp`);
+  const spill = `${temp}.spill`;
+  const { instance, connection } = await openDatabase(settings);
+  try {
+    // Sorting millions of events may not fit in memory: spill beside the output, not in the cwd.
+    await connection.run(`SET temp_directory = ${sqlString(spill)}`);
+    const relation = sourceRelation(source, { ndjson: inputFiles, parquet: [], parquetTypes: new Map() });
+    // A broken line reads as a row of NULLs; an event always has at least one of these.
+    const reader = await connection.runAndReadAll(`
+      COPY (
+        SELECT * FROM (${relation})
+        WHERE id IS NOT NULL OR timestamp IS NOT NULL OR event_message IS NOT NULL OR metadata IS NOT NULL
+        ORDER BY ${PROJECT_COLUMN[source]}, timestamp, id
+      ) TO ${sqlString(temp)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 100000)`);
+    const rows = Number(reader.getRows()[0]?.[0] ?? 0);
+    await rename(temp, outFile);
+    return { rows };
+  } catch (error) {
+    await rm(temp, { force: true });
+    throw error;
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+    await rm(spill, { recursive: true, force: true });
+  }
+}
