@@ -109,6 +109,8 @@ describe('log-endpoints, in process', () => {
       [['serve', '--edge-logs', 'x'], /No API key/],
       [['serve', '--edge-logs', 'x', '--api-key', 'k', '--port', '70000'], /--port must be a whole number from 0 to 65535/],
       [['demo-data', '--events', '-5'], /--events/],
+      [['query', 'logs.all', '--memory-limit', 'lots', '--edge-logs', 'x'], /--memory-limit must be a size/],
+      [['serve', '--edge-logs', 'x', '--api-key', 'k', '--threads', '0'], /--threads must be a whole number from 1/],
     ];
     for (const [argv, message] of cases) {
       const r = await run(...argv);

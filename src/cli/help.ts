@@ -36,6 +36,8 @@ Options:
   --max-concurrent-queries <n>   Engine queries at once (default 4)
   --max-queued-queries <n>       Queries waiting before 503 overloaded (default 64)
   --query-timeout-ms <n>         Time limit per query before 504 timeout (default 30000)
+  --threads <n>                  DuckDB worker threads (default: the number of cores)
+  --memory-limit <size>          DuckDB memory limit, e.g. 256MB (default: 80% of RAM)
   -h, --help                     This help
 `,
   query: `Usage: log-endpoints query <name|uuid> --param k=v ... [--format table|json|csv|ndjson|arrow] [options]
@@ -49,6 +51,8 @@ Options:
   --edge-logs <glob>         Gateway logs (NDJSON or Parquet); repeatable
   --function-logs <glob>     Edge-function logs; repeatable
   --now <iso>                Evaluate the relative window at this instant
+  --threads <n>              DuckDB worker threads (default: the number of cores)
+  --memory-limit <size>      DuckDB memory limit, e.g. 256MB
   -h, --help                 This help
 
 Endpoints: functions.invocation-stats (project, interval, function_id?),

@@ -23,7 +23,21 @@ export const SOURCE_OPTIONS = {
   'edge-logs': { type: 'string', multiple: true },
   'function-logs': { type: 'string', multiple: true },
   now: { type: 'string' },
+  threads: { type: 'string' },
+  'memory-limit': { type: 'string' },
 } as const satisfies Options;
+
+/** `--threads` / `--memory-limit` as the library's `duckdb` option. */
+export function duckdbOf(command: string, values: { threads?: string; 'memory-limit'?: string }) {
+  const memoryLimit = values['memory-limit'];
+  if (memoryLimit !== undefined && !/^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i.test(memoryLimit)) {
+    throw new UsageError(`--memory-limit must be a size such as 256MB or 2GB, not "${memoryLimit}".`, command);
+  }
+  return {
+    threads: values.threads === undefined ? undefined : integerOf(command, 'threads', values.threads, 0, 1, 1024),
+    memoryLimit,
+  };
+}
 
 /** `--edge-logs` / `--function-logs` as the library's sources; at least one is required. */
 export function sourcesOf(command: string, values: { 'edge-logs'?: string[]; 'function-logs'?: string[] }) {

@@ -5,7 +5,7 @@ import { rowsToNdjson } from '../rows/to-ndjson';
 import { formatTable } from './format-table';
 import { HELP } from './help';
 import type { CliIO } from './io';
-import { clockOf, parseOptions, SOURCE_OPTIONS, sourcesOf } from './parse-options';
+import { clockOf, duckdbOf, parseOptions, SOURCE_OPTIONS, sourcesOf } from './parse-options';
 import { UsageError } from './usage-error';
 
 const FORMATS = ['table', 'json', 'csv', 'ndjson', 'arrow'] as const;
@@ -32,7 +32,7 @@ export async function queryCommand(argv: string[], io: CliIO): Promise<number> {
   const params = paramsOf(values.param ?? []);
   const sources = sourcesOf('query', values);
   // No cache for a one-off query: nothing to reuse, and no warming timers to wait for.
-  const ep = await createEndpoints({ sources, now: clockOf('query', values.now), cache: false });
+  const ep = await createEndpoints({ sources, now: clockOf('query', values.now), cache: false, duckdb: duckdbOf('query', values) });
   try {
     if (format === 'arrow') {
       io.stdout.write(arrowToIpcStream((await ep.query(nameOrId, params, { format: 'arrow' })).table));

@@ -1,6 +1,6 @@
 import { createEndpoints } from '../create-endpoints';
 import type { CliIO } from './io';
-import { apiKeysOf, clockOf, integerOf, parseOptions, SOURCE_OPTIONS, sourcesOf } from './parse-options';
+import { apiKeysOf, clockOf, duckdbOf, integerOf, parseOptions, SOURCE_OPTIONS, sourcesOf } from './parse-options';
 import { HELP } from './help';
 import { runServer } from './run-server';
 import { UsageError } from './usage-error';
@@ -40,7 +40,8 @@ export async function serveCommand(argv: string[], io: CliIO): Promise<number> {
     queryTimeoutMs: integerOf('serve', 'query-timeout-ms', values['query-timeout-ms'], 30_000, 1),
   };
   const cors = values['cors-origin'] ? { origin: values['cors-origin'].includes('*') ? '*' : values['cors-origin'] } : undefined;
-  const ep = await createEndpoints({ sources, now, limits, ...(values['no-cache'] ? { cache: false as const } : {}) });
+  const duckdb = duckdbOf('serve', values);
+  const ep = await createEndpoints({ sources, now, limits, duckdb, ...(values['no-cache'] ? { cache: false as const } : {}) });
   return runServer(
     ep,
     { host, port, apiKeys, auth: values['no-auth'] ? false : undefined, basePath: values['base-path'], cors },
