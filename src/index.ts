@@ -41,3 +41,5 @@ export type {
   SourceName,
 } from './engine/engine';
 export type { SourceGlobs } from './engine/duckdb/duckdb-engine';
+export { compactLogs } from './engine/duckdb/compact';
+export type { CompactOptions, CompactResult, CompactStage } from './engine/duckdb/compact';

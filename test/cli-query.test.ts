@@ -69,13 +69,13 @@ describe('log-endpoints query, as a process', () => {
   });
 });
 
-describe('log-endpoints, in process', () => {
-  async function run(...argv: string[]) {
-    const { io, out } = memoryIO();
-    const code = await main(argv, io, '9.9.9');
-    return { code, ...out };
-  }
+async function run(...argv: string[]) {
+  const { io, out } = memoryIO();
+  const code = await main(argv, io, '9.9.9');
+  return { code, ...out };
+}
 
+describe('log-endpoints, in process', () => {
   it('csv and ndjson formats through the shared converters', async () => {
     const csv = await run('query', 'logs.all', '-p', 'project=abc', '-p', 'project_tier=FREE', '-f', 'csv', '--now', NOW, ...sources);
     expect(csv.code).toBe(0);
@@ -86,7 +86,7 @@ describe('log-endpoints, in process', () => {
   });
 
   it('--help on every command, exit 0', async () => {
-    for (const argv of [['--help'], ['-h'], ['help'], ['help', 'serve'], ['serve', '--help'], ['query', '--help'], ['demo-data', '--help'], ['demo', '-h']]) {
+    for (const argv of [['--help'], ['-h'], ['help'], ['help', 'serve'], ['serve', '--help'], ['query', '--help'], ['demo-data', '--help'], ['demo', '-h'], ['compact', '--help']]) {
       const r = await run(...argv);
       expect(r.code, argv.join(' ')).toBe(0);
       expect(r.stdout, argv.join(' ')).toMatch(/^(Usage|log-endpoints)/);
@@ -110,6 +110,8 @@ describe('log-endpoints, in process', () => {
       [['serve', '--edge-logs', 'x', '--api-key', 'k', '--port', '70000'], /--port must be a whole number from 0 to 65535/],
       [['demo-data', '--events', '-5'], /--events/],
       [['query', 'logs.all', '--memory-limit', 'lots', '--edge-logs', 'x'], /--memory-limit must be a size/],
+      [['compact', '--source', 'db', '--input', 'x', '--out', 'y'], /--source must be edge or functions/],
+      [['compact', '--source', 'edge', '--out', 'y'], /--input <glob>/],
       [['serve', '--edge-logs', 'x', '--api-key', 'k', '--threads', '0'], /--threads must be a whole number from 1/],
     ];
     for (const [argv, message] of cases) {
@@ -143,5 +145,22 @@ describe('log-endpoints, in process', () => {
     expect(q.code).toBe(0);
     expect(JSON.parse(q.stdout).result.length).toBeGreaterThan(0);
     expect(existsSync(tmp.path('demo-a', 'edge', 'edge-logs.parquet'))).toBe(false);
+  });
+});
+
+describe('log-endpoints compact', () => {
+  it('writes the Parquet layout, reports counts, and the result answers like the NDJSON', async () => {
+    const out = tmp.path('compacted');
+    const r = await run('compact', '--source', 'edge', '--input', tmp.path('edge.ndjson'), '--out', out);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(`Compacted 1 files: 2 events in 1 Parquet files under ${out}.\n`);
+    expect(r.stderr).toMatch(/Writing/);
+    const again = await run('compact', '--source', 'edge', '--input', tmp.path('edge.ndjson'), '--out', out);
+    expect(again.stdout).toMatch(/^Already compacted: 1 files, 2 events; nothing written\./);
+    const args = ['query', 'logs.all', '-p', 'project=abc', '-p', 'project_tier=FREE', '-f', 'json', '--now', NOW];
+    const fromParquet = await run(...args, '--edge-logs', `${out}/**/*.parquet`);
+    const fromNdjson = await run(...args, '--edge-logs', tmp.path('edge.ndjson'));
+    expect(JSON.parse(fromParquet.stdout).result).toHaveLength(2);
+    expect(fromParquet.stdout).toBe(fromNdjson.stdout);
   });
 });

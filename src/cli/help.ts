@@ -9,6 +9,7 @@ Commands:
   query        Run one endpoint and print its rows
   demo-data    Write a realistic demo dataset relative to now
   demo         Write demo data and serve it (what \`npm start\` runs)
+  compact      Rewrite NDJSON logs as day-partitioned, sorted Parquet (the fast layout)
 
 Options:
   -h, --help     Help (also after a command: log-endpoints serve --help)
@@ -73,6 +74,22 @@ Options:
   --now <iso>        The instant the logs lead up to (default: now)
   --parquet          Write Parquet copies too
   -h, --help         This help
+`,
+  compact: `Usage: log-endpoints compact --source edge|functions --input <glob> --out <dir> [--delete-source]
+
+Rewrites newline-delimited JSON logs as Parquet: zstd, row groups of 100k rows, sorted by project
+then timestamp, one folder per UTC day (<out>/date=YYYY-MM-DD/part-*.parquet). Writes to a temporary
+folder, counts the rows back, then renames the files into place; running it again over the same
+inputs changes nothing. Ctrl+C leaves the inputs untouched.
+
+Options:
+  --source <edge|functions>  Which log the files hold
+  --input <glob>             NDJSON files to compact; repeatable
+  --out <dir>                Folder of the Parquet dataset; point the source at <dir>/**/*.parquet
+  --delete-source            Delete the inputs after the check (never when lines were skipped)
+  --threads <n>              DuckDB worker threads
+  --memory-limit <size>      DuckDB memory limit, e.g. 1GB (sorting spills to disk past it)
+  -h, --help                 This help
 `,
   demo: `Usage: log-endpoints demo [--port <n>] [--host <addr>] [--out <dir>] [--events <n>] [--api-key <key>]
 

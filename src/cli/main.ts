@@ -1,4 +1,5 @@
 import { LogEndpointsError } from '../errors';
+import { compactCommand } from './compact-command';
 import { demoCommand } from './demo-command';
 import { demoDataCommand } from './demo-data-command';
 import { HELP } from './help';
@@ -12,6 +13,7 @@ const COMMANDS: Record<string, (argv: string[], io: CliIO) => Promise<number>> =
   query: queryCommand,
   'demo-data': demoDataCommand,
   demo: demoCommand,
+  compact: compactCommand,
 };
 
 /**

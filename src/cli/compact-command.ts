@@ -1,0 +1,71 @@
+import { compactLogs, type CompactStage } from '../engine/duckdb/compact';
+import type { SourceName } from '../engine/engine';
+import { HELP } from './help';
+import type { CliIO } from './io';
+import { duckdbOf, parseOptions } from './parse-options';
+import { progressBar } from './progress-bar';
+import { UsageError } from './usage-error';
+
+const OPTIONS = {
+  source: { type: 'string' },
+  input: { type: 'string', multiple: true },
+  out: { type: 'string' },
+  'delete-source': { type: 'boolean' },
+  threads: { type: 'string' },
+  'memory-limit': { type: 'string' },
+} as const;
+
+const SOURCES: Record<string, SourceName> = { edge: 'edgeLogs', functions: 'functionEdgeLogs' };
+
+/** `log-endpoints compact`: NDJSON logs to the fast Parquet layout, with a progress bar per stage. */
+export async function compactCommand(argv: string[], io: CliIO): Promise<number> {
+  const { values } = parseOptions('compact', argv, OPTIONS);
+  if (values.help) {
+    io.stdout.write(HELP.compact!);
+    return 0;
+  }
+  const source = SOURCES[values.source ?? ''];
+  if (!source) throw new UsageError('--source must be edge or functions.', 'compact');
+  if (!values.input?.length) throw new UsageError('Give the NDJSON files to compact: --input <glob>.', 'compact');
+  if (!values.out) throw new UsageError('Give the output folder: --out <dir>.', 'compact');
+
+  // Ctrl+C stops between steps; the inputs are untouched then.
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  const shown: { stage: CompactStage | null; bar: ReturnType<typeof progressBar> | null } = { stage: null, bar: null };
+  try {
+    const result = await compactLogs({
+      source,
+      inputs: values.input,
+      outDir: values.out,
+      deleteSource: values['delete-source'],
+      signal: controller.signal,
+      duckdb: duckdbOf('compact', values),
+      onProgress: (p) => {
+        if (p.stage !== shown.stage) {
+          shown.bar?.finish();
+          shown.stage = p.stage;
+          shown.bar = progressBar(io.stderr, p.stage[0]!.toUpperCase() + p.stage.slice(1));
+        }
+        shown.bar!.update(Math.round(p.fraction * 1000), 1000);
+      },
+    });
+    shown.bar?.finish();
+    shown.bar = null;
+    if (result.alreadyCompacted) io.stdout.write(`Already compacted: ${result.inputFiles.length} files, ${result.rows} events; nothing written.\n`);
+    else io.stdout.write(`Compacted ${result.inputFiles.length} files: ${result.rows} events in ${result.files.length} Parquet files under ${values.out}.\n`);
+    if (result.skippedLines) io.stdout.write(`${result.skippedLines} lines were not events (broken JSON or no timestamp) and were skipped.\n`);
+    if (values['delete-source']) {
+      io.stdout.write(result.deletedSource
+        ? 'The NDJSON inputs were deleted (row counts verified).\n'
+        : 'The NDJSON inputs were kept: they hold lines that are not in the Parquet files.\n');
+    }
+    return 0;
+  } finally {
+    shown.bar?.finish();
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+  }
+}
