@@ -61,12 +61,13 @@ export async function measureBareDuckDB(sources: SourceGlobs, c: BenchCase, runs
   setup.instance.closeSync();
   const open = async () => {
     const { instance, connection } = await connect();
+    // What a careful hand-written caller does: prepare once, bind and run each time.
+    let prepared: Awaited<ReturnType<typeof connection.prepare>> | null = null;
     const run = async () => {
-      const prepared = await connection.prepare(sql);
+      prepared ??= await connection.prepare(sql);
       bindRequest(prepared, request);
       const reader = await prepared.runAndReadAll();
       reader.getRowObjects();
-      prepared.destroySync();
     };
     return { run, close: () => (connection.closeSync(), instance.closeSync()) };
   };

@@ -78,7 +78,7 @@ Options:
   compact: `Usage: log-endpoints compact --source edge|functions --input <glob> --out <dir> [--delete-source]
 
 Rewrites newline-delimited JSON logs as Parquet: zstd, row groups of 100k rows, sorted by project
-then timestamp, one folder per UTC day (<out>/date=YYYY-MM-DD/part-*.parquet). Writes to a temporary
+then timestamp (newest first), one folder per UTC day (<out>/date=YYYY-MM-DD/part-*.parquet). Writes to a temporary
 folder, counts the rows back, then renames the files into place; running it again over the same
 inputs changes nothing. Ctrl+C leaves the inputs untouched.
 

@@ -17,10 +17,10 @@ export function createKeyCheck(keys: readonly string[]): (presented: string | nu
 }
 
 /** The key of a request: `X-API-KEY`, else the token of `Authorization: Bearer <token>`. */
-export function presentedKey(headers: Headers): string | null {
-  const key = headers.get('x-api-key');
+export function presentedKey(header: (name: string) => string | null): string | null {
+  const key = header('x-api-key');
   if (key !== null && key !== '') return key.trim();
-  const authorization = headers.get('authorization');
+  const authorization = header('authorization');
   const bearer = authorization === null ? null : /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization);
   return bearer ? bearer[1]! : null;
 }

@@ -1,3 +1,4 @@
+import type { PlainResponse } from './exchange';
 import type { CorsOptions } from './handler-options';
 
 /** Response headers browsers may read besides the simple ones. */
@@ -13,21 +14,22 @@ function allowedOrigin(cors: CorsOptions, origin: string | null): string | null 
 }
 
 /** Adds the CORS headers of an actual (non-preflight) response. */
-export function applyCors(headers: Headers, cors: CorsOptions | null, origin: string | null): void {
+export function applyCors(headers: Record<string, string>, cors: CorsOptions | null, origin: string | null): void {
   if (cors === null) return;
-  if (cors.origin !== '*') headers.append('Vary', 'Origin');
+  if (cors.origin !== '*') headers.Vary = headers.Vary ? `${headers.Vary}, Origin` : 'Origin';
   const allowed = allowedOrigin(cors, origin);
   if (allowed === null) return;
-  headers.set('Access-Control-Allow-Origin', allowed);
-  headers.set('Access-Control-Expose-Headers', EXPOSED);
+  headers['Access-Control-Allow-Origin'] = allowed;
+  headers['Access-Control-Expose-Headers'] = EXPOSED;
 }
 
 /** The answer to a preflight `OPTIONS` request (only when CORS is on). */
-export function preflight(cors: CorsOptions, origin: string | null): Response {
-  const headers = new Headers();
+export function preflight(cors: CorsOptions, origin: string | null): PlainResponse {
+  const headers: Record<string, string> = {
+    'Access-Control-Allow-Methods': 'GET, HEAD, OPTIONS',
+    'Access-Control-Allow-Headers': ALLOWED_REQUEST_HEADERS,
+    'Access-Control-Max-Age': String(cors.maxAge ?? 600),
+  };
   applyCors(headers, cors, origin);
-  headers.set('Access-Control-Allow-Methods', 'GET, HEAD, OPTIONS');
-  headers.set('Access-Control-Allow-Headers', ALLOWED_REQUEST_HEADERS);
-  headers.set('Access-Control-Max-Age', String(cors.maxAge ?? 600));
-  return new Response(null, { status: 204, headers });
+  return { status: 204, headers, body: null };
 }

@@ -9,6 +9,7 @@ import { openApiDocument } from './openapi';
 import { parseQueryString, singleValues } from './query-string';
 import { requestIdOf } from './request-id';
 import { errorOf, send, sendError, sendJson, sendResult } from './respond';
+import { fromFetchRequest, toFetchResponse, type PlainRequest, type PlainResponse } from './exchange';
 import { isPublic, matchRoute, stripBasePath } from './routes';
 
 /** A fetch-style request handler, as Hono, Bun, Deno and service workers take it. */
@@ -16,6 +17,11 @@ export interface FetchHandler {
   (request: Request): Promise<Response>;
   /** The path prefix the handler answers under (`''` for the root). */
   readonly basePath: string;
+  /**
+   * The same handler without fetch objects: adapters for servers that have their own request
+   * and response types (`log-endpoints/node`) call this and skip two conversions per request.
+   */
+  readonly handle: (request: PlainRequest) => Promise<PlainResponse>;
 }
 
 const ALLOW = 'GET, HEAD';
@@ -33,16 +39,16 @@ export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHand
   const checkKey = createKeyCheck(config.apiKeys);
   let openapi: string | null = null;
 
-  async function dispatch(request: Request): Promise<Response> {
+  async function dispatch(request: PlainRequest): Promise<PlainResponse> {
     if (request.url.length > config.maxUrlLength) {
       throw new LogEndpointsError('uri_too_long', 414, `The URL is longer than ${config.maxUrlLength} bytes.`);
     }
-    const url = new URL(request.url);
+    const url = parseUrl(request.url);
     const path = stripBasePath(url.pathname, config.basePath);
     if (path === null) throw notFound();
     const route = matchRoute(path);
     const method = request.method.toUpperCase();
-    if (method === 'OPTIONS' && config.cors) return preflight(config.cors, request.headers.get('origin'));
+    if (method === 'OPTIONS' && config.cors) return preflight(config.cors, request.header('origin'));
     // Whether a path exists is only told to callers with a key.
     if (route.kind === 'unknown') {
       requireKey(request);
@@ -58,21 +64,21 @@ export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHand
         return health();
       case 'openapi':
         openapi ??= JSON.stringify(openApiDocument(ep.definitions, { basePath: config.basePath, auth: config.auth }));
-        return send(200, openapi, new Headers({ 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-cache' }));
+        return send(200, openapi, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-cache' });
       case 'list':
         return sendJson(200, { result: ep.definitions });
       case 'query':
-        return query(route.nameOrId, url.search, request.headers.get('accept'));
+        return query(route.nameOrId, url.search, request.header('accept'));
     }
   }
 
-  function requireKey(request: Request): void {
-    if (config.auth && !checkKey(presentedKey(request.headers))) {
+  function requireKey(request: PlainRequest): void {
+    if (config.auth && !checkKey(presentedKey(request.header))) {
       throw new LogEndpointsError('unauthorized', 401, 'A valid API key is required (X-API-KEY header or Authorization: Bearer).');
     }
   }
 
-  async function query(nameOrId: string, search: string, accept: string | null): Promise<Response> {
+  async function query(nameOrId: string, search: string, accept: string | null): Promise<PlainResponse> {
     const description = describe(ep.definitions, nameOrId);
     const params = singleValues(parseQueryString(search), description?.params.map((p) => p.name) ?? []);
     const format = negotiateFormat(accept);
@@ -81,7 +87,7 @@ export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHand
     return sendResult(result, description?.columns ?? [], format);
   }
 
-  async function health(): Promise<Response> {
+  async function health(): Promise<PlainResponse> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error('health check timed out')), config.healthTimeoutMs);
@@ -96,25 +102,24 @@ export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHand
     }
   }
 
-  const handler = async (request: Request): Promise<Response> => {
-    const requestId = requestIdOf(request.headers);
-    let response: Response;
+  const handle = async (request: PlainRequest): Promise<PlainResponse> => {
+    const requestId = requestIdOf(request.header);
+    let response: PlainResponse;
     try {
       response = await dispatch(request);
     } catch (thrown) {
       response = answerError(thrown, request, requestId, config);
     }
-    response.headers.set('X-Request-Id', requestId);
-    applyCors(response.headers, config.cors, request.headers.get('origin'));
-    if (request.method.toUpperCase() === 'HEAD') {
-      return new Response(null, { status: response.status, headers: response.headers });
-    }
+    response.headers['X-Request-Id'] = requestId;
+    applyCors(response.headers, config.cors, request.header('origin'));
+    if (request.method.toUpperCase() === 'HEAD') response.body = null;
     return response;
   };
-  return Object.assign(handler, { basePath: config.basePath });
+  const handler = async (request: Request): Promise<Response> => toFetchResponse(await handle(fromFetchRequest(request)));
+  return Object.assign(handler, { basePath: config.basePath, handle });
 }
 
-function answerError(thrown: unknown, request: Request, requestId: string, config: ResolvedOptions): Response {
+function answerError(thrown: unknown, request: PlainRequest, requestId: string, config: ResolvedOptions): PlainResponse {
   const error = errorOf(thrown);
   const extra: Record<string, string> = error.code === 'method_not_allowed' ? { Allow: ALLOW } : {};
   if (error.status >= 500) {
@@ -130,6 +135,14 @@ function answerError(thrown: unknown, request: Request, requestId: string, confi
 function describe(definitions: readonly EndpointDescription[], nameOrId: string): EndpointDescription | undefined {
   const lower = nameOrId.toLowerCase();
   return definitions.find((d) => d.name === nameOrId || d.id === lower);
+}
+
+function parseUrl(text: string): URL {
+  try {
+    return new URL(text);
+  } catch {
+    throw new LogEndpointsError('bad_request', 400, 'The request target is malformed.');
+  }
 }
 
 function notFound(): LogEndpointsError {

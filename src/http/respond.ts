@@ -5,21 +5,22 @@ import { arrowToIpcStream } from '../rows/to-arrow';
 import { rowsToCsv } from '../rows/to-csv';
 import { rowsToNdjson } from '../rows/to-ndjson';
 import type { Table } from 'apache-arrow';
+import type { PlainResponse } from './exchange';
 import { CONTENT_TYPES, type OutputFormat } from './negotiate-format';
 
 const JSON_TYPE = CONTENT_TYPES.json;
 const encoder = new TextEncoder();
 
 /** A response whose body is known in full, with its Content-Length (HEAD answers keep it). */
-export function send(status: number, body: string | Uint8Array, headers: Headers): Response {
+export function send(status: number, body: string | Uint8Array, headers: Record<string, string>): PlainResponse {
   const bytes = typeof body === 'string' ? encoder.encode(body) : body;
-  headers.set('Content-Length', String(bytes.byteLength));
-  return new Response(bytes, { status, headers });
+  headers['Content-Length'] = String(bytes.byteLength);
+  return { status, headers, body: bytes };
 }
 
 /** A JSON answer that is not a query result (definitions, OpenAPI, health). */
-export function sendJson(status: number, value: unknown, cacheControl = 'no-store'): Response {
-  return send(status, JSON.stringify(value), new Headers({ 'Content-Type': JSON_TYPE, 'Cache-Control': cacheControl }));
+export function sendJson(status: number, value: unknown, cacheControl = 'no-store'): PlainResponse {
+  return send(status, JSON.stringify(value), { 'Content-Type': JSON_TYPE, 'Cache-Control': cacheControl });
 }
 
 /** The answer to a query in the negotiated format, with the cache and timing headers. */
@@ -27,8 +28,8 @@ export function sendResult(
   result: QueryResult & { table?: Table },
   columns: readonly ColumnSpec[],
   format: OutputFormat,
-): Response {
-  const headers = new Headers({
+): PlainResponse {
+  return send(200, body(result, columns, format), {
     'Content-Type': CONTENT_TYPES[format],
     'X-Cache': result.cache.toUpperCase(),
     'Cache-Control':
@@ -37,7 +38,6 @@ export function sendResult(
     'Server-Timing': `engine;dur=${result.engineMs.toFixed(1)}`,
     Vary: 'Accept',
   });
-  return send(200, body(result, columns, format), headers);
 }
 
 function body(result: QueryResult & { table?: Table }, columns: readonly ColumnSpec[], format: OutputFormat): string | Uint8Array {
@@ -60,8 +60,8 @@ export function errorOf(error: unknown): LogEndpointsError {
   return new LogEndpointsError('query_failed', 500, 'The request failed on the server.', { cause: error });
 }
 
-export function sendError(error: LogEndpointsError, extra?: Record<string, string>): Response {
-  const headers = new Headers({ 'Content-Type': JSON_TYPE, 'Cache-Control': 'no-store', ...extra });
-  if (error.status === 503) headers.set('Retry-After', String(Math.max(1, Math.ceil(error.retryAfterSeconds ?? 1))));
+export function sendError(error: LogEndpointsError, extra?: Record<string, string>): PlainResponse {
+  const headers: Record<string, string> = { 'Content-Type': JSON_TYPE, 'Cache-Control': 'no-store', ...extra };
+  if (error.status === 503) headers['Retry-After'] = String(Math.max(1, Math.ceil(error.retryAfterSeconds ?? 1)));
   return send(error.status, JSON.stringify({ error: error.toJSON() }), headers);
 }

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FetchHandler } from '../http/create-handler';
+import type { PlainResponse } from '../http/exchange';
 import { matchRoute, stripBasePath } from '../http/routes';
 
 /**
@@ -36,41 +37,30 @@ export function toNodeListener(handler: FetchHandler): NodeListener {
 }
 
 async function serve(handler: FetchHandler, req: IncomingMessage, res: ServerResponse, target: string): Promise<void> {
-  const request = toRequest(req, target);
   // The adapter never reads request bodies (only GET and HEAD mean anything); drain them so keep-alive works.
   req.resume();
-  const response = request ? await handler(request) : badRequest();
-  res.statusCode = response.status;
-  for (const [name, value] of response.headers) res.setHeader(name, value);
-  if (response.body === null || req.method === 'HEAD') {
-    res.end();
-    return;
-  }
-  res.end(Buffer.from(await response.arrayBuffer()));
+  const response = target.startsWith('/')
+    ? await handler.handle({
+        method: req.method ?? 'GET',
+        // Always absolute, so a target such as `//host/x` stays a path and never names a host.
+        url: `http://localhost${target}`,
+        header: (name) => headerOf(req, name),
+      })
+    : badRequest();
+  res.writeHead(response.status, response.headers);
+  res.end(response.body === null || req.method === 'HEAD' ? undefined : response.body);
 }
 
-/** The fetch `Request` of a node request, or null when its target or headers cannot form one. */
-function toRequest(req: IncomingMessage, target: string): Request | null {
-  if (!target.startsWith('/')) return null;
-  const headers = new Headers();
-  try {
-    for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i]!, req.rawHeaders[i + 1]!);
-  } catch {
-    return null;
-  }
-  // The Host header is the caller's text: fall back to a fixed origin when it is not a valid host.
-  const host = req.headers.host && /^[A-Za-z0-9.:[\]-]{1,255}$/.test(req.headers.host) ? req.headers.host : 'localhost';
-  const protocol = (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
-  try {
-    return new Request(`${protocol}://${host}${target}`, { method: req.method ?? 'GET', headers });
-  } catch {
-    return null;
-  }
+/** A request header as one string (node joins repeated ones with ", " already, but for cookies). */
+function headerOf(req: IncomingMessage, name: string): string | null {
+  const value = req.headers[name.toLowerCase()];
+  if (value === undefined) return null;
+  return Array.isArray(value) ? value.join(', ') : value;
 }
 
-function badRequest(): Response {
-  const body = JSON.stringify({ error: { code: 'bad_request', message: 'The request target or headers are malformed.', status: 400 } });
-  return new Response(body, { status: 400, headers: { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': String(Buffer.byteLength(body)) } });
+function badRequest(): PlainResponse {
+  const body = Buffer.from(JSON.stringify({ error: { code: 'bad_request', message: 'The request target is malformed.', status: 400 } }));
+  return { status: 400, headers: { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': String(body.byteLength) }, body };
 }
 
 /**

@@ -56,7 +56,7 @@ const PROJECT_COLUMN: Record<SourceName, string> = { edgeLogs: 'project', functi
 
 /**
  * Rewrites NDJSON logs as Parquet in the fast layout: zstd, row groups of 100k rows, sorted by
- * project then timestamp, one folder per UTC day (`date=YYYY-MM-DD/`). Crash-safe: it writes to a
+ * project then timestamp (newest first, so top-N queries stop early), one folder per UTC day (`date=YYYY-MM-DD/`). Crash-safe: it writes to a
  * temporary folder, counts the rows back, and only then renames the files into place and writes
  * a manifest. Idempotent: the same inputs (path, size, mtime) are recognised by their manifest
  * and not written twice.
@@ -110,7 +110,7 @@ export async function compactLogs(options: CompactOptions): Promise<CompactResul
           SELECT *, strftime(timestamp, '%Y-%m-%d') AS date
           FROM (${relation})
           WHERE timestamp IS NOT NULL
-          ORDER BY date, ${PROJECT_COLUMN[options.source]}, timestamp
+          ORDER BY date, ${PROJECT_COLUMN[options.source]}, timestamp DESC
         ) TO ${sqlString(staging)} (
           FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 100000,
           PARTITION_BY (date), FILENAME_PATTERN ${sqlString(`part-${runId}-{i}`)}, OVERWRITE_OR_IGNORE true

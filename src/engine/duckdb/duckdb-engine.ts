@@ -41,6 +41,9 @@ export interface DuckDBEngineOptions extends DatabaseSettings {
   queryTimeoutMs?: number;
 }
 
+/** Prepared statements kept per connection (least recently used dropped first). */
+const STATEMENTS_PER_CONNECTION = 16;
+
 /** The source each saved query reads. */
 export const QUERY_SOURCES: Record<EngineRequest['query'], SourceName> = {
   'functions.invocation-stats': 'functionEdgeLogs',
@@ -76,6 +79,7 @@ class DuckDBEngine implements Engine {
   private readonly busy = new Set<DuckDBConnection>();
   private readonly parquetTypes = new Map<string, ReadonlyMap<string, string>>();
   private readonly patterns = new Map<string, string | null>();
+  private readonly statements = new Map<DuckDBConnection, Map<string, DuckDBPreparedStatement>>();
   private controlQueue: Promise<unknown> = Promise.resolve();
   private closed = false;
 
@@ -100,16 +104,35 @@ class DuckDBEngine implements Engine {
       const source = QUERY_SOURCES[request.query];
       const files = await this.sourceFiles(connection, source, request.notBefore);
       const sql = fullQuerySql(request.query, files);
-      const prepared = await connection.prepare(sql);
-      try {
-        bindRequest(prepared, request);
-        const reader = await prepared.runAndReadAll();
-        const rows = reader.getRowObjects().map(toEngineRow);
-        return { rows, engineMs: performance.now() - started };
-      } finally {
-        prepared.destroySync();
-      }
+      const prepared = await this.statement(connection, sql);
+      bindRequest(prepared, request);
+      const reader = await prepared.runAndReadAll();
+      const rows = reader.getRowObjects().map(toEngineRow);
+      return { rows, engineMs: performance.now() - started };
     }));
+  }
+
+  /**
+   * A prepared statement of this SQL on this connection, kept while the file list (and so the
+   * SQL) stays the same: a dashboard asks the same few questions over and over.
+   */
+  private async statement(connection: DuckDBConnection, sql: string): Promise<DuckDBPreparedStatement> {
+    let statements = this.statements.get(connection);
+    if (!statements) this.statements.set(connection, (statements = new Map()));
+    const known = statements.get(sql);
+    if (known) {
+      statements.delete(sql);
+      statements.set(sql, known);
+      return known;
+    }
+    const prepared = await connection.prepare(sql);
+    statements.set(sql, prepared);
+    if (statements.size > STATEMENTS_PER_CONNECTION) {
+      const [oldestSql, oldest] = statements.entries().next().value!;
+      statements.delete(oldestSql);
+      oldest.destroySync();
+    }
+    return prepared;
   }
 
   async checkPattern(pattern: string): Promise<string | null> {
@@ -168,6 +191,8 @@ class DuckDBEngine implements Engine {
     await this.controlQueue.catch(() => undefined);
     // Wait for interrupted queries to hand their connections back before closing DuckDB.
     while (this.busy.size) await new Promise((resolve) => setTimeout(resolve, 5));
+    for (const statements of this.statements.values()) for (const prepared of statements.values()) prepared.destroySync();
+    this.statements.clear();
     for (const connection of this.idle) connection.closeSync();
     this.control.closeSync();
     this.instance.closeSync();

@@ -7,9 +7,11 @@ export interface ListedFiles {
 }
 
 /**
- * The files the globs match now, by format, each once, in a stable order. DuckDB's own `glob()`
- * lists them, so the engine reads exactly what it listed. Parquet files in a `date=YYYY-MM-DD/`
- * partition before `earliestDay` are left out.
+ * The files the globs match now, by format, each once, newest day partition first (descending
+ * path order): a top-N query such as logs.all then meets the newest rows first and DuckDB's
+ * dynamic top-N filter skips the older row groups. DuckDB's own `glob()` lists them, so the engine
+ * reads exactly what it listed. Parquet files in a `date=YYYY-MM-DD/` partition before
+ * `earliestDay` are left out.
  */
 export async function listFiles(
   connection: DuckDBConnection,
@@ -22,7 +24,7 @@ export async function listFiles(
     for (const [file] of reader.getRows()) found.add(String(file));
   }
   const listed: ListedFiles = { ndjson: [], parquet: [] };
-  for (const file of [...found].sort()) {
+  for (const file of [...found].sort().reverse()) {
     const kind = fileKind(file);
     if (kind === 'ndjson') listed.ndjson.push(file);
     if (kind === 'parquet') {

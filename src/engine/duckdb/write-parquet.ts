@@ -13,7 +13,7 @@ let sequence = 0;
 /**
  * Writes the events of newline-delimited JSON files as one Parquet file in the layout the
  * engine reads without any JSON parsing (the source relation itself: timestamp as TIMESTAMP,
- * metadata whole as JSON, the used metadata fields flattened), sorted by project, time and id (so the same input gives the same file).
+ * metadata whole as JSON, the used metadata fields flattened), sorted by project, newest first, then id (so the same input gives the same file).
  * Lines that are not JSON objects hold no event and are left out. The file appears atomically:
  * it is written beside `outFile` under a temporary name, then renamed.
  *
@@ -39,7 +39,7 @@ export async function writeParquet(
       COPY (
         SELECT * FROM (${relation})
         WHERE id IS NOT NULL OR timestamp IS NOT NULL OR event_message IS NOT NULL OR metadata IS NOT NULL
-        ORDER BY ${PROJECT_COLUMN[source]}, timestamp, id
+        ORDER BY ${PROJECT_COLUMN[source]}, timestamp DESC, id
       ) TO ${sqlString(temp)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 100000)`);
     const rows = Number(reader.getRows()[0]?.[0] ?? 0);
     await rename(temp, outFile);
