@@ -9,6 +9,7 @@ import { parquetSchema } from '../src/engine/duckdb/parquet-schema';
 import type { BenchCase } from './cases';
 import { REFERENCE } from './dataset';
 import { timeMs } from './stats';
+import { formatIsoMicros } from '../src/time/iso';
 
 export interface Samples {
   warm: number[];
@@ -55,7 +56,9 @@ export async function measureBareDuckDB(sources: SourceGlobs, c: BenchCase, runs
   };
   // The SQL is built once, outside every timing, so a cold run reads the files for the first time.
   const setup = await connect();
-  const { parquet } = await listFiles(setup.connection, typeof globs === 'string' ? [globs] : [...(globs ?? [])]);
+  // The same files the library reads for this request (day partitions before the window left out).
+  const earliestDay = request.notBefore === undefined ? null : formatIsoMicros(request.notBefore).slice(0, 10);
+  const { parquet } = await listFiles(setup.connection, typeof globs === 'string' ? [globs] : [...(globs ?? [])], earliestDay);
   const sql = fullQuerySql(c.endpoint, { ndjson: [], parquet, parquetTypes: await parquetSchema(setup.connection, parquet) });
   setup.connection.closeSync();
   setup.instance.closeSync();

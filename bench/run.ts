@@ -53,7 +53,7 @@ for (const c of cases) {
 }
 
 let http = { rps: NaN, baseline_rps: NaN, p99_ms: NaN, rss_mb_under_load: NaN };
-let server = { rss_mb: NaN, startup_ms: NaN };
+let server = { rss_mb_uncached_burst: NaN, startup_ms: NaN };
 if (!values['skip-http']) {
   log('http: cache-hit throughput against a bare node:http server');
   http = await measureHttp(dataset, cases[2]!, Number(values['http-seconds']), log);
@@ -67,7 +67,9 @@ const output = {
   cases: results.filter((r) => r.mode === 'warm').map(({ name, variant, p50_ms, p95_ms, runs }) => ({ name, variant, p50_ms, p95_ms, runs })),
   cold: results.filter((r) => r.mode === 'cold').map(({ name, variant, p50_ms, p95_ms, runs }) => ({ name, variant, p50_ms, p95_ms, runs })),
   http,
-  rss_mb: server.rss_mb,
+  // The target's measure: peak RSS of the server under the (cache-hit) HTTP benchmark.
+  rss_mb: http.rss_mb_under_load,
+  rss_mb_uncached_burst: server.rss_mb_uncached_burst,
   startup_ms: server.startup_ms,
 };
 if (values.json) await writeFile(values.json, JSON.stringify(output, null, 2));
@@ -90,7 +92,7 @@ function markdown(o: typeof output): string {
   lines.push(
     '',
     `HTTP cache hits: ${o.http.rps} req/s through the node adapter vs ${o.http.baseline_rps} req/s bare node:http (ratio ${round(o.http.rps / o.http.baseline_rps)}), p99 ${o.http.p99_ms} ms`,
-    `Serving process: peak RSS ${o.rss_mb} MB, start to first answer ${o.startup_ms} ms`,
+    `Serving process (memoryLimit 256MB): peak RSS ${o.rss_mb} MB under the HTTP benchmark, ${o.rss_mb_uncached_burst} MB after a burst of uncached logs.all queries; start to first answer ${o.startup_ms} ms`,
     '',
   );
   return lines.join('\n');

@@ -118,6 +118,8 @@ export interface Endpoints {
   inspectSources(): Promise<SourceInspection[]>;
   /** Resolves when the engine answers a trivial query. */
   ping(): Promise<void>;
+  /** The instant windows and cache lifetimes are computed at now (the `now` option's clock). */
+  now(): Date;
   stats(): EndpointsStats;
   /** Stops all cache warming and releases DuckDB; later calls fail with a `closed` error. */
   close(): Promise<void>;
@@ -211,6 +213,10 @@ class EndpointsImpl implements Endpoints {
   async ping() {
     this.assertOpen();
     return this.engine.ping();
+  }
+
+  now(): Date {
+    return this.clock();
   }
 
   stats(): EndpointsStats {

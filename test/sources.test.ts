@@ -216,3 +216,23 @@ describe('log sources', () => {
     });
   });
 });
+
+describe('what a glob lists', () => {
+  const tmp = tempDir();
+  afterAll(() => tmp.cleanup());
+
+  it("skips names starting with '.' or '_' below the glob's fixed part (a running compact's staging, manifests), but not a file named outright", async () => {
+    const event = edgeEvent({ project: 'abc', timestamp: '2026-11-21T11:00:00Z' });
+    writeLines(tmp.path('out', 'date=2026-11-21', 'part.ndjson'), [event]);
+    writeLines(tmp.path('out', '.compact-123.tmp', 'date=2026-11-21', 'part.ndjson'), [event]);
+    writeLines(tmp.path('out', '_compact', 'x.ndjson'), [event]);
+    writeLines(tmp.path('out', '.hidden.ndjson'), [event]);
+    writeLines(tmp.path('.dot-parent', 'edge.ndjson'), [event]);
+    await withEndpoints({ edgeLogs: tmp.path('out', '**', '*.ndjson') }, async (ep) => {
+      expect(await ep.logsAll({ project: 'abc', project_tier: 'FREE' })).toHaveLength(1);
+    });
+    await withEndpoints({ edgeLogs: [tmp.path('out', '.hidden.ndjson'), tmp.path('.dot-parent', '*.ndjson')] }, async (ep) => {
+      expect(await ep.logsAll({ project: 'abc', project_tier: 'FREE' })).toHaveLength(2);
+    });
+  });
+});

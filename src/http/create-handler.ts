@@ -9,6 +9,7 @@ import { openApiDocument } from './openapi';
 import { parseQueryString, singleValues } from './query-string';
 import { requestIdOf } from './request-id';
 import { errorOf, send, sendError, sendJson, sendResult } from './respond';
+import { AnswerMemo } from './answer-memo';
 import { fromFetchRequest, toFetchResponse, type PlainRequest, type PlainResponse } from './exchange';
 import { isPublic, matchRoute, stripBasePath } from './routes';
 
@@ -37,6 +38,7 @@ const ALLOW = 'GET, HEAD';
 export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHandler {
   const config = resolveOptions(options);
   const checkKey = createKeyCheck(config.apiKeys);
+  const memo = new AnswerMemo(config.microcacheMs);
   let openapi: string | null = null;
 
   async function dispatch(request: PlainRequest): Promise<PlainResponse> {
@@ -68,7 +70,7 @@ export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHand
       case 'list':
         return sendJson(200, { result: ep.definitions });
       case 'query':
-        return query(route.nameOrId, url.search, request.header('accept'));
+        return query(route.nameOrId, url.search, request);
     }
   }
 
@@ -78,13 +80,27 @@ export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHand
     }
   }
 
-  async function query(nameOrId: string, search: string, accept: string | null): Promise<PlainResponse> {
+  async function query(nameOrId: string, search: string, request: PlainRequest): Promise<PlainResponse> {
     const description = describe(ep.definitions, nameOrId);
     const params = singleValues(parseQueryString(search), description?.params.map((p) => p.name) ?? []);
-    const format = negotiateFormat(accept);
+    const format = negotiateFormat(request.header('accept'));
     // An unknown name or UUID is refused by the library itself (404 not_found).
     const result = format === 'arrow' ? await ep.query(nameOrId, params, { format: 'arrow' }) : await ep.query(nameOrId, params);
-    return sendResult(result, description?.columns ?? [], format);
+    const response = sendResult(result, description?.columns ?? [], format);
+    if (result.ttlRemainingSeconds !== null && memo.enabled) {
+      memo.set(memoKey(request), response, Date.now(), ep.now().getTime() + result.ttlRemainingSeconds * 1000);
+    }
+    return response;
+  }
+
+  /** A repeated GET of a cached answer, served from the microcache after the key check. */
+  function memoized(request: PlainRequest): PlainResponse | null {
+    if (!memo.enabled || (request.method !== 'GET' && request.method !== 'HEAD')) return null;
+    const response = memo.get(memoKey(request), Date.now(), ep.now().getTime());
+    if (response === null) return null;
+    // Without a valid key the request takes the full path, which answers 401.
+    if (config.auth && !checkKey(presentedKey(request.header))) return null;
+    return response;
   }
 
   async function health(): Promise<PlainResponse> {
@@ -106,7 +122,7 @@ export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHand
     const requestId = requestIdOf(request.header);
     let response: PlainResponse;
     try {
-      response = await dispatch(request);
+      response = memoized(request) ?? (await dispatch(request));
     } catch (thrown) {
       response = answerError(thrown, request, requestId, config);
     }
@@ -135,6 +151,11 @@ function answerError(thrown: unknown, request: PlainRequest, requestId: string, 
 function describe(definitions: readonly EndpointDescription[], nameOrId: string): EndpointDescription | undefined {
   const lower = nameOrId.toLowerCase();
   return definitions.find((d) => d.name === nameOrId || d.id === lower);
+}
+
+/** Same URL (path and parameters exactly) and same output format: the same answer bytes. */
+function memoKey(request: PlainRequest): string {
+  return `${negotiateFormat(request.header('accept'))} ${request.url}`;
 }
 
 function parseUrl(text: string): URL {

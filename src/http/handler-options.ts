@@ -30,6 +30,12 @@ export interface HandlerOptions {
    * the engine's error, SQL and paths included). Default: one line on `console.error`.
    */
   onError?: (error: unknown, context: ErrorContext) => void;
+  /**
+   * How long the serialized answer of a cached endpoint is reused for the same URL, format and
+   * key check, in wall-clock ms (default 1000; 0 turns it off). Never past the result's lifetime;
+   * a warming refresh shows after at most this long.
+   */
+  microcacheMs?: number;
 }
 
 /** CORS settings. */
@@ -48,6 +54,7 @@ export interface ResolvedOptions {
   maxUrlLength: number;
   healthTimeoutMs: number;
   onError: (error: unknown, context: ErrorContext) => void;
+  microcacheMs: number;
 }
 
 /** Defaults applied, the base path normalised, and a handler without keys refused. */
@@ -66,6 +73,7 @@ export function resolveOptions(options: HandlerOptions): ResolvedOptions {
     maxUrlLength: options.maxUrlLength ?? 8192,
     healthTimeoutMs: options.healthTimeoutMs ?? 5000,
     onError: options.onError ?? logToConsole,
+    microcacheMs: Math.max(0, options.microcacheMs ?? 1000),
   };
 }
 

@@ -11,7 +11,8 @@ export interface ListedFiles {
  * path order): a top-N query such as logs.all then meets the newest rows first and DuckDB's
  * dynamic top-N filter skips the older row groups. DuckDB's own `glob()` lists them, so the engine
  * reads exactly what it listed. Parquet files in a `date=YYYY-MM-DD/` partition before
- * `earliestDay` are left out.
+ * `earliestDay` are left out, and so is whatever lies below the glob's fixed part in a file or
+ * folder whose name starts with `.` or `_` (see `isHidden`).
  */
 export async function listFiles(
   connection: DuckDBConnection,
@@ -21,7 +22,11 @@ export async function listFiles(
   const found = new Set<string>();
   for (const pattern of globs) {
     const reader = await connection.runAndReadAll('SELECT file FROM glob($pattern)', { pattern }, { pattern: VARCHAR });
-    for (const [file] of reader.getRows()) found.add(String(file));
+    const prefix = staticPrefix(pattern);
+    for (const [value] of reader.getRows()) {
+      const file = String(value);
+      if (!isHidden(file.startsWith(prefix) ? file.slice(prefix.length) : file)) found.add(file);
+    }
   }
   const listed: ListedFiles = { ndjson: [], parquet: [] };
   for (const file of [...found].sort().reverse()) {
@@ -34,4 +39,21 @@ export async function listFiles(
     }
   }
   return listed;
+}
+
+/** The part of a glob before its first wildcard segment (`logs/edge/` of `logs/edge/**\/*.parquet`). */
+function staticPrefix(pattern: string): string {
+  const wildcard = pattern.search(/[*?[{]/);
+  // A path without wildcards names its file itself, hidden or not.
+  if (wildcard < 0) return pattern;
+  return pattern.slice(0, Math.max(pattern.lastIndexOf('/', wildcard), pattern.lastIndexOf('\\', wildcard)) + 1);
+}
+
+/**
+ * Whether a matched path (below the glob's fixed prefix) goes through a name starting with `.`
+ * or `_`: work in progress and bookkeeping by the Hive convention, such as the staging folder
+ * and the manifests of a `compact` that is running. DuckDB's own glob would list them.
+ */
+function isHidden(path: string): boolean {
+  return path.split(/[/\\]/).some((segment) => segment.startsWith('.') || segment.startsWith('_'));
 }

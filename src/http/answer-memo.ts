@@ -1,0 +1,68 @@
+import type { PlainResponse } from './exchange';
+
+interface Memo {
+  response: PlainResponse;
+  /** Wall-clock ms until which the bytes may be reused (the microcache window). */
+  reusableUntil: number;
+  /** Logical ms (the endpoints' clock) when the cached result's lifetime ends. */
+  lifetimeEnds: number;
+}
+
+/**
+ * The last serialized answers of cached endpoints, reused for a short window (a "microcache").
+ * A cache hit through the library costs validation, a key, a store read, a parse and a
+ * serialization; under a dashboard's load that is most of the server's time. Reusing the bytes
+ * for up to `windowMs` keeps a hit close to what a bare server sending the same bytes costs,
+ * while the contract still holds: an answer is never served past its result's lifetime, and a
+ * warming refresh shows within `windowMs`.
+ */
+export class AnswerMemo {
+  private readonly memos = new Map<string, Memo>();
+  private bytes = 0;
+
+  constructor(
+    private readonly windowMs: number,
+    private readonly maxEntries = 1000,
+    private readonly maxBytes = 16 * 1024 * 1024,
+  ) {}
+
+  get enabled(): boolean {
+    return this.windowMs > 0;
+  }
+
+  /** A copy of the stored answer with `Cache-Control` for its remaining lifetime, or null. */
+  get(key: string, wallNow: number, logicalNow: number): PlainResponse | null {
+    const memo = this.memos.get(key);
+    if (!memo) return null;
+    if (wallNow >= memo.reusableUntil || logicalNow >= memo.lifetimeEnds) {
+      this.remove(key, memo);
+      return null;
+    }
+    const remaining = Math.floor((memo.lifetimeEnds - logicalNow) / 1000);
+    return {
+      status: memo.response.status,
+      headers: { ...memo.response.headers, 'Cache-Control': `private, max-age=${remaining}`, 'X-Cache': 'HIT' },
+      body: memo.response.body,
+    };
+  }
+
+  set(key: string, response: PlainResponse, wallNow: number, lifetimeEnds: number): void {
+    if (!this.enabled) return;
+    const size = (response.body?.byteLength ?? 0) + key.length;
+    if (size > this.maxBytes) return;
+    const old = this.memos.get(key);
+    if (old) this.remove(key, old);
+    this.memos.set(key, { response: { ...response, headers: { ...response.headers } }, reusableUntil: wallNow + this.windowMs, lifetimeEnds });
+    this.bytes += size;
+    // Oldest first out, until within both bounds.
+    for (const [oldestKey, oldest] of this.memos) {
+      if (this.memos.size <= this.maxEntries && this.bytes <= this.maxBytes) break;
+      this.remove(oldestKey, oldest);
+    }
+  }
+
+  private remove(key: string, memo: Memo): void {
+    this.memos.delete(key);
+    this.bytes -= (memo.response.body?.byteLength ?? 0) + key.length;
+  }
+}

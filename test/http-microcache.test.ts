@@ -1,0 +1,100 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEndpoints, type Endpoints } from '../src/index';
+import { createHandler } from '../src/http';
+import { AnswerMemo } from '../src/http/answer-memo';
+import { edgeEvent, tempDir, writeLines } from './support/log-files';
+
+const KEY = 'secret-key';
+const URL = 'http://localhost/api/endpoints/usage.api-counts?project=abc&interval=daily';
+const get = (headers: Record<string, string> = { 'X-API-KEY': KEY }, url = URL) => new Request(url, { headers });
+
+describe('HTTP microcache of cached answers', () => {
+  const tmp = tempDir();
+  let clock = new Date('2026-11-21T12:00:00Z');
+  let ep: Endpoints;
+
+  beforeAll(async () => {
+    writeLines(tmp.path('edge.ndjson'), [edgeEvent({ project: 'abc', timestamp: '2026-11-21T11:00:00Z' })]);
+    ep = await createEndpoints({ sources: { edgeLogs: tmp.path('edge.ndjson') }, now: () => clock });
+  });
+  afterAll(async () => {
+    await ep.close();
+    tmp.cleanup();
+  });
+
+  it('serves a repeated request from the stored bytes without reaching the cache, after the key check', async () => {
+    clock = new Date('2026-11-21T12:00:00Z');
+    // A window far longer than the test can take, so nothing here depends on elapsed time.
+    const handler = createHandler(ep, { apiKeys: [KEY], microcacheMs: 3_600_000 });
+    const first = await handler(get());
+    expect(first.headers.get('x-cache')).toBe('MISS');
+    const before = ep.stats();
+    clock = new Date('2026-11-21T12:01:40Z');
+    const second = await handler(get());
+    expect(second.headers.get('x-cache')).toBe('HIT');
+    expect(second.headers.get('cache-control')).toBe('private, max-age=800');
+    expect(second.headers.get('x-request-id')).not.toBe(first.headers.get('x-request-id'));
+    expect(await second.text()).toBe(await first.text());
+    expect(ep.stats().cacheHits).toBe(before.cacheHits);
+    // A wrong key never gets the stored answer.
+    expect((await handler(get({ 'X-API-KEY': 'wrong' }))).status).toBe(401);
+    // Another format is another entry.
+    const csv = await handler(get({ 'X-API-KEY': KEY, Accept: 'text/csv' }));
+    expect(csv.headers.get('content-type')).toMatch(/^text\/csv/);
+    // HEAD keeps the headers, drops the body.
+    const head = await handler(new Request(URL, { method: 'HEAD', headers: { 'X-API-KEY': KEY } }));
+    expect(head.headers.get('x-cache')).toBe('HIT');
+    expect(await head.text()).toBe('');
+  });
+
+  it('never serves an answer past its result lifetime', async () => {
+    clock = new Date('2026-11-22T00:00:00Z');
+    const handler = createHandler(ep, { apiKeys: [KEY], microcacheMs: 3_600_000 });
+    expect((await handler(get())).headers.get('x-cache')).toBe('MISS');
+    clock = new Date('2026-11-22T00:15:00Z'); // exactly 900 s later: the lifetime is over
+    const later = await handler(get());
+    expect(later.headers.get('x-cache')).toBe('MISS');
+  });
+
+  it('microcacheMs: 0 turns it off; uncached endpoints are never stored', async () => {
+    clock = new Date('2026-11-23T00:00:00Z');
+    const handler = createHandler(ep, { apiKeys: [KEY], microcacheMs: 0 });
+    await handler(get());
+    const before = ep.stats().cacheHits;
+    expect((await handler(get())).headers.get('x-cache')).toBe('HIT');
+    expect(ep.stats().cacheHits).toBe(before + 1);
+    const logs = 'http://localhost/api/endpoints/logs.all?project=abc&project_tier=FREE';
+    const on = createHandler(ep, { apiKeys: [KEY], microcacheMs: 3_600_000 });
+    expect((await on(get(undefined, logs))).headers.get('x-cache')).toBe('BYPASS');
+    expect((await on(get(undefined, logs))).headers.get('x-cache')).toBe('BYPASS');
+  });
+});
+
+describe('AnswerMemo', () => {
+  const response = (n: number) => ({ status: 200, headers: { 'X-Cache': 'MISS' }, body: new Uint8Array(n) });
+
+  it('reuses an answer only within its window and its lifetime', () => {
+    const memo = new AnswerMemo(1000);
+    memo.set('k', response(10), 0, 5000);
+    expect(memo.get('k', 999, 0)).not.toBeNull();
+    expect(memo.get('k', 1000, 0)).toBeNull();
+    memo.set('k', response(10), 0, 5000);
+    expect(memo.get('k', 10, 4999)?.headers['Cache-Control']).toBe('private, max-age=0');
+    expect(memo.get('k', 10, 5000)).toBeNull();
+  });
+
+  it('stays within its entry and byte bounds, oldest out first', () => {
+    const memo = new AnswerMemo(1000, 2, 100);
+    memo.set('a', response(10), 0, 1e9);
+    memo.set('b', response(10), 0, 1e9);
+    memo.set('c', response(10), 0, 1e9);
+    expect(memo.get('a', 1, 0)).toBeNull();
+    expect(memo.get('c', 1, 0)).not.toBeNull();
+    memo.set('big', response(95), 0, 1e9);
+    expect(memo.get('b', 1, 0)).toBeNull();
+    expect(memo.get('c', 1, 0)).toBeNull();
+    expect(memo.get('big', 1, 0)).not.toBeNull();
+    memo.set('huge', response(200), 0, 1e9);
+    expect(memo.get('huge', 1, 0)).toBeNull();
+  });
+});
