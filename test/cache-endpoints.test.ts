@@ -4,13 +4,12 @@ import {
   createEndpoints,
   EngineError,
   InvalidParameterError,
-  memoryCache,
   type CacheEntry,
   type Engine,
   type EndpointsOptions,
   type ResultCache,
 } from '../src/index';
-import { manualTime, ProbeEngine } from './support/cache-harness';
+import { cachedEndpoints, manualTime, ProbeEngine } from './support/cache-harness';
 import { edgeEvent, functionEvent, tempDir, writeLines } from './support/log-files';
 
 const NOW = '2026-11-21T12:00:00.000Z';
@@ -37,13 +36,7 @@ describe('result cache (in memory)', () => {
   });
 
   /** Endpoints over the shared DuckDB, with their own memory cache, a manual clock and a counting engine. */
-  async function setup(extra: Partial<EndpointsOptions> = {}, inner: Engine | null = duckdb) {
-    const time = manualTime(NOW);
-    const probe = new ProbeEngine(inner);
-    const store = memoryCache({ now: time.now });
-    const ep = await createEndpoints({ sources: {}, engine: probe, now: time.now, scheduler: time.scheduler, cache: store, ...extra });
-    return { ep, time, probe, store };
-  }
+  const setup = (extra: Partial<EndpointsOptions> = {}, inner: Engine | null = duckdb) => cachedEndpoints(NOW, inner, extra);
 
   it('serves the second call from the cache without an engine query', async () => {
     const { ep, probe } = await setup();

@@ -5,7 +5,7 @@ import { normalizeParams } from '../src/definitions/normalize-params';
 import { findDefinition } from '../src/definitions/registry';
 import { createDuckDBEngine } from '../src/engine/duckdb/duckdb-engine';
 import { createEndpoints, EngineError, memoryCache, type Engine, type EndpointsOptions } from '../src/index';
-import { manualTime, ProbeEngine, settle } from './support/cache-harness';
+import { cachedEndpoints, manualTime, ProbeEngine, settle } from './support/cache-harness';
 import { edgeEvent, tempDir, writeLines } from './support/log-files';
 
 const NOW = '2026-11-21T12:00:00.000Z';
@@ -34,13 +34,7 @@ describe('cache warming', () => {
     tmp.cleanup();
   });
 
-  async function setup(extra: Partial<EndpointsOptions> = {}, inner: Engine | null = duckdb) {
-    const time = manualTime(NOW);
-    const probe = new ProbeEngine(inner);
-    const store = memoryCache({ now: time.now });
-    const ep = await createEndpoints({ sources: {}, engine: probe, now: time.now, scheduler: time.scheduler, cache: store, ...extra });
-    return { ep, time, probe, store };
-  }
+  const setup = (extra: Partial<EndpointsOptions> = {}, inner: Engine | null = duckdb) => cachedEndpoints(NOW, inner, extra);
 
   it('refreshes a read key every warming interval, so new log data shows without a reader waiting', async () => {
     const { ep, time, probe } = await setup();

@@ -1,4 +1,4 @@
-import { EngineError, type CacheScheduler, type Engine, type EngineRequest, type EngineResult } from '../../src/index';
+import { createEndpoints, EngineError, memoryCache, type CacheScheduler, type Engine, type EndpointsOptions, type EngineRequest, type EngineResult } from '../../src/index';
 
 /**
  * A clock and a scheduler the test moves by hand: `advance` walks time forward, running every
@@ -107,4 +107,13 @@ export class ProbeEngine implements Engine {
 /** Lets every pending callback and I/O-free continuation run. */
 export async function settle(turns = 5): Promise<void> {
   for (let i = 0; i < turns; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+}
+
+/** Endpoints over `inner` (through a counting ProbeEngine), with their own memory cache and a manual clock and scheduler. */
+export async function cachedEndpoints(startIso: string, inner: Engine | null, extra: Partial<EndpointsOptions> = {}) {
+  const time = manualTime(startIso);
+  const probe = new ProbeEngine(inner);
+  const store = memoryCache({ now: time.now });
+  const ep = await createEndpoints({ sources: {}, engine: probe, now: time.now, scheduler: time.scheduler, cache: store, ...extra });
+  return { ep, time, probe, store };
 }
