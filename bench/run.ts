@@ -13,6 +13,7 @@ import { measureBareDuckDB, measureLibrary, type Samples } from './library';
 import { measurePostgres } from './postgres';
 import { measureHttp, measureServer } from './http';
 import { summarize, round, type Timing } from './stats';
+import { scannedRows } from './pruning';
 
 const { values } = parseArgs({
   options: {
@@ -52,6 +53,10 @@ for (const c of cases) {
   if (values.postgres) record(c.name, 'postgres-logflare-layout', await measurePostgres(values.postgres, dataset, c, runs, log));
 }
 
+// How much of the Parquet each case reads (EXPLAIN ANALYZE of the library's SQL).
+const scans: Array<{ name: string } & Awaited<ReturnType<typeof scannedRows>>> = [];
+for (const c of cases) scans.push({ name: c.name, ...(await scannedRows(dataset.parquet, c)) });
+
 let http = { rps: NaN, baseline_rps: NaN, p99_ms: NaN, rss_mb_under_load: NaN };
 let server = { rss_mb_uncached_burst: NaN, startup_ms: NaN };
 if (!values['skip-http']) {
@@ -66,6 +71,7 @@ const output = {
   machine,
   cases: results.filter((r) => r.mode === 'warm').map(({ name, variant, p50_ms, p95_ms, runs }) => ({ name, variant, p50_ms, p95_ms, runs })),
   cold: results.filter((r) => r.mode === 'cold').map(({ name, variant, p50_ms, p95_ms, runs }) => ({ name, variant, p50_ms, p95_ms, runs })),
+  scans,
   http,
   // The target's measure: peak RSS of the server under the (cache-hit) HTTP benchmark.
   rss_mb: http.rss_mb_under_load,
@@ -89,6 +95,8 @@ function markdown(o: typeof output): string {
     if (lib && bare) lines.push(`| ${name}: library / bare DuckDB | ${round(lib / bare)} |`);
     if (lib && pg) lines.push(`| ${name}: Postgres / library | ${round(pg / lib, 1)} |`);
   }
+  lines.push('', '| case (compacted Parquet) | files read | rows scanned | rows in the dataset |', '|---|---:|---:|---:|');
+  for (const s of o.scans) lines.push(`| ${s.name} | ${s.files} of ${s.allFiles} | ${s.scanned.toLocaleString('en')} | ${s.total.toLocaleString('en')} |`);
   lines.push(
     '',
     `HTTP cache hits: ${o.http.rps} req/s through the node adapter vs ${o.http.baseline_rps} req/s bare node:http (ratio ${round(o.http.rps / o.http.baseline_rps)}), p99 ${o.http.p99_ms} ms`,

@@ -95,6 +95,9 @@ function parquetRelation(source: SourceName, files: readonly string[], types: Re
   const paths = METADATA_PATHS[source];
   const select = Object.entries(COLUMNS[source]).map(([name, type]) => {
     const stored = types.get(name);
+    // A column stored with the type the queries want is passed through bare, so DuckDB pushes
+    // filters on it into the scan and skips row groups by their statistics.
+    if (stored?.toUpperCase() === type) return `${quoteIdent(name)} AS ${name}`;
     if (name === 'timestamp') return `${timestampExpression(stored)} AS timestamp`;
     if (name === 'metadata') return stored ? `TRY_CAST(metadata AS JSON) AS metadata` : `CAST(NULL AS JSON) AS metadata`;
     if (stored) return `TRY_CAST(${quoteIdent(name)} AS ${type}) AS ${name}`;
