@@ -23,6 +23,11 @@ const { values } = parseArgs({
     postgres: { type: 'string' },
     'http-seconds': { type: 'string', default: '10' },
     'skip-http': { type: 'boolean', default: false },
+    // 1 = the busiest project (28% of all events with the generator's Zipf-like traffic).
+    'project-rank': { type: 'string', default: '1' },
+    // Comma-separated filters, for supplementary runs: endpoint names and variants to measure.
+    endpoints: { type: 'string' },
+    variants: { type: 'string' },
   },
 });
 const scale = values.scale as Scale;
@@ -38,7 +43,9 @@ interface CaseResult extends Timing {
 }
 
 const dataset = await prepareDataset(scale, log);
-const cases = benchCases(dataset.projects[0]!);
+const rank = Math.max(1, Number(values['project-rank']));
+const wanted = (list: string | undefined, item: string) => list === undefined || list.split(',').includes(item);
+const cases = benchCases(dataset.projects[rank - 1]!, rank).filter((c) => wanted(values.endpoints, c.endpoint));
 const results: CaseResult[] = [];
 const record = (name: string, variant: Variant, samples: Samples) => {
   results.push({ name, variant, mode: 'warm', ...summarize(samples.warm) });
@@ -47,10 +54,12 @@ const record = (name: string, variant: Variant, samples: Samples) => {
 
 for (const c of cases) {
   log(`case: ${c.name}`);
-  record(c.name, 'library-parquet', await measureLibrary(dataset.parquet, c, runs));
-  record(c.name, 'bare-duckdb-parquet', await measureBareDuckDB(dataset.parquet, c, runs));
-  record(c.name, 'library-ndjson', await measureLibrary(dataset.ndjson, c, runs));
-  if (values.postgres) record(c.name, 'postgres-logflare-layout', await measurePostgres(values.postgres, dataset, c, runs, log));
+  if (wanted(values.variants, 'library-parquet')) record(c.name, 'library-parquet', await measureLibrary(dataset.parquet, c, runs));
+  if (wanted(values.variants, 'bare-duckdb-parquet')) record(c.name, 'bare-duckdb-parquet', await measureBareDuckDB(dataset.parquet, c, runs));
+  if (wanted(values.variants, 'library-ndjson')) record(c.name, 'library-ndjson', await measureLibrary(dataset.ndjson, c, runs));
+  if (values.postgres && wanted(values.variants, 'postgres-logflare-layout')) {
+    record(c.name, 'postgres-logflare-layout', await measurePostgres(values.postgres, dataset, c, runs, log));
+  }
 }
 
 // How much of the Parquet each case reads (EXPLAIN ANALYZE of the library's SQL).

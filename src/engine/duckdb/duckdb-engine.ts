@@ -240,6 +240,10 @@ class DuckDBEngine implements Engine {
       if (error instanceof EngineError) throw error;
       if (timedOut) throw new EngineError('timeout', `The query ran past its time limit of ${this.timeoutMs} ms.`, { cause: error });
       if (this.closed) throw new EngineError('closed', 'The endpoints were closed.', { cause: error });
+      // Past the memory limit under concurrent queries: a retry later can succeed, so 503.
+      if (/Out of Memory Error/i.test(String((error as Error)?.message))) {
+        throw new EngineError('overloaded', 'The engine is out of memory for now; retry shortly.', { cause: error, retryAfterSeconds: 1 });
+      }
       throw new EngineError('query_failed', 'The query failed in the engine.', { cause: error });
     } finally {
       clearTimeout(timer);
