@@ -45,37 +45,32 @@ async function checkMounted(base: string) {
   expect(await own.text()).toBe('my app');
 }
 
+/** Adds the app's own route, serves the app on a free port and checks the mounted handler. */
+async function checkExpressApp(app: ReturnType<typeof express>) {
+  app.get('/', (_req, res) => {
+    res.send('my app');
+  });
+  const server = app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  try {
+    await checkMounted(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  } finally {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
+
 describe('mounting', () => {
   it('Express: app.use(toNodeListener(handler)) with a base path; other routes pass through', async () => {
     const app = express();
     app.use(toNodeListener(createHandler(ep, { apiKeys: [KEY], basePath: '/logs' })));
-    app.get('/', (_req, res) => {
-      res.send('my app');
-    });
-    const server = app.listen(0, '127.0.0.1');
-    await new Promise((resolve) => server.once('listening', resolve));
-    try {
-      await checkMounted(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
-    } finally {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-    }
+    await checkExpressApp(app);
   });
 
   it('Express: app.use("/logs", listener) works too (the original URL is used)', async () => {
     const app = express();
     app.use('/logs', toNodeListener(createHandler(ep, { apiKeys: [KEY], basePath: '/logs' })));
-    app.get('/', (_req, res) => {
-      res.send('my app');
-    });
-    const server = app.listen(0, '127.0.0.1');
-    await new Promise((resolve) => server.once('listening', resolve));
-    try {
-      await checkMounted(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
-    } finally {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-    }
+    await checkExpressApp(app);
   });
 
   it('Express without a base path: only the handler\'s routes are taken, the rest reaches the app', async () => {
