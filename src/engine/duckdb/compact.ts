@@ -6,6 +6,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { SourceName } from '../engine';
 import { listFiles } from './list-files';
 import { openDatabase, type DatabaseSettings } from './open-database';
+import { parquetLayoutCopy } from './parquet-layout';
 import { sourceRelation } from './source-relations';
 import { sqlString } from './sql-literal';
 
@@ -51,8 +52,6 @@ interface Manifest {
   skippedLines: number;
   files: string[];
 }
-
-const PROJECT_COLUMN: Record<SourceName, string> = { edgeLogs: 'project', functionEdgeLogs: 'project_ref' };
 
 /**
  * Rewrites NDJSON logs as Parquet in the fast layout: zstd, row groups of 100k rows, sorted by
@@ -105,16 +104,18 @@ export async function compactLogs(options: CompactOptions): Promise<CompactResul
       checkAborted(options.signal);
 
       progress({ stage: 'writing', fraction: 0 });
-      await withQueryProgress(connection, (fraction) => progress({ stage: 'writing', fraction }), () => connection.run(`
-        COPY (
-          SELECT *, strftime(timestamp, '%Y-%m-%d') AS date
-          FROM (${relation})
-          WHERE timestamp IS NOT NULL
-          ORDER BY date, ${PROJECT_COLUMN[options.source]}, timestamp DESC
-        ) TO ${sqlString(staging)} (
-          FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 100000,
-          PARTITION_BY (date), FILENAME_PATTERN ${sqlString(`part-${runId}-{i}`)}, OVERWRITE_OR_IGNORE true
-        )`));
+      // A sort of millions of events may not fit in memory: spill inside the staging folder.
+      await connection.run(`SET temp_directory = ${sqlString(join(staging, '.spill'))}`);
+      await withQueryProgress(connection, (fraction) => progress({ stage: 'writing', fraction }), () => connection.run(
+        parquetLayoutCopy({
+          source: options.source,
+          ndjson,
+          target: staging,
+          // An event without a usable timestamp has no day; it is counted as skipped instead.
+          where: 'timestamp IS NOT NULL',
+          partitionByDay: { filenamePattern: `part-${runId}-{i}` },
+        }),
+      ));
       progress({ stage: 'writing', fraction: 1 });
       checkAborted(options.signal);
 

@@ -2,11 +2,9 @@ import { rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { SourceName } from '../engine';
 import { openDatabase, type DatabaseSettings } from './open-database';
-import { sourceRelation } from './source-relations';
+import { IS_EVENT, parquetLayoutCopy } from './parquet-layout';
 import { sqlString } from './sql-literal';
 
-/** The column Parquet files are sorted by first, so a project's rows sit in few row groups. */
-const PROJECT_COLUMN: Record<SourceName, string> = { edgeLogs: 'project', functionEdgeLogs: 'project_ref' };
 
 let sequence = 0;
 
@@ -33,14 +31,7 @@ export async function writeParquet(
   try {
     // Sorting millions of events may not fit in memory: spill beside the output, not in the cwd.
     await connection.run(`SET temp_directory = ${sqlString(spill)}`);
-    const relation = sourceRelation(source, { ndjson: inputFiles, parquet: [], parquetTypes: new Map() });
-    // A broken line reads as a row of NULLs; an event always has at least one of these.
-    const reader = await connection.runAndReadAll(`
-      COPY (
-        SELECT * FROM (${relation})
-        WHERE id IS NOT NULL OR timestamp IS NOT NULL OR event_message IS NOT NULL OR metadata IS NOT NULL
-        ORDER BY ${PROJECT_COLUMN[source]}, timestamp DESC, id
-      ) TO ${sqlString(temp)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 100000)`);
+    const reader = await connection.runAndReadAll(parquetLayoutCopy({ source, ndjson: inputFiles, target: temp, where: IS_EVENT }));
     const rows = Number(reader.getRows()[0]?.[0] ?? 0);
     await rename(temp, outFile);
     return { rows };
