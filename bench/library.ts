@@ -4,12 +4,11 @@ import { findDefinition } from '../src/definitions/registry';
 import { normalizeParams } from '../src/definitions/normalize-params';
 import { engineRequest } from '../src/definitions/definition';
 import { bindRequest, fullQuerySql, QUERY_SOURCES } from '../src/engine/duckdb/duckdb-engine';
-import { listFiles } from '../src/engine/duckdb/list-files';
+import { earliestDayOf, listFiles } from '../src/engine/duckdb/list-files';
 import { parquetSchema } from '../src/engine/duckdb/parquet-schema';
 import type { BenchCase } from './cases';
 import { REFERENCE } from './dataset';
 import { timeMs } from './stats';
-import { formatIsoMicros } from '../src/time/iso';
 
 export interface Samples {
   warm: number[];
@@ -57,7 +56,7 @@ export async function measureBareDuckDB(sources: SourceGlobs, c: BenchCase, runs
   // The SQL is built once, outside every timing, so a cold run reads the files for the first time.
   const setup = await connect();
   // The same files the library reads for this request (day partitions before the window left out).
-  const earliestDay = request.notBefore === undefined ? null : formatIsoMicros(request.notBefore).slice(0, 10);
+  const earliestDay = earliestDayOf(request.notBefore);
   const { parquet } = await listFiles(setup.connection, typeof globs === 'string' ? [globs] : [...(globs ?? [])], earliestDay);
   const sql = fullQuerySql(c.endpoint, { ndjson: [], parquet, parquetTypes: await parquetSchema(setup.connection, parquet) });
   setup.connection.closeSync();

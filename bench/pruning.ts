@@ -4,9 +4,8 @@ import { engineRequest } from '../src/definitions/definition';
 import { normalizeParams } from '../src/definitions/normalize-params';
 import { findDefinition } from '../src/definitions/registry';
 import { bindRequest, fullQuerySql, QUERY_SOURCES } from '../src/engine/duckdb/duckdb-engine';
-import { listFiles } from '../src/engine/duckdb/list-files';
+import { earliestDayOf, listFiles } from '../src/engine/duckdb/list-files';
 import { parquetSchema } from '../src/engine/duckdb/parquet-schema';
-import { formatIsoMicros } from '../src/time/iso';
 import type { BenchCase } from './cases';
 import { REFERENCE } from './dataset';
 
@@ -24,7 +23,7 @@ export async function scannedRows(sources: SourceGlobs, c: BenchCase): Promise<{
   const connection = await instance.connect();
   try {
     await connection.run("SET TimeZone = 'UTC'");
-    const earliestDay = request.notBefore === undefined ? null : formatIsoMicros(request.notBefore).slice(0, 10);
+    const earliestDay = earliestDayOf(request.notBefore);
     const all = await listFiles(connection, list);
     const { parquet } = await listFiles(connection, list, earliestDay);
     const sql = fullQuerySql(c.endpoint, { ndjson: [], parquet, parquetTypes: await parquetSchema(connection, parquet) });

@@ -138,6 +138,22 @@ describe('log sources', () => {
     });
   });
 
+  it('a file rewritten under the same name is read anew (kept prepared statements never hold old data)', async () => {
+    const ndjsonFile = tmp.path('same', 'edge.ndjson');
+    const parquetFile = tmp.path('same', 'edge.parquet');
+    const toParquet = () =>
+      sql(`COPY (SELECT * FROM read_json('${ndjsonFile}', columns = {id: 'VARCHAR', timestamp: 'VARCHAR', project: 'VARCHAR'})) TO '${parquetFile}' (FORMAT parquet)`);
+    writeLines(ndjsonFile, EDGE.slice(0, 1));
+    await toParquet();
+    await withEndpoints({ edgeLogs: tmp.path('same', 'edge.*') }, async (ep) => {
+      const ids = async () => (await ep.logsAll({ project: 'abc', project_tier: 'FREE' })).map((r) => r.id).sort();
+      expect(await ids()).toEqual(['e1', 'e1']);
+      writeLines(ndjsonFile, EDGE.slice(0, 3));
+      await toParquet();
+      expect(await ids()).toEqual(['e1', 'e1', 'e2', 'e2', 'e3', 'e3']);
+    });
+  });
+
   it("a path with a quote in it is escaped, not SQL", async () => {
     writeLines(tmp.path("it's", 'edge.ndjson'), EDGE);
     writeLines(tmp.path("it's", 'fn.ndjson'), FUNCTIONS);

@@ -10,7 +10,6 @@ import {
   type DuckDBValue,
 } from '@duckdb/node-api';
 import { EngineError } from '../../errors';
-import { formatIsoMicros } from '../../time/iso';
 import type {
   Engine,
   EngineParam,
@@ -21,7 +20,7 @@ import type {
   SourceName,
 } from '../engine';
 import { QueryGate } from '../query-gate';
-import { listFiles } from './list-files';
+import { earliestDayOf, listFiles } from './list-files';
 import { parquetSchema } from './parquet-schema';
 import { querySql } from './query-files';
 import { openDatabase, type DatabaseSettings } from './open-database';
@@ -200,8 +199,7 @@ class DuckDBEngine implements Engine {
 
   /** Files of a source now (re-listed on every query, so new files are read at once). */
   private async sourceFiles(connection: DuckDBConnection, source: SourceName, notBefore?: bigint): Promise<SourceFiles> {
-    const earliestDay = notBefore === undefined ? null : formatIsoMicros(notBefore).slice(0, 10);
-    const { ndjson, parquet } = await listFiles(connection, this.globs[source], earliestDay);
+    const { ndjson, parquet } = await listFiles(connection, this.globs[source], earliestDayOf(notBefore));
     const parquetTypes = parquet.length ? await this.describeParquet(connection, parquet) : new Map<string, string>();
     return { ndjson, parquet, parquetTypes };
   }

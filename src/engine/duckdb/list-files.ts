@@ -1,5 +1,11 @@
 import { VARCHAR, type DuckDBConnection } from '@duckdb/node-api';
+import { formatIsoMicros, type Micros } from '../../time/iso';
 import { fileKind, partitionDay } from './file-kinds';
+
+/** The UTC day (`YYYY-MM-DD`) of a query's earliest instant: partitions before it hold no answer. */
+export function earliestDayOf(notBefore: Micros | undefined): string | null {
+  return notBefore === undefined ? null : formatIsoMicros(notBefore).slice(0, 10);
+}
 
 export interface ListedFiles {
   ndjson: string[];
