@@ -1,8 +1,11 @@
 import { defineConfig } from 'vitest/config';
 
+/** `npm test`: everything that needs nothing but Node and npm. */
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // Tests that need a server we do not ship run in `npm run test:integration`.
+    exclude: ['test/integration/**', 'node_modules/**'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // Each file opens its own DuckDB; two workers match the two cores of CI.

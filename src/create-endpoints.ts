@@ -13,6 +13,7 @@ import { shapeRows, type Row } from './rows/shape-rows';
 import { withArrowTable } from './rows/to-arrow';
 import type { Table } from 'apache-arrow';
 import { describeDefinition, type EndpointDescription } from './definitions/describe';
+import { catalogRequests, mergeCatalog, type Catalog, type CatalogOptions } from './definitions/catalog';
 import { CacheLayer, type CacheCounters } from './cache/cache-layer';
 import { effectivePolicies, type CachePolicyOverrides } from './cache/cache-policy';
 import { memoryCache } from './cache/memory-cache';
@@ -114,6 +115,11 @@ export interface Endpoints {
   query(nameOrId: string, params: RawParams, options: QueryOptions): Promise<QueryResult>;
   /** The endpoints' definitions: name, UUID, parameters, columns, max rows, cache policy. */
   readonly definitions: readonly EndpointDescription[];
+  /**
+   * The projects (and each project's edge functions) the data holds over the last `days` (default 7),
+   * busiest first: what a project picker offers. Never cached; runs through the same limits as queries.
+   */
+  catalog(options?: CatalogOptions): Promise<Catalog>;
   /** Files, lines and skipped (broken) lines of each source, counted now. */
   inspectSources(): Promise<SourceInspection[]>;
   /** Resolves when the engine answers a trivial query. */
@@ -203,6 +209,13 @@ class EndpointsImpl implements Endpoints {
     const params = await this.validate(definition, raw as RawParams);
     const { entry, status, policy } = await this.cache.read(definition, params, () => this.compute(definition, params));
     return this.answer(definition, entry, status, policy);
+  }
+
+  async catalog(options?: CatalogOptions): Promise<Catalog> {
+    this.assertOpen();
+    const { since, requests } = catalogRequests(this.clock(), options);
+    const [projects, functions] = await Promise.all(requests.map((r) => this.engine.run(r)));
+    return mergeCatalog(since, projects!, functions!);
   }
 
   async inspectSources() {

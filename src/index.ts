@@ -14,6 +14,7 @@ export type {
 export { EngineError, InvalidParameterError, LogEndpointsError, NotFoundError } from './errors';
 export type { ErrorCode } from './errors';
 export type { EndpointDescription } from './definitions/describe';
+export type { Catalog, CatalogOptions, CatalogProject } from './definitions/catalog';
 export type { CachePolicy, ColumnSpec, ColumnType, EndpointName, ParamSpec } from './definitions/definition';
 export type {
   FunctionsInvocationStatsParams,
@@ -37,6 +38,8 @@ export type {
   EngineResult,
   EngineValue,
   QueryName,
+  EndpointQueryName,
+  CatalogQueryName,
   SourceInspection,
   SourceName,
 } from './engine/engine';

@@ -1,8 +1,8 @@
-import type { EngineParam, EngineRequest, EngineValue, QueryName } from '../engine/engine';
+import type { EndpointQueryName, EngineParam, EngineRequest, EngineValue } from '../engine/engine';
 import type { BucketUnit } from '../time/units';
 
 /** The names of the endpoints. */
-export type EndpointName = QueryName;
+export type EndpointName = EndpointQueryName;
 
 /** Result cache policy of an endpoint; `null` on an endpoint means never cached. */
 export interface CachePolicy {

@@ -3,8 +3,17 @@ import type { Micros } from '../time/iso';
 /** The two log sources of contract §1. */
 export type SourceName = 'edgeLogs' | 'functionEdgeLogs';
 
-/** The saved queries an engine knows how to run, one per endpoint. */
-export type QueryName = 'functions.invocation-stats' | 'logs.all' | 'usage.api-counts';
+/** The saved queries of the three endpoints. */
+export type EndpointQueryName = 'functions.invocation-stats' | 'logs.all' | 'usage.api-counts';
+
+/**
+ * Queries behind `ep.catalog()`: which projects (gateway log) and which projects' functions
+ * (edge-function log) the data holds since an instant, for pickers such as the dashboard's.
+ */
+export type CatalogQueryName = 'catalog.projects' | 'catalog.functions';
+
+/** The saved queries an engine knows how to run: one per endpoint, plus the catalog's. */
+export type QueryName = EndpointQueryName | CatalogQueryName;
 
 /** A value bound to a query parameter. Timestamps are tagged so no engine has to guess. */
 export type EngineParam = string | number | null | { timestamp: Micros };

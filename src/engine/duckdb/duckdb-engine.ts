@@ -48,6 +48,8 @@ export const QUERY_SOURCES: Record<EngineRequest['query'], SourceName> = {
   'functions.invocation-stats': 'functionEdgeLogs',
   'logs.all': 'edgeLogs',
   'usage.api-counts': 'edgeLogs',
+  'catalog.projects': 'edgeLogs',
+  'catalog.functions': 'functionEdgeLogs',
 };
 
 /**

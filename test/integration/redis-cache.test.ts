@@ -1,44 +1,16 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDuckDBEngine } from '../src/engine/duckdb/duckdb-engine';
-import { createEndpoints, type CacheEntry, type Endpoints, type Engine } from '../src/index';
-import { redisCache } from '../src/redis';
-import { manualTime, ProbeEngine } from './support/cache-harness';
-import { edgeEvent, functionEvent, tempDir, writeLines } from './support/log-files';
+import { createDuckDBEngine } from '../../src/engine/duckdb/duckdb-engine';
+import { createEndpoints, type CacheEntry, type Endpoints, type Engine } from '../../src/index';
+import { redisCache } from '../../src/redis';
+import { manualTime, ProbeEngine } from '../support/cache-harness';
+import { freePort, startRedis } from './support/servers';
+import { edgeEvent, functionEvent, tempDir, writeLines } from '../support/log-files';
 
 const NOW = '2026-11-21T12:00:00.000Z';
 const SECOND = 1000;
-
-/** A free loopback port (the OS picks it; the listener is closed before redis-server binds it). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
-}
-
-/** Starts a throwaway redis-server; rejects (failing the tests) when there is none. */
-async function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  await new Promise<void>((resolve, reject) => {
-    let output = '';
-    child.once('error', (error) => reject(new Error(`redis-server could not be started (is it installed?): ${error.message}`)));
-    child.once('exit', (code) => reject(new Error(`redis-server exited with code ${code}: ${output}`)));
-    child.stdout!.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('Ready to accept connections')) resolve();
-    });
-  });
-  return child;
-}
 
 describe('redisCache', () => {
   const tmp = tempDir('le-redis-');
