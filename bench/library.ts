@@ -4,7 +4,7 @@ import { findDefinition } from '../src/definitions/registry';
 import { normalizeParams } from '../src/definitions/normalize-params';
 import { engineRequest } from '../src/definitions/definition';
 import { bindRequest, fullQuerySql, QUERY_SOURCES } from '../src/engine/duckdb/duckdb-engine';
-import { earliestDayOf, listFiles } from '../src/engine/duckdb/list-files';
+import { earliestDayOf, parquetFilesOf } from '../src/engine/duckdb/list-files';
 import { parquetSchema } from '../src/engine/duckdb/parquet-schema';
 import type { BenchCase } from './cases';
 import { REFERENCE } from './dataset';
@@ -57,7 +57,7 @@ export async function measureBareDuckDB(sources: SourceGlobs, c: BenchCase, runs
   const setup = await connect();
   // The same files the library reads for this request (day partitions before the window left out).
   const earliestDay = earliestDayOf(request.notBefore);
-  const { parquet } = await listFiles(setup.connection, typeof globs === 'string' ? [globs] : [...(globs ?? [])], earliestDay);
+  const parquet = await parquetFilesOf(typeof globs === 'string' ? [globs] : [...(globs ?? [])], earliestDay);
   const sql = fullQuerySql(c.endpoint, { ndjson: [], parquet, parquetTypes: await parquetSchema(setup.connection, parquet) });
   setup.connection.closeSync();
   setup.instance.closeSync();

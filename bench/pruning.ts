@@ -4,7 +4,7 @@ import { engineRequest } from '../src/definitions/definition';
 import { normalizeParams } from '../src/definitions/normalize-params';
 import { findDefinition } from '../src/definitions/registry';
 import { bindRequest, fullQuerySql, QUERY_SOURCES } from '../src/engine/duckdb/duckdb-engine';
-import { earliestDayOf, listFiles } from '../src/engine/duckdb/list-files';
+import { earliestDayOf, parquetFilesOf } from '../src/engine/duckdb/list-files';
 import { parquetSchema } from '../src/engine/duckdb/parquet-schema';
 import type { BenchCase } from './cases';
 import { REFERENCE } from './dataset';
@@ -24,8 +24,8 @@ export async function scannedRows(sources: SourceGlobs, c: BenchCase): Promise<{
   try {
     await connection.run("SET TimeZone = 'UTC'");
     const earliestDay = earliestDayOf(request.notBefore);
-    const all = await listFiles(connection, list);
-    const { parquet } = await listFiles(connection, list, earliestDay);
+    const all = { parquet: await parquetFilesOf(list) };
+    const parquet = await parquetFilesOf(list, earliestDay);
     const sql = fullQuerySql(c.endpoint, { ndjson: [], parquet, parquetTypes: await parquetSchema(connection, parquet) });
     const prepared = await connection.prepare(`EXPLAIN ANALYZE ${sql}`);
     bindRequest(prepared, request);

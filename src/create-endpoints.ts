@@ -13,6 +13,7 @@ import { shapeRows, type Row } from './rows/shape-rows';
 import { withArrowTable } from './rows/to-arrow';
 import type { Table } from 'apache-arrow';
 import { describeDefinition, type EndpointDescription } from './definitions/describe';
+import type { SkippedFile } from './storage/file-checks';
 import { catalogRequests, mergeCatalog, type Catalog, type CatalogOptions } from './definitions/catalog';
 import { CacheLayer, type CacheCounters } from './cache/cache-layer';
 import { effectivePolicies, type CachePolicyOverrides } from './cache/cache-policy';
@@ -48,6 +49,23 @@ export interface EndpointsOptions {
   fillEmptyBuckets?: boolean;
   /** Use another engine instead of the built-in DuckDB one (the `sources`, `duckdb` and `limits` options are then its business). */
   engine?: Engine;
+  /**
+   * Told once per file (and reason) when an answer leaves a file out because it cannot be read:
+   * damaged Parquet, broken compression, unreadable. Answers carry `skippedFiles` either way.
+   */
+  onWarning?: (warning: EndpointsWarning) => void;
+}
+
+/**
+ * Something a user should know that did not fail the call.
+ *
+ * @example
+ * const ep = await createEndpoints({ sources, onWarning: (w) => console.warn(w.message) });
+ */
+export interface EndpointsWarning {
+  code: 'file_skipped';
+  message: string;
+  file: SkippedFile;
 }
 
 /** How an answer was obtained. */
@@ -66,6 +84,12 @@ export interface QueryResult<R = Row> {
   ttlRemainingSeconds: number | null;
   /** Milliseconds the engine spent on the rows (of the computation that produced them). */
   engineMs: number;
+  /**
+   * Files the rows leave out because they could not be read (damaged Parquet, broken compression,
+   * unreadable), with the reason; empty when every file was read. Vanished files are not here:
+   * a file gone between listing and reading is simply absent (the query lists again).
+   */
+  skippedFiles: SkippedFile[];
 }
 
 /** Options of one `query` call. */
@@ -165,6 +189,7 @@ class EndpointsImpl implements Endpoints {
   };
   private readonly cache: CacheLayer;
   private closed = false;
+  private readonly warned = new Set<string>();
 
   constructor(
     private readonly engine: Engine,
@@ -273,10 +298,13 @@ class EndpointsImpl implements Endpoints {
     }
     let rows = engineResult.rows;
     if (this.options.fillEmptyBuckets && definition.buckets) rows = fillBuckets(rows, definition.buckets(params, now));
+    const skippedFiles = engineResult.skippedFiles ?? [];
+    this.warnSkipped(skippedFiles);
     return {
       rows: shapeRows(definition.columns, rows.slice(0, definition.maxRows)),
       computedAt: now.toISOString(),
       engineMs: engineResult.engineMs,
+      ...(skippedFiles.length ? { skippedFiles } : {}),
     };
   }
 
@@ -291,7 +319,25 @@ class EndpointsImpl implements Endpoints {
       ageSeconds,
       ttlRemainingSeconds: policy ? Math.max(0, policy.ttlSeconds - ageSeconds) : null,
       engineMs: computed.engineMs,
+      skippedFiles: computed.skippedFiles ?? [],
     };
+  }
+
+  /** Tells `onWarning` about each skipped file once (per path, reason and message). */
+  private warnSkipped(files: readonly SkippedFile[]): void {
+    const hook = this.options.onWarning;
+    if (!hook) return;
+    for (const file of files) {
+      const key = `${file.path}\0${file.reason}\0${file.message}`;
+      if (this.warned.has(key)) continue;
+      if (this.warned.size > 10_000) this.warned.clear();
+      this.warned.add(key);
+      try {
+        hook({ code: 'file_skipped', message: `${file.path} is left out of answers: ${file.message}`, file });
+      } catch {
+        // A failing hook must not fail the query.
+      }
+    }
   }
 
   private assertOpen() {

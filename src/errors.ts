@@ -31,6 +31,7 @@ export class LogEndpointsError extends Error {
 /** Stable error codes; the HTTP status of each is fixed (contract §6). */
 export type ErrorCode =
   | 'invalid_parameter'
+  | 'invalid_option'
   | 'unauthorized'
   | 'not_found'
   | 'method_not_allowed'
@@ -57,6 +58,21 @@ export class InvalidParameterError extends LogEndpointsError {
   }
   override toJSON() {
     return { ...super.toJSON(), param: this.param };
+  }
+}
+
+/**
+ * An option of the library or a command does not hold: a bad value, or inputs that do not fit it
+ * (edge logs compacted as `--source functions`). `option` names it.
+ *
+ * @example
+ * await compactLogs({ source: 'functionEdgeLogs', inputs: 'logs/edge/*.ndjson', outDir: 'out' }) // throws, e.option === 'source'
+ */
+export class InvalidOptionError extends LogEndpointsError {
+  readonly option: string;
+  constructor(option: string, message: string, options?: { cause?: unknown }) {
+    super('invalid_option', 400, message, options);
+    this.option = option;
   }
 }
 

@@ -5,13 +5,14 @@ export type {
   Endpoints,
   EndpointsOptions,
   EndpointsStats,
+  EndpointsWarning,
   EndpointTypes,
   QueryResult,
   // `ep.query(name, params, { format: 'arrow' })` adds an apache-arrow Table of the rows.
   QueryOptions,
   ArrowQueryResult,
 } from './create-endpoints';
-export { EngineError, InvalidParameterError, LogEndpointsError, NotFoundError } from './errors';
+export { EngineError, InvalidOptionError, InvalidParameterError, LogEndpointsError, NotFoundError } from './errors';
 export type { ErrorCode } from './errors';
 export type { EndpointDescription } from './definitions/describe';
 export type { Catalog, CatalogOptions, CatalogProject } from './definitions/catalog';
@@ -44,5 +45,6 @@ export type {
   SourceName,
 } from './engine/engine';
 export type { SourceGlobs } from './engine/duckdb/duckdb-engine';
-export { compactLogs } from './engine/duckdb/compact';
-export type { CompactOptions, CompactResult, CompactStage } from './engine/duckdb/compact';
+export { compactLogs } from './storage/compact';
+export type { CompactOptions, CompactResult, CompactStage } from './storage/compact';
+export type { SkippedFile, SkipReason } from './storage/file-checks';

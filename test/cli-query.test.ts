@@ -153,14 +153,36 @@ describe('log-endpoints compact', () => {
     const out = tmp.path('compacted');
     const r = await run('compact', '--source', 'edge', '--input', tmp.path('edge.ndjson'), '--out', out);
     expect(r.code).toBe(0);
-    expect(r.stdout).toBe(`Compacted 1 files: 2 events in 1 Parquet files under ${out}.\n`);
+    expect(r.stdout).toBe(`Compacted 1 file: 2 events in 1 Parquet files under ${out}.\n`);
     expect(r.stderr).toMatch(/Writing/);
     const again = await run('compact', '--source', 'edge', '--input', tmp.path('edge.ndjson'), '--out', out);
-    expect(again.stdout).toMatch(/^Already compacted: 1 files, 2 events; nothing written\./);
+    expect(again.stdout).toBe(`Nothing new: every event of the inputs is in ${out} already.\n`);
     const args = ['query', 'logs.all', '-p', 'project=abc', '-p', 'project_tier=FREE', '-f', 'json', '--now', NOW];
     const fromParquet = await run(...args, '--edge-logs', `${out}/**/*.parquet`);
     const fromNdjson = await run(...args, '--edge-logs', tmp.path('edge.ndjson'));
     expect(JSON.parse(fromParquet.stdout).result).toHaveLength(2);
     expect(fromParquet.stdout).toBe(fromNdjson.stdout);
+  });
+
+  it('refuses edge logs compacted as functions: exit 2, one line that says what to do', async () => {
+    const r = await run('compact', '--source', 'functions', '--input', tmp.path('edge.ndjson'), '--out', tmp.path('wrong-source'));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^error \[invalid_option\]: None of the 2 events sampled looks like an edge-function log event; 2 look like gateway \(edge\) log events\. Did you mean --source edge\?/m);
+  });
+});
+
+describe('globs that match nothing are told', () => {
+  it('query and compact warn on stderr for each empty glob, and for a log not given at all', async () => {
+    const typo = tmp.path('no-such-folder', '*.ndjson');
+    const q = await run('query', 'logs.all', '-p', 'project=abc', '-p', 'project_tier=FREE', '-f', 'json', '--now', NOW, '--edge-logs', typo, '--edge-logs', tmp.path('edge.ndjson'));
+    expect(q.code).toBe(0);
+    expect(q.stderr).toContain(`warning: --edge-logs '${typo}' matches no log file`);
+    const missing = await run('query', 'functions.invocation-stats', '-p', 'project=abc', '-p', 'interval=1day', '-f', 'json', '--now', NOW, '--edge-logs', tmp.path('edge.ndjson'));
+    expect(missing.code).toBe(0);
+    expect(missing.stderr).toContain('warning: no --function-logs given: functions.invocation-stats will answer no rows');
+    const c = await run('compact', '--source', 'edge', '--input', typo, '--out', tmp.path('typo-out'));
+    expect(c.code).toBe(0);
+    expect(c.stderr).toContain(`warning: --input '${typo}' matches no log file`);
+    expect(c.stdout).toBe('No input to compact.\n');
   });
 });

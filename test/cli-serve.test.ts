@@ -50,7 +50,11 @@ describe('log-endpoints serve, as a process', () => {
     const { io, out } = memoryIO();
     const code = await main(['serve', '--edge-logs', tmp.path('*.ndjson'), '--port', port!, '--api-key', 'k'], io, 'test');
     expect(code).toBe(1);
-    expect(out.stderr).toBe(`error: Port ${port} on 127.0.0.1 is already in use; choose another with --port.\n`);
+    // The serve command also warns that no function logs were given (one line before the error).
+    expect(out.stderr).toBe(
+      'warning: no --function-logs given: functions.invocation-stats will answer no rows\n' +
+        `error: Port ${port} on 127.0.0.1 is already in use; choose another with --port.\n`,
+    );
     first.kill('SIGINT');
     await new Promise((resolve) => first.on('exit', resolve));
   });

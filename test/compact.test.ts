@@ -1,12 +1,14 @@
-import { readdirSync, readFileSync, statSync, existsSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compactLogs } from '../src/engine/duckdb/compact';
-import type { Endpoints } from '../src/index';
+import { hostname } from 'node:os';
+import { compactLogs } from '../src/storage/compact';
+import { acquireLockFile } from '../src/storage/lock-file';
+import { InvalidOptionError, type Endpoints } from '../src/index';
+import { census, CENSUS_NOW, censusEvents, idRange } from './support/census';
 import { edgeEvent, endpointsAt, functionEvent, tempDir, writeLines } from './support/log-files';
 
 const NOW = '2026-11-21T12:00:00Z';
-const DAY = 86_400_000;
 
 function events() {
   const edge: object[] = [];
@@ -41,6 +43,18 @@ const snapshot = (dir: string) =>
       .map((f) => [f, readFileSync(join(dir, f)).toString('base64')]),
   );
 
+const parquetUnder = (dir: string) => (readdirSync(dir, { recursive: true }) as string[]).filter((f) => f.endsWith('.parquet'));
+
+/** A census of everything the endpoints read from these sources at CENSUS_NOW. */
+async function censusOf(edgeLogs: string | string[]) {
+  const { ep } = await endpointsAt({ edgeLogs }, CENSUS_NOW);
+  try {
+    return await census(ep);
+  } finally {
+    await ep.close();
+  }
+}
+
 describe('compactLogs', () => {
   const tmp = tempDir();
   let expected: unknown[];
@@ -59,16 +73,22 @@ describe('compactLogs', () => {
   it('is lossless: the Parquet dataset gives the same answers, partitioned by UTC day', async () => {
     const edge = await compactLogs({ source: 'edgeLogs', inputs: tmp.path('ndjson', 'edge-*.ndjson'), outDir: tmp.path('pq', 'edge') });
     const fn = await compactLogs({ source: 'functionEdgeLogs', inputs: tmp.path('ndjson', 'fn.ndjson'), outDir: tmp.path('pq', 'fn') });
-    expect(edge).toMatchObject({ rows: 600, skippedLines: 0, alreadyCompacted: false, deletedSource: false });
+    expect(edge).toMatchObject({ rows: 600, skippedLines: 0, alreadyCompacted: false, deletedSource: false, inputFiles: [tmp.path('ndjson', 'edge-1.ndjson'), tmp.path('ndjson', 'edge-2.ndjson')] });
     expect(fn.rows).toBe(600);
-    expect(edge.files.every((f) => /^date=\d{4}-\d{2}-\d{2}[/\\]part-[0-9a-f]{16}-\d+\.parquet$/.test(f))).toBe(true);
+    expect(edge.files.every((f) => /^date=\d{4}-\d{2}-\d{2}\/part-[0-9a-f]{16}-\d+\.parquet$/.test(f))).toBe(true);
     expect(new Set(edge.files.map((f) => f.slice(0, 15))).size).toBeGreaterThanOrEqual(3);
-    const { ep } = await endpointsAt({ edgeLogs: tmp.path('pq', 'edge', '**', '*.parquet'), functionEdgeLogs: tmp.path('pq', 'fn', '**', '*.parquet') }, NOW);
-    try {
-      expect(await everything(ep)).toEqual(expected);
-      expect((await ep.inspectSources()).map((s) => s.parquetRows)).toEqual([600, 600]);
-    } finally {
-      await ep.close();
+    // The dataset folder itself, or a glob of its files: both read the committed files only.
+    for (const sources of [
+      { edgeLogs: tmp.path('pq', 'edge'), functionEdgeLogs: tmp.path('pq', 'fn') },
+      { edgeLogs: tmp.path('pq', 'edge', '**', '*.parquet'), functionEdgeLogs: tmp.path('pq', 'fn', '**', '*.parquet') },
+    ]) {
+      const { ep } = await endpointsAt(sources, NOW);
+      try {
+        expect(await everything(ep)).toEqual(expected);
+        expect((await ep.inspectSources()).map((s) => s.parquetRows)).toEqual([600, 600]);
+      } finally {
+        await ep.close();
+      }
     }
     // The source is untouched without deleteSource.
     expect(existsSync(tmp.path('ndjson', 'edge-1.ndjson'))).toBe(true);
@@ -76,17 +96,17 @@ describe('compactLogs', () => {
 
   it('is idempotent: a second run over the same inputs changes nothing', async () => {
     const out = tmp.path('idem');
-    const first = await compactLogs({ source: 'edgeLogs', inputs: tmp.path('ndjson', 'edge-*.ndjson'), outDir: out });
+    await compactLogs({ source: 'edgeLogs', inputs: tmp.path('ndjson', 'edge-*.ndjson'), outDir: out });
     const before = snapshot(out);
     const second = await compactLogs({ source: 'edgeLogs', inputs: tmp.path('ndjson', 'edge-*.ndjson'), outDir: out });
-    expect(second).toMatchObject({ alreadyCompacted: true, rows: first.rows, files: first.files });
+    expect(second).toMatchObject({ alreadyCompacted: true, rows: 0, files: [], inputFiles: [] });
     expect(snapshot(out)).toEqual(before);
   });
 
-  it('an interrupted run leaves the source intact and publishes nothing; the next run completes', async () => {
-    const out = tmp.path('abort');
+  it('an interrupted run commits nothing and leaves the inputs intact; the next run completes exactly once', async () => {
     const source = snapshot(tmp.path('ndjson'));
-    for (const stage of ['writing', 'verifying'] as const) {
+    for (const stage of ['listing', 'writing', 'verifying', 'publishing'] as const) {
+      const out = tmp.path(`abort-${stage}`);
       const controller = new AbortController();
       const run = compactLogs({
         source: 'edgeLogs', inputs: tmp.path('ndjson', 'edge-*.ndjson'), outDir: out, deleteSource: true, signal: controller.signal,
@@ -94,45 +114,168 @@ describe('compactLogs', () => {
       });
       await expect(run).rejects.toThrow(/aborted|interrupt/i);
       expect(snapshot(tmp.path('ndjson'))).toEqual(source);
-      expect(existsSync(out) ? (readdirSync(out, { recursive: true }) as string[]).filter((f) => f.endsWith('.parquet')) : []).toEqual([]);
-    }
-    const done = await compactLogs({ source: 'edgeLogs', inputs: tmp.path('ndjson', 'edge-*.ndjson'), outDir: tmp.path('abort-ok') });
-    expect(done.rows).toBe(600);
-  });
-
-  it('a run interrupted while publishing is completed by the next run without duplicates', async () => {
-    const out = tmp.path('half');
-    const controller = new AbortController();
-    await expect(compactLogs({
-      source: 'edgeLogs', inputs: tmp.path('ndjson', 'edge-*.ndjson'), outDir: out, signal: controller.signal,
-      onProgress: (p) => { if (p.stage === 'publishing') controller.abort(); },
-    })).rejects.toThrow(/aborted/);
-    const published = (readdirSync(out, { recursive: true }) as string[]).filter((f) => f.endsWith('.parquet'));
-    expect(published).toHaveLength(1);
-    const again = await compactLogs({ source: 'edgeLogs', inputs: tmp.path('ndjson', 'edge-*.ndjson'), outDir: out });
-    expect(again.alreadyCompacted).toBe(false);
-    const { ep } = await endpointsAt({ edgeLogs: join(out, '**', '*.parquet') }, NOW);
-    try {
-      expect((await ep.inspectSources())[0]!.parquetRows).toBe(600);
-    } finally {
+      const { ep } = await endpointsAt({ edgeLogs: out }, NOW);
+      expect((await ep.inspectSources())[0]!.parquetRows).toBe(0);
       await ep.close();
+      const done = await compactLogs({ source: 'edgeLogs', inputs: tmp.path('ndjson', 'edge-*.ndjson'), outDir: out });
+      expect(done.rows).toBe(600);
+      const { ep: after } = await endpointsAt({ edgeLogs: out }, NOW);
+      expect((await after.inspectSources())[0]!.parquetRows).toBe(600);
+      await after.close();
+      // What the killed run left (staging, files no commit names) is gone.
+      expect(readdirSync(out).filter((f) => f.startsWith('.compact-'))).toEqual([]);
+      expect(parquetUnder(out).sort()).toEqual(done.files.map((f) => f.replace('/', '/')).sort());
     }
   });
 
-  it('deletes the source only when asked, after the check, and never when lines were skipped', async () => {
+  it('deletes the source only when asked, after the check, and never a file with skipped lines', async () => {
     const { edge } = events();
     writeLines(tmp.path('del', 'clean.ndjson'), edge.slice(0, 50));
     writeLines(tmp.path('del-broken', 'broken.ndjson'), [...edge.slice(0, 10), 'garbage {', ...edge.slice(10, 20)]);
     const clean = await compactLogs({ source: 'edgeLogs', inputs: tmp.path('del', '*.ndjson'), outDir: tmp.path('del-out'), deleteSource: true });
-    expect(clean).toMatchObject({ rows: 50, deletedSource: true });
+    expect(clean).toMatchObject({ rows: 50, deletedSource: true, deletedFiles: [tmp.path('del', 'clean.ndjson')] });
     expect(existsSync(tmp.path('del', 'clean.ndjson'))).toBe(false);
     const broken = await compactLogs({ source: 'edgeLogs', inputs: tmp.path('del-broken', '*.ndjson'), outDir: tmp.path('del-broken-out'), deleteSource: true });
-    expect(broken).toMatchObject({ rows: 20, skippedLines: 1, deletedSource: false });
+    expect(broken).toMatchObject({ rows: 20, skippedLines: 1, deletedSource: false, deletedFiles: [] });
+    expect(broken.keptFiles).toEqual([{ path: tmp.path('del-broken', 'broken.ndjson'), reason: expect.stringContaining('1 of its lines are not events') }]);
     expect(existsSync(tmp.path('del-broken', 'broken.ndjson'))).toBe(true);
   });
 
   it('no input files: nothing to do', async () => {
     const result = await compactLogs({ source: 'edgeLogs', inputs: tmp.path('none', '*.ndjson'), outDir: tmp.path('none-out') });
-    expect(result).toEqual({ inputFiles: [], rows: 0, skippedLines: 0, files: [], alreadyCompacted: false, deletedSource: false });
+    expect(result).toMatchObject({ inputFiles: [], rows: 0, skippedLines: 0, files: [], alreadyCompacted: false, deletedSource: false });
+  });
+});
+
+describe('compactLogs: nothing lost, nothing doubled (contract §1.4)', () => {
+  const tmp = tempDir('le-compact-once-');
+  afterAll(() => tmp.cleanup());
+
+  it('a rerun over a glob that grew compacts only the new files', async () => {
+    const logs = tmp.path('grow', 'logs');
+    const out = tmp.path('grow', 'out');
+    writeLines(join(logs, 'a.ndjson'), censusEvents('a', 300));
+    writeLines(join(logs, 'b.ndjson'), censusEvents('b', 300));
+    expect((await compactLogs({ source: 'edgeLogs', inputs: join(logs, '*.ndjson'), outDir: out })).rows).toBe(600);
+    writeLines(join(logs, 'c.ndjson'), censusEvents('c', 50));
+    const rerun = await compactLogs({ source: 'edgeLogs', inputs: join(logs, '*.ndjson'), outDir: out });
+    expect(rerun).toMatchObject({ rows: 50, inputFiles: [join(logs, 'c.ndjson')] });
+    const counted = await censusOf(out);
+    expect(counted.total).toBe(650);
+    expect(counted.ids).toEqual([...idRange('a', 0, 300), ...idRange('b', 0, 300), ...idRange('c', 0, 50)].sort());
+  });
+
+  it('an input kept for its broken line is never compacted again, with --delete-source too', async () => {
+    const logs = tmp.path('kept', 'logs');
+    const out = tmp.path('kept', 'out');
+    writeLines(join(logs, 'a.ndjson'), [...censusEvents('a', 100), '{"broken": ', ...censusEvents('a', 100, 100)]);
+    writeLines(join(logs, 'b.ndjson'), censusEvents('b', 100));
+    const first = await compactLogs({ source: 'edgeLogs', inputs: join(logs, '*.ndjson'), outDir: out, deleteSource: true });
+    expect(first).toMatchObject({ rows: 300, skippedLines: 1, deletedFiles: [join(logs, 'b.ndjson')] });
+    writeLines(join(logs, 'c.ndjson'), censusEvents('c', 20));
+    const second = await compactLogs({ source: 'edgeLogs', inputs: join(logs, '*.ndjson'), outDir: out, deleteSource: true });
+    expect(second).toMatchObject({ rows: 20, inputFiles: [join(logs, 'c.ndjson')], deletedFiles: [join(logs, 'c.ndjson')] });
+    expect(second.keptFiles.map((k) => k.path)).toEqual([join(logs, 'a.ndjson')]);
+    const third = await compactLogs({ source: 'edgeLogs', inputs: join(logs, '*.ndjson'), outDir: out, deleteSource: true });
+    expect(third).toMatchObject({ alreadyCompacted: true, rows: 0 });
+    // The NDJSON and the dataset read together: the kept file is covered, so nothing doubles.
+    const counted = await censusOf([join(logs, '*.ndjson'), out]);
+    expect(counted.total).toBe(320);
+    expect(counted.ids).toEqual([...idRange('a', 0, 200), ...idRange('b', 0, 100), ...idRange('c', 0, 20)].sort());
+  });
+
+  it('a file appended after compaction: only the new lines are compacted; a half-written last line waits', async () => {
+    const file = tmp.path('append', 'logs', 'live.ndjson');
+    const out = tmp.path('append', 'out');
+    const lines = censusEvents('live', 120).map((e) => JSON.stringify(e));
+    mkdirSync(tmp.path('append', 'logs'), { recursive: true });
+    writeFileSync(file, `${lines.slice(0, 50).join('\n')}\n${lines[50]!.slice(0, 30)}`); // the writer is mid-line
+    expect((await compactLogs({ source: 'edgeLogs', inputs: file, outDir: out })).rows).toBe(50);
+    // Read together, the NDJSON's uncompacted part and the dataset give every complete event once.
+    expect((await censusOf([file, out])).total).toBe(50);
+    appendFileSync(file, `${lines[50]!.slice(30)}\n${lines.slice(51, 100).join('\n')}\n`);
+    expect((await censusOf([file, out])).total).toBe(100);
+    const second = await compactLogs({ source: 'edgeLogs', inputs: file, outDir: out });
+    expect(second.rows).toBe(50);
+    appendFileSync(file, lines.slice(100).join('\n')); // a last line without a newline, but whole
+    expect((await compactLogs({ source: 'edgeLogs', inputs: file, outDir: out })).rows).toBe(20);
+    const counted = await censusOf([file, out]);
+    expect(counted.ids).toEqual(idRange('live', 0, 120));
+    expect(counted.total).toBe(120);
+    expect((await censusOf(out)).total).toBe(120);
+  });
+
+  it('a file renamed (rotated) after compaction is recognised by its content, not compacted again', async () => {
+    const logs = tmp.path('rotate', 'logs');
+    const out = tmp.path('rotate', 'out');
+    writeLines(join(logs, 'current.ndjson'), censusEvents('day1', 200));
+    expect((await compactLogs({ source: 'edgeLogs', inputs: join(logs, '*.ndjson'), outDir: out })).rows).toBe(200);
+    renameSync(join(logs, 'current.ndjson'), join(logs, '2026-11-20.ndjson'));
+    writeLines(join(logs, 'current.ndjson'), censusEvents('day2', 30));
+    expect((await censusOf([join(logs, '*.ndjson'), out])).total).toBe(230);
+    const rerun = await compactLogs({ source: 'edgeLogs', inputs: join(logs, '*.ndjson'), outDir: out, deleteSource: true });
+    expect(rerun).toMatchObject({ rows: 30, inputFiles: [join(logs, 'current.ndjson')] });
+    expect(rerun.deletedFiles.sort()).toEqual([join(logs, '2026-11-20.ndjson'), join(logs, 'current.ndjson')]);
+    const counted = await censusOf(out);
+    expect(counted.total).toBe(230);
+    expect(counted.ids).toEqual([...idRange('day1', 0, 200), ...idRange('day2', 0, 30)].sort());
+  });
+
+  it('a file rewritten under the same name with other content is compacted as new', async () => {
+    const file = tmp.path('rewrite', 'logs', 'app.ndjson');
+    const out = tmp.path('rewrite', 'out');
+    writeLines(file, censusEvents('old', 40));
+    await compactLogs({ source: 'edgeLogs', inputs: file, outDir: out });
+    writeLines(file, censusEvents('new', 60)); // copytruncate-style rotation, then more logs
+    expect((await compactLogs({ source: 'edgeLogs', inputs: file, outDir: out })).rows).toBe(60);
+    const counted = await censusOf(out);
+    expect(counted.ids).toEqual([...idRange('old', 0, 40), ...idRange('new', 0, 60)].sort());
+  });
+
+  it('cleans up what a killed run left: its staging folder and Parquet files no commit names', async () => {
+    const out = tmp.path('stale', 'out');
+    writeLines(tmp.path('stale', 'logs', 'a.ndjson'), censusEvents('s', 40));
+    await compactLogs({ source: 'edgeLogs', inputs: tmp.path('stale', 'logs', '*.ndjson'), outDir: out });
+    mkdirSync(join(out, '.compact-0123456789abcdef.tmp', 'out'), { recursive: true });
+    writeFileSync(join(out, '.compact-0123456789abcdef.tmp', 'out', 'x.parquet'), 'half');
+    writeFileSync(join(out, 'date=2026-11-21', 'part-0123456789abcdef-0.parquet'), 'unpublished');
+    expect((await censusOf(out)).total).toBe(40);
+    writeLines(tmp.path('stale', 'logs', 'b.ndjson'), censusEvents('t', 10));
+    await compactLogs({ source: 'edgeLogs', inputs: tmp.path('stale', 'logs', '*.ndjson'), outDir: out });
+    expect(existsSync(join(out, '.compact-0123456789abcdef.tmp'))).toBe(false);
+    expect(existsSync(join(out, 'date=2026-11-21', 'part-0123456789abcdef-0.parquet'))).toBe(false);
+    expect((await censusOf(out)).total).toBe(50);
+  });
+
+  it('refuses events that do not look like the source, and a dataset of the other source', async () => {
+    writeLines(tmp.path('shape', 'edge.ndjson'), censusEvents('e', 10));
+    const error = await compactLogs({ source: 'functionEdgeLogs', inputs: tmp.path('shape', 'edge.ndjson'), outDir: tmp.path('shape', 'out') }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidOptionError);
+    expect((error as Error).message).toMatch(/None of the 10 events sampled looks like an edge-function log event; 10 look like gateway \(edge\) log events\. Did you mean --source edge\?/);
+    expect(parquetUnder(tmp.path('shape', 'out'))).toEqual([]);
+    await compactLogs({ source: 'edgeLogs', inputs: tmp.path('shape', 'edge.ndjson'), outDir: tmp.path('shape', 'out') });
+    writeLines(tmp.path('shape', 'fn.ndjson'), [functionEvent({ timestamp: CENSUS_NOW })]);
+    await expect(compactLogs({ source: 'functionEdgeLogs', inputs: tmp.path('shape', 'fn.ndjson'), outDir: tmp.path('shape', 'out') }))
+      .rejects.toThrow(/holds edgeLogs events; it cannot take functionEdgeLogs events/);
+  });
+
+  it('refuses a second compaction of the same dataset while one runs', async () => {
+    const out = tmp.path('lock', 'out');
+    writeLines(tmp.path('lock', 'a.ndjson'), censusEvents('l', 30));
+    mkdirSync(join(out, '_compact'), { recursive: true });
+    // Held by a live process (this one), as a running compaction holds it.
+    const held = await acquireLockFile(join(out, '_compact', 'LOCK'), 'compact');
+    await expect(compactLogs({ source: 'edgeLogs', inputs: tmp.path('lock', 'a.ndjson'), outDir: out })).rejects.toThrow(/Another compaction is running/);
+    await held.release();
+    expect((await compactLogs({ source: 'edgeLogs', inputs: tmp.path('lock', 'a.ndjson'), outDir: out })).rows).toBe(30);
+  });
+
+  it('takes over the lock of a compaction that was killed', async () => {
+    const out = tmp.path('lock-stale', 'out');
+    writeLines(tmp.path('lock-stale', 'a.ndjson'), censusEvents('k', 5));
+    mkdirSync(join(out, '_compact'), { recursive: true });
+    // A pid that is not running (the kernel's pid limit is below it).
+    writeFileSync(join(out, '_compact', 'LOCK'), JSON.stringify({ pid: 2 ** 30, host: hostname(), purpose: 'compact' }));
+    expect((await compactLogs({ source: 'edgeLogs', inputs: tmp.path('lock-stale', 'a.ndjson'), outDir: out })).rows).toBe(5);
   });
 });

@@ -1,4 +1,5 @@
 import type { Row } from '../rows/shape-rows';
+import type { SkippedFile } from '../storage/file-checks';
 
 /**
  * What the cache stores for one key: the shaped rows and when and how they were computed.
@@ -13,6 +14,8 @@ export interface CacheEntry {
   computedAt: string;
   /** Milliseconds the engine spent computing the rows. */
   engineMs: number;
+  /** Files left out of the rows because they could not be read (absent when none). */
+  skippedFiles?: SkippedFile[];
 }
 
 /**

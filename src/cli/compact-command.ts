@@ -1,10 +1,11 @@
-import { compactLogs, type CompactStage } from '../engine/duckdb/compact';
+import { compactLogs, type CompactStage } from '../storage/compact';
 import type { SourceName } from '../engine/engine';
 import { HELP } from './help';
 import type { CliIO } from './io';
 import { duckdbOf, parseOptions } from './parse-options';
 import { progressBar } from './progress-bar';
 import { UsageError } from './usage-error';
+import { warnEmptyGlobs } from './warnings';
 
 const OPTIONS = {
   source: { type: 'string' },
@@ -34,6 +35,7 @@ export async function compactCommand(argv: string[], io: CliIO): Promise<number>
   const stop = () => controller.abort();
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+  warnEmptyGlobs(io, 'input', values.input);
   const shown: { stage: CompactStage | null; bar: ReturnType<typeof progressBar> | null } = { stage: null, bar: null };
   try {
     const result = await compactLogs({
@@ -54,13 +56,14 @@ export async function compactCommand(argv: string[], io: CliIO): Promise<number>
     });
     shown.bar?.finish();
     shown.bar = null;
-    if (result.alreadyCompacted) io.stdout.write(`Already compacted: ${result.inputFiles.length} files, ${result.rows} events; nothing written.\n`);
-    else io.stdout.write(`Compacted ${result.inputFiles.length} files: ${result.rows} events in ${result.files.length} Parquet files under ${values.out}.\n`);
+    for (const skipped of result.skippedFiles) io.stderr.write(`warning: ${skipped.path} was not compacted: ${skipped.message}\n`);
+    if (result.alreadyCompacted) io.stdout.write(`Nothing new: every event of the inputs is in ${values.out} already.\n`);
+    else if (result.inputFiles.length === 0) io.stdout.write('No input to compact.\n');
+    else io.stdout.write(`Compacted ${result.inputFiles.length} file${result.inputFiles.length === 1 ? '' : 's'}: ${result.rows} events in ${result.files.length} Parquet files under ${values.out}.\n`);
     if (result.skippedLines) io.stdout.write(`${result.skippedLines} lines were not events (broken JSON or no timestamp) and were skipped.\n`);
     if (values['delete-source']) {
-      io.stdout.write(result.deletedSource
-        ? 'The NDJSON inputs were deleted (row counts verified).\n'
-        : 'The NDJSON inputs were kept: they hold lines that are not in the Parquet files.\n');
+      if (result.deletedFiles.length) io.stdout.write(`Deleted ${result.deletedFiles.length} input file${result.deletedFiles.length === 1 ? '' : 's'} (every event verified in the dataset).\n`);
+      for (const kept of result.keptFiles) io.stdout.write(`Kept ${kept.path}: ${kept.reason}.\n`);
     }
     return 0;
   } finally {

@@ -7,6 +7,7 @@ import { HELP } from './help';
 import type { CliIO } from './io';
 import { clockOf, duckdbOf, parseOptions, SOURCE_OPTIONS, sourcesOf } from './parse-options';
 import { UsageError } from './usage-error';
+import { warnEmptyGlobs, warnMissingSource } from './warnings';
 
 const FORMATS = ['table', 'json', 'csv', 'ndjson', 'arrow'] as const;
 type Format = (typeof FORMATS)[number];
@@ -32,7 +33,13 @@ export async function queryCommand(argv: string[], io: CliIO): Promise<number> {
   const params = paramsOf(values.param ?? []);
   const sources = sourcesOf('query', values);
   // No cache for a one-off query: nothing to reuse, and no warming timers to wait for.
-  const ep = await createEndpoints({ sources, now: clockOf('query', values.now), cache: false, duckdb: duckdbOf('query', values) });
+  warnEmptyGlobs(io, 'edge-logs', values['edge-logs']);
+  warnEmptyGlobs(io, 'function-logs', values['function-logs']);
+  const ep = await createEndpoints({
+    sources, now: clockOf('query', values.now), cache: false, duckdb: duckdbOf('query', values),
+    onWarning: (warning) => io.stderr.write(`warning: ${warning.message}\n`),
+  });
+  warnMissingSource(io, nameOrId, sources);
   try {
     if (format === 'arrow') {
       io.stdout.write(arrowToIpcStream((await ep.query(nameOrId, params, { format: 'arrow' })).table));

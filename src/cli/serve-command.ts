@@ -4,6 +4,7 @@ import { apiKeysOf, clockOf, duckdbOf, integerOf, parseOptions, SOURCE_OPTIONS, 
 import { HELP } from './help';
 import { runServer } from './run-server';
 import { UsageError } from './usage-error';
+import { warnEmptyGlobs } from './warnings';
 
 const OPTIONS = {
   ...SOURCE_OPTIONS,
@@ -41,7 +42,15 @@ export async function serveCommand(argv: string[], io: CliIO): Promise<number> {
   };
   const cors = values['cors-origin'] ? { origin: values['cors-origin'].includes('*') ? '*' : values['cors-origin'] } : undefined;
   const duckdb = duckdbOf('serve', values);
-  const ep = await createEndpoints({ sources, now, limits, duckdb, ...(values['no-cache'] ? { cache: false as const } : {}) });
+  warnEmptyGlobs(io, 'edge-logs', values['edge-logs']);
+  warnEmptyGlobs(io, 'function-logs', values['function-logs']);
+  for (const [flag, globs] of [['--edge-logs', sources.edgeLogs], ['--function-logs', sources.functionEdgeLogs]] as const) {
+    if (globs.length === 0) io.stderr.write(`warning: no ${flag} given: ${flag === '--edge-logs' ? 'logs.all and usage.api-counts' : 'functions.invocation-stats'} will answer no rows\n`);
+  }
+  const ep = await createEndpoints({
+    sources, now, limits, duckdb, ...(values['no-cache'] ? { cache: false as const } : {}),
+    onWarning: (warning) => io.stderr.write(`${new Date().toISOString()} warning: ${warning.message}\n`),
+  });
   return runServer(
     ep,
     { host, port, apiKeys, auth: values['no-auth'] ? false : undefined, basePath: values['base-path'], cors },

@@ -1,3 +1,4 @@
+import type { SkippedFile } from '../storage/file-checks';
 import type { Micros } from '../time/iso';
 
 /** The two log sources of contract §1. */
@@ -41,12 +42,14 @@ export interface EngineResult {
   rows: Record<string, EngineValue>[];
   /** Time spent in the engine, queueing excluded. */
   engineMs: number;
+  /** Files left out of this answer because they could not be read (damaged, unreadable). */
+  skippedFiles?: SkippedFile[];
 }
 
 /** What an engine can tell about the raw sources; see `Endpoints.inspectSources`. */
 export interface SourceInspection {
   source: SourceName;
-  /** Files the globs match now. */
+  /** Files a query reads now (NDJSON, parts of NDJSON files, Parquet). */
   files: number;
   /** Non-blank lines of the newline-delimited JSON files. */
   lines: number;
@@ -54,6 +57,14 @@ export interface SourceInspection {
   skippedLines: number;
   /** Parquet rows. */
   parquetRows: number;
+  /** Each configured glob and how many log files it matches now. */
+  globs: Array<{ glob: string; files: number }>;
+  /** The globs that match no file: most likely a typo (or logs not written yet). */
+  emptyGlobs: string[];
+  /** Files left out of answers, and why (damaged, unreadable, not a regular file). */
+  skippedFiles: SkippedFile[];
+  /** NDJSON files not read because a compacted dataset the source reads already holds them whole. */
+  coveredFiles: number;
 }
 
 /**

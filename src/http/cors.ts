@@ -2,7 +2,7 @@ import type { PlainResponse } from './exchange';
 import type { CorsOptions } from './handler-options';
 
 /** Response headers browsers may read besides the simple ones. */
-const EXPOSED = 'X-Cache, X-Request-Id, Server-Timing, Retry-After';
+const EXPOSED = 'X-Cache, X-Request-Id, X-Skipped-Files, Server-Timing, Retry-After';
 const ALLOWED_REQUEST_HEADERS = 'X-API-KEY, Authorization, Accept, Content-Type, X-Request-Id';
 
 /** The `Access-Control-Allow-Origin` value for a request's `Origin`, or null when it is not allowed. */

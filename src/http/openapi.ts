@@ -38,7 +38,13 @@ export function openApiDocument(definitions: readonly EndpointDescription[], opt
       responses: {
         '200': {
           description: 'The rows. `Accept` selects JSON (default), CSV, NDJSON or an Arrow IPC stream.',
-          headers: { 'X-Cache': { schema: { enum: ['HIT', 'MISS', 'BYPASS'] } } },
+          headers: {
+            'X-Cache': { schema: { enum: ['HIT', 'MISS', 'BYPASS'] } },
+            'X-Skipped-Files': {
+              description: 'Present when files could not be read and were left out: `<name>;reason=<code>` items, comma separated.',
+              schema: { type: 'string' },
+            },
+          },
           content: {
             ...jsonContent({ type: 'object', required: ['result'], properties: { result: { type: 'array', maxItems: d.maxRows, items: rowSchema(d.columns) } } }),
             'text/csv': { schema: { type: 'string' } },

@@ -29,7 +29,7 @@ export function sendResult(
   columns: readonly ColumnSpec[],
   format: OutputFormat,
 ): PlainResponse {
-  return send(200, body(result, columns, format), {
+  const headers: Record<string, string> = {
     'Content-Type': CONTENT_TYPES[format],
     'X-Cache': result.cache.toUpperCase(),
     'Cache-Control':
@@ -37,7 +37,20 @@ export function sendResult(
       result.ttlRemainingSeconds === null ? 'no-store' : `private, max-age=${Math.floor(result.ttlRemainingSeconds)}`,
     'Server-Timing': `engine;dur=${result.engineMs.toFixed(1)}`,
     Vary: 'Accept',
-  });
+  };
+  if (result.skippedFiles.length) headers['X-Skipped-Files'] = skippedFilesHeader(result.skippedFiles);
+  return send(200, body(result, columns, format), headers);
+}
+
+/**
+ * `X-Skipped-Files`: the files an answer left out and why, as `<name>;reason=<code>` items
+ * separated by commas. A name is the file's last two path segments (enough to find it, without
+ * the server's folder layout), percent-encoded so the header stays ASCII.
+ */
+export function skippedFilesHeader(files: QueryResult['skippedFiles']): string {
+  return files
+    .map((f) => `${encodeURIComponent(f.path.split(/[\\/]/).slice(-2).join('/')).replaceAll('%2F', '/')};reason=${f.reason}`)
+    .join(', ');
 }
 
 function body(result: QueryResult & { table?: Table }, columns: readonly ColumnSpec[], format: OutputFormat): string | Uint8Array {

@@ -20,11 +20,17 @@ import type {
   SourceName,
 } from '../engine';
 import { QueryGate } from '../query-gate';
-import { earliestDayOf, listFiles } from './list-files';
+import { existsSync, statSync } from 'node:fs';
+import type { SkipReason } from '../../storage/file-checks';
+import type { ListedFile } from '../../storage/list-glob';
+import { SourceReader, type ExtraInputs, type FileRange, type ReadSet } from '../../storage/source-reader';
+import { earliestDayOf } from './list-files';
 import { parquetSchema } from './parquet-schema';
+import { RangeCopies } from './range-copies';
 import { querySql } from './query-files';
 import { openDatabase, type DatabaseSettings } from './open-database';
-import { RELATION_NAME, sourceRelation, type SourceFiles } from './source-relations';
+import { emptyNdjsonFile } from './empty-ndjson-file';
+import { RELATION_NAME, sourceRelation, WAL_COMMIT_KEY, type SourceFiles } from './source-relations';
 import { sqlStringList } from './sql-literal';
 
 /** One glob or a list of globs per source; relative globs resolve against the working directory. */
@@ -32,6 +38,8 @@ export type SourceGlobs = Partial<Record<SourceName, string | readonly string[]>
 
 export interface DuckDBEngineOptions extends DatabaseSettings {
   sources: SourceGlobs;
+  /** Inputs besides the globs, per source (managed storage: its datasets and write-ahead log). */
+  extraInputs?: Partial<Record<SourceName, ExtraInputs>>;
   /** Engine queries running at once (default 4). */
   maxConcurrentQueries?: number;
   /** Engine queries waiting for a slot before `overloaded` (default 64). */
@@ -42,6 +50,12 @@ export interface DuckDBEngineOptions extends DatabaseSettings {
 
 /** Prepared statements kept per connection (least recently used dropped first). */
 const STATEMENTS_PER_CONNECTION = 16;
+
+/**
+ * Reads of one query: a file that vanishes or turns out damaged between the listing and the read
+ * sends the query back to a fresh listing, at most this many times (contract §1.3).
+ */
+const MAX_ATTEMPTS = 8;
 
 /** The source each saved query reads. */
 export const QUERY_SOURCES: Record<EngineRequest['query'], SourceName> = {
@@ -73,7 +87,8 @@ export async function createDuckDBEngine(options: DuckDBEngineOptions): Promise<
 }
 
 class DuckDBEngine implements Engine {
-  private readonly globs: Record<SourceName, readonly string[]>;
+  private readonly readers: Record<SourceName, SourceReader>;
+  private readonly ranges = new RangeCopies();
   private readonly gate: QueryGate;
   private readonly timeoutMs: number;
   private readonly idle: DuckDBConnection[] = [];
@@ -90,7 +105,10 @@ class DuckDBEngine implements Engine {
     options: DuckDBEngineOptions,
   ) {
     const list = (g: string | readonly string[] | undefined) => (g === undefined ? [] : typeof g === 'string' ? [g] : [...g]);
-    this.globs = { edgeLogs: list(options.sources.edgeLogs), functionEdgeLogs: list(options.sources.functionEdgeLogs) };
+    this.readers = {
+      edgeLogs: new SourceReader(list(options.sources.edgeLogs), options.extraInputs?.edgeLogs),
+      functionEdgeLogs: new SourceReader(list(options.sources.functionEdgeLogs), options.extraInputs?.functionEdgeLogs),
+    };
     this.gate = new QueryGate({
       maxConcurrent: options.maxConcurrentQueries ?? 4,
       maxQueued: options.maxQueuedQueries ?? 64,
@@ -103,14 +121,49 @@ class DuckDBEngine implements Engine {
     return this.gate.run(() => this.withConnection(async (connection) => {
       const started = performance.now();
       const source = QUERY_SOURCES[request.query];
-      const files = await this.sourceFiles(connection, source, request.notBefore);
-      const sql = fullQuerySql(request.query, files);
-      const prepared = await this.statement(connection, sql);
-      bindRequest(prepared, request);
-      const reader = await prepared.runAndReadAll();
-      const rows = reader.getRowObjects().map(toEngineRow);
-      return { rows, engineMs: performance.now() - started };
+      const reader = this.readers[source];
+      for (let attempt = 1; ; attempt++) {
+        const read = await reader.snapshot(earliestDayOf(request.notBefore));
+        let files: SourceFiles & { copies: Map<string, FileRange> } | undefined;
+        try {
+          files = await this.sourceFiles(connection, read);
+          const prepared = await this.statement(connection, fullQuerySql(request.query, files));
+          bindRequest(prepared, request);
+          const reader = await prepared.runAndReadAll();
+          const rows = reader.getRowObjects().map(toEngineRow);
+          return { rows, engineMs: performance.now() - started, skippedFiles: read.skipped };
+        } catch (error) {
+          if (!this.retryable(error, source, read, files?.copies)) throw error;
+          if (attempt >= MAX_ATTEMPTS) {
+            throw new EngineError('overloaded', 'The log files kept changing while they were read; retry shortly.', { cause: error, retryAfterSeconds: 1 });
+          }
+        }
+      }
     }));
+  }
+
+  /**
+   * Whether a failed read deserves a fresh listing: a file vanished or changed since it was listed
+   * (rotation, a compaction moving it), or the engine named a file it cannot read, which is then
+   * kept out of answers (and told) until it changes.
+   */
+  private retryable(error: unknown, source: SourceName, read: ReadSet, copies: Map<string, FileRange> | undefined): boolean {
+    if (error instanceof EngineError || this.closed) return false;
+    const message = String((error as Error)?.message ?? error);
+    if (/interrupt|out of memory/i.test(message)) return false;
+    const listed: ListedFile[] = [...read.ndjson, ...read.ranges.map((r) => r.file), ...read.parquet];
+    if (listed.some(changedSinceListed)) return true;
+    if ((error as NodeJS.ErrnoException)?.code === 'ENOENT') return true;
+    let marked = false;
+    for (const [copy, range] of copies ?? []) {
+      if (message.includes(copy)) listed.push(range.file);
+    }
+    for (const file of listed) {
+      if (!message.includes(file.path) && ![...(copies ?? [])].some(([copy, r]) => r.file === file && message.includes(copy))) continue;
+      this.readers[source].markDamaged(file, damageReason(file, message), engineDetail(message, file.path));
+      marked = true;
+    }
+    return marked;
   }
 
   /**
@@ -163,13 +216,14 @@ class DuckDBEngine implements Engine {
     return this.gate.run(() => this.withConnection(async (connection) => {
       const out: SourceInspection[] = [];
       for (const source of ['edgeLogs', 'functionEdgeLogs'] as const) {
-        const files = await this.sourceFiles(connection, source);
+        const read = await this.readers[source].snapshot();
+        const files = await this.sourceFiles(connection, read);
         let lines = 0, skippedLines = 0, parquetRows = 0;
         if (files.ndjson.length) {
           const r = await connection.runAndReadAll(`
-            SELECT count(*) AS lines,
+            SELECT count(*) FILTER (WHERE json IS NULL OR (json->'$.${WAL_COMMIT_KEY}') IS NULL) AS lines,
                    count(*) FILTER (WHERE json IS NULL OR json_type(json) <> 'OBJECT') AS skipped
-            FROM read_json_objects(${sqlStringList(files.ndjson)}, format = 'newline_delimited',
+            FROM read_json_objects(${sqlStringList([...files.ndjson, emptyNdjsonFile()])}, format = 'newline_delimited',
                                    compression = 'auto_detect', ignore_errors = true)`);
           const [row] = r.getRowObjects();
           lines = Number(row?.lines ?? 0);
@@ -179,7 +233,17 @@ class DuckDBEngine implements Engine {
           const r = await connection.runAndReadAll(`SELECT count(*) AS n FROM read_parquet(${sqlStringList(files.parquet)}, union_by_name = true)`);
           parquetRows = Number(r.getRowObjects()[0]?.n ?? 0);
         }
-        out.push({ source, files: files.ndjson.length + files.parquet.length, lines, skippedLines, parquetRows });
+        out.push({
+          source,
+          files: read.ndjson.length + read.ranges.length + read.parquet.length,
+          lines,
+          skippedLines,
+          parquetRows,
+          globs: read.globs,
+          emptyGlobs: read.globs.filter((g) => g.files === 0).map((g) => g.glob),
+          skippedFiles: read.skipped,
+          coveredFiles: read.covered.length,
+        });
       }
       return out;
     }));
@@ -197,20 +261,25 @@ class DuckDBEngine implements Engine {
     for (const connection of this.idle) connection.closeSync();
     this.control.closeSync();
     this.instance.closeSync();
+    this.ranges.close();
   }
 
-  /** Files of a source now (re-listed on every query, so new files are read at once). */
-  private async sourceFiles(connection: DuckDBConnection, source: SourceName, notBefore?: bigint): Promise<SourceFiles> {
-    const { ndjson, parquet } = await listFiles(connection, this.globs[source], earliestDayOf(notBefore));
-    const parquetTypes = parquet.length ? await this.describeParquet(connection, parquet) : new Map<string, string>();
-    return { ndjson, parquet, parquetTypes };
+  /** The SQL inputs of a read: whole files, range copies, and the Parquet schema (kept per file set). */
+  private async sourceFiles(connection: DuckDBConnection, read: ReadSet): Promise<SourceFiles & { copies: Map<string, FileRange> }> {
+    const copies = new Map<string, FileRange>();
+    for (const range of read.ranges) copies.set(await this.ranges.copy(range), range);
+    const ndjson = [...read.ndjson.map((f) => f.path), ...copies.keys()];
+    const parquet = read.parquet.map((f) => f.path);
+    const parquetTypes = parquet.length ? await this.describeParquet(connection, read.parquet) : new Map<string, string>();
+    return { ndjson, parquet, parquetTypes, copies };
   }
 
-  private async describeParquet(connection: DuckDBConnection, files: string[]): Promise<ReadonlyMap<string, string>> {
-    const key = files.join('\n');
+  private async describeParquet(connection: DuckDBConnection, files: readonly ListedFile[]): Promise<ReadonlyMap<string, string>> {
+    // Keyed by each file's version too: a file rewritten under the same name is described again.
+    const key = files.map((f) => `${f.path}\0${f.size}\0${f.mtimeMs}`).join('\n');
     const known = this.parquetTypes.get(key);
     if (known) return known;
-    const types = await parquetSchema(connection, files);
+    const types = await parquetSchema(connection, files.map((f) => f.path));
     if (this.parquetTypes.size >= 16) this.parquetTypes.clear();
     this.parquetTypes.set(key, types);
     return types;
@@ -308,4 +377,22 @@ function toEngineRow(row: Record<string, DuckDBValue>): Record<string, EngineVal
     else out[key] = String(value);
   }
   return out;
+}
+
+/** Whether a listed file is gone or is not the version that was listed any more. */
+function changedSinceListed(file: ListedFile): boolean {
+  if (file.dataset) return !existsSync(file.path);
+  const now = statSync(file.path, { throwIfNoEntry: false });
+  return !now || now.ino !== file.ino || now.size !== file.size || now.mtimeMs !== file.mtimeMs;
+}
+
+/** The stable reason code of a file the engine could not read, from its message. */
+function damageReason(file: ListedFile, message: string): SkipReason {
+  if (file.kind === 'parquet') return /magic|too small|not a parquet|footer|thrift|parquet/i.test(message) ? 'not_parquet' : 'unreadable_by_engine';
+  return /gzip|zstd|frame|compress/i.test(message) ? 'broken_compression' : 'unreadable_by_engine';
+}
+
+/** The engine's one-line message about a file, without the path (answers never hold paths). */
+function engineDetail(message: string, path: string): string {
+  return message.split('\n')[0]!.replaceAll(path, 'the file').replace(/^[A-Za-z ]*Error: /, '').trim();
 }

@@ -1,5 +1,5 @@
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { TIMESTAMP_MACRO } from './source-relations';
+import { TIMESTAMP_MACROS } from './source-relations';
 
 export interface DatabaseSettings {
   /** DuckDB worker threads (default: DuckDB's own choice, the number of cores). */
@@ -24,7 +24,7 @@ export async function openDatabase(settings: DatabaseSettings = {}): Promise<{ i
   const connection = await instance.connect();
   // Offsets in timestamps are applied, and TIMESTAMPTZ becomes UTC wall time, whatever the host says.
   await connection.run("SET TimeZone = 'UTC'");
-  await connection.run(TIMESTAMP_MACRO);
+  for (const macro of TIMESTAMP_MACROS) await connection.run(macro);
   // Parquet footers are read once per file version, not once per query.
   await connection.run('SET parquet_metadata_cache = true');
   return { instance, connection };

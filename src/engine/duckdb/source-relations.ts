@@ -1,4 +1,5 @@
 import type { SourceName } from '../engine';
+import { emptyNdjsonFile } from './empty-ndjson-file';
 import { sqlStringList } from './sql-literal';
 
 /**
@@ -41,16 +42,33 @@ const JSON_FIELDS: Record<SourceName, Record<string, string>> = {
 };
 
 /**
- * Parses the `timestamp` text of an event: an integer is microseconds since the epoch, anything
- * else an ISO 8601 string (offset optional, UTC when absent). Unparseable gives NULL, so the
- * event falls outside every window instead of failing the query.
+ * The key of the commit marker a write-ahead log segment of managed storage ends each group
+ * commit with (`{"_wal_commit": {...}}`): bookkeeping, never an event, so no relation reads it.
  */
-export const TIMESTAMP_MACRO = `
-CREATE OR REPLACE MACRO le_timestamp(s) AS
-  COALESCE(
-    TRY(make_timestamp(TRY_CAST(s AS BIGINT))),
-    TRY_CAST(TRY_CAST(s AS TIMESTAMPTZ) AS TIMESTAMP)
-  )`;
+export const WAL_COMMIT_KEY = '_wal_commit';
+
+/**
+ * The instant of an event's `timestamp` (contract §1.3): a number (or numeric text) since the
+ * epoch whose unit follows its magnitude (below 1e11 seconds, a fraction allowed; below 1e14
+ * milliseconds; below 1e17 microseconds; otherwise nanoseconds), else an ISO 8601 string (offset
+ * optional, UTC when absent). Unusable gives NULL, so the event falls outside every window
+ * instead of failing the query. `eventTimestampMicros` in src/time/event-timestamp.ts is the
+ * same rule in TypeScript (DECIMAL(38,9) rounds half away from zero; both floor to microseconds).
+ */
+export const TIMESTAMP_MACROS = [
+  `CREATE OR REPLACE MACRO le_micros_by_magnitude(n) AS
+    CAST(floor(CASE
+      WHEN abs(n) < CAST('100000000000' AS DECIMAL(38,9)) THEN n * 1000000
+      WHEN abs(n) < CAST('100000000000000' AS DECIMAL(38,9)) THEN n * 1000
+      WHEN abs(n) < CAST('100000000000000000' AS DECIMAL(38,9)) THEN n
+      ELSE n / 1000
+    END) AS BIGINT)`,
+  `CREATE OR REPLACE MACRO le_timestamp(s) AS
+    COALESCE(
+      TRY(make_timestamp(le_micros_by_magnitude(TRY_CAST(s AS DECIMAL(38,9))))),
+      TRY_CAST(TRY_CAST(s AS TIMESTAMPTZ) AS TIMESTAMP)
+    )`,
+];
 
 /** SQL of an empty relation with the source's columns. */
 function emptyRelation(source: SourceName): string {
@@ -59,8 +77,8 @@ function emptyRelation(source: SourceName): string {
 }
 
 /** SQL of the relation over newline-delimited JSON files (any compression DuckDB detects). */
-function ndjsonRelation(source: SourceName, files: readonly string[]): string {
-  const struct = JSON.stringify(JSON_FIELDS[source]);
+function ndjsonRelation(source: SourceName, files: readonly string[], withFilename: boolean): string {
+  const struct = JSON.stringify({ ...JSON_FIELDS[source], [WAL_COMMIT_KEY]: 'JSON' });
   const paths = Object.entries(METADATA_PATHS[source]);
   // One JSON parse of metadata extracts every derived field at once.
   const extract = `json_extract_string(metadata, [${paths.map(([, p]) => `'${p}'`).join(', ')}])`;
@@ -70,17 +88,19 @@ function ndjsonRelation(source: SourceName, files: readonly string[]): string {
     if (index >= 0) return `TRY_CAST(m[${index + 1}] AS ${type}) AS ${name}`;
     return `${name}`;
   });
+  if (withFilename) select.push('filename');
   return `SELECT ${select.join(', ')} FROM (
     SELECT *, ${extract} AS m
     FROM (
       -- Not read_json(columns = ...): with ignore_errors it also drops the valid line after a
       -- line cut short where a value was due (after ':' or ','). read_json_objects splits lines
       -- first, then from_json types the fields the same way.
-      SELECT s.* FROM (
-        SELECT from_json(json, '${struct}') AS s
-        FROM read_json_objects(${sqlStringList(files)}, format = 'newline_delimited', compression = 'auto_detect',
-                               ignore_errors = true)
+      SELECT s.* EXCLUDE (${WAL_COMMIT_KEY})${withFilename ? ', filename' : ''} FROM (
+        SELECT from_json(json, '${struct}') AS s${withFilename ? ', filename' : ''}
+        FROM read_json_objects(${sqlStringList([...files, emptyNdjsonFile()])}, format = 'newline_delimited',
+                               compression = 'auto_detect', ignore_errors = true${withFilename ? ', filename = true' : ''})
       )
+      WHERE s.${WAL_COMMIT_KEY} IS NULL
     )
   )`;
 }
@@ -114,7 +134,10 @@ function timestampExpression(stored: string | undefined): string {
   if (!stored) return 'CAST(NULL AS TIMESTAMP)';
   const t = stored.toUpperCase();
   if (t.startsWith('TIMESTAMP') || t === 'DATE') return 'CAST(timestamp AS TIMESTAMP)';
-  if (/^(U?(TINY|SMALL|BIG|HUGE)?INT(EGER)?|UHUGEINT)$/.test(t)) return 'TRY(make_timestamp(CAST(timestamp AS BIGINT)))';
+  // Integers and decimals follow the magnitude rule, like numbers in JSON.
+  if (/^(U?(TINY|SMALL|BIG|HUGE)?INT(EGER)?|UHUGEINT|DOUBLE|FLOAT|REAL|DECIMAL.*)$/.test(t)) {
+    return 'TRY(make_timestamp(le_micros_by_magnitude(TRY_CAST(timestamp AS DECIMAL(38,9)))))';
+  }
   return 'le_timestamp(CAST(timestamp AS VARCHAR))';
 }
 
@@ -129,10 +152,13 @@ export interface SourceFiles {
   parquetTypes: ReadonlyMap<string, string>;
 }
 
-/** The full relation of one source: its NDJSON part and its Parquet part, one after the other. */
-export function sourceRelation(source: SourceName, files: SourceFiles): string {
+/**
+ * The full relation of one source: its NDJSON part and its Parquet part, one after the other.
+ * `withFilename` adds the NDJSON file each row came from (compaction counts per input; NDJSON only).
+ */
+export function sourceRelation(source: SourceName, files: SourceFiles, options: { withFilename?: boolean } = {}): string {
   const parts: string[] = [];
-  if (files.ndjson.length) parts.push(ndjsonRelation(source, files.ndjson));
+  if (files.ndjson.length) parts.push(ndjsonRelation(source, files.ndjson, options.withFilename ?? false));
   if (files.parquet.length) parts.push(parquetRelation(source, files.parquet, files.parquetTypes));
   if (!parts.length) return emptyRelation(source);
   return parts.map((p) => `(${p})`).join('\nUNION ALL\n');

@@ -1,0 +1,10 @@
+/**
+ * Crash tests kill a real process at exact points of the data path: with
+ * `LOG_ENDPOINTS_FAILPOINT=<name>` in its environment, the process sends itself SIGKILL when it
+ * reaches that point (no cleanup runs, as in a power cut of the process). Unset, this is a no-op.
+ * Names: `compact:written`, `compact:publish:<n>`, `compact:before-commit`, `compact:after-commit`,
+ * `compact:delete:<n>`.
+ */
+export function failpoint(name: string): void {
+  if (process.env.LOG_ENDPOINTS_FAILPOINT === name) process.kill(process.pid, 'SIGKILL');
+}

@@ -1,0 +1,155 @@
+import { createReadStream } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
+import { pipeline } from 'node:stream/promises';
+import { Writable } from 'node:stream';
+import { createGunzip } from 'node:zlib';
+import type { ListedFile } from './list-glob';
+
+/**
+ * Why a file was left out of an answer (contract §1.3: a damaged file never takes its source down).
+ * Stable codes, for programs; `message` says it in words.
+ */
+export type SkipReason =
+  | 'not_regular_file'
+  | 'unreadable'
+  | 'not_parquet'
+  | 'broken_compression'
+  | 'unreadable_by_engine';
+
+/** A file left out of an answer, and why. */
+export interface SkippedFile {
+  /** Absolute path. */
+  path: string;
+  reason: SkipReason;
+  message: string;
+}
+
+/**
+ * Checks each file version (path, size, mtime, inode) once before it is read: readable, a Parquet
+ * footer where one is due, a complete gzip or zstd stream (DuckDB reads a truncated one silently,
+ * as if the file ended early). Files the engine later fails on are marked here too, so they stay
+ * out until they change.
+ */
+export class FileChecks {
+  private readonly verdicts = new Map<string, Promise<SkippedFile | null>>();
+  private readonly marked = new Map<string, SkippedFile>();
+
+  /** Null when the file can be read, else why not. */
+  check(file: ListedFile): Promise<SkippedFile | null> {
+    const key = versionKey(file);
+    const marked = this.marked.get(key);
+    if (marked) return Promise.resolve(marked);
+    let verdict = this.verdicts.get(key);
+    if (!verdict) {
+      if (this.verdicts.size > 20_000) this.verdicts.clear();
+      verdict = checkFile(file);
+      this.verdicts.set(key, verdict);
+    }
+    return verdict;
+  }
+
+  /** The engine failed on this file version: keep it out until it changes. */
+  mark(file: ListedFile, reason: SkipReason, message: string): SkippedFile {
+    const skipped = { path: file.path, reason, message };
+    if (this.marked.size > 20_000) this.marked.clear();
+    this.marked.set(versionKey(file), skipped);
+    return skipped;
+  }
+}
+
+function versionKey(file: ListedFile): string {
+  return `${file.path}\0${file.size}\0${file.mtimeMs}\0${file.ino}`;
+}
+
+async function checkFile(file: ListedFile): Promise<SkippedFile | null> {
+  let handle: FileHandle;
+  try {
+    handle = await open(file.path, 'r');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    // Gone: not damaged; the listing of the next attempt will not have it.
+    if (code === 'ENOENT') return null;
+    return { path: file.path, reason: 'unreadable', message: `cannot be opened (${code ?? String(error)})` };
+  }
+  try {
+    if (file.kind === 'parquet') return await checkParquet(file, handle);
+    if (/\.gz$/i.test(file.path)) return await checkGzip(file);
+    if (/\.zst$/i.test(file.path)) return await checkZstd(file, handle);
+    return null;
+  } finally {
+    await handle.close();
+  }
+}
+
+const PAR1 = Buffer.from('PAR1');
+
+/** A Parquet file starts and ends with `PAR1`, and its footer length fits in the file. */
+async function checkParquet(file: ListedFile, handle: FileHandle): Promise<SkippedFile | null> {
+  const bad = (message: string): SkippedFile => ({ path: file.path, reason: 'not_parquet', message });
+  if (file.size < 12) return bad(`not a Parquet file (${file.size} bytes)`);
+  const head = Buffer.alloc(4);
+  const tail = Buffer.alloc(8);
+  await handle.read(head, 0, 4, 0);
+  await handle.read(tail, 0, 8, file.size - 8);
+  if (!head.equals(PAR1) || !tail.subarray(4).equals(PAR1)) return bad('not a Parquet file (no PAR1 magic bytes)');
+  if (tail.readUInt32LE(0) + 12 > file.size) return bad('not a Parquet file (its footer is cut off)');
+  return null;
+}
+
+/** Inflates the whole stream: a cut or garbled gzip file fails here rather than reading short. */
+async function checkGzip(file: ListedFile): Promise<SkippedFile | null> {
+  try {
+    await pipeline(createReadStream(file.path), createGunzip(), new Writable({ write: (_chunk, _enc, done) => done() }));
+    return null;
+  } catch (error) {
+    return { path: file.path, reason: 'broken_compression', message: `broken gzip stream (${(error as Error).message})` };
+  }
+}
+
+const ZSTD_FRAME = 0xfd2fb528;
+
+/**
+ * Walks the zstd frames and their block headers without decompressing: every block must fit in
+ * the file and every frame must end with a last block (Node 20 has no zstd decoder).
+ */
+async function checkZstd(file: ListedFile, handle: FileHandle): Promise<SkippedFile | null> {
+  const bad = (message: string): SkippedFile => ({ path: file.path, reason: 'broken_compression', message: `broken zstd stream (${message})` });
+  const buf = Buffer.alloc(18);
+  const readAt = async (position: number, length: number) => {
+    const { bytesRead } = await handle.read(buf, 0, length, position);
+    return bytesRead === length;
+  };
+  let offset = 0;
+  if (file.size === 0) return bad('empty file');
+  while (offset < file.size) {
+    if (!(await readAt(offset, 4))) return bad('cut inside a frame header');
+    const magic = buf.readUInt32LE(0);
+    if ((magic & 0xfffffff0) === 0x184d2a50) {
+      if (!(await readAt(offset + 4, 4))) return bad('cut inside a skippable frame');
+      offset += 8 + buf.readUInt32LE(0);
+      continue;
+    }
+    if (magic !== ZSTD_FRAME) return bad('not a zstd frame');
+    if (!(await readAt(offset + 4, 1))) return bad('cut inside a frame header');
+    const descriptor = buf[0]!;
+    const singleSegment = (descriptor >> 5) & 1;
+    const checksum = (descriptor >> 2) & 1;
+    const dictionaryBytes = [0, 1, 2, 4][descriptor & 3]!;
+    const sizeFlag = descriptor >> 6;
+    const contentSizeBytes = sizeFlag === 0 ? singleSegment : [0, 2, 4, 8][sizeFlag]!;
+    let position = offset + 4 + 1 + (singleSegment ? 0 : 1) + dictionaryBytes + contentSizeBytes;
+    for (;;) {
+      if (!(await readAt(position, 3))) return bad('cut inside a block header');
+      const header = buf[0]! | (buf[1]! << 8) | (buf[2]! << 16);
+      const last = header & 1;
+      const type = (header >> 1) & 3;
+      if (type === 3) return bad('reserved block type');
+      position += 3 + (type === 1 ? 1 : header >>> 3);
+      if (position > file.size) return bad('cut inside a block');
+      if (last) break;
+    }
+    offset = position + (checksum ? 4 : 0);
+    if (offset > file.size) return bad('cut inside the checksum');
+  }
+  return null;
+}
