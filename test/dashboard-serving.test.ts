@@ -106,7 +106,7 @@ describe('the dashboard page', () => {
   it('answers 404 for any other asset name (an old hash, the unhashed file, a path), with or without a key', async () => {
     const handler = handlerWith();
     for (const name of ['dashboard.js', 'dashboard.0000000000000000.js', `dashboard.${sha256(JS)}.css`, '..%2Fpackage.json', 'x']) {
-      for (const headers of [{}, { 'X-API-KEY': KEY }]) {
+      for (const headers of [{}, { 'X-API-KEY': KEY }] as Array<Record<string, string>>) {
         const response = await handler(new Request(`http://localhost/dashboard/assets/${name}`, { headers }));
         expect(response.status, name).toBe(404);
         expect(((await response.json()) as any).error.code).toBe('not_found');
