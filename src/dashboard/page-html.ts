@@ -49,7 +49,7 @@ export function pageHtml(basePath: string, assets: DashboardAssets): string {
     </header>
     <p class="cache-state" data-role="cache-state"></p>
     <p class="error" data-role="error" role="alert" hidden></p>
-    <figure class="chart" data-chart="latency"><figcaption>Execution time (ms): average, p95, p99</figcaption></figure>
+    <figure class="chart" data-chart="latency"><figcaption>Execution time (ms, logarithmic): average, p95, p99</figcaption></figure>
     <figure class="chart" data-chart="counts"><figcaption>Invocations and errors (status 400 and above)</figcaption></figure>
   </section>
   <section class="panel" id="usage-panel" data-state="idle">

@@ -12,12 +12,17 @@ export const apiKey = {
   forget: () => sessionStorage.removeItem(KEY_ITEM),
 };
 
+/** The query string of a data request: empty parameters are left out (absent and empty mean the same). */
+export function queryString(params: Record<string, string>): string {
+  return new URLSearchParams(Object.entries(params).filter(([, v]) => v !== '')).toString();
+}
+
 /**
  * GET `{base}{path}?{params}` with the key as `X-API-KEY`. Never throws: a refused or failed
  * request comes back as an `ApiFailure` the page puts into words; an aborted one rejects.
  */
 export async function apiGet<T>(base: string, path: string, params: Record<string, string> = {}, signal?: AbortSignal): Promise<ApiAnswer<T>> {
-  const query = new URLSearchParams(Object.entries(params).filter(([, v]) => v !== '')).toString();
+  const query = queryString(params);
   let response: Response;
   try {
     response = await fetch(`${base}${path}${query ? `?${query}` : ''}`, {

@@ -4,6 +4,8 @@ import { statusOf, type LogsAllRow } from './series';
 /** logs.all: the newest entries as a table (time, status, message); a row opens its metadata. */
 export function logsPanel(view: PanelView) {
   const body = view.root.querySelector('tbody')!;
+  // Entries opened stay open when the table is redrawn (every refresh).
+  const open = new Set<string>();
   const table = view.root.querySelector('table')!;
   return {
     tier: view.control<HTMLSelectElement>('project_tier'),
@@ -12,7 +14,7 @@ export function logsPanel(view: PanelView) {
     apply: view.root.querySelector<HTMLButtonElement>('[data-role="apply"]')!,
     load(project: string, tier: string, after: string, until: string): Promise<LoadOutcome> {
       return view.load<LogsAllRow>({ project, project_tier: tier, iso_timestamp_start: after.trim(), iso_timestamp_end: until.trim() }, (rows) => {
-        body.replaceChildren(...rows.flatMap(entryRows));
+        body.replaceChildren(...rows.flatMap((row) => entryRows(row, open)));
         table.dataset.rows = String(rows.length);
         return rows.length === 0 ? 'no entries' : `the newest ${rows.length} entries`;
       });
@@ -20,8 +22,8 @@ export function logsPanel(view: PanelView) {
   };
 }
 
-/** An entry's row and its hidden metadata row; the toggle button opens and closes it. */
-function entryRows(row: LogsAllRow): HTMLTableRowElement[] {
+/** An entry's row and its metadata row (hidden unless open); the toggle button opens and closes it. */
+function entryRows(row: LogsAllRow, open: Set<string>): HTMLTableRowElement[] {
   const main = document.createElement('tr');
   main.className = 'entry';
   const status = statusOf(row.metadata);
@@ -29,7 +31,6 @@ function entryRows(row: LogsAllRow): HTMLTableRowElement[] {
   toggle.type = 'button';
   toggle.className = 'toggle';
   toggle.textContent = row.timestamp.replace('T', ' ').replace(/\.(\d{3})\d*Z$/, '.$1');
-  toggle.setAttribute('aria-expanded', 'false');
   toggle.title = 'Show the metadata';
   main.append(
     cell(toggle),
@@ -38,7 +39,8 @@ function entryRows(row: LogsAllRow): HTMLTableRowElement[] {
   );
   const details = document.createElement('tr');
   details.className = 'metadata';
-  details.hidden = true;
+  details.hidden = !open.has(row.id);
+  toggle.setAttribute('aria-expanded', String(!details.hidden));
   const pre = document.createElement('pre');
   pre.textContent = JSON.stringify({ id: row.id, metadata: row.metadata }, null, 2);
   const td = cell(pre);
@@ -47,6 +49,8 @@ function entryRows(row: LogsAllRow): HTMLTableRowElement[] {
   toggle.addEventListener('click', () => {
     details.hidden = !details.hidden;
     toggle.setAttribute('aria-expanded', String(!details.hidden));
+    if (details.hidden) open.delete(row.id);
+    else open.add(row.id);
   });
   return [main, details];
 }

@@ -1,4 +1,4 @@
-import { apiGet, type ApiAnswer } from './api';
+import { apiGet, queryString, type ApiAnswer } from './api';
 import { cacheStateOf, describeCacheState } from './cache-state';
 import { errorInWords } from './words';
 
@@ -13,7 +13,8 @@ export interface Definition {
 export type LoadOutcome = 'ok' | 'failed' | 'unauthorized' | 'aborted';
 
 /**
- * A panel's common part: its `data-state` (`loading`, `ready`, `error`), the line with the cache
+ * A panel's common part: its `data-state` (`loading`, `ready`, `error`) and `data-query` (the
+ * parameters of the rows shown), the line with the cache
  * state and engine time, the error in words, and one request at a time (a newer load aborts an
  * older one, so a slow answer never overwrites a newer choice).
  */
@@ -54,6 +55,8 @@ export class PanelView {
     this.cacheLine.textContent = [state, summary].filter(Boolean).join(' · ');
     this.error.hidden = true;
     this.error.textContent = '';
+    // What the panel shows now, for people reading the DOM and for the browser tests.
+    this.root.dataset.query = queryString(params);
     this.root.dataset.state = 'ready';
     return 'ok';
   }

@@ -9,9 +9,11 @@ export function statsPanel(view: PanelView) {
     [
       { label: 'average', color: '#64748b', kind: 'line' },
       { label: 'p95', color: '#f59e0b', kind: 'line' },
-      { label: 'p99', color: '#dc2626', kind: 'line' },
+      // Dashed: in small buckets p99 often equals p95, which stays visible under it.
+      { label: 'p99', color: '#dc2626', kind: 'line', dash: [6, 4] },
     ],
     'ms',
+    'asinh',
   );
   const counts = timeChart(
     view.root.querySelector<HTMLElement>('[data-chart="counts"]')!,
