@@ -82,7 +82,7 @@ describe('the dashboard page', () => {
     const html = await (await handlerWith()(new Request('http://localhost/'))).text();
     expect(html).toContain(`<script defer src="/dashboard/assets/dashboard.${sha256(JS)}.js" integrity="${sha384(JS)}"></script>`);
     expect(html).toContain(`<link rel="stylesheet" href="/dashboard/assets/dashboard.${sha256(CSS)}.css" integrity="${sha384(CSS)}">`);
-    expect(html).toContain('<body data-base="">');
+    expect(html).toContain('<body data-base="" data-auth="key">');
 
     const changed = createHandler(ep, { apiKeys: [KEY], dashboard: { assetsDir: fakeBuild('changed', `${JS}// one more line\n`) } });
     const other = await (await changed(new Request('http://localhost/'))).text();
@@ -146,10 +146,15 @@ describe('the dashboard page', () => {
       expect((await handler(new Request(`http://localhost${path}`))).status, path).toBe(200);
     }
     const html = await (await handler(new Request('http://localhost/logs'))).text();
-    expect(html).toContain('<body data-base="/logs">');
+    expect(html).toContain('<body data-base="/logs" data-auth="key">');
     expect(html).toContain(`src="/logs/dashboard/assets/dashboard.${sha256(JS)}.js"`);
     expect((await handler(new Request(`http://localhost/logs/dashboard/assets/dashboard.${sha256(JS)}.js`))).status).toBe(200);
     expect((await handler(new Request('http://localhost/dashboard'))).status).toBe(404);
+  });
+
+  it('tells the page not to ask for a key when the handler serves without keys', async () => {
+    const handler = createHandler(ep, { auth: false, dashboard: { assetsDir: fakeBuild('open') } });
+    expect(await (await handler(new Request('http://localhost/'))).text()).toContain('<body data-base="" data-auth="none">');
   });
 
   it('still needs a key for every data request', async () => {

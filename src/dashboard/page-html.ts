@@ -2,10 +2,10 @@ import type { DashboardAssets } from './dashboard-assets';
 
 /**
  * The dashboard's HTML: static markup the page script fills in. No inline script or style
- * (the Content-Security-Policy forbids both); the base path reaches the script as a data
- * attribute, so the same build serves under any `basePath`.
+ * (the Content-Security-Policy forbids both); the base path and whether keys are needed reach
+ * the script as data attributes, so the same build serves under any `basePath`.
  */
-export function pageHtml(basePath: string, assets: DashboardAssets): string {
+export function pageHtml(basePath: string, assets: DashboardAssets, auth: boolean): string {
   const base = escapeHtml(basePath);
   const href = (name: string) => `${base}/dashboard/assets/${escapeHtml(name)}`;
   return `<!doctype html>
@@ -18,7 +18,7 @@ export function pageHtml(basePath: string, assets: DashboardAssets): string {
 <link rel="stylesheet" href="${href(assets.css.name)}" integrity="${assets.css.integrity}">
 <script defer src="${href(assets.js.name)}" integrity="${assets.js.integrity}"></script>
 </head>
-<body data-base="${base}">
+<body data-base="${base}" data-auth="${auth ? 'key' : 'none'}">
 <header class="bar">
   <h1>log-endpoints</h1>
   <label>Project <select id="project" disabled></select></label>

@@ -38,10 +38,13 @@ export interface Dashboard {
   asset(name: string, request: PlainRequest): PlainResponse;
 }
 
-/** Reads the page build once (throws when it is missing) and answers from memory. */
-export function createDashboard(basePath: string, options: DashboardOptions = {}): Dashboard {
+/**
+ * Reads the page build once (throws when it is missing) and answers from memory. Without `auth`
+ * (a handler made with `auth: false`) the page does not ask for a key.
+ */
+export function createDashboard(basePath: string, options: DashboardOptions = {}, auth = true): Dashboard {
   const assets = loadDashboardAssets(options.assetsDir);
-  const html = new TextEncoder().encode(pageHtml(basePath, assets));
+  const html = new TextEncoder().encode(pageHtml(basePath, assets, auth));
   const htmlTag = etag(html);
   const byName = new Map<string, DashboardAsset & { etag: string }>(
     [assets.js, assets.css].map((a) => [a.name, { ...a, etag: `"${a.name}"` }]),

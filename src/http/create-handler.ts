@@ -45,7 +45,7 @@ export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHand
   const memo = new AnswerMemo(config.microcacheMs);
   let openapi: string | null = null;
   // Reads the page build now: a missing build fails here, not as a blank page later.
-  const dashboard = config.dashboard ? createDashboard(config.basePath, config.dashboard) : null;
+  const dashboard = config.dashboard ? createDashboard(config.basePath, config.dashboard, config.auth) : null;
 
   async function dispatch(request: PlainRequest): Promise<PlainResponse> {
     if (request.url.length > config.maxUrlLength) {

@@ -51,7 +51,8 @@ interface Tab {
 }
 const tabs: Tab[] = [];
 
-async function openTab(options: { fakeClock?: boolean } = {}): Promise<Tab> {
+async function openTab(options: { fakeClock?: boolean; server?: string } = {}): Promise<Tab> {
+  const server = options.server ?? url;
   const page = await context.newPage();
   const tab: Tab = { page, consoleErrors: [], foreignRequests: [], dataRequests: [], expectedErrors: new Set() };
   page.on('console', (message) => {
@@ -60,8 +61,8 @@ async function openTab(options: { fakeClock?: boolean } = {}): Promise<Tab> {
   page.on('pageerror', (error) => tab.consoleErrors.push(`page error: ${error.message}`));
   page.on('request', (request) => {
     const target = request.url();
-    if (!target.startsWith(`${url}/`) && !target.startsWith('data:')) tab.foreignRequests.push(target);
-    if (target.startsWith(`${url}/api/`)) tab.dataRequests.push(target.slice(url.length));
+    if (!target.startsWith(`${server}/`) && !target.startsWith('data:')) tab.foreignRequests.push(target);
+    if (target.startsWith(`${server}/api/`)) tab.dataRequests.push(target.slice(server.length));
   });
   if (options.fakeClock) await page.clock.install();
   tabs.push(tab);
@@ -323,6 +324,27 @@ describe('the dashboard in Chromium', () => {
     await page.locator('#refresh').selectOption('0');
     await page.clock.runFor(10 * 60_000);
     expect([count('functions.invocation-stats'), count('usage.api-counts'), count('logs.all')]).toEqual([2, 2, 2]);
+  });
+
+  it('under a base path and without keys (--no-auth): no key form, every request under the base path', async () => {
+    const files = logs.byFormat.ndjson!;
+    const open = spawnCli(['serve', '--edge-logs', files.edgeLogs, '--function-logs', files.functionEdgeLogs, '--port', '0', '--now', NOW, '--no-auth', '--dashboard', '--base-path', '/logs']);
+    children.push(open);
+    const [, page] = (await waitForStdout(open, /^Dashboard: (http:\/\/127\.0\.0\.1:\d+\/logs\/)$/m)) as [string, string];
+    const tab = await openTab({ server: new URL(page).origin });
+    await tab.page.goto(page);
+    await tab.page.locator('#logs-panel[data-state="ready"]').waitFor();
+    await tab.page.locator('#stats-panel[data-state="ready"]').waitFor();
+    await tab.page.locator('#usage-panel[data-state="ready"]').waitFor();
+    expect(await tab.page.locator('#key-form').isHidden()).toBe(true);
+    expect(await tab.page.locator('#change-key').isHidden()).toBe(true);
+    const paths: string[] = [];
+    tab.page.on('request', (r) => paths.push(new URL(r.url()).pathname));
+    await tab.page.reload();
+    await tab.page.locator('#logs-panel[data-state="ready"]').waitFor();
+    expect(paths.length).toBeGreaterThan(5);
+    for (const path of paths) expect(path).toMatch(/^\/logs\//);
+    open.kill('SIGTERM');
   });
 
   it('npm start (demo) prints the dashboard URL first, and the page is there', async () => {

@@ -17,6 +17,8 @@ interface CatalogProject {
 }
 
 const base = document.body.dataset.base ?? '';
+/** `none` when the server was started without keys (`auth: false`, `--no-auth`): nothing to ask. */
+const keyNeeded = document.body.dataset.auth !== 'none';
 const byId = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const notice = byId<HTMLParagraphElement>('notice');
 const keyForm = byId<HTMLFormElement>('key-form');
@@ -208,5 +210,6 @@ refreshNow.addEventListener('click', () => {
   else void start();
 });
 
-if (apiKey.get()) void start();
+if (!keyNeeded) byId<HTMLButtonElement>('change-key').hidden = true;
+if (apiKey.get() || !keyNeeded) void start();
 else askForKey('');
