@@ -1,15 +1,17 @@
 import { defineConfig } from 'tsup';
+import { dashboardPage } from './tsup.dashboard.config';
 
-export default defineConfig({
+export default defineConfig([{
   // cli.ts starts with a `#!/usr/bin/env node` line, which esbuild keeps at the top of dist/cli.js (the bin).
   entry: { index: 'src/index.ts', redis: 'src/redis.ts', http: 'src/http.ts', node: 'src/node.ts', cli: 'src/cli.ts' },
   format: ['esm', 'cjs'],
   // Types for the importable entries; the CLI is a program, not an API.
   dts: { entry: { index: 'src/index.ts', redis: 'src/redis.ts', http: 'src/http.ts', node: 'src/node.ts' } },
   sourcemap: true,
-  clean: true,
+  // dist/dashboard is the page's (built beside this one, and by itself by `npm run build:dashboard`).
+  clean: ['!dashboard/**'],
   target: 'node20',
   // import.meta.url locates queries/ at run time; the shim makes it work in the CJS build too.
   shims: true,
   external: ['@duckdb/node-api', 'apache-arrow', 'redis', 'ioredis'],
-});
+}, dashboardPage]);

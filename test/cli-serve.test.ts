@@ -103,7 +103,8 @@ describe('graceful shutdown', () => {
 describe('log-endpoints demo (npm start)', () => {
   it('prints a key and three curl commands that answer as printed, then stops on a signal', async () => {
     const { io, out, signal } = memoryIO();
-    const done = main(['demo', '--port', '0', '--out', tmp.path('demo'), '--events', '4000', '--now', NOW], io, 'test');
+    // --no-dashboard: `npm test` runs without a page build (the dashboard's own tests build it).
+    const done = main(['demo', '--port', '0', '--out', tmp.path('demo'), '--events', '4000', '--now', NOW, '--no-dashboard'], io, 'test');
     await expect.poll(() => out.stdout, { timeout: 30_000 }).toMatch(/Ctrl\+C stops/);
     const key = /^API key: (\S+)$/m.exec(out.stdout)![1]!;
     const commands = out.stdout.split('\n').filter((line) => line.startsWith('  curl '));

@@ -14,6 +14,7 @@ const OPTIONS = {
   events: { type: 'string' },
   'api-key': { type: 'string', multiple: true },
   now: { type: 'string' },
+  'no-dashboard': { type: 'boolean' },
 } as const;
 
 /** `log-endpoints demo` (`npm start`): demo data relative to now, served, with curl commands to try. */
@@ -32,10 +33,13 @@ export async function demoCommand(argv: string[], io: CliIO): Promise<number> {
   const logs = await writeDemoData(io, { out: values.out ?? '.demo-data', events, now: clock?.() ?? new Date() });
   const ep = await createEndpoints({ sources: { edgeLogs: logs.edgeLogs, functionEdgeLogs: logs.functionEdgeLogs }, now: clock });
   const project = logs.projects[0]!;
-  return runServer(ep, { host, port, apiKeys: [key] }, io, ({ url }) => {
+  const dashboard = !values['no-dashboard'];
+  return runServer(ep, { host, port, apiKeys: [key], dashboard }, io, ({ url }) => {
     const curl = (path: string) => `curl -s -H 'X-API-KEY: ${key}' '${url}${path}'`;
     io.stdout.write(
       [
+        // The page is what most people want: its URL comes first.
+        ...(dashboard ? [`Dashboard: ${url}/  (API key: ${key})`] : []),
         '',
         `log-endpoints demo: ${events.toLocaleString('en-US')} gateway events of ${logs.projects.length} projects, serving on ${url}`,
         `API key: ${key}`,

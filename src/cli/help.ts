@@ -19,8 +19,9 @@ Exit codes: 0 success, 1 failure (engine, files, port), 2 wrong usage or invalid
 `,
   serve: `Usage: log-endpoints serve --edge-logs <glob> --function-logs <glob> --api-key <key> [options]
 
-Serves GET /api/endpoints/<name>, /api/endpoints/query/<uuid|name>, /api/endpoints,
-/api/openapi.json and /health. Stops gracefully on SIGINT/SIGTERM (requests in flight are answered).
+Serves GET /api/endpoints/<name>, /api/endpoints/query/<uuid|name>, /api/endpoints, /api/catalog,
+/api/openapi.json and /health (and with --dashboard the page at / and /dashboard). Stops
+gracefully on SIGINT/SIGTERM (requests in flight are answered).
 
 Options:
   --edge-logs <glob>             Gateway logs (NDJSON or Parquet); repeatable
@@ -32,6 +33,7 @@ Options:
   --host <addr>                  Address to bind (default 127.0.0.1)
   --base-path <path>             Serve every route under this prefix, e.g. /logs
   --cors-origin <origin>         Allow browsers from this origin ('*' for any); repeatable
+  --dashboard                    Serve the dashboard page at / and /dashboard (it asks for a key)
   --now <iso>                    Evaluate every relative window at this instant (replay an incident)
   --no-cache                     Do not cache results
   --max-concurrent-queries <n>   Engine queries at once (default 4)
@@ -93,8 +95,9 @@ Options:
 `,
   demo: `Usage: log-endpoints demo [--port <n>] [--host <addr>] [--out <dir>] [--events <n>] [--api-key <key>]
 
-Writes a demo dataset relative to now (see demo-data), serves it and prints a key and three
-curl commands to try. What \`npm start\` runs. Stops on SIGINT/SIGTERM.
+Writes a demo dataset relative to now (see demo-data), serves it with the dashboard and prints
+the dashboard's URL, a key and three curl commands to try. What \`npm start\` runs. Stops on
+SIGINT/SIGTERM.
 
 Options:
   --port <n>         Port (default 4000)
@@ -103,6 +106,7 @@ Options:
   --events <n>       Gateway events (default 20000)
   --api-key <key>    The key to accept (default: a new random key, printed)
   --now <iso>        Pretend it is this instant (data and windows); default: now
+  --no-dashboard     Do not serve the dashboard page
   -h, --help         This help
 `,
 };

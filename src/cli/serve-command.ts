@@ -18,6 +18,7 @@ const OPTIONS = {
   'max-concurrent-queries': { type: 'string' },
   'max-queued-queries': { type: 'string' },
   'query-timeout-ms': { type: 'string' },
+  dashboard: { type: 'boolean' },
 } as const;
 
 /** `log-endpoints serve`: the HTTP API over the given logs until SIGINT/SIGTERM. */
@@ -53,12 +54,13 @@ export async function serveCommand(argv: string[], io: CliIO): Promise<number> {
   });
   return runServer(
     ep,
-    { host, port, apiKeys, auth: values['no-auth'] ? false : undefined, basePath: values['base-path'], cors },
+    { host, port, apiKeys, auth: values['no-auth'] ? false : undefined, basePath: values['base-path'], cors, dashboard: values.dashboard },
     io,
     ({ url }) => {
       const keys = values['no-auth'] ? 'no key needed' : `${apiKeys.length} key${apiKeys.length === 1 ? '' : 's'}`;
       const at = now ? `Every window is evaluated at ${now().toISOString()} (--now).\n` : '';
       io.stdout.write(`${at}Listening on ${url}${values['base-path'] ?? ''} (${keys})\n`);
+      if (values.dashboard) io.stdout.write(`Dashboard: ${url}${values['base-path'] ?? ''}/\n`);
     },
   );
 }

@@ -12,12 +12,16 @@ import { errorOf, send, sendError, sendJson, sendResult } from './respond';
 import { AnswerMemo } from './answer-memo';
 import { fromFetchRequest, toFetchResponse, type PlainRequest, type PlainResponse } from './exchange';
 import { isPublic, matchRoute, stripBasePath } from './routes';
+import { createDashboard } from '../dashboard/serve-dashboard';
+import { catalogDays } from './catalog-days';
 
 /** A fetch-style request handler, as Hono, Bun, Deno and service workers take it. */
 export interface FetchHandler {
   (request: Request): Promise<Response>;
   /** The path prefix the handler answers under (`''` for the root). */
   readonly basePath: string;
+  /** Whether the dashboard's routes are served (an adapter that passes other paths on needs to know). */
+  readonly dashboard: boolean;
   /**
    * The same handler without fetch objects: adapters for servers that have their own request
    * and response types (`log-endpoints/node`) call this and skip two conversions per request.
@@ -40,6 +44,8 @@ export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHand
   const checkKey = createKeyCheck(config.apiKeys);
   const memo = new AnswerMemo(config.microcacheMs);
   let openapi: string | null = null;
+  // Reads the page build now: a missing build fails here, not as a blank page later.
+  const dashboard = config.dashboard ? createDashboard(config.basePath, config.dashboard, config.auth) : null;
 
   async function dispatch(request: PlainRequest): Promise<PlainResponse> {
     if (request.url.length > config.maxUrlLength) {
@@ -48,7 +54,7 @@ export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHand
     const url = parseUrl(request.url);
     const path = stripBasePath(url.pathname, config.basePath);
     if (path === null) throw notFound();
-    const route = matchRoute(path);
+    const route = matchRoute(path, { dashboard: dashboard !== null });
     const method = request.method.toUpperCase();
     if (method === 'OPTIONS' && config.cors) return preflight(config.cors, request.header('origin'));
     // Whether a path exists is only told to callers with a key.
@@ -71,6 +77,12 @@ export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHand
         return sendJson(200, { result: ep.definitions });
       case 'query':
         return query(route.nameOrId, url.search, request);
+      case 'catalog':
+        return sendJson(200, { result: await ep.catalog({ days: catalogDays(url.search) }) });
+      case 'dashboard':
+        return dashboard!.page(request);
+      case 'dashboard-asset':
+        return dashboard!.asset(route.name, request);
     }
   }
 
@@ -132,7 +144,7 @@ export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHand
     return response;
   };
   const handler = async (request: Request): Promise<Response> => toFetchResponse(await handle(fromFetchRequest(request)));
-  return Object.assign(handler, { basePath: config.basePath, handle });
+  return Object.assign(handler, { basePath: config.basePath, dashboard: dashboard !== null, handle });
 }
 
 function answerError(thrown: unknown, request: PlainRequest, requestId: string, config: ResolvedOptions): PlainResponse {

@@ -1,3 +1,5 @@
+import type { DashboardOptions } from '../dashboard/serve-dashboard';
+
 /** What the handler passes to `onError` with each error it answers with a 5xx status. */
 export interface ErrorContext {
   requestId: string;
@@ -36,6 +38,12 @@ export interface HandlerOptions {
    * a warming refresh shows after at most this long.
    */
   microcacheMs?: number;
+  /**
+   * Serve the dashboard page at `{basePath}/` and `{basePath}/dashboard` (default: off). The page
+   * itself needs no key; it asks for one and sends it with every data request. Throws at
+   * creation when the page is not built.
+   */
+  dashboard?: boolean | DashboardOptions;
 }
 
 /** CORS settings. */
@@ -55,6 +63,7 @@ export interface ResolvedOptions {
   healthTimeoutMs: number;
   onError: (error: unknown, context: ErrorContext) => void;
   microcacheMs: number;
+  dashboard: DashboardOptions | null;
 }
 
 /** Defaults applied, the base path normalised, and a handler without keys refused. */
@@ -74,6 +83,7 @@ export function resolveOptions(options: HandlerOptions): ResolvedOptions {
     healthTimeoutMs: options.healthTimeoutMs ?? 5000,
     onError: options.onError ?? logToConsole,
     microcacheMs: Math.max(0, options.microcacheMs ?? 1000),
+    dashboard: options.dashboard === true ? {} : options.dashboard || null,
   };
 }
 

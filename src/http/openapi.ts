@@ -1,6 +1,7 @@
 import type { ColumnSpec, ColumnType, ParamSpec } from '../definitions/definition';
 import type { EndpointDescription } from '../definitions/describe';
 import { MAX_PARAM_LENGTH } from '../definitions/normalize-params';
+import { CATALOG_MAX_DAYS } from '../definitions/catalog';
 
 type Json = Record<string, unknown>;
 
@@ -26,6 +27,55 @@ export function openApiDocument(definitions: readonly EndpointDescription[], opt
         operationId: 'listEndpoints',
         summary: 'The endpoint definitions: name, UUID, parameters, columns, max rows, cache policy.',
         responses: { '200': { description: 'The definitions.', content: jsonContent({ type: 'object', properties: { result: { type: 'array' } } }) }, '401': ref('Error') },
+      },
+    },
+    '/api/catalog': {
+      get: {
+        operationId: 'catalog',
+        summary: 'The projects seen in the logs, busiest first, with their edge-function ids (what pickers offer).',
+        parameters: [
+          {
+            name: 'days', in: 'query', required: false,
+            description: `How many days back to look (default 7, at most ${CATALOG_MAX_DAYS}).`,
+            schema: { type: 'string', pattern: '^[0-9]+$', examples: ['7'] },
+          },
+        ],
+        responses: {
+          '200': {
+            description: 'The catalog.',
+            content: jsonContent({
+              type: 'object',
+              required: ['result'],
+              properties: {
+                result: {
+                  type: 'object',
+                  required: ['since', 'projects'],
+                  properties: {
+                    since: { ...COLUMN_SCHEMAS.timestamp, description: 'Events at or after this instant were looked at.' },
+                    projects: {
+                      type: 'array',
+                      items: {
+                        type: 'object',
+                        required: ['project', 'requests', 'invocations', 'functionIds', 'lastSeen'],
+                        properties: {
+                          project: { type: 'string' },
+                          requests: { type: 'integer', description: 'Gateway log events.' },
+                          invocations: { type: 'integer', description: 'Edge-function invocations.' },
+                          functionIds: { type: 'array', items: { type: 'string' }, description: 'Busiest first.' },
+                          lastSeen: COLUMN_SCHEMAS.timestamp,
+                        },
+                      },
+                    },
+                  },
+                },
+              },
+            }),
+          },
+          '400': ref('Error'),
+          '401': ref('Error'),
+          '500': ref('Error'),
+          '503': ref('Error'),
+        },
       },
     },
   };

@@ -7,11 +7,19 @@ export type Route =
   | { kind: 'openapi' }
   | { kind: 'list' }
   | { kind: 'query'; nameOrId: string }
+  | { kind: 'catalog' }
+  | { kind: 'dashboard' }
+  | { kind: 'dashboard-asset'; name: string }
   | { kind: 'unknown' };
+
+/** What the handler serves besides the API: the dashboard's routes exist only when it is on. */
+export interface RouteOptions {
+  dashboard?: boolean;
+}
 
 /** Routes anyone may call; every other path needs a key before it is even looked up. */
 export function isPublic(route: Route): boolean {
-  return route.kind === 'health' || route.kind === 'openapi';
+  return route.kind === 'health' || route.kind === 'openapi' || route.kind === 'dashboard' || route.kind === 'dashboard-asset';
 }
 
 /**
@@ -19,10 +27,16 @@ export function isPublic(route: Route): boolean {
  * Logflare clients call it, a name; `/api/endpoints/<x>` takes a name (or a UUID: both resolve
  * through the same lookup).
  */
-export function matchRoute(path: string): Route {
+export function matchRoute(path: string, options: RouteOptions = {}): Route {
   if (path === '/health') return { kind: 'health' };
   if (path === '/api/openapi.json') return { kind: 'openapi' };
   if (path === '/api/endpoints') return { kind: 'list' };
+  if (path === '/api/catalog') return { kind: 'catalog' };
+  if (options.dashboard) {
+    if (path === '/' || path === '/dashboard' || path === '/dashboard/') return { kind: 'dashboard' };
+    const asset = /^\/dashboard\/assets\/([^/]+)$/.exec(path);
+    if (asset) return { kind: 'dashboard-asset', name: asset[1]! };
+  }
   const m = /^\/api\/endpoints\/(?:query\/)?([^/]+)$/.exec(path);
   if (!m) return { kind: 'unknown' };
   const nameOrId = decodePathSegment(m[1]!);

@@ -20,7 +20,7 @@ export type NodeListener = (req: IncomingMessage, res: ServerResponse, next?: (e
 export function toNodeListener(handler: FetchHandler): NodeListener {
   return (req, res, next) => {
     const target = originForm((req as IncomingMessage & { originalUrl?: string }).originalUrl ?? req.url ?? '/');
-    if (next && !isRoute(target, handler.basePath)) {
+    if (next && !isRoute(target, handler.basePath, handler.dashboard)) {
       next();
       return;
     }
@@ -67,7 +67,7 @@ function badRequest(): PlainResponse {
  * Whether the handler answers this target: as middleware, other paths go on to the app's own
  * routes. Unknown endpoint names under /api/endpoints are routes (the handler answers 401/404).
  */
-function isRoute(target: string, basePath: string): boolean {
+function isRoute(target: string, basePath: string, dashboard: boolean): boolean {
   let pathname: string;
   try {
     pathname = new URL(target, 'http://localhost').pathname;
@@ -77,7 +77,7 @@ function isRoute(target: string, basePath: string): boolean {
   const path = stripBasePath(pathname, basePath);
   if (path === null) return false;
   try {
-    return matchRoute(path).kind !== 'unknown';
+    return matchRoute(path, { dashboard }).kind !== 'unknown';
   } catch {
     // A malformed path under the base path: the handler answers it with a 400.
     return true;
