@@ -45,7 +45,7 @@ export interface BoundQuery {
 export function bindParams(sql: string, params: Readonly<Record<string, EngineParam>>, queryParameters: boolean): BoundQuery {
   const text: Array<{ name: string; type: string; value: string | null }> = [];
   for (const { name, type } of placeholders(sql)) {
-    if (!(name in params)) throw new TypeError(`No value for query parameter ${name}.`);
+    if (params[name] === undefined) throw new TypeError(`No value for query parameter ${name}.`);
     const value = params[name]!;
     if (value === null && !type.startsWith('Nullable(')) throw new TypeError(`Query parameter ${name} (${type}) cannot be NULL.`);
     if (integerType(type) !== null) continue;

@@ -35,7 +35,7 @@ export async function startClickHouseCluster(options: { shards?: number; name?: 
   const binary = requireBinary('clickhouse-server');
   const name = options.name ?? 'le_test';
   const root = mkdtempSync(join(tmpdir(), 'le-clickhouse-'));
-  const ports = [];
+  const ports: Array<{ http: number; tcp: number }> = [];
   for (let i = 0; i < (options.shards ?? 2); i++) ports.push({ http: await freePort(), tcp: await freePort() });
   const remoteServers = ports
     .map((p) => `<shard><replica><host>127.0.0.1</host><port>${p.tcp}</port></replica></shard>`)
