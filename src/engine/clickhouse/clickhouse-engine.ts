@@ -4,7 +4,7 @@ import type { Engine, EngineRequest, EngineResult, SourceInspection, SourceName 
 import { QUERY_SOURCES } from '../duckdb/duckdb-engine';
 import { QueryGate } from '../query-gate';
 import { patternProblem, toEngineError } from './classify-error';
-import { connect, type Connection } from './connection';
+import { openClient, probeServer, type ServerFeatures } from './connection';
 import { decodeRows } from './decode-rows';
 import { tableOf, type ClickHouseTarget } from './options';
 import { preparedQuerySql } from './query-files';
@@ -46,7 +46,8 @@ class ClickHouseEngine implements Engine {
   private readonly gate: QueryGate;
   private readonly timeoutMs: number;
   private readonly tables: Record<SourceName, string>;
-  private connection: Promise<Connection> | null = null;
+  private client: ReturnType<typeof openClient> | null = null;
+  private features: Promise<ServerFeatures> | null = null;
   private readonly inFlight = new Set<{ abort: AbortController; done: Promise<unknown> }>();
   private readonly patterns = new Map<string, string | null>();
   private closed = false;
@@ -115,23 +116,30 @@ class ClickHouseEngine implements Engine {
     this.closed = true;
     for (const query of this.inFlight) query.abort.abort();
     await Promise.allSettled([...this.inFlight].map((q) => q.done));
-    const connection = await this.connection?.catch(() => null);
-    await connection?.close();
+    // Closing the client also ends a probe still waiting for its server.
+    const opened = await this.client?.catch(() => null);
+    await opened?.close();
   }
 
-  /** The probed connection, opened on first use; a failed probe is tried again next time. */
-  private connect(): Promise<Connection> {
-    if (!this.connection) {
-      this.connection = connect(this.options);
-      this.connection.catch(() => (this.connection = null));
+  /** The client, created on first use (no request yet). */
+  private openClient() {
+    this.client ??= openClient(this.options);
+    return this.client;
+  }
+
+  /** What the server can do, probed once; a failed probe is tried again next time. */
+  private probe(): Promise<ServerFeatures> {
+    if (!this.features) {
+      this.features = this.openClient().then(({ client }) => probeServer(client));
+      this.features.catch(() => (this.features = null));
     }
-    return this.connection;
+    return this.features;
   }
 
   private async sql(request: SqlRequest) {
-    const connection = await this.connect();
+    const [{ client }, features] = await Promise.all([this.openClient(), this.probe()]);
     const settings = { ...this.options.settings, max_execution_time: Math.ceil(this.timeoutMs / 1000) };
-    return runSql(connection.client, connection.features, { ...request, settings });
+    return runSql(client, features, { ...request, settings });
   }
 
   /**
@@ -148,7 +156,10 @@ class ClickHouseEngine implements Engine {
       abort.abort();
     }, this.timeoutMs);
     timer.unref();
-    const done = work(abort.signal, queryId);
+    // The caller gets its answer when the time is up, whatever the request (or a probe it waits
+    // for) is doing then.
+    const aborted = new Promise<never>((_, reject) => abort.signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true }));
+    const done = Promise.race([work(abort.signal, queryId), aborted]);
     const entry = { abort, done };
     this.inFlight.add(entry);
     try {
@@ -167,8 +178,8 @@ class ClickHouseEngine implements Engine {
   /** Stops an abandoned query on the server, so it does not go on using the cluster. */
   private async kill(queryId: string): Promise<void> {
     try {
-      const connection = await this.connect();
-      await runCommand(connection.client, `KILL QUERY WHERE query_id = '${queryId.replace(/[^A-Za-z0-9-]/g, '')}' ASYNC`);
+      const { client } = await this.openClient();
+      await runCommand(client, `KILL QUERY WHERE query_id = '${queryId.replace(/[^A-Za-z0-9-]/g, '')}' ASYNC`);
     } catch {
       // Best effort: the server's own max_execution_time ends it anyway.
     }

@@ -26,15 +26,21 @@ export interface Connection {
  * `@clickhouse/client` is an optional peer dependency, loaded only here.
  */
 export async function connect(target: ClickHouseTarget): Promise<Connection> {
-  const owned = !target.client;
-  const client = target.client ?? (await createClient(target));
+  const { client, close } = await openClient(target);
   try {
     const features = await probeServer(client);
-    return { client, features, close: async () => (owned ? client.close() : undefined) };
+    return { client, features, close };
   } catch (error) {
-    if (owned) await client.close();
+    await close();
     throw error;
   }
+}
+
+/** The client of a target, without any request yet; `close` closes it only when we created it. */
+export async function openClient(target: ClickHouseTarget): Promise<{ client: ClickHouseClient; close: () => Promise<void> }> {
+  if (target.client) return { client: target.client, close: async () => undefined };
+  const client = await createClient(target);
+  return { client, close: () => client.close() };
 }
 
 async function createClient(target: ClickHouseTarget): Promise<ClickHouseClient> {
