@@ -54,10 +54,11 @@ const SOURCES: Record<string, SourceName> = { edge: 'edgeLogs', functions: 'func
  */
 export async function clickhouseCommand(argv: string[], io: CliIO): Promise<number> {
   const [sub, ...rest] = argv;
-  if (sub === undefined || sub === '--help' || sub === '-h' || sub === 'help') {
-    io.stdout.write(HELP.clickhouse!);
-    return sub === undefined ? 2 : 0;
+  if (sub === undefined) {
+    io.stderr.write(HELP.clickhouse!);
+    return 2;
   }
+  if (sub === '--help' || sub === '-h' || sub === 'help') return help(io);
   switch (sub) {
     case 'init': return init(rest, io);
     case 'load': return load(rest, io);
@@ -97,6 +98,8 @@ async function load(argv: string[], io: CliIO): Promise<number> {
   try {
     const result = await loader.load(source, values.input, { onProgress: (p) => bar.update(p.filesDone, p.files) });
     bar.finish();
+    // Not an error (a cron job may find nothing new), but likely a typo when run by hand.
+    if (result.files.length === 0) io.stderr.write(`No file matched --input ${values.input.join(' ')}.\n`);
     io.stdout.write(`Loaded ${result.rows} events from ${result.files.length - result.failed} of ${result.files.length} files into ${target!.database}.${target!.tables?.[source] ?? (source === 'edgeLogs' ? 'edge_logs' : 'function_edge_logs')}.\n`);
     if (result.skipped) io.stdout.write(`${result.skipped} lines were not events (broken JSON or no readable timestamp) and were skipped.\n`);
     for (const file of result.files) if (file.error) io.stderr.write(`could not read ${file.file}: ${file.error}\n`);

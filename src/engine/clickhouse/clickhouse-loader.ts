@@ -67,6 +67,13 @@ export function clickhouseLoader(options: ClickHouseLoaderOptions): ClickHouseLo
   return new ClickHouseLoader(options);
 }
 
+/**
+ * The loader `clickhouseLoader` returns: `init`, `load`, `insertEvents`, `close`. One DuckDB
+ * (reading files) and one ClickHouse client per loader; calls are queued, never interleaved.
+ *
+ * @example
+ * const loader: ClickHouseLoader = clickhouseLoader({ url: 'http://127.0.0.1:8123', database: 'logs' });
+ */
 export class ClickHouseLoader {
   private connection: Promise<Connection> | null = null;
   private duckdb: Promise<{ instance: DuckDBInstance; connection: DuckDBConnection }> | null = null;

@@ -62,6 +62,9 @@ export interface SchemaOptions {
  * MergeTree table per source. With one: `<table>_local` MergeTree tables holding this server's
  * shard, and `<table>` as a `Distributed` table over the cluster's `<table>_local`s, sharding
  * rows at random (even shards; every query reads all of them).
+ *
+ * @example
+ * schemaStatements({ database: 'logs', cluster: 'logs' }).forEach((sql) => console.log(`${sql};`));
  */
 export function schemaStatements(target: Pick<ClickHouseTarget, 'database' | 'cluster' | 'tables'>, options: SchemaOptions = {}): string[] {
   const onCluster = options.onCluster ? ` ON CLUSTER ${requireCluster(target)}` : '';
