@@ -3,15 +3,15 @@ import { dashboardPage } from './tsup.dashboard.config';
 
 export default defineConfig([{
   // cli.ts starts with a `#!/usr/bin/env node` line, which esbuild keeps at the top of dist/cli.js (the bin).
-  entry: { index: 'src/index.ts', redis: 'src/redis.ts', http: 'src/http.ts', node: 'src/node.ts', cli: 'src/cli.ts' },
+  entry: { index: 'src/index.ts', redis: 'src/redis.ts', http: 'src/http.ts', node: 'src/node.ts', clickhouse: 'src/clickhouse.ts', cli: 'src/cli.ts' },
   format: ['esm', 'cjs'],
   // Types for the importable entries; the CLI is a program, not an API.
-  dts: { entry: { index: 'src/index.ts', redis: 'src/redis.ts', http: 'src/http.ts', node: 'src/node.ts' } },
+  dts: { entry: { index: 'src/index.ts', redis: 'src/redis.ts', http: 'src/http.ts', node: 'src/node.ts', clickhouse: 'src/clickhouse.ts' } },
   sourcemap: true,
   // dist/dashboard is the page's (built beside this one, and by itself by `npm run build:dashboard`).
   clean: ['!dashboard/**'],
   target: 'node20',
   // import.meta.url locates queries/ at run time; the shim makes it work in the CJS build too.
   shims: true,
-  external: ['@duckdb/node-api', 'apache-arrow', 'redis', 'ioredis'],
+  external: ['@duckdb/node-api', 'apache-arrow', 'redis', 'ioredis', '@clickhouse/client'],
 }, dashboardPage]);

@@ -10,6 +10,7 @@ Commands:
   demo-data    Write a realistic demo dataset relative to now
   demo         Write demo data and serve it (what \`npm start\` runs)
   compact      Rewrite NDJSON logs as day-partitioned, sorted Parquet (the fast layout)
+  clickhouse   Create ClickHouse tables, load logs into them, serve the endpoints from them
 
 Options:
   -h, --help     Help (also after a command: log-endpoints serve --help)
@@ -108,5 +109,37 @@ Options:
   --now <iso>        Pretend it is this instant (data and windows); default: now
   --no-dashboard     Do not serve the dashboard page
   -h, --help         This help
+`,
+  clickhouse: `Usage: log-endpoints clickhouse init|load|serve --url <http://host:8123> [options]
+
+The same endpoints computed by ClickHouse, for logs that outgrow one machine.
+
+  init    Create the database and tables (IF NOT EXISTS): MergeTree tables partitioned by day,
+          ordered by project then time; with --cluster, <table>_local on the server and a
+          Distributed table <table> over the cluster. Repeat --url for every server, or use
+          --on-cluster (needs ZooKeeper/Keeper).
+  load    Copy NDJSON or Parquet logs into a table (read exactly as the DuckDB engine reads
+          them; inserted with insert_distributed_sync=1 on a cluster). Not idempotent.
+  serve   Serve the HTTP API (as \`log-endpoints serve\`) with ClickHouse as the engine.
+
+Options (all commands):
+  --url <url>                    ClickHouse HTTP interface (init: repeatable, one per server)
+  --user <name>                  User (or CLICKHOUSE_USER; default: default)
+  --password <secret>            Password (or CLICKHOUSE_PASSWORD)
+  --database <name>              Database (default: default)
+  --cluster <name>               Cluster of the servers' remote_servers (Distributed tables)
+  --edge-table <name>            Gateway log table (default edge_logs)
+  --function-table <name>        Edge-function log table (default function_edge_logs)
+init:
+  --on-cluster                   Run the DDL once with ON CLUSTER instead of on each --url
+load:
+  --source <edge|functions>      Which log the files hold
+  --input <glob>                 NDJSON or Parquet files; repeatable
+  --threads <n>, --memory-limit <size>   DuckDB settings for reading the files
+serve:
+  --api-key <key>, --no-auth, --port <n>, --host <addr>, --base-path <path>, --cors-origin <o>,
+  --now <iso>, --no-cache, --max-concurrent-queries <n>, --max-queued-queries <n>,
+  --query-timeout-ms <n>         As for \`log-endpoints serve\`
+  -h, --help                     This help
 `,
 };

@@ -1,4 +1,5 @@
 import { LogEndpointsError } from '../errors';
+import { clickhouseCommand } from './clickhouse-command';
 import { compactCommand } from './compact-command';
 import { demoCommand } from './demo-command';
 import { demoDataCommand } from './demo-data-command';
@@ -14,6 +15,7 @@ const COMMANDS: Record<string, (argv: string[], io: CliIO) => Promise<number>> =
   'demo-data': demoDataCommand,
   demo: demoCommand,
   compact: compactCommand,
+  clickhouse: clickhouseCommand,
 };
 
 /**

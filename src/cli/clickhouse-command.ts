@@ -1,0 +1,177 @@
+import { createEndpoints } from '../create-endpoints';
+import { clickhouseEngine } from '../engine/clickhouse/clickhouse-engine';
+import { clickhouseLoader } from '../engine/clickhouse/clickhouse-loader';
+import type { ClickHouseTarget } from '../engine/clickhouse/options';
+import type { SourceName } from '../engine/engine';
+import { HELP } from './help';
+import type { CliIO } from './io';
+import { apiKeysOf, clockOf, duckdbOf, integerOf, parseOptions } from './parse-options';
+import { progressBar } from './progress-bar';
+import { runServer } from './run-server';
+import { UsageError } from './usage-error';
+
+/** Where the tables are: every subcommand takes these. */
+const TARGET_OPTIONS = {
+  url: { type: 'string', multiple: true },
+  user: { type: 'string' },
+  password: { type: 'string' },
+  database: { type: 'string' },
+  cluster: { type: 'string' },
+  'edge-table': { type: 'string' },
+  'function-table': { type: 'string' },
+} as const;
+
+const INIT_OPTIONS = { ...TARGET_OPTIONS, 'on-cluster': { type: 'boolean' } } as const;
+
+const LOAD_OPTIONS = {
+  ...TARGET_OPTIONS,
+  source: { type: 'string' },
+  input: { type: 'string', multiple: true },
+  threads: { type: 'string' },
+  'memory-limit': { type: 'string' },
+} as const;
+
+const SERVE_OPTIONS = {
+  ...TARGET_OPTIONS,
+  port: { type: 'string' },
+  host: { type: 'string' },
+  'api-key': { type: 'string', multiple: true },
+  'no-auth': { type: 'boolean' },
+  'base-path': { type: 'string' },
+  'cors-origin': { type: 'string', multiple: true },
+  now: { type: 'string' },
+  'no-cache': { type: 'boolean' },
+  'max-concurrent-queries': { type: 'string' },
+  'max-queued-queries': { type: 'string' },
+  'query-timeout-ms': { type: 'string' },
+} as const;
+
+const SOURCES: Record<string, SourceName> = { edge: 'edgeLogs', functions: 'functionEdgeLogs' };
+
+/**
+ * `log-endpoints clickhouse init|load|serve`: create the tables, copy log files in, serve the
+ * endpoints computed by ClickHouse.
+ */
+export async function clickhouseCommand(argv: string[], io: CliIO): Promise<number> {
+  const [sub, ...rest] = argv;
+  if (sub === undefined) {
+    io.stderr.write(HELP.clickhouse!);
+    return 2;
+  }
+  if (sub === '--help' || sub === '-h' || sub === 'help') return help(io);
+  switch (sub) {
+    case 'init': return init(rest, io);
+    case 'load': return load(rest, io);
+    case 'serve': return serve(rest, io);
+    default: throw new UsageError(`Unknown clickhouse command "${sub}". Commands: init, load, serve.`, 'clickhouse');
+  }
+}
+
+async function init(argv: string[], io: CliIO): Promise<number> {
+  const { values } = parseOptions('clickhouse', argv, INIT_OPTIONS);
+  if (values.help) return help(io);
+  const targets = targetsOf(values, io);
+  if (values['on-cluster'] && !values.cluster) throw new UsageError('--on-cluster needs --cluster <name>.', 'clickhouse');
+  for (const target of values['on-cluster'] ? targets.slice(0, 1) : targets) {
+    const loader = clickhouseLoader(target);
+    try {
+      await loader.init({ onCluster: values['on-cluster'] });
+    } finally {
+      await loader.close();
+    }
+    const what = target.cluster ? `local and Distributed tables (cluster ${target.cluster})` : 'tables';
+    io.stdout.write(`Created the ${what} in database ${target.database} on ${values['on-cluster'] ? `every server of ${target.cluster}` : target.url}.\n`);
+  }
+  return 0;
+}
+
+async function load(argv: string[], io: CliIO): Promise<number> {
+  const { values } = parseOptions('clickhouse', argv, LOAD_OPTIONS);
+  if (values.help) return help(io);
+  const [target, ...more] = targetsOf(values, io);
+  if (more.length) throw new UsageError('load writes through one server: give one --url.', 'clickhouse');
+  const source = SOURCES[values.source ?? ''];
+  if (!source) throw new UsageError('--source must be edge or functions.', 'clickhouse');
+  if (!values.input?.length) throw new UsageError('Give the log files to load: --input <glob> (NDJSON or Parquet).', 'clickhouse');
+  const loader = clickhouseLoader({ ...target!, duckdb: duckdbOf('clickhouse', values) });
+  const bar = progressBar(io.stderr, 'Loading');
+  try {
+    const result = await loader.load(source, values.input, { onProgress: (p) => bar.update(p.filesDone, p.files) });
+    bar.finish();
+    // Not an error (a cron job may find nothing new), but likely a typo when run by hand.
+    if (result.files.length === 0) io.stderr.write(`No file matched --input ${values.input.join(' ')}.\n`);
+    io.stdout.write(`Loaded ${result.rows} events from ${result.files.length - result.failed} of ${result.files.length} files into ${target!.database}.${target!.tables?.[source] ?? (source === 'edgeLogs' ? 'edge_logs' : 'function_edge_logs')}.\n`);
+    if (result.skipped) io.stdout.write(`${result.skipped} lines were not events (broken JSON or no readable timestamp) and were skipped.\n`);
+    for (const file of result.files) if (file.error) io.stderr.write(`could not read ${file.file}: ${file.error}\n`);
+    return result.failed ? 1 : 0;
+  } finally {
+    bar.finish();
+    await loader.close();
+  }
+}
+
+async function serve(argv: string[], io: CliIO): Promise<number> {
+  const { values } = parseOptions('clickhouse', argv, SERVE_OPTIONS);
+  if (values.help) return help(io);
+  const [target, ...more] = targetsOf(values, io);
+  if (more.length) throw new UsageError('serve queries through one server: give one --url (a load balancer in front of the cluster, for instance).', 'clickhouse');
+  const apiKeys = apiKeysOf(values['api-key'], io.env);
+  if (apiKeys.length === 0 && !values['no-auth']) {
+    throw new UsageError('No API key: pass --api-key <key> or set LOG_ENDPOINTS_API_KEYS (or --no-auth to serve without keys).', 'clickhouse');
+  }
+  const port = integerOf('clickhouse', 'port', values.port, 4000, 0, 65535);
+  const host = values.host ?? '127.0.0.1';
+  const now = clockOf('clickhouse', values.now);
+  const engine = clickhouseEngine({
+    ...target!,
+    maxConcurrentQueries: integerOf('clickhouse', 'max-concurrent-queries', values['max-concurrent-queries'], 4, 1),
+    maxQueuedQueries: integerOf('clickhouse', 'max-queued-queries', values['max-queued-queries'], 64, 0),
+    queryTimeoutMs: integerOf('clickhouse', 'query-timeout-ms', values['query-timeout-ms'], 30_000, 1),
+  });
+  const ep = await createEndpoints({ sources: {}, engine, now, ...(values['no-cache'] ? { cache: false as const } : {}) });
+  try {
+    await ep.ping();
+  } catch (error) {
+    await ep.close();
+    throw error;
+  }
+  const cors = values['cors-origin'] ? { origin: values['cors-origin'].includes('*') ? '*' : values['cors-origin'] } : undefined;
+  return runServer(
+    ep,
+    { host, port, apiKeys, auth: values['no-auth'] ? false : undefined, basePath: values['base-path'], cors },
+    io,
+    ({ url }) => {
+      const keys = values['no-auth'] ? 'no key needed' : `${apiKeys.length} key${apiKeys.length === 1 ? '' : 's'}`;
+      const at = now ? `Every window is evaluated at ${now().toISOString()} (--now).\n` : '';
+      io.stdout.write(`${at}Serving ClickHouse ${target!.database} at ${target!.url}\nListening on ${url}${values['base-path'] ?? ''} (${keys})\n`);
+    },
+  );
+}
+
+function help(io: CliIO): number {
+  io.stdout.write(HELP.clickhouse!);
+  return 0;
+}
+
+/** One target per `--url`; credentials also from CLICKHOUSE_USER / CLICKHOUSE_PASSWORD. */
+function targetsOf(
+  values: { url?: string[]; user?: string; password?: string; database?: string; cluster?: string; 'edge-table'?: string; 'function-table'?: string },
+  io: CliIO,
+): Array<ClickHouseTarget & { url: string }> {
+  if (!values.url?.length) throw new UsageError('Give the server: --url http://host:8123.', 'clickhouse');
+  const tables = {
+    ...(values['edge-table'] ? { edgeLogs: values['edge-table'] } : {}),
+    ...(values['function-table'] ? { functionEdgeLogs: values['function-table'] } : {}),
+  };
+  return values.url.map((url) => {
+    if (!/^https?:\/\/[^/]/.test(url)) throw new UsageError(`--url must be an http(s) URL such as http://127.0.0.1:8123, not "${url}".`, 'clickhouse');
+    return {
+      url,
+      username: values.user ?? io.env.CLICKHOUSE_USER,
+      password: values.password ?? io.env.CLICKHOUSE_PASSWORD,
+      database: values.database ?? 'default',
+      ...(values.cluster ? { cluster: values.cluster } : {}),
+      tables,
+    };
+  });
+}

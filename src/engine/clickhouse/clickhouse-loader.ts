@@ -1,0 +1,240 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import type { SourceName } from '../engine';
+import { SourceReader, type ReadSet } from '../../storage/source-reader';
+import { RangeCopies } from '../duckdb/range-copies';
+import { openDatabase, type DatabaseSettings } from '../duckdb/open-database';
+import { connect, type Connection } from './connection';
+import { tableOf, type ClickHouseTarget } from './options';
+import { logFileSelect } from './read-log-files';
+import { RowBinaryWriter } from './row-binary';
+import { insertRowBinary, runCommand } from './run-sql';
+import { schemaStatements, TABLE_COLUMNS, type SchemaOptions } from './schema';
+import { sqlIdentifier, sqlTableName } from './sql-text';
+
+/** Options of `clickhouseLoader`. */
+export interface ClickHouseLoaderOptions extends ClickHouseTarget {
+  /** The in-process DuckDB that reads the log files. */
+  duckdb?: DatabaseSettings;
+  /** Rows per INSERT (default 100 000). */
+  batchRows?: number;
+}
+
+/** What loading one file did. */
+export interface LoadedFile {
+  file: string;
+  /** Events inserted. */
+  rows: number;
+  /** Lines that are not events (broken JSON) or whose timestamp is unreadable. */
+  skipped: number;
+  /** Why the file could not be read (the other files are loaded all the same). */
+  error?: string;
+}
+
+/** What `load` did. */
+export interface LoadResult {
+  source: SourceName;
+  files: LoadedFile[];
+  rows: number;
+  skipped: number;
+  /** Files that could not be read. */
+  failed: number;
+}
+
+/** Progress of `load`, after each file. */
+export interface LoadProgress {
+  file: string;
+  filesDone: number;
+  files: number;
+  rows: number;
+}
+
+/**
+ * Creates the tables and copies logs into them. Files are read by the library's own DuckDB
+ * reading (the same timestamps, flat fields and `metadata` the DuckDB engine sees) and inserted
+ * in RowBinary batches; on a cluster through the `Distributed` table with
+ * `insert_distributed_sync=1`, so a finished insert is on its shards.
+ *
+ * @example
+ * const loader = clickhouseLoader({ url: 'http://127.0.0.1:8123', database: 'logs' });
+ * await loader.init();
+ * await loader.load('edgeLogs', 'logs/edge/*.ndjson');
+ * await loader.insertEvents('edgeLogs', [{ id: 'e1', timestamp: '2026-11-21T10:15:02.123456Z', project: 'abc', metadata: {} }]);
+ * await loader.close();
+ */
+export function clickhouseLoader(options: ClickHouseLoaderOptions): ClickHouseLoader {
+  return new ClickHouseLoader(options);
+}
+
+/**
+ * The loader `clickhouseLoader` returns: `init`, `load`, `insertEvents`, `close`. One DuckDB
+ * (reading files) and one ClickHouse client per loader; calls are queued, never interleaved.
+ *
+ * @example
+ * const loader: ClickHouseLoader = clickhouseLoader({ url: 'http://127.0.0.1:8123', database: 'logs' });
+ */
+export class ClickHouseLoader {
+  private connection: Promise<Connection> | null = null;
+  private duckdb: Promise<{ instance: DuckDBInstance; connection: DuckDBConnection }> | null = null;
+  /** DuckDB work runs one file at a time on one connection. */
+  private queue: Promise<unknown> = Promise.resolve();
+  private readonly batchRows: number;
+
+  constructor(private readonly options: ClickHouseLoaderOptions) {
+    this.batchRows = options.batchRows ?? 100_000;
+    // Checked at once: a bad name is a configuration mistake.
+    sqlIdentifier(options.database);
+    for (const source of ['edgeLogs', 'functionEdgeLogs'] as const) sqlIdentifier(tableOf(options, source));
+  }
+
+  /** Creates the database and tables on the connected server (IF NOT EXISTS); see `schemaStatements`. */
+  async init(schema: SchemaOptions = {}): Promise<void> {
+    const { client } = await this.clickhouse();
+    for (const statement of schemaStatements(this.options, schema)) await runCommand(client, statement, this.options.settings);
+  }
+
+  /**
+   * Copies the NDJSON and Parquet files the globs match into the source's table. A file that
+   * cannot be read is reported in the result and the others are loaded. Loading is not
+   * idempotent: the same file loaded twice is in the table twice.
+   */
+  async load(source: SourceName, inputs: string | readonly string[], options: { onProgress?: (progress: LoadProgress) => void } = {}): Promise<LoadResult> {
+    const globs = typeof inputs === 'string' ? [inputs] : [...inputs];
+    // What a query of these globs reads: each event once (a compacted dataset through its log,
+    // NDJSON it already holds left out, damaged files reported instead of read).
+    const read = await new SourceReader(globs).snapshot();
+    const copies = new RangeCopies();
+    try {
+      return await this.loadRead(source, read, copies, options);
+    } finally {
+      copies.close();
+    }
+  }
+
+  private async loadRead(
+    source: SourceName,
+    read: ReadSet,
+    copies: RangeCopies,
+    options: { onProgress?: (progress: LoadProgress) => void },
+  ): Promise<LoadResult> {
+    const files: Array<{ file: string; kind: 'ndjson' | 'parquet' }> = [
+      ...read.ndjson.map((f) => ({ file: f.path, kind: 'ndjson' as const })),
+      ...(await Promise.all(read.ranges.map(async (r) => ({ file: await copies.copy(r), kind: 'ndjson' as const })))),
+      ...read.parquet.map((f) => ({ file: f.path, kind: 'parquet' as const })),
+    ];
+    const result: LoadResult = { source, files: [], rows: 0, skipped: 0, failed: 0 };
+    for (const skipped of read.skipped) {
+      result.files.push({ file: skipped.path, rows: 0, skipped: 0, error: skipped.message });
+      result.failed++;
+    }
+    for (const { file, kind } of files) {
+      let loaded: LoadedFile;
+      try {
+        loaded = { file, ...(await this.loadFile(source, file, kind)) };
+      } catch (error) {
+        if (!(error instanceof FileReadError)) throw error;
+        loaded = { file, rows: error.rows, skipped: 0, error: error.message };
+        result.failed++;
+      }
+      result.files.push(loaded);
+      result.rows += loaded.rows;
+      result.skipped += loaded.skipped;
+      options.onProgress?.({ file, filesDone: result.files.length, files: files.length, rows: result.rows });
+    }
+    return result;
+  }
+
+  /**
+   * Inserts events given as objects (what managed storage's ingest holds: `timestamp` in any
+   * form of the contract, `metadata` as sent) with the same reading as `load`: they pass through
+   * a temporary NDJSON file. Resolves once ClickHouse has them (on every shard concerned).
+   */
+  async insertEvents(source: SourceName, events: readonly object[]): Promise<{ rows: number; skipped: number }> {
+    if (events.length === 0) return { rows: 0, skipped: 0 };
+    const dir = await mkdtemp(join(tmpdir(), 'le-clickhouse-'));
+    try {
+      const file = join(dir, 'events.ndjson');
+      await writeFile(file, events.map((e) => JSON.stringify(e)).join('\n') + '\n');
+      return await this.loadFile(source, file, 'ndjson');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.queue.catch(() => undefined);
+    const clickhouse = await this.connection?.catch(() => null);
+    await clickhouse?.close();
+    const duckdb = await this.duckdb?.catch(() => null);
+    if (duckdb) {
+      duckdb.connection.closeSync();
+      duckdb.instance.closeSync();
+    }
+  }
+
+  private async loadFile(source: SourceName, file: string, kind: 'ndjson' | 'parquet'): Promise<{ rows: number; skipped: number }> {
+    const { client } = await this.clickhouse();
+    const columns = TABLE_COLUMNS[source];
+    const encodings = columns.map((c) => c.encoding);
+    const table = sqlTableName(this.options.database, tableOf(this.options, source));
+    const names = columns.map((c) => sqlIdentifier(c.name));
+    const settings = { ...this.options.settings, ...(this.options.cluster ? { insert_distributed_sync: 1 } : {}) };
+    return this.onDuckDB(async (connection) => {
+      const writer = new RowBinaryWriter();
+      let rows = 0, skipped = 0;
+      const flush = async () => {
+        if (writer.rows === 0) return;
+        rows += writer.rows;
+        await insertRowBinary(client, table, names, writer.take(), settings);
+      };
+      // Reading errors (a corrupt or vanished file) are the file's; ClickHouse's are the load's.
+      const read = async <T>(step: () => Promise<T>) => {
+        try {
+          return await step();
+        } catch (error) {
+          throw new FileReadError(error, rows);
+        }
+      };
+      const result = await read(async () => connection.stream(await logFileSelect(connection, source, file, kind)));
+      const chunks = result[Symbol.asyncIterator]();
+      for (;;) {
+        const next = await read(() => chunks.next());
+        if (next.done) break;
+        const chunk = next.value;
+        const values = chunk.getColumns();
+        for (let r = 0; r < chunk.rowCount; r++) {
+          const row = values.map((column) => column[r] ?? null);
+          if (row[0] === null) skipped++;
+          else writer.writeRow(encodings, row);
+        }
+        if (writer.rows >= this.batchRows || writer.byteLength >= 64 << 20) await flush();
+      }
+      await flush();
+      return { rows, skipped };
+    });
+  }
+
+  private clickhouse(): Promise<Connection> {
+    if (!this.connection) {
+      this.connection = connect(this.options);
+      this.connection.catch(() => (this.connection = null));
+    }
+    return this.connection;
+  }
+
+  private onDuckDB<T>(work: (connection: DuckDBConnection) => Promise<T>): Promise<T> {
+    this.duckdb ??= openDatabase(this.options.duckdb);
+    const next = this.queue.then(async () => work((await this.duckdb!).connection));
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+}
+
+/** A log file DuckDB could not read; `rows` of it were inserted before the error. */
+class FileReadError extends Error {
+  constructor(cause: unknown, readonly rows: number) {
+    super(String((cause as Error)?.message ?? cause).split('\n')[0], { cause });
+  }
+}

@@ -1,0 +1,91 @@
+import type { SourceName } from '../engine';
+import { localTableOf, tableOf, type ClickHouseTarget } from './options';
+import { sqlClusterName, sqlIdentifier, sqlTableName } from './sql-text';
+
+/** How a column is written in RowBinary (see row-binary.ts). */
+export type ColumnEncoding = 'int64' | 'string' | 'nullable-string' | 'nullable-float64' | 'nullable-int32';
+
+export interface ColumnSpec {
+  name: string;
+  /** ClickHouse type. */
+  type: string;
+  encoding: ColumnEncoding;
+}
+
+/**
+ * The columns of each table: the fields the queries use, flat, and `metadata` whole (as the JSON
+ * text DuckDB reads from the log files). `timestamp` is microseconds since the epoch in an Int64:
+ * exact to the microsecond on every version (18.16 has no DateTime64). The project columns are
+ * the first part of the sorting key, which cannot be Nullable: a missing project is ''.
+ */
+export const TABLE_COLUMNS: Record<SourceName, readonly ColumnSpec[]> = {
+  edgeLogs: [
+    { name: 'timestamp', type: 'Int64', encoding: 'int64' },
+    { name: 'project', type: 'String', encoding: 'string' },
+    { name: 'id', type: 'Nullable(String)', encoding: 'nullable-string' },
+    { name: 'event_message', type: 'Nullable(String)', encoding: 'nullable-string' },
+    { name: 'metadata', type: 'Nullable(String)', encoding: 'nullable-string' },
+    { name: 'request_path', type: 'Nullable(String)', encoding: 'nullable-string' },
+    { name: 'request_url', type: 'Nullable(String)', encoding: 'nullable-string' },
+  ],
+  functionEdgeLogs: [
+    { name: 'timestamp', type: 'Int64', encoding: 'int64' },
+    { name: 'project_ref', type: 'String', encoding: 'string' },
+    { name: 'function_id', type: 'Nullable(String)', encoding: 'nullable-string' },
+    { name: 'id', type: 'Nullable(String)', encoding: 'nullable-string' },
+    { name: 'event_message', type: 'Nullable(String)', encoding: 'nullable-string' },
+    { name: 'metadata', type: 'Nullable(String)', encoding: 'nullable-string' },
+    { name: 'execution_time_ms', type: 'Nullable(Float64)', encoding: 'nullable-float64' },
+    { name: 'status_code', type: 'Nullable(Int32)', encoding: 'nullable-int32' },
+  ],
+};
+
+/** The sorting key: one project's rows of one day lie together, in time order. */
+const ORDER_BY: Record<SourceName, string> = {
+  edgeLogs: '(project, timestamp)',
+  functionEdgeLogs: '(project_ref, timestamp)',
+};
+
+/** One partition per UTC day, so a window reads only its days and old days drop whole. */
+const PARTITION_BY = 'toDate(toDateTime(intDiv(timestamp, 1000000)))';
+
+export interface SchemaOptions {
+  /**
+   * Run the DDL once with `ON CLUSTER` (needs ZooKeeper or ClickHouse Keeper on the cluster)
+   * instead of on the one server connected to. Without it, run `init` against every server.
+   */
+  onCluster?: boolean;
+}
+
+/**
+ * The DDL of the tables on one server (idempotent: IF NOT EXISTS). Without a cluster: one
+ * MergeTree table per source. With one: `<table>_local` MergeTree tables holding this server's
+ * shard, and `<table>` as a `Distributed` table over the cluster's `<table>_local`s, sharding
+ * rows at random (even shards; every query reads all of them).
+ *
+ * @example
+ * schemaStatements({ database: 'logs', cluster: 'logs' }).forEach((sql) => console.log(`${sql};`));
+ */
+export function schemaStatements(target: Pick<ClickHouseTarget, 'database' | 'cluster' | 'tables'>, options: SchemaOptions = {}): string[] {
+  const onCluster = options.onCluster ? ` ON CLUSTER ${requireCluster(target)}` : '';
+  const statements = [`CREATE DATABASE IF NOT EXISTS ${sqlIdentifier(target.database)}${onCluster}`];
+  for (const source of ['edgeLogs', 'functionEdgeLogs'] as const) {
+    const local = sqlTableName(target.database, localTableOf(target, source));
+    const columns = TABLE_COLUMNS[source].map((c) => `  ${sqlIdentifier(c.name)} ${c.type}`).join(',\n');
+    statements.push(
+      `CREATE TABLE IF NOT EXISTS ${local}${onCluster} (\n${columns}\n)\n` +
+        `ENGINE = MergeTree()\nPARTITION BY ${PARTITION_BY}\nORDER BY ${ORDER_BY[source]}`,
+    );
+    if (target.cluster) {
+      const distributed = sqlTableName(target.database, tableOf(target, source));
+      const args = [sqlClusterName(target.cluster), `'${target.database}'`, `'${localTableOf(target, source)}'`, 'rand()'];
+      statements.push(`CREATE TABLE IF NOT EXISTS ${distributed}${onCluster} AS ${local}\nENGINE = Distributed(${args.join(', ')})`);
+    }
+  }
+  return statements;
+}
+
+function requireCluster(target: Pick<ClickHouseTarget, 'cluster'>): string {
+  if (!target.cluster) throw new TypeError('onCluster needs a cluster name.');
+  return sqlClusterName(target.cluster);
+}
