@@ -7,7 +7,7 @@ import { openDatabase } from '../src/engine/duckdb/open-database';
 import { writeParquet } from '../src/engine/duckdb/write-parquet';
 import { generateLogs, projectRefs } from '../src/fixtures/generate-logs';
 import { SMALL_FIXTURE } from '../scripts/small-fixture';
-import { parseIso } from './reference/reference-endpoints';
+import { eventTimestampMicros } from '../src/time/event-timestamp';
 
 const NOW = new Date('2026-11-21T12:00:00Z');
 const root = mkdtempSync(join(tmpdir(), 'le-generate-'));
@@ -78,7 +78,7 @@ describe('generateLogs', () => {
     expect(new Set(edge.map((e) => e.project))).toEqual(new Set(logs.projects));
     for (const e of fns) expect(logs.functionIds[e.metadata.project_ref]).toContain(e.metadata.function_id);
     // Events lie in [now - days, now + 15 minutes].
-    const micros = (t: string | number) => (typeof t === 'number' ? BigInt(t) : parseIso(t)!);
+    const micros = (t: string | number) => eventTimestampMicros(t)!;
     const now = BigInt(NOW.getTime()) * 1000n;
     const times = [...edge, ...fns].map((e) => micros(e.timestamp));
     expect(times.filter((t) => t < now - 2n * 86_400_000_000n - 1n || t > now + 15n * 60_000_000n)).toEqual([]);

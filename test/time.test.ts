@@ -1,4 +1,7 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { openDatabase } from '../src/engine/duckdb/open-database';
+import { eventTimestampMicros } from '../src/time/event-timestamp';
 import { formatIsoMicros, parseIsoMicros } from '../src/time/iso';
 import { addUnits, subtractSpan, truncate } from '../src/time/units';
 
@@ -52,5 +55,35 @@ describe('UTC window arithmetic', () => {
     expect(subtractSpan(t, { days: 7 }).toISOString()).toBe('2026-11-14T10:15:02.123Z');
     expect(subtractSpan(t, { minutes: 5 }).toISOString()).toBe('2026-11-21T10:10:02.123Z');
     expect(addUnits(new Date('2026-11-21T23:00:00Z'), 'hour', 1).toISOString()).toBe('2026-11-22T00:00:00.000Z');
+  });
+});
+
+describe('timestamps by magnitude: the TypeScript rule and the SQL macro agree', () => {
+  it('on every number form (property test against DuckDB)', async () => {
+    const { instance, connection } = await openDatabase();
+    try {
+      const numberText = fc
+        .record({
+          sign: fc.constantFrom('', '-', '+'),
+          whole: fc.stringMatching(/^[0-9]{0,19}$/),
+          fraction: fc.option(fc.stringMatching(/^[0-9]{0,12}$/)),
+          // Positive exponents only: DuckDB rounds a value below a nanosecond written with a negative
+          // exponent away from zero (1e-12 becomes 1e-9), which no timestamp ever is.
+          exponent: fc.option(fc.integer({ min: 0, max: 12 })),
+        })
+        .filter((r) => r.whole !== '' || (r.fraction ?? '') !== '')
+        .map((r) => `${r.sign}${r.whole}${r.fraction === null ? '' : `.${r.fraction}`}${r.exponent === null ? '' : `e${r.exponent}`}`);
+      const samples = fc.sample(fc.oneof(numberText, fc.constantFrom('1795256102', '1795256102.5', '1795256102123', '1795256102123456', '1795256102123456789', '1e11', '99999999999.9999999999', '-1.5', '0', '1e17')), { numRuns: 400, seed: 7 });
+      const reader = await connection.runAndReadAll(
+        `SELECT s, epoch_us(le_timestamp(s)) AS micros FROM unnest(${`[${samples.map((s) => `'${s}'`).join(', ')}]`}) AS t(s)`,
+      );
+      for (const row of reader.getRowObjects()) {
+        const sql = row.micros === null ? null : BigInt(row.micros as bigint);
+        expect(eventTimestampMicros(String(row.s)), String(row.s)).toBe(sql);
+      }
+    } finally {
+      connection.closeSync();
+      instance.closeSync();
+    }
   });
 });

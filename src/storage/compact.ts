@@ -312,6 +312,7 @@ async function removeCompacted(
     failpoint(`compact:delete:${i + 1}`);
   }
   for (const dir of new Set(done.map((p) => dirname(p)))) await fsyncDir(dir).catch(() => undefined);
+  failpoint('compact:deleted');
   result.deletedFiles = done;
   result.deletedSource = result.keptFiles.length === 0 && result.skippedFiles.length === 0;
 }

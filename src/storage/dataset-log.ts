@@ -180,23 +180,22 @@ export async function appendCommit(
 
 /**
  * Writes a checkpoint of `state` when enough commits piled up since the last one, then removes
- * the log files the previous checkpoint made redundant (readers that still fold them retry).
+ * the log files it makes redundant. A reader that listed the log a moment earlier and finds a
+ * file gone reads the log again (`DatasetLogChanged`).
  */
 export async function checkpointIfDue(state: DatasetState): Promise<void> {
   const dir = join(state.root, DATASET_LOG_DIR);
   const names = (await readdir(dir)).sort();
-  const checkpoints = names.filter((n) => CHECKPOINT.test(n)).map((n) => Number(CHECKPOINT.exec(n)![1]));
-  const last = checkpoints.at(-1) ?? 0;
+  const last = names.filter((n) => CHECKPOINT.test(n)).map((n) => Number(CHECKPOINT.exec(n)![1])).at(-1) ?? 0;
   if (state.seq - last < CHECKPOINT_EVERY) return;
   const checkpoint: Checkpoint = {
     format: FORMAT, seq: state.seq, source: state.source, files: [...state.files.values()], inputs: [...state.inputs],
   };
   await writeFileAtomic(join(dir, `${String(state.seq).padStart(20, '0')}.checkpoint.json`), JSON.stringify(checkpoint), 'replace');
-  // Keep the previous checkpoint and what follows it, so a reader that listed the log a moment ago
-  // finds its files; everything older goes.
   for (const name of names) {
-    const n = Number((COMMIT.exec(name) ?? CHECKPOINT.exec(name))?.[1] ?? NaN);
-    if (Number.isFinite(n) && n <= last && !(CHECKPOINT.test(name) && n === last)) await unlinkIfPresent(join(dir, name));
+    const commit = COMMIT.exec(name);
+    const older = CHECKPOINT.exec(name);
+    if ((commit && Number(commit[1]) <= state.seq) || (older && Number(older[1]) < state.seq)) await unlinkIfPresent(join(dir, name));
   }
 }
 

@@ -50,7 +50,8 @@ function readObjects(files: readonly string[]): Parsed<Record<string, unknown>> 
       if (line.trim() === '') continue;
       let value: unknown;
       try {
-        value = JSON.parse(line);
+        // A timestamp integer past 2^53 (nanoseconds) would lose digits in a double: keep its text.
+        value = JSON.parse(line.replace(/("timestamp"\s*:\s*)(-?\d{16,})(?=\s*[,}])/, '$1"$2"'));
       } catch {
         skipped++;
         continue;
@@ -111,11 +112,31 @@ function str(v: unknown): string | null {
 // ---------------------------------------------------------------------------------------------
 // Time (contract §1.3, §4), written out by hand
 
-/** An integer is microseconds since the epoch; a string is ISO 8601; anything else has no time. */
+/**
+ * A number (or numeric string) since the epoch, its unit by magnitude: below 1e11 seconds, below
+ * 1e14 milliseconds, below 1e17 microseconds, else nanoseconds; floored to microseconds. Any other
+ * string is ISO 8601; anything else has no time.
+ */
 function eventTime(v: unknown): Micros | null {
-  if (typeof v === 'number') return Number.isInteger(v) ? BigInt(v) : null;
-  if (typeof v === 'string') return /^-?\d+$/.test(v) ? BigInt(v) : parseIso(v);
-  return null;
+  const text = typeof v === 'number' ? (Number.isFinite(v) ? String(v) : null) : typeof v === 'string' ? v.trim() : null;
+  if (text === null) return null;
+  const m = /^(-?)(\d+)(?:\.(\d+))?(?:e([+-]?\d+))?$/i.exec(text);
+  if (!m) return typeof v === 'string' ? parseIso(v) : null;
+  // The value is digits * 10^(exp - fraction length); the unit by the count of its integer digits.
+  const [, sign, whole = '0', fraction = '', exp = '0'] = m;
+  const digits = BigInt(whole + fraction);
+  let power = Number(exp) - fraction.length;
+  const magnitudeDigits = whole.replace(/^0+/, '').length + Number(exp);
+  const scale = magnitudeDigits <= 11 ? 6 : magnitudeDigits <= 14 ? 3 : magnitudeDigits <= 17 ? 0 : -3; // to microseconds
+  power += scale;
+  let micros: bigint;
+  if (power >= 0) micros = digits * 10n ** BigInt(power);
+  else {
+    const d = 10n ** BigInt(-power);
+    micros = digits / d;
+    if (sign === '-' && digits % d !== 0n) micros += 1n; // floor for negatives
+  }
+  return sign === '-' ? -micros : micros;
 }
 
 const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?(Z|[+-]\d{2}(?::?\d{2})?)?$/;

@@ -56,13 +56,16 @@ export const WAL_COMMIT_KEY = '_wal_commit';
  * same rule in TypeScript (DECIMAL(38,9) rounds half away from zero; both floor to microseconds).
  */
 export const TIMESTAMP_MACROS = [
+  // Exact decimal arithmetic throughout: a DECIMAL divided by an integer becomes a DOUBLE in
+  // DuckDB, which would cost nanosecond integers their last digits, so they are floored first.
+  `CREATE OR REPLACE MACRO le_ns_to_micros(h) AS (h - ((h % 1000) + 1000) % 1000) // 1000`,
   `CREATE OR REPLACE MACRO le_micros_by_magnitude(n) AS
-    CAST(floor(CASE
-      WHEN abs(n) < CAST('100000000000' AS DECIMAL(38,9)) THEN n * 1000000
-      WHEN abs(n) < CAST('100000000000000' AS DECIMAL(38,9)) THEN n * 1000
-      WHEN abs(n) < CAST('100000000000000000' AS DECIMAL(38,9)) THEN n
-      ELSE n / 1000
-    END) AS BIGINT)`,
+    CASE
+      WHEN abs(n) < CAST('100000000000' AS DECIMAL(38,9)) THEN CAST(floor(n * 1000000) AS BIGINT)
+      WHEN abs(n) < CAST('100000000000000' AS DECIMAL(38,9)) THEN CAST(floor(n * 1000) AS BIGINT)
+      WHEN abs(n) < CAST('100000000000000000' AS DECIMAL(38,9)) THEN CAST(floor(n) AS BIGINT)
+      ELSE CAST(le_ns_to_micros(CAST(floor(n) AS HUGEINT)) AS BIGINT)
+    END`,
   `CREATE OR REPLACE MACRO le_timestamp(s) AS
     COALESCE(
       TRY(make_timestamp(le_micros_by_magnitude(TRY_CAST(s AS DECIMAL(38,9))))),
