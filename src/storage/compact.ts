@@ -11,8 +11,6 @@ import { InvalidOptionError } from '../errors';
 import {
   appendCommit,
   checkpointIfDue,
-  DATASET_LOG_DIR,
-  ensureDataset,
   readDatasetStateStable,
   type DataFile,
   type DatasetState,
@@ -25,7 +23,7 @@ import { compileGlob } from './glob';
 import { InputIndex, RangeHashes } from './input-coverage';
 import { scanInput, type InputScan } from './input-scan';
 import { DirectoryCache, listGlob, statOrNull, type ListedFile } from './list-glob';
-import { acquireLockFile, LockedError } from './lock-file';
+import { withDatasetLock } from './dataset-lock';
 import { looksLikeSource } from './source-shape';
 
 /** Options of `compactLogs`. */
@@ -100,6 +98,8 @@ export async function compactFiles(
     files: ListedFile[];
     /** How an input is removed once compacted (default: deleted from disk). */
     remove?: (paths: string[]) => Promise<void>;
+    /** Refuse inputs none of whose events look like the source (default true; off for managed storage). */
+    checkShape?: boolean;
   },
 ): Promise<CompactResult> {
   const outDir = resolve(options.outDir);
@@ -109,12 +109,7 @@ export async function compactFiles(
     deletedSource: false, deletedFiles: [], keptFiles: [], skippedFiles: [],
   };
   checkAborted(options.signal);
-  await ensureDataset(outDir);
-  const lock = await acquireLockFile(join(outDir, DATASET_LOG_DIR, 'LOCK'), 'compact').catch((error: unknown) => {
-    if (error instanceof LockedError) throw new Error(`Another compaction is running on ${outDir}: ${error.holder}. Try again when it is done.`, { cause: error });
-    throw error;
-  });
-  try {
+  return withDatasetLock(outDir, 'compact', async () => {
     let state = readDatasetStateStable(outDir);
     if (state.source !== null && state.source !== options.source) {
       throw new InvalidOptionError('source', `${outDir} holds ${state.source} events; it cannot take ${options.source} events. Use another --out folder.`);
@@ -147,7 +142,7 @@ export async function compactFiles(
     if (work.length === 0) {
       result.alreadyCompacted = scans.length > 0;
     } else {
-      await checkShape(options.source, work);
+      if (options.checkShape !== false) await checkShape(options.source, work);
       const run = await writeRun(outDir, options, work, progress);
       for (const r of run.records) newSkipped.set(r.path, r.skippedLines);
       Object.assign(result, { inputFiles: work.map((w) => w.file.path), rows: run.rows, skippedLines: run.skippedLines, files: run.add.map((f) => f.path) });
@@ -161,9 +156,7 @@ export async function compactFiles(
     }
     if (options.deleteSource) await removeCompacted(options, scans, newSkipped, result, progress);
     return result;
-  } finally {
-    await lock.release();
-  }
+  });
 }
 
 interface WrittenRun {

@@ -1,5 +1,5 @@
 import type { SourceName } from '../engine';
-import { sourceRelation } from './source-relations';
+import { sourceRelation, type SourceFiles } from './source-relations';
 import { sqlString } from './sql-literal';
 
 /** The column Parquet files are sorted by first, so a project's rows sit in few row groups. */
@@ -15,12 +15,14 @@ const PROJECT_COLUMN: Record<SourceName, string> = { edgeLogs: 'project', functi
  */
 export function parquetLayoutCopy(options: {
   source: SourceName;
-  ndjson: readonly string[];
+  /** NDJSON files to read, or the source files (NDJSON and Parquet, with the Parquet schema). */
+  ndjson?: readonly string[];
+  files?: SourceFiles;
   target: string;
   where: string;
   partitionByDay?: { filenamePattern: string };
 }): string {
-  const relation = sourceRelation(options.source, { ndjson: [...options.ndjson], parquet: [], parquetTypes: new Map() });
+  const relation = sourceRelation(options.source, options.files ?? { ndjson: [...(options.ndjson ?? [])], parquet: [], parquetTypes: new Map() });
   const day = options.partitionByDay;
   return `
     COPY (

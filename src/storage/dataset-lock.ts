@@ -1,0 +1,21 @@
+import { join } from 'node:path';
+import { DATASET_LOG_DIR, ensureDataset } from './dataset-log';
+import { acquireLockFile, LockedError } from './lock-file';
+
+/**
+ * Runs `work` holding the dataset's lock (`_compact/LOCK`): one writer at a time per dataset,
+ * whether `compact` from cron or managed storage's background compactor. A lock left by a killed
+ * process is taken over; one held by a live process is refused with a clear error.
+ */
+export async function withDatasetLock<T>(root: string, purpose: string, work: () => Promise<T>): Promise<T> {
+  await ensureDataset(root);
+  const lock = await acquireLockFile(join(root, DATASET_LOG_DIR, 'LOCK'), purpose).catch((error: unknown) => {
+    if (error instanceof LockedError) throw new Error(`Another compaction is running on ${root}: ${error.holder}. Try again when it is done.`, { cause: error });
+    throw error;
+  });
+  try {
+    return await work();
+  } finally {
+    await lock.release();
+  }
+}

@@ -1,0 +1,97 @@
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { join, sep } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { readDatasetStateStable } from '../src/storage/dataset-log';
+import { BackgroundCompactor, type CompactableLog } from '../src/storage/managed/background-compactor';
+import { forgetDeletedInputs } from '../src/storage/managed/dataset-maintenance';
+import { census, CENSUS_NOW, censusEvents, idRange } from './support/census';
+import { edgeEvent, endpointsAt, tempDir, writeLines } from './support/log-files';
+
+/** A write-ahead log stand-in: closed segments are files in a folder. */
+function fakeLog(dir: string): CompactableLog & { add(name: string, events: object[]): void; close(): void } {
+  const listeners = new Set<() => void>();
+  const closed: string[] = [];
+  return {
+    add(name, events) {
+      closed.push(writeLines(join(dir, name), [...events, { _wal_commit: { seq: 1, bytes: 0, crc32: 0 } }]));
+    },
+    close: () => listeners.forEach((l) => l()),
+    closedSegments: () => closed.filter((p) => existsSync(p)).map((path) => ({ path })),
+    release: async (paths) => {
+      for (const p of paths) rmSync(p, { force: true });
+    },
+    onSegmentClosed(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  };
+}
+
+describe('managed storage: the background compactor', () => {
+  const tmp = tempDir('le-managed-');
+  afterAll(() => tmp.cleanup());
+
+  it('compacts closed segments exactly once, merges a day of small files, forgets deleted segments', async () => {
+    const walDir = tmp.path('edgeLogs', 'wal');
+    const datasetDir = tmp.path('edgeLogs', 'parquet');
+    const wal = fakeLog(walDir);
+    const errors: unknown[] = [];
+    const compactor = new BackgroundCompactor({
+      source: 'edgeLogs', datasetDir, walDir, wal, retentionDays: 90, now: () => new Date(CENSUS_NOW), onError: (e) => errors.push(e),
+    });
+    const { ep } = await endpointsAt({ edgeLogs: [join(walDir, '*.ndjson'), datasetDir] }, CENSUS_NOW);
+    try {
+      // Ten segments, each closing on its own: ten compactions, each writing small files.
+      for (let i = 0; i < 10; i++) {
+        wal.add(`${String(i).padStart(20, '0')}.ndjson`, censusEvents(`s${i}`, 20));
+        wal.close();
+        await compactor.settled();
+        // Between runs, the segments not compacted yet and the dataset give each event once.
+        expect((await census(ep)).total).toBe(20 * (i + 1));
+      }
+      expect(errors).toEqual([]);
+      expect(readdirSync(walDir)).toEqual([]);
+      const counted = await census(ep);
+      expect(counted.ids).toEqual(Array.from({ length: 10 }, (_, i) => idRange(`s${i}`, 0, 20)).flat().sort());
+      // Every day holds fewer files than the merge threshold after merging.
+      const state = readDatasetStateStable(datasetDir);
+      const perDay = new Map<string, number>();
+      for (const f of state.files.values()) perDay.set(f.day!, (perDay.get(f.day!) ?? 0) + 1);
+      expect(Math.max(...perDay.values())).toBeLessThan(8);
+      expect(compactor.counters.mergedFiles).toBeGreaterThan(0);
+      // The records of deleted segments are forgotten (in bulk, past 64 of them, so the log stays
+      // small); what the dataset answers does not change.
+      expect(state.inputs).toHaveLength(10);
+      expect(await forgetDeletedInputs(datasetDir, 'edgeLogs', walDir + sep, 1)).toBe(10);
+      expect(readDatasetStateStable(datasetDir).inputs).toEqual([]);
+      expect(await census(ep)).toEqual(counted);
+    } finally {
+      await compactor.stop();
+      await ep.close();
+    }
+  });
+
+  it('drops the days past retention', async () => {
+    const walDir = tmp.path('ret', 'wal');
+    const datasetDir = tmp.path('ret', 'parquet');
+    const wal = fakeLog(walDir);
+    let now = new Date(CENSUS_NOW);
+    const compactor = new BackgroundCompactor({ source: 'edgeLogs', datasetDir, walDir, wal, retentionDays: 3, now: () => now, onError: (e) => { throw e; } });
+    try {
+      const day = (d: string, id: string) => edgeEvent({ id, project: 'p0', timestamp: `${d}T12:00:00Z`, path: '/rest/v1/x' });
+      wal.add('00000000000000000001.ndjson', [day('2026-11-15', 'old'), day('2026-11-18', 'edge'), day('2026-11-19', 'kept'), day('2026-11-21', 'new')]);
+      wal.close();
+      await compactor.settled();
+      // 2026-11-21T12:00 minus 3 days is 2026-11-18T12:00: days before 2026-11-18 go.
+      const days = () => [...readDatasetStateStable(datasetDir).files.values()].map((f) => f.day).sort();
+      expect(days()).toEqual(['2026-11-18', '2026-11-19', '2026-11-21']);
+      expect(existsSync(join(datasetDir, 'date=2026-11-15'))).toBe(false);
+      now = new Date('2026-11-22T12:00:00Z');
+      compactor.trigger();
+      await compactor.settled();
+      expect(days()).toEqual(['2026-11-19', '2026-11-21']);
+    } finally {
+      await compactor.stop();
+    }
+  });
+});
