@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { main } from '../src/cli/main';
 import { startServer } from '../src/cli/start-server';
 import { createEndpoints } from '../src/index';
@@ -121,5 +121,22 @@ describe('log-endpoints demo (npm start)', () => {
     expect(out.stderr).toMatch(/Writing demo logs: 100% \(6000\/6000\)/);
     signal('SIGINT');
     expect(await done).toBe(0);
+  });
+});
+
+describe('serve tells what will answer nothing', () => {
+  const tmp = tempDir('le-serve-warn-');
+  afterAll(() => tmp.cleanup());
+
+  it('warns on stderr for a glob that matches nothing and for a log not given, then serves', async () => {
+    writeLines(tmp.path('edge.ndjson'), [edgeEvent({ timestamp: '2026-11-21T11:00:00Z' })]);
+    const { io, out, signal } = memoryIO();
+    const typo = tmp.path('edgee', '*.ndjson');
+    const done = main(['serve', '--edge-logs', tmp.path('edge.ndjson'), '--edge-logs', typo, '--port', '0', '--no-auth'], io, 'test');
+    await vi.waitFor(() => expect(out.stdout).toMatch(/Listening on/), { timeout: 20_000 });
+    signal('SIGTERM');
+    expect(await done).toBe(0);
+    expect(out.stderr).toContain(`warning: --edge-logs '${typo}' matches no log file`);
+    expect(out.stderr).toContain('warning: no --function-logs given: functions.invocation-stats will answer no rows');
   });
 });
