@@ -7,7 +7,11 @@ export type Route =
   | { kind: 'openapi' }
   | { kind: 'list' }
   | { kind: 'query'; nameOrId: string }
+  | { kind: 'ingest' }
   | { kind: 'unknown' };
+
+/** Logflare's three ingest routes (contract §7), all the same here. */
+const INGEST_PATHS = new Set(['/api/logs', '/logs', '/api/events']);
 
 /** Routes anyone may call; every other path needs a key before it is even looked up. */
 export function isPublic(route: Route): boolean {
@@ -23,6 +27,7 @@ export function matchRoute(path: string): Route {
   if (path === '/health') return { kind: 'health' };
   if (path === '/api/openapi.json') return { kind: 'openapi' };
   if (path === '/api/endpoints') return { kind: 'list' };
+  if (INGEST_PATHS.has(path)) return { kind: 'ingest' };
   const m = /^\/api\/endpoints\/(?:query\/)?([^/]+)$/.exec(path);
   if (!m) return { kind: 'unknown' };
   const nameOrId = decodePathSegment(m[1]!);
