@@ -2,6 +2,7 @@ import { LogEndpointsError } from '../errors';
 import { compactCommand } from './compact-command';
 import { demoCommand } from './demo-command';
 import { demoDataCommand } from './demo-data-command';
+import { ingestCommand } from './ingest-command';
 import { HELP } from './help';
 import type { CliIO } from './io';
 import { queryCommand } from './query-command';
@@ -14,6 +15,7 @@ const COMMANDS: Record<string, (argv: string[], io: CliIO) => Promise<number>> =
   'demo-data': demoDataCommand,
   demo: demoCommand,
   compact: compactCommand,
+  ingest: ingestCommand,
 };
 
 /**
