@@ -27,10 +27,16 @@ export async function readBody(chunks: AsyncIterable<Uint8Array> | null, options
   const decoder = decoderOf(options.contentEncoding);
   const parts: Buffer[] = [];
   let size = 0;
+  // Why reading stopped: the pipeline reports its own AbortError for the streams it tears down.
+  let refusal: unknown = null;
   const keep = (chunk: Uint8Array) => {
     size += chunk.length;
-    if (size > options.maxBytes) throw new PayloadTooLargeError(options.maxBytes);
-    options.onBytes?.(chunk.length);
+    if (size > options.maxBytes) throw (refusal = new PayloadTooLargeError(options.maxBytes));
+    try {
+      options.onBytes?.(chunk.length);
+    } catch (error) {
+      throw (refusal = error);
+    }
     parts.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length));
   };
   if (chunks === null) return Buffer.alloc(0);
@@ -43,6 +49,7 @@ export async function readBody(chunks: AsyncIterable<Uint8Array> | null, options
       for await (const chunk of inflated) keep(chunk);
     });
   } catch (error) {
+    if (refusal !== null) throw refusal;
     if (error instanceof LogEndpointsError) throw error;
     if (isZlibError(error)) {
       throw new InvalidBodyError(`The body is not valid ${options.contentEncoding?.trim().toLowerCase()} data (${(error as Error).message}).`, { cause: error });

@@ -220,6 +220,7 @@ export class Wal {
   async roll(): Promise<void> {
     this.rollRequested = true;
     this.kick();
+    while (this.rollRequested && this.flushing) await this.flushing;
     await this.flushing;
   }
 
@@ -236,11 +237,14 @@ export class Wal {
   }
 
   private kick(): void {
-    this.flushing ??= new Promise<void>((resolve) => setImmediate(resolve))
+    if (this.flushing) return;
+    this.flushing = new Promise<void>((resolve) => setImmediate(resolve))
       // Started on the next turn of the event loop: every append made until then joins the first group.
       .then(() => this.flushLoop())
       .finally(() => {
         this.flushing = null;
+        // Appends made after the loop's last look (by callers its groups just answered) go next.
+        if (this.queue.length || this.rollRequested) this.kick();
       });
   }
 
