@@ -19,7 +19,7 @@ const dir = (name: string) => tmp.path(`${name}-${++n}`);
 async function served(dataDir: string, project = 'abc'): Promise<string[]> {
   const ep = await createEndpoints({ storage: { dataDir }, now: () => new Date(NOW) });
   try {
-    return (await ep.logsAll({ project, project_tier: 'FREE' })).map((r) => r.id).sort();
+    return (await ep.logsAll({ project, project_tier: 'FREE' })).map((r) => String(r.id)).sort();
   } finally {
     await ep.close();
   }

@@ -256,7 +256,7 @@ describe('the fetch handler', () => {
     const dataDir = tmp.path(`data-${++n}`);
     const ep = await createEndpoints({ storage: { dataDir }, now: () => new Date(NOW) });
     const handler = createHandler(ep, { ingestKeys: [INGEST_KEY], apiKeys: [KEY], ingest: { maxBodyBytes: 5000 } });
-    const send = (body: BodyInit, headers: Record<string, string> = {}) =>
+    const send = (body: string | Uint8Array, headers: Record<string, string> = {}) =>
       handler(new Request(`http://localhost/api/logs${EDGE}`, { method: 'POST', headers: { 'X-API-KEY': INGEST_KEY, ...headers }, body }));
     expect((await send(JSON.stringify([event('fetch-1')]))).status).toBe(200);
     expect((await send(gzipSync(JSON.stringify([event('fetch-2')])), { 'Content-Encoding': 'gzip' })).status).toBe(200);

@@ -37,12 +37,14 @@ export function normalizeEvent(raw: unknown, index: number, arrival: string): Re
       { index },
     );
   }
-  // No prototype: a field named `__proto__` is kept as a field.
-  const out: Record<string, unknown> = Object.create(null);
-  out.id = id ?? randomUUID();
-  out.timestamp = timestamp ?? arrival;
+  const out: Record<string, unknown> = { id: id ?? randomUUID(), timestamp: timestamp ?? arrival };
   if (message !== undefined && message !== null) out.event_message = message;
-  for (const key of Object.keys(event)) if (!OWN.has(key)) out[key] = event[key];
+  for (const key of Object.keys(event)) {
+    if (OWN.has(key)) continue;
+    // A field named `__proto__` (JSON.parse makes it an own field) stays a field, not a prototype.
+    if (key === '__proto__') Object.defineProperty(out, key, { value: event[key], enumerable: true, writable: true, configurable: true });
+    else out[key] = event[key];
+  }
   return out;
 }
 
