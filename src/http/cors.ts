@@ -23,11 +23,10 @@ export function applyCors(headers: Record<string, string>, cors: CorsOptions | n
   headers['Access-Control-Expose-Headers'] = EXPOSED;
 }
 
-/** The answer to a preflight `OPTIONS` request (only when CORS is on). */
-export function preflight(cors: CorsOptions, origin: string | null): PlainResponse {
+/** The answer to a preflight `OPTIONS` request (only when CORS is on); the ingest routes allow POST instead. */
+export function preflight(cors: CorsOptions, origin: string | null, methods = 'GET, HEAD, OPTIONS'): PlainResponse {
   const headers: Record<string, string> = {
-    // POST for the ingest routes (browser loggers such as pino's browser transmit).
-    'Access-Control-Allow-Methods': 'GET, HEAD, POST, OPTIONS',
+    'Access-Control-Allow-Methods': methods,
     'Access-Control-Allow-Headers': ALLOWED_REQUEST_HEADERS,
     'Access-Control-Max-Age': String(cors.maxAge ?? 600),
   };

@@ -53,7 +53,9 @@ export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHand
     if (path === null) throw notFound();
     const route = matchRoute(path);
     const method = request.method.toUpperCase();
-    if (method === 'OPTIONS' && config.cors) return preflight(config.cors, request.header('origin'));
+    if (method === 'OPTIONS' && config.cors) {
+      return preflight(config.cors, request.header('origin'), route.kind === 'ingest' ? 'POST, OPTIONS' : undefined);
+    }
     // Whether a path exists is only told to callers with a key.
     if (route.kind === 'unknown') {
       requireKey(request);
