@@ -23,7 +23,7 @@ import { round } from './stats';
 const KEY = 'bench-ingest-key';
 const CLI = resolve('dist', 'cli.js');
 /** Concurrent connections per batch size: enough requests waiting for group commit to share fsyncs. */
-const CONNECTIONS: Record<number, number> = { 100: 32, 1000: 8 };
+const CONNECTIONS: Record<number, number> = { 100: 32, 1000: 16 };
 
 export interface IngestCase {
   batch: number;
