@@ -14,6 +14,7 @@ import { measurePostgres } from './postgres';
 import { measureHttp, measureServer } from './http';
 import { summarize, round, type Timing } from './stats';
 import { scannedRows } from './pruning';
+import { ingestMarkdown, measureIngest, type IngestCase } from './ingest';
 
 const { values } = parseArgs({
   options: {
@@ -23,6 +24,8 @@ const { values } = parseArgs({
     postgres: { type: 'string' },
     'http-seconds': { type: 'string', default: '10' },
     'skip-http': { type: 'boolean', default: false },
+    'ingest-seconds': { type: 'string', default: '10' },
+    'skip-ingest': { type: 'boolean', default: false },
     // 1 = the busiest project (28% of all events with the generator's Zipf-like traffic).
     'project-rank': { type: 'string', default: '1' },
     // Comma-separated filters, for supplementary runs: endpoint names and variants to measure.
@@ -74,6 +77,12 @@ if (!values['skip-http']) {
   server = await measureServer(dataset, cases[2]!, log);
 }
 
+let ingest: IngestCase[] = [];
+if (!values['skip-ingest']) {
+  log('ingest: events/s through serve --data-dir (fsync before every 200), against append + fdatasync of the same bytes');
+  ingest = await measureIngest(Number(values['ingest-seconds']), log);
+}
+
 const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
 const output = {
   scale,
@@ -86,6 +95,7 @@ const output = {
   rss_mb: http.rss_mb_under_load,
   rss_mb_uncached_burst: server.rss_mb_uncached_burst,
   startup_ms: server.startup_ms,
+  ingest,
 };
 if (values.json) await writeFile(values.json, JSON.stringify(output, null, 2));
 process.stdout.write(markdown(output));
@@ -112,5 +122,6 @@ function markdown(o: typeof output): string {
     `Serving process (memoryLimit 256MB): peak RSS ${o.rss_mb} MB under the HTTP benchmark, ${o.rss_mb_uncached_burst} MB after a burst of uncached logs.all queries; start to first answer ${o.startup_ms} ms`,
     '',
   );
+  if (o.ingest.length) lines.push(...ingestMarkdown(o.ingest), '');
   return lines.join('\n');
 }

@@ -7,7 +7,7 @@ import { DEFINITIONS, findDefinition } from './definitions/registry';
 import type { UsageApiCountsParams, UsageApiCountsRow } from './definitions/usage-api-counts';
 import type { Engine, SourceInspection } from './engine/engine';
 import { createDuckDBEngine, type SourceGlobs } from './engine/duckdb/duckdb-engine';
-import { EngineError, InvalidParameterError } from './errors';
+import { EngineError, InvalidParameterError, NotFoundError } from './errors';
 import { fillBuckets } from './rows/fill-buckets';
 import { shapeRows, type Row } from './rows/shape-rows';
 import { withArrowTable } from './rows/to-arrow';
@@ -20,11 +20,22 @@ import { effectivePolicies, type CachePolicyOverrides } from './cache/cache-poli
 import { memoryCache } from './cache/memory-cache';
 import type { CacheEntry, ResultCache } from './cache/result-cache';
 import { timerScheduler, type CacheScheduler } from './cache/scheduler';
+import type { SourceName } from './engine/engine';
+import { Ingestor, type IngestResult } from './ingest/ingestor';
+import { SourceNames, type IngestSourceName } from './ingest/source-names';
+import type { StorageOptions } from './ingest/storage-options';
+import { openWalSet, STORAGE_SOURCES, walGlob, type WalSet } from './storage/wal/wal-set';
+import type { WalRecovery } from './storage/wal/wal';
 
 /** Options of `createEndpoints`. */
 export interface EndpointsOptions {
-  /** Log files per source: a glob or a list of globs (NDJSON or Parquet, by extension). */
-  sources: SourceGlobs;
+  /** Log files per source: a glob or a list of globs (NDJSON or Parquet, by extension). Optional with `storage`. */
+  sources?: SourceGlobs;
+  /**
+   * Managed storage: events sent with `ep.ingest` (or the HTTP ingest routes) are kept durably in
+   * `storage.dataDir` and queried together with `sources`.
+   */
+  storage?: StorageOptions;
   /** The clock every window is computed from (default: the system clock). */
   now?: () => Date;
   /**
@@ -151,8 +162,30 @@ export interface Endpoints {
   /** The instant windows and cache lifetimes are computed at now (the `now` option's clock). */
   now(): Date;
   stats(): EndpointsStats;
-  /** Stops all cache warming and releases DuckDB; later calls fail with a `closed` error. */
+  /**
+   * Appends events to managed storage (contract §7) and resolves once they are durable (fsynced).
+   * `source` is a Logflare name (`cloudflare.logs.prod`, `deno-relay-logs`, or one of
+   * `storage.sourceNames`), its fixed UUID, or `edgeLogs` / `functionEdgeLogs`. All or nothing: a
+   * bad event rejects the call with `InvalidBodyError` (its `index` says which) and keeps none.
+   * Fails with `not_found` when `createEndpoints` got no `storage`.
+   */
+  ingest(source: string, events: readonly object[]): Promise<IngestResult>;
+  /** Managed storage, when `storage` was given: its folder and the source names ingest accepts. */
+  readonly storage: ManagedStorageInfo | null;
+  /** Stops all cache warming, flushes and closes managed storage, releases DuckDB; later calls fail with a `closed` error. */
   close(): Promise<void>;
+}
+
+/** What `ep.storage` tells about managed storage. */
+export interface ManagedStorageInfo {
+  /** The data dir, absolute. */
+  readonly dataDir: string;
+  /** Names (and fixed UUIDs) ingest accepts, and the source each one feeds. */
+  readonly sources: readonly IngestSourceName[];
+  /** The source a name or UUID means; `NotFoundError` listing the known names otherwise. */
+  resolveSource(nameOrId: string): SourceName;
+  /** What recovery cut at open: unfinished writes at the end of WAL segments (empty after a clean stop). */
+  readonly recovered: readonly WalRecovery[];
 }
 
 /**
@@ -164,17 +197,53 @@ export interface Endpoints {
  * await ep.close();
  */
 export async function createEndpoints(options: EndpointsOptions): Promise<Endpoints> {
-  const engine =
-    options.engine ??
-    (await createDuckDBEngine({
-      sources: options.sources,
-      threads: options.duckdb?.threads,
-      memoryLimit: options.duckdb?.memoryLimit,
-      maxConcurrentQueries: options.limits?.maxConcurrentQueries,
-      maxQueuedQueries: options.limits?.maxQueuedQueries,
-      queryTimeoutMs: options.limits?.queryTimeoutMs,
-    }));
-  return new EndpointsImpl(engine, options);
+  if (!options.sources && !options.storage && !options.engine) {
+    throw new TypeError('createEndpoints: give sources (globs of log files), storage: { dataDir }, or both.');
+  }
+  const sourceNames = options.storage ? new SourceNames(options.storage.sourceNames) : null;
+  // Storage first: a data dir locked by another process fails before DuckDB starts.
+  const walSet = options.storage ? await openWalSet(options.storage.dataDir, walOptions(options.storage)) : null;
+  let engine: Engine;
+  try {
+    engine =
+      options.engine ??
+      (await createDuckDBEngine({
+        sources: withStorage(options.sources ?? {}, walSet),
+        threads: options.duckdb?.threads,
+        memoryLimit: options.duckdb?.memoryLimit,
+        maxConcurrentQueries: options.limits?.maxConcurrentQueries,
+        maxQueuedQueries: options.limits?.maxQueuedQueries,
+        queryTimeoutMs: options.limits?.queryTimeoutMs,
+      }));
+  } catch (error) {
+    await walSet?.close();
+    throw error;
+  }
+  const storage = walSet && sourceNames ? { walSet, ingestor: new Ingestor(walSet, sourceNames, options.now ?? (() => new Date())) } : null;
+  return new EndpointsImpl(engine, options, storage);
+}
+
+/** The WAL settings of the storage options. */
+function walOptions(storage: StorageOptions) {
+  const { maxSegmentBytes, maxSegmentAgeMs, maxPendingBytes, maxUncompactedBytes } = storage;
+  return { maxSegmentBytes, maxSegmentAgeMs, maxPendingBytes, maxUncompactedBytes };
+}
+
+/** The configured globs plus managed storage's WAL segments of each source. */
+function withStorage(sources: SourceGlobs, walSet: WalSet | null): SourceGlobs {
+  if (!walSet) return sources;
+  const out: Record<SourceName, string[]> = { edgeLogs: [], functionEdgeLogs: [] };
+  for (const source of STORAGE_SOURCES) {
+    const configured = sources[source];
+    out[source] = [...(configured === undefined ? [] : typeof configured === 'string' ? [configured] : configured), walGlob(walSet.dataDir, source)];
+  }
+  return out;
+}
+
+/** Managed storage of an instance: the locked WALs and the one ingest path into them. */
+interface Storage {
+  walSet: WalSet;
+  ingestor: Ingestor;
 }
 
 /** Rows of one engine computation: what the cache stores. */
@@ -190,12 +259,22 @@ class EndpointsImpl implements Endpoints {
   private readonly cache: CacheLayer;
   private closed = false;
   private readonly warned = new Set<string>();
+  readonly storage: ManagedStorageInfo | null;
 
   constructor(
     private readonly engine: Engine,
     private readonly options: EndpointsOptions,
+    private readonly managed: Storage | null = null,
   ) {
     this.clock = options.now ?? (() => new Date());
+    this.storage = managed
+      ? Object.freeze({
+          dataDir: managed.walSet.dataDir,
+          sources: managed.ingestor.sourceNames.names,
+          resolveSource: (ref: string) => managed.ingestor.resolveSource(ref),
+          recovered: Object.freeze(STORAGE_SOURCES.flatMap((s) => managed.walSet.wals[s].recovered)),
+        })
+      : null;
     const policies = effectivePolicies(DEFINITIONS, options.cachePolicy, options.cache !== false);
     // The listed policy is the one in force, overrides and `cache: false` included.
     this.definitions = DEFINITIONS.map((d) => Object.freeze({ ...describeDefinition(d), cache: policies.get(d.name) ?? null }));
@@ -243,6 +322,14 @@ class EndpointsImpl implements Endpoints {
     return mergeCatalog(since, projects!, functions!);
   }
 
+  async ingest(source: string, events: readonly object[]): Promise<IngestResult> {
+    this.assertOpen();
+    if (!this.managed) {
+      throw new NotFoundError('This instance has no managed storage: pass storage: { dataDir } to createEndpoints to ingest events.');
+    }
+    return this.managed.ingestor.ingest(source, events);
+  }
+
   async inspectSources() {
     this.assertOpen();
     return this.engine.inspectSources();
@@ -265,7 +352,12 @@ class EndpointsImpl implements Endpoints {
     if (this.closed) return;
     this.closed = true;
     this.cache.stop();
-    await this.engine.close();
+    try {
+      // Events accepted before close are written (and their callers answered) first.
+      await this.managed?.walSet.close();
+    } finally {
+      await this.engine.close();
+    }
     // A refresh that was running ends (the engine refuses it now) before close resolves.
     await this.cache.settled();
   }

@@ -23,7 +23,7 @@ export class LogEndpointsError extends Error {
   }
 
   /** The JSON error body of the HTTP API (contract §6). */
-  toJSON(): { code: ErrorCode; message: string; status: number; param?: string } {
+  toJSON(): { code: ErrorCode; message: string; status: number; param?: string; index?: number } {
     return { code: this.code, message: this.message, status: this.status };
   }
 }
@@ -38,10 +38,16 @@ export type ErrorCode =
   // HTTP only: a request the adapter cannot read (malformed percent-encoding) or a URL past its limit (414).
   | 'bad_request'
   | 'uri_too_long'
+  // Ingest (contract §7): a body that is not a batch of events, one past the size limit, an encoding we cannot read.
+  | 'invalid_body'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
   | 'query_failed'
   | 'overloaded'
   | 'timeout'
-  | 'closed';
+  | 'closed'
+  // Managed storage could not write or fsync (an I/O error other than a full disk).
+  | 'storage_failed';
 
 /**
  * A parameter is missing, empty where it is required, too long or has a value the endpoint
@@ -89,16 +95,52 @@ export class NotFoundError extends LogEndpointsError {
 }
 
 /**
+ * An ingest request or `ep.ingest` call whose events cannot be taken: the body is not JSON, not a
+ * batch of event objects, or an event has a field of the wrong kind. Nothing of the request is
+ * kept. `index` is the position of the bad event in the batch (NDJSON: its line, from 0), when one is to blame.
+ *
+ * @example
+ * await ep.ingest('cloudflare.logs.prod', [{ message: 'ok' }, { timestamp: 'yesterday' }]) // throws, e.index === 1
+ */
+export class InvalidBodyError extends LogEndpointsError {
+  readonly index?: number;
+  constructor(message: string, options?: { index?: number; cause?: unknown }) {
+    super('invalid_body', 400, message, options);
+    if (options?.index !== undefined) this.index = options.index;
+  }
+  override toJSON() {
+    return this.index === undefined ? super.toJSON() : { ...super.toJSON(), index: this.index };
+  }
+}
+
+/**
+ * An ingest body past the size limit (12 MiB after decompression by default): 413. Reading and
+ * decompressing stop at the limit, so a small gzip bomb never inflates.
+ *
+ * @example
+ * catch (e) { if (e instanceof PayloadTooLargeError) sendInSmallerBatches() }
+ */
+export class PayloadTooLargeError extends LogEndpointsError {
+  /** The limit that was passed: bytes, or events for a batch with too many. */
+  readonly limit: number;
+  constructor(limitBytes: number, message?: string) {
+    super('payload_too_large', 413, message ?? `The body is larger than ${limitBytes} bytes (after decompression); send smaller batches.`);
+    this.limit = limitBytes;
+  }
+}
+
+/**
  * The engine could not answer: a failed query (`query_failed`, 500), too many queries waiting
  * (`overloaded`, 503), a query past its time limit (`timeout`, 504), or a call after `close()`
- * (`closed`, 503). The message is generic; `cause` holds the engine's own error.
+ * (`closed`, 503). For ingest: more data waiting than managed storage's bounds allow, or a full
+ * disk (`overloaded`), or a write that failed (`storage_failed`, 500). The message is generic; `cause` holds the engine's own error.
  *
  * @example
  * catch (e) { if (e instanceof EngineError && e.code === 'overloaded') retryIn(e.retryAfterSeconds) }
  */
 export class EngineError extends LogEndpointsError {
   constructor(
-    code: 'query_failed' | 'overloaded' | 'timeout' | 'closed',
+    code: 'query_failed' | 'overloaded' | 'timeout' | 'closed' | 'storage_failed',
     message: string,
     options?: { cause?: unknown; retryAfterSeconds?: number },
   ) {
@@ -106,4 +148,4 @@ export class EngineError extends LogEndpointsError {
   }
 }
 
-const STATUS = { query_failed: 500, overloaded: 503, timeout: 504, closed: 503 } as const;
+const STATUS = { query_failed: 500, overloaded: 503, timeout: 504, closed: 503, storage_failed: 500 } as const;

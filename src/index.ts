@@ -11,8 +11,22 @@ export type {
   // `ep.query(name, params, { format: 'arrow' })` adds an apache-arrow Table of the rows.
   QueryOptions,
   ArrowQueryResult,
+  ManagedStorageInfo,
 } from './create-endpoints';
-export { EngineError, InvalidOptionError, InvalidParameterError, LogEndpointsError, NotFoundError } from './errors';
+// Managed storage and ingest (contract §7): `createEndpoints({ storage })`, `ep.ingest(source, events)`.
+export type { StorageOptions } from './ingest/storage-options';
+export type { IngestResult } from './ingest/ingestor';
+export type { IngestSourceName } from './ingest/source-names';
+export { LOGFLARE_SOURCE_NAMES } from './ingest/source-names';
+export {
+  EngineError,
+  InvalidBodyError,
+  InvalidOptionError,
+  InvalidParameterError,
+  LogEndpointsError,
+  NotFoundError,
+  PayloadTooLargeError,
+} from './errors';
 export type { ErrorCode } from './errors';
 export type { EndpointDescription } from './definitions/describe';
 export type { Catalog, CatalogOptions, CatalogProject } from './definitions/catalog';

@@ -107,7 +107,8 @@ describe('log-endpoints demo (npm start)', () => {
     const done = main(['demo', '--port', '0', '--out', tmp.path('demo'), '--events', '4000', '--now', NOW, '--no-dashboard'], io, 'test');
     await expect.poll(() => out.stdout, { timeout: 30_000 }).toMatch(/Ctrl\+C stops/);
     const key = /^API key: (\S+)$/m.exec(out.stdout)![1]!;
-    const commands = out.stdout.split('\n').filter((line) => line.startsWith('  curl '));
+    const lines = out.stdout.split('\n').filter((line) => line.startsWith('  curl '));
+    const commands = lines.filter((line) => !line.includes(' -d '));
     expect(commands).toHaveLength(3);
     for (const command of commands) {
       // Exactly the printed shape: curl -s -H 'X-API-KEY: <key>' '<url>'
@@ -118,6 +119,15 @@ describe('log-endpoints demo (npm start)', () => {
       expect(response.status, command).toBe(200);
       expect(((await response.json()) as any).result.length, command).toBeGreaterThan(0);
     }
+    // The fourth line sends an event, then shows it in logs.all.
+    const ingest = lines.filter((line) => line.includes(' -d '));
+    expect(ingest).toHaveLength(1);
+    const m = /^ {2}curl -s -H 'X-API-KEY: ([^']+)' -H 'Content-Type: application\/json' -d '([^']+)' '([^']+)' && echo && curl -s -H 'X-API-KEY: ([^']+)' '([^']+)'$/.exec(ingest[0]!);
+    expect(m, ingest[0]).not.toBeNull();
+    const posted = await fetch(m![3]!, { method: 'POST', headers: { 'X-API-KEY': m![1]!, 'Content-Type': 'application/json' }, body: m![2]! });
+    expect(await posted.json()).toEqual({ message: 'Logged!' });
+    const shown = (await (await fetch(m![5]!, { headers: { 'X-API-KEY': m![4]! } })).json()) as any;
+    expect(shown.result.map((r: any) => r.event_message)).toContain(JSON.parse(m![2]!).message);
     expect(out.stderr).toMatch(/Writing demo logs: 100% \(6000\/6000\)/);
     signal('SIGINT');
     expect(await done).toBe(0);

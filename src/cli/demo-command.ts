@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 import { createEndpoints } from '../create-endpoints';
 import { logsAll } from '../definitions/logs-all';
 import { writeDemoData } from './demo-data-command';
@@ -30,12 +31,21 @@ export async function demoCommand(argv: string[], io: CliIO): Promise<number> {
   const key = apiKeysOf(values['api-key'], io.env)[0] ?? `demo-${randomBytes(12).toString('hex')}`;
 
   const clock = clockOf('demo', values.now);
-  const logs = await writeDemoData(io, { out: values.out ?? '.demo-data', events, now: clock?.() ?? new Date() });
-  const ep = await createEndpoints({ sources: { edgeLogs: logs.edgeLogs, functionEdgeLogs: logs.functionEdgeLogs }, now: clock });
+  const out = values.out ?? '.demo-data';
+  const logs = await writeDemoData(io, { out, events, now: clock?.() ?? new Date() });
+  // Managed storage beside the generated files: what the ingest curl line sends to is kept here.
+  const storage = { dataDir: join(out, 'managed') };
+  const ep = await createEndpoints({ sources: { edgeLogs: logs.edgeLogs, functionEdgeLogs: logs.functionEdgeLogs }, storage, now: clock });
   const project = logs.projects[0]!;
   const dashboard = !values['no-dashboard'];
   return runServer(ep, { host, port, apiKeys: [key], dashboard }, io, ({ url }) => {
     const curl = (path: string) => `curl -s -H 'X-API-KEY: ${key}' '${url}${path}'`;
+    const event = JSON.stringify({
+      message: 'GET | 200 | 127.0.0.1 | https://curl-demo.supabase.co/rest/v1/hello',
+      project: 'curl-demo',
+      metadata: { request: { method: 'GET', path: '/rest/v1/hello', url: 'https://curl-demo.supabase.co/rest/v1/hello' } },
+    });
+    const ingest = `curl -s -H 'X-API-KEY: ${key}' -H 'Content-Type: application/json' -d '${event}' '${url}/api/logs?source_name=cloudflare.logs.prod'`;
     io.stdout.write(
       [
         // The page is what most people want: its URL comes first.
@@ -48,6 +58,9 @@ export async function demoCommand(argv: string[], io: CliIO): Promise<number> {
         `  ${curl(`/api/endpoints/usage.api-counts?project=${project}&interval=daily`)}`,
         `  ${curl(`/api/endpoints/functions.invocation-stats?project=${project}&interval=1day`)}`,
         `  ${curl(`/api/endpoints/query/${logsAll.id}?project=${project}&project_tier=PRO`)}`,
+        '',
+        `Send an event (kept in ${storage.dataDir}), then see it in logs.all:`,
+        `  ${ingest} && echo && ${curl('/api/endpoints/logs.all?project=curl-demo&project_tier=FREE')}`,
         '',
         `Also: ${url}/api/endpoints (definitions), ${url}/api/openapi.json, ${url}/health. Ctrl+C stops.`,
         '',

@@ -11,6 +11,7 @@ Commands:
   demo         Write demo data and serve it (what \`npm start\` runs)
   compact      Rewrite NDJSON logs as day-partitioned, sorted Parquet (the fast layout)
   clickhouse   Create ClickHouse tables, load logs into them, serve the endpoints from them
+  ingest       Load NDJSON files into a data dir (or a running server), as if sent over HTTP
 
 Options:
   -h, --help     Help (also after a command: log-endpoints serve --help)
@@ -19,14 +20,23 @@ Options:
 Exit codes: 0 success, 1 failure (engine, files, port), 2 wrong usage or invalid parameter.
 `,
   serve: `Usage: log-endpoints serve --edge-logs <glob> --function-logs <glob> --api-key <key> [options]
+       log-endpoints serve --data-dir <dir> --api-key <key> [--ingest-key <key>] [options]
 
 Serves GET /api/endpoints/<name>, /api/endpoints/query/<uuid|name>, /api/endpoints, /api/catalog,
-/api/openapi.json and /health (and with --dashboard the page at / and /dashboard). Stops
-gracefully on SIGINT/SIGTERM (requests in flight are answered).
+/api/openapi.json and /health (and with --dashboard the page at / and /dashboard). With --data-dir
+it also takes events on Logflare's ingest routes (POST /api/logs, /logs, /api/events
+?source_name=cloudflare.logs.prod|deno-relay-logs), keeps them durably in the data dir, compacts
+them in the background and serves them. Stops gracefully on SIGINT/SIGTERM (requests in flight are
+answered, accepted events written).
 
 Options:
-  --edge-logs <glob>             Gateway logs (NDJSON or Parquet); repeatable
-  --function-logs <glob>         Edge-function logs; repeatable
+  --edge-logs <glob>             Gateway logs (NDJSON or Parquet); repeatable (optional with --data-dir)
+  --function-logs <glob>         Edge-function logs; repeatable (optional with --data-dir)
+  --data-dir <dir>               Managed storage: keep ingested events here (one server per dir)
+  --ingest-key <key>             A key that may only ingest; repeatable. Also from
+                                 LOG_ENDPOINTS_INGEST_KEYS (comma separated)
+  --wal-segment-bytes <n>        Close a WAL segment at this size (default 8388608)
+  --wal-segment-age-ms <n>       ... or this long after its first event (default 60000)
   --api-key <key>                Accepted key (X-API-KEY or Authorization: Bearer); repeatable.
                                  Also from LOG_ENDPOINTS_API_KEYS (comma separated)
   --no-auth                      Serve without any key (explicit; refused otherwise)
@@ -92,6 +102,23 @@ Options:
   --delete-source            Delete the inputs after the check (never when lines were skipped)
   --threads <n>              DuckDB worker threads
   --memory-limit <size>      DuckDB memory limit, e.g. 1GB (sorting spills to disk past it)
+  -h, --help                 This help
+`,
+  ingest: `Usage: log-endpoints ingest <file.ndjson...> --source edge|functions --data-dir <dir> [--batch-size <n>]
+       log-endpoints ingest <file.ndjson...> --source edge|functions --url <server> --api-key <key>
+
+Loads events (one JSON object per line; .gz files are decompressed) through the same path as
+POST /api/logs: each event checked and normalised, batches written durably. Lines that are not
+JSON objects and events the checks refuse are skipped and reported (file:line). A progress bar
+goes to stderr. A data dir used by a running server is refused: send through the server instead
+with --url.
+
+Options:
+  --source <edge|functions>  The gateway log (cloudflare.logs.prod) or the function log (deno-relay-logs)
+  --data-dir <dir>           Managed storage to load into (no process may be using it)
+  --url <server>             A running serve --data-dir, e.g. http://127.0.0.1:4000 (with its base path)
+  --api-key <key>            Its key (an ingest key is enough); also LOG_ENDPOINTS_INGEST_KEYS
+  --batch-size <n>           Events per batch (default 1000)
   -h, --help                 This help
 `,
   demo: `Usage: log-endpoints demo [--port <n>] [--host <addr>] [--out <dir>] [--events <n>] [--api-key <key>]

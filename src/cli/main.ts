@@ -3,6 +3,7 @@ import { clickhouseCommand } from './clickhouse-command';
 import { compactCommand } from './compact-command';
 import { demoCommand } from './demo-command';
 import { demoDataCommand } from './demo-data-command';
+import { ingestCommand } from './ingest-command';
 import { HELP } from './help';
 import type { CliIO } from './io';
 import { queryCommand } from './query-command';
@@ -16,6 +17,7 @@ const COMMANDS: Record<string, (argv: string[], io: CliIO) => Promise<number>> =
   demo: demoCommand,
   compact: compactCommand,
   clickhouse: clickhouseCommand,
+  ingest: ingestCommand,
 };
 
 /**

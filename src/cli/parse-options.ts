@@ -39,11 +39,11 @@ export function duckdbOf(command: string, values: { threads?: string; 'memory-li
   };
 }
 
-/** `--edge-logs` / `--function-logs` as the library's sources; at least one is required. */
-export function sourcesOf(command: string, values: { 'edge-logs'?: string[]; 'function-logs'?: string[] }) {
+/** `--edge-logs` / `--function-logs` as the library's sources; at least one is required unless `optional` (a data dir is given). */
+export function sourcesOf(command: string, values: { 'edge-logs'?: string[]; 'function-logs'?: string[] }, optional = false) {
   const edgeLogs = values['edge-logs'] ?? [];
   const functionEdgeLogs = values['function-logs'] ?? [];
-  if (edgeLogs.length === 0 && functionEdgeLogs.length === 0) {
+  if (edgeLogs.length === 0 && functionEdgeLogs.length === 0 && !optional) {
     throw new UsageError('Give the logs to read: --edge-logs <glob> and/or --function-logs <glob>.', command);
   }
   return { edgeLogs, functionEdgeLogs };
@@ -65,6 +65,12 @@ export function integerOf(command: string, name: string, text: string | undefine
     throw new UsageError(`--${name} must be a whole number from ${min} to ${max}, not "${text}".`, command);
   }
   return Number(text);
+}
+
+/** Ingest-only keys from `--ingest-key` (repeatable) and the comma-separated `LOG_ENDPOINTS_INGEST_KEYS`. */
+export function ingestKeysOf(flags: string[] | undefined, env: NodeJS.ProcessEnv): string[] {
+  const fromEnv = (env.LOG_ENDPOINTS_INGEST_KEYS ?? '').split(',').map((k) => k.trim());
+  return [...new Set([...(flags ?? []), ...fromEnv].filter((k) => k.length > 0))];
 }
 
 /** API keys from `--api-key` (repeatable) and the comma-separated `LOG_ENDPOINTS_API_KEYS`. */

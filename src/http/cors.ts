@@ -3,7 +3,7 @@ import type { CorsOptions } from './handler-options';
 
 /** Response headers browsers may read besides the simple ones. */
 const EXPOSED = 'X-Cache, X-Request-Id, X-Skipped-Files, Server-Timing, Retry-After';
-const ALLOWED_REQUEST_HEADERS = 'X-API-KEY, Authorization, Accept, Content-Type, X-Request-Id';
+const ALLOWED_REQUEST_HEADERS = 'X-API-KEY, Authorization, Accept, Content-Type, Content-Encoding, X-Request-Id';
 
 /** The `Access-Control-Allow-Origin` value for a request's `Origin`, or null when it is not allowed. */
 function allowedOrigin(cors: CorsOptions, origin: string | null): string | null {
@@ -23,10 +23,10 @@ export function applyCors(headers: Record<string, string>, cors: CorsOptions | n
   headers['Access-Control-Expose-Headers'] = EXPOSED;
 }
 
-/** The answer to a preflight `OPTIONS` request (only when CORS is on). */
-export function preflight(cors: CorsOptions, origin: string | null): PlainResponse {
+/** The answer to a preflight `OPTIONS` request (only when CORS is on); the ingest routes allow POST instead. */
+export function preflight(cors: CorsOptions, origin: string | null, methods = 'GET, HEAD, OPTIONS'): PlainResponse {
   const headers: Record<string, string> = {
-    'Access-Control-Allow-Methods': 'GET, HEAD, OPTIONS',
+    'Access-Control-Allow-Methods': methods,
     'Access-Control-Allow-Headers': ALLOWED_REQUEST_HEADERS,
     'Access-Control-Max-Age': String(cors.maxAge ?? 600),
   };

@@ -14,6 +14,7 @@ import { fromFetchRequest, toFetchResponse, type PlainRequest, type PlainRespons
 import { isPublic, matchRoute, stripBasePath } from './routes';
 import { createDashboard } from '../dashboard/serve-dashboard';
 import { catalogDays } from './catalog-days';
+import { InFlightBudget, ingestRoute } from './ingest-route';
 
 /** A fetch-style request handler, as Hono, Bun, Deno and service workers take it. */
 export interface FetchHandler {
@@ -42,6 +43,8 @@ const ALLOW = 'GET, HEAD';
 export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHandler {
   const config = resolveOptions(options);
   const checkKey = createKeyCheck(config.apiKeys);
+  const checkIngestKey = createKeyCheck(config.ingestKeys);
+  const ingestBudget = new InFlightBudget(config.ingest.maxBytesInFlight);
   const memo = new AnswerMemo(config.microcacheMs);
   let openapi: string | null = null;
   // Reads the page build now: a missing build fails here, not as a blank page later.
@@ -56,11 +59,17 @@ export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHand
     if (path === null) throw notFound();
     const route = matchRoute(path, { dashboard: dashboard !== null });
     const method = request.method.toUpperCase();
-    if (method === 'OPTIONS' && config.cors) return preflight(config.cors, request.header('origin'));
+    if (method === 'OPTIONS' && config.cors) {
+      return preflight(config.cors, request.header('origin'), route.kind === 'ingest' ? 'POST, OPTIONS' : undefined);
+    }
     // Whether a path exists is only told to callers with a key.
     if (route.kind === 'unknown') {
       requireKey(request);
       throw notFound();
+    }
+    if (route.kind === 'ingest') {
+      const mayIngest = (key: string | null) => checkKey(key) || checkIngestKey(key);
+      return ingestRoute(ep, request, url.search, config, ingestBudget, mayIngest, presentedKey(request.header));
     }
     if (method !== 'GET' && method !== 'HEAD') {
       throw new LogEndpointsError('method_not_allowed', 405, `Method ${printable(method)} is not allowed; use GET or HEAD.`);
@@ -88,6 +97,9 @@ export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHand
 
   function requireKey(request: PlainRequest): void {
     if (config.auth && !checkKey(presentedKey(request.header))) {
+      if (checkIngestKey(presentedKey(request.header))) {
+        throw new LogEndpointsError('unauthorized', 401, 'This key may only ingest events (POST /api/logs); queries need a query key.');
+      }
       throw new LogEndpointsError('unauthorized', 401, 'A valid API key is required (X-API-KEY header or Authorization: Bearer).');
     }
   }
@@ -149,7 +161,7 @@ export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHand
 
 function answerError(thrown: unknown, request: PlainRequest, requestId: string, config: ResolvedOptions): PlainResponse {
   const error = errorOf(thrown);
-  const extra: Record<string, string> = error.code === 'method_not_allowed' ? { Allow: ALLOW } : {};
+  const extra: Record<string, string> = error.code === 'method_not_allowed' ? { Allow: (error as { allow?: string }).allow ?? ALLOW } : {};
   if (error.status >= 500) {
     try {
       config.onError(thrown, { requestId, method: request.method, path: pathOf(request.url), status: error.status });

@@ -8,6 +8,12 @@ export interface PlainRequest {
   url: string;
   /** A header's value, null when absent (names are case-insensitive). */
   header(name: string): string | null;
+  /**
+   * The request body as it arrives (still content-encoded), read at most once; null or absent when
+   * there is none. The reader (`readBody` of the ingest routes) enforces the size limit while
+   * streaming, so an oversized body is never held whole.
+   */
+  body?: () => AsyncIterable<Uint8Array> | null;
 }
 
 /** An answer as the handler core produces it; each adapter writes it out its own way. */
@@ -21,7 +27,7 @@ export interface PlainResponse {
 
 /** A fetch `Request` as a `PlainRequest`. */
 export function fromFetchRequest(request: Request): PlainRequest {
-  return { method: request.method, url: request.url, header: (name) => request.headers.get(name) };
+  return { method: request.method, url: request.url, header: (name) => request.headers.get(name), body: () => request.body };
 }
 
 /** A `PlainResponse` as a fetch `Response`. */

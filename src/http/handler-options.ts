@@ -1,4 +1,5 @@
 import type { DashboardOptions } from '../dashboard/serve-dashboard';
+import { MAX_BODY_BYTES } from '../ingest/read-body';
 
 /** What the handler passes to `onError` with each error it answers with a 5xx status. */
 export interface ErrorContext {
@@ -17,6 +18,11 @@ export interface HandlerOptions {
    * allow rotation. Required unless `auth` is `false`.
    */
   apiKeys?: readonly string[];
+  /**
+   * Keys that may only send events to the ingest routes (`POST /api/logs`, ...), like Logflare's
+   * public ingest token: give them to log shippers. Query keys (`apiKeys`) may ingest too.
+   */
+  ingestKeys?: readonly string[];
   /** `false` serves the endpoints without any key. It has to be said explicitly. */
   auth?: false;
   /** A path prefix every route lives under, e.g. `/logs` (default: none). */
@@ -44,6 +50,19 @@ export interface HandlerOptions {
    * creation when the page is not built.
    */
   dashboard?: boolean | DashboardOptions;
+  /** Limits of the ingest routes. */
+  ingest?: IngestLimits;
+}
+
+/** Limits of the ingest routes. */
+export interface IngestLimits {
+  /** Largest body after decompression (default 12 MiB, Logflare's); larger ones get 413 `payload_too_large`. */
+  maxBodyBytes?: number;
+  /**
+   * Body bytes of all ingest requests being read and stored at once (default 64 MiB); past it a
+   * request gets 503 `overloaded` with `Retry-After`, so memory stays bounded under a burst.
+   */
+  maxBytesInFlight?: number;
 }
 
 /** CORS settings. */
@@ -56,6 +75,7 @@ export interface CorsOptions {
 
 export interface ResolvedOptions {
   apiKeys: readonly string[];
+  ingestKeys: readonly string[];
   auth: boolean;
   basePath: string;
   cors: CorsOptions | null;
@@ -64,18 +84,21 @@ export interface ResolvedOptions {
   onError: (error: unknown, context: ErrorContext) => void;
   microcacheMs: number;
   dashboard: DashboardOptions | null;
+  ingest: Required<IngestLimits>;
 }
 
 /** Defaults applied, the base path normalised, and a handler without keys refused. */
 export function resolveOptions(options: HandlerOptions): ResolvedOptions {
   const apiKeys = (options.apiKeys ?? []).filter((k) => typeof k === 'string' && k.length > 0);
-  if (options.auth !== false && apiKeys.length === 0) {
+  const ingestKeys = (options.ingestKeys ?? []).filter((k) => typeof k === 'string' && k.length > 0);
+  if (options.auth !== false && apiKeys.length === 0 && ingestKeys.length === 0) {
     throw new TypeError(
       'createHandler: no API key configured. Pass apiKeys: ["..."], or auth: false to serve without keys.',
     );
   }
   return {
     apiKeys,
+    ingestKeys,
     auth: options.auth !== false,
     basePath: normalizeBasePath(options.basePath ?? ''),
     cors: options.cors ?? null,
@@ -84,7 +107,17 @@ export function resolveOptions(options: HandlerOptions): ResolvedOptions {
     onError: options.onError ?? logToConsole,
     microcacheMs: Math.max(0, options.microcacheMs ?? 1000),
     dashboard: options.dashboard === true ? {} : options.dashboard || null,
+    ingest: {
+      maxBodyBytes: positiveOr(options.ingest?.maxBodyBytes, MAX_BODY_BYTES, 'ingest.maxBodyBytes'),
+      maxBytesInFlight: positiveOr(options.ingest?.maxBytesInFlight, 64 * 1024 * 1024, 'ingest.maxBytesInFlight'),
+    },
   };
+}
+
+function positiveOr(value: number | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || value < 1) throw new TypeError(`createHandler: ${name} must be a positive integer.`);
+  return value;
 }
 
 /** `logs`, `/logs/` and `/logs` all mean `/logs`; `/` and `` mean no prefix. */

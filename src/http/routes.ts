@@ -10,12 +10,16 @@ export type Route =
   | { kind: 'catalog' }
   | { kind: 'dashboard' }
   | { kind: 'dashboard-asset'; name: string }
+  | { kind: 'ingest' }
   | { kind: 'unknown' };
 
 /** What the handler serves besides the API: the dashboard's routes exist only when it is on. */
 export interface RouteOptions {
   dashboard?: boolean;
 }
+
+/** Logflare's three ingest routes (contract §7), all the same here. */
+const INGEST_PATHS = new Set(['/api/logs', '/logs', '/api/events']);
 
 /** Routes anyone may call; every other path needs a key before it is even looked up. */
 export function isPublic(route: Route): boolean {
@@ -37,6 +41,7 @@ export function matchRoute(path: string, options: RouteOptions = {}): Route {
     const asset = /^\/dashboard\/assets\/([^/]+)$/.exec(path);
     if (asset) return { kind: 'dashboard-asset', name: asset[1]! };
   }
+  if (INGEST_PATHS.has(path)) return { kind: 'ingest' };
   const m = /^\/api\/endpoints\/(?:query\/)?([^/]+)$/.exec(path);
   if (!m) return { kind: 'unknown' };
   const nameOrId = decodePathSegment(m[1]!);

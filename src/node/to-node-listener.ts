@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { LogEndpointsError } from '../errors';
 import type { FetchHandler } from '../http/create-handler';
 import type { PlainResponse } from '../http/exchange';
 import { matchRoute, stripBasePath } from '../http/routes';
@@ -37,18 +38,56 @@ export function toNodeListener(handler: FetchHandler): NodeListener {
 }
 
 async function serve(handler: FetchHandler, req: IncomingMessage, res: ServerResponse, target: string): Promise<void> {
-  // The adapter never reads request bodies (only GET and HEAD mean anything); drain them so keep-alive works.
-  req.resume();
+  // GET and HEAD bodies mean nothing: drain them so keep-alive works. Other methods (the ingest
+  // routes' POST) hand the body to the handler, which reads it within its limit.
+  const withBody = req.method !== 'GET' && req.method !== 'HEAD';
+  if (!withBody) req.resume();
   const response = target.startsWith('/')
     ? await handler.handle({
         method: req.method ?? 'GET',
         // Always absolute, so a target such as `//host/x` stays a path and never names a host.
         url: `http://localhost${target}`,
         header: (name) => headerOf(req, name),
+        body: withBody ? () => chunksOf(req) : undefined,
       })
     : badRequest();
+  // Whatever the handler left unread (refused before or during reading) is discarded, so the
+  // client can finish sending and read the answer, and keep-alive goes on.
+  if (withBody && !req.readableEnded) req.resume();
   res.writeHead(response.status, response.headers);
   res.end(response.body === null || req.method === 'HEAD' ? undefined : response.body);
+}
+
+/**
+ * The request's chunks as they arrive. Not `for await (... of req)`: leaving that loop early (a
+ * body past the limit) destroys the request and its socket, and the 413 could not be sent.
+ */
+async function* chunksOf(req: IncomingMessage): AsyncGenerator<Uint8Array> {
+  for (;;) {
+    const chunk: Buffer | null = req.read();
+    if (chunk !== null) {
+      yield chunk;
+      continue;
+    }
+    if (req.readableEnded) return;
+    if (req.destroyed) throw cutShort();
+    await new Promise<void>((resolve, reject) => {
+      const done = () => {
+        req.off('readable', done).off('end', done).off('close', done).off('error', fail);
+        resolve();
+      };
+      const fail = (error: Error) => {
+        req.off('readable', done).off('end', done).off('close', done).off('error', fail);
+        reject(cutShort(error));
+      };
+      req.on('readable', done).on('end', done).on('close', done).on('error', fail);
+    });
+  }
+}
+
+/** A client that went away mid-body: its fault, not the server's (no 5xx, no onError). */
+function cutShort(cause?: unknown): LogEndpointsError {
+  return new LogEndpointsError('bad_request', 400, 'The request body ended early (the connection was closed).', { cause });
 }
 
 /** A request header as one string (node joins repeated ones with ", " already, but for cookies). */

@@ -1,0 +1,174 @@
+/**
+ * Ingest throughput: events/s through HTTP into managed storage (the real CLI server,
+ * `serve --data-dir`, every batch fsynced before its 200), with batches of 100 and 1000, side by
+ * side with the floor of the same disk: appending the same bytes and fdatasync-ing after each
+ * batch, in one process, no HTTP, no JSON.
+ *
+ *   npm run bench                        (part of the full run)
+ *   npm run build && npx tsx bench/ingest.ts [--seconds 10]   (on its own)
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { Prng } from '../src/fixtures/prng';
+import { serializeEvents } from '../src/ingest/serialize-events';
+import { round } from './stats';
+
+const KEY = 'bench-ingest-key';
+const CLI = resolve('dist', 'cli.js');
+/** Concurrent connections per batch size: enough requests waiting for group commit to share fsyncs. */
+const CONNECTIONS: Record<number, number> = { 100: 32, 1000: 16 };
+
+export interface IngestCase {
+  batch: number;
+  connections: number;
+  /** Events per second acknowledged (200) through HTTP. */
+  events_per_s: number;
+  /** Requests per second and their p99 latency (ms). */
+  requests_per_s: number;
+  p99_ms: number;
+  non_2xx: number;
+  /** The floor: the same stored bytes appended and fdatasync-ed per batch, sequentially. */
+  baseline_events_per_s: number;
+  bytes_per_event: number;
+}
+
+/** A gateway event as Vector or a relay sends it: about 600 bytes, no id, its own timestamp. */
+function event(prng: Prng, i: number): Record<string, unknown> {
+  const project = `proj${prng.int(20)}`;
+  const path = prng.pick(['/rest/v1/todos', '/auth/v1/token', '/storage/v1/object/public/a.png', '/realtime/v1/websocket']);
+  return {
+    timestamp: new Date(Date.UTC(2026, 10, 21, 10) + i).toISOString(),
+    event_message: `GET | 200 | 203.0.113.${prng.int(250)} | https://${project}.supabase.co${path}?select=*`,
+    project,
+    metadata: {
+      request: {
+        method: 'GET', path, search: '?select=*', url: `https://${project}.supabase.co${path}?select=*`, host: `${project}.supabase.co`,
+        headers: { user_agent: 'supabase-js/2.45.4', cf_connecting_ip: `203.0.113.${prng.int(250)}`, x_client_info: 'supabase-js-web/2.45.4' },
+        cf: { country: 'DE', city: 'Zürich', asn: 3320 },
+      },
+      response: { status_code: prng.pick([200, 200, 200, 201, 404, 500]), origin_time: prng.int(300), headers: { content_type: 'application/json' } },
+    },
+  };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => done(port));
+    });
+  });
+}
+
+async function startServer(dataDir: string, port: number): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [CLI, 'serve', '--data-dir', dataDir, '--api-key', KEY, '--port', String(port), '--host', '127.0.0.1'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((done, fail) => {
+    let out = '';
+    child.stdout!.on('data', (c: Buffer) => {
+      out += c;
+      if (out.includes('Listening on')) done();
+    });
+    child.once('exit', (code) => fail(new Error(`serve exited with ${code}`)));
+  });
+  return child;
+}
+
+function stop(child: ChildProcess): Promise<void> {
+  return new Promise((done) => {
+    if (child.exitCode !== null) return done();
+    child.once('exit', () => done());
+    child.kill('SIGTERM');
+  });
+}
+
+/** Appends `batch` (the bytes the WAL stores for it) and fdatasyncs, over and over, for `seconds`. */
+async function baseline(dir: string, batch: Buffer, events: number, seconds: number): Promise<number> {
+  const handle = await open(join(dir, 'baseline.ndjson'), 'w');
+  let position = 0;
+  let written = 0;
+  const started = performance.now();
+  try {
+    while (performance.now() - started < seconds * 1000) {
+      await handle.write(batch, 0, batch.length, position);
+      await handle.datasync();
+      position += batch.length;
+      written += events;
+    }
+  } finally {
+    await handle.close();
+  }
+  return written / ((performance.now() - started) / 1000);
+}
+
+/** Ingest throughput through `serve --data-dir` for each batch size, with the baseline beside it. */
+export async function measureIngest(seconds: number, log: (line: string) => void, batches: readonly number[] = [100, 1000]): Promise<IngestCase[]> {
+  const results: IngestCase[] = [];
+  for (const size of batches) {
+    const dir = mkdtempSync(join(tmpdir(), 'le-bench-ingest-'));
+    try {
+      const prng = new Prng(size);
+      const events = Array.from({ length: size }, (_, i) => event(prng, i));
+      const body = JSON.stringify({ batch: events });
+      const stored = serializeEvents(events, new Date().toISOString());
+      const port = await freePort();
+      const child = await startServer(join(dir, 'data'), port);
+      let load;
+      try {
+        const connections = CONNECTIONS[size] ?? 8;
+        load = await autocannon({
+          url: `http://127.0.0.1:${port}/api/logs?source_name=cloudflare.logs.prod`,
+          method: 'POST',
+          headers: { 'X-API-KEY': KEY, 'Content-Type': 'application/json' },
+          body,
+          connections,
+          pipelining: 1,
+          duration: seconds,
+        });
+      } finally {
+        await stop(child);
+      }
+      const base = await baseline(dir, stored, size, Math.min(seconds, 5));
+      const result: IngestCase = {
+        batch: size,
+        connections: CONNECTIONS[size] ?? 8,
+        events_per_s: round(load.requests.average * size, 0),
+        requests_per_s: round(load.requests.average, 0),
+        p99_ms: load.latency.p99,
+        non_2xx: load.non2xx,
+        baseline_events_per_s: round(base, 0),
+        bytes_per_event: round(stored.length / size, 0),
+      };
+      log(`  batches of ${size}: ${result.events_per_s} events/s (${result.requests_per_s} req/s, p99 ${result.p99_ms} ms, non-2xx ${result.non_2xx}); append+fdatasync per batch: ${result.baseline_events_per_s} events/s`);
+      results.push(result);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  return results;
+}
+
+/** The markdown lines of the ingest results. */
+export function ingestMarkdown(results: readonly IngestCase[]): string[] {
+  const lines = ['| ingest, batch | events/s via HTTP (fsync per group) | req/s | p99 ms | non-2xx | append + fdatasync per batch, events/s | bytes/event |', '|---:|---:|---:|---:|---:|---:|---:|'];
+  for (const r of results) {
+    lines.push(`| ${r.batch} (${r.connections} connections) | ${r.events_per_s} | ${r.requests_per_s} | ${r.p99_ms} | ${r.non_2xx} | ${r.baseline_events_per_s} | ${r.bytes_per_event} |`);
+  }
+  return lines;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const { values } = parseArgs({ options: { seconds: { type: 'string', default: '10' } } });
+  const results = await measureIngest(Number(values.seconds), (line) => process.stderr.write(`${line}\n`));
+  process.stdout.write(`${ingestMarkdown(results).join('\n')}\n`);
+}

@@ -1,0 +1,88 @@
+import type { Endpoints } from '../create-endpoints';
+import { EngineError, InvalidParameterError, LogEndpointsError, NotFoundError } from '../errors';
+import { parseEvents } from '../ingest/parse-body';
+import { readBody } from '../ingest/read-body';
+import type { PlainRequest, PlainResponse } from './exchange';
+import type { ResolvedOptions } from './handler-options';
+import { parseQueryString } from './query-string';
+import { sendJson } from './respond';
+
+/** Logflare's answer to an accepted batch. */
+const LOGGED = { message: 'Logged!' };
+
+/**
+ * Body bytes of the ingest requests in progress, bounded: a burst of large requests gets 503s
+ * instead of taking the process's memory.
+ */
+export class InFlightBudget {
+  private used = 0;
+  constructor(private readonly max: number) {}
+
+  /** Takes `bytes` of the budget; throws `overloaded` when they do not fit. */
+  take(bytes: number): void {
+    if (this.used + bytes > this.max) {
+      throw new EngineError('overloaded', 'Too many events are arriving at once; retry shortly.', { retryAfterSeconds: 1 });
+    }
+    this.used += bytes;
+  }
+
+  give(bytes: number): void {
+    this.used -= bytes;
+  }
+}
+
+/**
+ * `POST {base}/api/logs` (and `/logs`, `/api/events`), contract §7: Logflare's ingest. The
+ * source comes from `?source_name=` or `?source=<uuid>`, the key from the headers (or, as older
+ * Logflare clients send it, `?api_key=`); the body is read within the limits, parsed, and handed
+ * to `ep.ingest`, the one ingest path. Answers `200 {"message":"Logged!"}` once durable.
+ */
+export async function ingestRoute(
+  ep: Endpoints,
+  request: PlainRequest,
+  search: string,
+  config: ResolvedOptions,
+  budget: InFlightBudget,
+  mayIngest: (key: string | null) => boolean,
+  presented: string | null,
+): Promise<PlainResponse> {
+  const method = request.method.toUpperCase();
+  if (method !== 'POST') {
+    throw Object.assign(new LogEndpointsError('method_not_allowed', 405, `Method ${printable(method)} is not allowed here; send events with POST.`), {
+      allow: 'POST',
+    });
+  }
+  const query = parseQueryString(search);
+  if (config.auth && !mayIngest(presented ?? query.get('api_key')?.[0] ?? null)) {
+    throw new LogEndpointsError('unauthorized', 401, 'A valid API key is required (X-API-KEY header or Authorization: Bearer).');
+  }
+  if (!ep.storage) {
+    throw new NotFoundError('This server keeps no events: start it with a data dir (serve --data-dir, or storage: { dataDir } in createEndpoints).');
+  }
+  const ref = query.get('source')?.[0] || query.get('source_name')?.[0];
+  if (!ref) {
+    throw new InvalidParameterError('source_name', 'Name the source: ?source_name=cloudflare.logs.prod (or deno-relay-logs), or ?source=<uuid>.');
+  }
+  // An unknown source is told before the body is read.
+  ep.storage.resolveSource(ref);
+  let taken = 0;
+  try {
+    const body = await readBody(request.body?.() ?? null, {
+      contentEncoding: request.header('content-encoding'),
+      maxBytes: config.ingest.maxBodyBytes,
+      onBytes: (bytes) => {
+        budget.take(bytes);
+        taken += bytes;
+      },
+    });
+    // Each element is checked by ep.ingest (an element that is not an object is an invalid_body there).
+    await ep.ingest(ref, parseEvents(body, request.header('content-type')) as object[]);
+  } finally {
+    budget.give(taken);
+  }
+  return sendJson(200, LOGGED);
+}
+
+function printable(text: string): string {
+  return text.replace(/[^\x21-\x7e]/g, '?').slice(0, 32);
+}

@@ -1,0 +1,69 @@
+import { InvalidBodyError } from '../errors';
+
+const NDJSON_TYPES = new Set(['application/x-ndjson', 'application/ndjson', 'application/jsonl', 'application/x-jsonlines', 'application/jsonlines']);
+const SHAPES = 'Send {"batch": [event, ...]}, a JSON array of events, one event object, or NDJSON (Content-Type: application/x-ndjson).';
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+
+/**
+ * The events of an ingest body in Logflare's forms: `{"batch": [...]}`, a JSON array, one event
+ * object, or NDJSON (by `Content-Type: application/x-ndjson`, or when a body that is not one
+ * JSON value is one JSON value per line). Elements are returned as they are; the events' own
+ * checks come after. Throws `InvalidBodyError` saying what is wrong (and where).
+ */
+export function parseEvents(body: Uint8Array, contentType: string | null): unknown[] {
+  let text: string;
+  try {
+    text = utf8.decode(body);
+  } catch (error) {
+    throw new InvalidBodyError('The body is not valid UTF-8.', { cause: error });
+  }
+  if (text.trim() === '') throw new InvalidBodyError(`The body is empty. ${SHAPES}`);
+  if (NDJSON_TYPES.has(mediaType(contentType))) return parseNdjson(text);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    // curl -d @events.ndjson and friends: several JSON values, one per line, without the type.
+    const lines = text.split('\n').filter((l) => l.trim() !== '');
+    if (lines.length > 1) {
+      try {
+        return parseNdjson(text);
+      } catch {
+        // Not NDJSON either: the JSON error is the one to tell.
+      }
+    }
+    throw new InvalidBodyError(`The body is not valid JSON (${(error as Error).message}). ${SHAPES}`, { cause: error });
+  }
+  if (Array.isArray(value)) return value;
+  if (typeof value === 'object' && value !== null) {
+    if (!Object.hasOwn(value, 'batch')) return [value];
+    const batch = (value as { batch: unknown }).batch;
+    if (!Array.isArray(batch)) throw new InvalidBodyError(`"batch" must be an array of events. ${SHAPES}`);
+    return batch;
+  }
+  throw new InvalidBodyError(`The body is a JSON ${value === null ? 'null' : typeof value}, not events. ${SHAPES}`);
+}
+
+/** One JSON value per line; blank lines skipped, CRLF accepted; `index` counts events, the message names the line. */
+function parseNdjson(text: string): unknown[] {
+  const events: unknown[] = [];
+  const lines = text.split('\n');
+  for (let n = 0; n < lines.length; n++) {
+    const line = lines[n]!.endsWith('\r') ? lines[n]!.slice(0, -1) : lines[n]!;
+    if (line.trim() === '') continue;
+    try {
+      events.push(JSON.parse(line));
+    } catch (error) {
+      throw new InvalidBodyError(`Line ${n + 1} of the NDJSON body is not valid JSON (${(error as Error).message}).`, {
+        index: events.length,
+        cause: error,
+      });
+    }
+  }
+  return events;
+}
+
+/** `application/x-ndjson; charset=utf-8` -> `application/x-ndjson`. */
+function mediaType(contentType: string | null): string {
+  return (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+}

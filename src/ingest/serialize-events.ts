@@ -1,0 +1,101 @@
+import { randomUUID } from 'node:crypto';
+import { InvalidBodyError, PayloadTooLargeError } from '../errors';
+import { MARKER_FIELD } from '../storage/wal/commit-marker';
+import { timestampMicros } from './event-timestamp';
+
+/** Fields the normalisation itself sets. */
+const OWN = new Set(['id', 'timestamp', 'message', 'event_message']);
+
+/**
+ * One event as it is stored (contract §7): `event_message` = `message` ?? `event_message`
+ * (`message` then dropped), `id` kept or a new UUID, `timestamp` kept as sent (any form of §1.3,
+ * validated; a `Date` becomes its ISO text) or the arrival time, every other field kept as sent.
+ * Throws `InvalidBodyError` naming the field and the event's `index`.
+ */
+export function normalizeEvent(raw: unknown, index: number, arrival: string): Record<string, unknown> {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    throw new InvalidBodyError(`Event ${index} is not a JSON object (it is ${kindOf(raw)}).`, { index });
+  }
+  const event = raw as Record<string, unknown>;
+  if (Object.hasOwn(event, MARKER_FIELD)) {
+    throw new InvalidBodyError(`Event ${index} has the field "${MARKER_FIELD}", which is reserved for the storage's own lines.`, { index });
+  }
+  const messageField = event.message !== undefined && event.message !== null ? 'message' : 'event_message';
+  const message = event[messageField];
+  if (message !== undefined && message !== null && typeof message !== 'string') {
+    throw new InvalidBodyError(`Event ${index}: "${messageField}" must be a string, not ${kindOf(message)}.`, { index });
+  }
+  const id = event.id;
+  if (id !== undefined && id !== null && (typeof id !== 'string' || id === '')) {
+    throw new InvalidBodyError(`Event ${index}: "id" must be a non-empty string, not ${kindOf(id)}.`, { index });
+  }
+  let timestamp = event.timestamp;
+  if (timestamp instanceof Date) timestamp = Number.isNaN(timestamp.getTime()) ? 'Invalid Date' : timestamp.toISOString();
+  if (timestamp !== undefined && timestamp !== null && timestampMicros(timestamp) === null) {
+    throw new InvalidBodyError(
+      `Event ${index}: "timestamp" ${describe(timestamp)} is not an ISO 8601 time or a number since the epoch (seconds, ms, µs or ns) within years 1 to 9999.`,
+      { index },
+    );
+  }
+  const out: Record<string, unknown> = { id: id ?? randomUUID(), timestamp: timestamp ?? arrival };
+  if (message !== undefined && message !== null) out.event_message = message;
+  for (const key of Object.keys(event)) {
+    if (OWN.has(key)) continue;
+    // A field named `__proto__` (JSON.parse makes it an own field) stays a field, not a prototype.
+    if (key === '__proto__') Object.defineProperty(out, key, { value: event[key], enumerable: true, writable: true, configurable: true });
+    else out[key] = event[key];
+  }
+  return out;
+}
+
+/** Bounds of one batch of events (an ingest request or one `ep.ingest` call). */
+export interface BatchLimits {
+  /** Events in one batch (default 100 000). */
+  maxEvents: number;
+  /** Bytes of one batch as stored, one JSON line per event (default 32 MiB). */
+  maxBytes: number;
+}
+
+export const BATCH_LIMITS: BatchLimits = { maxEvents: 100_000, maxBytes: 32 * 1024 * 1024 };
+
+/**
+ * A batch as the lines the WAL stores (UTF-8 JSON, one event per line, each ending `\n`), all or
+ * nothing: the first bad event throws `InvalidBodyError` with its index, and nothing is written.
+ */
+export function serializeEvents(events: readonly unknown[], arrival: string, limits: BatchLimits = BATCH_LIMITS): Buffer {
+  if (!Array.isArray(events)) throw new InvalidBodyError('The events must be an array.');
+  if (events.length > limits.maxEvents) {
+    throw new PayloadTooLargeError(limits.maxEvents, `One batch holds at most ${limits.maxEvents} events, this one ${events.length}; send smaller batches.`);
+  }
+  let text = '';
+  for (let i = 0; i < events.length; i++) {
+    const event = normalizeEvent(events[i], i, arrival);
+    let line: string;
+    try {
+      line = JSON.stringify(event);
+    } catch (error) {
+      throw new InvalidBodyError(`Event ${i} cannot be written as JSON: ${(error as Error).message}`, { index: i, cause: error });
+    }
+    text += `${line}\n`;
+    // Counted in UTF-16 units here (at most 3 UTF-8 bytes each), exactly below.
+    if (text.length > limits.maxBytes) break;
+  }
+  const bytes = Buffer.from(text, 'utf8');
+  if (bytes.length > limits.maxBytes) {
+    throw new PayloadTooLargeError(limits.maxBytes, `The events take more than ${limits.maxBytes} bytes as stored; send smaller batches.`);
+  }
+  return bytes;
+}
+
+function kindOf(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  const type = typeof value;
+  return type === 'object' ? 'an object' : `a ${type}`;
+}
+
+function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  if (typeof value === 'number') return String(value);
+  return `(${kindOf(value)})`;
+}

@@ -1,0 +1,382 @@
+import { spawnSync } from 'node:child_process';
+import { appendFileSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { join } from 'node:path';
+import * as zlib from 'node:zlib';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { EngineError } from '../src/errors';
+import { lockDataDir, LOCK_FILE, DataDirLockedError } from '../src/storage/wal/data-dir-lock';
+import { markerLine, parseMarkerLine } from '../src/storage/wal/commit-marker';
+import { segmentFileName, segmentSeqOf } from '../src/storage/wal/segment-name';
+import { Wal } from '../src/storage/wal/wal';
+import { openWalSet, walDir } from '../src/storage/wal/wal-set';
+import { tempDir } from './support/log-files';
+
+const tmp = tempDir('le-wal-');
+afterAll(() => tmp.cleanup());
+afterEach(() => vi.restoreAllMocks());
+
+let n = 0;
+const freshDir = () => tmp.path(`wal-${++n}`);
+const lines = (...events: object[]) => Buffer.from(events.map((e) => `${JSON.stringify(e)}\n`).join(''));
+const segments = (dir: string) => readdirSync(dir).filter((f) => segmentSeqOf(f) !== null).sort();
+
+/** The FileHandle prototype, to hold or fail fdatasync / writev from a test. */
+async function fileHandleProto() {
+  const handle = await open(tmp.path('probe'), 'w');
+  await handle.close();
+  return Object.getPrototypeOf(handle) as { datasync: () => Promise<void>; writev: (...args: unknown[]) => Promise<unknown> };
+}
+
+/** A manual scheduler: tasks run when the test says so. */
+function manualScheduler() {
+  const tasks: Array<() => Promise<void>> = [];
+  return {
+    scheduler: { schedule: (_ms: number, task: () => Promise<void>) => (tasks.push(task), () => tasks.splice(tasks.indexOf(task), 1)) },
+    runAll: () => Promise.all(tasks.splice(0).map((t) => t())),
+    get size() {
+      return tasks.length;
+    },
+  };
+}
+
+describe('segment names', () => {
+  it('are 20-digit zero-padded numbers with .ndjson, and parse back', () => {
+    expect(segmentFileName(42)).toBe('00000000000000000042.ndjson');
+    expect(segmentSeqOf('00000000000000000042.ndjson')).toBe(42);
+    expect(segmentSeqOf('42.ndjson')).toBeNull();
+    expect(segmentSeqOf('00000000000000000042.ndjson.tmp')).toBeNull();
+    expect(() => segmentFileName(0)).toThrow(RangeError);
+  });
+});
+
+describe('group commit', () => {
+  it('appends waiting at the same moment share one write and one fdatasync, closed by one marker', async () => {
+    const proto = await fileHandleProto();
+    const syncs = vi.spyOn(proto, 'datasync');
+    const dir = freshDir();
+    const wal = await Wal.open({ dir });
+    const batches = Array.from({ length: 20 }, (_, i) => lines({ id: `e${i}` }, { id: `f${i}` }));
+    await Promise.all(batches.map((b) => wal.append(b)));
+    expect(syncs).toHaveBeenCalledTimes(1);
+    const [active] = wal.snapshot();
+    const text = readFileSync(active!.path, 'utf8');
+    const body = Buffer.concat(batches);
+    expect(text).toBe(body.toString() + markerLine({ seq: 1, bytes: body.length, crc32: zlib.crc32(body) }));
+    expect(text.split('\n').at(-2)).toBe(`{"_wal_commit":{"seq":1,"bytes":${body.length},"crc32":${zlib.crc32(body)}}}`);
+    expect(active!.committedBytes).toBe(Buffer.byteLength(text));
+    await wal.close();
+  });
+
+  it('an append resolves only after the fdatasync of its group', async () => {
+    const proto = await fileHandleProto();
+    const realSync = proto.datasync;
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    vi.spyOn(proto, 'datasync').mockImplementation(async function (this: unknown) {
+      await gate;
+      return realSync.call(this);
+    });
+    const wal = await Wal.open({ dir: freshDir() });
+    let resolved = false;
+    const appended = wal.append(lines({ id: 'a' })).then(() => (resolved = true));
+    // Written but not yet fsynced: not acknowledged, and not committed for readers.
+    await vi.waitFor(() => expect(statSync(wal.snapshot()[0]!.path).size).toBeGreaterThan(0));
+    expect(resolved).toBe(false);
+    expect(wal.snapshot()[0]!.committedBytes).toBe(0);
+    release();
+    await appended;
+    expect(wal.snapshot()[0]!.committedBytes).toBeGreaterThan(0);
+    await wal.close();
+  });
+
+  it('groups later appends into following groups numbered 2, 3, ...', async () => {
+    const wal = await Wal.open({ dir: freshDir() });
+    await wal.append(lines({ id: 'a' }));
+    await wal.append(lines({ id: 'b' }));
+    await wal.append(lines({ id: 'c' }));
+    const markers = readFileSync(wal.snapshot()[0]!.path, 'utf8').split('\n').map(parseMarkerLine).filter(Boolean);
+    expect(markers.map((m) => m!.seq)).toEqual([1, 2, 3]);
+    await wal.close();
+  });
+
+  it('refuses lines without a final newline, and takes an empty append as a no-op', async () => {
+    const wal = await Wal.open({ dir: freshDir() });
+    await expect(wal.append(Buffer.from('{"id":"a"}'))).rejects.toThrow(TypeError);
+    await wal.append(Buffer.alloc(0));
+    expect(wal.snapshot()[0]!.committedBytes).toBe(0);
+    await wal.close();
+  });
+});
+
+describe('recovery', () => {
+  /** A segment holding two valid groups, then `tail`; returns the valid length. */
+  async function segmentWithTail(dir: string, tail: Buffer | string): Promise<{ path: string; valid: number }> {
+    const wal = await Wal.open({ dir });
+    await wal.append(lines({ id: 'g1' }));
+    await wal.append(lines({ id: 'g2a' }, { id: 'g2b' }));
+    const [segment] = wal.snapshot();
+    await wal.close();
+    appendFileSync(segment!.path, tail);
+    return { path: segment!.path, valid: segment!.committedBytes };
+  }
+
+  const torn = {
+    'a partial event line': '{"id":"g3","timest',
+    'complete events without their marker': '{"id":"g3a"}\n{"id":"g3b"}\n',
+    'a marker whose crc32 does not match': `{"id":"g3"}\n${markerLine({ seq: 3, bytes: 12, crc32: 1 })}`,
+    'a marker whose byte count does not match': `{"id":"g3"}\n${markerLine({ seq: 3, bytes: 11, crc32: zlib.crc32('{"id":"g3"}\n') })}`,
+    'a marker out of sequence': `{"id":"g3"}\n${markerLine({ seq: 7, bytes: 12, crc32: zlib.crc32('{"id":"g3"}\n') })}`,
+    'a marker cut short': `{"id":"g3"}\n{"_wal_commit":{"seq":3,"by`,
+    'zeros (pages never written before a power loss)': Buffer.alloc(4096),
+  };
+
+  for (const [name, tail] of Object.entries(torn)) {
+    it(`cuts ${name} off the newest segment and starts a new one`, async () => {
+      const dir = freshDir();
+      const { path, valid } = await segmentWithTail(dir, tail);
+      const wal = await Wal.open({ dir });
+      expect(statSync(path).size).toBe(valid);
+      expect(wal.recovered).toEqual([{ path, cutBytes: Buffer.byteLength(tail) }]);
+      const [closed, active] = wal.snapshot();
+      expect(closed).toEqual({ path, seq: 1, committedBytes: valid, closed: true });
+      expect(active).toMatchObject({ seq: 2, committedBytes: 0, closed: false });
+      expect(readFileSync(path, 'utf8')).not.toContain('g3');
+      await wal.close();
+    });
+  }
+
+  it('keeps a group whose marker is valid, and a clean segment as it is', async () => {
+    const dir = freshDir();
+    const g3 = '{"id":"g3"}\n';
+    const { path, valid } = await segmentWithTail(dir, g3 + markerLine({ seq: 3, bytes: g3.length, crc32: zlib.crc32(g3) }));
+    const wal = await Wal.open({ dir });
+    expect(wal.recovered).toEqual([]);
+    expect(wal.closedSegments()[0]!.committedBytes).toBeGreaterThan(valid);
+    expect(readFileSync(path, 'utf8')).toContain('g3');
+    await wal.close();
+  });
+
+  it('a torn first group leaves an empty segment, which is deleted; numbers never repeat', async () => {
+    const dir = freshDir();
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, segmentFileName(1)), '{"id":"never acknowledged"}\n');
+    const wal = await Wal.open({ dir });
+    expect(segments(dir)).toEqual([segmentFileName(2)]);
+    expect(wal.snapshot()).toEqual([{ path: join(dir, segmentFileName(2)), seq: 2, committedBytes: 0, closed: false }]);
+    await wal.close();
+    // The empty active segment of a clean stop keeps the highest number.
+    const again = await Wal.open({ dir });
+    expect(again.snapshot().map((s) => s.seq)).toEqual([3]);
+    await again.close();
+  });
+
+  it('an older segment that does not end with a marker is validated and cut too', async () => {
+    const dir = freshDir();
+    const { path, valid } = await segmentWithTail(dir, '{"id":"torn"}\n');
+    // A later, valid segment: the older one is no longer the newest.
+    const g = '{"id":"later"}\n';
+    writeFileSync(join(dir, segmentFileName(5)), g + markerLine({ seq: 1, bytes: g.length, crc32: zlib.crc32(g) }));
+    const wal = await Wal.open({ dir });
+    expect(statSync(path).size).toBe(valid);
+    expect(wal.closedSegments().map((s) => s.seq)).toEqual([1, 5]);
+    expect(wal.snapshot().at(-1)!.seq).toBe(6);
+    await wal.close();
+  });
+
+  it('segment numbers keep increasing after every closed segment was released', async () => {
+    const dir = freshDir();
+    const wal = await Wal.open({ dir, maxSegmentBytes: 1 });
+    await wal.append(lines({ id: 'a' }));
+    await wal.roll();
+    await wal.release(wal.closedSegments().map((s) => s.path));
+    await wal.close();
+    const again = await Wal.open({ dir });
+    expect(again.snapshot().map((s) => s.seq)).toEqual([3]);
+    await again.close();
+  });
+});
+
+describe('rolling', () => {
+  it('closes the active segment once it reaches maxSegmentBytes and tells listeners', async () => {
+    const dir = freshDir();
+    const wal = await Wal.open({ dir, maxSegmentBytes: 100 });
+    const closed: number[] = [];
+    wal.onSegmentClosed((s) => closed.push(s.seq));
+    await wal.append(lines({ id: 'x'.repeat(120) }));
+    await vi.waitFor(() => expect(closed).toEqual([1]));
+    expect(wal.closedSegments()).toEqual([{ path: join(dir, segmentFileName(1)), seq: 1, committedBytes: statSync(join(dir, segmentFileName(1))).size, closed: true }]);
+    await wal.append(lines({ id: 'y' }));
+    expect(wal.snapshot().map((s) => [s.seq, s.closed])).toEqual([[1, true], [2, false]]);
+    await wal.close();
+  });
+
+  it('closes it by age: the first group starts the clock, an idle segment is rolled by the timer', async () => {
+    let now = 0;
+    const timer = manualScheduler();
+    const wal = await Wal.open({ dir: freshDir(), maxSegmentAgeMs: 60_000, now: () => now, scheduler: timer.scheduler });
+    expect(timer.size).toBe(0);
+    await wal.append(lines({ id: 'a' }));
+    expect(timer.size).toBe(1);
+    now = 60_000;
+    await timer.runAll();
+    await wal.roll();
+    expect(wal.closedSegments().map((s) => s.seq)).toEqual([1]);
+    // The new segment is empty: no timer until it holds something, and an explicit roll does nothing.
+    expect(timer.size).toBe(0);
+    await wal.roll();
+    expect(wal.snapshot().map((s) => s.seq)).toEqual([1, 2]);
+    await wal.close();
+  });
+
+  it('an append after the age has passed goes into a new segment', async () => {
+    let now = 0;
+    const timer = manualScheduler();
+    const wal = await Wal.open({ dir: freshDir(), maxSegmentAgeMs: 1000, now: () => now, scheduler: timer.scheduler });
+    await wal.append(lines({ id: 'a' }));
+    now = 5000;
+    await wal.append(lines({ id: 'b' }));
+    const [first, second] = wal.snapshot();
+    expect(readFileSync(first!.path, 'utf8')).toContain('"a"');
+    expect(readFileSync(second!.path, 'utf8')).toContain('"b"');
+    await wal.close();
+  });
+});
+
+describe('release and bytes', () => {
+  it('release deletes closed segments and their bytes; the active one cannot be released', async () => {
+    const wal = await Wal.open({ dir: freshDir(), maxSegmentBytes: 1 });
+    await wal.append(lines({ id: 'a' }));
+    await wal.roll();
+    const [closed] = wal.closedSegments();
+    expect(wal.bytes.disk).toBe(closed!.committedBytes);
+    await expect(wal.release([wal.snapshot().at(-1)!.path])).rejects.toThrow(/Not a closed segment/);
+    await wal.release([closed!.path]);
+    expect(existsSync(closed!.path)).toBe(false);
+    expect(wal.closedSegments()).toEqual([]);
+    expect(wal.bytes.disk).toBe(0);
+    await wal.close();
+  });
+});
+
+describe('bounds', () => {
+  it('past maxPendingBytes of unsynced data, append rejects at once with overloaded', async () => {
+    const proto = await fileHandleProto();
+    const realSync = proto.datasync;
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    vi.spyOn(proto, 'datasync').mockImplementation(async function (this: unknown) {
+      await gate;
+      return realSync.call(this);
+    });
+    const wal = await Wal.open({ dir: freshDir(), maxPendingBytes: 100 });
+    const first = wal.append(lines({ id: 'x'.repeat(60) }));
+    const refused = await wal.append(lines({ id: 'y'.repeat(60) })).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(EngineError);
+    expect(refused).toMatchObject({ code: 'overloaded', status: 503, retryAfterSeconds: 1 });
+    release();
+    await first;
+    await wal.append(lines({ id: 'y'.repeat(60) }));
+    await wal.close();
+  });
+
+  it('past maxUncompactedBytes held on disk, append rejects until segments are released', async () => {
+    const wal = await Wal.open({ dir: freshDir(), maxUncompactedBytes: 300, maxSegmentBytes: 1 });
+    await wal.append(lines({ id: 'x'.repeat(150) }));
+    await expect(wal.append(lines({ id: 'y'.repeat(150) }))).rejects.toMatchObject({ code: 'overloaded', retryAfterSeconds: 5 });
+    await wal.roll();
+    await wal.release(wal.closedSegments().map((s) => s.path));
+    await wal.append(lines({ id: 'y'.repeat(150) }));
+    await wal.close();
+  });
+
+  it('a failed write rejects its group with storage_failed and leaves the segment as it was', async () => {
+    const proto = await fileHandleProto();
+    const wal = await Wal.open({ dir: freshDir() });
+    await wal.append(lines({ id: 'kept' }));
+    const before = wal.snapshot()[0]!.committedBytes;
+    const realWritev = proto.writev;
+    vi.spyOn(proto, 'writev').mockImplementationOnce(async function (this: unknown, ...args: unknown[]) {
+      await realWritev.apply(this, args);
+      throw Object.assign(new Error('EIO: i/o error'), { code: 'EIO' });
+    });
+    await expect(wal.append(lines({ id: 'lost' }))).rejects.toMatchObject({ code: 'storage_failed', status: 500 });
+    expect(statSync(wal.snapshot()[0]!.path).size).toBe(before);
+    await wal.append(lines({ id: 'next' }));
+    const text = readFileSync(wal.snapshot()[0]!.path, 'utf8');
+    expect(text).toContain('next');
+    expect(text).not.toContain('lost');
+    await wal.close();
+  });
+
+  it('a failed fdatasync stops the WAL: every later append is refused', async () => {
+    const proto = await fileHandleProto();
+    const wal = await Wal.open({ dir: freshDir() });
+    vi.spyOn(proto, 'datasync').mockRejectedValueOnce(Object.assign(new Error('EIO'), { code: 'EIO' }));
+    await expect(wal.append(lines({ id: 'a' }))).rejects.toMatchObject({ code: 'storage_failed' });
+    await expect(wal.append(lines({ id: 'b' }))).rejects.toMatchObject({ code: 'storage_failed' });
+    await wal.close();
+  });
+
+  it('a full disk is overloaded (retry later), not a server error', async () => {
+    const proto = await fileHandleProto();
+    const wal = await Wal.open({ dir: freshDir() });
+    vi.spyOn(proto, 'writev').mockRejectedValueOnce(Object.assign(new Error('ENOSPC'), { code: 'ENOSPC' }));
+    await expect(wal.append(lines({ id: 'a' }))).rejects.toMatchObject({ code: 'overloaded', status: 503, retryAfterSeconds: 30 });
+    await wal.append(lines({ id: 'b' }));
+    await wal.close();
+  });
+});
+
+describe('close', () => {
+  it('writes what was accepted, then refuses with closed', async () => {
+    const wal = await Wal.open({ dir: freshDir() });
+    const pending = wal.append(lines({ id: 'a' }));
+    await wal.close();
+    await pending;
+    await expect(wal.append(lines({ id: 'b' }))).rejects.toMatchObject({ code: 'closed' });
+  });
+});
+
+describe('data dir lock', () => {
+  const deadPid = () => spawnSync(process.execPath, ['-e', '']).pid!;
+
+  it('a second opener of the same data dir is refused with the holder named', async () => {
+    const dataDir = freshDir();
+    const set = await openWalSet(dataDir);
+    expect(readFileSync(join(dataDir, LOCK_FILE), 'utf8').split('\n')[0]).toBe(String(process.pid));
+    const refused = await openWalSet(dataDir).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(DataDirLockedError);
+    expect((refused as Error).message).toMatch(new RegExp(`in use by process ${process.pid}`));
+    await set.close();
+    expect(existsSync(join(dataDir, LOCK_FILE))).toBe(false);
+    const again = await openWalSet(dataDir);
+    expect(existsSync(walDir(dataDir, 'edgeLogs'))).toBe(true);
+    expect(existsSync(walDir(dataDir, 'functionEdgeLogs'))).toBe(true);
+    await again.close();
+  });
+
+  it('a lock held by another live process is refused', async () => {
+    const dataDir = freshDir();
+    mkdirSync(dataDir, { recursive: true });
+    writeFileSync(join(dataDir, LOCK_FILE), `${process.ppid}\nsomewhere\n`);
+    await expect(lockDataDir(dataDir)).rejects.toThrow(new RegExp(`in use by process ${process.ppid}`));
+  });
+
+  const stale = {
+    'of a process that no longer runs': () => `${deadPid()}\nhost\n`,
+    'cut short before its pid was written': () => '',
+    'holding our own pid, left by an earlier process with the same pid (a container restart)': () => `${process.pid}\n`,
+  };
+  for (const [name, content] of Object.entries(stale)) {
+    it(`a stale lock ${name} is taken over`, async () => {
+      const dataDir = freshDir();
+      mkdirSync(dataDir, { recursive: true });
+      writeFileSync(join(dataDir, LOCK_FILE), content());
+      const lock = await lockDataDir(dataDir);
+      expect(readFileSync(lock.path, 'utf8').split('\n')[0]).toBe(String(process.pid));
+      expect(existsSync(`${lock.path}.takeover`)).toBe(false);
+      await lock.release();
+    });
+  }
+});
