@@ -19,13 +19,23 @@ import { effectivePolicies, type CachePolicyOverrides } from './cache/cache-poli
 import { memoryCache } from './cache/memory-cache';
 import type { CacheEntry, ResultCache } from './cache/result-cache';
 import { timerScheduler, type CacheScheduler } from './cache/scheduler';
+import { realClock, type CacheClock } from './cache/real-clock';
+import { checkEndpointsOptions } from './options/check-endpoints-options';
 
 /** Options of `createEndpoints`. */
 export interface EndpointsOptions {
   /** Log files per source: a glob or a list of globs (NDJSON or Parquet, by extension). */
   sources: SourceGlobs;
-  /** The clock every window is computed from (default: the system clock). */
+  /**
+   * The clock every window is placed at (default: the system clock). Only the windows: a fixed
+   * instant replays a past moment, and the cache still ages and warms on the real clock.
+   */
   now?: () => Date;
+  /**
+   * The real clock of the cache, ms since the epoch: `computedAt`, ages, lifetimes and warming
+   * (default: monotonic, see `CacheClock`). Inject it, with `scheduler`, to drive the cache in tests.
+   */
+  cacheClock?: CacheClock;
   /**
    * Where results are cached: a `ResultCache` (e.g. `redisCache` from `log-endpoints/redis`, shared by
    * several instances), or `false` to turn caching off. Default: `memoryCache()` (1000 entries, 64 MiB).
@@ -40,6 +50,10 @@ export interface EndpointsOptions {
   warmingConcurrency?: number;
   /** Runs warming later (default: `setTimeout`, unref'ed). Pass your own to drive warming in tests. */
   scheduler?: CacheScheduler;
+  /** Keys kept warm at most (default: the store's `maxEntries` for `memoryCache`, else 1000); the least recently read stop first. */
+  maxWarmingKeys?: number;
+  /** Longest wait for one operation of the store (default 250 ms); past it the answer is computed and `cacheErrors` counts it. */
+  storeTimeoutMs?: number;
   /** In-process DuckDB settings. */
   duckdb?: { threads?: number; memoryLimit?: string };
   /** Limits every entry point gets: concurrency, wait queue and time per engine query. */
@@ -58,9 +72,9 @@ export interface QueryResult<R = Row> {
   result: R[];
   endpoint: { name: EndpointName; id: string };
   cache: CacheStatus;
-  /** When the rows were computed (ISO 8601). */
+  /** When the rows were computed (ISO 8601, the cache's real clock: a real instant even under a replayed `now`). */
   computedAt: string;
-  /** Seconds since the rows were computed. */
+  /** Seconds since the rows were computed, on the real clock. */
   ageSeconds: number;
   /** Seconds the rows may still be served from the cache; null when the endpoint is not cached. */
   ttlRemainingSeconds: number | null;
@@ -124,8 +138,10 @@ export interface Endpoints {
   inspectSources(): Promise<SourceInspection[]>;
   /** Resolves when the engine answers a trivial query. */
   ping(): Promise<void>;
-  /** The instant windows and cache lifetimes are computed at now (the `now` option's clock). */
+  /** The instant windows are placed at now (the `now` option's clock). */
   now(): Date;
+  /** Milliseconds on the cache's real clock (the `cacheClock` option): what ages and lifetimes are measured with. */
+  cacheClock(): number;
   stats(): EndpointsStats;
   /** Stops all cache warming and releases DuckDB; later calls fail with a `closed` error. */
   close(): Promise<void>;
@@ -140,6 +156,7 @@ export interface Endpoints {
  * await ep.close();
  */
 export async function createEndpoints(options: EndpointsOptions): Promise<Endpoints> {
+  checkEndpointsOptions(options);
   const engine =
     options.engine ??
     (await createDuckDBEngine({
@@ -150,7 +167,13 @@ export async function createEndpoints(options: EndpointsOptions): Promise<Endpoi
       maxQueuedQueries: options.limits?.maxQueuedQueries,
       queryTimeoutMs: options.limits?.queryTimeoutMs,
     }));
-  return new EndpointsImpl(engine, options);
+  try {
+    return new EndpointsImpl(engine, options);
+  } catch (error) {
+    // A bad cache option found after DuckDB opened: do not leave it open.
+    if (!options.engine) await engine.close();
+    throw error;
+  }
 }
 
 /** Rows of one engine computation: what the cache stores. */
@@ -159,6 +182,7 @@ type Computed = CacheEntry;
 class EndpointsImpl implements Endpoints {
   readonly definitions: readonly EndpointDescription[];
   private readonly clock: () => Date;
+  private readonly realClock: CacheClock;
   private readonly counters: Omit<EndpointsStats, 'warmingKeys'> = {
     engineQueries: 0, engineFailures: 0,
     cacheHits: 0, cacheMisses: 0, warmingRefreshes: 0, warmingFailures: 0, cacheErrors: 0,
@@ -171,19 +195,21 @@ class EndpointsImpl implements Endpoints {
     private readonly options: EndpointsOptions,
   ) {
     this.clock = options.now ?? (() => new Date());
+    this.realClock = options.cacheClock ?? realClock;
     const policies = effectivePolicies(DEFINITIONS, options.cachePolicy, options.cache !== false);
     // The listed policy is the one in force, overrides and `cache: false` included.
     this.definitions = DEFINITIONS.map((d) => Object.freeze({ ...describeDefinition(d), cache: policies.get(d.name) ?? null }));
-    const warmingConcurrency = options.warmingConcurrency ?? 2;
-    if (!Number.isSafeInteger(warmingConcurrency) || warmingConcurrency < 1) {
-      throw new RangeError('warmingConcurrency must be a positive integer.');
-    }
+    const store = options.cache === false ? null : (options.cache ?? memoryCache({ clock: this.realClock }));
+    // Warming is bounded like the store: a memoryCache's entry bound, else 1000 keys.
+    const storeBound = store && 'maxEntries' in store && typeof store.maxEntries === 'number' ? store.maxEntries : 1000;
     this.cache = new CacheLayer({
-      store: options.cache === false ? null : (options.cache ?? memoryCache({ now: this.clock })),
+      store,
       policies,
-      now: () => this.clock().getTime(),
+      clock: this.realClock,
       scheduler: options.scheduler ?? timerScheduler,
-      warmingConcurrency,
+      warmingConcurrency: options.warmingConcurrency ?? 2,
+      maxWarmingKeys: options.maxWarmingKeys ?? storeBound,
+      storeTimeoutMs: options.storeTimeoutMs ?? 250,
       counters: this.counters,
     });
   }
@@ -232,6 +258,10 @@ class EndpointsImpl implements Endpoints {
     return this.clock();
   }
 
+  cacheClock(): number {
+    return this.realClock();
+  }
+
   stats(): EndpointsStats {
     return { ...this.counters, warmingKeys: this.cache.warmingKeys };
   }
@@ -262,6 +292,8 @@ class EndpointsImpl implements Endpoints {
   /** One engine computation: windows from the clock, the query, then row shaping. */
   private async compute(definition: EndpointDefinition, params: NormalizedParams): Promise<Computed> {
     const now = this.clock();
+    // A real instant, whatever `now` replays: the result's age and lifetime start here.
+    const computedAt = new Date(this.realClock()).toISOString();
     const plan = definition.plan(params, now);
     this.counters.engineQueries++;
     let engineResult;
@@ -275,14 +307,14 @@ class EndpointsImpl implements Endpoints {
     if (this.options.fillEmptyBuckets && definition.buckets) rows = fillBuckets(rows, definition.buckets(params, now));
     return {
       rows: shapeRows(definition.columns, rows.slice(0, definition.maxRows)),
-      computedAt: now.toISOString(),
+      computedAt,
       engineMs: engineResult.engineMs,
     };
   }
 
   private answer(definition: EndpointDefinition, computed: Computed, cache: CacheStatus, policy: CachePolicy | null): QueryResult {
     const computedAt = new Date(computed.computedAt);
-    const ageSeconds = Math.max(0, (this.clock().getTime() - computedAt.getTime()) / 1000);
+    const ageSeconds = Math.max(0, (this.realClock() - computedAt.getTime()) / 1000);
     return {
       result: computed.rows,
       endpoint: { name: definition.name, id: definition.id },

@@ -40,7 +40,9 @@ export type ErrorCode =
   | 'query_failed'
   | 'overloaded'
   | 'timeout'
-  | 'closed';
+  | 'closed'
+  // An option of createEndpoints (or of a store, a server) that cannot work; thrown at start-up.
+  | 'invalid_option';
 
 /**
  * A parameter is missing, empty where it is required, too long or has a value the endpoint
@@ -87,6 +89,26 @@ export class EngineError extends LogEndpointsError {
     options?: { cause?: unknown; retryAfterSeconds?: number },
   ) {
     super(code, STATUS[code], message, options);
+  }
+}
+
+/**
+ * An option that cannot work, found when the endpoints (or a store, or a server) are created
+ * rather than deep inside the first query. `option` names it as you wrote it (`limits.maxConcurrentQueries`).
+ *
+ * @example
+ * await createEndpoints({ sources, limits: { maxConcurrentQueries: 0 } })
+ * // throws InvalidOptionError: code 'invalid_option', option 'limits.maxConcurrentQueries'
+ */
+export class InvalidOptionError extends LogEndpointsError {
+  readonly option: string;
+  constructor(option: string, message: string, options?: { cause?: unknown }) {
+    // A configuration mistake of the server, never something a caller sent: 500 if it ever reaches HTTP.
+    super('invalid_option', 500, message, options);
+    this.option = option;
+  }
+  override toJSON() {
+    return { ...super.toJSON(), option: this.option };
   }
 }
 

@@ -11,7 +11,7 @@ export type {
   QueryOptions,
   ArrowQueryResult,
 } from './create-endpoints';
-export { EngineError, InvalidParameterError, LogEndpointsError, NotFoundError } from './errors';
+export { EngineError, InvalidOptionError, InvalidParameterError, LogEndpointsError, NotFoundError } from './errors';
 export type { ErrorCode } from './errors';
 export type { EndpointDescription } from './definitions/describe';
 export type { Catalog, CatalogOptions, CatalogProject } from './definitions/catalog';
@@ -31,6 +31,7 @@ export type { CacheEntry, CacheLock, ResultCache } from './cache/result-cache';
 export type { CacheCounters } from './cache/cache-layer';
 export type { CachePolicyOverrides } from './cache/cache-policy';
 export type { CacheScheduler } from './cache/scheduler';
+export type { CacheClock } from './cache/real-clock';
 export type {
   Engine,
   EngineParam,

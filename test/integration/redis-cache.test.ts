@@ -94,7 +94,7 @@ describe('redisCache', () => {
       const store = redisCache({ client, prefix: prefix() });
       const make = async () => {
         const probe = new ProbeEngine(duckdb);
-        const ep = await createEndpoints({ sources: {}, engine: probe, now: time.now, scheduler: time.scheduler, cache: store });
+        const ep = await createEndpoints({ sources: {}, engine: probe, now: () => new Date(NOW), cacheClock: time.clock, scheduler: time.scheduler, cache: store });
         return { ep, probe };
       };
       const a = await make();

@@ -1,4 +1,5 @@
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { InvalidOptionError } from '../../errors';
 import { TIMESTAMP_MACRO } from './source-relations';
 
 export interface DatabaseSettings {
@@ -7,6 +8,9 @@ export interface DatabaseSettings {
   /** DuckDB memory limit, e.g. '512MB' (default: DuckDB's, 80% of RAM). */
   memoryLimit?: string;
 }
+
+/** A memory size DuckDB accepts: a number and a unit (`256MB`, `1.5GB`, `512MiB`; MB = 10^6 bytes). */
+export const MEMORY_LIMIT_PATTERN = /^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i;
 
 /**
  * An in-memory DuckDB set up the one way every part of the library uses it: offline, UTC, and
@@ -20,7 +24,13 @@ export async function openDatabase(settings: DatabaseSettings = {}): Promise<{ i
   };
   if (settings.threads !== undefined) config.threads = String(settings.threads);
   if (settings.memoryLimit !== undefined) config.memory_limit = settings.memoryLimit;
-  const instance = await DuckDBInstance.create(':memory:', config);
+  let instance: DuckDBInstance;
+  try {
+    instance = await DuckDBInstance.create(':memory:', config);
+  } catch (error) {
+    const first = String((error as Error)?.message ?? error).split('\n')[0];
+    throw new InvalidOptionError('duckdb', `DuckDB refused its settings (threads ${settings.threads ?? 'default'}, memoryLimit ${settings.memoryLimit ?? 'default'}): ${first}`, { cause: error });
+  }
   const connection = await instance.connect();
   // Offsets in timestamps are applied, and TIMESTAMPTZ becomes UTC wall time, whatever the host says.
   await connection.run("SET TimeZone = 'UTC'");
