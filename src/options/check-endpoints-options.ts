@@ -1,6 +1,6 @@
 import type { EndpointsOptions } from '../create-endpoints';
 import { InvalidOptionError } from '../errors';
-import { MEMORY_LIMIT_PATTERN } from '../engine/duckdb/open-database';
+import { memoryLimitBytes, MIN_MEMORY_LIMIT_BYTES } from '../engine/duckdb/open-database';
 import {
   checkBoolean,
   checkFunction,
@@ -37,8 +37,14 @@ export function checkEndpointsOptions(options: unknown): asserts options is Endp
   const duckdb = checkObject('duckdb', o.duckdb);
   checkInteger('duckdb.threads', duckdb?.threads, 1, 1024);
   const memoryLimit = duckdb?.memoryLimit;
-  if (memoryLimit !== undefined && (typeof memoryLimit !== 'string' || !MEMORY_LIMIT_PATTERN.test(memoryLimit))) {
-    throw new InvalidOptionError('duckdb.memoryLimit', `duckdb.memoryLimit must be a size such as '256MB' or '2GB', not ${describeValue(memoryLimit)}.`);
+  if (memoryLimit !== undefined) {
+    const bytes = typeof memoryLimit === 'string' ? memoryLimitBytes(memoryLimit) : null;
+    if (bytes === null) {
+      throw new InvalidOptionError('duckdb.memoryLimit', `duckdb.memoryLimit must be a size such as '256MB' or '2GB', not ${describeValue(memoryLimit)}.`);
+    }
+    if (bytes < MIN_MEMORY_LIMIT_BYTES) {
+      throw new InvalidOptionError('duckdb.memoryLimit', `duckdb.memoryLimit must be at least 16MB (DuckDB runs out of memory below it), not ${describeValue(memoryLimit)}.`);
+    }
   }
   const limits = checkObject('limits', o.limits);
   checkInteger('limits.maxConcurrentQueries', limits?.maxConcurrentQueries, 1);
