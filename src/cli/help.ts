@@ -20,7 +20,8 @@ Exit codes: 0 success, 1 failure (engine, files, port), 2 wrong usage or invalid
   serve: `Usage: log-endpoints serve --edge-logs <glob> --function-logs <glob> --api-key <key> [options]
 
 Serves GET /api/endpoints/<name>, /api/endpoints/query/<uuid|name>, /api/endpoints,
-/api/openapi.json and /health. Stops gracefully on SIGINT/SIGTERM (requests in flight are answered).
+/api/openapi.json and /health. Stops gracefully on SIGINT/SIGTERM: requests in flight are
+answered (after --shutdown-grace, with 503 closed), then it exits 0.
 
 Options:
   --edge-logs <glob>             Gateway logs (NDJSON or Parquet); repeatable
@@ -37,6 +38,7 @@ Options:
   --max-concurrent-queries <n>   Engine queries at once (default 4)
   --max-queued-queries <n>       Queries waiting before 503 overloaded (default 64)
   --query-timeout-ms <n>         Time limit per query before 504 timeout (default 30000)
+  --shutdown-grace <s>           Seconds requests in flight get to finish on SIGTERM (default 30)
   --threads <n>                  DuckDB worker threads (default: the number of cores)
   --memory-limit <size>          DuckDB memory limit, e.g. 256MB (default: 80% of RAM)
   -h, --help                     This help

@@ -17,6 +17,7 @@ const OPTIONS = {
   'max-concurrent-queries': { type: 'string' },
   'max-queued-queries': { type: 'string' },
   'query-timeout-ms': { type: 'string' },
+  'shutdown-grace': { type: 'string' },
 } as const;
 
 /** `log-endpoints serve`: the HTTP API over the given logs until SIGINT/SIGTERM. */
@@ -41,10 +42,11 @@ export async function serveCommand(argv: string[], io: CliIO): Promise<number> {
   };
   const cors = values['cors-origin'] ? { origin: values['cors-origin'].includes('*') ? '*' : values['cors-origin'] } : undefined;
   const duckdb = duckdbOf('serve', values);
+  const shutdownGraceMs = secondsOf(values['shutdown-grace'], 30) * 1000;
   const ep = await createEndpoints({ sources, now, limits, duckdb, ...(values['no-cache'] ? { cache: false as const } : {}) });
   return runServer(
     ep,
-    { host, port, apiKeys, auth: values['no-auth'] ? false : undefined, basePath: values['base-path'], cors },
+    { host, port, apiKeys, auth: values['no-auth'] ? false : undefined, basePath: values['base-path'], cors, shutdownGraceMs },
     io,
     ({ url }) => {
       const keys = values['no-auth'] ? 'no key needed' : `${apiKeys.length} key${apiKeys.length === 1 ? '' : 's'}`;
@@ -52,4 +54,13 @@ export async function serveCommand(argv: string[], io: CliIO): Promise<number> {
       io.stdout.write(`${at}Listening on ${url}${values['base-path'] ?? ''} (${keys})\n`);
     },
   );
+}
+
+/** `--shutdown-grace <seconds>`: 0 or more, fractions allowed. */
+function secondsOf(text: string | undefined, fallback: number): number {
+  if (text === undefined) return fallback;
+  if (!/^\d+(\.\d+)?$/.test(text) || Number(text) > 86_400) {
+    throw new UsageError(`--shutdown-grace must be a number of seconds from 0 to 86400, not "${text}".`, 'serve');
+  }
+  return Number(text);
 }
