@@ -40,7 +40,7 @@ describe('CLI errors', () => {
 
   it('an option the library refuses is a usage error: one line, exit 2', async () => {
     const { io, out } = memoryIO();
-    expect(await main([...QUERY, '--memory-limit', '1MB'], io, 'test')).toBe(2);
-    expect(out.stderr).toBe('error [invalid_option]: duckdb.memoryLimit must be at least 16MB (DuckDB runs out of memory below it), not "1MB".\n');
+    expect(await main([...QUERY, '--memory-limit', '100KB'], io, 'test')).toBe(2);
+    expect(out.stderr).toBe('error [invalid_option]: duckdb.memoryLimit must be at least 1MB (DuckDB cannot run below it), not "100KB".\n');
   });
 });

@@ -43,7 +43,7 @@ export function checkEndpointsOptions(options: unknown): asserts options is Endp
       throw new InvalidOptionError('duckdb.memoryLimit', `duckdb.memoryLimit must be a size such as '256MB' or '2GB', not ${describeValue(memoryLimit)}.`);
     }
     if (bytes < MIN_MEMORY_LIMIT_BYTES) {
-      throw new InvalidOptionError('duckdb.memoryLimit', `duckdb.memoryLimit must be at least 16MB (DuckDB runs out of memory below it), not ${describeValue(memoryLimit)}.`);
+      throw new InvalidOptionError('duckdb.memoryLimit', `duckdb.memoryLimit must be at least 1MB (DuckDB cannot run below it), not ${describeValue(memoryLimit)}.`);
     }
   }
   const limits = checkObject('limits', o.limits);
@@ -53,7 +53,10 @@ export function checkEndpointsOptions(options: unknown): asserts options is Endp
   checkBoolean('fillEmptyBuckets', o.fillEmptyBuckets);
 }
 
-/** Where the logs are: required unless another engine is given; each source a glob or a list of globs. */
+/**
+ * Where the logs are: required unless another engine is given (`{}` is allowed: every source empty);
+ * each source a glob or a list of globs.
+ */
 function checkSources(value: unknown, hasEngine: boolean): void {
   if (value === undefined && hasEngine) return;
   if (value === undefined) {
@@ -72,8 +75,5 @@ function checkSources(value: unknown, hasEngine: boolean): void {
     if (list === null || !list.every((g) => typeof g === 'string' && g.trim() !== '')) {
       throw new InvalidOptionError(`sources.${name}`, `sources.${name} must be a glob or a list of globs (non-empty strings), not ${describeValue(globs)}.`);
     }
-  }
-  if (!hasEngine && SOURCE_NAMES.every((name) => sources[name] === undefined)) {
-    throw new InvalidOptionError('sources', `sources names no log: give edgeLogs and/or functionEdgeLogs, e.g. ${EXAMPLE}.`);
   }
 }

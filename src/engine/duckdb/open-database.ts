@@ -12,8 +12,8 @@ export interface DatabaseSettings {
 /** A memory size DuckDB accepts: a number and a unit (`256MB`, `1.5GB`, `512MiB`; MB = 10^6 bytes). */
 export const MEMORY_LIMIT_PATTERN = /^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i;
 
-/** The smallest memory limit accepted: below it DuckDB fails even small queries (out of memory). */
-export const MIN_MEMORY_LIMIT_BYTES = 16e6;
+/** The smallest memory limit accepted: below it DuckDB cannot even set up a connection. */
+export const MIN_MEMORY_LIMIT_BYTES = 1e6;
 
 const UNIT_BYTES: Record<string, number> = { b: 1, kb: 1e3, mb: 1e6, gb: 1e9, tb: 1e12, kib: 2 ** 10, mib: 2 ** 20, gib: 2 ** 30, tib: 2 ** 40 };
 
