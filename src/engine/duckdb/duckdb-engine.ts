@@ -23,7 +23,7 @@ import { QueryGate } from '../query-gate';
 import { earliestDayOf, listFiles } from './list-files';
 import { parquetSchema } from './parquet-schema';
 import { querySql } from './query-files';
-import { openDatabase, type DatabaseSettings } from './open-database';
+import { openDatabase, type DatabaseSettings, type MemoryRelief } from './open-database';
 import { RELATION_NAME, sourceRelation, type SourceFiles } from './source-relations';
 import { sqlStringList } from './sql-literal';
 
@@ -68,8 +68,8 @@ export function fullQuerySql(query: EngineRequest['query'], files: SourceFiles):
  * const engine = await createDuckDBEngine({ sources: { edgeLogs: 'logs/edge/*.ndjson' } });
  */
 export async function createDuckDBEngine(options: DuckDBEngineOptions): Promise<Engine> {
-  const { instance, connection } = await openDatabase(options);
-  return new DuckDBEngine(instance, connection, options);
+  const { instance, connection, relief } = await openDatabase(options);
+  return new DuckDBEngine(instance, connection, options, relief);
 }
 
 class DuckDBEngine implements Engine {
@@ -88,6 +88,7 @@ class DuckDBEngine implements Engine {
     private readonly instance: DuckDBInstance,
     private readonly control: DuckDBConnection,
     options: DuckDBEngineOptions,
+    private readonly relief: MemoryRelief | null = null,
   ) {
     const list = (g: string | readonly string[] | undefined) => (g === undefined ? [] : typeof g === 'string' ? [g] : [...g]);
     this.globs = { edgeLogs: list(options.sources.edgeLogs), functionEdgeLogs: list(options.sources.functionEdgeLogs) };
@@ -192,6 +193,7 @@ class DuckDBEngine implements Engine {
     await this.controlQueue.catch(() => undefined);
     // Wait for interrupted queries to hand their connections back before closing DuckDB.
     while (this.busy.size) await new Promise((resolve) => setTimeout(resolve, 5));
+    await this.relief?.close();
     for (const statements of this.statements.values()) for (const prepared of statements.values()) prepared.destroySync();
     this.statements.clear();
     for (const connection of this.idle) connection.closeSync();
@@ -251,6 +253,8 @@ class DuckDBEngine implements Engine {
       this.busy.delete(connection);
       if (this.closed) connection.closeSync();
       else this.idle.push(connection);
+      // Past the memory limit, freed memory goes back to the system (see MemoryRelief).
+      this.relief?.afterQuery();
     }
   }
 
