@@ -13,7 +13,7 @@ export interface BurstResult {
   /** The server's --memory-limit, in MB (10^6 bytes, as DuckDB reads it). */
   memory_limit_mb: number;
   requests: number;
-  /** Answers by status (200, 503 overloaded, ...). */
+  /** Answers by status and reason (`200`, `503 queue full`, `503 out of memory`, ...). */
   statuses: Record<string, number>;
   /** RSS once serving, before the burst. */
   rss_mb_before: number;
@@ -23,6 +23,14 @@ export interface BurstResult {
   rss_mb_after: number;
   /** Time from the first request to the last answer. */
   burst_ms: number;
+}
+
+/** Why a query was refused: the queue was full, or DuckDB ran out of its memory limit. */
+function kindOf(body: string): string {
+  const message = String((JSON.parse(body) as { error?: { message?: string } }).error?.message);
+  if (/out of memory/i.test(message)) return 'out of memory';
+  if (/waiting/i.test(message)) return 'queue full';
+  return message;
 }
 
 async function freePort(): Promise<number> {
@@ -88,7 +96,7 @@ export async function measureBurst(
       Array.from({ length: requests }, (_, i) => {
         const project = dataset.projects[i % dataset.projects.length]!;
         return fetch(`${url}/api/endpoints/logs.all?project=${project}&project_tier=PRO`, { headers: { 'X-API-KEY': KEY } }).then(
-          async (r) => (await r.arrayBuffer(), String(r.status)),
+          async (r) => (r.status === 200 ? (await r.arrayBuffer(), '200') : `${r.status} ${kindOf(await r.text())}`),
           () => 'connection error',
         );
       }),

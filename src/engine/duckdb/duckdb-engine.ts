@@ -95,6 +95,8 @@ class DuckDBEngine implements Engine {
     this.gate = new QueryGate({
       maxConcurrent: options.maxConcurrentQueries ?? 4,
       maxQueued: options.maxQueuedQueries ?? 64,
+      // Out of the memory limit beside other queries: it may fit alone, so it runs again alone.
+      retryAloneWhen: isOutOfMemory,
     });
     this.timeoutMs = options.queryTimeoutMs ?? 30_000;
   }
@@ -268,6 +270,11 @@ class DuckDBEngine implements Engine {
   private assertOpen(): void {
     if (this.closed) throw new EngineError('closed', 'The endpoints were closed.');
   }
+}
+
+/** DuckDB ran out of its memory limit (mapped to `overloaded` by `withConnection`). */
+function isOutOfMemory(error: unknown): boolean {
+  return error instanceof EngineError && error.code === 'overloaded' && /Out of Memory/i.test(String((error.cause as Error | undefined)?.message));
 }
 
 /** Binds a request's parameters (and `$max_rows`) to a prepared statement of its query. */

@@ -1,9 +1,13 @@
+import { availableParallelism } from 'node:os';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { InvalidOptionError } from '../../errors';
 import { TIMESTAMP_MACRO } from './source-relations';
 
 export interface DatabaseSettings {
-  /** DuckDB worker threads (default: DuckDB's own choice, the number of cores). */
+  /**
+   * DuckDB worker threads (default: the number of cores; with a `memoryLimit`, one per 128 MiB of
+   * it, at least 1 and at most the cores; see `threadsWithin`).
+   */
   threads?: number;
   /** DuckDB memory limit, e.g. '512MB' (default: DuckDB's, 80% of RAM). */
   memoryLimit?: string;
@@ -35,7 +39,9 @@ export async function openDatabase(
     autoinstall_known_extensions: 'false',
     autoload_known_extensions: 'false',
   };
+  const limit = settings.memoryLimit === undefined ? null : memoryLimitBytes(settings.memoryLimit);
   if (settings.threads !== undefined) config.threads = String(settings.threads);
+  else if (limit !== null) config.threads = String(threadsWithin(limit));
   if (settings.memoryLimit !== undefined) config.memory_limit = settings.memoryLimit;
   let instance: DuckDBInstance | undefined;
   try {
@@ -46,7 +52,6 @@ export async function openDatabase(
     await connection.run(TIMESTAMP_MACRO);
     // Parquet footers are read once per file version, not once per query.
     await connection.run('SET parquet_metadata_cache = true');
-    const limit = settings.memoryLimit === undefined ? null : memoryLimitBytes(settings.memoryLimit);
     let relief: MemoryRelief | null = null;
     if (limit !== null) {
       const threads = Number((await connection.runAndReadAll("SELECT current_setting('threads')")).getRows()[0]?.[0]);
@@ -60,6 +65,20 @@ export async function openDatabase(
     const first = String((error as Error)?.message ?? error).split('\n')[0];
     throw new InvalidOptionError('duckdb', `DuckDB refused its settings (threads ${settings.threads ?? 'default'}, memoryLimit ${settings.memoryLimit ?? 'default'}): ${first}`, { cause: error });
   }
+}
+
+/** DuckDB memory one thread scanning wide Parquet columns needs (logs.all's `metadata`: 100–130 MiB measured). */
+export const MEMORY_PER_THREAD_BYTES = 128 * 2 ** 20;
+
+/**
+ * Threads for a memory limit when none are configured: one per 128 MiB of the limit, at least
+ * one, at most one per core. Each thread scanning a row group holds its decompressed column
+ * chunks in DuckDB memory (about 36 MB of `metadata` text per 100 000 rows, plus the scan's
+ * buffers): with 2 threads under a 256MB limit, concurrent logs.all queries failed out of memory
+ * (54 of 68 in a burst of 200 on the benchmark's dataset), with 1 none did.
+ */
+export function threadsWithin(limitBytes: number, cores = availableParallelism()): number {
+  return Math.max(1, Math.min(cores, Math.floor(limitBytes / MEMORY_PER_THREAD_BYTES)));
 }
 
 /**
