@@ -103,16 +103,25 @@ export async function startServer(ep: Endpoints, options: ServerOptions): Promis
  */
 class Cutoff {
   readonly handler: FetchHandler;
-  private readonly running = new Set<() => void>();
+  /** Requests running now, by the function that answers them (kept lean: this is on every request's path). */
+  private readonly running = new Map<(response: PlainResponse) => void, PlainRequest>();
   private over = false;
 
   constructor(inner: FetchHandler) {
     const handle = (request: PlainRequest): Promise<PlainResponse> => {
       if (this.over) return Promise.resolve(closedAnswer(request));
       return new Promise<PlainResponse>((resolve, reject) => {
-        const cut = () => resolve(closedAnswer(request));
-        this.running.add(cut);
-        inner.handle(request).then(resolve, reject).finally(() => this.running.delete(cut));
+        this.running.set(resolve, request);
+        inner.handle(request).then(
+          (response) => {
+            this.running.delete(resolve);
+            resolve(response);
+          },
+          (error: unknown) => {
+            this.running.delete(resolve);
+            reject(error);
+          },
+        );
       });
     };
     this.handler = Object.assign((request: Request) => inner(request), { basePath: inner.basePath, handle });
@@ -120,7 +129,7 @@ class Cutoff {
 
   cut(): void {
     this.over = true;
-    for (const cut of this.running) cut();
+    for (const [answer, request] of this.running) answer(closedAnswer(request));
     this.running.clear();
   }
 }
