@@ -72,10 +72,10 @@ const NO_LOCK: CacheLock = { release: async () => undefined };
  * Freshness is always decided here, from the entry's `computedAt` and the cache's real clock
  * (never the `now` the windows are placed at, never the store's own expiry). Every store call is
  * bounded by `storeTimeoutMs`: a slow or unreachable store costs a call that long at most, then
- * the answer is computed as if the store had failed. Each process warms the keys read in it within the last lifetime;
- * with a shared store the refresh itself runs under the store's lock and is skipped when another
- * process already refreshed the key this interval, so a key read anywhere stays warm and is
- * refreshed once per interval in total.
+ * the answer is computed as if the store had failed. Each process warms the keys read in it
+ * within the last lifetime, at most `maxWarmingKeys` of them; with a shared store the refresh
+ * itself runs under the store's lock and is skipped when another process already refreshed the
+ * key this interval, so a key read anywhere stays warm and is refreshed once per interval in total.
  */
 export class CacheLayer {
   private readonly inFlight = new Map<string, Promise<CacheEntry>>();
