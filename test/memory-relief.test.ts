@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { MemoryRelief, openDatabase } from '../src/engine/duckdb/open-database';
+import { MemoryRelief, openDatabase, TRIM_SLACK_BYTES } from '../src/engine/duckdb/open-database';
 
 // What the relief does is measured in `npm run bench` (peak RSS under a burst); here: when it runs.
 describe('MemoryRelief', () => {
@@ -41,5 +41,21 @@ describe('MemoryRelief', () => {
     expect(await threadsOf(db)).toBe(2);
     active.afterQuery(); // closed: never again
     expect(active.trims).toBe(1);
+  });
+
+  it('after a trim that left the process above its budget, waits for 16 MiB more growth', async () => {
+    const db = await open('256MB');
+    let resident = 300e6; // the application around the engine holds more than the limit
+    const relief = new MemoryRelief(db.instance, 2, 256e6, () => resident);
+    const trimmed = async () => {
+      relief.afterQuery();
+      await relief.settled();
+      return relief.trims;
+    };
+    expect(await trimmed()).toBe(1);
+    expect(await trimmed()).toBe(1); // still 300e6: nothing more to gain
+    resident = 300e6 + TRIM_SLACK_BYTES + 1;
+    expect(await trimmed()).toBe(2);
+    await relief.close();
   });
 });

@@ -89,14 +89,21 @@ export function threadsWithin(limitBytes: number, cores = availableParallelism()
  * of the peak and stayed after the burst. How: DuckDB trims its allocator (`malloc_trim` on
  * glibc, a purge with jemalloc) whenever its thread pool is resized, and offers no statement for
  * it alone, so a trim sets `threads` one up and back on a connection of its own. It runs only
- * after a query ends with the process above the limit, one at a time, off the query's path.
+ * after a query ends with the process above the limit, one at a time, off the query's path; and
+ * once a trim left the process above the limit anyway (memory of the application around it),
+ * the next one waits until the process has grown by `TRIM_SLACK_BYTES` more.
  */
+/** How much a process that stayed above its limit after a trim must grow before the next trim. */
+export const TRIM_SLACK_BYTES = 16 * 2 ** 20;
+
 export class MemoryRelief {
   /** Trims done (for tests and benchmarks). */
   trims = 0;
   private running: Promise<void> | null = null;
   private connection: DuckDBConnection | null = null;
   private closed = false;
+  /** Resident bytes right after the last trim: what trimming could not give back. */
+  private floor = 0;
 
   constructor(
     private readonly instance: DuckDBInstance,
@@ -108,10 +115,16 @@ export class MemoryRelief {
 
   /** Called when a query ends: trims in the background when the process is above the budget. */
   afterQuery(): void {
-    if (this.closed || this.running !== null || this.residentBytes() <= this.budgetBytes) return;
+    const threshold = Math.max(this.budgetBytes, this.floor + TRIM_SLACK_BYTES);
+    if (this.closed || this.running !== null || this.residentBytes() <= threshold) return;
     this.running = this.trim()
       .catch(() => undefined)
       .finally(() => (this.running = null));
+  }
+
+  /** Resolves when no trim is under way. */
+  async settled(): Promise<void> {
+    await this.running;
   }
 
   /** Waits for a trim under way; no trim starts after. */
@@ -127,5 +140,6 @@ export class MemoryRelief {
     await this.connection.run(`SET threads = ${this.threads + 1}`);
     await this.connection.run(`SET threads = ${this.threads}`);
     this.trims++;
+    this.floor = this.residentBytes();
   }
 }
