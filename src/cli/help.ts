@@ -39,7 +39,8 @@ Options:
   --max-queued-queries <n>       Queries waiting before 503 overloaded (default 64)
   --query-timeout-ms <n>         Time limit per query before 504 timeout (default 30000)
   --shutdown-grace <s>           Seconds requests in flight get to finish on SIGTERM (default 30)
-  --threads <n>                  DuckDB worker threads (default: the number of cores)
+  --threads <n>                  DuckDB worker threads (default: the number of cores;
+                                 with --memory-limit, one per 128 MiB of it)
   --memory-limit <size>          DuckDB memory limit, e.g. 256MB (default: 80% of RAM)
   -h, --help                     This help
 `,
@@ -54,7 +55,8 @@ Options:
   --edge-logs <glob>         Gateway logs (NDJSON or Parquet); repeatable
   --function-logs <glob>     Edge-function logs; repeatable
   --now <iso>                Evaluate the relative window at this instant
-  --threads <n>              DuckDB worker threads (default: the number of cores)
+  --threads <n>              DuckDB worker threads (default: the number of cores;
+                             with --memory-limit, one per 128 MiB of it)
   --memory-limit <size>      DuckDB memory limit, e.g. 256MB
   -h, --help                 This help
 
