@@ -5,6 +5,10 @@ export default defineConfig([{
   // cli.ts starts with a `#!/usr/bin/env node` line, which esbuild keeps at the top of dist/cli.js (the bin).
   entry: { index: 'src/index.ts', redis: 'src/redis.ts', http: 'src/http.ts', node: 'src/node.ts', clickhouse: 'src/clickhouse.ts', cli: 'src/cli.ts' },
   format: ['esm', 'cjs'],
+  // Shared chunks in the CJS build too: without them each entry (index, http, node, redis) carries
+  // its own copy of the core, and `instanceof LogEndpointsError` across entries fails (every
+  // library error became a 500 through log-endpoints/http under require).
+  splitting: true,
   // Types for the importable entries; the CLI is a program, not an API.
   dts: { entry: { index: 'src/index.ts', redis: 'src/redis.ts', http: 'src/http.ts', node: 'src/node.ts', clickhouse: 'src/clickhouse.ts' } },
   sourcemap: true,

@@ -1,5 +1,5 @@
 /**
- * npm run bench -- [--scale default|small|tiny] [--runs 20] [--json out.json] [--postgres <url>]
+ * npm run bench -- [--scale default|small|tiny] [--runs 20] [--json out.json] [--postgres <url>] [--burst-only]
  *
  * Measures, side by side in one run, the library against baselines on this machine and prints
  * a markdown table; --json writes the machine-readable result.
@@ -12,6 +12,7 @@ import { prepareDataset, SCALES, type Scale } from './dataset';
 import { measureBareDuckDB, measureLibrary, type Samples } from './library';
 import { measurePostgres } from './postgres';
 import { measureHttp, measureServer } from './http';
+import { measureBurst, type BurstResult } from './memory';
 import { summarize, round, type Timing } from './stats';
 import { scannedRows } from './pruning';
 import { ingestMarkdown, measureIngest, type IngestCase } from './ingest';
@@ -26,6 +27,8 @@ const { values } = parseArgs({
     'skip-http': { type: 'boolean', default: false },
     'ingest-seconds': { type: 'string', default: '10' },
     'skip-ingest': { type: 'boolean', default: false },
+    // Only the memory case: a burst of 200 uncached logs.all queries against the server.
+    'burst-only': { type: 'boolean', default: false },
     // 1 = the busiest project (28% of all events with the generator's Zipf-like traffic).
     'project-rank': { type: 'string', default: '1' },
     // Comma-separated filters, for supplementary runs: endpoint names and variants to measure.
@@ -48,7 +51,8 @@ interface CaseResult extends Timing {
 const dataset = await prepareDataset(scale, log);
 const rank = Math.max(1, Number(values['project-rank']));
 const wanted = (list: string | undefined, item: string) => list === undefined || list.split(',').includes(item);
-const cases = benchCases(dataset.projects[rank - 1]!, rank).filter((c) => wanted(values.endpoints, c.endpoint));
+const burstOnly = values['burst-only'];
+const cases = burstOnly ? [] : benchCases(dataset.projects[rank - 1]!, rank).filter((c) => wanted(values.endpoints, c.endpoint));
 const results: CaseResult[] = [];
 const record = (name: string, variant: Variant, samples: Samples) => {
   results.push({ name, variant, mode: 'warm', ...summarize(samples.warm) });
@@ -71,10 +75,15 @@ for (const c of cases) scans.push({ name: c.name, ...(await scannedRows(dataset.
 
 let http = { rps: NaN, baseline_rps: NaN, p99_ms: NaN, rss_mb_under_load: NaN };
 let server = { rss_mb_uncached_burst: NaN, startup_ms: NaN };
-if (!values['skip-http']) {
+let burst: BurstResult | null = null;
+if (!values['skip-http'] && !burstOnly) {
   log('http: cache-hit throughput against a bare node:http server');
   http = await measureHttp(dataset, cases[2]!, Number(values['http-seconds']), log);
   server = await measureServer(dataset, cases[2]!, log);
+}
+if (!values['skip-http'] || burstOnly) {
+  log('memory: a burst of 200 uncached logs.all queries, --memory-limit 256MB');
+  burst = await measureBurst(dataset, log);
 }
 
 let ingest: IngestCase[] = [];
@@ -96,12 +105,15 @@ const output = {
   rss_mb_uncached_burst: server.rss_mb_uncached_burst,
   startup_ms: server.startup_ms,
   ingest,
+  // Peak RSS under 200 uncached logs.all queries sent at once; target: memoryLimit + 128 MB.
+  burst,
 };
 if (values.json) await writeFile(values.json, JSON.stringify(output, null, 2));
 process.stdout.write(markdown(output));
 
 function markdown(o: typeof output): string {
   const lines = [`### Benchmark, scale \`${o.scale}\` (${SCALES[scale].functionEvents.toLocaleString('en')} invocations, ${SCALES[scale].edgeEvents.toLocaleString('en')} requests)`, '', `Machine: ${o.machine}`, ''];
+  if (o.cases.length === 0) return [...lines, ...burstLines(o.burst)].join('\n');
   lines.push('| case | variant | warm p50 ms | warm p95 ms | cold p50 ms | cold p95 ms | runs |', '|---|---|---:|---:|---:|---:|---:|');
   for (const w of o.cases) {
     const c = o.cold.find((x) => x.name === w.name && x.variant === w.variant);
@@ -123,5 +135,21 @@ function markdown(o: typeof output): string {
     '',
   );
   if (o.ingest.length) lines.push(...ingestMarkdown(o.ingest), '');
+  lines.push(...burstLines(o.burst));
   return lines.join('\n');
+}
+
+function burstLines(b: BurstResult | null): string[] {
+  if (!b) return [];
+  // RSS is in MiB (kB / 1024); the limit in DuckDB's MB (10^6 bytes), so the target is in MiB too.
+  const target = round((b.memory_limit_mb * 1e6) / 2 ** 20 + 128, 1);
+  return [
+    '| memory: burst of uncached logs.all | value |', '|---|---:|',
+    `| requests sent at once | ${b.requests} (${Object.entries(b.statuses).map(([s, n]) => `${n} × ${s}`).join(', ')}) |`,
+    `| RSS before | ${b.rss_mb_before} MiB |`,
+    `| peak RSS (target ≤ memoryLimit ${b.memory_limit_mb} MB + 128 MiB = ${target} MiB) | ${b.rss_mb_peak} MiB ${b.rss_mb_peak <= target ? '(met)' : '(missed)'} |`,
+    `| RSS 1 s after the last answer | ${b.rss_mb_after} MiB |`,
+    `| burst duration | ${b.burst_ms} ms |`,
+    '',
+  ];
 }

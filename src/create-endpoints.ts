@@ -26,6 +26,8 @@ import { SourceNames, type IngestSourceName } from './ingest/source-names';
 import type { StorageOptions } from './ingest/storage-options';
 import { openWalSet, STORAGE_SOURCES, walGlob, type WalSet } from './storage/wal/wal-set';
 import type { WalRecovery } from './storage/wal/wal';
+import { realClock, type CacheClock } from './cache/real-clock';
+import { checkEndpointsOptions } from './options/check-endpoints-options';
 
 /** Options of `createEndpoints`. */
 export interface EndpointsOptions {
@@ -36,8 +38,16 @@ export interface EndpointsOptions {
    * `storage.dataDir` and queried together with `sources`.
    */
   storage?: StorageOptions;
-  /** The clock every window is computed from (default: the system clock). */
+  /**
+   * The clock every window is placed at (default: the system clock). Only the windows: a fixed
+   * instant replays a past moment, and the cache still ages and warms on the real clock.
+   */
   now?: () => Date;
+  /**
+   * The real clock of the cache, ms since the epoch: `computedAt`, ages, lifetimes and warming
+   * (default: monotonic, see `CacheClock`). Inject it, with `scheduler`, to drive the cache in tests.
+   */
+  cacheClock?: CacheClock;
   /**
    * Where results are cached: a `ResultCache` (e.g. `redisCache` from `log-endpoints/redis`, shared by
    * several instances), or `false` to turn caching off. Default: `memoryCache()` (1000 entries, 64 MiB).
@@ -52,6 +62,10 @@ export interface EndpointsOptions {
   warmingConcurrency?: number;
   /** Runs warming later (default: `setTimeout`, unref'ed). Pass your own to drive warming in tests. */
   scheduler?: CacheScheduler;
+  /** Keys kept warm at most (default: the store's `maxEntries` for `memoryCache`, else 1000); the least recently read stop first. */
+  maxWarmingKeys?: number;
+  /** Longest wait for one operation of the store (default 250 ms); past it the answer is computed and `cacheErrors` counts it. */
+  storeTimeoutMs?: number;
   /** In-process DuckDB settings. */
   duckdb?: { threads?: number; memoryLimit?: string };
   /** Limits every entry point gets: concurrency, wait queue and time per engine query. */
@@ -87,9 +101,9 @@ export interface QueryResult<R = Row> {
   result: R[];
   endpoint: { name: EndpointName; id: string };
   cache: CacheStatus;
-  /** When the rows were computed (ISO 8601). */
+  /** When the rows were computed (ISO 8601, the cache's real clock: a real instant even under a replayed `now`). */
   computedAt: string;
-  /** Seconds since the rows were computed. */
+  /** Seconds since the rows were computed, on the real clock. */
   ageSeconds: number;
   /** Seconds the rows may still be served from the cache; null when the endpoint is not cached. */
   ttlRemainingSeconds: number | null;
@@ -159,8 +173,10 @@ export interface Endpoints {
   inspectSources(): Promise<SourceInspection[]>;
   /** Resolves when the engine answers a trivial query. */
   ping(): Promise<void>;
-  /** The instant windows and cache lifetimes are computed at now (the `now` option's clock). */
+  /** The instant windows are placed at now (the `now` option's clock). */
   now(): Date;
+  /** Milliseconds on the cache's real clock (the `cacheClock` option): what ages and lifetimes are measured with. */
+  cacheClock(): number;
   stats(): EndpointsStats;
   /**
    * Appends events to managed storage (contract §7) and resolves once they are durable (fsynced).
@@ -197,9 +213,7 @@ export interface ManagedStorageInfo {
  * await ep.close();
  */
 export async function createEndpoints(options: EndpointsOptions): Promise<Endpoints> {
-  if (!options.sources && !options.storage && !options.engine) {
-    throw new TypeError('createEndpoints: give sources (globs of log files), storage: { dataDir }, or both.');
-  }
+  checkEndpointsOptions(options);
   const sourceNames = options.storage ? new SourceNames(options.storage.sourceNames) : null;
   // Storage first: a data dir locked by another process fails before DuckDB starts.
   const walSet = options.storage ? await openWalSet(options.storage.dataDir, walOptions(options.storage)) : null;
@@ -220,7 +234,14 @@ export async function createEndpoints(options: EndpointsOptions): Promise<Endpoi
     throw error;
   }
   const storage = walSet && sourceNames ? { walSet, ingestor: new Ingestor(walSet, sourceNames, options.now ?? (() => new Date())) } : null;
-  return new EndpointsImpl(engine, options, storage);
+  try {
+    return new EndpointsImpl(engine, options, storage);
+  } catch (error) {
+    // A bad cache option found after DuckDB opened: do not leave it (or the data dir) open.
+    if (!options.engine) await engine.close();
+    await walSet?.close();
+    throw error;
+  }
 }
 
 /** The WAL settings of the storage options. */
@@ -252,6 +273,7 @@ type Computed = CacheEntry;
 class EndpointsImpl implements Endpoints {
   readonly definitions: readonly EndpointDescription[];
   private readonly clock: () => Date;
+  private readonly realClock: CacheClock;
   private readonly counters: Omit<EndpointsStats, 'warmingKeys'> = {
     engineQueries: 0, engineFailures: 0,
     cacheHits: 0, cacheMisses: 0, warmingRefreshes: 0, warmingFailures: 0, cacheErrors: 0,
@@ -275,19 +297,21 @@ class EndpointsImpl implements Endpoints {
           recovered: Object.freeze(STORAGE_SOURCES.flatMap((s) => managed.walSet.wals[s].recovered)),
         })
       : null;
+    this.realClock = options.cacheClock ?? realClock;
     const policies = effectivePolicies(DEFINITIONS, options.cachePolicy, options.cache !== false);
     // The listed policy is the one in force, overrides and `cache: false` included.
     this.definitions = DEFINITIONS.map((d) => Object.freeze({ ...describeDefinition(d), cache: policies.get(d.name) ?? null }));
-    const warmingConcurrency = options.warmingConcurrency ?? 2;
-    if (!Number.isSafeInteger(warmingConcurrency) || warmingConcurrency < 1) {
-      throw new RangeError('warmingConcurrency must be a positive integer.');
-    }
+    const store = options.cache === false ? null : (options.cache ?? memoryCache({ clock: this.realClock }));
+    // Warming is bounded like the store: a memoryCache's entry bound, else 1000 keys.
+    const storeBound = store && 'maxEntries' in store && typeof store.maxEntries === 'number' ? store.maxEntries : 1000;
     this.cache = new CacheLayer({
-      store: options.cache === false ? null : (options.cache ?? memoryCache({ now: this.clock })),
+      store,
       policies,
-      now: () => this.clock().getTime(),
+      clock: this.realClock,
       scheduler: options.scheduler ?? timerScheduler,
-      warmingConcurrency,
+      warmingConcurrency: options.warmingConcurrency ?? 2,
+      maxWarmingKeys: options.maxWarmingKeys ?? storeBound,
+      storeTimeoutMs: options.storeTimeoutMs ?? 250,
       counters: this.counters,
     });
   }
@@ -344,6 +368,10 @@ class EndpointsImpl implements Endpoints {
     return this.clock();
   }
 
+  cacheClock(): number {
+    return this.realClock();
+  }
+
   stats(): EndpointsStats {
     return { ...this.counters, warmingKeys: this.cache.warmingKeys };
   }
@@ -379,6 +407,8 @@ class EndpointsImpl implements Endpoints {
   /** One engine computation: windows from the clock, the query, then row shaping. */
   private async compute(definition: EndpointDefinition, params: NormalizedParams): Promise<Computed> {
     const now = this.clock();
+    // A real instant, whatever `now` replays: the result's age and lifetime start here.
+    const computedAt = new Date(this.realClock()).toISOString();
     const plan = definition.plan(params, now);
     this.counters.engineQueries++;
     let engineResult;
@@ -394,7 +424,7 @@ class EndpointsImpl implements Endpoints {
     this.warnSkipped(skippedFiles);
     return {
       rows: shapeRows(definition.columns, rows.slice(0, definition.maxRows)),
-      computedAt: now.toISOString(),
+      computedAt,
       engineMs: engineResult.engineMs,
       ...(skippedFiles.length ? { skippedFiles } : {}),
     };
@@ -402,7 +432,7 @@ class EndpointsImpl implements Endpoints {
 
   private answer(definition: EndpointDefinition, computed: Computed, cache: CacheStatus, policy: CachePolicy | null): QueryResult {
     const computedAt = new Date(computed.computedAt);
-    const ageSeconds = Math.max(0, (this.clock().getTime() - computedAt.getTime()) / 1000);
+    const ageSeconds = Math.max(0, (this.realClock() - computedAt.getTime()) / 1000);
     return {
       result: computed.rows,
       endpoint: { name: definition.name, id: definition.id },

@@ -31,7 +31,6 @@ export class LogEndpointsError extends Error {
 /** Stable error codes; the HTTP status of each is fixed (contract §6). */
 export type ErrorCode =
   | 'invalid_parameter'
-  | 'invalid_option'
   | 'unauthorized'
   | 'not_found'
   | 'method_not_allowed'
@@ -47,7 +46,9 @@ export type ErrorCode =
   | 'timeout'
   | 'closed'
   // Managed storage could not write or fsync (an I/O error other than a full disk).
-  | 'storage_failed';
+  | 'storage_failed'
+  // An option of createEndpoints (or of a store, a server, a command) that cannot work.
+  | 'invalid_option';
 
 /**
  * A parameter is missing, empty where it is required, too long or has a value the endpoint
@@ -64,21 +65,6 @@ export class InvalidParameterError extends LogEndpointsError {
   }
   override toJSON() {
     return { ...super.toJSON(), param: this.param };
-  }
-}
-
-/**
- * An option of the library or a command does not hold: a bad value, or inputs that do not fit it
- * (edge logs compacted as `--source functions`). `option` names it.
- *
- * @example
- * await compactLogs({ source: 'functionEdgeLogs', inputs: 'logs/edge/*.ndjson', outDir: 'out' }) // throws, e.option === 'source'
- */
-export class InvalidOptionError extends LogEndpointsError {
-  readonly option: string;
-  constructor(option: string, message: string, options?: { cause?: unknown }) {
-    super('invalid_option', 400, message, options);
-    this.option = option;
   }
 }
 
@@ -145,6 +131,26 @@ export class EngineError extends LogEndpointsError {
     options?: { cause?: unknown; retryAfterSeconds?: number },
   ) {
     super(code, STATUS[code], message, options);
+  }
+}
+
+/**
+ * An option that cannot work, found when the endpoints (or a store, or a server) are created
+ * rather than deep inside the first query. `option` names it as you wrote it (`limits.maxConcurrentQueries`).
+ *
+ * @example
+ * await createEndpoints({ sources, limits: { maxConcurrentQueries: 0 } })
+ * // throws InvalidOptionError: code 'invalid_option', option 'limits.maxConcurrentQueries'
+ */
+export class InvalidOptionError extends LogEndpointsError {
+  readonly option: string;
+  constructor(option: string, message: string, options?: { cause?: unknown }) {
+    // A configuration mistake of the server, never something a caller sent: 500 if it ever reaches HTTP.
+    super('invalid_option', 500, message, options);
+    this.option = option;
+  }
+  override toJSON() {
+    return { ...super.toJSON(), option: this.option };
   }
 }
 

@@ -46,6 +46,7 @@ export type { CacheEntry, CacheLock, ResultCache } from './cache/result-cache';
 export type { CacheCounters } from './cache/cache-layer';
 export type { CachePolicyOverrides } from './cache/cache-policy';
 export type { CacheScheduler } from './cache/scheduler';
+export type { CacheClock } from './cache/real-clock';
 export type {
   Engine,
   EngineParam,

@@ -9,7 +9,7 @@ import {
   type EndpointsOptions,
   type ResultCache,
 } from '../src/index';
-import { cachedEndpoints, manualTime, ProbeEngine } from './support/cache-harness';
+import { cachedEndpoints, flakyStore, manualTime, ProbeEngine, settle } from './support/cache-harness';
 import { edgeEvent, functionEvent, tempDir, writeLines } from './support/log-files';
 
 const NOW = '2026-11-21T12:00:00.000Z';
@@ -179,7 +179,7 @@ describe('result cache (in memory)', () => {
   it('caches in memory by default', async () => {
     const time = manualTime(NOW);
     const probe = new ProbeEngine(duckdb);
-    const ep = await createEndpoints({ sources: {}, engine: probe, now: time.now, scheduler: time.scheduler });
+    const ep = await createEndpoints({ sources: {}, engine: probe, cacheClock: time.clock, scheduler: time.scheduler });
     await ep.query('usage.api-counts', { project: 'abc', interval: 'daily' });
     expect((await ep.query('usage.api-counts', { project: 'abc', interval: 'daily' })).cache).toBe('hit');
     expect(probe.runs).toBe(1);
@@ -231,6 +231,47 @@ describe('result cache (in memory)', () => {
     await expect(make({ 'no.such': null } as never)).rejects.toThrow(/no endpoint/);
     const allowed = await make({ 'logs.all': null });
     await allowed.close();
+  });
+
+  it('waits for a store that hangs at most storeTimeoutMs, then computes the answer and counts the failure', async () => {
+    const flaky = flakyStore();
+    const { ep, probe } = await setup({ cache: flaky.store, storeTimeoutMs: 20 });
+    const params = { project: 'abc', interval: 'daily' };
+    expect((await ep.query('usage.api-counts', params)).cache).toBe('miss');
+    expect((await ep.query('usage.api-counts', params)).cache).toBe('hit');
+    flaky.mode.get = 'hang';
+    flaky.mode.set = 'hang';
+    // Neither hung read nor hung write holds the call: it answers from the engine.
+    const answer = await ep.query('usage.api-counts', params);
+    expect(answer.cache).toBe('miss');
+    expect(answer.result).toHaveLength(1);
+    expect(probe.runs).toBe(2);
+    expect(flaky.hung).toBe(2);
+    expect(ep.stats().cacheErrors).toBe(2);
+    flaky.recover();
+    await settle();
+    expect((await ep.query('usage.api-counts', params)).cache).toBe('hit');
+    expect(ep.stats().cacheErrors).toBe(2);
+    await ep.close();
+  });
+
+  it('gives back a warming lock that was granted after the time limit, so the interval is not blocked', async () => {
+    const flaky = flakyStore();
+    const { ep, time, probe } = await setup({ cache: flaky.store, storeTimeoutMs: 20 });
+    const params = { project: 'abc', interval: 'daily' };
+    await ep.query('usage.api-counts', params);
+    flaky.mode.tryLock = 'hang';
+    await time.advance(300_000); // the refresh waits 20 ms for the lock, then leaves this interval alone
+    expect(probe.runs).toBe(1);
+    expect(ep.stats()).toMatchObject({ cacheErrors: 1, warmingRefreshes: 0, warmingFailures: 0 });
+    flaky.recover();
+    await settle();
+    expect(flaky.locksTaken).toBe(1);
+    expect(flaky.locksHeld).toBe(0);
+    await time.advance(300_000); // the next interval refreshes as usual
+    expect(probe.runs).toBe(2);
+    expect(ep.stats().warmingRefreshes).toBe(1);
+    await ep.close();
   });
 
   it('answers from the engine when the store fails, and counts the failures', async () => {

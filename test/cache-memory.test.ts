@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { memoryCache, type CacheEntry } from '../src/index';
+import { InvalidOptionError, memoryCache, type CacheEntry } from '../src/index';
 
 const entry = (n: number, pad = 0): CacheEntry => ({
   rows: [{ timestamp: '2026-11-21T10:00:00.000000Z', count: n, note: 'x'.repeat(pad), metadata: { a: { b: [1, null] } } }],
@@ -23,7 +23,7 @@ describe('memoryCache', () => {
 
   it('forgets an entry after its time to live, on its own clock', async () => {
     let t = Date.parse('2026-11-21T10:00:00Z');
-    const cache = memoryCache({ now: () => new Date(t) });
+    const cache = memoryCache({ clock: () => t });
     await cache.set('k', entry(1), 10);
     t += 9_999;
     expect(await cache.get('k')).toBeDefined();
@@ -89,8 +89,17 @@ describe('memoryCache', () => {
     expect(held).toBe(cache.bytes);
   });
 
-  it('refuses bounds that are not positive integers', () => {
-    expect(() => memoryCache({ maxEntries: 0 })).toThrow(RangeError);
-    expect(() => memoryCache({ maxBytes: 1.5 })).toThrow(RangeError);
+  it('refuses bounds that are not positive integers, naming the option', () => {
+    expect(() => memoryCache({ maxEntries: 0 })).toThrow(expect.objectContaining({ code: 'invalid_option', option: 'memoryCache.maxEntries' }));
+    expect(() => memoryCache({ maxBytes: 1.5 })).toThrow(InvalidOptionError);
+    expect(() => memoryCache({ maxBytes: 1.5 })).toThrow(/maxBytes must be a positive integer, not 1\.5/);
+    expect(() => memoryCache({ clock: 5 as never })).toThrow(expect.objectContaining({ option: 'memoryCache.clock' }));
+  });
+
+  it('expires on the real monotonic clock by default, and tells its entry bound', async () => {
+    const cache = memoryCache({ maxEntries: 5 });
+    expect(cache.maxEntries).toBe(5);
+    await cache.set('k', entry(1), 3600);
+    expect(await cache.get('k')).toBeDefined();
   });
 });

@@ -5,7 +5,7 @@ import { normalizeParams } from '../src/definitions/normalize-params';
 import { findDefinition } from '../src/definitions/registry';
 import { createDuckDBEngine } from '../src/engine/duckdb/duckdb-engine';
 import { createEndpoints, EngineError, memoryCache, type Engine, type EndpointsOptions } from '../src/index';
-import { cachedEndpoints, manualTime, ProbeEngine, settle } from './support/cache-harness';
+import { cachedEndpoints, flakyStore, manualTime, ProbeEngine, settle } from './support/cache-harness';
 import { edgeEvent, tempDir, writeLines } from './support/log-files';
 
 const NOW = '2026-11-21T12:00:00.000Z';
@@ -55,6 +55,47 @@ describe('cache warming', () => {
       expect(restRequests(read.result)).toBe(expected);
     }
     expect(ep.stats()).toMatchObject({ warmingRefreshes: 3, warmingFailures: 0, engineQueries: 4, cacheMisses: 1, cacheHits: 3 });
+    await ep.close();
+  });
+
+  it('runs on the real clock under a replayed now: refreshes every interval, computedAt is the real instant', async () => {
+    const time = manualTime(NOW);
+    const probe = new ProbeEngine(duckdb);
+    const replayed = new Date('2026-11-20T14:30:00Z'); // serve --now 2026-11-20T14:30:00Z
+    const store = memoryCache({ clock: time.clock });
+    const ep = await createEndpoints({ sources: {}, engine: probe, now: () => replayed, cacheClock: time.clock, scheduler: time.scheduler, cache: store });
+    const first = await ep.query('usage.api-counts', USAGE);
+    expect(first).toMatchObject({ cache: 'miss', computedAt: NOW, ageSeconds: 0, ttlRemainingSeconds: 900 });
+    // The window was placed at the replayed instant.
+    expect(probe.requests[0]!.notBefore).toBe(BigInt(Date.parse('2026-11-13T14:30:00Z')) * 1000n);
+    await time.advance(120 * SECOND);
+    expect(await ep.query('usage.api-counts', USAGE)).toMatchObject({ cache: 'hit', ageSeconds: 120, ttlRemainingSeconds: 780 });
+    await time.advance(180 * SECOND);
+    expect(probe.runs).toBe(2);
+    expect(await ep.query('usage.api-counts', USAGE)).toMatchObject({
+      cache: 'hit', computedAt: new Date(Date.parse(NOW) + 300 * SECOND).toISOString(), ageSeconds: 0,
+    });
+    // Unread for a lifetime: dropped, though the replayed clock never moved.
+    await time.advance(900 * SECOND);
+    expect(ep.stats().warmingKeys).toBe(0);
+    expect(store.entries).toBe(0);
+    expect(ep.now()).toEqual(replayed);
+    await ep.close();
+  });
+
+  it('measures ages on the real clock by default, never on now', async () => {
+    const ep = await createEndpoints({ sources: {}, engine: new ProbeEngine(null), now: () => new Date('2020-01-01T00:00:00Z') });
+    const before = Date.now();
+    const answer = await ep.query('usage.api-counts', USAGE);
+    const after = Date.now();
+    // The default clock is monotonic from the process's start instant: within a minute of the system clock.
+    expect(Date.parse(answer.computedAt)).toBeGreaterThan(before - 60_000);
+    expect(Date.parse(answer.computedAt)).toBeLessThan(after + 60_000);
+    expect(answer.ttlRemainingSeconds).toBeGreaterThan(890);
+    expect(Math.abs(ep.cacheClock() - Date.now())).toBeLessThan(60_000);
+    const hit = await ep.query('usage.api-counts', USAGE);
+    expect(hit.cache).toBe('hit');
+    expect(hit.ageSeconds).toBeLessThan(10);
     await ep.close();
   });
 
@@ -134,8 +175,11 @@ describe('cache warming', () => {
   it('stops warming a key its store evicted, so warming stays within the store\'s bounds', async () => {
     const time = manualTime(NOW);
     const probe = new ProbeEngine(duckdb);
-    const small = memoryCache({ maxEntries: 1, now: time.now });
-    const ep = await createEndpoints({ sources: {}, engine: probe, now: time.now, scheduler: time.scheduler, cache: small });
+    const small = memoryCache({ maxEntries: 1, clock: time.clock });
+    // Warming bounded only by eviction here (not by maxWarmingKeys), to prove the eviction path.
+    const ep = await createEndpoints({
+      sources: {}, engine: probe, now: () => new Date(NOW), cacheClock: time.clock, scheduler: time.scheduler, cache: small, maxWarmingKeys: 10,
+    });
     await ep.query('usage.api-counts', USAGE);
     await ep.query('functions.invocation-stats', { project: 'abc', interval: '1day' }); // evicts the first
     expect(ep.stats().warmingKeys).toBe(2);
@@ -157,6 +201,35 @@ describe('cache warming', () => {
     await time.advance(250 * SECOND); // 550 s: one interval after the reader's computation
     expect(probe.runs).toBe(3);
     expect(ep.stats().warmingRefreshes).toBe(1);
+    await ep.close();
+  });
+
+  it('keeps at most as many keys warm as the store holds entries: the least recently read stop first', async () => {
+    const { ep, time, probe } = await setup({ cache: memoryCache({ maxEntries: 100 }) }, null);
+    for (let i = 0; i < 3000; i++) await ep.query('functions.invocation-stats', { project: `p${i}`, interval: '1day' });
+    expect(ep.stats().warmingKeys).toBe(100);
+    expect(time.pending).toBe(100);
+    await time.advance(300 * SECOND);
+    expect(probe.runs).toBe(3000 + 100);
+    expect(ep.stats().warmingRefreshes).toBe(100);
+    // The 100 most recently read keys are the ones refreshed.
+    expect(new Set(probe.requests.slice(3000).map((r) => r.params.project))).toEqual(new Set(Array.from({ length: 100 }, (_, i) => `p${2900 + i}`)));
+    await ep.close();
+  });
+
+  it('bounds warm keys by maxWarmingKeys for a store without an entry bound', async () => {
+    const { ep, time, probe } = await setup({ cache: flakyStore().store, maxWarmingKeys: 3 }, null);
+    for (let i = 0; i < 10; i++) await ep.query('functions.invocation-stats', { project: `p${i}`, interval: '1day' });
+    expect(ep.stats().warmingKeys).toBe(3);
+    expect(time.pending).toBe(3);
+    // A read moves a key to the newest end: p7 survives the next two new keys, p8 does not.
+    await ep.query('functions.invocation-stats', { project: 'p7', interval: '1day' });
+    await ep.query('functions.invocation-stats', { project: 'q1', interval: '1day' });
+    await ep.query('functions.invocation-stats', { project: 'q2', interval: '1day' });
+    expect(ep.stats().warmingKeys).toBe(3);
+    const before = probe.requests.length;
+    await time.advance(300 * SECOND);
+    expect(probe.requests.slice(before).map((r) => r.params.project).sort()).toEqual(['p7', 'q1', 'q2']);
     await ep.close();
   });
 

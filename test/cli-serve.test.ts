@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { main } from '../src/cli/main';
 import { startServer } from '../src/cli/start-server';
 import { createEndpoints } from '../src/index';
-import { memoryIO, spawnCli, waitForStdout } from './support/cli';
+import { memoryIO, spawnCli, waitForStderr, waitForStdout } from './support/cli';
 import { heldEngine } from './support/http';
 import { edgeEvent, tempDir, writeLines } from './support/log-files';
 
@@ -87,6 +87,27 @@ describe('graceful shutdown', () => {
     await expect(ep.ping()).rejects.toMatchObject({ code: 'closed' });
   });
 
+  it('past the grace period, answers the requests still running 503 closed, then closes the endpoints', async () => {
+    const held = heldEngine();
+    const ep = await createEndpoints({ sources: {}, engine: held.engine, now: () => new Date(NOW), cache: false });
+    const running = await startServer(ep, { host: '127.0.0.1', port: 0, apiKeys: ['k'], shutdownGraceMs: 0 });
+    const inFlight = fetch(`${running.url}/api/endpoints/logs.all?project=a&project_tier=FREE`, { headers: { 'X-API-KEY': 'k', 'X-Request-Id': 'req-1' } });
+    await held.running(1);
+    // The held engine ignores close: only the grace period's end can answer this request.
+    await running.stop();
+    const response = await inFlight;
+    expect(response.status).toBe(503);
+    expect(response.headers.get('x-request-id')).toBe('req-1');
+    expect(((await response.json()) as any).error.code).toBe('closed');
+    await expect(ep.ping()).rejects.toMatchObject({ code: 'closed' });
+  });
+
+  it('refuses a negative grace period', async () => {
+    const ep = await createEndpoints({ sources: {}, engine: heldEngine().engine, cache: false });
+    await expect(startServer(ep, { host: '127.0.0.1', port: 0, auth: false, shutdownGraceMs: -1 })).rejects.toMatchObject({ code: 'invalid_option', option: 'shutdownGraceMs' });
+    await ep.close();
+  });
+
   it('serve waits for the signal, then stops gracefully (in process)', async () => {
     const { io, out, signal } = memoryIO({ LOG_ENDPOINTS_API_KEYS: 'k' });
     const done = main(['serve', '--edge-logs', tmp.path('*.ndjson'), '--port', '0', '--now', NOW], io, 'test');
@@ -95,7 +116,7 @@ describe('graceful shutdown', () => {
     expect((await fetch(`${url}/api/endpoints/logs.all?project=abc&project_tier=FREE`, { headers: { 'X-API-KEY': 'k' } })).status).toBe(200);
     signal('SIGINT');
     expect(await done).toBe(0);
-    expect(out.stderr).toContain('SIGINT: stopping (answering requests in flight)');
+    expect(out.stderr).toContain('SIGINT: stopping (answering requests in flight, for up to 30 s)');
     expect(out.stderr).toContain('Stopped.');
   });
 });
@@ -148,5 +169,52 @@ describe('serve tells what will answer nothing', () => {
     expect(await done).toBe(0);
     expect(out.stderr).toContain(`warning: --edge-logs '${typo}' matches no log file`);
     expect(out.stderr).toContain('warning: no --function-logs given: functions.invocation-stats will answer no rows');
+  });
+});
+
+describe('serve: shutdown with a query in flight (a real process, its DuckDB runs held by a test hook)', () => {
+  const HOLD = './test/support/hold-duckdb-queries.ts';
+  const logsAll = (url: string) => fetch(`${url}/api/endpoints/logs.all?project=abc&project_tier=FREE`);
+  const exitOf = (child: ReturnType<typeof spawnCli>) => new Promise<number | null>((resolve) => child.on('exit', resolve));
+
+  it('lets a running query finish within the grace period, then exits 0', async () => {
+    const child = spawnCli(['serve', '--edge-logs', tmp.path('*.ndjson'), '--port', '0', '--now', NOW, '--no-auth'], {}, [HOLD]);
+    children.push(child);
+    const [, url] = await waitForStdout(child, /Listening on (http:\/\/127\.0\.0\.1:\d+)/);
+    const exited = exitOf(child);
+    const answer = logsAll(url!);
+    await waitForStderr(child, /^held$/m);
+    child.kill('SIGTERM');
+    await waitForStderr(child, /SIGTERM: stopping \(answering requests in flight, for up to 30 s\)/);
+    child.kill('SIGUSR2'); // the query may go on now
+    const response = await answer;
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as any).result.map((r: any) => r.id)).toEqual(['e1']);
+    expect(await exited).toBe(0);
+    expect(child.output.stderr).toContain('Stopped.');
+  });
+
+  it('past --shutdown-grace, answers the query still running 503 closed (never a reset) and exits 0', async () => {
+    const child = spawnCli(['serve', '--edge-logs', tmp.path('*.ndjson'), '--port', '0', '--now', NOW, '--no-auth', '--shutdown-grace', '0.5'], {}, [HOLD]);
+    children.push(child);
+    const [, url] = await waitForStdout(child, /Listening on (http:\/\/127\.0\.0\.1:\d+)/);
+    const exited = exitOf(child);
+    const answer = logsAll(url!);
+    await waitForStderr(child, /^held$/m);
+    child.kill('SIGTERM'); // the held query never finishes by itself: the grace period always runs out
+    const response = await answer;
+    expect(response.status).toBe(503);
+    expect(response.headers.get('retry-after')).toBe('1');
+    expect(response.headers.get('connection')).toBe('close');
+    expect(await response.json()).toEqual({ error: { code: 'closed', message: 'The server is shutting down; retry shortly.', status: 503 } });
+    expect(await exited).toBe(0);
+    expect(child.output.stderr).toContain('SIGTERM: stopping (answering requests in flight, for up to 0.5 s)');
+    expect(child.output.stderr).toContain('Stopped.');
+  });
+
+  it('refuses a bad --shutdown-grace', async () => {
+    const { io, out } = memoryIO({ LOG_ENDPOINTS_API_KEYS: 'k' });
+    expect(await main(['serve', '--edge-logs', tmp.path('*.ndjson'), '--shutdown-grace', 'soon'], io, 'test')).toBe(2);
+    expect(out.stderr).toMatch(/^error: --shutdown-grace must be a number of seconds from 0 to 86400, not "soon"\./);
   });
 });

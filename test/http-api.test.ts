@@ -51,6 +51,8 @@ beforeAll(async () => {
   ep = await createEndpoints({
     sources: { edgeLogs: tmp.path('edge', '*.ndjson'), functionEdgeLogs: tmp.path('fn', '*.ndjson') },
     now: () => new Date(NOW),
+    // Ages and Cache-Control follow the cache clock: held still, a fresh answer is exactly 900 s from expiry.
+    cacheClock: () => Date.parse(NOW),
   });
   server = await listen(toNodeListener(createHandler(ep, { apiKeys: [KEY, KEY2] })));
 });

@@ -35,8 +35,8 @@ describe('row converters (shared by HTTP and the CLI)', () => {
     expect(rowsToNdjson(COLUMNS, [])).toBe('');
   });
 
-  it('Arrow: exact microseconds (before 1970 too), Int64, nulls kept in every type', () => {
-    const table = tableFromIPC(arrowToIpcStream(rowsToArrow(COLUMNS, ROWS)));
+  it('Arrow: exact microseconds (before 1970 too), Int64, nulls kept in every type', async () => {
+    const table = tableFromIPC(arrowToIpcStream(await rowsToArrow(COLUMNS, ROWS)));
     expect([...(table.getChild('timestamp')!.data[0]!.values as BigInt64Array)]).toEqual([1795256102123456n, -1n]);
     expect(table.getChild('count')!.get(1)).toBe(9007199254740991n);
     expect(table.getChild('avg')!.get(1)).toBeNull();
@@ -47,8 +47,8 @@ describe('row converters (shared by HTTP and the CLI)', () => {
     expect(table.schema.fields.every((f) => f.nullable)).toBe(true);
   });
 
-  it('Arrow of no rows still carries the schema', () => {
-    const table = tableFromIPC(arrowToIpcStream(rowsToArrow(COLUMNS, [])));
+  it('Arrow of no rows still carries the schema', async () => {
+    const table = tableFromIPC(arrowToIpcStream(await rowsToArrow(COLUMNS, [])));
     expect(table.numRows).toBe(0);
     expect(table.schema.fields.map((f) => String(f.type))).toEqual(['Timestamp<MICROSECOND, UTC>', 'Int64', 'Float64', 'Utf8', 'Utf8']);
   });

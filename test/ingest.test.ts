@@ -168,7 +168,7 @@ describe('ep.ingest', () => {
     expect(ep.storage).toBeNull();
     await expect(ep.ingest('cloudflare.logs.prod', [edge()])).rejects.toMatchObject({ code: 'not_found', message: expect.stringMatching(/storage: \{ dataDir \}/) });
     await ep.close();
-    await expect(createEndpoints({} as never)).rejects.toThrow(/give sources .*storage/);
+    await expect(createEndpoints({} as never)).rejects.toThrow(/sources is required: .*storage: \{ dataDir \}/);
   });
 
   it('a configured name must map to a source and not shadow a Logflare name', async () => {

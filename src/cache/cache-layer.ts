@@ -2,8 +2,10 @@ import type { CacheStatus } from '../create-endpoints';
 import type { CachePolicy, EndpointDefinition, EndpointName, NormalizedParams } from '../definitions/definition';
 import { QueryGate } from '../engine/query-gate';
 import { cacheKey } from './cache-key';
+import type { CacheClock } from './real-clock';
 import type { CacheEntry, CacheLock, ResultCache } from './result-cache';
 import type { CacheScheduler } from './scheduler';
+import { withinTime } from './time-limit';
 
 /**
  * Cache counters of an `Endpoints` instance (part of `stats()`).
@@ -21,7 +23,7 @@ export interface CacheCounters {
   warmingRefreshes: number;
   /** Background refreshes that failed; the previous result stays until it expires. */
   warmingFailures: number;
-  /** Store operations that failed; the answer was computed instead. */
+  /** Store operations that failed or ran past `storeTimeoutMs`; the answer was computed instead. */
   cacheErrors: number;
 }
 
@@ -36,11 +38,15 @@ export interface CacheLayerOptions {
   /** The store, or null when caching is off. */
   store: ResultCache | null;
   policies: ReadonlyMap<EndpointName, CachePolicy | null>;
-  /** Milliseconds since the epoch: the clock every lifetime is measured with. */
-  now: () => number;
+  /** The real clock ages, lifetimes and warming are measured with (never the windows' `now`). */
+  clock: CacheClock;
   scheduler: CacheScheduler;
   /** Background refreshes running at once, so warming cannot take every engine slot. */
   warmingConcurrency: number;
+  /** Keys kept warm at most; past it the least recently read key stops being warmed. */
+  maxWarmingKeys: number;
+  /** Longest wait for one store operation (ms); past it the store counts as failed for that call. */
+  storeTimeoutMs: number;
   /** Counters this layer increments (shared with the endpoints' own). */
   counters: CacheCounters;
 }
@@ -63,14 +69,17 @@ const NO_LOCK: CacheLock = { release: async () => undefined };
 /**
  * Between validated calls and the engine: lifetimes, single-flight, warming and read tracking.
  *
- * Freshness is always decided here, from the entry's `computedAt` and the injected clock, never
- * from the store's own expiry. Each process warms the keys read in it within the last lifetime;
- * with a shared store the refresh itself runs under the store's lock and is skipped when another
- * process already refreshed the key this interval, so a key read anywhere stays warm and is
- * refreshed once per interval in total.
+ * Freshness is always decided here, from the entry's `computedAt` and the cache's real clock
+ * (never the `now` the windows are placed at, never the store's own expiry). Every store call is
+ * bounded by `storeTimeoutMs`: a slow or unreachable store costs a call that long at most, then
+ * the answer is computed as if the store had failed. Each process warms the keys read in it
+ * within the last lifetime, at most `maxWarmingKeys` of them; with a shared store the refresh
+ * itself runs under the store's lock and is skipped when another process already refreshed the
+ * key this interval, so a key read anywhere stays warm and is refreshed once per interval in total.
  */
 export class CacheLayer {
   private readonly inFlight = new Map<string, Promise<CacheEntry>>();
+  /** Keys kept warm, least recently read first (a read moves a key to the end). */
   private readonly warm = new Map<string, WarmKey>();
   private readonly running = new Set<Promise<void>>();
   private readonly gate: QueryGate;
@@ -90,8 +99,8 @@ export class CacheLayer {
     const policy = this.options.policies.get(definition.name) ?? null;
     if (policy === null || this.options.store === null) return { entry: await compute(), status: 'bypass', policy: null };
     const key = cacheKey(definition, params);
-    const now = this.options.now();
     const cached = await this.load(key);
+    const now = this.options.clock();
     if (cached && now - Date.parse(cached.computedAt) < policy.ttlSeconds * 1000) {
       this.options.counters.cacheHits++;
       this.track(key, policy, compute, cached, now);
@@ -135,7 +144,15 @@ export class CacheLayer {
     if (known) {
       known.lastReadAt = Math.max(known.lastReadAt, now);
       known.seenAt = Math.max(known.seenAt, Date.parse(entry.computedAt));
+      this.warm.delete(key);
+      this.warm.set(key, known);
       return;
+    }
+    // Bounded like the store: a flood of distinct keys stops the warming of the least recently read.
+    while (this.warm.size >= this.options.maxWarmingKeys) {
+      const [, oldest] = this.warm.entries().next().value!;
+      oldest.cancel?.();
+      this.warm.delete(oldest.key);
     }
     const warm: WarmKey = {
       key, policy, compute, lastReadAt: now, seenAt: Date.parse(entry.computedAt),
@@ -149,7 +166,7 @@ export class CacheLayer {
   /** Wakes the key at its next refresh or when it will have gone a lifetime unread, whichever is first. */
   private plan(warm: WarmKey): void {
     const dueAt = Math.min(warm.refreshAt, warm.lastReadAt + warm.policy.ttlSeconds * 1000);
-    warm.cancel = this.options.scheduler.schedule(dueAt - this.options.now(), () => this.runTracked(() => this.tick(warm)));
+    warm.cancel = this.options.scheduler.schedule(dueAt - this.options.clock(), () => this.runTracked(() => this.tick(warm)));
   }
 
   private runTracked(work: () => Promise<void>): Promise<void> {
@@ -163,7 +180,7 @@ export class CacheLayer {
   private async tick(warm: WarmKey): Promise<void> {
     warm.cancel = null;
     if (!this.isCurrent(warm)) return;
-    const now = this.options.now();
+    const now = this.options.clock();
     if (now >= warm.lastReadAt + warm.policy.ttlSeconds * 1000) {
       await this.drop(warm);
       return;
@@ -191,24 +208,24 @@ export class CacheLayer {
       if (!this.isCurrent(warm)) return Number.POSITIVE_INFINITY;
       const lock = await this.lock(warm);
       // Another process holds the lock: it refreshes this interval and we read its result.
-      if (lock === null) return this.options.now() + warmingMs;
+      if (lock === null) return this.options.clock() + warmingMs;
       try {
         const current = await this.load(warm.key);
         const ttlMs = warm.policy.ttlSeconds * 1000;
-        if (!current && this.options.now() - warm.seenAt < ttlMs) return 'gone';
+        if (!current && this.options.clock() - warm.seenAt < ttlMs) return 'gone';
         const currentAt = current ? Date.parse(current.computedAt) : Number.NEGATIVE_INFINITY;
         warm.seenAt = Math.max(warm.seenAt, currentAt);
         // Refreshed meanwhile (by a reader's miss, or by another process that held the lock).
-        if (this.options.now() - currentAt < warmingMs) return currentAt + warmingMs;
+        if (this.options.clock() - currentAt < warmingMs) return currentAt + warmingMs;
         const entry = await this.computeOnce(warm.key, warm.policy, warm.compute);
         warm.seenAt = Math.max(warm.seenAt, Date.parse(entry.computedAt));
         this.options.counters.warmingRefreshes++;
         return Date.parse(entry.computedAt) + warmingMs;
       } catch {
         this.options.counters.warmingFailures++;
-        return this.options.now() + warmingMs;
+        return this.options.clock() + warmingMs;
       } finally {
-        await lock.release().catch(() => this.options.counters.cacheErrors++);
+        await this.bounded(() => lock.release(), undefined);
       }
     });
   }
@@ -217,43 +234,43 @@ export class CacheLayer {
   private async drop(warm: WarmKey): Promise<void> {
     this.warm.delete(warm.key);
     // In a shared store another process may still read it; it expires by its time to live there.
-    if (this.options.store?.shared) return;
-    try {
-      await this.options.store?.delete(warm.key);
-    } catch {
-      this.options.counters.cacheErrors++;
-    }
+    const store = this.options.store;
+    if (!store || store.shared) return;
+    await this.bounded(() => store.delete(warm.key), undefined);
   }
 
   private async lock(warm: WarmKey): Promise<CacheLock | null> {
     const store = this.options.store;
     if (!store?.tryLock) return NO_LOCK;
-    try {
-      // The expiry only matters if this process dies mid-refresh: the next interval may go ahead.
-      return await store.tryLock(warm.key, warm.policy.warmingSeconds);
-    } catch {
-      this.options.counters.cacheErrors++;
-      return null;
-    }
+    // The expiry only matters if this process dies mid-refresh: the next interval may go ahead.
+    // A lock granted after we stopped waiting is given back, so it does not block the interval.
+    return this.bounded(() => store.tryLock!(warm.key, warm.policy.warmingSeconds), null, (late) => late?.release());
   }
 
   private async load(key: string): Promise<CacheEntry | undefined> {
-    try {
-      return await this.options.store?.get(key);
-    } catch {
-      this.options.counters.cacheErrors++;
-      return undefined;
-    }
+    const store = this.options.store;
+    return store ? this.bounded(() => store.get(key), undefined) : undefined;
   }
 
   private async save(key: string, entry: CacheEntry, policy: CachePolicy): Promise<void> {
-    const remainingSeconds = policy.ttlSeconds - (this.options.now() - Date.parse(entry.computedAt)) / 1000;
-    if (!(remainingSeconds > 0)) return;
-    try {
-      await this.options.store?.set(key, entry, remainingSeconds);
-    } catch {
-      this.options.counters.cacheErrors++;
+    const store = this.options.store;
+    const remainingSeconds = policy.ttlSeconds - (this.options.clock() - Date.parse(entry.computedAt)) / 1000;
+    if (!store || !(remainingSeconds > 0)) return;
+    await this.bounded(() => store.set(key, entry, remainingSeconds), undefined);
+  }
+
+  /**
+   * One store operation within `storeTimeoutMs`: its value, or `fallback` when it failed or took
+   * too long (counted in `cacheErrors`). `late` gets the value of a call that answered too late.
+   */
+  private async bounded<T>(call: () => Promise<T>, fallback: T, late?: (value: T) => unknown): Promise<T> {
+    const outcome = await withinTime(call, this.options.storeTimeoutMs);
+    if (outcome.ok) return outcome.value;
+    this.options.counters.cacheErrors++;
+    if (late && outcome.timedOut) {
+      outcome.late.then((value) => late(value)).catch(() => undefined);
     }
+    return fallback;
   }
 
   private isCurrent(warm: WarmKey): boolean {

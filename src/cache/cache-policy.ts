@@ -1,3 +1,4 @@
+import { InvalidOptionError } from '../errors';
 import type { CachePolicy, EndpointDefinition, EndpointName } from '../definitions/definition';
 
 /**
@@ -13,7 +14,7 @@ const NEVER_CACHED: readonly EndpointName[] = ['logs.all'];
 
 /**
  * The policy each endpoint runs with: its definition's own, replaced by an override when one is
- * given, and none at all when caching is off. Bad overrides fail here, at start-up.
+ * given, and none at all when caching is off. Bad overrides fail here, at start-up (`InvalidOptionError`).
  */
 export function effectivePolicies(
   definitions: readonly EndpointDefinition[],
@@ -22,14 +23,14 @@ export function effectivePolicies(
 ): ReadonlyMap<EndpointName, CachePolicy | null> {
   const known = new Set<string>(definitions.map((d) => d.name));
   for (const name of Object.keys(overrides ?? {})) {
-    if (!known.has(name)) throw new RangeError(`cachePolicy: no endpoint is named "${name}".`);
+    if (!known.has(name)) throw new InvalidOptionError(`cachePolicy["${name}"]`, `cachePolicy: no endpoint is named "${name}".`);
   }
   const out = new Map<EndpointName, CachePolicy | null>();
   for (const d of definitions) {
     const override = overrides?.[d.name];
     let policy = override === undefined ? d.cache : override;
     if (policy !== null && NEVER_CACHED.includes(d.name)) {
-      throw new RangeError(`cachePolicy: ${d.name} is never cached; its only allowed policy is null.`);
+      throw new InvalidOptionError(`cachePolicy["${d.name}"]`, `cachePolicy: ${d.name} is never cached; its only allowed policy is null.`);
     }
     if (policy !== null) policy = checkPolicy(d.name, policy);
     out.set(d.name, cacheEnabled ? policy : null);
@@ -40,10 +41,10 @@ export function effectivePolicies(
 function checkPolicy(name: string, policy: CachePolicy): CachePolicy {
   const { ttlSeconds, warmingSeconds } = policy ?? ({} as CachePolicy);
   if (typeof ttlSeconds !== 'number' || !Number.isFinite(ttlSeconds) || ttlSeconds <= 0) {
-    throw new RangeError(`cachePolicy["${name}"].ttlSeconds must be a positive number of seconds.`);
+    throw new InvalidOptionError(`cachePolicy["${name}"].ttlSeconds`, `cachePolicy["${name}"].ttlSeconds must be a positive number of seconds.`);
   }
   if (typeof warmingSeconds !== 'number' || !Number.isFinite(warmingSeconds) || warmingSeconds < 0) {
-    throw new RangeError(`cachePolicy["${name}"].warmingSeconds must be 0 (no warming) or a positive number of seconds.`);
+    throw new InvalidOptionError(`cachePolicy["${name}"].warmingSeconds`, `cachePolicy["${name}"].warmingSeconds must be 0 (no warming) or a positive number of seconds.`);
   }
   return Object.freeze({ ttlSeconds, warmingSeconds });
 }

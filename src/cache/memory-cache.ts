@@ -1,3 +1,6 @@
+import { InvalidOptionError } from '../errors';
+import { describeValue } from '../options/option-checks';
+import { realClock, type CacheClock } from './real-clock';
 import { isCacheEntry, type CacheEntry, type ResultCache } from './result-cache';
 
 /**
@@ -11,8 +14,8 @@ export interface MemoryCacheOptions {
   maxEntries?: number;
   /** Most bytes held at once: UTF-8 bytes of each key plus its JSON entry (default 64 MiB). */
   maxBytes?: number;
-  /** The clock time-to-live is measured with (default: the system clock). */
-  now?: () => Date;
+  /** The clock time-to-live is measured with, ms (default: the real monotonic clock the cache uses). */
+  clock?: CacheClock;
 }
 
 /**
@@ -27,6 +30,8 @@ export interface MemoryCache extends ResultCache {
   readonly entries: number;
   /** Bytes held now, measured as `maxBytes` is. */
   readonly bytes: number;
+  /** The entry bound it was made with; the endpoints keep at most this many keys warm. */
+  readonly maxEntries: number;
 }
 
 export const DEFAULT_MEMORY_CACHE = { maxEntries: 1000, maxBytes: 64 * 1024 * 1024 } as const;
@@ -50,9 +55,14 @@ export function memoryCache(options: MemoryCacheOptions = {}): MemoryCache {
   const maxEntries = options.maxEntries ?? DEFAULT_MEMORY_CACHE.maxEntries;
   const maxBytes = options.maxBytes ?? DEFAULT_MEMORY_CACHE.maxBytes;
   for (const [name, value] of [['maxEntries', maxEntries], ['maxBytes', maxBytes]] as const) {
-    if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`memoryCache: ${name} must be a positive integer.`);
+    if (!Number.isSafeInteger(value) || value < 1) {
+      throw new InvalidOptionError(`memoryCache.${name}`, `memoryCache: ${name} must be a positive integer, not ${describeValue(value)}.`);
+    }
   }
-  const now = () => (options.now ? options.now().getTime() : Date.now());
+  if (options.clock !== undefined && typeof options.clock !== 'function') {
+    throw new InvalidOptionError('memoryCache.clock', 'memoryCache: clock must be a function returning milliseconds.');
+  }
+  const now = options.clock ?? realClock;
   // A Map iterates in insertion order: re-inserting on use keeps the least recently used first.
   const slots = new Map<string, Slot>();
   let bytes = 0;
@@ -71,6 +81,7 @@ export function memoryCache(options: MemoryCacheOptions = {}): MemoryCache {
     get bytes() {
       return bytes;
     },
+    maxEntries,
     async get(key: string): Promise<CacheEntry | undefined> {
       const slot = slots.get(key);
       if (!slot) return undefined;

@@ -10,7 +10,7 @@ import type { SkippedFile } from '../storage/file-checks';
  */
 export interface CacheEntry {
   rows: Row[];
-  /** When the rows were computed, ISO 8601 (from the `now` clock of `createEndpoints`). */
+  /** When the rows were computed, ISO 8601, on the cache's real clock (never the replayable `now`). */
   computedAt: string;
   /** Milliseconds the engine spent computing the rows. */
   engineMs: number;
@@ -34,8 +34,9 @@ export interface CacheLock {
  * and `redisCache` (from `log-endpoints/redis`) are the built-in ones.
  *
  * The endpoints decide freshness from `computedAt` and their own clock: `ttlSeconds` only tells the
- * store when it may forget an entry. Every method may reject; a failing store makes the endpoints
- * compute the answer instead (counted in `stats().cacheErrors`), never fail the call.
+ * store when it may forget an entry. Every method may reject or hang; a failing store, or one that
+ * takes longer than `storeTimeoutMs` (250 ms), makes the endpoints compute the answer instead
+ * (counted in `stats().cacheErrors`), never fail or stall the call.
  *
  * @example
  * // A store over any async key-value API (here a Map, so just an illustration):
@@ -66,7 +67,10 @@ export interface ResultCache {
   readonly shared?: boolean;
 }
 
-/** True when `value` has the shape of a `CacheEntry` (what a store reads back may be anything). */
+/**
+ * True when `value` has the shape of a `CacheEntry` (what a store reads back may be anything).
+ * Extra fields are allowed, so entries written by a newer version still read.
+ */
 export function isCacheEntry(value: unknown): value is CacheEntry {
   if (typeof value !== 'object' || value === null) return false;
   const v = value as Record<string, unknown>;

@@ -26,8 +26,8 @@ Serves GET /api/endpoints/<name>, /api/endpoints/query/<uuid|name>, /api/endpoin
 /api/openapi.json and /health (and with --dashboard the page at / and /dashboard). With --data-dir
 it also takes events on Logflare's ingest routes (POST /api/logs, /logs, /api/events
 ?source_name=cloudflare.logs.prod|deno-relay-logs), keeps them durably in the data dir, compacts
-them in the background and serves them. Stops gracefully on SIGINT/SIGTERM (requests in flight are
-answered, accepted events written).
+them in the background and serves them. Stops gracefully on SIGINT/SIGTERM: requests in flight are
+answered (after --shutdown-grace, with 503 closed), accepted events written, then it exits 0.
 
 Options:
   --edge-logs <glob>             Gateway logs (NDJSON or Parquet); repeatable (optional with --data-dir)
@@ -50,7 +50,9 @@ Options:
   --max-concurrent-queries <n>   Engine queries at once (default 4)
   --max-queued-queries <n>       Queries waiting before 503 overloaded (default 64)
   --query-timeout-ms <n>         Time limit per query before 504 timeout (default 30000)
-  --threads <n>                  DuckDB worker threads (default: the number of cores)
+  --shutdown-grace <s>           Seconds requests in flight get to finish on SIGTERM (default 30)
+  --threads <n>                  DuckDB worker threads (default: the number of cores;
+                                 with --memory-limit, one per 128 MiB of it)
   --memory-limit <size>          DuckDB memory limit, e.g. 256MB (default: 80% of RAM)
   -h, --help                     This help
 `,
@@ -65,7 +67,8 @@ Options:
   --edge-logs <glob>         Gateway logs (NDJSON or Parquet); repeatable
   --function-logs <glob>     Edge-function logs; repeatable
   --now <iso>                Evaluate the relative window at this instant
-  --threads <n>              DuckDB worker threads (default: the number of cores)
+  --threads <n>              DuckDB worker threads (default: the number of cores;
+                             with --memory-limit, one per 128 MiB of it)
   --memory-limit <size>      DuckDB memory limit, e.g. 256MB
   -h, --help                 This help
 

@@ -49,17 +49,35 @@ export async function main(argv: string[], io: CliIO, version: string): Promise<
 }
 
 function report(error: unknown, io: CliIO): number {
-  if (io.env.LOG_ENDPOINTS_DEBUG === '1') io.stderr.write(`${(error as Error)?.stack ?? String(error)}\n`);
+  const debug = io.env.LOG_ENDPOINTS_DEBUG === '1';
+  if (debug) io.stderr.write(`${debugText(error)}\n`);
   if (error instanceof UsageError) {
     const help = error.command ? `log-endpoints ${error.command} --help` : 'log-endpoints --help';
-    io.stderr.write(`error: ${error.message}\nSee: ${help}\n`);
+    io.stderr.write(`error: ${oneLine(error.message)}\nSee: ${help}\n`);
     return 2;
   }
   if (error instanceof LogEndpointsError) {
-    const cause = error.status >= 500 && error.cause instanceof Error ? ` (${error.cause.message})` : '';
-    io.stderr.write(`error [${error.code}]: ${error.message}${cause}\n`);
-    return error.status < 500 ? 2 : 1;
+    // The message is safe and short; the cause (SQL, file paths) only with LOG_ENDPOINTS_DEBUG=1.
+    io.stderr.write(`error [${error.code}]: ${oneLine(error.message)}${debug ? '' : hint(error)}\n`);
+    return error.status < 500 || error.code === 'invalid_option' ? 2 : 1;
   }
-  io.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+  io.stderr.write(`error: ${oneLine(error instanceof Error ? error.message : String(error))}\n`);
   return 1;
+}
+
+/** A pointer to the details for errors whose cause holds them. */
+function hint(error: LogEndpointsError): string {
+  return error.status >= 500 && error.cause !== undefined ? ' (details: LOG_ENDPOINTS_DEBUG=1)' : '';
+}
+
+/** The stack, and the cause's stack or message: everything, for a developer. */
+function debugText(error: unknown): string {
+  const text = (error as Error)?.stack ?? String(error);
+  const cause = (error as Error)?.cause;
+  if (cause === undefined) return text;
+  return `${text}\nCaused by: ${(cause as Error)?.stack ?? String(cause)}`;
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, ' ').trim();
 }

@@ -1,19 +1,16 @@
 import type { Endpoints } from '../create-endpoints';
 import { LogEndpointsError } from '../errors';
-import type { ErrorContext, HandlerOptions } from '../http/handler-options';
+import type { ErrorContext } from '../http/handler-options';
 import type { CliIO } from './io';
-import { startServer, type RunningServer } from './start-server';
+import { DEFAULT_SHUTDOWN_GRACE_MS, startServer, type RunningServer, type ServerOptions } from './start-server';
 
 /**
- * Serves until SIGINT/SIGTERM, then stops gracefully. `ready` prints whatever the command
- * prints once the server listens. A second signal cuts the remaining connections.
+ * Serves until SIGINT/SIGTERM, then stops gracefully: requests in flight get up to
+ * `shutdownGraceMs` (default 30 s) to finish, later ones are answered `503 closed`. `ready`
+ * prints whatever the command prints once the server listens. A second signal cuts the
+ * remaining connections.
  */
-export async function runServer(
-  ep: Endpoints,
-  options: HandlerOptions & { host: string; port: number },
-  io: CliIO,
-  ready: (server: RunningServer) => void,
-): Promise<number> {
+export async function runServer(ep: Endpoints, options: ServerOptions, io: CliIO, ready: (server: RunningServer) => void): Promise<number> {
   let running: RunningServer;
   try {
     running = await startServer(ep, { onError: logTo(io), ...options });
@@ -23,7 +20,8 @@ export async function runServer(
   }
   ready(running);
   const signal = await io.shutdownSignal();
-  io.stderr.write(`${signal}: stopping (answering requests in flight)…\n`);
+  const grace = (options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS) / 1000;
+  io.stderr.write(`${signal}: stopping (answering requests in flight, for up to ${grace} s)…\n`);
   void io.shutdownSignal().then(() => running.force());
   await running.stop();
   io.stderr.write('Stopped.\n');
@@ -35,6 +33,7 @@ function logTo(io: CliIO) {
   return (error: unknown, context: ErrorContext) => {
     const cause = error instanceof LogEndpointsError && error.cause instanceof Error ? `; cause: ${error.cause.message}` : '';
     const message = error instanceof Error ? error.message : String(error);
-    io.stderr.write(`${new Date().toISOString()} ${context.status} ${context.method} ${context.path} request=${context.requestId}: ${message}${cause}\n`);
+    const line = `${message}${cause}`.replace(/\s*\n\s*/g, ' ');
+    io.stderr.write(`${new Date().toISOString()} ${context.status} ${context.method} ${context.path} request=${context.requestId}: ${line}\n`);
   };
 }

@@ -23,6 +23,7 @@ const OPTIONS = {
   'ingest-key': { type: 'string', multiple: true },
   'wal-segment-bytes': { type: 'string' },
   'wal-segment-age-ms': { type: 'string' },
+  'shutdown-grace': { type: 'string' },
 } as const;
 
 /** `log-endpoints serve`: the HTTP API over the given logs until SIGINT/SIGTERM. */
@@ -57,6 +58,7 @@ export async function serveCommand(argv: string[], io: CliIO): Promise<number> {
   };
   const cors = values['cors-origin'] ? { origin: values['cors-origin'].includes('*') ? '*' : values['cors-origin'] } : undefined;
   const duckdb = duckdbOf('serve', values);
+  const shutdownGraceMs = secondsOf(values['shutdown-grace'], 30) * 1000;
   warnEmptyGlobs(io, 'edge-logs', values['edge-logs']);
   warnEmptyGlobs(io, 'function-logs', values['function-logs']);
   if (dataDir === undefined) {
@@ -73,7 +75,10 @@ export async function serveCommand(argv: string[], io: CliIO): Promise<number> {
   }
   return runServer(
     ep,
-    { host, port, apiKeys, ingestKeys, auth: values['no-auth'] ? false : undefined, basePath: values['base-path'], cors, dashboard: values.dashboard },
+    {
+      host, port, apiKeys, ingestKeys, auth: values['no-auth'] ? false : undefined, basePath: values['base-path'], cors,
+      dashboard: values.dashboard, shutdownGraceMs,
+    },
     io,
     ({ url }) => {
       const keys = values['no-auth'] ? 'no key needed' : `${apiKeys.length} key${apiKeys.length === 1 ? '' : 's'}`;
@@ -90,4 +95,13 @@ export async function serveCommand(argv: string[], io: CliIO): Promise<number> {
 
 function optionalInteger(name: string, text: string | undefined): number | undefined {
   return text === undefined ? undefined : integerOf('serve', name, text, 0, 1);
+}
+
+/** `--shutdown-grace <seconds>`: 0 or more, fractions allowed. */
+function secondsOf(text: string | undefined, fallback: number): number {
+  if (text === undefined) return fallback;
+  if (!/^\d+(\.\d+)?$/.test(text) || Number(text) > 86_400) {
+    throw new UsageError(`--shutdown-grace must be a number of seconds from 0 to 86400, not "${text}".`, 'serve');
+  }
+  return Number(text);
 }

@@ -2,9 +2,9 @@ import type { PlainResponse } from './exchange';
 
 interface Memo {
   response: PlainResponse;
-  /** Wall-clock ms until which the bytes may be reused (the microcache window). */
+  /** When the bytes stop being reused (the microcache window), on the cache clock (ms). */
   reusableUntil: number;
-  /** Logical ms (the endpoints' clock) when the cached result's lifetime ends. */
+  /** When the cached result's lifetime ends, on the same clock. */
   lifetimeEnds: number;
 }
 
@@ -14,7 +14,8 @@ interface Memo {
  * serialization; under a dashboard's load that is most of the server's time. Reusing the bytes
  * for up to `windowMs` keeps a hit close to what a bare server sending the same bytes costs,
  * while the contract still holds: an answer is never served past its result's lifetime, and a
- * warming refresh shows within `windowMs`.
+ * warming refresh shows within `windowMs`. Both are measured on the endpoints' cache clock
+ * (`ep.cacheClock()`), the real clock ages and lifetimes run on.
  */
 export class AnswerMemo {
   private readonly memos = new Map<string, Memo>();
@@ -31,14 +32,14 @@ export class AnswerMemo {
   }
 
   /** A copy of the stored answer with `Cache-Control` for its remaining lifetime, or null. */
-  get(key: string, wallNow: number, logicalNow: number): PlainResponse | null {
+  get(key: string, now: number): PlainResponse | null {
     const memo = this.memos.get(key);
     if (!memo) return null;
-    if (wallNow >= memo.reusableUntil || logicalNow >= memo.lifetimeEnds) {
+    if (now >= memo.reusableUntil || now >= memo.lifetimeEnds) {
       this.remove(key, memo);
       return null;
     }
-    const remaining = Math.floor((memo.lifetimeEnds - logicalNow) / 1000);
+    const remaining = Math.floor((memo.lifetimeEnds - now) / 1000);
     return {
       status: memo.response.status,
       headers: { ...memo.response.headers, 'Cache-Control': `private, max-age=${remaining}`, 'X-Cache': 'HIT' },
@@ -46,13 +47,13 @@ export class AnswerMemo {
     };
   }
 
-  set(key: string, response: PlainResponse, wallNow: number, lifetimeEnds: number): void {
+  set(key: string, response: PlainResponse, now: number, lifetimeEnds: number): void {
     if (!this.enabled) return;
     const size = (response.body?.byteLength ?? 0) + key.length;
     if (size > this.maxBytes) return;
     const old = this.memos.get(key);
     if (old) this.remove(key, old);
-    this.memos.set(key, { response: { ...response, headers: { ...response.headers } }, reusableUntil: wallNow + this.windowMs, lifetimeEnds });
+    this.memos.set(key, { response: { ...response, headers: { ...response.headers } }, reusableUntil: now + this.windowMs, lifetimeEnds });
     this.bytes += size;
     // Oldest first out, until within both bounds.
     for (const [oldestKey, oldest] of this.memos) {

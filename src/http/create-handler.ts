@@ -112,7 +112,9 @@ export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHand
     const result = format === 'arrow' ? await ep.query(nameOrId, params, { format: 'arrow' }) : await ep.query(nameOrId, params);
     const response = sendResult(result, description?.columns ?? [], format);
     if (result.ttlRemainingSeconds !== null && memo.enabled) {
-      memo.set(memoKey(request), response, Date.now(), ep.now().getTime() + result.ttlRemainingSeconds * 1000);
+      // The library's cache clock: the one the result's age and lifetime are measured on.
+      const now = ep.cacheClock();
+      memo.set(memoKey(request), response, now, now + result.ttlRemainingSeconds * 1000);
     }
     return response;
   }
@@ -120,7 +122,7 @@ export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHand
   /** A repeated GET of a cached answer, served from the microcache after the key check. */
   function memoized(request: PlainRequest): PlainResponse | null {
     if (!memo.enabled || (request.method !== 'GET' && request.method !== 'HEAD')) return null;
-    const response = memo.get(memoKey(request), Date.now(), ep.now().getTime());
+    const response = memo.get(memoKey(request), ep.cacheClock());
     if (response === null) return null;
     // Without a valid key the request takes the full path, which answers 401.
     if (config.auth && !checkKey(presentedKey(request.header))) return null;

@@ -40,7 +40,7 @@ export interface HandlerOptions {
   onError?: (error: unknown, context: ErrorContext) => void;
   /**
    * How long the serialized answer of a cached endpoint is reused for the same URL, format and
-   * key check, in wall-clock ms (default 1000; 0 turns it off). Never past the result's lifetime;
+   * key check, in ms of the endpoints' real cache clock (default 1000; 0 turns it off). Never past the result's lifetime;
    * a warming refresh shows after at most this long.
    */
   microcacheMs?: number;

@@ -11,6 +11,10 @@ export interface RedisCacheClient {
   set(key: string, value: string, options?: SetOptions): Promise<unknown>;
   del(key: string): Promise<unknown>;
   eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+  /** False while the client is (re)connecting: the cache then fails at once instead of queueing. */
+  readonly isReady?: boolean;
+  /** The cache listens for `error`, so a Redis outage never crashes the process. */
+  on?(event: 'error', listener: (error: Error) => void): unknown;
 }
 
 /** Options of `redisCache`. */
@@ -29,12 +33,20 @@ const RELEASE_SCRIPT = `if redis.call('GET', KEYS[1]) == ARGV[1] then return red
  * each warming refresh of a key runs in one instance only (a `SET NX PX` lock), the others read
  * the refreshed value. Entries are JSON with a Redis expiry of their remaining lifetime.
  *
+ * While Redis is unreachable nothing waits for it: a client that is reconnecting (`isReady`
+ * false) makes every operation fail at once rather than sit in node-redis's offline queue, and
+ * any operation is bounded by the endpoints' `storeTimeoutMs`; the answer is computed instead
+ * and counted in `stats().cacheErrors`. The cache adds an `error` listener to the client, so an
+ * outage never crashes the process (node-redis throws `error` events nobody listens to).
+ *
  * @example
  * import { createClient } from 'redis';
  * import { createEndpoints } from 'log-endpoints';
  * import { redisCache } from 'log-endpoints/redis';
  *
- * const client = await createClient({ url: 'redis://127.0.0.1:6379' }).connect();
+ * const client = createClient({ url: 'redis://127.0.0.1:6379' });
+ * client.on('error', (error) => console.error('redis:', error.message));
+ * await client.connect();
  * const ep = await createEndpoints({ sources, cache: redisCache({ client, prefix: 'logs:' }) });
  * // ...
  * await ep.close();
@@ -46,11 +58,17 @@ export function redisCache(options: RedisCacheOptions): ResultCache {
   const entryKey = (key: string) => `${prefix}entry:${key}`;
   const lockKey = (key: string) => `${prefix}lock:${key}`;
   const millis = (seconds: number) => Math.max(1, Math.ceil(seconds * 1000));
+  listenForErrors(client);
+  /** The client, or an immediate failure while it is not connected (never the offline queue). */
+  const ready = (): RedisCacheClient => {
+    if (client.isReady === false) throw new Error('Redis is not connected.');
+    return client;
+  };
 
   return {
     shared: true,
     async get(key: string): Promise<CacheEntry | undefined> {
-      const text = asText(await client.get(entryKey(key)));
+      const text = asText(await ready().get(entryKey(key)));
       if (text === null) return undefined;
       let value: unknown;
       try {
@@ -61,23 +79,32 @@ export function redisCache(options: RedisCacheOptions): ResultCache {
       return isCacheEntry(value) ? value : undefined;
     },
     async set(key: string, value: CacheEntry, ttlSeconds: number): Promise<void> {
-      await client.set(entryKey(key), JSON.stringify(value), { expiration: { type: 'PX', value: millis(ttlSeconds) } });
+      await ready().set(entryKey(key), JSON.stringify(value), { expiration: { type: 'PX', value: millis(ttlSeconds) } });
     },
     async delete(key: string): Promise<void> {
-      await client.del(entryKey(key));
+      await ready().del(entryKey(key));
     },
     async tryLock(key: string, ttlSeconds: number): Promise<CacheLock | null> {
       const token = randomUUID();
       const name = lockKey(key);
-      const reply = await client.set(name, token, { condition: 'NX', expiration: { type: 'PX', value: millis(ttlSeconds) } });
+      const reply = await ready().set(name, token, { condition: 'NX', expiration: { type: 'PX', value: millis(ttlSeconds) } });
       if (asText(reply) !== 'OK') return null;
       return {
         release: async () => {
-          await client.eval(RELEASE_SCRIPT, { keys: [name], arguments: [token] });
+          await ready().eval(RELEASE_SCRIPT, { keys: [name], arguments: [token] });
         },
       };
     },
   };
+}
+
+const listened = new WeakSet<object>();
+
+/** One no-op `error` listener per client: node-redis reconnects by itself, the endpoints count the failures. */
+function listenForErrors(client: RedisCacheClient): void {
+  if (typeof client.on !== 'function' || listened.has(client)) return;
+  listened.add(client);
+  client.on('error', () => undefined);
 }
 
 /** Replies are strings, or Buffers when the client maps types that way. */

@@ -1,29 +1,36 @@
-import {
-  DataType,
-  Field,
-  Float64,
-  Int64,
-  makeData,
-  RecordBatch,
-  Schema,
-  Struct,
-  Table,
-  tableToIPC,
-  TimestampMicrosecond,
-  Utf8,
-  vectorFromArray,
-  type Data,
-} from 'apache-arrow';
+// Types only: the library itself never loads apache-arrow until Arrow output is asked for.
+import type { Data, DataType, Table } from 'apache-arrow';
 import type { ColumnSpec, ColumnType } from '../definitions/definition';
 import { parseIsoMicros } from '../time/iso';
 import type { Row } from './shape-rows';
+
+type Arrow = typeof import('apache-arrow');
+
+let loaded: Arrow | null = null;
+
+/**
+ * apache-arrow, loaded on first use: it is a large module most users never ask for, so importing
+ * log-endpoints does not load it; the first Arrow answer does (library `format: 'arrow'`, HTTP
+ * Arrow output, CLI `--format arrow`).
+ */
+export async function loadArrow(): Promise<Arrow> {
+  loaded ??= await import('apache-arrow');
+  return loaded;
+}
+
+/** The module once loaded; only code holding an Arrow table (so after `loadArrow`) calls this. */
+function arrow(): Arrow {
+  if (!loaded) throw new Error('apache-arrow is used before loadArrow() resolved.');
+  return loaded;
+}
 
 /**
  * An Arrow table of shaped rows, typed by the endpoint's columns: timestamps as microsecond
  * timestamps in UTC, integers as Int64 (counts can pass 2^31 over long windows), floats as
  * Float64, text as Utf8 and `json` columns as their JSON text. Every column is nullable.
  */
-export function rowsToArrow(columns: readonly ColumnSpec[], rows: readonly Row[]): Table {
+export async function rowsToArrow(columns: readonly ColumnSpec[], rows: readonly Row[]): Promise<Table> {
+  const { Field, makeData, RecordBatch, Schema, Struct, Table } = await loadArrow();
   const fields = columns.map((c) => new Field(c.name, arrowType(c.type), true));
   const children = columns.map((c) => columnData(c, rows));
   const schema = new Schema(fields);
@@ -33,10 +40,11 @@ export function rowsToArrow(columns: readonly ColumnSpec[], rows: readonly Row[]
 
 /** The Arrow IPC stream format (`application/vnd.apache.arrow.stream`) of a table. */
 export function arrowToIpcStream(table: Table): Uint8Array {
-  return tableToIPC(table, 'stream');
+  return arrow().tableToIPC(table, 'stream');
 }
 
 function arrowType(type: ColumnType): DataType {
+  const { Float64, Int64, TimestampMicrosecond, Utf8 } = arrow();
   switch (type) {
     case 'timestamp':
       return new TimestampMicrosecond('UTC');
@@ -51,6 +59,7 @@ function arrowType(type: ColumnType): DataType {
 }
 
 function columnData(column: ColumnSpec, rows: readonly Row[]): Data {
+  const { Float64, Int64, TimestampMicrosecond, Utf8, vectorFromArray } = arrow();
   const values = rows.map((row) => row[column.name] ?? null);
   switch (column.type) {
     case 'timestamp':
@@ -84,10 +93,10 @@ function fixedWidth<T extends bigint | number>(
     data[i] = convert(value);
     validity[i >> 3]! |= 1 << (i & 7);
   });
-  return makeData({ type, length: values.length, nullCount, data, nullBitmap: nullCount ? validity : undefined } as never);
+  return arrow().makeData({ type, length: values.length, nullCount, data, nullBitmap: nullCount ? validity : undefined } as never);
 }
 
 /** A query answer with its rows as an Arrow table too (`ep.query(name, params, { format: 'arrow' })`). */
-export function withArrowTable<T extends { result: readonly Row[] }>(answer: T, columns: readonly ColumnSpec[]): T & { table: Table } {
-  return { ...answer, table: rowsToArrow(columns, answer.result) };
+export async function withArrowTable<T extends { result: readonly Row[] }>(answer: T, columns: readonly ColumnSpec[]): Promise<T & { table: Table }> {
+  return { ...answer, table: await rowsToArrow(columns, answer.result) };
 }

@@ -6,6 +6,9 @@ import { createDuckDBEngine } from '../../src/engine/duckdb/duckdb-engine';
 import { createEndpoints, type CacheEntry, type Endpoints, type Engine } from '../../src/index';
 import { redisCache } from '../../src/redis';
 import { manualTime, ProbeEngine } from '../support/cache-harness';
+import { cacheKey } from '../../src/cache/cache-key';
+import { normalizeParams } from '../../src/definitions/normalize-params';
+import { findDefinition } from '../../src/definitions/registry';
 import { freePort, startRedis } from './support/servers';
 import { edgeEvent, functionEvent, tempDir, writeLines } from '../support/log-files';
 
@@ -94,7 +97,7 @@ describe('redisCache', () => {
       const store = redisCache({ client, prefix: prefix() });
       const make = async () => {
         const probe = new ProbeEngine(duckdb);
-        const ep = await createEndpoints({ sources: {}, engine: probe, now: time.now, scheduler: time.scheduler, cache: store });
+        const ep = await createEndpoints({ sources: {}, engine: probe, now: () => new Date(NOW), cacheClock: time.clock, scheduler: time.scheduler, cache: store });
         return { ep, probe };
       };
       const a = await make();
@@ -169,6 +172,83 @@ describe('redisCache', () => {
       await time.advance(3600 * SECOND);
       expect(runs()).toBe(settledRuns);
       await close();
+    });
+  });
+
+  describe('an outage', () => {
+    const USAGE = findDefinition('usage.api-counts');
+    const keyOf = (project: string) => cacheKey(USAGE, normalizeParams(USAGE, { project, interval: 'daily' }));
+
+    it('never makes a call wait for Redis: killed, calls answer from the engine; restarted, the cache works again', async () => {
+      const port = await freePort();
+      let redis = await startRedis(port);
+      // Made as users make it: offline queue on, and (on purpose) no error listener of our own:
+      // redisCache's listener alone must keep the process up.
+      const own = createClient({ url: `redis://127.0.0.1:${port}` });
+      await own.connect();
+      const p = prefix();
+      const probe = new ProbeEngine(duckdb);
+      const ep = await createEndpoints({ sources: {}, engine: probe, cache: redisCache({ client: own, prefix: p }) });
+      try {
+        const params = { project: 'abc', interval: 'daily' };
+        expect((await ep.query('usage.api-counts', params)).cache).toBe('miss');
+        const cached = await ep.query('usage.api-counts', params);
+        expect(cached.cache).toBe('hit');
+
+        redis.kill('SIGKILL');
+        await once(redis, 'exit');
+        // Every call answers while Redis is gone (a call waiting for it would hang here, Redis never returns on its own).
+        for (const project of ['abc', 'down-1', 'down-2']) {
+          const answer = await ep.query('usage.api-counts', { project, interval: 'daily' });
+          expect(answer.cache).toBe('miss');
+        }
+        expect(probe.runs).toBe(4);
+        expect(ep.stats().cacheErrors).toBeGreaterThanOrEqual(3);
+
+        redis = await startRedis(port);
+        if (!own.isReady) await once(own, 'ready');
+        const errorsBefore = ep.stats().cacheErrors;
+        expect((await ep.query('usage.api-counts', params)).cache).toBe('miss'); // the new Redis is empty
+        expect((await ep.query('usage.api-counts', params)).cache).toBe('hit');
+        expect(ep.stats().cacheErrors).toBe(errorsBefore);
+        // Nothing from the outage was queued and replayed into the new Redis.
+        expect(await own.get(`${p}entry:${keyOf('down-1')}`)).toBeNull();
+        expect(await own.get(`${p}entry:${keyOf('down-2')}`)).toBeNull();
+        expect(await own.keys(`${p}*`)).toEqual([`${p}entry:${keyOf('abc')}`]);
+      } finally {
+        await ep.close();
+        own.destroy();
+        redis.kill('SIGKILL');
+        await once(redis, 'exit');
+      }
+    });
+
+    it('bounds calls to a Redis that stops answering (stopped process): storeTimeoutMs, then the engine', async () => {
+      const port = await freePort();
+      const redis = await startRedis(port);
+      const own = createClient({ url: `redis://127.0.0.1:${port}` });
+      own.on('error', () => undefined);
+      await own.connect();
+      const probe = new ProbeEngine(duckdb);
+      const ep = await createEndpoints({ sources: {}, engine: probe, cache: redisCache({ client: own, prefix: prefix() }), storeTimeoutMs: 100 });
+      try {
+        const params = { project: 'abc', interval: 'daily' };
+        await ep.query('usage.api-counts', params);
+        redis.kill('SIGSTOP'); // the socket stays open, nothing answers
+        const answer = await ep.query('usage.api-counts', params);
+        expect(answer.cache).toBe('miss');
+        expect(probe.runs).toBe(2);
+        expect(ep.stats().cacheErrors).toBe(2); // the read and the write
+        redis.kill('SIGCONT');
+        expect(await own.ping()).toBe('PONG');
+        expect((await ep.query('usage.api-counts', params)).cache).toBe('hit');
+      } finally {
+        redis.kill('SIGCONT');
+        await ep.close();
+        own.destroy();
+        redis.kill('SIGKILL');
+        await once(redis, 'exit');
+      }
     });
   });
 });

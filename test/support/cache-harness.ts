@@ -1,9 +1,20 @@
-import { createEndpoints, EngineError, memoryCache, type CacheScheduler, type Engine, type EndpointsOptions, type EngineRequest, type EngineResult } from '../../src/index';
+import {
+  createEndpoints,
+  EngineError,
+  memoryCache,
+  type CacheScheduler,
+  type Engine,
+  type EndpointsOptions,
+  type EngineRequest,
+  type EngineResult,
+  type ResultCache,
+} from '../../src/index';
 
 /**
- * A clock and a scheduler the test moves by hand: `advance` walks time forward, running every
- * warming task that falls due (tasks due at the same instant run concurrently, as timers of two
- * instances would) and waits for each to finish, so no test depends on real elapsed time.
+ * A cache clock and a scheduler the test moves by hand (the `cacheClock` and `scheduler` options):
+ * `advance` walks time forward, running every warming task that falls due (tasks due at the same
+ * instant run concurrently, as timers of two instances would) and waits for each to finish, so no
+ * test depends on real elapsed time. The windows' `now` is a separate clock the tests keep fixed.
  */
 export function manualTime(startIso: string) {
   let t = Date.parse(startIso);
@@ -16,7 +27,8 @@ export function manualTime(startIso: string) {
     },
   };
   return {
-    now: () => new Date(t),
+    /** The cache clock: ms since the epoch. */
+    clock: () => t,
     scheduler,
     /** Milliseconds since the start instant. */
     get elapsedMs() {
@@ -49,6 +61,8 @@ export function manualTime(startIso: string) {
  */
 export class ProbeEngine implements Engine {
   runs = 0;
+  /** Every request run, in order. */
+  readonly requests: EngineRequest[] = [];
   running = 0;
   maxRunning = 0;
   /** When set, runs fail with `query_failed` (after being counted). */
@@ -77,6 +91,7 @@ export class ProbeEngine implements Engine {
 
   async run(request: EngineRequest): Promise<EngineResult> {
     this.runs++;
+    this.requests.push(request);
     this.running++;
     this.maxRunning = Math.max(this.maxRunning, this.running);
     for (const wake of this.waiters.splice(0)) wake();
@@ -109,11 +124,67 @@ export async function settle(turns = 5): Promise<void> {
   for (let i = 0; i < turns; i++) await new Promise<void>((resolve) => setImmediate(resolve));
 }
 
-/** Endpoints over `inner` (through a counting ProbeEngine), with their own memory cache and a manual clock and scheduler. */
+/**
+ * Endpoints over `inner` (through a counting ProbeEngine), with their own memory cache, a manual
+ * cache clock and scheduler starting at `startIso`, and windows placed at a replayed, fixed `now`
+ * (`startIso` too): everything the cache does must then follow the cache clock alone.
+ */
 export async function cachedEndpoints(startIso: string, inner: Engine | null, extra: Partial<EndpointsOptions> = {}) {
   const time = manualTime(startIso);
   const probe = new ProbeEngine(inner);
-  const store = memoryCache({ now: time.now });
-  const ep = await createEndpoints({ sources: {}, engine: probe, now: time.now, scheduler: time.scheduler, cache: store, ...extra });
+  const store = memoryCache({ clock: time.clock });
+  const fixed = new Date(startIso);
+  const ep = await createEndpoints({
+    sources: {}, engine: probe, now: () => fixed, cacheClock: time.clock, scheduler: time.scheduler, cache: store, ...extra,
+  });
   return { ep, time, probe, store };
+}
+
+/**
+ * A store whose operations can be made to hang (never settle) or fail, one switch per method,
+ * around a real memory cache: what a Redis that went away looks like to the endpoints.
+ */
+export function flakyStore(inner = memoryCache()) {
+  const mode: Record<'get' | 'set' | 'delete' | 'tryLock', 'ok' | 'hang' | 'fail'> = { get: 'ok', set: 'ok', delete: 'ok', tryLock: 'ok' };
+  const hung: Array<() => void> = [];
+  const gate = <T>(method: keyof typeof mode, call: () => Promise<T>): Promise<T> => {
+    if (mode[method] === 'fail') return Promise.reject(new Error('store down'));
+    if (mode[method] === 'hang') return new Promise<T>((resolve) => hung.push(() => void call().then(resolve)));
+    return call();
+  };
+  let locksHeld = 0;
+  let locksTaken = 0;
+  const store: ResultCache = {
+    get: (key) => gate('get', () => inner.get(key)),
+    set: (key, value, ttl) => gate('set', () => inner.set(key, value, ttl)),
+    delete: (key) => gate('delete', () => inner.delete(key)),
+    tryLock: (key, ttl) =>
+      gate('tryLock', async () => {
+        locksHeld++;
+        locksTaken++;
+        return { release: async () => void locksHeld-- };
+      }),
+  };
+  return {
+    store,
+    inner,
+    mode,
+    /** Operations waiting on a hung method. */
+    get hung() {
+      return hung.length;
+    },
+    /** Locks handed out and not released. */
+    get locksHeld() {
+      return locksHeld;
+    },
+    /** Locks handed out in all. */
+    get locksTaken() {
+      return locksTaken;
+    },
+    /** Lets every hung operation finish now (what a Redis coming back does). */
+    recover(): void {
+      for (const key of Object.keys(mode) as Array<keyof typeof mode>) mode[key] = 'ok';
+      hung.splice(0).forEach((finish) => finish());
+    },
+  };
 }

@@ -6,9 +6,12 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** Longest any spawned command may take before the test kills it and fails. */
 const LIMIT_MS = 30_000;
 
-/** `log-endpoints <args>` as a real process (the TypeScript source through tsx, no build needed). */
-export function spawnCli(args: string[], env: Record<string, string> = {}): ChildProcess & { output: { stdout: string; stderr: string } } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+/**
+ * `log-endpoints <args>` as a real process (the TypeScript source through tsx, no build needed).
+ * `preload` modules are imported first (`--import`), e.g. a test hook.
+ */
+export function spawnCli(args: string[], env: Record<string, string> = {}, preload: string[] = []): ChildProcess & { output: { stdout: string; stderr: string } } {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...preload.flatMap((p) => ['--import', p]), 'src/cli.ts', ...args], {
     cwd: ROOT,
     env: { ...process.env, LOG_ENDPOINTS_API_KEYS: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -36,9 +39,18 @@ export function runCli(args: string[], env: Record<string, string> = {}): Promis
 
 /** Resolves with the first match of `pattern` in the child's stdout; rejects if it exits first or past the limit. */
 export function waitForStdout(child: ReturnType<typeof spawnCli>, pattern: RegExp): Promise<RegExpMatchArray> {
+  return waitForOutput(child, 'stdout', pattern);
+}
+
+/** The same for stderr. */
+export function waitForStderr(child: ReturnType<typeof spawnCli>, pattern: RegExp): Promise<RegExpMatchArray> {
+  return waitForOutput(child, 'stderr', pattern);
+}
+
+function waitForOutput(child: ReturnType<typeof spawnCli>, stream: 'stdout' | 'stderr', pattern: RegExp): Promise<RegExpMatchArray> {
   return new Promise((resolve, reject) => {
     const check = () => {
-      const m = pattern.exec(child.output.stdout);
+      const m = pattern.exec(child.output[stream]);
       if (m) {
         cleanup();
         resolve(m);
@@ -46,18 +58,19 @@ export function waitForStdout(child: ReturnType<typeof spawnCli>, pattern: RegEx
     };
     const onExit = (code: number | null) => {
       cleanup();
-      reject(new Error(`exited with ${code} before printing ${pattern}; stderr: ${child.output.stderr}`));
+      reject(new Error(`exited with ${code} before printing ${pattern} on ${stream}; stderr: ${child.output.stderr}`));
     };
     const timer = setTimeout(() => {
       cleanup();
-      reject(new Error(`no ${pattern} on stdout; stderr: ${child.output.stderr}`));
+      reject(new Error(`no ${pattern} on ${stream}; stderr: ${child.output.stderr}`));
     }, LIMIT_MS);
     const cleanup = () => {
       clearTimeout(timer);
-      child.stdout!.off('data', check);
+      child[stream]!.off('data', check);
       child.off('exit', onExit);
     };
-    child.stdout!.on('data', check);
+    // Registered after spawnCli's own listener, so output already holds the new chunk.
+    child[stream]!.on('data', check);
     child.on('exit', onExit);
     check();
   });

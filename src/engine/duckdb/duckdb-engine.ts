@@ -28,7 +28,7 @@ import { earliestDayOf } from './list-files';
 import { parquetSchema } from './parquet-schema';
 import { RangeCopies } from './range-copies';
 import { querySql } from './query-files';
-import { openDatabase, type DatabaseSettings } from './open-database';
+import { openDatabase, type DatabaseSettings, type MemoryRelief } from './open-database';
 import { emptyNdjsonFile } from './empty-ndjson-file';
 import { RELATION_NAME, sourceRelation, WAL_COMMIT_KEY, type SourceFiles } from './source-relations';
 import { sqlStringList } from './sql-literal';
@@ -82,8 +82,8 @@ export function fullQuerySql(query: EngineRequest['query'], files: SourceFiles):
  * const engine = await createDuckDBEngine({ sources: { edgeLogs: 'logs/edge/*.ndjson' } });
  */
 export async function createDuckDBEngine(options: DuckDBEngineOptions): Promise<Engine> {
-  const { instance, connection } = await openDatabase(options);
-  return new DuckDBEngine(instance, connection, options);
+  const { instance, connection, relief } = await openDatabase(options);
+  return new DuckDBEngine(instance, connection, options, relief);
 }
 
 class DuckDBEngine implements Engine {
@@ -103,6 +103,7 @@ class DuckDBEngine implements Engine {
     private readonly instance: DuckDBInstance,
     private readonly control: DuckDBConnection,
     options: DuckDBEngineOptions,
+    private readonly relief: MemoryRelief | null = null,
   ) {
     const list = (g: string | readonly string[] | undefined) => (g === undefined ? [] : typeof g === 'string' ? [g] : [...g]);
     this.readers = {
@@ -112,6 +113,8 @@ class DuckDBEngine implements Engine {
     this.gate = new QueryGate({
       maxConcurrent: options.maxConcurrentQueries ?? 4,
       maxQueued: options.maxQueuedQueries ?? 64,
+      // Out of the memory limit beside other queries: it may fit alone, so it runs again alone.
+      retryAloneWhen: isOutOfMemory,
     });
     this.timeoutMs = options.queryTimeoutMs ?? 30_000;
   }
@@ -256,6 +259,7 @@ class DuckDBEngine implements Engine {
     await this.controlQueue.catch(() => undefined);
     // Wait for interrupted queries to hand their connections back before closing DuckDB.
     while (this.busy.size) await new Promise((resolve) => setTimeout(resolve, 5));
+    await this.relief?.close();
     for (const statements of this.statements.values()) for (const prepared of statements.values()) prepared.destroySync();
     this.statements.clear();
     for (const connection of this.idle) connection.closeSync();
@@ -320,6 +324,8 @@ class DuckDBEngine implements Engine {
       this.busy.delete(connection);
       if (this.closed) connection.closeSync();
       else this.idle.push(connection);
+      // Past the memory limit, freed memory goes back to the system (see MemoryRelief).
+      this.relief?.afterQuery();
     }
   }
 
@@ -333,6 +339,11 @@ class DuckDBEngine implements Engine {
   private assertOpen(): void {
     if (this.closed) throw new EngineError('closed', 'The endpoints were closed.');
   }
+}
+
+/** DuckDB ran out of its memory limit (mapped to `overloaded` by `withConnection`). */
+function isOutOfMemory(error: unknown): boolean {
+  return error instanceof EngineError && error.code === 'overloaded' && /Out of Memory/i.test(String((error.cause as Error | undefined)?.message));
 }
 
 /** Binds a request's parameters (and `$max_rows`) to a prepared statement of its query. */

@@ -22,14 +22,18 @@ const EXTRA_DIRS = ['/usr/sbin', '/usr/local/sbin', '/usr/bin', '/usr/local/bin'
  * The absolute path of a server binary, or an error naming the package to install. Never skips:
  * an integration test without its server fails, so a green run means the server was there.
  */
-export function requireBinary(name: string): string {
-  const dirs = [...(process.env.PATH ?? '').split(delimiter), ...EXTRA_DIRS].filter(Boolean);
+export function requireBinary(name: string, dirs = searchDirs()): string {
   for (const dir of dirs) {
     const candidate = join(dir, name);
     if (existsSync(candidate)) return candidate;
   }
   const hint = INSTALL_HINTS[name] ?? `install ${name}`;
   throw new Error(`${name} is not installed; the integration tests need it. Install it with: ${hint}`);
+}
+
+/** PATH, then the usual sbin and bin folders. */
+function searchDirs(): string[] {
+  return [...(process.env.PATH ?? '').split(delimiter), ...EXTRA_DIRS].filter(Boolean);
 }
 
 /** The first line a binary prints for `--version` (for messages), or null. */

@@ -1,0 +1,86 @@
+import type { EndpointsOptions } from '../create-endpoints';
+import { InvalidOptionError } from '../errors';
+import { memoryLimitBytes, MIN_MEMORY_LIMIT_BYTES } from '../engine/duckdb/open-database';
+import {
+  checkBoolean,
+  checkFunction,
+  checkInteger,
+  checkMethods,
+  checkObject,
+  checkPositiveNumber,
+  describeValue,
+} from './option-checks';
+
+const SOURCE_NAMES = ['edgeLogs', 'functionEdgeLogs'] as const;
+const EXAMPLE = `createEndpoints({ sources: { edgeLogs: 'logs/edge/*.ndjson', functionEdgeLogs: 'logs/functions/*.ndjson' } })`;
+
+/**
+ * Checks the options of `createEndpoints` before anything is opened, so a mistake is one clear
+ * `InvalidOptionError` naming the option instead of a hang (`maxConcurrentQueries: 0`), DuckDB's
+ * raw message (`memoryLimit: 'lots'`) or a TypeError from deep inside.
+ */
+export function checkEndpointsOptions(options: unknown): asserts options is EndpointsOptions {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new InvalidOptionError('options', `createEndpoints needs options saying where the logs are, e.g. ${EXAMPLE}.`);
+  }
+  const o = options as Record<string, unknown>;
+  if (o.engine !== undefined) checkMethods('engine', o.engine, ['run', 'checkPattern', 'ping', 'inspectSources', 'close'], 'an Engine');
+  if (o.storage !== undefined) {
+    const storage = checkObject('storage', o.storage, false)!;
+    if (typeof storage.dataDir !== 'string' || storage.dataDir === '') {
+      throw new InvalidOptionError('storage.dataDir', `storage.dataDir must be the folder managed storage keeps events in, not ${describeValue(storage.dataDir)}.`);
+    }
+  }
+  checkFunction('onWarning', o.onWarning, 'a function');
+  checkSources(o.sources, o.engine !== undefined || o.storage !== undefined);
+  checkFunction('now', o.now, 'a function returning a Date');
+  checkFunction('cacheClock', o.cacheClock, 'a function returning milliseconds since the epoch');
+  if (o.cache !== undefined && o.cache !== false) checkMethods('cache', o.cache, ['get', 'set', 'delete'], 'false or a ResultCache');
+  checkObject('cachePolicy', o.cachePolicy);
+  checkInteger('warmingConcurrency', o.warmingConcurrency, 1);
+  checkInteger('maxWarmingKeys', o.maxWarmingKeys, 1);
+  checkPositiveNumber('storeTimeoutMs', o.storeTimeoutMs, 'milliseconds');
+  if (o.scheduler !== undefined) checkMethods('scheduler', o.scheduler, ['schedule'], 'a CacheScheduler');
+  const duckdb = checkObject('duckdb', o.duckdb);
+  checkInteger('duckdb.threads', duckdb?.threads, 1, 1024);
+  const memoryLimit = duckdb?.memoryLimit;
+  if (memoryLimit !== undefined) {
+    const bytes = typeof memoryLimit === 'string' ? memoryLimitBytes(memoryLimit) : null;
+    if (bytes === null) {
+      throw new InvalidOptionError('duckdb.memoryLimit', `duckdb.memoryLimit must be a size such as '256MB' or '2GB', not ${describeValue(memoryLimit)}.`);
+    }
+    if (bytes < MIN_MEMORY_LIMIT_BYTES) {
+      throw new InvalidOptionError('duckdb.memoryLimit', `duckdb.memoryLimit must be at least 1MB (DuckDB cannot run below it), not ${describeValue(memoryLimit)}.`);
+    }
+  }
+  const limits = checkObject('limits', o.limits);
+  checkInteger('limits.maxConcurrentQueries', limits?.maxConcurrentQueries, 1);
+  checkInteger('limits.maxQueuedQueries', limits?.maxQueuedQueries, 0);
+  checkInteger('limits.queryTimeoutMs', limits?.queryTimeoutMs, 1);
+  checkBoolean('fillEmptyBuckets', o.fillEmptyBuckets);
+}
+
+/**
+ * Where the logs are: required unless another engine or managed storage is given (`{}` is
+ * allowed: every source empty); each source a glob or a list of globs.
+ */
+function checkSources(value: unknown, optional: boolean): void {
+  if (value === undefined && optional) return;
+  if (value === undefined) {
+    throw new InvalidOptionError('sources', `sources is required: say where the logs are, e.g. ${EXAMPLE} (or keep them yourself: storage: { dataDir }).`);
+  }
+  const sources = checkObject('sources', value, false)!;
+  for (const name of Object.keys(sources)) {
+    if (!(SOURCE_NAMES as readonly string[]).includes(name)) {
+      throw new InvalidOptionError(`sources.${name}`, `sources.${name} is not a log source; the sources are ${SOURCE_NAMES.join(' and ')}.`);
+    }
+  }
+  for (const name of SOURCE_NAMES) {
+    const globs = sources[name];
+    if (globs === undefined) continue;
+    const list = typeof globs === 'string' ? [globs] : Array.isArray(globs) ? globs : null;
+    if (list === null || !list.every((g) => typeof g === 'string' && g.trim() !== '')) {
+      throw new InvalidOptionError(`sources.${name}`, `sources.${name} must be a glob or a list of globs (non-empty strings), not ${describeValue(globs)}.`);
+    }
+  }
+}

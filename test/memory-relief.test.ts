@@ -1,0 +1,61 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { MemoryRelief, openDatabase, TRIM_SLACK_BYTES } from '../src/engine/duckdb/open-database';
+
+// What the relief does is measured in `npm run bench` (peak RSS under a burst); here: when it runs.
+describe('MemoryRelief', () => {
+  const opened: Array<Awaited<ReturnType<typeof openDatabase>>> = [];
+  afterAll(() => {
+    for (const { instance } of opened) instance.closeSync();
+  });
+
+  const open = async (memoryLimit?: string) => {
+    const db = await openDatabase({ threads: 2, memoryLimit });
+    opened.push(db);
+    return db;
+  };
+  const threadsOf = async (db: Awaited<ReturnType<typeof openDatabase>>) =>
+    Number((await db.connection.runAndReadAll("SELECT current_setting('threads')")).getRows()[0]![0]);
+
+  it('comes with a memory limit, and only then, with the limit as its budget', async () => {
+    expect((await open()).relief).toBeNull();
+    const { relief } = await open('256MB');
+    expect(relief).toBeInstanceOf(MemoryRelief);
+    expect(relief!.budgetBytes).toBe(256e6);
+    await relief!.close();
+  });
+
+  it('trims only when the process is above its budget, one trim at a time, and leaves the thread count as it was', async () => {
+    const db = await open('256MB');
+    let resident = 100e6;
+    const relief = new MemoryRelief(db.instance, 2, 256e6, () => resident);
+    relief.afterQuery();
+    await relief.close().then(() => undefined); // nothing was running
+    expect(relief.trims).toBe(0);
+
+    const active = new MemoryRelief(db.instance, 2, 256e6, () => resident);
+    resident = 300e6;
+    active.afterQuery();
+    active.afterQuery(); // one is already running: no second
+    await active.close();
+    expect(active.trims).toBe(1);
+    expect(await threadsOf(db)).toBe(2);
+    active.afterQuery(); // closed: never again
+    expect(active.trims).toBe(1);
+  });
+
+  it('after a trim that left the process above its budget, waits for 16 MiB more growth', async () => {
+    const db = await open('256MB');
+    let resident = 300e6; // the application around the engine holds more than the limit
+    const relief = new MemoryRelief(db.instance, 2, 256e6, () => resident);
+    const trimmed = async () => {
+      relief.afterQuery();
+      await relief.settled();
+      return relief.trims;
+    };
+    expect(await trimmed()).toBe(1);
+    expect(await trimmed()).toBe(1); // still 300e6: nothing more to gain
+    resident = 300e6 + TRIM_SLACK_BYTES + 1;
+    expect(await trimmed()).toBe(2);
+    await relief.close();
+  });
+});
