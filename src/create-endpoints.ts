@@ -24,7 +24,9 @@ import type { SourceName } from './engine/engine';
 import { Ingestor, type IngestResult } from './ingest/ingestor';
 import { SourceNames, type IngestSourceName } from './ingest/source-names';
 import type { StorageOptions } from './ingest/storage-options';
-import { openWalSet, STORAGE_SOURCES, walGlob, type WalSet } from './storage/wal/wal-set';
+import { openWalSet, STORAGE_SOURCES, walDir, type WalSet } from './storage/wal/wal-set';
+import { BackgroundCompactor } from './storage/managed/background-compactor';
+import { datasetDir, managedInputs } from './storage/managed/managed-inputs';
 import type { WalRecovery } from './storage/wal/wal';
 import { realClock, type CacheClock } from './cache/real-clock';
 import { checkEndpointsOptions } from './options/check-endpoints-options';
@@ -87,11 +89,10 @@ export interface EndpointsOptions {
  * @example
  * const ep = await createEndpoints({ sources, onWarning: (w) => console.warn(w.message) });
  */
-export interface EndpointsWarning {
-  code: 'file_skipped';
-  message: string;
-  file: SkippedFile;
-}
+export type EndpointsWarning =
+  | { code: 'file_skipped'; message: string; file: SkippedFile }
+  /** Managed storage's background compaction failed; it is tried again, and ingest is refused (503) only past its bounds. */
+  | { code: 'compaction_failed'; message: string; source: SourceName; cause: unknown };
 
 /** How an answer was obtained. */
 export type CacheStatus = 'hit' | 'miss' | 'bypass';
@@ -136,6 +137,19 @@ export type ArrowQueryResult<R = Row> = QueryResult<R> & { table: Table };
 export interface EndpointsStats extends CacheCounters {
   engineQueries: number;
   engineFailures: number;
+  /**
+   * Managed storage, when configured: bytes in the write-ahead log (on disk, accepted but not
+   * yet fsynced), and what background compaction did (segments compacted, failed runs, small files
+   * merged, files dropped by retention).
+   */
+  storage?: {
+    walBytes: number;
+    pendingBytes: number;
+    compactedSegments: number;
+    compactionFailures: number;
+    mergedFiles: number;
+    droppedFiles: number;
+  };
   /** Keys this instance keeps warm now (read within their last lifetime). */
   warmingKeys: number;
 }
@@ -222,7 +236,8 @@ export async function createEndpoints(options: EndpointsOptions): Promise<Endpoi
     engine =
       options.engine ??
       (await createDuckDBEngine({
-        sources: withStorage(options.sources ?? {}, walSet),
+        sources: options.sources ?? {},
+        extraInputs: walSet ? managedSources(walSet) : undefined,
         threads: options.duckdb?.threads,
         memoryLimit: options.duckdb?.memoryLimit,
         maxConcurrentQueries: options.limits?.maxConcurrentQueries,
@@ -233,7 +248,9 @@ export async function createEndpoints(options: EndpointsOptions): Promise<Endpoi
     await walSet?.close();
     throw error;
   }
-  const storage = walSet && sourceNames ? { walSet, ingestor: new Ingestor(walSet, sourceNames, options.now ?? (() => new Date())) } : null;
+  const storage = walSet && sourceNames
+    ? { walSet, ingestor: new Ingestor(walSet, sourceNames, options.now ?? (() => new Date())), compactors: startCompactors(walSet, options) }
+    : null;
   try {
     return new EndpointsImpl(engine, options, storage);
   } catch (error) {
@@ -250,21 +267,45 @@ function walOptions(storage: StorageOptions) {
   return { maxSegmentBytes, maxSegmentAgeMs, maxPendingBytes, maxUncompactedBytes };
 }
 
-/** The configured globs plus managed storage's WAL segments of each source. */
-function withStorage(sources: SourceGlobs, walSet: WalSet | null): SourceGlobs {
-  if (!walSet) return sources;
-  const out: Record<SourceName, string[]> = { edgeLogs: [], functionEdgeLogs: [] };
-  for (const source of STORAGE_SOURCES) {
-    const configured = sources[source];
-    out[source] = [...(configured === undefined ? [] : typeof configured === 'string' ? [configured] : configured), walGlob(walSet.dataDir, source)];
-  }
+/** What queries of each source read from managed storage: its dataset and its committed WAL bytes. */
+function managedSources(walSet: WalSet) {
+  const out: Partial<Record<SourceName, ReturnType<typeof managedInputs>>> = {};
+  for (const source of STORAGE_SOURCES) out[source] = managedInputs(walSet.dataDir, source, walSet.wals[source]);
   return out;
+}
+
+/**
+ * One background compactor per source: closed segments into the dataset, small files merged,
+ * days past retention dropped. Segments left closed by a previous process are compacted at once.
+ */
+function startCompactors(walSet: WalSet, options: EndpointsOptions): BackgroundCompactor[] {
+  return STORAGE_SOURCES.map((source) => {
+    const compactor = new BackgroundCompactor({
+      source,
+      datasetDir: datasetDir(walSet.dataDir, source),
+      walDir: walDir(walSet.dataDir, source),
+      wal: walSet.wals[source],
+      retentionDays: options.storage?.retentionDays ?? 90,
+      now: () => new Date(),
+      duckdb: options.storage?.compactionDuckdb ?? { threads: 1, memoryLimit: '512MB' },
+      onError: (error) => {
+        try {
+          options.onWarning?.({ code: 'compaction_failed', message: `Compaction of ${source} failed (retried shortly): ${(error as Error)?.message ?? String(error)}`, source, cause: error });
+        } catch {
+          // A failing hook must not stop compaction.
+        }
+      },
+    });
+    compactor.trigger();
+    return compactor;
+  });
 }
 
 /** Managed storage of an instance: the locked WALs and the one ingest path into them. */
 interface Storage {
   walSet: WalSet;
   ingestor: Ingestor;
+  compactors: BackgroundCompactor[];
 }
 
 /** Rows of one engine computation: what the cache stores. */
@@ -373,7 +414,19 @@ class EndpointsImpl implements Endpoints {
   }
 
   stats(): EndpointsStats {
-    return { ...this.counters, warmingKeys: this.cache.warmingKeys };
+    const stats: EndpointsStats = { ...this.counters, warmingKeys: this.cache.warmingKeys };
+    if (this.managed) {
+      const sum = (pick: (c: BackgroundCompactor['counters']) => number) => this.managed!.compactors.reduce((n, c) => n + pick(c.counters), 0);
+      stats.storage = {
+        walBytes: STORAGE_SOURCES.reduce((n, s) => n + this.managed!.walSet.wals[s].bytes.disk, 0),
+        pendingBytes: STORAGE_SOURCES.reduce((n, s) => n + this.managed!.walSet.wals[s].bytes.pending, 0),
+        compactedSegments: sum((c) => c.compactedSegments),
+        compactionFailures: sum((c) => c.failures),
+        mergedFiles: sum((c) => c.mergedFiles),
+        droppedFiles: sum((c) => c.droppedFiles),
+      };
+    }
+    return stats;
   }
 
   async close() {
@@ -381,6 +434,8 @@ class EndpointsImpl implements Endpoints {
     this.closed = true;
     this.cache.stop();
     try {
+      // A compaction that is running finishes (or is left for the next start: it is crash safe).
+      await Promise.all(this.managed?.compactors.map((c) => c.stop()) ?? []);
       // Events accepted before close are written (and their callers answered) first.
       await this.managed?.walSet.close();
     } finally {

@@ -188,7 +188,8 @@ describe('timestamps (contract §1.3)', () => {
     [1795256102.5, 1795256102500000n],
     [1795256102123, 1795256102123000n],
     [1795256102123456, 1795256102123456n],
-    [1795256102123456789, 1795256102123457n],
+    // Nanoseconds: as text (what ingest keeps of a 19-digit JSON number), exact and floored.
+    ['1795256102123456789', 1795256102123456n],
     ['1795256102123456', 1795256102123456n],
     [' 1795256102 ', 1795256102000000n],
   ])('%s is %s µs', (value, micros) => {
@@ -196,6 +197,11 @@ describe('timestamps (contract §1.3)', () => {
   });
   it.each(['yesterday', '', '2026-13-01', '10:15', 'NaN', '1e400', '0x10', true, {}, [], Number.POSITIVE_INFINITY, -1e25])('%s is refused', (value) => {
     expect(timestampMicros(value)).toBeNull();
+  });
+  it('a nanosecond JSON number in a body keeps its exact microsecond (no double in between)', () => {
+    const [event] = parseEvents(Buffer.from('{"timestamp": 1795256102123456999, "message": "m"}'), 'application/json') as Array<Record<string, unknown>>;
+    expect(event!.timestamp).toBe('1795256102123456999');
+    expect(timestampMicros(event!.timestamp)).toBe(1795256102123456n);
   });
 });
 

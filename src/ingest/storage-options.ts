@@ -21,4 +21,8 @@ export interface StorageOptions {
   maxPendingBytes?: number;
   /** Past this many bytes of WAL not yet compacted, ingest answers 503 overloaded (default 1 GiB). */
   maxUncompactedBytes?: number;
+  /** Days kept: a day's events are deleted once the whole day is older than this (default 90, the longest tier window). */
+  retentionDays?: number;
+  /** DuckDB settings of the background compaction (default one thread and 512MB: queries keep the rest). */
+  compactionDuckdb?: { threads?: number; memoryLimit?: string };
 }

@@ -30,6 +30,7 @@ export function checkEndpointsOptions(options: unknown): asserts options is Endp
     if (typeof storage.dataDir !== 'string' || storage.dataDir === '') {
       throw new InvalidOptionError('storage.dataDir', `storage.dataDir must be the folder managed storage keeps events in, not ${describeValue(storage.dataDir)}.`);
     }
+    checkInteger('storage.retentionDays', storage.retentionDays, 1, 36_500);
   }
   checkFunction('onWarning', o.onWarning, 'a function');
   checkSources(o.sources, o.engine !== undefined || o.storage !== undefined);

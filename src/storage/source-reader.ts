@@ -11,6 +11,8 @@ export interface FileRange {
   file: ListedFile;
   start: number;
   end: number;
+  /** Still being written: read from a copy of [start, end) even when that is the whole file now. */
+  growing?: boolean;
 }
 
 /** What one query of a source reads: a consistent cut through files and compacted datasets. */
@@ -101,7 +103,7 @@ export class SourceReader {
       const covered = coveredBytes(range.file, index, this.hashes, listedPaths);
       if (covered >= range.end) continue;
       if (covered > range.start) out.ranges.push({ ...range, start: covered });
-      else if (range.start === 0 && range.end === range.file.size) out.ndjson.push(range.file);
+      else if (range.start === 0 && range.end === range.file.size && !range.growing) out.ndjson.push(range.file);
       else out.ranges.push(range);
     }
 
