@@ -1,25 +1,15 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import autocannon from 'autocannon';
 import type { BenchCase } from './cases';
 import { REFERENCE, type Dataset } from './dataset';
 import { round } from './stats';
+import { freePort } from './free-port';
 
 const KEY = 'bench-key';
 const CLI = resolve('dist', 'cli.js');
 
-async function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => done(port));
-    });
-  });
-}
 
 /** Starts the real CLI server (the built one, as users run it) on the compacted Parquet. */
 async function startServer(dataset: Dataset, port: number): Promise<{ child: ChildProcess; startedAt: bigint }> {

@@ -10,7 +10,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -19,6 +18,7 @@ import autocannon from 'autocannon';
 import { Prng } from '../src/fixtures/prng';
 import { serializeEvents } from '../src/ingest/serialize-events';
 import { round } from './stats';
+import { freePort } from './free-port';
 
 const KEY = 'bench-ingest-key';
 const CLI = resolve('dist', 'cli.js');
@@ -58,16 +58,6 @@ function event(prng: Prng, i: number): Record<string, unknown> {
   };
 }
 
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => done(port));
-    });
-  });
-}
 
 async function startServer(dataDir: string, port: number): Promise<ChildProcess> {
   const child = spawn(process.execPath, [CLI, 'serve', '--data-dir', dataDir, '--api-key', KEY, '--port', String(port), '--host', '127.0.0.1'], {

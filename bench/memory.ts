@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { REFERENCE, type Dataset } from './dataset';
 import { round } from './stats';
+import { freePort } from './free-port';
 
 const KEY = 'bench-key';
 const CLI = resolve('dist', 'cli.js');
@@ -33,16 +33,6 @@ function kindOf(body: string): string {
   return message;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => done(port));
-    });
-  });
-}
 
 function statusMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');

@@ -16,6 +16,7 @@ import { runSql } from '../../src/engine/clickhouse/run-sql';
 import { createEndpoints, EngineError, InvalidParameterError, type Endpoints } from '../../src/index';
 import { edgeEvent, functionEvent, tempDir, writeLines } from '../support/log-files';
 import { startClickHouseCluster, type ClickHouseCluster } from './support/clickhouse-cluster';
+import { freePort } from './support/servers';
 
 const NOW = new Date('2026-11-21T12:00:00Z');
 
@@ -110,7 +111,7 @@ describe('ClickHouse engine on a 2-shard cluster', () => {
   });
 
   it('fails ping with query_failed when nothing listens', async () => {
-    const down = await freeClosedPort();
+    const down = await freePort();
     const engine = clickhouseEngine({ url: `http://127.0.0.1:${down}`, database: 'x' });
     await expect(engine.ping()).rejects.toMatchObject({ code: 'query_failed' });
     await engine.close();
@@ -199,12 +200,3 @@ function toUtf8String(s: string): string {
   return Buffer.from(s, 'utf8').toString('utf8');
 }
 
-async function freeClosedPort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
-}

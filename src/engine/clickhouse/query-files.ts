@@ -1,37 +1,10 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { QueryName, SourceName } from '../engine';
 import { RELATION_NAME } from '../duckdb/source-relations';
-
-let folder: string | undefined;
-
-/**
- * queries/clickhouse/ of the package: the nearest such folder above this module, which is one
- * answer for the sources (src/engine/clickhouse), the bundle (dist/) and an installed package.
- */
-function queriesFolder(): string {
-  if (folder) return folder;
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const candidate = join(dir, 'queries', 'clickhouse');
-    if (existsSync(candidate)) return (folder = candidate);
-    const parent = dirname(dir);
-    if (parent === dir) throw new Error('log-endpoints: cannot find the queries/clickhouse folder of the package');
-    dir = parent;
-  }
-}
-
-const cache = new Map<QueryName, string>();
+import { querySql } from '../query-files';
 
 /** The SQL of a saved query for ClickHouse as written in queries/clickhouse/<name>.sql. */
 export function clickhouseQuerySql(name: QueryName): string {
-  let sql = cache.get(name);
-  if (sql === undefined) {
-    sql = readFileSync(join(queriesFolder(), `${name}.sql`), 'utf8');
-    cache.set(name, sql);
-  }
-  return sql;
+  return querySql('clickhouse', name);
 }
 
 /**

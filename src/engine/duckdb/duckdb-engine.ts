@@ -27,7 +27,7 @@ import { SourceReader, type ExtraInputs, type FileRange, type ReadSet } from '..
 import { earliestDayOf } from './list-files';
 import { parquetSchema } from './parquet-schema';
 import { RangeCopies } from './range-copies';
-import { querySql } from './query-files';
+import { querySql } from '../query-files';
 import { openDatabase, type DatabaseSettings, type MemoryRelief } from './open-database';
 import { emptyNdjsonFile } from './empty-ndjson-file';
 import { RELATION_NAME, sourceRelation, WAL_COMMIT_KEY, type SourceFiles } from './source-relations';
@@ -72,7 +72,7 @@ export const QUERY_SOURCES: Record<EngineRequest['query'], SourceName> = {
  */
 export function fullQuerySql(query: EngineRequest['query'], files: SourceFiles): string {
   const source = QUERY_SOURCES[query];
-  return `WITH ${RELATION_NAME[source]} AS (\n${sourceRelation(source, files)}\n)\n${querySql(query)}`;
+  return `WITH ${RELATION_NAME[source]} AS (\n${sourceRelation(source, files)}\n)\n${querySql('duckdb', query)}`;
 }
 
 /**
