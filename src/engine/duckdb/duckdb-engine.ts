@@ -24,6 +24,7 @@ import { existsSync, statSync } from 'node:fs';
 import type { SkipReason } from '../../storage/file-checks';
 import type { ListedFile } from '../../storage/list-glob';
 import { SourceReader, type ExtraInputs, type FileRange, type ReadSet } from '../../storage/source-reader';
+import { partitionDay } from './file-kinds';
 import { earliestDayOf } from './list-files';
 import { parquetSchema } from './parquet-schema';
 import { RangeCopies } from './range-copies';
@@ -130,10 +131,9 @@ class DuckDBEngine implements Engine {
         let files: SourceFiles & { copies: Map<string, FileRange> } | undefined;
         try {
           files = await this.sourceFiles(connection, read);
-          const prepared = await this.statement(connection, fullQuerySql(request.query, files));
-          bindRequest(prepared, request);
-          const reader = await prepared.runAndReadAll();
-          const rows = reader.getRowObjects().map(toEngineRow);
+          const rows = NEWEST_FIRST.has(request.query)
+            ? await this.newestFirst(connection, request, read, files)
+            : await this.execute(connection, request, files);
           return { rows, engineMs: performance.now() - started, skippedFiles: read.skipped };
         } catch (error) {
           if (!this.retryable(error, source, read, files?.copies)) throw error;
@@ -143,6 +143,47 @@ class DuckDBEngine implements Engine {
         }
       }
     }));
+  }
+
+  /** Runs a saved query over these files (a prepared statement kept per SQL text). */
+  private async execute(connection: DuckDBConnection, request: EngineRequest, files: SourceFiles): Promise<Record<string, EngineValue>[]> {
+    const prepared = await this.statement(connection, fullQuerySql(request.query, files));
+    bindRequest(prepared, request);
+    return (await prepared.runAndReadAll()).getRowObjects().map(toEngineRow);
+  }
+
+  /**
+   * A newest-first top-N (logs.all) over a compacted dataset, one UTC day at a time: the newest
+   * day with the NDJSON first, then older days only while they can still hold one of the N newest
+   * rows. Every row of a day is older than the next day's start, so once the N-th row so far is at
+   * or after a day's end, that day and all older ones are skipped: the query reads about one day
+   * however many days the window (90 for PAYG) and the dataset hold.
+   */
+  private async newestFirst(connection: DuckDBConnection, request: EngineRequest, read: ReadSet, files: SourceFiles): Promise<Record<string, EngineValue>[]> {
+    const limit = Number(request.params.limit);
+    const days = new Map<string, string[]>();
+    for (const file of read.parquet) {
+      const day = file.dataset ? partitionDay(file.path) : null;
+      // Files of unknown day (or schema: not from a dataset) are read in one query, as usual.
+      if (day === null) return this.execute(connection, request, files);
+      days.set(day, [...(days.get(day) ?? []), file.path]);
+    }
+    const until = request.params.until;
+    const untilMicros = until && typeof until === 'object' ? until.timestamp : null;
+    // Newest first; days that start after the upper bound hold nothing to return.
+    const ordered = [...days.keys()].sort().reverse().filter((day) => untilMicros === null || dayStartMicros(day) <= untilMicros);
+    const only = (parquet: string[], withNdjson: boolean): SourceFiles => ({
+      ndjson: withNdjson ? files.ndjson : [],
+      parquet,
+      parquetTypes: files.parquetTypes,
+    });
+    let rows = await this.execute(connection, request, only(ordered.length ? days.get(ordered[0]!)! : [], true));
+    for (const day of ordered.slice(1)) {
+      const nth = rows[limit - 1];
+      if (nth && BigInt(nth.timestamp as bigint) >= dayStartMicros(day) + DAY_MICROS) break;
+      rows = newestFirstMerge(rows, await this.execute(connection, request, only(days.get(day)!, false)), limit);
+    }
+    return rows;
   }
 
   /**
@@ -388,6 +429,36 @@ function toEngineRow(row: Record<string, DuckDBValue>): Record<string, EngineVal
     else out[key] = String(value);
   }
   return out;
+}
+
+/** Queries whose answer is the N newest rows (`ORDER BY timestamp DESC, id ASC NULLS LAST LIMIT $limit`). */
+const NEWEST_FIRST = new Set<EngineRequest['query']>(['logs.all']);
+
+const DAY_MICROS = 86_400_000_000n;
+
+function dayStartMicros(day: string): bigint {
+  return BigInt(Date.parse(`${day}T00:00:00Z`)) * 1000n;
+}
+
+/** The N first of two newest-first row lists, in the queries' own order (ids compared as UTF-8 bytes, as DuckDB does). */
+export function newestFirstMerge(a: Record<string, EngineValue>[], b: Record<string, EngineValue>[], limit: number): Record<string, EngineValue>[] {
+  const out: Record<string, EngineValue>[] = [];
+  let i = 0;
+  let j = 0;
+  while (out.length < limit && (i < a.length || j < b.length)) {
+    if (j >= b.length || (i < a.length && newestFirstOrder(a[i]!, b[j]!) <= 0)) out.push(a[i++]!);
+    else out.push(b[j++]!);
+  }
+  return out;
+}
+
+function newestFirstOrder(x: Record<string, EngineValue>, y: Record<string, EngineValue>): number {
+  const tx = BigInt(x.timestamp as bigint);
+  const ty = BigInt(y.timestamp as bigint);
+  if (tx !== ty) return tx > ty ? -1 : 1;
+  if (x.id === null || x.id === undefined) return y.id === null || y.id === undefined ? 0 : 1;
+  if (y.id === null || y.id === undefined) return -1;
+  return Buffer.compare(Buffer.from(String(x.id)), Buffer.from(String(y.id)));
 }
 
 /** Whether a listed file is gone or is not the version that was listed any more. */
