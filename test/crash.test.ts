@@ -13,7 +13,12 @@ const NOW = '2026-11-21T12:00:00Z';
 const T0 = Date.parse('2026-11-20T13:00:00Z');
 
 const tmp = tempDir('le-crash-');
-afterAll(() => tmp.cleanup());
+/** Every server started, so none outlives a failed or timed-out test. */
+const children: ReturnType<typeof spawnCli>[] = [];
+afterAll(() => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  tmp.cleanup();
+});
 
 interface Batch {
   ids: string[];
@@ -137,6 +142,7 @@ function event(id: string) {
 async function start(dataDir: string) {
   // Small segments, so kills also land while segments are rolled.
   const child = spawnCli(['serve', '--data-dir', dataDir, '--api-key', KEY, '--port', '0', '--now', NOW, '--no-cache', '--wal-segment-bytes', '16384']);
+  children.push(child);
   const exited = once(child, 'exit').then(() => undefined);
   const url = (await waitForStdout(child, /Listening on (http:\/\/\S+) /))[1]!;
   return { child, url, exited };

@@ -8,7 +8,11 @@ import { spawnCli, waitForStdout } from './support/cli';
 import { tempDir } from './support/log-files';
 
 const tmp = tempDir('le-managed-store-');
-afterAll(() => tmp.cleanup());
+const children: ReturnType<typeof spawnCli>[] = [];
+afterAll(() => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  tmp.cleanup();
+});
 
 /** Managed storage with segments that close every few batches, so compaction runs all the time. */
 const open = (dataDir: string) =>
@@ -51,6 +55,7 @@ describe('serve --data-dir killed inside background compaction', () => {
   const KEY = 'k';
   const start = (dataDir: string, env: Record<string, string> = {}) => {
     const child = spawnCli(['serve', '--data-dir', dataDir, '--api-key', KEY, '--port', '0', '--now', CENSUS_NOW, '--no-cache', '--wal-segment-bytes', '8192'], env);
+    children.push(child);
     const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
     return { child, exited, url: waitForStdout(child, /Listening on (http:\/\/\S+) /).then((m) => m[1]!) };
   };

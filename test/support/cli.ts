@@ -6,6 +6,12 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** Longest any spawned command may take before the test kills it and fails. */
 const LIMIT_MS = 30_000;
 
+/** Every child started by a test file: none outlives its test worker, even after a timeout. */
+const started = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+});
+
 /**
  * `log-endpoints <args>` as a real process (the TypeScript source through tsx, no build needed).
  * `preload` modules are imported first (`--import`), e.g. a test hook.
@@ -16,6 +22,8 @@ export function spawnCli(args: string[], env: Record<string, string> = {}, prelo
     env: { ...process.env, LOG_ENDPOINTS_API_KEYS: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  started.add(child);
+  child.once('exit', () => started.delete(child));
   const output = { stdout: '', stderr: '' };
   child.stdout!.setEncoding('latin1').on('data', (c: string) => (output.stdout += c));
   child.stderr!.setEncoding('utf8').on('data', (c: string) => (output.stderr += c));
