@@ -6,6 +6,8 @@ import { engineRequest } from '../src/definitions/definition';
 import { bindRequest, fullQuerySql, QUERY_SOURCES } from '../src/engine/duckdb/duckdb-engine';
 import { earliestDayOf, parquetFilesOf } from '../src/engine/duckdb/list-files';
 import { parquetSchema } from '../src/engine/duckdb/parquet-schema';
+import { RELATION_NAME, sourceRelation } from '../src/engine/duckdb/source-relations';
+import { readFileSync } from 'node:fs';
 import type { BenchCase } from './cases';
 import { REFERENCE } from './dataset';
 import { timeMs } from './stats';
@@ -41,7 +43,7 @@ export async function measureLibrary(sources: SourceGlobs, c: BenchCase, runs: n
  * The same SQL text and parameters on a bare @duckdb/node-api connection: no file listing, no
  * validation, no row shaping. The gap to `measureLibrary` is the library's overhead.
  */
-export async function measureBareDuckDB(sources: SourceGlobs, c: BenchCase, runs: number): Promise<Samples> {
+export async function measureBareDuckDB(sources: SourceGlobs, c: BenchCase, runs: number, sqlOf: 'current' | 'old' = 'current'): Promise<Samples> {
   const definition = findDefinition(c.endpoint);
   const request = engineRequest(definition, definition.plan(normalizeParams(definition, c.params), REFERENCE));
   const source = QUERY_SOURCES[c.endpoint];
@@ -58,7 +60,12 @@ export async function measureBareDuckDB(sources: SourceGlobs, c: BenchCase, runs
   // The same files the library reads for this request (day partitions before the window left out).
   const earliestDay = earliestDayOf(request.notBefore);
   const parquet = await parquetFilesOf(typeof globs === 'string' ? [globs] : [...(globs ?? [])], earliestDay);
-  const sql = fullQuerySql(c.endpoint, { ndjson: [], parquet, parquetTypes: await parquetSchema(setup.connection, parquet) });
+  const files = { ndjson: [], parquet, parquetTypes: await parquetSchema(setup.connection, parquet) };
+  // `old`: the SQL of queries/duckdb/ before this round of speed work (bench/baseline-sql/), the
+  // baseline the library must now beat, over the same files and with the same parameters.
+  const sql = sqlOf === 'current'
+    ? fullQuerySql(c.endpoint, files)
+    : `WITH ${RELATION_NAME[source]} AS (\n${sourceRelation(source, files)}\n)\n${readFileSync(new URL(`./baseline-sql/${c.endpoint}.sql`, import.meta.url), 'utf8')}`;
   setup.connection.closeSync();
   setup.instance.closeSync();
   const open = async () => {
