@@ -11,7 +11,7 @@ export interface BenchCase {
 
 /** The cases, for one project of the dataset (`rank` 1 = the busiest). */
 export function benchCases(project: string, rank = 1): BenchCase[] {
-  const cases: Array<Omit<BenchCase, 'name'>> = [
+  const cases: Array<Omit<BenchCase, 'name' | 'rank'>> = [
     { endpoint: 'functions.invocation-stats', params: { project, interval: '7day' } },
     { endpoint: 'functions.invocation-stats', params: { project, interval: '1hr' } },
     { endpoint: 'usage.api-counts', params: { project, interval: 'daily' } },
