@@ -25,6 +25,7 @@ import { scanInput, type InputScan } from './input-scan';
 import { DirectoryCache, listGlob, statOrNull, type ListedFile } from './list-glob';
 import { withDatasetLock } from './dataset-lock';
 import { looksLikeSource } from './source-shape';
+import { headPathOf, SOURCES_WITH_HEADS, writeHead } from './newest-heads';
 
 /** Options of `compactLogs`. */
 export interface CompactOptions {
@@ -249,11 +250,20 @@ async function writeRun(
     for (const [i, file] of staged.entries()) {
       const rel = relative(out, file).split(sep).join('/');
       const target = join(outDir, rel);
-      await fsyncFile(file);
+      const entry: DataFile = { path: rel, rows: perFile.get(file) ?? 0, bytes: 0, day: /date=(\d{4}-\d{2}-\d{2})/.exec(rel)?.[1] ?? null };
       await mkdir(dirname(target), { recursive: true });
+      if (SOURCES_WITH_HEADS.has(options.source)) {
+        const head = headPathOf(file);
+        const rows = await writeHead(connection, file, head);
+        await fsyncFile(head);
+        await rename(head, headPathOf(target));
+        entry.head = { path: headPathOf(rel), rows, bytes: (await stat(headPathOf(target))).size };
+      }
+      await fsyncFile(file);
       await rename(file, target);
       touched.add(dirname(target));
-      add.push({ path: rel, rows: perFile.get(file) ?? 0, bytes: (await stat(target)).size, day: /date=(\d{4}-\d{2}-\d{2})/.exec(rel)?.[1] ?? null });
+      entry.bytes = (await stat(target)).size;
+      add.push(entry);
       progress({ stage: 'publishing', fraction: (i + 1) / staged.length });
       failpoint(`compact:publish:${i + 1}`);
     }
@@ -320,6 +330,8 @@ async function cleanUp(outDir: string, state: DatasetState): Promise<void> {
     for (const file of await readdir(join(outDir, entry.name))) {
       const rel = `${entry.name}/${file}`;
       if (/^part-[0-9a-f]{16}-\d+\.parquet$/.test(file) && !state.files.has(rel)) await unlinkIfPresent(join(outDir, entry.name, file));
+      const head = /^_head-(part-[0-9a-f]{16}-\d+\.parquet)$/.exec(file);
+      if (head && !state.files.has(`${entry.name}/${head[1]}`)) await unlinkIfPresent(join(outDir, entry.name, file));
     }
   }
 }

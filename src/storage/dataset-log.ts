@@ -27,6 +27,8 @@ export interface DataFile {
   bytes: number;
   /** The UTC day its events are in (from its `date=` folder), or null. */
   day: string | null;
+  /** Its head (gateway log only): the newest rows of each project, for logs.all (see newest-heads.ts). */
+  head?: { path: string; rows: number; bytes: number };
 }
 
 /**

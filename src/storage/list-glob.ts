@@ -13,6 +13,8 @@ export interface ListedFile {
   ino: number;
   /** For a Parquet file of a compacted dataset: the dataset's folder (its log vouches for the file). */
   dataset?: string;
+  /** For a dataset's data file: its head (the newest rows of each project), absolute. */
+  head?: string;
 }
 
 /** What one glob matches now. */

@@ -85,7 +85,10 @@ export class SourceReader {
         if (glob && !globReaches(glob, path)) continue;
         matched++;
         if (earliestDay !== null && data.day !== null && data.day < earliestDay) continue;
-        parquet.set(path, { path, kind: 'parquet', size: data.bytes, mtimeMs: 0, ino: 0, dataset: root });
+        parquet.set(path, {
+          path, kind: 'parquet', size: data.bytes, mtimeMs: 0, ino: 0, dataset: root,
+          ...(data.head ? { head: join(root, ...data.head.path.split('/')) } : {}),
+        });
       }
       const entry = glob ? out.globs.find((g) => g.glob === glob.pattern) : undefined;
       if (entry) entry.files += matched;

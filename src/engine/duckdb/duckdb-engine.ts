@@ -25,6 +25,7 @@ import type { SkipReason } from '../../storage/file-checks';
 import type { ListedFile } from '../../storage/list-glob';
 import { SourceReader, type ExtraInputs, type FileRange, type ReadSet } from '../../storage/source-reader';
 import { partitionDay } from './file-kinds';
+import { HEAD_ROWS_PER_PROJECT } from '../../storage/newest-heads';
 import { earliestDayOf } from './list-files';
 import { parquetSchema } from './parquet-schema';
 import { RangeCopies } from './range-copies';
@@ -161,27 +162,37 @@ class DuckDBEngine implements Engine {
    */
   private async newestFirst(connection: DuckDBConnection, request: EngineRequest, read: ReadSet, files: SourceFiles): Promise<Record<string, EngineValue>[]> {
     const limit = Number(request.params.limit);
-    const days = new Map<string, string[]>();
+    const days = new Map<string, ListedFile[]>();
     for (const file of read.parquet) {
       const day = file.dataset ? partitionDay(file.path) : null;
       // Files of unknown day (or schema: not from a dataset) are read in one query, as usual.
       if (day === null) return this.execute(connection, request, files);
-      days.set(day, [...(days.get(day) ?? []), file.path]);
+      days.set(day, [...(days.get(day) ?? []), file]);
     }
     const until = request.params.until;
     const untilMicros = until && typeof until === 'object' ? until.timestamp : null;
     // Newest first; days that start after the upper bound hold nothing to return.
     const ordered = [...days.keys()].sort().reverse().filter((day) => untilMicros === null || dayStartMicros(day) <= untilMicros);
+    /**
+     * A day's files, or their heads (each project's newest rows of each file) when they are enough:
+     * every file has one, it holds at least `limit` rows per project, and no upper bound cuts into
+     * the day (the newest rows of a file at or before the bound are then its newest rows).
+     */
+    const dayFiles = (day: string): string[] => {
+      const list = days.get(day)!;
+      const headsDo = limit <= HEAD_ROWS_PER_PROJECT && list.every((f) => f.head) && (untilMicros === null || untilMicros >= dayStartMicros(day) + DAY_MICROS);
+      return list.map((f) => (headsDo ? f.head! : f.path));
+    };
     const only = (parquet: string[], withNdjson: boolean): SourceFiles => ({
       ndjson: withNdjson ? files.ndjson : [],
       parquet,
       parquetTypes: files.parquetTypes,
     });
-    let rows = await this.execute(connection, request, only(ordered.length ? days.get(ordered[0]!)! : [], true));
+    let rows = await this.execute(connection, request, only(ordered.length ? dayFiles(ordered[0]!) : [], true));
     for (const day of ordered.slice(1)) {
       const nth = rows[limit - 1];
       if (nth && BigInt(nth.timestamp as bigint) >= dayStartMicros(day) + DAY_MICROS) break;
-      rows = newestFirstMerge(rows, await this.execute(connection, request, only(days.get(day)!, false)), limit);
+      rows = newestFirstMerge(rows, await this.execute(connection, request, only(dayFiles(day), false)), limit);
     }
     return rows;
   }

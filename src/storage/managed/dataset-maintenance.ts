@@ -11,6 +11,7 @@ import { appendCommit, checkpointIfDue, readDatasetStateStable, type DataFile, t
 import { withDatasetLock } from '../dataset-lock';
 import { fsyncDir, fsyncFile, unlinkIfPresent } from '../durable-fs';
 import { failpoint } from '../failpoint';
+import { headPathOf, SOURCES_WITH_HEADS, writeHead } from '../newest-heads';
 
 /** When a day holds this many files smaller than MERGE_BELOW_BYTES, they are merged into one. */
 const MERGE_MIN_FILES = 8;
@@ -64,15 +65,22 @@ async function mergeDay(state: DatasetState, source: SourceName, day: string, fi
     const rows = files.reduce((n, f) => n + f.rows, 0);
     const [count] = (await connection.runAndReadAll(`SELECT count(*) AS n FROM read_parquet(${sqlStringList([staged])})`)).getRowObjects();
     if (Number(count?.n) !== rows) throw new Error(`merge: wrote ${Number(count?.n)} rows of ${rows}; nothing was committed`);
+    let head: DataFile['head'];
+    if (SOURCES_WITH_HEADS.has(source)) {
+      const headRows = await writeHead(connection, staged, headPathOf(staged));
+      await fsyncFile(headPathOf(staged));
+      await rename(headPathOf(staged), join(root, headPathOf(name)));
+      head = { path: headPathOf(name), rows: headRows, bytes: (await stat(join(root, headPathOf(name)))).size };
+    }
     await fsyncFile(staged);
     await rename(staged, join(root, name));
     await fsyncDir(join(root, `date=${day}`));
-    const add: DataFile = { path: name, rows, bytes: (await stat(join(root, name))).size, day };
+    const add: DataFile = { path: name, rows, bytes: (await stat(join(root, name))).size, day, ...(head ? { head } : {}) };
     if (!(await appendCommit(state, { source, add: [add], remove: files.map((f) => f.path), inputs: [] }))) {
       throw new Error(`${root}: another writer committed at the same time; the merge was not committed`);
     }
     failpoint('merge:after-commit');
-    for (const path of paths) await unlinkIfPresent(path);
+    for (const file of files) await removeDataFile(root, file);
     const next = readDatasetStateStable(root);
     await checkpointIfDue(next);
     return next;
@@ -93,7 +101,7 @@ export async function dropDaysBefore(root: string, source: SourceName, firstKept
     const old = [...state.files.values()].filter((f) => f.day !== null && f.day < firstKeptDay);
     if (old.length === 0) return 0;
     if (!(await appendCommit(state, { source, add: [], remove: old.map((f) => f.path), inputs: [] }))) return 0;
-    for (const file of old) await unlinkIfPresent(join(root, file.path));
+    for (const file of old) await removeDataFile(root, file);
     // The day folders go too when nothing else is in them.
     for (const day of new Set(old.map((f) => f.day))) await rmdir(join(root, `date=${day}`)).catch(() => undefined);
     await checkpointIfDue(readDatasetStateStable(root));
@@ -115,4 +123,10 @@ export async function forgetDeletedInputs(root: string, source: SourceName, belo
     await checkpointIfDue(readDatasetStateStable(root));
     return gone.length;
   });
+}
+
+/** Deletes a data file that a commit removed, and its head. */
+async function removeDataFile(root: string, file: DataFile): Promise<void> {
+  await unlinkIfPresent(join(root, file.path));
+  if (file.head) await unlinkIfPresent(join(root, file.head.path));
 }
