@@ -16,6 +16,7 @@ import { measureBurst, type BurstResult } from './memory';
 import { summarize, round, type Timing } from './stats';
 import { scannedRows } from './pruning';
 import { ingestMarkdown, measureIngest, type IngestCase } from './ingest';
+import { managedMarkdown, measureManaged, type ManagedResult } from './managed';
 
 const { values } = parseArgs({
   options: {
@@ -27,6 +28,9 @@ const { values } = parseArgs({
     'skip-http': { type: 'boolean', default: false },
     'ingest-seconds': { type: 'string', default: '10' },
     'skip-ingest': { type: 'boolean', default: false },
+    // Requests ingested into managed storage for its query cases (invocations: half as many).
+    'managed-events': { type: 'string', default: '1000000' },
+    'skip-managed': { type: 'boolean', default: false },
     // Only the memory case: a burst of 200 uncached logs.all queries against the server.
     'burst-only': { type: 'boolean', default: false },
     // 1 = the busiest project (28% of all events with the generator's Zipf-like traffic).
@@ -95,6 +99,12 @@ if (!values['skip-ingest']) {
   ingest = await measureIngest(Number(values['ingest-seconds']), log);
 }
 
+let managed: ManagedResult | null = null;
+if (!values['skip-managed'] && !burstOnly) {
+  log('managed: queries on managed storage while it ingests, against the same events compacted by hand');
+  managed = await measureManaged(dataset, cases.filter((c) => c.rank === ranks[0]), runs, Number(values['managed-events']), log);
+}
+
 const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
 const output = {
   scale,
@@ -108,6 +118,7 @@ const output = {
   rss_mb_uncached_burst: server.rss_mb_uncached_burst,
   startup_ms: server.startup_ms,
   ingest,
+  managed,
   // Peak RSS under 200 uncached logs.all queries sent at once; target: memoryLimit + 128 MB.
   burst,
 };
@@ -139,6 +150,7 @@ function markdown(o: typeof output): string {
     '',
   );
   if (o.ingest.length) lines.push(...ingestMarkdown(o.ingest), '');
+  if (o.managed) lines.push(...managedMarkdown(o.managed), '');
   lines.push(...burstLines(o.burst));
   return lines.join('\n');
 }

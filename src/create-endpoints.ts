@@ -27,6 +27,9 @@ import type { StorageOptions } from './ingest/storage-options';
 import { openWalSet, STORAGE_SOURCES, walDir, type WalSet } from './storage/wal/wal-set';
 import { BackgroundCompactor } from './storage/managed/background-compactor';
 import { datasetDir, managedInputs } from './storage/managed/managed-inputs';
+import { MemoryTables } from './engine/duckdb/memory-tables';
+import { segmentSeqOf } from './storage/wal/segment-name';
+import { basename } from 'node:path';
 import type { WalRecovery } from './storage/wal/wal';
 import { realClock, type CacheClock } from './cache/real-clock';
 import { checkEndpointsOptions } from './options/check-endpoints-options';
@@ -231,13 +234,16 @@ export async function createEndpoints(options: EndpointsOptions): Promise<Endpoi
   const sourceNames = options.storage ? new SourceNames(options.storage.sourceNames) : null;
   // Storage first: a data dir locked by another process fails before DuckDB starts.
   const walSet = options.storage ? await openWalSet(options.storage.dataDir, walOptions(options.storage)) : null;
+  // The built-in engine holds managed storage's uncompacted events in memory (another engine reads its own data).
+  const memory = walSet && !options.engine ? new MemoryTables() : undefined;
   let engine: Engine;
   try {
     engine =
       options.engine ??
       (await createDuckDBEngine({
         sources: options.sources ?? {},
-        extraInputs: walSet ? managedSources(walSet) : undefined,
+        extraInputs: walSet ? managedSources(walSet, memory) : undefined,
+        memory,
         threads: options.duckdb?.threads,
         memoryLimit: options.duckdb?.memoryLimit,
         maxConcurrentQueries: options.limits?.maxConcurrentQueries,
@@ -249,7 +255,11 @@ export async function createEndpoints(options: EndpointsOptions): Promise<Endpoi
     throw error;
   }
   const storage = walSet && sourceNames
-    ? { walSet, ingestor: new Ingestor(walSet, sourceNames, options.now ?? (() => new Date())), compactors: startCompactors(walSet, options) }
+    ? {
+        walSet,
+        ingestor: new Ingestor(walSet, sourceNames, options.now ?? (() => new Date()), undefined, memory && ((source, seq, lines) => memory.insert(source, seq, lines))),
+        compactors: startCompactors(walSet, options, memory),
+      }
     : null;
   try {
     return new EndpointsImpl(engine, options, storage);
@@ -268,9 +278,9 @@ function walOptions(storage: StorageOptions) {
 }
 
 /** What queries of each source read from managed storage: its dataset and its committed WAL bytes. */
-function managedSources(walSet: WalSet) {
+function managedSources(walSet: WalSet, memory: MemoryTables | undefined) {
   const out: Partial<Record<SourceName, ReturnType<typeof managedInputs>>> = {};
-  for (const source of STORAGE_SOURCES) out[source] = managedInputs(walSet.dataDir, source, walSet.wals[source]);
+  for (const source of STORAGE_SOURCES) out[source] = managedInputs(walSet.dataDir, source, walSet.wals[source], memory);
   return out;
 }
 
@@ -278,13 +288,22 @@ function managedSources(walSet: WalSet) {
  * One background compactor per source: closed segments into the dataset, small files merged,
  * days past retention dropped. Segments left closed by a previous process are compacted at once.
  */
-function startCompactors(walSet: WalSet, options: EndpointsOptions): BackgroundCompactor[] {
+function startCompactors(walSet: WalSet, options: EndpointsOptions, memory: MemoryTables | undefined): BackgroundCompactor[] {
   return STORAGE_SOURCES.map((source) => {
+    const wal = walSet.wals[source];
     const compactor = new BackgroundCompactor({
       source,
       datasetDir: datasetDir(walSet.dataDir, source),
       walDir: walDir(walSet.dataDir, source),
-      wal: walSet.wals[source],
+      wal: {
+        closedSegments: () => wal.closedSegments(),
+        onSegmentClosed: (listener) => wal.onSegmentClosed(listener),
+        // Committed to the dataset: the in-memory copies go (once older queries are done), then the files.
+        release: async (paths) => {
+          memory?.retire(source, paths.map((p) => segmentSeqOf(basename(p))).filter((n): n is number => n !== null));
+          await wal.release(paths);
+        },
+      },
       retentionDays: options.storage?.retentionDays ?? 90,
       now: () => new Date(),
       duckdb: options.storage?.compactionDuckdb ?? { threads: 1, memoryLimit: '512MB' },

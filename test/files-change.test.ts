@@ -31,10 +31,10 @@ describe('a file that vanishes between listing and reading is absent, never an e
       extraInputs: {
         edgeLogs: {
           datasets: () => [],
-          ndjson: () => {
-            if (listings++ > 0) return [];
+          view: () => {
+            if (listings++ > 0) return { ndjson: [] };
             rmSync(gone);
-            return [{ file: listedOnce, start: 0, end: listedOnce.size }];
+            return { ndjson: [{ file: listedOnce, start: 0, end: listedOnce.size }] };
           },
         },
       },

@@ -20,6 +20,8 @@ export class Ingestor {
     readonly sourceNames: SourceNames,
     private readonly now: () => Date,
     private readonly limits: BatchLimits = BATCH_LIMITS,
+    /** Called once a batch is durable, before it is acknowledged (managed storage mirrors it in memory). */
+    private readonly onDurable?: (source: SourceName, segment: number, lines: Uint8Array) => Promise<void>,
   ) {}
 
   /** The source a name, UUID or internal name means (`NotFoundError` listing the known ones otherwise). */
@@ -30,7 +32,8 @@ export class Ingestor {
   async ingest(ref: string, events: readonly unknown[]): Promise<IngestResult> {
     const source = this.resolveSource(ref);
     const lines = serializeEvents(events, formatIsoMicros(dateToMicros(this.now())), this.limits);
-    await this.walSet.wals[source].append(lines);
+    const { seq } = await this.walSet.wals[source].append(lines);
+    await this.onDurable?.(source, seq, lines);
     return { ingested: events.length };
   }
 }

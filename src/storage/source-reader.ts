@@ -29,14 +29,20 @@ export interface ReadSet {
   globs: Array<{ glob: string; files: number }>;
   /** NDJSON files left out because a compacted dataset holds all of their events. */
   covered: string[];
+  /** The SELECT of events held in memory (managed storage), when there are any. */
+  memory?: string;
 }
 
 /** Where extra inputs come from (managed storage adds its write-ahead log this way). */
 export interface ExtraInputs {
   /** Datasets to read besides those the globs reach. */
   datasets(): readonly string[];
-  /** NDJSON files (or their committed part: `end`) to read besides what the globs match. */
-  ndjson(): readonly FileRange[];
+  /**
+   * One consistent view of the rest: NDJSON files (or their committed part: `end`) to read besides
+   * what the globs match, and the SELECT of events held in memory, given which NDJSON paths the
+   * query's dataset state already holds (those are left out of it).
+   */
+  view(): { ndjson: readonly FileRange[]; memory?: (covered: (path: string) => boolean) => string | undefined };
 }
 
 /**
@@ -102,7 +108,9 @@ export class SourceReader {
       else if (covered > 0) out.ranges.push({ file, start: covered, end: file.size });
       else out.ndjson.push(file);
     }
-    for (const range of this.extra?.ndjson() ?? []) {
+    const extra = this.extra?.view();
+    out.memory = extra?.memory?.((path) => index.recordsOf(path).length > 0);
+    for (const range of extra?.ndjson ?? []) {
       const covered = coveredBytes(range.file, index, this.hashes, listedPaths);
       if (covered >= range.end) continue;
       if (covered > range.start) out.ranges.push({ ...range, start: covered });

@@ -29,6 +29,7 @@ import { HEAD_ROWS_PER_PROJECT } from '../../storage/newest-heads';
 import { earliestDayOf } from './list-files';
 import { parquetSchema } from './parquet-schema';
 import { RangeCopies } from './range-copies';
+import type { MemoryTables } from './memory-tables';
 import { querySql } from '../query-files';
 import { openDatabase, type DatabaseSettings, type MemoryRelief } from './open-database';
 import { emptyNdjsonFile } from './empty-ndjson-file';
@@ -42,6 +43,8 @@ export interface DuckDBEngineOptions extends DatabaseSettings {
   sources: SourceGlobs;
   /** Inputs besides the globs, per source (managed storage: its datasets and write-ahead log). */
   extraInputs?: Partial<Record<SourceName, ExtraInputs>>;
+  /** Managed storage's in-memory tables: they live in this engine's DuckDB (see memory-tables.ts). */
+  memory?: MemoryTables;
   /** Engine queries running at once (default 4). */
   maxConcurrentQueries?: number;
   /** Engine queries waiting for a slot before `overloaded` (default 64). */
@@ -85,11 +88,13 @@ export function fullQuerySql(query: EngineRequest['query'], files: SourceFiles):
  */
 export async function createDuckDBEngine(options: DuckDBEngineOptions): Promise<Engine> {
   const { instance, connection, relief } = await openDatabase(options);
+  options.memory?.attach(instance);
   return new DuckDBEngine(instance, connection, options, relief);
 }
 
 class DuckDBEngine implements Engine {
   private readonly readers: Record<SourceName, SourceReader>;
+  private readonly memory: MemoryTables | undefined;
   private readonly ranges = new RangeCopies();
   private readonly gate: QueryGate;
   private readonly timeoutMs: number;
@@ -108,6 +113,7 @@ class DuckDBEngine implements Engine {
     private readonly relief: MemoryRelief | null = null,
   ) {
     const list = (g: string | readonly string[] | undefined) => (g === undefined ? [] : typeof g === 'string' ? [g] : [...g]);
+    this.memory = options.memory;
     this.readers = {
       edgeLogs: new SourceReader(list(options.sources.edgeLogs), options.extraInputs?.edgeLogs),
       functionEdgeLogs: new SourceReader(list(options.sources.functionEdgeLogs), options.extraInputs?.functionEdgeLogs),
@@ -127,6 +133,9 @@ class DuckDBEngine implements Engine {
       const started = performance.now();
       const source = QUERY_SOURCES[request.query];
       const reader = this.readers[source];
+      // In-memory events a compaction covers stay until this query is done with its snapshot.
+      const leave = this.memory?.enter();
+      try {
       for (let attempt = 1; ; attempt++) {
         const read = await reader.snapshot(earliestDayOf(request.notBefore));
         let files: SourceFiles & { copies: Map<string, FileRange> } | undefined;
@@ -142,6 +151,9 @@ class DuckDBEngine implements Engine {
             throw new EngineError('overloaded', 'The log files kept changing while they were read; retry shortly.', { cause: error, retryAfterSeconds: 1 });
           }
         }
+      }
+      } finally {
+        leave?.();
       }
     }));
   }
@@ -187,6 +199,7 @@ class DuckDBEngine implements Engine {
       ndjson: withNdjson ? files.ndjson : [],
       parquet,
       parquetTypes: files.parquetTypes,
+      ...(withNdjson && files.memory ? { memory: files.memory } : {}),
     });
     let rows = await this.execute(connection, request, only(ordered.length ? dayFiles(ordered[0]!) : [], true));
     for (const day of ordered.slice(1)) {
@@ -315,6 +328,8 @@ class DuckDBEngine implements Engine {
     for (const statements of this.statements.values()) for (const prepared of statements.values()) prepared.destroySync();
     this.statements.clear();
     for (const connection of this.idle) connection.closeSync();
+    await this.memory?.settled();
+    this.memory?.close();
     this.control.closeSync();
     this.instance.closeSync();
     this.ranges.close();
@@ -327,7 +342,7 @@ class DuckDBEngine implements Engine {
     const ndjson = [...read.ndjson.map((f) => f.path), ...copies.keys()];
     const parquet = read.parquet.map((f) => f.path);
     const parquetTypes = parquet.length ? await this.describeParquet(connection, read.parquet) : new Map<string, string>();
-    return { ndjson, parquet, parquetTypes, copies };
+    return { ndjson, parquet, parquetTypes, copies, ...(read.memory ? { memory: read.memory } : {}) };
   }
 
   private async describeParquet(connection: DuckDBConnection, files: readonly ListedFile[]): Promise<ReadonlyMap<string, string>> {

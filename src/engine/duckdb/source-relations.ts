@@ -81,6 +81,24 @@ function emptyRelation(source: SourceName): string {
 
 /** SQL of the relation over newline-delimited JSON files (any compression DuckDB detects). */
 function ndjsonRelation(source: SourceName, files: readonly string[], withFilename: boolean): string {
+  // Not read_json(columns = ...): with ignore_errors it also drops the valid line after a line cut
+  // short where a value was due (after ':' or ','). read_json_objects splits lines first, then
+  // from_json types the fields the same way.
+  const lines = `read_json_objects(${sqlStringList([...files, emptyNdjsonFile()])}, format = 'newline_delimited',
+                               compression = 'auto_detect', ignore_errors = true${withFilename ? ', filename = true' : ''})`;
+  return eventsOfLines(source, lines, withFilename);
+}
+
+/**
+ * SQL of the relation over NDJSON text bound to a parameter (`$<param>`, one event per line): what
+ * managed storage's in-memory tables are filled from, typed exactly as the files are read.
+ */
+export function ndjsonTextRelation(source: SourceName, param: string): string {
+  return eventsOfLines(source, `(SELECT json FROM (SELECT unnest(string_split($${param}, chr(10))) AS json) WHERE json <> '')`, false);
+}
+
+/** The source's columns from rows of one JSON object each (`json`), marker lines left out. */
+function eventsOfLines(source: SourceName, lines: string, withFilename: boolean): string {
   const struct = JSON.stringify({ ...JSON_FIELDS[source], [WAL_COMMIT_KEY]: 'JSON' });
   const paths = Object.entries(METADATA_PATHS[source]);
   // One JSON parse of metadata extracts every derived field at once.
@@ -95,17 +113,18 @@ function ndjsonRelation(source: SourceName, files: readonly string[], withFilena
   return `SELECT ${select.join(', ')} FROM (
     SELECT *, ${extract} AS m
     FROM (
-      -- Not read_json(columns = ...): with ignore_errors it also drops the valid line after a
-      -- line cut short where a value was due (after ':' or ','). read_json_objects splits lines
-      -- first, then from_json types the fields the same way.
       SELECT s.* EXCLUDE (${WAL_COMMIT_KEY})${withFilename ? ', filename' : ''} FROM (
         SELECT from_json(json, '${struct}') AS s${withFilename ? ', filename' : ''}
-        FROM read_json_objects(${sqlStringList([...files, emptyNdjsonFile()])}, format = 'newline_delimited',
-                               compression = 'auto_detect', ignore_errors = true${withFilename ? ', filename = true' : ''})
+        FROM ${lines}
       )
       WHERE s.${WAL_COMMIT_KEY} IS NULL
     )
   )`;
+}
+
+/** `CREATE TABLE` columns of a source's relation (what an in-memory table of its events holds). */
+export function relationColumns(source: SourceName): ReadonlyArray<[name: string, type: string]> {
+  return Object.entries(COLUMNS[source]);
 }
 
 /**
@@ -153,6 +172,8 @@ export interface SourceFiles {
   parquet: string[];
   /** Column name -> DuckDB type of the Parquet files (union by name). */
   parquetTypes: ReadonlyMap<string, string>;
+  /** A SELECT of events held in memory (managed storage's in-memory table), with the source's columns. */
+  memory?: string;
 }
 
 /**
@@ -163,6 +184,7 @@ export function sourceRelation(source: SourceName, files: SourceFiles, options: 
   const parts: string[] = [];
   if (files.ndjson.length) parts.push(ndjsonRelation(source, files.ndjson, options.withFilename ?? false));
   if (files.parquet.length) parts.push(parquetRelation(source, files.parquet, files.parquetTypes));
+  if (files.memory) parts.push(files.memory);
   if (!parts.length) return emptyRelation(source);
   return parts.map((p) => `(${p})`).join('\nUNION ALL\n');
 }

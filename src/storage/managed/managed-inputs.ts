@@ -3,6 +3,8 @@ import type { SourceName } from '../../engine/engine';
 import { statOrNull } from '../list-glob';
 import type { ExtraInputs, FileRange } from '../source-reader';
 import type { Wal } from '../wal/wal';
+import type { MemoryTables } from '../../engine/duckdb/memory-tables';
+import { segmentFileName } from '../wal/segment-name';
 
 /** The compacted dataset of one source of managed storage. */
 export function datasetDir(dataDir: string, source: SourceName): string {
@@ -16,13 +18,15 @@ export function datasetDir(dataDir: string, source: SourceName): string {
  * source reader leaves out what the dataset already holds, so a segment compacted meanwhile is
  * read once.
  */
-export function managedInputs(dataDir: string, source: SourceName, wal: Pick<Wal, 'snapshot'>): ExtraInputs {
+export function managedInputs(dataDir: string, source: SourceName, wal: Pick<Wal, 'snapshot' | 'dir'>, memory?: MemoryTables): ExtraInputs {
   return {
     datasets: () => [datasetDir(dataDir, source)],
-    ndjson: () => {
+    view: () => {
+      // Taken first: a segment is read from memory or from its file by this view, whatever happens next.
+      const held = memory?.view(source);
       const ranges: FileRange[] = [];
       for (const segment of wal.snapshot()) {
-        if (segment.committedBytes === 0) continue;
+        if (segment.committedBytes === 0 || held?.mirrored(segment.seq)) continue;
         const stats = statOrNull(segment.path);
         // Released (compacted and deleted) since the snapshot: the dataset holds its events.
         if (!stats) continue;
@@ -34,7 +38,11 @@ export function managedInputs(dataDir: string, source: SourceName, wal: Pick<Wal
           growing: !segment.closed,
         });
       }
-      return ranges;
+      return {
+        ndjson: ranges,
+        memory: held && ((covered) => held.relation((seq) => covered(join(wal.dir, segmentFileName(seq))))),
+      };
     },
   };
 }
+

@@ -55,7 +55,7 @@ export interface WalRecovery {
 
 interface Pending {
   data: Uint8Array;
-  resolve: () => void;
+  resolve: (where: { seq: number }) => void;
   reject: (error: unknown) => void;
 }
 
@@ -146,13 +146,13 @@ export class Wal {
 
   /**
    * Appends event lines (UTF-8, each ending with `\n`; several events at once stay together in
-   * one group) and resolves once they are fsynced. Rejects at once with `EngineError('overloaded')`
+   * one group) and resolves once they are fsynced, with the segment they are in. Rejects at once with `EngineError('overloaded')`
    * past the pending or uncompacted bound, with `closed` after `close()`.
    */
-  append(lines: Uint8Array): Promise<void> {
+  append(lines: Uint8Array): Promise<{ seq: number }> {
     if (this.closing) return Promise.reject(new EngineError('closed', 'The storage was closed.'));
     if (this.failure) return Promise.reject(this.failure);
-    if (lines.length === 0) return Promise.resolve();
+    if (lines.length === 0) return Promise.resolve({ seq: this.active?.seq ?? 0 });
     if (lines[lines.length - 1] !== 0x0a) return Promise.reject(new TypeError('WAL lines must end with a newline.'));
     const size = lines.length;
     if (this.pendingBytes > 0 && this.pendingBytes + size > this.limits.maxPendingBytes) {
@@ -167,7 +167,7 @@ export class Wal {
       );
     }
     this.pendingBytes += size;
-    const done = new Promise<void>((resolve, reject) => this.queue.push({ data: lines, resolve, reject }));
+    const done = new Promise<{ seq: number }>((resolve, reject) => this.queue.push({ data: lines, resolve, reject }));
     this.kick();
     return done;
   }
@@ -263,8 +263,9 @@ export class Wal {
       const group = this.queue;
       this.queue = [];
       try {
+        const seq = this.active!.seq;
         await this.writeGroup(group);
-        for (const p of group) p.resolve();
+        for (const p of group) p.resolve({ seq });
       } catch (error) {
         const failure = storageError(error);
         for (const p of group) p.reject(failure);

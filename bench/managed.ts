@@ -1,0 +1,163 @@
+/**
+ * Queries on managed storage while it ingests, side by side with the same events compacted by
+ * hand (`compact`, one run): the cost of letting the library own the data. The newest N events of
+ * the benchmark dataset are ingested through `ep.ingest` (batches of 1000), the background
+ * compactor turns them into the dataset, then every case is timed warm while a writer keeps
+ * ingesting new events (a few thousand a second, each batch fsynced). Target: within 1.2x.
+ *
+ *   npm run bench                                    (part of the full run)
+ *   npx tsx bench/managed.ts [--events 1000000]      (on its own, after the dataset exists)
+ */
+import { createReadStream } from 'node:fs';
+import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { createEndpoints, type Endpoints } from '../src/index';
+import { compactLogs } from '../src/storage/compact';
+import type { BenchCase } from './cases';
+import { REFERENCE, type Dataset } from './dataset';
+import { summarize, timeMs, type Timing } from './stats';
+
+export interface ManagedCase {
+  name: string;
+  managed: Timing;
+  compacted: Timing;
+  ratio: number;
+}
+
+export interface ManagedResult {
+  events: number;
+  /** Events acknowledged by the background writer while the cases ran. */
+  ingested_while_querying: number;
+  cases: ManagedCase[];
+}
+
+/**
+ * The last `count` lines of an NDJSON file: the newest events (the generator writes them in time
+ * order), so every window of the cases holds some. Read from an offset estimated from the length of
+ * the first lines, with room to spare.
+ */
+async function lastLines(path: string, count: number): Promise<string[]> {
+  const sample: string[] = [];
+  const head = createInterface({ input: createReadStream(path), crlfDelay: Infinity });
+  for await (const line of head) if (sample.push(line) >= 1000) break;
+  head.close();
+  const average = sample.reduce((n, l) => n + Buffer.byteLength(l) + 1, 0) / sample.length;
+  const { size } = await stat(path);
+  const start = Math.max(0, Math.floor(size - average * count * 1.5));
+  const lines: string[] = [];
+  const reader = createInterface({ input: createReadStream(path, { start }), crlfDelay: Infinity });
+  let first = start > 0;
+  for await (const line of reader) {
+    // The first line read from an offset is cut.
+    if (first) {
+      first = false;
+      continue;
+    }
+    if (line.trim() !== '') lines.push(line);
+  }
+  return lines.slice(-count);
+}
+
+async function ingestAll(ep: Endpoints, source: string, lines: string[]): Promise<void> {
+  for (let i = 0; i < lines.length; i += 1000) {
+    await ep.ingest(source, lines.slice(i, i + 1000).map((l) => JSON.parse(l) as object));
+  }
+}
+
+async function waitCompacted(ep: Endpoints): Promise<void> {
+  // The write-ahead log empties as the compactor catches up (closed segments are released).
+  for (let i = 0; i < 6000 && (ep.stats().storage?.walBytes ?? 0) > 16 * 1024 * 1024; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+export async function measureManaged(dataset: Dataset, cases: BenchCase[], runs: number, events: number, log: (line: string) => void): Promise<ManagedResult> {
+  const dir = await mkdtemp(join(tmpdir(), 'le-bench-managed-'));
+  try {
+    log(`managed: reading the newest ${events.toLocaleString('en')} requests and ${(events / 2).toLocaleString('en')} invocations`);
+    const edge = await lastLines(dataset.ndjson.edgeLogs, events);
+    const functions = await lastLines(dataset.ndjson.functionEdgeLogs, events / 2);
+
+    // The same events compacted by hand.
+    await writeFile(join(dir, 'edge.ndjson'), `${edge.join('\n')}\n`);
+    await writeFile(join(dir, 'functions.ndjson'), `${functions.join('\n')}\n`);
+    await compactLogs({ source: 'edgeLogs', inputs: join(dir, 'edge.ndjson'), outDir: join(dir, 'by-hand', 'edge') });
+    await compactLogs({ source: 'functionEdgeLogs', inputs: join(dir, 'functions.ndjson'), outDir: join(dir, 'by-hand', 'functions') });
+
+    log('managed: ingesting them through ep.ingest, then waiting for the background compactor');
+    const managed = await createEndpoints({ storage: { dataDir: join(dir, 'data') }, now: () => REFERENCE, cache: false, duckdb: { threads: 2 } });
+    const byHand = await createEndpoints({
+      sources: { edgeLogs: join(dir, 'by-hand', 'edge'), functionEdgeLogs: join(dir, 'by-hand', 'functions') },
+      now: () => REFERENCE, cache: false, duckdb: { threads: 2 },
+    });
+    try {
+      await ingestAll(managed, 'cloudflare.logs.prod', edge);
+      await ingestAll(managed, 'deno-relay-logs', functions);
+      await waitCompacted(managed);
+
+      // A writer that keeps ingesting (batches of 100, one after the other) while queries run.
+      let writing = true;
+      let ingested = 0;
+      const writer = (async () => {
+        for (let i = 0; writing; i++) {
+          const batch = Array.from({ length: 100 }, (_, k) => ({
+            message: `GET | 200 | /rest/v1/live/${i}`, project: 'bench-live',
+            timestamp: new Date(REFERENCE.getTime() - 60_000 + ((i * 100 + k) % 60_000)).toISOString(),
+            metadata: { request: { path: '/rest/v1/live', url: 'https://bench-live.supabase.co/rest/v1/live' } },
+          }));
+          await managed.ingest('cloudflare.logs.prod', batch);
+          ingested += batch.length;
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+      })();
+      const out: ManagedCase[] = [];
+      try {
+        for (const c of cases) {
+          const warm = async (ep: Endpoints) => {
+            await ep.query(c.endpoint, c.params);
+            const sample: number[] = [];
+            for (let i = 0; i < runs; i++) sample.push(await timeMs(() => ep.query(c.endpoint, c.params)));
+            return summarize(sample);
+          };
+          const m = await warm(managed);
+          const h = await warm(byHand);
+          out.push({ name: c.name, managed: m, compacted: h, ratio: Math.round((m.p50_ms / h.p50_ms) * 100) / 100 });
+          log(`  ${c.name}: managed ${m.p50_ms} ms, by hand ${h.p50_ms} ms`);
+        }
+      } finally {
+        writing = false;
+        await writer;
+      }
+      return { events, ingested_while_querying: ingested, cases: out };
+    } finally {
+      await managed.close();
+      await byHand.close();
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+export function managedMarkdown(r: ManagedResult): string[] {
+  return [
+    `Managed storage (${r.events.toLocaleString('en')} requests ingested and compacted in the background; ${r.ingested_while_querying.toLocaleString('en')} more ingested while the cases ran) against the same events compacted by hand, warm p50 (target ≤ 1.2):`,
+    '',
+    '| case | managed, while ingesting | compacted by hand | ratio |',
+    '|---|---:|---:|---:|',
+    ...r.cases.map((c) => `| ${c.name} | ${c.managed.p50_ms} | ${c.compacted.p50_ms} | ${c.ratio} |`),
+  ];
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1]!).href) {
+  const { values } = parseArgs({ options: { events: { type: 'string', default: '1000000' }, runs: { type: 'string', default: '20' } } });
+  const { prepareDataset } = await import('./dataset');
+  const { benchCases } = await import('./cases');
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  const dataset = await prepareDataset('default', log);
+  const result = await measureManaged(dataset, benchCases(dataset.projects[0]!, 1), Number(values.runs), Number(values.events), log);
+  process.stdout.write(`${managedMarkdown(result).join('\n')}\n`);
+}
