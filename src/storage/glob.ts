@@ -1,4 +1,4 @@
-import { isAbsolute, join, resolve, sep } from 'node:path';
+import { isAbsolute, resolve, sep } from 'node:path';
 
 /**
  * A source glob, compiled once: the folder its wildcards start below (`base`) and a matcher for
@@ -79,9 +79,4 @@ function segmentSource(segment: string, last: boolean): string {
     } else out += c.replace(/[.+^${}()|\\/]/g, '\\$&');
   }
   return last ? out : `${out}/`;
-}
-
-/** `base` joined with a '/'-separated relative path. */
-export function joinRelative(base: string, relative: string): string {
-  return relative === '' ? base : join(base, ...relative.split('/'));
 }

@@ -12,10 +12,6 @@ export function walDir(dataDir: string, source: SourceName): string {
   return join(resolve(dataDir), source, 'wal');
 }
 
-/** The glob of a source's WAL segments, for readers that list files themselves. */
-export function walGlob(dataDir: string, source: SourceName): string {
-  return join(walDir(dataDir, source), '*.ndjson');
-}
 
 /** The locked data dir and one WAL per source. */
 export interface WalSet {
