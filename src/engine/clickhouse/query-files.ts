@@ -22,7 +22,7 @@ function queriesFolder(): string {
   }
 }
 
-const cache = new Map<QueryName, string>();
+const cache = new Map<string, string>();
 
 /** The SQL of a saved query for ClickHouse as written in queries/clickhouse/<name>.sql. */
 export function clickhouseQuerySql(name: QueryName): string {
@@ -45,6 +45,22 @@ export function preparedQuerySql(name: QueryName, source: SourceName, qualifiedT
   const sql = stripComments(clickhouseQuerySql(name));
   if (!from.test(sql)) throw new Error(`queries/clickhouse/${name}.sql does not read FROM ${relation}.`);
   return sql.replace(from, `FROM ${qualifiedTable}`);
+}
+
+/**
+ * The SQL of a statement of ours that is not an endpoint (e.g. `wal.shipped-offsets`) as sent:
+ * comments removed and its placeholder relation (`FROM <relation>`) replaced by `qualifiedTable`.
+ */
+export function statementSql(file: string, relation: string, qualifiedTable: string): string {
+  let sql = cache.get(file);
+  if (sql === undefined) {
+    sql = readFileSync(join(queriesFolder(), `${file}.sql`), 'utf8');
+    cache.set(file, sql);
+  }
+  const from = new RegExp(`\\bFROM\\s+${relation}\\b`, 'g');
+  const stripped = stripComments(sql);
+  if (!from.test(stripped)) throw new Error(`queries/clickhouse/${file}.sql does not read FROM ${relation}.`);
+  return stripped.replace(from, `FROM ${qualifiedTable}`);
 }
 
 /** Removes `--` comments (outside quoted text) and blank lines. */
