@@ -6,7 +6,7 @@
  * The same paths against a real 2-shard cluster, killed with SIGKILL, are in
  * test/integration/clickhouse-ingest.test.ts.
  */
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -319,6 +319,34 @@ describe('ClickHouseShipper', () => {
     expect(new Set(table.positions()).size).toBe(25);
     expect(wal.closedSegments()).toEqual([]);
     expect(readdirSync(join(dir, 'edgeLogs', 'shipping'))).toEqual([]);
+    await shipper.stop();
+    await wal.close();
+  });
+
+  it('waits while an insert of the segment sent by a killed process still runs on the server', async () => {
+    const dir = freshDir();
+    const wal = await openWal(dir);
+    const table = new MemoryTable();
+    const clock = manualScheduler();
+    const { shipper, errors } = shipperOf(dir, wal, table, { scheduler: clock.scheduler });
+    await wal.append(jsonLines(censusEvents('w', 4)));
+    await wal.roll();
+    const [segment] = wal.closedSegments();
+    // The attempt was recorded by the previous process, whose insert ClickHouse is still running.
+    mkdirSync(join(dir, 'edgeLogs', 'shipping'), { recursive: true });
+    writeFileSync(join(dir, 'edgeLogs', 'shipping', `${segment!.seq}.shipping`), '');
+    const shippedOffsets = table.shippedOffsets.bind(table);
+    table.shippedOffsets = async () => {
+      throw new Error('Code: 216, e.displayText() = DB::Exception: Query with id = log-endpoints-ship-x is already running., e.what() = DB::Exception');
+    };
+    shipper.trigger();
+    await shipper.settled();
+    expect(errors.map((e) => (e as Error).message)).toEqual([`segment ${segment!.seq}: an insert of it sent before (by a process that stopped) still runs on the server; asking again later`]);
+    expect(table.calls.filter((c) => c.startsWith('insert'))).toEqual([]);
+    table.shippedOffsets = shippedOffsets;
+    await clock.runNext();
+    expect(table.ids()).toHaveLength(4);
+    expect(wal.closedSegments()).toEqual([]);
     await shipper.stop();
     await wal.close();
   });

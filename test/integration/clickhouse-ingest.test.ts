@@ -241,9 +241,10 @@ describe('clickhouse serve --data-dir: ingest ships to the cluster', () => {
         const instance = readFileSync(join(dataDir, 'instance-id'), 'utf8').trim();
         const shipped = await clickhouseRows(`SELECT _wal_segment AS segment, count() AS n FROM ${database}.edge_logs GROUP BY segment`);
         const walFolder = join(dataDir, 'edgeLogs', 'wal');
-        const partial = shipped.filter(({ segment, n }) => {
+        const partial = shipped.filter((row) => {
+          const segment = row.segment!;
           const file = join(walFolder, `${segment.split('/')[2]!.padStart(20, '0')}.ndjson`);
-          return segment.startsWith(`${instance}/edgeLogs/`) && existsSync(file) && Number(n) > 0 && Number(n) < eventLines(file);
+          return segment.startsWith(`${instance}/edgeLogs/`) && existsSync(file) && Number(row.n) > 0 && Number(row.n) < eventLines(file);
         });
         expect(partial).toHaveLength(1);
         expect(partial[0]!.n).toBe('3');

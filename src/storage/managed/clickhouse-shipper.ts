@@ -1,12 +1,16 @@
 import { access, mkdir, open, readdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { timerScheduler, type CacheScheduler } from '../../cache/scheduler';
+import { clickhouseErrorCode } from '../../engine/clickhouse/classify-error';
 import type { SegmentRows } from '../../engine/clickhouse/clickhouse-loader';
 import type { SourceName } from '../../engine/engine';
 import { unlinkIfPresent } from '../durable-fs';
 import { failpoint } from '../failpoint';
 import { fsyncDir, isCode } from '../wal/fsync-dir';
 import { assignOffsets, segmentEventLines } from './segment-lines';
+
+/** ClickHouse's answer to a query whose id a running query has. */
+const QUERY_WITH_SAME_ID_IS_ALREADY_RUNNING = 216;
 
 /** Where the shipper sends segments: what `clickhouseLoader` does (log-endpoints/clickhouse). */
 export interface ShipTarget {
@@ -179,7 +183,12 @@ export class ClickHouseShipper {
         if (t < first) first = t;
         if (t > last) last = t;
       }
-      present = await target.shippedOffsets(source, id, { first, last }, queryId);
+      try {
+        present = await target.shippedOffsets(source, id, { first, last }, queryId);
+      } catch (error) {
+        if (clickhouseErrorCode(error) !== QUERY_WITH_SAME_ID_IS_ALREADY_RUNNING) throw error;
+        throw new Error(`segment ${segment.seq}: an insert of it sent before (by a process that stopped) still runs on the server; asking again later`, { cause: error });
+      }
     } else if (sendable.length) {
       await this.recordAttempt(attemptFile);
       failpoint('ship:attempt-recorded');
