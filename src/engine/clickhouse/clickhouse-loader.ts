@@ -6,6 +6,7 @@ import type { SourceName } from '../engine';
 import { SourceReader, type ReadSet } from '../../storage/source-reader';
 import { RangeCopies } from '../duckdb/range-copies';
 import { openDatabase, type DatabaseSettings } from '../duckdb/open-database';
+import { clickhouseErrorCode } from './classify-error';
 import { connect, type Connection } from './connection';
 import { localTableOf, tableOf, type ClickHouseTarget } from './options';
 import { logFileSelect } from './read-log-files';
@@ -222,7 +223,9 @@ export class ClickHouseLoader {
     const table = sqlTableName(this.options.database, tableOf(this.options, source));
     const sql = statementSql('wal.shipped-offsets', 'wal_rows', table);
     const params = { segment, first: { timestamp: range.first }, last: { timestamp: range.last } };
-    const { data } = await runSql(client, features, { sql, params, settings: this.options.settings, queryId });
+    const { data } = await runSql(client, features, { sql, params, settings: this.options.settings, queryId }).catch((error) => {
+      throw positionColumnsHint(error, table);
+    });
     return new Set(data.map((row) => Number(row.offset)));
   }
 
@@ -246,7 +249,9 @@ export class ClickHouseLoader {
     for (let i = 0; i < rows.length; i++) writer.writeRow(encodings, [...rows[i]!, segment, offsets[i]!]);
     const table = sqlTableName(this.options.database, tableOf(this.options, source));
     const settings = { ...this.options.settings, ...(this.options.cluster ? { insert_distributed_sync: 1 } : {}) };
-    await insertRowBinary(client, table, columns.map((c) => sqlIdentifier(c.name)), writer.take(), settings, options);
+    await insertRowBinary(client, table, columns.map((c) => sqlIdentifier(c.name)), writer.take(), settings, options).catch((error) => {
+      throw positionColumnsHint(error, table);
+    });
   }
 
   async close(): Promise<void> {
@@ -316,6 +321,19 @@ export class ClickHouseLoader {
     this.queue = next.catch(() => undefined);
     return next;
   }
+}
+
+/** ClickHouse's errors for a column the table does not have. */
+const MISSING_COLUMN = new Set([
+  16, // NO_SUCH_COLUMN_IN_TABLE (an INSERT)
+  47, // UNKNOWN_IDENTIFIER (a SELECT)
+]);
+
+/** A missing position column means tables made before them: say how to add them. */
+function positionColumnsHint(error: unknown, table: string): unknown {
+  const code = clickhouseErrorCode(error);
+  if (code === null || !MISSING_COLUMN.has(code) || !/_wal_(segment|offset)/.test(String((error as Error)?.message))) return error;
+  return new Error(`${table} has no _wal_segment / _wal_offset columns (made by an earlier version): run \`log-endpoints clickhouse init\` again to add them.`, { cause: error });
 }
 
 /** A log file DuckDB could not read; `rows` of it were inserted before the error. */
