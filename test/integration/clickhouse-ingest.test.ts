@@ -318,8 +318,9 @@ describe('clickhouse serve --data-dir: ingest ships to the cluster', () => {
       { table, name: '_wal_offset', type: 'UInt64', default_kind: 'DEFAULT' },
       { table, name: '_wal_segment', type: 'String', default_kind: 'DEFAULT' },
     ]));
-    // Rows loaded before keep the defaults.
-    expect(await clickhouseRows(`SELECT _wal_segment AS segment, _wal_offset AS offset, count() AS n FROM ${database}.edge_logs WHERE id LIKE 'loaded-%' GROUP BY segment, offset`)).toEqual([
+    // Rows loaded before keep the defaults. (Counted without WHERE: 18.16 answers nothing when a
+    // filter on one column reads an added column of parts written before the ALTER.)
+    expect(await clickhouseRows(`SELECT _wal_segment AS segment, _wal_offset AS offset, countIf(startsWith(id, 'loaded-')) AS n FROM ${database}.edge_logs GROUP BY segment, offset HAVING n > 0`)).toEqual([
       { segment: '', offset: '0', n: '20' },
     ]);
     // A second init changes nothing.
