@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { CachePolicy, EndpointDefinition, EndpointName, NormalizedParams } from './definitions/definition';
 import { engineRequest } from './definitions/definition';
 import type { FunctionsInvocationStatsParams, FunctionsInvocationStatsRow } from './definitions/functions-invocation-stats';
@@ -26,6 +27,8 @@ import { SourceNames, type IngestSourceName } from './ingest/source-names';
 import type { StorageOptions } from './ingest/storage-options';
 import { openWalSet, STORAGE_SOURCES, walDir, type WalSet } from './storage/wal/wal-set';
 import { BackgroundCompactor } from './storage/managed/background-compactor';
+import { ClickHouseShipper, type ShipTarget } from './storage/managed/clickhouse-shipper';
+import { dataDirInstanceId } from './storage/managed/instance-id';
 import { datasetDir, managedInputs } from './storage/managed/managed-inputs';
 import { MemoryTables } from './engine/duckdb/memory-tables';
 import { segmentSeqOf } from './storage/wal/segment-name';
@@ -95,7 +98,9 @@ export interface EndpointsOptions {
 export type EndpointsWarning =
   | { code: 'file_skipped'; message: string; file: SkippedFile }
   /** Managed storage's background compaction failed; it is tried again, and ingest is refused (503) only past its bounds. */
-  | { code: 'compaction_failed'; message: string; source: SourceName; cause: unknown };
+  | { code: 'compaction_failed'; message: string; source: SourceName; cause: unknown }
+  /** Shipping a segment to ClickHouse (`storage.clickhouse`) failed; it is tried again with growing pauses, and ingest is refused (503) only past `maxUncompactedBytes`. */
+  | { code: 'shipping_failed'; message: string; source: SourceName; cause: unknown };
 
 /** How an answer was obtained. */
 export type CacheStatus = 'hit' | 'miss' | 'bypass';
@@ -152,6 +157,10 @@ export interface EndpointsStats extends CacheCounters {
     compactionFailures: number;
     mergedFiles: number;
     droppedFiles: number;
+    /** With `storage.clickhouse`: segments shipped (then deleted), events inserted, failed attempts. */
+    shippedSegments?: number;
+    shippedEvents?: number;
+    shippingFailures?: number;
   };
   /** Keys this instance keeps warm now (read within their last lifetime). */
   warmingKeys: number;
@@ -254,11 +263,20 @@ export async function createEndpoints(options: EndpointsOptions): Promise<Endpoi
     await walSet?.close();
     throw error;
   }
+  let shipping: Shipping | null = null;
+  try {
+    if (walSet && options.storage?.clickhouse) shipping = await startShippers(walSet, options);
+  } catch (error) {
+    if (!options.engine) await engine.close();
+    await walSet?.close();
+    throw error;
+  }
   const storage = walSet && sourceNames
     ? {
         walSet,
         ingestor: new Ingestor(walSet, sourceNames, options.now ?? (() => new Date()), undefined, memory && ((source, seq, lines) => memory.insert(source, seq, lines))),
-        compactors: startCompactors(walSet, options, memory),
+        compactors: shipping ? [] : startCompactors(walSet, options, memory),
+        shipping,
       }
     : null;
   try {
@@ -273,7 +291,9 @@ export async function createEndpoints(options: EndpointsOptions): Promise<Endpoi
 
 /** The WAL settings of the storage options. */
 function walOptions(storage: StorageOptions) {
-  const { maxSegmentBytes, maxSegmentAgeMs, maxPendingBytes, maxUncompactedBytes } = storage;
+  const { maxSegmentBytes, maxPendingBytes, maxUncompactedBytes } = storage;
+  // Shipped segments are what ClickHouse queries see: closed after a second, not a minute.
+  const maxSegmentAgeMs = storage.maxSegmentAgeMs ?? (storage.clickhouse ? 1000 : undefined);
   return { maxSegmentBytes, maxSegmentAgeMs, maxPendingBytes, maxUncompactedBytes };
 }
 
@@ -320,11 +340,65 @@ function startCompactors(walSet: WalSet, options: EndpointsOptions, memory: Memo
   });
 }
 
+/**
+ * With `storage.clickhouse`: one shipper per source instead of the compactors: closed segments
+ * into ClickHouse, exactly once, then deleted. The loader is closed with the endpoints when it was
+ * made here from options.
+ */
+async function startShippers(walSet: WalSet, options: EndpointsOptions): Promise<Shipping> {
+  const config = options.storage!.clickhouse!;
+  let target: ShipTarget;
+  let close = async () => undefined as void;
+  if (typeof (config as ShipTarget).insertAt === 'function') {
+    target = config as ShipTarget;
+  } else {
+    // Loaded only here: instances without ClickHouse never load its code.
+    const { clickhouseLoader } = await import('./engine/clickhouse/clickhouse-loader');
+    const { batchRows, duckdb, ...server } = config as Exclude<typeof config, ShipTarget>;
+    const loader = clickhouseLoader({ ...server, batchRows, duckdb: duckdb ?? options.storage?.compactionDuckdb ?? { threads: 1, memoryLimit: '512MB' } });
+    target = loader;
+    close = () => loader.close();
+  }
+  let instanceId: string;
+  try {
+    instanceId = await dataDirInstanceId(walSet.dataDir);
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  const shippers = STORAGE_SOURCES.map((source) => {
+    const shipper = new ClickHouseShipper({
+      source,
+      wal: walSet.wals[source],
+      stateDir: join(walSet.dataDir, source, 'shipping'),
+      instanceId,
+      target,
+      onError: (error) => {
+        try {
+          options.onWarning?.({ code: 'shipping_failed', message: `Shipping ${source} to ClickHouse failed (retried shortly): ${(error as Error)?.message ?? String(error)}`, source, cause: error });
+        } catch {
+          // A failing hook must not stop shipping.
+        }
+      },
+    });
+    shipper.trigger();
+    return shipper;
+  });
+  return { shippers, close };
+}
+
+/** Shippers of an instance and how to close their target. */
+interface Shipping {
+  shippers: ClickHouseShipper[];
+  close(): Promise<void>;
+}
+
 /** Managed storage of an instance: the locked WALs and the one ingest path into them. */
 interface Storage {
   walSet: WalSet;
   ingestor: Ingestor;
   compactors: BackgroundCompactor[];
+  shipping: Shipping | null;
 }
 
 /** Rows of one engine computation: what the cache stores. */
@@ -444,6 +518,13 @@ class EndpointsImpl implements Endpoints {
         mergedFiles: sum((c) => c.mergedFiles),
         droppedFiles: sum((c) => c.droppedFiles),
       };
+      const shippers = this.managed.shipping?.shippers;
+      if (shippers) {
+        const shipped = (pick: (c: ClickHouseShipper['counters']) => number) => shippers.reduce((n, c) => n + pick(c.counters), 0);
+        stats.storage.shippedSegments = shipped((c) => c.shippedSegments);
+        stats.storage.shippedEvents = shipped((c) => c.shippedEvents);
+        stats.storage.shippingFailures = shipped((c) => c.failures);
+      }
     }
     return stats;
   }
@@ -455,8 +536,11 @@ class EndpointsImpl implements Endpoints {
     try {
       // A compaction that is running finishes (or is left for the next start: it is crash safe).
       await Promise.all(this.managed?.compactors.map((c) => c.stop()) ?? []);
+      // So does a segment being shipped; what is left ships at the next start.
+      await Promise.all(this.managed?.shipping?.shippers.map((s) => s.stop()) ?? []);
       // Events accepted before close are written (and their callers answered) first.
       await this.managed?.walSet.close();
+      await this.managed?.shipping?.close();
     } finally {
       await this.engine.close();
     }

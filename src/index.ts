@@ -14,7 +14,9 @@ export type {
   ManagedStorageInfo,
 } from './create-endpoints';
 // Managed storage and ingest (contract §7): `createEndpoints({ storage })`, `ep.ingest(source, events)`.
-export type { StorageOptions } from './ingest/storage-options';
+export type { ClickHouseShipping, StorageOptions } from './ingest/storage-options';
+// `storage.clickhouse` also takes a loader (`clickhouseLoader` of 'log-endpoints/clickhouse' is one).
+export type { ShipTarget } from './storage/managed/clickhouse-shipper';
 export type { IngestResult } from './ingest/ingestor';
 export type { IngestSourceName } from './ingest/source-names';
 export { LOGFLARE_SOURCE_NAMES } from './ingest/source-names';

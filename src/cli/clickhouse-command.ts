@@ -5,7 +5,7 @@ import type { ClickHouseTarget } from '../engine/clickhouse/options';
 import type { SourceName } from '../engine/engine';
 import { HELP } from './help';
 import type { CliIO } from './io';
-import { apiKeysOf, clockOf, duckdbOf, integerOf, parseOptions } from './parse-options';
+import { apiKeysOf, clockOf, duckdbOf, ingestKeysOf, integerOf, parseOptions } from './parse-options';
 import { progressBar } from './progress-bar';
 import { runServer } from './run-server';
 import { UsageError } from './usage-error';
@@ -44,6 +44,11 @@ const SERVE_OPTIONS = {
   'max-concurrent-queries': { type: 'string' },
   'max-queued-queries': { type: 'string' },
   'query-timeout-ms': { type: 'string' },
+  'data-dir': { type: 'string' },
+  'ingest-key': { type: 'string', multiple: true },
+  'wal-segment-bytes': { type: 'string' },
+  'wal-segment-age-ms': { type: 'string' },
+  'batch-rows': { type: 'string' },
 } as const;
 
 const SOURCES: Record<string, SourceName> = { edge: 'edgeLogs', functions: 'functionEdgeLogs' };
@@ -116,9 +121,25 @@ async function serve(argv: string[], io: CliIO): Promise<number> {
   const [target, ...more] = targetsOf(values, io);
   if (more.length) throw new UsageError('serve queries through one server: give one --url (a load balancer in front of the cluster, for instance).', 'clickhouse');
   const apiKeys = apiKeysOf(values['api-key'], io.env);
-  if (apiKeys.length === 0 && !values['no-auth']) {
+  const ingestKeys = ingestKeysOf(values['ingest-key'], io.env);
+  const dataDir = values['data-dir'];
+  if (dataDir === undefined) {
+    for (const flag of ['ingest-key', 'wal-segment-bytes', 'wal-segment-age-ms', 'batch-rows'] as const) {
+      if (values[flag] !== undefined) throw new UsageError(`--${flag} is for ingest: add --data-dir <dir>.`, 'clickhouse');
+    }
+  }
+  if (apiKeys.length === 0 && ingestKeys.length === 0 && !values['no-auth']) {
     throw new UsageError('No API key: pass --api-key <key> or set LOG_ENDPOINTS_API_KEYS (or --no-auth to serve without keys).', 'clickhouse');
   }
+  const optional = (flag: 'wal-segment-bytes' | 'wal-segment-age-ms' | 'batch-rows') =>
+    values[flag] === undefined ? undefined : integerOf('clickhouse', flag, values[flag], 0, 1);
+  // Ingest keeps events in the data dir and ships each closed segment into the same tables.
+  const storage = dataDir === undefined ? undefined : {
+    dataDir,
+    maxSegmentBytes: optional('wal-segment-bytes'),
+    maxSegmentAgeMs: optional('wal-segment-age-ms'),
+    clickhouse: { ...target!, batchRows: optional('batch-rows') },
+  };
   const port = integerOf('clickhouse', 'port', values.port, 4000, 0, 65535);
   const host = values.host ?? '127.0.0.1';
   const now = clockOf('clickhouse', values.now);
@@ -128,7 +149,13 @@ async function serve(argv: string[], io: CliIO): Promise<number> {
     maxQueuedQueries: integerOf('clickhouse', 'max-queued-queries', values['max-queued-queries'], 64, 0),
     queryTimeoutMs: integerOf('clickhouse', 'query-timeout-ms', values['query-timeout-ms'], 30_000, 1),
   });
-  const ep = await createEndpoints({ sources: {}, engine, now, ...(values['no-cache'] ? { cache: false as const } : {}) });
+  const ep = await createEndpoints({
+    sources: {}, engine, now, storage, ...(values['no-cache'] ? { cache: false as const } : {}),
+    onWarning: (warning) => io.stderr.write(`${new Date().toISOString()} warning: ${warning.message}\n`),
+  });
+  for (const cut of ep.storage?.recovered ?? []) {
+    io.stderr.write(`Recovered ${cut.path}: cut ${cut.cutBytes} bytes of a write that was never acknowledged (the process stopped mid-write).\n`);
+  }
   try {
     await ep.ping();
   } catch (error) {
@@ -138,12 +165,16 @@ async function serve(argv: string[], io: CliIO): Promise<number> {
   const cors = values['cors-origin'] ? { origin: values['cors-origin'].includes('*') ? '*' : values['cors-origin'] } : undefined;
   return runServer(
     ep,
-    { host, port, apiKeys, auth: values['no-auth'] ? false : undefined, basePath: values['base-path'], cors },
+    { host, port, apiKeys, ingestKeys, auth: values['no-auth'] ? false : undefined, basePath: values['base-path'], cors },
     io,
     ({ url }) => {
       const keys = values['no-auth'] ? 'no key needed' : `${apiKeys.length} key${apiKeys.length === 1 ? '' : 's'}`;
       const at = now ? `Every window is evaluated at ${now().toISOString()} (--now).\n` : '';
-      io.stdout.write(`${at}Serving ClickHouse ${target!.database} at ${target!.url}\nListening on ${url}${values['base-path'] ?? ''} (${keys})\n`);
+      const ingest = ingestKeys.length ? `, ${ingestKeys.length} ingest key${ingestKeys.length === 1 ? '' : 's'}` : '';
+      io.stdout.write(`${at}Serving ClickHouse ${target!.database} at ${target!.url}\nListening on ${url}${values['base-path'] ?? ''} (${keys}${ingest})\n`);
+      if (ep.storage) {
+        io.stdout.write(`Ingest: POST ${url}${values['base-path'] ?? ''}/api/logs?source_name=cloudflare.logs.prod (or deno-relay-logs), kept in ${ep.storage.dataDir} until shipped to ClickHouse\n`);
+      }
     },
   );
 }

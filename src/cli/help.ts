@@ -150,7 +150,9 @@ The same endpoints computed by ClickHouse, for logs that outgrow one machine.
           --on-cluster (needs ZooKeeper/Keeper).
   load    Copy NDJSON or Parquet logs into a table (read exactly as the DuckDB engine reads
           them; inserted with insert_distributed_sync=1 on a cluster). Not idempotent.
-  serve   Serve the HTTP API (as \`log-endpoints serve\`) with ClickHouse as the engine.
+  serve   Serve the HTTP API (as \`log-endpoints serve\`) with ClickHouse as the engine. With
+          --data-dir it also takes events on the ingest routes, keeps them durably in the data
+          dir and ships each closed segment into the tables (exactly once), then deletes it.
 
 Options (all commands):
   --url <url>                    ClickHouse HTTP interface (init: repeatable, one per server)
@@ -170,6 +172,10 @@ serve:
   --api-key <key>, --no-auth, --port <n>, --host <addr>, --base-path <path>, --cors-origin <o>,
   --now <iso>, --no-cache, --max-concurrent-queries <n>, --max-queued-queries <n>,
   --query-timeout-ms <n>         As for \`log-endpoints serve\`
+  --data-dir <dir>, --ingest-key <key>, --wal-segment-bytes <n>
+                                 Ingest, as for \`log-endpoints serve\`
+  --wal-segment-age-ms <n>       Ship a segment this long after its first event (default 1000)
+  --batch-rows <n>               Rows per INSERT when shipping (default 100000)
   -h, --help                     This help
 `,
 };

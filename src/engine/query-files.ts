@@ -26,12 +26,13 @@ function packageRoot(): string {
 const cache = new Map<string, string>();
 
 /**
- * The SQL text of a saved query, read once from `queries/<dialect>/<name>.sql`.
+ * The SQL text of a saved query (or another statement of the engine's), read once from
+ * `queries/<dialect>/<name>.sql`.
  *
  * @example
  * querySql('duckdb', 'logs.all'); // 'SELECT id, timestamp, event_message, metadata FROM edge_logs ...'
  */
-export function querySql(dialect: SqlDialect, name: QueryName): string {
+export function querySql(dialect: SqlDialect, name: QueryName | (string & {})): string {
   const key = `${dialect}/${name}`;
   let sql = cache.get(key);
   if (sql === undefined) {

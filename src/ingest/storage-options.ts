@@ -1,4 +1,6 @@
+import type { ClickHouseServer } from '../engine/clickhouse/options';
 import type { SourceName } from '../engine/engine';
+import type { ShipTarget } from '../storage/managed/clickhouse-shipper';
 
 /**
  * Managed storage (`createEndpoints({ storage: { dataDir } })`): the library keeps the events it
@@ -13,16 +15,38 @@ export interface StorageOptions {
   dataDir: string;
   /** More source names ingest accepts, besides `cloudflare.logs.prod` and `deno-relay-logs`. */
   sourceNames?: Readonly<Record<string, SourceName>>;
+  /**
+   * Ship the events to ClickHouse instead of compacting them into local Parquet: each closed WAL
+   * segment is inserted into the source's table (exactly once, across crashes) and then deleted.
+   * A `clickhouseLoader(...)` from `log-endpoints/clickhouse` (yours to close), or where the tables
+   * are (the loader is then made and closed here). Needs `engine: clickhouseEngine(...)` over the
+   * same tables: queries read ClickHouse, so an event is visible once its segment is shipped.
+   */
+  clickhouse?: ShipTarget | ClickHouseShipping;
   /** A WAL segment is closed (and handed to compaction) once it holds this many bytes (default 8 MiB). */
   maxSegmentBytes?: number;
-  /** ... or once its oldest event is this old, in ms (default 60 000). */
+  /** ... or once its oldest event is this old, in ms (default 60 000; 1 000 with `clickhouse`, so events show soon). */
   maxSegmentAgeMs?: number;
   /** Past this many bytes accepted but not yet fsynced, ingest answers 503 overloaded (default 64 MiB). */
   maxPendingBytes?: number;
   /** Past this many bytes of WAL not yet compacted, ingest answers 503 overloaded (default 1 GiB). */
   maxUncompactedBytes?: number;
-  /** Days kept: a day's events are deleted once the whole day is older than this (default 90, the longest tier window). */
+  /** Days kept: a day's events are deleted once the whole day is older than this (default 90, the longest tier window). Not with `clickhouse`: old partitions are dropped there. */
   retentionDays?: number;
   /** DuckDB settings of the background compaction (default one thread and 512MB: queries keep the rest). */
   compactionDuckdb?: { threads?: number; memoryLimit?: string };
+}
+
+/**
+ * Where managed storage ships to, as configuration: the tables (made by `log-endpoints clickhouse
+ * init`), and how segments are read and sent.
+ *
+ * @example
+ * const storage = { dataDir: './data', clickhouse: { url: 'http://ch-1:8123', database: 'logs', cluster: 'logs' } };
+ */
+export interface ClickHouseShipping extends ClickHouseServer {
+  /** Rows per INSERT (default 100 000): a larger segment goes in several. */
+  batchRows?: number;
+  /** The in-process DuckDB that reads the segments (default: `compactionDuckdb`'s, one thread and 512MB). */
+  duckdb?: { threads?: number; memoryLimit?: string };
 }

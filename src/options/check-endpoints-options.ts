@@ -31,6 +31,7 @@ export function checkEndpointsOptions(options: unknown): asserts options is Endp
       throw new InvalidOptionError('storage.dataDir', `storage.dataDir must be the folder managed storage keeps events in, not ${describeValue(storage.dataDir)}.`);
     }
     checkInteger('storage.retentionDays', storage.retentionDays, 1, 36_500);
+    if (storage.clickhouse !== undefined) checkShipping(storage, o.engine);
   }
   checkFunction('onWarning', o.onWarning, 'a function');
   checkSources(o.sources, o.engine !== undefined || o.storage !== undefined);
@@ -59,6 +60,21 @@ export function checkEndpointsOptions(options: unknown): asserts options is Endp
   checkInteger('limits.maxQueuedQueries', limits?.maxQueuedQueries, 0);
   checkInteger('limits.queryTimeoutMs', limits?.queryTimeoutMs, 1);
   checkBoolean('fillEmptyBuckets', o.fillEmptyBuckets);
+}
+
+/** `storage.clickhouse`: a loader or where the tables are; queries must read them too. */
+function checkShipping(storage: Record<string, unknown>, engine: unknown): void {
+  const target = checkObject('storage.clickhouse', storage.clickhouse, false)!;
+  if (typeof target.insertAt !== 'function' && (typeof target.database !== 'string' || typeof target.url !== 'string')) {
+    throw new InvalidOptionError('storage.clickhouse', `storage.clickhouse must be a clickhouseLoader(...) or { url, database, cluster? }, not ${describeValue(storage.clickhouse)}.`);
+  }
+  checkInteger('storage.clickhouse.batchRows', target.batchRows, 1);
+  if (engine === undefined) {
+    throw new InvalidOptionError('engine', 'storage.clickhouse ships the events to ClickHouse: query them there too, with engine: clickhouseEngine({ url, database, cluster }) over the same tables.');
+  }
+  if (storage.retentionDays !== undefined) {
+    throw new InvalidOptionError('storage.retentionDays', 'storage.retentionDays deletes local days; with storage.clickhouse the events live in ClickHouse: drop its old partitions there instead.');
+  }
 }
 
 /**

@@ -6,12 +6,14 @@ import type { SourceName } from '../engine';
 import { SourceReader, type ReadSet } from '../../storage/source-reader';
 import { RangeCopies } from '../duckdb/range-copies';
 import { openDatabase, type DatabaseSettings } from '../duckdb/open-database';
+import { clickhouseErrorCode } from './classify-error';
 import { connect, type Connection } from './connection';
-import { tableOf, type ClickHouseTarget } from './options';
+import { localTableOf, tableOf, type ClickHouseTarget } from './options';
 import { logFileSelect } from './read-log-files';
 import { RowBinaryWriter } from './row-binary';
-import { insertRowBinary, runCommand } from './run-sql';
-import { schemaStatements, TABLE_COLUMNS, type SchemaOptions } from './schema';
+import { statementSql } from './query-files';
+import { insertRowBinary, runCommand, runSql } from './run-sql';
+import { addPositionColumns, POSITION_COLUMNS, schemaStatements, TABLE_COLUMNS, type SchemaOptions } from './schema';
 import { sqlIdentifier, sqlTableName } from './sql-text';
 
 /** Options of `clickhouseLoader`. */
@@ -41,6 +43,19 @@ export interface LoadResult {
   skipped: number;
   /** Files that could not be read. */
   failed: number;
+}
+
+/**
+ * A write-ahead segment of managed storage read as the table's rows, in the order of its lines
+ * (commit markers and lines that are not JSON left out): what the shipper sends.
+ */
+export interface SegmentRows {
+  /** Each row's `id`: the shipper matches rows to the segment's lines by it. */
+  ids: Array<string | null>;
+  /** Each row's `timestamp` in microseconds; null when unreadable (such a row is never inserted). */
+  timestamps: Array<bigint | null>;
+  /** The values of the table's columns (TABLE_COLUMNS), one array per row. */
+  rows: unknown[][];
 }
 
 /** Progress of `load`, after each file. */
@@ -80,7 +95,8 @@ export class ClickHouseLoader {
   private duckdb: Promise<{ instance: DuckDBInstance; connection: DuckDBConnection }> | null = null;
   /** DuckDB work runs one file at a time on one connection. */
   private queue: Promise<unknown> = Promise.resolve();
-  private readonly batchRows: number;
+  /** Rows per INSERT. */
+  readonly batchRows: number;
 
   constructor(private readonly options: ClickHouseLoaderOptions) {
     this.batchRows = options.batchRows ?? 100_000;
@@ -91,8 +107,18 @@ export class ClickHouseLoader {
 
   /** Creates the database and tables on the connected server (IF NOT EXISTS); see `schemaStatements`. */
   async init(schema: SchemaOptions = {}): Promise<void> {
-    const { client } = await this.clickhouse();
+    const { client, features } = await this.clickhouse();
     for (const statement of schemaStatements(this.options, schema)) await runCommand(client, statement, this.options.settings);
+    // Tables made before the position columns existed get them (the rows there, the defaults).
+    for (const source of ['edgeLogs', 'functionEdgeLogs'] as const) {
+      const tables = this.options.cluster ? [localTableOf(this.options, source), tableOf(this.options, source)] : [tableOf(this.options, source)];
+      for (const table of tables) {
+        const sql = 'SELECT name FROM system.columns WHERE database = {database:String} AND table = {table:String}';
+        const { data } = await runSql(client, features, { sql, params: { database: this.options.database, table }, settings: this.options.settings });
+        const present = new Set(data.map((row) => String(row.name)));
+        for (const statement of addPositionColumns(this.options, table, present, schema)) await runCommand(client, statement, this.options.settings);
+      }
+    }
   }
 
   /**
@@ -163,6 +189,71 @@ export class ClickHouseLoader {
     }
   }
 
+  /**
+   * Reads one write-ahead segment of managed storage (NDJSON; its commit markers are not events)
+   * by the same reading as `load`, keeping every row in the order of its line.
+   */
+  async readSegment(source: SourceName, file: string): Promise<SegmentRows> {
+    const columns = TABLE_COLUMNS[source];
+    const idAt = columns.findIndex((c) => c.name === 'id');
+    return this.onDuckDB(async (connection) => {
+      const out: SegmentRows = { ids: [], timestamps: [], rows: [] };
+      const result = await connection.stream(await logFileSelect(connection, source, file, 'ndjson'));
+      for await (const chunk of result) {
+        const values = chunk.getColumns();
+        for (let r = 0; r < chunk.rowCount; r++) {
+          const row = values.map((column) => column[r] ?? null);
+          out.ids.push(row[idAt] === null ? null : String(row[idAt]));
+          out.timestamps.push(row[0] === null ? null : BigInt(row[0] as bigint));
+          out.rows.push(row);
+        }
+      }
+      return out;
+    });
+  }
+
+  /**
+   * The byte offsets (`_wal_offset`) of the lines of segment `segment` that the source's table
+   * holds (queries/clickhouse/wal.shipped-offsets.sql), reading only the days between `first` and
+   * `last`. Sent with `queryId`: while an insert of the segment sent with the same id still runs on
+   * the server (its sender was killed), ClickHouse refuses this query instead of answering early.
+   */
+  async shippedOffsets(source: SourceName, segment: string, range: { first: bigint; last: bigint }, queryId: string): Promise<Set<number>> {
+    const { client, features } = await this.clickhouse();
+    const table = sqlTableName(this.options.database, tableOf(this.options, source));
+    const sql = statementSql('wal.shipped-offsets', 'wal_rows', table);
+    const params = { segment, first: { timestamp: range.first }, last: { timestamp: range.last } };
+    const { data } = await runSql(client, features, { sql, params, settings: this.options.settings, queryId }).catch((error) => {
+      throw positionColumnsHint(error, table);
+    });
+    return new Set(data.map((row) => Number(row.offset)));
+  }
+
+  /**
+   * Inserts rows of `readSegment` with their position (`segment`, and each row's line offset) in
+   * one INSERT, on a cluster through the Distributed table with `insert_distributed_sync=1`.
+   * `midway` runs when half the body is sent (crash tests).
+   */
+  async insertAt(
+    source: SourceName,
+    segment: string,
+    rows: readonly unknown[][],
+    offsets: readonly number[],
+    options: { queryId: string; midway?: () => void },
+  ): Promise<void> {
+    if (rows.length === 0) return;
+    const { client } = await this.clickhouse();
+    const columns = [...TABLE_COLUMNS[source], ...POSITION_COLUMNS];
+    const encodings = columns.map((c) => c.encoding);
+    const writer = new RowBinaryWriter();
+    for (let i = 0; i < rows.length; i++) writer.writeRow(encodings, [...rows[i]!, segment, offsets[i]!]);
+    const table = sqlTableName(this.options.database, tableOf(this.options, source));
+    const settings = { ...this.options.settings, ...(this.options.cluster ? { insert_distributed_sync: 1 } : {}) };
+    await insertRowBinary(client, table, columns.map((c) => sqlIdentifier(c.name)), writer.take(), settings, options).catch((error) => {
+      throw positionColumnsHint(error, table);
+    });
+  }
+
   async close(): Promise<void> {
     await this.queue.catch(() => undefined);
     const clickhouse = await this.connection?.catch(() => null);
@@ -230,6 +321,19 @@ export class ClickHouseLoader {
     this.queue = next.catch(() => undefined);
     return next;
   }
+}
+
+/** ClickHouse's errors for a column the table does not have. */
+const MISSING_COLUMN = new Set([
+  16, // NO_SUCH_COLUMN_IN_TABLE (an INSERT)
+  47, // UNKNOWN_IDENTIFIER (a SELECT)
+]);
+
+/** A missing position column means tables made before them: say how to add them. */
+function positionColumnsHint(error: unknown, table: string): unknown {
+  const code = clickhouseErrorCode(error);
+  if (code === null || !MISSING_COLUMN.has(code) || !/_wal_(segment|offset)/.test(String((error as Error)?.message))) return error;
+  return new Error(`${table} has no _wal_segment / _wal_offset columns (made by an earlier version): run \`log-endpoints clickhouse init\` again to add them.`, { cause: error });
 }
 
 /** A log file DuckDB could not read; `rows` of it were inserted before the error. */

@@ -9,14 +9,21 @@ export type ClickHouseTables = Partial<Record<SourceName, string>>;
  * with `@clickhouse/client` (its own URL, credentials, TLS and keep-alive settings are used; it is
  * yours to close).
  */
-export interface ClickHouseTarget {
+export interface ClickHouseTarget extends ClickHouseServer {
+  /** An existing `@clickhouse/client` client instead of `url`. */
+  client?: ClickHouseClient;
+}
+
+/**
+ * A `ClickHouseTarget` given by URL (no client object): what plain configuration holds, e.g.
+ * managed storage's `storage.clickhouse`.
+ */
+export interface ClickHouseServer {
   /** HTTP(S) interface of one server, e.g. `http://127.0.0.1:8123`. */
   url?: string;
   /** User (default: `default`). */
   username?: string;
   password?: string;
-  /** An existing `@clickhouse/client` client instead of `url`. */
-  client?: ClickHouseClient;
   /** Database of the tables. */
   database: string;
   /**

@@ -20,6 +20,18 @@ export function preparedQuerySql(name: QueryName, source: SourceName, qualifiedT
   return sql.replace(from, `FROM ${qualifiedTable}`);
 }
 
+/**
+ * The SQL of a statement of ours that is not an endpoint (e.g. `wal.shipped-offsets`) as sent:
+ * comments removed and its placeholder relation (`FROM <relation>`) replaced by `qualifiedTable`.
+ */
+export function statementSql(file: string, relation: string, qualifiedTable: string): string {
+  const sql = querySql('clickhouse', file);
+  const from = new RegExp(`\\bFROM\\s+${relation}\\b`, 'g');
+  const stripped = stripComments(sql);
+  if (!from.test(stripped)) throw new Error(`queries/clickhouse/${file}.sql does not read FROM ${relation}.`);
+  return stripped.replace(from, `FROM ${qualifiedTable}`);
+}
+
 /** Removes `--` comments (outside quoted text) and blank lines. */
 export function stripComments(sql: string): string {
   const lines: string[] = [];

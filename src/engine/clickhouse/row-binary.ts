@@ -1,7 +1,7 @@
 import type { ColumnEncoding } from './schema';
 
 /**
- * Rows in ClickHouse's RowBinary format, column after column: Int64 little-endian, String as a
+ * Rows in ClickHouse's RowBinary format, column after column: (U)Int64 little-endian, String as a
  * LEB128 length and UTF-8 bytes, Nullable as a 1 (NULL) or 0 byte before the value.
  */
 export class RowBinaryWriter {
@@ -32,6 +32,11 @@ export class RowBinaryWriter {
       case 'int64':
         this.reserve(8);
         this.buffer.writeBigInt64LE(BigInt(value as bigint | number), this.length);
+        this.length += 8;
+        return;
+      case 'uint64':
+        this.reserve(8);
+        this.buffer.writeBigUInt64LE(BigInt(value as bigint | number), this.length);
         this.length += 8;
         return;
       case 'string':

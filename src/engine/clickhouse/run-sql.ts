@@ -48,14 +48,25 @@ export async function insertRowBinary(
   columns: readonly string[],
   body: Buffer,
   settings?: SqlRequest['settings'],
+  options: { queryId?: string; midway?: () => void } = {},
 ): Promise<void> {
   const result = await client.exec({
     query: `INSERT INTO ${table} (${columns.join(', ')}) FORMAT RowBinary`,
-    values: Readable.from([body]),
+    values: Readable.from(options.midway ? halves(body, options.midway) : [body]),
     clickhouse_settings: { ...settings },
     http_headers: sized(body, 'application/octet-stream'),
+    ...(options.queryId ? { query_id: options.queryId } : {}),
   });
   await drain(result.stream);
+}
+
+/** The body in two halves with `midway` called between them (crash tests stop an insert there). */
+async function* halves(body: Buffer, midway: () => void): AsyncGenerator<Buffer> {
+  const half = body.length >> 1;
+  yield body.subarray(0, half);
+  await new Promise((resolve) => setImmediate(resolve));
+  midway();
+  yield body.subarray(half);
 }
 
 async function exec(client: ClickHouseClient, bound: BoundQuery, query: string, request: SqlRequest): Promise<string> {

@@ -3,7 +3,7 @@ import { localTableOf, tableOf, type ClickHouseTarget } from './options';
 import { sqlClusterName, sqlIdentifier, sqlTableName } from './sql-text';
 
 /** How a column is written in RowBinary (see row-binary.ts). */
-export type ColumnEncoding = 'int64' | 'string' | 'nullable-string' | 'nullable-float64' | 'nullable-int32';
+export type ColumnEncoding = 'int64' | 'uint64' | 'string' | 'nullable-string' | 'nullable-float64' | 'nullable-int32';
 
 export interface ColumnSpec {
   name: string;
@@ -40,6 +40,18 @@ export const TABLE_COLUMNS: Record<SourceName, readonly ColumnSpec[]> = {
   ],
 };
 
+/**
+ * Where an ingested row came from, for managed storage's shipper (clickhouse-shipper.ts): the
+ * write-ahead segment (`_wal_segment`: data dir instance, source and segment number) and the byte
+ * offset of the event's line in it (`_wal_offset`). Together they name one acknowledged event, so
+ * a shipment retried after a crash inserts only the lines that are missing, and events that share
+ * an `id` stay apart. Rows loaded from files keep the defaults ('' and 0). Queries never read them.
+ */
+export const POSITION_COLUMNS: readonly (ColumnSpec & { default: string })[] = [
+  { name: '_wal_segment', type: 'String', encoding: 'string', default: "''" },
+  { name: '_wal_offset', type: 'UInt64', encoding: 'uint64', default: '0' },
+];
+
 /** The sorting key: one project's rows of one day lie together, in time order. */
 const ORDER_BY: Record<SourceName, string> = {
   edgeLogs: '(project, timestamp)',
@@ -71,7 +83,10 @@ export function schemaStatements(target: Pick<ClickHouseTarget, 'database' | 'cl
   const statements = [`CREATE DATABASE IF NOT EXISTS ${sqlIdentifier(target.database)}${onCluster}`];
   for (const source of ['edgeLogs', 'functionEdgeLogs'] as const) {
     const local = sqlTableName(target.database, localTableOf(target, source));
-    const columns = TABLE_COLUMNS[source].map((c) => `  ${sqlIdentifier(c.name)} ${c.type}`).join(',\n');
+    const columns = [
+      ...TABLE_COLUMNS[source].map((c) => `  ${sqlIdentifier(c.name)} ${c.type}`),
+      ...POSITION_COLUMNS.map((c) => `  ${sqlIdentifier(c.name)} ${c.type} DEFAULT ${c.default}`),
+    ].join(',\n');
     statements.push(
       `CREATE TABLE IF NOT EXISTS ${local}${onCluster} (\n${columns}\n)\n` +
         `ENGINE = MergeTree()\nPARTITION BY ${PARTITION_BY}\nORDER BY ${ORDER_BY[source]}`,
@@ -83,6 +98,27 @@ export function schemaStatements(target: Pick<ClickHouseTarget, 'database' | 'cl
     }
   }
   return statements;
+}
+
+/**
+ * The ALTERs that add the position columns to a table made before they existed (ClickHouse 18
+ * has no `ADD COLUMN IF NOT EXISTS`: `present` is what `system.columns` lists). The rows already
+ * there get the defaults. Empty when nothing is missing.
+ *
+ * @example
+ * addPositionColumns({ database: 'logs' }, 'edge_logs', new Set(['timestamp', 'project']));
+ */
+export function addPositionColumns(
+  target: Pick<ClickHouseTarget, 'database' | 'cluster'>,
+  table: string,
+  present: ReadonlySet<string>,
+  options: SchemaOptions = {},
+): string[] {
+  const missing = POSITION_COLUMNS.filter((c) => !present.has(c.name));
+  if (missing.length === 0) return [];
+  const onCluster = options.onCluster ? ` ON CLUSTER ${requireCluster(target)}` : '';
+  const adds = missing.map((c) => `ADD COLUMN ${sqlIdentifier(c.name)} ${c.type} DEFAULT ${c.default}`).join(', ');
+  return [`ALTER TABLE ${sqlTableName(target.database, table)}${onCluster} ${adds}`];
 }
 
 function requireCluster(target: Pick<ClickHouseTarget, 'cluster'>): string {
