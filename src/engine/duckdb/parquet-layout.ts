@@ -6,10 +6,19 @@ import { sqlString } from './sql-literal';
 const PROJECT_COLUMN: Record<SourceName, string> = { edgeLogs: 'project', functionEdgeLogs: 'project_ref' };
 
 /**
+ * Rows per row group, chosen by measurement (bench, default scale): the edge-function log's
+ * columns are small, and 20k-row groups let a short window (invocation-stats 1hr) skip all but
+ * one group of a project (3.7 ms instead of 6.7; 7 days: 107 ms instead of 134). The gateway log
+ * keeps 100k: usage.api-counts scans every URL in its window, and 10k-row groups doubled its CPU
+ * time; logs.all reads heads, not row groups (newest-heads.ts).
+ */
+export const ROW_GROUP_ROWS: Record<SourceName, number> = { edgeLogs: 100_000, functionEdgeLogs: 20_000 };
+
+/**
  * The one definition of the fast Parquet layout, shared by `compact` and the generator: the
  * source relation itself (timestamp as TIMESTAMP, metadata whole as JSON, the used fields flat),
  * sorted by project, newest first, then id (the same input gives the same bytes), zstd, row
- * groups of 100k rows, optionally one folder per UTC day (`date=YYYY-MM-DD/`).
+ * groups of ROW_GROUP_ROWS, optionally one folder per UTC day (`date=YYYY-MM-DD/`).
  *
  * `where` picks the rows to keep: a broken NDJSON line reads as a row of NULLs.
  */
@@ -31,7 +40,7 @@ export function parquetLayoutCopy(options: {
       WHERE ${options.where}
       ORDER BY ${day ? 'date, ' : ''}${PROJECT_COLUMN[options.source]}, timestamp DESC, id
     ) TO ${sqlString(options.target)} (
-      FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 100000${
+      FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${ROW_GROUP_ROWS[options.source]}${
         day ? `, PARTITION_BY (date), FILENAME_PATTERN ${sqlString(day.filenamePattern)}, OVERWRITE_OR_IGNORE true` : ''
       }
     )`;
