@@ -77,7 +77,11 @@ export const QUERY_SOURCES: Record<EngineRequest['query'], SourceName> = {
  */
 export function fullQuerySql(query: EngineRequest['query'], files: SourceFiles): string {
   const source = QUERY_SOURCES[query];
-  return `WITH ${RELATION_NAME[source]} AS (\n${sourceRelation(source, files)}\n)\n${querySql('duckdb', query)}`;
+  const relation = `${RELATION_NAME[source]} AS (\n${sourceRelation(source, files)}\n)`;
+  const sql = querySql('duckdb', query);
+  // A query with CTEs of its own (`WITH buckets AS ...`) gets the relation as its first CTE.
+  const own = /^((?:\s*--[^\n]*\n)*)\s*WITH\s/i.exec(sql);
+  return own ? `${own[1]}WITH ${relation},\n${sql.slice(own[0].length)}` : `WITH ${relation}\n${sql}`;
 }
 
 /**
