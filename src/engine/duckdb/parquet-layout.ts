@@ -15,6 +15,14 @@ const PROJECT_COLUMN: Record<SourceName, string> = { edgeLogs: 'project', functi
 export const ROW_GROUP_ROWS: Record<SourceName, number> = { edgeLogs: 100_000, functionEdgeLogs: 20_000 };
 
 /**
+ * Dictionary entries per column chunk before DuckDB falls back to plain encoding. The gateway
+ * log's `request_url` has about 20k distinct values per 100k rows, past DuckDB's default: encoded
+ * as a dictionary in every row group, usage.api-counts' URL search runs once per distinct URL
+ * (measured: a third less CPU, for 6 % more bytes). The edge-function log keeps the default.
+ */
+export const DICTIONARY_ENTRIES: Partial<Record<SourceName, number>> = { edgeLogs: 100_000 };
+
+/**
  * The one definition of the fast Parquet layout, shared by `compact` and the generator: the
  * source relation itself (timestamp as TIMESTAMP, metadata whole as JSON, the used fields flat),
  * sorted by project, newest first, then id (the same input gives the same bytes), zstd, row
@@ -41,6 +49,8 @@ export function parquetLayoutCopy(options: {
       ORDER BY ${day ? 'date, ' : ''}${PROJECT_COLUMN[options.source]}, timestamp DESC, id
     ) TO ${sqlString(options.target)} (
       FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${ROW_GROUP_ROWS[options.source]}${
+        DICTIONARY_ENTRIES[options.source] ? `, DICTIONARY_SIZE_LIMIT ${DICTIONARY_ENTRIES[options.source]}` : ''
+      }${
         day ? `, PARTITION_BY (date), FILENAME_PATTERN ${sqlString(day.filenamePattern)}, OVERWRITE_OR_IGNORE true` : ''
       }
     )`;
