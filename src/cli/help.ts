@@ -93,16 +93,19 @@ Options:
 `,
   compact: `Usage: log-endpoints compact --source edge|functions --input <glob> --out <dir> [--delete-source]
 
-Rewrites newline-delimited JSON logs as Parquet: zstd, row groups of 100k rows, sorted by project
-then timestamp (newest first), one folder per UTC day (<out>/date=YYYY-MM-DD/part-*.parquet). Writes to a temporary
-folder, counts the rows back, then renames the files into place; running it again over the same
-inputs changes nothing. Ctrl+C leaves the inputs untouched.
+Rewrites newline-delimited JSON logs as Parquet (zstd, sorted by project then newest first, one
+folder per UTC day: <out>/date=YYYY-MM-DD/) in a dataset with a commit log (<out>/_compact/), so
+that every event is in it exactly once: each run compacts only what is new (new files, lines
+appended since, a file rewritten), a rotated file is recognised by its content, a killed run is
+completed by the next one, and one run at a time holds the dataset. Serve the NDJSON glob and <out>
+together: each event is read once, from one or the other.
 
 Options:
   --source <edge|functions>  Which log the files hold
   --input <glob>             NDJSON files to compact; repeatable
-  --out <dir>                Folder of the Parquet dataset; point the source at <dir>/**/*.parquet
-  --delete-source            Delete the inputs after the check (never when lines were skipped)
+  --out <dir>                Folder of the dataset; point the source at <dir> (with the NDJSON glob if you like)
+  --delete-source            Delete each input once all its events are committed (never one holding
+                             lines that are not events: they exist nowhere else)
   --threads <n>              DuckDB worker threads
   --memory-limit <size>      DuckDB memory limit, e.g. 1GB (sorting spills to disk past it)
   -h, --help                 This help
