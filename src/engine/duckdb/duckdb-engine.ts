@@ -223,6 +223,8 @@ class DuckDBEngine implements Engine {
     if (error instanceof EngineError || this.closed) return false;
     const message = String((error as Error)?.message ?? error);
     if (/interrupt|out of memory/i.test(message)) return false;
+    // A shortage of the process, not a fault of the file: never a reason to leave a file out.
+    if (/too many open files|resource temporarily unavailable|cannot allocate memory/i.test(message)) return false;
     const listed: ListedFile[] = [...read.ndjson, ...read.ranges.map((r) => r.file), ...read.parquet];
     if (listed.some(changedSinceListed)) return true;
     if ((error as NodeJS.ErrnoException)?.code === 'ENOENT') return true;
