@@ -66,9 +66,23 @@ export const TIMESTAMP_MACROS = [
       WHEN abs(n) < CAST('100000000000000000' AS DECIMAL(38,9)) THEN CAST(floor(n) AS BIGINT)
       ELSE CAST(le_ns_to_micros(CAST(floor(n) AS HUGEINT)) AS BIGINT)
     END`,
+  // The same rule on integers, in BIGINT (most numeric timestamps are integers: the fast path).
+  `CREATE OR REPLACE MACRO le_micros_by_magnitude_int(n) AS
+    CASE
+      WHEN abs(n) < 100000000000 THEN n * 1000000
+      WHEN abs(n) < 100000000000000 THEN n * 1000
+      WHEN abs(n) < 100000000000000000 THEN n
+      ELSE le_ns_to_micros(n)
+    END`,
+  // Casting text that is not a number to DECIMAL costs DuckDB microseconds per value (ISO text
+  // would pay it on every row), so the exact decimal path runs only for text a DOUBLE accepts.
   `CREATE OR REPLACE MACRO le_timestamp(s) AS
     COALESCE(
-      TRY(make_timestamp(le_micros_by_magnitude(TRY_CAST(s AS DECIMAL(38,9))))),
+      -- (DuckDB's cast to BIGINT rounds '12.5': only text without a point or an exponent takes it)
+      TRY(make_timestamp(le_micros_by_magnitude_int(
+        CASE WHEN NOT (contains(s, '.') OR contains(s, 'e') OR contains(s, 'E')) THEN TRY_CAST(s AS BIGINT) END))),
+      CASE WHEN TRY_CAST(s AS DOUBLE) IS NOT NULL
+        THEN TRY(make_timestamp(le_micros_by_magnitude(TRY_CAST(s AS DECIMAL(38,9))))) END,
       TRY_CAST(TRY_CAST(s AS TIMESTAMPTZ) AS TIMESTAMP)
     )`,
 ];
