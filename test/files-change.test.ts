@@ -215,6 +215,25 @@ describe('byte order marks and CRLF line ends, at any file position', () => {
   }
 });
 
+
+describe('commit markers of managed storage are the only lines left out', () => {
+  const tmp = tempDir('le-marker-');
+  afterAll(() => tmp.cleanup());
+
+  it('a marker line is not an event; an event with a field of that name elsewhere still is', async () => {
+    const events = censusEvents('mark', 6);
+    const own = { ...events[5]!, _wal_commit: { seq: 1 } };
+    const marker = '{"_wal_commit":{"seq":1,"bytes":10,"crc32":1}}';
+    writeFileSync(tmp.path('a.ndjson'), [...events.slice(0, 3).map((e) => JSON.stringify(e)), marker, ...events.slice(3, 5).map((e) => JSON.stringify(e)), JSON.stringify(own), marker].join('\n') + '\n');
+    const { ep } = await endpointsAt({ edgeLogs: tmp.path('*.ndjson') }, NOW);
+    try {
+      expect(await census(ep)).toEqual({ total: 6, ids: idRange('mark', 0, 6) });
+      expect((await ep.inspectSources())[0]).toMatchObject({ lines: 6, skippedLines: 0 });
+    } finally {
+      await ep.close();
+    }
+  });
+});
 describe('timestamps by magnitude (contract §1.3)', () => {
   const tmp = tempDir('le-magnitude-');
   let duck: DuckDBInstance;

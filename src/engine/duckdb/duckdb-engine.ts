@@ -33,7 +33,7 @@ import type { MemoryTables } from './memory-tables';
 import { querySql } from '../query-files';
 import { openDatabase, type DatabaseSettings, type MemoryRelief } from './open-database';
 import { emptyNdjsonFile } from './empty-ndjson-file';
-import { RELATION_NAME, sourceRelation, WAL_COMMIT_KEY, type SourceFiles } from './source-relations';
+import { NOT_A_COMMIT_MARKER, RELATION_NAME, sourceRelation, type SourceFiles } from './source-relations';
 import { sqlStringList } from './sql-literal';
 
 /** One glob or a list of globs per source; relative globs resolve against the working directory. */
@@ -295,7 +295,7 @@ class DuckDBEngine implements Engine {
         let lines = 0, skippedLines = 0, parquetRows = 0;
         if (files.ndjson.length) {
           const r = await connection.runAndReadAll(`
-            SELECT count(*) FILTER (WHERE json IS NULL OR (json->'$.${WAL_COMMIT_KEY}') IS NULL) AS lines,
+            SELECT count(*) FILTER (WHERE ${NOT_A_COMMIT_MARKER}) AS lines,
                    count(*) FILTER (WHERE json IS NULL OR json_type(json) <> 'OBJECT') AS skipped
             FROM read_json_objects(${sqlStringList([...files.ndjson, emptyNdjsonFile()])}, format = 'newline_delimited',
                                    compression = 'auto_detect', ignore_errors = true)`);
