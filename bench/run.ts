@@ -88,30 +88,10 @@ for (const c of cases) scans.push({ name: c.name, ...(await scannedRows(dataset.
 let http = { rps: NaN, baseline_rps: NaN, p99_ms: NaN, rss_mb_under_load: NaN };
 let server = { rss_mb_uncached_burst: NaN, startup_ms: NaN };
 let burst: BurstResult | null = null;
-if (!values['skip-http'] && !burstOnly) {
-  log('http: cache-hit throughput against a bare node:http server');
-  http = await measureHttp(dataset, cases[2]!, Number(values['http-seconds']), log);
-  server = await measureServer(dataset, cases[2]!, log);
-}
-if (!values['skip-http'] || burstOnly) {
-  log('memory: a burst of 200 uncached logs.all queries, --memory-limit 256MB');
-  burst = await measureBurst(dataset, log);
-}
-
 let ingest: IngestCase[] = [];
-if (!values['skip-ingest']) {
-  log('ingest: events/s through serve --data-dir (fsync before every 200), against append + fdatasync of the same bytes');
-  ingest = await measureIngest(Number(values['ingest-seconds']), log);
-}
-
 let managed: ManagedResult | null = null;
-if (!values['skip-managed'] && !burstOnly) {
-  log('managed: queries on managed storage while it ingests, against the same events compacted by hand');
-  managed = await measureManaged(dataset, cases.filter((c) => c.rank === ranks[0]), runs, Number(values['managed-events']), log);
-}
-
 const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
-const output = {
+const output = () => ({
   scale,
   machine,
   cases: results.filter((r) => r.mode === 'warm').map(({ name, variant, p50_ms, p95_ms, runs }) => ({ name, variant, p50_ms, p95_ms, runs })),
@@ -126,11 +106,40 @@ const output = {
   managed,
   // Peak RSS under 200 uncached logs.all queries sent at once; target: memoryLimit + 128 MB.
   burst,
-};
-if (values.json) await writeFile(values.json, JSON.stringify(output, null, 2));
-process.stdout.write(markdown(output));
+});
+// Written whatever happens: a phase that fails late (ingest, managed storage) does not take the
+// results of the earlier ones with it.
+async function report(): Promise<void> {
+  const o = output();
+  if (values.json) await writeFile(values.json, JSON.stringify(o, null, 2));
+  process.stdout.write(markdown(o));
+}
 
-function markdown(o: typeof output): string {
+try {
+  if (!values['skip-http'] && !burstOnly) {
+    log('http: cache-hit throughput against a bare node:http server');
+    http = await measureHttp(dataset, cases[2]!, Number(values['http-seconds']), log);
+    server = await measureServer(dataset, cases[2]!, log);
+  }
+  if (!values['skip-http'] || burstOnly) {
+    log('memory: a burst of 200 uncached logs.all queries, --memory-limit 256MB');
+    burst = await measureBurst(dataset, log);
+  }
+
+  if (!values['skip-ingest']) {
+    log('ingest: events/s through serve --data-dir (fsync before every 200), against append + fdatasync of the same bytes');
+    ingest = await measureIngest(Number(values['ingest-seconds']), log);
+  }
+
+  if (!values['skip-managed'] && !burstOnly) {
+    log('managed: queries on managed storage while it ingests, against the same events compacted by hand');
+    managed = await measureManaged(dataset, cases.filter((c) => c.rank === ranks[0]), runs, Number(values['managed-events']), log);
+  }
+} finally {
+  await report();
+}
+
+function markdown(o: ReturnType<typeof output>): string {
   const lines = [`### Benchmark, scale \`${o.scale}\` (${SCALES[scale].functionEvents.toLocaleString('en')} invocations, ${SCALES[scale].edgeEvents.toLocaleString('en')} requests)`, '', `Machine: ${o.machine}`, ''];
   if (o.cases.length === 0) return [...lines, ...burstLines(o.burst)].join('\n');
   lines.push('| case | variant | warm p50 ms | warm p95 ms | cold p50 ms | cold p95 ms | runs |', '|---|---|---:|---:|---:|---:|---:|');
