@@ -1,30 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import autocannon from 'autocannon';
 import type { BenchCase } from './cases';
-import { REFERENCE, type Dataset } from './dataset';
+import type { Dataset } from './dataset';
 import { round } from './stats';
 import { freePort } from './free-port';
-
-const KEY = 'bench-key';
-const CLI = resolve('dist', 'cli.js');
+import { BENCH_KEY, startServe } from './serve-process';
 
 
-/** Starts the real CLI server (the built one, as users run it) on the compacted Parquet. */
-async function startServer(dataset: Dataset, port: number): Promise<{ child: ChildProcess; startedAt: bigint }> {
-  const startedAt = process.hrtime.bigint();
-  const child = spawn(process.execPath, [
-    CLI, 'serve',
-    '--edge-logs', dataset.parquet.edgeLogs,
-    '--function-logs', dataset.parquet.functionEdgeLogs,
-    '--port', String(port), '--host', '127.0.0.1',
-    '--api-key', KEY,
-    '--now', REFERENCE.toISOString(),
-    '--memory-limit', '256MB',
-  ], { stdio: ['ignore', 'ignore', 'inherit'] });
-  return { child, startedAt };
-}
 
 function stop(child: ChildProcess): Promise<void> {
   return new Promise((done) => {
@@ -39,7 +22,7 @@ async function firstAnswer(url: string): Promise<Response> {
   const deadline = Date.now() + 30_000;
   for (;;) {
     try {
-      const response = await fetch(url, { headers: { 'X-API-KEY': KEY } });
+      const response = await fetch(url, { headers: { 'X-API-KEY': BENCH_KEY } });
       if (response.status === 200) return response;
     } catch {
       // not listening yet
@@ -70,14 +53,14 @@ function peakRssMb(pid: number): number {
  */
 export async function measureHttp(dataset: Dataset, c: BenchCase, seconds: number, log: (line: string) => void) {
   const port = await freePort();
-  const { child } = await startServer(dataset, port);
+  const { child } = startServe(dataset, port);
   try {
     const url = caseUrl(port, c);
     const first = await firstAnswer(url);
     const body = Buffer.from(await first.arrayBuffer());
     const headers: Record<string, string> = {};
     first.headers.forEach((v, k) => { if (!['date', 'connection', 'keep-alive', 'transfer-encoding', 'content-length'].includes(k)) headers[k] = v; });
-    const library = await load(url, seconds, { 'X-API-KEY': KEY });
+    const library = await load(url, seconds, { 'X-API-KEY': BENCH_KEY });
     const rss = peakRssMb(child.pid!);
     log(`  library: ${library.requests.average} req/s, p99 ${library.latency.p99} ms, non-2xx ${library.non2xx}`);
 
@@ -92,7 +75,7 @@ export async function measureHttp(dataset: Dataset, c: BenchCase, seconds: numbe
     `], { stdio: 'ignore' });
     try {
       await firstAnswer(`http://127.0.0.1:${basePort}/`);
-      const baseline = await load(`http://127.0.0.1:${basePort}/`, seconds, { 'X-API-KEY': KEY });
+      const baseline = await load(`http://127.0.0.1:${basePort}/`, seconds, { 'X-API-KEY': BENCH_KEY });
       log(`  bare node:http: ${baseline.requests.average} req/s, p99 ${baseline.latency.p99} ms`);
       return {
         rps: round(library.requests.average, 0),
@@ -114,12 +97,12 @@ export async function measureHttp(dataset: Dataset, c: BenchCase, seconds: numbe
  */
 export async function measureServer(dataset: Dataset, c: BenchCase, log: (line: string) => void) {
   const port = await freePort();
-  const { child, startedAt } = await startServer(dataset, port);
+  const { child, startedAt } = startServe(dataset, port);
   try {
     await firstAnswer(caseUrl(port, c));
     const startup = Number(process.hrtime.bigint() - startedAt) / 1e6;
     // Queries that bypass the cache, to measure memory under engine work too.
-    await load(`http://127.0.0.1:${port}/api/endpoints/logs.all?project=${dataset.projects[0]}&project_tier=PRO`, 5, { 'X-API-KEY': KEY });
+    await load(`http://127.0.0.1:${port}/api/endpoints/logs.all?project=${dataset.projects[0]}&project_tier=PRO`, 5, { 'X-API-KEY': BENCH_KEY });
     const rss = peakRssMb(child.pid!);
     log(`  start to first answer ${round(startup, 0)} ms, peak RSS ${rss} MB`);
     return { startup_ms: round(startup, 0), rss_mb_uncached_burst: rss };

@@ -1,12 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { REFERENCE, type Dataset } from './dataset';
+import type { Dataset } from './dataset';
 import { round } from './stats';
 import { freePort } from './free-port';
+import { BENCH_KEY, startServe } from './serve-process';
 
-const KEY = 'bench-key';
-const CLI = resolve('dist', 'cli.js');
 
 /** What a burst of uncached queries did to the serving process's memory. */
 export interface BurstResult {
@@ -67,16 +65,7 @@ export async function measureBurst(
   const requests = options.requests ?? 200;
   const memoryLimit = options.memoryLimit ?? '256MB';
   const port = await freePort();
-  const child = spawn(process.execPath, [
-    CLI, 'serve',
-    '--edge-logs', dataset.parquet.edgeLogs,
-    '--function-logs', dataset.parquet.functionEdgeLogs,
-    '--port', String(port), '--host', '127.0.0.1',
-    '--api-key', KEY,
-    '--now', REFERENCE.toISOString(),
-    '--memory-limit', memoryLimit,
-    ...(options.serveArgs ?? []),
-  ], { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, ...options.env } });
+  const { child } = startServe(dataset, port, { memoryLimit, serveArgs: options.serveArgs, env: options.env });
   const url = `http://127.0.0.1:${port}`;
   try {
     await untilHealthy(url, child);
@@ -85,7 +74,7 @@ export async function measureBurst(
     const answers = await Promise.all(
       Array.from({ length: requests }, (_, i) => {
         const project = dataset.projects[i % dataset.projects.length]!;
-        return fetch(`${url}/api/endpoints/logs.all?project=${project}&project_tier=PRO`, { headers: { 'X-API-KEY': KEY } }).then(
+        return fetch(`${url}/api/endpoints/logs.all?project=${project}&project_tier=PRO`, { headers: { 'X-API-KEY': BENCH_KEY } }).then(
           async (r) => (r.status === 200 ? (await r.arrayBuffer(), '200') : `${r.status} ${kindOf(await r.text())}`),
           () => 'connection error',
         );
