@@ -215,7 +215,6 @@ describe('byte order marks and CRLF line ends, at any file position', () => {
   }
 });
 
-
 describe('commit markers of managed storage are the only lines left out', () => {
   const tmp = tempDir('le-marker-');
   afterAll(() => tmp.cleanup());
@@ -234,6 +233,7 @@ describe('commit markers of managed storage are the only lines left out', () => 
     }
   });
 });
+
 describe('timestamps by magnitude (contract §1.3)', () => {
   const tmp = tempDir('le-magnitude-');
   let duck: DuckDBInstance;
