@@ -60,7 +60,10 @@ describe('a file that vanishes between listing and reading is absent, never an e
         renameSync(tmp.path('loop', `.incoming-${i}`), tmp.path('loop', 'moving.ndjson'));
         await new Promise((resolve) => setImmediate(resolve));
         rmSync(tmp.path('loop', 'moving.ndjson'));
-        await new Promise((resolve) => setImmediate(resolve));
+        // Absent for a moment before the next move: every query attempt (at most 8) that lists the
+        // file while it is there may lose it, and an endless run of such attempts answers 503 by
+        // design (bounded retries). Never absent, the loop once kept all 8 attempts losing it.
+        await new Promise((resolve) => setTimeout(resolve, 2));
       }
     })();
     const steady = censusEvents('s', 30);
