@@ -20,6 +20,8 @@ describe('managed storage holds its uncompacted events in memory', () => {
       // Emptying the segment on disk changes nothing for the queries of this process.
       truncateSync(tmp.path('data', 'edgeLogs', 'wal', '00000000000000000001.ndjson'), 0);
       expect(await census(ep)).toEqual({ total: 20, ids: idRange('m', 0, 20) });
+      // inspectSources counts what queries read: the events held in memory too.
+      expect((await ep.inspectSources()).find((s) => s.source === 'edgeLogs')).toMatchObject({ lines: 20, skippedLines: 0, parquetRows: 0 });
     } finally {
       await ep.close();
     }

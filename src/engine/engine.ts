@@ -51,7 +51,7 @@ export interface SourceInspection {
   source: SourceName;
   /** Files a query reads now (NDJSON, parts of NDJSON files, Parquet). */
   files: number;
-  /** Non-blank lines of the newline-delimited JSON files. */
+  /** Non-blank lines of the newline-delimited JSON files (managed storage: with those held in memory). */
   lines: number;
   /** Lines skipped because they are not a JSON object (broken or truncated lines). */
   skippedLines: number;

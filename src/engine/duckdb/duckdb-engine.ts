@@ -290,6 +290,9 @@ class DuckDBEngine implements Engine {
     return this.gate.run(() => this.withConnection(async (connection) => {
       const out: SourceInspection[] = [];
       for (const source of ['edgeLogs', 'functionEdgeLogs'] as const) {
+        // The same snapshot a query takes, memory included (its rows stay until we are done).
+        const leave = this.memory?.enter();
+        try {
         const read = await this.readers[source].snapshot();
         const files = await this.sourceFiles(connection, read);
         let lines = 0, skippedLines = 0, parquetRows = 0;
@@ -302,6 +305,12 @@ class DuckDBEngine implements Engine {
           const [row] = r.getRowObjects();
           lines = Number(row?.lines ?? 0);
           skippedLines = Number(row?.skipped ?? 0);
+        }
+        if (files.memory) {
+          // Managed storage's acknowledged lines not compacted yet, held in memory instead of read
+          // from their segments: lines all the same, each one event (ingest checked them).
+          const r = await connection.runAndReadAll(`SELECT count(*) AS n FROM (${files.memory})`);
+          lines += Number(r.getRowObjects()[0]?.n ?? 0);
         }
         if (files.parquet.length) {
           const r = await connection.runAndReadAll(`SELECT count(*) AS n FROM read_parquet(${sqlStringList(files.parquet)}, union_by_name = true)`);
@@ -318,6 +327,9 @@ class DuckDBEngine implements Engine {
           skippedFiles: read.skipped,
           coveredFiles: read.covered.length,
         });
+        } finally {
+          leave?.();
+        }
       }
       return out;
     }));
