@@ -113,6 +113,10 @@ describe('log-endpoints, in process', () => {
       [['compact', '--source', 'db', '--input', 'x', '--out', 'y'], /--source must be edge or functions/],
       [['compact', '--source', 'edge', '--out', 'y'], /--input <glob>/],
       [['serve', '--edge-logs', 'x', '--api-key', 'k', '--threads', '0'], /--threads must be a whole number from 1/],
+      [['serve', '--edge-logs', 'x', '--api-key', 'k', '--wal-segment-bytes', '5'], /--wal-segment-bytes is for ingest: add --data-dir/],
+      // clickhouse serve reads the same server flags as serve (checked before any server is asked).
+      [['clickhouse', 'serve', '--url', 'http://127.0.0.1:9', '--api-key', 'k', '--dashboard', '--shutdown-grace', 'soon'], /--shutdown-grace must be a number of seconds/],
+      [['clickhouse', 'serve', '--url', 'http://127.0.0.1:9'], /No API key/],
     ];
     for (const [argv, message] of cases) {
       const r = await run(...argv);

@@ -5,9 +5,9 @@ import type { ClickHouseTarget } from '../engine/clickhouse/options';
 import type { SourceName } from '../engine/engine';
 import { HELP } from './help';
 import type { CliIO } from './io';
-import { apiKeysOf, clockOf, duckdbOf, ingestKeysOf, integerOf, parseOptions } from './parse-options';
+import { clockOf, duckdbOf, integerOf, parseOptions } from './parse-options';
 import { progressBar } from './progress-bar';
-import { runServer } from './run-server';
+import { HTTP_SERVER_OPTIONS, httpServerSettings, serveHttp } from './http-server-flags';
 import { UsageError } from './usage-error';
 
 /** Where the tables are: every subcommand takes these. */
@@ -33,21 +33,8 @@ const LOAD_OPTIONS = {
 
 const SERVE_OPTIONS = {
   ...TARGET_OPTIONS,
-  port: { type: 'string' },
-  host: { type: 'string' },
-  'api-key': { type: 'string', multiple: true },
-  'no-auth': { type: 'boolean' },
-  'base-path': { type: 'string' },
-  'cors-origin': { type: 'string', multiple: true },
+  ...HTTP_SERVER_OPTIONS,
   now: { type: 'string' },
-  'no-cache': { type: 'boolean' },
-  'max-concurrent-queries': { type: 'string' },
-  'max-queued-queries': { type: 'string' },
-  'query-timeout-ms': { type: 'string' },
-  'data-dir': { type: 'string' },
-  'ingest-key': { type: 'string', multiple: true },
-  'wal-segment-bytes': { type: 'string' },
-  'wal-segment-age-ms': { type: 'string' },
   'batch-rows': { type: 'string' },
 } as const;
 
@@ -120,63 +107,27 @@ async function serve(argv: string[], io: CliIO): Promise<number> {
   if (values.help) return help(io);
   const [target, ...more] = targetsOf(values, io);
   if (more.length) throw new UsageError('serve queries through one server: give one --url (a load balancer in front of the cluster, for instance).', 'clickhouse');
-  const apiKeys = apiKeysOf(values['api-key'], io.env);
-  const ingestKeys = ingestKeysOf(values['ingest-key'], io.env);
-  const dataDir = values['data-dir'];
-  if (dataDir === undefined) {
-    for (const flag of ['ingest-key', 'wal-segment-bytes', 'wal-segment-age-ms', 'batch-rows'] as const) {
-      if (values[flag] !== undefined) throw new UsageError(`--${flag} is for ingest: add --data-dir <dir>.`, 'clickhouse');
-    }
+  if (values['data-dir'] === undefined && values['batch-rows'] !== undefined) {
+    throw new UsageError('--batch-rows is for ingest: add --data-dir <dir>.', 'clickhouse');
   }
-  if (apiKeys.length === 0 && ingestKeys.length === 0 && !values['no-auth']) {
-    throw new UsageError('No API key: pass --api-key <key> or set LOG_ENDPOINTS_API_KEYS (or --no-auth to serve without keys).', 'clickhouse');
-  }
-  const optional = (flag: 'wal-segment-bytes' | 'wal-segment-age-ms' | 'batch-rows') =>
-    values[flag] === undefined ? undefined : integerOf('clickhouse', flag, values[flag], 0, 1);
+  const settings = httpServerSettings('clickhouse', values, io.env);
   // Ingest keeps events in the data dir and ships each closed segment into the same tables.
-  const storage = dataDir === undefined ? undefined : {
-    dataDir,
-    maxSegmentBytes: optional('wal-segment-bytes'),
-    maxSegmentAgeMs: optional('wal-segment-age-ms'),
-    clickhouse: { ...target!, batchRows: optional('batch-rows') },
-  };
-  const port = integerOf('clickhouse', 'port', values.port, 4000, 0, 65535);
-  const host = values.host ?? '127.0.0.1';
+  const batchRows = values['batch-rows'] === undefined ? undefined : integerOf('clickhouse', 'batch-rows', values['batch-rows'], 0, 1);
+  const storage = settings.storage && { ...settings.storage, clickhouse: { ...target!, batchRows } };
   const now = clockOf('clickhouse', values.now);
-  const engine = clickhouseEngine({
-    ...target!,
-    maxConcurrentQueries: integerOf('clickhouse', 'max-concurrent-queries', values['max-concurrent-queries'], 4, 1),
-    maxQueuedQueries: integerOf('clickhouse', 'max-queued-queries', values['max-queued-queries'], 64, 0),
-    queryTimeoutMs: integerOf('clickhouse', 'query-timeout-ms', values['query-timeout-ms'], 30_000, 1),
-  });
+  const engine = clickhouseEngine({ ...target!, ...settings.limits });
   const ep = await createEndpoints({
-    sources: {}, engine, now, storage, ...(values['no-cache'] ? { cache: false as const } : {}),
+    sources: {}, engine, now, storage, ...(settings.noCache ? { cache: false as const } : {}),
     onWarning: (warning) => io.stderr.write(`${new Date().toISOString()} warning: ${warning.message}\n`),
   });
-  for (const cut of ep.storage?.recovered ?? []) {
-    io.stderr.write(`Recovered ${cut.path}: cut ${cut.cutBytes} bytes of a write that was never acknowledged (the process stopped mid-write).\n`);
-  }
   try {
     await ep.ping();
   } catch (error) {
     await ep.close();
     throw error;
   }
-  const cors = values['cors-origin'] ? { origin: values['cors-origin'].includes('*') ? '*' : values['cors-origin'] } : undefined;
-  return runServer(
-    ep,
-    { host, port, apiKeys, ingestKeys, auth: values['no-auth'] ? false : undefined, basePath: values['base-path'], cors },
-    io,
-    ({ url }) => {
-      const keys = values['no-auth'] ? 'no key needed' : `${apiKeys.length} key${apiKeys.length === 1 ? '' : 's'}`;
-      const at = now ? `Every window is evaluated at ${now().toISOString()} (--now).\n` : '';
-      const ingest = ingestKeys.length ? `, ${ingestKeys.length} ingest key${ingestKeys.length === 1 ? '' : 's'}` : '';
-      io.stdout.write(`${at}Serving ClickHouse ${target!.database} at ${target!.url}\nListening on ${url}${values['base-path'] ?? ''} (${keys}${ingest})\n`);
-      if (ep.storage) {
-        io.stdout.write(`Ingest: POST ${url}${values['base-path'] ?? ''}/api/logs?source_name=cloudflare.logs.prod (or deno-relay-logs), kept in ${ep.storage.dataDir} until shipped to ClickHouse\n`);
-      }
-    },
-  );
+  const intro = [now ? `Every window is evaluated at ${now().toISOString()} (--now).` : null, `Serving ClickHouse ${target!.database} at ${target!.url}`];
+  return serveHttp(ep, settings, io, intro, ' until shipped to ClickHouse');
 }
 
 function help(io: CliIO): number {

@@ -173,8 +173,9 @@ load:
   --threads <n>, --memory-limit <size>   DuckDB settings for reading the files
 serve:
   --api-key <key>, --no-auth, --port <n>, --host <addr>, --base-path <path>, --cors-origin <o>,
-  --now <iso>, --no-cache, --max-concurrent-queries <n>, --max-queued-queries <n>,
-  --query-timeout-ms <n>         As for \`log-endpoints serve\`
+  --dashboard, --now <iso>, --no-cache, --max-concurrent-queries <n>, --max-queued-queries <n>,
+  --query-timeout-ms <n>, --shutdown-grace <s>
+                                 As for \`log-endpoints serve\`
   --data-dir <dir>, --ingest-key <key>, --wal-segment-bytes <n>
                                  Ingest, as for \`log-endpoints serve\`
   --wal-segment-age-ms <n>       Ship a segment this long after its first event (default 1000)

@@ -1,0 +1,142 @@
+import type { Endpoints } from '../create-endpoints';
+import type { CliIO } from './io';
+import { apiKeysOf, ingestKeysOf, integerOf } from './parse-options';
+import { runServer } from './run-server';
+import { UsageError } from './usage-error';
+
+/**
+ * The flags of every command that serves the HTTP API (`serve`, `clickhouse serve`): one list and
+ * one reading of them, so both servers take the same options and say the same things.
+ */
+export const HTTP_SERVER_OPTIONS = {
+  port: { type: 'string' },
+  host: { type: 'string' },
+  'api-key': { type: 'string', multiple: true },
+  'no-auth': { type: 'boolean' },
+  'base-path': { type: 'string' },
+  'cors-origin': { type: 'string', multiple: true },
+  'no-cache': { type: 'boolean' },
+  'max-concurrent-queries': { type: 'string' },
+  'max-queued-queries': { type: 'string' },
+  'query-timeout-ms': { type: 'string' },
+  dashboard: { type: 'boolean' },
+  'data-dir': { type: 'string' },
+  'ingest-key': { type: 'string', multiple: true },
+  'wal-segment-bytes': { type: 'string' },
+  'wal-segment-age-ms': { type: 'string' },
+  'shutdown-grace': { type: 'string' },
+} as const;
+
+/** The parsed values of those flags (what `parseOptions` gives for them). */
+interface Values {
+  port?: string;
+  host?: string;
+  'api-key'?: string[];
+  'no-auth'?: boolean;
+  'base-path'?: string;
+  'cors-origin'?: string[];
+  'no-cache'?: boolean;
+  'max-concurrent-queries'?: string;
+  'max-queued-queries'?: string;
+  'query-timeout-ms'?: string;
+  dashboard?: boolean;
+  'data-dir'?: string;
+  'ingest-key'?: string[];
+  'wal-segment-bytes'?: string;
+  'wal-segment-age-ms'?: string;
+  'shutdown-grace'?: string;
+}
+
+/** What the HTTP server flags ask for, checked. */
+export interface HttpServerSettings {
+  command: string;
+  host: string;
+  port: number;
+  apiKeys: string[];
+  ingestKeys: string[];
+  noAuth: boolean;
+  basePath: string | undefined;
+  cors: { origin: string | string[] } | undefined;
+  dashboard: boolean;
+  shutdownGraceMs: number;
+  noCache: boolean;
+  limits: { maxConcurrentQueries: number; maxQueuedQueries: number; queryTimeoutMs: number };
+  /** Managed storage (`--data-dir`) and its write-ahead log's segment bounds, when asked for. */
+  storage: { dataDir: string; maxSegmentBytes?: number; maxSegmentAgeMs?: number } | undefined;
+}
+
+/** Reads and checks the HTTP server flags; a wrong one is a UsageError naming it. */
+export function httpServerSettings(command: string, values: Values, env: CliIO['env']): HttpServerSettings {
+  const apiKeys = apiKeysOf(values['api-key'], env);
+  const ingestKeys = ingestKeysOf(values['ingest-key'], env);
+  const dataDir = values['data-dir'];
+  if (dataDir === undefined) {
+    if (ingestKeys.length > 0) throw new UsageError('Ingest keys need somewhere to keep events: add --data-dir <dir>.', command);
+    for (const flag of ['wal-segment-bytes', 'wal-segment-age-ms'] as const) {
+      if (values[flag] !== undefined) throw new UsageError(`--${flag} is for ingest: add --data-dir <dir>.`, command);
+    }
+  }
+  if (apiKeys.length === 0 && ingestKeys.length === 0 && !values['no-auth']) {
+    throw new UsageError('No API key: pass --api-key <key> or set LOG_ENDPOINTS_API_KEYS (or --no-auth to serve without keys).', command);
+  }
+  const optional = (flag: 'wal-segment-bytes' | 'wal-segment-age-ms') => (values[flag] === undefined ? undefined : integerOf(command, flag, values[flag], 0, 1));
+  const origins = values['cors-origin'];
+  return {
+    command,
+    host: values.host ?? '127.0.0.1',
+    port: integerOf(command, 'port', values.port, 4000, 0, 65535),
+    apiKeys,
+    ingestKeys,
+    noAuth: values['no-auth'] === true,
+    basePath: values['base-path'],
+    cors: origins ? { origin: origins.includes('*') ? '*' : origins } : undefined,
+    dashboard: values.dashboard === true,
+    shutdownGraceMs: secondsOf(command, values['shutdown-grace'], 30) * 1000,
+    noCache: values['no-cache'] === true,
+    limits: {
+      maxConcurrentQueries: integerOf(command, 'max-concurrent-queries', values['max-concurrent-queries'], 4, 1),
+      maxQueuedQueries: integerOf(command, 'max-queued-queries', values['max-queued-queries'], 64, 0),
+      queryTimeoutMs: integerOf(command, 'query-timeout-ms', values['query-timeout-ms'], 30_000, 1),
+    },
+    storage: dataDir === undefined ? undefined : { dataDir, maxSegmentBytes: optional('wal-segment-bytes'), maxSegmentAgeMs: optional('wal-segment-age-ms') },
+  };
+}
+
+/**
+ * Serves `ep` as the settings say until a shutdown signal, and prints where: `intro` lines first
+ * (what is served), then the address, the dashboard and the ingest route when they are on.
+ */
+export function serveHttp(ep: Endpoints, settings: HttpServerSettings, io: CliIO, intro: (string | null)[], ingestNote = ''): Promise<number> {
+  for (const cut of ep.storage?.recovered ?? []) {
+    io.stderr.write(`Recovered ${cut.path}: cut ${cut.cutBytes} bytes of a write that was never acknowledged (the process stopped mid-write).\n`);
+  }
+  const { apiKeys, ingestKeys, noAuth } = settings;
+  const base = settings.basePath ?? '';
+  return runServer(
+    ep,
+    {
+      host: settings.host, port: settings.port, apiKeys, ingestKeys, auth: noAuth ? false : undefined,
+      basePath: settings.basePath, cors: settings.cors, dashboard: settings.dashboard, shutdownGraceMs: settings.shutdownGraceMs,
+    },
+    io,
+    ({ url }) => {
+      const keys = noAuth ? 'no key needed' : `${apiKeys.length} key${apiKeys.length === 1 ? '' : 's'}`;
+      const ingest = ingestKeys.length ? `, ${ingestKeys.length} ingest key${ingestKeys.length === 1 ? '' : 's'}` : '';
+      for (const line of intro) if (line !== null) io.stdout.write(`${line}\n`);
+      io.stdout.write(`Listening on ${url}${base} (${keys}${ingest})\n`);
+      if (settings.dashboard) io.stdout.write(`Dashboard: ${url}${base}/\n`);
+      if (ep.storage) {
+        io.stdout.write(`Ingest: POST ${url}${base}/api/logs?source_name=cloudflare.logs.prod (or deno-relay-logs), kept in ${ep.storage.dataDir}${ingestNote}\n`);
+      }
+    },
+  );
+}
+
+/** `--shutdown-grace <seconds>`: 0 or more, fractions allowed. */
+function secondsOf(command: string, text: string | undefined, fallback: number): number {
+  if (text === undefined) return fallback;
+  if (!/^\d+(\.\d+)?$/.test(text) || Number(text) > 86_400) {
+    throw new UsageError(`--shutdown-grace must be a number of seconds from 0 to 86400, not "${text}".`, command);
+  }
+  return Number(text);
+}
