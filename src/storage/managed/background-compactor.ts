@@ -4,6 +4,7 @@ import type { DatabaseSettings } from '../../engine/duckdb/open-database';
 import { compactFiles, type CompactResult } from '../compact';
 import { statOrNull, type ListedFile } from '../list-glob';
 import { dropDaysBefore, forgetDeletedInputs, mergeSmallFiles } from './dataset-maintenance';
+import { SerialRuns } from './serial-runs';
 
 /** The part of the write-ahead log the compactor needs. */
 export interface CompactableLog {
@@ -41,9 +42,7 @@ export interface BackgroundCompactorOptions {
  * serial; a segment closing during a run starts another one after it.
  */
 export class BackgroundCompactor {
-  private running: Promise<void> | null = null;
-  private again = false;
-  private stopped = false;
+  private readonly runs = new SerialRuns(() => this.runGuarded());
   private timer: NodeJS.Timeout | null = null;
   private readonly unsubscribe: () => void;
   readonly counters = { runs: 0, failures: 0, compactedSegments: 0, mergedFiles: 0, droppedFiles: 0 };
@@ -54,45 +53,34 @@ export class BackgroundCompactor {
 
   /** Starts a run now (segments left closed by a previous process are compacted at start). */
   trigger(): void {
-    if (this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = this.loop().finally(() => {
-      this.running = null;
-    });
+    this.runs.trigger();
   }
 
   /** Resolves when no run is going on (tests, shutdown). */
   async settled(): Promise<void> {
-    while (this.running) await this.running;
+    await this.runs.settled();
   }
 
   /** Stops triggering and waits for the run in progress. */
   async stop(): Promise<void> {
-    this.stopped = true;
     this.unsubscribe();
     if (this.timer) clearTimeout(this.timer);
-    await this.settled();
+    await this.runs.stop();
   }
 
-  private async loop(): Promise<void> {
-    do {
-      this.again = false;
-      try {
-        await this.runOnce();
-      } catch (error) {
-        this.counters.failures++;
-        this.options.onError(error);
-      }
-    } while (this.again && !this.stopped);
+  private async runGuarded(): Promise<void> {
+    try {
+      await this.runOnce();
+    } catch (error) {
+      this.counters.failures++;
+      this.options.onError(error);
+    }
     this.schedule();
   }
 
   /** Retention and retries also run on a timer, so an idle store still drops old days. */
   private schedule(): void {
-    if (this.stopped) return;
+    if (this.runs.stopped) return;
     if (this.timer) clearTimeout(this.timer);
     this.timer = setTimeout(() => this.trigger(), this.options.retryMs ?? 30_000);
     this.timer.unref();

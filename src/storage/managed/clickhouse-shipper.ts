@@ -8,6 +8,7 @@ import { unlinkIfPresent } from '../durable-fs';
 import { failpoint } from '../failpoint';
 import { fsyncDir, isCode } from '../wal/fsync-dir';
 import { assignOffsets, segmentEventLines } from './segment-lines';
+import { SerialRuns } from './serial-runs';
 
 /** ClickHouse's answer to a query whose id a running query has. */
 const QUERY_WITH_SAME_ID_IS_ALREADY_RUNNING = 216;
@@ -74,9 +75,7 @@ export interface ClickHouseShipperOptions {
  * against the WAL's bound (ingest answers 503 past it).
  */
 export class ClickHouseShipper {
-  private running: Promise<void> | null = null;
-  private again = false;
-  private stopped = false;
+  private readonly runs = new SerialRuns(() => this.runGuarded(), () => this.cancelRetry !== null);
   private failuresInARow = 0;
   private cancelRetry: (() => void) | null = null;
   private cleaned = false;
@@ -92,30 +91,21 @@ export class ClickHouseShipper {
 
   /** Ships what is closed now (segments left closed by a previous process too). */
   trigger(): void {
-    if (this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
     // After a failure, the pause runs out first (segments closing meanwhile wait for it).
-    if (this.cancelRetry) return;
-    this.running = this.loop().finally(() => {
-      this.running = null;
-    });
+    this.runs.trigger();
   }
 
   /** Resolves when no attempt is going on (tests, shutdown). */
   async settled(): Promise<void> {
-    while (this.running) await this.running;
+    await this.runs.settled();
   }
 
   /** Stops shipping and waits for the segment in progress (what is left ships at the next start). */
   async stop(): Promise<void> {
-    this.stopped = true;
     this.unsubscribe();
     this.cancelRetry?.();
     this.cancelRetry = null;
-    await this.settled();
+    await this.runs.stop();
   }
 
   /** The id of a segment in ClickHouse's `_wal_segment`. */
@@ -123,24 +113,23 @@ export class ClickHouseShipper {
     return `${this.options.instanceId}/${this.options.source}/${seq}`;
   }
 
-  private async loop(): Promise<void> {
-    do {
-      this.again = false;
-      try {
-        await this.shipClosed();
-        this.failuresInARow = 0;
-      } catch (error) {
-        this.counters.failures++;
-        this.failuresInARow++;
-        this.options.onError(error);
-        this.retryLater();
-        return;
-      }
-    } while (this.again && !this.stopped);
+  /** One attempt at everything closed; after a failure, nothing more until the pause ends. */
+  private async runGuarded(): Promise<boolean> {
+    try {
+      await this.shipClosed();
+      this.failuresInARow = 0;
+      return true;
+    } catch (error) {
+      this.counters.failures++;
+      this.failuresInARow++;
+      this.options.onError(error);
+      this.retryLater();
+      return false;
+    }
   }
 
   private retryLater(): void {
-    if (this.stopped) return;
+    if (this.runs.stopped) return;
     const first = this.options.retryFirstMs ?? 1000;
     const delay = Math.min(this.options.retryMaxMs ?? 60_000, first * 2 ** Math.min(this.failuresInARow - 1, 30));
     this.cancelRetry = this.scheduler.schedule(delay, async () => {
@@ -157,7 +146,7 @@ export class ClickHouseShipper {
       this.cleaned = true;
     }
     for (const segment of segments) {
-      if (this.stopped) return;
+      if (this.runs.stopped) return;
       await this.ship(segment);
     }
   }
