@@ -120,3 +120,20 @@ async function waitUntil(done: () => boolean): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+
+describe('managed storage retention (contract §7)', () => {
+  it('by default deletes the days older than 90, the longest tier window, and keeps the rest', async () => {
+    const dataDir = tmp.path('retention');
+    const day = 86_400_000;
+    const at = (daysAgo: number) => new Date(Date.parse(CENSUS_NOW) - daysAgo * day).toISOString();
+    const [old, kept] = censusEvents('r', 2);
+    const first = await createEndpoints({ storage: { dataDir }, now: () => new Date(CENSUS_NOW), cache: false });
+    await first.ingest('cloudflare.logs.prod', [{ ...old, timestamp: at(92) }, { ...kept, timestamp: at(88) }]);
+    await first.close();
+    // The next start compacts what the last one left and applies retention; close waits for it.
+    const second = await createEndpoints({ storage: { dataDir }, now: () => new Date(CENSUS_NOW), cache: false });
+    await second.close();
+    const days = readdirSync(join(dataDir, 'edgeLogs', 'parquet')).filter((f) => f.startsWith('date='));
+    expect(days).toEqual([`date=${at(88).slice(0, 10)}`]);
+  });
+});
