@@ -1,4 +1,7 @@
-import { readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 const README = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
@@ -26,5 +29,32 @@ describe('README', () => {
   it('shows both test commands', () => {
     expect(README).toContain('npm test ');
     expect(README).toContain('npm run test:integration');
+  });
+
+  it('has TypeScript examples that type-check against the package as written', () => {
+    const root = fileURLToPath(new URL('..', import.meta.url));
+    // Inside the repository, so the examples' own imports (redis, hono, fastify) resolve.
+    mkdirSync(join(root, 'node_modules', '.cache'), { recursive: true });
+    const dir = mkdtempSync(join(root, 'node_modules', '.cache', 'le-readme-'));
+    try {
+      const files = blocks.filter(({ lang }) => lang === 'ts').map(({ code }, i) => {
+        // A snippet that goes on from an earlier one uses its `ep`; declared, not made, here.
+        const preamble = /\bep\b/.test(code) && !/\bconst ep\b/.test(code) ? "import type { Endpoints } from 'log-endpoints';\ndeclare const ep: Endpoints;\n" : '';
+        const file = join(dir, `example-${i}.ts`);
+        // The generator example runs from the repository's root (`npx tsx gen.ts`).
+        writeFileSync(file, `${preamble}${code.replaceAll("'./src/", `'${root}src/`)}\nexport {};\n`);
+        return file;
+      });
+      expect(files.length).toBeGreaterThan(10);
+      const program = ts.createProgram(files, {
+        strict: true, noEmit: true, skipLibCheck: true, target: ts.ScriptTarget.ES2022, lib: ['lib.es2023.d.ts'], noUncheckedIndexedAccess: true, module: ts.ModuleKind.ESNext,
+        moduleResolution: ts.ModuleResolutionKind.Bundler, types: ['node'], typeRoots: [join(root, 'node_modules/@types')],
+        baseUrl: root, paths: { 'log-endpoints': ['src/index.ts'], 'log-endpoints/*': ['src/*.ts'] },
+      });
+      const problems = ts.getPreEmitDiagnostics(program).map((d) => `${d.file?.fileName ?? ''}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
+      expect(problems).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
