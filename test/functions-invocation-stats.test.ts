@@ -133,7 +133,7 @@ describe('functions.invocation-stats', () => {
   it('rejects a missing or empty project or interval, naming it', async () => {
     setNow(NOW);
     for (const params of [{ interval: '1hr' }, { project: '', interval: '1hr' }, { project: 'stats' }, { project: 'stats', interval: '' }]) {
-      const error = await ep.query('functions.invocation-stats', params).catch((e: unknown) => e);
+      const error = await ep.query('functions.invocation-stats' as string, params).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(InvalidParameterError);
       expect((error as InvalidParameterError).param).toBe('project' in params && params.project ? 'interval' : 'project');
     }

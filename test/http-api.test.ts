@@ -107,7 +107,7 @@ describe('routes', () => {
     );
     const usage = list.json.result.find((d: any) => d.name === 'usage.api-counts');
     expect(usage.cache).toEqual({ ttlSeconds: 900, warmingSeconds: 300 });
-    expect(usage.params.find((p: any) => p.name === 'interval').values).toEqual(['hourly', 'daily', 'minutely']);
+    expect(usage.params.find((p: any) => p.name === 'interval').values).toEqual(['hourly', 'daily', 'minutely', '15min', '30min', '1hr', '3hr', '1day', '3day', '7day']);
     expect((await get('/api/endpoints', { headers: { 'X-API-KEY': '' } })).status).toBe(401);
   });
 
@@ -125,7 +125,7 @@ describe('routes', () => {
       );
     }
     const interval = doc.json.paths['/api/endpoints/usage.api-counts'].get.parameters.find((p: any) => p.name === 'interval');
-    expect(interval.schema.enum).toEqual(['hourly', 'daily', 'minutely']);
+    expect(interval.schema.enum).toEqual(['hourly', 'daily', 'minutely', '15min', '30min', '1hr', '3hr', '1day', '3day', '7day']);
     expect(doc.json.components.securitySchemes.apiKey).toEqual({ type: 'apiKey', in: 'header', name: 'X-API-KEY' });
   });
 

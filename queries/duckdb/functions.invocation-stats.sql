@@ -5,7 +5,8 @@
 -- execution_time_ms (DOUBLE), status_code (INTEGER).
 --
 -- Parameters:
---   $project      project reference; only invocations of this project are counted
+--   $project      project reference; only invocations of this project are counted (NULL with
+--                 singleProject: every invocation)
 --   $function_id  one function's id, or NULL for every function of the project
 --   $unit         bucket unit: 'second' | 'minute' | 'hour' | 'day'
 --   $first        first bucket start = trunc(now - window span, unit), inclusive
@@ -23,7 +24,7 @@ WITH buckets AS (
     count(*)                                            AS count,
     count(*) FILTER (WHERE status_code >= 400)          AS error_count
   FROM function_edge_logs
-  WHERE project_ref = $project
+  WHERE ($project IS NULL OR project_ref = $project)
     AND ($function_id IS NULL OR function_id = $function_id)
     AND timestamp >= $first
     AND timestamp < $end

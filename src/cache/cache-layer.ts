@@ -1,5 +1,5 @@
 import type { CacheStatus } from '../create-endpoints';
-import type { CachePolicy, EndpointDefinition, EndpointName, NormalizedParams } from '../definitions/definition';
+import type { AnyEndpointDefinition, CachePolicy, NormalizedParams } from '../definitions/definition';
 import { QueryGate } from '../engine/query-gate';
 import { cacheKey } from './cache-key';
 import type { CacheClock } from './real-clock';
@@ -37,7 +37,7 @@ export interface CacheRead {
 export interface CacheLayerOptions {
   /** The store, or null when caching is off. */
   store: ResultCache | null;
-  policies: ReadonlyMap<EndpointName, CachePolicy | null>;
+  policies: ReadonlyMap<string, CachePolicy | null>;
   /** The real clock ages, lifetimes and warming are measured with (never the windows' `now`). */
   clock: CacheClock;
   scheduler: CacheScheduler;
@@ -95,7 +95,7 @@ export class CacheLayer {
   }
 
   /** The answer of a validated call: from the store when fresh, else computed once for all waiters. */
-  async read(definition: EndpointDefinition, params: NormalizedParams, compute: () => Promise<CacheEntry>): Promise<CacheRead> {
+  async read(definition: AnyEndpointDefinition, params: NormalizedParams, compute: () => Promise<CacheEntry>): Promise<CacheRead> {
     const policy = this.options.policies.get(definition.name) ?? null;
     if (policy === null || this.options.store === null) return { entry: await compute(), status: 'bypass', policy: null };
     const key = cacheKey(definition, params);

@@ -1,10 +1,14 @@
+import type { SqlDialect } from '../sql/sql-scan';
 import type { SkippedFile } from '../storage/file-checks';
 import type { Micros } from '../time/iso';
 
-/** The two log sources of contract §1. */
-export type SourceName = 'edgeLogs' | 'functionEdgeLogs';
+/**
+ * A log source's name: the two built-ins (docs/semantics.md, "Sources") or one declared with
+ * `defineSource`.
+ */
+export type SourceName = 'edgeLogs' | 'functionEdgeLogs' | (string & {});
 
-/** The saved queries of the three endpoints. */
+/** The names of the three built-in endpoints. */
 export type EndpointQueryName = 'functions.invocation-stats' | 'logs.all' | 'usage.api-counts';
 
 /**
@@ -13,8 +17,25 @@ export type EndpointQueryName = 'functions.invocation-stats' | 'logs.all' | 'usa
  */
 export type CatalogQueryName = 'catalog.projects' | 'catalog.functions';
 
-/** The saved queries an engine knows how to run: one per endpoint, plus the catalog's. */
-export type QueryName = EndpointQueryName | CatalogQueryName;
+/** Names of statements: an endpoint's name, or one of the catalog's. */
+export type QueryName = EndpointQueryName | CatalogQueryName | (string & {});
+
+export type { SqlDialect };
+
+/**
+ * A statement to run: its SQL per dialect (an engine runs its own) over the source relations it
+ * names (`edge_logs`, `function_edge_logs`, ...), which the engine provides.
+ */
+export interface EngineStatement {
+  /** The endpoint's name (or the catalog query's): for messages, never for choosing SQL. */
+  name: QueryName;
+  sql: Readonly<Partial<Record<SqlDialect, string>>>;
+  /**
+   * The rows are the `$<limit>` newest of one source (`ORDER BY timestamp DESC, id`), `$<until>` an
+   * inclusive upper bound or NULL: an engine may read one day at a time, newest first.
+   */
+  newestFirst?: { readonly limit: string; readonly until: string };
+}
 
 /** A value bound to a query parameter. Timestamps are tagged so no engine has to guess. */
 export type EngineParam = string | number | null | { timestamp: Micros };
@@ -26,8 +47,8 @@ export type EngineParam = string | number | null | { timestamp: Micros };
 export type EngineValue = string | number | bigint | boolean | null;
 
 export interface EngineRequest {
-  query: QueryName;
-  /** Named parameters, exactly those the query's SQL declares. */
+  statement: EngineStatement;
+  /** Named parameters: at least those the statement's SQL uses (others are ignored). */
   params: Readonly<Record<string, EngineParam>>;
   /** Rows past this are not read. */
   maxRows: number;
@@ -73,6 +94,13 @@ export interface SourceInspection {
  * with its own SQL.
  */
 export interface Engine {
+  /** The SQL this engine runs (default `duckdb`): a statement without it cannot run here. */
+  readonly dialect?: SqlDialect;
+  /**
+   * Checks that a statement can run here (it prepares over empty sources): null, or why not.
+   * Definitions are checked with it at start.
+   */
+  checkStatement?(statement: EngineStatement): Promise<string | null>;
   /** Runs one saved query. Rejects with `EngineError` (query_failed, overloaded, timeout, closed). */
   run(request: EngineRequest): Promise<EngineResult>;
   /** Null when the engine accepts `pattern` as a regular expression, otherwise why not. */

@@ -1,6 +1,6 @@
 import type { ColumnSpec, ColumnType, ParamSpec } from '../definitions/definition';
 import type { EndpointDescription } from '../definitions/describe';
-import { MAX_PARAM_LENGTH } from '../definitions/normalize-params';
+import { MAX_PARAM_LENGTH } from '../definitions/params';
 import { CATALOG_MAX_DAYS } from '../definitions/catalog';
 
 type Json = Record<string, unknown>;
@@ -153,20 +153,28 @@ function parameter(p: ParamSpec): Json {
   if (p.values && p.otherwise !== undefined) schema.examples = [...p.values];
   if (p.format === 'iso-timestamp') schema.format = 'date-time';
   if (p.format === 'regex') schema.format = 'regex';
+  if (p.format === 'integer') Object.assign(schema, { pattern: '^[+-]?\\d{1,15}$' }, p.min !== undefined ? { 'x-minimum': p.min } : {}, p.max !== undefined ? { 'x-maximum': p.max } : {});
+  if (p.default !== undefined) schema.default = p.default;
   return { name: p.name, in: 'query', required: p.required, description: p.description, schema };
 }
 
 const COLUMN_SCHEMAS: Record<ColumnType, Json> = {
   timestamp: { type: 'string', format: 'date-time', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{6}Z$' },
   integer: { type: 'integer' },
-  float: { type: ['number', 'null'] },
-  text: { type: ['string', 'null'] },
-  json: { type: ['object', 'null'] },
+  float: { type: 'number' },
+  text: { type: 'string' },
+  json: { type: 'object' },
+  boolean: { type: 'boolean' },
 };
 
 function rowSchema(columns: readonly ColumnSpec[]): Json {
   const properties: Json = {};
-  for (const c of columns) properties[c.name] = { ...COLUMN_SCHEMAS[c.type], description: c.description };
+  for (const c of columns) {
+    const schema = COLUMN_SCHEMAS[c.type];
+    // Nullable columns (and every value the engine may leave empty) admit null.
+    const type = c.nullable ? [schema.type, 'null'] : schema.type;
+    properties[c.name] = { ...schema, type, description: c.description };
+  }
   return { type: 'object', required: columns.map((c) => c.name), properties };
 }
 

@@ -19,8 +19,10 @@ const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 const FUNCTION_INTERVALS = ['5min', '15min', '1hr', '1day', '7day', '2day', '1DAY'];
-const TIERS = ['FREE', 'PRO', 'PAYG', 'ENTERPRISE', 'free', 'GOLD'];
+const TIERS = ['FREE', 'PRO', 'PAYG', 'ENTERPRISE', 'free', 'GOLD', ''];
 const USAGE_INTERVALS = ['hourly', 'daily', 'minutely'];
+// Supabase Studio's and the Management API's values: one of them per pattern, beside two of the above.
+const STUDIO_INTERVALS = ['15min', '30min', '1hr', '3hr', '1day', '3day', '7day'];
 const UNKNOWN_PROJECT = 'zzzzzzzzzzzzzzzzzzzz';
 const UNKNOWN_FUNCTION = 'ffffffff-ffff-4fff-bfff-ffffffffffff';
 
@@ -251,13 +253,13 @@ describe('differential: ClickHouse (2 shards, Distributed tables) versus DuckDB 
       '(', '[a-', 'a{2,1}', 'a)|(b', '(?i)edge(?-i)CASE',
     ];
     return patterns.flatMap((project, p) =>
-      [...rotate(USAGE_INTERVALS, 1, p + k), ...(p === k % patterns.length ? ['weekly'] : [])].map((interval): Query => ({ endpoint: 'usage.api-counts', params: { project, interval } })));
+      [...rotate(USAGE_INTERVALS, 1, p + k), ...rotate(STUDIO_INTERVALS, 1, p + k), ...(p === k % patterns.length ? ['weekly'] : [])].map((interval): Query => ({ endpoint: 'usage.api-counts', params: { project, interval } })));
   }
 });
 
 async function outcome(ep: Endpoints, q: Query): Promise<Outcome> {
   try {
-    return { rows: (await ep.query(q.endpoint, q.params)).result };
+    return { rows: (await ep.query(q.endpoint as string, q.params)).result };
   } catch (error) {
     const e = error as { code?: string; param?: string };
     if (e.code !== 'invalid_parameter') throw error;

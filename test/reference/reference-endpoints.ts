@@ -294,14 +294,15 @@ const RETENTION: Record<string, Micros> = { FREE: DAY, PRO: 7n * DAY, PAYG: 90n 
 
 export function refLogsAll(
   events: readonly RefEdgeEvent[],
-  params: { project: string; project_tier: string; iso_timestamp_start?: string; iso_timestamp_end?: string },
+  params: { project: string; project_tier?: string; iso_timestamp_start?: string; iso_timestamp_end?: string },
   now: Date,
 ): LogsAllRow[] {
-  const retainedAfter = nowMicros(now) - (RETENTION[params.project_tier] ?? DAY);
+  const retainedAfter = nowMicros(now) - (RETENTION[params.project_tier ?? 'FREE'] ?? DAY);
   const startText = given(params.iso_timestamp_start);
   const endText = given(params.iso_timestamp_end);
   const start = startText === undefined ? null : mustParse(startText);
   const end = endText === undefined ? null : mustParse(endText);
+  if (start !== null && end !== null && start > end) throw new Error('reference: iso_timestamp_start is after iso_timestamp_end');
   const picked = events.filter((e) =>
     e.ts !== null && e.project === params.project && e.ts > retainedAfter &&
     (start === null || e.ts > start) && (end === null || e.ts <= end));
@@ -340,6 +341,13 @@ const USAGE_INTERVALS: Record<string, { span: Micros; unit: Micros }> = {
   hourly: { span: HOUR, unit: HOUR },
   daily: { span: 7n * DAY, unit: DAY },
   minutely: { span: 60n * MINUTE, unit: MINUTE },
+  '15min': { span: 15n * MINUTE, unit: MINUTE },
+  '30min': { span: 30n * MINUTE, unit: MINUTE },
+  '1hr': { span: HOUR, unit: MINUTE },
+  '3hr': { span: 3n * HOUR, unit: HOUR },
+  '1day': { span: DAY, unit: HOUR },
+  '3day': { span: 3n * DAY, unit: HOUR },
+  '7day': { span: 7n * DAY, unit: DAY },
 };
 
 export function refUsageApiCounts(

@@ -3,7 +3,8 @@ import {
   type DuckDBInstance,
   type DuckDBPreparedStatement,
   DuckDBTimestampValue,
-  INTEGER,
+  BIGINT,
+  DOUBLE,
   TIMESTAMP,
   VARCHAR,
   type DuckDBType,
@@ -30,11 +31,12 @@ import { earliestDayOf } from './list-files';
 import { parquetSchema } from './parquet-schema';
 import { RangeCopies } from './range-copies';
 import type { MemoryTables } from './memory-tables';
-import { querySql } from '../query-files';
 import { openDatabase, type DatabaseSettings, type MemoryRelief } from './open-database';
 import { emptyNdjsonFile } from './empty-ndjson-file';
-import { NOT_A_COMMIT_MARKER, RELATION_NAME, sourceRelation, type SourceFiles } from './source-relations';
+import { NOT_A_COMMIT_MARKER, relationOf, sourceRelation, type SourceFiles } from './source-relations';
 import { sqlStringList } from './sql-literal';
+import { allSources } from '../../sources/registry';
+import { codeOnly } from '../../sql/sql-scan';
 
 /** One glob or a list of globs per source; relative globs resolve against the working directory. */
 export type SourceGlobs = Partial<Record<SourceName, string | readonly string[]>>;
@@ -62,26 +64,23 @@ const STATEMENTS_PER_CONNECTION = 16;
  */
 const MAX_ATTEMPTS = 8;
 
-/** The source each saved query reads. */
-export const QUERY_SOURCES: Record<EngineRequest['query'], SourceName> = {
-  'functions.invocation-stats': 'functionEdgeLogs',
-  'logs.all': 'edgeLogs',
-  'usage.api-counts': 'edgeLogs',
-  'catalog.projects': 'edgeLogs',
-  'catalog.functions': 'functionEdgeLogs',
-};
+/** The sources whose relation a statement names (`FROM edge_logs`, a join, a CTE over it). */
+export function sourcesReadBy(sql: string): SourceName[] {
+  const code = codeOnly(sql);
+  return allSources().filter((d) => new RegExp(`(?<![\\w$.])${d.relation}(?![\\w(])`, 'i').test(code)).map((d) => d.name);
+}
 
 /**
- * The complete SQL DuckDB runs for a saved query over the given files: the source relation as a
- * CTE, then the query of queries/duckdb/. Parameters stay named placeholders.
+ * The complete SQL DuckDB runs for a statement over the given files: each source relation it
+ * names as a CTE, then the statement itself. Parameters stay named placeholders.
  */
-export function fullQuerySql(query: EngineRequest['query'], files: SourceFiles): string {
-  const source = QUERY_SOURCES[query];
-  const relation = `${RELATION_NAME[source]} AS (\n${sourceRelation(source, files)}\n)`;
-  const sql = querySql('duckdb', query);
-  // A query with CTEs of its own (`WITH buckets AS ...`) gets the relation as its first CTE.
+export function fullQuerySql(sql: string, files: Partial<Record<SourceName, SourceFiles>>): string {
+  const relations = (Object.entries(files) as Array<[SourceName, SourceFiles]>)
+    .map(([source, f]) => `${relationOf(source)} AS (\n${sourceRelation(source, f)}\n)`);
+  if (!relations.length) return sql;
+  // A statement with CTEs of its own (`WITH buckets AS ...`) gets the relations as its first CTEs.
   const own = /^((?:\s*--[^\n]*\n)*)\s*WITH\s/i.exec(sql);
-  return own ? `${own[1]}WITH ${relation},\n${sql.slice(own[0].length)}` : `WITH ${relation}\n${sql}`;
+  return own ? `${own[1]}WITH ${relations.join(',\n')},\n${sql.slice(own[0].length)}` : `WITH ${relations.join(',\n')}\n${sql}`;
 }
 
 /**
@@ -97,7 +96,7 @@ export async function createDuckDBEngine(options: DuckDBEngineOptions): Promise<
 }
 
 class DuckDBEngine implements Engine {
-  private readonly readers: Record<SourceName, SourceReader>;
+  private readonly readers = new Map<SourceName, SourceReader>();
   private readonly memory: MemoryTables | undefined;
   private readonly ranges = new RangeCopies();
   private readonly gate: QueryGate;
@@ -106,6 +105,7 @@ class DuckDBEngine implements Engine {
   private readonly busy = new Set<DuckDBConnection>();
   private readonly parquetTypes = new Map<string, ReadonlyMap<string, string>>();
   private readonly patterns = new Map<string, string | null>();
+  private readonly statementSources = new Map<string, SourceName[]>();
   private readonly statements = new Map<DuckDBConnection, Map<string, DuckDBPreparedStatement>>();
   private controlQueue: Promise<unknown> = Promise.resolve();
   private closed = false;
@@ -118,10 +118,8 @@ class DuckDBEngine implements Engine {
   ) {
     const list = (g: string | readonly string[] | undefined) => (g === undefined ? [] : typeof g === 'string' ? [g] : [...g]);
     this.memory = options.memory;
-    this.readers = {
-      edgeLogs: new SourceReader(list(options.sources.edgeLogs), options.extraInputs?.edgeLogs),
-      functionEdgeLogs: new SourceReader(list(options.sources.functionEdgeLogs), options.extraInputs?.functionEdgeLogs),
-    };
+    // Every known source (the built-ins and the user's): a statement may read any of them.
+    for (const { name } of allSources()) this.readers.set(name, new SourceReader(list(options.sources[name]), options.extraInputs?.[name]));
     this.gate = new QueryGate({
       maxConcurrent: options.maxConcurrentQueries ?? 4,
       maxQueued: options.maxQueuedQueries ?? 64,
@@ -131,26 +129,31 @@ class DuckDBEngine implements Engine {
     this.timeoutMs = options.queryTimeoutMs ?? 30_000;
   }
 
+  readonly dialect = 'duckdb' as const;
+
   async run(request: EngineRequest): Promise<EngineResult> {
     this.assertOpen();
+    const sql = statementSql(request);
     return this.gate.run(() => this.withConnection(async (connection) => {
       const started = performance.now();
-      const source = QUERY_SOURCES[request.query];
-      const reader = this.readers[source];
+      const sources = this.sourcesOf(sql);
       // In-memory events a compaction covers stay until this query is done with its snapshot.
       const leave = this.memory?.enter();
       try {
       for (let attempt = 1; ; attempt++) {
-        const read = await reader.snapshot(earliestDayOf(request.notBefore));
-        let files: SourceFiles & { copies: Map<string, FileRange> } | undefined;
+        const reads = new Map<SourceName, ReadSet>();
+        for (const source of sources) reads.set(source, await this.reader(source).snapshot(earliestDayOf(request.notBefore)));
+        const files: Partial<Record<SourceName, SourceFiles & { copies: Map<string, FileRange> }>> = {};
         try {
-          files = await this.sourceFiles(connection, read);
-          const rows = NEWEST_FIRST.has(request.query)
-            ? await this.newestFirst(connection, request, read, files)
-            : await this.execute(connection, request, files);
-          return { rows, engineMs: performance.now() - started, skippedFiles: read.skipped };
+          for (const [source, read] of reads) files[source] = await this.sourceFiles(connection, read);
+          const [only] = sources;
+          const rows = request.statement.newestFirst && sources.length === 1
+            ? await this.newestFirst(connection, sql, request, only!, reads.get(only!)!, files[only!]!)
+            : await this.execute(connection, sql, request, files);
+          return { rows, engineMs: performance.now() - started, skippedFiles: [...reads.values()].flatMap((r) => r.skipped) };
         } catch (error) {
-          if (!this.retryable(error, source, read, files?.copies)) throw error;
+          const retry = [...reads].map(([source, read]) => this.retryable(error, source, read, files[source]?.copies));
+          if (!retry.some(Boolean)) throw error;
           if (attempt >= MAX_ATTEMPTS) {
             throw new EngineError('overloaded', 'The log files kept changing while they were read; retry shortly.', { cause: error, retryAfterSeconds: 1 });
           }
@@ -162,9 +165,47 @@ class DuckDBEngine implements Engine {
     }));
   }
 
-  /** Runs a saved query over these files (a prepared statement kept per SQL text). */
-  private async execute(connection: DuckDBConnection, request: EngineRequest, files: SourceFiles): Promise<Record<string, EngineValue>[]> {
-    const prepared = await this.statement(connection, fullQuerySql(request.query, files));
+  /** Prepares a statement over empty sources: null when it would run, else DuckDB's reason. */
+  async checkStatement(statement: EngineRequest['statement']): Promise<string | null> {
+    this.assertOpen();
+    let sql: string;
+    try {
+      sql = statementSql({ statement, params: {}, maxRows: 1 });
+    } catch (error) {
+      return (error as Error).message;
+    }
+    const empty: Partial<Record<SourceName, SourceFiles>> = {};
+    for (const source of this.sourcesOf(sql)) empty[source] = { ndjson: [], parquet: [], parquetTypes: new Map() };
+    return this.onControl(async () => {
+      try {
+        const prepared = await this.control.prepare(fullQuerySql(sql, empty));
+        prepared.destroySync();
+        return null;
+      } catch (error) {
+        return String((error as Error).message).split('\n')[0]!.replace(/^[A-Za-z ]*Error: /, '');
+      }
+    });
+  }
+
+  private reader(source: SourceName): SourceReader {
+    const reader = this.readers.get(source);
+    if (!reader) throw new EngineError('query_failed', `No source is named ${source}.`);
+    return reader;
+  }
+
+  /** The sources a statement reads (kept per SQL text). */
+  private sourcesOf(sql: string): SourceName[] {
+    let known = this.statementSources.get(sql);
+    if (!known) {
+      if (this.statementSources.size >= 256) this.statementSources.clear();
+      this.statementSources.set(sql, (known = sourcesReadBy(sql)));
+    }
+    return known;
+  }
+
+  /** Runs a statement over these files (a prepared statement kept per SQL text). */
+  private async execute(connection: DuckDBConnection, sql: string, request: EngineRequest, files: Partial<Record<SourceName, SourceFiles>>): Promise<Record<string, EngineValue>[]> {
+    const prepared = await this.statement(connection, fullQuerySql(sql, files));
     bindRequest(prepared, request);
     return (await prepared.runAndReadAll()).getRowObjects().map(toEngineRow);
   }
@@ -176,16 +217,17 @@ class DuckDBEngine implements Engine {
    * or after a day's end, that day and all older ones are skipped: the query reads about one day
    * however many days the window (90 for PAYG) and the dataset hold.
    */
-  private async newestFirst(connection: DuckDBConnection, request: EngineRequest, read: ReadSet, files: SourceFiles): Promise<Record<string, EngineValue>[]> {
-    const limit = Number(request.params.limit);
+  private async newestFirst(connection: DuckDBConnection, sql: string, request: EngineRequest, source: SourceName, read: ReadSet, files: SourceFiles): Promise<Record<string, EngineValue>[]> {
+    const order = request.statement.newestFirst!;
+    const limit = Number(request.params[order.limit]);
     const days = new Map<string, ListedFile[]>();
     for (const file of read.parquet) {
       const day = file.dataset ? partitionDay(file.path) : null;
       // Files of unknown day (or schema: not from a dataset) are read in one query, as usual.
-      if (day === null) return this.execute(connection, request, files);
+      if (day === null) return this.execute(connection, sql, request, { [source]: files });
       days.set(day, [...(days.get(day) ?? []), file]);
     }
-    const until = request.params.until;
+    const until = request.params[order.until];
     const untilMicros = until && typeof until === 'object' ? until.timestamp : null;
     // Newest first; days that start after the upper bound hold nothing to return.
     const ordered = [...days.keys()].sort().reverse().filter((day) => untilMicros === null || dayStartMicros(day) <= untilMicros);
@@ -205,11 +247,11 @@ class DuckDBEngine implements Engine {
       parquetTypes: files.parquetTypes,
       ...(withNdjson && files.memory ? { memory: files.memory } : {}),
     });
-    let rows = await this.execute(connection, request, only(ordered.length ? dayFiles(ordered[0]!) : [], true));
+    let rows = await this.execute(connection, sql, request, { [source]: only(ordered.length ? dayFiles(ordered[0]!) : [], true) });
     for (const day of ordered.slice(1)) {
       const nth = rows[limit - 1];
       if (nth && BigInt(nth.timestamp as bigint) >= dayStartMicros(day) + DAY_MICROS) break;
-      rows = newestFirstMerge(rows, await this.execute(connection, request, only(dayFiles(day), false)), limit);
+      rows = newestFirstMerge(rows, await this.execute(connection, sql, request, { [source]: only(dayFiles(day), false) }), limit);
     }
     return rows;
   }
@@ -234,7 +276,7 @@ class DuckDBEngine implements Engine {
     }
     for (const file of listed) {
       if (!message.includes(file.path) && ![...(copies ?? [])].some(([copy, r]) => r.file === file && message.includes(copy))) continue;
-      this.readers[source].markDamaged(file, damageReason(file, message), engineDetail(message, file.path));
+      this.reader(source).markDamaged(file, damageReason(file, message), engineDetail(message, file.path));
       marked = true;
     }
     return marked;
@@ -289,11 +331,11 @@ class DuckDBEngine implements Engine {
     this.assertOpen();
     return this.gate.run(() => this.withConnection(async (connection) => {
       const out: SourceInspection[] = [];
-      for (const source of ['edgeLogs', 'functionEdgeLogs'] as const) {
+      for (const source of this.readers.keys()) {
         // The same snapshot a query takes, memory included (its rows stay until we are done).
         const leave = this.memory?.enter();
         try {
-        const read = await this.readers[source].snapshot();
+        const read = await this.reader(source).snapshot();
         const files = await this.sourceFiles(connection, read);
         let lines = 0, skippedLines = 0, parquetRows = 0;
         if (files.ndjson.length) {
@@ -455,8 +497,9 @@ function bindings(
       values[name] = value;
       types[name] = VARCHAR;
     } else if (typeof value === 'number') {
-      values[name] = value;
-      types[name] = INTEGER;
+      // Whole numbers as BIGINT (declared integer parameters go to 15 digits), others as DOUBLE.
+      values[name] = Number.isInteger(value) ? BigInt(value) : value;
+      types[name] = Number.isInteger(value) ? BIGINT : DOUBLE;
     } else {
       values[name] = new DuckDBTimestampValue(value.timestamp);
       types[name] = TIMESTAMP;
@@ -475,8 +518,12 @@ function toEngineRow(row: Record<string, DuckDBValue>): Record<string, EngineVal
   return out;
 }
 
-/** Queries whose answer is the N newest rows (`ORDER BY timestamp DESC, id ASC NULLS LAST LIMIT $limit`). */
-const NEWEST_FIRST = new Set<EngineRequest['query']>(['logs.all']);
+/** The DuckDB SQL of a request, or an engine error saying the statement has none. */
+function statementSql(request: EngineRequest): string {
+  const sql = request.statement.sql.duckdb;
+  if (sql === undefined) throw new EngineError('query_failed', `${request.statement.name} has no DuckDB SQL.`);
+  return sql;
+}
 
 const DAY_MICROS = 86_400_000_000n;
 
