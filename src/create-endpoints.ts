@@ -205,7 +205,7 @@ export interface Endpoints {
   cacheClock(): number;
   stats(): EndpointsStats;
   /**
-   * Appends events to managed storage (contract §7) and resolves once they are durable (fsynced).
+   * Appends events to managed storage (docs/ingest.md) and resolves once they are durable (fsynced).
    * `source` is a Logflare name (`cloudflare.logs.prod`, `deno-relay-logs`, or one of
    * `storage.sourceNames`), its fixed UUID, or `edgeLogs` / `functionEdgeLogs`. All or nothing: a
    * bad event rejects the call with `InvalidBodyError` (its `index` says which) and keeps none.

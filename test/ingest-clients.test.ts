@@ -173,7 +173,7 @@ describe('Vector http sink (Supabase self-hosted shapes)', () => {
       metadata: { project_ref: 'default' },
       timestamp: iso(msAgo),
     });
-    // The contract's richer shape (§1.2), as a relay with execution times sends it.
+    // The richer shape of docs/semantics.md, "Event shapes", as a relay with execution times sends it.
     const invocation = (ms: number, status: number, msAgo: number) => ({
       event_message: `POST | ${status} | http://localhost:8000/functions/v1/hello`,
       metadata: { project_ref: 'default', function_id: 'hello', execution_time_ms: ms, request: { method: 'POST', pathname: '/hello' }, response: { status_code: status } },

@@ -9,7 +9,7 @@ import type { CachePolicy, EndpointDefinition, EndpointName } from '../definitio
  */
 export type CachePolicyOverrides = Partial<Record<EndpointName, CachePolicy | null>>;
 
-/** Endpoints whose answers must never be cached, whatever the options say (contract §5). */
+/** Endpoints whose answers must never be cached, whatever the options say (docs/cache.md). */
 const NEVER_CACHED: readonly EndpointName[] = ['logs.all'];
 
 /**

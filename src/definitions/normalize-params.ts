@@ -2,14 +2,14 @@ import { InvalidParameterError } from '../errors';
 import { formatIsoMicros, parseIsoMicros } from '../time/iso';
 import type { EndpointDefinition, NormalizedParams } from './definition';
 
-/** Longest accepted parameter value (contract §2). */
+/** Longest accepted parameter value (docs/semantics.md, "Parameters"). */
 export const MAX_PARAM_LENGTH = 1024;
 
 /** Raw parameters as they arrive: query-string text. Non-strings are refused. */
 export type RawParams = Readonly<Record<string, unknown>>;
 
 /**
- * Validates and normalises the declared parameters of a call (contract §2): unknown names are
+ * Validates and normalises the declared parameters of a call (docs/semantics.md, "Parameters"): unknown names are
  * ignored, absent and empty are the same, required ones must be present, values are at most
  * 1024 characters, fallback values are replaced by what they behave like, timestamps are
  * rewritten in one canonical form. The result is what the cache keys on.

@@ -1,7 +1,7 @@
 import type { SkippedFile } from '../storage/file-checks';
 import type { Micros } from '../time/iso';
 
-/** The two log sources of contract §1. */
+/** The two log sources (docs/semantics.md, "Log sources"). */
 export type SourceName = 'edgeLogs' | 'functionEdgeLogs';
 
 /** The saved queries of the three endpoints. */
