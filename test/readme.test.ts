@@ -5,6 +5,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { main } from '../src/cli/main';
+import { memoryIO } from './support/cli';
 import { cliCommands, headingAnchor, headingAnchors, pageLinks, splitPage, type CodeBlock } from './support/markdown';
 
 // The README and every page of docs/ (those others add later too): their examples are checked
@@ -126,9 +127,9 @@ describe('code examples', () => {
     const refused: string[] = [];
     for (const { argv, where } of commands) {
       // Every command parses its options strictly before it looks at --help, and then does nothing else.
-      let stderr = '';
-      const code = await main([...argv, '--help'], { stdout: { write: () => true }, stderr: { write: (c) => { stderr += String(c); return true; } }, env: {}, shutdownSignal: () => new Promise(() => {}) }, '0.0.0');
-      if (code !== 0) refused.push(`${where}: log-endpoints ${argv.join(' ')}: ${stderr.trim()}`);
+      const { io, out } = memoryIO();
+      const code = await main([...argv, '--help'], io, '0.0.0');
+      if (code !== 0) refused.push(`${where}: log-endpoints ${argv.join(' ')}: ${out.stderr.trim()}`);
     }
     expect(refused).toEqual([]);
   });
@@ -173,8 +174,8 @@ describe("the README's first example", () => {
     // Exactly what the README tells a new user to run first.
     const command = cliCommands(splitPage(README).blocks.find(({ lang, code }) => lang === 'sh' && code.includes('demo-data'))!.code)[0]!;
     expect(command).toEqual(['demo-data', '--out', 'logs']);
-    const code = await main(['demo-data', '--out', join(dir, 'logs')], { stdout: { write: () => true }, stderr: { write: () => true }, env: {}, shutdownSignal: () => new Promise(() => {}) }, '0.0.0');
-    expect(code).toBe(0);
+    const { io, out } = memoryIO();
+    expect(await main(['demo-data', '--out', join(dir, 'logs')], io, '0.0.0'), out.stderr).toBe(0);
   }, 120_000);
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
