@@ -22,13 +22,13 @@ export class LogEndpointsError extends Error {
     if (options?.retryAfterSeconds !== undefined) this.retryAfterSeconds = options.retryAfterSeconds;
   }
 
-  /** The JSON error body of the HTTP API (contract §6). */
+  /** The JSON error body of the HTTP API (docs/http.md, "Errors"). */
   toJSON(): { code: ErrorCode; message: string; status: number; param?: string; index?: number } {
     return { code: this.code, message: this.message, status: this.status };
   }
 }
 
-/** Stable error codes; the HTTP status of each is fixed (contract §6). */
+/** Stable error codes; the HTTP status of each is fixed (docs/semantics.md, "Errors and statuses"). */
 export type ErrorCode =
   | 'invalid_parameter'
   | 'unauthorized'
@@ -37,7 +37,7 @@ export type ErrorCode =
   // HTTP only: a request the adapter cannot read (malformed percent-encoding) or a URL past its limit (414).
   | 'bad_request'
   | 'uri_too_long'
-  // Ingest (contract §7): a body that is not a batch of events, one past the size limit, an encoding we cannot read.
+  // Ingest (docs/ingest.md): a body that is not a batch of events, one past the size limit, an encoding we cannot read.
   | 'invalid_body'
   | 'payload_too_large'
   | 'unsupported_media_type'

@@ -33,7 +33,7 @@ export type {
   ManagedStorageInfo,
   RawParams,
 } from './create-endpoints';
-// Managed storage and ingest (docs/durability.md): `createEndpoints({ storage })`, `ep.ingest(source, events)`.
+// Managed storage and ingest (docs/ingest.md): `createEndpoints({ storage })`, `ep.ingest(source, events)`.
 export type { ClickHouseShipping, StorageOptions } from './ingest/storage-options';
 // `storage.clickhouse` also takes a loader (`clickhouseLoader` of 'log-endpoints/clickhouse' is one).
 export type { ShipTarget } from './storage/managed/clickhouse-shipper';

@@ -2,7 +2,7 @@
  * Differential test: the library (DuckDB, over NDJSON and over Parquet) against the plain
  * TypeScript reference of test/reference/, on generated data, for many clocks, projects and
  * parameters. Everything must be identical, except p95/p99, which must lie within the
- * contract's accuracy bound (§3.1), and avg, within 1e-9 relative.
+ * accuracy bound (docs/semantics.md, "functions.invocation-stats"), and avg, within 1e-9 relative.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -107,7 +107,7 @@ describe('functions.invocation-stats', () => {
     expect(await ep.functionsInvocationStats({ project: 'nobody', interval: '1hr' })).toEqual([]);
   });
 
-  it('p95 and p99 lie within the contract accuracy bound', async () => {
+  it('p95 and p99 lie within the accuracy bound of docs/semantics.md, "functions.invocation-stats"', async () => {
     setNow(NOW);
     const [row] = await ep.functionsInvocationStats({ project: 'pct', interval: '1hr' });
     // n = 100, values 1..100: p95 in [v94, v96], p99 in [v98, v100]

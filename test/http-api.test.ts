@@ -90,7 +90,7 @@ describe('routes', () => {
     }
   });
 
-  it('returns the rows of the library, shaped as contract §4', async () => {
+  it('returns the rows of the library, shaped as docs/semantics.md, "Values in results"', async () => {
     const { json } = await get(`/api/endpoints/logs.all?${PARAMS['logs.all']}`);
     expect(json.result.map((r: any) => r.id)).toEqual(['e2', 'e1', 'e3']);
     expect(json.result[0].timestamp).toBe('2026-11-21T11:30:00.000001Z');

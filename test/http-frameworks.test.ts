@@ -9,7 +9,7 @@ import { createHandler } from '../src/http';
 import { toNodeListener } from '../src/node';
 import { edgeEvent, tempDir, writeLines } from './support/log-files';
 
-// The mounting snippets of the README, each checked through a real socket.
+// The mounting snippets of docs/http.md, each checked through a real socket.
 const KEY = 'framework-key';
 const QUERY = '/logs/api/endpoints/logs.all?project=abc&project_tier=FREE';
 const tmp = tempDir('le-frameworks-');

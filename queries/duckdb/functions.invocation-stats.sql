@@ -18,7 +18,7 @@ WITH buckets AS (
     min(execution_time_ms)                              AS min_execution_time,
     max(execution_time_ms)                              AS max_execution_time,
     avg(execution_time_ms)                              AS avg_execution_time,
-    -- exact nearest-rank quantiles, always an observed value (inside the contract's accuracy
+    -- exact nearest-rank quantiles, always an observed value (inside the accuracy
     -- bound); both from one aggregate, which sorts the bucket's values once, not twice
     quantile_disc(execution_time_ms, [0.95, 0.99])      AS quantiles,
     count(*)                                            AS count,

@@ -3,7 +3,7 @@ import type { SkippedFile } from '../storage/file-checks';
 import type { Micros } from '../time/iso';
 
 /**
- * A log source's name: the two built-ins (docs/semantics.md, "Sources") or one declared with
+ * A log source's name: the two built-ins (docs/semantics.md, "Log sources") or one declared with
  * `defineSource`.
  */
 export type SourceName = 'edgeLogs' | 'functionEdgeLogs' | (string & {});

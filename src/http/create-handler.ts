@@ -33,7 +33,7 @@ export interface FetchHandler {
 const ALLOW = 'GET, HEAD';
 
 /**
- * The HTTP API of contract §6 as one fetch-style handler: the single place where HTTP is
+ * The HTTP API (docs/http.md) as one fetch-style handler: the single place where HTTP is
  * translated to library calls. Throws when no API key is configured, unless `auth: false`.
  *
  * @example

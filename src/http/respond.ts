@@ -67,7 +67,7 @@ function body(result: QueryResult & { table?: Table }, columns: readonly ColumnS
   }
 }
 
-/** Whatever was thrown, as the error body of contract §6. Anything unexpected is a generic 500. */
+/** Whatever was thrown, as the error body of docs/http.md, "Errors". Anything unexpected is a generic 500. */
 export function errorOf(error: unknown): LogEndpointsError {
   if (error instanceof LogEndpointsError) return error;
   return new LogEndpointsError('query_failed', 500, 'The request failed on the server.', { cause: error });

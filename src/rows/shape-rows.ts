@@ -2,7 +2,7 @@ import type { ColumnSpec } from '../definitions/definition';
 import type { EngineValue } from '../engine/engine';
 import { formatIsoMicros } from '../time/iso';
 
-/** A result row as every entry point shows it (contract §4). */
+/** A result row as every entry point shows it (docs/semantics.md, "Values in results"). */
 export type Row = Record<string, string | number | boolean | Record<string, unknown> | null>;
 
 /**

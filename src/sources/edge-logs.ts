@@ -1,6 +1,6 @@
 import { defineSource } from './source-descriptor';
 
-/** The gateway request log (Logflare's `cloudflare.logs.prod`): docs/semantics.md, "Sources". */
+/** The gateway request log (Logflare's `cloudflare.logs.prod`): docs/semantics.md, "Log sources". */
 export const edgeLogs = defineSource({
   name: 'edgeLogs',
   relation: 'edge_logs',

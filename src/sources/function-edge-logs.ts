@@ -1,6 +1,6 @@
 import { defineSource } from './source-descriptor';
 
-/** The edge-function invocation log (Logflare's `deno-relay-logs`): docs/semantics.md, "Sources". */
+/** The edge-function invocation log (Logflare's `deno-relay-logs`): docs/semantics.md, "Log sources". */
 export const functionEdgeLogs = defineSource({
   name: 'functionEdgeLogs',
   relation: 'function_edge_logs',

@@ -2,7 +2,7 @@
  * Differential test: the endpoints computed by ClickHouse (two shards, Distributed tables) against
  * the same endpoints computed by DuckDB over the same log files, for many clocks, projects and
  * every parameter kind. Timestamps, counts, ids, metadata and order must be identical; averages
- * within 1e-9 relative; p95/p99 identical to DuckDB's ranks and inside the contract's bound.
+ * within 1e-9 relative; p95/p99 identical to DuckDB's ranks and inside the bound of docs/semantics.md, "functions.invocation-stats".
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -180,7 +180,7 @@ describe('differential: ClickHouse (2 shards, Distributed tables) versus DuckDB 
     return nulls;
   }
 
-  /** p95/p99 inside the contract's bound, from the reference's own reading of the generated files. */
+  /** p95/p99 inside the bound of docs/semantics.md, "functions.invocation-stats", from the reference's own reading of the generated files. */
   function checkBounds(q: Query, actual: FunctionsInvocationStatsRow[], now: Date, label: string): number {
     if (!spread.projects.includes(q.params.project!) && !dense.projects.includes(q.params.project!)) return 0;
     const reference = refInvocationStats(generatedFunctions, q.params as { project: string; interval: string }, now);

@@ -27,7 +27,7 @@ export interface LogsAllRow {
   metadata: Record<string, unknown> | null;
 }
 
-/** Bucket width of each interval (contract §3.1 and §3.3): the charts pad their x range by it. */
+/** Bucket width of each interval (docs/semantics.md, "functions.invocation-stats" and "usage.api-counts"): the charts pad their x range by it. */
 const BUCKET_SECONDS: Record<string, number> = {
   '5min': 1, '15min': 60, '1hr': 60, '1day': 3600, '7day': 86_400,
   minutely: 60, hourly: 3600, daily: 86_400,

@@ -175,7 +175,7 @@ export class ClickHouseLoader {
 
   /**
    * Inserts events given as objects (what managed storage's ingest holds: `timestamp` in any
-   * form of the contract, `metadata` as sent) with the same reading as `load`: they pass through
+   * form of docs/semantics.md, "Timestamps", `metadata` as sent) with the same reading as `load`: they pass through
    * a temporary NDJSON file. Resolves once ClickHouse has them (on every shard concerned).
    */
   async insertEvents(source: SourceName, events: readonly object[]): Promise<{ rows: number; skipped: number }> {

@@ -60,7 +60,7 @@ const STATEMENTS_PER_CONNECTION = 16;
 
 /**
  * Reads of one query: a file that vanishes or turns out damaged between the listing and the read
- * sends the query back to a fresh listing, at most this many times (contract §1.3).
+ * sends the query back to a fresh listing, at most this many times (docs/semantics.md, "Files").
  */
 const MAX_ATTEMPTS = 8;
 

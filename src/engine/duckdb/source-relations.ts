@@ -39,7 +39,7 @@ function jsonFieldsOf(source: SourceName): Record<string, string> {
 export const NOT_A_COMMIT_MARKER = `(json IS NULL OR NOT starts_with(json, '{"${MARKER_FIELD}":'))`;
 
 /**
- * The instant of an event's `timestamp` (contract §1.3): a number (or numeric text) since the
+ * The instant of an event's `timestamp` (docs/semantics.md, "Timestamps"): a number (or numeric text) since the
  * epoch whose unit follows its magnitude (below 1e11 seconds, a fraction allowed; below 1e14
  * milliseconds; below 1e17 microseconds; otherwise nanoseconds), else an ISO 8601 string (offset
  * optional, UTC when absent). Unusable gives NULL, so the event falls outside every window
