@@ -66,8 +66,8 @@ type Simplify<T> = { [K in keyof T]: T[K] } & {};
 
 /** The parameters object of a typed call: required ones must be there, misspelt ones are errors. */
 export type ParamsOf<P extends Record<string, AnyParam>> = Simplify<
-  { [K in keyof P as P[K] extends Param<any, true> ? K : never]: ParamInput<P[K]> } & {
-    [K in keyof P as P[K] extends Param<any, true> ? never : K]?: ParamInput<P[K]> | null;
+  { -readonly [K in keyof P as P[K] extends Param<any, true> ? K : never]: ParamInput<P[K]> } & {
+    -readonly [K in keyof P as P[K] extends Param<any, true> ? never : K]?: ParamInput<P[K]> | null;
   }
 >;
 
