@@ -17,8 +17,8 @@ declare const ep: Endpoints<typeof errorsByPath>;
 describe('types inferred from definitions', () => {
   it('a user endpoint: parameters and rows from its declaration, no `as const` needed', () => {
     expectTypeOf<DefinitionParams<typeof errorsByPath>>().toEqualTypeOf<{ project: string; tier: 'FREE' | 'PRO'; since?: string | Date | null; min_status?: number | string | null }>();
-    expectTypeOf(ep.query('errors.by-path', { project: 'abc', tier: 'PRO' })).resolves.toEqualTypeOf<QueryResult<{ path: string; errors: number; last: string | null }>>();
     const typed = () => {
+      expectTypeOf(ep.query('errors.by-path', { project: 'abc', tier: 'PRO' })).resolves.toEqualTypeOf<QueryResult<{ path: string; errors: number; last: string | null }>>();
       // @ts-expect-error a required parameter is missing
       void ep.query('errors.by-path', { tier: 'PRO' });
       // @ts-expect-error a misspelt parameter
@@ -31,10 +31,10 @@ describe('types inferred from definitions', () => {
   });
 
   it('a built-in: typed the same way, and a misspelt filter no longer falls through to untyped', () => {
-    expectTypeOf(ep.query('logs.all', { project: 'abc' })).resolves.toEqualTypeOf<QueryResult<LogsAllRow>>();
     expectTypeOf<LogsAllRow>().toEqualTypeOf<{ id: string | null; timestamp: string; event_message: string | null; metadata: Record<string, unknown> | null }>();
     expectTypeOf<UsageApiCountsParams['interval']>().toEqualTypeOf<'hourly' | 'daily' | 'minutely' | '15min' | '30min' | '1hr' | '3hr' | '1day' | '3day' | '7day'>();
     const typed = () => {
+      expectTypeOf(ep.query('logs.all', { project: 'abc' })).resolves.toEqualTypeOf<QueryResult<LogsAllRow>>();
       // @ts-expect-error the issue's example: a misspelt iso_timestamp_start
       void ep.query('logs.all', { project: 'abc', iso_timestamp_strat: '2026-11-21T00:00:00Z' });
       // @ts-expect-error a required parameter is missing

@@ -27,7 +27,7 @@ describe('createEndpoints options are checked up front', () => {
   });
 
   it('names a misspelt or malformed source', async () => {
-    await refused({ sources: { edgelogs: 'x' } }, 'sources.edgelogs', /not a log source; the sources are edgeLogs and functionEdgeLogs/);
+    await refused({ sources: { edgelogs: 'x' } }, 'sources.edgelogs', /not a log source; the sources are edgeLogs, functionEdgeLogs/);
     await refused({ sources: { edgeLogs: 42 } }, 'sources.edgeLogs', /a glob or a list of globs/);
     await refused({ sources: { functionEdgeLogs: ['a/*.ndjson', ''] } }, 'sources.functionEdgeLogs', /non-empty strings/);
   });
