@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { CachePolicy, EndpointDefinition, EndpointName, NormalizedParams } from './definitions/definition';
+import type { CachePolicy, ColumnSpec, EndpointDefinition, EndpointName, NormalizedParams } from './definitions/definition';
 import { engineRequest } from './definitions/definition';
 import type { FunctionsInvocationStatsParams, FunctionsInvocationStatsRow } from './definitions/functions-invocation-stats';
 import type { LogsAllParams, LogsAllRow } from './definitions/logs-all';
@@ -36,6 +36,7 @@ import { basename } from 'node:path';
 import type { WalRecovery } from './storage/wal/wal';
 import { realClock, type CacheClock } from './cache/real-clock';
 import { checkEndpointsOptions } from './options/check-endpoints-options';
+import type { CheckedSql } from './sandbox/validate-caller-sql';
 
 /** Options of `createEndpoints`. */
 export interface EndpointsOptions {
@@ -80,6 +81,12 @@ export interface EndpointsOptions {
   limits?: { maxConcurrentQueries?: number; maxQueuedQueries?: number; queryTimeoutMs?: number };
   /** Return empty buckets of functions.invocation-stats too (count 0, null statistics). Off by default. */
   fillEmptyBuckets?: boolean;
+  /**
+   * Endpoints whose callers may send their own SELECT over the endpoint's CTEs (`sql`, see
+   * docs/sandboxing.md); none by default. `logs.all` then exposes `edge_logs` (and empty
+   * tables of the other Logflare sources), already limited to the project, tier window and time bounds.
+   */
+  sandboxable?: readonly EndpointName[];
   /** Use another engine instead of the built-in DuckDB one (the `sources`, `duckdb` and `limits` options are then its business). */
   engine?: Engine;
   /**
@@ -118,6 +125,8 @@ export interface QueryResult<R = Row> {
   ttlRemainingSeconds: number | null;
   /** Milliseconds the engine spent on the rows (of the computation that produced them). */
   engineMs: number;
+  /** With `sql`: the columns the caller's SELECT returned, typed as the rows are; absent otherwise (the endpoint's columns). */
+  columns?: readonly ColumnSpec[];
   /**
    * Files the rows leave out because they could not be read (damaged Parquet, broken compression,
    * unreadable), with the reason; empty when every file was read. Vanished files are not here:
@@ -130,6 +139,12 @@ export interface QueryResult<R = Row> {
 export interface QueryOptions {
   /** `'arrow'` adds the rows as an Arrow `Table` (`table`), typed by the endpoint's columns. */
   format?: 'rows' | 'arrow';
+  /**
+   * A SELECT over the endpoint's CTEs that replaces its outer SELECT, on endpoints turned on with
+   * the `sandboxable` option (docs/sandboxing.md). Refused with `InvalidSqlError` (400 `invalid_sql`)
+   * when it breaks a sandbox rule; on other endpoints, `InvalidParameterError` (`sql`).
+   */
+  sql?: string;
 }
 
 /**
@@ -186,7 +201,7 @@ export interface Endpoints {
   query(nameOrId: string, params: RawParams): Promise<QueryResult>;
   /** The same, with the rows as an Arrow table too (timestamps in microseconds, integers as Int64). */
   query<N extends EndpointName>(name: N, params: EndpointTypes[N]['params'], options: { format: 'arrow' }): Promise<ArrowQueryResult<EndpointTypes[N]['row']>>;
-  query(nameOrId: string, params: RawParams, options: { format: 'arrow' }): Promise<ArrowQueryResult>;
+  query(nameOrId: string, params: RawParams, options: { format: 'arrow'; sql?: string }): Promise<ArrowQueryResult>;
   query(nameOrId: string, params: RawParams, options: QueryOptions): Promise<QueryResult>;
   /** The endpoints' definitions: name, UUID, parameters, columns, max rows, cache policy. */
   readonly definitions: readonly EndpointDescription[];
@@ -260,6 +275,14 @@ export async function createEndpoints(options: EndpointsOptions): Promise<Endpoi
         queryTimeoutMs: options.limits?.queryTimeoutMs,
       }));
   } catch (error) {
+    await walSet?.close();
+    throw error;
+  }
+  try {
+    // A sandboxable endpoint whose SQL cannot take a caller's SELECT fails now, not at its first call.
+    for (const name of options.sandboxable ?? []) await engine.checkSql?.(name, 'SELECT 1', 1);
+  } catch (error) {
+    if (!options.engine) await engine.close();
     await walSet?.close();
     throw error;
   }
@@ -415,6 +438,7 @@ class EndpointsImpl implements Endpoints {
   private readonly cache: CacheLayer;
   private closed = false;
   private readonly warned = new Set<string>();
+  private readonly sandboxable: ReadonlySet<EndpointName>;
   readonly storage: ManagedStorageInfo | null;
 
   constructor(
@@ -432,9 +456,10 @@ class EndpointsImpl implements Endpoints {
         })
       : null;
     this.realClock = options.cacheClock ?? realClock;
+    this.sandboxable = new Set(options.sandboxable ?? []);
     const policies = effectivePolicies(DEFINITIONS, options.cachePolicy, options.cache !== false);
-    // The listed policy is the one in force, overrides and `cache: false` included.
-    this.definitions = DEFINITIONS.map((d) => Object.freeze({ ...describeDefinition(d), cache: policies.get(d.name) ?? null }));
+    // The listed policy is the one in force, overrides and `cache: false` included; so is sandboxing.
+    this.definitions = DEFINITIONS.map((d) => Object.freeze({ ...describeDefinition(d), cache: policies.get(d.name) ?? null, sandboxed: this.sandboxable.has(d.name) }));
     const store = options.cache === false ? null : (options.cache ?? memoryCache({ clock: this.realClock }));
     // Warming is bounded like the store: a memoryCache's entry bound, else 1000 keys.
     const storeBound = store && 'maxEntries' in store && typeof store.maxEntries === 'number' ? store.maxEntries : 1000;
@@ -464,12 +489,16 @@ class EndpointsImpl implements Endpoints {
 
   // Returns `any`: the interface's overloads give each call its precise type.
   async query(nameOrId: string, raw: object, options?: QueryOptions): Promise<any> {
-    if (options?.format === 'arrow') return withArrowTable(await this.query(nameOrId, raw), findDefinition(nameOrId).columns);
+    if (options?.format === 'arrow') {
+      const answer: QueryResult = await this.query(nameOrId, raw, { ...options, format: 'rows' });
+      return withArrowTable(answer, answer.columns ?? findDefinition(nameOrId).columns);
+    }
     this.assertOpen();
     const definition = findDefinition(nameOrId);
-    // Validation comes first: a bad parameter never reaches the cache or the engine.
+    // Validation comes first: a bad parameter (or caller's SQL) never reaches the cache or the engine.
     const params = await this.validate(definition, raw as RawParams);
-    const { entry, status, policy } = await this.cache.read(definition, params, () => this.compute(definition, params));
+    const caller = options?.sql === undefined ? undefined : await this.checkSql(definition, options.sql);
+    const { entry, status, policy } = await this.cache.read(definition, params, () => this.compute(definition, params, caller), caller?.key);
     return this.answer(definition, entry, status, policy);
   }
 
@@ -562,8 +591,23 @@ class EndpointsImpl implements Endpoints {
     return params;
   }
 
-  /** One engine computation: windows from the clock, the query, then row shaping. */
-  private async compute(definition: EndpointDefinition, params: NormalizedParams): Promise<Computed> {
+  /**
+   * A caller's SQL checked against the sandbox's rules (docs/sandboxing.md), on an endpoint that
+   * takes it and an engine that can run it.
+   */
+  private async checkSql(definition: EndpointDefinition, sql: unknown): Promise<CheckedSql> {
+    if (!this.sandboxable.has(definition.name)) {
+      throw new InvalidParameterError('sql', `The endpoint ${definition.name} is not sandboxable: it does not take sql.`);
+    }
+    if (typeof sql !== 'string') throw new InvalidParameterError('sql', 'Parameter "sql" must be a string.');
+    if (!this.engine.checkSql) {
+      throw new InvalidParameterError('sql', 'This server\'s engine does not run a caller\'s sql (ClickHouse does not yet); the built-in DuckDB engine does.');
+    }
+    return this.engine.checkSql(definition.name, sql, definition.maxRows);
+  }
+
+  /** One engine computation: windows from the clock, the query (or a caller's SELECT over its CTEs), then row shaping. */
+  private async compute(definition: EndpointDefinition, params: NormalizedParams, caller?: CheckedSql): Promise<Computed> {
     const now = this.clock();
     // A real instant, whatever `now` replays: the result's age and lifetime start here.
     const computedAt = new Date(this.realClock()).toISOString();
@@ -571,20 +615,24 @@ class EndpointsImpl implements Endpoints {
     this.counters.engineQueries++;
     let engineResult;
     try {
-      engineResult = await this.engine.run(engineRequest(definition, plan));
+      const request = engineRequest(definition, plan);
+      // The caller's SELECT was checked inside a wrapper capped at the endpoint's max rows: the same one runs.
+      engineResult = await this.engine.run(caller ? { ...request, sql: caller.sql, maxRows: definition.maxRows } : request);
     } catch (error) {
       this.counters.engineFailures++;
       throw error;
     }
     let rows = engineResult.rows;
-    if (this.options.fillEmptyBuckets && definition.buckets) rows = fillBuckets(rows, definition.buckets(params, now));
+    if (!caller && this.options.fillEmptyBuckets && definition.buckets) rows = fillBuckets(rows, definition.buckets(params, now));
     const skippedFiles = engineResult.skippedFiles ?? [];
     this.warnSkipped(skippedFiles);
+    const columns = caller ? (engineResult.columns ?? []).map(({ name, type }) => ({ name, type, description: '' })) : null;
     return {
-      rows: shapeRows(definition.columns, rows.slice(0, definition.maxRows)),
+      rows: shapeRows(columns ?? definition.columns, rows.slice(0, definition.maxRows)),
       computedAt,
       engineMs: engineResult.engineMs,
       ...(skippedFiles.length ? { skippedFiles } : {}),
+      ...(columns ? { columns } : {}),
     };
   }
 
@@ -600,6 +648,7 @@ class EndpointsImpl implements Endpoints {
       ttlRemainingSeconds: policy ? Math.max(0, policy.ttlSeconds - ageSeconds) : null,
       engineMs: computed.engineMs,
       skippedFiles: computed.skippedFiles ?? [],
+      ...(computed.columns ? { columns: computed.columns } : {}),
     };
   }
 

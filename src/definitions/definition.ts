@@ -25,8 +25,8 @@ export interface ParamSpec {
   readonly otherwise?: string;
 }
 
-/** Column types of result rows; they drive every output format. */
-export type ColumnType = 'timestamp' | 'integer' | 'float' | 'text' | 'json';
+/** Column types of result rows; they drive every output format (`boolean`: sandboxed answers, docs/sandboxing.md). */
+export type ColumnType = 'timestamp' | 'integer' | 'float' | 'text' | 'json' | 'boolean';
 
 export interface ColumnSpec {
   readonly name: string;

@@ -7,7 +7,8 @@ export interface EndpointDescription {
   description: string;
   maxRows: number;
   cache: CachePolicy | null;
-  sandboxed: false;
+  /** Whether callers may send their own SELECT (`sql`) over its CTEs (docs/sandboxing.md). */
+  sandboxed: boolean;
   params: readonly ParamSpec[];
   columns: readonly ColumnSpec[];
 }

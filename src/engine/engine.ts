@@ -1,3 +1,5 @@
+import type { ColumnSpec } from '../definitions/definition';
+import type { CheckedSql } from '../sandbox/validate-caller-sql';
 import type { SkippedFile } from '../storage/file-checks';
 import type { Micros } from '../time/iso';
 
@@ -36,6 +38,11 @@ export interface EngineRequest {
    * whole files or partitions; it never changes the answer.
    */
   notBefore?: Micros;
+  /**
+   * A caller's SELECT, checked by `checkSql`, that replaces the query's outer SELECT; the query's
+   * CTEs and parameters stay (docs/sandboxing.md). At most `maxRows` rows.
+   */
+  sql?: string;
 }
 
 export interface EngineResult {
@@ -44,6 +51,8 @@ export interface EngineResult {
   engineMs: number;
   /** Files left out of this answer because they could not be read (damaged, unreadable). */
   skippedFiles?: SkippedFile[];
+  /** With `sql`: the names and types of the columns the caller's SELECT returns, in order. */
+  columns?: Array<Pick<ColumnSpec, 'name' | 'type'>>;
 }
 
 /** What an engine can tell about the raw sources; see `Endpoints.inspectSources`. */
@@ -77,6 +86,11 @@ export interface Engine {
   run(request: EngineRequest): Promise<EngineResult>;
   /** Null when the engine accepts `pattern` as a regular expression, otherwise why not. */
   checkPattern(pattern: string): Promise<string | null>;
+  /**
+   * Checks a caller's SELECT against the sandbox's rules for a query (docs/sandboxing.md) and
+   * rejects with `InvalidSqlError` when it breaks one. Engines without it cannot run caller SQL.
+   */
+  checkSql?(query: EndpointQueryName, sql: string, maxRows: number): Promise<CheckedSql>;
   /** Resolves when the engine answers a trivial query. */
   ping(): Promise<void>;
   inspectSources(): Promise<SourceInspection[]>;

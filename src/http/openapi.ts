@@ -162,6 +162,7 @@ const COLUMN_SCHEMAS: Record<ColumnType, Json> = {
   float: { type: ['number', 'null'] },
   text: { type: ['string', 'null'] },
   json: { type: ['object', 'null'] },
+  boolean: { type: ['boolean', 'null'] },
 };
 
 function rowSchema(columns: readonly ColumnSpec[]): Json {

@@ -1,6 +1,7 @@
 import type { EndpointsOptions } from '../create-endpoints';
 import { InvalidOptionError } from '../errors';
 import { memoryLimitBytes, MIN_MEMORY_LIMIT_BYTES } from '../engine/duckdb/open-database';
+import { DEFINITIONS } from '../definitions/registry';
 import {
   checkBoolean,
   checkFunction,
@@ -60,6 +61,16 @@ export function checkEndpointsOptions(options: unknown): asserts options is Endp
   checkInteger('limits.maxQueuedQueries', limits?.maxQueuedQueries, 0);
   checkInteger('limits.queryTimeoutMs', limits?.queryTimeoutMs, 1);
   checkBoolean('fillEmptyBuckets', o.fillEmptyBuckets);
+  checkSandboxable(o.sandboxable);
+}
+
+/** `sandboxable`: endpoint names, each at most once. */
+function checkSandboxable(value: unknown): void {
+  if (value === undefined) return;
+  const known: readonly string[] = DEFINITIONS.map((d) => d.name);
+  if (!Array.isArray(value) || value.some((name) => !known.includes(name)) || new Set(value).size !== value.length) {
+    throw new InvalidOptionError('sandboxable', `sandboxable must list endpoint names, each once (${known.join(', ')}), not ${describeValue(value)}.`);
+  }
 }
 
 /** `storage.clickhouse`: a loader or where the tables are; queries must read them too. */

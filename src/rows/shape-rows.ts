@@ -3,7 +3,7 @@ import type { EngineValue } from '../engine/engine';
 import { formatIsoMicros } from '../time/iso';
 
 /** A result row as every entry point shows it (contract §4). */
-export type Row = Record<string, string | number | Record<string, unknown> | null>;
+export type Row = Record<string, string | number | boolean | Record<string, unknown> | null>;
 
 /**
  * The one place engine values become result values: timestamps as ISO strings with six
@@ -28,6 +28,8 @@ function shapeValue(column: ColumnSpec, value: EngineValue): Row[string] {
       return Number(value);
     case 'text':
       return String(value);
+    case 'boolean':
+      return value === true || value === 'true';
     case 'json':
       return parseJsonObject(value);
   }

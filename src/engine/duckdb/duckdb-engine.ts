@@ -9,9 +9,10 @@ import {
   type DuckDBType,
   type DuckDBValue,
 } from '@duckdb/node-api';
-import { EngineError } from '../../errors';
+import { EngineError, InvalidOptionError, LogEndpointsError } from '../../errors';
 import type {
   Engine,
+  EndpointQueryName,
   EngineParam,
   EngineRequest,
   EngineResult,
@@ -35,6 +36,10 @@ import { openDatabase, type DatabaseSettings, type MemoryRelief } from './open-d
 import { emptyNdjsonFile } from './empty-ndjson-file';
 import { NOT_A_COMMIT_MARKER, RELATION_NAME, sourceRelation, type SourceFiles } from './source-relations';
 import { sqlStringList } from './sql-literal';
+import { composeSandboxedSql, splitEndpointSql } from '../../sandbox/compose-sandboxed-sql';
+import { validateCallerSql, type CheckedSql } from '../../sandbox/validate-caller-sql';
+import { callerColumns, callerRows } from './caller-results';
+import { callerSqlError, namesAFile } from './caller-errors';
 
 /** One glob or a list of globs per source; relative globs resolve against the working directory. */
 export type SourceGlobs = Partial<Record<SourceName, string | readonly string[]>>;
@@ -73,14 +78,20 @@ export const QUERY_SOURCES: Record<EngineRequest['query'], SourceName> = {
 
 /**
  * The complete SQL DuckDB runs for a saved query over the given files: the source relation as a
- * CTE, then the query of queries/duckdb/. Parameters stay named placeholders.
+ * CTE, then the query of queries/duckdb/. Parameters stay named placeholders. With `caller`, the
+ * caller's SELECT replaces the query's outer SELECT (docs/sandboxing.md).
  */
-export function fullQuerySql(query: EngineRequest['query'], files: SourceFiles): string {
+export function fullQuerySql(query: EngineRequest['query'], files: SourceFiles, caller?: { sql: string; maxRows: number }): string {
   const source = QUERY_SOURCES[query];
   const relation = `${RELATION_NAME[source]} AS (\n${sourceRelation(source, files)}\n)`;
   const sql = querySql('duckdb', query);
-  // A query with CTEs of its own (`WITH buckets AS ...`) gets the relation as its first CTE.
   const own = /^((?:\s*--[^\n]*\n)*)\s*WITH\s/i.exec(sql);
+  // A query whose CTEs shadow the relation (logs.all's `edge_logs`, already limited to one project)
+  // runs inside it, as does every caller's SELECT: the relation itself is then out of their reach.
+  if (caller || (own && splitEndpointSql(sql).tables.includes(RELATION_NAME[source]))) {
+    return `WITH ${relation}\nSELECT * FROM (\n${caller ? composeSandboxedSql(sql, caller.sql, caller.maxRows) : sql}\n)`;
+  }
+  // A query with CTEs of its own (`WITH buckets AS ...`) gets the relation as its first CTE.
   return own ? `${own[1]}WITH ${relation},\n${sql.slice(own[0].length)}` : `WITH ${relation}\n${sql}`;
 }
 
@@ -145,11 +156,15 @@ class DuckDBEngine implements Engine {
         let files: SourceFiles & { copies: Map<string, FileRange> } | undefined;
         try {
           files = await this.sourceFiles(connection, read);
+          if (request.sql !== undefined) {
+            return { ...(await this.executeCaller(connection, request, files)), engineMs: performance.now() - started, skippedFiles: read.skipped };
+          }
           const rows = NEWEST_FIRST.has(request.query)
             ? await this.newestFirst(connection, request, read, files)
             : await this.execute(connection, request, files);
           return { rows, engineMs: performance.now() - started, skippedFiles: read.skipped };
         } catch (error) {
+          if (request.sql !== undefined && files) await this.blameCaller(error, connection, request, read, files);
           if (!this.retryable(error, source, read, files?.copies)) throw error;
           if (attempt >= MAX_ATTEMPTS) {
             throw new EngineError('overloaded', 'The log files kept changing while they were read; retry shortly.', { cause: error, retryAfterSeconds: 1 });
@@ -160,6 +175,42 @@ class DuckDBEngine implements Engine {
         leave?.();
       }
     }));
+  }
+
+  /**
+   * Runs a caller's SELECT over the query's CTEs (docs/sandboxing.md). Prepared for this call
+   * only: callers' texts are many, and must not push the dashboard's statements out.
+   */
+  private async executeCaller(connection: DuckDBConnection, request: EngineRequest, files: SourceFiles): Promise<Pick<EngineResult, 'rows' | 'columns'>> {
+    const prepared = await connection.prepare(fullQuerySql(request.query, files, { sql: request.sql!, maxRows: request.maxRows }));
+    try {
+      bindRequest(prepared, request);
+      const reader = await prepared.runAndReadAll();
+      const columns = callerColumns(reader);
+      return { rows: callerRows(reader, columns), columns };
+    } finally {
+      prepared.destroySync();
+    }
+  }
+
+  /**
+   * Throws the caller's `400 invalid_sql` when a failed caller's SELECT is the caller's fault: an
+   * error of the kinds SQL causes (a missing column, a failed cast). One that names a log file may
+   * be the file's: it is the caller's only if the endpoint's own query reads the same files fine.
+   * Otherwise returns, and the error takes the engine's usual way (a damaged file left out, ...).
+   */
+  private async blameCaller(error: unknown, connection: DuckDBConnection, request: EngineRequest, read: ReadSet, files: SourceFiles & { copies: Map<string, FileRange> }): Promise<void> {
+    const paths = [...read.ndjson.map((f) => f.path), ...read.ranges.map((r) => r.file.path), ...read.parquet.map((f) => f.path), ...files.copies.keys()];
+    const refusal = callerSqlError(error, paths);
+    if (refusal === null) return;
+    if (namesAFile(error, paths)) {
+      try {
+        await this.execute(connection, { ...request, sql: undefined }, files);
+      } catch {
+        return;
+      }
+    }
+    throw refusal;
   }
 
   /** Runs a saved query over these files (a prepared statement kept per SQL text). */
@@ -261,6 +312,18 @@ class DuckDBEngine implements Engine {
       oldest.destroySync();
     }
     return prepared;
+  }
+
+  async checkSql(query: EndpointQueryName, sql: string, maxRows: number): Promise<CheckedSql> {
+    this.assertOpen();
+    let tables: string[];
+    try {
+      tables = splitEndpointSql(querySql('duckdb', query)).tables;
+    } catch (error) {
+      throw new InvalidOptionError('sandboxable', `${query} cannot be sandboxed: ${(error as Error).message}`, { cause: error });
+    }
+    return validateCallerSql(sql, { tables, maxRows }, (text) =>
+      this.onControl(async () => String((await this.control.runAndReadAll('SELECT json_serialize_sql($sql::VARCHAR)', { sql: text }, { sql: VARCHAR })).getRows()[0]![0])));
   }
 
   async checkPattern(pattern: string): Promise<string | null> {
@@ -395,7 +458,8 @@ class DuckDBEngine implements Engine {
       if (timedOut) throw new Error('finished after its time limit');
       return result;
     } catch (error) {
-      if (error instanceof EngineError) throw error;
+      // Ours already (an engine error, a caller's SQL refused): as it is.
+      if (error instanceof LogEndpointsError) throw error;
       if (timedOut) throw new EngineError('timeout', `The query ran past its time limit of ${this.timeoutMs} ms.`, { cause: error });
       if (this.closed) throw new EngineError('closed', 'The endpoints were closed.', { cause: error });
       // Past the memory limit under concurrent queries: a retry later can succeed, so 503.
