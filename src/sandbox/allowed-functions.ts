@@ -82,7 +82,8 @@ export const FUNCTION_GROUPS = {
     'struct_values', 'map', 'map_extract', 'map_extract_value', 'element_at', 'map_keys', 'map_values',
     'map_entries', 'map_from_entries', 'map_concat', 'map_contains', 'cardinality',
   ],
-  conditional: ['nullif', 'coalesce', 'ifnull', 'if', 'constant_or_null', 'typeof'],
+  // COALESCE, IF and CASE are the parser's own expressions, not functions.
+  conditional: ['nullif', 'constant_or_null', 'typeof'],
   aggregate: [
     'count', 'count_star', 'count_if', 'countif', 'sum', 'fsum', 'sumkahan', 'kahan_sum', 'avg', 'mean',
     'favg', 'min', 'max', 'min_by', 'max_by', 'arg_min', 'arg_max', 'argmin', 'argmax', 'arg_min_null',

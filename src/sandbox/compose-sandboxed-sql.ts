@@ -41,6 +41,7 @@ export function splitEndpointSql(sql: string): EndpointCtes {
   const lexer = new Lexer(sql);
   if (lexer.word()?.toUpperCase() !== 'WITH') throw new Error('A sandboxable endpoint\'s SQL must start with WITH (its CTEs), then its SELECT.');
   const tables: string[] = [];
+  let end = 0;
   for (;;) {
     const name = lexer.name();
     if (name === null) throw new Error('Expected the name of a CTE after WITH.');
@@ -55,10 +56,11 @@ export function splitEndpointSql(sql: string): EndpointCtes {
       next = lexer.peek();
     }
     lexer.skipParens();
+    end = lexer.position;
     if (lexer.peek() !== ',') break;
     lexer.take();
   }
-  return { withClause: sql.slice(0, lexer.position), tables };
+  return { withClause: sql.slice(0, end), tables };
 }
 
 /** Just enough of a SQL lexer to walk over a WITH clause. */
