@@ -126,6 +126,7 @@ describe('validateCallerSql', () => {
       'today', 'get_current_timestamp', 'random', 'setseed', 'uuid', 'gen_random_uuid', 'nextval', 'currval', 'txid_current',
       'read_text', 'read_blob', 'read_csv', 'glob', 'json_serialize_sql', 'json_deserialize_sql', 'sleep_ms', 'error',
       'write_log', 'le_timestamp', 'in_search_path', 'parse_filename', 'stats', 'current_localtimestamp', 'enum_range',
+      'list_aggregate', 'array_aggregate', 'list_aggr', 'array_aggr', 'aggregate',
     ];
     expect(stateful.filter((name) => ALLOWED_FUNCTIONS.has(name) || ALLOWED_WINDOW_FUNCTIONS.has(name))).toEqual([]);
   });

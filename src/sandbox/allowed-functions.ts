@@ -2,7 +2,8 @@
  * The functions a caller's SQL may call, by group (docs/sandboxing.md, "Functions"). Everything
  * else is refused: functions that read the file system, the network, the environment, settings,
  * the catalog, sequences, variables or the clock (`read_text`, `getenv`, `current_setting`,
- * `now`, `nextval`, `version`, ...), random ones, and the engine's own macros. Names are DuckDB's,
+ * `now`, `nextval`, `version`, ...), random ones, the engine's own macros, and `list_aggregate`
+ * and its aliases (they call a function named in a string, past this list). Names are DuckDB's,
  * lower case; aliases are listed one by one, so a new DuckDB alias is refused until it is added.
  *
  * @example
@@ -67,7 +68,7 @@ export const FUNCTION_GROUPS = {
     'array_distinct', 'list_unique', 'array_unique', 'list_sort', 'array_sort', 'list_reverse_sort',
     'array_reverse_sort', 'list_reverse', 'array_reverse', 'list_filter', 'array_filter', 'filter',
     'list_transform', 'array_transform', 'list_apply', 'array_apply', 'apply', 'list_reduce',
-    'array_reduce', 'reduce', 'list_aggregate', 'array_aggregate', 'list_aggr', 'array_aggr', 'aggregate',
+    'array_reduce', 'reduce',
     'list_zip', 'array_zip', 'list_where', 'array_where', 'list_select', 'array_select', 'list_intersect',
     'array_intersect', 'list_resize', 'array_resize', 'list_grade_up', 'array_grade_up', 'grade_up',
     'len', 'array_length', 'cardinality', 'flatten', 'unnest', 'generate_series', 'range', 'array_value',

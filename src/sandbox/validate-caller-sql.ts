@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { InvalidSqlError } from '../errors';
 import { checkParseTree } from './check-parse-tree';
 import { sandboxedSelect } from './compose-sandboxed-sql';
+import { withoutPaths } from './without-paths';
 
 /** Longest SQL text a caller may send, in characters (docs/sandboxing.md, "Limits"). */
 export const MAX_CALLER_SQL_LENGTH = 16_384;
@@ -84,6 +85,6 @@ async function parse(sql: string, serialize: SerializeSql): Promise<Serialized> 
 /** DuckDB's parser message, one line, without its hints about settings. */
 function parserMessage(message: string): string {
   if (/expression depth|memory exhausted/i.test(message)) return 'it is nested too deeply.';
-  const line = message.split('\n')[0]!.trim();
+  const line = withoutPaths(message.split('\n')[0]!.trim());
   return line.length > 200 ? `${line.slice(0, 200)}…` : line;
 }

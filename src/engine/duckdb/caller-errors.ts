@@ -1,4 +1,5 @@
 import { InvalidSqlError } from '../../errors';
+import { withoutPaths } from '../../sandbox/without-paths';
 
 /** DuckDB's kinds of error a caller's SQL causes: a column that is not there, a cast that fails, ... */
 const CALLER_KINDS = /^(Binder|Parser|Catalog|Conversion|Out of Range|Not implemented|Invalid Input|Invalid type) Error: ?/;
@@ -16,9 +17,7 @@ export function callerSqlError(error: unknown, paths: readonly string[]): Invali
   const message = String((error as Error)?.message ?? '');
   const kind = CALLER_KINDS.exec(message);
   if (!kind) return null;
-  let line = message.slice(kind[0].length).split('\n')[0]!.trim();
-  for (const path of [...paths].sort((a, b) => b.length - a.length)) line = line.replaceAll(path, 'a log file');
-  line = line.replace(/(?<![\w.:/])(?:[A-Za-z]:)?[\\/](?:[^\s'"\\/]+[\\/])+[^\s'"]*/g, 'a path');
+  let line = withoutPaths(message.slice(kind[0].length).split('\n')[0]!.trim(), paths);
   if (line.length > 300) line = `${line.slice(0, 300)}…`;
   return new InvalidSqlError('query', `The query failed (${kind[1]!.toLowerCase()} error): ${line}`, { cause: error });
 }
