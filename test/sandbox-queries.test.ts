@@ -232,6 +232,10 @@ describe('sandboxed queries over logs.all', () => {
       expect([notSandboxable.status, JSON.parse(notSandboxable.body).error]).toEqual([400, expect.objectContaining({ code: 'invalid_parameter', param: 'sql' })]);
       const refused = await send(server.port, 'GET', `${path}&sql=${encodeURIComponent("select * from read_text('x')")}`);
       expect([refused.status, JSON.parse(refused.body).error]).toEqual([400, expect.objectContaining({ code: 'invalid_sql', rule: 'table_function' })]);
+      const openapi = JSON.parse((await send(server.port, 'GET', '/api/openapi.json')).body);
+      expect(openapi.paths['/api/endpoints/logs.all'].get.parameters.map((p: { name: string }) => p.name)).toContain('sql');
+      expect(openapi.paths['/api/endpoints/logs.all'].post.requestBody.content['application/json'].schema.properties).toHaveProperty('sql');
+      expect(openapi.paths['/api/endpoints/usage.api-counts']).not.toHaveProperty('post');
       const listed = JSON.parse((await send(server.port, 'GET', '/api/endpoints')).body).result;
       expect(listed.map((d: { name: string; sandboxed: boolean }) => [d.name, d.sandboxed])).toEqual([
         ['functions.invocation-stats', false], ['logs.all', true], ['usage.api-counts', false],
