@@ -1,4 +1,5 @@
 import { DuckDBInstance, VARCHAR, type DuckDBConnection } from '@duckdb/node-api';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidSqlError } from '../src/index';
 import { ALLOWED_FUNCTIONS, ALLOWED_WINDOW_FUNCTIONS } from '../src/sandbox/allowed-functions';
@@ -57,6 +58,11 @@ describe('validateCallerSql', () => {
       'select count(*) filter (where event_message like \'%GET%\'), sum(case when id is null then 0 else 1 end) from edge_logs',
       'select distinct on (event_message) event_message, id from edge_logs order by event_message, timestamp',
       'select upper(id) collate nocase from edge_logs using sample 10 percent (bernoulli)',
+      'select * replace (upper(id) as id), columns(\'^event\') from edge_logs',
+      "select id from edge_logs where event_message similar to 'GET.*' and event_message glob 'G*' union by name select id from postgres_logs",
+      "select if(id is null, 'none', id), extract(year from timestamp), [upper(x) for x in ['a']], try_cast(id as int) from edge_logs",
+      'with x as materialized (select * from edge_logs), y as not materialized (select 1) select * from x limit 10% offset 2',
+      'with recursive t(n) using key (n) as (select 1 union select n + 1 from t where n < 3) select * from t',
     ];
     for (const sql of legit) expect([sql, await ruleOf(sql)]).toEqual([sql, 'ok']);
   });
@@ -129,6 +135,13 @@ describe('validateCallerSql', () => {
       'list_aggregate', 'array_aggregate', 'list_aggr', 'array_aggr', 'aggregate',
     ];
     expect(stateful.filter((name) => ALLOWED_FUNCTIONS.has(name) || ALLOWED_WINDOW_FUNCTIONS.has(name))).toEqual([]);
+  });
+
+  it('lists in docs/sandboxing.md exactly the functions it allows', () => {
+    const docs = readFileSync(new URL('../docs/sandboxing.md', import.meta.url), 'utf8');
+    const section = docs.slice(docs.indexOf('\n## Functions'), docs.indexOf('\n## Limits'));
+    const listed = section.split('\n').filter((l) => l.startsWith('- **')).flatMap((l) => [...l.split('**: ')[1]!.matchAll(/`([^`]+)`/g)].map((m) => m[1]!.toLowerCase()));
+    expect(new Set(listed)).toEqual(new Set([...ALLOWED_FUNCTIONS, ...ALLOWED_WINDOW_FUNCTIONS]));
   });
 });
 

@@ -248,8 +248,8 @@ class TreeCheck {
       case 'STAR':
         this.expression(e.expr, scope);
         for (const entry of this.list(e.replace_list)) {
-          const r = this.object(entry, ['first', 'second']);
-          this.expression(r.second, scope);
+          const r = this.object(entry, ['key', 'value']);
+          this.expression(r.value, scope);
         }
         break;
       case 'SUBQUERY':
