@@ -278,6 +278,8 @@ describe('sandboxed answers and the cache', () => {
     expect(await run('select sum(error_count) as n from buckets')).toEqual(['miss', [{ n: 0 }]]);
     expect((await run())[0]).toBe('miss');
     expect((await run())[0]).toBe('hit');
+    // The engine's relation under the endpoint's CTEs (every project's invocations) is out of reach.
+    await expect(run('select count(*) as n from function_edge_logs')).rejects.toMatchObject({ code: 'invalid_sql', rule: 'table' });
     const logs = await ep.query('logs.all', { project: 'alpha', project_tier: 'PRO' }, { sql: 'select count(*) as n from edge_logs' });
     expect([logs.cache, logs.result, logs.ttlRemainingSeconds]).toEqual(['bypass', [{ n: 1 }], null]);
   });
