@@ -1,13 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEndpoints, type Endpoints } from '../src/index';
 import { createHandler } from '../src/http';
 import { toNodeListener } from '../src/node';
 import { MAX_CALLER_SQL_LENGTH } from '../src/sandbox/validate-caller-sql';
-import { listen } from './support/http';
+import { listen, sendRequest } from './support/http';
 import { edgeEvent, tempDir, writeLines } from './support/log-files';
 
 const NOW = '2026-11-21T12:00:00.000000Z';
@@ -196,16 +195,6 @@ function expectNothingLeaked(answer: { body: string; headers: string }, forbidde
   for (const secret of forbidden) expect(text.includes(secret) ? secret : null).toBeNull();
 }
 
-function send(port: number, method: string, path: string, body?: string): Promise<{ status: number; body: string; headers: string }> {
-  return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = { 'X-API-KEY': KEY };
-    if (body !== undefined) Object.assign(headers, { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(body)) });
-    const req = httpRequest({ host: '127.0.0.1', port, method, path, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), headers: JSON.stringify(res.headers) }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
+function send(port: number, method: string, path: string, body?: string) {
+  return sendRequest(port, method, path, { body, headers: { 'X-API-KEY': KEY } });
 }

@@ -1,6 +1,5 @@
 import { DuckDBInstance, VARCHAR, type DuckDBConnection } from '@duckdb/node-api';
 import fc from 'fast-check';
-import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEndpoints, InvalidParameterError, InvalidSqlError, type Endpoints, type Row } from '../src/index';
 import { clickhouseEngine } from '../src/clickhouse';
@@ -9,7 +8,7 @@ import { toNodeListener } from '../src/node';
 import { Prng } from '../src/fixtures/prng';
 import { callerColumns, callerRows } from '../src/engine/duckdb/caller-results';
 import { shapeRows } from '../src/rows/shape-rows';
-import { listen } from './support/http';
+import { listen, sendRequest } from './support/http';
 import { edgeEvent, endpointsAt, functionEvent, tempDir, writeLines } from './support/log-files';
 
 const NOW = '2026-11-21T12:00:00.000000Z';
@@ -305,17 +304,7 @@ describe('sandboxed answers and the cache', () => {
   });
 });
 
-/** One HTTP request with the API key; GET may carry a body (fetch cannot send one). */
-function send(port: number, method: string, path: string, body?: string, accept = 'application/json'): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = { 'X-API-KEY': KEY, Accept: accept };
-    if (body !== undefined) Object.assign(headers, { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(body)) });
-    const req = httpRequest({ host: '127.0.0.1', port, method, path, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
+/** One request with the API key; GET may carry a body (fetch cannot send one). */
+function send(port: number, method: string, path: string, body?: string, accept = 'application/json') {
+  return sendRequest(port, method, path, { body, headers: { 'X-API-KEY': KEY, Accept: accept } });
 }
