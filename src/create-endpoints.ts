@@ -30,6 +30,7 @@ import { fillBuckets } from './rows/fill-buckets';
 import { shapeRows } from './rows/shape-rows';
 import { withArrowTable } from './rows/to-arrow';
 import { registerSources } from './sources/registry';
+import type { CheckedSql } from './sandbox/validate-caller-sql';
 import type { SkippedFile } from './storage/file-checks';
 
 export type * from './api/public-types';
@@ -68,7 +69,7 @@ export async function createEndpoints<const D extends readonly AnyEndpointDefini
         maxQueuedQueries: options.limits?.maxQueuedQueries,
         queryTimeoutMs: options.limits?.queryTimeoutMs,
       }));
-    await checkDefinitions(endpoints, engine);
+    await checkDefinitions(endpoints, engine, options.sandboxable ?? []);
     await managed?.start(options);
     return new EndpointsImpl(engine, options, endpoints, managed) as unknown as Endpoints<D[number]>;
   } catch (error) {
@@ -83,7 +84,7 @@ export async function createEndpoints<const D extends readonly AnyEndpointDefini
  * Every definition runs on this engine: it has the engine's SQL, and that SQL prepares (over
  * empty sources). A definition that cannot work fails the start, naming the endpoint.
  */
-async function checkDefinitions(endpoints: EndpointSet, engine: Engine): Promise<void> {
+async function checkDefinitions(endpoints: EndpointSet, engine: Engine, sandboxable: readonly string[]): Promise<void> {
   const dialect = engine.dialect ?? 'duckdb';
   for (const d of endpoints.list) {
     if (d.sql[dialect] === undefined) {
@@ -91,6 +92,8 @@ async function checkDefinitions(endpoints: EndpointSet, engine: Engine): Promise
     }
     const problem = await engine.checkStatement?.(statementOf(d));
     if (problem) throw new InvalidOptionError(`endpoints["${d.name}"].sql.${dialect}`, `Endpoint "${d.name}" cannot work: its ${dialect} SQL does not prepare: ${problem}`);
+    // A sandboxable endpoint whose SQL cannot take a caller's SELECT (no CTEs) fails now, not at its first call.
+    if (d.sandboxable || sandboxable.includes(d.name)) await engine.checkSql?.(statementOf(d), 'SELECT 1', 1);
   }
 }
 
@@ -110,6 +113,8 @@ class EndpointsImpl implements Endpoints<AnyEndpointDefinition> {
   private readonly cache: CacheLayer;
   private closed = false;
   private readonly warned = new Set<string>();
+  /** Endpoints that take a caller's SELECT: defined so, or named in the `sandboxable` option. */
+  private readonly sandboxable: ReadonlySet<string>;
 
   constructor(
     private readonly engine: Engine,
@@ -122,10 +127,11 @@ class EndpointsImpl implements Endpoints<AnyEndpointDefinition> {
     this.realClock = options.cacheClock ?? realClock;
     const policies = effectivePolicies(endpoints.list, options.cachePolicy, options.cache !== false);
     const builtIn = new Set<AnyEndpointDefinition>(BUILT_IN_ENDPOINTS);
+    this.sandboxable = new Set(endpoints.list.filter((d) => d.sandboxable || (options.sandboxable ?? []).includes(d.name)).map((d) => d.name));
     // The listed policy is the one in force, overrides and `cache: false` included.
     this.definitions = endpoints.list.map((d) => describeDefinition(this.inForce(d), {
       cache: policies.get(d.name) ?? null,
-      sandboxed: d.sandboxable || (options.sandboxable ?? []).includes(d.name),
+      sandboxed: this.sandboxable.has(d.name),
       builtIn: builtIn.has(d),
     }));
     const store = options.cache === false ? null : (options.cache ?? memoryCache({ clock: this.realClock }));
@@ -159,11 +165,12 @@ class EndpointsImpl implements Endpoints<AnyEndpointDefinition> {
   async query(nameOrId: string, raw: object, options?: QueryOptions): Promise<any> {
     this.assertOpen();
     const definition = this.inForce(this.endpoints.find(nameOrId));
-    // Validation comes first: a bad parameter never reaches the cache or the engine.
+    // Validation comes first: a bad parameter (or caller's SQL) never reaches the cache or the engine.
     const params = await this.validate(definition, raw as RawParams);
-    const { entry, status, policy } = await this.cache.read(definition, params, () => this.compute(definition, params));
+    const caller = options?.sql === undefined ? undefined : await this.checkSql(definition, options.sql);
+    const { entry, status, policy } = await this.cache.read(definition, params, () => this.compute(definition, params, caller), caller?.key);
     const answer = this.answer(definition, entry, status, policy);
-    return options?.format === 'arrow' ? withArrowTable(answer, definition.columns) : answer;
+    return options?.format === 'arrow' ? withArrowTable(answer, answer.columns ?? definition.columns) : answer;
   }
 
   async catalog(options?: CatalogOptions): Promise<Catalog> {
@@ -250,8 +257,23 @@ class EndpointsImpl implements Endpoints<AnyEndpointDefinition> {
     return params;
   }
 
-  /** One engine computation: bound values from the clock, the query, then row shaping. */
-  private async compute(definition: AnyEndpointDefinition, params: NormalizedParams): Promise<Computed> {
+  /**
+   * A caller's SQL checked against the sandbox's rules (docs/sandboxing.md), on an endpoint that
+   * takes it and an engine that can run it.
+   */
+  private async checkSql(definition: AnyEndpointDefinition, sql: unknown): Promise<CheckedSql> {
+    if (!this.sandboxable.has(definition.name)) {
+      throw new InvalidParameterError('sql', `The endpoint ${definition.name} is not sandboxable: it does not take sql.`);
+    }
+    if (typeof sql !== 'string') throw new InvalidParameterError('sql', 'Parameter "sql" must be a string.');
+    if (!this.engine.checkSql) {
+      throw new InvalidParameterError('sql', 'This server\'s engine does not run a caller\'s sql (ClickHouse does not yet); the built-in DuckDB engine does.');
+    }
+    return this.engine.checkSql(statementOf(definition), sql, definition.maxRows);
+  }
+
+  /** One engine computation: bound values from the clock, the query (or a caller's SELECT over its CTEs), then row shaping. */
+  private async compute(definition: AnyEndpointDefinition, params: NormalizedParams, caller?: CheckedSql): Promise<Computed> {
     const now = this.clock();
     // A real instant, whatever `now` replays: the result's age and lifetime start here.
     const computedAt = new Date(this.realClock()).toISOString();
@@ -259,20 +281,23 @@ class EndpointsImpl implements Endpoints<AnyEndpointDefinition> {
     this.counters.engineQueries++;
     let engineResult;
     try {
-      engineResult = await this.engine.run(request);
+      // The caller's SELECT was checked inside a wrapper capped at the endpoint's max rows: the same one runs.
+      engineResult = await this.engine.run(caller ? { ...request, sql: caller.sql, maxRows: definition.maxRows } : request);
     } catch (error) {
       this.counters.engineFailures++;
       throw error;
     }
     let rows = engineResult.rows;
-    if (this.options.fillEmptyBuckets && definition.emptyBuckets) rows = fillBuckets(rows, definition.emptyBuckets(params, now));
+    if (!caller && this.options.fillEmptyBuckets && definition.emptyBuckets) rows = fillBuckets(rows, definition.emptyBuckets(params, now));
     const skippedFiles = engineResult.skippedFiles ?? [];
     this.warnSkipped(skippedFiles);
+    const columns = caller ? (engineResult.columns ?? []).map(({ name, type }) => ({ name, type, description: '' })) : null;
     return {
-      rows: shapeRows(definition.columns, rows.slice(0, definition.maxRows)),
+      rows: shapeRows(columns ?? definition.columns, rows.slice(0, definition.maxRows)),
       computedAt,
       engineMs: engineResult.engineMs,
       ...(skippedFiles.length ? { skippedFiles } : {}),
+      ...(columns ? { columns } : {}),
     };
   }
 
@@ -288,6 +313,7 @@ class EndpointsImpl implements Endpoints<AnyEndpointDefinition> {
       ttlRemainingSeconds: policy ? Math.max(0, policy.ttlSeconds - ageSeconds) : null,
       engineMs: computed.engineMs,
       skippedFiles: computed.skippedFiles ?? [],
+      ...(computed.columns ? { columns: computed.columns } : {}),
     };
   }
 

@@ -45,11 +45,12 @@ export {
   InvalidBodyError,
   InvalidOptionError,
   InvalidParameterError,
+  InvalidSqlError,
   LogEndpointsError,
   NotFoundError,
   PayloadTooLargeError,
 } from './errors';
-export type { ErrorCode } from './errors';
+export type { ErrorCode, SandboxRule } from './errors';
 export type { EndpointDescription } from './definitions/describe';
 export type { Catalog, CatalogOptions, CatalogProject } from './definitions/catalog';
 export type { CachePolicy, ColumnSpec, ColumnType, ParamSpec } from './definitions/definition';

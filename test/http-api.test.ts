@@ -220,14 +220,17 @@ describe('headers', () => {
 });
 
 describe('errors', () => {
-  it('405 method_not_allowed with Allow for every method but GET and HEAD', async () => {
-    for (const method of ['POST', 'PUT', 'DELETE', 'PATCH']) {
+  it('405 method_not_allowed with Allow for every method but GET and HEAD (and POST on query routes)', async () => {
+    for (const method of ['PUT', 'DELETE', 'PATCH']) {
       const r = await get(`/api/endpoints/logs.all?${PARAMS['logs.all']}`, { method });
       expect(r.status).toBe(405);
-      expect(r.headers.get('allow')).toBe('GET, HEAD');
+      expect(r.headers.get('allow')).toBe('GET, HEAD, POST');
       expect(r.json.error).toEqual({ code: 'method_not_allowed', message: expect.any(String), status: 405 });
     }
-    expect((await get('/health', { method: 'POST' })).status).toBe(405);
+    for (const path of ['/health', '/api/endpoints', '/api/catalog']) {
+      const r = await get(path, { method: 'POST' });
+      expect([path, r.status, r.headers.get('allow')]).toEqual([path, 405, 'GET, HEAD']);
+    }
     const raw = await rawRequest(server.port, 'BREW /api/endpoints/logs.all HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
     expect([400, 405]).toContain(raw.status);
   });
@@ -392,7 +395,8 @@ describe('options', () => {
         headers: { Origin: 'https://app.example.com', 'Access-Control-Request-Method': 'GET', 'Access-Control-Request-Headers': 'x-api-key' },
       });
       expect(preflight.status).toBe(204);
-      expect(preflight.headers.get('access-control-allow-methods')).toBe('GET, HEAD, OPTIONS');
+      // Query routes take POST too: a caller's SQL in a JSON body (docs/sandboxing.md).
+      expect(preflight.headers.get('access-control-allow-methods')).toBe('GET, HEAD, POST, OPTIONS');
       expect(preflight.headers.get('access-control-allow-headers')).toContain('X-API-KEY');
       // Errors are readable cross-origin too.
       const denied = await fetch(`${cors.url}/api/endpoints/logs.all`, { headers: { Origin: 'https://app.example.com' } });

@@ -7,7 +7,8 @@ import type { CacheScheduler } from '../cache/scheduler';
 import type { Catalog, CatalogOptions } from '../definitions/catalog';
 import type { AnyEndpointDefinition, DefinitionParams, DefinitionRow } from '../definitions/definition';
 import type { EndpointDescription } from '../definitions/describe';
-import type { BuiltInEndpoint } from '../definitions/registry';
+import type { BuiltInEndpoint, EndpointName } from '../definitions/registry';
+import type { ColumnSpec } from '../definitions/columns';
 import type { FunctionsInvocationStatsParams, FunctionsInvocationStatsRow } from '../definitions/functions-invocation-stats';
 import type { LogsAllParams, LogsAllRow } from '../definitions/logs-all';
 import type { UsageApiCountsParams, UsageApiCountsRow } from '../definitions/usage-api-counts';
@@ -83,10 +84,12 @@ export interface EndpointsOptions {
    */
   singleProject?: boolean;
   /**
-   * Endpoints that accept a caller's own SELECT (`sql`) over their CTEs, beside those defined as
-   * sandboxable (docs/sandboxing.md). The built-ins are not sandboxable unless named here.
+   * Endpoints whose callers may send their own SELECT over the endpoint's CTEs (`sql`, see
+   * docs/sandboxing.md), beside those defined as `sandboxable`. The built-ins are not, unless named
+   * here: `logs.all` then exposes `edge_logs` (and empty tables of the other Logflare sources),
+   * already limited to the project, tier window and time bounds.
    */
-  sandboxable?: readonly string[];
+  sandboxable?: readonly (EndpointName | (string & {}))[];
   /**
    * Told once per file (and reason) when an answer leaves a file out because it cannot be read:
    * damaged Parquet, broken compression, unreadable. Answers carry `skippedFiles` either way.
@@ -123,6 +126,8 @@ export interface QueryResult<R = Row> {
   ttlRemainingSeconds: number | null;
   /** Milliseconds the engine spent on the rows (of the computation that produced them). */
   engineMs: number;
+  /** With `sql`: the columns the caller's SELECT returned, typed as the rows are; absent otherwise (the endpoint's columns). */
+  columns?: readonly ColumnSpec[];
   /**
    * Files the rows leave out because they could not be read (damaged Parquet, broken compression,
    * unreadable), with the reason; empty when every file was read. Vanished files are not here:
@@ -135,6 +140,12 @@ export interface QueryResult<R = Row> {
 export interface QueryOptions {
   /** `'arrow'` adds the rows as an Arrow `Table` (`table`), typed by the endpoint's columns. */
   format?: 'rows' | 'arrow';
+  /**
+   * A SELECT over the endpoint's CTEs that replaces its outer SELECT, on sandboxable endpoints
+   * (docs/sandboxing.md). Refused with `InvalidSqlError` (400 `invalid_sql`) when it breaks a
+   * sandbox rule; on other endpoints, `InvalidParameterError` (`sql`).
+   */
+  sql?: string;
 }
 
 /**
@@ -197,14 +208,16 @@ export interface Endpoints<D extends AnyEndpointDefinition = never> {
   /** An endpoint by name, typed from its definition. */
   query<N extends (BuiltInEndpoint | D)['name']>(name: N, params: DefinitionParams<Named<BuiltInEndpoint | D, N>>): Promise<QueryResult<DefinitionRow<Named<BuiltInEndpoint | D, N>>>>;
   /** The same, with the rows as an Arrow table too (timestamps in microseconds, integers as Int64). */
-  query<N extends (BuiltInEndpoint | D)['name']>(name: N, params: DefinitionParams<Named<BuiltInEndpoint | D, N>>, options: { format: 'arrow' }): Promise<ArrowQueryResult<DefinitionRow<Named<BuiltInEndpoint | D, N>>>>;
+  query<N extends (BuiltInEndpoint | D)['name']>(name: N, params: DefinitionParams<Named<BuiltInEndpoint | D, N>>, options: { format: 'arrow'; sql?: string }): Promise<ArrowQueryResult<DefinitionRow<Named<BuiltInEndpoint | D, N>>>>;
+  /** A caller's SELECT over the endpoint's CTEs (sandboxable endpoints): rows of its own columns. */
+  query<N extends (BuiltInEndpoint | D)['name']>(name: N, params: DefinitionParams<Named<BuiltInEndpoint | D, N>>, options: QueryOptions & { sql: string }): Promise<QueryResult>;
   query<N extends (BuiltInEndpoint | D)['name']>(name: N, params: DefinitionParams<Named<BuiltInEndpoint | D, N>>, options: QueryOptions): Promise<QueryResult<DefinitionRow<Named<BuiltInEndpoint | D, N>>>>;
   /**
    * Any endpoint by UUID, or by a name only known at run time, with text parameters as they come
    * from a query string. A known name never takes this untyped form.
    */
   query<S extends string>(nameOrId: UnknownName<S, (BuiltInEndpoint | D)['name']>, params: RawParams): Promise<QueryResult>;
-  query<S extends string>(nameOrId: UnknownName<S, (BuiltInEndpoint | D)['name']>, params: RawParams, options: { format: 'arrow' }): Promise<ArrowQueryResult>;
+  query<S extends string>(nameOrId: UnknownName<S, (BuiltInEndpoint | D)['name']>, params: RawParams, options: { format: 'arrow'; sql?: string }): Promise<ArrowQueryResult>;
   query<S extends string>(nameOrId: UnknownName<S, (BuiltInEndpoint | D)['name']>, params: RawParams, options: QueryOptions): Promise<QueryResult>;
   /** The endpoints' definitions (built-ins first): name, UUID, parameters, columns, max rows, cache policy in force. */
   readonly definitions: readonly EndpointDescription[];

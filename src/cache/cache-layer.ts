@@ -94,11 +94,14 @@ export class CacheLayer {
     return this.warm.size;
   }
 
-  /** The answer of a validated call: from the store when fresh, else computed once for all waiters. */
-  async read(definition: AnyEndpointDefinition, params: NormalizedParams, compute: () => Promise<CacheEntry>): Promise<CacheRead> {
+  /**
+   * The answer of a validated call: from the store when fresh, else computed once for all waiters.
+   * `sqlKey` is the key of a caller's SQL (sandboxed calls), cached under a key of its own.
+   */
+  async read(definition: AnyEndpointDefinition, params: NormalizedParams, compute: () => Promise<CacheEntry>, sqlKey?: string): Promise<CacheRead> {
     const policy = this.options.policies.get(definition.name) ?? null;
     if (policy === null || this.options.store === null) return { entry: await compute(), status: 'bypass', policy: null };
-    const key = cacheKey(definition, params);
+    const key = cacheKey(definition, params, sqlKey);
     const cached = await this.load(key);
     const now = this.options.clock();
     if (cached && now - Date.parse(cached.computedAt) < policy.ttlSeconds * 1000) {

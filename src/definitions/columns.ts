@@ -1,5 +1,6 @@
-/** Column types of result rows; they drive row shaping and every output format. */
-export type ColumnType = 'timestamp' | 'integer' | 'float' | 'text' | 'json' | 'boolean';
+import type { ColumnType } from '../engine/engine';
+
+export type { ColumnType };
 
 /** A result column as data (`ep.definitions`, OpenAPI, Arrow, CSV, the dashboard). */
 export interface ColumnSpec {

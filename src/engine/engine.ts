@@ -1,3 +1,4 @@
+import type { CheckedSql } from '../sandbox/validate-caller-sql';
 import type { SqlDialect } from '../sql/sql-scan';
 import type { SkippedFile } from '../storage/file-checks';
 import type { Micros } from '../time/iso';
@@ -57,7 +58,15 @@ export interface EngineRequest {
    * whole files or partitions; it never changes the answer.
    */
   notBefore?: Micros;
+  /**
+   * A caller's SELECT, checked by `checkSql`, that replaces the statement's outer SELECT; its
+   * CTEs and parameters stay (docs/sandboxing.md). At most `maxRows` rows.
+   */
+  sql?: string;
 }
+
+/** Column types of result rows (the definitions' `columns`); they drive every output format. */
+export type ColumnType = 'timestamp' | 'integer' | 'float' | 'text' | 'json' | 'boolean';
 
 export interface EngineResult {
   rows: Record<string, EngineValue>[];
@@ -65,6 +74,8 @@ export interface EngineResult {
   engineMs: number;
   /** Files left out of this answer because they could not be read (damaged, unreadable). */
   skippedFiles?: SkippedFile[];
+  /** With `sql`: the names and types of the columns the caller's SELECT returns, in order. */
+  columns?: Array<{ name: string; type: ColumnType }>;
 }
 
 /** What an engine can tell about the raw sources; see `Endpoints.inspectSources`. */
@@ -105,6 +116,11 @@ export interface Engine {
   run(request: EngineRequest): Promise<EngineResult>;
   /** Null when the engine accepts `pattern` as a regular expression, otherwise why not. */
   checkPattern(pattern: string): Promise<string | null>;
+  /**
+   * Checks a caller's SELECT against the sandbox's rules for a statement (docs/sandboxing.md) and
+   * rejects with `InvalidSqlError` when it breaks one. Engines without it cannot run caller SQL.
+   */
+  checkSql?(statement: EngineStatement, sql: string, maxRows: number): Promise<CheckedSql>;
   /** Resolves when the engine answers a trivial query. */
   ping(): Promise<void>;
   inspectSources(): Promise<SourceInspection[]>;

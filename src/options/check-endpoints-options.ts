@@ -2,6 +2,7 @@ import type { EndpointsOptions } from '../create-endpoints';
 import { InvalidOptionError } from '../errors';
 import { memoryLimitBytes, MIN_MEMORY_LIMIT_BYTES } from '../engine/duckdb/open-database';
 import { BUILT_IN_SOURCES } from '../sources/registry';
+import { DEFINITIONS } from '../definitions/registry';
 import {
   checkBoolean,
   checkFunction,
@@ -40,9 +41,6 @@ export function checkEndpointsOptions(options: unknown): asserts options is Endp
     throw new InvalidOptionError(unknown[0]!, `createEndpoints does not know the option${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')}${hint.length ? ` (did you mean ${hint.map((h) => `"${h}"`).join(', ')}?)` : ''}; the options are ${KNOWN_OPTIONS.join(', ')}.`);
   }
   checkBoolean('singleProject', o.singleProject);
-  if (o.sandboxable !== undefined && (!Array.isArray(o.sandboxable) || !o.sandboxable.every((n) => typeof n === 'string'))) {
-    throw new InvalidOptionError('sandboxable', `sandboxable must be a list of endpoint names, not ${describeValue(o.sandboxable)}.`);
-  }
   if (o.engine !== undefined) checkMethods('engine', o.engine, ['run', 'checkPattern', 'ping', 'inspectSources', 'close'], 'an Engine');
   if (o.storage !== undefined) {
     const storage = checkObject('storage', o.storage, false)!;
@@ -79,6 +77,19 @@ export function checkEndpointsOptions(options: unknown): asserts options is Endp
   checkInteger('limits.maxQueuedQueries', limits?.maxQueuedQueries, 0);
   checkInteger('limits.queryTimeoutMs', limits?.queryTimeoutMs, 1);
   checkBoolean('fillEmptyBuckets', o.fillEmptyBuckets);
+  checkSandboxable(o.sandboxable, o.endpoints);
+}
+
+/**
+ * `sandboxable`: endpoint names, each at most once: the built-ins' or those of `endpoints`
+ * (whose names are checked once the definitions are, at start).
+ */
+function checkSandboxable(value: unknown, endpoints: unknown): void {
+  if (value === undefined) return;
+  const known: string[] = [...DEFINITIONS, ...(Array.isArray(endpoints) ? endpoints : [])].map((d) => String((d as { name?: unknown })?.name));
+  if (!Array.isArray(value) || value.some((name) => !known.includes(name)) || new Set(value).size !== value.length) {
+    throw new InvalidOptionError('sandboxable', `sandboxable must list endpoint names, each once (${known.join(', ')}), not ${describeValue(value)}.`);
+  }
 }
 
 /** `storage.clickhouse`: a loader or where the tables are; queries must read them too. */

@@ -10,7 +10,7 @@ import {
   type DuckDBType,
   type DuckDBValue,
 } from '@duckdb/node-api';
-import { EngineError } from '../../errors';
+import { EngineError, LogEndpointsError } from '../../errors';
 import type {
   Engine,
   EngineParam,
@@ -35,6 +35,10 @@ import { openDatabase, type DatabaseSettings, type MemoryRelief } from './open-d
 import { emptyNdjsonFile } from './empty-ndjson-file';
 import { NOT_A_COMMIT_MARKER, relationOf, sourceRelation, type SourceFiles } from './source-relations';
 import { sqlStringList } from './sql-literal';
+import { composeSandboxedSql, splitEndpointSql } from '../../sandbox/compose-sandboxed-sql';
+import { validateCallerSql, type CheckedSql } from '../../sandbox/validate-caller-sql';
+import { callerColumns, callerRows } from './caller-results';
+import { callerSqlError, namesAFile } from './caller-errors';
 import { allSources } from '../../sources/registry';
 import { codeOnly } from '../../sql/sql-scan';
 
@@ -64,22 +68,39 @@ const STATEMENTS_PER_CONNECTION = 16;
  */
 const MAX_ATTEMPTS = 8;
 
-/** The sources whose relation a statement names (`FROM edge_logs`, a join, a CTE over it). */
+/**
+ * The sources a statement reads: those whose relation it names (`FROM edge_logs`, a join, a CTE
+ * over it), not counting a name it only defines as a CTE of its own (logs.all's empty
+ * `function_edge_logs`). Reading a source costs a listing of its files; naming one it does not
+ * have would fail the statement at start (definitions are prepared then).
+ */
 export function sourcesReadBy(sql: string): SourceName[] {
   const code = codeOnly(sql);
-  return allSources().filter((d) => new RegExp(`(?<![\\w$.])${d.relation}(?![\\w(])`, 'i').test(code)).map((d) => d.name);
+  return allSources().filter((d) => {
+    const uses = [...code.matchAll(new RegExp(`(?<![\\w$.])${d.relation}(?![\\w(])(\\s+AS\\s*\\()?`, 'gi'))];
+    return uses.some((m) => m[1] === undefined);
+  }).map((d) => d.name);
 }
 
 /**
  * The complete SQL DuckDB runs for a statement over the given files: each source relation it
- * names as a CTE, then the statement itself. Parameters stay named placeholders.
+ * reads as a CTE, then the statement itself. Parameters stay named placeholders. With `caller`,
+ * the caller's SELECT replaces the statement's outer SELECT (docs/sandboxing.md).
  */
-export function fullQuerySql(sql: string, files: Partial<Record<SourceName, SourceFiles>>): string {
-  const relations = (Object.entries(files) as Array<[SourceName, SourceFiles]>)
-    .map(([source, f]) => `${relationOf(source)} AS (\n${sourceRelation(source, f)}\n)`);
+export function fullQuerySql(sql: string, files: Partial<Record<SourceName, SourceFiles>>, caller?: { sql: string; maxRows: number }): string {
+  const sources = Object.entries(files) as Array<[SourceName, SourceFiles]>;
+  const relations = sources.map(([source, f]) => `${relationOf(source)} AS (\n${sourceRelation(source, f)}\n)`);
+  const own = /^((?:\s*--[^\n]*\n)*)\s*WITH\s/i.exec(sql);
+  // A statement whose CTEs shadow a relation (logs.all's `edge_logs`, already limited to one
+  // project) runs inside the relations, as does every caller's SELECT: the relations themselves
+  // are then out of their reach.
+  const shadows = own !== null && splitEndpointSql(sql).tables.some((t) => sources.some(([source]) => relationOf(source) === t));
+  if (caller || shadows) {
+    const inner = caller ? composeSandboxedSql(sql, caller.sql, caller.maxRows) : sql;
+    return relations.length ? `WITH ${relations.join(',\n')}\nSELECT * FROM (\n${inner}\n)` : inner;
+  }
   if (!relations.length) return sql;
   // A statement with CTEs of its own (`WITH buckets AS ...`) gets the relations as its first CTEs.
-  const own = /^((?:\s*--[^\n]*\n)*)\s*WITH\s/i.exec(sql);
   return own ? `${own[1]}WITH ${relations.join(',\n')},\n${sql.slice(own[0].length)}` : `WITH ${relations.join(',\n')}\n${sql}`;
 }
 
@@ -146,12 +167,17 @@ class DuckDBEngine implements Engine {
         const files: Partial<Record<SourceName, SourceFiles & { copies: Map<string, FileRange> }>> = {};
         try {
           for (const [source, read] of reads) files[source] = await this.sourceFiles(connection, read);
+          const skippedFiles = [...reads.values()].flatMap((r) => r.skipped);
+          if (request.sql !== undefined) {
+            return { ...(await this.executeCaller(connection, sql, request, files)), engineMs: performance.now() - started, skippedFiles };
+          }
           const [only] = sources;
           const rows = request.statement.newestFirst && sources.length === 1
             ? await this.newestFirst(connection, sql, request, only!, reads.get(only!)!, files[only!]!)
             : await this.execute(connection, sql, request, files);
-          return { rows, engineMs: performance.now() - started, skippedFiles: [...reads.values()].flatMap((r) => r.skipped) };
+          return { rows, engineMs: performance.now() - started, skippedFiles };
         } catch (error) {
+          if (request.sql !== undefined) await this.blameCaller(error, connection, sql, request, reads, files);
           const retry = [...reads].map(([source, read]) => this.retryable(error, source, read, files[source]?.copies));
           if (!retry.some(Boolean)) throw error;
           if (attempt >= MAX_ATTEMPTS) {
@@ -163,6 +189,59 @@ class DuckDBEngine implements Engine {
         leave?.();
       }
     }));
+  }
+
+  /**
+   * Runs a caller's SELECT over the statement's CTEs (docs/sandboxing.md). Prepared for this call
+   * only: callers' texts are many, and must not push the dashboard's statements out.
+   */
+  private async executeCaller(connection: DuckDBConnection, sql: string, request: EngineRequest, files: Partial<Record<SourceName, SourceFiles>>): Promise<Pick<EngineResult, 'rows' | 'columns'>> {
+    const prepared = await connection.prepare(fullQuerySql(sql, files, { sql: request.sql!, maxRows: request.maxRows }));
+    try {
+      bindRequest(prepared, request);
+      const reader = await prepared.runAndReadAll();
+      const columns = callerColumns(reader);
+      return { rows: callerRows(reader, columns), columns };
+    } finally {
+      prepared.destroySync();
+    }
+  }
+
+  /**
+   * Throws the caller's `400 invalid_sql` when a failed caller's SELECT is the caller's fault: an
+   * error of the kinds SQL causes (a missing column, a failed cast). One that names a log file may
+   * be the file's: it is the caller's only if the statement's own query reads the same files fine.
+   * Otherwise returns, and the error takes the engine's usual way (a damaged file left out, ...).
+   */
+  private async blameCaller(
+    error: unknown,
+    connection: DuckDBConnection,
+    sql: string,
+    request: EngineRequest,
+    reads: ReadonlyMap<SourceName, ReadSet>,
+    files: Partial<Record<SourceName, SourceFiles & { copies: Map<string, FileRange> }>>,
+  ): Promise<void> {
+    const paths = [...reads].flatMap(([source, read]) => [
+      ...read.ndjson.map((f) => f.path), ...read.ranges.map((r) => r.file.path), ...read.parquet.map((f) => f.path), ...(files[source]?.copies.keys() ?? []),
+    ]);
+    const refusal = callerSqlError(error, paths);
+    if (refusal === null) return;
+    if (namesAFile(error, paths)) {
+      try {
+        await this.execute(connection, sql, { ...request, sql: undefined }, files);
+      } catch {
+        return;
+      }
+    }
+    throw refusal;
+  }
+
+  /** Checks a caller's SELECT against the sandbox's rules for this statement's CTEs. */
+  async checkSql(statement: EngineRequest['statement'], sql: string, maxRows: number): Promise<CheckedSql> {
+    this.assertOpen();
+    const tables = splitEndpointSql(statementSql({ statement, params: {}, maxRows })).tables;
+    return validateCallerSql(sql, { tables, maxRows }, (text) =>
+      this.onControl(async () => String((await this.control.runAndReadAll('SELECT json_serialize_sql($sql::VARCHAR)', { sql: text }, { sql: VARCHAR })).getRows()[0]![0])));
   }
 
   /** Prepares a statement over empty sources: null when it would run, else DuckDB's reason. */
@@ -437,7 +516,8 @@ class DuckDBEngine implements Engine {
       if (timedOut) throw new Error('finished after its time limit');
       return result;
     } catch (error) {
-      if (error instanceof EngineError) throw error;
+      // Ours already (an engine error, a caller's SQL refused): as it is.
+      if (error instanceof LogEndpointsError) throw error;
       if (timedOut) throw new EngineError('timeout', `The query ran past its time limit of ${this.timeoutMs} ms.`, { cause: error });
       if (this.closed) throw new EngineError('closed', 'The endpoints were closed.', { cause: error });
       // Past the memory limit under concurrent queries: a retry later can succeed, so 503.
