@@ -93,7 +93,14 @@ async function checkDefinitions(endpoints: EndpointSet, engine: Engine, sandboxa
     const problem = await engine.checkStatement?.(statementOf(d));
     if (problem) throw new InvalidOptionError(`endpoints["${d.name}"].sql.${dialect}`, `Endpoint "${d.name}" cannot work: its ${dialect} SQL does not prepare: ${problem}`);
     // A sandboxable endpoint whose SQL cannot take a caller's SELECT (no CTEs) fails now, not at its first call.
-    if (d.sandboxable || sandboxable.includes(d.name)) await engine.checkSql?.(statementOf(d), 'SELECT 1', 1);
+    if (d.sandboxable || sandboxable.includes(d.name)) {
+      try {
+        await engine.checkSql?.(statementOf(d), 'SELECT 1', 1);
+      } catch (error) {
+        const option = d.sandboxable ? `endpoints["${d.name}"].sandboxable` : 'sandboxable';
+        throw new InvalidOptionError(option, `Endpoint "${d.name}" cannot be sandboxed: ${(error as Error)?.message ?? error}`, { cause: error });
+      }
+    }
   }
 }
 
