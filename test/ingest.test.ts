@@ -172,7 +172,7 @@ describe('ep.ingest', () => {
   });
 
   it('a configured name must map to a source and not shadow a Logflare name', async () => {
-    await expect(createEndpoints({ storage: { dataDir: tmp.path('bad-names'), sourceNames: { x: 'postgres' as never } } })).rejects.toThrow(RangeError);
+    await expect(createEndpoints({ storage: { dataDir: tmp.path('bad-names'), sourceNames: { x: 'postgres' as never } } })).rejects.toMatchObject({ code: 'invalid_option', option: 'storage.sourceNames["x"]' });
     await expect(createEndpoints({ storage: { dataDir: tmp.path('bad-names-2'), sourceNames: { 'deno-relay-logs': 'edgeLogs' } } })).rejects.toThrow(/already taken/);
   });
 });

@@ -48,6 +48,11 @@ export function checkEndpointsOptions(options: unknown): asserts options is Endp
       throw new InvalidOptionError('storage.dataDir', `storage.dataDir must be the folder managed storage keeps events in, not ${describeValue(storage.dataDir)}.`);
     }
     checkInteger('storage.retentionDays', storage.retentionDays, 1, 36_500);
+    // The write-ahead log's bounds, checked here so a mistake names the option (not a RangeError from inside).
+    for (const bound of ['maxSegmentBytes', 'maxSegmentAgeMs', 'maxPendingBytes', 'maxUncompactedBytes'] as const) {
+      checkPositiveNumber(`storage.${bound}`, storage[bound], bound.endsWith('Ms') ? 'milliseconds' : 'bytes');
+    }
+    checkObject('storage.sourceNames', storage.sourceNames);
     if (storage.clickhouse !== undefined) checkShipping(storage, o.engine);
   }
   checkFunction('onWarning', o.onWarning, 'a function');
