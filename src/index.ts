@@ -1,5 +1,5 @@
 // The public surface of log-endpoints. Everything a user imports from 'log-endpoints' is here.
-export { createEndpoints } from './create-endpoints';
+export { createEndpoints } from './api/create-endpoints';
 // Endpoints and sources as definitions (docs/definitions.md): the built-ins are made the same way.
 export { defineEndpoint } from './definitions/define-endpoint';
 export type { EndpointConfig } from './definitions/define-endpoint';
@@ -32,7 +32,7 @@ export type {
   ArrowQueryResult,
   ManagedStorageInfo,
   RawParams,
-} from './create-endpoints';
+} from './api/create-endpoints';
 // Managed storage and ingest (docs/ingest.md): `createEndpoints({ storage })`, `ep.ingest(source, events)`.
 export type { ClickHouseShipping, StorageOptions } from './ingest/storage-options';
 // `storage.clickhouse` also takes a loader (`clickhouseLoader` of 'log-endpoints/clickhouse' is one).
@@ -69,7 +69,7 @@ export type { MemoryCache, MemoryCacheOptions } from './cache/memory-cache';
 export type { CacheEntry, CacheLock, ResultCache } from './cache/result-cache';
 export type { CacheCounters } from './cache/cache-layer';
 export type { CachePolicyOverrides } from './cache/cache-policy';
-export type { CacheScheduler } from './cache/scheduler';
+export type { CacheScheduler } from './util/scheduler';
 export type { CacheClock } from './cache/real-clock';
 export type {
   Engine,

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EngineError, InvalidParameterError, LogEndpointsError, NotFoundError, type Endpoints } from '../src/index';
-import { QueryGate } from '../src/engine/query-gate';
+import { QueryGate } from '../src/util/query-gate';
 import { edgeEvent, endpointsAt, functionEvent, tempDir, writeLines } from './support/log-files';
 
 const NOW = '2026-11-21T12:00:00Z';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { cacheKey } from '../src/cache/cache-key';
-import { timerScheduler } from '../src/cache/scheduler';
+import { timerScheduler } from '../src/util/scheduler';
 import { normalizeParams } from '../src/definitions/params';
 import { findDefinition } from '../src/definitions/registry';
 import { createDuckDBEngine } from '../src/engine/duckdb/duckdb-engine';

@@ -1,9 +1,9 @@
 import type { Table } from 'apache-arrow';
-import type { CacheCounters } from '../cache/cache-layer';
+import type { CacheCounters, CacheStatus } from '../cache/cache-layer';
 import type { CachePolicyOverrides } from '../cache/cache-policy';
 import type { CacheClock } from '../cache/real-clock';
 import type { ResultCache } from '../cache/result-cache';
-import type { CacheScheduler } from '../cache/scheduler';
+import type { CacheScheduler } from '../util/scheduler';
 import type { Catalog, CatalogOptions } from '../definitions/catalog';
 import type { AnyEndpointDefinition, DefinitionParams, DefinitionRow } from '../definitions/definition';
 import type { EndpointDescription } from '../definitions/describe';
@@ -110,8 +110,7 @@ export type EndpointsWarning =
   /** Shipping a segment to ClickHouse (`storage.clickhouse`) failed; it is tried again with growing pauses, and ingest is refused (503) only past `maxUncompactedBytes`. */
   | { code: 'shipping_failed'; message: string; source: SourceName; cause: unknown };
 
-/** How an answer was obtained. */
-export type CacheStatus = 'hit' | 'miss' | 'bypass';
+export type { CacheStatus };
 
 /** The answer of `query`: `result` is exactly the rows of the HTTP API's JSON body. */
 export interface QueryResult<R = Row> {

@@ -1,11 +1,13 @@
-import type { CacheStatus } from '../create-endpoints';
 import type { AnyEndpointDefinition, CachePolicy, NormalizedParams } from '../definitions/definition';
-import { QueryGate } from '../engine/query-gate';
+import { QueryGate } from '../util/query-gate';
 import { cacheKey } from './cache-key';
 import type { CacheClock } from './real-clock';
 import type { CacheEntry, CacheLock, ResultCache } from './result-cache';
-import type { CacheScheduler } from './scheduler';
+import type { CacheScheduler } from '../util/scheduler';
 import { withinTime } from './time-limit';
+
+/** How an answer was obtained: from the cache, computed for it, or computed with no cache in play. */
+export type CacheStatus = 'hit' | 'miss' | 'bypass';
 
 /**
  * Cache counters of an `Endpoints` instance (part of `stats()`).

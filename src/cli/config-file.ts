@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { EndpointsOptions } from '../create-endpoints';
+import type { EndpointsOptions } from '../api/create-endpoints';
 import { UsageError } from './usage-error';
 
 /**

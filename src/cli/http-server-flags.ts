@@ -1,4 +1,4 @@
-import type { Endpoints } from '../create-endpoints';
+import type { Endpoints } from '../api/create-endpoints';
 import type { CliIO } from './io';
 import { apiKeysOf, ingestKeysOf, integerOf } from './parse-options';
 import { runServer } from './run-server';

@@ -1,4 +1,4 @@
-import { createEndpoints } from '../create-endpoints';
+import { createEndpoints } from '../api/create-endpoints';
 import { arrowToIpcStream } from '../rows/to-arrow';
 import { rowsToCsv } from '../rows/to-csv';
 import { rowsToNdjson } from '../rows/to-ndjson';

@@ -1,4 +1,4 @@
-import { createEndpoints } from '../create-endpoints';
+import { createEndpoints } from '../api/create-endpoints';
 import type { CliIO } from './io';
 import { clockOf, duckdbOf, parseOptions, SOURCE_OPTIONS, sourcesOf } from './parse-options';
 import { HELP } from './help';

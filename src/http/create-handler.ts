@@ -1,4 +1,4 @@
-import type { Endpoints } from '../create-endpoints';
+import type { Endpoints } from '../api/create-endpoints';
 import type { EndpointDescription } from '../definitions/describe';
 import { LogEndpointsError } from '../errors';
 import { createKeyCheck, presentedKey } from './api-keys';
@@ -12,7 +12,7 @@ import { errorOf, send, sendError, sendJson, sendResult } from './respond';
 import { AnswerMemo } from './answer-memo';
 import { fromFetchRequest, toFetchResponse, type PlainRequest, type PlainResponse } from './exchange';
 import { isPublic, matchRoute, stripBasePath } from './routes';
-import { createDashboard } from '../dashboard/serve-dashboard';
+import { createDashboard } from './serve-dashboard';
 import { catalogDays } from './catalog-days';
 import { InFlightBudget, ingestRoute } from './ingest-route';
 import { callerSql, declaresBody } from './caller-sql';

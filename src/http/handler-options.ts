@@ -1,5 +1,5 @@
 import { InvalidOptionError } from '../errors';
-import type { DashboardOptions } from '../dashboard/serve-dashboard';
+import type { DashboardOptions } from './serve-dashboard';
 import { MAX_BODY_BYTES } from '../ingest/read-body';
 
 /** What the handler passes to `onError` with each error it answers with a 5xx status. */

@@ -1,4 +1,4 @@
-import type { Endpoints } from '../create-endpoints';
+import type { Endpoints } from '../api/create-endpoints';
 import { EngineError, InvalidParameterError, LogEndpointsError, NotFoundError } from '../errors';
 import { parseEvents } from '../ingest/parse-body';
 import { readBody } from '../ingest/read-body';

@@ -1,5 +1,5 @@
 import { LogEndpointsError } from '../errors';
-import type { QueryResult } from '../create-endpoints';
+import type { QueryResult } from '../api/create-endpoints';
 import type { ColumnSpec } from '../definitions/definition';
 import { arrowToIpcStream } from '../rows/to-arrow';
 import { rowsToCsv } from '../rows/to-csv';

@@ -1,7 +1,7 @@
 import { createServer, request as httpRequest, type RequestListener, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import type { Engine, EngineRequest, EngineResult } from '../../src/index';
-import { QueryGate } from '../../src/engine/query-gate';
+import { QueryGate } from '../../src/util/query-gate';
 
 /** A real node:http server on 127.0.0.1 and a free port. `close` ends keep-alive sockets too. */
 export async function listen(listener: RequestListener): Promise<{ server: Server; port: number; url: string; close: () => Promise<void> }> {

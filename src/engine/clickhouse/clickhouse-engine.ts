@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { EngineError } from '../../errors';
 import type { Engine, EngineRequest, EngineResult, SourceInspection, SourceName } from '../engine';
 import { allSources } from '../../sources/registry';
-import { QueryGate } from '../query-gate';
+import { QueryGate } from '../../util/query-gate';
 import { patternProblem, toEngineError } from './classify-error';
 import { openClient, probeServer, type ServerFeatures } from './connection';
 import { decodeRows } from './decode-rows';

@@ -20,7 +20,7 @@ import type {
   SourceInspection,
   SourceName,
 } from '../engine';
-import { QueryGate } from '../query-gate';
+import { QueryGate } from '../../util/query-gate';
 import { existsSync, statSync } from 'node:fs';
 import type { SkipReason } from '../../storage/file-checks';
 import type { ListedFile } from '../../storage/list-glob';

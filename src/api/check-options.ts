@@ -1,4 +1,4 @@
-import type { EndpointsOptions } from '../create-endpoints';
+import type { EndpointsOptions } from './public-types';
 import { InvalidOptionError } from '../errors';
 import { memoryLimitBytes, MIN_MEMORY_LIMIT_BYTES } from '../engine/duckdb/open-database';
 import { BUILT_IN_SOURCES } from '../sources/registry';
@@ -11,7 +11,7 @@ import {
   checkObject,
   checkPositiveNumber,
   describeValue,
-} from './option-checks';
+} from '../util/option-checks';
 
 /**
  * Every option `createEndpoints` knows: anything else is a typo that would otherwise be ignored

@@ -1,4 +1,4 @@
-import { ManagedStorage } from './api/managed-storage';
+import { ManagedStorage } from './managed-storage';
 import type {
   CacheStatus,
   Endpoints,
@@ -8,32 +8,32 @@ import type {
   QueryOptions,
   QueryResult,
   RawParams,
-} from './api/public-types';
-import { CacheLayer } from './cache/cache-layer';
-import { effectivePolicies } from './cache/cache-policy';
-import { memoryCache } from './cache/memory-cache';
-import { realClock, type CacheClock } from './cache/real-clock';
-import type { CacheEntry } from './cache/result-cache';
-import { timerScheduler } from './cache/scheduler';
-import { catalogRequests, mergeCatalog, type Catalog, type CatalogOptions } from './definitions/catalog';
-import type { AnyEndpointDefinition, CachePolicy, NormalizedParams } from './definitions/definition';
-import { describeDefinition, type EndpointDescription } from './definitions/describe';
-import { normalizeParams } from './definitions/params';
-import { planQuery, statementOf } from './definitions/plan-query';
-import { BUILT_IN_ENDPOINTS, endpointSet, type EndpointSet } from './definitions/registry';
-import { createDuckDBEngine } from './engine/duckdb/duckdb-engine';
-import type { Engine } from './engine/engine';
-import { EngineError, InvalidOptionError, InvalidParameterError, NotFoundError } from './errors';
-import type { IngestResult } from './ingest/ingestor';
-import { checkEndpointsOptions } from './options/check-endpoints-options';
-import { fillBuckets } from './rows/fill-buckets';
-import { shapeRows } from './rows/shape-rows';
-import { withArrowTable } from './rows/to-arrow';
-import { registerSources } from './sources/registry';
-import type { CheckedSql } from './sandbox/validate-caller-sql';
-import type { SkippedFile } from './storage/file-checks';
+} from './public-types';
+import { CacheLayer } from '../cache/cache-layer';
+import { effectivePolicies } from '../cache/cache-policy';
+import { memoryCache } from '../cache/memory-cache';
+import { realClock, type CacheClock } from '../cache/real-clock';
+import type { CacheEntry } from '../cache/result-cache';
+import { timerScheduler } from '../util/scheduler';
+import { catalogRequests, mergeCatalog, type Catalog, type CatalogOptions } from '../definitions/catalog';
+import type { AnyEndpointDefinition, CachePolicy, NormalizedParams } from '../definitions/definition';
+import { describeDefinition, type EndpointDescription } from '../definitions/describe';
+import { normalizeParams } from '../definitions/params';
+import { planQuery, statementOf } from '../definitions/plan-query';
+import { BUILT_IN_ENDPOINTS, endpointSet, type EndpointSet } from '../definitions/registry';
+import { createDuckDBEngine } from '../engine/duckdb/duckdb-engine';
+import type { Engine } from '../engine/engine';
+import { EngineError, InvalidOptionError, InvalidParameterError, NotFoundError } from '../errors';
+import type { IngestResult } from '../ingest/ingestor';
+import { checkEndpointsOptions } from './check-options';
+import { fillBuckets } from '../rows/fill-buckets';
+import { shapeRows } from '../rows/shape-rows';
+import { withArrowTable } from '../rows/to-arrow';
+import { registerSources } from '../sources/registry';
+import type { CheckedSql } from '../sandbox/validate-caller-sql';
+import type { SkippedFile } from '../storage/file-checks';
 
-export type * from './api/public-types';
+export type * from './public-types';
 
 /**
  * Creates the endpoints over your log files, computed by an in-process DuckDB: the three
