@@ -1,7 +1,7 @@
 // The page's logic that needs no browser: errors in words, cache state, chart columns, URL state.
 import { describe, expect, it } from 'vitest';
 import { cacheStateOf, describeCacheState, duration } from '../src/dashboard/page/cache-state';
-import { apiCountsColumns, bucketSeconds, invocationStatsColumns, statusOf, unixSeconds } from '../src/dashboard/page/series';
+import { apiCountsColumns, invocationStatsColumns, onBucketGrid, statusOf, unixSeconds } from '../src/dashboard/page/series';
 import { formatViewState, literalPattern, parseViewState, pick } from '../src/dashboard/page/view-state';
 import { errorInWords } from '../src/dashboard/page/words';
 
@@ -87,8 +87,22 @@ describe('chart columns', () => {
     expect(unixSeconds('2026-11-21T10:00:00Z')).toBe(Date.UTC(2026, 10, 21, 10) / 1000);
   });
 
-  it('pads by the bucket of each interval; an unknown invocation-stats interval behaves like 1day', () => {
-    expect(['5min', '15min', '1hr', '1day', '7day', '2day', 'minutely', 'hourly', 'daily'].map(bucketSeconds)).toEqual([1, 60, 60, 3600, 86_400, 3600, 60, 3600, 86_400]);
+  it('spreads rows over the whole bucket grid of the window, null where a bucket is empty, points in the middle of their bucket', () => {
+    const hour = 3600;
+    const at = (h: number) => Date.UTC(2026, 10, 21, h) / 1000;
+    // Buckets 08, 10 and 11 of a window 08..12: 09 is empty, so a line breaks there; a row before the window is left out.
+    const grid = onBucketGrid([[at(6), at(8), at(10), at(11)], [9, 1, 2, 3], [0, 0, 1, 0]], { start: at(8), end: at(12), bucket: hour });
+    expect(grid).toEqual([
+      [at(8) + 1800, at(9) + 1800, at(10) + 1800, at(11) + 1800],
+      [1, null, 2, 3],
+      [0, null, 1, 0],
+    ]);
+    expect(onBucketGrid([[]], { start: at(8), end: at(10), bucket: hour })).toEqual([[at(8) + 1800, at(9) + 1800]]);
+  });
+
+  it('does not spread over more buckets than a chart can draw: the rows of the window stay, in their bucket’s middle', () => {
+    const grid = onBucketGrid([[0, 10, 20_000], [1, 2, 3]], { start: 0, end: 10_000, bucket: 1 });
+    expect(grid).toEqual([[0.5, 10.5], [1, 2]]);
   });
 
   it('reads a gateway entry’s status from metadata.response.status_code', () => {
@@ -98,12 +112,12 @@ describe('chart columns', () => {
 });
 
 describe('the URL fragment', () => {
-  const state = { project: 'abc', functionId: '', statsInterval: '1hr', usageInterval: 'daily', tier: 'PRO', after: '2026-11-21T10:00:00Z', until: '' };
+  const state = { project: 'abc', functionId: '', range: '1hr', tier: 'PRO', after: '2026-11-21T10:00:00Z', until: '' };
 
   it('keeps the choices across a reload, leaving empty ones out', () => {
     const fragment = formatViewState(state);
-    expect(fragment).toBe('#project=abc&stats_interval=1hr&usage_interval=daily&tier=PRO&after=2026-11-21T10%3A00%3A00Z');
-    expect(parseViewState(fragment)).toEqual({ project: 'abc', statsInterval: '1hr', usageInterval: 'daily', tier: 'PRO', after: '2026-11-21T10:00:00Z' });
+    expect(fragment).toBe('#project=abc&range=1hr&tier=PRO&after=2026-11-21T10%3A00%3A00Z');
+    expect(parseViewState(fragment)).toEqual({ project: 'abc', range: '1hr', tier: 'PRO', after: '2026-11-21T10:00:00Z' });
     expect(parseViewState('')).toEqual({});
   });
 
