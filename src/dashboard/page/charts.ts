@@ -152,9 +152,13 @@ function chartWidth(figure: HTMLElement): number {
 /** Whole-number tick steps for counts. */
 const WHOLE_STEPS = [1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1e3, 2e3, 2.5e3, 5e3, 1e4, 2e4, 2.5e4, 5e4, 1e5, 2e5, 5e5, 1e6, 2e6, 5e6, 1e7, 1e8, 1e9];
 
-/** 0 and 1, 10, 100, ... (no negative durations: the scale starts at 0, though uPlot's asinh splits go one below). */
-function powersOfTen(_u: uPlot, splits: number[]): Array<number | null> {
-  return splits.map((v) => (v === 0 || (v > 0 && Math.abs(Math.log10(v) % 1) < 1e-9) ? v : null));
+/**
+ * 0 and 1, 10, 100, ... (no negative durations: the scale starts at 0, though uPlot's asinh splits
+ * go one below). On a scale past 1,000 the 1 is left out: it sits a few pixels above the 0.
+ */
+function powersOfTen(u: uPlot, splits: number[]): Array<number | null> {
+  const lowest = (u.scales.y?.max ?? 0) >= 1000 ? 10 : 1;
+  return splits.map((v) => (v === 0 || (v >= lowest && Math.abs(Math.log10(v) % 1) < 1e-9) ? v : null));
 }
 
 /** Indices of values with no value on either side: no line reaches them, so they need a point. */
