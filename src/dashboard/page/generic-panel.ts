@@ -29,7 +29,7 @@ const HEADER_PARAMS = new Set(['project', 'function_id', 'iso_timestamp_start', 
 
 /**
  * A panel for an endpoint the page has no panel of its own for (a user's endpoint), made from
- * its description alone: a control per parameter the header does not set, a table of its rows
+ * its description alone (docs/dashboard.md, "Panels for other endpoints"): a control per parameter the header does not set, a table of its rows
  * by its columns, and a time chart when a column is a `timestamp`.
  */
 export function genericPanel(definition: Definition, base: string, container: HTMLElement, onBucket: (start: number, bucket: number) => void) {

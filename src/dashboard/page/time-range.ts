@@ -60,7 +60,7 @@ export function rangeSeconds(name: string): number {
 }
 
 /**
- * The interval of an endpoint for a shared range: one whose window is exactly the range, the
+ * The interval of an endpoint for a shared range (docs/dashboard.md, "One time range"): one whose window is exactly the range, the
  * finest buckets first; else the shortest window that covers the range (the panel then shows
  * only the range of it); else the longest there is. Null when no value is a known interval.
  */
@@ -117,7 +117,8 @@ export function clockOffset(since: string, days: number, browserNowMs: number): 
 }
 
 /**
- * The `iso_timestamp_start` / `iso_timestamp_end` of logs.all that select exactly one bucket:
+ * The `iso_timestamp_start` / `iso_timestamp_end` of logs.all that select exactly one bucket
+ * (docs/dashboard.md, "A bucket's log entries"):
  * the start is exclusive (an entry must be later), so it is one microsecond (the timestamps'
  * precision) before the bucket; the end is inclusive, so it is the bucket's last microsecond.
  */
