@@ -403,7 +403,7 @@ describe('layout', () => {
     await page.mouse.move(0, 0);
     await page.evaluate('document.activeElement.blur()');
     const shots: Array<[string, { x: number; y: number; width: number; height: number }]> = [];
-    for (const [panel, file, maxHeight] of [['stats-panel', 'dashboard-invocations.png', 1000], ['usage-panel', 'dashboard-usage.png', 1000], ['logs-panel', 'dashboard-logs.png', 480]] as const) {
+    for (const [panel, file, maxHeight] of [['stats-panel', 'dashboard-invocations.png', 1000], ['usage-panel', 'dashboard-usage.png', 1000], ['logs-panel', 'dashboard-logs.png', 320]] as const) {
       const box = (await page.locator(`#${panel}`).boundingBox())!;
       shots.push([file, { ...box, height: Math.min(box.height, maxHeight) }]);
     }
