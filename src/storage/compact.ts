@@ -24,6 +24,8 @@ import { InputIndex, RangeHashes } from './input-coverage';
 import { scanInput, type InputScan } from './input-scan';
 import { DirectoryCache, listGlob, statOrNull, type ListedFile } from './list-glob';
 import { withDatasetLock } from './dataset-lock';
+import { DataDirLockedError, lockDataDir, type DataDirLock } from './wal/data-dir-lock';
+import { dataDirAround } from './wal/wal-set';
 import { looksLikeSource } from './source-shape';
 import { headPathOf, SOURCES_WITH_HEADS, writeHead } from './newest-heads';
 
@@ -90,7 +92,20 @@ export async function compactLogs(options: CompactOptions): Promise<CompactResul
   for (const glob of globs) {
     for (const file of listGlob(compileGlob(glob), directories).files) if (file.kind === 'ndjson') inputs.set(file.path, file);
   }
-  return compactFiles({ ...options, files: [...inputs.values()] });
+  // Inputs or output inside a managed data dir: its lock first, so no running server writes there meanwhile.
+  const dataDirs = [...new Set([options.outDir, ...inputs.keys()].map(dataDirAround).filter((d): d is string => d !== null))].sort();
+  const locks: DataDirLock[] = [];
+  try {
+    for (const dir of dataDirs) {
+      locks.push(await lockDataDir(dir, 'compact').catch((error: unknown) => {
+        if (!(error instanceof DataDirLockedError)) throw error;
+        throw new Error(`${error.message} compact would race it: it writes and deletes files there itself (its own compaction).`, { cause: error });
+      }));
+    }
+    return await compactFiles({ ...options, files: [...inputs.values()] });
+  } finally {
+    for (const lock of locks.reverse()) await lock.release();
+  }
 }
 
 /** The one compaction mechanism, over listed files (the CLI's globs, or managed storage's segments). */
