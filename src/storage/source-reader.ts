@@ -93,7 +93,7 @@ export class SourceReader {
         if (earliestDay !== null && data.day !== null && data.day < earliestDay) continue;
         parquet.set(path, {
           path, kind: 'parquet', size: data.bytes, mtimeMs: 0, ino: 0, dataset: root,
-          ...(data.head ? { head: join(root, ...data.head.path.split('/')) } : {}),
+          ...(data.head ? { head: join(root, ...data.head.path.split('/')), headBytes: data.head.bytes } : {}),
         });
       }
       const entry = glob ? out.globs.find((g) => g.glob === glob.pattern) : undefined;
@@ -125,11 +125,15 @@ export class SourceReader {
       out.parquet.push(file);
     }
 
-    // Damaged files stay out (and are told); dataset files were checked when they were written.
+    // Damaged files stay out (and are told), a dataset's too: its log vouches for what the file
+    // should be, not for the disk. A head that cannot be read is not needed: its data file is read.
     const keep = async (file: ListedFile) => {
-      if (file.dataset) return true;
       const problem = await this.checks.check(file);
       if (problem) out.skipped.push(problem);
+      if (!problem && file.head) {
+        const head: ListedFile = { path: file.head, kind: 'parquet', size: file.headBytes ?? 0, mtimeMs: 0, ino: 0, dataset: file.dataset };
+        if (await this.checks.check(head)) delete file.head;
+      }
       return problem === null;
     };
     out.ndjson = await filterAsync(out.ndjson, keep);

@@ -150,7 +150,7 @@ class DuckDBEngine implements Engine {
             : await this.execute(connection, request, files);
           return { rows, engineMs: performance.now() - started, skippedFiles: read.skipped };
         } catch (error) {
-          if (!this.retryable(error, source, read, files?.copies)) throw error;
+          if (!(await this.retryable(connection, error, source, read, files?.copies))) throw error;
           if (attempt >= MAX_ATTEMPTS) {
             throw new EngineError('overloaded', 'The log files kept changing while they were read; retry shortly.', { cause: error, retryAfterSeconds: 1 });
           }
@@ -219,7 +219,7 @@ class DuckDBEngine implements Engine {
    * (rotation, a compaction moving it), or the engine named a file it cannot read, which is then
    * kept out of answers (and told) until it changes.
    */
-  private retryable(error: unknown, source: SourceName, read: ReadSet, copies: Map<string, FileRange> | undefined): boolean {
+  private async retryable(connection: DuckDBConnection, error: unknown, source: SourceName, read: ReadSet, copies: Map<string, FileRange> | undefined): Promise<boolean> {
     if (error instanceof EngineError || this.closed) return false;
     const message = String((error as Error)?.message ?? error);
     if (/interrupt|out of memory/i.test(message)) return false;
@@ -233,11 +233,44 @@ class DuckDBEngine implements Engine {
       if (message.includes(copy)) listed.push(range.file);
     }
     for (const file of listed) {
+      // A head the engine cannot read is left aside: its data file is read instead (not a skip).
+      if (file.head && message.includes(file.head)) {
+        const head: ListedFile = { path: file.head, kind: 'parquet', size: file.headBytes ?? 0, mtimeMs: 0, ino: 0, dataset: file.dataset };
+        this.readers[source].markDamaged(head, 'unreadable_by_engine', engineDetail(message, file.head));
+        marked = true;
+        continue;
+      }
       if (!message.includes(file.path) && ![...(copies ?? [])].some(([copy, r]) => r.file === file && message.includes(copy))) continue;
       this.readers[source].markDamaged(file, damageReason(file, message), engineDetail(message, file.path));
       marked = true;
     }
+    if (!marked && UNNAMED_DAMAGE.test(message)) marked = await this.findDamaged(connection, source, read.parquet, message);
     return marked;
+  }
+
+  /**
+   * The engine failed on damaged Parquet without naming the file (a garbled page header): each
+   * Parquet file of the read (and head) is decoded whole, alone, and those that fail are kept out
+   * like a named one. Only after such a failure, and once per file version (the marks stay).
+   */
+  private async findDamaged(connection: DuckDBConnection, source: SourceName, parquet: readonly ListedFile[], message: string): Promise<boolean> {
+    let found = false;
+    for (const file of parquet) {
+      const head: ListedFile | null = file.head
+        ? { path: file.head, kind: 'parquet', size: file.headBytes ?? 0, mtimeMs: 0, ino: 0, dataset: file.dataset }
+        : null;
+      for (const candidate of head ? [file, head] : [file]) {
+        try {
+          await connection.run(`SELECT min(hash(COLUMNS(*))) FROM read_parquet(${sqlStringList([candidate.path])})`);
+        } catch (error) {
+          const detail = String((error as Error)?.message ?? error);
+          if (/interrupt/i.test(detail)) throw error;
+          this.readers[source].markDamaged(candidate, candidate === head ? 'unreadable_by_engine' : damageReason(candidate, detail), engineDetail(detail || message, candidate.path));
+          found = true;
+        }
+      }
+    }
+    return found;
   }
 
   /**
@@ -511,6 +544,9 @@ function changedSinceListed(file: ListedFile): boolean {
   const now = statSync(file.path, { throwIfNoEntry: false });
   return !now || now.ino !== file.ino || now.size !== file.size || now.mtimeMs !== file.mtimeMs;
 }
+
+/** Engine messages of damaged Parquet that name no file: the files are then tried one by one. */
+const UNNAMED_DAMAGE = /TProtocolException|Invalid Error|corrupt|decompress|thrift|snappy|zstd|magic bytes/i;
 
 /** The stable reason code of a file the engine could not read, from its message. */
 function damageReason(file: ListedFile, message: string): SkipReason {
