@@ -24,6 +24,7 @@ import { InputIndex, RangeHashes } from './input-coverage';
 import { scanInput, type InputScan } from './input-scan';
 import { DirectoryCache, listGlob, statOrNull, type ListedFile } from './list-glob';
 import { withDatasetLock } from './dataset-lock';
+import { settleOrphans, type OrphanOutcome, type Provenance } from './dataset-orphans';
 import { DataDirLockedError, lockDataDir, type DataDirLock } from './wal/data-dir-lock';
 import { dataDirAround } from './wal/wal-set';
 import { looksLikeSource } from './source-shape';
@@ -71,6 +72,11 @@ export interface CompactResult {
   keptFiles: Array<{ path: string; reason: string }>;
   /** Inputs that could not be read (damaged, unreadable): left alone, not compacted. */
   skippedFiles: SkippedFile[];
+  /**
+   * Data files of the dataset that no commit named, and what was done with them: put back into
+   * the log (their commit was lost), deleted (a killed run's), or kept (the log is damaged).
+   */
+  orphans?: OrphanOutcome;
 }
 
 /**
@@ -130,7 +136,7 @@ export async function compactFiles(
     if (state.source !== null && state.source !== options.source) {
       throw new InvalidOptionError('source', `${outDir} holds ${state.source} events; it cannot take ${options.source} events. Use another --out folder.`);
     }
-    await cleanUp(outDir, state);
+    state = await cleanUp(outDir, state, options.source, result);
 
     progress({ stage: 'listing', fraction: 0 });
     const checks = new FileChecks();
@@ -218,6 +224,15 @@ async function writeRun(
       counts.set(String(row.filename), { rows: Number(row.rows), skipped: Number(row.skipped) });
     }
     checkAborted(options.signal);
+    // The commit this run will append, carried by every file it writes: should the commit be lost,
+    // the files still say which inputs they hold (dataset-orphans.ts).
+    const records: InputRecord[] = [];
+    for (const [path, scan] of readPaths) {
+      const c = counts.get(path) ?? { rows: 0, skipped: 0 };
+      records.push({ ...scan.record, rows: c.rows, skippedLines: c.skipped });
+    }
+    const rows = [...counts.values()].reduce((n, c) => n + c.rows, 0);
+    const provenance: Provenance = { run: runId, rows, inputs: records };
 
     progress({ stage: 'writing', fraction: 0 });
     const out = join(staging, 'out');
@@ -231,6 +246,7 @@ async function writeRun(
         // An event without a usable timestamp has no day; it is counted as skipped instead.
         where: 'timestamp IS NOT NULL',
         partitionByDay: { filenamePattern: `part-${runId}-{i}` },
+        provenance: JSON.stringify(provenance),
       }),
     ));
     progress({ stage: 'writing', fraction: 1 });
@@ -253,7 +269,6 @@ async function writeRun(
         `SELECT filename, count(*) AS n FROM read_parquet(${sqlStringList(staged)}, filename = true) GROUP BY filename`,
       )).getRowObjects()) perFile.set(String(row.filename), Number(row.n));
     }
-    const rows = [...counts.values()].reduce((n, c) => n + c.rows, 0);
     const written = [...perFile.values()].reduce((n, c) => n + c, 0);
     if (written !== rows) throw new Error(`compact: wrote ${written} rows but read ${rows} events; nothing was committed`);
     progress({ stage: 'verifying', fraction: 1 });
@@ -284,11 +299,6 @@ async function writeRun(
     }
     for (const dir of touched) await fsyncDir(dir);
 
-    const records: InputRecord[] = [];
-    for (const [path, scan] of readPaths) {
-      const c = counts.get(path) ?? { rows: 0, skipped: 0 };
-      records.push({ ...scan.record, rows: c.rows, skippedLines: c.skipped });
-    }
     return { add, records, rows, skippedLines: [...counts.values()].reduce((n, c) => n + c.skipped, 0) };
   } finally {
     options.signal?.removeEventListener('abort', abort);
@@ -335,20 +345,20 @@ async function removeCompacted(
   result.deletedSource = result.keptFiles.length === 0 && result.skippedFiles.length === 0;
 }
 
-/** Left by a run that was killed: its staging folder, and Parquet files no commit names. */
-async function cleanUp(outDir: string, state: DatasetState): Promise<void> {
+/**
+ * What killed runs left (their staging folders), and the data files no commit names: restored,
+ * deleted or kept by their provenance (see `settleOrphans`: never deleted while they may hold
+ * the only copy of events). Returns the state after it.
+ */
+async function cleanUp(outDir: string, state: DatasetState, source: SourceName, result: CompactResult): Promise<DatasetState> {
   for (const entry of await readdir(outDir, { withFileTypes: true })) {
     if (entry.isDirectory() && /^\.compact-[0-9a-f]+\.tmp$/.test(entry.name)) {
       await rm(join(outDir, entry.name), { recursive: true, force: true });
     }
-    if (!entry.isDirectory() || !/^date=\d{4}-\d{2}-\d{2}$/.test(entry.name)) continue;
-    for (const file of await readdir(join(outDir, entry.name))) {
-      const rel = `${entry.name}/${file}`;
-      if (/^part-[0-9a-f]{16}-\d+\.parquet$/.test(file) && !state.files.has(rel)) await unlinkIfPresent(join(outDir, entry.name, file));
-      const head = /^_head-(part-[0-9a-f]{16}-\d+\.parquet)$/.exec(file);
-      if (head && !state.files.has(`${entry.name}/${head[1]}`)) await unlinkIfPresent(join(outDir, entry.name, file));
-    }
   }
+  const settled = await settleOrphans(state, source);
+  result.orphans = settled.outcome;
+  return settled.state;
 }
 
 /** Refuses inputs none of whose events look like the source (edge logs compacted as functions). */

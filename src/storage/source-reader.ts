@@ -82,7 +82,13 @@ export class SourceReader {
 
     // The datasets' logs, read after the listing (see the class comment).
     const states = new Map<string, DatasetState>();
-    for (const { root } of reached) if (!states.has(root)) states.set(root, readDatasetStateStable(root));
+    for (const { root } of reached) {
+      if (states.has(root)) continue;
+      const state = readDatasetStateStable(root);
+      states.set(root, state);
+      // Its log is damaged: the answer is what the rest of it holds, and says so.
+      for (const d of state.damage) out.skipped.push({ path: d.path, reason: 'damaged_log', message: d.message });
+    }
     for (const { root, glob } of reached) {
       const state = states.get(root)!;
       let matched = 0;
