@@ -168,10 +168,19 @@ export async function compactFiles(
       const run = await writeRun(outDir, options, work, progress);
       for (const r of run.records) newSkipped.set(r.path, r.skippedLines);
       Object.assign(result, { inputFiles: work.map((w) => w.file.path), rows: run.rows, skippedLines: run.skippedLines, files: run.add.map((f) => f.path) });
-      checkAborted(options.signal);
-      failpoint('compact:before-commit');
-      const committed = await appendCommit(state, { source: options.source, add: run.add, remove: [], inputs: run.records });
-      if (!committed) throw new Error(`${outDir}: another writer committed to the dataset at the same time; nothing of this run was committed.`);
+      try {
+        checkAborted(options.signal);
+        failpoint('compact:before-commit');
+        const committed = await appendCommit(state, { source: options.source, add: run.add, remove: [], inputs: run.records });
+        if (!committed) throw new Error(`${outDir}: another writer committed to the dataset at the same time; nothing of this run was committed.`);
+      } catch (error) {
+        // Stopped before its commit (aborted, refused): its published files go, as if never written.
+        for (const file of run.add) {
+          await unlinkIfPresent(join(outDir, file.path));
+          if (file.head) await unlinkIfPresent(join(outDir, file.head.path));
+        }
+        throw error;
+      }
       failpoint('compact:after-commit');
       state = readDatasetStateStable(outDir);
       await checkpointIfDue(state);

@@ -289,8 +289,10 @@ export async function appendCommit(
   const seq = state.seq + 1;
   const commit: Commit = { format: FORMAT, seq, createdAt: now.toISOString(), ...entry };
   if (!(await writeFileAtomic(join(dir, commitName(seq)), seal(commit), 'create'))) return false;
-  // Killed before this, the commit file itself says it is the newest; after it, a newest commit that disappears is noticed.
-  await writeFileAtomic(join(dir, NEWEST), `${seq}\n`, 'replace');
+  // Killed before this, the commit file itself says it is the newest; after it, a newest commit
+  // that disappears is noticed. Failing here (a full disk) leaves an older number: harmless, the
+  // commit is made.
+  await writeFileAtomic(join(dir, NEWEST), `${seq}\n`, 'replace').catch(() => undefined);
   return true;
 }
 

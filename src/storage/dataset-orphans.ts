@@ -161,7 +161,7 @@ function commitNumberOf(path: string): number | null {
 }
 
 /** Data files and heads in the day folders that no commit names (relative paths). */
-async function orphansOf(state: DatasetState): Promise<{ data: string[]; heads: string[] }> {
+export async function orphansOf(state: DatasetState): Promise<{ data: string[]; heads: string[] }> {
   const data: string[] = [];
   const heads: string[] = [];
   for (const entry of await readdir(state.root, { withFileTypes: true })) {
