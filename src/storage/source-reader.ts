@@ -136,10 +136,8 @@ export class SourceReader {
     const keep = async (file: ListedFile) => {
       const problem = await this.checks.check(file);
       if (problem) out.skipped.push(problem);
-      if (!problem && file.head) {
-        const head: ListedFile = { path: file.head, kind: 'parquet', size: file.headBytes ?? 0, mtimeMs: 0, ino: 0, dataset: file.dataset };
-        if (await this.checks.check(head)) delete file.head;
-      }
+      const head = headOf(file);
+      if (!problem && head && (await this.checks.check(head))) delete file.head;
       return problem === null;
     };
     out.ndjson = await filterAsync(out.ndjson, keep);
@@ -155,6 +153,11 @@ export class SourceReader {
   markDamaged(file: ListedFile, reason: SkipReason, message: string): SkippedFile {
     return this.checks.mark(file, reason, message);
   }
+}
+
+/** A dataset file's head as a file of its own (checked, or marked damaged, like any file), or null. */
+export function headOf(file: ListedFile): ListedFile | null {
+  return file.head ? { path: file.head, kind: 'parquet', size: file.headBytes ?? 0, mtimeMs: 0, ino: 0, dataset: file.dataset } : null;
 }
 
 /** Whether a dataset's file lies below the glob's fixed folder and matches it. */

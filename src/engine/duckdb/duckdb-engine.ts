@@ -23,7 +23,7 @@ import { QueryGate } from '../query-gate';
 import { existsSync, statSync } from 'node:fs';
 import type { SkipReason } from '../../storage/file-checks';
 import type { ListedFile } from '../../storage/list-glob';
-import { SourceReader, type ExtraInputs, type FileRange, type ReadSet } from '../../storage/source-reader';
+import { headOf, SourceReader, type ExtraInputs, type FileRange, type ReadSet } from '../../storage/source-reader';
 import { partitionDay } from './file-kinds';
 import { HEAD_ROWS_PER_PROJECT } from '../../storage/newest-heads';
 import { earliestDayOf } from './list-files';
@@ -234,9 +234,9 @@ class DuckDBEngine implements Engine {
     }
     for (const file of listed) {
       // A head the engine cannot read is left aside: its data file is read instead (not a skip).
-      if (file.head && message.includes(file.head)) {
-        const head: ListedFile = { path: file.head, kind: 'parquet', size: file.headBytes ?? 0, mtimeMs: 0, ino: 0, dataset: file.dataset };
-        this.readers[source].markDamaged(head, 'unreadable_by_engine', engineDetail(message, file.head));
+      const head = headOf(file);
+      if (head && message.includes(head.path)) {
+        this.readers[source].markDamaged(head, 'unreadable_by_engine', engineDetail(message, head.path));
         marked = true;
         continue;
       }
@@ -256,9 +256,7 @@ class DuckDBEngine implements Engine {
   private async findDamaged(connection: DuckDBConnection, source: SourceName, parquet: readonly ListedFile[], message: string): Promise<boolean> {
     let found = false;
     for (const file of parquet) {
-      const head: ListedFile | null = file.head
-        ? { path: file.head, kind: 'parquet', size: file.headBytes ?? 0, mtimeMs: 0, ino: 0, dataset: file.dataset }
-        : null;
+      const head = headOf(file);
       for (const candidate of head ? [file, head] : [file]) {
         try {
           await connection.run(`SELECT min(hash(COLUMNS(*))) FROM read_parquet(${sqlStringList([candidate.path])})`);
