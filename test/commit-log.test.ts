@@ -4,6 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createEndpoints, type Endpoints } from '../src/index';
 import { compactLogs } from '../src/storage/compact';
 import { readDatasetStateStable } from '../src/storage/dataset-log';
+import { mergeSmallFiles } from '../src/storage/managed/dataset-maintenance';
 import { census, CENSUS_NOW, censusEvents, idRange } from './support/census';
 import { endpointsAt, tempDir, writeLines } from './support/log-files';
 
@@ -80,6 +81,26 @@ describe('the commit log: damage is detected and reported, and never followed by
     }
     rmSync(join(out, '_compact', 'NEWEST'));
     expect(await served(out)).toEqual({ total: 180, ids: everyone(), skipped: [] });
+  });
+
+  it('a lost merge commit (its small files deleted after it): the merged file is put back', async () => {
+    const out = tmp.path('merge', 'out');
+    // Eight runs of one day each: eight small files of that day, merged into one.
+    for (let i = 0; i < 8; i++) {
+      writeLines(tmp.path('merge', `${i}.ndjson`), censusEvents(`g${i}`, 5).map((e) => ({ ...e, timestamp: `2026-11-20T1${i}:00:00Z` })));
+      await compactLogs({ source: 'edgeLogs', inputs: tmp.path('merge', `${i}.ndjson`), outDir: out, deleteSource: true });
+    }
+    expect(await mergeSmallFiles(out, 'edgeLogs')).toBe(8);
+    const merge = logOf(out).at(-1)!;
+    rmSync(join(out, '_compact', merge));
+    const ids = Array.from({ length: 8 }, (_, i) => idRange(`g${i}`, 0, 5)).flat().sort();
+    // The small files the log names again are gone: named missing, nothing served, nothing deleted.
+    const before = await served(out);
+    expect(before.total).toBe(0);
+    expect(before.skipped.filter((s) => s.reason === 'missing')).toHaveLength(8);
+    const result = await compactLogs({ source: 'edgeLogs', inputs: tmp.path('merge', 'none.ndjson'), outDir: out });
+    expect(result.orphans).toMatchObject({ restored: [expect.stringMatching(/^date=2026-11-20\/part-/)], deleted: [] });
+    expect(await served(out)).toEqual({ total: 40, ids, skipped: [] });
   });
 
   it('a run killed before its commit (log intact) still leaves nothing behind', async () => {

@@ -107,7 +107,7 @@ export async function settleOrphans(
       const add: DataFile[] = [];
       for (const f of files) add.push(await dataFileOf(state.root, f.path, f.rows, duckdb));
       const committed = await appendCommit(current, {
-        source, add, remove: provenance.replaces ?? [], inputs: provenance.inputs ?? [],
+        source, add, remove: (provenance.replaces ?? []).filter((p) => current.files.has(p)), inputs: provenance.inputs ?? [],
         ...(settles.length ? { settles } : {}),
       });
       if (!committed) throw new Error(`${state.root}: another writer committed at the same time; nothing was restored`);
@@ -128,22 +128,18 @@ export async function settleOrphans(
 /** restore, delete or keep the files of one run (see `settleOrphans`). */
 function judge(state: DatasetState, provenance: Provenance, whole: boolean, damaged: boolean): 'restore' | 'delete' | 'keep' {
   if (provenance.replaces) {
-    const listed = provenance.replaces.filter((p) => state.files.has(p));
-    if (listed.length < provenance.replaces.length) return damaged ? 'keep' : 'delete';
-    // Every file it replaced is still in the log: its events are there, unless those files were
-    // deleted after a merge commit that is lost since.
-    if (!anyGone(state, listed)) return 'delete';
-    return whole ? 'restore' : damaged ? 'keep' : 'delete';
+    const present = provenance.replaces.filter((p) => existsOnDisk(join(state.root, p)));
+    // Every file it replaced is gone: they were deleted after a merge commit that is lost since,
+    // so this file holds the only copy of their events (those still listed leave the log with it).
+    if (present.length === 0) return whole ? 'restore' : damaged ? 'keep' : 'delete';
+    // Every one still listed and on disk: its events are there already.
+    if (present.length === provenance.replaces.length && provenance.replaces.every((p) => state.files.has(p))) return 'delete';
+    return damaged ? 'keep' : 'delete';
   }
   const covered = (provenance.inputs ?? []).some((r) => state.inputs.some((s) => s.path === r.path && s.start < r.end && r.start < s.end));
   if (covered) return 'delete';
   if (whole) return 'restore';
   return damaged ? 'keep' : 'delete';
-}
-
-/** Whether some of these dataset files are not on disk (deleted after a merge whose commit was lost). */
-function anyGone(state: DatasetState, paths: string[]): boolean {
-  return paths.some((p) => state.files.get(p) && !existsOnDisk(join(state.root, p)));
 }
 
 function existsOnDisk(path: string): boolean {
