@@ -4,7 +4,7 @@ import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { connect, createServer, type Server } from 'node:net';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
-import { fsyncDir, isCode, unlinkIfPresent, writeFileAtomic } from './durable-fs';
+import { fsyncDir, fsyncFile, isCode, unlinkIfPresent, writeFileAtomic } from './durable-fs';
 
 /**
  * The one lock of the code base: a data dir's (`log-endpoints.lock`) and a dataset's
@@ -41,8 +41,9 @@ export async function acquireLock(path: string, purpose: string, timing: LockTim
     const verdict = await judge(path, found, t);
     if (verdict === 'alive') throw new LockedError(path, found.record, false);
     if (verdict === 'changed') continue;
-    // Stale: put ours in its place, then make sure no other newcomer did the same meanwhile.
-    await writeFileAtomic(path, recordText(mine), 'replace');
+    // Stale: put ours in its place (only if it is still the lock judged), then make sure no other
+    // newcomer did the same meanwhile.
+    if (!(await replaceIfUnchanged(path, found.text, recordText(mine), mine.token))) continue;
     await t.sleep(t.renewMs);
     const after = await readRecord(path);
     if (after === 'gone' || after.record?.token !== mine.token) {
@@ -281,6 +282,25 @@ async function hold(path: string, record: LockRecord, t: Required<LockTiming>): 
       if (server) await unlinkIfPresent(join(dirname(path), server.name));
     },
   };
+}
+
+/**
+ * Replaces the lock with `text` only when it still holds `expected`: the new content is written
+ * and flushed aside first, so the check and the rename are two system calls apart (a newcomer that
+ * judged a lock stale never overwrites a lock another newcomer took meanwhile, but for that instant).
+ */
+async function replaceIfUnchanged(path: string, expected: string, text: string, token: string): Promise<boolean> {
+  const temp = `${path}.${token}.tmp`;
+  await writeFile(temp, text);
+  await fsyncFile(temp);
+  const current = await readFile(path, 'utf8').catch(() => null);
+  if (current !== expected) {
+    await unlinkIfPresent(temp);
+    return false;
+  }
+  await rename(temp, path);
+  await fsyncDir(dirname(path));
+  return true;
 }
 
 /** Replaces the lock's content whole (a rename, so a reader never sees it half written). */
