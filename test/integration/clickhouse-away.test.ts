@@ -4,8 +4,6 @@
  * Retry-After; once the real clickhouse-server (18.16) is back, every acknowledged event is
  * shipped and served exactly once.
  */
-import type { ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,7 +17,6 @@ const KEY = 'away-test-key';
 const DATABASE = 'away';
 const tmp = tempDir('le-ch-away-');
 let cluster: ClickHouseCluster;
-const children = new Set<ChildProcess>();
 
 beforeAll(async () => {
   cluster = await startClickHouseCluster({ shards: 1 });
@@ -28,13 +25,8 @@ beforeAll(async () => {
   await loader.close();
 });
 
+// The server is stopped by the test; spawnCli kills it with the worker should the test fail first.
 afterAll(async () => {
-  for (const child of children) {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL');
-      await once(child, 'exit');
-    }
-  }
   await cluster?.stop();
   tmp.cleanup();
 });
@@ -75,7 +67,6 @@ describe('clickhouse serve --data-dir while ClickHouse is away', () => {
       'clickhouse', 'serve', '--url', cluster.url, '--database', DATABASE, '--cluster', cluster.name,
       '--data-dir', dataDir, '--api-key', KEY, '--port', '0', '--now', CENSUS_NOW, '--no-cache', '--wal-segment-age-ms', '50',
     ]);
-    children.add(child);
     const [, url] = await waitForStdout(child, /Listening on (http:\/\/\S+) /);
     expect(child.output.stdout).toContain('cannot be reached yet: queries answer 503 until it can');
 
