@@ -118,6 +118,19 @@ describe('the lock: one writer whatever the PID namespace or host', () => {
     await (won[0] as PromiseFulfilledResult<Awaited<ReturnType<typeof acquireLock>>>).value.release();
   });
 
+  it('a holder whose lease was not renewed for half its life takes no events until it is renewed again', async () => {
+    const dir = freshDir();
+    const time = fakeTime();
+    const set = await openWalSet(dir, {}, time);
+    await set.wals.edgeLogs.append(Buffer.from('{"id":"a"}\n'));
+    // Five seconds without a renewal (a stalled disk, a frozen process): a newcomer may soon judge it stale.
+    await time.sleep(5000);
+    await expect(set.wals.edgeLogs.append(Buffer.from('{"id":"b"}\n'))).rejects.toMatchObject({ code: 'overloaded', retryAfterSeconds: 1 });
+    // The next renewal (every second) makes it fresh again.
+    await expect.poll(() => set.wals.edgeLogs.append(Buffer.from('{"id":"c"}\n')).then(() => 'taken', () => 'refused'), { timeout: 10_000 }).toBe('taken');
+    await set.close();
+  });
+
   it('a holder whose lock was taken over stops taking events', async () => {
     const dir = freshDir();
     const set = await openWalSet(dir);

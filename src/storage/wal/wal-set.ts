@@ -2,6 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { basename, join, resolve, sep } from 'node:path';
 import type { SourceName } from '../../engine/engine';
 import { EngineError } from '../../errors';
+import type { LockTiming } from '../lock-file';
 import { lockDataDir, type DataDirLock } from './data-dir-lock';
 import { Wal, type WalOptions } from './wal';
 
@@ -41,17 +42,18 @@ export interface WalSet {
 
 /**
  * Opens managed storage's write-ahead logs: takes the data dir's lock (refusing a dir another
- * live process holds), then opens and recovers `<dataDir>/<source>/wal` for each source.
+ * live process holds; `lockTiming` is for tests), then opens and recovers `<dataDir>/<source>/wal`
+ * for each source.
  *
  * @example
  * const set = await openWalSet('./data');
  * await set.wals.edgeLogs.append(Buffer.from('{"id":"a"}\n'));
  * await set.close();
  */
-export async function openWalSet(dataDir: string, options: Omit<WalOptions, 'dir'> = {}): Promise<WalSet> {
+export async function openWalSet(dataDir: string, options: Omit<WalOptions, 'dir'> = {}, lockTiming?: LockTiming): Promise<WalSet> {
   const dir = resolve(dataDir);
   await mkdir(dir, { recursive: true });
-  const lock: DataDirLock = await lockDataDir(dir, commandLine());
+  const lock: DataDirLock = await lockDataDir(dir, commandLine(), lockTiming);
   const opened: Wal[] = [];
   try {
     for (const source of STORAGE_SOURCES) opened.push(fenced(await Wal.open({ ...options, dir: walDir(dir, source) }), lock));
