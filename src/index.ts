@@ -85,5 +85,7 @@ export type {
 } from './engine/engine';
 export type { SourceGlobs } from './engine/duckdb/duckdb-engine';
 export { compactLogs } from './storage/compact';
+export { checkDataDir } from './storage/check-data-dir';
+export type { DataDirProblem, DataDirReport } from './storage/check-data-dir';
 export type { CompactOptions, CompactResult, CompactStage } from './storage/compact';
 export type { SkippedFile, SkipReason } from './storage/file-checks';

@@ -111,10 +111,10 @@ describe('ClickHouse engine on a 2-shard cluster', () => {
     expect(toEngineError(error, { timedOut: false, closed: false, timeoutMs: 1000 })).toMatchObject({ code: 'timeout', status: 504 });
   });
 
-  it('fails ping with query_failed when nothing listens', async () => {
+  it('fails ping with overloaded (503, Retry-After) when nothing listens: the server may be back soon', async () => {
     const down = await freePort();
     const engine = clickhouseEngine({ url: `http://127.0.0.1:${down}`, database: 'x' });
-    await expect(engine.ping()).rejects.toMatchObject({ code: 'query_failed' });
+    await expect(engine.ping()).rejects.toMatchObject({ code: 'overloaded', status: 503, retryAfterSeconds: 5 });
     await engine.close();
   });
 
