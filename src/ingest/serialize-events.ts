@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { InvalidBodyError, PayloadTooLargeError } from '../errors';
 import { MARKER_FIELD } from '../storage/wal/commit-marker';
-import { timestampMicros } from './event-timestamp';
+import { eventTimestampMicros } from '../time/event-timestamp';
 
 /** Fields the normalisation itself sets. */
 const OWN = new Set(['id', 'timestamp', 'message', 'event_message']);
@@ -31,7 +31,7 @@ export function normalizeEvent(raw: unknown, index: number, arrival: string): Re
   }
   let timestamp = event.timestamp;
   if (timestamp instanceof Date) timestamp = Number.isNaN(timestamp.getTime()) ? 'Invalid Date' : timestamp.toISOString();
-  if (timestamp !== undefined && timestamp !== null && timestampMicros(timestamp) === null) {
+  if (timestamp !== undefined && timestamp !== null && eventTimestampMicros(timestamp) === null) {
     throw new InvalidBodyError(
       `Event ${index}: "timestamp" ${describe(timestamp)} is not an ISO 8601 time or a number since the epoch (seconds, ms, µs or ns) within years 1 to 9999.`,
       { index },
