@@ -22,7 +22,7 @@ import { memoryCache } from './cache/memory-cache';
 import type { CacheEntry, ResultCache } from './cache/result-cache';
 import { timerScheduler, type CacheScheduler } from './cache/scheduler';
 import type { SourceName } from './engine/engine';
-import { Ingestor, type IngestResult } from './ingest/ingestor';
+import { INGEST_BODY, Ingestor, type BodyIngest, type IngestResult } from './ingest/ingestor';
 import { SourceNames, type IngestSourceName } from './ingest/source-names';
 import type { StorageOptions } from './ingest/storage-options';
 import { openWalSet, STORAGE_SOURCES, walDir, type WalSet } from './storage/wal/wal-set';
@@ -404,7 +404,7 @@ interface Storage {
 /** Rows of one engine computation: what the cache stores. */
 type Computed = CacheEntry;
 
-class EndpointsImpl implements Endpoints {
+class EndpointsImpl implements Endpoints, BodyIngest {
   readonly definitions: readonly EndpointDescription[];
   private readonly clock: () => Date;
   private readonly realClock: CacheClock;
@@ -486,6 +486,14 @@ class EndpointsImpl implements Endpoints {
       throw new NotFoundError('This instance has no managed storage: pass storage: { dataDir } to createEndpoints to ingest events.');
     }
     return this.managed.ingestor.ingest(source, events);
+  }
+
+  async [INGEST_BODY](source: string, body: Uint8Array, contentType: string | null): Promise<IngestResult> {
+    this.assertOpen();
+    if (!this.managed) {
+      throw new NotFoundError('This instance has no managed storage: pass storage: { dataDir } to createEndpoints to ingest events.');
+    }
+    return this.managed.ingestor.ingestBody(source, body, contentType);
   }
 
   async inspectSources() {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { InvalidBodyError, PayloadTooLargeError } from '../errors';
 import { MARKER_FIELD } from '../storage/wal/commit-marker';
 import { eventTimestampMicros } from '../time/event-timestamp';
+import { MAX_NESTING, tooDeepAt } from './json-nesting';
 
 /** Fields the normalisation itself sets. */
 const OWN = new Set(['id', 'timestamp', 'message', 'event_message']);
@@ -61,6 +62,9 @@ export const BATCH_LIMITS: BatchLimits = { maxEvents: 100_000, maxBytes: 32 * 10
 /**
  * A batch as the lines the WAL stores (UTF-8 JSON, one event per line, each ending `\n`), all or
  * nothing: the first bad event throws `InvalidBodyError` with its index, and nothing is written.
+ * Every line is one every query reads (docs/durability.md, "What ingest accepts"): a lone UTF-16
+ * surrogate in any string or key (a string cut through an emoji) becomes U+FFFD, since no JSON
+ * reader of the engine takes one, and an event nested more than 128 levels deep is refused.
  */
 export function serializeEvents(events: readonly unknown[], arrival: string, limits: BatchLimits = BATCH_LIMITS): Buffer {
   if (!Array.isArray(events)) throw new InvalidBodyError('The events must be an array.');
@@ -73,7 +77,10 @@ export function serializeEvents(events: readonly unknown[], arrival: string, lim
     let line: string;
     try {
       line = JSON.stringify(event);
+      // JSON.stringify writes a lone surrogate as \udXXX (and nothing of a well-formed string so).
+      if (line.includes('\\ud')) line = JSON.stringify(wellFormed(JSON.parse(line)));
     } catch (error) {
+      // A cycle, a BigInt, or nesting deeper than the stack.
       throw new InvalidBodyError(`Event ${i} cannot be written as JSON: ${(error as Error).message}`, { index: i, cause: error });
     }
     text += `${line}\n`;
@@ -84,7 +91,30 @@ export function serializeEvents(events: readonly unknown[], arrival: string, lim
   if (bytes.length > limits.maxBytes) {
     throw new PayloadTooLargeError(limits.maxBytes, `The events take more than ${limits.maxBytes} bytes as stored; send smaller batches.`);
   }
+  const deep = tooDeepAt(bytes);
+  if (deep >= 0) {
+    let index = 0;
+    for (let at = bytes.indexOf(0x0a); at >= 0 && at < deep; at = bytes.indexOf(0x0a, at + 1)) index++;
+    throw new InvalidBodyError(`Event ${index} is nested more than ${MAX_NESTING} levels deep.`, { index });
+  }
   return bytes;
+}
+
+/** A JSON value with every lone surrogate of its strings and keys replaced by U+FFFD. */
+function wellFormed(value: unknown): unknown {
+  if (typeof value === 'string') return toWellFormed(value);
+  if (Array.isArray(value)) return value.map(wellFormed);
+  if (typeof value !== 'object' || value === null) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, field] of Object.entries(value)) {
+    Object.defineProperty(out, toWellFormed(key), { value: wellFormed(field), enumerable: true, writable: true, configurable: true });
+  }
+  return out;
+}
+
+/** `String.prototype.toWellFormed` (Node 20; not yet in TypeScript's ES2023 library). */
+function toWellFormed(text: string): string {
+  return (text as unknown as { toWellFormed(): string }).toWellFormed();
 }
 
 function kindOf(value: unknown): string {
