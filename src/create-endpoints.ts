@@ -34,6 +34,8 @@ import { MemoryTables } from './engine/duckdb/memory-tables';
 import { segmentSeqOf } from './storage/wal/segment-name';
 import { basename } from 'node:path';
 import type { WalRecovery } from './storage/wal/wal';
+import type { QuarantineReason } from './storage/wal/quarantine';
+import { quarantineUnreadableLines } from './storage/managed/unreadable-lines';
 import { realClock, type CacheClock } from './cache/real-clock';
 import { checkEndpointsOptions } from './options/check-endpoints-options';
 
@@ -100,7 +102,13 @@ export type EndpointsWarning =
   /** Managed storage's background compaction failed; it is tried again, and ingest is refused (503) only past its bounds. */
   | { code: 'compaction_failed'; message: string; source: SourceName; cause: unknown }
   /** Shipping a segment to ClickHouse (`storage.clickhouse`) failed; it is tried again with growing pauses, and ingest is refused (503) only past `maxUncompactedBytes`. */
-  | { code: 'shipping_failed'; message: string; source: SourceName; cause: unknown };
+  | { code: 'shipping_failed'; message: string; source: SourceName; cause: unknown }
+  /**
+   * Managed storage set bytes aside in `<dataDir>/<source>/quarantine/` (`file`): a stretch of a
+   * write-ahead segment that fails its checksum (`damaged`), or lines no query can read
+   * (`unreadable`). They are never served; everything around them is. See docs/durability.md.
+   */
+  | { code: 'quarantined'; message: string; source: SourceName; reason: QuarantineReason; file: string; bytes: number; lines: number };
 
 /** How an answer was obtained. */
 export type CacheStatus = 'hit' | 'miss' | 'bypass';
@@ -157,6 +165,14 @@ export interface EndpointsStats extends CacheCounters {
     compactionFailures: number;
     mergedFiles: number;
     droppedFiles: number;
+    /**
+     * What is set aside in the quarantine folders (`<dataDir>/<source>/quarantine/`): files, bytes
+     * and lines of damaged write-ahead bytes and of lines no query can read. Never served; see
+     * docs/durability.md.
+     */
+    quarantinedFiles: number;
+    quarantinedBytes: number;
+    quarantinedLines: number;
     /** With `storage.clickhouse`: segments shipped (then deleted), events inserted, failed attempts. */
     shippedSegments?: number;
     shippedEvents?: number;
@@ -242,7 +258,18 @@ export async function createEndpoints(options: EndpointsOptions): Promise<Endpoi
   checkEndpointsOptions(options);
   const sourceNames = options.storage ? new SourceNames(options.storage.sourceNames) : null;
   // Storage first: a data dir locked by another process fails before DuckDB starts.
-  const walSet = options.storage ? await openWalSet(options.storage.dataDir, walOptions(options.storage)) : null;
+  const walSet = options.storage
+    ? await openWalSet(options.storage.dataDir, {
+        ...walOptions(options.storage),
+        onQuarantined: (source, entry) => {
+          try {
+            options.onWarning?.({ code: 'quarantined', message: `${entry.message} Kept in ${entry.file}.`, source, reason: entry.reason, file: entry.file, bytes: entry.bytes, lines: entry.lines });
+          } catch {
+            // A failing hook must not stop recovery or compaction.
+          }
+        },
+      })
+    : null;
   // The built-in engine holds managed storage's uncompacted events in memory (another engine reads its own data).
   const memory = walSet && !options.engine ? new MemoryTables() : undefined;
   let engine: Engine;
@@ -323,6 +350,10 @@ function startCompactors(walSet: WalSet, options: EndpointsOptions, memory: Memo
           memory?.retire(source, paths.map((p) => segmentSeqOf(basename(p))).filter((n): n is number => n !== null));
           await wal.release(paths);
         },
+        verify: (path) => wal.verify(path),
+      },
+      setAside: async (path) => {
+        await quarantineUnreadableLines({ source, path, quarantine: walSet.quarantines[source], duckdb: options.storage?.compactionDuckdb ?? { threads: 1, memoryLimit: '512MB' } });
       },
       retentionDays: options.storage?.retentionDays ?? 90,
       now: () => new Date(),
@@ -370,6 +401,9 @@ async function startShippers(walSet: WalSet, options: EndpointsOptions): Promise
     const shipper = new ClickHouseShipper({
       source,
       wal: walSet.wals[source],
+      setAside: async (path, offsets) => {
+        await quarantineUnreadableLines({ source, path, quarantine: walSet.quarantines[source], offsets });
+      },
       stateDir: join(walSet.dataDir, source, 'shipping'),
       instanceId,
       target,
@@ -399,6 +433,16 @@ interface Storage {
   ingestor: Ingestor;
   compactors: BackgroundCompactor[];
   shipping: Shipping | null;
+}
+
+/** Totals of the sources' quarantine folders. */
+function quarantineCounts(walSet: WalSet): { quarantinedFiles: number; quarantinedBytes: number; quarantinedLines: number } {
+  const counts = STORAGE_SOURCES.map((s) => walSet.quarantines[s].counts);
+  return {
+    quarantinedFiles: counts.reduce((n, c) => n + c.files, 0),
+    quarantinedBytes: counts.reduce((n, c) => n + c.bytes, 0),
+    quarantinedLines: counts.reduce((n, c) => n + c.lines, 0),
+  };
 }
 
 /** Rows of one engine computation: what the cache stores. */
@@ -498,7 +542,14 @@ class EndpointsImpl implements Endpoints, BodyIngest {
 
   async inspectSources() {
     this.assertOpen();
-    return this.engine.inspectSources();
+    const inspections = await this.engine.inspectSources();
+    const walSet = this.managed?.walSet;
+    if (!walSet) return inspections;
+    // Managed storage's sources also say what they set aside.
+    return inspections.map((inspection) => {
+      const quarantine = walSet.quarantines[inspection.source];
+      return quarantine ? { ...inspection, quarantine: { dir: quarantine.dir, ...quarantine.counts } } : inspection;
+    });
   }
 
   async ping() {
@@ -525,6 +576,7 @@ class EndpointsImpl implements Endpoints, BodyIngest {
         compactionFailures: sum((c) => c.failures),
         mergedFiles: sum((c) => c.mergedFiles),
         droppedFiles: sum((c) => c.droppedFiles),
+        ...quarantineCounts(this.managed.walSet),
       };
       const shippers = this.managed.shipping?.shippers;
       if (shippers) {
