@@ -27,6 +27,29 @@ describe('managed storage holds its uncompacted events in memory', () => {
     }
   });
 
+  it('a query racing the first insert after a start reads nothing from memory rather than a table not created yet', async () => {
+    const instance = await DuckDBInstance.create(':memory:');
+    const setup = await instance.connect();
+    for (const macro of TIMESTAMP_MACROS) await setup.run(macro);
+    const memory = new MemoryTables();
+    memory.attach(instance);
+    try {
+      // The insert has begun (its segment counts as held in memory) but not yet created the tables.
+      const inserting = memory.insert('edgeLogs', 1, lines(censusEvents('a', 3)));
+      const view = memory.view('edgeLogs');
+      expect(view.mirrored(1)).toBe(true);
+      const sql = view.relation(() => false);
+      if (sql !== undefined) await setup.run(`SELECT count(*) FROM (${sql})`);
+      expect(sql).toBeUndefined();
+      await inserting;
+      expect(memory.view('edgeLogs').relation(() => false)).toMatch(/FROM le_memory_edge_logs/);
+    } finally {
+      memory.close();
+      setup.closeSync();
+      instance.closeSync();
+    }
+  });
+
   it('rows of a retired segment go only once every query that entered before has left', async () => {
     const instance = await DuckDBInstance.create(':memory:');
     const setup = await instance.connect();
