@@ -73,6 +73,16 @@ describe('the nesting limit (docs/durability.md, "What ingest accepts")', () => 
   });
 });
 
+describe('an event longer than a query reads', () => {
+  it('is refused by ep.ingest (16 MiB as stored at most), naming it', async () => {
+    await withStorage(async (ep) => {
+      const error = await ep.ingest('cloudflare.logs.prod', [{ message: 'ok' }, { message: 'x'.repeat(16 * 1024 * 1024) }]).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(InvalidBodyError);
+      expect(error).toMatchObject({ index: 1, message: expect.stringContaining('an event may take at most 16777216 (16 MiB)') });
+    });
+  });
+});
+
 describe('a large body is parsed off the main thread', () => {
   const events = (count: number, project: string) =>
     Array.from({ length: count }, (_, i) => ({ id: `${project}-${i}`, message: `GET /${'x'.repeat(200)}`, project, timestamp: `2026-11-21T10:00:00.${String(i).padStart(6, '0')}Z` }));

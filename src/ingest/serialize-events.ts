@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { InvalidBodyError, PayloadTooLargeError } from '../errors';
 import { MARKER_FIELD } from '../storage/wal/commit-marker';
 import { eventTimestampMicros } from '../time/event-timestamp';
+import { MAX_LINE_BYTES } from '../engine/duckdb/long-line-copies';
 import { MAX_NESTING, tooDeepAt } from './json-nesting';
 
 /** Fields the normalisation itself sets. */
@@ -64,7 +65,8 @@ export const BATCH_LIMITS: BatchLimits = { maxEvents: 100_000, maxBytes: 32 * 10
  * nothing: the first bad event throws `InvalidBodyError` with its index, and nothing is written.
  * Every line is one every query reads (docs/durability.md, "What ingest accepts"): a lone UTF-16
  * surrogate in any string or key (a string cut through an emoji) becomes U+FFFD, since no JSON
- * reader of the engine takes one, and an event nested more than 128 levels deep is refused.
+ * reader of the engine takes one; an event nested more than 128 levels deep, or longer than 16 MiB
+ * as stored, is refused.
  */
 export function serializeEvents(events: readonly unknown[], arrival: string, limits: BatchLimits = BATCH_LIMITS): Buffer {
   if (!Array.isArray(events)) throw new InvalidBodyError('The events must be an array.');
@@ -82,6 +84,10 @@ export function serializeEvents(events: readonly unknown[], arrival: string, lim
     } catch (error) {
       // A cycle, a BigInt, or nesting deeper than the stack.
       throw new InvalidBodyError(`Event ${i} cannot be written as JSON: ${(error as Error).message}`, { index: i, cause: error });
+    }
+    // A longer line is one the engine's NDJSON reader may not take (UTF-16 units: at most 3 bytes each).
+    if (line.length * 3 > MAX_LINE_BYTES && Buffer.byteLength(line) > MAX_LINE_BYTES) {
+      throw new InvalidBodyError(`Event ${i} takes ${Buffer.byteLength(line)} bytes as stored; an event may take at most ${MAX_LINE_BYTES} (16 MiB).`, { index: i });
     }
     text += `${line}\n`;
     // Counted in UTF-16 units here (at most 3 UTF-8 bytes each), exactly below.
