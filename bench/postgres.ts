@@ -4,7 +4,8 @@ import type { BenchCase } from './cases';
 import { REFERENCE, SCALES, type Dataset } from './dataset';
 import type { Samples } from './library';
 import { findDefinition } from '../src/definitions/registry';
-import { normalizeParams } from '../src/definitions/normalize-params';
+import { normalizeParams } from '../src/definitions/params';
+import { planQuery } from '../src/definitions/plan-query';
 import type { EngineParam } from '../src/engine/engine';
 import { formatIsoMicros } from '../src/time/iso';
 import { timeMs } from './stats';
@@ -117,8 +118,8 @@ async function holdsDataset(client: pg.Client, dataset: Dataset): Promise<boolea
 export async function measurePostgres(url: string, dataset: Dataset, c: BenchCase, runs: number, log: (line: string) => void): Promise<Samples> {
   await load(url, dataset, log);
   const definition = findDefinition(c.endpoint);
-  const plan = definition.plan(normalizeParams(definition, c.params), REFERENCE);
-  const query = positional(SQL[c.endpoint], { ...plan.params, max_rows: plan.maxRows });
+  const plan = planQuery(definition, normalizeParams(definition, c.params), REFERENCE);
+  const query = positional(SQL[c.endpoint], plan.params);
   const cold: number[] = [];
   for (let i = 0; i < runs; i++) {
     const client = new pg.Client({ connectionString: url });

@@ -148,7 +148,7 @@ describe('compactLogs', () => {
   });
 });
 
-describe('compactLogs: nothing lost, nothing doubled (contract §1.4)', () => {
+describe('compactLogs: nothing lost, nothing doubled (docs/semantics.md, "Compacted datasets")', () => {
   const tmp = tempDir('le-compact-once-');
   afterAll(() => tmp.cleanup());
 

@@ -4,7 +4,8 @@
 -- (TIMESTAMP, UTC), event_message, project, metadata (JSON text), request_path, request_url.
 --
 -- Parameters:
---   $project   RE2 pattern searched in the request URL; only matching requests count
+--   $project   RE2 pattern searched in the request URL; only matching requests count (NULL with
+--              singleProject: every request)
 --   $unit      bucket unit: 'minute' | 'hour' | 'day'
 --   $start     window start (now - window), inclusive; there is no upper bound
 --   $max_rows  row cap of the endpoint
@@ -16,7 +17,7 @@ SELECT
   count(*) FILTER (WHERE regexp_matches(request_path, '/realtime'))     AS total_realtime_requests
 FROM edge_logs
 WHERE timestamp >= $start
-  AND regexp_matches(request_url, $project)
+  AND ($project IS NULL OR regexp_matches(request_url, $project))
 GROUP BY 1
 ORDER BY 1
 LIMIT $max_rows

@@ -1,4 +1,4 @@
-import { createEndpoints } from '../create-endpoints';
+import { createEndpoints } from '../api/create-endpoints';
 import { clickhouseEngine } from '../engine/clickhouse/clickhouse-engine';
 import { clickhouseLoader } from '../engine/clickhouse/clickhouse-loader';
 import type { ClickHouseTarget } from '../engine/clickhouse/options';

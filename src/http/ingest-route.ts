@@ -1,4 +1,4 @@
-import type { Endpoints } from '../create-endpoints';
+import type { Endpoints } from '../api/create-endpoints';
 import { EngineError, InvalidParameterError, LogEndpointsError, NotFoundError } from '../errors';
 import { MAX_NESTING } from '../ingest/json-nesting';
 import { INGEST_BODY, type BodyIngest } from '../ingest/ingestor';
@@ -34,7 +34,7 @@ export class InFlightBudget {
 }
 
 /**
- * `POST {base}/api/logs` (and `/logs`, `/api/events`), contract §7: Logflare's ingest. The
+ * `POST {base}/api/logs` (and `/logs`, `/api/events`), Logflare's ingest (docs/ingest.md). The
  * source comes from `?source_name=` or `?source=<uuid>`, the key from the headers (or, as older
  * Logflare clients send it, `?api_key=`); the body is read within the limits, parsed, and handed
  * to `ep.ingest`, the one ingest path. Answers `200 {"message":"Logged!"}` once durable.

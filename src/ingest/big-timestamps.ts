@@ -10,7 +10,7 @@ const DIGITS_16 = /\d{16}/;
  * The body text with each event's own `timestamp` written as a JSON integer of 16 digits or more
  * (nanoseconds since the epoch) turned into a string of the same digits: as a JavaScript number
  * it would lose its last digits, and with them the microsecond, while a numeric string counts the
- * same (contract §1.3). Only an event's top-level field is touched: the events are the body's
+ * same (docs/semantics.md, "Timestamps"). Only an event's top-level field is touched: the events are the body's
  * object, each element of its array, each element of its `"batch"` array, or each NDJSON line;
  * a `"timestamp"` deeper inside an event is kept exactly as sent.
  *

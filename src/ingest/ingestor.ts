@@ -62,7 +62,7 @@ export class Ingestor {
   }
 
   private async store(source: SourceName, { lines, events }: BodyLines): Promise<IngestResult> {
-    const { seq } = await this.walSet.wals[source].append(lines);
+    const { seq } = await this.walSet.wals[source]!.append(lines);
     await this.onDurable?.(source, seq, lines);
     return { ingested: events };
   }

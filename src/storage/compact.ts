@@ -74,7 +74,7 @@ export interface CompactResult {
 /**
  * Rewrites NDJSON logs as Parquet in the fast layout (zstd, 100k-row groups, sorted by project
  * then newest first, one folder per UTC day) inside a dataset with a commit log, so that nothing
- * is ever lost or doubled (contract §1.4): progress is recorded per input (path, byte range and
+ * is ever lost or doubled (docs/semantics.md, "Compacted datasets"): progress is recorded per input (path, byte range and
  * content hash) in the same atomic commit that adds the Parquet files; a rerun compacts only what
  * is new, whatever else joined the glob; a run killed at any instant leaves a state the next run
  * completes; and a query over the NDJSON and the dataset together reads each event once.

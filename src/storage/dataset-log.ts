@@ -9,7 +9,7 @@ import { unlinkIfPresent, writeFileAtomic } from './durable-fs';
  * commits in `_compact/`. The log is the truth: a Parquet file is part of the dataset only from
  * the commit that adds it, and that same commit records which inputs (byte ranges of NDJSON files)
  * its rows came from. A query reads the log first, so at every instant it sees either the inputs
- * or the Parquet of a commit, never both and never neither (contract §1.4).
+ * or the Parquet of a commit, never both and never neither (docs/semantics.md, "Compacted datasets").
  */
 export const DATASET_LOG_DIR = '_compact';
 

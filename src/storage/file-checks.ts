@@ -6,7 +6,7 @@ import { createGunzip } from 'node:zlib';
 import type { ListedFile } from './list-glob';
 
 /**
- * Why a file was left out of an answer (contract §1.3: a damaged file never takes its source down).
+ * Why a file was left out of an answer (docs/semantics.md, "Files": a damaged file never takes its source down).
  * Stable codes, for programs; `message` says it in words.
  */
 export type SkipReason =

@@ -46,7 +46,7 @@ export interface ExtraInputs {
 }
 
 /**
- * Turns a source's globs into what a query reads, exactly once per event (contract §1.3, §1.4):
+ * Turns a source's globs into what a query reads, exactly once per event (docs/semantics.md, "Files" and "Compacted datasets"):
  * files listed now (so new ones are read at once), compacted datasets through their logs, and
  * NDJSON inputs that a dataset already holds left out (or only their new tail read). The datasets'
  * logs are read after the listing: an input is deleted only after the commit that covers it, so

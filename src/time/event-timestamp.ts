@@ -1,6 +1,6 @@
 import { parseIsoMicros, type Micros } from './iso';
 
-/** Below this magnitude a number is seconds (contract §1.3, as Logflare's ingest reads it). */
+/** Below this magnitude a number is seconds (docs/semantics.md, "Timestamps", as Logflare's ingest reads it). */
 const SECONDS_BELOW = 100_000_000_000n; // 1e11
 /** Below this, milliseconds (`Date.now()`). */
 const MILLIS_BELOW = 100_000_000_000_000n; // 1e14
@@ -18,7 +18,7 @@ const FIRST = -62_135_596_800_000_000n;
 const LAST = 253_402_300_799_999_999n;
 
 /**
- * The instant of an event's `timestamp` (contract §1.3) in microseconds, or null when it has none:
+ * The instant of an event's `timestamp` (docs/semantics.md, "Timestamps") in microseconds, or null when it has none:
  * the one rule of what a readable timestamp is, which ingest checks and the SQL macro
  * `le_timestamp` (src/engine/duckdb/source-relations.ts) applies, so an event ingest accepts is an
  * event every query reads (docs/durability.md, "What ingest accepts").

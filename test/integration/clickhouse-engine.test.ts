@@ -3,6 +3,7 @@
  * text values through external data (property test), the same errors and limits as the DuckDB
  * engine, and the loader's handling of unreadable files and of events handed over as objects.
  */
+import { querySql } from '../../src/sql/query-files';
 import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
@@ -148,7 +149,7 @@ describe('ClickHouse engine on a 2-shard cluster', () => {
 
     it('refuses a query past the wait queue with overloaded, and close ends the one in flight with closed', async () => {
       const engine = clickhouseEngine({ url: `http://127.0.0.1:${port}`, database: 'x', maxConcurrentQueries: 1, maxQueuedQueries: 0, queryTimeoutMs: 600_000 });
-      const request = { query: 'catalog.projects' as const, params: { after: { timestamp: 0n } }, maxRows: 10 };
+      const request = { statement: { name: 'catalog.projects', sql: { clickhouse: querySql('clickhouse', 'catalog.projects') } }, params: { after: { timestamp: 0n }, max_rows: 10 }, maxRows: 10 };
       const seen = arrived();
       const first = engine.run(request).catch((e: unknown) => e);
       await seen;
