@@ -29,7 +29,22 @@ async function main() {
     await ep.close();
     rmSync(dir, { recursive: true, force: true });
   }
-  process.stdout.write('CommonJS build: one package, Arrow on demand: ok\n');
+  // A large ingest body is parsed on the bundle's own parser thread (dist/ingest-parser.cjs).
+  const dataDir = mkdtempSync(join(tmpdir(), 'le-check-data-'));
+  const managed = await createEndpoints({ storage: { dataDir } });
+  try {
+    const events = Array.from({ length: 1000 }, (_, i) => ({ id: `e${i}`, message: 'x'.repeat(100), project: 'check' }));
+    const body = JSON.stringify(events);
+    assert.ok(body.length > 64 * 1024, 'the body must be large enough for the parser thread');
+    const handler = createHandler(managed, { auth: false });
+    const ingested = await handler(new Request('http://localhost/api/logs?source_name=cloudflare.logs.prod', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body }));
+    assert.equal(ingested.status, 200, `a large body through the parser thread: ${await ingested.text()}`);
+    assert.equal((await managed.logsAll({ project: 'check', project_tier: 'FREE' })).length, 100);
+  } finally {
+    await managed.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+  process.stdout.write('CommonJS build: one package, Arrow on demand, large bodies parsed off the main thread: ok\n');
 }
 
 main().catch((error) => {

@@ -42,6 +42,28 @@ describe('a broken line loses nothing around it', () => {
     }
   });
 
+  it('a broken line of 40 MB costs only itself, and inspectSources reports it instead of throwing', async () => {
+    const ids = ['a', 'b', 'c'];
+    const [a, b, c] = ids.map((id, i) => edgeEvent({ id, project: 'long', timestamp: `2026-11-21T11:0${i}:00Z` }));
+    writeLines(tmp.path('long', 'edge.ndjson'), [a!, b!, `{"id":"cut","event_message":"${'x'.repeat(40 * 1024 * 1024)}`, c!]);
+    // Asked first, before any query has met the file.
+    const first = await endpointsAt({ edgeLogs: tmp.path('long', '*.ndjson') }, NOW);
+    try {
+      const [edge] = await first.ep.inspectSources();
+      expect(edge).toMatchObject({ files: 1, lines: 4, skippedLines: 1, skippedFiles: [] });
+    } finally {
+      await first.ep.close();
+    }
+    const { ep } = await endpointsAt({ edgeLogs: tmp.path('long', '*.ndjson') }, NOW);
+    try {
+      const answer = await ep.query('logs.all', { project: 'long', project_tier: 'FREE' });
+      expect(answer.result.map((r) => r.id).sort()).toEqual(ids);
+      expect(answer.skippedFiles).toEqual([]);
+    } finally {
+      await ep.close();
+    }
+  });
+
   it('in the edge-function log', async () => {
     const lines: Array<object | string> = [];
     for (const [i, cut] of CUTS.entries()) lines.push(cut, functionEvent({ project: 'abc', timestamp: `2026-11-21T11:0${i}:00Z`, ms: 10 }));

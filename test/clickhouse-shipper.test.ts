@@ -195,6 +195,29 @@ describe('segment lines and positions', () => {
 });
 
 describe('ClickHouseShipper', () => {
+  it('hands the lines no query reads to setAside (the quarantine) before it releases their segment', async () => {
+    const dir = freshDir();
+    const wal = await openWal(dir);
+    const good = censusEvents('u', 2);
+    await wal.append(Buffer.concat([jsonLines([good[0]!]), Buffer.from('{"id":"lost","timestamp":"2026-1-2T10:00:00Z"}\nnot json\n'), jsonLines([good[1]!])]));
+    await wal.roll();
+    const [segment] = wal.closedSegments();
+    const offsets = eventOffsets(segment!.path);
+    const table = new MemoryTable();
+    const setAside: Array<{ path: string; offsets: number[]; present: boolean }> = [];
+    const { shipper, errors } = shipperOf(dir, wal, table, {
+      setAside: async (path, at) => void setAside.push({ path, offsets: at, present: existsSync(path) }),
+    });
+    shipper.trigger();
+    await shipper.settled();
+    expect(errors).toEqual([]);
+    expect(setAside).toEqual([{ path: segment!.path, offsets: [offsets[1]!, offsets[2]!], present: true }]);
+    expect(table.ids()).toEqual(good.map((e) => String(e.id)).sort());
+    expect(existsSync(segment!.path)).toBe(false);
+    await shipper.stop();
+    await wal.close();
+  });
+
   it('ships each closed segment once, every row at its own line, then releases it', async () => {
     const dir = freshDir();
     const wal = await openWal(dir);

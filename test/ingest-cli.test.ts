@@ -1,10 +1,13 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main';
 import { createEndpoints } from '../src/index';
 import { createHandler } from '../src/http';
 import { toNodeListener } from '../src/node';
+import { crc32, markerLine } from '../src/storage/wal/commit-marker';
+import { walDir } from '../src/storage/wal/wal-set';
 import { memoryIO } from './support/cli';
 import { listen } from './support/http';
 import { edgeEvent, tempDir, writeLines } from './support/log-files';
@@ -58,6 +61,22 @@ describe('log-endpoints ingest', () => {
     expect(out.stdout).toContain('Ingested 2 events');
     expect(out.stdout).toContain('3 lines were skipped (see above).');
     expect(await served(dataDir)).toEqual(['ok1', 'ok2']);
+  });
+
+  it('tells on stderr what recovery of the data dir set aside (docs/durability.md, "Checksums and damage")', async () => {
+    const dataDir = dir('data');
+    const file = writeLines(tmp.path('first.ndjson'), [edgeEvent({ id: 'first', timestamp: '2026-11-21T11:00:00Z' })]);
+    expect(await main(['ingest', file, '--source', 'edge', '--data-dir', dataDir], memoryIO().io, 'test')).toBe(0);
+    // The segment those events are in is damaged on disk, after a later one began.
+    const segment = join(walDir(dataDir, 'edgeLogs'), '00000000000000000001.ndjson');
+    const bytes = readFileSync(segment);
+    bytes[2]! ^= 0x01;
+    writeFileSync(segment, bytes);
+    const later = `${JSON.stringify(edgeEvent({ id: 'later', timestamp: '2026-11-21T11:00:00Z' }))}\n`;
+    writeFileSync(join(walDir(dataDir, 'edgeLogs'), '00000000000000000099.ndjson'), later + markerLine({ seq: 1, bytes: Buffer.byteLength(later), crc32: crc32(Buffer.from(later)) }));
+    const { io, out } = memoryIO();
+    expect(await main(['ingest', file, '--source', 'edge', '--data-dir', dataDir], io, 'test')).toBe(0);
+    expect(out.stderr).toMatch(/^warning: \d+ bytes at offset 0 of 00000000000000000001\.ndjson do not match their group's checksum .* Kept in \S+-damaged-000000000000\.quarantined\.$/m);
   });
 
   it('refuses a data dir a running server holds, pointing at --url', async () => {

@@ -24,7 +24,7 @@ import { BUILT_IN_ENDPOINTS, endpointSet, type EndpointSet } from '../definition
 import { createDuckDBEngine } from '../engine/duckdb/duckdb-engine';
 import type { Engine } from '../engine/engine';
 import { EngineError, InvalidOptionError, InvalidParameterError, NotFoundError } from '../errors';
-import type { IngestResult } from '../ingest/ingestor';
+import { INGEST_BODY, type BodyIngest, type IngestResult } from '../ingest/ingestor';
 import { checkEndpointsOptions } from './check-options';
 import { fillBuckets } from '../rows/fill-buckets';
 import { shapeRows } from '../rows/shape-rows';
@@ -108,7 +108,7 @@ async function checkDefinitions(endpoints: EndpointSet, engine: Engine, sandboxa
 /** Rows of one engine computation: what the cache stores. */
 type Computed = CacheEntry;
 
-class EndpointsImpl implements Endpoints<AnyEndpointDefinition> {
+class EndpointsImpl implements Endpoints<AnyEndpointDefinition>, BodyIngest {
   readonly definitions: readonly EndpointDescription[];
   readonly storage: ManagedStorageInfo | null;
   private readonly clock: () => Date;
@@ -195,9 +195,24 @@ class EndpointsImpl implements Endpoints<AnyEndpointDefinition> {
     return this.managed.ingestor.ingest(source, events);
   }
 
+  async [INGEST_BODY](source: string, body: Uint8Array, contentType: string | null): Promise<IngestResult> {
+    this.assertOpen();
+    if (!this.managed) {
+      throw new NotFoundError('This instance has no managed storage: pass storage: { dataDir } to createEndpoints to ingest events.');
+    }
+    return this.managed.ingestor.ingestBody(source, body, contentType);
+  }
+
   async inspectSources() {
     this.assertOpen();
-    return this.engine.inspectSources();
+    const inspections = await this.engine.inspectSources();
+    const managed = this.managed;
+    if (!managed) return inspections;
+    // Managed storage's sources also say what they set aside.
+    return inspections.map((inspection) => {
+      const quarantine = managed.quarantine(inspection.source);
+      return quarantine ? { ...inspection, quarantine } : inspection;
+    });
   }
 
   async ping() {

@@ -12,6 +12,7 @@ import { dataDirInstanceId } from '../storage/managed/instance-id';
 import { datasetDir, managedInputs } from '../storage/managed/managed-inputs';
 import { MemoryTables } from '../engine/duckdb/memory-tables';
 import { segmentSeqOf } from '../storage/wal/segment-name';
+import { quarantineUnreadableLines } from '../storage/managed/unreadable-lines';
 
 /**
  * Managed storage of an instance (docs/durability.md): the locked write-ahead logs, the one
@@ -43,7 +44,16 @@ export class ManagedStorage {
    */
   static async open(options: EndpointsOptions & { storage: StorageOptions }): Promise<ManagedStorage> {
     const sourceNames = new SourceNames(options.storage.sourceNames);
-    const walSet = await openWalSet(options.storage.dataDir, walOptions(options.storage));
+    const walSet = await openWalSet(options.storage.dataDir, {
+      ...walOptions(options.storage),
+      onQuarantined: (source, entry) => {
+        try {
+          options.onWarning?.({ code: 'quarantined', message: `${entry.message} Kept in ${entry.file}.`, source, reason: entry.reason, file: entry.file, bytes: entry.bytes, lines: entry.lines });
+        } catch {
+          // A failing hook must not stop recovery or compaction.
+        }
+      },
+    });
     const memory = options.engine ? undefined : new MemoryTables();
     const ingestor = new Ingestor(walSet, sourceNames, options.now ?? (() => new Date()), undefined, memory && ((source, seq, lines) => memory.insert(source, seq, lines)));
     return new ManagedStorage(walSet, memory, ingestor);
@@ -72,6 +82,7 @@ export class ManagedStorage {
       compactionFailures: sum((c) => c.failures),
       mergedFiles: sum((c) => c.mergedFiles),
       droppedFiles: sum((c) => c.droppedFiles),
+      ...this.quarantined(),
     };
     const shippers = this.shipping?.shippers;
     if (shippers) {
@@ -81,6 +92,21 @@ export class ManagedStorage {
       stats.shippingFailures = shipped((c) => c.failures);
     }
     return stats;
+  }
+
+  /** What each source set aside in its quarantine folder (docs/durability.md, "The quarantine"). */
+  quarantine(source: SourceName): { dir: string; files: number; bytes: number; lines: number } | undefined {
+    const quarantine = this.walSet.quarantines[source];
+    return quarantine && { dir: quarantine.dir, ...quarantine.counts };
+  }
+
+  private quarantined(): { quarantinedFiles: number; quarantinedBytes: number; quarantinedLines: number } {
+    const counts = STORAGE_SOURCES.map((s) => this.walSet.quarantines[s]!.counts);
+    return {
+      quarantinedFiles: counts.reduce((n, c) => n + c.files, 0),
+      quarantinedBytes: counts.reduce((n, c) => n + c.bytes, 0),
+      quarantinedLines: counts.reduce((n, c) => n + c.lines, 0),
+    };
   }
 
   /** Stops compaction and shipping, then flushes and closes the logs and releases the data dir. */
@@ -122,6 +148,10 @@ function startCompactors(walSet: WalSet, options: EndpointsOptions, memory: Memo
           memory?.retire(source, paths.map((p) => segmentSeqOf(basename(p))).filter((n): n is number => n !== null));
           await wal.release(paths);
         },
+        verify: (path) => wal.verify(path),
+      },
+      setAside: async (path) => {
+        await quarantineUnreadableLines({ source, path, quarantine: walSet.quarantines[source]!, duckdb: options.storage?.compactionDuckdb ?? { threads: 1, memoryLimit: '512MB' } });
       },
       retentionDays: options.storage?.retentionDays ?? 90,
       now: () => new Date(),
@@ -169,6 +199,9 @@ async function startShippers(walSet: WalSet, options: EndpointsOptions): Promise
     const shipper = new ClickHouseShipper({
       source,
       wal: walSet.wals[source]!,
+      setAside: async (path, offsets) => {
+        await quarantineUnreadableLines({ source, path, quarantine: walSet.quarantines[source]!, offsets });
+      },
       stateDir: join(walSet.dataDir, source, 'shipping'),
       instanceId,
       target,

@@ -107,8 +107,9 @@ export function httpServerSettings(command: string, values: Values, env: CliIO['
  * (what is served), then the address, the dashboard and the ingest route when they are on.
  */
 export function serveHttp(ep: Endpoints, settings: HttpServerSettings, io: CliIO, intro: (string | null)[], ingestNote = ''): Promise<number> {
+  // Damaged bytes set aside are told as warnings (onWarning) when they are found.
   for (const cut of ep.storage?.recovered ?? []) {
-    io.stderr.write(`Recovered ${cut.path}: cut ${cut.cutBytes} bytes of a write that was never acknowledged (the process stopped mid-write).\n`);
+    if (cut.cutBytes > 0) io.stderr.write(`Recovered ${cut.path}: cut ${cut.cutBytes} bytes of a write that was never acknowledged (the process stopped mid-write).\n`);
   }
   const { apiKeys, ingestKeys, noAuth } = settings;
   const base = settings.basePath ?? '';

@@ -68,7 +68,8 @@ export async function ingestCommand(argv: string[], io: CliIO): Promise<number> 
   let destination: string;
   if (values['data-dir'] !== undefined) {
     try {
-      ep = await createEndpoints({ storage: { dataDir: values['data-dir'] }, cache: false });
+      // Damage recovery finds (and lines compaction sets aside) are told, as serve tells them.
+      ep = await createEndpoints({ storage: { dataDir: values['data-dir'] }, cache: false, onWarning: (warning) => io.stderr.write(`warning: ${warning.message}\n`) });
     } catch (error) {
       if (error instanceof DataDirLockedError) {
         throw new Error(`${error.message} To add events while it runs, send them through it: log-endpoints ingest ... --url <its URL> --api-key <key>.`);

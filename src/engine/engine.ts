@@ -97,6 +97,11 @@ export interface SourceInspection {
   skippedFiles: SkippedFile[];
   /** NDJSON files not read because a compacted dataset the source reads already holds them whole. */
   coveredFiles: number;
+  /**
+   * Managed storage: what the source set aside in its quarantine folder (damaged write-ahead
+   * bytes, lines no query can read), never served. See docs/durability.md.
+   */
+  quarantine?: { dir: string; files: number; bytes: number; lines: number };
 }
 
 /**

@@ -122,6 +122,12 @@ export async function compactFiles(
     remove?: (paths: string[]) => Promise<void>;
     /** Refuse inputs none of whose events look like the source (default true; off for managed storage). */
     checkShape?: boolean;
+    /**
+     * With `deleteSource`: keeps the lines of an input that were not events somewhere else
+     * (managed storage's quarantine) before the input is removed. Without it such an input is
+     * kept, since those lines exist only there.
+     */
+    setAside?: (path: string, skippedLines: number) => Promise<void>;
   },
 ): Promise<CompactResult> {
   const outDir = resolve(options.outDir);
@@ -319,7 +325,7 @@ async function writeRun(
 
 /** Deletes (or hands back) every input whose bytes are all in the dataset, verified, and clean. */
 async function removeCompacted(
-  options: { signal?: AbortSignal; remove?: (paths: string[]) => Promise<void> },
+  options: { signal?: AbortSignal; remove?: (paths: string[]) => Promise<void>; setAside?: (path: string, skippedLines: number) => Promise<void> },
   scans: InputScan[],
   newSkipped: ReadonlyMap<string, number>,
   result: CompactResult,
@@ -330,8 +336,11 @@ async function removeCompacted(
     const coveredNow = Math.max(scan.covered, scan.end);
     const skipped = scan.coveredSkippedLines + (newSkipped.get(scan.file.path) ?? 0);
     if (coveredNow < scan.file.size) result.keptFiles.push({ path: scan.file.path, reason: 'its last line is not complete yet (still being written)' });
-    else if (skipped > 0) result.keptFiles.push({ path: scan.file.path, reason: `${skipped} of its lines are not events (broken JSON or no usable timestamp); they exist only there` });
-    else eligible.push(scan);
+    else if (skipped > 0 && !options.setAside) result.keptFiles.push({ path: scan.file.path, reason: `${skipped} of its lines are not events (broken JSON or no usable timestamp); they exist only there` });
+    else {
+      if (skipped > 0) await options.setAside!(scan.file.path, skipped);
+      eligible.push(scan);
+    }
   }
   checkAborted(options.signal);
   const done: string[] = [];

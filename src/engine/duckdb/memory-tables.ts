@@ -40,6 +40,8 @@ export class MemoryTables {
   private chain: Promise<unknown> = Promise.resolve();
   private connection: DuckDBConnection | null = null;
   private ready: Promise<void> | null = null;
+  /** The tables exist: until then no query may name them (the first insert creates them). */
+  private created = false;
 
   private instance: DuckDBInstance | null = null;
 
@@ -109,10 +111,13 @@ export class MemoryTables {
     const mirrored = new Set(this.mirrored.get(source) ?? []);
     const broken = [...(this.broken.get(source) ?? [])];
     const columns = relationColumns(source).map(([name]) => name).join(', ');
+    // Before the tables exist no insert has finished, so nothing acknowledged is held yet (a query
+    // racing the first ingest after a start must not name a table still being created).
+    const created = this.created;
     return {
       mirrored: (seq) => mirrored.has(seq),
       relation: (covered) => {
-        if (!mirrored.size) return undefined;
+        if (!mirrored.size || !created) return undefined;
         const out = [...[...mirrored].filter(covered), ...broken];
         return `SELECT ${columns} FROM ${TABLE[source]}${out.length ? ` WHERE le_seq NOT IN (${out.join(', ')})` : ''}`;
       },
@@ -191,6 +196,7 @@ export class MemoryTables {
         const columns = relationColumns(source).map(([name, type]) => `${name} ${type}`).join(', ');
         await this.connection.run(`CREATE TABLE IF NOT EXISTS ${TABLE[source]} (${columns}, le_seq BIGINT)`);
       }
+      this.created = true;
     })();
     await this.ready;
     return this.connection!;

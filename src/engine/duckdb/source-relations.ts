@@ -39,12 +39,32 @@ function jsonFieldsOf(source: SourceName): Record<string, string> {
 export const NOT_A_COMMIT_MARKER = `(json IS NULL OR NOT starts_with(json, '{"${MARKER_FIELD}":'))`;
 
 /**
+ * What JavaScript's `trim()` and `\s` take for whitespace, so the SQL trims exactly what
+ * `eventTimestampMicros` does.
+ */
+const JS_WHITESPACE = String.fromCodePoint(9, 10, 11, 12, 13, 32, 160, 5760, ...Array.from({ length: 11 }, (_, i) => 8192 + i), 8232, 8233, 8239, 8287, 12288, 65279);
+
+/** The texts `eventTimestampMicros` reads, as RE2 patterns (matched whole, whitespace trimmed first). */
+const INTEGER_TEXT = '[+-]?[0-9]{1,18}';
+const DECIMAL_TEXT = '[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?';
+// src/time/iso.ts's pattern with its range checks written out (days per month are DuckDB's cast's).
+const DATE = '[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])';
+const HOUR = '([01][0-9]|2[0-3])';
+const MINUTE = '[0-5][0-9]';
+const ISO_TEXT = `${DATE}([T ]${HOUR}:${MINUTE}(:${MINUTE}([.,][0-9]{1,9})?)?)?([Zz]|[+-]${HOUR}(:?${MINUTE})?)?`;
+/** The ISO texts DuckDB's cast reads as they are (nearly all): seconds present, '.', 'Z'. */
+const ISO_CAST_TEXT = `${DATE}([T ]${HOUR}:${MINUTE}:${MINUTE}([.][0-9]{1,9})?(Z|[+-]${HOUR}(:?${MINUTE})?)?)?`;
+
+/**
  * The instant of an event's `timestamp` (docs/semantics.md, "Timestamps"): a number (or numeric text) since the
  * epoch whose unit follows its magnitude (below 1e11 seconds, a fraction allowed; below 1e14
  * milliseconds; below 1e17 microseconds; otherwise nanoseconds), else an ISO 8601 string (offset
- * optional, UTC when absent). Unusable gives NULL, so the event falls outside every window
- * instead of failing the query. `eventTimestampMicros` in src/time/event-timestamp.ts is the
- * same rule in TypeScript (DECIMAL(38,9) rounds half away from zero; both floor to microseconds).
+ * optional, UTC when absent), within years 1 to 9999. Unusable gives NULL, so the event falls
+ * outside every window instead of failing the query. It is the one reader rule:
+ * `eventTimestampMicros` in src/time/event-timestamp.ts is the same rule in TypeScript, which
+ * ingest checks, and a test holds the two equal on every form; each text form is matched by the
+ * same pattern before DuckDB's cast sees it, since the cast alone reads more than the rule (`0x10`,
+ * `2026-1-2`, `+24:00`) and less (`10:00Z`, `,5`, `z`).
  */
 export const TIMESTAMP_MACROS = [
   // Exact decimal arithmetic throughout: a DECIMAL divided by an integer becomes a DOUBLE in
@@ -65,17 +85,34 @@ export const TIMESTAMP_MACROS = [
       WHEN abs(n) < 100000000000000000 THEN n
       ELSE le_ns_to_micros(n)
     END`,
-  // Casting text that is not a number to DECIMAL costs DuckDB microseconds per value (ISO text
-  // would pay it on every row), so the exact decimal path runs only for text a DOUBLE accepts.
+  // An ISO text the rule reads, in the form DuckDB's cast reads: seconds added where they are
+  // missing (a date alone gets midnight when an offset follows), ',' as '.', 'z' as 'Z'.
+  `CREATE OR REPLACE MACRO le_iso_text(t) AS
+    replace(replace(
+      CASE
+        WHEN length(t) = 10 THEN t
+        WHEN substr(t, 11, 1) NOT IN ('T', ' ') THEN substr(t, 1, 10) || ' 00:00:00' || substr(t, 11)
+        WHEN substr(t, 17, 1) <> ':' THEN substr(t, 1, 16) || ':00' || substr(t, 17)
+        ELSE t
+      END, ',', '.'), 'z', 'Z')`,
+  // A text without whitespace around it; the patterns decide which cast may read it. The common
+  // ISO form goes first (a number fails its pattern at the fifth character).
+  `CREATE OR REPLACE MACRO le_timestamp_text(t) AS
+    CASE
+      WHEN regexp_full_match(t, '${ISO_CAST_TEXT}') THEN TRY_CAST(TRY_CAST(t AS TIMESTAMPTZ) AS TIMESTAMP)
+      WHEN regexp_full_match(t, '${INTEGER_TEXT}') THEN TRY(make_timestamp(le_micros_by_magnitude_int(CAST(t AS BIGINT))))
+      -- Below a tenth of a nanosecond DuckDB's cast rounds by the first digit alone (9e-20 becomes
+      -- 1e-9), and fails past 2^31 exponent digits: such a value is the epoch, as in TypeScript.
+      WHEN regexp_full_match(t, '${DECIMAL_TEXT}') THEN
+        CASE WHEN abs(TRY_CAST(t AS DOUBLE)) < 1e-10 THEN make_timestamp(0)
+             ELSE TRY(make_timestamp(le_micros_by_magnitude(TRY_CAST(t AS DECIMAL(38,9))))) END
+      WHEN regexp_full_match(t, '${ISO_TEXT}') THEN TRY_CAST(TRY_CAST(le_iso_text(t) AS TIMESTAMPTZ) AS TIMESTAMP)
+    END`,
+  // Whitespace is trimmed only when the text as it is reads as nothing (it rarely has any).
+  `CREATE OR REPLACE MACRO le_in_event_years(t) AS
+    CASE WHEN t BETWEEN TIMESTAMP '0001-01-01 00:00:00' AND TIMESTAMP '9999-12-31 23:59:59.999999' THEN t END`,
   `CREATE OR REPLACE MACRO le_timestamp(s) AS
-    COALESCE(
-      -- (DuckDB's cast to BIGINT rounds '12.5': only text without a point or an exponent takes it)
-      TRY(make_timestamp(le_micros_by_magnitude_int(
-        CASE WHEN NOT (contains(s, '.') OR contains(s, 'e') OR contains(s, 'E')) THEN TRY_CAST(s AS BIGINT) END))),
-      CASE WHEN TRY_CAST(s AS DOUBLE) IS NOT NULL
-        THEN TRY(make_timestamp(le_micros_by_magnitude(TRY_CAST(s AS DECIMAL(38,9))))) END,
-      TRY_CAST(TRY_CAST(s AS TIMESTAMPTZ) AS TIMESTAMP)
-    )`,
+    le_in_event_years(CASE WHEN le_timestamp_text(s) IS NOT NULL THEN le_timestamp_text(s) ELSE le_timestamp_text(trim(s, '${JS_WHITESPACE}')) END)`,
 ];
 
 /** SQL of an empty relation with the source's columns. */

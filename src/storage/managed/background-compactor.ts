@@ -14,6 +14,8 @@ export interface CompactableLog {
   release(paths: readonly string[]): Promise<void>;
   /** Called when a segment closes; returns an unsubscribe function. */
   onSegmentClosed(listener: () => void): () => void;
+  /** Checks a closed segment against its checksums (damaged bytes set aside) before it is compacted. */
+  verify?(path: string): Promise<unknown>;
 }
 
 export interface BackgroundCompactorOptions {
@@ -31,6 +33,8 @@ export interface BackgroundCompactorOptions {
   /** A run that failed; it is tried again after `retryMs`. */
   onError: (error: unknown) => void;
   onCompacted?: (result: CompactResult) => void;
+  /** Keeps a segment's lines that are no events elsewhere (the quarantine), so it can be released. */
+  setAside?: (path: string, skippedLines: number) => Promise<void>;
   /** Pause before retrying after a failure, and between retention checks (default 30 s). */
   retryMs?: number;
 }
@@ -91,6 +95,7 @@ export class BackgroundCompactor {
     this.counters.runs++;
     const files: ListedFile[] = [];
     for (const segment of wal.closedSegments()) {
+      await wal.verify?.(segment.path);
       const stats = statOrNull(segment.path);
       if (stats) files.push({ path: segment.path, kind: 'ndjson', size: stats.size, mtimeMs: stats.mtimeMs, ino: stats.ino });
     }
@@ -103,6 +108,8 @@ export class BackgroundCompactor {
       remove: (paths) => wal.release(paths),
       // What the store holds is what clients sent: it is compacted whatever it looks like.
       checkShape: false,
+      // A line no query reads never pins its segment: it goes to the quarantine.
+      setAside: this.options.setAside,
       duckdb: this.options.duckdb,
     });
     this.counters.compactedSegments += result.deletedFiles.length;

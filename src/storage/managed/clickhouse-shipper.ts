@@ -39,6 +39,8 @@ export interface ShippableLog {
   release(paths: readonly string[]): Promise<void>;
   /** Called when a segment closes; returns an unsubscribe function. */
   onSegmentClosed(listener: () => void): () => void;
+  /** Checks a closed segment against its checksums (damaged bytes set aside) before it is shipped. */
+  verify?(path: string): Promise<unknown>;
 }
 
 export interface ClickHouseShipperOptions {
@@ -53,6 +55,8 @@ export interface ClickHouseShipperOptions {
   batchRows?: number;
   /** A failed attempt; the segment is tried again after a pause that doubles, up to `retryMaxMs`. */
   onError: (error: unknown) => void;
+  /** Keeps the lines of a segment that are no events (at these offsets) elsewhere, before it is released. */
+  setAside?: (path: string, offsets: number[]) => Promise<void>;
   /** First pause after a failure (default 1 s). */
   retryFirstMs?: number;
   /** Longest pause between attempts (default 60 s). */
@@ -158,6 +162,7 @@ export class ClickHouseShipper {
     const queryId = `log-endpoints-ship-${this.options.instanceId}-${source}-${segment.seq}`;
     const attemptFile = join(this.options.stateDir, `${segment.seq}.shipping`);
     const attempted = await exists(attemptFile);
+    await wal.verify?.(segment.path);
     const lines = await segmentEventLines(segment.path, segment.committedBytes);
     const read = await target.readSegment(source, segment.path);
     const { offsets } = assignOffsets(lines, read.ids);
@@ -193,6 +198,10 @@ export class ClickHouseShipper {
       if (from + batchRows < missing.length) failpoint('ship:batch-inserted');
     }
     failpoint('ship:inserted');
+    // The lines no query reads never pin the segment, and are never dropped unseen.
+    const sent = new Set(sendable.map((i) => offsets[i]!));
+    const unsent = lines.filter((l) => !sent.has(l.offset)).map((l) => l.offset);
+    if (unsent.length) await this.options.setAside?.(segment.path, unsent);
     await wal.release([segment.path]);
     failpoint('ship:released');
     // A leftover attempt file is harmless (its segment is gone; it is removed at the next start).

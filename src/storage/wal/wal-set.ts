@@ -4,6 +4,7 @@ import type { SourceName } from '../../engine/engine';
 import { EngineError } from '../../errors';
 import type { LockTiming } from '../lock-file';
 import { lockDataDir, type DataDirLock } from './data-dir-lock';
+import { Quarantine, type QuarantineEntry } from './quarantine';
 import { Wal, type WalOptions } from './wal';
 
 /** The sources managed storage keeps, each in `<dataDir>/<source>/`. */
@@ -32,10 +33,17 @@ export function dataDirAround(path: string): string | null {
   return null;
 }
 
+/** The quarantine folder of a source: `<dataDir>/<source>/quarantine`. */
+export function quarantineDir(dataDir: string, source: SourceName): string {
+  return join(resolve(dataDir), source, 'quarantine');
+}
+
 /** The locked data dir and one WAL per source. */
 export interface WalSet {
   readonly dataDir: string;
   readonly wals: Readonly<Record<SourceName, Wal>>;
+  /** What each source set aside (damaged bytes, unreadable lines). */
+  readonly quarantines: Readonly<Record<SourceName, Quarantine>>;
   /** Flushes and closes every WAL, then releases the data dir's lock. */
   close(): Promise<void>;
 }
@@ -50,13 +58,26 @@ export interface WalSet {
  * await set.wals.edgeLogs.append(Buffer.from('{"id":"a"}\n'));
  * await set.close();
  */
-export async function openWalSet(dataDir: string, options: Omit<WalOptions, 'dir'> = {}, lockTiming?: LockTiming): Promise<WalSet> {
+export async function openWalSet(
+  dataDir: string,
+  options: Omit<WalOptions, 'dir' | 'quarantine'> & {
+    /** Told of each set of bytes put in a quarantine (recovery at open included). */
+    onQuarantined?: (source: SourceName, entry: QuarantineEntry & { file: string }) => void;
+  } = {},
+  lockTiming?: LockTiming,
+): Promise<WalSet> {
   const dir = resolve(dataDir);
   await mkdir(dir, { recursive: true });
   const lock: DataDirLock = await lockDataDir(dir, commandLine(), lockTiming);
   const opened: Wal[] = [];
+  const quarantines: Partial<Record<SourceName, Quarantine>> = {};
+  const { onQuarantined, ...walOptions } = options;
   try {
-    for (const source of STORAGE_SOURCES) opened.push(fenced(await Wal.open({ ...options, dir: walDir(dir, source) }), lock));
+    for (const source of STORAGE_SOURCES) {
+      const quarantine = await Quarantine.open(quarantineDir(dir, source), (entry) => onQuarantined?.(source, entry));
+      quarantines[source] = quarantine;
+      opened.push(fenced(await Wal.open({ ...walOptions, dir: walDir(dir, source), quarantine }), lock));
+    }
   } catch (error) {
     await Promise.allSettled(opened.map((w) => w.close()));
     await lock.release();
@@ -67,6 +88,7 @@ export async function openWalSet(dataDir: string, options: Omit<WalOptions, 'dir
   return {
     dataDir: dir,
     wals,
+    quarantines: quarantines as Record<SourceName, Quarantine>,
     close() {
       closed ??= (async () => {
         try {

@@ -1,10 +1,11 @@
 import { mkdir, open, readdir, stat, unlink, type FileHandle } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { timerScheduler, type CacheScheduler } from '../../util/scheduler';
 import { EngineError } from '../../errors';
 import { crc32, markerLine } from './commit-marker';
 import { fsyncDir, isCode } from './fsync-dir';
-import { recoverSegment } from './recover-segment';
+import { Quarantine } from './quarantine';
+import { recoverSegment, type DamagedBytes } from './recover-segment';
 import { segmentFileName, segmentSeqOf } from './segment-name';
 
 /** A segment of the WAL as readers see it. */
@@ -38,6 +39,8 @@ export interface WalOptions {
   now?: () => number;
   /** Runs the age-based roll of an idle segment (default `setTimeout`, unref'ed). */
   scheduler?: CacheScheduler;
+  /** Where damaged bytes go (default: the `quarantine` folder beside `dir`). */
+  quarantine?: Quarantine;
 }
 
 export const WAL_DEFAULTS = {
@@ -47,10 +50,13 @@ export const WAL_DEFAULTS = {
   maxUncompactedBytes: 1024 * 1024 * 1024,
 } as const;
 
-/** What recovery did at open, per segment it had to cut (a torn tail). */
+/** What recovery did at open, per segment it had to cut (a torn tail) or found damaged. */
 export interface WalRecovery {
   path: string;
+  /** Bytes of a write in progress at a crash, never acknowledged, cut off the newest segment. */
   cutBytes: number;
+  /** Stretches that failed their checksum, set aside in the quarantine (the groups around them are kept). */
+  damaged: DamagedBytes[];
 }
 
 interface Pending {
@@ -85,7 +91,11 @@ export class Wal {
   readonly dir: string;
   /** Segments cut at open (torn tails); empty after a clean shutdown. */
   readonly recovered: readonly WalRecovery[];
-  private readonly limits: Required<Omit<WalOptions, 'dir' | 'now' | 'scheduler'>>;
+  /** Where damaged bytes went (recovery, `verify`). */
+  readonly quarantine: Quarantine;
+  private readonly limits: Required<Omit<WalOptions, 'dir' | 'now' | 'scheduler' | 'quarantine'>>;
+  /** Closed segments checked group by group since they were last written (at open, or by `verify`). */
+  private readonly verified = new Set<string>();
   private readonly now: () => number;
   private readonly scheduler: CacheScheduler;
   private closedList: WalSegment[];
@@ -100,8 +110,9 @@ export class Wal {
   private closing = false;
   private readonly closeListeners = new Set<(segment: WalSegment) => void>();
 
-  private constructor(dir: string, options: WalOptions, closed: WalSegment[], recovered: WalRecovery[]) {
+  private constructor(dir: string, options: WalOptions, closed: WalSegment[], recovered: WalRecovery[], quarantine: Quarantine) {
     this.dir = dir;
+    this.quarantine = quarantine;
     this.limits = {
       maxSegmentBytes: positive(options.maxSegmentBytes, WAL_DEFAULTS.maxSegmentBytes, 'maxSegmentBytes'),
       maxSegmentAgeMs: positive(options.maxSegmentAgeMs, WAL_DEFAULTS.maxSegmentAgeMs, 'maxSegmentAgeMs'),
@@ -117,12 +128,15 @@ export class Wal {
 
   /**
    * Opens (creating) the WAL in `options.dir`: recovers the segments there (all closed from now
-   * on; the newest validated group by group and cut after its last valid marker, the others
-   * checked to end with a marker) and starts a new active segment. Empty segments are deleted.
+   * on), each verified group by group against its checksums (`recoverSegment`): the newest cut
+   * after its last valid group (a write in progress at a crash), damage anywhere set aside in
+   * the quarantine with every valid group around it kept; then starts a new active segment.
+   * Empty segments are deleted.
    */
   static async open(options: WalOptions): Promise<Wal> {
     const dir = resolve(options.dir);
     await mkdir(dir, { recursive: true });
+    const quarantine = options.quarantine ?? (await Quarantine.open(join(dirname(dir), 'quarantine')));
     const seqs = (await readdir(dir)).map(segmentSeqOf).filter((s): s is number => s !== null).sort((a, b) => a - b);
     const sizes = await Promise.all(seqs.map(async (seq) => (await stat(join(dir, segmentFileName(seq)))).size));
     const newest = sizes.findLastIndex((size) => size > 0);
@@ -130,12 +144,13 @@ export class Wal {
     const recovered: WalRecovery[] = [];
     for (const [i, seq] of seqs.entries()) {
       const path = join(dir, segmentFileName(seq));
-      const { committedBytes, cutBytes } = await recoverSegment(path, { full: i === newest });
-      if (cutBytes > 0) recovered.push({ path, cutBytes });
+      const { committedBytes, cutBytes, damaged } = await recoverSegment(path, { newest: i === newest, quarantine });
+      if (cutBytes > 0 || damaged.length) recovered.push({ path, cutBytes, damaged });
       found.push({ path, seq, committedBytes, closed: true });
     }
     if (recovered.length) await fsyncDir(dir);
-    const wal = new Wal(dir, options, found.filter((s) => s.committedBytes > 0), recovered);
+    const wal = new Wal(dir, options, found.filter((s) => s.committedBytes > 0), recovered, quarantine);
+    for (const segment of found) wal.verified.add(segment.path);
     // The new active segment comes first: the highest number stays on disk, so numbers never repeat.
     wal.active = await wal.createSegment((seqs.at(-1) ?? 0) + 1);
     const empty = found.filter((s) => s.committedBytes === 0);
@@ -196,6 +211,7 @@ export class Wal {
     });
     for (const segment of new Set(targets)) {
       await unlink(segment.path).catch(ignoreMissing);
+      this.verified.delete(segment.path);
       const at = this.closedList.indexOf(segment);
       if (at >= 0) {
         this.closedList.splice(at, 1);
@@ -203,6 +219,21 @@ export class Wal {
       }
     }
     if (targets.length) await fsyncDir(this.dir);
+  }
+
+  /**
+   * Checks a closed segment group by group before its events go on (compaction, shipping), as
+   * recovery does at open: bytes changed on disk since they were written go to the quarantine
+   * and are blanked in place, every valid group is kept where it is. A segment is checked once
+   * (those found at open were checked then). Returns what it set aside.
+   */
+  async verify(path: string): Promise<DamagedBytes[]> {
+    const segment = this.closedList.find((s) => s.path === resolve(path));
+    if (!segment) throw new Error(`Not a closed segment of this WAL: ${path}`);
+    if (this.verified.has(segment.path)) return [];
+    const { damaged } = await recoverSegment(segment.path, { newest: false, quarantine: this.quarantine });
+    this.verified.add(segment.path);
+    return damaged;
   }
 
   /** Calls `listener` with each segment the WAL closes (by size or age) from now on; returns the unsubscribe. */
