@@ -177,8 +177,8 @@ describe('differential: library (NDJSON and Parquet) versus the reference implem
     expect(coverage.invocationNullStats).toBeGreaterThan(0);
     expect(coverage.invocationBigBuckets).toBeGreaterThan(0);
     expect(coverage.invocationErrors).toBeGreaterThan(0);
-    // About 1900 queries: 30 s on two idle cores; the margin is for a machine busy with other work.
-  }, 300_000);
+    // About 1900 queries: 30 s on two idle cores; vitest.config.ts's testTimeout leaves room for a busy machine.
+  });
 
   it('rejects an unknown usage interval like the reference', async () => {
     clock = NOW;
