@@ -15,6 +15,9 @@ import { statementSql } from './query-files';
 import { insertRowBinary, runCommand, runSql } from './run-sql';
 import { addPositionColumns, POSITION_COLUMNS, schemaStatements, TABLE_COLUMNS, type SchemaOptions } from './schema';
 import { sqlIdentifier, sqlTableName } from './sql-text';
+import type { SegmentRows } from '../../storage/managed/clickhouse-shipper';
+
+export type { SegmentRows };
 
 /** Options of `clickhouseLoader`. */
 export interface ClickHouseLoaderOptions extends ClickHouseTarget {
@@ -43,19 +46,6 @@ export interface LoadResult {
   skipped: number;
   /** Files that could not be read. */
   failed: number;
-}
-
-/**
- * A write-ahead segment of managed storage read as the table's rows, in the order of its lines
- * (commit markers and lines that are not JSON left out): what the shipper sends.
- */
-export interface SegmentRows {
-  /** Each row's `id`: the shipper matches rows to the segment's lines by it. */
-  ids: Array<string | null>;
-  /** Each row's `timestamp` in microseconds; null when unreadable (such a row is never inserted). */
-  timestamps: Array<bigint | null>;
-  /** The values of the table's columns (TABLE_COLUMNS), one array per row. */
-  rows: unknown[][];
 }
 
 /** Progress of `load`, after each file. */
