@@ -26,6 +26,7 @@ import { Ingestor, type IngestResult } from './ingest/ingestor';
 import { SourceNames, type IngestSourceName } from './ingest/source-names';
 import type { StorageOptions } from './ingest/storage-options';
 import { openWalSet, STORAGE_SOURCES, walDir, type WalSet } from './storage/wal/wal-set';
+import { re2PatternProblem } from './engine/re2-pattern';
 import { BackgroundCompactor } from './storage/managed/background-compactor';
 import { ClickHouseShipper, type ShipTarget } from './storage/managed/clickhouse-shipper';
 import { dataDirInstanceId } from './storage/managed/instance-id';
@@ -554,7 +555,9 @@ class EndpointsImpl implements Endpoints {
     for (const spec of definition.params) {
       const value = params[spec.name];
       if (spec.format !== 'regex' || value === null || value === undefined) continue;
-      const problem = await this.engine.checkPattern(value);
+      // RE2 as DuckDB compiles it first, whatever the engine: the same pattern gets the same
+      // answer everywhere (src/engine/re2-pattern.ts); the engine may refuse more.
+      const problem = (await re2PatternProblem(value)) ?? (await this.engine.checkPattern(value));
       if (problem !== null) {
         throw new InvalidParameterError(spec.name, `Parameter "${spec.name}" is not a valid regular expression: ${problem}`);
       }

@@ -8,7 +8,7 @@ import { RangeCopies } from '../duckdb/range-copies';
 import { openDatabase, type DatabaseSettings } from '../duckdb/open-database';
 import { clickhouseErrorCode } from './classify-error';
 import { connect, type Connection } from './connection';
-import { localTableOf, tableOf, type ClickHouseTarget } from './options';
+import { localTableOf, requireDatabase, tableOf, type ClickHouseTarget } from './options';
 import { logFileSelect } from './read-log-files';
 import { RowBinaryWriter } from './row-binary';
 import { statementSql } from './query-files';
@@ -90,7 +90,8 @@ export class ClickHouseLoader {
 
   constructor(private readonly options: ClickHouseLoaderOptions) {
     this.batchRows = options.batchRows ?? 100_000;
-    // Checked at once: a bad name is a configuration mistake.
+    // Checked at once: a missing or bad name is a configuration mistake.
+    requireDatabase(options, 'clickhouseLoader');
     sqlIdentifier(options.database);
     for (const source of ['edgeLogs', 'functionEdgeLogs'] as const) sqlIdentifier(tableOf(options, source));
   }

@@ -1,4 +1,5 @@
 import type { ClickHouseClient } from '@clickhouse/client';
+import { InvalidOptionError } from '../../errors';
 import type { SourceName } from '../engine';
 import type { ClickHouseServer } from './server-options';
 
@@ -30,4 +31,20 @@ export function tableOf(target: Pick<ClickHouseTarget, 'tables'>, source: Source
 export function localTableOf(target: Pick<ClickHouseTarget, 'tables' | 'cluster'>, source: SourceName): string {
   const table = tableOf(target, source);
   return target.cluster ? `${table}_local` : table;
+}
+
+/**
+ * A target's `database`, checked where an engine or a loader is made: without one every query
+ * names the database "undefined" and fails ("Database undefined doesn't exist"), a cluster or not.
+ *
+ * @example
+ * requireDatabase({ url: 'http://ch:8123', cluster: 'logs' }, 'clickhouseEngine'); // throws InvalidOptionError
+ */
+export function requireDatabase(target: { database?: unknown; cluster?: unknown }, factory: string): void {
+  if (typeof target.database === 'string' && target.database !== '') return;
+  const tables = target.cluster ? 'the Distributed tables' : 'the tables';
+  throw new InvalidOptionError(
+    'database',
+    `${factory} needs database: the database of ${tables} (\`log-endpoints clickhouse init\` creates it), e.g. { database: 'default' }, not ${target.database === '' ? 'an empty name' : typeof target.database}.`,
+  );
 }
