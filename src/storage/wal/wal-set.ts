@@ -1,7 +1,8 @@
-import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { SourceName } from '../../engine/engine';
+import { InvalidOptionError } from '../../errors';
 import { lockDataDir, type DataDirLock } from './data-dir-lock';
+import { prepareDataDir } from './prepare-data-dir';
 import { Wal, type WalOptions } from './wal';
 
 /** The sources managed storage keeps, each in `<dataDir>/<source>/`. */
@@ -22,8 +23,9 @@ export interface WalSet {
 }
 
 /**
- * Opens managed storage's write-ahead logs: takes the data dir's lock (refusing a dir another
- * live process holds), then opens and recovers `<dataDir>/<source>/wal` for each source.
+ * Opens managed storage's write-ahead logs: creates the data dir when missing (a path that cannot
+ * be one is an `InvalidOptionError` of `storage.dataDir` saying why), takes its lock (refusing a
+ * dir another live process holds), then opens and recovers `<dataDir>/<source>/wal` for each source.
  *
  * @example
  * const set = await openWalSet('./data');
@@ -32,7 +34,8 @@ export interface WalSet {
  */
 export async function openWalSet(dataDir: string, options: Omit<WalOptions, 'dir'> = {}): Promise<WalSet> {
   const dir = resolve(dataDir);
-  await mkdir(dir, { recursive: true });
+  const problem = prepareDataDir(dir);
+  if (problem !== null) throw new InvalidOptionError('storage.dataDir', `storage.dataDir ${problem}.`);
   const lock: DataDirLock = await lockDataDir(dir);
   const opened: Wal[] = [];
   try {
