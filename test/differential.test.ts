@@ -79,7 +79,7 @@ describe('differential: library (NDJSON and Parquet) versus the reference implem
     dir = mkdtempSync(join(tmpdir(), 'le-differential-'));
     // Eight days of sparse traffic, plus a dense burst in the last 20 minutes so the short
     // windows (second and minute buckets) hold many events. Two files per source: multi-file globs.
-    const common = { now: NOW, formats: ['ndjson', 'parquet'] as Format[], brokenLineRate: 0.004 };
+    const common = { now: NOW, formats: ['ndjson', 'parquet'] as Format[], brokenLineRate: 0.004, eventsAfterNow: true };
     spread = await generateLogs({ ...common, outDir: join(dir, 'spread'), seed: 42, days: 8, projects: 6, edgeEvents: 2500, functionEvents: 2000 });
     dense = await generateLogs({ ...common, outDir: join(dir, 'dense'), seed: 43, days: 20 / 1440, projects: 3, edgeEvents: 1000, functionEvents: 1200 });
     projects = [...spread.projects, ...dense.projects];
