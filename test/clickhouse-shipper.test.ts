@@ -20,6 +20,7 @@ import { assignOffsets, eventLinesOf } from '../src/storage/managed/segment-line
 import { Wal } from '../src/storage/wal/wal';
 import { censusEvents } from './support/census';
 import { edgeEvent, tempDir } from './support/log-files';
+import { waitUntil } from './support/hang-guard';
 
 const tmp = tempDir('le-shipper-');
 const readers: ClickHouseLoader[] = [];
@@ -430,7 +431,7 @@ describe('storage.clickhouse in createEndpoints', () => {
       expect(accepted).toBeGreaterThan(0);
       expect(refused).toBeInstanceOf(EngineError);
       expect(refused).toMatchObject({ code: 'overloaded', status: 503 });
-      await waitFor(() => warnings.some((w) => w.code === 'shipping_failed'));
+      await waitUntil(() => warnings.some((w) => w.code === 'shipping_failed'));
       const warning = warnings.find((w) => w.code === 'shipping_failed')!;
       expect(warning).toMatchObject({ code: 'shipping_failed', source: 'edgeLogs' });
       expect(warning.message).toMatch(/^Shipping edgeLogs to ClickHouse failed \(retried shortly\)/);
@@ -458,11 +459,3 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-/** Resolves once `done()` holds (an observable state), checking every 10 ms; fails past 10 s. */
-async function waitFor(done: () => boolean): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error('condition not reached within 10 s');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}

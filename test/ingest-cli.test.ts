@@ -11,6 +11,7 @@ import { walDir } from '../src/storage/wal/wal-set';
 import { memoryIO } from './support/cli';
 import { listen } from './support/http';
 import { edgeEvent, tempDir, writeLines } from './support/log-files';
+import { HANG_MS } from './support/hang-guard';
 
 const NOW = '2026-11-21T12:00:00Z';
 const tmp = tempDir('le-ingest-cli-');
@@ -123,7 +124,7 @@ describe('log-endpoints serve --data-dir', () => {
     const dataDir = dir('data');
     const { io, out, signal } = memoryIO({ LOG_ENDPOINTS_INGEST_KEYS: 'env-ingest' });
     const done = main(['serve', '--data-dir', dataDir, '--api-key', 'q', '--ingest-key', 'flag-ingest', '--port', '0', '--now', NOW], io, 'test');
-    await expect.poll(() => out.stdout, { timeout: 30_000 }).toMatch(/Ingest: POST/);
+    await expect.poll(() => out.stdout, { timeout: HANG_MS }).toMatch(/Ingest: POST/);
     const [, url] = /Listening on (http:\/\/\S+) \(1 key, 2 ingest keys\)/.exec(out.stdout)!;
     expect(out.stdout).toContain(`Ingest: POST ${url}/api/logs?source_name=cloudflare.logs.prod (or deno-relay-logs), kept in ${dataDir}`);
     const post = (key: string, id: string) =>

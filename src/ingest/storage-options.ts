@@ -1,4 +1,4 @@
-import type { ClickHouseServer } from '../engine/clickhouse/options';
+import type { ClickHouseServer } from '../engine/clickhouse/server-options';
 import type { SourceName } from '../engine/engine';
 import type { ShipTarget } from '../storage/managed/clickhouse-shipper';
 

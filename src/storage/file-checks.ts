@@ -18,7 +18,9 @@ export type SkipReason =
   // A file a compacted dataset's log names that is not there (deleted, or named wrongly in a commit).
   | 'missing'
   // An entry of a compacted dataset's log (a commit) that is cut short, garbled or missing.
-  | 'damaged_log';
+  | 'damaged_log'
+  // Newline-delimited JSON by its name, but not one of its lines is a JSON object (CSV, plain text).
+  | 'no_json_lines';
 
 /** A file left out of an answer, and why. */
 export interface SkippedFile {
@@ -31,8 +33,10 @@ export interface SkippedFile {
 /**
  * Checks each file version (path, size, mtime, inode) once before it is read: readable, a Parquet
  * footer where one is due, a complete gzip or zstd stream (DuckDB reads a truncated one silently,
- * as if the file ended early). Files the engine later fails on are marked here too, so they stay
- * out until they change.
+ * as if the file ended early), and for newline-delimited JSON (plain or gzip) at least one line
+ * that is a JSON object: a CSV or plain-text file named `.ndjson` gives no rows, and says so
+ * instead of answering nothing in silence. Files the engine later fails on are marked here too,
+ * so they stay out until they change.
  */
 export class FileChecks {
   private readonly verdicts = new Map<string, Promise<SkippedFile | null>>();
@@ -90,8 +94,9 @@ async function checkFile(file: ListedFile): Promise<SkippedFile | null> {
     }
     if (file.kind === 'parquet') return await checkParquet(file, handle);
     if (/\.gz$/i.test(file.path)) return await checkGzip(file);
+    // Node 20 has no zstd decoder: a .zst file's lines are not looked at.
     if (/\.zst$/i.test(file.path)) return await checkZstd(file, handle);
-    return null;
+    return await checkLines(file);
   } finally {
     await handle.close();
   }
@@ -112,13 +117,111 @@ async function checkParquet(file: ListedFile, handle: FileHandle): Promise<Skipp
   return null;
 }
 
-/** Inflates the whole stream: a cut or garbled gzip file fails here rather than reading short. */
+/**
+ * Inflates the whole stream: a cut or garbled gzip file fails here rather than reading short.
+ * Its lines are looked at on the way (see `checkLines`).
+ */
 async function checkGzip(file: ListedFile): Promise<SkippedFile | null> {
+  const lines = new EventLineSearch();
   try {
-    await pipeline(createReadStream(file.path), createGunzip(), new Writable({ write: (_chunk, _enc, done) => done() }));
-    return null;
+    await pipeline(createReadStream(file.path), createGunzip(), lines);
   } catch (error) {
     return { path: file.path, reason: 'broken_compression', message: `broken gzip stream (${(error as Error).message})` };
+  }
+  return lines.verdict(file);
+}
+
+/** Reads a plain NDJSON file up to its first line that is a JSON object (most often the first line). */
+async function checkLines(file: ListedFile): Promise<SkippedFile | null> {
+  const lines = new EventLineSearch();
+  const stream = createReadStream(file.path);
+  try {
+    for await (const chunk of stream) {
+      lines.add(chunk as Buffer);
+      if (lines.found) break;
+    }
+  } catch (error) {
+    // Gone or cut while read: the listing of the next attempt knows better.
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  } finally {
+    stream.destroy();
+  }
+  return lines.verdict(file);
+}
+
+/** Longer lines are not events: DuckDB's default maximum_object_size (16 MiB) refuses them too. */
+const MAX_LINE_BYTES = 16 * 2 ** 20;
+
+/**
+ * Takes a file's bytes and looks for one line that is a JSON object, as the engine reads lines
+ * (blank lines ignored, `\r\n` allowed, the last line with or without its newline). Once one is
+ * found, the rest is only passed through.
+ */
+class EventLineSearch extends Writable {
+  found = false;
+  /** Non-blank lines seen before the first JSON object (all of them when there is none). */
+  lines = 0;
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  private overlong = false;
+  private first = true;
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, done: (error?: Error | null) => void): void {
+    this.add(chunk);
+    done();
+  }
+
+  add(chunk: Buffer): void {
+    if (this.found) return;
+    let start = 0;
+    for (let nl = chunk.indexOf(10); nl !== -1 && !this.found; nl = chunk.indexOf(10, start)) {
+      this.take(chunk.subarray(start, nl));
+      this.endLine();
+      start = nl + 1;
+    }
+    if (!this.found) this.take(chunk.subarray(start));
+  }
+
+  /** Null when a line is an event or the file has no line at all; otherwise why it is left out. */
+  verdict(file: ListedFile): SkippedFile | null {
+    if (!this.found && this.pendingBytes > 0) this.endLine();
+    if (this.found || this.lines === 0) return null;
+    const count = this.lines === 1 ? 'its one line is not a JSON object' : `none of its ${this.lines} lines is a JSON object`;
+    return { path: file.path, reason: 'no_json_lines', message: `${count} (CSV or plain text named like newline-delimited JSON?)` };
+  }
+
+  private take(part: Buffer): void {
+    if (this.overlong || part.length === 0) return;
+    this.pendingBytes += part.length;
+    if (this.pendingBytes > MAX_LINE_BYTES) {
+      this.overlong = true;
+      this.pending = [];
+    } else {
+      this.pending.push(part);
+    }
+  }
+
+  private endLine(): void {
+    let text = this.overlong ? 'x' : Buffer.concat(this.pending).toString('utf8');
+    if (this.first) text = text.replace(/^\uFEFF/, '');
+    this.first = false;
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.overlong = false;
+    text = text.trim();
+    if (text === '') return;
+    this.lines++;
+    if (text.startsWith('{') && isObject(text)) this.found = true;
+  }
+}
+
+function isObject(text: string): boolean {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value);
+  } catch {
+    return false;
   }
 }
 

@@ -8,7 +8,7 @@ import { RangeCopies } from '../duckdb/range-copies';
 import { openDatabase, type DatabaseSettings } from '../duckdb/open-database';
 import { clickhouseErrorCode } from './classify-error';
 import { connect, type Connection } from './connection';
-import { localTableOf, tableOf, type ClickHouseTarget } from './options';
+import { localTableOf, requireDatabase, tableOf, type ClickHouseTarget } from './options';
 import { logFileSelect } from './read-log-files';
 import { RowBinaryWriter } from './row-binary';
 import { statementSql } from './query-files';
@@ -16,6 +16,9 @@ import { insertRowBinary, runCommand, runSql } from './run-sql';
 import { addMissingColumns, POSITION_COLUMNS, schemaStatements, tableColumns, type SchemaOptions } from './schema';
 import { allSources } from '../../sources/registry';
 import { sqlIdentifier, sqlTableName } from './sql-text';
+import type { SegmentRows } from '../../storage/managed/clickhouse-shipper';
+
+export type { SegmentRows };
 
 /** Options of `clickhouseLoader`. */
 export interface ClickHouseLoaderOptions extends ClickHouseTarget {
@@ -44,19 +47,6 @@ export interface LoadResult {
   skipped: number;
   /** Files that could not be read. */
   failed: number;
-}
-
-/**
- * A write-ahead segment of managed storage read as the table's rows, in the order of its lines
- * (commit markers and lines that are not JSON left out): what the shipper sends.
- */
-export interface SegmentRows {
-  /** Each row's `id`: the shipper matches rows to the segment's lines by it. */
-  ids: Array<string | null>;
-  /** Each row's `timestamp` in microseconds; null when unreadable (such a row is never inserted). */
-  timestamps: Array<bigint | null>;
-  /** The values of the table's columns (`tableColumns`), one array per row. */
-  rows: unknown[][];
 }
 
 /** Progress of `load`, after each file. */
@@ -101,7 +91,8 @@ export class ClickHouseLoader {
 
   constructor(private readonly options: ClickHouseLoaderOptions) {
     this.batchRows = options.batchRows ?? 100_000;
-    // Checked at once: a bad name is a configuration mistake.
+    // Checked at once: a missing or bad name is a configuration mistake.
+    requireDatabase(options, 'clickhouseLoader');
     sqlIdentifier(options.database);
     for (const source of ['edgeLogs', 'functionEdgeLogs'] as const) sqlIdentifier(tableOf(options, source));
   }

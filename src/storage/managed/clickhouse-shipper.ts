@@ -2,7 +2,6 @@ import { access, mkdir, open, readdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { timerScheduler, type CacheScheduler } from '../../util/scheduler';
 import { clickhouseErrorCode } from '../../engine/clickhouse/classify-error';
-import type { SegmentRows } from '../../engine/clickhouse/clickhouse-loader';
 import type { SourceName } from '../../engine/engine';
 import { unlinkIfPresent } from '../durable-fs';
 import { failpoint } from '../failpoint';
@@ -12,6 +11,19 @@ import { SerialRuns } from './serial-runs';
 
 /** ClickHouse's answer to a query whose id a running query has. */
 const QUERY_WITH_SAME_ID_IS_ALREADY_RUNNING = 216;
+
+/**
+ * A write-ahead segment of managed storage read as the table's rows, in the order of its lines
+ * (commit markers and lines that are not JSON left out): what the shipper sends.
+ */
+export interface SegmentRows {
+  /** Each row's `id`: the shipper matches rows to the segment's lines by it. */
+  ids: Array<string | null>;
+  /** Each row's `timestamp` in microseconds; null when unreadable (such a row is never inserted). */
+  timestamps: Array<bigint | null>;
+  /** The values of the table's columns (TABLE_COLUMNS), one array per row. */
+  rows: unknown[][];
+}
 
 /** Where the shipper sends segments: what `clickhouseLoader` does (log-endpoints/clickhouse). */
 export interface ShipTarget {

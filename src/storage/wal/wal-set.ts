@@ -1,9 +1,9 @@
-import { mkdir } from 'node:fs/promises';
 import { basename, join, resolve, sep } from 'node:path';
 import type { SourceName } from '../../engine/engine';
-import { EngineError } from '../../errors';
+import { EngineError, InvalidOptionError } from '../../errors';
 import type { LockTiming } from '../lock-file';
 import { lockDataDir, type DataDirLock } from './data-dir-lock';
+import { prepareDataDir } from './prepare-data-dir';
 import { Quarantine, type QuarantineEntry } from './quarantine';
 import { Wal, type WalOptions } from './wal';
 
@@ -49,9 +49,10 @@ export interface WalSet {
 }
 
 /**
- * Opens managed storage's write-ahead logs: takes the data dir's lock (refusing a dir another
- * live process holds; `lockTiming` is for tests), then opens and recovers `<dataDir>/<source>/wal`
- * for each source.
+ * Opens managed storage's write-ahead logs: creates the data dir when missing (a path that cannot
+ * be one is an `InvalidOptionError` of `storage.dataDir` saying why), takes its lock (refusing a
+ * dir another live process holds; `lockTiming` is for tests), then opens and recovers
+ * `<dataDir>/<source>/wal` for each source.
  *
  * @example
  * const set = await openWalSet('./data');
@@ -67,7 +68,8 @@ export async function openWalSet(
   lockTiming?: LockTiming,
 ): Promise<WalSet> {
   const dir = resolve(dataDir);
-  await mkdir(dir, { recursive: true });
+  const problem = prepareDataDir(dir);
+  if (problem !== null) throw new InvalidOptionError('storage.dataDir', `storage.dataDir ${problem}.`);
   const lock: DataDirLock = await lockDataDir(dir, commandLine(), lockTiming);
   const opened: Wal[] = [];
   const quarantines: Partial<Record<SourceName, Quarantine>> = {};
