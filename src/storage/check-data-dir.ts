@@ -13,7 +13,7 @@ import { datasetDir } from './managed/managed-inputs';
 import { mayBeMarker, parseMarkerLine } from './wal/commit-marker';
 import { lockDataDir } from './wal/data-dir-lock';
 import { segmentSeqOf } from './wal/segment-name';
-import { STORAGE_SOURCES, walDir } from './wal/wal-set';
+import { storageSources, walDir } from './wal/wal-set';
 
 /** One thing found wrong in a data dir. */
 export interface DataDirProblem {
@@ -56,7 +56,7 @@ export async function checkDataDir(dataDir: string, options: { repair?: boolean;
   const duckdb = options.duckdb ?? { threads: 1, memoryLimit: '512MB' };
   const report: DataDirReport = { dataDir: dir, checked: [], problems: [], repaired: [] };
   try {
-    for (const source of STORAGE_SOURCES) {
+    for (const source of storageSources()) {
       const segments = await checkSegments(source, walDir(dir, source), report);
       const root = datasetDir(dir, source);
       if (!existsSync(join(root, '_compact'))) {

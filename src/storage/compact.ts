@@ -28,7 +28,7 @@ import { settleOrphans, type OrphanOutcome, type Provenance } from './dataset-or
 import { DataDirLockedError, lockDataDir, type DataDirLock } from './wal/data-dir-lock';
 import { dataDirAround } from './wal/wal-set';
 import { looksLikeSource } from './source-shape';
-import { headPathOf, SOURCES_WITH_HEADS, writeHead } from './newest-heads';
+import { headPathOf, hasHeads, writeHead } from './newest-heads';
 
 /** Options of `compactLogs`. */
 export interface CompactOptions {
@@ -297,7 +297,7 @@ async function writeRun(
       const target = join(outDir, rel);
       const entry: DataFile = { path: rel, rows: perFile.get(file) ?? 0, bytes: 0, day: /date=(\d{4}-\d{2}-\d{2})/.exec(rel)?.[1] ?? null };
       await mkdir(dirname(target), { recursive: true });
-      if (SOURCES_WITH_HEADS.has(options.source)) {
+      if (hasHeads(options.source)) {
         const head = headPathOf(file);
         const rows = await writeHead(connection, file, head);
         await fsyncFile(head);

@@ -1,6 +1,7 @@
 import { basename, dirname, join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { SourceName } from '../engine/engine';
+import { sourceDescriptor } from '../sources/registry';
 import { sqlString } from '../engine/duckdb/sql-literal';
 
 /**
@@ -9,8 +10,10 @@ import { sqlString } from '../engine/duckdb/sql-literal';
  */
 export const HEAD_ROWS_PER_PROJECT = 100;
 
-/** Sources whose data files get a head: the gateway log, read by logs.all. */
-export const SOURCES_WITH_HEADS: ReadonlySet<SourceName> = new Set(['edgeLogs']);
+/** Whether a source's compacted files get heads (its descriptor's `parquet.heads`: logs.all's gateway log). */
+export function hasHeads(source: SourceName): boolean {
+  return sourceDescriptor(source).parquet.heads === true;
+}
 
 /**
  * The head of a data file: `_head-<name>` beside it (hidden by the Hive convention from anyone

@@ -2,6 +2,7 @@ import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { createGunzip } from 'node:zlib';
 import type { SourceName } from '../engine/engine';
+import { allSources, sourceDescriptor } from '../sources/registry';
 
 /** Lines examined per file and in all, to tell which log a set of files holds. */
 const LINES_PER_FILE = 200;
@@ -25,6 +26,8 @@ export async function looksLikeSource(
   ranges: ReadonlyArray<{ path: string; start: number; end: number; compressed: boolean }>,
 ): Promise<ShapeVerdict> {
   const verdict: ShapeVerdict = { events: 0, matching: 0, other: 0 };
+  const own = sourceDescriptor(source).looksLike;
+  const others = allSources().filter((d) => d.name !== source && d.looksLike).map((d) => d.looksLike!);
   let total = 0;
   for (const range of ranges) {
     if (total >= LINES_IN_ALL) break;
@@ -39,10 +42,9 @@ export async function looksLikeSource(
         const event = parseObject(line);
         if (!event) continue;
         verdict.events++;
-        const edge = isEdgeEvent(event);
-        const fn = isFunctionEvent(event);
-        if (source === 'edgeLogs' ? edge : fn) verdict.matching++;
-        else if (source === 'edgeLogs' ? fn : edge) verdict.other++;
+        // Each source's own test (its descriptor's `looksLike`): this one's, or another's.
+        if (own?.(event)) verdict.matching++;
+        else if (others.some((test) => test(event))) verdict.other++;
       }
     } catch {
       // A file that cannot be sampled says nothing about the others.
@@ -61,15 +63,4 @@ function parseObject(line: string): Record<string, unknown> | null {
   } catch {
     return null;
   }
-}
-
-function isEdgeEvent(e: Record<string, unknown>): boolean {
-  const metadata = e.metadata as Record<string, unknown> | undefined;
-  return typeof e.project === 'string' || (typeof metadata === 'object' && metadata !== null && typeof metadata.request === 'object' && 'url' in (metadata.request as object));
-}
-
-function isFunctionEvent(e: Record<string, unknown>): boolean {
-  const metadata = e.metadata as Record<string, unknown> | undefined;
-  if (typeof metadata !== 'object' || metadata === null) return false;
-  return 'project_ref' in metadata || 'function_id' in metadata || 'execution_time_ms' in metadata;
 }

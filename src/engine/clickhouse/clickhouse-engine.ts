@@ -109,7 +109,7 @@ class ClickHouseEngine implements Engine {
    */
   async inspectSources(): Promise<SourceInspection[]> {
     this.assertOpen();
-    return (['edgeLogs', 'functionEdgeLogs'] as const).map((source) => ({
+    return allSources().map(({ name: source }) => ({
       source, files: 0, lines: 0, skippedLines: 0, parquetRows: 0, globs: [], emptyGlobs: [], skippedFiles: [], coveredFiles: 0,
     }));
   }

@@ -94,7 +94,7 @@ export class ClickHouseLoader {
     // Checked at once: a missing or bad name is a configuration mistake.
     requireDatabase(options, 'clickhouseLoader');
     sqlIdentifier(options.database);
-    for (const source of ['edgeLogs', 'functionEdgeLogs'] as const) sqlIdentifier(tableOf(options, source));
+    for (const { name: source } of allSources()) sqlIdentifier(tableOf(options, source));
   }
 
   /** Creates the database and tables on the connected server (IF NOT EXISTS); see `schemaStatements`. */

@@ -1,11 +1,15 @@
 import { BIGINT, VARCHAR, type DuckDBConnection, type DuckDBInstance } from '@duckdb/node-api';
 import type { SourceName } from '../engine';
+import { allSources, sourceDescriptor } from '../../sources/registry';
 import { ndjsonTextRelation, relationColumns } from './source-relations';
 
 /** NDJSON bytes mirrored in memory at most; past it new segments are read from their files. */
 const DEFAULT_MAX_BYTES = 256 * 1024 * 1024;
 
-const TABLE: Record<SourceName, string> = { edgeLogs: 'le_memory_edge_logs', functionEdgeLogs: 'le_memory_function_edge_logs' };
+/** The in-memory table of a source's uncompacted events, named after its relation. */
+function tableOf(source: SourceName): string {
+  return `le_memory_${sourceDescriptor(source).relation}`;
+}
 
 /** A query's consistent view of one source's in-memory events (see `MemoryTables.view`). */
 export interface MemoryView {
@@ -85,7 +89,7 @@ export class MemoryTables {
     }
     try {
       await this.serial(async (connection) => {
-        const prepared = await connection.prepare(`INSERT INTO ${TABLE[source]} SELECT *, $le_seq FROM (${ndjsonTextRelation(source, 'le_lines')})`);
+        const prepared = await connection.prepare(`INSERT INTO ${tableOf(source)} SELECT *, $le_seq FROM (${ndjsonTextRelation(source, 'le_lines')})`);
         try {
           prepared.bind({ le_lines: Buffer.from(lines).toString('utf8'), le_seq: BigInt(seq) }, { le_lines: VARCHAR, le_seq: BIGINT });
           await prepared.run();
@@ -119,7 +123,7 @@ export class MemoryTables {
       relation: (covered) => {
         if (!mirrored.size || !created) return undefined;
         const out = [...[...mirrored].filter(covered), ...broken];
-        return `SELECT ${columns} FROM ${TABLE[source]}${out.length ? ` WHERE le_seq NOT IN (${out.join(', ')})` : ''}`;
+        return `SELECT ${columns} FROM ${tableOf(source)}${out.length ? ` WHERE le_seq NOT IN (${out.join(', ')})` : ''}`;
       },
     };
   }
@@ -151,7 +155,7 @@ export class MemoryTables {
     while (this.retirements.length && this.retirements[0]!.epoch <= oldest) {
       const { source, seqs } = this.retirements.shift()!;
       void this.serial(async (connection) => {
-        await connection.run(`DELETE FROM ${TABLE[source]} WHERE le_seq IN (${seqs.join(', ')})`);
+        await connection.run(`DELETE FROM ${tableOf(source)} WHERE le_seq IN (${seqs.join(', ')})`);
       }).then(
         () => {
           for (const seq of seqs) {
@@ -192,9 +196,9 @@ export class MemoryTables {
     this.ready ??= (async () => {
       if (!this.instance) throw new Error('MemoryTables: not attached to a DuckDB instance');
       this.connection = await this.instance.connect();
-      for (const source of Object.keys(TABLE) as SourceName[]) {
+      for (const { name: source } of allSources()) {
         const columns = relationColumns(source).map(([name, type]) => `${name} ${type}`).join(', ');
-        await this.connection.run(`CREATE TABLE IF NOT EXISTS ${TABLE[source]} (${columns}, le_seq BIGINT)`);
+        await this.connection.run(`CREATE TABLE IF NOT EXISTS ${tableOf(source)} (${columns}, le_seq BIGINT)`);
       }
       this.created = true;
     })();

@@ -1,33 +1,25 @@
 import type { SourceName } from '../engine';
+import { sourceDescriptor } from '../../sources/registry';
 import { sourceRelation, type SourceFiles } from './source-relations';
 import { sqlString } from './sql-literal';
 import { PROVENANCE_KEY } from '../../storage/dataset-orphans';
 
-/** The column Parquet files are sorted by first, so a project's rows sit in few row groups. */
-const PROJECT_COLUMN: Record<SourceName, string> = { edgeLogs: 'project', functionEdgeLogs: 'project_ref' };
-
 /**
- * Rows per row group, chosen by measurement (bench, default scale): the edge-function log's
- * columns are small, and 20k-row groups let a short window (invocation-stats 1hr) skip all but
- * one group of a project (3.7 ms instead of 6.7; 7 days: 107 ms instead of 134). The gateway log
- * keeps 100k: usage.api-counts scans every URL in its window, and 10k-row groups doubled its CPU
- * time; logs.all reads heads, not row groups (newest-heads.ts).
+ * The layout facts of a source, from its descriptor (src/sources/): the column files are sorted
+ * by first (so a project's rows sit in few row groups), rows per row group, and dictionary
+ * entries per column chunk before DuckDB falls back to plain encoding. The built-ins' numbers
+ * were chosen by measurement; their descriptors say why.
  */
-export const ROW_GROUP_ROWS: Record<SourceName, number> = { edgeLogs: 100_000, functionEdgeLogs: 20_000 };
-
-/**
- * Dictionary entries per column chunk before DuckDB falls back to plain encoding. The gateway
- * log's `request_url` has about 20k distinct values per 100k rows, past DuckDB's default: encoded
- * as a dictionary in every row group, usage.api-counts' URL search runs once per distinct URL
- * (measured: a third less CPU, for 6 % more bytes). The edge-function log keeps the default.
- */
-export const DICTIONARY_ENTRIES: Partial<Record<SourceName, number>> = { edgeLogs: 100_000 };
+export function parquetLayoutOf(source: SourceName): { projectColumn: string; rowGroupRows: number; dictionaryEntries?: number } {
+  const d = sourceDescriptor(source);
+  return { projectColumn: d.projectColumn, rowGroupRows: d.parquet.rowGroupRows, ...(d.parquet.dictionaryEntries ? { dictionaryEntries: d.parquet.dictionaryEntries } : {}) };
+}
 
 /**
  * The one definition of the fast Parquet layout, shared by `compact` and the generator: the
  * source relation itself (timestamp as TIMESTAMP, metadata whole as JSON, the used fields flat),
  * sorted by project, newest first, then id (the same input gives the same bytes), zstd, row
- * groups of ROW_GROUP_ROWS, optionally one folder per UTC day (`date=YYYY-MM-DD/`).
+ * groups of the descriptor's size, optionally one folder per UTC day (`date=YYYY-MM-DD/`).
  *
  * `where` picks the rows to keep: a broken NDJSON line reads as a row of NULLs.
  */
@@ -42,6 +34,7 @@ export function parquetLayoutCopy(options: {
   /** Text every file written carries in its key-value metadata under PROVENANCE_KEY (see dataset-orphans.ts). */
   provenance?: string;
 }): string {
+  const layout = parquetLayoutOf(options.source);
   const relation = sourceRelation(options.source, options.files ?? { ndjson: [...(options.ndjson ?? [])], parquet: [], parquetTypes: new Map() });
   const day = options.partitionByDay;
   return `
@@ -49,10 +42,10 @@ export function parquetLayoutCopy(options: {
       SELECT *${day ? ", strftime(timestamp, '%Y-%m-%d') AS date" : ''}
       FROM (${relation})
       WHERE ${options.where}
-      ORDER BY ${day ? 'date, ' : ''}${PROJECT_COLUMN[options.source]}, timestamp DESC, id
+      ORDER BY ${day ? 'date, ' : ''}${layout.projectColumn}, timestamp DESC, id
     ) TO ${sqlString(options.target)} (
-      FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${ROW_GROUP_ROWS[options.source]}${
-        DICTIONARY_ENTRIES[options.source] ? `, DICTIONARY_SIZE_LIMIT ${DICTIONARY_ENTRIES[options.source]}` : ''
+      FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${layout.rowGroupRows}${
+        layout.dictionaryEntries ? `, DICTIONARY_SIZE_LIMIT ${layout.dictionaryEntries}` : ''
       }${
         day ? `, PARTITION_BY (date), FILENAME_PATTERN ${sqlString(day.filenamePattern)}, OVERWRITE_OR_IGNORE true` : ''
       }${options.provenance === undefined ? '' : `, KV_METADATA {${PROVENANCE_KEY}: ${sqlString(options.provenance)}}`}

@@ -12,7 +12,7 @@ import { withDatasetLock } from '../dataset-lock';
 import type { Provenance } from '../dataset-orphans';
 import { fsyncDir, fsyncFile, unlinkIfPresent } from '../durable-fs';
 import { failpoint } from '../failpoint';
-import { headPathOf, SOURCES_WITH_HEADS, writeHead } from '../newest-heads';
+import { headPathOf, hasHeads, writeHead } from '../newest-heads';
 
 /** When a day holds this many files smaller than MERGE_BELOW_BYTES, they are merged into one. */
 const MERGE_MIN_FILES = 8;
@@ -70,7 +70,7 @@ async function mergeDay(state: DatasetState, source: SourceName, day: string, fi
     const [count] = (await connection.runAndReadAll(`SELECT count(*) AS n FROM read_parquet(${sqlStringList([staged])})`)).getRowObjects();
     if (Number(count?.n) !== rows) throw new Error(`merge: wrote ${Number(count?.n)} rows of ${rows}; nothing was committed`);
     let head: DataFile['head'];
-    if (SOURCES_WITH_HEADS.has(source)) {
+    if (hasHeads(source)) {
       const headRows = await writeHead(connection, staged, headPathOf(staged));
       await fsyncFile(headPathOf(staged));
       await rename(headPathOf(staged), join(root, headPathOf(name)));

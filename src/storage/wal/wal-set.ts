@@ -6,9 +6,15 @@ import { lockDataDir, type DataDirLock } from './data-dir-lock';
 import { prepareDataDir } from './prepare-data-dir';
 import { Quarantine, type QuarantineEntry } from './quarantine';
 import { Wal, type WalOptions } from './wal';
+import { allSources } from '../../sources/registry';
 
-/** The sources managed storage keeps, each in `<dataDir>/<source>/`. */
-export const STORAGE_SOURCES: readonly SourceName[] = ['edgeLogs', 'functionEdgeLogs'];
+/**
+ * The sources managed storage keeps, each in `<dataDir>/<source>/`: every source this process
+ * knows (the built-ins and those declared with `defineSource`), read when a data dir is opened.
+ */
+export function storageSources(): SourceName[] {
+  return allSources().map((d) => d.name);
+}
 
 /** The WAL folder of a source: `<dataDir>/<source>/wal`. */
 export function walDir(dataDir: string, source: SourceName): string {
@@ -26,7 +32,7 @@ export function walDir(dataDir: string, source: SourceName): string {
 export function dataDirAround(path: string): string | null {
   const parts = resolve(path).split(sep);
   for (let i = parts.length - 2; i >= 1; i--) {
-    if ((STORAGE_SOURCES as readonly string[]).includes(parts[i]!) && (parts[i + 1] === 'wal' || parts[i + 1] === 'parquet')) {
+    if (storageSources().includes(parts[i]!) && (parts[i + 1] === 'wal' || parts[i + 1] === 'parquet')) {
       return parts.slice(0, i).join(sep) || sep;
     }
   }
@@ -72,10 +78,11 @@ export async function openWalSet(
   if (problem !== null) throw new InvalidOptionError('storage.dataDir', `storage.dataDir ${problem}.`);
   const lock: DataDirLock = await lockDataDir(dir, commandLine(), lockTiming);
   const opened: Wal[] = [];
+  const sources = storageSources();
   const quarantines: Partial<Record<SourceName, Quarantine>> = {};
   const { onQuarantined, ...walOptions } = options;
   try {
-    for (const source of STORAGE_SOURCES) {
+    for (const source of sources) {
       const quarantine = await Quarantine.open(quarantineDir(dir, source), (entry) => onQuarantined?.(source, entry));
       quarantines[source] = quarantine;
       opened.push(fenced(await Wal.open({ ...walOptions, dir: walDir(dir, source), quarantine }), lock));
@@ -85,7 +92,7 @@ export async function openWalSet(
     await lock.release();
     throw error;
   }
-  const wals = Object.fromEntries(STORAGE_SOURCES.map((s, i) => [s, opened[i]!])) as Record<SourceName, Wal>;
+  const wals = Object.fromEntries(sources.map((s, i) => [s, opened[i]!])) as Record<SourceName, Wal>;
   let closed: Promise<void> | null = null;
   return {
     dataDir: dir,
