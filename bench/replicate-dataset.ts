@@ -1,11 +1,11 @@
 import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SourceName } from '../src/engine/engine';
-import { openDatabase } from '../src/engine/duckdb/open-database';
-import { appendCommit, ensureDataset, readDatasetStateStable, type DataFile } from '../src/storage/dataset-log';
-import { headPathOf, hasHeads, writeHead } from '../src/storage/newest-heads';
-import { sqlString } from '../src/engine/duckdb/sql-literal';
-import { parquetLayoutOf } from '../src/engine/duckdb/parquet-layout';
+import { openDatabase } from '../src/duckdb/open-database';
+import { appendCommit, ensureDataset, readDatasetStateStable, type DataFile } from '../src/dataset/dataset-log';
+import { headPathOf, hasHeads, writeHead } from '../src/dataset/newest-heads';
+import { sqlString } from '../src/duckdb/sql-literal';
+import { parquetLayoutOf } from '../src/duckdb/parquet-layout';
 
 const PROJECT: Record<SourceName, string> = { edgeLogs: 'project', functionEdgeLogs: 'project_ref' };
 

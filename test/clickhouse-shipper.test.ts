@@ -14,10 +14,10 @@ import { createEndpoints, EngineError, InvalidOptionError, type EndpointsWarning
 import { clickhouseEngine, clickhouseLoader } from '../src/clickhouse';
 import type { ClickHouseLoader, SegmentRows } from '../src/engine/clickhouse/clickhouse-loader';
 import type { SourceName } from '../src/engine/engine';
-import { ClickHouseShipper, type ShipTarget } from '../src/storage/managed/clickhouse-shipper';
-import { dataDirInstanceId } from '../src/storage/managed/instance-id';
-import { assignOffsets, eventLinesOf } from '../src/storage/managed/segment-lines';
-import { Wal } from '../src/storage/wal/wal';
+import { ClickHouseShipper, type ShipTarget } from '../src/managed/clickhouse-shipper';
+import { dataDirInstanceId } from '../src/managed/instance-id';
+import { assignOffsets, eventLinesOf } from '../src/managed/segment-lines';
+import { Wal } from '../src/managed/wal/wal';
 import { censusEvents } from './support/census';
 import { edgeEvent, tempDir } from './support/log-files';
 import { waitUntil } from './support/hang-guard';

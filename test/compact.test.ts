@@ -2,8 +2,8 @@ import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renam
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hostname } from 'node:os';
-import { compactLogs } from '../src/storage/compact';
-import { acquireLock } from '../src/storage/lock-file';
+import { compactLogs } from '../src/compaction/compact';
+import { acquireLock } from '../src/util/lock-file';
 import { InvalidOptionError, type Endpoints } from '../src/index';
 import { census, CENSUS_NOW, censusEvents, idRange } from './support/census';
 import { edgeEvent, endpointsAt, functionEvent, tempDir, writeLines } from './support/log-files';

@@ -4,11 +4,11 @@ import { join } from 'node:path';
 import * as zlib from 'node:zlib';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { EngineError } from '../src/errors';
-import { markerLine, parseMarkerLine } from '../src/storage/wal/commit-marker';
-import { eventLinesOf } from '../src/storage/managed/segment-lines';
-import { headerOf } from '../src/storage/wal/quarantine';
-import { segmentFileName, segmentSeqOf } from '../src/storage/wal/segment-name';
-import { Wal } from '../src/storage/wal/wal';
+import { markerLine, parseMarkerLine } from '../src/files/commit-marker';
+import { eventLinesOf } from '../src/managed/segment-lines';
+import { headerOf } from '../src/managed/wal/quarantine';
+import { segmentFileName, segmentSeqOf } from '../src/managed/wal/segment-name';
+import { Wal } from '../src/managed/wal/wal';
 import { tempDir } from './support/log-files';
 
 const tmp = tempDir('le-wal-');

@@ -32,7 +32,7 @@ import { shapeRows } from '../rows/shape-rows';
 import { withArrowTable } from '../rows/to-arrow';
 import { registerSources } from '../sources/registry';
 import type { CheckedSql } from '../sandbox/validate-caller-sql';
-import type { SkippedFile } from '../storage/file-checks';
+import type { SkippedFile } from '../files/file-checks';
 
 export type * from './public-types';
 

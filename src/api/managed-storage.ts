@@ -1,18 +1,18 @@
 import { basename, join } from 'node:path';
 import type { EndpointsOptions, EndpointsStats, ManagedStorageInfo } from './public-types';
-import type { SourceName } from '../engine/engine';
-import type { ExtraInputs } from '../storage/source-reader';
+import type { SourceName } from '../sources/source-descriptor';
+import type { ExtraInputs } from '../files/source-reader';
 import { Ingestor } from '../ingest/ingestor';
 import { SourceNames } from '../ingest/source-names';
 import type { StorageOptions } from '../ingest/storage-options';
-import { openWalSet, storageSources, walDir, type WalSet } from '../storage/wal/wal-set';
-import { BackgroundCompactor } from '../storage/managed/background-compactor';
-import { ClickHouseShipper, type ShipTarget } from '../storage/managed/clickhouse-shipper';
-import { dataDirInstanceId } from '../storage/managed/instance-id';
-import { datasetDir, managedInputs } from '../storage/managed/managed-inputs';
-import { MemoryTables } from '../engine/duckdb/memory-tables';
-import { segmentSeqOf } from '../storage/wal/segment-name';
-import { quarantineUnreadableLines } from '../storage/managed/unreadable-lines';
+import { openWalSet, storageSources, walDir, type WalSet } from '../managed/wal/wal-set';
+import { BackgroundCompactor } from '../managed/background-compactor';
+import { ClickHouseShipper, type ShipTarget } from '../managed/clickhouse-shipper';
+import { dataDirInstanceId } from '../managed/instance-id';
+import { datasetDir, managedInputs } from '../managed/managed-inputs';
+import { MemoryTables } from '../managed/memory-tables';
+import { segmentSeqOf } from '../managed/wal/segment-name';
+import { quarantineUnreadableLines } from '../managed/unreadable-lines';
 
 /**
  * Managed storage of an instance (docs/durability.md): the locked write-ahead logs, the one

@@ -4,7 +4,7 @@ import { createGunzip, gzipSync } from 'node:zlib';
 import { createEndpoints, type Endpoints } from '../api/create-endpoints';
 import { InvalidBodyError, LogEndpointsError } from '../errors';
 import { LOGFLARE_SOURCE_NAMES } from '../ingest/source-names';
-import { DataDirLockedError } from '../storage/wal/data-dir-lock';
+import { DataDirLockedError } from '../dataset/data-dir-lock';
 import { HELP } from './help';
 import type { CliIO } from './io';
 import { apiKeysOf, dataDirOf, ingestKeysOf, integerOf, parseOptions } from './parse-options';

@@ -1,5 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { prepareDataDir } from '../storage/wal/prepare-data-dir';
+import { prepareDataDir } from '../managed/wal/prepare-data-dir';
 import { parseIsoMicros } from '../time/iso';
 import { UsageError } from './usage-error';
 

@@ -1,4 +1,4 @@
-import type { SourceName } from '../engine/engine';
+import type { SourceName } from '../sources/source-descriptor';
 import { InvalidOptionError, NotFoundError } from '../errors';
 import { allSources, BUILT_IN_SOURCES } from '../sources/registry';
 import type { SourceDescriptor } from '../sources/source-descriptor';

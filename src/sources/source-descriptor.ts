@@ -1,6 +1,12 @@
 import { InvalidOptionError } from '../errors';
-import type { ColumnType } from '../definitions/columns';
-import { uuidFromName } from '../definitions/define-endpoint';
+import type { ColumnType } from '../sql/column-types';
+import { uuidFromName } from '../util/uuid-from-name';
+
+/**
+ * A log source's name: the two built-ins (docs/semantics.md, "Log sources") or one declared with
+ * `defineSource`.
+ */
+export type SourceName = 'edgeLogs' | 'functionEdgeLogs' | (string & {});
 
 /** A column of a source's relation, as data. */
 export interface SourceColumn {

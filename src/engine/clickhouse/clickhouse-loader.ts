@@ -2,10 +2,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
-import type { SourceName } from '../engine';
-import { SourceReader, type ReadSet } from '../../storage/source-reader';
-import { RangeCopies } from '../duckdb/range-copies';
-import { openDatabase, type DatabaseSettings } from '../duckdb/open-database';
+import type { SourceName } from '../../sources/source-descriptor';
+import { SourceReader, type ReadSet } from '../../files/source-reader';
+import { RangeCopies } from '../../files/range-copies';
+import { openDatabase, type DatabaseSettings } from '../../duckdb/open-database';
 import { clickhouseErrorCode } from './classify-error';
 import { connect, type Connection } from './connection';
 import { localTableOf, requireDatabase, tableOf, type ClickHouseTarget } from './options';
@@ -16,7 +16,10 @@ import { insertRowBinary, runCommand, runSql } from './run-sql';
 import { addMissingColumns, POSITION_COLUMNS, schemaStatements, tableColumns, type SchemaOptions } from './schema';
 import { allSources } from '../../sources/registry';
 import { sqlIdentifier, sqlTableName } from './sql-text';
-import type { SegmentRows } from '../../storage/managed/clickhouse-shipper';
+import type { SegmentRows } from '../../managed/clickhouse-shipper';
+
+/** ClickHouse's code for a query whose id another running query has. */
+const QUERY_WITH_SAME_ID_IS_ALREADY_RUNNING = 216;
 
 export type { SegmentRows };
 
@@ -210,6 +213,11 @@ export class ClickHouseLoader {
    * `last`. Sent with `queryId`: while an insert of the segment sent with the same id still runs on
    * the server (its sender was killed), ClickHouse refuses this query instead of answering early.
    */
+  /** ClickHouse refused a query because one with the same id still runs (error 216). */
+  isStillRunning(error: unknown): boolean {
+    return clickhouseErrorCode(error) === QUERY_WITH_SAME_ID_IS_ALREADY_RUNNING;
+  }
+
   async shippedOffsets(source: SourceName, segment: string, range: { first: bigint; last: bigint }, queryId: string): Promise<Set<number>> {
     const { client, features } = await this.clickhouse();
     const table = sqlTableName(this.options.database, tableOf(this.options, source));

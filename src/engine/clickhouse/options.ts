@@ -1,6 +1,6 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { InvalidOptionError } from '../../errors';
-import type { SourceName } from '../engine';
+import type { SourceName } from '../../sources/source-descriptor';
 import { sourceDescriptor } from '../../sources/registry';
 import type { ClickHouseServer } from './server-options';
 

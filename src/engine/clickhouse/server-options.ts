@@ -1,4 +1,4 @@
-import type { SourceName } from '../engine';
+import type { SourceName } from '../../sources/source-descriptor';
 
 /** Table names per source; see `ClickHouseTarget.tables`. */
 export type ClickHouseTables = Partial<Record<SourceName, string>>;
