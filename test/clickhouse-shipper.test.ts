@@ -56,6 +56,11 @@ class MemoryTable implements ShipTarget {
     return this.reader.readSegment(source, file);
   }
 
+  /** ClickHouse's own classification, as the loader (the real target) makes it. */
+  isStillRunning(error: unknown): boolean {
+    return this.reader.isStillRunning(error);
+  }
+
   async shippedOffsets(_source: SourceName, segment: string, range: { first: bigint; last: bigint }, queryId: string) {
     this.calls.push(`positions ${segment} ${queryId}`);
     if (this.down) throw new Error('connect ECONNREFUSED');
