@@ -13,7 +13,7 @@ import { logFileSelect } from './read-log-files';
 import { RowBinaryWriter } from './row-binary';
 import { statementSql } from './query-files';
 import { insertRowBinary, runCommand, runSql } from './run-sql';
-import { addMissingColumns, POSITION_COLUMNS, schemaStatements, tableColumns, type SchemaOptions } from './schema';
+import { addMissingColumns, POSITION_COLUMNS, schemaStatements, tableColumns, type ColumnSpec, type SchemaOptions } from './schema';
 import { allSources } from '../../sources/registry';
 import { sqlIdentifier, sqlTableName } from './sql-text';
 import type { SegmentRows } from '../../managed/clickhouse-shipper';
@@ -86,6 +86,7 @@ export function clickhouseLoader(options: ClickHouseLoaderOptions): ClickHouseLo
  */
 export class ClickHouseLoader {
   private connection: Promise<Connection> | null = null;
+  private readonly tableColumnNames = new Map<string, { at: number; names: Set<string> }>();
   private duckdb: Promise<{ instance: DuckDBInstance; connection: DuckDBConnection }> | null = null;
   /** DuckDB work runs one file at a time on one connection. */
   private queue: Promise<unknown> = Promise.resolve();
@@ -243,10 +244,11 @@ export class ClickHouseLoader {
   ): Promise<void> {
     if (rows.length === 0) return;
     const { client } = await this.clickhouse();
-    const columns = [...tableColumns(source), ...POSITION_COLUMNS];
+    const { columns: present, keep } = await this.writableColumns(source);
+    const columns = [...present, ...POSITION_COLUMNS];
     const encodings = columns.map((c) => c.encoding);
     const writer = new RowBinaryWriter();
-    for (let i = 0; i < rows.length; i++) writer.writeRow(encodings, [...rows[i]!, segment, offsets[i]!]);
+    for (let i = 0; i < rows.length; i++) writer.writeRow(encodings, [...keep(rows[i]!), segment, offsets[i]!]);
     const table = sqlTableName(this.options.database, tableOf(this.options, source));
     const settings = { ...this.options.settings, ...(this.options.cluster ? { insert_distributed_sync: 1 } : {}) };
     await insertRowBinary(client, table, columns.map((c) => sqlIdentifier(c.name)), writer.take(), settings, options).catch((error) => {
@@ -267,7 +269,7 @@ export class ClickHouseLoader {
 
   private async loadFile(source: SourceName, file: string, kind: 'ndjson' | 'parquet'): Promise<{ rows: number; skipped: number }> {
     const { client } = await this.clickhouse();
-    const columns = tableColumns(source);
+    const { columns, keep } = await this.writableColumns(source);
     const encodings = columns.map((c) => c.encoding);
     const table = sqlTableName(this.options.database, tableOf(this.options, source));
     const names = columns.map((c) => sqlIdentifier(c.name));
@@ -298,13 +300,37 @@ export class ClickHouseLoader {
         for (let r = 0; r < chunk.rowCount; r++) {
           const row = values.map((column) => column[r] ?? null);
           if (row[0] === null) skipped++;
-          else writer.writeRow(encodings, row);
+          else writer.writeRow(encodings, keep(row));
         }
         if (writer.rows >= this.batchRows || writer.byteLength >= 64 << 20) await flush();
       }
       await flush();
       return { rows, skipped };
     });
+  }
+
+  /**
+   * The source's columns the table has, and how to pick their values from a full row: a table
+   * made by an earlier version may lack a data column its source gained since (the gateway log's
+   * `status_code`); it is filled once `clickhouse init` adds it (asked again after a minute).
+   * Every value is also in `metadata`, kept whole, so nothing is lost meanwhile.
+   */
+  private async writableColumns(source: SourceName): Promise<{ columns: readonly ColumnSpec[]; keep: (row: readonly unknown[]) => unknown[] }> {
+    const all = tableColumns(source);
+    const table = tableOf(this.options, source);
+    let known = this.tableColumnNames.get(table);
+    if (!known || Date.now() - known.at > 60_000) {
+      const { client, features } = await this.clickhouse();
+      const sql = 'SELECT name FROM system.columns WHERE database = {database:String} AND table = {table:String}';
+      const { data } = await runSql(client, features, { sql, params: { database: this.options.database, table }, settings: this.options.settings });
+      known = { at: Date.now(), names: new Set(data.map((row) => String(row.name))) };
+      this.tableColumnNames.set(table, known);
+    }
+    // An unknown table (or one without its key columns) keeps every column: the insert says what is wrong.
+    if (known.names.size === 0 || !all.slice(0, 2).every((c) => known!.names.has(c.name))) return { columns: all, keep: (row) => [...row] };
+    const indexes = all.flatMap((c, i) => (known!.names.has(c.name) ? [i] : []));
+    if (indexes.length === all.length) return { columns: all, keep: (row) => [...row] };
+    return { columns: indexes.map((i) => all[i]!), keep: (row) => indexes.map((i) => row[i]) };
   }
 
   private clickhouse(): Promise<Connection> {
