@@ -35,6 +35,7 @@ import { openDatabase, type DatabaseSettings, type MemoryRelief } from './open-d
 import { emptyNdjsonFile } from './empty-ndjson-file';
 import { NOT_A_COMMIT_MARKER, RELATION_NAME, sourceRelation, type SourceFiles } from './source-relations';
 import { sqlStringList } from './sql-literal';
+import { derivedLiteralParam } from './required-literal';
 
 /** One glob or a list of globs per source; relative globs resolve against the working directory. */
 export type SourceGlobs = Partial<Record<SourceName, string | readonly string[]>>;
@@ -447,8 +448,9 @@ function bindings(
   const types: Record<string, DuckDBType> = {};
   for (let i = 1; i <= count; i++) {
     const name = nameOf(i);
-    if (!(name in params)) throw new Error(`No value for query parameter $${name}`);
-    const value = params[name];
+    // `$<pattern>_literal`: the plain text every match of `$<pattern>` holds (required-literal.ts).
+    const value = name in params ? params[name] : derivedLiteralParam(name, params);
+    if (!(name in params) && value === undefined) throw new Error(`No value for query parameter $${name}`);
     if (value === null || value === undefined) {
       values[name] = null;
     } else if (typeof value === 'string') {
