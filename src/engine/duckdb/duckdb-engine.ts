@@ -36,6 +36,7 @@ import { emptyNdjsonFile } from './empty-ndjson-file';
 import { NOT_A_COMMIT_MARKER, RELATION_NAME, sourceRelation, type SourceFiles } from './source-relations';
 import { sqlStringList } from './sql-literal';
 import { derivedLiteralParam } from './required-literal';
+import { newestInTwoPhases } from './two-phase-newest';
 
 /** One glob or a list of globs per source; relative globs resolve against the working directory. */
 export type SourceGlobs = Partial<Record<SourceName, string | readonly string[]>>;
@@ -165,7 +166,11 @@ class DuckDBEngine implements Engine {
 
   /** Runs a saved query over these files (a prepared statement kept per SQL text). */
   private async execute(connection: DuckDBConnection, request: EngineRequest, files: SourceFiles): Promise<Record<string, EngineValue>[]> {
-    const prepared = await this.statement(connection, fullQuerySql(request.query, files));
+    return this.executeSql(connection, fullQuerySql(request.query, files), request);
+  }
+
+  private async executeSql(connection: DuckDBConnection, sql: string, request: EngineRequest): Promise<Record<string, EngineValue>[]> {
+    const prepared = await this.statement(connection, sql);
     bindRequest(prepared, request);
     return (await prepared.runAndReadAll()).getRowObjects().map(toEngineRow);
   }
@@ -195,22 +200,30 @@ class DuckDBEngine implements Engine {
      * every file has one, it holds at least `limit` rows per project, and no upper bound cuts into
      * the day (the newest rows of a file at or before the bound are then its newest rows).
      */
-    const dayFiles = (day: string): string[] => {
+    const dayFiles = (day: string): { parquet: string[]; heads: boolean } => {
       const list = days.get(day)!;
-      const headsDo = limit <= HEAD_ROWS_PER_PROJECT && list.every((f) => f.head) && (untilMicros === null || untilMicros >= dayStartMicros(day) + DAY_MICROS);
-      return list.map((f) => (headsDo ? f.head! : f.path));
+      const heads = limit <= HEAD_ROWS_PER_PROJECT && list.every((f) => f.head) && (untilMicros === null || untilMicros >= dayStartMicros(day) + DAY_MICROS);
+      return { parquet: list.map((f) => (heads ? f.head! : f.path)), heads };
     };
-    const only = (parquet: string[], withNdjson: boolean): SourceFiles => ({
-      ndjson: withNdjson ? files.ndjson : [],
-      parquet,
-      parquetTypes: files.parquetTypes,
-      ...(withNdjson && files.memory ? { memory: files.memory } : {}),
-    });
-    let rows = await this.execute(connection, request, only(ordered.length ? dayFiles(ordered[0]!) : [], true));
+    /**
+     * One day's newest rows: heads and NDJSON (parsed once, not twice) in one statement, a day's
+     * data files that an upper bound cuts into in two (two-phase-newest.ts).
+     */
+    const runDay = (day: { parquet: string[]; heads: boolean }, withNdjson: boolean) => {
+      const set: SourceFiles = {
+        ndjson: withNdjson ? files.ndjson : [],
+        parquet: day.parquet,
+        parquetTypes: files.parquetTypes,
+        ...(withNdjson && files.memory ? { memory: files.memory } : {}),
+      };
+      if (day.heads || set.ndjson.length || !set.parquet.length) return this.execute(connection, request, set);
+      return newestInTwoPhases(fullQuerySql(request.query, set), request, (sql, req) => this.executeSql(connection, sql, req));
+    };
+    let rows = await runDay(ordered.length ? dayFiles(ordered[0]!) : { parquet: [], heads: false }, true);
     for (const day of ordered.slice(1)) {
       const nth = rows[limit - 1];
       if (nth && BigInt(nth.timestamp as bigint) >= dayStartMicros(day) + DAY_MICROS) break;
-      rows = newestFirstMerge(rows, await this.execute(connection, request, only(dayFiles(day), false)), limit);
+      rows = newestFirstMerge(rows, await runDay(dayFiles(day), false), limit);
     }
     return rows;
   }
