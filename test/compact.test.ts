@@ -1,4 +1,4 @@
-import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hostname } from 'node:os';
@@ -124,8 +124,54 @@ describe('compactLogs', () => {
       await after.close();
       // What the killed run left (staging, files no commit names) is gone.
       expect(readdirSync(out).filter((f) => f.startsWith('.compact-'))).toEqual([]);
-      // Only the committed files and their heads (the newest rows of each project, for logs.all).
-      expect(parquetUnder(out).sort()).toEqual(done.files.flatMap((f) => [f, f.replace('/', '/_head-')]).sort());
+      // Only the committed files and their heads (the newest rows of each project, for logs.all),
+      // the heads out of the data folders.
+      expect(parquetUnder(out).sort()).toEqual(done.files.flatMap((f) => [f, `_heads/${f}`]).sort());
+    }
+  });
+
+  it('keeps the heads out of the data folders: a plain glob of the data files reads each event once', async () => {
+    const out = tmp.path('glob-once');
+    const done = await compactLogs({ source: 'edgeLogs', inputs: tmp.path('ndjson', 'edge-*.ndjson'), outDir: out });
+    const { DuckDBInstance } = await import('@duckdb/node-api');
+    const db = await DuckDBInstance.create(':memory:');
+    const connection = await db.connect();
+    const rows = await connection.runAndReadAll(`SELECT count(*) AS n, count(DISTINCT id) AS ids FROM read_parquet('${join(out, 'date=*', '*.parquet')}')`);
+    connection.closeSync();
+    db.closeSync();
+    expect(rows.getRowObjects()[0]).toEqual({ n: BigInt(done.rows), ids: BigInt(done.rows) });
+  });
+
+  it('reads a dataset whose heads lie beside its files (the layout of earlier versions) as before', async () => {
+    const written = tmp.path('old-heads-written');
+    await compactLogs({ source: 'edgeLogs', inputs: tmp.path('ndjson', 'edge-*.ndjson'), outDir: written });
+    // A copy (log entries are parsed once per path and process) with every head moved to
+    // `date=<day>/_head-<name>` and its commit saying so, as earlier versions wrote them.
+    const out = tmp.path('old-heads');
+    cpSync(written, out, { recursive: true });
+    const log = join(out, '_compact');
+    for (const name of readdirSync(log)) {
+      const commit = JSON.parse(readFileSync(join(log, name), 'utf8')) as { add: Array<{ path: string; head?: { path: string } }> };
+      for (const file of commit.add) {
+        if (!file.head) continue;
+        const old = file.path.replace('/', '/_head-');
+        renameSync(join(out, file.head.path), join(out, old));
+        file.head.path = old;
+      }
+      writeFileSync(join(log, name), JSON.stringify(commit));
+    }
+    expect(parquetUnder(out).some((f) => f.includes('/_head-'))).toBe(true);
+    const { ep } = await endpointsAt({ edgeLogs: out }, NOW);
+    const { ep: ndjson } = await endpointsAt({ edgeLogs: tmp.path('ndjson', 'edge-*.ndjson') }, NOW);
+    try {
+      for (const project of ['abc', 'def']) for (const project_tier of ['FREE', 'PRO']) {
+        const rows = await ep.logsAll({ project, project_tier });
+        expect(rows.length).toBeGreaterThan(0);
+        expect(rows).toEqual(await ndjson.logsAll({ project, project_tier }));
+      }
+    } finally {
+      await ep.close();
+      await ndjson.close();
     }
   });
 

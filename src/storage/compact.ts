@@ -25,7 +25,7 @@ import { scanInput, type InputScan } from './input-scan';
 import { DirectoryCache, listGlob, statOrNull, type ListedFile } from './list-glob';
 import { withDatasetLock } from './dataset-lock';
 import { looksLikeSource } from './source-shape';
-import { headPathOf, SOURCES_WITH_HEADS, writeHead } from './newest-heads';
+import { headPathOf, HEADS_DIR, SOURCES_WITH_HEADS, writeHead } from './newest-heads';
 
 /** Options of `compactLogs`. */
 export interface CompactOptions {
@@ -254,10 +254,13 @@ async function writeRun(
       await mkdir(dirname(target), { recursive: true });
       if (SOURCES_WITH_HEADS.has(options.source)) {
         const head = headPathOf(file);
+        await mkdir(dirname(head), { recursive: true });
         const rows = await writeHead(connection, file, head);
         await fsyncFile(head);
+        await mkdir(dirname(headPathOf(target)), { recursive: true });
         await rename(head, headPathOf(target));
-        entry.head = { path: headPathOf(rel), rows, bytes: (await stat(headPathOf(target))).size };
+        touched.add(dirname(headPathOf(target)));
+        entry.head = { path: headPathOf(rel).split(sep).join('/'), rows, bytes: (await stat(headPathOf(target))).size };
       }
       await fsyncFile(file);
       await rename(file, target);
@@ -320,8 +323,15 @@ async function removeCompacted(
   result.deletedSource = result.keptFiles.length === 0 && result.skippedFiles.length === 0;
 }
 
-/** Left by a run that was killed: its staging folder, and Parquet files no commit names. */
+/** Left by a run that was killed: its staging folder, and Parquet files (and heads) no commit names. */
 async function cleanUp(outDir: string, state: DatasetState): Promise<void> {
+  const heads = new Set([...state.files.values()].flatMap((f) => (f.head ? [f.head.path] : [])));
+  for (const day of await readdir(join(outDir, HEADS_DIR), { withFileTypes: true }).catch(() => [])) {
+    if (!day.isDirectory() || !/^date=\d{4}-\d{2}-\d{2}$/.test(day.name)) continue;
+    for (const file of await readdir(join(outDir, HEADS_DIR, day.name))) {
+      if (/^part-[0-9a-f]{16}-\d+\.parquet$/.test(file) && !heads.has(`${HEADS_DIR}/${day.name}/${file}`)) await unlinkIfPresent(join(outDir, HEADS_DIR, day.name, file));
+    }
+  }
   for (const entry of await readdir(outDir, { withFileTypes: true })) {
     if (entry.isDirectory() && /^\.compact-[0-9a-f]+\.tmp$/.test(entry.name)) {
       await rm(join(outDir, entry.name), { recursive: true, force: true });

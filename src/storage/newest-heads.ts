@@ -12,12 +12,22 @@ export const HEAD_ROWS_PER_PROJECT = 100;
 /** Sources whose data files get a head: the gateway log, read by logs.all. */
 export const SOURCES_WITH_HEADS: ReadonlySet<SourceName> = new Set(['edgeLogs']);
 
+/** The folder of a dataset that holds the heads, beside its `date=` folders. */
+export const HEADS_DIR = '_heads';
+
 /**
- * The head of a data file: `_head-<name>` beside it (hidden by the Hive convention from anyone
- * globbing the folder, so it is never read as data).
+ * The head of a data file `<root>/date=<day>/<name>`: `<root>/_heads/date=<day>/<name>`, out of
+ * the data folders, so a plain glob of the data files (`date=*\/*.parquet`) never counts the newest
+ * rows twice (DuckDB, Polars and ClickHouse's `file()` do not skip `_` names inside a folder).
+ * Datasets written before keep `date=<day>/_head-<name>`: a head's path is in the commit log, so
+ * both layouts are read. Works on absolute paths and on paths relative to the dataset.
+ *
+ * @example
+ * headPathOf('date=2026-11-21/part-00-0.parquet') // '_heads/date=2026-11-21/part-00-0.parquet'
  */
 export function headPathOf(dataPath: string): string {
-  return join(dirname(dataPath), `_head-${basename(dataPath)}`);
+  const day = dirname(dataPath);
+  return join(dirname(day), HEADS_DIR, basename(day), basename(dataPath));
 }
 
 /**
