@@ -1,4 +1,4 @@
-import { BIGINT, VARCHAR, type DuckDBConnection, type DuckDBInstance } from '@duckdb/node-api';
+import { BIGINT, VARCHAR, type DuckDBConnection, type DuckDBInstance, type DuckDBPreparedStatement } from '@duckdb/node-api';
 import type { SourceName } from '../engine';
 import { ndjsonTextRelation, relationColumns } from './source-relations';
 
@@ -42,6 +42,11 @@ export class MemoryTables {
   private ready: Promise<void> | null = null;
 
   private instance: DuckDBInstance | null = null;
+  /**
+   * The INSERT of each source, prepared once on the serial connection and bound per group:
+   * preparing it cost ~8 ms of a 100-event group's ~10 ms (the relation parses NDJSON text).
+   */
+  private readonly inserts = new Map<SourceName, DuckDBPreparedStatement>();
 
   constructor(private readonly maxBytes = DEFAULT_MAX_BYTES) {}
 
@@ -83,12 +88,19 @@ export class MemoryTables {
     }
     try {
       await this.serial(async (connection) => {
-        const prepared = await connection.prepare(`INSERT INTO ${TABLE[source]} SELECT *, $le_seq FROM (${ndjsonTextRelation(source, 'le_lines')})`);
+        let prepared = this.inserts.get(source);
+        if (!prepared) {
+          prepared = await connection.prepare(`INSERT INTO ${TABLE[source]} SELECT *, $le_seq FROM (${ndjsonTextRelation(source, 'le_lines')})`);
+          this.inserts.set(source, prepared);
+        }
         try {
           prepared.bind({ le_lines: Buffer.from(lines).toString('utf8'), le_seq: BigInt(seq) }, { le_lines: VARCHAR, le_seq: BIGINT });
           await prepared.run();
-        } finally {
+        } catch (error) {
+          // Prepared again for the next group: a failure leaves no doubt about the statement.
+          this.inserts.delete(source);
           prepared.destroySync();
+          throw error;
         }
       });
       this.bytes += lines.length;
@@ -137,6 +149,8 @@ export class MemoryTables {
   }
 
   close(): void {
+    for (const prepared of this.inserts.values()) prepared.destroySync();
+    this.inserts.clear();
     this.connection?.closeSync();
     this.connection = null;
   }
