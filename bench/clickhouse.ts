@@ -66,9 +66,9 @@ try {
       log(`case: ${c.name}`);
       const duck = await measureLibrary(dataset.parquet, c, runs);
       results.push({ name: c.name, variant: 'duckdb-parquet (warm)', ...summarize(duck.warm) });
-      await ch.query(c.endpoint, c.params);
+      await ch.query(c.endpoint as string, c.params);
       const warm: number[] = [];
-      for (let i = 0; i < runs; i++) warm.push(await timeMs(() => ch.query(c.endpoint, c.params)));
+      for (let i = 0; i < runs; i++) warm.push(await timeMs(() => ch.query(c.endpoint as string, c.params)));
       results.push({ name: c.name, variant: 'clickhouse-2-shards (warm)', ...summarize(warm) });
     }
   } finally {

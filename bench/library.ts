@@ -1,12 +1,12 @@
 import { DuckDBInstance } from '@duckdb/node-api';
 import { createEndpoints, type SourceGlobs } from '../src/index';
 import { findDefinition } from '../src/definitions/registry';
-import { normalizeParams } from '../src/definitions/normalize-params';
-import { engineRequest } from '../src/definitions/definition';
-import { bindRequest, fullQuerySql, QUERY_SOURCES } from '../src/engine/duckdb/duckdb-engine';
+import { normalizeParams } from '../src/definitions/params';
+import { planQuery } from '../src/definitions/plan-query';
+import { bindRequest, fullQuerySql, sourcesReadBy } from '../src/engine/duckdb/duckdb-engine';
 import { earliestDayOf, parquetFilesOf } from '../src/engine/duckdb/list-files';
 import { parquetSchema } from '../src/engine/duckdb/parquet-schema';
-import { RELATION_NAME, sourceRelation } from '../src/engine/duckdb/source-relations';
+import { relationOf, sourceRelation } from '../src/engine/duckdb/source-relations';
 import { readFileSync } from 'node:fs';
 import type { BenchCase } from './cases';
 import { REFERENCE } from './dataset';
@@ -30,15 +30,15 @@ export async function measureLibrary(sources: SourceGlobs, c: BenchCase, runs: n
   const cold: number[] = [];
   for (let i = 0; i < runs; i++) {
     const ep = await open();
-    cold.push(await timeMs(() => ep.query(c.endpoint, c.params)));
+    cold.push(await timeMs(() => ep.query(c.endpoint as string, c.params)));
     await ep.close();
   }
   if (options.warm === false) return { warm: [], cold };
   const ep = await open();
   const warm: number[] = [];
   try {
-    await ep.query(c.endpoint, c.params);
-    for (let i = 0; i < runs; i++) warm.push(await timeMs(() => ep.query(c.endpoint, c.params)));
+    await ep.query(c.endpoint as string, c.params);
+    for (let i = 0; i < runs; i++) warm.push(await timeMs(() => ep.query(c.endpoint as string, c.params)));
   } finally {
     await ep.close();
   }
@@ -51,8 +51,8 @@ export async function measureLibrary(sources: SourceGlobs, c: BenchCase, runs: n
  */
 export async function measureBareDuckDB(sources: SourceGlobs, c: BenchCase, runs: number, sqlOf: 'current' | 'old' = 'current'): Promise<Samples> {
   const definition = findDefinition(c.endpoint);
-  const request = engineRequest(definition, definition.plan(normalizeParams(definition, c.params), REFERENCE));
-  const source = QUERY_SOURCES[c.endpoint];
+  const request = planQuery(definition, normalizeParams(definition, c.params), REFERENCE);
+  const source = sourcesReadBy(definition.sql.duckdb)[0]!;
   const globs = sources[source];
   const connect = async () => {
     const instance = await DuckDBInstance.create(':memory:', { threads: String(DUCKDB.threads), autoinstall_known_extensions: 'false' });
@@ -70,8 +70,8 @@ export async function measureBareDuckDB(sources: SourceGlobs, c: BenchCase, runs
   // `old`: the SQL of queries/duckdb/ before this round of speed work (bench/baseline-sql/), the
   // baseline the library must now beat, over the same files and with the same parameters.
   const sql = sqlOf === 'current'
-    ? fullQuerySql(c.endpoint, files)
-    : `WITH ${RELATION_NAME[source]} AS (\n${sourceRelation(source, files)}\n)\n${readFileSync(new URL(`./baseline-sql/${c.endpoint}.sql`, import.meta.url), 'utf8')}`;
+    ? fullQuerySql(definition.sql.duckdb, { [source]: files })
+    : `WITH ${relationOf(source)} AS (\n${sourceRelation(source, files)}\n)\n${readFileSync(new URL(`./baseline-sql/${c.endpoint}.sql`, import.meta.url), 'utf8')}`;
   setup.connection.closeSync();
   setup.instance.closeSync();
   const open = async () => {

@@ -117,9 +117,9 @@ export async function measureManaged(dataset: Dataset, cases: BenchCase[], runs:
       }
 
       const warm = async (ep: Endpoints, c: BenchCase) => {
-        await ep.query(c.endpoint, c.params);
+        await ep.query(c.endpoint as string, c.params);
         const sample: number[] = [];
-        for (let i = 0; i < runs; i++) sample.push(await timeMs(() => ep.query(c.endpoint, c.params)));
+        for (let i = 0; i < runs; i++) sample.push(await timeMs(() => ep.query(c.endpoint as string, c.params)));
         return summarize(sample);
       };
       // Before the writer starts: the layout alone, without ingest and compaction sharing the cores.

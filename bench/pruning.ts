@@ -1,9 +1,9 @@
 import { DuckDBInstance } from '@duckdb/node-api';
 import type { SourceGlobs } from '../src/index';
-import { engineRequest } from '../src/definitions/definition';
-import { normalizeParams } from '../src/definitions/normalize-params';
+import { planQuery } from '../src/definitions/plan-query';
+import { normalizeParams } from '../src/definitions/params';
 import { findDefinition } from '../src/definitions/registry';
-import { bindRequest, fullQuerySql, QUERY_SOURCES } from '../src/engine/duckdb/duckdb-engine';
+import { bindRequest, fullQuerySql, sourcesReadBy } from '../src/engine/duckdb/duckdb-engine';
 import { earliestDayOf, parquetFilesOf } from '../src/engine/duckdb/list-files';
 import { parquetSchema } from '../src/engine/duckdb/parquet-schema';
 import type { BenchCase } from './cases';
@@ -16,8 +16,9 @@ import { REFERENCE } from './dataset';
  */
 export async function scannedRows(sources: SourceGlobs, c: BenchCase): Promise<{ scanned: number; total: number; files: number; allFiles: number }> {
   const definition = findDefinition(c.endpoint);
-  const request = engineRequest(definition, definition.plan(normalizeParams(definition, c.params), REFERENCE));
-  const globs = sources[QUERY_SOURCES[c.endpoint]];
+  const request = planQuery(definition, normalizeParams(definition, c.params), REFERENCE);
+  const source = sourcesReadBy(definition.sql.duckdb)[0]!;
+  const globs = sources[source];
   const list = typeof globs === 'string' ? [globs] : [...(globs ?? [])];
   const instance = await DuckDBInstance.create(':memory:', { threads: '2' });
   const connection = await instance.connect();
@@ -26,7 +27,7 @@ export async function scannedRows(sources: SourceGlobs, c: BenchCase): Promise<{
     const earliestDay = earliestDayOf(request.notBefore);
     const all = { parquet: await parquetFilesOf(list) };
     const parquet = await parquetFilesOf(list, earliestDay);
-    const sql = fullQuerySql(c.endpoint, { ndjson: [], parquet, parquetTypes: await parquetSchema(connection, parquet) });
+    const sql = fullQuerySql(definition.sql.duckdb, { [source]: { ndjson: [], parquet, parquetTypes: await parquetSchema(connection, parquet) } });
     const prepared = await connection.prepare(`EXPLAIN ANALYZE ${sql}`);
     bindRequest(prepared, request);
     const plan = String((await prepared.runAndReadAll()).getRows()[0]?.[1] ?? '');

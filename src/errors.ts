@@ -22,22 +22,24 @@ export class LogEndpointsError extends Error {
     if (options?.retryAfterSeconds !== undefined) this.retryAfterSeconds = options.retryAfterSeconds;
   }
 
-  /** The JSON error body of the HTTP API (contract §6). */
-  toJSON(): { code: ErrorCode; message: string; status: number; param?: string; index?: number } {
+  /** The JSON error body of the HTTP API (docs/http.md, "Errors"). */
+  toJSON(): { code: ErrorCode; message: string; status: number; param?: string; index?: number; rule?: string } {
     return { code: this.code, message: this.message, status: this.status };
   }
 }
 
-/** Stable error codes; the HTTP status of each is fixed (contract §6). */
+/** Stable error codes; the HTTP status of each is fixed (docs/semantics.md, "Errors and statuses"). */
 export type ErrorCode =
   | 'invalid_parameter'
+  // A caller's SQL (`sql`, sandboxed endpoints) that breaks a sandbox rule or does not run (docs/sandboxing.md).
+  | 'invalid_sql'
   | 'unauthorized'
   | 'not_found'
   | 'method_not_allowed'
   // HTTP only: a request the adapter cannot read (malformed percent-encoding) or a URL past its limit (414).
   | 'bad_request'
   | 'uri_too_long'
-  // Ingest (contract §7): a body that is not a batch of events, one past the size limit, an encoding we cannot read.
+  // Ingest (docs/ingest.md): a body that is not a batch of events, one past the size limit, an encoding we cannot read.
   | 'invalid_body'
   | 'payload_too_large'
   | 'unsupported_media_type'
@@ -67,6 +69,41 @@ export class InvalidParameterError extends LogEndpointsError {
     return { ...super.toJSON(), param: this.param };
   }
 }
+
+/**
+ * A caller's SQL sent to a sandboxable endpoint (`sql`) that is refused before it runs, because
+ * it breaks a sandbox rule (`rule` names which), or that the engine could not run (`rule` is
+ * `query`). The message says what to change; it never holds a file path, a setting or an
+ * environment value. The rules are in docs/sandboxing.md.
+ *
+ * @example
+ * await ep.query('logs.all', params, { sql: "select * from read_text('/etc/passwd')" })
+ * // throws InvalidSqlError: code 'invalid_sql', status 400, rule 'table_function'
+ */
+export class InvalidSqlError extends LogEndpointsError {
+  readonly rule: SandboxRule;
+  constructor(rule: SandboxRule, message: string, options?: { cause?: unknown }) {
+    super('invalid_sql', 400, message, options);
+    this.rule = rule;
+  }
+  override toJSON() {
+    return { ...super.toJSON(), rule: this.rule };
+  }
+}
+
+/** The sandbox rules a caller's SQL can break (docs/sandboxing.md, "The rules"). */
+export type SandboxRule =
+  | 'too_long'
+  | 'syntax'
+  | 'one_statement'
+  | 'select_only'
+  | 'table'
+  | 'table_function'
+  | 'function'
+  | 'parameter'
+  | 'construct'
+  | 'type'
+  | 'query';
 
 /**
  * No endpoint has that name or UUID.

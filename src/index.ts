@@ -1,5 +1,24 @@
 // The public surface of log-endpoints. Everything a user imports from 'log-endpoints' is here.
-export { createEndpoints } from './create-endpoints';
+export { createEndpoints } from './api/create-endpoints';
+// Endpoints and sources as definitions (docs/definitions.md): the built-ins are made the same way.
+export { defineEndpoint } from './definitions/define-endpoint';
+export type { EndpointConfig } from './definitions/define-endpoint';
+export { p } from './definitions/params';
+export type { AnyParam, Param, ParamFormat, ParamInput, ParamsOf } from './definitions/params';
+export type { ColumnDeclaration, RowOf } from './definitions/columns';
+export type {
+  AnyEndpointDefinition,
+  BindContext,
+  BindValue,
+  BucketSeries,
+  DefinitionParams,
+  DefinitionRow,
+  EndpointDefinition,
+} from './definitions/definition';
+export { functionsInvocationStats, logsAll, usageApiCounts } from './definitions/registry';
+export { defineSource } from './sources/source-descriptor';
+export type { SourceColumn, SourceColumnDeclaration, SourceConfig, SourceDescriptor } from './sources/source-descriptor';
+export { edgeLogs, functionEdgeLogs } from './sources/registry';
 export type {
   CacheStatus,
   Endpoints,
@@ -12,8 +31,9 @@ export type {
   QueryOptions,
   ArrowQueryResult,
   ManagedStorageInfo,
-} from './create-endpoints';
-// Managed storage and ingest (contract §7): `createEndpoints({ storage })`, `ep.ingest(source, events)`.
+  RawParams,
+} from './api/create-endpoints';
+// Managed storage and ingest (docs/ingest.md): `createEndpoints({ storage })`, `ep.ingest(source, events)`.
 export type { ClickHouseShipping, StorageOptions } from './ingest/storage-options';
 // `storage.clickhouse` also takes a loader (`clickhouseLoader` of 'log-endpoints/clickhouse' is one).
 export type { ShipTarget } from './storage/managed/clickhouse-shipper';
@@ -25,14 +45,16 @@ export {
   InvalidBodyError,
   InvalidOptionError,
   InvalidParameterError,
+  InvalidSqlError,
   LogEndpointsError,
   NotFoundError,
   PayloadTooLargeError,
 } from './errors';
-export type { ErrorCode } from './errors';
+export type { ErrorCode, SandboxRule } from './errors';
 export type { EndpointDescription } from './definitions/describe';
 export type { Catalog, CatalogOptions, CatalogProject } from './definitions/catalog';
-export type { CachePolicy, ColumnSpec, ColumnType, EndpointName, ParamSpec } from './definitions/definition';
+export type { CachePolicy, ColumnSpec, ColumnType, ParamSpec } from './definitions/definition';
+export type { EndpointName } from './definitions/registry';
 export type {
   FunctionsInvocationStatsParams,
   FunctionsInvocationStatsRow,
@@ -47,7 +69,7 @@ export type { MemoryCache, MemoryCacheOptions } from './cache/memory-cache';
 export type { CacheEntry, CacheLock, ResultCache } from './cache/result-cache';
 export type { CacheCounters } from './cache/cache-layer';
 export type { CachePolicyOverrides } from './cache/cache-policy';
-export type { CacheScheduler } from './cache/scheduler';
+export type { CacheScheduler } from './util/scheduler';
 export type { CacheClock } from './cache/real-clock';
 export type {
   Engine,
@@ -63,5 +85,7 @@ export type {
 } from './engine/engine';
 export type { SourceGlobs } from './engine/duckdb/duckdb-engine';
 export { compactLogs } from './storage/compact';
+export { checkDataDir } from './storage/check-data-dir';
+export type { DataDirProblem, DataDirReport } from './storage/check-data-dir';
 export type { CompactOptions, CompactResult, CompactStage } from './storage/compact';
 export type { SkippedFile, SkipReason } from './storage/file-checks';

@@ -1,5 +1,5 @@
 // log-endpoints/node: the HTTP API as a node:http request listener (and Express / Connect middleware).
-import type { Endpoints } from './create-endpoints';
+import type { Endpoints } from './api/create-endpoints';
 import { createHandler } from './http/create-handler';
 import type { HandlerOptions } from './http/handler-options';
 import { toNodeListener, type NodeListener } from './node/to-node-listener';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EngineError, InvalidParameterError, LogEndpointsError, NotFoundError, type Endpoints } from '../src/index';
-import { QueryGate } from '../src/engine/query-gate';
+import { QueryGate } from '../src/util/query-gate';
 import { edgeEvent, endpointsAt, functionEvent, tempDir, writeLines } from './support/log-files';
 
 const NOW = '2026-11-21T12:00:00Z';
@@ -72,7 +72,7 @@ describe('the library API', () => {
 
   it('ignores unknown parameters', async () => {
     const plain = await ep.query('logs.all', { project: 'abc', project_tier: 'FREE' });
-    const extra = await ep.query('logs.all', { project: 'abc', project_tier: 'FREE', Project: 'zzz', limit: '1', foo: 'bar' });
+    const extra = await ep.query('logs.all' as string, { project: 'abc', project_tier: 'FREE', Project: 'zzz', limit: '1', foo: 'bar' });
     expect(extra.result).toEqual(plain.result);
   });
 
@@ -91,7 +91,7 @@ describe('the library API', () => {
   });
 
   it('errors carry a stable code, an HTTP status and a JSON form', async () => {
-    const error = (await ep.query('usage.api-counts', { project: 'abc' }).catch((e: unknown) => e)) as InvalidParameterError;
+    const error = (await ep.query('usage.api-counts' as string, { project: 'abc' }).catch((e: unknown) => e)) as InvalidParameterError;
     expect(error).toBeInstanceOf(LogEndpointsError);
     expect(error.toJSON()).toEqual({ code: 'invalid_parameter', status: 400, param: 'interval', message: 'Parameter "interval" is required.' });
   });

@@ -98,7 +98,7 @@ describe('result cache (in memory)', () => {
   it('shares one entry between calls by name and by UUID', async () => {
     const { ep, probe, store } = await setup();
     expect((await ep.query('usage.api-counts', { project: 'abc', interval: 'daily' })).cache).toBe('miss');
-    expect((await ep.query(USAGE_ID, { project: 'abc', interval: 'daily' })).cache).toBe('hit');
+    expect((await ep.query(USAGE_ID as string, { project: 'abc', interval: 'daily' })).cache).toBe('hit');
     expect((await ep.query(USAGE_ID.toUpperCase(), { project: 'abc', interval: 'daily' })).cache).toBe('hit');
     expect((await ep.usageApiCounts({ project: 'abc', interval: 'daily' })).length).toBe(1);
     expect(probe.runs).toBe(1);
@@ -126,9 +126,9 @@ describe('result cache (in memory)', () => {
 
   it('validates before the cache: a bad parameter creates no entry and runs no query', async () => {
     const { ep, probe, store } = await setup();
-    await expect(ep.query('usage.api-counts', { project: 'abc', interval: 'weekly' })).rejects.toBeInstanceOf(InvalidParameterError);
+    await expect(ep.query('usage.api-counts' as string, { project: 'abc', interval: 'weekly' })).rejects.toBeInstanceOf(InvalidParameterError);
     await expect(ep.query('usage.api-counts', { project: '(', interval: 'daily' })).rejects.toBeInstanceOf(InvalidParameterError);
-    await expect(ep.query('functions.invocation-stats', { interval: '1day' })).rejects.toBeInstanceOf(InvalidParameterError);
+    await expect(ep.query('functions.invocation-stats' as string, { interval: '1day' })).rejects.toBeInstanceOf(InvalidParameterError);
     expect(store.entries).toBe(0);
     expect(probe.runs).toBe(0);
     expect(ep.stats()).toMatchObject({ cacheMisses: 0, cacheHits: 0 });
@@ -237,12 +237,12 @@ describe('result cache (in memory)', () => {
     const flaky = flakyStore();
     const { ep, probe } = await setup({ cache: flaky.store, storeTimeoutMs: 20 });
     const params = { project: 'abc', interval: 'daily' };
-    expect((await ep.query('usage.api-counts', params)).cache).toBe('miss');
-    expect((await ep.query('usage.api-counts', params)).cache).toBe('hit');
+    expect((await ep.query('usage.api-counts' as string, params)).cache).toBe('miss');
+    expect((await ep.query('usage.api-counts' as string, params)).cache).toBe('hit');
     flaky.mode.get = 'hang';
     flaky.mode.set = 'hang';
     // Neither hung read nor hung write holds the call: it answers from the engine.
-    const answer = await ep.query('usage.api-counts', params);
+    const answer = await ep.query('usage.api-counts' as string, params);
     expect(answer.cache).toBe('miss');
     expect(answer.result).toHaveLength(1);
     expect(probe.runs).toBe(2);
@@ -250,7 +250,7 @@ describe('result cache (in memory)', () => {
     expect(ep.stats().cacheErrors).toBe(2);
     flaky.recover();
     await settle();
-    expect((await ep.query('usage.api-counts', params)).cache).toBe('hit');
+    expect((await ep.query('usage.api-counts' as string, params)).cache).toBe('hit');
     expect(ep.stats().cacheErrors).toBe(2);
     await ep.close();
   });
@@ -259,7 +259,7 @@ describe('result cache (in memory)', () => {
     const flaky = flakyStore();
     const { ep, time, probe } = await setup({ cache: flaky.store, storeTimeoutMs: 20 });
     const params = { project: 'abc', interval: 'daily' };
-    await ep.query('usage.api-counts', params);
+    await ep.query('usage.api-counts' as string, params);
     flaky.mode.tryLock = 'hang';
     await time.advance(300_000); // the refresh waits 20 ms for the lock, then leaves this interval alone
     expect(probe.runs).toBe(1);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { cacheKey } from '../src/cache/cache-key';
-import { normalizeParams } from '../src/definitions/normalize-params';
+import { normalizeParams } from '../src/definitions/params';
 import { findDefinition } from '../src/definitions/registry';
 
 const key = (nameOrId: string, raw: Record<string, unknown>) => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { cacheKey } from '../src/cache/cache-key';
-import { timerScheduler } from '../src/cache/scheduler';
-import { normalizeParams } from '../src/definitions/normalize-params';
+import { timerScheduler } from '../src/util/scheduler';
+import { normalizeParams } from '../src/definitions/params';
 import { findDefinition } from '../src/definitions/registry';
 import { createDuckDBEngine } from '../src/engine/duckdb/duckdb-engine';
 import { createEndpoints, EngineError, memoryCache, type Engine, type EndpointsOptions } from '../src/index';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Endpoints } from '../src/index';
+import { InvalidOptionError, type Endpoints } from '../src/index';
 import { edgeEvent, endpointsAt, functionEvent, tempDir, writeLines } from './support/log-files';
 
 const NOW = '2026-11-21T12:00:00Z';
@@ -42,7 +42,7 @@ describe('ep.catalog()', () => {
   it('looks back as many days as asked, and refuses a window it cannot mean', async () => {
     expect((await ep.catalog({ days: 1 })).projects.map((p) => p.project)).toEqual(['busy', 'quiet', 'fn-only']);
     expect((await ep.catalog({ days: 30 })).projects.map((p) => p.project)).toContain('old');
-    await expect(ep.catalog({ days: 0 })).rejects.toThrow(RangeError);
+    await expect(ep.catalog({ days: 0 })).rejects.toThrow(InvalidOptionError);
     await expect(ep.catalog({ days: 91 })).rejects.toThrow(/1 to 90/);
   });
 });

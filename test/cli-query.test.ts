@@ -56,7 +56,7 @@ describe('log-endpoints query, as a process', () => {
     const r = await runCli(['query', 'usage.api-counts', '-p', 'project=abc', '-p', 'interval=weekly', ...sources]);
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toBe('error [invalid_parameter]: Parameter "interval" must be one of hourly, daily, minutely.\n');
+    expect(r.stderr).toBe('error [invalid_parameter]: Parameter "interval" must be one of hourly, daily, minutely, 15min, 30min, 1hr, 3hr, 1day, 3day, 7day.\n');
   });
 
   it('writes an Arrow IPC stream when redirected', async () => {

@@ -9,6 +9,7 @@ import { bindParams, placeholders } from '../src/engine/clickhouse/bind-params';
 import { clickhouseErrorCode, patternProblem, toEngineError } from '../src/engine/clickhouse/classify-error';
 import { decodeRows } from '../src/engine/clickhouse/decode-rows';
 import { stripComments, preparedQuerySql } from '../src/engine/clickhouse/query-files';
+import { querySql } from '../src/sql/query-files';
 import { RowBinaryWriter } from '../src/engine/clickhouse/row-binary';
 import { multipart } from '../src/engine/clickhouse/run-sql';
 import { schemaStatements } from '../src/engine/clickhouse/schema';
@@ -167,8 +168,8 @@ describe('saved queries', () => {
       'catalog.functions': ['after', 'max_rows'],
     } as const;
     for (const [name, params] of Object.entries(bound)) {
-      const source = name === 'functions.invocation-stats' || name === 'catalog.functions' ? 'functionEdgeLogs' : 'edgeLogs';
-      const sql = preparedQuerySql(name as keyof typeof bound, source, '`logs`.`t`');
+      const relation = name === 'functions.invocation-stats' || name === 'catalog.functions' ? 'function_edge_logs' : 'edge_logs';
+      const sql = preparedQuerySql(querySql('clickhouse', name), new Map([[relation, '`logs`.`t`']]));
       expect(sql).toContain('FROM `logs`.`t`');
       expect(sql).not.toContain('--');
       expect(placeholders(sql).map((p) => p.name).sort()).toEqual([...params].sort());

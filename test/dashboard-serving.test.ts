@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultAssetsDir } from '../src/dashboard/dashboard-assets';
-import { DASHBOARD_CSP } from '../src/dashboard/serve-dashboard';
+import { DASHBOARD_CSP } from '../src/http/serve-dashboard';
 import { createHandler, type HandlerOptions } from '../src/http';
 import { createEndpoints, type Endpoints } from '../src/index';
 import { toNodeListener } from '../src/node';

@@ -237,7 +237,7 @@ describe('commit markers of managed storage are the only lines left out', () => 
   });
 });
 
-describe('timestamps by magnitude (contract §1.3)', () => {
+describe('timestamps by magnitude (docs/semantics.md, "Timestamps")', () => {
   const tmp = tempDir('le-magnitude-');
   let duck: DuckDBInstance;
   beforeAll(async () => {

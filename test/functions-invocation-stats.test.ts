@@ -107,7 +107,7 @@ describe('functions.invocation-stats', () => {
     expect(await ep.functionsInvocationStats({ project: 'nobody', interval: '1hr' })).toEqual([]);
   });
 
-  it('p95 and p99 lie within the contract accuracy bound', async () => {
+  it('p95 and p99 lie within the accuracy bound of docs/semantics.md, "functions.invocation-stats"', async () => {
     setNow(NOW);
     const [row] = await ep.functionsInvocationStats({ project: 'pct', interval: '1hr' });
     // n = 100, values 1..100: p95 in [v94, v96], p99 in [v98, v100]
@@ -133,7 +133,7 @@ describe('functions.invocation-stats', () => {
   it('rejects a missing or empty project or interval, naming it', async () => {
     setNow(NOW);
     for (const params of [{ interval: '1hr' }, { project: '', interval: '1hr' }, { project: 'stats' }, { project: 'stats', interval: '' }]) {
-      const error = await ep.query('functions.invocation-stats', params).catch((e: unknown) => e);
+      const error = await ep.query('functions.invocation-stats' as string, params).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(InvalidParameterError);
       expect((error as InvalidParameterError).param).toBe('project' in params && params.project ? 'interval' : 'project');
     }

@@ -90,7 +90,7 @@ describe('routes', () => {
     }
   });
 
-  it('returns the rows of the library, shaped as contract §4', async () => {
+  it('returns the rows of the library, shaped as docs/semantics.md, "Values in results"', async () => {
     const { json } = await get(`/api/endpoints/logs.all?${PARAMS['logs.all']}`);
     expect(json.result.map((r: any) => r.id)).toEqual(['e2', 'e1', 'e3']);
     expect(json.result[0].timestamp).toBe('2026-11-21T11:30:00.000001Z');
@@ -107,7 +107,7 @@ describe('routes', () => {
     );
     const usage = list.json.result.find((d: any) => d.name === 'usage.api-counts');
     expect(usage.cache).toEqual({ ttlSeconds: 900, warmingSeconds: 300 });
-    expect(usage.params.find((p: any) => p.name === 'interval').values).toEqual(['hourly', 'daily', 'minutely']);
+    expect(usage.params.find((p: any) => p.name === 'interval').values).toEqual(['hourly', 'daily', 'minutely', '15min', '30min', '1hr', '3hr', '1day', '3day', '7day']);
     expect((await get('/api/endpoints', { headers: { 'X-API-KEY': '' } })).status).toBe(401);
   });
 
@@ -125,7 +125,7 @@ describe('routes', () => {
       );
     }
     const interval = doc.json.paths['/api/endpoints/usage.api-counts'].get.parameters.find((p: any) => p.name === 'interval');
-    expect(interval.schema.enum).toEqual(['hourly', 'daily', 'minutely']);
+    expect(interval.schema.enum).toEqual(['hourly', 'daily', 'minutely', '15min', '30min', '1hr', '3hr', '1day', '3day', '7day']);
     expect(doc.json.components.securitySchemes.apiKey).toEqual({ type: 'apiKey', in: 'header', name: 'X-API-KEY' });
   });
 
@@ -220,14 +220,17 @@ describe('headers', () => {
 });
 
 describe('errors', () => {
-  it('405 method_not_allowed with Allow for every method but GET and HEAD', async () => {
-    for (const method of ['POST', 'PUT', 'DELETE', 'PATCH']) {
+  it('405 method_not_allowed with Allow for every method but GET and HEAD (and POST on query routes)', async () => {
+    for (const method of ['PUT', 'DELETE', 'PATCH']) {
       const r = await get(`/api/endpoints/logs.all?${PARAMS['logs.all']}`, { method });
       expect(r.status).toBe(405);
-      expect(r.headers.get('allow')).toBe('GET, HEAD');
+      expect(r.headers.get('allow')).toBe('GET, HEAD, POST');
       expect(r.json.error).toEqual({ code: 'method_not_allowed', message: expect.any(String), status: 405 });
     }
-    expect((await get('/health', { method: 'POST' })).status).toBe(405);
+    for (const path of ['/health', '/api/endpoints', '/api/catalog']) {
+      const r = await get(path, { method: 'POST' });
+      expect([path, r.status, r.headers.get('allow')]).toEqual([path, 405, 'GET, HEAD']);
+    }
     const raw = await rawRequest(server.port, 'BREW /api/endpoints/logs.all HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
     expect([400, 405]).toContain(raw.status);
   });
@@ -392,7 +395,8 @@ describe('options', () => {
         headers: { Origin: 'https://app.example.com', 'Access-Control-Request-Method': 'GET', 'Access-Control-Request-Headers': 'x-api-key' },
       });
       expect(preflight.status).toBe(204);
-      expect(preflight.headers.get('access-control-allow-methods')).toBe('GET, HEAD, OPTIONS');
+      // Query routes take POST too: a caller's SQL in a JSON body (docs/sandboxing.md).
+      expect(preflight.headers.get('access-control-allow-methods')).toBe('GET, HEAD, POST, OPTIONS');
       expect(preflight.headers.get('access-control-allow-headers')).toContain('X-API-KEY');
       // Errors are readable cross-origin too.
       const denied = await fetch(`${cors.url}/api/endpoints/logs.all`, { headers: { Origin: 'https://app.example.com' } });

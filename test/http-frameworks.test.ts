@@ -9,7 +9,7 @@ import { createHandler } from '../src/http';
 import { toNodeListener } from '../src/node';
 import { edgeEvent, tempDir, writeLines } from './support/log-files';
 
-// The mounting snippets of the README, each checked through a real socket.
+// The mounting snippets of docs/http.md, each checked through a real socket.
 const KEY = 'framework-key';
 const QUERY = '/logs/api/endpoints/logs.all?project=abc&project_tier=FREE';
 const tmp = tempDir('le-frameworks-');
@@ -38,9 +38,12 @@ async function checkMounted(base: string) {
   expect(head.status).toBe(200);
   expect(await head.text()).toBe('');
   expect((await fetch(`${base}/logs/health`)).status).toBe(200);
-  const post = await fetch(`${base}${QUERY}`, { method: 'POST', headers: { 'X-API-KEY': KEY } });
-  expect(post.status).toBe(405);
-  expect(post.headers.get('allow')).toBe('GET, HEAD');
+  // A POST's JSON body reaches the handler whole (a caller's SQL, refused: the endpoint is not sandboxable).
+  const post = await fetch(`${base}${QUERY}`, { method: 'POST', headers: { 'X-API-KEY': KEY, 'Content-Type': 'application/json' }, body: '{"sql":"select 1"}' });
+  expect([post.status, ((await post.json()) as any).error.param]).toEqual([400, 'sql']);
+  const put = await fetch(`${base}${QUERY}`, { method: 'PUT', headers: { 'X-API-KEY': KEY } });
+  expect(put.status).toBe(405);
+  expect(put.headers.get('allow')).toBe('GET, HEAD, POST');
   const own = await fetch(`${base}/`);
   expect(await own.text()).toBe('my app');
 }
@@ -96,6 +99,9 @@ describe('mounting', () => {
 
   it('Fastify: a catch-all route under the base path hands the raw request over', async () => {
     const app = Fastify();
+    // Bodies are the handler's to read (ingest batches, a caller's SQL as JSON): Fastify would parse them first.
+    app.removeAllContentTypeParsers();
+    app.addContentTypeParser('*', (_request, _payload, done) => done(null));
     const listener = toNodeListener(createHandler(ep, { apiKeys: [KEY], basePath: '/logs' }));
     app.all('/logs/*', (request, reply) => {
       reply.hijack();

@@ -12,7 +12,7 @@ const tmp = tempDir('le-clients-');
 let server: ReturnType<typeof spawnCli>;
 let url: string;
 
-// A real `serve --data-dir` (the command the README's configurations are written for), on the
+// A real `serve --data-dir` (the command docs/ingest.md's configurations are written for), on the
 // real clock: pino stamps events with the time they are logged.
 beforeAll(async () => {
   server = spawnCli(['serve', '--data-dir', tmp.path('data'), '--api-key', KEY, '--ingest-key', INGEST_KEY, '--port', '0']);
@@ -35,7 +35,7 @@ async function query(endpoint: string, params: string): Promise<any[]> {
 
 /**
  * The lines pino-logflare has delivered, waited for: it sends a batch on its own timer (1 s).
- * (Its close sends the last batch once more, a bug of pino-logflare 0.5.2 the README tells
+ * (Its close sends the last batch once more, a bug of pino-logflare 0.5.2 docs/ingest.md tells
  * about, so the tests read before they end the transport.)
  */
 async function delivered(project: string, lines: number): Promise<any[]> {
@@ -53,7 +53,7 @@ async function end(transport: ReturnType<typeof pino.transport>): Promise<void> 
 }
 
 describe('pino with pino-logflare', () => {
-  it('the README setup ships log lines that logs.all then serves', async () => {
+  it('the docs/ingest.md setup ships log lines that logs.all then serves', async () => {
     const transport = pino.transport({
       target: 'pino-logflare',
       options: {
@@ -101,7 +101,7 @@ describe('pino with pino-logflare', () => {
  * The bodies Vector's `http` sink sends with `encoding.codec: json` and `compression: gzip`: a
  * gzipped JSON array, `Content-Type: application/json`, the key in `x-api-key`. The events have
  * the shapes Supabase's self-hosted `docker/volumes/logs/vector.yml` produces (docker_logs ->
- * project_logs -> kong_logs / functions_logs), plus the README's one extra line that gives Kong's
+ * project_logs -> kong_logs / functions_logs), plus docs/ingest.md's one extra line that gives Kong's
  * events a URL.
  */
 describe('Vector http sink (Supabase self-hosted shapes)', () => {
@@ -160,7 +160,7 @@ describe('Vector http sink (Supabase self-hosted shapes)', () => {
     expect(rows[0].timestamp).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}123Z$/);
     expect(rows.every((r) => /^[0-9a-f-]{36}$/.test(r.id))).toBe(true);
 
-    // The error line has no URL (the README's remap gives one to access lines only): not counted.
+    // The error line has no URL (docs/ingest.md's remap gives one to access lines only): not counted.
     const usage = await query('usage.api-counts', 'project=default&interval=daily');
     const total = (column: string) => usage.reduce((sum, r) => sum + r[column], 0);
     expect([total('total_rest_requests'), total('total_auth_requests'), total('total_realtime_requests'), total('total_storage_requests')]).toEqual([1, 1, 1, 1]);
@@ -173,7 +173,7 @@ describe('Vector http sink (Supabase self-hosted shapes)', () => {
       metadata: { project_ref: 'default' },
       timestamp: iso(msAgo),
     });
-    // The contract's richer shape (§1.2), as a relay with execution times sends it.
+    // The richer shape of docs/semantics.md, "Event shapes", as a relay with execution times sends it.
     const invocation = (ms: number, status: number, msAgo: number) => ({
       event_message: `POST | ${status} | http://localhost:8000/functions/v1/hello`,
       metadata: { project_ref: 'default', function_id: 'hello', execution_time_ms: ms, request: { method: 'POST', pathname: '/hello' }, response: { status_code: status } },

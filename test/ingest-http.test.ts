@@ -143,15 +143,18 @@ describe('ingest routes', () => {
     expect(missing.json.error).toMatchObject({ code: 'invalid_parameter', param: 'source_name' });
   });
 
-  it('other methods on ingest routes are 405 with Allow: POST; POST elsewhere is 405 with Allow: GET, HEAD', async () => {
+  it('other methods on ingest routes are 405 with Allow: POST; POST elsewhere is 405 with Allow: GET, HEAD, or a query', async () => {
     for (const method of ['GET', 'HEAD', 'PUT', 'DELETE']) {
       const response = await fetch(`${server.url}/api/logs${EDGE}`, { method, headers: { 'X-API-KEY': KEY } });
       expect(response.status, method).toBe(405);
       expect(response.headers.get('allow'), method).toBe('POST');
     }
+    const list = await post(server, '/api/endpoints', '[]');
+    expect(list.status).toBe(405);
+    expect(list.headers.get('allow')).toBe('GET, HEAD');
+    // Query routes take POST for a caller's SQL ({"sql": ...}, docs/sandboxing.md): a batch there is a bad body.
     const query = await post(server, '/api/endpoints/logs.all?project=abc&project_tier=FREE', '[]');
-    expect(query.status).toBe(405);
-    expect(query.headers.get('allow')).toBe('GET, HEAD');
+    expect([query.status, query.json.error.code]).toEqual([400, 'invalid_body']);
   });
 
   it('keys: none or a wrong one is 401; an ingest key ingests but may not query; a query key does both; ?api_key= works for ingest', async () => {

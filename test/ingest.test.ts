@@ -172,12 +172,12 @@ describe('ep.ingest', () => {
   });
 
   it('a configured name must map to a source and not shadow a Logflare name', async () => {
-    await expect(createEndpoints({ storage: { dataDir: tmp.path('bad-names'), sourceNames: { x: 'postgres' as never } } })).rejects.toThrow(RangeError);
+    await expect(createEndpoints({ storage: { dataDir: tmp.path('bad-names'), sourceNames: { x: 'postgres' as never } } })).rejects.toMatchObject({ code: 'invalid_option', option: 'storage.sourceNames["x"]' });
     await expect(createEndpoints({ storage: { dataDir: tmp.path('bad-names-2'), sourceNames: { 'deno-relay-logs': 'edgeLogs' } } })).rejects.toThrow(/already taken/);
   });
 });
 
-describe('timestamps (contract §1.3)', () => {
+describe('timestamps (docs/semantics.md, "Timestamps")', () => {
   const at = (iso: string) => BigInt(Date.parse(iso)) * 1000n;
   it.each([
     ['2026-11-21T10:15:02.123456Z', at('2026-11-21T10:15:02.123Z') + 456n],
@@ -205,7 +205,7 @@ describe('timestamps (contract §1.3)', () => {
   });
 });
 
-describe('bodies (contract §7)', () => {
+describe('bodies (docs/ingest.md, "Requests")', () => {
   const body = (text: string) => Buffer.from(text);
   it('takes {"batch": [...]}, a JSON array, one event object, and NDJSON', () => {
     expect(parseEvents(body('{"batch":[{"a":1},{"a":2}]}'), 'application/json')).toEqual([{ a: 1 }, { a: 2 }]);

@@ -134,9 +134,22 @@ describe('logs.all', () => {
     }
   });
 
-  it('requires project and project_tier', async () => {
+  it('requires project; project_tier absent or empty is FREE (Supabase Studio never sends it)', async () => {
     setNow(NOW);
-    await expect(ep.query('logs.all', { project: 'range' })).rejects.toMatchObject({ param: 'project_tier' });
-    await expect(ep.query('logs.all', { project_tier: 'FREE' })).rejects.toMatchObject({ param: 'project' });
+    await expect(ep.query('logs.all' as string, { project_tier: 'FREE' })).rejects.toMatchObject({ param: 'project' });
+    // tier-PRO has an entry inside the PRO window only; tier-FREE one inside the FREE window.
+    expect(await ep.logsAll({ project: 'tier-PRO' })).toEqual([]);
+    expect(await ep.logsAll({ project: 'tier-PRO', project_tier: '' })).toEqual([]);
+    expect((await ep.logsAll({ project: 'tier-FREE' })).map((r) => r.id)).toEqual(['inside']);
+    expect((await ep.logsAll({ project: 'tier-FREE', project_tier: '' })).map((r) => r.id)).toEqual(['inside']);
+  });
+
+  it('refuses a start after the end (an empty answer would hide the swap), naming the start', async () => {
+    setNow(NOW);
+    const error = await ep.logsAll({ project: 'range', iso_timestamp_start: '2026-11-21T10:00:00Z', iso_timestamp_end: '2026-11-21T09:59:59.999999Z' }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'invalid_parameter', status: 400, param: 'iso_timestamp_start' });
+    expect((error as Error).message).toMatch(/after "iso_timestamp_end"/);
+    // Equal bounds are a legal (empty: start is exclusive) range.
+    await expect(ep.logsAll({ project: 'range', iso_timestamp_start: '2026-11-21T10:00:00Z', iso_timestamp_end: '2026-11-21T10:00:00Z' })).resolves.toEqual([]);
   });
 });

@@ -18,7 +18,7 @@ afterAll(() => {
 const open = (dataDir: string) =>
   createEndpoints({ storage: { dataDir, maxSegmentBytes: 8 * 1024 }, now: () => new Date(CENSUS_NOW), cache: false });
 
-describe('managed storage (contract §7): read your writes, each event once, however compaction interleaves', () => {
+describe('managed storage (docs/ingest.md): read your writes, each event once, however compaction interleaves', () => {
   it('every acknowledged event is read by the next query exactly once while the background compactor runs', async () => {
     const dataDir = tmp.path('inproc');
     const ep = await open(dataDir);
@@ -121,7 +121,7 @@ async function waitUntil(done: () => boolean): Promise<void> {
   }
 }
 
-describe('managed storage retention (contract §7)', () => {
+describe('managed storage retention (docs/ingest.md)', () => {
   it('by default deletes the days older than 90, the longest tier window, and keeps the rest', async () => {
     const dataDir = tmp.path('retention');
     const day = 86_400_000;

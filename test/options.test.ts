@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createEndpoints, InvalidOptionError, type EndpointsOptions } from '../src/index';
 import { memoryLimitBytes, openDatabase } from '../src/engine/duckdb/open-database';
 import { ProbeEngine } from './support/cache-harness';
+import { createHandler } from '../src/http/create-handler';
 
 const sources = { edgeLogs: 'logs/edge/*.ndjson' };
 
@@ -27,7 +28,7 @@ describe('createEndpoints options are checked up front', () => {
   });
 
   it('names a misspelt or malformed source', async () => {
-    await refused({ sources: { edgelogs: 'x' } }, 'sources.edgelogs', /not a log source; the sources are edgeLogs and functionEdgeLogs/);
+    await refused({ sources: { edgelogs: 'x' } }, 'sources.edgelogs', /not a log source; the sources are edgeLogs, functionEdgeLogs/);
     await refused({ sources: { edgeLogs: 42 } }, 'sources.edgeLogs', /a glob or a list of globs/);
     await refused({ sources: { functionEdgeLogs: ['a/*.ndjson', ''] } }, 'sources.functionEdgeLogs', /non-empty strings/);
   });
@@ -85,6 +86,27 @@ describe('createEndpoints options are checked up front', () => {
   it('refuses an engine that is not one, and a non-boolean fillEmptyBuckets', async () => {
     await refused({ engine: {} }, 'engine', /an Engine \(with run, checkPattern, ping, inspectSources, close\)/);
     await refused({ sources, fillEmptyBuckets: 'yes' }, 'fillEmptyBuckets', /true or false/);
+  });
+
+  it('names every option mistake with InvalidOptionError: unknown options, storage bounds and names, sandboxable, singleProject, the handler', async () => {
+    await refused({ sources, cachPolicy: {} }, 'cachPolicy', /does not know the option "cachPolicy" \(did you mean "cachePolicy"\?\)/);
+    await refused({ sources, storage: { dataDir: 'd', maxSegmentBytes: 0 } }, 'storage.maxSegmentBytes', /positive/);
+    await refused({ sources, storage: { dataDir: 'd', maxUncompactedBytes: 'lots' } }, 'storage.maxUncompactedBytes', /positive/);
+    await refused({ sources, sandboxable: ['logs.everything'] }, 'sandboxable', /endpoint names/);
+    await refused({ sources, singleProject: 'yes' }, 'singleProject', /true or false/);
+    const ep = await createEndpoints({ sources: {} });
+    try {
+      for (const [options, option] of [[{}, 'apiKeys'], [{ auth: false, basePath: 'a b' }, 'basePath'], [{ auth: false, ingest: { maxBodyBytes: 0 } }, 'ingest.maxBodyBytes']] as const) {
+        expect(() => createHandler(ep, options as never)).toThrow(InvalidOptionError);
+        try {
+          createHandler(ep, options as never);
+        } catch (error) {
+          expect(error).toMatchObject({ code: 'invalid_option', option });
+        }
+      }
+    } finally {
+      await ep.close();
+    }
   });
 
   it('accepts what it documents', async () => {

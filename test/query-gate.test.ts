@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { QueryGate } from '../src/engine/query-gate';
+import { QueryGate } from '../src/util/query-gate';
 import { threadsWithin } from '../src/engine/duckdb/open-database';
 import { settle } from './support/cache-harness';
 

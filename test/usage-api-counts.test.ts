@@ -8,6 +8,14 @@ const WINDOWS: Record<string, [string, string]> = {
   hourly: ['2026-11-21T11:30:00.000000Z', '2026-11-21T11:00:00.000000Z'],
   daily: ['2026-11-14T12:30:00.000000Z', '2026-11-14T00:00:00.000000Z'],
   minutely: ['2026-11-21T11:30:00.000000Z', '2026-11-21T11:30:00.000000Z'],
+  // Supabase Studio's and the Management API's values.
+  '15min': ['2026-11-21T12:15:00.000000Z', '2026-11-21T12:15:00.000000Z'],
+  '30min': ['2026-11-21T12:00:00.000000Z', '2026-11-21T12:00:00.000000Z'],
+  '1hr': ['2026-11-21T11:30:00.000000Z', '2026-11-21T11:30:00.000000Z'],
+  '3hr': ['2026-11-21T09:30:00.000000Z', '2026-11-21T09:00:00.000000Z'],
+  '1day': ['2026-11-20T12:30:00.000000Z', '2026-11-20T12:00:00.000000Z'],
+  '3day': ['2026-11-18T12:30:00.000000Z', '2026-11-18T12:00:00.000000Z'],
+  '7day': ['2026-11-14T12:30:00.000000Z', '2026-11-14T00:00:00.000000Z'],
 };
 
 describe('usage.api-counts', () => {
@@ -55,7 +63,7 @@ describe('usage.api-counts', () => {
   for (const [interval, [, firstBucket]] of Object.entries(WINDOWS)) {
     it(`${interval}: counts from the window start (inclusive) with no upper bound`, async () => {
       setNow(NOW);
-      const rows = await ep.usageApiCounts({ project: `win${interval}`, interval: interval as 'hourly' });
+      const rows = await ep.usageApiCounts({ project: `win${interval}\\.`, interval: interval as 'hourly' });
       const total = rows.reduce((n, r) => n + r.total_rest_requests + r.total_storage_requests + r.total_auth_requests, 0);
       expect(total).toBe(2);
       expect(rows[0]).toMatchObject({ timestamp: firstBucket, total_rest_requests: 0, total_storage_requests: 1 });
@@ -112,12 +120,12 @@ describe('usage.api-counts', () => {
     }
   });
 
-  it('an interval other than hourly, daily, minutely is invalid_parameter listing the allowed values', async () => {
+  it('an interval other than the allowed ones is invalid_parameter listing them all', async () => {
     setNow(NOW);
-    for (const bad of ['weekly', 'Daily', '1day']) {
-      const error = await ep.query('usage.api-counts', { project: 'cls', interval: bad }).catch((e: unknown) => e);
+    for (const bad of ['weekly', 'Daily', '2day', '1DAY', '60min']) {
+      const error = await ep.query('usage.api-counts' as string, { project: 'cls', interval: bad }).catch((e: unknown) => e);
       expect(error).toMatchObject({ code: 'invalid_parameter', param: 'interval' });
-      expect((error as Error).message).toContain('hourly, daily, minutely');
+      expect((error as Error).message).toContain('hourly, daily, minutely, 15min, 30min, 1hr, 3hr, 1day, 3day, 7day');
     }
   });
 

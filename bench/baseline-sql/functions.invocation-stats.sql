@@ -16,7 +16,7 @@ SELECT
   min(execution_time_ms)                                AS min_execution_time,
   max(execution_time_ms)                                AS max_execution_time,
   avg(execution_time_ms)                                AS avg_execution_time,
-  -- exact nearest-rank quantiles: always an observed value, inside the contract's accuracy bound
+  -- exact nearest-rank quantiles: always an observed value, inside the accuracy bound of docs/semantics.md
   quantile_disc(execution_time_ms, 0.95)                AS p95_execution_time,
   quantile_disc(execution_time_ms, 0.99)                AS p99_execution_time,
   count(*)                                              AS count,

@@ -1,5 +1,6 @@
 import { findDefinition } from '../../src/definitions/registry';
-import { normalizeParams } from '../../src/definitions/normalize-params';
+import { normalizeParams } from '../../src/definitions/params';
+import { planQuery } from '../../src/definitions/plan-query';
 import type { EngineParam } from '../../src/engine/engine';
 import { formatIsoMicros } from '../../src/time/iso';
 import type { BenchCase } from '../cases';
@@ -50,8 +51,7 @@ export interface ExpertQuery {
 /** The library's own plan of the case (windows, bounds): the peer answers the same question. */
 export function planOf(c: BenchCase): Readonly<Record<string, EngineParam>> {
   const definition = findDefinition(c.endpoint);
-  const plan = definition.plan(normalizeParams(definition, c.params), REFERENCE);
-  return { ...plan.params, max_rows: plan.maxRows };
+  return planQuery(definition, normalizeParams(definition, c.params), REFERENCE).params;
 }
 
 const micros = (p: EngineParam) => (p !== null && typeof p === 'object' ? p.timestamp : 0n);

@@ -14,7 +14,7 @@ import type { AnswerRow, Peer } from './peer';
 export async function measureSideBySide(dataset: Dataset, sources: SourceGlobs, c: BenchCase, peers: readonly Peer[], runs: number): Promise<Record<string, number[]>> {
   const ep = await createEndpoints({ sources, now: () => REFERENCE, cache: false, duckdb: { threads: 2 }, limits: { queryTimeoutMs: 600_000 } });
   try {
-    const library = async () => (await ep.query(c.endpoint, c.params)).result as AnswerRow[];
+    const library = async () => (await ep.query(c.endpoint as string, c.params)).result as AnswerRow[];
     const runners: Array<{ name: string; run: () => Promise<unknown> }> = [
       { name: 'library-parquet', run: library },
       ...peers.map((p) => ({ name: p.name, run: () => p.run(c) })),

@@ -5,7 +5,8 @@
 -- execution_time_ms (DOUBLE), status_code (INTEGER).
 --
 -- Parameters:
---   $project      project reference; only invocations of this project are counted
+--   $project      project reference; only invocations of this project are counted (NULL with
+--                 singleProject: every invocation)
 --   $function_id  one function's id, or NULL for every function of the project
 --   $unit         bucket unit: 'second' | 'minute' | 'hour' | 'day'
 --   $first        first bucket start = trunc(now - window span, unit), inclusive
@@ -17,13 +18,13 @@ WITH buckets AS (
     min(execution_time_ms)                              AS min_execution_time,
     max(execution_time_ms)                              AS max_execution_time,
     avg(execution_time_ms)                              AS avg_execution_time,
-    -- exact nearest-rank quantiles, always an observed value (inside the contract's accuracy
+    -- exact nearest-rank quantiles, always an observed value (inside the accuracy
     -- bound); both from one aggregate, which sorts the bucket's values once, not twice
     quantile_disc(execution_time_ms, [0.95, 0.99])      AS quantiles,
     count(*)                                            AS count,
     count(*) FILTER (WHERE status_code >= 400)          AS error_count
   FROM function_edge_logs
-  WHERE project_ref = $project
+  WHERE ($project IS NULL OR project_ref = $project)
     AND ($function_id IS NULL OR function_id = $function_id)
     AND timestamp >= $first
     AND timestamp < $end

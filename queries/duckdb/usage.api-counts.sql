@@ -4,7 +4,8 @@
 -- (TIMESTAMP, UTC), event_message, project, metadata (JSON text), request_path, request_url.
 --
 -- Parameters:
---   $project   RE2 pattern searched in the request URL; only matching requests count
+--   $project   RE2 pattern searched in the request URL; only matching requests count (NULL with
+--              singleProject: every request)
 --   $project_literal  derived by the engine: plain text every match of $project holds, or ''
 --   $unit      bucket unit: 'minute' | 'hour' | 'day'
 --   $start     window start (now - window), inclusive; there is no upper bound
@@ -19,8 +20,7 @@ FROM edge_logs
 WHERE timestamp >= $start
   -- A cheap substring test first: a URL without the pattern's literal part cannot match it
   -- (DuckDB turns only a pattern that is all literal into such a test by itself).
-  AND contains(request_url, $project_literal)
-  AND regexp_matches(request_url, $project)
+  AND ($project IS NULL OR (contains(request_url, $project_literal) AND regexp_matches(request_url, $project)))
 GROUP BY 1
 ORDER BY 1
 LIMIT $max_rows

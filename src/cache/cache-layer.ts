@@ -1,11 +1,13 @@
-import type { CacheStatus } from '../create-endpoints';
-import type { CachePolicy, EndpointDefinition, EndpointName, NormalizedParams } from '../definitions/definition';
-import { QueryGate } from '../engine/query-gate';
+import type { AnyEndpointDefinition, CachePolicy, NormalizedParams } from '../definitions/definition';
+import { QueryGate } from '../util/query-gate';
 import { cacheKey } from './cache-key';
 import type { CacheClock } from './real-clock';
 import type { CacheEntry, CacheLock, ResultCache } from './result-cache';
-import type { CacheScheduler } from './scheduler';
+import type { CacheScheduler } from '../util/scheduler';
 import { withinTime } from './time-limit';
+
+/** How an answer was obtained: from the cache, computed for it, or computed with no cache in play. */
+export type CacheStatus = 'hit' | 'miss' | 'bypass';
 
 /**
  * Cache counters of an `Endpoints` instance (part of `stats()`).
@@ -37,7 +39,7 @@ export interface CacheRead {
 export interface CacheLayerOptions {
   /** The store, or null when caching is off. */
   store: ResultCache | null;
-  policies: ReadonlyMap<EndpointName, CachePolicy | null>;
+  policies: ReadonlyMap<string, CachePolicy | null>;
   /** The real clock ages, lifetimes and warming are measured with (never the windows' `now`). */
   clock: CacheClock;
   scheduler: CacheScheduler;
@@ -94,11 +96,14 @@ export class CacheLayer {
     return this.warm.size;
   }
 
-  /** The answer of a validated call: from the store when fresh, else computed once for all waiters. */
-  async read(definition: EndpointDefinition, params: NormalizedParams, compute: () => Promise<CacheEntry>): Promise<CacheRead> {
+  /**
+   * The answer of a validated call: from the store when fresh, else computed once for all waiters.
+   * `sqlKey` is the key of a caller's SQL (sandboxed calls), cached under a key of its own.
+   */
+  async read(definition: AnyEndpointDefinition, params: NormalizedParams, compute: () => Promise<CacheEntry>, sqlKey?: string): Promise<CacheRead> {
     const policy = this.options.policies.get(definition.name) ?? null;
     if (policy === null || this.options.store === null) return { entry: await compute(), status: 'bypass', policy: null };
-    const key = cacheKey(definition, params);
+    const key = cacheKey(definition, params, sqlKey);
     const cached = await this.load(key);
     const now = this.options.clock();
     if (cached && now - Date.parse(cached.computedAt) < policy.ttlSeconds * 1000) {

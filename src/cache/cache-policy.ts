@@ -1,5 +1,6 @@
 import { InvalidOptionError } from '../errors';
-import type { CachePolicy, EndpointDefinition, EndpointName } from '../definitions/definition';
+import type { AnyEndpointDefinition, CachePolicy } from '../definitions/definition';
+import type { EndpointName } from '../definitions/registry';
 
 /**
  * Per-endpoint cache policy overrides: a policy, or `null` to not cache that endpoint.
@@ -7,29 +8,27 @@ import type { CachePolicy, EndpointDefinition, EndpointName } from '../definitio
  * @example
  * const cachePolicy: CachePolicyOverrides = { 'usage.api-counts': { ttlSeconds: 60, warmingSeconds: 20 }, 'functions.invocation-stats': null };
  */
-export type CachePolicyOverrides = Partial<Record<EndpointName, CachePolicy | null>>;
-
-/** Endpoints whose answers must never be cached, whatever the options say (contract §5). */
-const NEVER_CACHED: readonly EndpointName[] = ['logs.all'];
+export type CachePolicyOverrides = Partial<Record<EndpointName | (string & {}), CachePolicy | null>>;
 
 /**
  * The policy each endpoint runs with: its definition's own, replaced by an override when one is
  * given, and none at all when caching is off. Bad overrides fail here, at start-up (`InvalidOptionError`).
  */
 export function effectivePolicies(
-  definitions: readonly EndpointDefinition[],
+  definitions: readonly AnyEndpointDefinition[],
   overrides: CachePolicyOverrides | undefined,
   cacheEnabled: boolean,
-): ReadonlyMap<EndpointName, CachePolicy | null> {
+): ReadonlyMap<string, CachePolicy | null> {
   const known = new Set<string>(definitions.map((d) => d.name));
   for (const name of Object.keys(overrides ?? {})) {
     if (!known.has(name)) throw new InvalidOptionError(`cachePolicy["${name}"]`, `cachePolicy: no endpoint is named "${name}".`);
   }
-  const out = new Map<EndpointName, CachePolicy | null>();
+  const out = new Map<string, CachePolicy | null>();
   for (const d of definitions) {
     const override = overrides?.[d.name];
     let policy = override === undefined ? d.cache : override;
-    if (policy !== null && NEVER_CACHED.includes(d.name)) {
+    // An endpoint defined as never cached (logs.all) stays so, whatever the options say.
+    if (policy !== null && d.neverCached) {
       throw new InvalidOptionError(`cachePolicy["${d.name}"]`, `cachePolicy: ${d.name} is never cached; its only allowed policy is null.`);
     }
     if (policy !== null) policy = checkPolicy(d.name, policy);

@@ -1,5 +1,5 @@
 import { InvalidOptionError } from '../errors';
-import { describeValue } from '../options/option-checks';
+import { describeValue } from '../util/option-checks';
 import { realClock, type CacheClock } from './real-clock';
 import { isCacheEntry, type CacheEntry, type ResultCache } from './result-cache';
 

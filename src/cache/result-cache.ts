@@ -1,3 +1,4 @@
+import type { ColumnSpec } from '../definitions/definition';
 import type { Row } from '../rows/shape-rows';
 import type { SkippedFile } from '../storage/file-checks';
 
@@ -16,6 +17,8 @@ export interface CacheEntry {
   engineMs: number;
   /** Files left out of the rows because they could not be read (absent when none). */
   skippedFiles?: SkippedFile[];
+  /** The columns of a caller's SELECT (sandboxed answers only). */
+  columns?: ColumnSpec[];
 }
 
 /**

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { createEndpoints } from '../create-endpoints';
+import { createEndpoints } from '../api/create-endpoints';
 import { logsAll } from '../definitions/logs-all';
 import { writeDemoData } from './demo-data-command';
 import { HELP } from './help';

@@ -1,4 +1,4 @@
-import type { Endpoints } from '../create-endpoints';
+import type { Endpoints } from '../api/create-endpoints';
 import type { CliIO } from './io';
 import { apiKeysOf, ingestKeysOf, integerOf } from './parse-options';
 import { runServer } from './run-server';
@@ -66,9 +66,9 @@ export interface HttpServerSettings {
 }
 
 /** Reads and checks the HTTP server flags; a wrong one is a UsageError naming it. */
-export function httpServerSettings(command: string, values: Values, env: CliIO['env']): HttpServerSettings {
-  const apiKeys = apiKeysOf(values['api-key'], env);
-  const ingestKeys = ingestKeysOf(values['ingest-key'], env);
+export function httpServerSettings(command: string, values: Values, env: CliIO['env'], config: { apiKeys?: string[]; ingestKeys?: string[] } = {}): HttpServerSettings {
+  const apiKeys = [...new Set([...apiKeysOf(values['api-key'], env), ...(config.apiKeys ?? [])])];
+  const ingestKeys = [...new Set([...ingestKeysOf(values['ingest-key'], env), ...(config.ingestKeys ?? [])])];
   const dataDir = values['data-dir'];
   if (dataDir === undefined) {
     if (ingestKeys.length > 0) throw new UsageError('Ingest keys need somewhere to keep events: add --data-dir <dir>.', command);

@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { createGunzip, gzipSync } from 'node:zlib';
-import { createEndpoints, type Endpoints } from '../create-endpoints';
+import { createEndpoints, type Endpoints } from '../api/create-endpoints';
 import { InvalidBodyError, LogEndpointsError } from '../errors';
 import { LOGFLARE_SOURCE_NAMES } from '../ingest/source-names';
 import { DataDirLockedError } from '../storage/wal/data-dir-lock';

@@ -1,4 +1,4 @@
-import { createEndpoints } from '../create-endpoints';
+import { createEndpoints } from '../api/create-endpoints';
 import { arrowToIpcStream } from '../rows/to-arrow';
 import { rowsToCsv } from '../rows/to-csv';
 import { rowsToNdjson } from '../rows/to-ndjson';
@@ -7,6 +7,8 @@ import { HELP } from './help';
 import type { CliIO } from './io';
 import { clockOf, duckdbOf, parseOptions, SOURCE_OPTIONS, sourcesOf } from './parse-options';
 import { UsageError } from './usage-error';
+import { endpointsOptionsOf, loadConfig } from './config-file';
+import { definedOnly } from './defined-only';
 import { warnEmptyGlobs, warnMissingSource } from './warnings';
 
 const FORMATS = ['table', 'json', 'csv', 'ndjson', 'arrow'] as const;
@@ -31,12 +33,15 @@ export async function queryCommand(argv: string[], io: CliIO): Promise<number> {
   if (!FORMATS.includes(format)) throw new UsageError(`--format must be one of ${FORMATS.join(', ')}, not "${values.format}".`, 'query');
   if (format === 'arrow' && io.stdout.isTTY) throw new UsageError('--format arrow writes binary: redirect it to a file (> rows.arrow).', 'query');
   const params = paramsOf(values.param ?? []);
-  const sources = sourcesOf('query', values);
+  const config = await loadConfig('query', values.config);
+  const sources = sourcesOf('query', values, false, config.sources);
   // No cache for a one-off query: nothing to reuse, and no warming timers to wait for.
   warnEmptyGlobs(io, 'edge-logs', values['edge-logs']);
   warnEmptyGlobs(io, 'function-logs', values['function-logs']);
   const ep = await createEndpoints({
-    sources, now: clockOf('query', values.now), cache: false, duckdb: duckdbOf('query', values),
+    ...endpointsOptionsOf(config),
+    sources, now: clockOf('query', values.now) ?? config.now, cache: false, duckdb: { ...config.duckdb, ...definedOnly(duckdbOf('query', values)) },
+    ...(values['single-project'] ? { singleProject: true } : {}),
     onWarning: (warning) => io.stderr.write(`warning: ${warning.message}\n`),
   });
   warnMissingSource(io, nameOrId, sources);

@@ -1,4 +1,4 @@
-import type { Endpoints } from '../create-endpoints';
+import type { Endpoints } from '../api/create-endpoints';
 import { LogEndpointsError } from '../errors';
 import type { ErrorContext } from '../http/handler-options';
 import type { CliIO } from './io';

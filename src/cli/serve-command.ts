@@ -1,9 +1,11 @@
-import { createEndpoints } from '../create-endpoints';
+import { createEndpoints } from '../api/create-endpoints';
 import type { CliIO } from './io';
 import { clockOf, duckdbOf, parseOptions, SOURCE_OPTIONS, sourcesOf } from './parse-options';
 import { HELP } from './help';
 import { HTTP_SERVER_OPTIONS, httpServerSettings, serveHttp } from './http-server-flags';
 import { warnEmptyGlobs } from './warnings';
+import { endpointsOptionsOf, loadConfig } from './config-file';
+import { definedOnly } from './defined-only';
 
 const OPTIONS = { ...SOURCE_OPTIONS, ...HTTP_SERVER_OPTIONS } as const;
 
@@ -14,20 +16,28 @@ export async function serveCommand(argv: string[], io: CliIO): Promise<number> {
     io.stdout.write(HELP.serve!);
     return 0;
   }
-  const settings = httpServerSettings('serve', values, io.env);
-  const sources = sourcesOf('serve', values, settings.storage !== undefined);
-  const now = clockOf('serve', values.now);
-  const duckdb = duckdbOf('serve', values);
+  const config = await loadConfig('serve', values.config);
+  const settings = httpServerSettings('serve', values, io.env, config);
+  const storage = settings.storage ?? config.storage;
+  const sources = sourcesOf('serve', values, storage !== undefined, config.sources);
+  const now = clockOf('serve', values.now) ?? config.now;
+  const duckdb = { ...config.duckdb, ...definedOnly(duckdbOf('serve', values)) };
   warnEmptyGlobs(io, 'edge-logs', values['edge-logs']);
   warnEmptyGlobs(io, 'function-logs', values['function-logs']);
-  if (settings.storage === undefined) {
-    for (const [flag, globs] of [['--edge-logs', sources.edgeLogs], ['--function-logs', sources.functionEdgeLogs]] as const) {
+  if (storage === undefined) {
+    for (const [flag, globs] of [['--edge-logs', sources.edgeLogs!], ['--function-logs', sources.functionEdgeLogs!]] as const) {
       if (globs.length === 0) io.stderr.write(`warning: no ${flag} given: ${flag === '--edge-logs' ? 'logs.all and usage.api-counts' : 'functions.invocation-stats'} will answer no rows\n`);
     }
   }
   const ep = await createEndpoints({
-    sources, storage: settings.storage, now, limits: settings.limits, duckdb, ...(settings.noCache ? { cache: false as const } : {}),
-    onWarning: (warning) => io.stderr.write(`${new Date().toISOString()} warning: ${warning.message}\n`),
+    ...endpointsOptionsOf(config),
+    sources, storage, now, limits: { ...config.limits, ...settings.limits }, duckdb,
+    ...(settings.noCache ? { cache: false as const } : {}),
+    ...(values['single-project'] ? { singleProject: true } : {}),
+    onWarning: (warning) => {
+      io.stderr.write(`${new Date().toISOString()} warning: ${warning.message}\n`);
+      config.onWarning?.(warning);
+    },
   });
   return serveHttp(ep, settings, io, [now ? `Every window is evaluated at ${now().toISOString()} (--now).` : null]);
 }

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Endpoints } from '../create-endpoints';
+import type { Endpoints } from '../api/create-endpoints';
 import { EngineError, InvalidOptionError } from '../errors';
 import { createHandler, type FetchHandler } from '../http/create-handler';
 import type { PlainRequest, PlainResponse } from '../http/exchange';

@@ -2,7 +2,7 @@ import { compileGlob } from '../storage/glob';
 import { DirectoryCache, listGlob } from '../storage/list-glob';
 import type { CliIO } from './io';
 import { findDefinition } from '../definitions/registry';
-import { QUERY_SOURCES } from '../engine/duckdb/duckdb-engine';
+import { sourcesReadBy } from '../engine/duckdb/duckdb-engine';
 
 /** One line per glob that matches no log file: an empty answer is more often a typo than no logs. */
 export function warnEmptyGlobs(io: CliIO, flag: string, globs: readonly string[] | undefined): void {
@@ -13,16 +13,18 @@ export function warnEmptyGlobs(io: CliIO, flag: string, globs: readonly string[]
   }
 }
 
-const FLAGS = { edgeLogs: '--edge-logs', functionEdgeLogs: '--function-logs' } as const;
-const ENDPOINTS = { edgeLogs: 'logs.all and usage.api-counts', functionEdgeLogs: 'functions.invocation-stats' } as const;
+/** The CLI flag of each built-in source's globs (parse-options.ts). */
+const FLAGS: Record<string, string> = { edgeLogs: '--edge-logs', functionEdgeLogs: '--function-logs' };
 
 /** The query command was asked for an endpoint whose log was not given at all. */
-export function warnMissingSource(io: CliIO, nameOrId: string, sources: { edgeLogs: readonly string[]; functionEdgeLogs: readonly string[] }): void {
-  let source: keyof typeof FLAGS;
+export function warnMissingSource(io: CliIO, nameOrId: string, sources: Readonly<Record<string, readonly string[]>>): void {
+  let definition;
   try {
-    source = QUERY_SOURCES[findDefinition(nameOrId).name];
+    definition = findDefinition(nameOrId);
   } catch {
-    return; // an unknown endpoint is told by the query itself
+    return; // an unknown endpoint is told by the query itself; user endpoints read what their config gives
   }
-  if (sources[source].length === 0) io.stderr.write(`warning: no ${FLAGS[source]} given: ${ENDPOINTS[source]} will answer no rows\n`);
+  for (const source of sourcesReadBy(definition.sql.duckdb)) {
+    if ((sources[source] ?? []).length === 0 && FLAGS[source]) io.stderr.write(`warning: no ${FLAGS[source]} given: ${definition.name} will answer no rows\n`);
+  }
 }

@@ -23,6 +23,7 @@ export function pageHtml(basePath: string, assets: DashboardAssets, auth: boolea
   <h1>log-endpoints</h1>
   <label>Project <select id="project" disabled></select></label>
   <label>Function <select id="function" disabled></select></label>
+  <label>Range <select id="range" disabled></select></label>
   <label>Refresh <select id="refresh">
     <option value="0">off</option>
     <option value="15">every 15 s</option>
@@ -43,39 +44,47 @@ export function pageHtml(basePath: string, assets: DashboardAssets, auth: boolea
 </form>
 <main id="panels" hidden>
   <section class="panel" id="stats-panel" data-state="idle">
-    <header>
-      <h2>Edge-function invocations</h2>
-      <label>Interval <select data-param="interval"></select></label>
-    </header>
+    <header><h2>Edge-function invocations</h2></header>
+    <p class="totals" data-role="totals"></p>
     <p class="cache-state" data-role="cache-state"></p>
     <p class="error" data-role="error" role="alert" hidden></p>
     <figure class="chart" data-chart="latency"><figcaption>Execution time (ms, logarithmic): average, p95, p99</figcaption></figure>
     <figure class="chart" data-chart="counts"><figcaption>Invocations and errors (status 400 and above)</figcaption></figure>
   </section>
   <section class="panel" id="usage-panel" data-state="idle">
-    <header>
-      <h2>API requests</h2>
-      <label>Interval <select data-param="interval"></select></label>
-    </header>
+    <header><h2>API requests</h2></header>
+    <p class="totals" data-role="totals"></p>
     <p class="cache-state" data-role="cache-state"></p>
     <p class="error" data-role="error" role="alert" hidden></p>
-    <figure class="chart" data-chart="requests"><figcaption>Requests per bucket by product: REST, storage, auth, realtime (stacked)</figcaption></figure>
+    <figure class="chart" data-chart="requests"><figcaption>Requests per bucket by product: REST, storage, auth, realtime (stacked). The rows hold no status: the error rate is in Recent requests.</figcaption></figure>
   </section>
   <section class="panel wide" id="logs-panel" data-state="idle">
     <header>
       <h2>Recent requests</h2>
       <label>Tier <select data-param="project_tier"></select></label>
-      <label>After <input data-param="iso_timestamp_start" placeholder="2026-11-21T10:00:00Z" spellcheck="false"></label>
+      <label>After <input data-param="iso_timestamp_start" placeholder="start of the range" spellcheck="false"></label>
       <label>Until <input data-param="iso_timestamp_end" placeholder="(now)" spellcheck="false"></label>
       <button type="button" data-role="apply">Apply</button>
+      <button type="button" data-role="clear" hidden>Back to the range</button>
     </header>
+    <p class="totals" data-role="totals"></p>
     <p class="cache-state" data-role="cache-state"></p>
+    <p class="bucket" data-role="bucket" hidden></p>
+    <form class="sql-form" data-role="sql-form" hidden>
+      <label for="logs-sql">Your SELECT over this endpoint's rows (the project, tier and time bounds above still apply)</label>
+      <textarea id="logs-sql" rows="3" spellcheck="false" placeholder="select count(*) as requests from edge_logs"></textarea>
+      <button type="submit">Run</button>
+      <button type="button" data-role="sql-clear" hidden>Back to the entries</button>
+    </form>
     <p class="error" data-role="error" role="alert" hidden></p>
     <div class="table-scroll">
-      <table>
+      <table data-role="entries">
         <thead><tr><th>Time (UTC)</th><th>Status</th><th>Message</th></tr></thead>
         <tbody></tbody>
       </table>
+    </div>
+    <div class="table-scroll" hidden>
+      <table data-role="sql-rows"><tbody></tbody></table>
     </div>
   </section>
 </main>

@@ -1,4 +1,6 @@
 import type { EngineRequest, EngineResult } from '../engine/engine';
+import { querySql } from '../sql/query-files';
+import { InvalidOptionError } from '../errors';
 import { dateToMicros, formatIsoMicros } from '../time/iso';
 import { subtractSpan } from '../time/units';
 
@@ -39,19 +41,25 @@ export const CATALOG_MAX_DAYS = 90;
 /** Most projects and (project, function) pairs read: a picker with more is not a picker. */
 const CATALOG_MAX_ROWS = 10_000;
 
-/** The catalog's two engine requests for a clock and options; bad options are a RangeError. */
+/** The catalog's statements (queries/<dialect>/catalog.*.sql). */
+const STATEMENTS = {
+  projects: { name: 'catalog.projects', sql: { duckdb: querySql('duckdb', 'catalog.projects'), clickhouse: querySql('clickhouse', 'catalog.projects') } },
+  functions: { name: 'catalog.functions', sql: { duckdb: querySql('duckdb', 'catalog.functions'), clickhouse: querySql('clickhouse', 'catalog.functions') } },
+} as const;
+
+/** The catalog's two engine requests for a clock and options; bad options are an `InvalidOptionError`. */
 export function catalogRequests(now: Date, options: CatalogOptions = {}): { since: bigint; requests: [EngineRequest, EngineRequest] } {
   const days = options.days ?? 7;
   if (!Number.isInteger(days) || days < 1 || days > CATALOG_MAX_DAYS) {
-    throw new RangeError(`catalog: days must be a whole number from 1 to ${CATALOG_MAX_DAYS}.`);
+    throw new InvalidOptionError('days', `catalog: days must be a whole number from 1 to ${CATALOG_MAX_DAYS}.`);
   }
   const since = dateToMicros(subtractSpan(now, { days }));
   const params = { after: { timestamp: since } };
   return {
     since,
     requests: [
-      { query: 'catalog.projects', params, maxRows: CATALOG_MAX_ROWS, notBefore: since },
-      { query: 'catalog.functions', params, maxRows: CATALOG_MAX_ROWS, notBefore: since },
+      { statement: STATEMENTS.projects, params: { ...params, max_rows: CATALOG_MAX_ROWS }, maxRows: CATALOG_MAX_ROWS, notBefore: since },
+      { statement: STATEMENTS.functions, params: { ...params, max_rows: CATALOG_MAX_ROWS }, maxRows: CATALOG_MAX_ROWS, notBefore: since },
     ],
   };
 }

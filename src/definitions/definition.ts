@@ -1,73 +1,81 @@
-import type { EndpointQueryName, EngineParam, EngineRequest, EngineValue } from '../engine/engine';
+import type { EngineParam, EngineValue } from '../engine/engine';
 import type { BucketUnit } from '../time/units';
+import type { ColumnSpec } from './columns';
+import type { NormalizedParams, ParamSpec } from './params';
+import type { SqlDialect } from '../sql/sql-scan';
 
-/** The names of the endpoints. */
-export type EndpointName = EndpointQueryName;
+export type { ColumnSpec, ColumnType } from './columns';
+export type { NormalizedParams, ParamSpec } from './params';
 
-/** Result cache policy of an endpoint; `null` on an endpoint means never cached. */
+/** Result cache policy of an endpoint; `null` on an endpoint means not cached. */
 export interface CachePolicy {
   /** A result is served for at most this long after it was computed. */
   ttlSeconds: number;
-  /** A key that is being read is re-queried in the background this often. */
+  /** A key that is being read is re-queried in the background this often (0: never). */
   warmingSeconds: number;
 }
 
-/** A declared query-string parameter. */
-export interface ParamSpec {
-  readonly name: string;
-  readonly required: boolean;
-  readonly description: string;
-  /** `iso-timestamp` must parse as ISO 8601; `regex` must compile as an RE2 pattern. */
-  readonly format: 'text' | 'iso-timestamp' | 'regex';
-  /** The values with a meaning of their own. */
-  readonly values?: readonly string[];
-  /** What any other non-empty value behaves like; without it, another value is an error. */
-  readonly otherwise?: string;
+/** A value a definition's `bind` hook may bind: text, a number, NULL, or an instant. */
+export type BindValue = string | number | null | Date | { timestamp: bigint };
+
+/** What a definition's `bind` hook gets: the call's checked parameters and the clock's instant. */
+export interface BindContext {
+  /** The instant windows are placed at (the `now` option's clock). */
+  now: Date;
 }
 
-/** Column types of result rows; they drive every output format. */
-export type ColumnType = 'timestamp' | 'integer' | 'float' | 'text' | 'json';
-
-export interface ColumnSpec {
-  readonly name: string;
-  readonly type: ColumnType;
-  readonly description: string;
-}
-
-/** Declared parameters after validation: absent and empty are both `null`. */
-export type NormalizedParams = Readonly<Record<string, string | null>>;
-
-/** What a definition plans for the engine, from normalized parameters and the clock. */
-export interface QueryPlan {
-  params: Readonly<Record<string, EngineParam>>;
-  maxRows: number;
-  notBefore?: bigint;
+/** The full bucket series of a bucketed endpoint and the row of an empty bucket (`fillEmptyBuckets`). */
+export interface BucketSeries {
+  first: Date;
+  last: Date;
+  unit: BucketUnit;
+  empty: (timestamp: bigint) => Record<string, EngineValue>;
 }
 
 /**
- * Everything one endpoint means: identity, parameters, cache policy, columns, and how
- * parameters and the clock become engine parameters. No engine detail lives here.
+ * Everything one endpoint means, as made by `defineEndpoint`: identity, parameters, SQL per
+ * engine, cache policy, columns, and how parameters and the clock become bound values. No engine
+ * detail lives here. `P` and `R` are the typed call's parameters and row.
  */
-export interface EndpointDefinition {
-  readonly name: EndpointName;
-  /** Fixed forever: the same UUID in every installation. */
+export interface EndpointDefinition<N extends string = string, P = Record<string, unknown>, R = Record<string, unknown>> {
+  readonly name: N;
+  /** Fixed forever: given, or derived from the name (the same UUID in every installation). */
   readonly id: string;
   readonly description: string;
   readonly maxRows: number;
+  /** The policy it is cached with by default; null: not cached. */
   readonly cache: CachePolicy | null;
-  readonly sandboxed: false;
+  /** Never cached, whatever the options say (its answers must always be fresh). */
+  readonly neverCached: boolean;
+  /** Whether callers may send their own SELECT over its CTEs (`sql`). */
+  readonly sandboxable: boolean;
   readonly params: readonly ParamSpec[];
   readonly columns: readonly ColumnSpec[];
-  /** The window starts and bucket units of this call, computed from `now`. */
-  plan(params: NormalizedParams, now: Date): QueryPlan;
+  /** The statement per engine; `duckdb` always. */
+  readonly sql: Readonly<Partial<Record<SqlDialect, string>>> & { readonly duckdb: string };
+  /** Every value the SQL is bound with for a call: the declared parameters, `bind`'s values and `$now`. */
+  bindValues(params: NormalizedParams, now: Date): Record<string, EngineParam>;
+  /** Checks of the parameters together (after each was checked alone); throws `InvalidParameterError`. */
+  check?(params: NormalizedParams): void;
+  /** The parameter naming the project, ignored (bound as NULL) with `singleProject`. */
+  readonly projectParam?: string;
+  /** The bound timestamp no row can be older than (lets engines skip older files), if any. */
+  readonly notBefore?: string;
   /**
-   * For bucketed endpoints: the full bucket series of this call and the row of an empty bucket,
-   * used only when empty buckets are asked for (`fillEmptyBuckets`).
+   * The rows are the newest of one source, `ORDER BY timestamp DESC, id` with `LIMIT $<limit>`, and
+   * `$<until>` an inclusive upper bound or NULL: engines may read one day at a time, newest first.
    */
-  buckets?(params: NormalizedParams, now: Date): { first: Date; last: Date; unit: BucketUnit; empty: (timestamp: bigint) => Record<string, EngineValue> };
+  readonly newestFirst?: { readonly limit: string; readonly until: string };
+  /** Bucketed endpoints: the series of a call, for `fillEmptyBuckets`. */
+  emptyBuckets?(params: NormalizedParams, now: Date): BucketSeries;
+  /** Type-level only: the parameters and row of a typed call. */
+  readonly __types?: { params: P; row: R };
 }
 
-/** The query the engine runs for a definition and plan. */
-export function engineRequest(definition: EndpointDefinition, plan: QueryPlan): EngineRequest {
-  return { query: definition.name, params: plan.params, maxRows: plan.maxRows, notBefore: plan.notBefore };
-}
+/** Any endpoint definition, whatever its types. */
+export type AnyEndpointDefinition = EndpointDefinition<string, any, any>;
+
+/** The parameters a typed call of this definition takes. */
+export type DefinitionParams<D> = D extends EndpointDefinition<string, infer P, any> ? P : never;
+/** The row this definition's calls return. */
+export type DefinitionRow<D> = D extends EndpointDefinition<string, any, infer R> ? R : never;

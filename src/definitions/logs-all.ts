@@ -1,31 +1,14 @@
-import { dateToMicros, parseIsoMicros } from '../time/iso';
+import { querySql } from '../sql/query-files';
+import { InvalidParameterError } from '../errors';
+import { parseIsoMicros } from '../time/iso';
 import { subtractSpan, type Span } from '../time/units';
-import type { EndpointDefinition } from './definition';
+import { dateToMicros } from '../time/iso';
+import type { DefinitionParams, DefinitionRow } from './definition';
+import { defineEndpoint } from './define-endpoint';
+import { p } from './params';
 
-/** Project tiers of logs.all; any other non-empty value behaves like `FREE`. */
+/** Project tiers of logs.all; any other value (or none) behaves like `FREE`. */
 export type ProjectTier = 'FREE' | 'PRO' | 'PAYG' | 'ENTERPRISE';
-
-/** Parameters of logs.all. */
-export interface LogsAllParams {
-  /** Project reference; only entries of this project. */
-  project: string;
-  /** Selects the retention window; any other value behaves like `FREE`. */
-  project_tier: ProjectTier | (string & {});
-  /** ISO 8601; only entries strictly after it. Absent or empty: no lower bound. */
-  iso_timestamp_start?: string;
-  /** ISO 8601; only entries at or before it. Absent or empty: no upper bound. */
-  iso_timestamp_end?: string;
-}
-
-/** One gateway log entry of logs.all. */
-export interface LogsAllRow {
-  id: string | null;
-  /** ISO 8601 UTC with six fractional digits. */
-  timestamp: string;
-  event_message: string | null;
-  /** The stored metadata object, whole. */
-  metadata: Record<string, unknown> | null;
-}
 
 const RETENTION: Record<ProjectTier, Span> = {
   FREE: { days: 1 },
@@ -37,44 +20,48 @@ const RETENTION: Record<ProjectTier, Span> = {
 /** The query's own row limit, below the endpoint's max rows. */
 const LIMIT = 100;
 
-export const logsAll: EndpointDefinition = {
+/** logs.all: the newest gateway log entries of a project within its tier's retention window (docs/semantics.md). */
+export const logsAll = defineEndpoint({
   name: 'logs.all',
   id: '3e715bbd-1626-41ec-8a34-3544ab01d99e',
   description: 'The newest gateway log entries of one project within its tier\'s retention window.',
   maxRows: 1000,
-  cache: null,
-  sandboxed: false,
-  params: [
-    { name: 'project', required: true, format: 'text', description: 'Project reference; only entries of this project.' },
-    {
-      name: 'project_tier', required: true, format: 'text',
-      description: 'Retention window: FREE 1 day, PRO 7 days, PAYG and ENTERPRISE 90 days. Any other value behaves like FREE.',
-      values: Object.keys(RETENTION), otherwise: 'FREE',
-    },
-    { name: 'iso_timestamp_start', required: false, format: 'iso-timestamp', description: 'Only entries strictly after this ISO 8601 instant.' },
-    { name: 'iso_timestamp_end', required: false, format: 'iso-timestamp', description: 'Only entries at or before this ISO 8601 instant.' },
-  ],
-  columns: [
-    { name: 'id', type: 'text', description: 'Event id.' },
-    { name: 'timestamp', type: 'timestamp', description: 'Event time.' },
-    { name: 'event_message', type: 'text', description: 'The log line.' },
-    { name: 'metadata', type: 'json', description: 'The stored metadata object.' },
-  ],
-  plan(params, now) {
-    const retained = dateToMicros(subtractSpan(now, RETENTION[params.project_tier as ProjectTier]));
-    const start = params.iso_timestamp_start === null ? null : parseIsoMicros(params.iso_timestamp_start!);
-    const end = params.iso_timestamp_end === null ? null : parseIsoMicros(params.iso_timestamp_end!);
+  cache: 'never',
+  params: {
+    project: p.text().describe('Project reference; only entries of this project.'),
+    // Supabase Studio never sends it: absent or empty is FREE, like any other value.
+    project_tier: p.oneOf(Object.keys(RETENTION) as ProjectTier[], { otherwise: 'FREE' }).default('FREE')
+      .describe('Retention window: FREE 1 day, PRO 7 days, PAYG and ENTERPRISE 90 days. Absent, empty or any other value behaves like FREE.'),
+    iso_timestamp_start: p.isoTimestamp().optional().describe('Only entries strictly after this ISO 8601 instant.'),
+    iso_timestamp_end: p.isoTimestamp().optional().describe('Only entries at or before this ISO 8601 instant (not before iso_timestamp_start).'),
+  },
+  sql: { duckdb: querySql('duckdb', 'logs.all'), clickhouse: querySql('clickhouse', 'logs.all') },
+  projectParam: 'project',
+  check: ({ iso_timestamp_start: start, iso_timestamp_end: end }) => {
+    // An empty answer would hide the mistake (start and end swapped): say so instead.
+    if (start && end && parseIsoMicros(start)! > parseIsoMicros(end)!) {
+      throw new InvalidParameterError('iso_timestamp_start', 'Parameter "iso_timestamp_start" is after "iso_timestamp_end": the range holds no instant.');
+    }
+  },
+  bind: ({ project_tier, iso_timestamp_start, iso_timestamp_end }, { now }) => {
+    const retained = dateToMicros(subtractSpan(now, RETENTION[project_tier as ProjectTier]));
+    const start = iso_timestamp_start === null ? null : parseIsoMicros(iso_timestamp_start);
+    const end = iso_timestamp_end === null ? null : parseIsoMicros(iso_timestamp_end);
     // Both lower bounds are exclusive, so the later one is the bound.
     const after = start !== null && start > retained ? start : retained;
-    return {
-      maxRows: this.maxRows,
-      notBefore: after,
-      params: {
-        project: params.project ?? null,
-        after: { timestamp: after },
-        until: end === null ? null : { timestamp: end },
-        limit: Math.min(LIMIT, this.maxRows),
-      },
-    };
+    return { after: { timestamp: after }, until: end === null ? null : { timestamp: end }, limit: LIMIT };
   },
-};
+  notBefore: 'after',
+  newestFirst: { limit: 'limit', until: 'until' },
+  columns: {
+    id: { type: 'text', nullable: true, description: 'Event id.' },
+    timestamp: { type: 'timestamp', description: 'Event time.' },
+    event_message: { type: 'text', nullable: true, description: 'The log line.' },
+    metadata: { type: 'json', nullable: true, description: 'The stored metadata object.' },
+  },
+});
+
+/** Parameters of logs.all. */
+export type LogsAllParams = DefinitionParams<typeof logsAll>;
+/** One gateway log entry of logs.all. */
+export type LogsAllRow = DefinitionRow<typeof logsAll>;

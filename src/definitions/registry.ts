@@ -1,25 +1,71 @@
-import { NotFoundError } from '../errors';
-import type { EndpointDefinition } from './definition';
+import { InvalidOptionError, NotFoundError } from '../errors';
+import type { AnyEndpointDefinition } from './definition';
 import { functionsInvocationStats } from './functions-invocation-stats';
 import { logsAll } from './logs-all';
 import { usageApiCounts } from './usage-api-counts';
 
-/** The three endpoints, in a stable order. */
-export const DEFINITIONS: readonly EndpointDefinition[] = [functionsInvocationStats, logsAll, usageApiCounts];
+export { functionsInvocationStats, logsAll, usageApiCounts };
+
+/** The three endpoints every instance has (definitions made with `defineEndpoint`, like a user's). */
+export const BUILT_IN_ENDPOINTS = [functionsInvocationStats, logsAll, usageApiCounts] as const;
+
+/** The built-in definitions' type. */
+export type BuiltInEndpoint = (typeof BUILT_IN_ENDPOINTS)[number];
+
+/** The names of the built-in endpoints. */
+export type EndpointName = BuiltInEndpoint['name'];
+
+/** The built-in definitions, in a stable order. */
+export const DEFINITIONS: readonly AnyEndpointDefinition[] = BUILT_IN_ENDPOINTS;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-const BY_KEY = new Map<string, EndpointDefinition>();
-for (const d of DEFINITIONS) {
-  BY_KEY.set(d.name, d);
-  BY_KEY.set(d.id, d);
+/**
+ * The endpoints of one instance, found by name or by UUID (in any letter case). Names and UUIDs
+ * are unique: a user definition that collides with another (or a built-in) is refused.
+ */
+export class EndpointSet {
+  private readonly byKey = new Map<string, AnyEndpointDefinition>();
+
+  constructor(readonly list: readonly AnyEndpointDefinition[]) {
+    for (const d of list) {
+      for (const key of [d.name, d.id]) {
+        const other = this.byKey.get(key);
+        if (other) {
+          const what = key === d.name ? `name "${key}"` : `UUID ${key}`;
+          throw new InvalidOptionError(`endpoints["${d.name}"]`, `Endpoint "${d.name}" has the ${what} of endpoint "${other.name}": names and UUIDs must be unique.`);
+        }
+        this.byKey.set(key, d);
+      }
+    }
+  }
+
+  /** The endpoint with this name or UUID, or a `not_found` error. */
+  find(nameOrId: string): AnyEndpointDefinition {
+    const found = this.byKey.get(UUID.test(nameOrId) ? nameOrId.toLowerCase() : nameOrId);
+    if (!found) throw new NotFoundError(`No endpoint is named or identified by "${truncate(nameOrId)}".`);
+    return found;
+  }
 }
 
-/** The endpoint with this name or UUID (UUIDs in any letter case), or a `not_found` error. */
-export function findDefinition(nameOrId: string): EndpointDefinition {
-  const found = BY_KEY.get(UUID.test(nameOrId) ? nameOrId.toLowerCase() : nameOrId);
-  if (!found) throw new NotFoundError(`No endpoint is named or identified by "${truncate(nameOrId)}".`);
-  return found;
+/** The built-in endpoints as a set. */
+export const BUILT_INS = new EndpointSet(BUILT_IN_ENDPOINTS);
+
+/** A built-in endpoint by name or UUID, or a `not_found` error. */
+export function findDefinition(nameOrId: string): AnyEndpointDefinition {
+  return BUILT_INS.find(nameOrId);
+}
+
+/** The instance's endpoints: the built-ins, then the user's (checked to be definitions). */
+export function endpointSet(user: unknown): EndpointSet {
+  if (user === undefined) return BUILT_INS;
+  if (!Array.isArray(user)) throw new InvalidOptionError('endpoints', 'endpoints must be a list of definitions made with defineEndpoint().');
+  user.forEach((d, i) => {
+    if (!d || typeof d !== 'object' || typeof d.bindValues !== 'function' || typeof d.sql?.duckdb !== 'string') {
+      throw new InvalidOptionError(`endpoints[${i}]`, `endpoints[${i}] is not a definition: make it with defineEndpoint().`);
+    }
+  });
+  return new EndpointSet([...BUILT_IN_ENDPOINTS, ...(user as AnyEndpointDefinition[])]);
 }
 
 function truncate(text: string): string {

@@ -1,62 +1,61 @@
+import { querySql } from '../sql/query-files';
 import { dateToMicros } from '../time/iso';
 import { subtractSpan, type BucketUnit, type Span } from '../time/units';
-import type { EndpointDefinition } from './definition';
+import type { DefinitionParams, DefinitionRow } from './definition';
+import { defineEndpoint } from './define-endpoint';
+import { p } from './params';
 
-/** Interval values of usage.api-counts; any other value is an error. */
-export type UsageInterval = 'hourly' | 'daily' | 'minutely';
-
-/** Parameters of usage.api-counts. */
-export interface UsageApiCountsParams {
-  /** RE2 pattern searched in the request URL; only matching requests count. */
-  project: string;
-  interval: UsageInterval;
-}
-
-/** One time bucket of usage.api-counts. */
-export interface UsageApiCountsRow {
-  /** Bucket start, ISO 8601 UTC with six fractional digits. */
-  timestamp: string;
-  total_rest_requests: number;
-  total_storage_requests: number;
-  total_auth_requests: number;
-  total_realtime_requests: number;
-}
-
-const INTERVALS: Record<UsageInterval, { span: Span; unit: BucketUnit }> = {
+/**
+ * The window and bucket of each interval: Logflare's own three, then the values Supabase Studio
+ * and the Management API send. Any other value is an error listing these.
+ */
+const INTERVALS = {
   hourly: { span: { hours: 1 }, unit: 'hour' },
   daily: { span: { days: 7 }, unit: 'day' },
   minutely: { span: { minutes: 60 }, unit: 'minute' },
-};
+  '15min': { span: { minutes: 15 }, unit: 'minute' },
+  '30min': { span: { minutes: 30 }, unit: 'minute' },
+  '1hr': { span: { hours: 1 }, unit: 'minute' },
+  '3hr': { span: { hours: 3 }, unit: 'hour' },
+  '1day': { span: { days: 1 }, unit: 'hour' },
+  '3day': { span: { days: 3 }, unit: 'hour' },
+  '7day': { span: { days: 7 }, unit: 'day' },
+} as const satisfies Record<string, { span: Span; unit: BucketUnit }>;
 
-export const usageApiCounts: EndpointDefinition = {
+/** Interval values of usage.api-counts; any other value is an error. */
+export type UsageInterval = keyof typeof INTERVALS;
+
+/** usage.api-counts: API requests per product area per time bucket (docs/semantics.md). */
+export const usageApiCounts = defineEndpoint({
   name: 'usage.api-counts',
   id: '538d9361-e1e6-421a-953a-37a46d1b9e19',
   description: 'API requests of one project per product area (rest, storage, auth, realtime) per time bucket.',
   maxRows: 1000,
   cache: { ttlSeconds: 900, warmingSeconds: 300 },
-  sandboxed: false,
-  params: [
-    { name: 'project', required: true, format: 'regex', description: 'RE2 regular expression searched in the request URL.' },
-    {
-      name: 'interval', required: true, format: 'text',
-      description: 'hourly (last hour, hour buckets), daily (last 7 days, day buckets), minutely (last 60 minutes, minute buckets).',
-      values: Object.keys(INTERVALS),
-    },
-  ],
-  columns: [
-    { name: 'timestamp', type: 'timestamp', description: 'Bucket start.' },
-    { name: 'total_rest_requests', type: 'integer', description: 'Requests whose path contains /rest.' },
-    { name: 'total_storage_requests', type: 'integer', description: 'Requests whose path contains /storage.' },
-    { name: 'total_auth_requests', type: 'integer', description: 'Requests whose path contains /auth.' },
-    { name: 'total_realtime_requests', type: 'integer', description: 'Requests whose path contains /realtime.' },
-  ],
-  plan(params, now) {
-    const { span, unit } = INTERVALS[params.interval as UsageInterval];
-    const start = dateToMicros(subtractSpan(now, span));
-    return {
-      maxRows: this.maxRows,
-      notBefore: start,
-      params: { project: params.project ?? null, unit, start: { timestamp: start } },
-    };
+  params: {
+    project: p.re2().describe('RE2 regular expression searched in the request URL.'),
+    interval: p.oneOf(Object.keys(INTERVALS) as UsageInterval[]).describe(
+      'hourly (last hour, hour buckets), daily (last 7 days, day buckets), minutely (last 60 minutes, minute buckets); '
+      + '15min, 30min, 1hr (that span, minute buckets), 3hr, 1day, 3day (hour buckets), 7day (day buckets).',
+    ),
   },
-};
+  sql: { duckdb: querySql('duckdb', 'usage.api-counts'), clickhouse: querySql('clickhouse', 'usage.api-counts') },
+  projectParam: 'project',
+  bind: ({ interval }, { now }) => {
+    const { span, unit } = INTERVALS[interval as UsageInterval];
+    return { unit, start: { timestamp: dateToMicros(subtractSpan(now, span)) } };
+  },
+  notBefore: 'start',
+  columns: {
+    timestamp: { type: 'timestamp', description: 'Bucket start.' },
+    total_rest_requests: { type: 'integer', description: 'Requests whose path contains /rest.' },
+    total_storage_requests: { type: 'integer', description: 'Requests whose path contains /storage.' },
+    total_auth_requests: { type: 'integer', description: 'Requests whose path contains /auth.' },
+    total_realtime_requests: { type: 'integer', description: 'Requests whose path contains /realtime.' },
+  },
+});
+
+/** Parameters of usage.api-counts. */
+export type UsageApiCountsParams = DefinitionParams<typeof usageApiCounts>;
+/** One time bucket of usage.api-counts. */
+export type UsageApiCountsRow = DefinitionRow<typeof usageApiCounts>;

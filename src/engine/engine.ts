@@ -1,10 +1,15 @@
+import type { CheckedSql } from '../sandbox/validate-caller-sql';
+import type { SqlDialect } from '../sql/sql-scan';
 import type { SkippedFile } from '../storage/file-checks';
 import type { Micros } from '../time/iso';
 
-/** The two log sources of contract §1. */
-export type SourceName = 'edgeLogs' | 'functionEdgeLogs';
+/**
+ * A log source's name: the two built-ins (docs/semantics.md, "Log sources") or one declared with
+ * `defineSource`.
+ */
+export type SourceName = 'edgeLogs' | 'functionEdgeLogs' | (string & {});
 
-/** The saved queries of the three endpoints. */
+/** The names of the three built-in endpoints. */
 export type EndpointQueryName = 'functions.invocation-stats' | 'logs.all' | 'usage.api-counts';
 
 /**
@@ -13,8 +18,25 @@ export type EndpointQueryName = 'functions.invocation-stats' | 'logs.all' | 'usa
  */
 export type CatalogQueryName = 'catalog.projects' | 'catalog.functions';
 
-/** The saved queries an engine knows how to run: one per endpoint, plus the catalog's. */
-export type QueryName = EndpointQueryName | CatalogQueryName;
+/** Names of statements: an endpoint's name, or one of the catalog's. */
+export type QueryName = EndpointQueryName | CatalogQueryName | (string & {});
+
+export type { SqlDialect };
+
+/**
+ * A statement to run: its SQL per dialect (an engine runs its own) over the source relations it
+ * names (`edge_logs`, `function_edge_logs`, ...), which the engine provides.
+ */
+export interface EngineStatement {
+  /** The endpoint's name (or the catalog query's): for messages, never for choosing SQL. */
+  name: QueryName;
+  sql: Readonly<Partial<Record<SqlDialect, string>>>;
+  /**
+   * The rows are the `$<limit>` newest of one source (`ORDER BY timestamp DESC, id`), `$<until>` an
+   * inclusive upper bound or NULL: an engine may read one day at a time, newest first.
+   */
+  newestFirst?: { readonly limit: string; readonly until: string };
+}
 
 /** A value bound to a query parameter. Timestamps are tagged so no engine has to guess. */
 export type EngineParam = string | number | null | { timestamp: Micros };
@@ -26,8 +48,8 @@ export type EngineParam = string | number | null | { timestamp: Micros };
 export type EngineValue = string | number | bigint | boolean | null;
 
 export interface EngineRequest {
-  query: QueryName;
-  /** Named parameters, exactly those the query's SQL declares. */
+  statement: EngineStatement;
+  /** Named parameters: at least those the statement's SQL uses (others are ignored). */
   params: Readonly<Record<string, EngineParam>>;
   /** Rows past this are not read. */
   maxRows: number;
@@ -36,7 +58,15 @@ export interface EngineRequest {
    * whole files or partitions; it never changes the answer.
    */
   notBefore?: Micros;
+  /**
+   * A caller's SELECT, checked by `checkSql`, that replaces the statement's outer SELECT; its
+   * CTEs and parameters stay (docs/sandboxing.md). At most `maxRows` rows.
+   */
+  sql?: string;
 }
+
+/** Column types of result rows (the definitions' `columns`); they drive every output format. */
+export type ColumnType = 'timestamp' | 'integer' | 'float' | 'text' | 'json' | 'boolean';
 
 export interface EngineResult {
   rows: Record<string, EngineValue>[];
@@ -44,6 +74,8 @@ export interface EngineResult {
   engineMs: number;
   /** Files left out of this answer because they could not be read (damaged, unreadable). */
   skippedFiles?: SkippedFile[];
+  /** With `sql`: the names and types of the columns the caller's SELECT returns, in order. */
+  columns?: Array<{ name: string; type: ColumnType }>;
 }
 
 /** What an engine can tell about the raw sources; see `Endpoints.inspectSources`. */
@@ -73,10 +105,22 @@ export interface SourceInspection {
  * with its own SQL.
  */
 export interface Engine {
+  /** The SQL this engine runs (default `duckdb`): a statement without it cannot run here. */
+  readonly dialect?: SqlDialect;
+  /**
+   * Checks that a statement can run here (it prepares over empty sources): null, or why not.
+   * Definitions are checked with it at start.
+   */
+  checkStatement?(statement: EngineStatement): Promise<string | null>;
   /** Runs one saved query. Rejects with `EngineError` (query_failed, overloaded, timeout, closed). */
   run(request: EngineRequest): Promise<EngineResult>;
   /** Null when the engine accepts `pattern` as a regular expression, otherwise why not. */
   checkPattern(pattern: string): Promise<string | null>;
+  /**
+   * Checks a caller's SELECT against the sandbox's rules for a statement (docs/sandboxing.md) and
+   * rejects with `InvalidSqlError` when it breaks one. Engines without it cannot run caller SQL.
+   */
+  checkSql?(statement: EngineStatement, sql: string, maxRows: number): Promise<CheckedSql>;
   /** Resolves when the engine answers a trivial query. */
   ping(): Promise<void>;
   inspectSources(): Promise<SourceInspection[]>;

@@ -13,7 +13,7 @@ interface Memo {
  * A cache hit through the library costs validation, a key, a store read, a parse and a
  * serialization; under a dashboard's load that is most of the server's time. Reusing the bytes
  * for up to `windowMs` keeps a hit close to what a bare server sending the same bytes costs,
- * while the contract still holds: an answer is never served past its result's lifetime, and a
+ * while the cache's rules still hold (docs/cache.md): an answer is never served past its result's lifetime, and a
  * warming refresh shows within `windowMs`. Both are measured on the endpoints' cache clock
  * (`ep.cacheClock()`), the real clock ages and lifetimes run on.
  */

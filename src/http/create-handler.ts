@@ -1,4 +1,4 @@
-import type { Endpoints } from '../create-endpoints';
+import type { Endpoints } from '../api/create-endpoints';
 import type { EndpointDescription } from '../definitions/describe';
 import { LogEndpointsError } from '../errors';
 import { createKeyCheck, presentedKey } from './api-keys';
@@ -12,9 +12,10 @@ import { errorOf, send, sendError, sendJson, sendResult } from './respond';
 import { AnswerMemo } from './answer-memo';
 import { fromFetchRequest, toFetchResponse, type PlainRequest, type PlainResponse } from './exchange';
 import { isPublic, matchRoute, stripBasePath } from './routes';
-import { createDashboard } from '../dashboard/serve-dashboard';
+import { createDashboard } from './serve-dashboard';
 import { catalogDays } from './catalog-days';
 import { InFlightBudget, ingestRoute } from './ingest-route';
+import { callerSql, declaresBody } from './caller-sql';
 
 /** A fetch-style request handler, as Hono, Bun, Deno and service workers take it. */
 export interface FetchHandler {
@@ -31,9 +32,11 @@ export interface FetchHandler {
 }
 
 const ALLOW = 'GET, HEAD';
+/** Query routes also take POST: a caller's SQL in a JSON body (docs/sandboxing.md). */
+const ALLOW_QUERY = 'GET, HEAD, POST';
 
 /**
- * The HTTP API of contract §6 as one fetch-style handler: the single place where HTTP is
+ * The HTTP API (docs/http.md) as one fetch-style handler: the single place where HTTP is
  * translated to library calls. Throws when no API key is configured, unless `auth: false`.
  *
  * @example
@@ -60,7 +63,8 @@ export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHand
     const route = matchRoute(path, { dashboard: dashboard !== null });
     const method = request.method.toUpperCase();
     if (method === 'OPTIONS' && config.cors) {
-      return preflight(config.cors, request.header('origin'), route.kind === 'ingest' ? 'POST, OPTIONS' : undefined);
+      const methods = route.kind === 'ingest' ? 'POST, OPTIONS' : route.kind === 'query' ? `${ALLOW_QUERY}, OPTIONS` : undefined;
+      return preflight(config.cors, request.header('origin'), methods);
     }
     // Whether a path exists is only told to callers with a key.
     if (route.kind === 'unknown') {
@@ -71,8 +75,10 @@ export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHand
       const mayIngest = (key: string | null) => checkKey(key) || checkIngestKey(key);
       return ingestRoute(ep, request, url.search, config, ingestBudget, mayIngest, presentedKey(request.header));
     }
-    if (method !== 'GET' && method !== 'HEAD') {
-      throw new LogEndpointsError('method_not_allowed', 405, `Method ${printable(method)} is not allowed; use GET or HEAD.`);
+    if (method !== 'GET' && method !== 'HEAD' && !(method === 'POST' && route.kind === 'query')) {
+      const allow = route.kind === 'query' ? ALLOW_QUERY : ALLOW;
+      const use = route.kind === 'query' ? 'GET, HEAD or POST' : 'GET or HEAD';
+      throw Object.assign(new LogEndpointsError('method_not_allowed', 405, `Method ${printable(method)} is not allowed; use ${use}.`), { allow });
     }
     if (!isPublic(route)) requireKey(request);
 
@@ -106,12 +112,15 @@ export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHand
 
   async function query(nameOrId: string, search: string, request: PlainRequest): Promise<PlainResponse> {
     const description = describe(ep.definitions, nameOrId);
-    const params = singleValues(parseQueryString(search), description?.params.map((p) => p.name) ?? []);
+    const { sql: sqlParam, ...params } = singleValues(parseQueryString(search), [...(description?.params.map((p) => p.name) ?? []), 'sql']);
+    const caller = await callerSql(request, sqlParam);
     const format = negotiateFormat(request.header('accept'));
-    // An unknown name or UUID is refused by the library itself (404 not_found).
-    const result = format === 'arrow' ? await ep.query(nameOrId, params, { format: 'arrow' }) : await ep.query(nameOrId, params);
-    const response = sendResult(result, description?.columns ?? [], format);
-    if (result.ttlRemainingSeconds !== null && memo.enabled) {
+    const options = { ...(format === 'arrow' ? { format: 'arrow' as const } : {}), ...(caller ? { sql: caller.sql } : {}) };
+    // An unknown name or UUID is refused by the library itself (404 not_found), `sql` on an endpoint that is not sandboxable too (400).
+    const result = await ep.query(nameOrId, params, options);
+    const response = sendResult(result, result.columns ?? description?.columns ?? [], format);
+    // The memo is keyed by URL: an answer to SQL sent in a body is never reused.
+    if (result.ttlRemainingSeconds !== null && memo.enabled && !caller?.inBody) {
       // The library's cache clock: the one the result's age and lifetime are measured on.
       const now = ep.cacheClock();
       memo.set(memoKey(request), response, now, now + result.ttlRemainingSeconds * 1000);
@@ -121,7 +130,7 @@ export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHand
 
   /** A repeated GET of a cached answer, served from the microcache after the key check. */
   function memoized(request: PlainRequest): PlainResponse | null {
-    if (!memo.enabled || (request.method !== 'GET' && request.method !== 'HEAD')) return null;
+    if (!memo.enabled || (request.method !== 'GET' && request.method !== 'HEAD') || declaresBody(request.header)) return null;
     const response = memo.get(memoKey(request), ep.cacheClock());
     if (response === null) return null;
     // Without a valid key the request takes the full path, which answers 401.

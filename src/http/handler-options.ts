@@ -1,4 +1,5 @@
-import type { DashboardOptions } from '../dashboard/serve-dashboard';
+import { InvalidOptionError } from '../errors';
+import type { DashboardOptions } from './serve-dashboard';
 import { MAX_BODY_BYTES } from '../ingest/read-body';
 
 /** What the handler passes to `onError` with each error it answers with a 5xx status. */
@@ -92,9 +93,7 @@ export function resolveOptions(options: HandlerOptions): ResolvedOptions {
   const apiKeys = (options.apiKeys ?? []).filter((k) => typeof k === 'string' && k.length > 0);
   const ingestKeys = (options.ingestKeys ?? []).filter((k) => typeof k === 'string' && k.length > 0);
   if (options.auth !== false && apiKeys.length === 0 && ingestKeys.length === 0) {
-    throw new TypeError(
-      'createHandler: no API key configured. Pass apiKeys: ["..."], or auth: false to serve without keys.',
-    );
+    throw new InvalidOptionError('apiKeys', 'createHandler: no API key configured. Pass apiKeys: ["..."], or auth: false to serve without keys.');
   }
   return {
     apiKeys,
@@ -116,7 +115,7 @@ export function resolveOptions(options: HandlerOptions): ResolvedOptions {
 
 function positiveOr(value: number | undefined, fallback: number, name: string): number {
   if (value === undefined) return fallback;
-  if (!Number.isSafeInteger(value) || value < 1) throw new TypeError(`createHandler: ${name} must be a positive integer.`);
+  if (!Number.isSafeInteger(value) || value < 1) throw new InvalidOptionError(name, `createHandler: ${name} must be a positive integer.`);
   return value;
 }
 
@@ -124,7 +123,7 @@ function positiveOr(value: number | undefined, fallback: number, name: string): 
 function normalizeBasePath(path: string): string {
   const trimmed = path.replace(/\/+$/, '');
   if (trimmed === '') return '';
-  if (!/^\/?[A-Za-z0-9._~!$&'()*+,;=:@%/-]+$/.test(trimmed)) throw new TypeError(`createHandler: invalid basePath "${path}".`);
+  if (!/^\/?[A-Za-z0-9._~!$&'()*+,;=:@%/-]+$/.test(trimmed)) throw new InvalidOptionError('basePath', `createHandler: invalid basePath "${path}".`);
   return trimmed.startsWith('/') ? trimmed : `/${trimmed}`;
 }
 

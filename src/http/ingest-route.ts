@@ -1,4 +1,4 @@
-import type { Endpoints } from '../create-endpoints';
+import type { Endpoints } from '../api/create-endpoints';
 import { EngineError, InvalidParameterError, LogEndpointsError, NotFoundError } from '../errors';
 import { parseEvents } from '../ingest/parse-body';
 import { readBody } from '../ingest/read-body';
@@ -32,7 +32,7 @@ export class InFlightBudget {
 }
 
 /**
- * `POST {base}/api/logs` (and `/logs`, `/api/events`), contract §7: Logflare's ingest. The
+ * `POST {base}/api/logs` (and `/logs`, `/api/events`), Logflare's ingest (docs/ingest.md). The
  * source comes from `?source_name=` or `?source=<uuid>`, the key from the headers (or, as older
  * Logflare clients send it, `?api_key=`); the body is read within the limits, parsed, and handed
  * to `ep.ingest`, the one ingest path. Answers `200 {"message":"Logged!"}` once durable.

@@ -1,6 +1,6 @@
 import type { ColumnSpec, ColumnType, ParamSpec } from '../definitions/definition';
 import type { EndpointDescription } from '../definitions/describe';
-import { MAX_PARAM_LENGTH } from '../definitions/normalize-params';
+import { MAX_PARAM_LENGTH } from '../definitions/params';
 import { CATALOG_MAX_DAYS } from '../definitions/catalog';
 
 type Json = Record<string, unknown>;
@@ -83,8 +83,8 @@ export function openApiDocument(definitions: readonly EndpointDescription[], opt
     const operation = (operationId: string) => ({
       operationId,
       summary: d.description,
-      description: `${d.description} At most ${d.maxRows} rows. ${d.cache ? `Cached for ${d.cache.ttlSeconds} s.` : 'Never cached.'}`,
-      parameters: d.params.map(parameter),
+      description: `${d.description} At most ${d.maxRows} rows. ${d.cache ? `Cached for ${d.cache.ttlSeconds} s.` : 'Never cached.'}${d.sandboxed ? SANDBOXED : ''}`,
+      parameters: [...d.params.map(parameter), ...(d.sandboxed ? [SQL_PARAMETER] : [])],
       responses: {
         '200': {
           description: 'The rows. `Accept` selects JSON (default), CSV, NDJSON or an Arrow IPC stream.',
@@ -109,8 +109,10 @@ export function openApiDocument(definitions: readonly EndpointDescription[], opt
         '504': ref('Error'),
       },
     });
-    paths[`/api/endpoints/${d.name}`] = { get: operation(camel(d.name)) };
-    paths[`/api/endpoints/query/${d.id}`] = { get: operation(`${camel(d.name)}ById`) };
+    // A sandboxed endpoint also takes POST, with the caller's SQL in a JSON body.
+    const post = (operationId: string) => (d.sandboxed ? { post: { ...operation(operationId), requestBody: SQL_BODY } } : {});
+    paths[`/api/endpoints/${d.name}`] = { get: operation(camel(d.name)), ...post(`${camel(d.name)}Sql`) };
+    paths[`/api/endpoints/query/${d.id}`] = { get: operation(`${camel(d.name)}ById`), ...post(`${camel(d.name)}ByIdSql`) };
   }
   return {
     openapi: '3.1.0',
@@ -137,7 +139,7 @@ export function openApiDocument(definitions: readonly EndpointDescription[], opt
               error: {
                 type: 'object',
                 required: ['code', 'message', 'status'],
-                properties: { code: { type: 'string' }, message: { type: 'string' }, status: { type: 'integer' }, param: { type: 'string' } },
+                properties: { code: { type: 'string' }, message: { type: 'string' }, status: { type: 'integer' }, param: { type: 'string' }, rule: { type: 'string' } },
               },
             },
           }),
@@ -147,26 +149,48 @@ export function openApiDocument(definitions: readonly EndpointDescription[], opt
   };
 }
 
+const SANDBOXED =
+  ' Sandboxed: `sql` (query string, or `{"sql": ...}` in a GET or POST JSON body) is a SELECT over the endpoint\'s CTEs that replaces its outer SELECT; the rows then have its columns. Rules: docs/sandboxing.md; refusals are 400 `invalid_sql`.';
+
+const SQL_PARAMETER: Json = {
+  name: 'sql', in: 'query', required: false,
+  description: 'A SELECT over the endpoint\'s CTEs (docs/sandboxing.md).',
+  schema: { type: 'string', examples: ['select id, timestamp, event_message from edge_logs order by timestamp desc limit 100'] },
+};
+
+const SQL_BODY: Json = {
+  required: false,
+  content: jsonContent({ type: 'object', properties: { sql: { type: 'string', description: 'A SELECT over the endpoint\'s CTEs.' } } }),
+};
+
 function parameter(p: ParamSpec): Json {
   const schema: Json = { type: 'string', maxLength: MAX_PARAM_LENGTH };
   if (p.values && p.otherwise === undefined) schema.enum = [...p.values];
   if (p.values && p.otherwise !== undefined) schema.examples = [...p.values];
   if (p.format === 'iso-timestamp') schema.format = 'date-time';
   if (p.format === 'regex') schema.format = 'regex';
+  if (p.format === 'integer') Object.assign(schema, { pattern: '^[+-]?\\d{1,15}$' }, p.min !== undefined ? { 'x-minimum': p.min } : {}, p.max !== undefined ? { 'x-maximum': p.max } : {});
+  if (p.default !== undefined) schema.default = p.default;
   return { name: p.name, in: 'query', required: p.required, description: p.description, schema };
 }
 
 const COLUMN_SCHEMAS: Record<ColumnType, Json> = {
   timestamp: { type: 'string', format: 'date-time', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{6}Z$' },
   integer: { type: 'integer' },
-  float: { type: ['number', 'null'] },
-  text: { type: ['string', 'null'] },
-  json: { type: ['object', 'null'] },
+  float: { type: 'number' },
+  text: { type: 'string' },
+  json: { type: 'object' },
+  boolean: { type: 'boolean' },
 };
 
 function rowSchema(columns: readonly ColumnSpec[]): Json {
   const properties: Json = {};
-  for (const c of columns) properties[c.name] = { ...COLUMN_SCHEMAS[c.type], description: c.description };
+  for (const c of columns) {
+    const schema = COLUMN_SCHEMAS[c.type];
+    // Nullable columns (and every value the engine may leave empty) admit null.
+    const type = c.nullable ? [schema.type, 'null'] : schema.type;
+    properties[c.name] = { ...schema, type, description: c.description };
+  }
   return { type: 'object', required: columns.map((c) => c.name), properties };
 }
 

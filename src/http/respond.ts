@@ -1,5 +1,5 @@
 import { LogEndpointsError } from '../errors';
-import type { QueryResult } from '../create-endpoints';
+import type { QueryResult } from '../api/create-endpoints';
 import type { ColumnSpec } from '../definitions/definition';
 import { arrowToIpcStream } from '../rows/to-arrow';
 import { rowsToCsv } from '../rows/to-csv';
@@ -67,7 +67,7 @@ function body(result: QueryResult & { table?: Table }, columns: readonly ColumnS
   }
 }
 
-/** Whatever was thrown, as the error body of contract §6. Anything unexpected is a generic 500. */
+/** Whatever was thrown, as the error body of docs/http.md, "Errors". Anything unexpected is a generic 500. */
 export function errorOf(error: unknown): LogEndpointsError {
   if (error instanceof LogEndpointsError) return error;
   return new LogEndpointsError('query_failed', 500, 'The request failed on the server.', { cause: error });

@@ -18,7 +18,7 @@ export interface RouteOptions {
   dashboard?: boolean;
 }
 
-/** Logflare's three ingest routes (contract §7), all the same here. */
+/** Logflare's three ingest routes (docs/ingest.md), all the same here. */
 const INGEST_PATHS = new Set(['/api/logs', '/logs', '/api/events']);
 
 /** Routes anyone may call; every other path needs a key before it is even looked up. */

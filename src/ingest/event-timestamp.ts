@@ -6,7 +6,7 @@ const MIN = -62_135_596_800_000_000n;
 const MAX = 253_402_300_799_999_999n;
 
 /**
- * The instant of an event's `timestamp` as ingest accepts it: any form of contract §1.3 (the one
+ * The instant of an event's `timestamp` as ingest accepts it: any form of docs/semantics.md, "Timestamps" (the one
  * rule of `eventTimestampMicros`, which the engine's SQL applies too), within years 1 to 9999; null
  * for anything else, so ingest refuses an event that no window could ever hold.
  */

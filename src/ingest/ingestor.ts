@@ -32,7 +32,7 @@ export class Ingestor {
   async ingest(ref: string, events: readonly unknown[]): Promise<IngestResult> {
     const source = this.resolveSource(ref);
     const lines = serializeEvents(events, formatIsoMicros(dateToMicros(this.now())), this.limits);
-    const { seq } = await this.walSet.wals[source].append(lines);
+    const { seq } = await this.walSet.wals[source]!.append(lines);
     await this.onDurable?.(source, seq, lines);
     return { ingested: events.length };
   }

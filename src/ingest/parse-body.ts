@@ -48,7 +48,7 @@ export function parseEvents(body: Uint8Array, contentType: string | null): unkno
 /**
  * A `timestamp` integer of 16 digits or more (nanoseconds since the epoch) would lose its last
  * digits as a JavaScript number, and with them the microsecond: it is kept as its text, which
- * counts the same (contract §1.3: a numeric string counts as the number).
+ * counts the same (docs/semantics.md, "Timestamps": a numeric string counts as the number).
  */
 function keepBigTimestamps(text: string): string {
   return text.includes('"timestamp"') ? text.replace(/("timestamp"\s*:\s*)(-?\d{16,})(?=\s*[,}\]\r\n])/g, '$1"$2"') : text;

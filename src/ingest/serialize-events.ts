@@ -7,7 +7,7 @@ import { timestampMicros } from './event-timestamp';
 const OWN = new Set(['id', 'timestamp', 'message', 'event_message']);
 
 /**
- * One event as it is stored (contract §7): `event_message` = `message` ?? `event_message`
+ * One event as it is stored (docs/ingest.md, "Requests"): `event_message` = `message` ?? `event_message`
  * (`message` then dropped), `id` kept or a new UUID, `timestamp` kept as sent (any form of §1.3,
  * validated; a `Date` becomes its ISO text) or the arrival time, every other field kept as sent.
  * Throws `InvalidBodyError` naming the field and the event's `index`.

@@ -1,5 +1,5 @@
 import type { SourceName } from '../engine/engine';
-import { NotFoundError } from '../errors';
+import { InvalidOptionError, NotFoundError } from '../errors';
 
 /** A name (or UUID) ingest accepts for a source. */
 export interface IngestSourceName {
@@ -33,9 +33,9 @@ export class SourceNames {
     const names = [...LOGFLARE_SOURCE_NAMES];
     for (const [name, source] of Object.entries(extra)) {
       if (!INTERNAL.includes(source)) {
-        throw new RangeError(`storage.sourceNames: "${name}" must map to edgeLogs or functionEdgeLogs, not "${String(source)}".`);
+        throw new InvalidOptionError(`storage.sourceNames["${name}"]`, `storage.sourceNames: "${name}" must map to edgeLogs or functionEdgeLogs, not "${String(source)}".`);
       }
-      if (name === '' || names.some((n) => n.name === name)) throw new RangeError(`storage.sourceNames: "${name}" is empty or already taken.`);
+      if (name === '' || names.some((n) => n.name === name)) throw new InvalidOptionError(`storage.sourceNames["${name}"]`, `storage.sourceNames: "${name}" is empty or already taken.`);
       names.push(Object.freeze({ name, id: null, source }));
     }
     this.names = Object.freeze(names);

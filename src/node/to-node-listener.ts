@@ -3,6 +3,7 @@ import { LogEndpointsError } from '../errors';
 import type { FetchHandler } from '../http/create-handler';
 import type { PlainResponse } from '../http/exchange';
 import { matchRoute, stripBasePath } from '../http/routes';
+import { declaresBody } from '../http/caller-sql';
 
 /**
  * A `node:http` request listener; Express and Connect call it as middleware with a third
@@ -38,9 +39,10 @@ export function toNodeListener(handler: FetchHandler): NodeListener {
 }
 
 async function serve(handler: FetchHandler, req: IncomingMessage, res: ServerResponse, target: string): Promise<void> {
-  // GET and HEAD bodies mean nothing: drain them so keep-alive works. Other methods (the ingest
-  // routes' POST) hand the body to the handler, which reads it within its limit.
-  const withBody = req.method !== 'GET' && req.method !== 'HEAD';
+  // HEAD bodies mean nothing, and GET ones only when declared (a caller's SQL as JSON, see
+  // docs/sandboxing.md): others are drained so keep-alive works. Bodies of other methods (POST)
+  // and declared GET bodies go to the handler, which reads them within its limit.
+  const withBody = req.method === 'GET' ? declaresBody((name) => headerOf(req, name)) : req.method !== 'HEAD';
   if (!withBody) req.resume();
   const response = target.startsWith('/')
     ? await handler.handle({

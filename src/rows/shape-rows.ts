@@ -2,8 +2,8 @@ import type { ColumnSpec } from '../definitions/definition';
 import type { EngineValue } from '../engine/engine';
 import { formatIsoMicros } from '../time/iso';
 
-/** A result row as every entry point shows it (contract §4). */
-export type Row = Record<string, string | number | Record<string, unknown> | null>;
+/** A result row as every entry point shows it (docs/semantics.md, "Values in results"). */
+export type Row = Record<string, string | number | boolean | Record<string, unknown> | null>;
 
 /**
  * The one place engine values become result values: timestamps as ISO strings with six
@@ -28,6 +28,8 @@ function shapeValue(column: ColumnSpec, value: EngineValue): Row[string] {
       return Number(value);
     case 'text':
       return String(value);
+    case 'boolean':
+      return typeof value === 'boolean' ? value : value === 'true' || Number(value) !== 0;
     case 'json':
       return parseJsonObject(value);
   }

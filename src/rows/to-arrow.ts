@@ -44,8 +44,10 @@ export function arrowToIpcStream(table: Table): Uint8Array {
 }
 
 function arrowType(type: ColumnType): DataType {
-  const { Float64, Int64, TimestampMicrosecond, Utf8 } = arrow();
+  const { Bool, Float64, Int64, TimestampMicrosecond, Utf8 } = arrow();
   switch (type) {
+    case 'boolean':
+      return new Bool();
     case 'timestamp':
       return new TimestampMicrosecond('UTC');
     case 'integer':
@@ -59,9 +61,11 @@ function arrowType(type: ColumnType): DataType {
 }
 
 function columnData(column: ColumnSpec, rows: readonly Row[]): Data {
-  const { Float64, Int64, TimestampMicrosecond, Utf8, vectorFromArray } = arrow();
+  const { Bool, Float64, Int64, TimestampMicrosecond, Utf8, vectorFromArray } = arrow();
   const values = rows.map((row) => row[column.name] ?? null);
   switch (column.type) {
+    case 'boolean':
+      return vectorFromArray(values.map((v) => (v === null ? null : Boolean(v))), new Bool()).data[0]!;
     case 'timestamp':
       // Built from the raw int64 micros: Arrow's own builders take milliseconds as a float and lose the last digits.
       return fixedWidth(new TimestampMicrosecond('UTC'), values, BigInt64Array, (v) => parseIsoMicros(String(v)) ?? 0n);

@@ -24,8 +24,11 @@ import { InputIndex, RangeHashes } from './input-coverage';
 import { scanInput, type InputScan } from './input-scan';
 import { DirectoryCache, listGlob, statOrNull, type ListedFile } from './list-glob';
 import { withDatasetLock } from './dataset-lock';
+import { settleOrphans, type OrphanOutcome, type Provenance } from './dataset-orphans';
+import { DataDirLockedError, lockDataDir, type DataDirLock } from './wal/data-dir-lock';
+import { dataDirAround } from './wal/wal-set';
 import { looksLikeSource } from './source-shape';
-import { headPathOf, HEADS_DIR, SOURCES_WITH_HEADS, writeHead } from './newest-heads';
+import { headPathOf, SOURCES_WITH_HEADS, writeHead } from './newest-heads';
 
 /** Options of `compactLogs`. */
 export interface CompactOptions {
@@ -69,12 +72,17 @@ export interface CompactResult {
   keptFiles: Array<{ path: string; reason: string }>;
   /** Inputs that could not be read (damaged, unreadable): left alone, not compacted. */
   skippedFiles: SkippedFile[];
+  /**
+   * Data files of the dataset that no commit named, and what was done with them: put back into
+   * the log (their commit was lost), deleted (a killed run's), or kept (the log is damaged).
+   */
+  orphans?: OrphanOutcome;
 }
 
 /**
  * Rewrites NDJSON logs as Parquet in the fast layout (zstd, 20k-row groups, sorted by project
  * then newest first, one folder per UTC day) inside a dataset with a commit log, so that nothing
- * is ever lost or doubled (contract §1.4): progress is recorded per input (path, byte range and
+ * is ever lost or doubled (docs/semantics.md, "Compacted datasets"): progress is recorded per input (path, byte range and
  * content hash) in the same atomic commit that adds the Parquet files; a rerun compacts only what
  * is new, whatever else joined the glob; a run killed at any instant leaves a state the next run
  * completes; and a query over the NDJSON and the dataset together reads each event once.
@@ -90,7 +98,20 @@ export async function compactLogs(options: CompactOptions): Promise<CompactResul
   for (const glob of globs) {
     for (const file of listGlob(compileGlob(glob), directories).files) if (file.kind === 'ndjson') inputs.set(file.path, file);
   }
-  return compactFiles({ ...options, files: [...inputs.values()] });
+  // Inputs or output inside a managed data dir: its lock first, so no running server writes there meanwhile.
+  const dataDirs = [...new Set([options.outDir, ...inputs.keys()].map(dataDirAround).filter((d): d is string => d !== null))].sort();
+  const locks: DataDirLock[] = [];
+  try {
+    for (const dir of dataDirs) {
+      locks.push(await lockDataDir(dir, 'compact').catch((error: unknown) => {
+        if (!(error instanceof DataDirLockedError)) throw error;
+        throw new Error(`${error.message} compact would race it: it writes and deletes files there itself (its own compaction).`, { cause: error });
+      }));
+    }
+    return await compactFiles({ ...options, files: [...inputs.values()] });
+  } finally {
+    for (const lock of locks.reverse()) await lock.release();
+  }
 }
 
 /** The one compaction mechanism, over listed files (the CLI's globs, or managed storage's segments). */
@@ -115,7 +136,7 @@ export async function compactFiles(
     if (state.source !== null && state.source !== options.source) {
       throw new InvalidOptionError('source', `${outDir} holds ${state.source} events; it cannot take ${options.source} events. Use another --out folder.`);
     }
-    await cleanUp(outDir, state);
+    state = await cleanUp(outDir, state, options.source, result);
 
     progress({ stage: 'listing', fraction: 0 });
     const checks = new FileChecks();
@@ -147,10 +168,19 @@ export async function compactFiles(
       const run = await writeRun(outDir, options, work, progress);
       for (const r of run.records) newSkipped.set(r.path, r.skippedLines);
       Object.assign(result, { inputFiles: work.map((w) => w.file.path), rows: run.rows, skippedLines: run.skippedLines, files: run.add.map((f) => f.path) });
-      checkAborted(options.signal);
-      failpoint('compact:before-commit');
-      const committed = await appendCommit(state, { source: options.source, add: run.add, remove: [], inputs: run.records });
-      if (!committed) throw new Error(`${outDir}: another writer committed to the dataset at the same time; nothing of this run was committed.`);
+      try {
+        checkAborted(options.signal);
+        failpoint('compact:before-commit');
+        const committed = await appendCommit(state, { source: options.source, add: run.add, remove: [], inputs: run.records });
+        if (!committed) throw new Error(`${outDir}: another writer committed to the dataset at the same time; nothing of this run was committed.`);
+      } catch (error) {
+        // Stopped before its commit (aborted, refused): its published files go, as if never written.
+        for (const file of run.add) {
+          await unlinkIfPresent(join(outDir, file.path));
+          if (file.head) await unlinkIfPresent(join(outDir, file.head.path));
+        }
+        throw error;
+      }
       failpoint('compact:after-commit');
       state = readDatasetStateStable(outDir);
       await checkpointIfDue(state);
@@ -203,6 +233,15 @@ async function writeRun(
       counts.set(String(row.filename), { rows: Number(row.rows), skipped: Number(row.skipped) });
     }
     checkAborted(options.signal);
+    // The commit this run will append, carried by every file it writes: should the commit be lost,
+    // the files still say which inputs they hold (dataset-orphans.ts).
+    const records: InputRecord[] = [];
+    for (const [path, scan] of readPaths) {
+      const c = counts.get(path) ?? { rows: 0, skipped: 0 };
+      records.push({ ...scan.record, rows: c.rows, skippedLines: c.skipped });
+    }
+    const rows = [...counts.values()].reduce((n, c) => n + c.rows, 0);
+    const provenance: Provenance = { run: runId, rows, inputs: records };
 
     progress({ stage: 'writing', fraction: 0 });
     const out = join(staging, 'out');
@@ -216,6 +255,7 @@ async function writeRun(
         // An event without a usable timestamp has no day; it is counted as skipped instead.
         where: 'timestamp IS NOT NULL',
         partitionByDay: { filenamePattern: `part-${runId}-{i}` },
+        provenance: JSON.stringify(provenance),
       }),
     ));
     progress({ stage: 'writing', fraction: 1 });
@@ -238,7 +278,6 @@ async function writeRun(
         `SELECT filename, count(*) AS n FROM read_parquet(${sqlStringList(staged)}, filename = true) GROUP BY filename`,
       )).getRowObjects()) perFile.set(String(row.filename), Number(row.n));
     }
-    const rows = [...counts.values()].reduce((n, c) => n + c.rows, 0);
     const written = [...perFile.values()].reduce((n, c) => n + c, 0);
     if (written !== rows) throw new Error(`compact: wrote ${written} rows but read ${rows} events; nothing was committed`);
     progress({ stage: 'verifying', fraction: 1 });
@@ -272,11 +311,6 @@ async function writeRun(
     }
     for (const dir of touched) await fsyncDir(dir);
 
-    const records: InputRecord[] = [];
-    for (const [path, scan] of readPaths) {
-      const c = counts.get(path) ?? { rows: 0, skipped: 0 };
-      records.push({ ...scan.record, rows: c.rows, skippedLines: c.skipped });
-    }
     return { add, records, rows, skippedLines: [...counts.values()].reduce((n, c) => n + c.skipped, 0) };
   } finally {
     options.signal?.removeEventListener('abort', abort);
@@ -323,27 +357,20 @@ async function removeCompacted(
   result.deletedSource = result.keptFiles.length === 0 && result.skippedFiles.length === 0;
 }
 
-/** Left by a run that was killed: its staging folder, and Parquet files (and heads) no commit names. */
-async function cleanUp(outDir: string, state: DatasetState): Promise<void> {
-  const heads = new Set([...state.files.values()].flatMap((f) => (f.head ? [f.head.path] : [])));
-  for (const day of await readdir(join(outDir, HEADS_DIR), { withFileTypes: true }).catch(() => [])) {
-    if (!day.isDirectory() || !/^date=\d{4}-\d{2}-\d{2}$/.test(day.name)) continue;
-    for (const file of await readdir(join(outDir, HEADS_DIR, day.name))) {
-      if (/^part-[0-9a-f]{16}-\d+\.parquet$/.test(file) && !heads.has(`${HEADS_DIR}/${day.name}/${file}`)) await unlinkIfPresent(join(outDir, HEADS_DIR, day.name, file));
-    }
-  }
+/**
+ * What killed runs left (their staging folders), and the data files no commit names: restored,
+ * deleted or kept by their provenance (see `settleOrphans`: never deleted while they may hold
+ * the only copy of events). Returns the state after it.
+ */
+async function cleanUp(outDir: string, state: DatasetState, source: SourceName, result: CompactResult): Promise<DatasetState> {
   for (const entry of await readdir(outDir, { withFileTypes: true })) {
     if (entry.isDirectory() && /^\.compact-[0-9a-f]+\.tmp$/.test(entry.name)) {
       await rm(join(outDir, entry.name), { recursive: true, force: true });
     }
-    if (!entry.isDirectory() || !/^date=\d{4}-\d{2}-\d{2}$/.test(entry.name)) continue;
-    for (const file of await readdir(join(outDir, entry.name))) {
-      const rel = `${entry.name}/${file}`;
-      if (/^part-[0-9a-f]{16}-\d+\.parquet$/.test(file) && !state.files.has(rel)) await unlinkIfPresent(join(outDir, entry.name, file));
-      const head = /^_head-(part-[0-9a-f]{16}-\d+\.parquet)$/.exec(file);
-      if (head && !state.files.has(`${entry.name}/${head[1]}`)) await unlinkIfPresent(join(outDir, entry.name, file));
-    }
   }
+  const settled = await settleOrphans(state, source);
+  result.orphans = settled.outcome;
+  return settled.state;
 }
 
 /** Refuses inputs none of whose events look like the source (edge logs compacted as functions). */

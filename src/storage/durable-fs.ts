@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { link, open, rename, unlink, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -12,17 +13,31 @@ export async function fsyncFile(path: string): Promise<void> {
   }
 }
 
-/** Flushes a folder's entries (new, renamed, deleted names) to disk. */
+/**
+ * Flushes a folder's entries (a created, renamed or deleted file) to disk: without it a file
+ * fsynced after its creation may still be missing after a power loss. A no-op where folders
+ * cannot be opened or synced (Windows, some file systems: their renames are durable otherwise).
+ */
 export async function fsyncDir(dir: string): Promise<void> {
-  const handle = await open(dir, constants.O_RDONLY);
+  let handle;
+  try {
+    handle = await open(dir, constants.O_RDONLY);
+  } catch (error) {
+    if (isCode(error, 'EISDIR') || isCode(error, 'EPERM') || isCode(error, 'EACCES')) return;
+    throw error;
+  }
   try {
     await handle.sync();
   } catch (error) {
-    // Some file systems refuse fsync on a folder; their rename is durable by other means.
-    if ((error as NodeJS.ErrnoException).code !== 'EINVAL' && (error as NodeJS.ErrnoException).code !== 'EPERM') throw error;
+    if (!isCode(error, 'EINVAL') && !isCode(error, 'EBADF') && !isCode(error, 'EPERM')) throw error;
   } finally {
     await handle.close();
   }
+}
+
+/** Whether an error carries this `code` (`ENOENT`, ...). */
+export function isCode(error: unknown, code: string): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === code;
 }
 
 /**
@@ -31,7 +46,8 @@ export async function fsyncDir(dir: string): Promise<void> {
  * folder's fsync. With `create`, resolves false when the name was taken by someone else.
  */
 export async function writeFileAtomic(path: string, data: string | Uint8Array, mode: 'replace' | 'create'): Promise<boolean> {
-  const temp = `${dirname(path)}/.${path.slice(dirname(path).length + 1)}.${process.pid}.${Date.now()}.tmp`;
+  // Random, not the pid: two containers' processes are often both pid 1.
+  const temp = `${dirname(path)}/.${path.slice(dirname(path).length + 1)}.${randomBytes(8).toString('hex')}.tmp`;
   await writeFile(temp, data);
   try {
     await fsyncFile(temp);

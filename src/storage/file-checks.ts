@@ -6,7 +6,7 @@ import { createGunzip } from 'node:zlib';
 import type { ListedFile } from './list-glob';
 
 /**
- * Why a file was left out of an answer (contract §1.3: a damaged file never takes its source down).
+ * Why a file was left out of an answer (docs/semantics.md, "Files": a damaged file never takes its source down).
  * Stable codes, for programs; `message` says it in words.
  */
 export type SkipReason =
@@ -14,7 +14,11 @@ export type SkipReason =
   | 'unreadable'
   | 'not_parquet'
   | 'broken_compression'
-  | 'unreadable_by_engine';
+  | 'unreadable_by_engine'
+  // A file a compacted dataset's log names that is not there (deleted, or named wrongly in a commit).
+  | 'missing'
+  // An entry of a compacted dataset's log (a commit) that is cut short, garbled or missing.
+  | 'damaged_log';
 
 /** A file left out of an answer, and why. */
 export interface SkippedFile {
@@ -44,6 +48,10 @@ export class FileChecks {
       if (this.verdicts.size > 20_000) this.verdicts.clear();
       verdict = checkFile(file);
       this.verdicts.set(key, verdict);
+      // A missing file is looked for again next time (restored, it is read at once).
+      void verdict.then((v) => {
+        if (v?.reason === 'missing') this.verdicts.delete(key);
+      });
     }
     return verdict;
   }
@@ -67,11 +75,19 @@ async function checkFile(file: ListedFile): Promise<SkippedFile | null> {
     handle = await open(file.path, 'r');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    // Gone: not damaged; the listing of the next attempt will not have it.
-    if (code === 'ENOENT') return null;
+    // Named by a dataset's log, it should be there; anything else that is gone was rotated or
+    // compacted away, and the listing of the next attempt will not have it.
+    if (code === 'ENOENT') return file.dataset ? { path: file.path, reason: 'missing', message: 'named by its dataset\'s log but not on disk' } : null;
     return { path: file.path, reason: 'unreadable', message: `cannot be opened (${code ?? String(error)})` };
   }
   try {
+    if (file.dataset) {
+      const stats = await handle.stat();
+      if (!stats.isFile()) return { path: file.path, reason: 'unreadable', message: 'not a regular file' };
+      const size = stats.size;
+      // Dataset files never change once committed: another size is a file cut short or replaced.
+      if (size !== file.size) return { path: file.path, reason: 'not_parquet', message: `holds ${size} bytes, not the ${file.size} its commit recorded` };
+    }
     if (file.kind === 'parquet') return await checkParquet(file, handle);
     if (/\.gz$/i.test(file.path)) return await checkGzip(file);
     if (/\.zst$/i.test(file.path)) return await checkZstd(file, handle);

@@ -28,7 +28,7 @@ const LAST_LINE_LIMIT = 1 << 20;
 /**
  * Reads an input file once: the sha256 of its prefix at every length a record of the dataset
  * (under its path, or its content under another path after a rotation) says is covered, so a
- * rerun compacts exactly the bytes that are new, whatever else joined the glob (contract §1.4).
+ * rerun compacts exactly the bytes that are new, whatever else joined the glob (docs/semantics.md, "Compacted datasets").
  */
 export async function scanInput(file: ListedFile, index: InputIndex, listed: ReadonlyMap<string, ListedFile>, hashes: RangeHashes): Promise<InputScan> {
   const compressed = COMPRESSED.test(file.path);

@@ -15,6 +15,8 @@ export interface ListedFile {
   dataset?: string;
   /** For a dataset's data file: its head (the newest rows of each project), absolute. */
   head?: string;
+  /** The head's size as its commit recorded it. */
+  headBytes?: number;
 }
 
 /** What one glob matches now. */

@@ -30,6 +30,25 @@ export function headPathOf(dataPath: string): string {
   return join(dirname(day), HEADS_DIR, basename(day), basename(dataPath));
 }
 
+/** Where earlier versions put a data file's head: `date=<day>/_head-<name>`, beside it. */
+export function legacyHeadPathOf(dataPath: string): string {
+  return join(dirname(dataPath), `_head-${basename(dataPath)}`);
+}
+
+/**
+ * The data file (relative, '/'-separated) a head belongs to, from the head's relative path in
+ * either layout, or null when the path is not a head's.
+ *
+ * @example
+ * dataPathOfHead('_heads/date=2026-11-21/part-00-0.parquet') // 'date=2026-11-21/part-00-0.parquet'
+ */
+export function dataPathOfHead(headPath: string): string | null {
+  const parts = headPath.split(/[\\/]/);
+  if (parts.length === 3 && parts[0] === HEADS_DIR) return `${parts[1]}/${parts[2]}`;
+  const legacy = parts.length === 2 ? /^_head-(.+)$/.exec(parts[1]!) : null;
+  return legacy ? `${parts[0]}/${legacy[1]}` : null;
+}
+
 /**
  * Writes the head of a Parquet data file: the newest HEAD_ROWS_PER_PROJECT rows of each project
  * (in logs.all's order: timestamp descending, then id), all columns, in small row groups. The

@@ -46,7 +46,7 @@ export interface ExtraInputs {
 }
 
 /**
- * Turns a source's globs into what a query reads, exactly once per event (contract §1.3, §1.4):
+ * Turns a source's globs into what a query reads, exactly once per event (docs/semantics.md, "Files" and "Compacted datasets"):
  * files listed now (so new ones are read at once), compacted datasets through their logs, and
  * NDJSON inputs that a dataset already holds left out (or only their new tail read). The datasets'
  * logs are read after the listing: an input is deleted only after the commit that covers it, so
@@ -82,7 +82,13 @@ export class SourceReader {
 
     // The datasets' logs, read after the listing (see the class comment).
     const states = new Map<string, DatasetState>();
-    for (const { root } of reached) if (!states.has(root)) states.set(root, readDatasetStateStable(root));
+    for (const { root } of reached) {
+      if (states.has(root)) continue;
+      const state = readDatasetStateStable(root);
+      states.set(root, state);
+      // Its log is damaged: the answer is what the rest of it holds, and says so.
+      for (const d of state.damage) out.skipped.push({ path: d.path, reason: 'damaged_log', message: d.message });
+    }
     for (const { root, glob } of reached) {
       const state = states.get(root)!;
       let matched = 0;
@@ -93,7 +99,7 @@ export class SourceReader {
         if (earliestDay !== null && data.day !== null && data.day < earliestDay) continue;
         parquet.set(path, {
           path, kind: 'parquet', size: data.bytes, mtimeMs: 0, ino: 0, dataset: root,
-          ...(data.head ? { head: join(root, ...data.head.path.split('/')) } : {}),
+          ...(data.head ? { head: join(root, ...data.head.path.split('/')), headBytes: data.head.bytes } : {}),
         });
       }
       const entry = glob ? out.globs.find((g) => g.glob === glob.pattern) : undefined;
@@ -125,11 +131,13 @@ export class SourceReader {
       out.parquet.push(file);
     }
 
-    // Damaged files stay out (and are told); dataset files were checked when they were written.
+    // Damaged files stay out (and are told), a dataset's too: its log vouches for what the file
+    // should be, not for the disk. A head that cannot be read is not needed: its data file is read.
     const keep = async (file: ListedFile) => {
-      if (file.dataset) return true;
       const problem = await this.checks.check(file);
       if (problem) out.skipped.push(problem);
+      const head = headOf(file);
+      if (!problem && head && (await this.checks.check(head))) delete file.head;
       return problem === null;
     };
     out.ndjson = await filterAsync(out.ndjson, keep);
@@ -145,6 +153,11 @@ export class SourceReader {
   markDamaged(file: ListedFile, reason: SkipReason, message: string): SkippedFile {
     return this.checks.mark(file, reason, message);
   }
+}
+
+/** A dataset file's head as a file of its own (checked, or marked damaged, like any file), or null. */
+export function headOf(file: ListedFile): ListedFile | null {
+  return file.head ? { path: file.head, kind: 'parquet', size: file.headBytes ?? 0, mtimeMs: 0, ino: 0, dataset: file.dataset } : null;
 }
 
 /** Whether a dataset's file lies below the glob's fixed folder and matches it. */

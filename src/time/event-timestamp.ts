@@ -1,6 +1,6 @@
 import { parseIsoMicros, type Micros } from './iso';
 
-/** Below this magnitude a number is seconds (contract §1.3, as Logflare's ingest reads it). */
+/** Below this magnitude a number is seconds (docs/semantics.md, "Timestamps", as Logflare's ingest reads it). */
 const SECONDS_BELOW = 100_000_000_000n; // 1e11
 /** Below this, milliseconds (`Date.now()`). */
 const MILLIS_BELOW = 100_000_000_000_000n; // 1e14
@@ -14,7 +14,7 @@ const ONE = 10n ** BigInt(SCALE);
 const NUMBER = /^\s*([+-])?(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?\s*$/;
 
 /**
- * The instant of an event's `timestamp` (contract §1.3) in microseconds, or null when it has none.
+ * The instant of an event's `timestamp` (docs/semantics.md, "Timestamps") in microseconds, or null when it has none.
  * An ISO 8601 string (offset optional, UTC when absent, up to nine fractional digits cut to the
  * microsecond), or a number since the Unix epoch whose unit follows its magnitude: below 1e11
  * seconds (a fraction allowed), below 1e14 milliseconds, below 1e17 microseconds, otherwise

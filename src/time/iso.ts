@@ -41,7 +41,7 @@ function daysInMonth(year: number, month: number): number {
   return [4, 6, 9, 11].includes(month) ? 30 : 31;
 }
 
-/** Formats microseconds as `YYYY-MM-DDTHH:MM:SS.ffffffZ` (contract §4: exactly six digits). */
+/** Formats microseconds as `YYYY-MM-DDTHH:MM:SS.ffffffZ` (docs/semantics.md, "Values in results": exactly six digits). */
 export function formatIsoMicros(micros: Micros): string {
   const ms = floorDiv(micros, 1000n);
   const sub = micros - ms * 1000n;

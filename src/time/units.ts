@@ -16,7 +16,7 @@ export type Span = { minutes: number } | { hours: number } | { days: number };
 const TRUNC = { second: startOfSecond, minute: startOfMinute, hour: startOfHour, day: startOfDay } as const;
 const ADD = { second: addSeconds, minute: addMinutes, hour: addHours, day: addDays } as const;
 
-/** `trunc(t, unit)` of the contract, in UTC. */
+/** `trunc(t, unit)` of docs/semantics.md, "Windows and the clock", in UTC. */
 export function truncate(date: Date, unit: BucketUnit): Date {
   return TRUNC[unit](new UTCDate(date.getTime()));
 }

@@ -3,6 +3,7 @@
  * text values through external data (property test), the same errors and limits as the DuckDB
  * engine, and the loader's handling of unreadable files and of events handed over as objects.
  */
+import { querySql } from '../../src/sql/query-files';
 import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
@@ -110,10 +111,10 @@ describe('ClickHouse engine on a 2-shard cluster', () => {
     expect(toEngineError(error, { timedOut: false, closed: false, timeoutMs: 1000 })).toMatchObject({ code: 'timeout', status: 504 });
   });
 
-  it('fails ping with query_failed when nothing listens', async () => {
+  it('fails ping with overloaded (503, Retry-After) when nothing listens: the server may be back soon', async () => {
     const down = await freePort();
     const engine = clickhouseEngine({ url: `http://127.0.0.1:${down}`, database: 'x' });
-    await expect(engine.ping()).rejects.toMatchObject({ code: 'query_failed' });
+    await expect(engine.ping()).rejects.toMatchObject({ code: 'overloaded', status: 503, retryAfterSeconds: 5 });
     await engine.close();
   });
 
@@ -148,7 +149,7 @@ describe('ClickHouse engine on a 2-shard cluster', () => {
 
     it('refuses a query past the wait queue with overloaded, and close ends the one in flight with closed', async () => {
       const engine = clickhouseEngine({ url: `http://127.0.0.1:${port}`, database: 'x', maxConcurrentQueries: 1, maxQueuedQueries: 0, queryTimeoutMs: 600_000 });
-      const request = { query: 'catalog.projects' as const, params: { after: { timestamp: 0n } }, maxRows: 10 };
+      const request = { statement: { name: 'catalog.projects', sql: { clickhouse: querySql('clickhouse', 'catalog.projects') } }, params: { after: { timestamp: 0n }, max_rows: 10 }, maxRows: 10 };
       const seen = arrived();
       const first = engine.run(request).catch((e: unknown) => e);
       await seen;

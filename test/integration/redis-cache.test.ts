@@ -7,7 +7,7 @@ import { createEndpoints, type CacheEntry, type Endpoints, type Engine } from '.
 import { redisCache } from '../../src/redis';
 import { manualTime, ProbeEngine } from '../support/cache-harness';
 import { cacheKey } from '../../src/cache/cache-key';
-import { normalizeParams } from '../../src/definitions/normalize-params';
+import { normalizeParams } from '../../src/definitions/params';
 import { findDefinition } from '../../src/definitions/registry';
 import { freePort, startRedis } from './support/servers';
 import { edgeEvent, functionEvent, tempDir, writeLines } from '../support/log-files';
@@ -191,8 +191,8 @@ describe('redisCache', () => {
       const ep = await createEndpoints({ sources: {}, engine: probe, cache: redisCache({ client: own, prefix: p }) });
       try {
         const params = { project: 'abc', interval: 'daily' };
-        expect((await ep.query('usage.api-counts', params)).cache).toBe('miss');
-        const cached = await ep.query('usage.api-counts', params);
+        expect((await ep.query('usage.api-counts' as string, params)).cache).toBe('miss');
+        const cached = await ep.query('usage.api-counts' as string, params);
         expect(cached.cache).toBe('hit');
 
         redis.kill('SIGKILL');
@@ -208,8 +208,8 @@ describe('redisCache', () => {
         redis = await startRedis(port);
         if (!own.isReady) await once(own, 'ready');
         const errorsBefore = ep.stats().cacheErrors;
-        expect((await ep.query('usage.api-counts', params)).cache).toBe('miss'); // the new Redis is empty
-        expect((await ep.query('usage.api-counts', params)).cache).toBe('hit');
+        expect((await ep.query('usage.api-counts' as string, params)).cache).toBe('miss'); // the new Redis is empty
+        expect((await ep.query('usage.api-counts' as string, params)).cache).toBe('hit');
         expect(ep.stats().cacheErrors).toBe(errorsBefore);
         // Nothing from the outage was queued and replayed into the new Redis.
         expect(await own.get(`${p}entry:${keyOf('down-1')}`)).toBeNull();
@@ -233,15 +233,15 @@ describe('redisCache', () => {
       const ep = await createEndpoints({ sources: {}, engine: probe, cache: redisCache({ client: own, prefix: prefix() }), storeTimeoutMs: 100 });
       try {
         const params = { project: 'abc', interval: 'daily' };
-        await ep.query('usage.api-counts', params);
+        await ep.query('usage.api-counts' as string, params);
         redis.kill('SIGSTOP'); // the socket stays open, nothing answers
-        const answer = await ep.query('usage.api-counts', params);
+        const answer = await ep.query('usage.api-counts' as string, params);
         expect(answer.cache).toBe('miss');
         expect(probe.runs).toBe(2);
         expect(ep.stats().cacheErrors).toBe(2); // the read and the write
         redis.kill('SIGCONT');
         expect(await own.ping()).toBe('PONG');
-        expect((await ep.query('usage.api-counts', params)).cache).toBe('hit');
+        expect((await ep.query('usage.api-counts' as string, params)).cache).toBe('hit');
       } finally {
         redis.kill('SIGCONT');
         await ep.close();

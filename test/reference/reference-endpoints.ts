@@ -1,6 +1,6 @@
 /**
  * A deliberately naive, independent implementation of the three endpoints, written from the
- * contract (§1-§4) alone: it parses the NDJSON files itself and loops over plain objects. No SQL,
+ * rules of docs/semantics.md alone: it parses the NDJSON files itself and loops over plain objects. No SQL,
  * no DuckDB and none of the library's own parsing or time helpers, so a shared mistake is unlikely.
  * Only the differential test uses it.
  */
@@ -110,7 +110,7 @@ function str(v: unknown): string | null {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Time (contract §1.3, §4), written out by hand
+// Time (docs/semantics.md, "Timestamps" and "Values in results"), written out by hand
 
 /**
  * A number (or numeric string) since the epoch, its unit by magnitude: below 1e11 seconds, below
@@ -203,7 +203,7 @@ function trunc(t: Micros, unit: Micros): Micros {
 
 const nowMicros = (now: Date): Micros => BigInt(now.getTime()) * 1000n;
 
-/** Absent and empty are the same (contract §2). */
+/** Absent and empty are the same (docs/semantics.md, "Parameters"). */
 function given(v: string | undefined): string | undefined {
   return v === undefined || v === '' ? undefined : v;
 }
@@ -276,7 +276,7 @@ function nearestRank(sorted: readonly number[], q: number): number {
 }
 
 /**
- * The contract's accuracy bound for pN (q = 0.95 or 0.99) over n sorted values v1..vn:
+ * The accuracy bound of docs/semantics.md, "functions.invocation-stats", for pN (q = 0.95 or 0.99) over n sorted values v1..vn:
  * [v_lo, v_hi] with lo = max(1, floor((q - 0.01) n)), hi = min(n, ceil((q + 0.01) n)).
  * Computed in integer hundredths so float rounding cannot widen or narrow it.
  */
@@ -294,14 +294,15 @@ const RETENTION: Record<string, Micros> = { FREE: DAY, PRO: 7n * DAY, PAYG: 90n 
 
 export function refLogsAll(
   events: readonly RefEdgeEvent[],
-  params: { project: string; project_tier: string; iso_timestamp_start?: string; iso_timestamp_end?: string },
+  params: { project: string; project_tier?: string; iso_timestamp_start?: string; iso_timestamp_end?: string },
   now: Date,
 ): LogsAllRow[] {
-  const retainedAfter = nowMicros(now) - (RETENTION[params.project_tier] ?? DAY);
+  const retainedAfter = nowMicros(now) - (RETENTION[params.project_tier ?? 'FREE'] ?? DAY);
   const startText = given(params.iso_timestamp_start);
   const endText = given(params.iso_timestamp_end);
   const start = startText === undefined ? null : mustParse(startText);
   const end = endText === undefined ? null : mustParse(endText);
+  if (start !== null && end !== null && start > end) throw new Error('reference: iso_timestamp_start is after iso_timestamp_end');
   const picked = events.filter((e) =>
     e.ts !== null && e.project === params.project && e.ts > retainedAfter &&
     (start === null || e.ts > start) && (end === null || e.ts <= end));
@@ -340,6 +341,13 @@ const USAGE_INTERVALS: Record<string, { span: Micros; unit: Micros }> = {
   hourly: { span: HOUR, unit: HOUR },
   daily: { span: 7n * DAY, unit: DAY },
   minutely: { span: 60n * MINUTE, unit: MINUTE },
+  '15min': { span: 15n * MINUTE, unit: MINUTE },
+  '30min': { span: 30n * MINUTE, unit: MINUTE },
+  '1hr': { span: HOUR, unit: MINUTE },
+  '3hr': { span: 3n * HOUR, unit: HOUR },
+  '1day': { span: DAY, unit: HOUR },
+  '3day': { span: 3n * DAY, unit: HOUR },
+  '7day': { span: 7n * DAY, unit: DAY },
 };
 
 export function refUsageApiCounts(

@@ -14,10 +14,18 @@ process.once('exit', () => {
 
 /**
  * `log-endpoints <args>` as a real process (the TypeScript source through tsx, no build needed).
- * `preload` modules are imported first (`--import`), e.g. a test hook.
+ * `preload` modules are imported first (`--import`), e.g. a test hook; `wrapper` runs it inside
+ * another command (`['unshare', '--pid', '--fork', '--mount-proc']`).
  */
-export function spawnCli(args: string[], env: Record<string, string> = {}, preload: string[] = []): ChildProcess & { output: { stdout: string; stderr: string } } {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...preload.flatMap((p) => ['--import', p]), 'src/cli.ts', ...args], {
+export function spawnCli(
+  args: string[],
+  env: Record<string, string> = {},
+  preload: string[] = [],
+  wrapper: string[] = [],
+): ChildProcess & { output: { stdout: string; stderr: string } } {
+  const node = [process.execPath, '--import', 'tsx', ...preload.flatMap((p) => ['--import', p]), 'src/cli.ts', ...args];
+  const [command, ...rest] = [...wrapper, ...node];
+  const child = spawn(command!, rest, {
     cwd: ROOT,
     env: { ...process.env, LOG_ENDPOINTS_API_KEYS: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

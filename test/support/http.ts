@@ -1,7 +1,7 @@
-import { createServer, type RequestListener, type Server } from 'node:http';
+import { createServer, request as httpRequest, type RequestListener, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import type { Engine, EngineRequest, EngineResult } from '../../src/index';
-import { QueryGate } from '../../src/engine/query-gate';
+import { QueryGate } from '../../src/util/query-gate';
 
 /** A real node:http server on 127.0.0.1 and a free port. `close` ends keep-alive sockets too. */
 export async function listen(listener: RequestListener): Promise<{ server: Server; port: number; url: string; close: () => Promise<void> }> {
@@ -87,4 +87,27 @@ export function heldEngine(options: { maxConcurrent?: number; maxQueued?: number
       fail = make;
     },
   };
+}
+
+/**
+ * One request over node:http with an optional body, for what `fetch` cannot send (a GET with a
+ * JSON body); answers the status, the body and the headers as JSON text.
+ */
+export function sendRequest(
+  port: number,
+  method: string,
+  path: string,
+  options: { body?: string; headers?: Record<string, string> } = {},
+): Promise<{ status: number; body: string; headers: string }> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.body !== undefined) Object.assign(headers, { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(options.body)) });
+    const req = httpRequest({ host: '127.0.0.1', port, method, path, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), headers: JSON.stringify(res.headers) }));
+    });
+    req.on('error', reject);
+    req.end(options.body);
+  });
 }

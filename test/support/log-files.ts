@@ -18,7 +18,7 @@ export function writeLines(file: string, lines: ReadonlyArray<object | string>):
 
 let seq = 0;
 
-/** A gateway log event (contract §1.1). */
+/** A gateway log event (docs/semantics.md, "Event shapes"). */
 export function edgeEvent(e: {
   timestamp: string | number;
   project?: string;
@@ -43,7 +43,7 @@ export function edgeEvent(e: {
   };
 }
 
-/** An edge-function invocation event (contract §1.2). */
+/** An edge-function invocation event (docs/semantics.md, "Event shapes"). */
 export function functionEvent(e: {
   timestamp: string | number;
   project?: string;

@@ -1,4 +1,4 @@
-// pino-logflare's onPreparePayload for log-endpoints (the README's pino setup): pino-logflare puts
+// pino-logflare's onPreparePayload for log-endpoints (docs/ingest.md's pino setup): pino-logflare puts
 // every field of a log call under `metadata`; logs.all looks for `project` at the top level.
 const { defaultPreparePayload } = require('pino-logflare');
 

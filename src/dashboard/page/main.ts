@@ -2,12 +2,19 @@
 import 'uplot/dist/uPlot.min.css';
 import './dashboard.css';
 import { apiGet, apiKey } from './api';
+import { genericPanel } from './generic-panel';
 import { logsPanel } from './logs-panel';
-import { fillSelect, PanelView, type Definition, type LoadOutcome } from './panel-view';
+import { fillSelect, PanelView, type Definition, type LoadOutcome, type Scope } from './panel-view';
 import { statsPanel } from './stats-panel';
+import { clockOffset, intervalParam, rangeChoices, rangeSeconds } from './time-range';
 import { usagePanel } from './usage-panel';
 import { formatViewState, parseViewState, pick, type ViewState } from './view-state';
 import { errorInWords } from './words';
+
+/** The endpoints with a panel of their own; any other gets a panel made from its description. */
+const BUILT_IN = ['functions.invocation-stats', 'usage.api-counts', 'logs.all'];
+/** How far back the catalog looks (its default); its `since` tells the server's clock. */
+const CATALOG_DAYS = 7;
 
 interface CatalogProject {
   project: string;
@@ -27,6 +34,7 @@ const keyMessage = byId<HTMLParagraphElement>('key-message');
 const panels = byId<HTMLElement>('panels');
 const projectSelect = byId<HTMLSelectElement>('project');
 const functionSelect = byId<HTMLSelectElement>('function');
+const rangeSelect = byId<HTMLSelectElement>('range');
 const refreshSelect = byId<HTMLSelectElement>('refresh');
 const refreshNow = byId<HTMLButtonElement>('refresh-now');
 
@@ -35,6 +43,8 @@ let projects: CatalogProject[] = [];
 let timer: ReturnType<typeof setTimeout> | undefined;
 let generation = 0;
 let refreshWhenVisible = false;
+/** The server's clock minus this browser's (milliseconds), from the catalog. */
+let offsetMs = 0;
 
 function showNotice(text: string, kind: 'info' | 'error' = 'info'): void {
   notice.textContent = text;
@@ -74,7 +84,7 @@ async function start(): Promise<void> {
   showNotice('Loading the projects and endpoint definitions…');
   const [definitions, catalog] = await Promise.all([
     apiGet<{ result: Definition[] }>(base, '/api/endpoints'),
-    apiGet<{ result: { projects: CatalogProject[] } }>(base, '/api/catalog'),
+    apiGet<{ result: { since: string; projects: CatalogProject[] } }>(base, '/api/catalog', { days: String(CATALOG_DAYS) }),
   ]);
   if (started !== generation) return;
   for (const answer of [definitions, catalog]) {
@@ -86,6 +96,7 @@ async function start(): Promise<void> {
     return;
   }
   if (!definitions.ok || !catalog.ok) return;
+  offsetMs = clockOffset(catalog.body.result.since, CATALOG_DAYS, Date.now());
   dashboard ??= createDashboard(definitions.body.result);
   projects = catalog.body.result.projects;
   refreshNow.disabled = false;
@@ -107,12 +118,20 @@ function createDashboard(definitions: readonly Definition[]) {
   const statsView = new PanelView(byId('stats-panel'), base, definition('functions.invocation-stats'));
   const usageView = new PanelView(byId('usage-panel'), base, definition('usage.api-counts'));
   const logsView = new PanelView(byId('logs-panel'), base, definition('logs.all'));
-  const stats = statsPanel(statsView);
-  const usage = usagePanel(usageView);
+  const openBucket = (start: number, bucket: number) => {
+    logs.showBucket(start, bucket);
+    remember();
+    void loaders.logs().then((outcome) => handleOutcomes([outcome]));
+    logsView.root.scrollIntoView({ block: 'nearest' });
+  };
+  const stats = statsPanel(statsView, openBucket);
+  const usage = usagePanel(usageView, openBucket);
   const logs = logsPanel(logsView);
+  const extras = definitions.filter((d) => !BUILT_IN.includes(d.name)).map((d) => genericPanel(d, base, panels, openBucket));
   const wanted = parseViewState(location.hash);
-  fillSelect(stats.interval, statsView.values('interval'), pick(statsView.values('interval'), wanted.statsInterval, '1day'));
-  fillSelect(usage.interval, usageView.values('interval'), pick(usageView.values('interval'), wanted.usageInterval, 'daily'));
+  // One range for every panel: those some endpoint's interval list offers.
+  const ranges = rangeChoices(definitions.map((d) => intervalParam(d.params)?.values ?? []));
+  fillSelect(rangeSelect, ranges.map((r) => r.name), pick(ranges.map((r) => r.name), wanted.range, '1day'), (name) => ranges.find((r) => r.name === name)!.label);
   fillSelect(logs.tier, logsView.values('project_tier'), pick(logsView.values('project_tier'), wanted.tier, 'PRO'));
   logs.after.value = wanted.after ?? '';
   logs.until.value = wanted.until ?? '';
@@ -120,41 +139,57 @@ function createDashboard(definitions: readonly Definition[]) {
   const state = (): ViewState => ({
     project: projectSelect.value,
     functionId: functionSelect.value,
-    statsInterval: stats.interval.value,
-    usageInterval: usage.interval.value,
+    range: rangeSelect.value,
     tier: logs.tier.value,
     after: logs.after.value.trim(),
     until: logs.until.value.trim(),
   });
+  const remember = () => history.replaceState(null, '', formatViewState(state()));
+  /** What every panel shows; the server's now is taken once, so one refresh draws one window. */
+  const scope = (): Scope => ({ project: projectSelect.value, functionId: functionSelect.value, range: rangeSeconds(rangeSelect.value), nowMs: Date.now() + offsetMs });
   const loaders = {
-    stats: () => stats.load(projectSelect.value, functionSelect.value, stats.interval.value),
-    usage: () => usage.load(projectSelect.value, usage.interval.value),
-    logs: () => logs.load(projectSelect.value, logs.tier.value, logs.after.value, logs.until.value),
+    stats: (s = scope()) => stats.load(s),
+    usage: (s = scope()) => usage.load(s),
+    logs: (s = scope()) => logs.load(s, logs.tier.value),
+    extras: (s = scope()): Promise<LoadOutcome> => Promise.all(extras.map((e) => e.load(s))).then((outcomes) => (outcomes.includes('unauthorized') ? 'unauthorized' : 'ok')),
   };
   /** A change of one control reloads the panels it concerns and remembers the choice in the URL. */
-  const reloadOn = (element: HTMLElement, event: string, panels: Array<keyof typeof loaders>) =>
-    element.addEventListener(event, () => {
-      history.replaceState(null, '', formatViewState(state()));
-      void Promise.all(panels.map((p) => loaders[p]())).then(handleOutcomes);
+  const reloadOn = (element: HTMLElement, event: string, panels: Array<keyof typeof loaders>, before?: () => void) =>
+    element.addEventListener(event, (e) => {
+      if (event === 'submit') e.preventDefault();
+      before?.();
+      remember();
+      const s = scope();
+      void Promise.all(panels.map((p) => loaders[p](s))).then(handleOutcomes);
     });
-  reloadOn(stats.interval, 'change', ['stats']);
-  reloadOn(usage.interval, 'change', ['usage']);
+  reloadOn(rangeSelect, 'change', ['stats', 'usage', 'logs', 'extras']);
   reloadOn(logs.tier, 'change', ['logs']);
   reloadOn(logs.apply, 'click', ['logs']);
+  reloadOn(logs.clear, 'click', ['logs'], () => {
+    logs.after.value = '';
+    logs.until.value = '';
+  });
+  reloadOn(logs.sqlForm, 'submit', ['logs'], () => logs.useSql(logs.sqlText()));
+  reloadOn(logs.sqlClear, 'click', ['logs'], () => logs.useSql(''));
   for (const input of [logs.after, logs.until]) {
     input.addEventListener('keydown', (event) => {
       if (event.key === 'Enter') logs.apply.click();
     });
   }
-  reloadOn(functionSelect, 'change', ['stats']);
+  extras.forEach((extra, i) => {
+    for (const control of extra.controls) {
+      control.addEventListener('change', () => void extras[i]!.load(scope()).then((o) => handleOutcomes([o])));
+    }
+  });
+  reloadOn(functionSelect, 'change', ['stats', 'extras']);
   projectSelect.addEventListener('change', () => {
     showFunctions(undefined);
   });
-  reloadOn(projectSelect, 'change', ['stats', 'usage', 'logs']);
+  reloadOn(projectSelect, 'change', ['stats', 'usage', 'logs', 'extras']);
 
   function showFunctions(wantedFunction: string | undefined): void {
     const ids = projects.find((p) => p.project === projectSelect.value)?.functionIds ?? [];
-    fillSelect(functionSelect, ['', ...ids], pick(['', ...ids], wantedFunction, ''), (id) => (id === '' ? `all functions (${ids.length})` : id));
+    fillSelect(functionSelect, ['', ...ids], pick(['', ...ids], wantedFunction, ''), (id) => (id === '' ? `all (${ids.length})` : id));
   }
 
   return {
@@ -162,12 +197,20 @@ function createDashboard(definitions: readonly Definition[]) {
       const names = projects.map((p) => p.project);
       fillSelect(projectSelect, names, pick(names, view.project ?? projectSelect.value, names[0]!), (name) => {
         const p = projects.find((x) => x.project === name)!;
-        return `${name} (${p.requests.toLocaleString('en-US')} requests, ${p.invocations.toLocaleString('en-US')} invocations)`;
+        return `${name} (${compact(p.requests)} requests)`;
       });
       showFunctions(view.functionId ?? functionSelect.value);
     },
-    loadAll: (): Promise<LoadOutcome[]> => Promise.all([loaders.stats(), loaders.usage(), loaders.logs()]),
+    loadAll: (): Promise<LoadOutcome[]> => {
+      const s = scope();
+      return Promise.all([loaders.stats(s), loaders.usage(s), loaders.logs(s), loaders.extras(s)]);
+    },
   };
+}
+
+/** `980`, `9.5k`, `1.2M`: the picker's options stay short. */
+function compact(n: number): string {
+  return n.toLocaleString('en-US', { notation: 'compact', maximumFractionDigits: 1 });
 }
 
 /** A 401 anywhere means the key is wrong (or was revoked): ask again, with the reason. */

@@ -1,12 +1,48 @@
 import { apiGet, queryString, type ApiAnswer } from './api';
 import { cacheStateOf, describeCacheState } from './cache-state';
+import type { Total } from './totals';
 import { errorInWords } from './words';
+
+/** A parameter as `GET {base}/api/endpoints` describes it. */
+export interface ParamDefinition {
+  name: string;
+  required?: boolean;
+  description?: string;
+  /** `text`, `iso-timestamp`, `regex`, or another the page treats as text. */
+  format?: string;
+  values?: readonly string[];
+  /** The value used when the parameter is not given, when the definition declares one. */
+  default?: string | number;
+}
+
+/** A column of an endpoint's rows: its type drives how the page shows it. */
+export interface ColumnDefinition {
+  name: string;
+  /** `timestamp`, `integer`, `float`, `text`, `json` (another is shown as text). */
+  type: string;
+  description?: string;
+}
 
 /** The part of `GET {base}/api/endpoints` the page uses. */
 export interface Definition {
   name: string;
+  description?: string;
   cache: { ttlSeconds: number } | null;
-  params: ReadonlyArray<{ name: string; values?: readonly string[] }>;
+  /** Whether a caller may send its own SELECT (`sql`) over the endpoint's rows. */
+  sandboxed?: boolean;
+  params: readonly ParamDefinition[];
+  columns?: readonly ColumnDefinition[];
+}
+
+/** What every panel shows, chosen once in the page's header. */
+export interface Scope {
+  project: string;
+  /** Empty: all functions. */
+  functionId: string;
+  /** The shared time range, in seconds. */
+  range: number;
+  /** The server's now (Unix milliseconds), the same for every panel of one refresh. */
+  nowMs: number;
 }
 
 /** How a panel's load ended; `unauthorized` makes the page ask for the key again. */
@@ -22,14 +58,31 @@ export class PanelView {
   private controller: AbortController | null = null;
   private readonly cacheLine: HTMLElement;
   private readonly error: HTMLElement;
+  private readonly totals: HTMLElement | null;
 
   constructor(
     readonly root: HTMLElement,
     private readonly base: string,
-    private readonly definition: Definition,
+    readonly definition: Definition,
   ) {
     this.cacheLine = root.querySelector<HTMLElement>('[data-role="cache-state"]')!;
     this.error = root.querySelector<HTMLElement>('[data-role="error"]')!;
+    this.totals = root.querySelector<HTMLElement>('[data-role="totals"]');
+  }
+
+  /** The panel's window totals: `<span data-total="errors"><b>12</b> errors</span>` each. */
+  showTotals(totals: readonly Total[]): void {
+    this.totals?.replaceChildren(
+      ...totals.map((t) => {
+        const item = document.createElement('span');
+        item.dataset.total = t.key;
+        if (t.bad) item.className = 'bad';
+        const value = document.createElement('b');
+        value.textContent = t.value;
+        item.append(value, ` ${t.label}`);
+        return item;
+      }),
+    );
   }
 
   /** Fetches the endpoint's rows and hands them to `show`; failures are shown in words. */
@@ -39,7 +92,7 @@ export class PanelView {
     this.root.dataset.state = 'loading';
     let answer: ApiAnswer<{ result: Row[] }>;
     try {
-      answer = await apiGet(this.base, `/api/endpoints/${this.definition.name}`, params, controller.signal);
+      answer = await apiGet(this.base, `/api/endpoints/${encodeURIComponent(this.definition.name)}`, params, controller.signal);
     } catch {
       return 'aborted';
     }
@@ -59,6 +112,16 @@ export class PanelView {
     this.root.dataset.query = queryString(params);
     this.root.dataset.state = 'ready';
     return 'ok';
+  }
+
+  /** Not loaded, and why (a parameter the panel needs has no value yet). */
+  idle(reason: string): void {
+    this.controller?.abort();
+    this.cacheLine.textContent = reason;
+    this.error.hidden = true;
+    this.totals?.replaceChildren();
+    delete this.root.dataset.query;
+    this.root.dataset.state = 'idle';
   }
 
   /** The `<select>` or `<input>` of a parameter in the panel's header. */

@@ -1,4 +1,5 @@
 // Pure (no DOM, no uPlot): unit-tested in `npm test`.
+import type { TimeWindow } from './time-range';
 
 /** uPlot's data layout: x values (Unix seconds), then one array per series. */
 export type Columns = [number[], ...Array<Array<number | null>>];
@@ -25,17 +26,6 @@ export interface LogsAllRow {
   timestamp: string;
   event_message: string | null;
   metadata: Record<string, unknown> | null;
-}
-
-/** Bucket width of each interval (contract §3.1 and §3.3): the charts pad their x range by it. */
-const BUCKET_SECONDS: Record<string, number> = {
-  '5min': 1, '15min': 60, '1hr': 60, '1day': 3600, '7day': 86_400,
-  minutely: 60, hourly: 3600, daily: 86_400,
-};
-
-/** Seconds per bucket of an interval; another value of invocation-stats behaves like 1day. */
-export function bucketSeconds(interval: string): number {
-  return BUCKET_SECONDS[interval] ?? 3600;
 }
 
 /** `2026-11-21T10:00:00.000000Z` as Unix seconds (to the millisecond; Date.parse takes at most three digits). */
@@ -82,6 +72,31 @@ export function apiCountsColumns(rows: readonly ApiCountsRow[]): { stacked: Colu
     });
   }
   return { stacked: [xs, ...stacked], raw: [xs, ...raw], labels: parts.map((p) => p.label) };
+}
+
+/** Most buckets a chart spreads its rows over (a 5min window has 301 one-second buckets). */
+const MAX_BUCKETS = 5000;
+
+/**
+ * Columns on the window's whole bucket grid, each point in the middle of its bucket: an empty
+ * bucket holds null, so a line breaks there instead of joining its neighbours, and a bar covers
+ * its own bucket. Rows outside the window are left out.
+ */
+export function onBucketGrid(columns: Columns, window: TimeWindow): Columns {
+  const [xs, ...series] = columns;
+  const count = Math.round((window.end - window.start) / window.bucket);
+  const half = window.bucket / 2;
+  if (count > MAX_BUCKETS) {
+    const kept = xs.flatMap((x, i) => (x >= window.start && x < window.end ? [i] : []));
+    return [kept.map((i) => xs[i]! + half), ...series.map((s) => kept.map((i) => s[i] ?? null))];
+  }
+  const grid: Columns = [Array.from({ length: count }, (_, i) => window.start + i * window.bucket + half), ...series.map(() => new Array<number | null>(count).fill(null))];
+  xs.forEach((x, row) => {
+    const i = Math.floor((x - window.start) / window.bucket);
+    if (i < 0 || i >= count) return;
+    series.forEach((s, k) => (grid[k + 1]![i] = s[row] ?? null));
+  });
+  return grid;
 }
 
 /** The HTTP status of a gateway log entry (`metadata.response.status_code`), or null. */

@@ -5,8 +5,8 @@ export interface ViewState {
   project: string;
   /** Empty: all functions. */
   functionId: string;
-  statsInterval: string;
-  usageInterval: string;
+  /** The time range every panel shows (`1day`). */
+  range: string;
   tier: string;
   after: string;
   until: string;
@@ -15,14 +15,13 @@ export interface ViewState {
 const FIELDS: ReadonlyArray<[keyof ViewState, string]> = [
   ['project', 'project'],
   ['functionId', 'function_id'],
-  ['statsInterval', 'stats_interval'],
-  ['usageInterval', 'usage_interval'],
+  ['range', 'range'],
   ['tier', 'tier'],
   ['after', 'after'],
   ['until', 'until'],
 ];
 
-/** `#project=abc&stats_interval=1hr` -> the fields it names (the others stay as they are). */
+/** `#project=abc&range=1hr` -> the fields it names (the others stay as they are). */
 export function parseViewState(fragment: string): Partial<ViewState> {
   const params = new URLSearchParams(fragment.replace(/^#/, ''));
   const state: Partial<ViewState> = {};

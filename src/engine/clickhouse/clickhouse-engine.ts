@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { EngineError } from '../../errors';
 import type { Engine, EngineRequest, EngineResult, SourceInspection, SourceName } from '../engine';
-import { QUERY_SOURCES } from '../duckdb/duckdb-engine';
-import { QueryGate } from '../query-gate';
+import { allSources } from '../../sources/registry';
+import { QueryGate } from '../../util/query-gate';
 import { patternProblem, toEngineError } from './classify-error';
 import { openClient, probeServer, type ServerFeatures } from './connection';
 import { decodeRows } from './decode-rows';
@@ -43,9 +43,11 @@ export function clickhouseEngine(options: ClickHouseEngineOptions): Engine {
 }
 
 class ClickHouseEngine implements Engine {
+  readonly dialect = 'clickhouse' as const;
   private readonly gate: QueryGate;
   private readonly timeoutMs: number;
-  private readonly tables: Record<SourceName, string>;
+  /** Relation name -> the table's full name, for every known source. */
+  private readonly tables: Map<string, string>;
   private client: ReturnType<typeof openClient> | null = null;
   private features: Promise<ServerFeatures> | null = null;
   private readonly inFlight = new Set<{ abort: AbortController; done: Promise<unknown> }>();
@@ -59,18 +61,16 @@ class ClickHouseEngine implements Engine {
     });
     this.timeoutMs = options.queryTimeoutMs ?? 30_000;
     // Names are checked here, so a mistake shows at start-up rather than on the first query.
-    this.tables = {
-      edgeLogs: sqlTableName(options.database, tableOf(options, 'edgeLogs')),
-      functionEdgeLogs: sqlTableName(options.database, tableOf(options, 'functionEdgeLogs')),
-    };
+    this.tables = new Map(allSources().map((d) => [d.relation, sqlTableName(options.database, tableOf(options, d.name))]));
   }
 
   async run(request: EngineRequest): Promise<EngineResult> {
     this.assertOpen();
     return this.gate.run(() => this.limited(async (signal, queryId) => {
       const started = performance.now();
-      const source = QUERY_SOURCES[request.query];
-      const sql = preparedQuerySql(request.query, source, this.tables[source]);
+      const text = request.statement.sql.clickhouse;
+      if (text === undefined) throw new EngineError('query_failed', `${request.statement.name} has no ClickHouse SQL.`);
+      const sql = preparedQuerySql(text, this.tables);
       const result = await this.sql({ sql, params: { ...request.params, max_rows: request.maxRows }, signal, queryId });
       return { rows: decodeRows(result), engineMs: performance.now() - started };
     }));

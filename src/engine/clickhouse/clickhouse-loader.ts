@@ -13,7 +13,8 @@ import { logFileSelect } from './read-log-files';
 import { RowBinaryWriter } from './row-binary';
 import { statementSql } from './query-files';
 import { insertRowBinary, runCommand, runSql } from './run-sql';
-import { addPositionColumns, POSITION_COLUMNS, schemaStatements, TABLE_COLUMNS, type SchemaOptions } from './schema';
+import { addMissingColumns, POSITION_COLUMNS, schemaStatements, tableColumns, type SchemaOptions } from './schema';
+import { allSources } from '../../sources/registry';
 import { sqlIdentifier, sqlTableName } from './sql-text';
 
 /** Options of `clickhouseLoader`. */
@@ -54,7 +55,7 @@ export interface SegmentRows {
   ids: Array<string | null>;
   /** Each row's `timestamp` in microseconds; null when unreadable (such a row is never inserted). */
   timestamps: Array<bigint | null>;
-  /** The values of the table's columns (TABLE_COLUMNS), one array per row. */
+  /** The values of the table's columns (`tableColumns`), one array per row. */
   rows: unknown[][];
 }
 
@@ -109,14 +110,14 @@ export class ClickHouseLoader {
   async init(schema: SchemaOptions = {}): Promise<void> {
     const { client, features } = await this.clickhouse();
     for (const statement of schemaStatements(this.options, schema)) await runCommand(client, statement, this.options.settings);
-    // Tables made before the position columns existed get them (the rows there, the defaults).
-    for (const source of ['edgeLogs', 'functionEdgeLogs'] as const) {
+    // Tables made by an earlier version get the columns they lack (the rows there, the defaults).
+    for (const source of allSources().map((d) => d.name)) {
       const tables = this.options.cluster ? [localTableOf(this.options, source), tableOf(this.options, source)] : [tableOf(this.options, source)];
       for (const table of tables) {
         const sql = 'SELECT name FROM system.columns WHERE database = {database:String} AND table = {table:String}';
         const { data } = await runSql(client, features, { sql, params: { database: this.options.database, table }, settings: this.options.settings });
         const present = new Set(data.map((row) => String(row.name)));
-        for (const statement of addPositionColumns(this.options, table, present, schema)) await runCommand(client, statement, this.options.settings);
+        for (const statement of addMissingColumns(this.options, source, table, present, schema)) await runCommand(client, statement, this.options.settings);
       }
     }
   }
@@ -174,7 +175,7 @@ export class ClickHouseLoader {
 
   /**
    * Inserts events given as objects (what managed storage's ingest holds: `timestamp` in any
-   * form of the contract, `metadata` as sent) with the same reading as `load`: they pass through
+   * form of docs/semantics.md, "Timestamps", `metadata` as sent) with the same reading as `load`: they pass through
    * a temporary NDJSON file. Resolves once ClickHouse has them (on every shard concerned).
    */
   async insertEvents(source: SourceName, events: readonly object[]): Promise<{ rows: number; skipped: number }> {
@@ -194,7 +195,7 @@ export class ClickHouseLoader {
    * by the same reading as `load`, keeping every row in the order of its line.
    */
   async readSegment(source: SourceName, file: string): Promise<SegmentRows> {
-    const columns = TABLE_COLUMNS[source];
+    const columns = tableColumns(source);
     const idAt = columns.findIndex((c) => c.name === 'id');
     return this.onDuckDB(async (connection) => {
       const out: SegmentRows = { ids: [], timestamps: [], rows: [] };
@@ -243,7 +244,7 @@ export class ClickHouseLoader {
   ): Promise<void> {
     if (rows.length === 0) return;
     const { client } = await this.clickhouse();
-    const columns = [...TABLE_COLUMNS[source], ...POSITION_COLUMNS];
+    const columns = [...tableColumns(source), ...POSITION_COLUMNS];
     const encodings = columns.map((c) => c.encoding);
     const writer = new RowBinaryWriter();
     for (let i = 0; i < rows.length; i++) writer.writeRow(encodings, [...rows[i]!, segment, offsets[i]!]);
@@ -267,7 +268,7 @@ export class ClickHouseLoader {
 
   private async loadFile(source: SourceName, file: string, kind: 'ndjson' | 'parquet'): Promise<{ rows: number; skipped: number }> {
     const { client } = await this.clickhouse();
-    const columns = TABLE_COLUMNS[source];
+    const columns = tableColumns(source);
     const encodings = columns.map((c) => c.encoding);
     const table = sqlTableName(this.options.database, tableOf(this.options, source));
     const names = columns.map((c) => sqlIdentifier(c.name));

@@ -1,17 +1,10 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { ClickHouseTarget } from './options';
 import { clickhouseErrorCode } from './classify-error';
-import { runSql } from './run-sql';
+import { runSql, type ServerFeatures } from './run-sql';
 
-/** What the server can do, found out once per connection (see `probeServer`). */
-export interface ServerFeatures {
-  version: string;
-  /**
-   * Whether the server binds `{name:Type}` query parameters (19.x and later). Without them,
-   * text values travel as external data.
-   */
-  queryParameters: boolean;
-}
+export type { ServerFeatures };
+
 
 /** A client and what its server can do. */
 export interface Connection {

@@ -1,5 +1,6 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { SourceName } from '../engine';
+import { sourceDescriptor } from '../../sources/registry';
 
 /** Table names per source; see `ClickHouseTarget.tables`. */
 export type ClickHouseTables = Partial<Record<SourceName, string>>;
@@ -37,14 +38,9 @@ export interface ClickHouseServer {
   settings?: Readonly<Record<string, string | number>>;
 }
 
-export const DEFAULT_TABLES: Record<SourceName, string> = {
-  edgeLogs: 'edge_logs',
-  functionEdgeLogs: 'function_edge_logs',
-};
-
 /** The table queries read and inserts write, per source (the Distributed one on a cluster). */
 export function tableOf(target: Pick<ClickHouseTarget, 'tables'>, source: SourceName): string {
-  return target.tables?.[source] ?? DEFAULT_TABLES[source];
+  return target.tables?.[source] ?? sourceDescriptor(source).clickhouse.table;
 }
 
 /** The MergeTree table holding the rows on each server: `<table>_local` on a cluster. */

@@ -1,23 +1,16 @@
-import type { QueryName, SourceName } from '../engine';
-import { RELATION_NAME } from '../duckdb/source-relations';
-import { querySql } from '../query-files';
-
-/** The SQL of a saved query for ClickHouse as written in queries/clickhouse/<name>.sql. */
-export function clickhouseQuerySql(name: QueryName): string {
-  return querySql('clickhouse', name);
-}
+import { querySql } from '../../sql/query-files';
 
 /**
- * The SQL sent for a saved query: comments removed (18.x takes the query in the URL when it
- * comes with external data, so shorter is better) and the relation the file reads (`edge_logs`
- * or `function_edge_logs` after FROM) replaced by the configured table's full name.
+ * The SQL sent for a statement: comments removed (18.x takes the query in the URL when it comes
+ * with external data, so shorter is better) and each source relation it reads (`FROM edge_logs`,
+ * `JOIN function_edge_logs`) replaced by the configured table's full name.
  */
-export function preparedQuerySql(name: QueryName, source: SourceName, qualifiedTable: string): string {
-  const relation = RELATION_NAME[source];
-  const from = new RegExp(`\\bFROM\\s+${relation}\\b`, 'g');
-  const sql = stripComments(clickhouseQuerySql(name));
-  if (!from.test(sql)) throw new Error(`queries/clickhouse/${name}.sql does not read FROM ${relation}.`);
-  return sql.replace(from, `FROM ${qualifiedTable}`);
+export function preparedQuerySql(sql: string, tables: ReadonlyMap<string, string>): string {
+  let out = stripComments(sql);
+  for (const [relation, qualifiedTable] of tables) {
+    out = out.replace(new RegExp(`\\b(FROM|JOIN)\\s+${relation}\\b`, 'gi'), (_, keyword: string) => `${keyword} ${qualifiedTable}`);
+  }
+  return out;
 }
 
 /**

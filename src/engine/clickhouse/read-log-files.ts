@@ -2,7 +2,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { SourceName } from '../engine';
 import { parquetSchema } from '../duckdb/parquet-schema';
 import { sourceRelation, type SourceFiles } from '../duckdb/source-relations';
-import { TABLE_COLUMNS } from './schema';
+import { tableColumns } from './schema';
 
 /**
  * The SQL that reads one log file into the columns of our ClickHouse table, through the DuckDB
@@ -14,7 +14,7 @@ export async function logFileSelect(connection: DuckDBConnection, source: Source
   const files: SourceFiles = kind === 'ndjson'
     ? { ndjson: [file], parquet: [], parquetTypes: new Map() }
     : { ndjson: [], parquet: [file], parquetTypes: await parquetSchema(connection, [file]) };
-  const columns = TABLE_COLUMNS[source].map(({ name, encoding }) => {
+  const columns = tableColumns(source).map(({ name, encoding }) => {
     if (name === 'timestamp') return 'epoch_us(timestamp) AS timestamp';
     // The sorting key cannot be Nullable; no project matches '' (the parameter is required).
     if (encoding === 'string') return `coalesce(${name}, '') AS ${name}`;

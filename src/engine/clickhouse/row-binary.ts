@@ -59,6 +59,19 @@ export class RowBinaryWriter {
           this.length += 4;
         }
         return;
+      case 'nullable-int64':
+        if (this.nullFlag(value)) {
+          this.reserve(8);
+          this.buffer.writeBigInt64LE(BigInt(value as bigint | number), this.length);
+          this.length += 8;
+        }
+        return;
+      case 'nullable-uint8':
+        if (this.nullFlag(value)) {
+          this.reserve(1);
+          this.buffer[this.length++] = value ? 1 : 0;
+        }
+        return;
     }
   }
 

@@ -3,7 +3,16 @@ import { Readable } from 'node:stream';
 import type { ClickHouseClient, ClickHouseSettings } from '@clickhouse/client';
 import type { EngineParam } from '../engine';
 import { bindParams, type BoundQuery } from './bind-params';
-import type { ServerFeatures } from './connection';
+
+/** What the server can do, found out once per connection (see `probeServer`). */
+export interface ServerFeatures {
+  version: string;
+  /**
+   * Whether the server binds `{name:Type}` query parameters (19.x and later). Without them,
+   * text values travel as external data.
+   */
+  queryParameters: boolean;
+}
 
 /** One statement to run: SQL with `{name:Type}` placeholders and their values. */
 export interface SqlRequest {

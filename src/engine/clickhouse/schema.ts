@@ -1,9 +1,10 @@
 import type { SourceName } from '../engine';
+import { allSources, sourceDescriptor } from '../../sources/registry';
 import { localTableOf, tableOf, type ClickHouseTarget } from './options';
 import { sqlClusterName, sqlIdentifier, sqlTableName } from './sql-text';
 
 /** How a column is written in RowBinary (see row-binary.ts). */
-export type ColumnEncoding = 'int64' | 'uint64' | 'string' | 'nullable-string' | 'nullable-float64' | 'nullable-int32';
+export type ColumnEncoding = 'int64' | 'uint64' | 'string' | 'nullable-string' | 'nullable-float64' | 'nullable-int32' | 'nullable-int64' | 'nullable-uint8';
 
 export interface ColumnSpec {
   name: string;
@@ -12,33 +13,28 @@ export interface ColumnSpec {
   encoding: ColumnEncoding;
 }
 
-/**
- * The columns of each table: the fields the queries use, flat, and `metadata` whole (as the JSON
- * text DuckDB reads from the log files). `timestamp` is microseconds since the epoch in an Int64:
- * exact to the microsecond on every version (18.16 has no DateTime64). The project columns are
- * the first part of the sorting key, which cannot be Nullable: a missing project is ''.
- */
-export const TABLE_COLUMNS: Record<SourceName, readonly ColumnSpec[]> = {
-  edgeLogs: [
-    { name: 'timestamp', type: 'Int64', encoding: 'int64' },
-    { name: 'project', type: 'String', encoding: 'string' },
-    { name: 'id', type: 'Nullable(String)', encoding: 'nullable-string' },
-    { name: 'event_message', type: 'Nullable(String)', encoding: 'nullable-string' },
-    { name: 'metadata', type: 'Nullable(String)', encoding: 'nullable-string' },
-    { name: 'request_path', type: 'Nullable(String)', encoding: 'nullable-string' },
-    { name: 'request_url', type: 'Nullable(String)', encoding: 'nullable-string' },
-  ],
-  functionEdgeLogs: [
-    { name: 'timestamp', type: 'Int64', encoding: 'int64' },
-    { name: 'project_ref', type: 'String', encoding: 'string' },
-    { name: 'function_id', type: 'Nullable(String)', encoding: 'nullable-string' },
-    { name: 'id', type: 'Nullable(String)', encoding: 'nullable-string' },
-    { name: 'event_message', type: 'Nullable(String)', encoding: 'nullable-string' },
-    { name: 'metadata', type: 'Nullable(String)', encoding: 'nullable-string' },
-    { name: 'execution_time_ms', type: 'Nullable(Float64)', encoding: 'nullable-float64' },
-    { name: 'status_code', type: 'Nullable(Int32)', encoding: 'nullable-int32' },
-  ],
+/** How each column type of a source descriptor is written in RowBinary. */
+const ENCODINGS: Record<string, ColumnEncoding> = {
+  'Nullable(String)': 'nullable-string', 'Nullable(Float64)': 'nullable-float64', 'Nullable(Int32)': 'nullable-int32',
+  'Nullable(Int64)': 'nullable-int64', 'Nullable(UInt8)': 'nullable-uint8',
 };
+
+/**
+ * The columns of a source's table, from its descriptor (src/sources/): the relation's columns,
+ * `metadata` whole (as the JSON text DuckDB reads from the log files). `timestamp` is
+ * microseconds since the epoch in an Int64: exact to the microsecond on every version (18.16 has
+ * no DateTime64). The project column is the first part of the sorting key, which cannot be
+ * Nullable: a missing project is ''. Both come first.
+ */
+export function tableColumns(source: SourceName): readonly ColumnSpec[] {
+  const d = sourceDescriptor(source);
+  const rest = d.columns.filter((c) => c.name !== 'timestamp' && c.name !== d.projectColumn);
+  return [
+    { name: 'timestamp', type: 'Int64', encoding: 'int64' },
+    { name: d.projectColumn, type: 'String', encoding: 'string' },
+    ...rest.map((c) => ({ name: c.name, type: c.clickhouse, encoding: ENCODINGS[c.clickhouse] ?? 'nullable-string' })),
+  ];
+}
 
 /**
  * Where an ingested row came from, for managed storage's shipper (clickhouse-shipper.ts): the
@@ -53,10 +49,10 @@ export const POSITION_COLUMNS: readonly (ColumnSpec & { default: string })[] = [
 ];
 
 /** The sorting key: one project's rows of one day lie together, in time order. */
-const ORDER_BY: Record<SourceName, string> = {
-  edgeLogs: '(project, timestamp)',
-  functionEdgeLogs: '(project_ref, timestamp)',
-};
+function orderBy(source: SourceName): string {
+  // A descriptor's column names are checked lower-case identifiers: written bare, as always.
+  return `(${sourceDescriptor(source).projectColumn}, timestamp)`;
+}
 
 /** One partition per UTC day, so a window reads only its days and old days drop whole. */
 const PARTITION_BY = 'toDate(toDateTime(intDiv(timestamp, 1000000)))';
@@ -81,15 +77,15 @@ export interface SchemaOptions {
 export function schemaStatements(target: Pick<ClickHouseTarget, 'database' | 'cluster' | 'tables'>, options: SchemaOptions = {}): string[] {
   const onCluster = options.onCluster ? ` ON CLUSTER ${requireCluster(target)}` : '';
   const statements = [`CREATE DATABASE IF NOT EXISTS ${sqlIdentifier(target.database)}${onCluster}`];
-  for (const source of ['edgeLogs', 'functionEdgeLogs'] as const) {
+  for (const source of allSources().map((d) => d.name)) {
     const local = sqlTableName(target.database, localTableOf(target, source));
     const columns = [
-      ...TABLE_COLUMNS[source].map((c) => `  ${sqlIdentifier(c.name)} ${c.type}`),
+      ...tableColumns(source).map((c) => `  ${sqlIdentifier(c.name)} ${c.type}`),
       ...POSITION_COLUMNS.map((c) => `  ${sqlIdentifier(c.name)} ${c.type} DEFAULT ${c.default}`),
     ].join(',\n');
     statements.push(
       `CREATE TABLE IF NOT EXISTS ${local}${onCluster} (\n${columns}\n)\n` +
-        `ENGINE = MergeTree()\nPARTITION BY ${PARTITION_BY}\nORDER BY ${ORDER_BY[source]}`,
+        `ENGINE = MergeTree()\nPARTITION BY ${PARTITION_BY}\nORDER BY ${orderBy(source)}`,
     );
     if (target.cluster) {
       const distributed = sqlTableName(target.database, tableOf(target, source));
@@ -101,23 +97,26 @@ export function schemaStatements(target: Pick<ClickHouseTarget, 'database' | 'cl
 }
 
 /**
- * The ALTERs that add the position columns to a table made before they existed (ClickHouse 18
- * has no `ADD COLUMN IF NOT EXISTS`: `present` is what `system.columns` lists). The rows already
- * there get the defaults. Empty when nothing is missing.
+ * The ALTERs that add the columns a table made by an earlier version lacks: the position columns,
+ * and columns a source descriptor gained since (ClickHouse 18 has no `ADD COLUMN IF NOT EXISTS`:
+ * `present` is what `system.columns` lists). The rows already there get the defaults (NULL for
+ * data columns). Empty when nothing is missing.
  *
  * @example
- * addPositionColumns({ database: 'logs' }, 'edge_logs', new Set(['timestamp', 'project']));
+ * addMissingColumns({ database: 'logs' }, 'edgeLogs', 'edge_logs', new Set(['timestamp', 'project']));
  */
-export function addPositionColumns(
+export function addMissingColumns(
   target: Pick<ClickHouseTarget, 'database' | 'cluster'>,
+  source: SourceName,
   table: string,
   present: ReadonlySet<string>,
   options: SchemaOptions = {},
 ): string[] {
-  const missing = POSITION_COLUMNS.filter((c) => !present.has(c.name));
+  const wanted = [...tableColumns(source).map((c) => ({ ...c, default: null as string | null })), ...POSITION_COLUMNS];
+  const missing = wanted.filter((c) => !present.has(c.name));
   if (missing.length === 0) return [];
   const onCluster = options.onCluster ? ` ON CLUSTER ${requireCluster(target)}` : '';
-  const adds = missing.map((c) => `ADD COLUMN ${sqlIdentifier(c.name)} ${c.type} DEFAULT ${c.default}`).join(', ');
+  const adds = missing.map((c) => `ADD COLUMN ${sqlIdentifier(c.name)} ${c.type}${c.default === null ? '' : ` DEFAULT ${c.default}`}`).join(', ');
   return [`ALTER TABLE ${sqlTableName(target.database, table)}${onCluster} ${adds}`];
 }
 

@@ -3,13 +3,14 @@ import {
   type DuckDBInstance,
   type DuckDBPreparedStatement,
   DuckDBTimestampValue,
-  INTEGER,
+  BIGINT,
+  DOUBLE,
   TIMESTAMP,
   VARCHAR,
   type DuckDBType,
   type DuckDBValue,
 } from '@duckdb/node-api';
-import { EngineError } from '../../errors';
+import { EngineError, LogEndpointsError } from '../../errors';
 import type {
   Engine,
   EngineParam,
@@ -19,24 +20,29 @@ import type {
   SourceInspection,
   SourceName,
 } from '../engine';
-import { QueryGate } from '../query-gate';
+import { QueryGate } from '../../util/query-gate';
 import { existsSync, statSync } from 'node:fs';
 import type { SkipReason } from '../../storage/file-checks';
 import type { ListedFile } from '../../storage/list-glob';
-import { SourceReader, type ExtraInputs, type FileRange, type ReadSet } from '../../storage/source-reader';
+import { headOf, SourceReader, type ExtraInputs, type FileRange, type ReadSet } from '../../storage/source-reader';
 import { partitionDay } from './file-kinds';
 import { HEAD_ROWS_PER_PROJECT } from '../../storage/newest-heads';
 import { earliestDayOf } from './list-files';
 import { parquetSchema } from './parquet-schema';
 import { RangeCopies } from './range-copies';
 import type { MemoryTables } from './memory-tables';
-import { querySql } from '../query-files';
 import { openDatabase, type DatabaseSettings, type MemoryRelief } from './open-database';
 import { emptyNdjsonFile } from './empty-ndjson-file';
-import { NOT_A_COMMIT_MARKER, RELATION_NAME, sourceRelation, type SourceFiles } from './source-relations';
+import { NOT_A_COMMIT_MARKER, relationOf, sourceRelation, type SourceFiles } from './source-relations';
 import { sqlStringList } from './sql-literal';
 import { derivedLiteralParam } from './required-literal';
 import { newestInTwoPhases } from './two-phase-newest';
+import { composeSandboxedSql, splitEndpointSql } from '../../sandbox/compose-sandboxed-sql';
+import { validateCallerSql, type CheckedSql } from '../../sandbox/validate-caller-sql';
+import { callerColumns, callerRows } from './caller-results';
+import { callerSqlError, namesAFile } from './caller-errors';
+import { allSources } from '../../sources/registry';
+import { codeOnly } from '../../sql/sql-scan';
 
 /** One glob or a list of globs per source; relative globs resolve against the working directory. */
 export type SourceGlobs = Partial<Record<SourceName, string | readonly string[]>>;
@@ -60,30 +66,44 @@ const STATEMENTS_PER_CONNECTION = 16;
 
 /**
  * Reads of one query: a file that vanishes or turns out damaged between the listing and the read
- * sends the query back to a fresh listing, at most this many times (contract §1.3).
+ * sends the query back to a fresh listing, at most this many times (docs/semantics.md, "Files").
  */
 const MAX_ATTEMPTS = 8;
 
-/** The source each saved query reads. */
-export const QUERY_SOURCES: Record<EngineRequest['query'], SourceName> = {
-  'functions.invocation-stats': 'functionEdgeLogs',
-  'logs.all': 'edgeLogs',
-  'usage.api-counts': 'edgeLogs',
-  'catalog.projects': 'edgeLogs',
-  'catalog.functions': 'functionEdgeLogs',
-};
+/**
+ * The sources a statement reads: those whose relation it names (`FROM edge_logs`, a join, a CTE
+ * over it), not counting a name it only defines as a CTE of its own (logs.all's empty
+ * `function_edge_logs`). Reading a source costs a listing of its files; naming one it does not
+ * have would fail the statement at start (definitions are prepared then).
+ */
+export function sourcesReadBy(sql: string): SourceName[] {
+  const code = codeOnly(sql);
+  return allSources().filter((d) => {
+    const uses = [...code.matchAll(new RegExp(`(?<![\\w$.])${d.relation}(?![\\w(])(\\s+AS\\s*\\()?`, 'gi'))];
+    return uses.some((m) => m[1] === undefined);
+  }).map((d) => d.name);
+}
 
 /**
- * The complete SQL DuckDB runs for a saved query over the given files: the source relation as a
- * CTE, then the query of queries/duckdb/. Parameters stay named placeholders.
+ * The complete SQL DuckDB runs for a statement over the given files: each source relation it
+ * reads as a CTE, then the statement itself. Parameters stay named placeholders. With `caller`,
+ * the caller's SELECT replaces the statement's outer SELECT (docs/sandboxing.md).
  */
-export function fullQuerySql(query: EngineRequest['query'], files: SourceFiles): string {
-  const source = QUERY_SOURCES[query];
-  const relation = `${RELATION_NAME[source]} AS (\n${sourceRelation(source, files)}\n)`;
-  const sql = querySql('duckdb', query);
-  // A query with CTEs of its own (`WITH buckets AS ...`) gets the relation as its first CTE.
+export function fullQuerySql(sql: string, files: Partial<Record<SourceName, SourceFiles>>, caller?: { sql: string; maxRows: number }): string {
+  const sources = Object.entries(files) as Array<[SourceName, SourceFiles]>;
+  const relations = sources.map(([source, f]) => `${relationOf(source)} AS (\n${sourceRelation(source, f)}\n)`);
   const own = /^((?:\s*--[^\n]*\n)*)\s*WITH\s/i.exec(sql);
-  return own ? `${own[1]}WITH ${relation},\n${sql.slice(own[0].length)}` : `WITH ${relation}\n${sql}`;
+  // A statement whose CTEs shadow a relation (logs.all's `edge_logs`, already limited to one
+  // project) runs inside the relations, as does every caller's SELECT: the relations themselves
+  // are then out of their reach.
+  const shadows = own !== null && splitEndpointSql(sql).tables.some((t) => sources.some(([source]) => relationOf(source) === t));
+  if (caller || shadows) {
+    const inner = caller ? composeSandboxedSql(sql, caller.sql, caller.maxRows) : sql;
+    return relations.length ? `WITH ${relations.join(',\n')}\nSELECT * FROM (\n${inner}\n)` : inner;
+  }
+  if (!relations.length) return sql;
+  // A statement with CTEs of its own (`WITH buckets AS ...`) gets the relations as its first CTEs.
+  return own ? `${own[1]}WITH ${relations.join(',\n')},\n${sql.slice(own[0].length)}` : `WITH ${relations.join(',\n')}\n${sql}`;
 }
 
 /**
@@ -99,7 +119,7 @@ export async function createDuckDBEngine(options: DuckDBEngineOptions): Promise<
 }
 
 class DuckDBEngine implements Engine {
-  private readonly readers: Record<SourceName, SourceReader>;
+  private readonly readers = new Map<SourceName, SourceReader>();
   private readonly memory: MemoryTables | undefined;
   private readonly ranges = new RangeCopies();
   private readonly gate: QueryGate;
@@ -108,6 +128,7 @@ class DuckDBEngine implements Engine {
   private readonly busy = new Set<DuckDBConnection>();
   private readonly parquetTypes = new Map<string, ReadonlyMap<string, string>>();
   private readonly patterns = new Map<string, string | null>();
+  private readonly statementSources = new Map<string, SourceName[]>();
   private readonly statements = new Map<DuckDBConnection, Map<string, DuckDBPreparedStatement>>();
   private controlQueue: Promise<unknown> = Promise.resolve();
   private closed = false;
@@ -120,10 +141,8 @@ class DuckDBEngine implements Engine {
   ) {
     const list = (g: string | readonly string[] | undefined) => (g === undefined ? [] : typeof g === 'string' ? [g] : [...g]);
     this.memory = options.memory;
-    this.readers = {
-      edgeLogs: new SourceReader(list(options.sources.edgeLogs), options.extraInputs?.edgeLogs),
-      functionEdgeLogs: new SourceReader(list(options.sources.functionEdgeLogs), options.extraInputs?.functionEdgeLogs),
-    };
+    // Every known source (the built-ins and the user's): a statement may read any of them.
+    for (const { name } of allSources()) this.readers.set(name, new SourceReader(list(options.sources[name]), options.extraInputs?.[name]));
     this.gate = new QueryGate({
       maxConcurrent: options.maxConcurrentQueries ?? 4,
       maxQueued: options.maxQueuedQueries ?? 64,
@@ -133,26 +152,37 @@ class DuckDBEngine implements Engine {
     this.timeoutMs = options.queryTimeoutMs ?? 30_000;
   }
 
+  readonly dialect = 'duckdb' as const;
+
   async run(request: EngineRequest): Promise<EngineResult> {
     this.assertOpen();
+    const sql = statementSql(request);
     return this.gate.run(() => this.withConnection(async (connection) => {
       const started = performance.now();
-      const source = QUERY_SOURCES[request.query];
-      const reader = this.readers[source];
+      const sources = this.sourcesOf(sql);
       // In-memory events a compaction covers stay until this query is done with its snapshot.
       const leave = this.memory?.enter();
       try {
       for (let attempt = 1; ; attempt++) {
-        const read = await reader.snapshot(earliestDayOf(request.notBefore));
-        let files: SourceFiles & { copies: Map<string, FileRange> } | undefined;
+        const reads = new Map<SourceName, ReadSet>();
+        for (const source of sources) reads.set(source, await this.reader(source).snapshot(earliestDayOf(request.notBefore)));
+        const files: Partial<Record<SourceName, SourceFiles & { copies: Map<string, FileRange> }>> = {};
         try {
-          files = await this.sourceFiles(connection, read);
-          const rows = NEWEST_FIRST.has(request.query)
-            ? await this.newestFirst(connection, request, read, files)
-            : await this.execute(connection, request, files);
-          return { rows, engineMs: performance.now() - started, skippedFiles: read.skipped };
+          for (const [source, read] of reads) files[source] = await this.sourceFiles(connection, read);
+          const skippedFiles = [...reads.values()].flatMap((r) => r.skipped);
+          if (request.sql !== undefined) {
+            return { ...(await this.executeCaller(connection, sql, request, files)), engineMs: performance.now() - started, skippedFiles };
+          }
+          const [only] = sources;
+          const rows = request.statement.newestFirst && sources.length === 1
+            ? await this.newestFirst(connection, sql, request, only!, reads.get(only!)!, files[only!]!)
+            : await this.execute(connection, sql, request, files);
+          return { rows, engineMs: performance.now() - started, skippedFiles };
         } catch (error) {
-          if (!this.retryable(error, source, read, files?.copies)) throw error;
+          if (request.sql !== undefined) await this.blameCaller(error, connection, sql, request, reads, files);
+          let retry = false;
+          for (const [source, read] of reads) if (await this.retryable(connection, error, source, read, files[source]?.copies)) retry = true;
+          if (!retry) throw error;
           if (attempt >= MAX_ATTEMPTS) {
             throw new EngineError('overloaded', 'The log files kept changing while they were read; retry shortly.', { cause: error, retryAfterSeconds: 1 });
           }
@@ -164,13 +194,111 @@ class DuckDBEngine implements Engine {
     }));
   }
 
-  /** Runs a saved query over these files (a prepared statement kept per SQL text). */
-  private async execute(connection: DuckDBConnection, request: EngineRequest, files: SourceFiles): Promise<Record<string, EngineValue>[]> {
-    return this.executeSql(connection, fullQuerySql(request.query, files), request);
+  /**
+   * Runs a caller's SELECT over the statement's CTEs (docs/sandboxing.md). Prepared for this call
+   * only: callers' texts are many, and must not push the dashboard's statements out.
+   */
+  private async executeCaller(connection: DuckDBConnection, sql: string, request: EngineRequest, files: Partial<Record<SourceName, SourceFiles>>): Promise<Pick<EngineResult, 'rows' | 'columns'>> {
+    const prepared = await connection.prepare(fullQuerySql(sql, files, { sql: request.sql!, maxRows: request.maxRows }));
+    try {
+      bindRequest(prepared, request);
+      const reader = await prepared.runAndReadAll();
+      const columns = callerColumns(reader);
+      return { rows: callerRows(reader, columns), columns };
+    } finally {
+      prepared.destroySync();
+    }
   }
 
-  private async executeSql(connection: DuckDBConnection, sql: string, request: EngineRequest): Promise<Record<string, EngineValue>[]> {
-    const prepared = await this.statement(connection, sql);
+  /**
+   * Throws the caller's `400 invalid_sql` when a failed caller's SELECT is the caller's fault: an
+   * error of the kinds SQL causes (a missing column, a failed cast). One that names a log file may
+   * be the file's: it is the caller's only if the statement's own query reads the same files fine.
+   * Otherwise returns, and the error takes the engine's usual way (a damaged file left out, ...).
+   */
+  private async blameCaller(
+    error: unknown,
+    connection: DuckDBConnection,
+    sql: string,
+    request: EngineRequest,
+    reads: ReadonlyMap<SourceName, ReadSet>,
+    files: Partial<Record<SourceName, SourceFiles & { copies: Map<string, FileRange> }>>,
+  ): Promise<void> {
+    const paths = [...reads].flatMap(([source, read]) => [
+      ...read.ndjson.map((f) => f.path), ...read.ranges.map((r) => r.file.path), ...read.parquet.map((f) => f.path), ...(files[source]?.copies.keys() ?? []),
+    ]);
+    const refusal = callerSqlError(error, paths);
+    if (refusal === null) return;
+    if (namesAFile(error, paths)) {
+      try {
+        await this.execute(connection, sql, { ...request, sql: undefined }, files);
+      } catch {
+        return;
+      }
+    }
+    throw refusal;
+  }
+
+  /** Checks a caller's SELECT against the sandbox's rules for this statement's CTEs. */
+  async checkSql(statement: EngineRequest['statement'], sql: string, maxRows: number): Promise<CheckedSql> {
+    this.assertOpen();
+    const tables = splitEndpointSql(statementSql({ statement, params: {}, maxRows })).tables;
+    return validateCallerSql(sql, { tables, maxRows }, (text) =>
+      this.onControl(async () => String((await this.control.runAndReadAll('SELECT json_serialize_sql($sql::VARCHAR)', { sql: text }, { sql: VARCHAR })).getRows()[0]![0])));
+  }
+
+  /** Prepares a statement over empty sources: null when it would run, else DuckDB's reason. */
+  async checkStatement(statement: EngineRequest['statement']): Promise<string | null> {
+    this.assertOpen();
+    let sql: string;
+    try {
+      sql = statementSql({ statement, params: {}, maxRows: 1 });
+    } catch (error) {
+      return (error as Error).message;
+    }
+    const empty: Partial<Record<SourceName, SourceFiles>> = {};
+    for (const source of this.sourcesOf(sql)) empty[source] = { ndjson: [], parquet: [], parquetTypes: new Map() };
+    return this.onControl(async () => {
+      try {
+        const prepared = await this.control.prepare(fullQuerySql(sql, empty));
+        prepared.destroySync();
+        return null;
+      } catch (error) {
+        return String((error as Error).message).split('\n')[0]!.replace(/^[A-Za-z ]*Error: /, '');
+      }
+    });
+  }
+
+  private reader(source: SourceName): SourceReader {
+    const reader = this.readers.get(source);
+    if (!reader) throw new EngineError('query_failed', `No source is named ${source}.`);
+    return reader;
+  }
+
+  /** The sources a statement reads (kept per SQL text). */
+  private sourcesOf(sql: string): SourceName[] {
+    let known = this.statementSources.get(sql);
+    if (!known) {
+      if (this.statementSources.size >= 256) this.statementSources.clear();
+      this.statementSources.set(sql, (known = sourcesReadBy(sql)));
+    }
+    return known;
+  }
+
+  /** Runs SQL prepared for this call only (its text changes with every call: kept out of the cache). */
+  private async executeOnce(connection: DuckDBConnection, sql: string, request: EngineRequest): Promise<Record<string, EngineValue>[]> {
+    const prepared = await connection.prepare(sql);
+    try {
+      bindRequest(prepared, request);
+      return (await prepared.runAndReadAll()).getRowObjects().map(toEngineRow);
+    } finally {
+      prepared.destroySync();
+    }
+  }
+
+  /** Runs a statement over these files (a prepared statement kept per SQL text). */
+  private async execute(connection: DuckDBConnection, sql: string, request: EngineRequest, files: Partial<Record<SourceName, SourceFiles>>): Promise<Record<string, EngineValue>[]> {
+    const prepared = await this.statement(connection, fullQuerySql(sql, files));
     bindRequest(prepared, request);
     return (await prepared.runAndReadAll()).getRowObjects().map(toEngineRow);
   }
@@ -182,16 +310,17 @@ class DuckDBEngine implements Engine {
    * or after a day's end, that day and all older ones are skipped: the query reads about one day
    * however many days the window (90 for PAYG) and the dataset hold.
    */
-  private async newestFirst(connection: DuckDBConnection, request: EngineRequest, read: ReadSet, files: SourceFiles): Promise<Record<string, EngineValue>[]> {
-    const limit = Number(request.params.limit);
+  private async newestFirst(connection: DuckDBConnection, sql: string, request: EngineRequest, source: SourceName, read: ReadSet, files: SourceFiles): Promise<Record<string, EngineValue>[]> {
+    const order = request.statement.newestFirst!;
+    const limit = Number(request.params[order.limit]);
     const days = new Map<string, ListedFile[]>();
     for (const file of read.parquet) {
       const day = file.dataset ? partitionDay(file.path) : null;
       // Files of unknown day (or schema: not from a dataset) are read in one query, as usual.
-      if (day === null) return this.execute(connection, request, files);
+      if (day === null) return this.execute(connection, sql, request, { [source]: files });
       days.set(day, [...(days.get(day) ?? []), file]);
     }
-    const until = request.params.until;
+    const until = request.params[order.until];
     const untilMicros = until && typeof until === 'object' ? until.timestamp : null;
     // Newest first; days that start after the upper bound hold nothing to return.
     const ordered = [...days.keys()].sort().reverse().filter((day) => untilMicros === null || dayStartMicros(day) <= untilMicros);
@@ -216,8 +345,11 @@ class DuckDBEngine implements Engine {
         parquetTypes: files.parquetTypes,
         ...(withNdjson && files.memory ? { memory: files.memory } : {}),
       };
-      if (day.heads || set.ndjson.length || !set.parquet.length) return this.execute(connection, request, set);
-      return newestInTwoPhases(fullQuerySql(request.query, set), request, (sql, req) => this.executeSql(connection, sql, req));
+      if (day.heads || set.ndjson.length || !set.parquet.length) return this.execute(connection, sql, request, { [source]: set });
+      return newestInTwoPhases(
+        (where) => fullQuerySql(sql, { [source]: where ? { ...set, where } : set }),
+        (text) => this.executeOnce(connection, text, request),
+      );
     };
     let rows = await runDay(ordered.length ? dayFiles(ordered[0]!) : { parquet: [], heads: false }, true);
     for (const day of ordered.slice(1)) {
@@ -233,7 +365,7 @@ class DuckDBEngine implements Engine {
    * (rotation, a compaction moving it), or the engine named a file it cannot read, which is then
    * kept out of answers (and told) until it changes.
    */
-  private retryable(error: unknown, source: SourceName, read: ReadSet, copies: Map<string, FileRange> | undefined): boolean {
+  private async retryable(connection: DuckDBConnection, error: unknown, source: SourceName, read: ReadSet, copies: Map<string, FileRange> | undefined): Promise<boolean> {
     if (error instanceof EngineError || this.closed) return false;
     const message = String((error as Error)?.message ?? error);
     if (/interrupt|out of memory/i.test(message)) return false;
@@ -247,11 +379,42 @@ class DuckDBEngine implements Engine {
       if (message.includes(copy)) listed.push(range.file);
     }
     for (const file of listed) {
+      // A head the engine cannot read is left aside: its data file is read instead (not a skip).
+      const head = headOf(file);
+      if (head && message.includes(head.path)) {
+        this.reader(source).markDamaged(head, 'unreadable_by_engine', engineDetail(message, head.path));
+        marked = true;
+        continue;
+      }
       if (!message.includes(file.path) && ![...(copies ?? [])].some(([copy, r]) => r.file === file && message.includes(copy))) continue;
-      this.readers[source].markDamaged(file, damageReason(file, message), engineDetail(message, file.path));
+      this.reader(source).markDamaged(file, damageReason(file, message), engineDetail(message, file.path));
       marked = true;
     }
+    if (!marked && UNNAMED_DAMAGE.test(message)) marked = await this.findDamaged(connection, source, read.parquet, message);
     return marked;
+  }
+
+  /**
+   * The engine failed on damaged Parquet without naming the file (a garbled page header): each
+   * Parquet file of the read (and head) is decoded whole, alone, and those that fail are kept out
+   * like a named one. Only after such a failure, and once per file version (the marks stay).
+   */
+  private async findDamaged(connection: DuckDBConnection, source: SourceName, parquet: readonly ListedFile[], message: string): Promise<boolean> {
+    let found = false;
+    for (const file of parquet) {
+      const head = headOf(file);
+      for (const candidate of head ? [file, head] : [file]) {
+        try {
+          await connection.run(`SELECT min(hash(COLUMNS(*))) FROM read_parquet(${sqlStringList([candidate.path])})`);
+        } catch (error) {
+          const detail = String((error as Error)?.message ?? error);
+          if (/interrupt/i.test(detail)) throw error;
+          this.reader(source).markDamaged(candidate, candidate === head ? 'unreadable_by_engine' : damageReason(candidate, detail), engineDetail(detail || message, candidate.path));
+          found = true;
+        }
+      }
+    }
+    return found;
   }
 
   /**
@@ -303,11 +466,11 @@ class DuckDBEngine implements Engine {
     this.assertOpen();
     return this.gate.run(() => this.withConnection(async (connection) => {
       const out: SourceInspection[] = [];
-      for (const source of ['edgeLogs', 'functionEdgeLogs'] as const) {
+      for (const source of this.readers.keys()) {
         // The same snapshot a query takes, memory included (its rows stay until we are done).
         const leave = this.memory?.enter();
         try {
-        const read = await this.readers[source].snapshot();
+        const read = await this.reader(source).snapshot();
         const files = await this.sourceFiles(connection, read);
         let lines = 0, skippedLines = 0, parquetRows = 0;
         if (files.ndjson.length) {
@@ -409,7 +572,8 @@ class DuckDBEngine implements Engine {
       if (timedOut) throw new Error('finished after its time limit');
       return result;
     } catch (error) {
-      if (error instanceof EngineError) throw error;
+      // Ours already (an engine error, a caller's SQL refused): as it is.
+      if (error instanceof LogEndpointsError) throw error;
       if (timedOut) throw new EngineError('timeout', `The query ran past its time limit of ${this.timeoutMs} ms.`, { cause: error });
       if (this.closed) throw new EngineError('closed', 'The endpoints were closed.', { cause: error });
       // Past the memory limit under concurrent queries: a retry later can succeed, so 503.
@@ -470,8 +634,9 @@ function bindings(
       values[name] = value;
       types[name] = VARCHAR;
     } else if (typeof value === 'number') {
-      values[name] = value;
-      types[name] = INTEGER;
+      // Whole numbers as BIGINT (declared integer parameters go to 15 digits), others as DOUBLE.
+      values[name] = Number.isInteger(value) ? BigInt(value) : value;
+      types[name] = Number.isInteger(value) ? BIGINT : DOUBLE;
     } else {
       values[name] = new DuckDBTimestampValue(value.timestamp);
       types[name] = TIMESTAMP;
@@ -490,8 +655,12 @@ function toEngineRow(row: Record<string, DuckDBValue>): Record<string, EngineVal
   return out;
 }
 
-/** Queries whose answer is the N newest rows (`ORDER BY timestamp DESC, id ASC NULLS LAST LIMIT $limit`). */
-const NEWEST_FIRST = new Set<EngineRequest['query']>(['logs.all']);
+/** The DuckDB SQL of a request, or an engine error saying the statement has none. */
+function statementSql(request: EngineRequest): string {
+  const sql = request.statement.sql.duckdb;
+  if (sql === undefined) throw new EngineError('query_failed', `${request.statement.name} has no DuckDB SQL.`);
+  return sql;
+}
 
 const DAY_MICROS = 86_400_000_000n;
 
@@ -526,6 +695,9 @@ function changedSinceListed(file: ListedFile): boolean {
   const now = statSync(file.path, { throwIfNoEntry: false });
   return !now || now.ino !== file.ino || now.size !== file.size || now.mtimeMs !== file.mtimeMs;
 }
+
+/** Engine messages of damaged Parquet that name no file: the files are then tried one by one. */
+const UNNAMED_DAMAGE = /TProtocolException|Invalid Error|corrupt|decompress|thrift|snappy|zstd|magic bytes/i;
 
 /** The stable reason code of a file the engine could not read, from its message. */
 function damageReason(file: ListedFile, message: string): SkipReason {

@@ -3,7 +3,7 @@ export type FileKind = 'ndjson' | 'parquet';
 const NDJSON = /\.(ndjson|jsonl|json)(\.(gz|zst))?$/i;
 const PARQUET = /\.parquet$/i;
 
-/** The format of a log file follows its extension (contract §1); null for anything else. */
+/** The format of a log file follows its extension (docs/semantics.md, "Files"); null for anything else. */
 export function fileKind(path: string): FileKind | null {
   if (PARQUET.test(path)) return 'parquet';
   if (NDJSON.test(path)) return 'ndjson';

@@ -1,6 +1,7 @@
 import type { SourceName } from '../engine';
 import { sourceRelation, type SourceFiles } from './source-relations';
 import { sqlString } from './sql-literal';
+import { PROVENANCE_KEY } from '../../storage/dataset-orphans';
 
 /** The column Parquet files are sorted by first, so a project's rows sit in few row groups. */
 const PROJECT_COLUMN: Record<SourceName, string> = { edgeLogs: 'project', functionEdgeLogs: 'project_ref' };
@@ -41,6 +42,8 @@ export function parquetLayoutCopy(options: {
   target: string;
   where: string;
   partitionByDay?: { filenamePattern: string };
+  /** Text every file written carries in its key-value metadata under PROVENANCE_KEY (see dataset-orphans.ts). */
+  provenance?: string;
 }): string {
   const relation = sourceRelation(options.source, options.files ?? { ndjson: [...(options.ndjson ?? [])], parquet: [], parquetTypes: new Map() });
   const day = options.partitionByDay;
@@ -55,7 +58,7 @@ export function parquetLayoutCopy(options: {
         DICTIONARY_ENTRIES[options.source] ? `, DICTIONARY_SIZE_LIMIT ${DICTIONARY_ENTRIES[options.source]}` : ''
       }${
         day ? `, PARTITION_BY (date), FILENAME_PATTERN ${sqlString(day.filenamePattern)}, OVERWRITE_OR_IGNORE true` : ''
-      }
+      }${options.provenance === undefined ? '' : `, KV_METADATA {${PROVENANCE_KEY}: ${sqlString(options.provenance)}}`}
     )`;
 }
 

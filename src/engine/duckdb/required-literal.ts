@@ -119,7 +119,9 @@ function skipGroupOrClass(chars: readonly string[], start: number): number {
  */
 export function derivedLiteralParam(name: string, params: Readonly<Record<string, unknown>>): string | undefined {
   const base = /^(.+)_literal$/.exec(name)?.[1];
-  const pattern = base === undefined ? undefined : params[base];
-  if (typeof pattern !== 'string') return undefined;
+  if (base === undefined || !(base in params)) return undefined;
+  const pattern = params[base];
+  // No pattern (every request counts): any text will do, the query does not test it.
+  if (typeof pattern !== 'string') return '';
   return /[\\^$.|?*+()[\]{}]/.test(pattern) ? requiredLiteral(pattern) : '';
 }

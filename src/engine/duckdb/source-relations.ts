@@ -2,45 +2,32 @@ import type { SourceName } from '../engine';
 import { emptyNdjsonFile } from './empty-ndjson-file';
 import { sqlStringList } from './sql-literal';
 import { MARKER_FIELD } from '../../storage/wal/commit-marker';
+import { sourceDescriptor } from '../../sources/registry';
 
 /**
- * The relation each source presents to the queries in queries/duckdb/, whatever the files hold:
- * the event's own fields (`timestamp` as TIMESTAMP, UTC, microseconds; `metadata` whole, as JSON)
- * plus the metadata fields the queries use, flattened. It is also the Parquet layout `compact`
- * writes, so reading that layout back needs no JSON parsing.
+ * The relation each source presents to the endpoints' SQL, whatever the files hold: the event's
+ * own fields (`timestamp` as TIMESTAMP, UTC, microseconds; `metadata` whole, as JSON) plus the
+ * metadata fields its descriptor derives, flattened (src/sources/). It is also the Parquet layout
+ * `compact` writes, so reading that layout back needs no JSON parsing.
  */
-export const RELATION_NAME: Record<SourceName, string> = {
-  edgeLogs: 'edge_logs',
-  functionEdgeLogs: 'function_edge_logs',
-};
+export function relationOf(source: SourceName): string {
+  return sourceDescriptor(source).relation;
+}
 
-const COLUMNS: Record<SourceName, Record<string, string>> = {
-  edgeLogs: {
-    id: 'VARCHAR', timestamp: 'TIMESTAMP', event_message: 'VARCHAR', project: 'VARCHAR',
-    metadata: 'JSON', request_path: 'VARCHAR', request_url: 'VARCHAR',
-  },
-  functionEdgeLogs: {
-    id: 'VARCHAR', timestamp: 'TIMESTAMP', event_message: 'VARCHAR', metadata: 'JSON',
-    project_ref: 'VARCHAR', function_id: 'VARCHAR', execution_time_ms: 'DOUBLE', status_code: 'INTEGER',
-  },
-};
+/** Column name -> DuckDB type of a source's relation, in order. */
+function columnsOf(source: SourceName): Record<string, string> {
+  return Object.fromEntries(sourceDescriptor(source).columns.map((c) => [c.name, c.duckdb]));
+}
 
-/** Where a derived column lives inside `metadata`. */
-const METADATA_PATHS: Record<SourceName, Record<string, string>> = {
-  edgeLogs: { request_path: '$.request.path', request_url: '$.request.url' },
-  functionEdgeLogs: {
-    project_ref: '$.project_ref',
-    function_id: '$.function_id',
-    execution_time_ms: '$.execution_time_ms',
-    status_code: '$.response.status_code',
-  },
-};
+/** Where each derived column lives inside `metadata`. */
+function metadataPathsOf(source: SourceName): Record<string, string> {
+  return Object.fromEntries(sourceDescriptor(source).columns.filter((c) => c.path !== null).map((c) => [c.name, c.path!]));
+}
 
-/** Top-level fields read from newline-delimited JSON, with the explicit types given to DuckDB. */
-const JSON_FIELDS: Record<SourceName, Record<string, string>> = {
-  edgeLogs: { id: 'VARCHAR', timestamp: 'VARCHAR', event_message: 'VARCHAR', project: 'VARCHAR', metadata: 'JSON' },
-  functionEdgeLogs: { id: 'VARCHAR', timestamp: 'VARCHAR', event_message: 'VARCHAR', metadata: 'JSON' },
-};
+/** Top-level fields read from newline-delimited JSON, with the explicit types given to DuckDB (timestamps as text: le_timestamp reads every form). */
+function jsonFieldsOf(source: SourceName): Record<string, string> {
+  return Object.fromEntries(sourceDescriptor(source).columns.filter((c) => c.path === null).map((c) => [c.name, c.name === 'timestamp' ? 'VARCHAR' : c.duckdb]));
+}
 
 /**
  * SQL condition on a raw line (`json`) that keeps every line but the commit markers that close
@@ -52,7 +39,7 @@ const JSON_FIELDS: Record<SourceName, Record<string, string>> = {
 export const NOT_A_COMMIT_MARKER = `(json IS NULL OR NOT starts_with(json, '{"${MARKER_FIELD}":'))`;
 
 /**
- * The instant of an event's `timestamp` (contract §1.3): a number (or numeric text) since the
+ * The instant of an event's `timestamp` (docs/semantics.md, "Timestamps"): a number (or numeric text) since the
  * epoch whose unit follows its magnitude (below 1e11 seconds, a fraction allowed; below 1e14
  * milliseconds; below 1e17 microseconds; otherwise nanoseconds), else an ISO 8601 string (offset
  * optional, UTC when absent). Unusable gives NULL, so the event falls outside every window
@@ -93,7 +80,7 @@ export const TIMESTAMP_MACROS = [
 
 /** SQL of an empty relation with the source's columns. */
 function emptyRelation(source: SourceName): string {
-  const cols = Object.entries(COLUMNS[source]).map(([name, type]) => `CAST(NULL AS ${type}) AS ${name}`);
+  const cols = Object.entries(columnsOf(source)).map(([name, type]) => `CAST(NULL AS ${type}) AS ${name}`);
   return `SELECT ${cols.join(', ')} LIMIT 0`;
 }
 
@@ -117,11 +104,11 @@ export function ndjsonTextRelation(source: SourceName, param: string): string {
 
 /** The source's columns from rows of one JSON object each (`json`), marker lines left out. */
 function eventsOfLines(source: SourceName, lines: string, withFilename: boolean): string {
-  const struct = JSON.stringify(JSON_FIELDS[source]);
-  const paths = Object.entries(METADATA_PATHS[source]);
+  const struct = JSON.stringify(jsonFieldsOf(source));
+  const paths = Object.entries(metadataPathsOf(source));
   // One JSON parse of metadata extracts every derived field at once.
   const extract = `json_extract_string(metadata, [${paths.map(([, p]) => `'${p}'`).join(', ')}])`;
-  const select = Object.entries(COLUMNS[source]).map(([name, type]) => {
+  const select = Object.entries(columnsOf(source)).map(([name, type]) => {
     if (name === 'timestamp') return 'le_timestamp(timestamp) AS timestamp';
     const index = paths.findIndex(([n]) => n === name);
     if (index >= 0) return `TRY_CAST(m[${index + 1}] AS ${type}) AS ${name}`;
@@ -142,7 +129,7 @@ function eventsOfLines(source: SourceName, lines: string, withFilename: boolean)
 
 /** `CREATE TABLE` columns of a source's relation (what an in-memory table of its events holds). */
 export function relationColumns(source: SourceName): ReadonlyArray<[name: string, type: string]> {
-  return Object.entries(COLUMNS[source]);
+  return Object.entries(columnsOf(source));
 }
 
 /**
@@ -152,8 +139,8 @@ export function relationColumns(source: SourceName): ReadonlyArray<[name: string
  * `request_path`, ..., what `compact` writes) are used directly instead of digging in metadata.
  */
 function parquetRelation(source: SourceName, files: readonly string[], types: ReadonlyMap<string, string>): string {
-  const paths = METADATA_PATHS[source];
-  const select = Object.entries(COLUMNS[source]).map(([name, type]) => {
+  const paths = metadataPathsOf(source);
+  const select = Object.entries(columnsOf(source)).map(([name, type]) => {
     const stored = types.get(name);
     // A column stored with the type the queries want is passed through bare, so DuckDB pushes
     // filters on it into the scan and skips row groups by their statistics.
@@ -192,6 +179,8 @@ export interface SourceFiles {
   parquetTypes: ReadonlyMap<string, string>;
   /** A SELECT of events held in memory (managed storage's in-memory table), with the source's columns. */
   memory?: string;
+  /** A condition on the relation's columns that the engine itself adds (two-phase-newest.ts), never a caller's text. */
+  where?: string;
 }
 
 /**
@@ -204,5 +193,6 @@ export function sourceRelation(source: SourceName, files: SourceFiles, options: 
   if (files.parquet.length) parts.push(parquetRelation(source, files.parquet, files.parquetTypes));
   if (files.memory) parts.push(files.memory);
   if (!parts.length) return emptyRelation(source);
-  return parts.map((p) => `(${p})`).join('\nUNION ALL\n');
+  const union = parts.map((p) => `(${p})`).join('\nUNION ALL\n');
+  return files.where ? `SELECT * FROM (\n${union}\n) WHERE ${files.where}` : union;
 }

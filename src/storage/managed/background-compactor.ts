@@ -94,20 +94,19 @@ export class BackgroundCompactor {
       const stats = statOrNull(segment.path);
       if (stats) files.push({ path: segment.path, kind: 'ndjson', size: stats.size, mtimeMs: stats.mtimeMs, ino: stats.ino });
     }
-    if (files.length) {
-      const result = await compactFiles({
-        source,
-        outDir: datasetDir,
-        files,
-        deleteSource: true,
-        remove: (paths) => wal.release(paths),
-        // What the store holds is what clients sent: it is compacted whatever it looks like.
-        checkShape: false,
-        duckdb: this.options.duckdb,
-      });
-      this.counters.compactedSegments += result.deletedFiles.length;
-      this.options.onCompacted?.(result);
-    }
+    // Also with no segment: the run settles data files no commit names (a lost commit's are put back).
+    const result = await compactFiles({
+      source,
+      outDir: datasetDir,
+      files,
+      deleteSource: true,
+      remove: (paths) => wal.release(paths),
+      // What the store holds is what clients sent: it is compacted whatever it looks like.
+      checkShape: false,
+      duckdb: this.options.duckdb,
+    });
+    this.counters.compactedSegments += result.deletedFiles.length;
+    this.options.onCompacted?.(result);
     this.counters.mergedFiles += await mergeSmallFiles(datasetDir, source, this.options.duckdb);
     const cutoff = new Date(this.options.now().getTime() - this.options.retentionDays * 86_400_000).toISOString().slice(0, 10);
     this.counters.droppedFiles += await dropDaysBefore(datasetDir, source, cutoff);

@@ -1,6 +1,6 @@
 import { access, mkdir, open, readdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { timerScheduler, type CacheScheduler } from '../../cache/scheduler';
+import { timerScheduler, type CacheScheduler } from '../../util/scheduler';
 import { clickhouseErrorCode } from '../../engine/clickhouse/classify-error';
 import type { SegmentRows } from '../../engine/clickhouse/clickhouse-loader';
 import type { SourceName } from '../../engine/engine';

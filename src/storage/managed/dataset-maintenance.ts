@@ -9,6 +9,7 @@ import { parquetSchema } from '../../engine/duckdb/parquet-schema';
 import { sqlString, sqlStringList } from '../../engine/duckdb/sql-literal';
 import { appendCommit, checkpointIfDue, readDatasetStateStable, type DataFile, type DatasetState } from '../dataset-log';
 import { withDatasetLock } from '../dataset-lock';
+import type { Provenance } from '../dataset-orphans';
 import { fsyncDir, fsyncFile, unlinkIfPresent } from '../durable-fs';
 import { failpoint } from '../failpoint';
 import { headPathOf, HEADS_DIR, SOURCES_WITH_HEADS, writeHead } from '../newest-heads';
@@ -56,13 +57,16 @@ async function mergeDay(state: DatasetState, source: SourceName, day: string, fi
     const paths = files.map((f) => join(root, f.path));
     const staged = join(staging, 'merged.parquet');
     await connection.run(`SET temp_directory = ${sqlString(join(staging, 'spill'))}`);
+    const rows = files.reduce((n, f) => n + f.rows, 0);
+    // Should the merge's commit be lost after the small files are deleted, the merged file says what it replaces.
+    const provenance: Provenance = { run: runId, rows, replaces: files.map((f) => f.path) };
     await connection.run(parquetLayoutCopy({
       source,
       files: { ndjson: [], parquet: paths, parquetTypes: await parquetSchema(connection, paths) },
       target: staged,
       where: 'true',
+      provenance: JSON.stringify(provenance),
     }));
-    const rows = files.reduce((n, f) => n + f.rows, 0);
     const [count] = (await connection.runAndReadAll(`SELECT count(*) AS n FROM read_parquet(${sqlStringList([staged])})`)).getRowObjects();
     if (Number(count?.n) !== rows) throw new Error(`merge: wrote ${Number(count?.n)} rows of ${rows}; nothing was committed`);
     let head: DataFile['head'];

@@ -1,6 +1,6 @@
 import { mkdir, open, readdir, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { timerScheduler, type CacheScheduler } from '../../cache/scheduler';
+import { timerScheduler, type CacheScheduler } from '../../util/scheduler';
 import { EngineError } from '../../errors';
 import { crc32, markerLine } from './commit-marker';
 import { fsyncDir, isCode } from './fsync-dir';

@@ -22,6 +22,10 @@ export interface ClickHouseCluster {
   /** The first shard's HTTP URL: where the tests connect (any shard would do). */
   url: string;
   stop(): Promise<void>;
+  /** Kills every server (SIGKILL), keeping their data: ClickHouse is away until `restart`. */
+  kill(): Promise<void>;
+  /** Starts every server again on the same ports and data; resolves once all are ready. */
+  restart(): Promise<void>;
 }
 
 /**
@@ -41,13 +45,15 @@ export async function startClickHouseCluster(options: { shards?: number; name?: 
     .map((p) => `<shard><replica><host>127.0.0.1</host><port>${p.tcp}</port></replica></shard>`)
     .join('');
   const shards: ClickHouseShard[] = [];
+  const launch = (dir: string) => spawn(binary, [`--config-file=${join(dir, 'config.xml')}`], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  const dirOf = (i: number) => join(root, `shard-${i + 1}`);
   try {
     await Promise.all(ports.map(async (p, i) => {
-      const dir = join(root, `shard-${i + 1}`);
+      const dir = dirOf(i);
       for (const sub of ['data', 'tmp', 'user_files', 'format_schemas']) mkdirSync(join(dir, sub), { recursive: true });
       writeFileSync(join(dir, 'config.xml'), serverConfig(dir, p.http, p.tcp, name, remoteServers));
       writeFileSync(join(dir, 'users.xml'), USERS);
-      const child = spawn(binary, [`--config-file=${join(dir, 'config.xml')}`], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = launch(dir);
       shards.push({ url: `http://127.0.0.1:${p.http}`, httpPort: p.http, tcpPort: p.tcp, process: child });
       await ready(child);
     }));
@@ -64,6 +70,13 @@ export async function startClickHouseCluster(options: { shards?: number; name?: 
     stop: async () => {
       await stopAll(shards);
       rmSync(root, { recursive: true, force: true });
+    },
+    kill: () => stopAll(shards),
+    restart: async () => {
+      await Promise.all(shards.map(async (shard) => {
+        shard.process = launch(dirOf(ports.findIndex((p) => p.http === shard.httpPort)));
+        await ready(shard.process);
+      }));
     },
   };
 }

@@ -13,6 +13,8 @@ const INSTALL_HINTS: Record<string, string> = {
   'clickhouse-server': 'apt-get install -y clickhouse-server',
   clickhouse: 'apt-get install -y clickhouse-server',
   chromium: 'apt-get install -y chromium',
+  // The http() destination is a module of its own package.
+  'syslog-ng': 'apt-get install -y syslog-ng-core syslog-ng-mod-http',
 };
 
 /** Folders searched besides PATH: Debian puts some servers in sbin, which a non-root PATH lacks. */

@@ -1,6 +1,8 @@
-import type { EndpointsOptions } from '../create-endpoints';
+import type { EndpointsOptions } from './public-types';
 import { InvalidOptionError } from '../errors';
 import { memoryLimitBytes, MIN_MEMORY_LIMIT_BYTES } from '../engine/duckdb/open-database';
+import { BUILT_IN_SOURCES } from '../sources/registry';
+import { DEFINITIONS } from '../definitions/registry';
 import {
   checkBoolean,
   checkFunction,
@@ -9,9 +11,18 @@ import {
   checkObject,
   checkPositiveNumber,
   describeValue,
-} from './option-checks';
+} from '../util/option-checks';
 
-const SOURCE_NAMES = ['edgeLogs', 'functionEdgeLogs'] as const;
+/**
+ * Every option `createEndpoints` knows: anything else is a typo that would otherwise be ignored
+ * silently (a misspelt `cachePolicy` leaves every endpoint on its default).
+ */
+const KNOWN_OPTIONS = [
+  'sources', 'storage', 'now', 'cacheClock', 'cache', 'cachePolicy', 'warmingConcurrency', 'scheduler', 'maxWarmingKeys',
+  'storeTimeoutMs', 'duckdb', 'limits', 'fillEmptyBuckets', 'engine', 'onWarning', 'endpoints', 'sourceDefinitions',
+  'singleProject', 'sandboxable',
+] as const satisfies readonly (keyof EndpointsOptions)[];
+
 const EXAMPLE = `createEndpoints({ sources: { edgeLogs: 'logs/edge/*.ndjson', functionEdgeLogs: 'logs/functions/*.ndjson' } })`;
 
 /**
@@ -24,6 +35,12 @@ export function checkEndpointsOptions(options: unknown): asserts options is Endp
     throw new InvalidOptionError('options', `createEndpoints needs options saying where the logs are, e.g. ${EXAMPLE}.`);
   }
   const o = options as Record<string, unknown>;
+  const unknown = Object.keys(o).filter((key) => !(KNOWN_OPTIONS as readonly string[]).includes(key));
+  if (unknown.length) {
+    const hint = unknown.map((key) => closest(key, KNOWN_OPTIONS)).filter(Boolean);
+    throw new InvalidOptionError(unknown[0]!, `createEndpoints does not know the option${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')}${hint.length ? ` (did you mean ${hint.map((h) => `"${h}"`).join(', ')}?)` : ''}; the options are ${KNOWN_OPTIONS.join(', ')}.`);
+  }
+  checkBoolean('singleProject', o.singleProject);
   if (o.engine !== undefined) checkMethods('engine', o.engine, ['run', 'checkPattern', 'ping', 'inspectSources', 'close'], 'an Engine');
   if (o.storage !== undefined) {
     const storage = checkObject('storage', o.storage, false)!;
@@ -31,10 +48,15 @@ export function checkEndpointsOptions(options: unknown): asserts options is Endp
       throw new InvalidOptionError('storage.dataDir', `storage.dataDir must be the folder managed storage keeps events in, not ${describeValue(storage.dataDir)}.`);
     }
     checkInteger('storage.retentionDays', storage.retentionDays, 1, 36_500);
+    // The write-ahead log's bounds, checked here so a mistake names the option (not a RangeError from inside).
+    for (const bound of ['maxSegmentBytes', 'maxSegmentAgeMs', 'maxPendingBytes', 'maxUncompactedBytes'] as const) {
+      checkPositiveNumber(`storage.${bound}`, storage[bound], bound.endsWith('Ms') ? 'milliseconds' : 'bytes');
+    }
+    checkObject('storage.sourceNames', storage.sourceNames);
     if (storage.clickhouse !== undefined) checkShipping(storage, o.engine);
   }
   checkFunction('onWarning', o.onWarning, 'a function');
-  checkSources(o.sources, o.engine !== undefined || o.storage !== undefined);
+  checkSources(o.sources, o.engine !== undefined || o.storage !== undefined, Array.isArray(o.sourceDefinitions) ? o.sourceDefinitions : []);
   checkFunction('now', o.now, 'a function returning a Date');
   checkFunction('cacheClock', o.cacheClock, 'a function returning milliseconds since the epoch');
   if (o.cache !== undefined && o.cache !== false) checkMethods('cache', o.cache, ['get', 'set', 'delete'], 'false or a ResultCache');
@@ -60,6 +82,19 @@ export function checkEndpointsOptions(options: unknown): asserts options is Endp
   checkInteger('limits.maxQueuedQueries', limits?.maxQueuedQueries, 0);
   checkInteger('limits.queryTimeoutMs', limits?.queryTimeoutMs, 1);
   checkBoolean('fillEmptyBuckets', o.fillEmptyBuckets);
+  checkSandboxable(o.sandboxable, o.endpoints);
+}
+
+/**
+ * `sandboxable`: endpoint names, each at most once: the built-ins' or those of `endpoints`
+ * (whose names are checked once the definitions are, at start).
+ */
+function checkSandboxable(value: unknown, endpoints: unknown): void {
+  if (value === undefined) return;
+  const known: string[] = [...DEFINITIONS, ...(Array.isArray(endpoints) ? endpoints : [])].map((d) => String((d as { name?: unknown })?.name));
+  if (!Array.isArray(value) || value.some((name) => !known.includes(name)) || new Set(value).size !== value.length) {
+    throw new InvalidOptionError('sandboxable', `sandboxable must list endpoint names, each once (${known.join(', ')}), not ${describeValue(value)}.`);
+  }
 }
 
 /** `storage.clickhouse`: a loader or where the tables are; queries must read them too. */
@@ -81,18 +116,19 @@ function checkShipping(storage: Record<string, unknown>, engine: unknown): void 
  * Where the logs are: required unless another engine or managed storage is given (`{}` is
  * allowed: every source empty); each source a glob or a list of globs.
  */
-function checkSources(value: unknown, optional: boolean): void {
+function checkSources(value: unknown, optional: boolean, userSources: readonly unknown[]): void {
   if (value === undefined && optional) return;
   if (value === undefined) {
     throw new InvalidOptionError('sources', `sources is required: say where the logs are, e.g. ${EXAMPLE} (or keep them yourself: storage: { dataDir }).`);
   }
   const sources = checkObject('sources', value, false)!;
+  const names = [...BUILT_IN_SOURCES.map((d) => d.name), ...userSources.map((d) => String((d as { name?: unknown })?.name))];
   for (const name of Object.keys(sources)) {
-    if (!(SOURCE_NAMES as readonly string[]).includes(name)) {
-      throw new InvalidOptionError(`sources.${name}`, `sources.${name} is not a log source; the sources are ${SOURCE_NAMES.join(' and ')}.`);
+    if (!names.includes(name)) {
+      throw new InvalidOptionError(`sources.${name}`, `sources.${name} is not a log source; the sources are ${names.join(', ')} (declare more with defineSource and sourceDefinitions).`);
     }
   }
-  for (const name of SOURCE_NAMES) {
+  for (const name of names) {
     const globs = sources[name];
     if (globs === undefined) continue;
     const list = typeof globs === 'string' ? [globs] : Array.isArray(globs) ? globs : null;
@@ -100,4 +136,25 @@ function checkSources(value: unknown, optional: boolean): void {
       throw new InvalidOptionError(`sources.${name}`, `sources.${name} must be a glob or a list of globs (non-empty strings), not ${describeValue(globs)}.`);
     }
   }
+}
+
+/** The known name `key` is most likely a typo of (at most two edits away), or null. */
+function closest(key: string, known: readonly string[]): string | null {
+  let best: string | null = null;
+  let bestDistance = 3;
+  for (const name of known) {
+    const d = editDistance(key.toLowerCase(), name.toLowerCase());
+    if (d < bestDistance) [best, bestDistance] = [name, d];
+  }
+  return best;
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    previous = current;
+  }
+  return previous[b.length]!;
 }

@@ -1,10 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { QueryName } from './engine';
-
-/** The engines whose SQL lives in `queries/<dialect>/`. */
-export type SqlDialect = 'duckdb' | 'clickhouse';
+import type { SqlDialect } from './sql-scan';
 
 let root: string | undefined;
 
@@ -32,7 +29,7 @@ const cache = new Map<string, string>();
  * @example
  * querySql('duckdb', 'logs.all'); // 'SELECT id, timestamp, event_message, metadata FROM edge_logs ...'
  */
-export function querySql(dialect: SqlDialect, name: QueryName | (string & {})): string {
+export function querySql(dialect: SqlDialect, name: string): string {
   const key = `${dialect}/${name}`;
   let sql = cache.get(key);
   if (sql === undefined) {

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { LogEndpointsError } from '../errors';
-import type { PlainRequest, PlainResponse } from '../http/exchange';
-import { send } from '../http/respond';
-import { loadDashboardAssets, type DashboardAsset } from './dashboard-assets';
-import { pageHtml } from './page-html';
+import type { PlainRequest, PlainResponse } from './exchange';
+import { send } from './respond';
+import { loadDashboardAssets, type DashboardAsset } from '../dashboard/dashboard-assets';
+import { pageHtml } from '../dashboard/page-html';
 
 /**
  * Only this server's own script and styles, data requests to this server only, no frames, no

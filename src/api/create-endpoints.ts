@@ -1,0 +1,347 @@
+import { ManagedStorage } from './managed-storage';
+import type {
+  CacheStatus,
+  Endpoints,
+  EndpointsOptions,
+  EndpointsStats,
+  ManagedStorageInfo,
+  QueryOptions,
+  QueryResult,
+  RawParams,
+} from './public-types';
+import { CacheLayer } from '../cache/cache-layer';
+import { effectivePolicies } from '../cache/cache-policy';
+import { memoryCache } from '../cache/memory-cache';
+import { realClock, type CacheClock } from '../cache/real-clock';
+import type { CacheEntry } from '../cache/result-cache';
+import { timerScheduler } from '../util/scheduler';
+import { catalogRequests, mergeCatalog, type Catalog, type CatalogOptions } from '../definitions/catalog';
+import type { AnyEndpointDefinition, CachePolicy, NormalizedParams } from '../definitions/definition';
+import { describeDefinition, type EndpointDescription } from '../definitions/describe';
+import { normalizeParams } from '../definitions/params';
+import { planQuery, statementOf } from '../definitions/plan-query';
+import { BUILT_IN_ENDPOINTS, endpointSet, type EndpointSet } from '../definitions/registry';
+import { createDuckDBEngine } from '../engine/duckdb/duckdb-engine';
+import type { Engine } from '../engine/engine';
+import { EngineError, InvalidOptionError, InvalidParameterError, NotFoundError } from '../errors';
+import type { IngestResult } from '../ingest/ingestor';
+import { checkEndpointsOptions } from './check-options';
+import { fillBuckets } from '../rows/fill-buckets';
+import { shapeRows } from '../rows/shape-rows';
+import { withArrowTable } from '../rows/to-arrow';
+import { registerSources } from '../sources/registry';
+import type { CheckedSql } from '../sandbox/validate-caller-sql';
+import type { SkippedFile } from '../storage/file-checks';
+
+export type * from './public-types';
+
+/**
+ * Creates the endpoints over your log files, computed by an in-process DuckDB: the three
+ * built-ins and your own (`endpoints`), typed from their definitions.
+ *
+ * @example
+ * const ep = await createEndpoints({ sources: { edgeLogs: 'logs/edge/*.ndjson', functionEdgeLogs: 'logs/fn/*.parquet' } });
+ * const rows = await ep.usageApiCounts({ project: 'abc', interval: 'daily' });
+ * await ep.close();
+ */
+export async function createEndpoints<const D extends readonly AnyEndpointDefinition[] = []>(
+  options: EndpointsOptions & { endpoints?: D },
+): Promise<Endpoints<D[number]>> {
+  checkEndpointsOptions(options);
+  registerSources(options.sourceDefinitions);
+  const endpoints = endpointSet(options.endpoints);
+  if (options.singleProject && options.engine && (options.engine.dialect ?? 'duckdb') !== 'duckdb') {
+    throw new InvalidOptionError('singleProject', 'singleProject works with the built-in DuckDB engine only: a ClickHouse table is keyed by project, so give each project its own.');
+  }
+  // Storage first: a data dir locked by another process fails before DuckDB starts.
+  const managed = options.storage ? await ManagedStorage.open({ ...options, storage: options.storage }) : null;
+  let engine: Engine | null = null;
+  try {
+    engine =
+      options.engine ??
+      (await createDuckDBEngine({
+        sources: options.sources ?? {},
+        extraInputs: managed?.inputs(),
+        memory: managed?.memory,
+        threads: options.duckdb?.threads,
+        memoryLimit: options.duckdb?.memoryLimit,
+        maxConcurrentQueries: options.limits?.maxConcurrentQueries,
+        maxQueuedQueries: options.limits?.maxQueuedQueries,
+        queryTimeoutMs: options.limits?.queryTimeoutMs,
+      }));
+    await checkDefinitions(endpoints, engine, options.sandboxable ?? []);
+    await managed?.start(options);
+    return new EndpointsImpl(engine, options, endpoints, managed) as unknown as Endpoints<D[number]>;
+  } catch (error) {
+    // Nothing stays open behind a failed start: not DuckDB, not the data dir.
+    if (engine && !options.engine) await engine.close().catch(() => undefined);
+    await managed?.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
+ * Every definition runs on this engine: it has the engine's SQL, and that SQL prepares (over
+ * empty sources). A definition that cannot work fails the start, naming the endpoint.
+ */
+async function checkDefinitions(endpoints: EndpointSet, engine: Engine, sandboxable: readonly string[]): Promise<void> {
+  const dialect = engine.dialect ?? 'duckdb';
+  for (const d of endpoints.list) {
+    if (d.sql[dialect] === undefined) {
+      throw new InvalidOptionError(`endpoints["${d.name}"].sql.${dialect}`, `Endpoint "${d.name}" has no ${dialect} SQL, and the engine is ${dialect}: add sql.${dialect}.`);
+    }
+    const problem = await engine.checkStatement?.(statementOf(d));
+    if (problem) throw new InvalidOptionError(`endpoints["${d.name}"].sql.${dialect}`, `Endpoint "${d.name}" cannot work: its ${dialect} SQL does not prepare: ${problem}`);
+    // A sandboxable endpoint whose SQL cannot take a caller's SELECT (no CTEs) fails now, not at its first call.
+    if (d.sandboxable || sandboxable.includes(d.name)) {
+      try {
+        await engine.checkSql?.(statementOf(d), 'SELECT 1', 1);
+      } catch (error) {
+        const option = d.sandboxable ? `endpoints["${d.name}"].sandboxable` : 'sandboxable';
+        throw new InvalidOptionError(option, `Endpoint "${d.name}" cannot be sandboxed: ${(error as Error)?.message ?? error}`, { cause: error });
+      }
+    }
+  }
+}
+
+
+/** Rows of one engine computation: what the cache stores. */
+type Computed = CacheEntry;
+
+class EndpointsImpl implements Endpoints<AnyEndpointDefinition> {
+  readonly definitions: readonly EndpointDescription[];
+  readonly storage: ManagedStorageInfo | null;
+  private readonly clock: () => Date;
+  private readonly realClock: CacheClock;
+  private readonly counters: Omit<EndpointsStats, 'warmingKeys'> = {
+    engineQueries: 0, engineFailures: 0,
+    cacheHits: 0, cacheMisses: 0, warmingRefreshes: 0, warmingFailures: 0, cacheErrors: 0,
+  };
+  private readonly cache: CacheLayer;
+  private closed = false;
+  private readonly warned = new Set<string>();
+  /** Endpoints that take a caller's SELECT: defined so, or named in the `sandboxable` option. */
+  private readonly sandboxable: ReadonlySet<string>;
+
+  constructor(
+    private readonly engine: Engine,
+    private readonly options: EndpointsOptions,
+    private readonly endpoints: EndpointSet,
+    private readonly managed: ManagedStorage | null,
+  ) {
+    this.clock = options.now ?? (() => new Date());
+    this.storage = managed?.info ?? null;
+    this.realClock = options.cacheClock ?? realClock;
+    const policies = effectivePolicies(endpoints.list, options.cachePolicy, options.cache !== false);
+    const builtIn = new Set<AnyEndpointDefinition>(BUILT_IN_ENDPOINTS);
+    this.sandboxable = new Set(endpoints.list.filter((d) => d.sandboxable || (options.sandboxable ?? []).includes(d.name)).map((d) => d.name));
+    // The listed policy is the one in force, overrides and `cache: false` included.
+    this.definitions = endpoints.list.map((d) => describeDefinition(this.inForce(d), {
+      cache: policies.get(d.name) ?? null,
+      sandboxed: this.sandboxable.has(d.name),
+      builtIn: builtIn.has(d),
+    }));
+    const store = options.cache === false ? null : (options.cache ?? memoryCache({ clock: this.realClock }));
+    // Warming is bounded like the store: a memoryCache's entry bound, else 1000 keys.
+    const storeBound = store && 'maxEntries' in store && typeof store.maxEntries === 'number' ? store.maxEntries : 1000;
+    this.cache = new CacheLayer({
+      store,
+      policies,
+      clock: this.realClock,
+      scheduler: options.scheduler ?? timerScheduler,
+      warmingConcurrency: options.warmingConcurrency ?? 2,
+      maxWarmingKeys: options.maxWarmingKeys ?? storeBound,
+      storeTimeoutMs: options.storeTimeoutMs ?? 250,
+      counters: this.counters,
+    });
+  }
+
+  async functionsInvocationStats(params: Parameters<Endpoints['functionsInvocationStats']>[0]) {
+    return (await this.query('functions.invocation-stats', params)).result as never;
+  }
+
+  async logsAll(params: Parameters<Endpoints['logsAll']>[0]) {
+    return (await this.query('logs.all', params)).result as never;
+  }
+
+  async usageApiCounts(params: Parameters<Endpoints['usageApiCounts']>[0]) {
+    return (await this.query('usage.api-counts', params)).result as never;
+  }
+
+  // Returns `any`: the interface's overloads give each call its precise type.
+  async query(nameOrId: string, raw: object, options?: QueryOptions): Promise<any> {
+    this.assertOpen();
+    const definition = this.inForce(this.endpoints.find(nameOrId));
+    // Validation comes first: a bad parameter (or caller's SQL) never reaches the cache or the engine.
+    const params = await this.validate(definition, raw as RawParams);
+    const caller = options?.sql === undefined ? undefined : await this.checkSql(definition, options.sql);
+    const { entry, status, policy } = await this.cache.read(definition, params, () => this.compute(definition, params, caller), caller?.key);
+    const answer = this.answer(definition, entry, status, policy);
+    return options?.format === 'arrow' ? withArrowTable(answer, answer.columns ?? definition.columns) : answer;
+  }
+
+  async catalog(options?: CatalogOptions): Promise<Catalog> {
+    this.assertOpen();
+    const { since, requests } = catalogRequests(this.clock(), options);
+    const [projects, functions] = await Promise.all(requests.map((r) => this.engine.run(r)));
+    return mergeCatalog(since, projects!, functions!);
+  }
+
+  async ingest(source: string, events: readonly object[]): Promise<IngestResult> {
+    this.assertOpen();
+    if (!this.managed) {
+      throw new NotFoundError('This instance has no managed storage: pass storage: { dataDir } to createEndpoints to ingest events.');
+    }
+    return this.managed.ingestor.ingest(source, events);
+  }
+
+  async inspectSources() {
+    this.assertOpen();
+    return this.engine.inspectSources();
+  }
+
+  async ping() {
+    this.assertOpen();
+    return this.engine.ping();
+  }
+
+  now(): Date {
+    return this.clock();
+  }
+
+  cacheClock(): number {
+    return this.realClock();
+  }
+
+  stats(): EndpointsStats {
+    const stats: EndpointsStats = { ...this.counters, warmingKeys: this.cache.warmingKeys };
+    if (this.managed) stats.storage = this.managed.stats();
+    return stats;
+  }
+
+  async close() {
+    if (this.closed) return;
+    this.closed = true;
+    this.cache.stop();
+    try {
+      await this.managed?.close();
+    } finally {
+      await this.engine.close();
+    }
+    // A refresh that was running ends (the engine refuses it now) before close resolves.
+    await this.cache.settled();
+  }
+
+  /**
+   * The definition as this instance runs it: with `singleProject`, its project parameter is
+   * optional and ignored (every event belongs to the one project).
+   */
+  private inForce(definition: AnyEndpointDefinition): AnyEndpointDefinition {
+    const project = definition.projectParam;
+    if (!this.options.singleProject || project === undefined) return definition;
+    return {
+      ...definition,
+      params: definition.params.map((p) => (p.name === project
+        ? { ...p, required: false, description: `${p.description} Ignored: this server holds a single project.`.trim() }
+        : p)),
+    };
+  }
+
+  /** Parameters as the cache keys them; a bad one never reaches the engine or the cache. */
+  private async validate(definition: AnyEndpointDefinition, raw: RawParams): Promise<NormalizedParams> {
+    const params: Record<string, string | null> = normalizeParams(definition, raw ?? {});
+    // With singleProject the project is accepted and ignored: bound as NULL, one cache key for all.
+    if (this.options.singleProject && definition.projectParam !== undefined) params[definition.projectParam] = null;
+    for (const spec of definition.params) {
+      const value = params[spec.name];
+      if (spec.format !== 'regex' || value === null || value === undefined) continue;
+      const problem = await this.engine.checkPattern(value);
+      if (problem !== null) {
+        throw new InvalidParameterError(spec.name, `Parameter "${spec.name}" is not a valid regular expression: ${problem}`);
+      }
+    }
+    definition.check?.(params);
+    return params;
+  }
+
+  /**
+   * A caller's SQL checked against the sandbox's rules (docs/sandboxing.md), on an endpoint that
+   * takes it and an engine that can run it.
+   */
+  private async checkSql(definition: AnyEndpointDefinition, sql: unknown): Promise<CheckedSql> {
+    if (!this.sandboxable.has(definition.name)) {
+      throw new InvalidParameterError('sql', `The endpoint ${definition.name} is not sandboxable: it does not take sql.`);
+    }
+    if (typeof sql !== 'string') throw new InvalidParameterError('sql', 'Parameter "sql" must be a string.');
+    if (!this.engine.checkSql) {
+      throw new InvalidParameterError('sql', 'This server\'s engine does not run a caller\'s sql (ClickHouse does not yet); the built-in DuckDB engine does.');
+    }
+    return this.engine.checkSql(statementOf(definition), sql, definition.maxRows);
+  }
+
+  /** One engine computation: bound values from the clock, the query (or a caller's SELECT over its CTEs), then row shaping. */
+  private async compute(definition: AnyEndpointDefinition, params: NormalizedParams, caller?: CheckedSql): Promise<Computed> {
+    const now = this.clock();
+    // A real instant, whatever `now` replays: the result's age and lifetime start here.
+    const computedAt = new Date(this.realClock()).toISOString();
+    const request = planQuery(definition, params, now);
+    this.counters.engineQueries++;
+    let engineResult;
+    try {
+      // The caller's SELECT was checked inside a wrapper capped at the endpoint's max rows: the same one runs.
+      engineResult = await this.engine.run(caller ? { ...request, sql: caller.sql, maxRows: definition.maxRows } : request);
+    } catch (error) {
+      this.counters.engineFailures++;
+      throw error;
+    }
+    let rows = engineResult.rows;
+    if (!caller && this.options.fillEmptyBuckets && definition.emptyBuckets) rows = fillBuckets(rows, definition.emptyBuckets(params, now));
+    const skippedFiles = engineResult.skippedFiles ?? [];
+    this.warnSkipped(skippedFiles);
+    const columns = caller ? (engineResult.columns ?? []).map(({ name, type }) => ({ name, type, description: '' })) : null;
+    return {
+      rows: shapeRows(columns ?? definition.columns, rows.slice(0, definition.maxRows)),
+      computedAt,
+      engineMs: engineResult.engineMs,
+      ...(skippedFiles.length ? { skippedFiles } : {}),
+      ...(columns ? { columns } : {}),
+    };
+  }
+
+  private answer(definition: AnyEndpointDefinition, computed: Computed, cache: CacheStatus, policy: CachePolicy | null): QueryResult {
+    const computedAt = new Date(computed.computedAt);
+    const ageSeconds = Math.max(0, (this.realClock() - computedAt.getTime()) / 1000);
+    return {
+      result: computed.rows,
+      endpoint: { name: definition.name, id: definition.id },
+      cache,
+      computedAt: computedAt.toISOString(),
+      ageSeconds,
+      ttlRemainingSeconds: policy ? Math.max(0, policy.ttlSeconds - ageSeconds) : null,
+      engineMs: computed.engineMs,
+      skippedFiles: computed.skippedFiles ?? [],
+      ...(computed.columns ? { columns: computed.columns } : {}),
+    };
+  }
+
+  /** Tells `onWarning` about each skipped file once (per path, reason and message). */
+  private warnSkipped(files: readonly SkippedFile[]): void {
+    const hook = this.options.onWarning;
+    if (!hook) return;
+    for (const file of files) {
+      const key = `${file.path}\0${file.reason}\0${file.message}`;
+      if (this.warned.has(key)) continue;
+      if (this.warned.size > 10_000) this.warned.clear();
+      this.warned.add(key);
+      try {
+        hook({ code: 'file_skipped', message: `${file.path} is left out of answers: ${file.message}`, file });
+      } catch {
+        // A failing hook must not fail the query.
+      }
+    }
+  }
+
+  private assertOpen() {
+    if (this.closed) throw new EngineError('closed', 'The endpoints were closed.');
+  }
+}

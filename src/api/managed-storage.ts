@@ -1,0 +1,194 @@
+import { basename, join } from 'node:path';
+import type { EndpointsOptions, EndpointsStats, ManagedStorageInfo } from './public-types';
+import type { SourceName } from '../engine/engine';
+import type { ExtraInputs } from '../storage/source-reader';
+import { Ingestor } from '../ingest/ingestor';
+import { SourceNames } from '../ingest/source-names';
+import type { StorageOptions } from '../ingest/storage-options';
+import { openWalSet, STORAGE_SOURCES, walDir, type WalSet } from '../storage/wal/wal-set';
+import { BackgroundCompactor } from '../storage/managed/background-compactor';
+import { ClickHouseShipper, type ShipTarget } from '../storage/managed/clickhouse-shipper';
+import { dataDirInstanceId } from '../storage/managed/instance-id';
+import { datasetDir, managedInputs } from '../storage/managed/managed-inputs';
+import { MemoryTables } from '../engine/duckdb/memory-tables';
+import { segmentSeqOf } from '../storage/wal/segment-name';
+
+/**
+ * Managed storage of an instance (docs/durability.md): the locked write-ahead logs, the one
+ * ingest path into them, the background compactors (or ClickHouse shippers), and what queries of
+ * the built-in engine read from it. Opened before the engine, closed after it is done writing.
+ */
+export class ManagedStorage {
+  readonly info: ManagedStorageInfo;
+
+  private constructor(
+    readonly walSet: WalSet,
+    /** The built-in engine's in-memory copies of uncompacted events (none with another engine). */
+    readonly memory: MemoryTables | undefined,
+    readonly ingestor: Ingestor,
+    private compactors: BackgroundCompactor[] = [],
+    private shipping: Shipping | null = null,
+  ) {
+    this.info = Object.freeze({
+      dataDir: walSet.dataDir,
+      sources: ingestor.sourceNames.names,
+      resolveSource: (ref: string) => ingestor.resolveSource(ref),
+      recovered: Object.freeze(STORAGE_SOURCES.flatMap((s) => walSet.wals[s]!.recovered)),
+    });
+  }
+
+  /**
+   * Takes the data dir (a dir another live process holds is refused before DuckDB starts) and
+   * recovers its write-ahead logs. `start` begins compaction or shipping once the engine is up.
+   */
+  static async open(options: EndpointsOptions & { storage: StorageOptions }): Promise<ManagedStorage> {
+    const sourceNames = new SourceNames(options.storage.sourceNames);
+    const walSet = await openWalSet(options.storage.dataDir, walOptions(options.storage));
+    const memory = options.engine ? undefined : new MemoryTables();
+    const ingestor = new Ingestor(walSet, sourceNames, options.now ?? (() => new Date()), undefined, memory && ((source, seq, lines) => memory.insert(source, seq, lines)));
+    return new ManagedStorage(walSet, memory, ingestor);
+  }
+
+  /** What queries of each source read from managed storage: its dataset and its committed WAL bytes. */
+  inputs(): Partial<Record<SourceName, ExtraInputs>> {
+    const out: Partial<Record<SourceName, ExtraInputs>> = {};
+    for (const source of STORAGE_SOURCES) out[source] = managedInputs(this.walSet.dataDir, source, this.walSet.wals[source]!, this.memory);
+    return out;
+  }
+
+  /** Starts background compaction, or shipping to ClickHouse with `storage.clickhouse`. */
+  async start(options: EndpointsOptions): Promise<void> {
+    if (options.storage?.clickhouse) this.shipping = await startShippers(this.walSet, options);
+    else this.compactors = startCompactors(this.walSet, options, this.memory);
+  }
+
+  stats(): NonNullable<EndpointsStats['storage']> {
+    const wals = STORAGE_SOURCES.map((s) => this.walSet.wals[s]!);
+    const sum = (pick: (c: BackgroundCompactor['counters']) => number) => this.compactors.reduce((n, c) => n + pick(c.counters), 0);
+    const stats: NonNullable<EndpointsStats['storage']> = {
+      walBytes: wals.reduce((n, w) => n + w.bytes.disk, 0),
+      pendingBytes: wals.reduce((n, w) => n + w.bytes.pending, 0),
+      compactedSegments: sum((c) => c.compactedSegments),
+      compactionFailures: sum((c) => c.failures),
+      mergedFiles: sum((c) => c.mergedFiles),
+      droppedFiles: sum((c) => c.droppedFiles),
+    };
+    const shippers = this.shipping?.shippers;
+    if (shippers) {
+      const shipped = (pick: (c: ClickHouseShipper['counters']) => number) => shippers.reduce((n, c) => n + pick(c.counters), 0);
+      stats.shippedSegments = shipped((c) => c.shippedSegments);
+      stats.shippedEvents = shipped((c) => c.shippedEvents);
+      stats.shippingFailures = shipped((c) => c.failures);
+    }
+    return stats;
+  }
+
+  /** Stops compaction and shipping, then flushes and closes the logs and releases the data dir. */
+  async close(): Promise<void> {
+    // A compaction that is running finishes (or is left for the next start: it is crash safe).
+    await Promise.all(this.compactors.map((c) => c.stop()));
+    // So does a segment being shipped; what is left ships at the next start.
+    await Promise.all(this.shipping?.shippers.map((s) => s.stop()) ?? []);
+    // Events accepted before close are written (and their callers answered) first.
+    await this.walSet.close();
+    await this.shipping?.close();
+  }
+}
+
+/** The WAL settings of the storage options. */
+function walOptions(storage: StorageOptions) {
+  const { maxSegmentBytes, maxPendingBytes, maxUncompactedBytes } = storage;
+  // Shipped segments are what ClickHouse queries see: closed after a second, not a minute.
+  const maxSegmentAgeMs = storage.maxSegmentAgeMs ?? (storage.clickhouse ? 1000 : undefined);
+  return { maxSegmentBytes, maxSegmentAgeMs, maxPendingBytes, maxUncompactedBytes };
+}
+
+/**
+ * One background compactor per source: closed segments into the dataset, small files merged,
+ * days past retention dropped. Segments left closed by a previous process are compacted at once.
+ */
+function startCompactors(walSet: WalSet, options: EndpointsOptions, memory: MemoryTables | undefined): BackgroundCompactor[] {
+  return STORAGE_SOURCES.map((source) => {
+    const wal = walSet.wals[source]!;
+    const compactor = new BackgroundCompactor({
+      source,
+      datasetDir: datasetDir(walSet.dataDir, source),
+      walDir: walDir(walSet.dataDir, source),
+      wal: {
+        closedSegments: () => wal.closedSegments(),
+        onSegmentClosed: (listener) => wal.onSegmentClosed(listener),
+        // Committed to the dataset: the in-memory copies go (once older queries are done), then the files.
+        release: async (paths) => {
+          memory?.retire(source, paths.map((p) => segmentSeqOf(basename(p))).filter((n): n is number => n !== null));
+          await wal.release(paths);
+        },
+      },
+      retentionDays: options.storage?.retentionDays ?? 90,
+      now: () => new Date(),
+      duckdb: options.storage?.compactionDuckdb ?? { threads: 1, memoryLimit: '512MB' },
+      onError: (error) => {
+        try {
+          options.onWarning?.({ code: 'compaction_failed', message: `Compaction of ${source} failed (retried shortly): ${(error as Error)?.message ?? String(error)}`, source, cause: error });
+        } catch {
+          // A failing hook must not stop compaction.
+        }
+      },
+    });
+    compactor.trigger();
+    return compactor;
+  });
+}
+
+/**
+ * With `storage.clickhouse`: one shipper per source instead of the compactors: closed segments
+ * into ClickHouse, exactly once, then deleted. The loader is closed with the endpoints when it was
+ * made here from options.
+ */
+async function startShippers(walSet: WalSet, options: EndpointsOptions): Promise<Shipping> {
+  const config = options.storage!.clickhouse!;
+  let target: ShipTarget;
+  let close = async () => undefined as void;
+  if (typeof (config as ShipTarget).insertAt === 'function') {
+    target = config as ShipTarget;
+  } else {
+    // Loaded only here: instances without ClickHouse never load its code.
+    const { clickhouseLoader } = await import('../engine/clickhouse/clickhouse-loader');
+    const { batchRows, duckdb, ...server } = config as Exclude<typeof config, ShipTarget>;
+    const loader = clickhouseLoader({ ...server, batchRows, duckdb: duckdb ?? options.storage?.compactionDuckdb ?? { threads: 1, memoryLimit: '512MB' } });
+    target = loader;
+    close = () => loader.close();
+  }
+  let instanceId: string;
+  try {
+    instanceId = await dataDirInstanceId(walSet.dataDir);
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  const shippers = STORAGE_SOURCES.map((source) => {
+    const shipper = new ClickHouseShipper({
+      source,
+      wal: walSet.wals[source]!,
+      stateDir: join(walSet.dataDir, source, 'shipping'),
+      instanceId,
+      target,
+      onError: (error) => {
+        try {
+          options.onWarning?.({ code: 'shipping_failed', message: `Shipping ${source} to ClickHouse failed (retried shortly): ${(error as Error)?.message ?? String(error)}`, source, cause: error });
+        } catch {
+          // A failing hook must not stop shipping.
+        }
+      },
+    });
+    shipper.trigger();
+    return shipper;
+  });
+  return { shippers, close };
+}
+
+/** Shippers of an instance and how to close their target. */
+interface Shipping {
+  shippers: ClickHouseShipper[];
+  close(): Promise<void>;
+}
+

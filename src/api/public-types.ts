@@ -1,0 +1,262 @@
+import type { Table } from 'apache-arrow';
+import type { CacheCounters, CacheStatus } from '../cache/cache-layer';
+import type { CachePolicyOverrides } from '../cache/cache-policy';
+import type { CacheClock } from '../cache/real-clock';
+import type { ResultCache } from '../cache/result-cache';
+import type { CacheScheduler } from '../util/scheduler';
+import type { Catalog, CatalogOptions } from '../definitions/catalog';
+import type { AnyEndpointDefinition, DefinitionParams, DefinitionRow } from '../definitions/definition';
+import type { EndpointDescription } from '../definitions/describe';
+import type { BuiltInEndpoint, EndpointName } from '../definitions/registry';
+import type { ColumnSpec } from '../definitions/columns';
+import type { FunctionsInvocationStatsParams, FunctionsInvocationStatsRow } from '../definitions/functions-invocation-stats';
+import type { LogsAllParams, LogsAllRow } from '../definitions/logs-all';
+import type { UsageApiCountsParams, UsageApiCountsRow } from '../definitions/usage-api-counts';
+import type { Engine, SourceInspection, SourceName } from '../engine/engine';
+import type { SourceGlobs } from '../engine/duckdb/duckdb-engine';
+import type { IngestResult } from '../ingest/ingestor';
+import type { IngestSourceName } from '../ingest/source-names';
+import type { StorageOptions } from '../ingest/storage-options';
+import type { Row } from '../rows/shape-rows';
+import type { SourceDescriptor } from '../sources/source-descriptor';
+import type { SkippedFile } from '../storage/file-checks';
+import type { WalRecovery } from '../storage/wal/wal';
+
+/** Raw parameters as they arrive: query-string text (numbers and Dates are accepted where typed). */
+export type RawParams = Readonly<Record<string, unknown>>;
+
+/** Options of `createEndpoints`. */
+export interface EndpointsOptions {
+  /** Log files per source: a glob or a list of globs (NDJSON or Parquet, by extension). Optional with `storage`. */
+  sources?: SourceGlobs;
+  /**
+   * Managed storage: events sent with `ep.ingest` (or the HTTP ingest routes) are kept durably in
+   * `storage.dataDir` and queried together with `sources`.
+   */
+  storage?: StorageOptions;
+  /**
+   * The clock every window is placed at (default: the system clock). Only the windows: a fixed
+   * instant replays a past moment, and the cache still ages and warms on the real clock.
+   */
+  now?: () => Date;
+  /**
+   * The real clock of the cache, ms since the epoch: `computedAt`, ages, lifetimes and warming
+   * (default: monotonic, see `CacheClock`). Inject it, with `scheduler`, to drive the cache in tests.
+   */
+  cacheClock?: CacheClock;
+  /**
+   * Where results are cached: a `ResultCache` (e.g. `redisCache` from `log-endpoints/redis`, shared by
+   * several instances), or `false` to turn caching off. Default: `memoryCache()` (1000 entries, 64 MiB).
+   */
+  cache?: false | ResultCache;
+  /**
+   * Per-endpoint cache policy instead of the definition's own (900 s lifetime, 300 s warming; logs.all
+   * never cached). `null` turns caching off for that endpoint; `warmingSeconds: 0` turns warming off.
+   */
+  cachePolicy?: CachePolicyOverrides;
+  /** Background refreshes running at once (default 2), so warming never takes every engine slot. */
+  warmingConcurrency?: number;
+  /** Runs warming later (default: `setTimeout`, unref'ed). Pass your own to drive warming in tests. */
+  scheduler?: CacheScheduler;
+  /** Keys kept warm at most (default: the store's `maxEntries` for `memoryCache`, else 1000); the least recently read stop first. */
+  maxWarmingKeys?: number;
+  /** Longest wait for one operation of the store (default 250 ms); past it the answer is computed and `cacheErrors` counts it. */
+  storeTimeoutMs?: number;
+  /** In-process DuckDB settings. */
+  duckdb?: { threads?: number; memoryLimit?: string };
+  /** Limits every entry point gets: concurrency, wait queue and time per engine query. */
+  limits?: { maxConcurrentQueries?: number; maxQueuedQueries?: number; queryTimeoutMs?: number };
+  /** Return empty buckets of functions.invocation-stats too (count 0, null statistics). Off by default. */
+  fillEmptyBuckets?: boolean;
+  /** Use another engine instead of the built-in DuckDB one (the `sources`, `duckdb` and `limits` options are then its business). */
+  engine?: Engine;
+  /**
+   * Endpoints of your own, beside the three built-ins: definitions made with `defineEndpoint`.
+   * A name or UUID that another endpoint has is an `InvalidOptionError`.
+   */
+  endpoints?: readonly AnyEndpointDefinition[];
+  /** Log sources of your own, beside the two built-ins: descriptors made with `defineSource`. */
+  sourceDefinitions?: readonly SourceDescriptor[];
+  /**
+   * Self-hosted installs where every event belongs to one project: the `project` parameter of
+   * the built-in endpoints (and of definitions with a `projectParam`) is accepted and ignored.
+   * Off by default. DuckDB engine only.
+   */
+  singleProject?: boolean;
+  /**
+   * Endpoints whose callers may send their own SELECT over the endpoint's CTEs (`sql`, see
+   * docs/sandboxing.md), beside those defined as `sandboxable`. The built-ins are not, unless named
+   * here: `logs.all` then exposes `edge_logs` (and empty tables of the other Logflare sources),
+   * already limited to the project, tier window and time bounds.
+   */
+  sandboxable?: readonly (EndpointName | (string & {}))[];
+  /**
+   * Told once per file (and reason) when an answer leaves a file out because it cannot be read:
+   * damaged Parquet, broken compression, unreadable. Answers carry `skippedFiles` either way.
+   */
+  onWarning?: (warning: EndpointsWarning) => void;
+}
+
+/**
+ * Something a user should know that did not fail the call.
+ *
+ * @example
+ * const ep = await createEndpoints({ sources, onWarning: (w) => console.warn(w.message) });
+ */
+export type EndpointsWarning =
+  | { code: 'file_skipped'; message: string; file: SkippedFile }
+  /** Managed storage's background compaction failed; it is tried again, and ingest is refused (503) only past its bounds. */
+  | { code: 'compaction_failed'; message: string; source: SourceName; cause: unknown }
+  /** Shipping a segment to ClickHouse (`storage.clickhouse`) failed; it is tried again with growing pauses, and ingest is refused (503) only past `maxUncompactedBytes`. */
+  | { code: 'shipping_failed'; message: string; source: SourceName; cause: unknown };
+
+export type { CacheStatus };
+
+/** The answer of `query`: `result` is exactly the rows of the HTTP API's JSON body. */
+export interface QueryResult<R = Row> {
+  result: R[];
+  endpoint: { name: string; id: string };
+  cache: CacheStatus;
+  /** When the rows were computed (ISO 8601, the cache's real clock: a real instant even under a replayed `now`). */
+  computedAt: string;
+  /** Seconds since the rows were computed, on the real clock. */
+  ageSeconds: number;
+  /** Seconds the rows may still be served from the cache; null when the endpoint is not cached. */
+  ttlRemainingSeconds: number | null;
+  /** Milliseconds the engine spent on the rows (of the computation that produced them). */
+  engineMs: number;
+  /** With `sql`: the columns the caller's SELECT returned, typed as the rows are; absent otherwise (the endpoint's columns). */
+  columns?: readonly ColumnSpec[];
+  /**
+   * Files the rows leave out because they could not be read (damaged Parquet, broken compression,
+   * unreadable), with the reason; empty when every file was read. Vanished files are not here:
+   * a file gone between listing and reading is simply absent (the query lists again).
+   */
+  skippedFiles: SkippedFile[];
+}
+
+/** Options of one `query` call. */
+export interface QueryOptions {
+  /** `'arrow'` adds the rows as an Arrow `Table` (`table`), typed by the endpoint's columns. */
+  format?: 'rows' | 'arrow';
+  /**
+   * A SELECT over the endpoint's CTEs that replaces its outer SELECT, on sandboxable endpoints
+   * (docs/sandboxing.md). Refused with `InvalidSqlError` (400 `invalid_sql`) when it breaks a
+   * sandbox rule; on other endpoints, `InvalidParameterError` (`sql`).
+   */
+  sql?: string;
+}
+
+/**
+ * The answer of `query(..., { format: 'arrow' })`: the usual answer plus an Arrow table of the rows.
+ *
+ * @example
+ * const { table } = await ep.query('usage.api-counts', { project: 'abc', interval: 'daily' }, { format: 'arrow' });
+ * console.table(table.toArray());
+ */
+export type ArrowQueryResult<R = Row> = QueryResult<R> & { table: Table };
+
+/** Counters of an `Endpoints` instance. */
+export interface EndpointsStats extends CacheCounters {
+  engineQueries: number;
+  engineFailures: number;
+  /**
+   * Managed storage, when configured: bytes in the write-ahead log (on disk, accepted but not
+   * yet fsynced), and what background compaction did (segments compacted, failed runs, small files
+   * merged, files dropped by retention).
+   */
+  storage?: {
+    walBytes: number;
+    pendingBytes: number;
+    compactedSegments: number;
+    compactionFailures: number;
+    mergedFiles: number;
+    droppedFiles: number;
+    /** With `storage.clickhouse`: segments shipped (then deleted), events inserted, failed attempts. */
+    shippedSegments?: number;
+    shippedEvents?: number;
+    shippingFailures?: number;
+  };
+  /** Keys this instance keeps warm now (read within their last lifetime). */
+  warmingKeys: number;
+}
+
+/** Maps each built-in endpoint's name to its parameter and row types. */
+export type EndpointTypes = { [D in BuiltInEndpoint as D['name']]: { params: DefinitionParams<D>; row: DefinitionRow<D> } };
+
+/** The definition named `N` among `D`. */
+type Named<D, N> = D extends { name: N } ? D : never;
+
+/** A name that is not one of `Known`: the untyped call takes only these (and UUIDs). */
+type UnknownName<S extends string, Known extends string> = S extends Known ? never : S;
+
+/**
+ * The endpoints of one set of log sources: the built-ins and `D`, the user's definitions. Calls
+ * by name are typed from the definitions: a missing or misspelt parameter is a compile error.
+ *
+ * @example
+ * const ep: Endpoints<typeof errorsByPath> = await createEndpoints({ sources, endpoints: [errorsByPath] });
+ */
+export interface Endpoints<D extends AnyEndpointDefinition = never> {
+  /** Edge-function latency percentiles and errors per time bucket. */
+  functionsInvocationStats(params: FunctionsInvocationStatsParams): Promise<FunctionsInvocationStatsRow[]>;
+  /** Recent gateway log entries within the tier's retention window (at most 100, newest first). */
+  logsAll(params: LogsAllParams): Promise<LogsAllRow[]>;
+  /** API requests per product area per time bucket. */
+  usageApiCounts(params: UsageApiCountsParams): Promise<UsageApiCountsRow[]>;
+  /** An endpoint by name, typed from its definition. */
+  query<N extends (BuiltInEndpoint | D)['name']>(name: N, params: DefinitionParams<Named<BuiltInEndpoint | D, N>>): Promise<QueryResult<DefinitionRow<Named<BuiltInEndpoint | D, N>>>>;
+  /** The same, with the rows as an Arrow table too (timestamps in microseconds, integers as Int64). */
+  query<N extends (BuiltInEndpoint | D)['name']>(name: N, params: DefinitionParams<Named<BuiltInEndpoint | D, N>>, options: { format: 'arrow'; sql?: string }): Promise<ArrowQueryResult<DefinitionRow<Named<BuiltInEndpoint | D, N>>>>;
+  /** A caller's SELECT over the endpoint's CTEs (sandboxable endpoints): rows of its own columns. */
+  query<N extends (BuiltInEndpoint | D)['name']>(name: N, params: DefinitionParams<Named<BuiltInEndpoint | D, N>>, options: QueryOptions & { sql: string }): Promise<QueryResult>;
+  query<N extends (BuiltInEndpoint | D)['name']>(name: N, params: DefinitionParams<Named<BuiltInEndpoint | D, N>>, options: QueryOptions): Promise<QueryResult<DefinitionRow<Named<BuiltInEndpoint | D, N>>>>;
+  /**
+   * Any endpoint by UUID, or by a name only known at run time, with text parameters as they come
+   * from a query string. A known name never takes this untyped form.
+   */
+  query<S extends string>(nameOrId: UnknownName<S, (BuiltInEndpoint | D)['name']>, params: RawParams): Promise<QueryResult>;
+  query<S extends string>(nameOrId: UnknownName<S, (BuiltInEndpoint | D)['name']>, params: RawParams, options: { format: 'arrow'; sql?: string }): Promise<ArrowQueryResult>;
+  query<S extends string>(nameOrId: UnknownName<S, (BuiltInEndpoint | D)['name']>, params: RawParams, options: QueryOptions): Promise<QueryResult>;
+  /** The endpoints' definitions (built-ins first): name, UUID, parameters, columns, max rows, cache policy in force. */
+  readonly definitions: readonly EndpointDescription[];
+  /**
+   * The projects (and each project's edge functions) the data holds over the last `days` (default 7),
+   * busiest first: what a project picker offers. Never cached; runs through the same limits as queries.
+   */
+  catalog(options?: CatalogOptions): Promise<Catalog>;
+  /** Files, lines and skipped (broken) lines of each source, counted now. */
+  inspectSources(): Promise<SourceInspection[]>;
+  /** Resolves when the engine answers a trivial query. */
+  ping(): Promise<void>;
+  /** The instant windows are placed at now (the `now` option's clock). */
+  now(): Date;
+  /** Milliseconds on the cache's real clock (the `cacheClock` option): what ages and lifetimes are measured with. */
+  cacheClock(): number;
+  stats(): EndpointsStats;
+  /**
+   * Appends events to managed storage (docs/durability.md) and resolves once they are durable (fsynced).
+   * `source` is a Logflare name (`cloudflare.logs.prod`, `deno-relay-logs`, or one of
+   * `storage.sourceNames`), its fixed UUID, or `edgeLogs` / `functionEdgeLogs`. All or nothing: a
+   * bad event rejects the call with `InvalidBodyError` (its `index` says which) and keeps none.
+   * Fails with `not_found` when `createEndpoints` got no `storage`.
+   */
+  ingest(source: string, events: readonly object[]): Promise<IngestResult>;
+  /** Managed storage, when `storage` was given: its folder and the source names ingest accepts. */
+  readonly storage: ManagedStorageInfo | null;
+  /** Stops all cache warming, flushes and closes managed storage, releases DuckDB; later calls fail with a `closed` error. */
+  close(): Promise<void>;
+}
+
+/** What `ep.storage` tells about managed storage. */
+export interface ManagedStorageInfo {
+  /** The data dir, absolute. */
+  readonly dataDir: string;
+  /** Names (and fixed UUIDs) ingest accepts, and the source each one feeds. */
+  readonly sources: readonly IngestSourceName[];
+  /** The source a name or UUID means; `NotFoundError` listing the known names otherwise. */
+  resolveSource(nameOrId: string): SourceName;
+  /** What recovery cut at open: unfinished writes at the end of WAL segments (empty after a clean stop). */
+  readonly recovered: readonly WalRecovery[];
+}
+

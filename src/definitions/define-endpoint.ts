@@ -1,0 +1,219 @@
+import { createHash } from 'node:crypto';
+import { InvalidOptionError } from '../errors';
+import type { EngineParam } from '../engine/engine';
+import { dateToMicros } from '../time/iso';
+import { columnSpecs, type ColumnDeclaration, type RowOf } from './columns';
+import type { BindContext, BindValue, BucketSeries, CachePolicy, EndpointDefinition } from './definition';
+import { boundValue, p, type AnyParam, type NormalizedParams, type ParamSpec, type ParamsOf } from './params';
+import { clockFunctionIn, sqlParamNames, type SqlDialect } from '../sql/sql-scan';
+
+/** Values every statement may use without declaring them: the clock's instant and the row cap. */
+export const IMPLICIT_PARAMS = ['now', 'max_rows'] as const;
+
+/** What `defineEndpoint` takes. */
+export interface EndpointConfig<N extends string, P extends Record<string, AnyParam>, C extends Record<string, ColumnDeclaration>> {
+  /** Unique name, used in URLs: letters, digits, `.`, `_`, `-`. */
+  name: N;
+  /** A fixed UUID; default: derived from the name (UUID v5), the same in every installation. */
+  id?: string;
+  description?: string;
+  /** Declared parameters (`p.text()`, ...): the only values callers can give. */
+  params?: P;
+  /**
+   * The statement per engine. DuckDB (required) binds `$name`; ClickHouse (optional) `{name:Type}`.
+   * Declared parameters, `bind`'s values, `$now` (the clock) and `$max_rows` are bound, never pasted.
+   */
+  sql: { duckdb: string; clickhouse?: string };
+  /** Most rows returned (default 1000). */
+  maxRows?: number;
+  /** Cache policy (default: not cached); `'never'`: never cached, whatever the options say. */
+  cache?: CachePolicy | null | 'never';
+  /** Whether callers may send their own SELECT over the statement's CTEs (`sql`; default false). */
+  sandboxable?: boolean;
+  /** The columns of the rows, in order: `'text'`, `'integer'`, `'float'`, `'timestamp'`, `'json'`, `'boolean'`. */
+  columns: C;
+  /**
+   * Values computed from the parameters and the clock, bound beside them (window starts, bucket
+   * units): the statement never reads the clock itself.
+   */
+  bind?: (params: { readonly [K in keyof P]: P[K] extends { spec: { required: true } } ? string : string | null }, context: BindContext) => Record<string, BindValue>;
+  /**
+   * Checks of the parameters together, before the cache and the engine: throw an
+   * `InvalidParameterError` for a combination that cannot be answered (a start after the end).
+   */
+  check?: (params: NormalizedParams) => void;
+  /**
+   * The parameter naming the project. With `singleProject` it is accepted and ignored: bound as
+   * NULL, which the SQL must read as "every project" (`($project IS NULL OR project = $project)`).
+   */
+  projectParam?: keyof P & string;
+  /** The name of a bound timestamp no row can be older than: engines skip older files. */
+  notBefore?: string;
+  /** See `EndpointDefinition.newestFirst`. */
+  newestFirst?: { limit: string; until: string };
+  /** See `EndpointDefinition.emptyBuckets`. */
+  emptyBuckets?: (params: NormalizedParams, now: Date) => BucketSeries;
+}
+
+/**
+ * Declares an endpoint: a saved query with typed parameters and rows. Pass it to
+ * `createEndpoints({ endpoints: [...] })` (or a `serve --config` module) and it is a typed
+ * `ep.query(name, params)`, an HTTP route by name and by UUID, cached and warmed by its policy,
+ * in OpenAPI, the CLI and the dashboard. A definition that cannot work is an `InvalidOptionError`.
+ *
+ * @example
+ * const errorsByPath = defineEndpoint({
+ *   name: 'errors.by-path',
+ *   params: { project: p.text(), min_status: p.integer().default(400) },
+ *   sql: { duckdb: `SELECT request_path AS path, count(*) AS errors FROM edge_logs
+ *                   WHERE project = $project AND status_code >= $min_status GROUP BY 1 ORDER BY 2 DESC LIMIT 20` },
+ *   cache: { ttlSeconds: 60, warmingSeconds: 20 },
+ *   columns: { path: 'text', errors: 'integer' },
+ * });
+ */
+export function defineEndpoint<const N extends string, const P extends Record<string, AnyParam> = {}, const C extends Record<string, ColumnDeclaration> = {}>(
+  config: EndpointConfig<N, P, C>,
+): EndpointDefinition<N, ParamsOf<P>, RowOf<C>> {
+  const name = typeof config?.name === 'string' ? config.name : '';
+  const fail = (problem: string): never => {
+    throw new InvalidOptionError(`endpoints["${name}"]`, `Endpoint "${name}" cannot work: ${problem}.`);
+  };
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(name)) {
+    throw new InvalidOptionError('endpoints', `An endpoint name must be letters, digits, ".", "_" or "-" (at most 128), not ${JSON.stringify(config?.name)}.`);
+  }
+  const id = config.id === undefined ? uuidFromName(name) : config.id.toLowerCase();
+  if (!UUID.test(id)) fail(`id must be a UUID, not ${JSON.stringify(config.id)}`);
+  if (config.description !== undefined && typeof config.description !== 'string') fail('description must be text');
+  const maxRows = config.maxRows ?? 1000;
+  if (!Number.isInteger(maxRows) || maxRows < 1 || maxRows > 1_000_000) fail('maxRows must be a whole number from 1 to 1000000');
+  const columns = columnSpecs(config.columns);
+  if (typeof columns === 'string') fail(columns);
+  const params = paramSpecs(config.params ?? {}, fail);
+  if (typeof config.sql?.duckdb !== 'string' || !config.sql.duckdb.trim()) fail('sql.duckdb must be the DuckDB statement');
+  if (config.sql.clickhouse !== undefined && (typeof config.sql.clickhouse !== 'string' || !config.sql.clickhouse.trim())) fail('sql.clickhouse must be a ClickHouse statement when given');
+  const cache = config.cache === 'never' || config.cache === undefined ? null : config.cache;
+  if (cache !== null && !validPolicy(cache)) fail('cache must be { ttlSeconds > 0, warmingSeconds >= 0 }, null or "never"');
+  if (config.bind !== undefined && typeof config.bind !== 'function') fail('bind must be a function');
+
+  const bindValues = (values: NormalizedParams, now: Date): Record<string, EngineParam> => {
+    const out: Record<string, EngineParam> = {};
+    for (const spec of params) out[spec.name] = boundValue(spec, values[spec.name] ?? null);
+    for (const [key, value] of Object.entries(config.bind?.(values as never, { now }) ?? {})) out[key] = engineParam(value);
+    out.now = { timestamp: dateToMicros(now) };
+    return out;
+  };
+  checkStatements(config.sql, params, bindKeys(config, params), fail);
+  if (config.check !== undefined && typeof config.check !== 'function') fail('check must be a function');
+  if (config.projectParam !== undefined && !params.some((s) => s.name === config.projectParam)) fail(`projectParam "${config.projectParam}" is not a declared parameter`);
+  for (const key of [config.notBefore, config.newestFirst?.limit, config.newestFirst?.until]) {
+    if (key !== undefined && !bindKeys(config, params).all.has(key)) fail(`"${key}" is not one of its bound values`);
+  }
+
+  const definition: EndpointDefinition<N, ParamsOf<P>, RowOf<C>> = {
+    name: name as N,
+    id,
+    description: config.description ?? '',
+    maxRows,
+    cache: cache ? Object.freeze({ ttlSeconds: cache.ttlSeconds, warmingSeconds: cache.warmingSeconds }) : null,
+    neverCached: config.cache === 'never',
+    sandboxable: config.sandboxable === true,
+    params,
+    columns: columns as Exclude<typeof columns, string>,
+    sql: Object.freeze({ ...config.sql }),
+    bindValues,
+    ...(config.check ? { check: config.check } : {}),
+    ...(config.projectParam ? { projectParam: config.projectParam } : {}),
+    ...(config.notBefore ? { notBefore: config.notBefore } : {}),
+    ...(config.newestFirst ? { newestFirst: Object.freeze({ ...config.newestFirst }) } : {}),
+    ...(config.emptyBuckets ? { emptyBuckets: config.emptyBuckets } : {}),
+  };
+  return Object.freeze(definition);
+}
+
+/** The declared parameters as data, in declaration order. */
+function paramSpecs(declared: Record<string, AnyParam>, fail: (problem: string) => never): ParamSpec[] {
+  const out: ParamSpec[] = [];
+  for (const [key, builder] of Object.entries(declared)) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(key)) fail(`parameter name ${JSON.stringify(key)} must be a SQL identifier`);
+    if ((IMPLICIT_PARAMS as readonly string[]).includes(key)) fail(`$${key} is bound by the library; choose another parameter name`);
+    if (!builder || typeof builder !== 'object' || !('spec' in builder)) fail(`parameter "${key}" must be declared with p.text(), p.oneOf(), p.isoTimestamp(), p.re2() or p.integer()`);
+    out.push(Object.freeze({ name: key, ...builder.spec }));
+  }
+  return out;
+}
+
+/**
+ * The names `bind` returns and the parameters it reads, found by calling it once with a
+ * sample value of each parameter (it is a pure function of the parameters and the clock).
+ */
+function bindKeys(config: EndpointConfig<string, any, any>, params: readonly ParamSpec[]): { produced: Set<string>; read: Set<string>; all: Set<string> } {
+  const read = new Set<string>();
+  const produced = new Set<string>();
+  if (config.bind) {
+    const sample = Object.fromEntries(params.map((s) => [s.name, sampleValue(s)]));
+    const tracked = new Proxy(sample, { get: (target, key) => (typeof key === 'string' && read.add(key), target[key as string]) });
+    let values: Record<string, unknown>;
+    try {
+      values = config.bind(tracked, { now: new Date(Date.UTC(2026, 0, 1)) });
+    } catch (error) {
+      throw new InvalidOptionError(`endpoints["${config.name}"].bind`, `Endpoint "${config.name}" cannot work: its bind hook failed on sample parameters: ${(error as Error)?.message ?? error}.`, { cause: error });
+    }
+    for (const key of Object.keys(values ?? {})) produced.add(key);
+  }
+  return { produced, read, all: new Set([...params.map((s) => s.name), ...produced, ...IMPLICIT_PARAMS]) };
+}
+
+function sampleValue(spec: ParamSpec): string {
+  if (spec.default !== undefined) return spec.default;
+  if (spec.values?.length) return spec.values[0]!;
+  if (spec.format === 'iso-timestamp') return '2026-01-01T00:00:00.000000Z';
+  if (spec.format === 'integer') return String(spec.min ?? 0);
+  return 'x';
+}
+
+/** Every statement binds only known values, uses every declared one, and never reads the clock. */
+function checkStatements(
+  sql: { duckdb: string; clickhouse?: string },
+  params: readonly ParamSpec[],
+  keys: { produced: Set<string>; read: Set<string>; all: Set<string> },
+  fail: (problem: string) => never,
+): void {
+  for (const dialect of ['duckdb', 'clickhouse'] as const satisfies readonly SqlDialect[]) {
+    const text = sql[dialect];
+    if (text === undefined) continue;
+    const used = sqlParamNames(text, dialect);
+    const unknown = used.filter((n) => !keys.all.has(n));
+    if (unknown.length) fail(`its ${dialect} SQL uses ${unknown.map((n) => `$${n}`).join(', ')}, which ${unknown.length > 1 ? 'are' : 'is'} not declared in params (nor bound by bind)`);
+    const unused = params.filter((s) => !used.includes(s.name) && !keys.read.has(s.name)).map((s) => s.name);
+    if (unused.length) fail(`parameter${unused.length > 1 ? 's' : ''} ${unused.join(', ')} ${unused.length > 1 ? 'are' : 'is'} declared but its ${dialect} SQL never uses ${unused.length > 1 ? 'them' : 'it'}`);
+    const clock = clockFunctionIn(text);
+    if (clock) fail(`its ${dialect} SQL calls ${clock}(): use $now, bound from the library's clock, so replays and tests hold`);
+  }
+}
+
+function validPolicy(policy: CachePolicy): boolean {
+  return typeof policy === 'object' && policy !== null
+    && typeof policy.ttlSeconds === 'number' && Number.isFinite(policy.ttlSeconds) && policy.ttlSeconds > 0
+    && typeof policy.warmingSeconds === 'number' && Number.isFinite(policy.warmingSeconds) && policy.warmingSeconds >= 0;
+}
+
+function engineParam(value: BindValue): EngineParam {
+  if (value instanceof Date) return { timestamp: dateToMicros(value) };
+  return value;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** The namespace of derived endpoint UUIDs: fixed forever, so a name always gives the same UUID. */
+const NAMESPACE = Buffer.from('6f1d2c1e8a8f4c5e9b0e7d3c2a1b0f9e', 'hex');
+
+/** A UUID v5 (RFC 9562) of the name: stable in every installation and every version. */
+export function uuidFromName(name: string): string {
+  const hash = createHash('sha1').update(NAMESPACE).update(name, 'utf8').digest();
+  hash[6] = (hash[6]! & 0x0f) | 0x50;
+  hash[8] = (hash[8]! & 0x3f) | 0x80;
+  const hex = hash.subarray(0, 16).toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+export { p };

@@ -1,0 +1,90 @@
+import { createHash } from 'node:crypto';
+import { InvalidSqlError } from '../errors';
+import { checkParseTree } from './check-parse-tree';
+import { sandboxedSelect } from './compose-sandboxed-sql';
+import { withoutPaths } from './without-paths';
+
+/** Longest SQL text a caller may send, in characters (docs/sandboxing.md, "Limits"). */
+export const MAX_CALLER_SQL_LENGTH = 16_384;
+
+/**
+ * DuckDB's parser as the sandbox uses it: the result of `SELECT json_serialize_sql($sql)` for a
+ * SQL text (the engine runs it on a connection of its own).
+ */
+export type SerializeSql = (sql: string) => Promise<string>;
+
+/** What a sandboxed query runs with. */
+export interface SandboxRules {
+  /** The endpoint's CTEs the caller may select from. */
+  tables: readonly string[];
+  /** The endpoint's max rows: the wrapper's LIMIT. */
+  maxRows: number;
+}
+
+/** A caller's SQL that passed every rule. */
+export interface CheckedSql {
+  /** The text to run (as sent, trailing semicolons and spaces cut). */
+  sql: string;
+  /**
+   * A digest of the parse tree without positions: the same for texts that differ only in
+   * spaces, comments or keyword case, so the cache keys on it.
+   */
+  key: string;
+}
+
+/**
+ * Checks a caller's SQL against the sandbox's rules before anything runs, with DuckDB's own
+ * parser: one SELECT statement, within the length limit, whose parse tree (as it runs, inside
+ * the wrapper that caps its rows) passes `checkParseTree`. Refusals are `InvalidSqlError`s
+ * naming the rule; their messages never echo file contents, settings or paths.
+ *
+ * @example
+ * const checked = await validateCallerSql('select count(*) from edge_logs', { tables: ['edge_logs'], maxRows: 1000 }, serialize);
+ */
+export async function validateCallerSql(text: string, rules: SandboxRules, serialize: SerializeSql): Promise<CheckedSql> {
+  if (typeof text !== 'string' || text.trim() === '') throw new InvalidSqlError('syntax', 'The SQL is empty: send one SELECT statement.');
+  if (text.length > MAX_CALLER_SQL_LENGTH) {
+    throw new InvalidSqlError('too_long', `The SQL is longer than ${MAX_CALLER_SQL_LENGTH} characters.`);
+  }
+  // A trailing `;` is harmless alone but would break the wrapper.
+  const sql = text.replace(/[\s;]+$/, '');
+  // As sent first, for the rule a statement breaks (not a SELECT, several of them) ...
+  const alone = await parse(sql, serialize);
+  if (alone.statements.length !== 1) throw new InvalidSqlError('one_statement', 'Send exactly one SELECT statement.');
+  // ... then as it runs: the check is on the very text the engine gets.
+  const wrapped = await parse(sandboxedSelect(sql, rules.maxRows), serialize);
+  if (wrapped.statements.length !== 1) throw new InvalidSqlError('one_statement', 'Send exactly one SELECT statement.');
+  const statement = wrapped.statements[0];
+  checkParseTree(statement, rules.tables);
+  const key = createHash('sha256').update(JSON.stringify(statement, (k, v) => (k === 'query_location' ? undefined : v))).digest('hex');
+  return { sql, key };
+}
+
+interface Serialized {
+  statements: unknown[];
+}
+
+async function parse(sql: string, serialize: SerializeSql): Promise<Serialized> {
+  let out: { error?: boolean; error_message?: unknown; statements?: unknown };
+  try {
+    out = JSON.parse(await serialize(sql));
+  } catch (error) {
+    throw new InvalidSqlError('syntax', 'The SQL could not be parsed.', { cause: error });
+  }
+  if (out.error) {
+    const message = String(out.error_message ?? '');
+    if (/only select statements/i.test(message)) {
+      throw new InvalidSqlError('select_only', 'Only a SELECT statement may be sent (no SET, PRAGMA, ATTACH, COPY, INSTALL, LOAD, CALL, EXPORT, PREPARE, EXECUTE, ...).');
+    }
+    throw new InvalidSqlError('syntax', `The SQL does not parse: ${parserMessage(message)}`);
+  }
+  if (!Array.isArray(out.statements)) throw new InvalidSqlError('syntax', 'The SQL could not be parsed.');
+  return { statements: out.statements };
+}
+
+/** DuckDB's parser message, one line, without its hints about settings. */
+function parserMessage(message: string): string {
+  if (/expression depth|memory exhausted/i.test(message)) return 'it is nested too deeply.';
+  const line = withoutPaths(message.split('\n')[0]!.trim());
+  return line.length > 200 ? `${line.slice(0, 200)}…` : line;
+}

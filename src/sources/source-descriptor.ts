@@ -1,0 +1,128 @@
+import { InvalidOptionError } from '../errors';
+import type { ColumnType } from '../definitions/columns';
+import { uuidFromName } from '../definitions/define-endpoint';
+
+/** A column of a source's relation, as data. */
+export interface SourceColumn {
+  readonly name: string;
+  readonly type: ColumnType;
+  /** Where NDJSON events hold it: a top-level field (null), or a JSONPath inside `metadata`. */
+  readonly path: string | null;
+  /** The DuckDB type of the relation's column (and of the compacted Parquet column). */
+  readonly duckdb: string;
+  /** The ClickHouse type of the table's column. */
+  readonly clickhouse: string;
+}
+
+/**
+ * One log source, declared once: its names, the relation its SQL reads, its typed columns and
+ * how NDJSON events map to them, its Parquet layout and its ClickHouse table. Everything else
+ * (relations, ingest names, compaction order, table DDL, option and flag names) is derived.
+ */
+export interface SourceDescriptor<N extends string = string> {
+  /** The key of `sources` in options (`edgeLogs`). */
+  readonly name: N;
+  /** The relation endpoints' SQL reads (`edge_logs`): Logflare's table name. */
+  readonly relation: string;
+  readonly description: string;
+  /** Logflare source names ingest accepts for it, and its fixed UUID (`?source=<uuid>`). */
+  readonly logflare: { readonly names: readonly string[]; readonly id: string };
+  /** Columns in relation order: id, timestamp, event_message, metadata and the derived ones. */
+  readonly columns: readonly SourceColumn[];
+  /** The project column: first key of the Parquet sort and of the ClickHouse table. */
+  readonly projectColumn: string;
+  /** Rows per Parquet row group, and dictionary entries per column chunk (when raised). */
+  readonly parquet: { readonly rowGroupRows: number; readonly dictionaryEntries?: number };
+  /** The ClickHouse table (default: the relation name). */
+  readonly clickhouse: { readonly table: string };
+  /** Whether an event looks like this source (compaction refuses a glob of another log). */
+  looksLike?(event: Record<string, unknown>): boolean;
+}
+
+/** A column as declared in `defineSource`: a type, or a type with a path inside `metadata`. */
+export type SourceColumnDeclaration = ColumnType | { readonly type: ColumnType; readonly path?: string; readonly duckdb?: string };
+
+/** What `defineSource` takes. */
+export interface SourceConfig<N extends string = string> {
+  name: N;
+  relation: string;
+  description?: string;
+  /** Logflare source names for ingest (`gotrue.logs.prod`) and, optionally, a fixed UUID (default: derived from the first name). */
+  logflare?: { names: readonly string[]; id?: string };
+  /**
+   * The columns beyond the four every event has (`id`, `timestamp`, `event_message`, `metadata`):
+   * top-level fields, or `{ type, path: '$.request.path' }` read from `metadata`.
+   */
+  columns: Record<string, SourceColumnDeclaration>;
+  /** The column naming the project (sort and table key). */
+  projectColumn: string;
+  parquet?: { rowGroupRows?: number; dictionaryEntries?: number };
+  clickhouse?: { table?: string };
+  looksLike?: (event: Record<string, unknown>) => boolean;
+}
+
+const DUCKDB_TYPES: Record<ColumnType, string> = {
+  text: 'VARCHAR', timestamp: 'TIMESTAMP', json: 'JSON', float: 'DOUBLE', integer: 'BIGINT', boolean: 'BOOLEAN',
+};
+
+const CLICKHOUSE_TYPES: Record<string, string> = {
+  VARCHAR: 'Nullable(String)', JSON: 'Nullable(String)', DOUBLE: 'Nullable(Float64)', BIGINT: 'Nullable(Int64)',
+  INTEGER: 'Nullable(Int32)', BOOLEAN: 'Nullable(UInt8)', TIMESTAMP: 'Int64',
+};
+
+/** The fields every event has, in relation order. */
+const CORE: Record<string, ColumnType> = { id: 'text', timestamp: 'timestamp', event_message: 'text', metadata: 'json' };
+
+const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/**
+ * Declares a log source: give it files (`sources: { <name>: 'logs/*.ndjson' }`) or ingest into
+ * it by one of its Logflare names, and endpoints' SQL reads it as `relation`.
+ *
+ * @example
+ * const authLogs = defineSource({
+ *   name: 'authLogs', relation: 'auth_logs', logflare: { names: ['gotrue.logs.prod'] },
+ *   columns: { project: 'text', level: { type: 'text', path: '$.level' }, status: { type: 'integer', path: '$.status' } },
+ *   projectColumn: 'project',
+ * });
+ */
+export function defineSource<const N extends string>(config: SourceConfig<N>): SourceDescriptor<N> {
+  const name = typeof config?.name === 'string' ? config.name : '';
+  const fail = (problem: string): never => {
+    throw new InvalidOptionError(`sourceDefinitions["${name}"]`, `Source "${name}" cannot work: ${problem}.`);
+  };
+  if (!/^[A-Za-z][A-Za-z0-9]{0,62}$/.test(name)) {
+    throw new InvalidOptionError('sourceDefinitions', `A source name must be letters and digits (it is an option key), not ${JSON.stringify(config?.name)}.`);
+  }
+  if (typeof config.relation !== 'string' || !IDENTIFIER.test(config.relation)) fail('relation must be a lower-case SQL identifier');
+  const columns: SourceColumn[] = [];
+  const declared = { ...CORE, ...(config.columns ?? {}) } as Record<string, SourceColumnDeclaration>;
+  for (const [column, d] of Object.entries(declared)) {
+    if (!IDENTIFIER.test(column)) fail(`column name ${JSON.stringify(column)} must be a lower-case SQL identifier`);
+    const spec = typeof d === 'string' ? { type: d } : d;
+    if (!spec || !(spec.type in DUCKDB_TYPES)) fail(`column "${column}" has no type among ${Object.keys(DUCKDB_TYPES).join(', ')}`);
+    if (column in CORE && (spec.type !== CORE[column] || ('path' in spec && spec.path))) fail(`column "${column}" is every event's own ${CORE[column]} field`);
+    const path = 'path' in spec && spec.path !== undefined ? spec.path : null;
+    if (path !== null && !/^\$(\.[A-Za-z_][A-Za-z0-9_]*)+$/.test(path)) fail(`column "${column}" path must be a JSONPath such as $.request.path`);
+    const duckdb = ('duckdb' in spec && spec.duckdb) || DUCKDB_TYPES[spec.type];
+    columns.push(Object.freeze({ name: column, type: spec.type, path, duckdb, clickhouse: CLICKHOUSE_TYPES[duckdb] ?? 'Nullable(String)' }));
+  }
+  const project = columns.find((c) => c.name === config.projectColumn);
+  if (!project || project.type !== 'text') fail('projectColumn must name one of its text columns');
+  const names = config.logflare?.names ?? [];
+  if (!Array.isArray(names) || names.some((n) => typeof n !== 'string' || n === '')) fail('logflare.names must be a list of non-empty names');
+  const id = (config.logflare?.id ?? uuidFromName(`source:${names[0] ?? name}`)).toLowerCase();
+  const rowGroupRows = config.parquet?.rowGroupRows ?? 100_000;
+  if (!Number.isInteger(rowGroupRows) || rowGroupRows < 1000) fail('parquet.rowGroupRows must be a whole number of at least 1000');
+  return Object.freeze({
+    name: name as N,
+    relation: config.relation,
+    description: config.description ?? '',
+    logflare: Object.freeze({ names: Object.freeze([...names]), id }),
+    columns: Object.freeze(columns),
+    projectColumn: config.projectColumn,
+    parquet: Object.freeze({ rowGroupRows, ...(config.parquet?.dictionaryEntries ? { dictionaryEntries: config.parquet.dictionaryEntries } : {}) }),
+    clickhouse: Object.freeze({ table: config.clickhouse?.table ?? config.relation }),
+    ...(config.looksLike ? { looksLike: config.looksLike } : {}),
+  });
+}
