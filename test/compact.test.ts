@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hostname } from 'node:os';
 import { compactLogs } from '../src/storage/compact';
+import { appendCommit, ensureDataset, readDatasetStateStable } from '../src/storage/dataset-log';
 import { acquireLock } from '../src/storage/lock-file';
 import { InvalidOptionError, type Endpoints } from '../src/index';
 import { census, CENSUS_NOW, censusEvents, idRange } from './support/census';
@@ -145,21 +146,18 @@ describe('compactLogs', () => {
   it('reads a dataset whose heads lie beside its files (the layout of earlier versions) as before', async () => {
     const written = tmp.path('old-heads-written');
     await compactLogs({ source: 'edgeLogs', inputs: tmp.path('ndjson', 'edge-*.ndjson'), outDir: written });
-    // A copy (log entries are parsed once per path and process) with every head moved to
-    // `date=<day>/_head-<name>` and its commit saying so, as earlier versions wrote them.
+    // The same files in a new dataset whose commit puts every head at `date=<day>/_head-<name>`,
+    // as earlier versions wrote them.
     const out = tmp.path('old-heads');
-    cpSync(written, out, { recursive: true });
-    const log = join(out, '_compact');
-    for (const name of readdirSync(log)) {
-      const commit = JSON.parse(readFileSync(join(log, name), 'utf8')) as { add: Array<{ path: string; head?: { path: string } }> };
-      for (const file of commit.add) {
-        if (!file.head) continue;
-        const old = file.path.replace('/', '/_head-');
-        renameSync(join(out, file.head.path), join(out, old));
-        file.head.path = old;
-      }
-      writeFileSync(join(log, name), JSON.stringify(commit));
-    }
+    await ensureDataset(out);
+    const add = [...readDatasetStateStable(written).files.values()].map((file) => {
+      const old = file.path.replace('/', '/_head-');
+      mkdirSync(join(out, file.path, '..'), { recursive: true });
+      cpSync(join(written, file.path), join(out, file.path));
+      cpSync(join(written, file.head!.path), join(out, old));
+      return { ...file, head: { ...file.head!, path: old } };
+    });
+    expect(await appendCommit(readDatasetStateStable(out), { source: 'edgeLogs', add, remove: [], inputs: [] })).toBe(true);
     expect(parquetUnder(out).some((f) => f.includes('/_head-'))).toBe(true);
     const { ep } = await endpointsAt({ edgeLogs: out }, NOW);
     const { ep: ndjson } = await endpointsAt({ edgeLogs: tmp.path('ndjson', 'edge-*.ndjson') }, NOW);

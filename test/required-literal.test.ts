@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { requiredLiteral } from '../src/engine/duckdb/required-literal';
+import { prefilterLiteral, requiredLiteral } from '../src/sql/required-literal';
 
 describe('requiredLiteral: the plain text every match of a pattern contains', () => {
   it.each([
@@ -31,6 +31,12 @@ describe('requiredLiteral: the plain text every match of a pattern contains', ()
     ['[a-z]+'],
   ])('%s has none', (pattern) => {
     expect(requiredLiteral(pattern)).toBe('');
+  });
+
+  it('binds the literal only when the pattern is more than plain text', () => {
+    expect(prefilterLiteral('abc(\\.|$)')).toBe('abc');
+    expect(prefilterLiteral('abc')).toBe('');
+    expect(prefilterLiteral(null)).toBe('');
   });
 
   // Every string a generated pattern matches holds its literal (JavaScript's RegExp agrees with

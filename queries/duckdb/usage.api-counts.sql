@@ -6,7 +6,7 @@
 -- Parameters:
 --   $project   RE2 pattern searched in the request URL; only matching requests count (NULL with
 --              singleProject: every request)
---   $project_literal  derived by the engine: plain text every match of $project holds, or ''
+--   $project_literal  plain text every match of $project holds, or '' (src/sql/required-literal.ts)
 --   $unit      bucket unit: 'minute' | 'hour' | 'day'
 --   $start     window start (now - window), inclusive; there is no upper bound
 --   $max_rows  row cap of the endpoint

@@ -35,7 +35,6 @@ import { openDatabase, type DatabaseSettings, type MemoryRelief } from './open-d
 import { emptyNdjsonFile } from './empty-ndjson-file';
 import { NOT_A_COMMIT_MARKER, relationOf, sourceRelation, type SourceFiles } from './source-relations';
 import { sqlStringList } from './sql-literal';
-import { derivedLiteralParam } from './required-literal';
 import { newestInTwoPhases } from './two-phase-newest';
 import { composeSandboxedSql, splitEndpointSql } from '../../sandbox/compose-sandboxed-sql';
 import { validateCallerSql, type CheckedSql } from '../../sandbox/validate-caller-sql';
@@ -625,9 +624,8 @@ function bindings(
   const types: Record<string, DuckDBType> = {};
   for (let i = 1; i <= count; i++) {
     const name = nameOf(i);
-    // `$<pattern>_literal`: the plain text every match of `$<pattern>` holds (required-literal.ts).
-    const value = name in params ? params[name] : derivedLiteralParam(name, params);
-    if (!(name in params) && value === undefined) throw new Error(`No value for query parameter $${name}`);
+    if (!(name in params)) throw new Error(`No value for query parameter $${name}`);
+    const value = params[name];
     if (value === null || value === undefined) {
       values[name] = null;
     } else if (typeof value === 'string') {

@@ -109,19 +109,15 @@ function skipGroupOrClass(chars: readonly string[], start: number): number {
 }
 
 /**
- * The value a query's `$<name>_literal` parameter is bound to, for the pattern in `$<name>`: its
- * required literal, or '' (`contains(x, '')` holds for all text) when there is none or when the
- * pattern is itself plain text, which DuckDB already searches as such.
+ * What usage.api-counts binds as `$project_literal` for its pattern: the pattern's required
+ * literal, or '' (`contains(x, '')` holds for all text) when there is none, when the pattern is
+ * itself plain text (DuckDB already searches that as such) or when there is no pattern.
  *
  * @example
- * derivedLiteralParam('project_literal', { project: 'abc(\\.|$)' }) // 'abc'
- * derivedLiteralParam('project_literal', { project: 'abc' })        // ''
+ * prefilterLiteral('abc(\\.|$)') // 'abc'
+ * prefilterLiteral('abc')        // ''
  */
-export function derivedLiteralParam(name: string, params: Readonly<Record<string, unknown>>): string | undefined {
-  const base = /^(.+)_literal$/.exec(name)?.[1];
-  if (base === undefined || !(base in params)) return undefined;
-  const pattern = params[base];
-  // No pattern (every request counts): any text will do, the query does not test it.
-  if (typeof pattern !== 'string') return '';
+export function prefilterLiteral(pattern: string | null): string {
+  if (pattern === null) return '';
   return /[\\^$.|?*+()[\]{}]/.test(pattern) ? requiredLiteral(pattern) : '';
 }
