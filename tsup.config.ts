@@ -3,7 +3,8 @@ import { dashboardPage } from './tsup.dashboard.config';
 
 export default defineConfig([{
   // cli.ts starts with a `#!/usr/bin/env node` line, which esbuild keeps at the top of dist/cli.js (the bin).
-  entry: { index: 'src/index.ts', redis: 'src/redis.ts', http: 'src/http.ts', node: 'src/node.ts', clickhouse: 'src/clickhouse.ts', cli: 'src/cli.ts' },
+  // ingest-parser: the thread that parses large ingest bodies (src/ingest/parse-worker.ts starts it).
+  entry: { index: 'src/index.ts', redis: 'src/redis.ts', http: 'src/http.ts', node: 'src/node.ts', clickhouse: 'src/clickhouse.ts', cli: 'src/cli.ts', 'ingest-parser': 'src/ingest/parse-worker.ts' },
   format: ['esm', 'cjs'],
   // Shared chunks in the CJS build too: without them each entry (index, http, node, redis) carries
   // its own copy of the core, and `instanceof LogEndpointsError` across entries fails (every

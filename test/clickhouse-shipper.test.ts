@@ -14,12 +14,13 @@ import { createEndpoints, EngineError, InvalidOptionError, type EndpointsWarning
 import { clickhouseEngine, clickhouseLoader } from '../src/clickhouse';
 import type { ClickHouseLoader, SegmentRows } from '../src/engine/clickhouse/clickhouse-loader';
 import type { SourceName } from '../src/engine/engine';
-import { ClickHouseShipper, type ShipTarget } from '../src/storage/managed/clickhouse-shipper';
-import { dataDirInstanceId } from '../src/storage/managed/instance-id';
-import { assignOffsets, eventLinesOf } from '../src/storage/managed/segment-lines';
-import { Wal } from '../src/storage/wal/wal';
+import { ClickHouseShipper, type ShipTarget } from '../src/managed/clickhouse-shipper';
+import { dataDirInstanceId } from '../src/managed/instance-id';
+import { assignOffsets, eventLinesOf } from '../src/managed/segment-lines';
+import { Wal } from '../src/managed/wal/wal';
 import { censusEvents } from './support/census';
 import { edgeEvent, tempDir } from './support/log-files';
+import { waitUntil } from './support/hang-guard';
 
 const tmp = tempDir('le-shipper-');
 const readers: ClickHouseLoader[] = [];
@@ -195,6 +196,29 @@ describe('segment lines and positions', () => {
 });
 
 describe('ClickHouseShipper', () => {
+  it('hands the lines no query reads to setAside (the quarantine) before it releases their segment', async () => {
+    const dir = freshDir();
+    const wal = await openWal(dir);
+    const good = censusEvents('u', 2);
+    await wal.append(Buffer.concat([jsonLines([good[0]!]), Buffer.from('{"id":"lost","timestamp":"2026-1-2T10:00:00Z"}\nnot json\n'), jsonLines([good[1]!])]));
+    await wal.roll();
+    const [segment] = wal.closedSegments();
+    const offsets = eventOffsets(segment!.path);
+    const table = new MemoryTable();
+    const setAside: Array<{ path: string; offsets: number[]; present: boolean }> = [];
+    const { shipper, errors } = shipperOf(dir, wal, table, {
+      setAside: async (path, at) => void setAside.push({ path, offsets: at, present: existsSync(path) }),
+    });
+    shipper.trigger();
+    await shipper.settled();
+    expect(errors).toEqual([]);
+    expect(setAside).toEqual([{ path: segment!.path, offsets: [offsets[1]!, offsets[2]!], present: true }]);
+    expect(table.ids()).toEqual(good.map((e) => String(e.id)).sort());
+    expect(existsSync(segment!.path)).toBe(false);
+    await shipper.stop();
+    await wal.close();
+  });
+
   it('ships each closed segment once, every row at its own line, then releases it', async () => {
     const dir = freshDir();
     const wal = await openWal(dir);
@@ -407,7 +431,7 @@ describe('storage.clickhouse in createEndpoints', () => {
       expect(accepted).toBeGreaterThan(0);
       expect(refused).toBeInstanceOf(EngineError);
       expect(refused).toMatchObject({ code: 'overloaded', status: 503 });
-      await waitFor(() => warnings.some((w) => w.code === 'shipping_failed'));
+      await waitUntil(() => warnings.some((w) => w.code === 'shipping_failed'));
       const warning = warnings.find((w) => w.code === 'shipping_failed')!;
       expect(warning).toMatchObject({ code: 'shipping_failed', source: 'edgeLogs' });
       expect(warning.message).toMatch(/^Shipping edgeLogs to ClickHouse failed \(retried shortly\)/);
@@ -435,11 +459,3 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-/** Resolves once `done()` holds (an observable state), checking every 10 ms; fails past 10 s. */
-async function waitFor(done: () => boolean): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error('condition not reached within 10 s');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}

@@ -2,9 +2,9 @@ import { existsSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileS
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createEndpoints, type Endpoints } from '../src/index';
-import { compactLogs } from '../src/storage/compact';
-import { readDatasetStateStable } from '../src/storage/dataset-log';
-import { mergeSmallFiles } from '../src/storage/managed/dataset-maintenance';
+import { compactLogs } from '../src/compaction/compact';
+import { readDatasetStateStable } from '../src/dataset/dataset-log';
+import { mergeSmallFiles } from '../src/managed/dataset-maintenance';
 import { census, CENSUS_NOW, censusEvents, idRange } from './support/census';
 import { endpointsAt, tempDir, writeLines } from './support/log-files';
 

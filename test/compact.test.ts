@@ -2,9 +2,9 @@ import { appendFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSyn
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hostname } from 'node:os';
-import { compactLogs } from '../src/storage/compact';
-import { appendCommit, ensureDataset, readDatasetStateStable } from '../src/storage/dataset-log';
-import { acquireLock } from '../src/storage/lock-file';
+import { compactLogs } from '../src/compaction/compact';
+import { appendCommit, ensureDataset, readDatasetStateStable } from '../src/dataset/dataset-log';
+import { acquireLock } from '../src/util/lock-file';
 import { InvalidOptionError, type Endpoints } from '../src/index';
 import { census, CENSUS_NOW, censusEvents, idRange } from './support/census';
 import { edgeEvent, endpointsAt, functionEvent, tempDir, writeLines } from './support/log-files';

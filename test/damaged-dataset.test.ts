@@ -2,8 +2,8 @@ import { cpSync, mkdirSync, readFileSync, rmSync, truncateSync, writeFileSync } 
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHandler } from '../src/http';
-import { compactLogs } from '../src/storage/compact';
-import { appendCommit, readDatasetState, type DataFile } from '../src/storage/dataset-log';
+import { compactLogs } from '../src/compaction/compact';
+import { appendCommit, readDatasetState, type DataFile } from '../src/dataset/dataset-log';
 import { census, CENSUS_NOW, censusEvents, idRange } from './support/census';
 import { endpointsAt, tempDir, writeLines } from './support/log-files';
 

@@ -4,9 +4,9 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { acquireLock, LockedError, type LockRecord } from '../src/storage/lock-file';
-import { DataDirLockedError, LOCK_FILE, lockDataDir } from '../src/storage/wal/data-dir-lock';
-import { openWalSet } from '../src/storage/wal/wal-set';
+import { acquireLock, LockedError, type LockRecord } from '../src/util/lock-file';
+import { DataDirLockedError, LOCK_FILE, lockDataDir } from '../src/dataset/data-dir-lock';
+import { openWalSet } from '../src/managed/wal/wal-set';
 import { runCli, spawnCli, waitForStdout } from './support/cli';
 import { tempDir } from './support/log-files';
 

@@ -1,13 +1,17 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main';
 import { createEndpoints } from '../src/index';
 import { createHandler } from '../src/http';
 import { toNodeListener } from '../src/node';
+import { crc32, markerLine } from '../src/files/commit-marker';
+import { walDir } from '../src/managed/wal/wal-set';
 import { memoryIO } from './support/cli';
 import { listen } from './support/http';
 import { edgeEvent, tempDir, writeLines } from './support/log-files';
+import { HANG_MS } from './support/hang-guard';
 
 const NOW = '2026-11-21T12:00:00Z';
 const tmp = tempDir('le-ingest-cli-');
@@ -60,6 +64,22 @@ describe('log-endpoints ingest', () => {
     expect(await served(dataDir)).toEqual(['ok1', 'ok2']);
   });
 
+  it('tells on stderr what recovery of the data dir set aside (docs/durability.md, "Checksums and damage")', async () => {
+    const dataDir = dir('data');
+    const file = writeLines(tmp.path('first.ndjson'), [edgeEvent({ id: 'first', timestamp: '2026-11-21T11:00:00Z' })]);
+    expect(await main(['ingest', file, '--source', 'edge', '--data-dir', dataDir], memoryIO().io, 'test')).toBe(0);
+    // The segment those events are in is damaged on disk, after a later one began.
+    const segment = join(walDir(dataDir, 'edgeLogs'), '00000000000000000001.ndjson');
+    const bytes = readFileSync(segment);
+    bytes[2]! ^= 0x01;
+    writeFileSync(segment, bytes);
+    const later = `${JSON.stringify(edgeEvent({ id: 'later', timestamp: '2026-11-21T11:00:00Z' }))}\n`;
+    writeFileSync(join(walDir(dataDir, 'edgeLogs'), '00000000000000000099.ndjson'), later + markerLine({ seq: 1, bytes: Buffer.byteLength(later), crc32: crc32(Buffer.from(later)) }));
+    const { io, out } = memoryIO();
+    expect(await main(['ingest', file, '--source', 'edge', '--data-dir', dataDir], io, 'test')).toBe(0);
+    expect(out.stderr).toMatch(/^warning: \d+ bytes at offset 0 of 00000000000000000001\.ndjson do not match their group's checksum .* Kept in \S+-damaged-000000000000\.quarantined\.$/m);
+  });
+
   it('refuses a data dir a running server holds, pointing at --url', async () => {
     const dataDir = dir('data');
     const holder = await createEndpoints({ storage: { dataDir } });
@@ -104,7 +124,7 @@ describe('log-endpoints serve --data-dir', () => {
     const dataDir = dir('data');
     const { io, out, signal } = memoryIO({ LOG_ENDPOINTS_INGEST_KEYS: 'env-ingest' });
     const done = main(['serve', '--data-dir', dataDir, '--api-key', 'q', '--ingest-key', 'flag-ingest', '--port', '0', '--now', NOW], io, 'test');
-    await expect.poll(() => out.stdout, { timeout: 30_000 }).toMatch(/Ingest: POST/);
+    await expect.poll(() => out.stdout, { timeout: HANG_MS }).toMatch(/Ingest: POST/);
     const [, url] = /Listening on (http:\/\/\S+) \(1 key, 2 ingest keys\)/.exec(out.stdout)!;
     expect(out.stdout).toContain(`Ingest: POST ${url}/api/logs?source_name=cloudflare.logs.prod (or deno-relay-logs), kept in ${dataDir}`);
     const post = (key: string, id: string) =>

@@ -1,13 +1,31 @@
 import { truncateSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DuckDBInstance } from '@duckdb/node-api';
-import { MemoryTables } from '../src/engine/duckdb/memory-tables';
-import { TIMESTAMP_MACROS } from '../src/engine/duckdb/source-relations';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { MemoryTables } from '../src/managed/memory-tables';
+import { TIMESTAMP_MACROS } from '../src/duckdb/source-relations';
 import { createEndpoints } from '../src/index';
 import { census, CENSUS_NOW, censusEvents, idRange } from './support/census';
 import { tempDir } from './support/log-files';
 
 const lines = (events: object[]) => Buffer.from(events.map((e) => `${JSON.stringify(e)}\n`).join(''));
+
+/** In-memory tables attached to a DuckDB of their own, and a connection to query them with. */
+async function withMemoryTables(...args: [test: Test] | [maxBytes: number, test: Test]): Promise<void> {
+  const [maxBytes, test] = args.length === 1 ? [undefined, args[0]] : args;
+  const instance = await DuckDBInstance.create(':memory:');
+  const setup = await instance.connect();
+  for (const macro of TIMESTAMP_MACROS) await setup.run(macro);
+  const memory = new MemoryTables(maxBytes);
+  memory.attach(instance);
+  try {
+    await test(memory, setup);
+  } finally {
+    memory.close();
+    setup.closeSync();
+    instance.closeSync();
+  }
+}
+type Test = (memory: MemoryTables, setup: DuckDBConnection) => Promise<void>;
 
 describe('managed storage holds its uncompacted events in memory', () => {
   const tmp = tempDir('le-memory-');
@@ -27,56 +45,52 @@ describe('managed storage holds its uncompacted events in memory', () => {
     }
   });
 
+  it('a query racing the first insert after a start reads nothing from memory rather than a table not created yet', async () => {
+    await withMemoryTables(async (memory, setup) => {
+    // The insert has begun (its segment counts as held in memory) but not yet created the tables.
+    const inserting = memory.insert('edgeLogs', 1, lines(censusEvents('a', 3)));
+    const view = memory.view('edgeLogs');
+    expect(view.mirrored(1)).toBe(true);
+    const sql = view.relation(() => false);
+    if (sql !== undefined) await setup.run(`SELECT count(*) FROM (${sql})`);
+    expect(sql).toBeUndefined();
+    await inserting;
+    expect(memory.view('edgeLogs').relation(() => false)).toMatch(/FROM le_memory_edge_logs/);
+    });
+  });
+
   it('rows of a retired segment go only once every query that entered before has left', async () => {
-    const instance = await DuckDBInstance.create(':memory:');
-    const setup = await instance.connect();
-    for (const macro of TIMESTAMP_MACROS) await setup.run(macro);
-    const memory = new MemoryTables();
-    memory.attach(instance);
-    try {
-      await memory.insert('edgeLogs', 1, lines(censusEvents('a', 3)));
-      await memory.insert('edgeLogs', 2, lines(censusEvents('b', 2)));
-      const count = async () => {
-        const sql = memory.view('edgeLogs').relation(() => false)!;
-        return Number((await setup.runAndReadAll(`SELECT count(*) AS n FROM (${sql})`)).getRowObjects()[0]!.n);
-      };
-      expect(await count()).toBe(5);
-      const reading = memory.enter();
-      memory.retire('edgeLogs', [1]);
-      await memory.settled();
-      // A query that entered before the retirement still finds the rows.
-      expect(await count()).toBe(5);
-      reading();
-      await memory.settled();
-      expect(await count()).toBe(2);
-      // A view leaves out the segments its dataset state covers, and knows which segments it holds.
-      const view = memory.view('edgeLogs');
-      expect(view.mirrored(2)).toBe(true);
-      expect(view.mirrored(1)).toBe(false);
-      expect(view.relation((seq) => seq === 2)).toMatch(/WHERE le_seq NOT IN \(2\)/);
-    } finally {
-      memory.close();
-      setup.closeSync();
-      instance.closeSync();
-    }
+    await withMemoryTables(async (memory, setup) => {
+    await memory.insert('edgeLogs', 1, lines(censusEvents('a', 3)));
+    await memory.insert('edgeLogs', 2, lines(censusEvents('b', 2)));
+    const count = async () => {
+      const sql = memory.view('edgeLogs').relation(() => false)!;
+      return Number((await setup.runAndReadAll(`SELECT count(*) AS n FROM (${sql})`)).getRowObjects()[0]!.n);
+    };
+    expect(await count()).toBe(5);
+    const reading = memory.enter();
+    memory.retire('edgeLogs', [1]);
+    await memory.settled();
+    // A query that entered before the retirement still finds the rows.
+    expect(await count()).toBe(5);
+    reading();
+    await memory.settled();
+    expect(await count()).toBe(2);
+    // A view leaves out the segments its dataset state covers, and knows which segments it holds.
+    const view = memory.view('edgeLogs');
+    expect(view.mirrored(2)).toBe(true);
+    expect(view.mirrored(1)).toBe(false);
+    expect(view.relation((seq) => seq === 2)).toMatch(/WHERE le_seq NOT IN \(2\)/);
+    });
   });
 
   it('a segment first written by an earlier process, or past the memory bound, is read from its file', async () => {
-    const instance = await DuckDBInstance.create(':memory:');
-    const setup = await instance.connect();
-    for (const macro of TIMESTAMP_MACROS) await setup.run(macro);
-    const memory = new MemoryTables(1000);
-    memory.attach(instance);
-    try {
-      await memory.insert('edgeLogs', 5, lines(censusEvents('a', 1)));
-      await memory.insert('edgeLogs', 4, lines(censusEvents('b', 1)));
-      await memory.insert('edgeLogs', 6, lines(censusEvents('c', 30)));
-      const view = memory.view('edgeLogs');
-      expect([view.mirrored(4), view.mirrored(5), view.mirrored(6)]).toEqual([false, true, false]);
-    } finally {
-      memory.close();
-      setup.closeSync();
-      instance.closeSync();
-    }
+    await withMemoryTables(1000, async (memory, setup) => {
+    await memory.insert('edgeLogs', 5, lines(censusEvents('a', 1)));
+    await memory.insert('edgeLogs', 4, lines(censusEvents('b', 1)));
+    await memory.insert('edgeLogs', 6, lines(censusEvents('c', 30)));
+    const view = memory.view('edgeLogs');
+    expect([view.mirrored(4), view.mirrored(5), view.mirrored(6)]).toEqual([false, true, false]);
+    });
   });
 });

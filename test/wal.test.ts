@@ -4,9 +4,11 @@ import { join } from 'node:path';
 import * as zlib from 'node:zlib';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { EngineError } from '../src/errors';
-import { markerLine, parseMarkerLine } from '../src/storage/wal/commit-marker';
-import { segmentFileName, segmentSeqOf } from '../src/storage/wal/segment-name';
-import { Wal } from '../src/storage/wal/wal';
+import { markerLine, parseMarkerLine } from '../src/files/commit-marker';
+import { eventLinesOf } from '../src/managed/segment-lines';
+import { headerOf } from '../src/managed/wal/quarantine';
+import { segmentFileName, segmentSeqOf } from '../src/managed/wal/segment-name';
+import { Wal } from '../src/managed/wal/wal';
 import { tempDir } from './support/log-files';
 
 const tmp = tempDir('le-wal-');
@@ -134,7 +136,7 @@ describe('recovery', () => {
       const { path, valid } = await segmentWithTail(dir, tail);
       const wal = await Wal.open({ dir });
       expect(statSync(path).size).toBe(valid);
-      expect(wal.recovered).toEqual([{ path, cutBytes: Buffer.byteLength(tail) }]);
+      expect(wal.recovered).toEqual([{ path, cutBytes: Buffer.byteLength(tail), damaged: [] }]);
       const [closed, active] = wal.snapshot();
       expect(closed).toEqual({ path, seq: 1, committedBytes: valid, closed: true });
       expect(active).toMatchObject({ seq: 2, committedBytes: 0, closed: false });
@@ -168,14 +170,16 @@ describe('recovery', () => {
     await again.close();
   });
 
-  it('an older segment that does not end with a marker is validated and cut too', async () => {
-    const dir = freshDir();
+  it('an older segment that does not end with a valid group is damaged (it was complete when a later one began): its tail is set aside, not cut', async () => {
+    const dir = join(freshDir(), 'wal');
     const { path, valid } = await segmentWithTail(dir, '{"id":"torn"}\n');
     // A later, valid segment: the older one is no longer the newest.
     const g = '{"id":"later"}\n';
     writeFileSync(join(dir, segmentFileName(5)), g + markerLine({ seq: 1, bytes: g.length, crc32: zlib.crc32(g) }));
     const wal = await Wal.open({ dir });
-    expect(statSync(path).size).toBe(valid);
+    expect(wal.recovered).toEqual([{ path, cutBytes: 0, damaged: [{ offset: valid, bytes: 14, file: expect.stringMatching(/quarantine\/00000000000000000001-damaged-\d{12}\.quarantined$/) }] }]);
+    expect(readFileSync(path, 'utf8').slice(valid)).toBe(`${' '.repeat(13)}\n`);
+    expect(readFileSync(wal.recovered[0]!.damaged[0]!.file, 'utf8').split('\n')[1]).toBe('{"id":"torn"}');
     expect(wal.closedSegments().map((s) => s.seq)).toEqual([1, 5]);
     expect(wal.snapshot().at(-1)!.seq).toBe(6);
     await wal.close();
@@ -191,6 +195,104 @@ describe('recovery', () => {
     const again = await Wal.open({ dir });
     expect(again.snapshot().map((s) => s.seq)).toEqual([3]);
     await again.close();
+  });
+});
+
+describe('damage (docs/durability.md, "Checksums and damage")', () => {
+  // Each WAL in a folder of its own: the quarantine is its sibling.
+  /** A closed segment of 10 groups of 20 events each (ids g<group>-<n>); the offset where each group starts. */
+  async function tenGroups(dir: string): Promise<{ path: string; starts: number[]; size: number }> {
+    const wal = await Wal.open({ dir });
+    for (let g = 1; g <= 10; g++) await wal.append(lines(...Array.from({ length: 20 }, (_, i) => ({ id: `g${g}-${i}`, timestamp: '2026-11-21T10:00:00Z' }))));
+    const [segment] = wal.snapshot();
+    await wal.close();
+    const text = readFileSync(segment!.path, 'latin1');
+    const starts = [0];
+    for (let at = text.indexOf('{"_wal_commit"'); at >= 0; at = text.indexOf('{"_wal_commit"', at + 1)) starts.push(text.indexOf('\n', at) + 1);
+    return { path: segment!.path, starts: starts.slice(0, 10), size: statSync(segment!.path).size };
+  }
+  const groupsIn = (path: string) => [...new Set(eventLinesOf(readFileSync(path)).map((l) => Number(/^g(\d+)-/.exec(l.id ?? '')?.[1])))];
+
+  it('one changed byte in group 3 of 10 of the newest segment costs group 3 only: set aside as damaged, groups 1-2 and 4-10 kept', async () => {
+    const dir = join(freshDir(), 'wal');
+    const { path, starts, size } = await tenGroups(dir);
+    const bytes = readFileSync(path);
+    bytes[starts[2]! + 30]! ^= 0x01;
+    writeFileSync(path, bytes);
+    const wal = await Wal.open({ dir });
+    const group3 = { offset: starts[2]!, bytes: starts[3]! - starts[2]! };
+    expect(wal.recovered).toEqual([{ path, cutBytes: 0, damaged: [{ ...group3, file: expect.any(String) }] }]);
+    expect(statSync(path).size).toBe(size);
+    expect(groupsIn(path)).toEqual([1, 2, 4, 5, 6, 7, 8, 9, 10]);
+    // The damaged bytes are kept exactly, with their reason, and counted.
+    const file = wal.recovered[0]!.damaged[0]!.file;
+    expect(readFileSync(file).subarray(readFileSync(file).indexOf(0x0a) + 1)).toEqual(bytes.subarray(group3.offset, group3.offset + group3.bytes));
+    expect(await headerOf(file)).toMatchObject({ reason: 'damaged', segment: segmentFileName(1), offsets: [group3.offset], bytes: group3.bytes, lines: 21 });
+    expect(wal.quarantine.counts).toEqual({ files: 1, bytes: group3.bytes, lines: 21 });
+    await wal.close();
+    // Found once: the next open sees a blank line where group 3 was, and nothing new.
+    const again = await Wal.open({ dir });
+    expect(again.recovered).toEqual([]);
+    expect(again.quarantine.counts.files).toBe(1);
+    expect(groupsIn(path)).toEqual([1, 2, 4, 5, 6, 7, 8, 9, 10]);
+    await again.close();
+  });
+
+  it('512 zero bytes over group 2 cost the groups they touch, no more', async () => {
+    const dir = join(freshDir(), 'wal');
+    const { path, starts } = await tenGroups(dir);
+    const bytes = readFileSync(path);
+    bytes.fill(0, starts[1]! + 10, starts[1]! + 522);
+    writeFileSync(path, bytes);
+    const wal = await Wal.open({ dir });
+    const kept = groupsIn(path);
+    const lost = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].filter((g) => !kept.includes(g));
+    // The zeros reach past group 2 only when it is shorter than 512 bytes.
+    expect(lost).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10].filter((g) => starts[g - 1]! < starts[1]! + 522 && (starts[g] ?? Infinity) > starts[1]! + 10));
+    expect(lost).toContain(2);
+    expect(wal.recovered[0]!.cutBytes).toBe(0);
+    expect(wal.recovered[0]!.damaged).toHaveLength(1);
+    await wal.close();
+  });
+
+  it('a broken marker loses its own group, not the ones after it', async () => {
+    const dir = join(freshDir(), 'wal');
+    const { path, starts } = await tenGroups(dir);
+    const text = readFileSync(path, 'latin1');
+    const marker5 = text.lastIndexOf('{"_wal_commit"', starts[5]! - 1);
+    writeFileSync(path, Buffer.from(`${text.slice(0, marker5 + 3)}X${text.slice(marker5 + 4)}`, 'latin1'));
+    const wal = await Wal.open({ dir });
+    expect(groupsIn(path)).toEqual([1, 2, 3, 4, 6, 7, 8, 9, 10]);
+    await wal.close();
+  });
+
+  it('damage at the end of the newest segment cannot be told from a write cut short: it is cut', async () => {
+    const dir = join(freshDir(), 'wal');
+    const { path, starts, size } = await tenGroups(dir);
+    const bytes = readFileSync(path);
+    bytes[starts[9]! + 5]! ^= 0x01;
+    writeFileSync(path, bytes);
+    const wal = await Wal.open({ dir });
+    expect(wal.recovered).toEqual([{ path, cutBytes: size - starts[9]!, damaged: [] }]);
+    await wal.close();
+  });
+
+  it('a closed segment changed on disk after it was written is found by verify, before its events go on', async () => {
+    const dir = join(freshDir(), 'wal');
+    const wal = await Wal.open({ dir });
+    for (let g = 1; g <= 3; g++) await wal.append(lines({ id: `g${g}-0` }, { id: `g${g}-1` }));
+    await wal.roll();
+    const [segment] = wal.closedSegments();
+    const bytes = readFileSync(segment!.path);
+    const second = bytes.indexOf('{"id":"g2-0"}');
+    bytes[second + 8] = 0x21;
+    writeFileSync(segment!.path, bytes);
+    const damaged = await wal.verify(segment!.path);
+    expect(damaged).toEqual([{ offset: second, bytes: expect.any(Number), file: expect.any(String) }]);
+    expect(groupsIn(segment!.path)).toEqual([1, 3]);
+    // Checked once: a second call does not read it again.
+    expect(await wal.verify(segment!.path)).toEqual([]);
+    await wal.close();
   });
 });
 

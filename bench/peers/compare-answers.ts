@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { sqlString } from '../../src/engine/duckdb/sql-literal';
+import { sqlString } from '../../src/duckdb/sql-literal';
 import type { BenchCase } from '../cases';
 import type { Dataset } from '../dataset';
 import { planOf } from './clickhouse-expert';

@@ -23,15 +23,16 @@ import { planQuery, statementOf } from '../definitions/plan-query';
 import { BUILT_IN_ENDPOINTS, endpointSet, type EndpointSet } from '../definitions/registry';
 import { createDuckDBEngine } from '../engine/duckdb/duckdb-engine';
 import type { Engine } from '../engine/engine';
+import { re2PatternProblem } from '../engine/re2-pattern';
 import { EngineError, InvalidOptionError, InvalidParameterError, NotFoundError } from '../errors';
-import type { IngestResult } from '../ingest/ingestor';
+import { INGEST_BODY, type BodyIngest, type IngestResult } from '../ingest/ingestor';
 import { checkEndpointsOptions } from './check-options';
 import { fillBuckets } from '../rows/fill-buckets';
 import { shapeRows } from '../rows/shape-rows';
 import { withArrowTable } from '../rows/to-arrow';
 import { registerSources } from '../sources/registry';
 import type { CheckedSql } from '../sandbox/validate-caller-sql';
-import type { SkippedFile } from '../storage/file-checks';
+import type { SkippedFile } from '../files/file-checks';
 
 export type * from './public-types';
 
@@ -108,7 +109,7 @@ async function checkDefinitions(endpoints: EndpointSet, engine: Engine, sandboxa
 /** Rows of one engine computation: what the cache stores. */
 type Computed = CacheEntry;
 
-class EndpointsImpl implements Endpoints<AnyEndpointDefinition> {
+class EndpointsImpl implements Endpoints<AnyEndpointDefinition>, BodyIngest {
   readonly definitions: readonly EndpointDescription[];
   readonly storage: ManagedStorageInfo | null;
   private readonly clock: () => Date;
@@ -195,9 +196,24 @@ class EndpointsImpl implements Endpoints<AnyEndpointDefinition> {
     return this.managed.ingestor.ingest(source, events);
   }
 
+  async [INGEST_BODY](source: string, body: Uint8Array, contentType: string | null): Promise<IngestResult> {
+    this.assertOpen();
+    if (!this.managed) {
+      throw new NotFoundError('This instance has no managed storage: pass storage: { dataDir } to createEndpoints to ingest events.');
+    }
+    return this.managed.ingestor.ingestBody(source, body, contentType);
+  }
+
   async inspectSources() {
     this.assertOpen();
-    return this.engine.inspectSources();
+    const inspections = await this.engine.inspectSources();
+    const managed = this.managed;
+    if (!managed) return inspections;
+    // Managed storage's sources also say what they set aside.
+    return inspections.map((inspection) => {
+      const quarantine = managed.quarantine(inspection.source);
+      return quarantine ? { ...inspection, quarantine } : inspection;
+    });
   }
 
   async ping() {
@@ -255,7 +271,9 @@ class EndpointsImpl implements Endpoints<AnyEndpointDefinition> {
     for (const spec of definition.params) {
       const value = params[spec.name];
       if (spec.format !== 'regex' || value === null || value === undefined) continue;
-      const problem = await this.engine.checkPattern(value);
+      // RE2 as DuckDB compiles it first, whatever the engine: the same pattern gets the same
+      // answer everywhere (src/engine/re2-pattern.ts); the engine may refuse more.
+      const problem = (await re2PatternProblem(value)) ?? (await this.engine.checkPattern(value));
       if (problem !== null) {
         throw new InvalidParameterError(spec.name, `Parameter "${spec.name}" is not a valid regular expression: ${problem}`);
       }

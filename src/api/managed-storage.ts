@@ -1,17 +1,18 @@
 import { basename, join } from 'node:path';
 import type { EndpointsOptions, EndpointsStats, ManagedStorageInfo } from './public-types';
-import type { SourceName } from '../engine/engine';
-import type { ExtraInputs } from '../storage/source-reader';
+import type { SourceName } from '../sources/source-descriptor';
+import type { ExtraInputs } from '../files/source-reader';
 import { Ingestor } from '../ingest/ingestor';
 import { SourceNames } from '../ingest/source-names';
 import type { StorageOptions } from '../ingest/storage-options';
-import { openWalSet, STORAGE_SOURCES, walDir, type WalSet } from '../storage/wal/wal-set';
-import { BackgroundCompactor } from '../storage/managed/background-compactor';
-import { ClickHouseShipper, type ShipTarget } from '../storage/managed/clickhouse-shipper';
-import { dataDirInstanceId } from '../storage/managed/instance-id';
-import { datasetDir, managedInputs } from '../storage/managed/managed-inputs';
-import { MemoryTables } from '../engine/duckdb/memory-tables';
-import { segmentSeqOf } from '../storage/wal/segment-name';
+import { openWalSet, storageSources, walDir, type WalSet } from '../managed/wal/wal-set';
+import { BackgroundCompactor } from '../managed/background-compactor';
+import { ClickHouseShipper, type ShipTarget } from '../managed/clickhouse-shipper';
+import { dataDirInstanceId } from '../managed/instance-id';
+import { datasetDir, managedInputs } from '../managed/managed-inputs';
+import { MemoryTables } from '../managed/memory-tables';
+import { segmentSeqOf } from '../managed/wal/segment-name';
+import { quarantineUnreadableLines } from '../managed/unreadable-lines';
 
 /**
  * Managed storage of an instance (docs/durability.md): the locked write-ahead logs, the one
@@ -33,7 +34,7 @@ export class ManagedStorage {
       dataDir: walSet.dataDir,
       sources: ingestor.sourceNames.names,
       resolveSource: (ref: string) => ingestor.resolveSource(ref),
-      recovered: Object.freeze(STORAGE_SOURCES.flatMap((s) => walSet.wals[s]!.recovered)),
+      recovered: Object.freeze(storageSources().flatMap((s) => walSet.wals[s]!.recovered)),
     });
   }
 
@@ -43,7 +44,16 @@ export class ManagedStorage {
    */
   static async open(options: EndpointsOptions & { storage: StorageOptions }): Promise<ManagedStorage> {
     const sourceNames = new SourceNames(options.storage.sourceNames);
-    const walSet = await openWalSet(options.storage.dataDir, walOptions(options.storage));
+    const walSet = await openWalSet(options.storage.dataDir, {
+      ...walOptions(options.storage),
+      onQuarantined: (source, entry) => {
+        try {
+          options.onWarning?.({ code: 'quarantined', message: `${entry.message} Kept in ${entry.file}.`, source, reason: entry.reason, file: entry.file, bytes: entry.bytes, lines: entry.lines });
+        } catch {
+          // A failing hook must not stop recovery or compaction.
+        }
+      },
+    });
     const memory = options.engine ? undefined : new MemoryTables();
     const ingestor = new Ingestor(walSet, sourceNames, options.now ?? (() => new Date()), undefined, memory && ((source, seq, lines) => memory.insert(source, seq, lines)));
     return new ManagedStorage(walSet, memory, ingestor);
@@ -52,7 +62,7 @@ export class ManagedStorage {
   /** What queries of each source read from managed storage: its dataset and its committed WAL bytes. */
   inputs(): Partial<Record<SourceName, ExtraInputs>> {
     const out: Partial<Record<SourceName, ExtraInputs>> = {};
-    for (const source of STORAGE_SOURCES) out[source] = managedInputs(this.walSet.dataDir, source, this.walSet.wals[source]!, this.memory);
+    for (const source of storageSources()) out[source] = managedInputs(this.walSet.dataDir, source, this.walSet.wals[source]!, this.memory);
     return out;
   }
 
@@ -63,7 +73,7 @@ export class ManagedStorage {
   }
 
   stats(): NonNullable<EndpointsStats['storage']> {
-    const wals = STORAGE_SOURCES.map((s) => this.walSet.wals[s]!);
+    const wals = storageSources().map((s) => this.walSet.wals[s]!);
     const sum = (pick: (c: BackgroundCompactor['counters']) => number) => this.compactors.reduce((n, c) => n + pick(c.counters), 0);
     const stats: NonNullable<EndpointsStats['storage']> = {
       walBytes: wals.reduce((n, w) => n + w.bytes.disk, 0),
@@ -72,6 +82,7 @@ export class ManagedStorage {
       compactionFailures: sum((c) => c.failures),
       mergedFiles: sum((c) => c.mergedFiles),
       droppedFiles: sum((c) => c.droppedFiles),
+      ...this.quarantined(),
     };
     const shippers = this.shipping?.shippers;
     if (shippers) {
@@ -81,6 +92,21 @@ export class ManagedStorage {
       stats.shippingFailures = shipped((c) => c.failures);
     }
     return stats;
+  }
+
+  /** What each source set aside in its quarantine folder (docs/durability.md, "The quarantine"). */
+  quarantine(source: SourceName): { dir: string; files: number; bytes: number; lines: number } | undefined {
+    const quarantine = this.walSet.quarantines[source];
+    return quarantine && { dir: quarantine.dir, ...quarantine.counts };
+  }
+
+  private quarantined(): { quarantinedFiles: number; quarantinedBytes: number; quarantinedLines: number } {
+    const counts = storageSources().map((s) => this.walSet.quarantines[s]!.counts);
+    return {
+      quarantinedFiles: counts.reduce((n, c) => n + c.files, 0),
+      quarantinedBytes: counts.reduce((n, c) => n + c.bytes, 0),
+      quarantinedLines: counts.reduce((n, c) => n + c.lines, 0),
+    };
   }
 
   /** Stops compaction and shipping, then flushes and closes the logs and releases the data dir. */
@@ -108,7 +134,7 @@ function walOptions(storage: StorageOptions) {
  * days past retention dropped. Segments left closed by a previous process are compacted at once.
  */
 function startCompactors(walSet: WalSet, options: EndpointsOptions, memory: MemoryTables | undefined): BackgroundCompactor[] {
-  return STORAGE_SOURCES.map((source) => {
+  return storageSources().map((source) => {
     const wal = walSet.wals[source]!;
     const compactor = new BackgroundCompactor({
       source,
@@ -122,6 +148,10 @@ function startCompactors(walSet: WalSet, options: EndpointsOptions, memory: Memo
           memory?.retire(source, paths.map((p) => segmentSeqOf(basename(p))).filter((n): n is number => n !== null));
           await wal.release(paths);
         },
+        verify: (path) => wal.verify(path),
+      },
+      setAside: async (path) => {
+        await quarantineUnreadableLines({ source, path, quarantine: walSet.quarantines[source]!, duckdb: options.storage?.compactionDuckdb ?? { threads: 1, memoryLimit: '512MB' } });
       },
       retentionDays: options.storage?.retentionDays ?? 90,
       now: () => new Date(),
@@ -165,10 +195,13 @@ async function startShippers(walSet: WalSet, options: EndpointsOptions): Promise
     await close();
     throw error;
   }
-  const shippers = STORAGE_SOURCES.map((source) => {
+  const shippers = storageSources().map((source) => {
     const shipper = new ClickHouseShipper({
       source,
       wal: walSet.wals[source]!,
+      setAside: async (path, offsets) => {
+        await quarantineUnreadableLines({ source, path, quarantine: walSet.quarantines[source]!, offsets });
+      },
       stateDir: join(walSet.dataDir, source, 'shipping'),
       instanceId,
       target,

@@ -19,8 +19,9 @@ import type { IngestSourceName } from '../ingest/source-names';
 import type { StorageOptions } from '../ingest/storage-options';
 import type { Row } from '../rows/shape-rows';
 import type { SourceDescriptor } from '../sources/source-descriptor';
-import type { SkippedFile } from '../storage/file-checks';
-import type { WalRecovery } from '../storage/wal/wal';
+import type { SkippedFile } from '../files/file-checks';
+import type { QuarantineReason } from '../managed/wal/quarantine';
+import type { WalRecovery } from '../managed/wal/wal';
 
 /** Raw parameters as they arrive: query-string text (numbers and Dates are accepted where typed). */
 export type RawParams = Readonly<Record<string, unknown>>;
@@ -108,7 +109,13 @@ export type EndpointsWarning =
   /** Managed storage's background compaction failed; it is tried again, and ingest is refused (503) only past its bounds. */
   | { code: 'compaction_failed'; message: string; source: SourceName; cause: unknown }
   /** Shipping a segment to ClickHouse (`storage.clickhouse`) failed; it is tried again with growing pauses, and ingest is refused (503) only past `maxUncompactedBytes`. */
-  | { code: 'shipping_failed'; message: string; source: SourceName; cause: unknown };
+  | { code: 'shipping_failed'; message: string; source: SourceName; cause: unknown }
+  /**
+   * Managed storage set bytes aside in `<dataDir>/<source>/quarantine/` (`file`): a stretch of a
+   * write-ahead segment that fails its checksum (`damaged`), or lines no query can read
+   * (`unreadable`). They are never served; everything around them is. See docs/durability.md.
+   */
+  | { code: 'quarantined'; message: string; source: SourceName; reason: QuarantineReason; file: string; bytes: number; lines: number };
 
 export type { CacheStatus };
 
@@ -172,6 +179,14 @@ export interface EndpointsStats extends CacheCounters {
     compactionFailures: number;
     mergedFiles: number;
     droppedFiles: number;
+    /**
+     * What is set aside in the quarantine folders (`<dataDir>/<source>/quarantine/`): files, bytes
+     * and lines of damaged write-ahead bytes and of lines no query can read. Never served; see
+     * docs/durability.md.
+     */
+    quarantinedFiles: number;
+    quarantinedBytes: number;
+    quarantinedLines: number;
     /** With `storage.clickhouse`: segments shipped (then deleted), events inserted, failed attempts. */
     shippedSegments?: number;
     shippedEvents?: number;

@@ -1,4 +1,4 @@
-import { checkDataDir } from '../storage/check-data-dir';
+import { checkDataDir } from '../managed/check-data-dir';
 import { HELP } from './help';
 import type { CliIO } from './io';
 import { parseOptions } from './parse-options';

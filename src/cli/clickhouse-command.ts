@@ -3,7 +3,7 @@ import { isUnreachable } from '../engine/clickhouse/classify-error';
 import { clickhouseEngine } from '../engine/clickhouse/clickhouse-engine';
 import { clickhouseLoader } from '../engine/clickhouse/clickhouse-loader';
 import type { ClickHouseTarget } from '../engine/clickhouse/options';
-import type { SourceName } from '../engine/engine';
+import type { SourceName } from '../sources/source-descriptor';
 import { HELP } from './help';
 import type { CliIO } from './io';
 import { clockOf, duckdbOf, integerOf, parseOptions } from './parse-options';

@@ -1,5 +1,7 @@
 import type { Endpoints } from '../api/create-endpoints';
 import { EngineError, InvalidParameterError, LogEndpointsError, NotFoundError } from '../errors';
+import { MAX_NESTING } from '../ingest/json-nesting';
+import { INGEST_BODY, type BodyIngest } from '../ingest/ingestor';
 import { parseEvents } from '../ingest/parse-body';
 import { readBody } from '../ingest/read-body';
 import type { PlainRequest, PlainResponse } from './exchange';
@@ -70,13 +72,16 @@ export async function ingestRoute(
     const body = await readBody(request.body?.() ?? null, {
       contentEncoding: request.header('content-encoding'),
       maxBytes: config.ingest.maxBodyBytes,
+      maxNesting: MAX_NESTING,
       onBytes: (bytes) => {
         budget.take(bytes);
         taken += bytes;
       },
     });
-    // Each element is checked by ep.ingest (an element that is not an object is an invalid_body there).
-    await ep.ingest(ref, parseEvents(body, request.header('content-type')) as object[]);
+    const direct = (ep as Partial<BodyIngest>)[INGEST_BODY];
+    // Parsed off the main thread when large; each element is checked as ep.ingest checks it.
+    if (direct) await direct.call(ep, ref, body, request.header('content-type'));
+    else await ep.ingest(ref, parseEvents(body, request.header('content-type')) as object[]);
   } finally {
     budget.give(taken);
   }

@@ -1,4 +1,5 @@
 import { InvalidBodyError } from '../errors';
+import { quoteBigTimestamps } from './big-timestamps';
 
 const NDJSON_TYPES = new Set(['application/x-ndjson', 'application/ndjson', 'application/jsonl', 'application/x-jsonlines', 'application/jsonlines']);
 const SHAPES = 'Send {"batch": [event, ...]}, a JSON array of events, one event object, or NDJSON (Content-Type: application/x-ndjson).';
@@ -18,7 +19,7 @@ export function parseEvents(body: Uint8Array, contentType: string | null): unkno
     throw new InvalidBodyError('The body is not valid UTF-8.', { cause: error });
   }
   if (text.trim() === '') throw new InvalidBodyError(`The body is empty. ${SHAPES}`);
-  text = keepBigTimestamps(text);
+  text = quoteBigTimestamps(text);
   if (NDJSON_TYPES.has(mediaType(contentType))) return parseNdjson(text);
   let value: unknown;
   try {
@@ -43,15 +44,6 @@ export function parseEvents(body: Uint8Array, contentType: string | null): unkno
     return batch;
   }
   throw new InvalidBodyError(`The body is a JSON ${value === null ? 'null' : typeof value}, not events. ${SHAPES}`);
-}
-
-/**
- * A `timestamp` integer of 16 digits or more (nanoseconds since the epoch) would lose its last
- * digits as a JavaScript number, and with them the microsecond: it is kept as its text, which
- * counts the same (docs/semantics.md, "Timestamps": a numeric string counts as the number).
- */
-function keepBigTimestamps(text: string): string {
-  return text.includes('"timestamp"') ? text.replace(/("timestamp"\s*:\s*)(-?\d{16,})(?=\s*[,}\]\r\n])/g, '$1"$2"') : text;
 }
 
 /** One JSON value per line; blank lines skipped, CRLF accepted; `index` counts events, the message names the line. */

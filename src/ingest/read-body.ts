@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import * as zlib from 'node:zlib';
 import { InvalidBodyError, LogEndpointsError, PayloadTooLargeError } from '../errors';
+import { NestingScan } from './json-nesting';
 
 /** Logflare's limit: 12 MiB of body after decompression. */
 export const MAX_BODY_BYTES = 12 * 1024 * 1024;
@@ -16,6 +17,11 @@ export interface ReadBodyOptions {
    * memory of all requests together (it throws to refuse).
    */
   onBytes?: (bytes: number) => void;
+  /**
+   * Refuse (`InvalidBodyError`) a JSON body nested deeper than this, as soon as the bracket past
+   * it arrives: the rest is never inflated, and the parser never sees it.
+   */
+  maxNesting?: number;
 }
 
 /**
@@ -25,6 +31,7 @@ export interface ReadBodyOptions {
  */
 export async function readBody(chunks: AsyncIterable<Uint8Array> | null, options: ReadBodyOptions): Promise<Buffer> {
   const decoder = decoderOf(options.contentEncoding);
+  const nesting = options.maxNesting === undefined ? null : new NestingScan(options.maxNesting);
   const parts: Buffer[] = [];
   let size = 0;
   // Why reading stopped: the pipeline reports its own AbortError for the streams it tears down.
@@ -36,6 +43,10 @@ export async function readBody(chunks: AsyncIterable<Uint8Array> | null, options
       options.onBytes?.(chunk.length);
     } catch (error) {
       throw (refusal = error);
+    }
+    const deep = nesting?.feed(chunk) ?? -1;
+    if (deep >= 0) {
+      throw (refusal = new InvalidBodyError(`The body is nested more than ${options.maxNesting} levels deep (at byte ${deep}); events may nest at most that deep.`));
     }
     parts.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length));
   };

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { InvalidBodyError, PayloadTooLargeError } from '../errors';
-import { MARKER_FIELD } from '../storage/wal/commit-marker';
-import { timestampMicros } from './event-timestamp';
+import { MARKER_FIELD } from '../files/commit-marker';
+import { eventTimestampMicros } from '../time/event-timestamp';
+import { MAX_LINE_BYTES } from '../files/long-line-copies';
+import { MAX_NESTING, tooDeepAt } from './json-nesting';
 
 /** Fields the normalisation itself sets. */
 const OWN = new Set(['id', 'timestamp', 'message', 'event_message']);
@@ -31,7 +33,7 @@ export function normalizeEvent(raw: unknown, index: number, arrival: string): Re
   }
   let timestamp = event.timestamp;
   if (timestamp instanceof Date) timestamp = Number.isNaN(timestamp.getTime()) ? 'Invalid Date' : timestamp.toISOString();
-  if (timestamp !== undefined && timestamp !== null && timestampMicros(timestamp) === null) {
+  if (timestamp !== undefined && timestamp !== null && eventTimestampMicros(timestamp) === null) {
     throw new InvalidBodyError(
       `Event ${index}: "timestamp" ${describe(timestamp)} is not an ISO 8601 time or a number since the epoch (seconds, ms, µs or ns) within years 1 to 9999.`,
       { index },
@@ -61,6 +63,10 @@ export const BATCH_LIMITS: BatchLimits = { maxEvents: 100_000, maxBytes: 32 * 10
 /**
  * A batch as the lines the WAL stores (UTF-8 JSON, one event per line, each ending `\n`), all or
  * nothing: the first bad event throws `InvalidBodyError` with its index, and nothing is written.
+ * Every line is one every query reads (docs/durability.md, "What ingest accepts"): a lone UTF-16
+ * surrogate in any string or key (a string cut through an emoji) becomes U+FFFD, since no JSON
+ * reader of the engine takes one; an event nested more than 128 levels deep, or longer than 16 MiB
+ * as stored, is refused.
  */
 export function serializeEvents(events: readonly unknown[], arrival: string, limits: BatchLimits = BATCH_LIMITS): Buffer {
   if (!Array.isArray(events)) throw new InvalidBodyError('The events must be an array.');
@@ -73,8 +79,15 @@ export function serializeEvents(events: readonly unknown[], arrival: string, lim
     let line: string;
     try {
       line = JSON.stringify(event);
+      // JSON.stringify writes a lone surrogate as \udXXX (and nothing of a well-formed string so).
+      if (line.includes('\\ud')) line = JSON.stringify(wellFormed(JSON.parse(line)));
     } catch (error) {
+      // A cycle, a BigInt, or nesting deeper than the stack.
       throw new InvalidBodyError(`Event ${i} cannot be written as JSON: ${(error as Error).message}`, { index: i, cause: error });
+    }
+    // A longer line is one the engine's NDJSON reader may not take (UTF-16 units: at most 3 bytes each).
+    if (line.length * 3 > MAX_LINE_BYTES && Buffer.byteLength(line) > MAX_LINE_BYTES) {
+      throw new InvalidBodyError(`Event ${i} takes ${Buffer.byteLength(line)} bytes as stored; an event may take at most ${MAX_LINE_BYTES} (16 MiB).`, { index: i });
     }
     text += `${line}\n`;
     // Counted in UTF-16 units here (at most 3 UTF-8 bytes each), exactly below.
@@ -84,7 +97,30 @@ export function serializeEvents(events: readonly unknown[], arrival: string, lim
   if (bytes.length > limits.maxBytes) {
     throw new PayloadTooLargeError(limits.maxBytes, `The events take more than ${limits.maxBytes} bytes as stored; send smaller batches.`);
   }
+  const deep = tooDeepAt(bytes);
+  if (deep >= 0) {
+    let index = 0;
+    for (let at = bytes.indexOf(0x0a); at >= 0 && at < deep; at = bytes.indexOf(0x0a, at + 1)) index++;
+    throw new InvalidBodyError(`Event ${index} is nested more than ${MAX_NESTING} levels deep.`, { index });
+  }
   return bytes;
+}
+
+/** A JSON value with every lone surrogate of its strings and keys replaced by U+FFFD. */
+function wellFormed(value: unknown): unknown {
+  if (typeof value === 'string') return toWellFormed(value);
+  if (Array.isArray(value)) return value.map(wellFormed);
+  if (typeof value !== 'object' || value === null) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, field] of Object.entries(value)) {
+    Object.defineProperty(out, toWellFormed(key), { value: wellFormed(field), enumerable: true, writable: true, configurable: true });
+  }
+  return out;
+}
+
+/** `String.prototype.toWellFormed` (Node 20; not yet in TypeScript's ES2023 library). */
+function toWellFormed(text: string): string {
+  return (text as unknown as { toWellFormed(): string }).toWellFormed();
 }
 
 function kindOf(value: unknown): string {

@@ -22,19 +22,20 @@ import type {
 } from '../engine';
 import { QueryGate } from '../../util/query-gate';
 import { existsSync, statSync } from 'node:fs';
-import type { SkipReason } from '../../storage/file-checks';
-import type { ListedFile } from '../../storage/list-glob';
-import { headOf, SourceReader, type ExtraInputs, type FileRange, type ReadSet } from '../../storage/source-reader';
-import { partitionDay } from './file-kinds';
-import { HEAD_ROWS_PER_PROJECT } from '../../storage/newest-heads';
+import type { SkipReason } from '../../files/file-checks';
+import type { ListedFile } from '../../files/list-glob';
+import { headOf, SourceReader, type ExtraInputs, type FileRange, type ReadSet } from '../../files/source-reader';
+import { partitionDay } from '../../files/file-kinds';
+import { HEAD_ROWS_PER_PROJECT } from '../../dataset/newest-heads';
 import { earliestDayOf } from './list-files';
-import { parquetSchema } from './parquet-schema';
-import { RangeCopies } from './range-copies';
-import type { MemoryTables } from './memory-tables';
-import { openDatabase, type DatabaseSettings, type MemoryRelief } from './open-database';
-import { emptyNdjsonFile } from './empty-ndjson-file';
-import { NOT_A_COMMIT_MARKER, relationOf, sourceRelation, type SourceFiles } from './source-relations';
-import { sqlStringList } from './sql-literal';
+import { parquetSchema } from '../../duckdb/parquet-schema';
+import { RangeCopies } from '../../files/range-copies';
+import { LongLineCopies } from '../../files/long-line-copies';
+import type { MemoryTables } from '../../managed/memory-tables';
+import { openDatabase, type DatabaseSettings, type MemoryRelief } from '../../duckdb/open-database';
+import { emptyNdjsonFile } from '../../duckdb/empty-ndjson-file';
+import { NOT_A_COMMIT_MARKER, relationOf, sourceRelation, type SourceFiles } from '../../duckdb/source-relations';
+import { sqlStringList } from '../../duckdb/sql-literal';
 import { newestInTwoPhases } from './two-phase-newest';
 import { composeSandboxedSql, splitEndpointSql } from '../../sandbox/compose-sandboxed-sql';
 import { validateCallerSql, type CheckedSql } from '../../sandbox/validate-caller-sql';
@@ -121,6 +122,9 @@ class DuckDBEngine implements Engine {
   private readonly readers = new Map<SourceName, SourceReader>();
   private readonly memory: MemoryTables | undefined;
   private readonly ranges = new RangeCopies();
+  /** NDJSON file versions holding a line too long for DuckDB: read from a copy without such lines. */
+  private readonly longLined = new Set<string>();
+  private readonly longLines = new LongLineCopies();
   private readonly gate: QueryGate;
   private readonly timeoutMs: number;
   private readonly idle: DuckDBConnection[] = [];
@@ -377,6 +381,12 @@ class DuckDBEngine implements Engine {
     for (const [copy, range] of copies ?? []) {
       if (message.includes(copy)) listed.push(range.file);
     }
+    // A line too long for the reader costs that line only: the file is read again without it.
+    if (/"maximum_object_size" of \d+ bytes exceeded/.test(message)) {
+      const named = listed.filter((f) => f.kind === 'ndjson' && !this.longLined.has(versionKey(f)) && (message.includes(f.path) || [...(copies ?? [])].some(([copy, r]) => r.file === f && message.includes(copy))));
+      for (const file of named) this.longLined.add(versionKey(file));
+      if (named.length) return true;
+    }
     for (const file of listed) {
       // A head the engine cannot read is left aside: its data file is read instead (not a skip).
       const head = headOf(file);
@@ -469,46 +479,63 @@ class DuckDBEngine implements Engine {
         // The same snapshot a query takes, memory included (its rows stay until we are done).
         const leave = this.memory?.enter();
         try {
-        const read = await this.reader(source).snapshot();
-        const files = await this.sourceFiles(connection, read);
-        let lines = 0, skippedLines = 0, parquetRows = 0;
-        if (files.ndjson.length) {
-          const r = await connection.runAndReadAll(`
-            SELECT count(*) FILTER (WHERE ${NOT_A_COMMIT_MARKER}) AS lines,
-                   count(*) FILTER (WHERE json IS NULL OR json_type(json) <> 'OBJECT') AS skipped
-            FROM read_json_objects(${sqlStringList([...files.ndjson, emptyNdjsonFile()])}, format = 'newline_delimited',
-                                   compression = 'auto_detect', ignore_errors = true)`);
-          const [row] = r.getRowObjects();
-          lines = Number(row?.lines ?? 0);
-          skippedLines = Number(row?.skipped ?? 0);
-        }
-        if (files.memory) {
-          // Managed storage's acknowledged lines not compacted yet, held in memory instead of read
-          // from their segments: lines all the same, each one event (ingest checked them).
-          const r = await connection.runAndReadAll(`SELECT count(*) AS n FROM (${files.memory})`);
-          lines += Number(r.getRowObjects()[0]?.n ?? 0);
-        }
-        if (files.parquet.length) {
-          const r = await connection.runAndReadAll(`SELECT count(*) AS n FROM read_parquet(${sqlStringList(files.parquet)}, union_by_name = true)`);
-          parquetRows = Number(r.getRowObjects()[0]?.n ?? 0);
-        }
-        out.push({
-          source,
-          files: read.ndjson.length + read.ranges.length + read.parquet.length,
-          lines,
-          skippedLines,
-          parquetRows,
-          globs: read.globs,
-          emptyGlobs: read.globs.filter((g) => g.files === 0).map((g) => g.glob),
-          skippedFiles: read.skipped,
-          coveredFiles: read.covered.length,
-        });
+          // As a query does: a file found damaged (or with a line too long) is listed, not thrown.
+          for (let attempt = 1; ; attempt++) {
+            const read = await this.reader(source).snapshot();
+            let files: SourceFiles & { copies: Map<string, FileRange> } | undefined;
+            try {
+              files = await this.sourceFiles(connection, read);
+              out.push(await this.inspect(connection, source, read, files));
+              break;
+            } catch (error) {
+              if (!(await this.retryable(connection, error, source, read, files?.copies))) throw error;
+              if (attempt >= MAX_ATTEMPTS) {
+                throw new EngineError('overloaded', 'The log files kept changing while they were read; retry shortly.', { cause: error, retryAfterSeconds: 1 });
+              }
+            }
+          }
         } finally {
           leave?.();
         }
       }
       return out;
     }));
+  }
+
+  /** Counts of one source over one snapshot (see `inspectSources`). */
+  private async inspect(connection: DuckDBConnection, source: SourceName, read: ReadSet, files: SourceFiles): Promise<SourceInspection> {
+    let lines = 0, skippedLines = 0, parquetRows = 0;
+    if (files.ndjson.length) {
+      const r = await connection.runAndReadAll(`
+        SELECT count(*) FILTER (WHERE ${NOT_A_COMMIT_MARKER}) AS lines,
+               count(*) FILTER (WHERE json IS NULL OR json_type(json) <> 'OBJECT') AS skipped
+        FROM read_json_objects(${sqlStringList([...files.ndjson, emptyNdjsonFile()])}, format = 'newline_delimited',
+                               compression = 'auto_detect', ignore_errors = true)`);
+      const [row] = r.getRowObjects();
+      lines = Number(row?.lines ?? 0);
+      skippedLines = Number(row?.skipped ?? 0);
+    }
+    if (files.memory) {
+      // Managed storage's acknowledged lines not compacted yet, held in memory instead of read
+      // from their segments: lines all the same, each one event (ingest checked them).
+      const r = await connection.runAndReadAll(`SELECT count(*) AS n FROM (${files.memory})`);
+      lines += Number(r.getRowObjects()[0]?.n ?? 0);
+    }
+    if (files.parquet.length) {
+      const r = await connection.runAndReadAll(`SELECT count(*) AS n FROM read_parquet(${sqlStringList(files.parquet)}, union_by_name = true)`);
+      parquetRows = Number(r.getRowObjects()[0]?.n ?? 0);
+    }
+    return {
+      source,
+      files: read.ndjson.length + read.ranges.length + read.parquet.length,
+      lines,
+      skippedLines,
+      parquetRows,
+      globs: read.globs,
+      emptyGlobs: read.globs.filter((g) => g.files === 0).map((g) => g.glob),
+      skippedFiles: read.skipped,
+      coveredFiles: read.covered.length,
+    };
   }
 
   async close(): Promise<void> {
@@ -527,13 +554,24 @@ class DuckDBEngine implements Engine {
     this.control.closeSync();
     this.instance.closeSync();
     this.ranges.close();
+    this.longLines.close();
   }
 
   /** The SQL inputs of a read: whole files, range copies, and the Parquet schema (kept per file set). */
   private async sourceFiles(connection: DuckDBConnection, read: ReadSet): Promise<SourceFiles & { copies: Map<string, FileRange> }> {
     const copies = new Map<string, FileRange>();
-    for (const range of read.ranges) copies.set(await this.ranges.copy(range), range);
-    const ndjson = [...read.ndjson.map((f) => f.path), ...copies.keys()];
+    for (const range of read.ranges) {
+      const copy = await this.ranges.copy(range);
+      const key = versionKey(range.file);
+      copies.set(this.longLined.has(key) ? await this.longLines.copy(copy, `${key}\0${copy}\0${range.start}\0${range.end}`) : copy, range);
+    }
+    const whole: string[] = [];
+    for (const file of read.ndjson) {
+      const key = versionKey(file);
+      if (!this.longLined.has(key)) whole.push(file.path);
+      else copies.set(await this.longLines.copy(file.path, key), { file, start: 0, end: file.size });
+    }
+    const ndjson = [...whole, ...copies.keys()];
     const parquet = read.parquet.map((f) => f.path);
     const parquetTypes = parquet.length ? await this.describeParquet(connection, read.parquet) : new Map<string, string>();
     return { ndjson, parquet, parquetTypes, copies, ...(read.memory ? { memory: read.memory } : {}) };
@@ -601,6 +639,11 @@ class DuckDBEngine implements Engine {
   private assertOpen(): void {
     if (this.closed) throw new EngineError('closed', 'The endpoints were closed.');
   }
+}
+
+/** One version of a file: a file rewritten or grown is another. */
+function versionKey(file: ListedFile): string {
+  return `${file.path}\0${file.size}\0${file.mtimeMs}\0${file.ino}`;
 }
 
 /** DuckDB ran out of its memory limit (mapped to `overloaded` by `withConnection`). */

@@ -134,7 +134,11 @@ function serverConfig(dir: string, httpPort: number, tcpPort: number, cluster: s
 
 const USERS = `<?xml version="1.0"?>
 <yandex>
-  <profiles><default></default></profiles>
+  <profiles>
+    <default></default>
+    <!-- What ClickHouse 25.8 and later do by default: 64-bit integers as bare JSON numbers. -->
+    <bare_int64><output_format_json_quote_64bit_integers>0</output_format_json_quote_64bit_integers></bare_int64>
+  </profiles>
   <users>
     <default>
       <password></password>
@@ -142,6 +146,12 @@ const USERS = `<?xml version="1.0"?>
       <profile>default</profile>
       <quota>default</quota>
     </default>
+    <bare_int64>
+      <password></password>
+      <networks><ip>127.0.0.1</ip><ip>::1</ip></networks>
+      <profile>bare_int64</profile>
+      <quota>default</quota>
+    </bare_int64>
   </users>
   <quotas><default><interval><duration>3600</duration><queries>0</queries><errors>0</errors><result_rows>0</result_rows><read_rows>0</read_rows><execution_time>0</execution_time></interval></default></quotas>
 </yandex>

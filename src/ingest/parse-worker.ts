@@ -1,0 +1,119 @@
+import { extname } from 'node:path';
+import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import { EngineError, InvalidBodyError, PayloadTooLargeError } from '../errors';
+import { bodyLines, type BodyLines } from './body-lines';
+import type { BatchLimits } from './serialize-events';
+
+/** Bodies at least this large are parsed off the main thread (a smaller one takes a few ms at most). */
+export const OFF_THREAD_BYTES = 64 * 1024;
+
+/** `workerData` of the parser thread: this module, loaded again, serves parse jobs. */
+const ROLE = 'log-endpoints-ingest-parser';
+
+interface Job {
+  id: number;
+  body: Uint8Array;
+  contentType: string | null;
+  arrival: string;
+  limits: BatchLimits;
+}
+
+type Answer =
+  | { id: number; lines: Uint8Array; events: number }
+  | { id: number; error: { kind: 'invalid_body' | 'payload_too_large' | 'other'; message: string; index?: number; limit?: number } };
+
+/**
+ * `bodyLines` on a thread of its own, so a large body (JSON.parse of a 12 MiB event with many
+ * keys takes about a second) never holds up the requests around it: the body goes over by
+ * transfer and its lines come back the same way, so the main thread copies and parses nothing.
+ * One thread, started at the first large body and shared by every instance of the process; it
+ * does not keep the process alive.
+ *
+ * @example
+ * const { lines, events } = await bodyLinesOffThread(body, 'application/json', arrival, BATCH_LIMITS);
+ */
+export function bodyLinesOffThread(body: Uint8Array, contentType: string | null, arrival: string, limits: BatchLimits): Promise<BodyLines> {
+  return parser().run({ body, contentType, arrival, limits });
+}
+
+let shared: Parser | null = null;
+
+function parser(): Parser {
+  shared ??= new Parser(() => {
+    shared = null;
+  });
+  return shared;
+}
+
+class Parser {
+  private readonly worker: Worker;
+  private readonly waiting = new Map<number, { resolve: (lines: BodyLines) => void; reject: (error: unknown) => void }>();
+  private next = 0;
+
+  constructor(onExit: () => void) {
+    const here = new URL(import.meta.url);
+    // From the sources (tests, tsx) the thread runs this very module, through tsx as its parent
+    // does. Built, it runs the bundle's `ingest-parser` entry (tsup.config.ts), beside every chunk:
+    // `import.meta.url` names some chunk of dist/ (in the CommonJS build a shim's), never this code.
+    this.worker = here.pathname.endsWith('.ts')
+      ? new Worker(`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(here.href)}); })`, { eval: true, workerData: { role: ROLE } })
+      : new Worker(new URL(`./ingest-parser${extname(here.pathname)}`, here), { workerData: { role: ROLE } });
+    this.worker.unref();
+    this.worker.on('message', (answer: Answer) => {
+      const waiting = this.waiting.get(answer.id);
+      if (!waiting) return;
+      this.waiting.delete(answer.id);
+      if ('error' in answer) waiting.reject(errorOf(answer.error));
+      else waiting.resolve({ lines: Buffer.from(answer.lines.buffer, answer.lines.byteOffset, answer.lines.length), events: answer.events });
+      if (this.waiting.size === 0) this.worker.unref();
+    });
+    const fail = (cause: unknown) => {
+      onExit();
+      for (const waiting of this.waiting.values()) {
+        waiting.reject(new EngineError('overloaded', 'The body could not be parsed now (the parser thread stopped); retry shortly.', { cause, retryAfterSeconds: 1 }));
+      }
+      this.waiting.clear();
+    };
+    this.worker.on('error', fail);
+    this.worker.on('exit', (code) => fail(new Error(`The parser thread exited with code ${code}.`)));
+  }
+
+  run(job: Omit<Job, 'id'>): Promise<BodyLines> {
+    const id = ++this.next;
+    return new Promise<BodyLines>((resolve, reject) => {
+      this.waiting.set(id, { resolve, reject });
+      // Held while a job runs: a process waiting for its answer does not exit under it.
+      this.worker.ref();
+      // A copy when the body shares its memory (a Buffer from the pool): only whole buffers move.
+      const body = job.body.byteOffset === 0 && job.body.byteLength === job.body.buffer.byteLength ? job.body : new Uint8Array(job.body);
+      this.worker.postMessage({ ...job, id, body } satisfies Job, [body.buffer as ArrayBuffer]);
+    });
+  }
+}
+
+function errorOf(error: Extract<Answer, { error: unknown }>['error']): Error {
+  if (error.kind === 'invalid_body') return new InvalidBodyError(error.message, error.index === undefined ? undefined : { index: error.index });
+  if (error.kind === 'payload_too_large') return new PayloadTooLargeError(error.limit ?? 0, error.message);
+  return new Error(error.message);
+}
+
+/** The thread's side: each job answered with its lines (moved, not copied) or what was wrong. */
+function serve(): void {
+  parentPort!.on('message', (job: Job) => {
+    let answer: Answer;
+    let transfer: ArrayBuffer[] = [];
+    try {
+      const { lines, events } = bodyLines(job.body, job.contentType, job.arrival, job.limits);
+      const owned = lines.byteOffset === 0 && lines.byteLength === lines.buffer.byteLength ? lines : new Uint8Array(lines);
+      answer = { id: job.id, lines: owned, events };
+      transfer = [owned.buffer as ArrayBuffer];
+    } catch (error) {
+      if (error instanceof InvalidBodyError) answer = { id: job.id, error: { kind: 'invalid_body', message: error.message, index: error.index } };
+      else if (error instanceof PayloadTooLargeError) answer = { id: job.id, error: { kind: 'payload_too_large', message: error.message, limit: error.limit } };
+      else answer = { id: job.id, error: { kind: 'other', message: String((error as Error)?.message ?? error) } };
+    }
+    parentPort!.postMessage(answer, transfer);
+  });
+}
+
+if (!isMainThread && (workerData as { role?: unknown } | null)?.role === ROLE) serve();

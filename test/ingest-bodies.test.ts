@@ -1,0 +1,131 @@
+import { gzipSync } from 'node:zlib';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createHandler } from '../src/http';
+import { createEndpoints, InvalidBodyError, type Endpoints } from '../src/index';
+import { quoteBigTimestamps } from '../src/ingest/big-timestamps';
+import { MAX_NESTING, NestingScan } from '../src/ingest/json-nesting';
+import { OFF_THREAD_BYTES } from '../src/ingest/parse-worker';
+import { tempDir } from './support/log-files';
+
+const NOW = '2026-11-21T12:00:00Z';
+const tmp = tempDir('le-bodies-');
+afterAll(() => tmp.cleanup());
+
+let n = 0;
+async function withStorage(test: (ep: Endpoints, post: (body: string | Uint8Array, headers?: Record<string, string>) => Promise<{ status: number; json: any }>) => Promise<void>) {
+  const ep = await createEndpoints({ storage: { dataDir: tmp.path(`data-${++n}`) }, now: () => new Date(NOW), cache: false });
+  const handler = createHandler(ep, { auth: false });
+  const post = async (body: string | Uint8Array, headers: Record<string, string> = {}) => {
+    const response = await handler(new Request('http://localhost/api/logs?source_name=cloudflare.logs.prod', { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body }));
+    return { status: response.status, json: await response.json() };
+  };
+  try {
+    await test(ep, post);
+  } finally {
+    await ep.close();
+  }
+}
+
+const nested = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+
+describe('the nesting limit (docs/durability.md, "What ingest accepts")', () => {
+  it('follows brackets across chunks, leaving those inside strings out', () => {
+    const scan = new NestingScan(3);
+    const chunks = ['{"a":"[[[[\\"[[[",', '"b":[[]],"c":[[', '[]]]}'].map((c) => Buffer.from(c));
+    expect(scan.feed(chunks[0]!)).toBe(-1);
+    expect(scan.feed(chunks[1]!)).toBe(-1);
+    // The fourth level opens with the last chunk's first byte.
+    expect(scan.feed(chunks[2]!)).toBe(chunks[0]!.length + chunks[1]!.length);
+  });
+
+  it('a body nested deeper than 128 levels is refused with invalid_body; 128 levels are accepted', async () => {
+    await withStorage(async (ep, post) => {
+      // [ { "metadata": <nested> } ]: the body is 2 levels deeper than the metadata value.
+      const body = (depth: number) => `[{"message":"m","project":"deep","metadata":{"x":${nested(depth - 3)}}}]`;
+      expect(await post(body(MAX_NESTING))).toMatchObject({ status: 200 });
+      const refused = await post(body(MAX_NESTING + 1));
+      expect(refused).toMatchObject({ status: 400, json: { error: { code: 'invalid_body', message: expect.stringContaining('nested more than 128 levels') } } });
+      expect((await ep.query('logs.all', { project: 'deep', project_tier: 'FREE' })).result).toHaveLength(1);
+    });
+  });
+
+  it('an event nested deeper than 128 levels is refused by ep.ingest too, naming it', async () => {
+    await withStorage(async (ep) => {
+      let deep: unknown = 'bottom';
+      for (let i = 0; i < MAX_NESTING; i++) deep = [deep];
+      const error = await ep.ingest('cloudflare.logs.prod', [{ message: 'ok' }, { message: 'deep', metadata: deep }]).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(InvalidBodyError);
+      expect(error).toMatchObject({ index: 1, message: 'Event 1 is nested more than 128 levels deep.' });
+    });
+  });
+
+  it('12 KB of gzip holding 6,000,000 nested brackets is refused at once, without inflating the rest', async () => {
+    await withStorage(async (_ep, post) => {
+      const bomb = gzipSync(Buffer.from(nested(6_000_000)), { level: 9 });
+      expect(bomb.length).toBeLessThan(16 * 1024);
+      const started = performance.now();
+      const answer = await post(bomb, { 'Content-Encoding': 'gzip' });
+      const ms = performance.now() - started;
+      expect(answer).toMatchObject({ status: 400, json: { error: { code: 'invalid_body' } } });
+      // Loose (a loaded machine): the unchecked parse took seconds.
+      expect(ms).toBeLessThan(2000);
+    });
+  });
+});
+
+describe('an event longer than a query reads', () => {
+  it('is refused by ep.ingest (16 MiB as stored at most), naming it', async () => {
+    await withStorage(async (ep) => {
+      const error = await ep.ingest('cloudflare.logs.prod', [{ message: 'ok' }, { message: 'x'.repeat(16 * 1024 * 1024) }]).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(InvalidBodyError);
+      expect(error).toMatchObject({ index: 1, message: expect.stringContaining('an event may take at most 16777216 (16 MiB)') });
+    });
+  });
+});
+
+describe('a large body is parsed off the main thread', () => {
+  const events = (count: number, project: string) =>
+    Array.from({ length: count }, (_, i) => ({ id: `${project}-${i}`, message: `GET /${'x'.repeat(200)}`, project, timestamp: `2026-11-21T10:00:00.${String(i).padStart(6, '0')}Z` }));
+
+  it('is stored exactly as a small one would be', async () => {
+    await withStorage(async (ep, post) => {
+      const big = JSON.stringify(events(600, 'big'));
+      expect(big.length).toBeGreaterThan(OFF_THREAD_BYTES);
+      expect(await post(big)).toMatchObject({ status: 200, json: { message: 'Logged!' } });
+      expect(await post(JSON.stringify(events(3, 'small')))).toMatchObject({ status: 200 });
+      const rows = (await ep.query('logs.all', { project: 'big', project_tier: 'FREE' })).result;
+      expect(rows).toHaveLength(100);
+      expect(rows[0]).toMatchObject({ id: 'big-599', timestamp: '2026-11-21T10:00:00.000599Z', event_message: `GET /${'x'.repeat(200)}` });
+    });
+  });
+
+  it('its errors are the same: the bad event named, nothing kept', async () => {
+    await withStorage(async (ep, post) => {
+      const list = events(600, 'bad');
+      (list[417] as Record<string, unknown>).timestamp = 'yesterday';
+      expect(await post(JSON.stringify(list))).toMatchObject({ status: 400, json: { error: { code: 'invalid_body', index: 417 } } });
+      expect(await post(`${JSON.stringify(list).slice(0, -1)},`)).toMatchObject({ status: 400, json: { error: { code: 'invalid_body' } } });
+      expect((await ep.query('logs.all', { project: 'bad', project_tier: 'FREE' })).result).toEqual([]);
+    });
+  });
+});
+
+describe('nanosecond timestamps written as JSON numbers', () => {
+  it('only an event\'s own top-level timestamp is kept as its digits; one deeper in the event is kept as sent', () => {
+    const ns = '1795256102123456789';
+    expect(quoteBigTimestamps(`{"timestamp":${ns},"metadata":{"timestamp":${ns}}}`)).toBe(`{"timestamp":"${ns}","metadata":{"timestamp":${ns}}}`);
+    expect(quoteBigTimestamps(`[{"a":[{"timestamp":${ns}}],"timestamp": ${ns} }]`)).toBe(`[{"a":[{"timestamp":${ns}}],"timestamp": "${ns}" }]`);
+    expect(quoteBigTimestamps(`{"batch":[{"x":{"timestamp":${ns}}},{"timestamp":-${ns}}]}`)).toBe(`{"batch":[{"x":{"timestamp":${ns}}},{"timestamp":"-${ns}"}]}`);
+    expect(quoteBigTimestamps(`{"time\\u0073tamp":${ns}}\n{"s":"\\"timestamp\\":${ns}","timestamp":${ns}.5}`)).toBe(`{"time\\u0073tamp":"${ns}"}\n{"s":"\\"timestamp\\":${ns}","timestamp":${ns}.5}`);
+  });
+
+  it('a nested one reaches the query as the number sent', async () => {
+    await withStorage(async (ep, post) => {
+      const body = `[{"project":"ns","timestamp":1795256102123456789,"metadata":{"timestamp":1795256102123456789,"n":12345678901234567}}]`;
+      expect(await post(body)).toMatchObject({ status: 200 });
+      const [row] = (await ep.query('logs.all', { project: 'ns', project_tier: 'PAYG' })).result as Array<{ timestamp: string; metadata: any }>;
+      expect(row!.timestamp).toBe('2026-11-21T10:15:02.123456Z');
+      expect(typeof row!.metadata.timestamp).toBe('number');
+    });
+  });
+});
