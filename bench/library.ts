@@ -19,8 +19,11 @@ export interface Samples {
 
 const DUCKDB = { threads: 2 };
 
-/** The library, caching off: warm = one instance, many queries; cold = a new instance per query. */
-export async function measureLibrary(sources: SourceGlobs, c: BenchCase, runs: number): Promise<Samples> {
+/**
+ * The library, caching off: warm = one instance, many queries; cold = a new instance per query.
+ * `warm: false` leaves the warm runs to the side-by-side rounds with the peers.
+ */
+export async function measureLibrary(sources: SourceGlobs, c: BenchCase, runs: number, options: { warm?: boolean } = {}): Promise<Samples> {
   // No time limit worth the name: the NDJSON cases run for tens of seconds by design (what the
   // compacted layout saves), and a benchmark measures them rather than cutting them off.
   const open = () => createEndpoints({ sources, now: () => REFERENCE, cache: false, duckdb: DUCKDB, limits: { queryTimeoutMs: 600_000 } });
@@ -30,6 +33,7 @@ export async function measureLibrary(sources: SourceGlobs, c: BenchCase, runs: n
     cold.push(await timeMs(() => ep.query(c.endpoint as string, c.params)));
     await ep.close();
   }
+  if (options.warm === false) return { warm: [], cold };
   const ep = await open();
   const warm: number[] = [];
   try {

@@ -1,14 +1,15 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { chmod, chown, mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import pg from 'pg';
 import type { BenchCase } from './cases';
-import { REFERENCE, SCALES, type Dataset } from './dataset';
-import type { Samples } from './library';
-import { findDefinition } from '../src/definitions/registry';
-import { normalizeParams } from '../src/definitions/params';
-import { planQuery } from '../src/definitions/plan-query';
+import { SCALES, type Dataset } from './dataset';
 import type { EngineParam } from '../src/engine/engine';
 import { formatIsoMicros } from '../src/time/iso';
-import { timeMs } from './stats';
+import { freePort } from './free-port';
+import { planOf } from './peers/clickhouse-expert';
+import type { AnswerRow, Peer } from './peers/peer';
 
 /**
  * Logflare's Postgres storage: one table per source, the whole event in a JSONB `body`, a BRIN
@@ -16,9 +17,12 @@ import { timeMs } from './stats';
  */
 const TABLES = { edgeLogs: 'log_events_edge', functionEdgeLogs: 'log_events_fn' } as const;
 
+/** Microseconds since the epoch of a `timestamp`, as text (pg's Date would drop the microseconds). */
+const MICROS = (t: string) => `(extract(epoch FROM ${t}) * 1000000)::bigint`;
+
 const SQL: Record<BenchCase['endpoint'], string> = {
   'functions.invocation-stats': `
-    SELECT date_trunc($unit, timestamp) AS timestamp,
+    SELECT ${MICROS('date_trunc($unit, timestamp)')} AS micros,
            min(x) AS min_execution_time, max(x) AS max_execution_time, avg(x) AS avg_execution_time,
            percentile_disc(0.95) WITHIN GROUP (ORDER BY x) AS p95_execution_time,
            percentile_disc(0.99) WITHIN GROUP (ORDER BY x) AS p99_execution_time,
@@ -31,12 +35,12 @@ const SQL: Record<BenchCase['endpoint'], string> = {
             AND timestamp >= $first AND timestamp < $end) t
     GROUP BY 1 ORDER BY 1 LIMIT 1000`,
   'logs.all': `
-    SELECT id, timestamp, event_message, body -> 'metadata' AS metadata
+    SELECT id, ${MICROS('timestamp')} AS micros, event_message, body -> 'metadata' AS metadata
     FROM log_events_edge
     WHERE body ->> 'project' = $project AND timestamp > $after AND ($until::timestamp IS NULL OR timestamp <= $until)
-    ORDER BY timestamp DESC, id LIMIT $limit`,
+    ORDER BY timestamp DESC, id COLLATE "C" LIMIT $limit`,
   'usage.api-counts': `
-    SELECT date_trunc($unit, timestamp) AS timestamp,
+    SELECT ${MICROS('date_trunc($unit, timestamp)')} AS micros,
            count(*) FILTER (WHERE path ~ '/rest') AS total_rest_requests,
            count(*) FILTER (WHERE path ~ '/storage') AS total_storage_requests,
            count(*) FILTER (WHERE path ~ '/auth') AS total_auth_requests,
@@ -46,6 +50,21 @@ const SQL: Record<BenchCase['endpoint'], string> = {
           WHERE timestamp >= $start AND (body #>> '{metadata,request,url}') ~ $project) t
     GROUP BY 1 ORDER BY 1 LIMIT 1000`,
 };
+
+/**
+ * The event's `timestamp` (text of the JSON value) as a UTC `timestamp`, by the library's rule
+ * (docs/semantics.md): a number, or numeric text, since the epoch in the unit its magnitude says
+ * (seconds below 1e11, milliseconds below 1e14, microseconds below 1e17, else nanoseconds), floored
+ * to microseconds; else ISO 8601 (UTC without an offset), digits past microseconds cut, not rounded.
+ * The first rounds read every number as microseconds and cast numeric text as ISO, which failed
+ * on the generator's `"1794663128169"` (milliseconds as a JSON string).
+ */
+const EVENT_TIMESTAMP = (s: string) => `
+  CASE WHEN ${s} ~ '^-?[0-9]+(\\.[0-9]+)?$'
+    THEN timestamp '1970-01-01' + floor(${s}::numeric * CASE
+      WHEN abs(${s}::numeric) < 1e11 THEN 1000000 WHEN abs(${s}::numeric) < 1e14 THEN 1000
+      WHEN abs(${s}::numeric) < 1e17 THEN 1 ELSE 0.001 END)::bigint * interval '1 microsecond'
+    ELSE regexp_replace(${s}, '(\\.[0-9]{6})[0-9]+', '\\1')::timestamptz AT TIME ZONE 'UTC' END`;
 
 /** Named $params -> positional, with values from the library's own plan of the call. */
 function positional(sql: string, params: Readonly<Record<string, EngineParam>>): { text: string; values: unknown[] } {
@@ -62,20 +81,17 @@ function positional(sql: string, params: Readonly<Record<string, EngineParam>>):
   return { text, values };
 }
 
-let loaded = false;
-
-/** Loads the NDJSON of the dataset into the Logflare layout (once per run), with psql's \copy. */
+/** Loads the NDJSON of the dataset into the Logflare layout (once per dataset), with psql's \copy. */
 async function load(url: string, dataset: Dataset, log: (line: string) => void): Promise<void> {
-  if (loaded) return;
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
     if (await holdsDataset(client, dataset)) {
       log('postgres: reusing the loaded tables');
-      loaded = true;
       return;
     }
     log('postgres: loading the Logflare layout (log_events_*: id, body jsonb, event_message, timestamp + BRIN)');
+    await client.query("SET TimeZone = 'UTC'");
     for (const [source, table] of Object.entries(TABLES) as Array<[keyof typeof TABLES, string]>) {
       await client.query(`DROP TABLE IF EXISTS ${table}; DROP TABLE IF EXISTS ${table}_raw;
         CREATE UNLOGGED TABLE ${table}_raw (line text);
@@ -83,20 +99,16 @@ async function load(url: string, dataset: Dataset, log: (line: string) => void):
       const file = dataset.ndjson[source];
       // CSV with control characters as quote and delimiter: every NDJSON line arrives as it is.
       const copy = spawnSync('psql', [url, '-v', 'ON_ERROR_STOP=1', '-c',
-        `\\copy ${table}_raw(line) FROM '${file.replaceAll("'", "''")}' WITH (FORMAT csv, QUOTE E'\\x01', DELIMITER E'\\x02')`], { stdio: 'inherit' });
+        `\\copy ${table}_raw(line) FROM '${file.replaceAll("'", "''")}' WITH (FORMAT csv, QUOTE E'\\x01', DELIMITER E'\\x02')`], { stdio: ['ignore', 'ignore', 'inherit'] });
       if (copy.status !== 0) throw new Error(`psql \\copy into ${table}_raw failed`);
       await client.query(`
         INSERT INTO ${table} (id, body, event_message, timestamp)
-        SELECT j ->> 'id', j, j ->> 'event_message',
-               CASE WHEN jsonb_typeof(j -> 'timestamp') = 'number'
-                    THEN to_timestamp((j ->> 'timestamp')::numeric / 1000000) AT TIME ZONE 'UTC'
-                    ELSE (j ->> 'timestamp')::timestamptz AT TIME ZONE 'UTC' END
+        SELECT j ->> 'id', j, j ->> 'event_message', ${EVENT_TIMESTAMP("(j ->> 'timestamp')")}
         FROM (SELECT line::jsonb AS j FROM ${table}_raw WHERE line <> '') r;
         DROP TABLE ${table}_raw;
         CREATE INDEX ON ${table} USING brin (timestamp)`);
       await client.query(`VACUUM ANALYZE ${table}`);
     }
-    loaded = true;
   } finally {
     await client.end();
   }
@@ -114,29 +126,90 @@ async function holdsDataset(client: pg.Client, dataset: Dataset): Promise<boolea
   }
 }
 
-/** The same computation in Postgres over JSONB; warm = one connection, cold = a new connection per query. */
-export async function measurePostgres(url: string, dataset: Dataset, c: BenchCase, runs: number, log: (line: string) => void): Promise<Samples> {
-  await load(url, dataset, log);
-  const definition = findDefinition(c.endpoint);
-  const plan = planQuery(definition, normalizeParams(definition, c.params), REFERENCE);
-  const query = positional(SQL[c.endpoint], plan.params);
-  const cold: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    await client.query("SET TimeZone = 'UTC'");
-    cold.push(await timeMs(() => client.query(query.text, query.values)));
-    await client.end();
+/**
+ * A Postgres of this machine for the bench, when no URL is given: its own cluster in
+ * `<dataset>/peers/postgres` (kept, so the tables load once), on a loopback port, run as the
+ * `postgres` user (Postgres refuses root).
+ */
+async function startLocalPostgres(dataset: Dataset, log: (line: string) => void): Promise<{ url: string; stop: () => Promise<void> }> {
+  const dir = join(dataset.dir, 'peers', 'postgres');
+  const asPostgres = (cmd: string, args: string[]) => (process.getuid?.() === 0 ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] as const : [cmd, args] as const);
+  const initdb = spawnSync('which', ['initdb'], { encoding: 'utf8' }).stdout.trim();
+  if (!initdb) throw new Error('postgres is not installed (initdb not found); install it (apt-get install -y postgresql) or pass --postgres <url>');
+  if (!existsSync(join(dir, 'PG_VERSION'))) {
+    await mkdir(dir, { recursive: true });
+    await chmod(dir, 0o700);
+    if (process.getuid?.() === 0) {
+      const { uid, gid } = pgUser();
+      await chown(dir, uid, gid);
+    }
+    const [cmd, args] = asPostgres(initdb, ['-D', dir, '-U', 'bench', '--auth=trust', '--no-sync']);
+    const r = spawnSync(cmd, args, { stdio: ['ignore', 'ignore', 'inherit'] });
+    if (r.status !== 0) throw new Error('initdb failed');
   }
-  const client = new pg.Client({ connectionString: url });
+  const port = await freePort();
+  const postgres = spawnSync('which', ['postgres'], { encoding: 'utf8' }).stdout.trim();
+  const [cmd, args] = asPostgres(postgres, ['-D', dir, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'shared_buffers=2GB', '-c', 'work_mem=256MB', '-c', 'max_wal_size=8GB', '-c', 'fsync=off']);
+  const server = spawn(cmd, args, { stdio: 'ignore' });
+  const url = `postgres://bench@127.0.0.1:${port}/postgres`;
+  for (let i = 0; ; i++) {
+    const client = new pg.Client({ connectionString: url });
+    try {
+      await client.connect();
+      await client.end();
+      break;
+    } catch (error) {
+      if (i > 300 || server.exitCode !== null) throw new Error(`postgres did not start: ${String(error)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  log(`postgres: local server on 127.0.0.1:${port} (${dir})`);
+  // runuser does not pass signals on: pg_ctl stops the server itself.
+  const stop = async () => {
+    const pgCtl = spawnSync('which', ['pg_ctl'], { encoding: 'utf8' }).stdout.trim();
+    const [c, a] = asPostgres(pgCtl, ['-D', dir, 'stop', '-m', 'fast']);
+    spawnSync(c, a, { stdio: 'ignore' });
+    if (server.exitCode === null) await new Promise((r) => server.once('exit', r));
+  };
+  return { url, stop };
+}
+
+function pgUser(): { uid: number; gid: number } {
+  const out = spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).stdout.trim();
+  const gid = spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).stdout.trim();
+  if (!out) throw new Error('there is no postgres user to run the server as');
+  return { uid: Number(out), gid: Number(gid) };
+}
+
+/**
+ * Postgres in Logflare's layout as a peer: the given server (`--postgres <url>`) or a local one.
+ * Warm: one connection.
+ */
+export async function openPostgres(dataset: Dataset, url: string | undefined, log: (line: string) => void): Promise<Peer> {
+  const local = url ? null : await startLocalPostgres(dataset, log);
+  const target = url ?? local!.url;
+  await load(target, dataset, log);
+  const client = new pg.Client({ connectionString: target });
   await client.connect();
   await client.query("SET TimeZone = 'UTC'");
-  const warm: number[] = [];
-  try {
-    await client.query(query.text, query.values);
-    for (let i = 0; i < runs; i++) warm.push(await timeMs(() => client.query(query.text, query.values)));
-  } finally {
-    await client.end();
-  }
-  return { warm, cold };
+  const iso = (v: unknown) => formatIsoMicros(BigInt(String(v)));
+  const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+  return {
+    name: 'postgres-logflare-layout',
+    async run(c: BenchCase): Promise<AnswerRow[]> {
+      const query = positional(SQL[c.endpoint], planOf(c));
+      const { rows } = await client.query(query.text, query.values);
+      return rows.map((r: Record<string, unknown>) => {
+        const { micros, ...rest } = r;
+        if (c.endpoint === 'logs.all') return { id: rest.id, timestamp: iso(micros), event_message: rest.event_message, metadata: rest.metadata };
+        const out: AnswerRow = { timestamp: iso(micros) };
+        for (const [k, v] of Object.entries(rest)) out[k] = num(v);
+        return out;
+      });
+    },
+    async close() {
+      await client.end();
+      await local?.stop();
+    },
+  };
 }

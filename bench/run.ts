@@ -1,16 +1,20 @@
 /**
- * npm run bench -- [--scale default|small|tiny] [--runs 20] [--json out.json] [--postgres <url>] [--burst-only]
+ * npm run bench -- [--scale default|large|small|tiny] [--runs 20] [--json out.json] [--peers chdb,postgres]
+ *                  [--postgres <url>] [--burst-only]
  *
- * Measures, side by side in one run, the library against baselines on this machine and prints
- * a markdown table; --json writes the machine-readable result.
+ * Measures, side by side in one run, the library against baselines and other engines (peers) on
+ * this machine and prints a markdown table; --json writes the machine-readable result.
  */
 import { writeFile } from 'node:fs/promises';
-import { cpus, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
 import { benchCases } from './cases';
 import { prepareDataset, SCALES, type Scale } from './dataset';
 import { measureBareDuckDB, measureLibrary, type Samples } from './library';
-import { measurePostgres } from './postgres';
+import { openPostgres } from './postgres';
+import { openChdb } from './peers/chdb';
+import { measureSideBySide } from './peers/side-by-side';
+import type { Peer } from './peers/peer';
 import { measureHttp, measureServer } from './http';
 import { measureBurst, type BurstResult } from './memory';
 import { summarize, round, type Timing } from './stats';
@@ -23,6 +27,9 @@ const { values } = parseArgs({
     scale: { type: 'string', default: 'default' },
     runs: { type: 'string', default: '20' },
     json: { type: 'string' },
+    // Other engines over the same events, answers compared, timed in the same rounds as the library.
+    peers: { type: 'string', default: '' },
+    // Postgres's URL for the postgres peer (default: a local server the bench starts).
     postgres: { type: 'string' },
     'http-seconds': { type: 'string', default: '10' },
     'skip-http': { type: 'boolean', default: false },
@@ -44,15 +51,19 @@ const { values } = parseArgs({
 const scale = values.scale as Scale;
 if (!(scale in SCALES)) throw new Error(`--scale must be one of ${Object.keys(SCALES).join(', ')}`);
 const runs = Math.max(1, Number(values.runs));
+const PEER_VARIANTS: string[] = ['chdb', 'clickhouse-18.16', 'postgres-logflare-layout'];
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
-type Variant = 'library-ndjson' | 'library-parquet' | 'library-parquet-1x' | 'bare-duckdb-parquet' | 'bare-duckdb-old-sql' | 'postgres-logflare-layout';
+type Variant = 'library-ndjson' | 'library-parquet' | 'library-parquet-1x' | 'bare-duckdb-parquet' | 'bare-duckdb-old-sql' | 'postgres-logflare-layout' | 'chdb' | 'clickhouse-18.16';
 interface CaseResult extends Timing {
   name: string;
   variant: Variant;
   mode: 'warm' | 'cold';
 }
 
+// The machine may be shared: its load when the run started and ended goes with the numbers.
+const loadAtStart = loadavg().map((l) => round(l, 1));
+const startedAt = new Date().toISOString();
 const dataset = await prepareDataset(scale, log);
 const ranks = values['project-rank']!.split(',').map((r) => Math.max(1, Number(r)));
 const wanted = (list: string | undefined, item: string) => list === undefined || list.split(',').includes(item);
@@ -60,25 +71,45 @@ const burstOnly = values['burst-only'];
 const cases = burstOnly ? [] : ranks.flatMap((rank) => benchCases(dataset.projects[rank - 1]!, rank)).filter((c) => wanted(values.endpoints, c.endpoint));
 const results: CaseResult[] = [];
 const record = (name: string, variant: Variant, samples: Samples) => {
-  results.push({ name, variant, mode: 'warm', ...summarize(samples.warm) });
-  results.push({ name, variant, mode: 'cold', ...summarize(samples.cold) });
+  if (samples.warm.length) results.push({ name, variant, mode: 'warm', ...summarize(samples.warm) });
+  if (samples.cold.length) results.push({ name, variant, mode: 'cold', ...summarize(samples.cold) });
 };
 
-for (const c of cases) {
-  log(`case: ${c.name}`);
-  if (wanted(values.variants, 'library-parquet')) record(c.name, 'library-parquet', await measureLibrary(dataset.parquet, c, runs));
-  if (wanted(values.variants, 'bare-duckdb-parquet')) record(c.name, 'bare-duckdb-parquet', await measureBareDuckDB(dataset.parquet, c, runs));
-  if (wanted(values.variants, 'bare-duckdb-old-sql')) record(c.name, 'bare-duckdb-old-sql', await measureBareDuckDB(dataset.parquet, c, runs, 'old'));
-  // NDJSON is 100 times slower: measured for the first project only and at most 5 times, so a run
-  // stays well under an hour (and not at the large scale, which has no NDJSON of its own).
-  if (wanted(values.variants, 'library-ndjson') && c.rank === ranks[0] && scale !== 'large') record(c.name, 'library-ndjson', await measureLibrary(dataset.ndjson, c, Math.min(runs, 5)));
-  // The large scale is the default four times over: the same case on the default data, for the growth.
-  if (scale === 'large' && wanted(values.variants, 'library-parquet-1x')) {
-    record(c.name, 'library-parquet-1x', await measureLibrary((await prepareDataset('default', log)).parquet, c, runs));
+// Peers open (and load the dataset into their layout, once) before any case runs.
+const peerNames = (values.peers ?? '').split(',').map((p) => p.trim()).filter(Boolean);
+if (values.postgres && !peerNames.includes('postgres')) peerNames.push('postgres');
+const peers: Peer[] = [];
+for (const name of peerNames) {
+  if (name === 'chdb') peers.push(await openChdb(dataset, log));
+  else if (name === 'postgres') peers.push(await openPostgres(dataset, values.postgres, log));
+  else throw new Error(`--peers: unknown peer ${name} (chdb, postgres)`);
+}
+
+try {
+  for (const c of cases) {
+    log(`case: ${c.name}`);
+    if (wanted(values.variants, 'library-parquet')) {
+      // With peers, the warm runs are taken in the same rounds as theirs, answers compared first.
+      record(c.name, 'library-parquet', await measureLibrary(dataset.parquet, c, runs, { warm: peers.length === 0 }));
+      if (peers.length) {
+        for (const [variant, warm] of Object.entries(await measureSideBySide(dataset, dataset.parquet, c, peers, runs))) {
+          record(c.name, variant as Variant, { warm, cold: [] });
+        }
+      }
+    }
+    if (wanted(values.variants, 'bare-duckdb-parquet')) record(c.name, 'bare-duckdb-parquet', await measureBareDuckDB(dataset.parquet, c, runs));
+    // The SQL of before and NDJSON: for the cases of the first rounds only.
+    if (c.core && wanted(values.variants, 'bare-duckdb-old-sql')) record(c.name, 'bare-duckdb-old-sql', await measureBareDuckDB(dataset.parquet, c, runs, 'old'));
+    // NDJSON is 100 times slower: measured for the first project only and at most 5 times, so a run
+    // stays well under an hour (and not at the large scale, which keeps no NDJSON).
+    if (c.core && wanted(values.variants, 'library-ndjson') && c.rank === ranks[0] && scale !== 'large') record(c.name, 'library-ndjson', await measureLibrary(dataset.ndjson, c, Math.min(runs, 5)));
+    // The large scale holds four times the default's traffic: the same case on the default data, for the growth.
+    if (scale === 'large' && wanted(values.variants, 'library-parquet-1x')) {
+      record(c.name, 'library-parquet-1x', await measureLibrary((await prepareDataset('default', log)).parquet, c, runs));
+    }
   }
-  if (values.postgres && wanted(values.variants, 'postgres-logflare-layout')) {
-    record(c.name, 'postgres-logflare-layout', await measurePostgres(values.postgres, dataset, c, runs, log));
-  }
+} finally {
+  for (const peer of peers) await peer.close();
 }
 
 // How much of the Parquet each case reads (EXPLAIN ANALYZE of the library's SQL).
@@ -94,7 +125,12 @@ const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(
 const output = () => ({
   scale,
   machine,
+  started_at: startedAt,
+  command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(),
+  load_average: { start: loadAtStart, end: loadavg().map((l) => round(l, 1)) },
   cases: results.filter((r) => r.mode === 'warm').map(({ name, variant, p50_ms, p95_ms, runs }) => ({ name, variant, p50_ms, p95_ms, runs })),
+  // Warm p50 of each peer / the library's, from the same rounds (below 1: the peer is faster).
+  ratios: ratios(),
   cold: results.filter((r) => r.mode === 'cold').map(({ name, variant, p50_ms, p95_ms, runs }) => ({ name, variant, p50_ms, p95_ms, runs })),
   scans,
   http,
@@ -139,9 +175,33 @@ try {
   await report();
 }
 
+function ratios(): Array<{ name: string; peer: string; library_p50_ms: number; peer_p50_ms: number; ratio: number }> {
+  const warm = results.filter((r) => r.mode === 'warm');
+  return warm.filter((r) => PEER_VARIANTS.includes(r.variant)).flatMap((r) => {
+    const lib = warm.find((x) => x.name === r.name && x.variant === 'library-parquet');
+    return lib ? [{ name: r.name, peer: r.variant, library_p50_ms: lib.p50_ms, peer_p50_ms: r.p50_ms, ratio: round(r.p50_ms / lib.p50_ms) }] : [];
+  });
+}
+
+function sideBySideLines(o: ReturnType<typeof output>): string[] {
+  const present = PEER_VARIANTS.filter((v) => o.ratios.some((r) => r.peer === v));
+  if (!present.length) return [];
+  const lines = [
+    `| case | library p50 ms | ${present.map((p) => `${p} p50 ms | ${p} / library`).join(' | ')} |`,
+    `|---|---:|${present.map(() => '---:|---:').join('|')}|`,
+  ];
+  for (const name of new Set(o.ratios.map((r) => r.name))) {
+    const of = (p: string) => o.ratios.find((r) => r.name === name && r.peer === p);
+    const lib = o.ratios.find((r) => r.name === name)!.library_p50_ms;
+    lines.push(`| ${name} | ${lib} | ${present.map((p) => (of(p) ? `${of(p)!.peer_p50_ms} | ${of(p)!.ratio}` : ' | ')).join(' | ')} |`);
+  }
+  return [...lines, ''];
+}
+
 function markdown(o: ReturnType<typeof output>): string {
-  const lines = [`### Benchmark, scale \`${o.scale}\` (${SCALES[scale].functionEvents.toLocaleString('en')} invocations, ${SCALES[scale].edgeEvents.toLocaleString('en')} requests)`, '', `Machine: ${o.machine}`, ''];
+  const lines = [`### Benchmark, scale \`${o.scale}\` (${SCALES[scale].functionEvents.toLocaleString('en')} invocations, ${SCALES[scale].edgeEvents.toLocaleString('en')} requests)`, '', `Machine: ${o.machine}; ${o.started_at}; load average (1, 5, 15 min) ${o.load_average.start.join(' ')} at the start, ${o.load_average.end.join(' ')} at the end`, '', `\`${o.command}\``, ''];
   if (o.cases.length === 0) return [...lines, ...burstLines(o.burst)].join('\n');
+  lines.push(...sideBySideLines(o));
   lines.push('| case | variant | warm p50 ms | warm p95 ms | cold p50 ms | cold p95 ms | runs |', '|---|---|---:|---:|---:|---:|---:|');
   for (const w of o.cases) {
     const c = o.cold.find((x) => x.name === w.name && x.variant === w.variant);
@@ -150,12 +210,11 @@ function markdown(o: ReturnType<typeof output>): string {
   lines.push('', '| ratio (warm p50) | value |', '|---|---:|');
   for (const name of new Set(o.cases.map((c) => c.name))) {
     const get = (v: Variant) => o.cases.find((c) => c.name === name && c.variant === v)?.p50_ms;
-    const lib = get('library-parquet'), bare = get('bare-duckdb-parquet'), old = get('bare-duckdb-old-sql'), pg = get('postgres-logflare-layout');
+    const lib = get('library-parquet'), bare = get('bare-duckdb-parquet'), old = get('bare-duckdb-old-sql');
     if (lib && bare) lines.push(`| ${name}: library / bare DuckDB, same SQL | ${round(lib / bare)} |`);
     if (lib && old) lines.push(`| ${name}: library / bare DuckDB of the old SQL | ${round(lib / old)} |`);
     const oneX = get('library-parquet-1x');
     if (lib && oneX) lines.push(`| ${name}: at 4x the data / at 1x | ${round(lib / oneX)} |`);
-    if (lib && pg) lines.push(`| ${name}: Postgres / library | ${round(pg / lib, 1)} |`);
   }
   lines.push('', '| case (compacted Parquet) | files read | rows scanned | rows in the dataset |', '|---|---:|---:|---:|');
   for (const s of o.scans) lines.push(`| ${s.name} | ${s.files} of ${s.allFiles} | ${s.scanned.toLocaleString('en')} | ${s.total.toLocaleString('en')} |`);

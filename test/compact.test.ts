@@ -1,8 +1,9 @@
-import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hostname } from 'node:os';
 import { compactLogs } from '../src/compaction/compact';
+import { appendCommit, ensureDataset, readDatasetStateStable } from '../src/dataset/dataset-log';
 import { acquireLock } from '../src/util/lock-file';
 import { InvalidOptionError, type Endpoints } from '../src/index';
 import { census, CENSUS_NOW, censusEvents, idRange } from './support/census';
@@ -124,8 +125,51 @@ describe('compactLogs', () => {
       await after.close();
       // What the killed run left (staging, files no commit names) is gone.
       expect(readdirSync(out).filter((f) => f.startsWith('.compact-'))).toEqual([]);
-      // Only the committed files and their heads (the newest rows of each project, for logs.all).
-      expect(parquetUnder(out).sort()).toEqual(done.files.flatMap((f) => [f, f.replace('/', '/_head-')]).sort());
+      // Only the committed files and their heads (the newest rows of each project, for logs.all),
+      // the heads out of the data folders.
+      expect(parquetUnder(out).sort()).toEqual(done.files.flatMap((f) => [f, `_heads/${f}`]).sort());
+    }
+  });
+
+  it('keeps the heads out of the data folders: a plain glob of the data files reads each event once', async () => {
+    const out = tmp.path('glob-once');
+    const done = await compactLogs({ source: 'edgeLogs', inputs: tmp.path('ndjson', 'edge-*.ndjson'), outDir: out });
+    const { DuckDBInstance } = await import('@duckdb/node-api');
+    const db = await DuckDBInstance.create(':memory:');
+    const connection = await db.connect();
+    const rows = await connection.runAndReadAll(`SELECT count(*) AS n, count(DISTINCT id) AS ids FROM read_parquet('${join(out, 'date=*', '*.parquet')}')`);
+    connection.closeSync();
+    db.closeSync();
+    expect(rows.getRowObjects()[0]).toEqual({ n: BigInt(done.rows), ids: BigInt(done.rows) });
+  });
+
+  it('reads a dataset whose heads lie beside its files (the layout of earlier versions) as before', async () => {
+    const written = tmp.path('old-heads-written');
+    await compactLogs({ source: 'edgeLogs', inputs: tmp.path('ndjson', 'edge-*.ndjson'), outDir: written });
+    // The same files in a new dataset whose commit puts every head at `date=<day>/_head-<name>`,
+    // as earlier versions wrote them.
+    const out = tmp.path('old-heads');
+    await ensureDataset(out);
+    const add = [...readDatasetStateStable(written).files.values()].map((file) => {
+      const old = file.path.replace('/', '/_head-');
+      mkdirSync(join(out, file.path, '..'), { recursive: true });
+      cpSync(join(written, file.path), join(out, file.path));
+      cpSync(join(written, file.head!.path), join(out, old));
+      return { ...file, head: { ...file.head!, path: old } };
+    });
+    expect(await appendCommit(readDatasetStateStable(out), { source: 'edgeLogs', add, remove: [], inputs: [] })).toBe(true);
+    expect(parquetUnder(out).some((f) => f.includes('/_head-'))).toBe(true);
+    const { ep } = await endpointsAt({ edgeLogs: out }, NOW);
+    const { ep: ndjson } = await endpointsAt({ edgeLogs: tmp.path('ndjson', 'edge-*.ndjson') }, NOW);
+    try {
+      for (const project of ['abc', 'def']) for (const project_tier of ['FREE', 'PRO']) {
+        const rows = await ep.logsAll({ project, project_tier });
+        expect(rows.length).toBeGreaterThan(0);
+        expect(rows).toEqual(await ndjson.logsAll({ project, project_tier }));
+      }
+    } finally {
+      await ep.close();
+      await ndjson.close();
     }
   });
 

@@ -364,7 +364,7 @@ describe('differential: library (NDJSON and Parquet) versus the reference implem
     return out;
   }
 
-  /** Each project's ref, an alternation, everything, and patterns on other parts of the URL. */
+  /** Each project's ref, an alternation, everything, patterns on other parts of the URL, and some with optional parts. */
   function usageQueries(list: string[], k: number): Query[] {
     const patterns = [
       ...list,
@@ -372,6 +372,9 @@ describe('differential: library (NDJSON and Parquet) versus the reference implem
       '.',
       'supabase\\.co/rest/v1/(todos|profiles)',
       '-app\\.com/',
+      // Patterns whose literal part the engine searches first (required-literal.ts).
+      `${projects[2]}(\\.|$)`,
+      'https?://api\\.[a-z]+-ap?p\\.com',
     ];
     return patterns.flatMap((project, p) =>
       [...rotate(USAGE_INTERVALS, 2, p + k), ...rotate(STUDIO_INTERVALS, 1, p + k)].map((interval): Query => ({ endpoint: 'usage.api-counts', params: { project, interval } })));

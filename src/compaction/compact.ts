@@ -79,7 +79,7 @@ export interface CompactResult {
 }
 
 /**
- * Rewrites NDJSON logs as Parquet in the fast layout (zstd, 100k-row groups, sorted by project
+ * Rewrites NDJSON logs as Parquet in the fast layout (zstd, 20k-row groups, sorted by project
  * then newest first, one folder per UTC day) inside a dataset with a commit log, so that nothing
  * is ever lost or doubled (docs/semantics.md, "Compacted datasets"): progress is recorded per input (path, byte range and
  * content hash) in the same atomic commit that adds the Parquet files; a rerun compacts only what
@@ -298,10 +298,13 @@ async function writeRun(
       await mkdir(dirname(target), { recursive: true });
       if (hasHeads(options.source)) {
         const head = headPathOf(file);
+        await mkdir(dirname(head), { recursive: true });
         const rows = await writeHead(connection, file, head);
         await fsyncFile(head);
+        await mkdir(dirname(headPathOf(target)), { recursive: true });
         await rename(head, headPathOf(target));
-        entry.head = { path: headPathOf(rel), rows, bytes: (await stat(headPathOf(target))).size };
+        touched.add(dirname(headPathOf(target)));
+        entry.head = { path: headPathOf(rel).split(sep).join('/'), rows, bytes: (await stat(headPathOf(target))).size };
       }
       await fsyncFile(file);
       await rename(file, target);

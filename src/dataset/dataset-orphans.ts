@@ -7,7 +7,7 @@ import { openDatabase, type DatabaseSettings } from '../duckdb/open-database';
 import { sqlStringList } from '../duckdb/sql-literal';
 import { appendCommit, readDatasetStateStable, type DataFile, type DatasetState, type InputRecord } from './dataset-log';
 import { unlinkIfPresent } from '../util/durable-fs';
-import { headPathOf } from './newest-heads';
+import { dataPathOfHead, headPathOf, HEADS_DIR, legacyHeadPathOf } from './newest-heads';
 
 
 /** What a data file says of the commit it was written for. */
@@ -111,8 +111,7 @@ export async function settleOrphans(
     }
   }
   for (const head of heads) {
-    const [day, name] = head.split('/') as [string, string];
-    const data = `${day}/${HEAD.exec(name)![1]!}`;
+    const data = dataPathOfHead(head);
     if (found.some((f) => f.path === data)) continue;
     if (damaged) outcome.kept.push({ path: head, reason: 'a head without its data file, kept while the log is damaged' });
     else await remove(state.root, head, outcome);
@@ -151,7 +150,7 @@ function commitNumberOf(path: string): number | null {
   return m ? Number(m[1]) : null;
 }
 
-/** Data files and heads in the day folders that no commit names (relative paths). */
+/** Data files and heads (in the day folders or `_heads/`) that no commit names (relative paths). */
 export async function orphansOf(state: DatasetState): Promise<{ data: string[]; heads: string[] }> {
   const data: string[] = [];
   const heads: string[] = [];
@@ -162,6 +161,13 @@ export async function orphansOf(state: DatasetState): Promise<{ data: string[]; 
       if (DATA.test(name) && !state.files.has(rel)) data.push(rel);
       const head = HEAD.exec(name);
       if (head && !state.files.has(`${entry.name}/${head[1]}`)) heads.push(rel);
+    }
+  }
+  // Heads in their own folder (`_heads/date=…/`, newest-heads.ts).
+  for (const entry of await readdir(join(state.root, HEADS_DIR), { withFileTypes: true }).catch(() => [])) {
+    if (!entry.isDirectory() || !/^date=\d{4}-\d{2}-\d{2}$/.test(entry.name)) continue;
+    for (const name of await readdir(join(state.root, HEADS_DIR, entry.name))) {
+      if (DATA.test(name) && !state.files.has(`${entry.name}/${name}`)) heads.push(`${HEADS_DIR}/${entry.name}/${name}`);
     }
   }
   return { data: data.sort(), heads: heads.sort() };
@@ -225,8 +231,9 @@ async function dataFileOf(root: string, path: string, rows: number, duckdb: Data
 
 async function removeWithHead(root: string, path: string, outcome: OrphanOutcome): Promise<void> {
   await remove(root, path, outcome);
-  const head = headPathOf(path).split('\\').join('/');
-  if (existsOnDisk(join(root, head))) await remove(root, head, outcome);
+  for (const head of [headPathOf(path), legacyHeadPathOf(path)].map((p) => p.split('\\').join('/'))) {
+    if (existsOnDisk(join(root, head))) await remove(root, head, outcome);
+  }
 }
 
 async function remove(root: string, path: string, outcome: OrphanOutcome): Promise<void> {

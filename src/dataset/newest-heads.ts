@@ -15,12 +15,41 @@ export function hasHeads(source: SourceName): boolean {
   return sourceDescriptor(source).parquet.heads === true;
 }
 
+/** The folder of a dataset that holds the heads, beside its `date=` folders. */
+export const HEADS_DIR = '_heads';
+
 /**
- * The head of a data file: `_head-<name>` beside it (hidden by the Hive convention from anyone
- * globbing the folder, so it is never read as data).
+ * The head of a data file `<root>/date=<day>/<name>`: `<root>/_heads/date=<day>/<name>`, out of
+ * the data folders, so a plain glob of the data files (`date=*\/*.parquet`) never counts the newest
+ * rows twice (DuckDB, Polars and ClickHouse's `file()` do not skip `_` names inside a folder).
+ * Datasets written before keep `date=<day>/_head-<name>`: a head's path is in the commit log, so
+ * both layouts are read. Works on absolute paths and on paths relative to the dataset.
+ *
+ * @example
+ * headPathOf('date=2026-11-21/part-00-0.parquet') // '_heads/date=2026-11-21/part-00-0.parquet'
  */
 export function headPathOf(dataPath: string): string {
+  const day = dirname(dataPath);
+  return join(dirname(day), HEADS_DIR, basename(day), basename(dataPath));
+}
+
+/** Where earlier versions put a data file's head: `date=<day>/_head-<name>`, beside it. */
+export function legacyHeadPathOf(dataPath: string): string {
   return join(dirname(dataPath), `_head-${basename(dataPath)}`);
+}
+
+/**
+ * The data file (relative, '/'-separated) a head belongs to, from the head's relative path in
+ * either layout, or null when the path is not a head's.
+ *
+ * @example
+ * dataPathOfHead('_heads/date=2026-11-21/part-00-0.parquet') // 'date=2026-11-21/part-00-0.parquet'
+ */
+export function dataPathOfHead(headPath: string): string | null {
+  const parts = headPath.split(/[\\/]/);
+  if (parts.length === 3 && parts[0] === HEADS_DIR) return `${parts[1]}/${parts[2]}`;
+  const legacy = parts.length === 2 ? /^_head-(.+)$/.exec(parts[1]!) : null;
+  return legacy ? `${parts[0]}/${legacy[1]}` : null;
 }
 
 /**

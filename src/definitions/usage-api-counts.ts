@@ -1,4 +1,5 @@
 import { querySql } from '../sql/query-files';
+import { prefilterLiteral } from '../sql/required-literal';
 import { dateToMicros } from '../time/iso';
 import { subtractSpan, type BucketUnit, type Span } from '../time/units';
 import type { DefinitionParams, DefinitionRow } from './definition';
@@ -41,9 +42,10 @@ export const usageApiCounts = defineEndpoint({
   },
   sql: { duckdb: querySql('duckdb', 'usage.api-counts'), clickhouse: querySql('clickhouse', 'usage.api-counts') },
   projectParam: 'project',
-  bind: ({ interval }, { now }) => {
+  bind: ({ interval, project }, { now }) => {
     const { span, unit } = INTERVALS[interval as UsageInterval];
-    return { unit, start: { timestamp: dateToMicros(subtractSpan(now, span)) } };
+    // The plain text every match of the pattern holds, searched before it (required-literal.ts).
+    return { unit, start: { timestamp: dateToMicros(subtractSpan(now, span)) }, project_literal: prefilterLiteral(project) };
   },
   notBefore: 'start',
   columns: {

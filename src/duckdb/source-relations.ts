@@ -216,6 +216,8 @@ export interface SourceFiles {
   parquetTypes: ReadonlyMap<string, string>;
   /** A SELECT of events held in memory (managed storage's in-memory table), with the source's columns. */
   memory?: string;
+  /** A condition on the relation's columns that the engine itself adds (two-phase-newest.ts), never a caller's text. */
+  where?: string;
 }
 
 /**
@@ -228,5 +230,6 @@ export function sourceRelation(source: SourceName, files: SourceFiles, options: 
   if (files.parquet.length) parts.push(parquetRelation(source, files.parquet, files.parquetTypes));
   if (files.memory) parts.push(files.memory);
   if (!parts.length) return emptyRelation(source);
-  return parts.map((p) => `(${p})`).join('\nUNION ALL\n');
+  const union = parts.map((p) => `(${p})`).join('\nUNION ALL\n');
+  return files.where ? `SELECT * FROM (\n${union}\n) WHERE ${files.where}` : union;
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, rename, rm, rmdir, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join, sep } from 'node:path';
 import type { SourceName } from '../sources/source-descriptor';
 import { openDatabase, type DatabaseSettings } from '../duckdb/open-database';
 import { parquetLayoutCopy } from '../duckdb/parquet-layout';
@@ -12,7 +12,7 @@ import { withDatasetLock } from '../dataset/dataset-lock';
 import type { Provenance } from '../dataset/dataset-orphans';
 import { fsyncDir, fsyncFile, unlinkIfPresent } from '../util/durable-fs';
 import { failpoint } from '../util/failpoint';
-import { headPathOf, hasHeads, writeHead } from '../dataset/newest-heads';
+import { headPathOf, hasHeads, HEADS_DIR, writeHead } from '../dataset/newest-heads';
 
 /** When a day holds this many files smaller than MERGE_BELOW_BYTES, they are merged into one. */
 const MERGE_MIN_FILES = 8;
@@ -71,10 +71,14 @@ async function mergeDay(state: DatasetState, source: SourceName, day: string, fi
     if (Number(count?.n) !== rows) throw new Error(`merge: wrote ${Number(count?.n)} rows of ${rows}; nothing was committed`);
     let head: DataFile['head'];
     if (hasHeads(source)) {
-      const headRows = await writeHead(connection, staged, headPathOf(staged));
-      await fsyncFile(headPathOf(staged));
-      await rename(headPathOf(staged), join(root, headPathOf(name)));
-      head = { path: headPathOf(name), rows: headRows, bytes: (await stat(join(root, headPathOf(name)))).size };
+      // Written inside the staging folder (a crash leaves nothing elsewhere), then moved.
+      const stagedHead = join(staging, 'merged-head.parquet');
+      const headRows = await writeHead(connection, staged, stagedHead);
+      await fsyncFile(stagedHead);
+      await mkdir(dirname(join(root, headPathOf(name))), { recursive: true });
+      await rename(stagedHead, join(root, headPathOf(name)));
+      await fsyncDir(dirname(join(root, headPathOf(name))));
+      head = { path: headPathOf(name).split(sep).join('/'), rows: headRows, bytes: (await stat(join(root, headPathOf(name)))).size };
     }
     await fsyncFile(staged);
     await rename(staged, join(root, name));
@@ -106,8 +110,11 @@ export async function dropDaysBefore(root: string, source: SourceName, firstKept
     if (old.length === 0) return 0;
     if (!(await appendCommit(state, { source, add: [], remove: old.map((f) => f.path), inputs: [] }))) return 0;
     for (const file of old) await removeDataFile(root, file);
-    // The day folders go too when nothing else is in them.
-    for (const day of new Set(old.map((f) => f.day))) await rmdir(join(root, `date=${day}`)).catch(() => undefined);
+    // The day folders go too when nothing else is in them (and their heads' folders).
+    for (const day of new Set(old.map((f) => f.day))) {
+      await rmdir(join(root, `date=${day}`)).catch(() => undefined);
+      await rmdir(join(root, HEADS_DIR, `date=${day}`)).catch(() => undefined);
+    }
     await checkpointIfDue(readDatasetStateStable(root));
     return old.length;
   });

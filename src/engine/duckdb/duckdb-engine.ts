@@ -36,6 +36,7 @@ import { openDatabase, type DatabaseSettings, type MemoryRelief } from '../../du
 import { emptyNdjsonFile } from '../../duckdb/empty-ndjson-file';
 import { NOT_A_COMMIT_MARKER, relationOf, sourceRelation, type SourceFiles } from '../../duckdb/source-relations';
 import { sqlStringList } from '../../duckdb/sql-literal';
+import { newestInTwoPhases } from './two-phase-newest';
 import { composeSandboxedSql, splitEndpointSql } from '../../sandbox/compose-sandboxed-sql';
 import { validateCallerSql, type CheckedSql } from '../../sandbox/validate-caller-sql';
 import { callerColumns, callerRows } from './caller-results';
@@ -287,6 +288,17 @@ class DuckDBEngine implements Engine {
     return known;
   }
 
+  /** Runs SQL prepared for this call only (its text changes with every call: kept out of the cache). */
+  private async executeOnce(connection: DuckDBConnection, sql: string, request: EngineRequest): Promise<Record<string, EngineValue>[]> {
+    const prepared = await connection.prepare(sql);
+    try {
+      bindRequest(prepared, request);
+      return (await prepared.runAndReadAll()).getRowObjects().map(toEngineRow);
+    } finally {
+      prepared.destroySync();
+    }
+  }
+
   /** Runs a statement over these files (a prepared statement kept per SQL text). */
   private async execute(connection: DuckDBConnection, sql: string, request: EngineRequest, files: Partial<Record<SourceName, SourceFiles>>): Promise<Record<string, EngineValue>[]> {
     const prepared = await this.statement(connection, fullQuerySql(sql, files));
@@ -320,22 +332,33 @@ class DuckDBEngine implements Engine {
      * every file has one, it holds at least `limit` rows per project, and no upper bound cuts into
      * the day (the newest rows of a file at or before the bound are then its newest rows).
      */
-    const dayFiles = (day: string): string[] => {
+    const dayFiles = (day: string): { parquet: string[]; heads: boolean } => {
       const list = days.get(day)!;
-      const headsDo = limit <= HEAD_ROWS_PER_PROJECT && list.every((f) => f.head) && (untilMicros === null || untilMicros >= dayStartMicros(day) + DAY_MICROS);
-      return list.map((f) => (headsDo ? f.head! : f.path));
+      const heads = limit <= HEAD_ROWS_PER_PROJECT && list.every((f) => f.head) && (untilMicros === null || untilMicros >= dayStartMicros(day) + DAY_MICROS);
+      return { parquet: list.map((f) => (heads ? f.head! : f.path)), heads };
     };
-    const only = (parquet: string[], withNdjson: boolean): SourceFiles => ({
-      ndjson: withNdjson ? files.ndjson : [],
-      parquet,
-      parquetTypes: files.parquetTypes,
-      ...(withNdjson && files.memory ? { memory: files.memory } : {}),
-    });
-    let rows = await this.execute(connection, sql, request, { [source]: only(ordered.length ? dayFiles(ordered[0]!) : [], true) });
+    /**
+     * One day's newest rows: heads and NDJSON (parsed once, not twice) in one statement, a day's
+     * data files that an upper bound cuts into in two (two-phase-newest.ts).
+     */
+    const runDay = (day: { parquet: string[]; heads: boolean }, withNdjson: boolean) => {
+      const set: SourceFiles = {
+        ndjson: withNdjson ? files.ndjson : [],
+        parquet: day.parquet,
+        parquetTypes: files.parquetTypes,
+        ...(withNdjson && files.memory ? { memory: files.memory } : {}),
+      };
+      if (day.heads || set.ndjson.length || !set.parquet.length) return this.execute(connection, sql, request, { [source]: set });
+      return newestInTwoPhases(
+        (where) => fullQuerySql(sql, { [source]: where ? { ...set, where } : set }),
+        (text) => this.executeOnce(connection, text, request),
+      );
+    };
+    let rows = await runDay(ordered.length ? dayFiles(ordered[0]!) : { parquet: [], heads: false }, true);
     for (const day of ordered.slice(1)) {
       const nth = rows[limit - 1];
       if (nth && BigInt(nth.timestamp as bigint) >= dayStartMicros(day) + DAY_MICROS) break;
-      rows = newestFirstMerge(rows, await this.execute(connection, sql, request, { [source]: only(dayFiles(day), false) }), limit);
+      rows = newestFirstMerge(rows, await runDay(dayFiles(day), false), limit);
     }
     return rows;
   }
