@@ -144,7 +144,8 @@ describe('differential: ClickHouse (2 shards, Distributed tables) versus DuckDB 
     expect(coverage.nullStats).toBeGreaterThan(0);
     expect(coverage.withFunctionId).toBeGreaterThan(0);
     expect(coverage.bounded).toBeGreaterThan(200);
-  }, 300_000);
+    // A hang guard, far above its run time (about 150 s on a machine shared by other work).
+  }, 900_000);
 
   it('gives the same catalog', async () => {
     for (const [at, days] of [[NOW, 1], [NOW, 7], [new Date(NOW.getTime() - 3 * DAY), 2], [new Date(NOW.getTime() + 30 * DAY), 90]] as const) {
