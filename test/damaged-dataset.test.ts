@@ -20,7 +20,7 @@ describe('a damaged file of a compacted dataset never takes its source down', ()
     writeLines(tmp.path('in', 'a.ndjson'), censusEvents('d', 300));
     await compactLogs({ source: 'edgeLogs', inputs: tmp.path('in', '*.ndjson'), outDir: template });
     files = [...readDatasetState(template).files.values()].sort((a, b) => a.path.localeCompare(b.path));
-  }, 60_000);
+  });
   afterAll(() => tmp.cleanup());
 
   /** A copy of the dataset for one case; its first data file is the victim. */

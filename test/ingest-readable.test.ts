@@ -160,7 +160,7 @@ describe('what ingest acknowledges is served (docs/durability.md, "What ingest a
     } finally {
       await ep.close();
     }
-  }, 240_000);
+  });
 });
 
 function sortRows<T extends { id: string }>(rows: T[]): T[] {

@@ -69,5 +69,5 @@ describe('no request stalls the server (docs/durability.md, "What ingest accepts
     child.kill('SIGTERM');
     const [code] = await once(child, 'exit');
     expect(code).toBe(0);
-  }, 120_000);
+  });
 });

@@ -165,7 +165,7 @@ describe('code examples', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  }, 300_000);
+  });
 });
 
 describe("the README's first example", () => {
@@ -177,7 +177,7 @@ describe("the README's first example", () => {
     expect(command).toEqual(['demo-data', '--out', 'logs']);
     const { io, out } = memoryIO();
     expect(await main(['demo-data', '--out', join(dir, 'logs')], io, '0.0.0'), out.stderr).toBe(0);
-  }, 120_000);
+  });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('answers rows of all three endpoints over the demo data', async () => {
@@ -193,7 +193,7 @@ describe("the README's first example", () => {
     }
     expect(printed).toHaveLength(3);
     for (const rows of printed) expect((rows as unknown[]).length).toBeGreaterThan(0);
-  }, 120_000);
+  });
 });
 
 /** A TypeScript block as a module of its own; one that goes on from an earlier block gets its `ep` declared. */

@@ -31,6 +31,11 @@ them in the background and serves them. Stops gracefully on SIGINT/SIGTERM: requ
 answered (after --shutdown-grace, with 503 closed), accepted events written, then it exits 0.
 
 Options:
+  --config <module>              An ES module whose default export holds createEndpoints options
+                                 (sources, your endpoints and sources, cache, ...) and apiKeys;
+                                 flags win over its values (docs/definitions.md)
+  --single-project               Every event belongs to one project: the project parameter is
+                                 accepted and ignored (self-hosted Supabase: Studio sends default)
   --edge-logs <glob>             Gateway logs (NDJSON or Parquet); repeatable (optional with --data-dir)
   --function-logs <glob>         Edge-function logs; repeatable (optional with --data-dir)
   --data-dir <dir>               Managed storage: keep ingested events here (one server per dir)
@@ -65,6 +70,8 @@ Options:
   -p, --param <k=v>          A parameter (repeatable), e.g. --param project=abc --param interval=1day
   -f, --format <format>      table (default), json ({"result": [...]}), csv, ndjson, arrow (IPC stream;
                              redirect it to a file)
+  --config <module>          createEndpoints options from an ES module (your endpoints and sources)
+  --single-project           The project parameter is accepted and ignored
   --edge-logs <glob>         Gateway logs (NDJSON or Parquet); repeatable
   --function-logs <glob>     Edge-function logs; repeatable
   --now <iso>                Evaluate the relative window at this instant
@@ -74,8 +81,8 @@ Options:
   -h, --help                 This help
 
 Endpoints: functions.invocation-stats (project, interval, function_id?),
-           logs.all (project, project_tier, iso_timestamp_start?, iso_timestamp_end?),
-           usage.api-counts (project, interval)
+           logs.all (project, project_tier?, iso_timestamp_start?, iso_timestamp_end?),
+           usage.api-counts (project, interval), and those of --config
 `,
   'demo-data': `Usage: log-endpoints demo-data [--out <dir>] [--events <n>] [options]
 
