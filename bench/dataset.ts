@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { readFile, writeFile, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { compactLogs } from '../src/storage/compact';
+import { compactLogs } from '../src/compaction/compact';
 import { generateLogs } from '../src/fixtures/generate-logs';
 import { replicateDataset } from './replicate-dataset';
 

@@ -5,7 +5,7 @@ import { normalizeParams } from '../src/definitions/params';
 import { findDefinition } from '../src/definitions/registry';
 import { bindRequest, fullQuerySql, sourcesReadBy } from '../src/engine/duckdb/duckdb-engine';
 import { earliestDayOf, parquetFilesOf } from '../src/engine/duckdb/list-files';
-import { parquetSchema } from '../src/engine/duckdb/parquet-schema';
+import { parquetSchema } from '../src/duckdb/parquet-schema';
 import type { BenchCase } from './cases';
 import { REFERENCE } from './dataset';
 

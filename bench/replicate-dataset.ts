@@ -1,11 +1,11 @@
 import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SourceName } from '../src/engine/engine';
-import { openDatabase } from '../src/engine/duckdb/open-database';
-import { appendCommit, ensureDataset, readDatasetStateStable, type DataFile } from '../src/storage/dataset-log';
-import { headPathOf, SOURCES_WITH_HEADS, writeHead } from '../src/storage/newest-heads';
-import { sqlString } from '../src/engine/duckdb/sql-literal';
-import { DICTIONARY_ENTRIES, ROW_GROUP_ROWS } from '../src/engine/duckdb/parquet-layout';
+import { openDatabase } from '../src/duckdb/open-database';
+import { appendCommit, ensureDataset, readDatasetStateStable, type DataFile } from '../src/dataset/dataset-log';
+import { headPathOf, hasHeads, writeHead } from '../src/dataset/newest-heads';
+import { sqlString } from '../src/duckdb/sql-literal';
+import { parquetLayoutOf } from '../src/duckdb/parquet-layout';
 
 const PROJECT: Record<SourceName, string> = { edgeLogs: 'project', functionEdgeLogs: 'project_ref' };
 
@@ -32,10 +32,10 @@ export async function replicateDataset(source: SourceName, from: string, to: str
           SELECT * REPLACE (CASE WHEN k = 0 THEN id ELSE id || '-r' || k END AS id)
           FROM read_parquet(${list}), range(${factor}) AS copies(k)
           ORDER BY ${PROJECT[source]}, timestamp DESC, id
-        ) TO ${sqlString(join(to, rel))} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${ROW_GROUP_ROWS[source]}${DICTIONARY_ENTRIES[source] ? `, DICTIONARY_SIZE_LIMIT ${DICTIONARY_ENTRIES[source]}` : ''})`);
+        ) TO ${sqlString(join(to, rel))} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${parquetLayoutOf(source).rowGroupRows}${parquetLayoutOf(source).dictionaryEntries ? `, DICTIONARY_SIZE_LIMIT ${parquetLayoutOf(source).dictionaryEntries}` : ''})`);
       const rows = Number((await connection.runAndReadAll(`SELECT count(*) AS n FROM read_parquet(${sqlString(join(to, rel))})`)).getRowObjects()[0]!.n);
       const entry: DataFile = { path: rel, rows, bytes: (await stat(join(to, rel))).size, day };
-      if (SOURCES_WITH_HEADS.has(source)) {
+      if (hasHeads(source)) {
         const headRows = await writeHead(connection, join(to, rel), headPathOf(join(to, rel)));
         entry.head = { path: headPathOf(rel), rows: headRows, bytes: (await stat(headPathOf(join(to, rel)))).size };
       }

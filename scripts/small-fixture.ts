@@ -9,5 +9,7 @@ export const SMALL_FIXTURE = {
   edgeEvents: 600,
   functionEvents: 400,
   brokenLineRate: 0.005,
+  // Window edges: a few events after `now`.
+  eventsAfterNow: true,
   formats: ['ndjson', 'parquet'],
 } as const satisfies Omit<GenerateLogsOptions, 'outDir' | 'formats'> & { formats: ReadonlyArray<'ndjson' | 'parquet'> };

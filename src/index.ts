@@ -36,7 +36,7 @@ export type {
 // Managed storage and ingest (docs/ingest.md): `createEndpoints({ storage })`, `ep.ingest(source, events)`.
 export type { ClickHouseShipping, StorageOptions } from './ingest/storage-options';
 // `storage.clickhouse` also takes a loader (`clickhouseLoader` of 'log-endpoints/clickhouse' is one).
-export type { ShipTarget } from './storage/managed/clickhouse-shipper';
+export type { ShipTarget } from './managed/clickhouse-shipper';
 export type { IngestResult } from './ingest/ingestor';
 export type { IngestSourceName } from './ingest/source-names';
 export { LOGFLARE_SOURCE_NAMES } from './ingest/source-names';
@@ -84,6 +84,8 @@ export type {
   SourceName,
 } from './engine/engine';
 export type { SourceGlobs } from './engine/duckdb/duckdb-engine';
-export { compactLogs } from './storage/compact';
-export type { CompactOptions, CompactResult, CompactStage } from './storage/compact';
-export type { SkippedFile, SkipReason } from './storage/file-checks';
+export { compactLogs } from './compaction/compact';
+export { checkDataDir } from './managed/check-data-dir';
+export type { DataDirProblem, DataDirReport } from './managed/check-data-dir';
+export type { CompactOptions, CompactResult, CompactStage } from './compaction/compact';
+export type { SkippedFile, SkipReason } from './files/file-checks';

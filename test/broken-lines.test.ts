@@ -3,7 +3,12 @@
  * the valid line after it down with it. DuckDB's read_json(columns = ...) with ignore_errors
  * did exactly that; the generator's broken lines found it.
  */
+import { writeFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
+import { main } from '../src/cli/main';
+import type { EndpointsWarning } from '../src/index';
+import { memoryIO } from './support/cli';
 import { edgeEvent, endpointsAt, functionEvent, tempDir, writeLines } from './support/log-files';
 
 const NOW = '2026-11-21T12:00:00Z';
@@ -75,5 +80,51 @@ describe('a broken line loses nothing around it', () => {
     } finally {
       await ep.close();
     }
+  });
+});
+
+describe('a file whose lines are all broken is told, not silent', () => {
+  const tmp = tempDir('le-all-broken-');
+  afterAll(() => tmp.cleanup());
+  const CSV = 'id,timestamp,project\ne1,2026-11-21T11:00:00Z,abc\ne2,2026-11-21T11:01:00Z,abc\n';
+  const told = (lines: number) => `none of its ${lines} lines is a JSON object (CSV or plain text named like newline-delimited JSON?)`;
+
+  it('onWarning, the answer and inspectSources name it (plain and gzip); the other files answer, and empty files are no news', async () => {
+    const dir = tmp.path('lib');
+    writeLines(tmp.path('lib', 'good.ndjson'), [edgeEvent({ id: 'g1', project: 'abc', timestamp: '2026-11-21T11:00:00Z' })]);
+    writeFileSync(tmp.path('lib', 'export.ndjson'), CSV);
+    writeFileSync(tmp.path('lib', 'notes.jsonl.gz'), gzipSync('just some text\r\n[1,2,3]\n\n"a string"'));
+    writeFileSync(tmp.path('lib', 'empty.ndjson'), '');
+    writeFileSync(tmp.path('lib', 'blank.ndjson'), '\n  \n\n');
+    // One object after a broken line: a file with an event is not all broken.
+    writeLines(tmp.path('lib', 'late.ndjson'), ['oops', '{"cut":', edgeEvent({ id: 'l1', project: 'abc', timestamp: '2026-11-21T11:02:00Z' })]);
+    const warnings: EndpointsWarning[] = [];
+    const { ep } = await endpointsAt({ edgeLogs: `${dir}/*` }, NOW, { onWarning: (w) => warnings.push(w) });
+    try {
+      const answer = await ep.query('logs.all', { project: 'abc', project_tier: 'FREE' });
+      expect(answer.result.map((r) => r.id).sort()).toEqual(['g1', 'l1']);
+      const expected = [
+        { path: tmp.path('lib', 'export.ndjson'), reason: 'no_json_lines', message: told(3) },
+        { path: tmp.path('lib', 'notes.jsonl.gz'), reason: 'no_json_lines', message: told(3) },
+      ];
+      const byPath = (a: { path: string }, b: { path: string }) => a.path.localeCompare(b.path);
+      expect([...answer.skippedFiles].sort(byPath)).toEqual(expected);
+      expect(warnings.map((w) => w.message).sort()).toEqual(expected.map((f) => `${f.path} is left out of answers: ${f.message}`));
+      expect(warnings.every((w) => w.code === 'file_skipped')).toBe(true);
+      const [edge] = await ep.inspectSources();
+      expect([...edge!.skippedFiles].sort(byPath)).toEqual(expected);
+    } finally {
+      await ep.close();
+    }
+  });
+
+  it('log-endpoints query warns on stderr and still answers from the other files', async () => {
+    writeLines(tmp.path('cli', 'good.ndjson'), [edgeEvent({ id: 'g1', project: 'abc', timestamp: '2026-11-21T11:00:00Z' })]);
+    writeFileSync(tmp.path('cli', 'one-line.ndjson'), 'hello world');
+    const { io, out } = memoryIO();
+    const code = await main(['query', 'logs.all', '-p', 'project=abc', '-p', 'project_tier=FREE', '-f', 'json', '--now', NOW, '--edge-logs', tmp.path('cli', '*.ndjson')], io, 'test');
+    expect(code).toBe(0);
+    expect(out.stderr).toContain(`warning: ${tmp.path('cli', 'one-line.ndjson')} is left out of answers: its one line is not a JSON object (CSV or plain text named like newline-delimited JSON?)\n`);
+    expect(JSON.parse(out.stdout).result.map((r: { id: string }) => r.id)).toEqual(['g1']);
   });
 });

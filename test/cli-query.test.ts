@@ -2,6 +2,7 @@ import { tableFromIPC } from 'apache-arrow';
 import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main';
+import { eventTimestampMicros } from '../src/time/event-timestamp';
 import { memoryIO, runCli } from './support/cli';
 import { edgeEvent, functionEvent, tempDir, writeLines } from './support/log-files';
 
@@ -143,6 +144,9 @@ describe('log-endpoints, in process', () => {
     expect(a.trimEnd().split('\n')).toHaveLength(300);
     expect(a).toBe(readFileSync(tmp.path('demo-b', 'edge', 'edge-logs.ndjson'), 'utf8'));
     expect(readFileSync(tmp.path('demo-a', 'functions', 'function-logs.ndjson'), 'utf8').trimEnd().split('\n')).toHaveLength(150);
+    // Nothing in the future of --now (this seed put two events up to 15 minutes after it before).
+    const events = ['edge/edge-logs.ndjson', 'functions/function-logs.ndjson'].flatMap((f) => readFileSync(tmp.path('demo-a', f), 'utf8').trimEnd().split('\n'));
+    expect(events.filter((line) => eventTimestampMicros(JSON.parse(line).timestamp)! > BigInt(Date.parse(NOW)) * 1000n)).toEqual([]);
     // The data answers the endpoints at the same instant.
     const project = /Projects \(busiest first\): (\w+)/.exec(first.stdout)![1]!;
     const q = await run('query', 'usage.api-counts', '-p', `project=${project}`, '-p', 'interval=daily', '-f', 'json', '--now', NOW, '--edge-logs', tmp.path('demo-a', 'edge', '*.ndjson'));

@@ -5,6 +5,7 @@ import { createEndpoints } from '../src/index';
 import { memoryIO, spawnCli, waitForStderr, waitForStdout } from './support/cli';
 import { heldEngine } from './support/http';
 import { edgeEvent, tempDir, writeLines } from './support/log-files';
+import { HANG_MS } from './support/hang-guard';
 
 const NOW = '2026-11-21T12:00:00Z';
 const tmp = tempDir('le-serve-');
@@ -111,7 +112,7 @@ describe('graceful shutdown', () => {
   it('serve waits for the signal, then stops gracefully (in process)', async () => {
     const { io, out, signal } = memoryIO({ LOG_ENDPOINTS_API_KEYS: 'k' });
     const done = main(['serve', '--edge-logs', tmp.path('*.ndjson'), '--port', '0', '--now', NOW], io, 'test');
-    await expect.poll(() => out.stdout, { timeout: 20_000 }).toMatch(/Listening on/);
+    await expect.poll(() => out.stdout, { timeout: HANG_MS }).toMatch(/Listening on/);
     const url = /Listening on (\S+)/.exec(out.stdout)![1]!;
     expect((await fetch(`${url}/api/endpoints/logs.all?project=abc&project_tier=FREE`, { headers: { 'X-API-KEY': 'k' } })).status).toBe(200);
     signal('SIGINT');
@@ -126,7 +127,7 @@ describe('log-endpoints demo (npm start)', () => {
     const { io, out, signal } = memoryIO();
     // --no-dashboard: `npm test` runs without a page build (the dashboard's own tests build it).
     const done = main(['demo', '--port', '0', '--out', tmp.path('demo'), '--events', '4000', '--now', NOW, '--no-dashboard'], io, 'test');
-    await expect.poll(() => out.stdout, { timeout: 30_000 }).toMatch(/Ctrl\+C stops/);
+    await expect.poll(() => out.stdout, { timeout: HANG_MS }).toMatch(/Ctrl\+C stops/);
     const key = /^API key: (\S+)$/m.exec(out.stdout)![1]!;
     const lines = out.stdout.split('\n').filter((line) => line.startsWith('  curl '));
     const commands = lines.filter((line) => !line.includes(' -d '));
@@ -164,7 +165,7 @@ describe('serve tells what will answer nothing', () => {
     const { io, out, signal } = memoryIO();
     const typo = tmp.path('edgee', '*.ndjson');
     const done = main(['serve', '--edge-logs', tmp.path('edge.ndjson'), '--edge-logs', typo, '--port', '0', '--no-auth'], io, 'test');
-    await vi.waitFor(() => expect(out.stdout).toMatch(/Listening on/), { timeout: 20_000 });
+    await vi.waitFor(() => expect(out.stdout).toMatch(/Listening on/), { timeout: HANG_MS });
     signal('SIGTERM');
     expect(await done).toBe(0);
     expect(out.stderr).toContain(`warning: --edge-logs '${typo}' matches no log file`);
@@ -178,14 +179,15 @@ describe('serve: shutdown with a query in flight (a real process, its DuckDB run
   const exitOf = (child: ReturnType<typeof spawnCli>) => new Promise<number | null>((resolve) => child.on('exit', resolve));
 
   it('lets a running query finish within the grace period, then exits 0', async () => {
-    const child = spawnCli(['serve', '--edge-logs', tmp.path('*.ndjson'), '--port', '0', '--now', NOW, '--no-auth'], {}, [HOLD]);
+    // A grace far above the query's run time, however busy the machine.
+    const child = spawnCli(['serve', '--edge-logs', tmp.path('*.ndjson'), '--port', '0', '--now', NOW, '--no-auth', '--shutdown-grace', '600'], {}, [HOLD]);
     children.push(child);
     const [, url] = await waitForStdout(child, /Listening on (http:\/\/127\.0\.0\.1:\d+)/);
     const exited = exitOf(child);
     const answer = logsAll(url!);
     await waitForStderr(child, /^held$/m);
     child.kill('SIGTERM');
-    await waitForStderr(child, /SIGTERM: stopping \(answering requests in flight, for up to 30 s\)/);
+    await waitForStderr(child, /SIGTERM: stopping \(answering requests in flight, for up to 600 s\)/);
     child.kill('SIGUSR2'); // the query may go on now
     const response = await answer;
     expect(response.status).toBe(200);

@@ -14,12 +14,13 @@ import { createEndpoints, EngineError, InvalidOptionError, type EndpointsWarning
 import { clickhouseEngine, clickhouseLoader } from '../src/clickhouse';
 import type { ClickHouseLoader, SegmentRows } from '../src/engine/clickhouse/clickhouse-loader';
 import type { SourceName } from '../src/engine/engine';
-import { ClickHouseShipper, type ShipTarget } from '../src/storage/managed/clickhouse-shipper';
-import { dataDirInstanceId } from '../src/storage/managed/instance-id';
-import { assignOffsets, eventLinesOf } from '../src/storage/managed/segment-lines';
-import { Wal } from '../src/storage/wal/wal';
+import { ClickHouseShipper, type ShipTarget } from '../src/managed/clickhouse-shipper';
+import { dataDirInstanceId } from '../src/managed/instance-id';
+import { assignOffsets, eventLinesOf } from '../src/managed/segment-lines';
+import { Wal } from '../src/managed/wal/wal';
 import { censusEvents } from './support/census';
 import { edgeEvent, tempDir } from './support/log-files';
+import { waitUntil } from './support/hang-guard';
 
 const tmp = tempDir('le-shipper-');
 const readers: ClickHouseLoader[] = [];
@@ -53,6 +54,11 @@ class MemoryTable implements ShipTarget {
 
   readSegment(source: SourceName, file: string): Promise<SegmentRows> {
     return this.reader.readSegment(source, file);
+  }
+
+  /** ClickHouse's own classification, as the loader (the real target) makes it. */
+  isStillRunning(error: unknown): boolean {
+    return this.reader.isStillRunning(error);
   }
 
   async shippedOffsets(_source: SourceName, segment: string, range: { first: bigint; last: bigint }, queryId: string) {
@@ -430,7 +436,7 @@ describe('storage.clickhouse in createEndpoints', () => {
       expect(accepted).toBeGreaterThan(0);
       expect(refused).toBeInstanceOf(EngineError);
       expect(refused).toMatchObject({ code: 'overloaded', status: 503 });
-      await waitFor(() => warnings.some((w) => w.code === 'shipping_failed'));
+      await waitUntil(() => warnings.some((w) => w.code === 'shipping_failed'));
       const warning = warnings.find((w) => w.code === 'shipping_failed')!;
       expect(warning).toMatchObject({ code: 'shipping_failed', source: 'edgeLogs' });
       expect(warning.message).toMatch(/^Shipping edgeLogs to ClickHouse failed \(retried shortly\)/);
@@ -458,11 +464,3 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-/** Resolves once `done()` holds (an observable state), checking every 10 ms; fails past 10 s. */
-async function waitFor(done: () => boolean): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error('condition not reached within 10 s');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}

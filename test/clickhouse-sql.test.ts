@@ -11,7 +11,10 @@ import { decodeRows } from '../src/engine/clickhouse/decode-rows';
 import { stripComments, preparedQuerySql } from '../src/engine/clickhouse/query-files';
 import { querySql } from '../src/sql/query-files';
 import { RowBinaryWriter } from '../src/engine/clickhouse/row-binary';
-import { multipart } from '../src/engine/clickhouse/run-sql';
+import { multipart, runSql } from '../src/engine/clickhouse/run-sql';
+import { clickhouseEngine, clickhouseLoader } from '../src/clickhouse';
+import { Readable } from 'node:stream';
+import type { ClickHouseClient } from '@clickhouse/client';
 import { schemaStatements } from '../src/engine/clickhouse/schema';
 import { sqlClusterName, sqlIdentifier, sqlInteger, tsvField } from '../src/engine/clickhouse/sql-text';
 
@@ -224,6 +227,37 @@ describe('results and errors', () => {
     expect(toEngineError(new Error('Code: 241, Memory limit (for query) exceeded'), state)).toMatchObject({ code: 'overloaded', status: 503, retryAfterSeconds: 1 });
     expect(toEngineError(new Error('Code: 202, Too many simultaneous queries'), state)).toMatchObject({ code: 'overloaded', status: 503 });
     expect(toEngineError(new Error('aborted'), { ...state, closed: true })).toMatchObject({ code: 'closed', status: 503 });
+  });
+
+  it('asks for 64-bit integers as JSON strings on every query, whatever the settings given (ClickHouse 25.8+ writes bare numbers)', async () => {
+    const sent: Array<Record<string, unknown>> = [];
+    const client = {
+      exec: async (params: { clickhouse_settings: Record<string, unknown> }) => {
+        sent.push(params.clickhouse_settings);
+        return { stream: Readable.from([Buffer.from('{"meta":[],"data":[]}')]) };
+      },
+    } as unknown as ClickHouseClient;
+    const features = { version: '26.7.1', queryParameters: true };
+    await runSql(client, features, { sql: 'SELECT 1', params: {} });
+    await runSql(client, features, { sql: 'SELECT 1', params: {}, settings: { output_format_json_quote_64bit_integers: 0, max_threads: 2 } });
+    expect(sent).toEqual([
+      { wait_end_of_query: 1, output_format_json_quote_64bit_integers: 1 },
+      { wait_end_of_query: 1, output_format_json_quote_64bit_integers: 1, max_threads: 2 },
+    ]);
+  });
+
+  it('refuses an engine or a loader without database at once (InvalidOptionError), a cluster or not', () => {
+    for (const options of [{ url: 'http://127.0.0.1:8123', cluster: 'logs' }, { url: 'http://127.0.0.1:8123' }, { url: 'http://127.0.0.1:8123', database: '' }]) {
+      for (const [factory, make] of [['clickhouseEngine', clickhouseEngine], ['clickhouseLoader', clickhouseLoader]] as const) {
+        let error: unknown;
+        try {
+          make(options as never);
+        } catch (e) {
+          error = e;
+        }
+        expect(error, `${factory} ${JSON.stringify(options)}`).toMatchObject({ code: 'invalid_option', option: 'database', message: expect.stringMatching(new RegExp(`^${factory} needs database: `)) });
+      }
+    }
   });
 
   it('says why a pattern is refused in RE2 terms, without the (?-s) prefix', () => {

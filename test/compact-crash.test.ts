@@ -7,7 +7,7 @@ import { edgeEvent, endpointsAt, tempDir, writeLines } from './support/log-files
 
 /**
  * Compaction killed with SIGKILL at every point of its data path (the failpoints of
- * src/storage/failpoint.ts), then run again: every event is in the result exactly once, the
+ * src/util/failpoint.ts), then run again: every event is in the result exactly once, the
  * inputs are deleted only once their events are committed, and nothing of the killed run is left.
  */
 describe('compact killed at any point, then run again: nothing lost, nothing doubled', () => {

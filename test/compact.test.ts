@@ -2,8 +2,8 @@ import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renam
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hostname } from 'node:os';
-import { compactLogs } from '../src/storage/compact';
-import { acquireLockFile } from '../src/storage/lock-file';
+import { compactLogs } from '../src/compaction/compact';
+import { acquireLock } from '../src/util/lock-file';
 import { InvalidOptionError, type Endpoints } from '../src/index';
 import { census, CENSUS_NOW, censusEvents, idRange } from './support/census';
 import { edgeEvent, endpointsAt, functionEvent, tempDir, writeLines } from './support/log-files';
@@ -282,7 +282,7 @@ describe('compactLogs: nothing lost, nothing doubled (docs/semantics.md, "Compac
     writeLines(tmp.path('lock', 'a.ndjson'), censusEvents('l', 30));
     mkdirSync(join(out, '_compact'), { recursive: true });
     // Held by a live process (this one), as a running compaction holds it.
-    const held = await acquireLockFile(join(out, '_compact', 'LOCK'), 'compact');
+    const held = await acquireLock(join(out, '_compact', 'LOCK'), 'compact');
     await expect(compactLogs({ source: 'edgeLogs', inputs: tmp.path('lock', 'a.ndjson'), outDir: out })).rejects.toThrow(/Another compaction is running/);
     await held.release();
     expect((await compactLogs({ source: 'edgeLogs', inputs: tmp.path('lock', 'a.ndjson'), outDir: out })).rows).toBe(30);
@@ -292,8 +292,9 @@ describe('compactLogs: nothing lost, nothing doubled (docs/semantics.md, "Compac
     const out = tmp.path('lock-stale', 'out');
     writeLines(tmp.path('lock-stale', 'a.ndjson'), censusEvents('k', 5));
     mkdirSync(join(out, '_compact'), { recursive: true });
-    // A pid that is not running (the kernel's pid limit is below it).
-    writeFileSync(join(out, '_compact', 'LOCK'), JSON.stringify({ pid: 2 ** 30, host: hostname(), purpose: 'compact' }));
+    // Left by a compaction killed on this machine: its socket no longer answers.
+    const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    writeFileSync(join(out, '_compact', 'LOCK'), JSON.stringify({ token: 'dead', pid: 1, host: hostname(), purpose: 'compact', since: '', beat: 3, boot, socket: '.LOCK.dead.sock' }));
     expect((await compactLogs({ source: 'edgeLogs', inputs: tmp.path('lock-stale', 'a.ndjson'), outDir: out })).rows).toBe(5);
   });
 });

@@ -17,6 +17,7 @@ import { createHandler } from '../src/http/create-handler';
 import { openApiDocument } from '../src/http/openapi';
 import { manualTime } from './support/cache-harness';
 import { edgeEvent, tempDir, writeLines } from './support/log-files';
+import { waitUntil } from './support/hang-guard';
 
 const NOW = new Date('2026-11-21T12:00:00Z');
 
@@ -262,6 +263,29 @@ describe('a user source (defineSource): relation, columns from metadata, ingest 
   it('is inspected like the built-ins (files, lines, broken lines)', async () => {
     const inspected = (await ep.inspectSources()).find((s) => s.source === 'authLogs')!;
     expect(inspected).toMatchObject({ files: 1, lines: 8, skippedLines: 1 });
+  });
+
+  it('takes ingest by its Logflare name into managed storage, serves it at once, and compacts it', async () => {
+    const managed = await createEndpoints({
+      storage: { dataDir: tmp.path('data'), maxSegmentBytes: 512 },
+      sourceDefinitions: [authLogs],
+      endpoints: [authFailures],
+      now: () => NOW,
+      cache: false,
+    });
+    try {
+      const events = [401, 403, 500, 200].map((status, i) => ({ id: `m${i}`, timestamp: `2026-11-21T11:0${i}:00Z`, message: 'login', project: 'mgd', metadata: { level: 'error', status, duration: 10 } }));
+      for (const event of events) await managed.ingest('gotrue.logs.prod', [event]);
+      const expected = [{ hour: '2026-11-21T11:00:00.000000Z', failures: 3, slowest: 10 }];
+      expect((await managed.query('auth.failures', { project: 'mgd' })).result).toEqual(expected);
+      expect(managed.storage!.sources.find((n) => n.name === 'gotrue.logs.prod')).toMatchObject({ source: 'authLogs', id: authLogs.logflare.id });
+      // Small segments close as they fill; the background compactor moves them into the source's dataset.
+      await waitUntil(() => managed.stats().storage!.compactedSegments > 0);
+      expect((await managed.query('auth.failures', { project: 'mgd' })).result).toEqual(expected);
+      await expect(managed.ingest('gotrue.logs.prod', [{ ...events[0], metadata: 'not an object' }])).resolves.toMatchObject({ ingested: 1 });
+    } finally {
+      await managed.close();
+    }
   });
 
   it('refuses a source that cannot work, or that takes another one\'s names', async () => {

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDuckDBEngine } from '../src/engine/duckdb/duckdb-engine';
 import { createHandler } from '../src/http';
 import { createEndpoints, type EndpointsWarning } from '../src/index';
-import type { ListedFile } from '../src/storage/list-glob';
+import type { ListedFile } from '../src/files/list-glob';
 import { census, CENSUS_NOW, censusEvents, idRange } from './support/census';
 import { edgeEvent, endpointsAt, tempDir, writeLines } from './support/log-files';
 

@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openDatabase } from '../src/engine/duckdb/open-database';
-import { writeParquet } from '../src/engine/duckdb/write-parquet';
-import { generateLogs, projectRefs } from '../src/fixtures/generate-logs';
+import { openDatabase } from '../src/duckdb/open-database';
+import { writeParquet } from '../src/duckdb/write-parquet';
+import { generateLogs, projectRefs, type GeneratedLogs } from '../src/fixtures/generate-logs';
 import { SMALL_FIXTURE } from '../scripts/small-fixture';
 import { eventTimestampMicros } from '../src/time/event-timestamp';
 
@@ -77,13 +77,25 @@ describe('generateLogs', () => {
     expect(logs.projects).toHaveLength(4);
     expect(new Set(edge.map((e) => e.project))).toEqual(new Set(logs.projects));
     for (const e of fns) expect(logs.functionIds[e.metadata.project_ref]).toContain(e.metadata.function_id);
-    // Events lie in [now - days, now + 15 minutes].
-    const micros = (t: string | number) => eventTimestampMicros(t)!;
+    // Events lie in [now - days, now]: demo data never in the future.
     const now = BigInt(NOW.getTime()) * 1000n;
-    const times = [...edge, ...fns].map((e) => micros(e.timestamp));
-    expect(times.filter((t) => t < now - 2n * 86_400_000_000n - 1n || t > now + 15n * 60_000_000n)).toEqual([]);
+    const times = [...edge, ...fns].map((e) => eventTimestampMicros(e.timestamp)!);
+    expect(times.filter((t) => t < now - 2n * 86_400_000_000n - 1n || t > now)).toEqual([]);
     // Realistic URLs of the project.
     for (const e of edge.filter((x) => x.metadata.request)) expect(e.metadata.request.url).toMatch(/^https:\/\/[a-z0-9.-]+(\.supabase\.co|-app\.com)\//);
+  });
+
+  it('writes a few events up to 15 minutes after now only when asked (eventsAfterNow, for tests of window edges)', async () => {
+    const options = { now: NOW, seed: 2, edgeEvents: 4000, functionEvents: 2000 };
+    const after = (logs: GeneratedLogs) => {
+      const now = BigInt(NOW.getTime()) * 1000n;
+      const times = [...logs.edgeLogs, ...logs.functionEdgeLogs].flatMap((f) => lines(f).map((l) => eventTimestampMicros(JSON.parse(l).timestamp)!));
+      return times.filter((t) => t > now).map((t) => t - now);
+    };
+    expect(after(await generateLogs({ ...options, outDir: outDir() }))).toEqual([]);
+    const skewed = after(await generateLogs({ ...options, outDir: outDir(), eventsAfterNow: true }));
+    expect(skewed.length).toBeGreaterThan(5);
+    expect(skewed.filter((d) => d > 15n * 60_000_000n)).toEqual([]);
   });
 
   it('adds broken lines on top of the events when asked, without changing the events', async () => {

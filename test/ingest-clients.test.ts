@@ -5,6 +5,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnCli, waitForStdout } from './support/cli';
 import { tempDir } from './support/log-files';
+import { HANG_MS } from './support/hang-guard';
 
 const KEY = 'clients-query-key';
 const INGEST_KEY = 'clients-ingest-key';
@@ -39,7 +40,7 @@ async function query(endpoint: string, params: string): Promise<any[]> {
  * about, so the tests read before they end the transport.)
  */
 async function delivered(project: string, lines: number): Promise<any[]> {
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + HANG_MS;
   for (;;) {
     const rows = await query('logs.all', `project=${project}&project_tier=FREE`);
     if (rows.length >= lines || Date.now() > deadline) return rows;

@@ -7,7 +7,7 @@ import { createEndpoints, type Endpoints } from '../src/index';
 import { createHandler } from '../src/http';
 import { toNodeListener } from '../src/node';
 import type { HandlerOptions } from '../src/http/handler-options';
-import { walDir } from '../src/storage/wal/wal-set';
+import { walDir } from '../src/managed/wal/wal-set';
 import { listen } from './support/http';
 import { tempDir } from './support/log-files';
 

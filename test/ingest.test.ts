@@ -8,8 +8,8 @@ import { parseEvents } from '../src/ingest/parse-body';
 import { readBody } from '../src/ingest/read-body';
 import { eventTimestampMicros as timestampMicros } from '../src/time/event-timestamp';
 import { LOGFLARE_SOURCE_NAMES } from '../src/ingest/source-names';
-import { DataDirLockedError } from '../src/storage/wal/data-dir-lock';
-import { walDir } from '../src/storage/wal/wal-set';
+import { DataDirLockedError } from '../src/dataset/data-dir-lock';
+import { walDir } from '../src/managed/wal/wal-set';
 import { tempDir } from './support/log-files';
 
 const NOW = '2026-11-21T12:00:00Z';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newestFirstMerge } from '../src/engine/duckdb/duckdb-engine';
-import { compactLogs } from '../src/storage/compact';
+import { compactLogs } from '../src/compaction/compact';
 import type { Endpoints } from '../src/index';
 import { edgeEvent, endpointsAt, tempDir, writeLines } from './support/log-files';
 

@@ -1,9 +1,9 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readDatasetStateStable } from '../src/storage/dataset-log';
-import { BackgroundCompactor, type CompactableLog } from '../src/storage/managed/background-compactor';
-import { forgetDeletedInputs } from '../src/storage/managed/dataset-maintenance';
+import { readDatasetStateStable } from '../src/dataset/dataset-log';
+import { BackgroundCompactor, type CompactableLog } from '../src/managed/background-compactor';
+import { forgetDeletedInputs } from '../src/managed/dataset-maintenance';
 import { census, CENSUS_NOW, censusEvents, idRange } from './support/census';
 import { edgeEvent, endpointsAt, tempDir, writeLines } from './support/log-files';
 

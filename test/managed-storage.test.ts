@@ -6,6 +6,7 @@ import { createEndpoints } from '../src/index';
 import { census, CENSUS_NOW, censusEvents, idRange } from './support/census';
 import { spawnCli, waitForStdout } from './support/cli';
 import { tempDir } from './support/log-files';
+import { waitUntil } from './support/hang-guard';
 
 const tmp = tempDir('le-managed-store-');
 const children: ReturnType<typeof spawnCli>[] = [];
@@ -111,15 +112,6 @@ describe('serve --data-dir killed inside background compaction', () => {
     });
   }
 });
-
-/** Resolves once `done()` holds, checking every 20 ms; fails past 30 s (the condition is an observable state). */
-async function waitUntil(done: () => boolean): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error('condition not reached within 30 s');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 describe('managed storage retention (docs/ingest.md)', () => {
   it('by default deletes the days older than 90, the longest tier window, and keeps the rest', async () => {

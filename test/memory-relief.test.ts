@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { MemoryRelief, openDatabase, TRIM_SLACK_BYTES } from '../src/engine/duckdb/open-database';
+import { MemoryRelief, openDatabase, TRIM_SLACK_BYTES } from '../src/duckdb/open-database';
 
 // What the relief does is measured in `npm run bench` (peak RSS under a burst); here: when it runs.
 describe('MemoryRelief', () => {

@@ -1,8 +1,8 @@
 import { truncateSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { MemoryTables } from '../src/engine/duckdb/memory-tables';
-import { TIMESTAMP_MACROS } from '../src/engine/duckdb/source-relations';
+import { MemoryTables } from '../src/managed/memory-tables';
+import { TIMESTAMP_MACROS } from '../src/duckdb/source-relations';
 import { createEndpoints } from '../src/index';
 import { census, CENSUS_NOW, censusEvents, idRange } from './support/census';
 import { tempDir } from './support/log-files';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createEndpoints, InvalidOptionError, type EndpointsOptions } from '../src/index';
-import { memoryLimitBytes, openDatabase } from '../src/engine/duckdb/open-database';
+import { memoryLimitBytes, openDatabase } from '../src/duckdb/open-database';
 import { ProbeEngine } from './support/cache-harness';
 import { createHandler } from '../src/http/create-handler';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { QueryGate } from '../src/util/query-gate';
-import { threadsWithin } from '../src/engine/duckdb/open-database';
+import { threadsWithin } from '../src/duckdb/open-database';
 import { settle } from './support/cache-harness';
 
 class OutOfMemory extends Error {}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SerialRuns } from '../src/storage/managed/serial-runs';
+import { SerialRuns } from '../src/util/serial-runs';
 
 /** A run that waits until the test lets it finish. */
 function gatedRuns(result: () => boolean | void = () => undefined) {

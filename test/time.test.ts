@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { LIST, listValue, VARCHAR, type DuckDBConnection } from '@duckdb/node-api';
 import { describe, expect, it } from 'vitest';
-import { openDatabase } from '../src/engine/duckdb/open-database';
+import { openDatabase } from '../src/duckdb/open-database';
 import { eventTimestampMicros } from '../src/time/event-timestamp';
 import { formatIsoMicros, parseIsoMicros } from '../src/time/iso';
 import { addUnits, subtractSpan, truncate } from '../src/time/units';

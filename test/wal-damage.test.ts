@@ -2,8 +2,8 @@ import { once } from 'node:events';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { segmentSeqOf } from '../src/storage/wal/segment-name';
-import { quarantineDir, walDir } from '../src/storage/wal/wal-set';
+import { segmentSeqOf } from '../src/managed/wal/segment-name';
+import { quarantineDir, walDir } from '../src/managed/wal/wal-set';
 import { spawnCli, waitForStdout } from './support/cli';
 import { tempDir } from './support/log-files';
 

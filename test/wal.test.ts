@@ -1,17 +1,14 @@
-import { spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as zlib from 'node:zlib';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { EngineError } from '../src/errors';
-import { lockDataDir, LOCK_FILE, DataDirLockedError } from '../src/storage/wal/data-dir-lock';
-import { markerLine, parseMarkerLine } from '../src/storage/wal/commit-marker';
-import { eventLinesOf } from '../src/storage/managed/segment-lines';
-import { headerOf } from '../src/storage/wal/quarantine';
-import { segmentFileName, segmentSeqOf } from '../src/storage/wal/segment-name';
-import { Wal } from '../src/storage/wal/wal';
-import { openWalSet, walDir } from '../src/storage/wal/wal-set';
+import { markerLine, parseMarkerLine } from '../src/files/commit-marker';
+import { eventLinesOf } from '../src/managed/segment-lines';
+import { headerOf } from '../src/managed/wal/quarantine';
+import { segmentFileName, segmentSeqOf } from '../src/managed/wal/segment-name';
+import { Wal } from '../src/managed/wal/wal';
 import { tempDir } from './support/log-files';
 
 const tmp = tempDir('le-wal-');
@@ -438,47 +435,4 @@ describe('close', () => {
     await pending;
     await expect(wal.append(lines({ id: 'b' }))).rejects.toMatchObject({ code: 'closed' });
   });
-});
-
-describe('data dir lock', () => {
-  const deadPid = () => spawnSync(process.execPath, ['-e', '']).pid!;
-
-  it('a second opener of the same data dir is refused with the holder named', async () => {
-    const dataDir = freshDir();
-    const set = await openWalSet(dataDir);
-    expect(readFileSync(join(dataDir, LOCK_FILE), 'utf8').split('\n')[0]).toBe(String(process.pid));
-    const refused = await openWalSet(dataDir).catch((e: unknown) => e);
-    expect(refused).toBeInstanceOf(DataDirLockedError);
-    expect((refused as Error).message).toMatch(new RegExp(`in use by process ${process.pid}`));
-    await set.close();
-    expect(existsSync(join(dataDir, LOCK_FILE))).toBe(false);
-    const again = await openWalSet(dataDir);
-    expect(existsSync(walDir(dataDir, 'edgeLogs'))).toBe(true);
-    expect(existsSync(walDir(dataDir, 'functionEdgeLogs'))).toBe(true);
-    await again.close();
-  });
-
-  it('a lock held by another live process is refused', async () => {
-    const dataDir = freshDir();
-    mkdirSync(dataDir, { recursive: true });
-    writeFileSync(join(dataDir, LOCK_FILE), `${process.ppid}\nsomewhere\n`);
-    await expect(lockDataDir(dataDir)).rejects.toThrow(new RegExp(`in use by process ${process.ppid}`));
-  });
-
-  const stale = {
-    'of a process that no longer runs': () => `${deadPid()}\nhost\n`,
-    'cut short before its pid was written': () => '',
-    'holding our own pid, left by an earlier process with the same pid (a container restart)': () => `${process.pid}\n`,
-  };
-  for (const [name, content] of Object.entries(stale)) {
-    it(`a stale lock ${name} is taken over`, async () => {
-      const dataDir = freshDir();
-      mkdirSync(dataDir, { recursive: true });
-      writeFileSync(join(dataDir, LOCK_FILE), content());
-      const lock = await lockDataDir(dataDir);
-      expect(readFileSync(lock.path, 'utf8').split('\n')[0]).toBe(String(process.pid));
-      expect(existsSync(`${lock.path}.takeover`)).toBe(false);
-      await lock.release();
-    });
-  }
 });

@@ -1,6 +1,6 @@
 import type { EndpointsOptions } from './public-types';
 import { InvalidOptionError } from '../errors';
-import { memoryLimitBytes, MIN_MEMORY_LIMIT_BYTES } from '../engine/duckdb/open-database';
+import { memoryLimitBytes, MIN_MEMORY_LIMIT_BYTES } from '../duckdb/open-database';
 import { BUILT_IN_SOURCES } from '../sources/registry';
 import { DEFINITIONS } from '../definitions/registry';
 import {

@@ -23,6 +23,7 @@ import { planQuery, statementOf } from '../definitions/plan-query';
 import { BUILT_IN_ENDPOINTS, endpointSet, type EndpointSet } from '../definitions/registry';
 import { createDuckDBEngine } from '../engine/duckdb/duckdb-engine';
 import type { Engine } from '../engine/engine';
+import { re2PatternProblem } from '../engine/re2-pattern';
 import { EngineError, InvalidOptionError, InvalidParameterError, NotFoundError } from '../errors';
 import { INGEST_BODY, type BodyIngest, type IngestResult } from '../ingest/ingestor';
 import { checkEndpointsOptions } from './check-options';
@@ -31,7 +32,7 @@ import { shapeRows } from '../rows/shape-rows';
 import { withArrowTable } from '../rows/to-arrow';
 import { registerSources } from '../sources/registry';
 import type { CheckedSql } from '../sandbox/validate-caller-sql';
-import type { SkippedFile } from '../storage/file-checks';
+import type { SkippedFile } from '../files/file-checks';
 
 export type * from './public-types';
 
@@ -270,7 +271,9 @@ class EndpointsImpl implements Endpoints<AnyEndpointDefinition>, BodyIngest {
     for (const spec of definition.params) {
       const value = params[spec.name];
       if (spec.format !== 'regex' || value === null || value === undefined) continue;
-      const problem = await this.engine.checkPattern(value);
+      // RE2 as DuckDB compiles it first, whatever the engine: the same pattern gets the same
+      // answer everywhere (src/engine/re2-pattern.ts); the engine may refuse more.
+      const problem = (await re2PatternProblem(value)) ?? (await this.engine.checkPattern(value));
       if (problem !== null) {
         throw new InvalidParameterError(spec.name, `Parameter "${spec.name}" is not a valid regular expression: ${problem}`);
       }

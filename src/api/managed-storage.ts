@@ -1,18 +1,18 @@
 import { basename, join } from 'node:path';
 import type { EndpointsOptions, EndpointsStats, ManagedStorageInfo } from './public-types';
-import type { SourceName } from '../engine/engine';
-import type { ExtraInputs } from '../storage/source-reader';
+import type { SourceName } from '../sources/source-descriptor';
+import type { ExtraInputs } from '../files/source-reader';
 import { Ingestor } from '../ingest/ingestor';
 import { SourceNames } from '../ingest/source-names';
 import type { StorageOptions } from '../ingest/storage-options';
-import { openWalSet, STORAGE_SOURCES, walDir, type WalSet } from '../storage/wal/wal-set';
-import { BackgroundCompactor } from '../storage/managed/background-compactor';
-import { ClickHouseShipper, type ShipTarget } from '../storage/managed/clickhouse-shipper';
-import { dataDirInstanceId } from '../storage/managed/instance-id';
-import { datasetDir, managedInputs } from '../storage/managed/managed-inputs';
-import { MemoryTables } from '../engine/duckdb/memory-tables';
-import { segmentSeqOf } from '../storage/wal/segment-name';
-import { quarantineUnreadableLines } from '../storage/managed/unreadable-lines';
+import { openWalSet, storageSources, walDir, type WalSet } from '../managed/wal/wal-set';
+import { BackgroundCompactor } from '../managed/background-compactor';
+import { ClickHouseShipper, type ShipTarget } from '../managed/clickhouse-shipper';
+import { dataDirInstanceId } from '../managed/instance-id';
+import { datasetDir, managedInputs } from '../managed/managed-inputs';
+import { MemoryTables } from '../managed/memory-tables';
+import { segmentSeqOf } from '../managed/wal/segment-name';
+import { quarantineUnreadableLines } from '../managed/unreadable-lines';
 
 /**
  * Managed storage of an instance (docs/durability.md): the locked write-ahead logs, the one
@@ -34,7 +34,7 @@ export class ManagedStorage {
       dataDir: walSet.dataDir,
       sources: ingestor.sourceNames.names,
       resolveSource: (ref: string) => ingestor.resolveSource(ref),
-      recovered: Object.freeze(STORAGE_SOURCES.flatMap((s) => walSet.wals[s]!.recovered)),
+      recovered: Object.freeze(storageSources().flatMap((s) => walSet.wals[s]!.recovered)),
     });
   }
 
@@ -62,7 +62,7 @@ export class ManagedStorage {
   /** What queries of each source read from managed storage: its dataset and its committed WAL bytes. */
   inputs(): Partial<Record<SourceName, ExtraInputs>> {
     const out: Partial<Record<SourceName, ExtraInputs>> = {};
-    for (const source of STORAGE_SOURCES) out[source] = managedInputs(this.walSet.dataDir, source, this.walSet.wals[source]!, this.memory);
+    for (const source of storageSources()) out[source] = managedInputs(this.walSet.dataDir, source, this.walSet.wals[source]!, this.memory);
     return out;
   }
 
@@ -73,7 +73,7 @@ export class ManagedStorage {
   }
 
   stats(): NonNullable<EndpointsStats['storage']> {
-    const wals = STORAGE_SOURCES.map((s) => this.walSet.wals[s]!);
+    const wals = storageSources().map((s) => this.walSet.wals[s]!);
     const sum = (pick: (c: BackgroundCompactor['counters']) => number) => this.compactors.reduce((n, c) => n + pick(c.counters), 0);
     const stats: NonNullable<EndpointsStats['storage']> = {
       walBytes: wals.reduce((n, w) => n + w.bytes.disk, 0),
@@ -101,7 +101,7 @@ export class ManagedStorage {
   }
 
   private quarantined(): { quarantinedFiles: number; quarantinedBytes: number; quarantinedLines: number } {
-    const counts = STORAGE_SOURCES.map((s) => this.walSet.quarantines[s]!.counts);
+    const counts = storageSources().map((s) => this.walSet.quarantines[s]!.counts);
     return {
       quarantinedFiles: counts.reduce((n, c) => n + c.files, 0),
       quarantinedBytes: counts.reduce((n, c) => n + c.bytes, 0),
@@ -134,7 +134,7 @@ function walOptions(storage: StorageOptions) {
  * days past retention dropped. Segments left closed by a previous process are compacted at once.
  */
 function startCompactors(walSet: WalSet, options: EndpointsOptions, memory: MemoryTables | undefined): BackgroundCompactor[] {
-  return STORAGE_SOURCES.map((source) => {
+  return storageSources().map((source) => {
     const wal = walSet.wals[source]!;
     const compactor = new BackgroundCompactor({
       source,
@@ -195,7 +195,7 @@ async function startShippers(walSet: WalSet, options: EndpointsOptions): Promise
     await close();
     throw error;
   }
-  const shippers = STORAGE_SOURCES.map((source) => {
+  const shippers = storageSources().map((source) => {
     const shipper = new ClickHouseShipper({
       source,
       wal: walSet.wals[source]!,

@@ -19,9 +19,9 @@ import type { IngestSourceName } from '../ingest/source-names';
 import type { StorageOptions } from '../ingest/storage-options';
 import type { Row } from '../rows/shape-rows';
 import type { SourceDescriptor } from '../sources/source-descriptor';
-import type { SkippedFile } from '../storage/file-checks';
-import type { QuarantineReason } from '../storage/wal/quarantine';
-import type { WalRecovery } from '../storage/wal/wal';
+import type { SkippedFile } from '../files/file-checks';
+import type { QuarantineReason } from '../managed/wal/quarantine';
+import type { WalRecovery } from '../managed/wal/wal';
 
 /** Raw parameters as they arrive: query-string text (numbers and Dates are accepted where typed). */
 export type RawParams = Readonly<Record<string, unknown>>;

@@ -1,6 +1,6 @@
 import type { ColumnSpec } from '../definitions/definition';
 import type { Row } from '../rows/shape-rows';
-import type { SkippedFile } from '../storage/file-checks';
+import type { SkippedFile } from '../files/file-checks';
 
 /**
  * What the cache stores for one key: the shaped rows and when and how they were computed.

@@ -1,8 +1,9 @@
 import { createEndpoints } from '../api/create-endpoints';
+import { isUnreachable } from '../engine/clickhouse/classify-error';
 import { clickhouseEngine } from '../engine/clickhouse/clickhouse-engine';
 import { clickhouseLoader } from '../engine/clickhouse/clickhouse-loader';
 import type { ClickHouseTarget } from '../engine/clickhouse/options';
-import type { SourceName } from '../engine/engine';
+import type { SourceName } from '../sources/source-descriptor';
 import { HELP } from './help';
 import type { CliIO } from './io';
 import { clockOf, duckdbOf, integerOf, parseOptions } from './parse-options';
@@ -120,13 +121,22 @@ async function serve(argv: string[], io: CliIO): Promise<number> {
     sources: {}, engine, now, storage, ...(settings.noCache ? { cache: false as const } : {}),
     onWarning: (warning) => io.stderr.write(`${new Date().toISOString()} warning: ${warning.message}\n`),
   });
+  let away = false;
   try {
     await ep.ping();
   } catch (error) {
-    await ep.close();
-    throw error;
+    // With a data dir, ingest is what must not stop: events wait in it until ClickHouse is back.
+    if (!storage || !isUnreachable((error as Error)?.cause ?? error)) {
+      await ep.close();
+      throw error;
+    }
+    away = true;
   }
-  const intro = [now ? `Every window is evaluated at ${now().toISOString()} (--now).` : null, `Serving ClickHouse ${target!.database} at ${target!.url}`];
+  const intro = [
+    now ? `Every window is evaluated at ${now().toISOString()} (--now).` : null,
+    `Serving ClickHouse ${target!.database} at ${target!.url}`,
+    away ? `ClickHouse at ${target!.url} cannot be reached yet: queries answer 503 until it can; ingested events wait in ${storage!.dataDir} and are shipped once it is back.` : null,
+  ];
   return serveHttp(ep, settings, io, intro, ' until shipped to ClickHouse');
 }
 

@@ -1,5 +1,5 @@
-import { compactLogs, type CompactStage } from '../storage/compact';
-import type { SourceName } from '../engine/engine';
+import { compactLogs, type CompactStage } from '../compaction/compact';
+import type { SourceName } from '../sources/source-descriptor';
 import { HELP } from './help';
 import type { CliIO } from './io';
 import { duckdbOf, parseOptions } from './parse-options';

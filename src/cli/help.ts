@@ -12,6 +12,7 @@ Commands:
   compact      Rewrite NDJSON logs as day-partitioned, sorted Parquet (the fast layout)
   clickhouse   Create ClickHouse tables, load logs into them, serve the endpoints from them
   ingest       Load NDJSON files into a data dir (or a running server), as if sent over HTTP
+  check        Verify a data dir (write-ahead log, commit logs, data files); --repair restores
 
 Options:
   -h, --help     Help (also after a command: log-endpoints serve --help)
@@ -109,6 +110,24 @@ Options:
   --threads <n>              DuckDB worker threads
   --memory-limit <size>      DuckDB memory limit, e.g. 1GB (sorting spills to disk past it)
   -h, --help                 This help
+`,
+  check: `Usage: log-endpoints check --data-dir <dir> [--repair]
+
+Verifies a managed data dir: each write-ahead segment readable and ending with a commit marker,
+each dataset's commit log intact (checksums, no missing commit), every committed Parquet file and
+head readable whole, and the data files no commit names. Prints each problem.
+
+With --repair (no server may run on the data dir: it takes its lock) it restores what can be
+restored and says what it did: files of lost commits go back into the log when their provenance
+verifies; committed files that cannot be read move to <dataset>/_quarantine/ and leave the log;
+remaining damage of the log is acknowledged, so queries stop reporting it.
+
+Options:
+  --data-dir <dir>   The data dir (of serve --data-dir, ingest --data-dir)
+  --repair           Restore what can be restored
+
+Exit codes: 0 nothing wrong (any more), 1 problems found (or remaining after --repair, or the data
+dir in use by another process), 2 wrong usage. See docs/damaged-data.md.
 `,
   ingest: `Usage: log-endpoints ingest <file.ndjson...> --source edge|functions --data-dir <dir> [--batch-size <n>]
        log-endpoints ingest <file.ndjson...> --source edge|functions --url <server> --api-key <key>

@@ -1,6 +1,6 @@
 import type { Endpoints } from '../api/create-endpoints';
 import type { CliIO } from './io';
-import { apiKeysOf, ingestKeysOf, integerOf } from './parse-options';
+import { apiKeysOf, dataDirOf, ingestKeysOf, integerOf } from './parse-options';
 import { runServer } from './run-server';
 import { UsageError } from './usage-error';
 
@@ -81,7 +81,7 @@ export function httpServerSettings(command: string, values: Values, env: CliIO['
   }
   const optional = (flag: 'wal-segment-bytes' | 'wal-segment-age-ms') => (values[flag] === undefined ? undefined : integerOf(command, flag, values[flag], 0, 1));
   const origins = values['cors-origin'];
-  return {
+  const settings: HttpServerSettings = {
     command,
     host: values.host ?? '127.0.0.1',
     port: integerOf(command, 'port', values.port, 4000, 0, 65535),
@@ -98,8 +98,13 @@ export function httpServerSettings(command: string, values: Values, env: CliIO['
       maxQueuedQueries: integerOf(command, 'max-queued-queries', values['max-queued-queries'], 64, 0),
       queryTimeoutMs: integerOf(command, 'query-timeout-ms', values['query-timeout-ms'], 30_000, 1),
     },
-    storage: dataDir === undefined ? undefined : { dataDir, maxSegmentBytes: optional('wal-segment-bytes'), maxSegmentAgeMs: optional('wal-segment-age-ms') },
+    storage: undefined,
   };
+  // Last: every other flag is checked before the data dir is created.
+  if (dataDir !== undefined) {
+    settings.storage = { dataDir: dataDirOf(command, dataDir), maxSegmentBytes: optional('wal-segment-bytes'), maxSegmentAgeMs: optional('wal-segment-age-ms') };
+  }
+  return settings;
 }
 
 /**

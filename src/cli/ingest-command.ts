@@ -4,10 +4,10 @@ import { createGunzip, gzipSync } from 'node:zlib';
 import { createEndpoints, type Endpoints } from '../api/create-endpoints';
 import { InvalidBodyError, LogEndpointsError } from '../errors';
 import { LOGFLARE_SOURCE_NAMES } from '../ingest/source-names';
-import { DataDirLockedError } from '../storage/wal/data-dir-lock';
+import { DataDirLockedError } from '../dataset/data-dir-lock';
 import { HELP } from './help';
 import type { CliIO } from './io';
-import { apiKeysOf, ingestKeysOf, integerOf, parseOptions } from './parse-options';
+import { apiKeysOf, dataDirOf, ingestKeysOf, integerOf, parseOptions } from './parse-options';
 import { progressBar } from './progress-bar';
 import { UsageError } from './usage-error';
 
@@ -69,7 +69,7 @@ export async function ingestCommand(argv: string[], io: CliIO): Promise<number> 
   if (values['data-dir'] !== undefined) {
     try {
       // Damage recovery finds (and lines compaction sets aside) are told, as serve tells them.
-      ep = await createEndpoints({ storage: { dataDir: values['data-dir'] }, cache: false, onWarning: (warning) => io.stderr.write(`warning: ${warning.message}\n`) });
+      ep = await createEndpoints({ storage: { dataDir: dataDirOf('ingest', values['data-dir']) }, cache: false, onWarning: (warning) => io.stderr.write(`warning: ${warning.message}\n`) });
     } catch (error) {
       if (error instanceof DataDirLockedError) {
         throw new Error(`${error.message} To add events while it runs, send them through it: log-endpoints ingest ... --url <its URL> --api-key <key>.`);

@@ -1,4 +1,5 @@
 import { LogEndpointsError } from '../errors';
+import { checkCommand } from './check-command';
 import { clickhouseCommand } from './clickhouse-command';
 import { compactCommand } from './compact-command';
 import { demoCommand } from './demo-command';
@@ -18,6 +19,7 @@ const COMMANDS: Record<string, (argv: string[], io: CliIO) => Promise<number>> =
   compact: compactCommand,
   clickhouse: clickhouseCommand,
   ingest: ingestCommand,
+  check: checkCommand,
 };
 
 /**

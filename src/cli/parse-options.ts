@@ -1,4 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { prepareDataDir } from '../managed/wal/prepare-data-dir';
 import { parseIsoMicros } from '../time/iso';
 import { UsageError } from './usage-error';
 
@@ -70,6 +71,16 @@ export function clockOf(command: string, now: string | undefined): (() => Date) 
   if (micros === null) throw new UsageError(`--now must be an ISO 8601 timestamp such as 2026-11-21T10:00:00Z, not "${now}".`, command);
   const fixed = new Date(Number(micros / 1000n));
   return () => new Date(fixed);
+}
+
+/**
+ * `--data-dir`, created when missing; a path that cannot be one is a usage error saying why (a
+ * file, a parent that cannot be written), not the system's "EEXIST" or "ENOENT ... mkdir".
+ */
+export function dataDirOf(command: string, dataDir: string): string {
+  const problem = prepareDataDir(dataDir);
+  if (problem !== null) throw new UsageError(`--data-dir ${problem}.`, command);
+  return dataDir;
 }
 
 /** An integer option within bounds, or its default. */

@@ -1,5 +1,5 @@
-import { compileGlob } from '../storage/glob';
-import { DirectoryCache, listGlob } from '../storage/list-glob';
+import { compileGlob } from '../files/glob';
+import { DirectoryCache, listGlob } from '../files/list-glob';
 import type { CliIO } from './io';
 import { findDefinition } from '../definitions/registry';
 import { sourcesReadBy } from '../engine/duckdb/duckdb-engine';

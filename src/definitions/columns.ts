@@ -1,4 +1,4 @@
-import type { ColumnType } from '../engine/engine';
+import type { ColumnType } from '../sql/column-types';
 
 export type { ColumnType };
 

@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import { InvalidOptionError } from '../errors';
+import { uuidFromName } from '../util/uuid-from-name';
 import type { EngineParam } from '../engine/engine';
 import { dateToMicros } from '../time/iso';
 import { columnSpecs, type ColumnDeclaration, type RowOf } from './columns';
@@ -82,7 +82,7 @@ export function defineEndpoint<const N extends string, const P extends Record<st
     throw new InvalidOptionError('endpoints', `An endpoint name must be letters, digits, ".", "_" or "-" (at most 128), not ${JSON.stringify(config?.name)}.`);
   }
   const id = config.id === undefined ? uuidFromName(name) : config.id.toLowerCase();
-  if (!UUID.test(id)) fail(`id must be a UUID, not ${JSON.stringify(config.id)}`);
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(id)) fail(`id must be a UUID, not ${JSON.stringify(config.id)}`);
   if (config.description !== undefined && typeof config.description !== 'string') fail('description must be text');
   const maxRows = config.maxRows ?? 1000;
   if (!Number.isInteger(maxRows) || maxRows < 1 || maxRows > 1_000_000) fail('maxRows must be a whole number from 1 to 1000000');
@@ -202,18 +202,4 @@ function engineParam(value: BindValue): EngineParam {
   return value;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-/** The namespace of derived endpoint UUIDs: fixed forever, so a name always gives the same UUID. */
-const NAMESPACE = Buffer.from('6f1d2c1e8a8f4c5e9b0e7d3c2a1b0f9e', 'hex');
-
-/** A UUID v5 (RFC 9562) of the name: stable in every installation and every version. */
-export function uuidFromName(name: string): string {
-  const hash = createHash('sha1').update(NAMESPACE).update(name, 'utf8').digest();
-  hash[6] = (hash[6]! & 0x0f) | 0x50;
-  hash[8] = (hash[8]! & 0x3f) | 0x80;
-  const hex = hash.subarray(0, 16).toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-}
-
-export { p };
+export { p, uuidFromName };

@@ -1,13 +1,12 @@
+import type { ColumnType } from '../sql/column-types';
 import type { CheckedSql } from '../sandbox/validate-caller-sql';
 import type { SqlDialect } from '../sql/sql-scan';
-import type { SkippedFile } from '../storage/file-checks';
+import type { SkippedFile } from '../files/file-checks';
 import type { Micros } from '../time/iso';
 
-/**
- * A log source's name: the two built-ins (docs/semantics.md, "Log sources") or one declared with
- * `defineSource`.
- */
-export type SourceName = 'edgeLogs' | 'functionEdgeLogs' | (string & {});
+import type { SourceName } from '../sources/source-descriptor';
+
+export type { SourceName };
 
 /** The names of the three built-in endpoints. */
 export type EndpointQueryName = 'functions.invocation-stats' | 'logs.all' | 'usage.api-counts';
@@ -65,8 +64,7 @@ export interface EngineRequest {
   sql?: string;
 }
 
-/** Column types of result rows (the definitions' `columns`); they drive every output format. */
-export type ColumnType = 'timestamp' | 'integer' | 'float' | 'text' | 'json' | 'boolean';
+export type { ColumnType };
 
 export interface EngineResult {
   rows: Record<string, EngineValue>[];

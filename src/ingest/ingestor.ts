@@ -1,6 +1,6 @@
-import type { SourceName } from '../engine/engine';
+import type { SourceName } from '../sources/source-descriptor';
 import { dateToMicros, formatIsoMicros } from '../time/iso';
-import type { WalSet } from '../storage/wal/wal-set';
+import type { WalSet } from '../managed/wal/wal-set';
 import { bodyLines, type BodyLines } from './body-lines';
 import { bodyLinesOffThread, OFF_THREAD_BYTES } from './parse-worker';
 import { BATCH_LIMITS, serializeEvents, type BatchLimits } from './serialize-events';

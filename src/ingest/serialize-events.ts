@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { InvalidBodyError, PayloadTooLargeError } from '../errors';
-import { MARKER_FIELD } from '../storage/wal/commit-marker';
+import { MARKER_FIELD } from '../files/commit-marker';
 import { eventTimestampMicros } from '../time/event-timestamp';
-import { MAX_LINE_BYTES } from '../engine/duckdb/long-line-copies';
+import { MAX_LINE_BYTES } from '../files/long-line-copies';
 import { MAX_NESTING, tooDeepAt } from './json-nesting';
 
 /** Fields the normalisation itself sets. */

@@ -1,5 +1,7 @@
-import type { SourceName } from '../engine/engine';
+import type { SourceName } from '../sources/source-descriptor';
 import { InvalidOptionError, NotFoundError } from '../errors';
+import { allSources, BUILT_IN_SOURCES } from '../sources/registry';
+import type { SourceDescriptor } from '../sources/source-descriptor';
 
 /** A name (or UUID) ingest accepts for a source. */
 export interface IngestSourceName {
@@ -11,16 +13,16 @@ export interface IngestSourceName {
   source: SourceName;
 }
 
-/**
- * The two sources under Logflare's names, with UUIDs chosen once and fixed forever: a shipper
- * configured with either keeps working against every installation.
- */
-export const LOGFLARE_SOURCE_NAMES: readonly IngestSourceName[] = Object.freeze([
-  Object.freeze({ name: 'cloudflare.logs.prod', id: '49d2db0a-0317-43a6-9cd4-0b1425da96f0', source: 'edgeLogs' as const }),
-  Object.freeze({ name: 'deno-relay-logs', id: '25810149-e19d-4b24-a57a-0e886add2d74', source: 'functionEdgeLogs' as const }),
-]);
+/** The Logflare names of the given sources, each with its source's fixed UUID (the first name's). */
+function logflareNames(sources: readonly SourceDescriptor[]): IngestSourceName[] {
+  return sources.flatMap((d) => d.logflare.names.map((name, i) => Object.freeze({ name, id: i === 0 ? d.logflare.id : null, source: d.name })));
+}
 
-const INTERNAL: readonly SourceName[] = ['edgeLogs', 'functionEdgeLogs'];
+/**
+ * The two built-in sources under Logflare's names, with UUIDs chosen once and fixed forever: a
+ * shipper configured with either keeps working against every installation.
+ */
+export const LOGFLARE_SOURCE_NAMES: readonly IngestSourceName[] = Object.freeze(logflareNames(BUILT_IN_SOURCES));
 
 /**
  * Resolves what a request or `ep.ingest` names (a Logflare name, a configured name, a fixed UUID
@@ -29,11 +31,16 @@ const INTERNAL: readonly SourceName[] = ['edgeLogs', 'functionEdgeLogs'];
 export class SourceNames {
   readonly names: readonly IngestSourceName[];
 
+  private readonly internal: readonly string[];
+
   constructor(extra: Readonly<Record<string, SourceName>> = {}) {
-    const names = [...LOGFLARE_SOURCE_NAMES];
+    // Every source this process knows, the built-ins' and those declared with defineSource.
+    const sources = allSources();
+    this.internal = sources.map((d) => d.name);
+    const names = logflareNames(sources);
     for (const [name, source] of Object.entries(extra)) {
-      if (!INTERNAL.includes(source)) {
-        throw new InvalidOptionError(`storage.sourceNames["${name}"]`, `storage.sourceNames: "${name}" must map to edgeLogs or functionEdgeLogs, not "${String(source)}".`);
+      if (!this.internal.includes(source)) {
+        throw new InvalidOptionError(`storage.sourceNames["${name}"]`, `storage.sourceNames: "${name}" must map to a source (${this.internal.join(', ')}), not "${String(source)}".`);
       }
       if (name === '' || names.some((n) => n.name === name)) throw new InvalidOptionError(`storage.sourceNames["${name}"]`, `storage.sourceNames: "${name}" is empty or already taken.`);
       names.push(Object.freeze({ name, id: null, source }));
@@ -43,7 +50,7 @@ export class SourceNames {
 
   /** The source `ref` names; `NotFoundError` listing the known names otherwise. */
   resolve(ref: string): SourceName {
-    if ((INTERNAL as readonly string[]).includes(ref)) return ref as SourceName;
+    if (this.internal.includes(ref)) return ref as SourceName;
     const lower = ref.toLowerCase();
     const found = this.names.find((n) => n.name === ref || n.id === lower);
     if (found) return found.source;

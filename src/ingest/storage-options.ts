@@ -1,6 +1,6 @@
-import type { ClickHouseServer } from '../engine/clickhouse/options';
-import type { SourceName } from '../engine/engine';
-import type { ShipTarget } from '../storage/managed/clickhouse-shipper';
+import type { ClickHouseServer } from '../engine/clickhouse/server-options';
+import type { SourceName } from '../sources/source-descriptor';
+import type { ShipTarget } from '../managed/clickhouse-shipper';
 
 /**
  * Managed storage (`createEndpoints({ storage: { dataDir } })`): the library keeps the events it

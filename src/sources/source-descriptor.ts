@@ -1,6 +1,12 @@
 import { InvalidOptionError } from '../errors';
-import type { ColumnType } from '../definitions/columns';
-import { uuidFromName } from '../definitions/define-endpoint';
+import type { ColumnType } from '../sql/column-types';
+import { uuidFromName } from '../util/uuid-from-name';
+
+/**
+ * A log source's name: the two built-ins (docs/semantics.md, "Log sources") or one declared with
+ * `defineSource`.
+ */
+export type SourceName = 'edgeLogs' | 'functionEdgeLogs' | (string & {});
 
 /** A column of a source's relation, as data. */
 export interface SourceColumn {
@@ -31,8 +37,11 @@ export interface SourceDescriptor<N extends string = string> {
   readonly columns: readonly SourceColumn[];
   /** The project column: first key of the Parquet sort and of the ClickHouse table. */
   readonly projectColumn: string;
-  /** Rows per Parquet row group, and dictionary entries per column chunk (when raised). */
-  readonly parquet: { readonly rowGroupRows: number; readonly dictionaryEntries?: number };
+  /**
+   * Rows per Parquet row group, dictionary entries per column chunk (when raised), and whether each
+   * compacted file gets a head (its newest rows per project: what a newest-first endpoint reads).
+   */
+  readonly parquet: { readonly rowGroupRows: number; readonly dictionaryEntries?: number; readonly heads?: boolean };
   /** The ClickHouse table (default: the relation name). */
   readonly clickhouse: { readonly table: string };
   /** Whether an event looks like this source (compaction refuses a glob of another log). */
@@ -56,7 +65,7 @@ export interface SourceConfig<N extends string = string> {
   columns: Record<string, SourceColumnDeclaration>;
   /** The column naming the project (sort and table key). */
   projectColumn: string;
-  parquet?: { rowGroupRows?: number; dictionaryEntries?: number };
+  parquet?: { rowGroupRows?: number; dictionaryEntries?: number; heads?: boolean };
   clickhouse?: { table?: string };
   looksLike?: (event: Record<string, unknown>) => boolean;
 }
@@ -121,7 +130,11 @@ export function defineSource<const N extends string>(config: SourceConfig<N>): S
     logflare: Object.freeze({ names: Object.freeze([...names]), id }),
     columns: Object.freeze(columns),
     projectColumn: config.projectColumn,
-    parquet: Object.freeze({ rowGroupRows, ...(config.parquet?.dictionaryEntries ? { dictionaryEntries: config.parquet.dictionaryEntries } : {}) }),
+    parquet: Object.freeze({
+      rowGroupRows,
+      ...(config.parquet?.dictionaryEntries ? { dictionaryEntries: config.parquet.dictionaryEntries } : {}),
+      ...(config.parquet?.heads ? { heads: true } : {}),
+    }),
     clickhouse: Object.freeze({ table: config.clickhouse?.table ?? config.relation }),
     ...(config.looksLike ? { looksLike: config.looksLike } : {}),
   });

@@ -20,7 +20,7 @@ const LAST = 253_402_300_799_999_999n;
 /**
  * The instant of an event's `timestamp` (docs/semantics.md, "Timestamps") in microseconds, or null when it has none:
  * the one rule of what a readable timestamp is, which ingest checks and the SQL macro
- * `le_timestamp` (src/engine/duckdb/source-relations.ts) applies, so an event ingest accepts is an
+ * `le_timestamp` (src/duckdb/source-relations.ts) applies, so an event ingest accepts is an
  * event every query reads (docs/durability.md, "What ingest accepts").
  * An ISO 8601 string (offset optional, UTC when absent, up to nine fractional digits cut to the
  * microsecond), or a number since the Unix epoch whose unit follows its magnitude: below 1e11

@@ -44,7 +44,7 @@ describe('differential: ClickHouse (2 shards, Distributed tables) versus DuckDB 
 
   beforeAll(async () => {
     const started = startClickHouseCluster();
-    const common = { now: NOW, formats: ['ndjson', 'parquet'] as Array<'ndjson' | 'parquet'>, brokenLineRate: 0.004 };
+    const common = { now: NOW, formats: ['ndjson', 'parquet'] as Array<'ndjson' | 'parquet'>, brokenLineRate: 0.004, eventsAfterNow: true };
     spread = await generateLogs({ ...common, outDir: tmp.path('spread'), seed: 42, days: 8, projects: 6, edgeEvents: 2500, functionEvents: 2000 });
     dense = await generateLogs({ ...common, outDir: tmp.path('dense'), seed: 43, days: 20 / 1440, projects: 3, edgeEvents: 1000, functionEvents: 1200 });
     projects = [...spread.projects, ...dense.projects, 'edgecase', 'EdgeCase', 'quantiles'];

@@ -1,10 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { CliIO } from '../../src/cli/io';
+import { HANG_MS } from './hang-guard';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-/** Longest any spawned command may take before the test kills it and fails. */
-const LIMIT_MS = 30_000;
 
 /** Every child started by a test file: none outlives its test worker, even after a timeout. */
 const started = new Set<ChildProcess>();
@@ -14,10 +13,18 @@ process.once('exit', () => {
 
 /**
  * `log-endpoints <args>` as a real process (the TypeScript source through tsx, no build needed).
- * `preload` modules are imported first (`--import`), e.g. a test hook.
+ * `preload` modules are imported first (`--import`), e.g. a test hook; `wrapper` runs it inside
+ * another command (`['unshare', '--pid', '--fork', '--mount-proc']`).
  */
-export function spawnCli(args: string[], env: Record<string, string> = {}, preload: string[] = []): ChildProcess & { output: { stdout: string; stderr: string } } {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...preload.flatMap((p) => ['--import', p]), 'src/cli.ts', ...args], {
+export function spawnCli(
+  args: string[],
+  env: Record<string, string> = {},
+  preload: string[] = [],
+  wrapper: string[] = [],
+): ChildProcess & { output: { stdout: string; stderr: string } } {
+  const node = [process.execPath, '--import', 'tsx', ...preload.flatMap((p) => ['--import', p]), 'src/cli.ts', ...args];
+  const [command, ...rest] = [...wrapper, ...node];
+  const child = spawn(command!, rest, {
     cwd: ROOT,
     env: { ...process.env, LOG_ENDPOINTS_API_KEYS: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -30,14 +37,14 @@ export function spawnCli(args: string[], env: Record<string, string> = {}, prelo
   return Object.assign(child, { output });
 }
 
-/** Runs the command to its end: exit code and output. Killed (and failing) past the limit. */
+/** Runs the command to its end: exit code and output. Killed (and failing) past `HANG_MS`. */
 export function runCli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawnCli(args, env);
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`log-endpoints ${args.join(' ')} did not finish; stderr: ${child.output.stderr}`));
-    }, LIMIT_MS);
+    }, HANG_MS);
     child.on('close', (code) => {
       clearTimeout(timer);
       resolve({ code, ...child.output });
@@ -45,7 +52,7 @@ export function runCli(args: string[], env: Record<string, string> = {}): Promis
   });
 }
 
-/** Resolves with the first match of `pattern` in the child's stdout; rejects if it exits first or past the limit. */
+/** Resolves with the first match of `pattern` in the child's stdout; rejects if it exits first or past `HANG_MS`. */
 export function waitForStdout(child: ReturnType<typeof spawnCli>, pattern: RegExp): Promise<RegExpMatchArray> {
   return waitForOutput(child, 'stdout', pattern);
 }
@@ -71,7 +78,7 @@ function waitForOutput(child: ReturnType<typeof spawnCli>, stream: 'stdout' | 's
     const timer = setTimeout(() => {
       cleanup();
       reject(new Error(`no ${pattern} on ${stream}; stderr: ${child.output.stderr}`));
-    }, LIMIT_MS);
+    }, HANG_MS);
     const cleanup = () => {
       clearTimeout(timer);
       child[stream]!.off('data', check);

@@ -20,6 +20,21 @@ const OVERLOADED = new Set([
   173, // CANNOT_ALLOCATE_MEMORY
 ]);
 
+/** Errors of a connection that could not be made or was cut: the server is away (restarting, down). */
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'EAI_AGAIN', 'ENOTFOUND', 'EPIPE', 'ECONNABORTED']);
+
+/**
+ * Whether ClickHouse could not be reached at all (no answer, not an error it answered): a retry
+ * later can succeed, so the caller gets `overloaded` (503 with Retry-After), never a 500.
+ */
+export function isUnreachable(error: unknown): boolean {
+  for (let e = error as { code?: unknown; cause?: unknown; message?: unknown } | null, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
+    if (typeof e.code === 'string' && UNREACHABLE.has(e.code)) return true;
+    if (/\b(ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ETIMEDOUT)\b|socket hang up/.test(String(e.message ?? ''))) return true;
+  }
+  return false;
+}
+
 /** Server errors of a query past its time limit: answered `timeout` (504). */
 const TIMED_OUT = new Set([
   159, // TIMEOUT_EXCEEDED (max_execution_time)
@@ -39,6 +54,9 @@ export function toEngineError(error: unknown, state: { timedOut: boolean; closed
     return new EngineError('timeout', `The query ran past its time limit of ${state.timeoutMs} ms.`, { cause: error });
   }
   if (state.closed) return new EngineError('closed', 'The endpoints were closed.', { cause: error });
+  if (isUnreachable(error)) {
+    return new EngineError('overloaded', 'ClickHouse cannot be reached for now; retry shortly.', { cause: error, retryAfterSeconds: 5 });
+  }
   if (code !== null && OVERLOADED.has(code)) {
     return new EngineError('overloaded', 'The engine is out of memory or query slots for now; retry shortly.', { cause: error, retryAfterSeconds: 1 });
   }

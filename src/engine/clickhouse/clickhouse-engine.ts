@@ -6,7 +6,7 @@ import { QueryGate } from '../../util/query-gate';
 import { patternProblem, toEngineError } from './classify-error';
 import { openClient, probeServer, type ServerFeatures } from './connection';
 import { decodeRows } from './decode-rows';
-import { tableOf, type ClickHouseTarget } from './options';
+import { requireDatabase, tableOf, type ClickHouseTarget } from './options';
 import { preparedQuerySql } from './query-files';
 import { runCommand, runSql, type SqlRequest } from './run-sql';
 import { sqlTableName } from './sql-text';
@@ -55,6 +55,7 @@ class ClickHouseEngine implements Engine {
   private closed = false;
 
   constructor(private readonly options: ClickHouseEngineOptions) {
+    requireDatabase(options, 'clickhouseEngine');
     this.gate = new QueryGate({
       maxConcurrent: options.maxConcurrentQueries ?? 4,
       maxQueued: options.maxQueuedQueries ?? 64,
@@ -108,7 +109,7 @@ class ClickHouseEngine implements Engine {
    */
   async inspectSources(): Promise<SourceInspection[]> {
     this.assertOpen();
-    return (['edgeLogs', 'functionEdgeLogs'] as const).map((source) => ({
+    return allSources().map(({ name: source }) => ({
       source, files: 0, lines: 0, skippedLines: 0, parquetRows: 0, globs: [], emptyGlobs: [], skippedFiles: [], coveredFiles: 0,
     }));
   }

@@ -2,13 +2,13 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
-import type { SourceName } from '../engine';
-import { SourceReader, type ReadSet } from '../../storage/source-reader';
-import { RangeCopies } from '../duckdb/range-copies';
-import { openDatabase, type DatabaseSettings } from '../duckdb/open-database';
+import type { SourceName } from '../../sources/source-descriptor';
+import { SourceReader, type ReadSet } from '../../files/source-reader';
+import { RangeCopies } from '../../files/range-copies';
+import { openDatabase, type DatabaseSettings } from '../../duckdb/open-database';
 import { clickhouseErrorCode } from './classify-error';
 import { connect, type Connection } from './connection';
-import { localTableOf, tableOf, type ClickHouseTarget } from './options';
+import { localTableOf, requireDatabase, tableOf, type ClickHouseTarget } from './options';
 import { logFileSelect } from './read-log-files';
 import { RowBinaryWriter } from './row-binary';
 import { statementSql } from './query-files';
@@ -16,6 +16,12 @@ import { insertRowBinary, runCommand, runSql } from './run-sql';
 import { addMissingColumns, POSITION_COLUMNS, schemaStatements, tableColumns, type SchemaOptions } from './schema';
 import { allSources } from '../../sources/registry';
 import { sqlIdentifier, sqlTableName } from './sql-text';
+import type { SegmentRows } from '../../managed/clickhouse-shipper';
+
+/** ClickHouse's code for a query whose id another running query has. */
+const QUERY_WITH_SAME_ID_IS_ALREADY_RUNNING = 216;
+
+export type { SegmentRows };
 
 /** Options of `clickhouseLoader`. */
 export interface ClickHouseLoaderOptions extends ClickHouseTarget {
@@ -44,19 +50,6 @@ export interface LoadResult {
   skipped: number;
   /** Files that could not be read. */
   failed: number;
-}
-
-/**
- * A write-ahead segment of managed storage read as the table's rows, in the order of its lines
- * (commit markers and lines that are not JSON left out): what the shipper sends.
- */
-export interface SegmentRows {
-  /** Each row's `id`: the shipper matches rows to the segment's lines by it. */
-  ids: Array<string | null>;
-  /** Each row's `timestamp` in microseconds; null when unreadable (such a row is never inserted). */
-  timestamps: Array<bigint | null>;
-  /** The values of the table's columns (`tableColumns`), one array per row. */
-  rows: unknown[][];
 }
 
 /** Progress of `load`, after each file. */
@@ -101,9 +94,10 @@ export class ClickHouseLoader {
 
   constructor(private readonly options: ClickHouseLoaderOptions) {
     this.batchRows = options.batchRows ?? 100_000;
-    // Checked at once: a bad name is a configuration mistake.
+    // Checked at once: a missing or bad name is a configuration mistake.
+    requireDatabase(options, 'clickhouseLoader');
     sqlIdentifier(options.database);
-    for (const source of ['edgeLogs', 'functionEdgeLogs'] as const) sqlIdentifier(tableOf(options, source));
+    for (const { name: source } of allSources()) sqlIdentifier(tableOf(options, source));
   }
 
   /** Creates the database and tables on the connected server (IF NOT EXISTS); see `schemaStatements`. */
@@ -219,6 +213,11 @@ export class ClickHouseLoader {
    * `last`. Sent with `queryId`: while an insert of the segment sent with the same id still runs on
    * the server (its sender was killed), ClickHouse refuses this query instead of answering early.
    */
+  /** ClickHouse refused a query because one with the same id still runs (error 216). */
+  isStillRunning(error: unknown): boolean {
+    return clickhouseErrorCode(error) === QUERY_WITH_SAME_ID_IS_ALREADY_RUNNING;
+  }
+
   async shippedOffsets(source: SourceName, segment: string, range: { first: bigint; last: bigint }, queryId: string): Promise<Set<number>> {
     const { client, features } = await this.clickhouse();
     const table = sqlTableName(this.options.database, tableOf(this.options, source));

@@ -3,7 +3,7 @@ import type { JsonResult } from './run-sql';
 
 /**
  * Result rows as engine values, by the column types ClickHouse reports: 64-bit integers (sent
- * as strings in JSON, so they stay exact) become bigint, which is what timestamps in
+ * as strings in JSON, so they stay exact: see `runSql`) become bigint, which is what timestamps in
  * microseconds are; smaller integers and floats numbers; text text; NULL null.
  */
 export function decodeRows(result: JsonResult): Record<string, EngineValue>[] {

@@ -1,9 +1,12 @@
 import type { ClickHouseClient } from '@clickhouse/client';
-import type { SourceName } from '../engine';
+import { InvalidOptionError } from '../../errors';
+import type { SourceName } from '../../sources/source-descriptor';
 import { sourceDescriptor } from '../../sources/registry';
+import type { ClickHouseServer } from './server-options';
 
-/** Table names per source; see `ClickHouseTarget.tables`. */
-export type ClickHouseTables = Partial<Record<SourceName, string>>;
+// The plain-configuration part lives apart, without the client's types: the core's managed
+// storage names it, and the core's types must not need the optional peer @clickhouse/client.
+export type { ClickHouseServer, ClickHouseTables } from './server-options';
 
 /**
  * Where the logs live in ClickHouse. Give `url` (and credentials), or a `client` you created
@@ -15,28 +18,6 @@ export interface ClickHouseTarget extends ClickHouseServer {
   client?: ClickHouseClient;
 }
 
-/**
- * A `ClickHouseTarget` given by URL (no client object): what plain configuration holds, e.g.
- * managed storage's `storage.clickhouse`.
- */
-export interface ClickHouseServer {
-  /** HTTP(S) interface of one server, e.g. `http://127.0.0.1:8123`. */
-  url?: string;
-  /** User (default: `default`). */
-  username?: string;
-  password?: string;
-  /** Database of the tables. */
-  database: string;
-  /**
-   * A cluster of the server's `remote_servers`: the tables read and written are then
-   * `Distributed` tables over `<table>_local` MergeTree tables on every shard.
-   */
-  cluster?: string;
-  /** Table names (default `edge_logs` and `function_edge_logs`). */
-  tables?: ClickHouseTables;
-  /** Extra ClickHouse settings sent with every query, e.g. `{ max_threads: 8, max_memory_usage: 10e9 }`. */
-  settings?: Readonly<Record<string, string | number>>;
-}
 
 /** The table queries read and inserts write, per source (the Distributed one on a cluster). */
 export function tableOf(target: Pick<ClickHouseTarget, 'tables'>, source: SourceName): string {
@@ -47,4 +28,20 @@ export function tableOf(target: Pick<ClickHouseTarget, 'tables'>, source: Source
 export function localTableOf(target: Pick<ClickHouseTarget, 'tables' | 'cluster'>, source: SourceName): string {
   const table = tableOf(target, source);
   return target.cluster ? `${table}_local` : table;
+}
+
+/**
+ * A target's `database`, checked where an engine or a loader is made: without one every query
+ * names the database "undefined" and fails ("Database undefined doesn't exist"), a cluster or not.
+ *
+ * @example
+ * requireDatabase({ url: 'http://ch:8123', cluster: 'logs' }, 'clickhouseEngine'); // throws InvalidOptionError
+ */
+export function requireDatabase(target: { database?: unknown; cluster?: unknown }, factory: string): void {
+  if (typeof target.database === 'string' && target.database !== '') return;
+  const tables = target.cluster ? 'the Distributed tables' : 'the tables';
+  throw new InvalidOptionError(
+    'database',
+    `${factory} needs database: the database of ${tables} (\`log-endpoints clickhouse init\` creates it), e.g. { database: 'default' }, not ${target.database === '' ? 'an empty name' : typeof target.database}.`,
+  );
 }

@@ -1,7 +1,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { SourceName } from '../engine';
-import { parquetSchema } from '../duckdb/parquet-schema';
-import { sourceRelation, type SourceFiles } from '../duckdb/source-relations';
+import type { SourceName } from '../../sources/source-descriptor';
+import { parquetSchema } from '../../duckdb/parquet-schema';
+import { sourceRelation, type SourceFiles } from '../../duckdb/source-relations';
 import { tableColumns } from './schema';
 
 /**

@@ -30,6 +30,14 @@ export interface JsonResult {
 }
 
 /**
+ * `FORMAT JSON` writes 64-bit integers as strings, exact: the default until ClickHouse 25.8,
+ * which writes bare numbers that JSON.parse rounds past 2^53 (a timestamp in microseconds after
+ * 2255). Asked for on every query, so no server default (and no `settings` option) changes it;
+ * 18.16 knows the setting too.
+ */
+const EXACT_JSON = { output_format_json_quote_64bit_integers: 1 } as const;
+
+/**
  * Runs a SELECT and reads its whole answer. `wait_end_of_query=1` makes the server finish
  * before it sends anything, so an error is an HTTP error, never a broken JSON body (a query that
  * fails after its first block would otherwise end the stream in the middle of the JSON). Pass
@@ -37,7 +45,7 @@ export interface JsonResult {
  */
 export async function runSql(client: ClickHouseClient, features: ServerFeatures | null, request: SqlRequest): Promise<JsonResult> {
   const bound = bindParams(request.sql, request.params, features?.queryParameters ?? false);
-  const text = await exec(client, bound, `${bound.sql}\nFORMAT JSON`, request);
+  const text = await exec(client, bound, `${bound.sql}\nFORMAT JSON`, { ...request, settings: { ...request.settings, ...EXACT_JSON } });
   return JSON.parse(text) as JsonResult;
 }
 

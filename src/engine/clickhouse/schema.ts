@@ -1,4 +1,4 @@
-import type { SourceName } from '../engine';
+import type { SourceName } from '../../sources/source-descriptor';
 import { allSources, sourceDescriptor } from '../../sources/registry';
 import { localTableOf, tableOf, type ClickHouseTarget } from './options';
 import { sqlClusterName, sqlIdentifier, sqlTableName } from './sql-text';

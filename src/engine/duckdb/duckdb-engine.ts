@@ -22,20 +22,20 @@ import type {
 } from '../engine';
 import { QueryGate } from '../../util/query-gate';
 import { existsSync, statSync } from 'node:fs';
-import type { SkipReason } from '../../storage/file-checks';
-import type { ListedFile } from '../../storage/list-glob';
-import { SourceReader, type ExtraInputs, type FileRange, type ReadSet } from '../../storage/source-reader';
-import { partitionDay } from './file-kinds';
-import { HEAD_ROWS_PER_PROJECT } from '../../storage/newest-heads';
+import type { SkipReason } from '../../files/file-checks';
+import type { ListedFile } from '../../files/list-glob';
+import { headOf, SourceReader, type ExtraInputs, type FileRange, type ReadSet } from '../../files/source-reader';
+import { partitionDay } from '../../files/file-kinds';
+import { HEAD_ROWS_PER_PROJECT } from '../../dataset/newest-heads';
 import { earliestDayOf } from './list-files';
-import { parquetSchema } from './parquet-schema';
-import { RangeCopies } from './range-copies';
-import { LongLineCopies } from './long-line-copies';
-import type { MemoryTables } from './memory-tables';
-import { openDatabase, type DatabaseSettings, type MemoryRelief } from './open-database';
-import { emptyNdjsonFile } from './empty-ndjson-file';
-import { NOT_A_COMMIT_MARKER, relationOf, sourceRelation, type SourceFiles } from './source-relations';
-import { sqlStringList } from './sql-literal';
+import { parquetSchema } from '../../duckdb/parquet-schema';
+import { RangeCopies } from '../../files/range-copies';
+import { LongLineCopies } from '../../files/long-line-copies';
+import type { MemoryTables } from '../../managed/memory-tables';
+import { openDatabase, type DatabaseSettings, type MemoryRelief } from '../../duckdb/open-database';
+import { emptyNdjsonFile } from '../../duckdb/empty-ndjson-file';
+import { NOT_A_COMMIT_MARKER, relationOf, sourceRelation, type SourceFiles } from '../../duckdb/source-relations';
+import { sqlStringList } from '../../duckdb/sql-literal';
 import { composeSandboxedSql, splitEndpointSql } from '../../sandbox/compose-sandboxed-sql';
 import { validateCallerSql, type CheckedSql } from '../../sandbox/validate-caller-sql';
 import { callerColumns, callerRows } from './caller-results';
@@ -182,8 +182,9 @@ class DuckDBEngine implements Engine {
           return { rows, engineMs: performance.now() - started, skippedFiles };
         } catch (error) {
           if (request.sql !== undefined) await this.blameCaller(error, connection, sql, request, reads, files);
-          const retry = [...reads].map(([source, read]) => this.retryable(error, source, read, files[source]?.copies));
-          if (!retry.some(Boolean)) throw error;
+          let retry = false;
+          for (const [source, read] of reads) if (await this.retryable(connection, error, source, read, files[source]?.copies)) retry = true;
+          if (!retry) throw error;
           if (attempt >= MAX_ATTEMPTS) {
             throw new EngineError('overloaded', 'The log files kept changing while they were read; retry shortly.', { cause: error, retryAfterSeconds: 1 });
           }
@@ -344,7 +345,7 @@ class DuckDBEngine implements Engine {
    * (rotation, a compaction moving it), or the engine named a file it cannot read, which is then
    * kept out of answers (and told) until it changes.
    */
-  private retryable(error: unknown, source: SourceName, read: ReadSet, copies: Map<string, FileRange> | undefined): boolean {
+  private async retryable(connection: DuckDBConnection, error: unknown, source: SourceName, read: ReadSet, copies: Map<string, FileRange> | undefined): Promise<boolean> {
     if (error instanceof EngineError || this.closed) return false;
     const message = String((error as Error)?.message ?? error);
     if (/interrupt|out of memory/i.test(message)) return false;
@@ -364,11 +365,42 @@ class DuckDBEngine implements Engine {
       if (named.length) return true;
     }
     for (const file of listed) {
+      // A head the engine cannot read is left aside: its data file is read instead (not a skip).
+      const head = headOf(file);
+      if (head && message.includes(head.path)) {
+        this.reader(source).markDamaged(head, 'unreadable_by_engine', engineDetail(message, head.path));
+        marked = true;
+        continue;
+      }
       if (!message.includes(file.path) && ![...(copies ?? [])].some(([copy, r]) => r.file === file && message.includes(copy))) continue;
       this.reader(source).markDamaged(file, damageReason(file, message), engineDetail(message, file.path));
       marked = true;
     }
+    if (!marked && UNNAMED_DAMAGE.test(message)) marked = await this.findDamaged(connection, source, read.parquet, message);
     return marked;
+  }
+
+  /**
+   * The engine failed on damaged Parquet without naming the file (a garbled page header): each
+   * Parquet file of the read (and head) is decoded whole, alone, and those that fail are kept out
+   * like a named one. Only after such a failure, and once per file version (the marks stay).
+   */
+  private async findDamaged(connection: DuckDBConnection, source: SourceName, parquet: readonly ListedFile[], message: string): Promise<boolean> {
+    let found = false;
+    for (const file of parquet) {
+      const head = headOf(file);
+      for (const candidate of head ? [file, head] : [file]) {
+        try {
+          await connection.run(`SELECT min(hash(COLUMNS(*))) FROM read_parquet(${sqlStringList([candidate.path])})`);
+        } catch (error) {
+          const detail = String((error as Error)?.message ?? error);
+          if (/interrupt/i.test(detail)) throw error;
+          this.reader(source).markDamaged(candidate, candidate === head ? 'unreadable_by_engine' : damageReason(candidate, detail), engineDetail(detail || message, candidate.path));
+          found = true;
+        }
+      }
+    }
+    return found;
   }
 
   /**
@@ -433,7 +465,7 @@ class DuckDBEngine implements Engine {
               out.push(await this.inspect(connection, source, read, files));
               break;
             } catch (error) {
-              if (!this.retryable(error, source, read, files?.copies)) throw error;
+              if (!(await this.retryable(connection, error, source, read, files?.copies))) throw error;
               if (attempt >= MAX_ATTEMPTS) {
                 throw new EngineError('overloaded', 'The log files kept changing while they were read; retry shortly.', { cause: error, retryAfterSeconds: 1 });
               }
@@ -681,6 +713,9 @@ function changedSinceListed(file: ListedFile): boolean {
   const now = statSync(file.path, { throwIfNoEntry: false });
   return !now || now.ino !== file.ino || now.size !== file.size || now.mtimeMs !== file.mtimeMs;
 }
+
+/** Engine messages of damaged Parquet that name no file: the files are then tried one by one. */
+const UNNAMED_DAMAGE = /TProtocolException|Invalid Error|corrupt|decompress|thrift|snappy|zstd|magic bytes/i;
 
 /** The stable reason code of a file the engine could not read, from its message. */
 function damageReason(file: ListedFile, message: string): SkipReason {

@@ -1,4 +1,4 @@
-import { SourceReader } from '../../storage/source-reader';
+import { SourceReader } from '../../files/source-reader';
 import { formatIsoMicros, type Micros } from '../../time/iso';
 
 /** The UTC day (`YYYY-MM-DD`) of a query's earliest instant: partitions before it hold no answer. */

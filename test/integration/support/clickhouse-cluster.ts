@@ -22,6 +22,10 @@ export interface ClickHouseCluster {
   /** The first shard's HTTP URL: where the tests connect (any shard would do). */
   url: string;
   stop(): Promise<void>;
+  /** Kills every server (SIGKILL), keeping their data: ClickHouse is away until `restart`. */
+  kill(): Promise<void>;
+  /** Starts every server again on the same ports and data; resolves once all are ready. */
+  restart(): Promise<void>;
 }
 
 /**
@@ -41,13 +45,15 @@ export async function startClickHouseCluster(options: { shards?: number; name?: 
     .map((p) => `<shard><replica><host>127.0.0.1</host><port>${p.tcp}</port></replica></shard>`)
     .join('');
   const shards: ClickHouseShard[] = [];
+  const launch = (dir: string) => spawn(binary, [`--config-file=${join(dir, 'config.xml')}`], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  const dirOf = (i: number) => join(root, `shard-${i + 1}`);
   try {
     await Promise.all(ports.map(async (p, i) => {
-      const dir = join(root, `shard-${i + 1}`);
+      const dir = dirOf(i);
       for (const sub of ['data', 'tmp', 'user_files', 'format_schemas']) mkdirSync(join(dir, sub), { recursive: true });
       writeFileSync(join(dir, 'config.xml'), serverConfig(dir, p.http, p.tcp, name, remoteServers));
       writeFileSync(join(dir, 'users.xml'), USERS);
-      const child = spawn(binary, [`--config-file=${join(dir, 'config.xml')}`], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = launch(dir);
       shards.push({ url: `http://127.0.0.1:${p.http}`, httpPort: p.http, tcpPort: p.tcp, process: child });
       await ready(child);
     }));
@@ -64,6 +70,13 @@ export async function startClickHouseCluster(options: { shards?: number; name?: 
     stop: async () => {
       await stopAll(shards);
       rmSync(root, { recursive: true, force: true });
+    },
+    kill: () => stopAll(shards),
+    restart: async () => {
+      await Promise.all(shards.map(async (shard) => {
+        shard.process = launch(dirOf(ports.findIndex((p) => p.http === shard.httpPort)));
+        await ready(shard.process);
+      }));
     },
   };
 }
@@ -121,7 +134,11 @@ function serverConfig(dir: string, httpPort: number, tcpPort: number, cluster: s
 
 const USERS = `<?xml version="1.0"?>
 <yandex>
-  <profiles><default></default></profiles>
+  <profiles>
+    <default></default>
+    <!-- What ClickHouse 25.8 and later do by default: 64-bit integers as bare JSON numbers. -->
+    <bare_int64><output_format_json_quote_64bit_integers>0</output_format_json_quote_64bit_integers></bare_int64>
+  </profiles>
   <users>
     <default>
       <password></password>
@@ -129,6 +146,12 @@ const USERS = `<?xml version="1.0"?>
       <profile>default</profile>
       <quota>default</quota>
     </default>
+    <bare_int64>
+      <password></password>
+      <networks><ip>127.0.0.1</ip><ip>::1</ip></networks>
+      <profile>bare_int64</profile>
+      <quota>default</quota>
+    </bare_int64>
   </users>
   <quotas><default><interval><duration>3600</duration><queries>0</queries><errors>0</errors><result_rows>0</result_rows><read_rows>0</read_rows><execution_time>0</execution_time></interval></default></quotas>
 </yandex>

@@ -1,0 +1,433 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import type { SourceName } from '../sources/source-descriptor';
+import { openDatabase, type DatabaseSettings } from '../duckdb/open-database';
+import { parquetLayoutCopy } from '../duckdb/parquet-layout';
+import { sourceRelation } from '../duckdb/source-relations';
+import { sqlString, sqlStringList } from '../duckdb/sql-literal';
+import { InvalidOptionError } from '../errors';
+import {
+  appendCommit,
+  checkpointIfDue,
+  readDatasetStateStable,
+  type DataFile,
+  type DatasetState,
+  type InputRecord,
+} from '../dataset/dataset-log';
+import { fsyncDir, fsyncFile, unlinkIfPresent } from '../util/durable-fs';
+import { failpoint } from '../util/failpoint';
+import { FileChecks, type SkippedFile } from '../files/file-checks';
+import { compileGlob } from '../files/glob';
+import { InputIndex, RangeHashes } from '../files/input-coverage';
+import { scanInput, type InputScan } from './input-scan';
+import { DirectoryCache, listGlob, statOrNull, type ListedFile } from '../files/list-glob';
+import { withDatasetLock } from '../dataset/dataset-lock';
+import { settleOrphans, type OrphanOutcome, type Provenance } from '../dataset/dataset-orphans';
+import { dataDirAround, DataDirLockedError, lockDataDir, type DataDirLock } from '../dataset/data-dir-lock';
+import { looksLikeSource } from './source-shape';
+import { headPathOf, hasHeads, writeHead } from '../dataset/newest-heads';
+
+/** Options of `compactLogs`. */
+export interface CompactOptions {
+  /** Which log the files hold. */
+  source: SourceName;
+  /** Glob or list of globs of the NDJSON files to compact (Parquet inputs are ignored). */
+  inputs: string | readonly string[];
+  /** Folder of the Parquet dataset (`date=YYYY-MM-DD/part-*.parquet` and its log `_compact/`). */
+  outDir: string;
+  /**
+   * Delete each input once all of its bytes are in the dataset, its content verified, and none
+   * of its lines was skipped (a file holding broken lines is kept: they exist nowhere else).
+   */
+  deleteSource?: boolean;
+  /** Called as the work advances; `fraction` goes from 0 to 1 within each stage. */
+  onProgress?: (progress: { stage: CompactStage; fraction: number }) => void;
+  /** Stops the run between steps (and interrupts DuckDB); nothing is committed then. */
+  signal?: AbortSignal;
+  duckdb?: DatabaseSettings;
+}
+
+export type CompactStage = 'listing' | 'writing' | 'verifying' | 'publishing' | 'deleting';
+
+/** What `compactLogs` did. */
+export interface CompactResult {
+  /** Input files this run compacted (all of them, or the part that was new). */
+  inputFiles: string[];
+  /** Events this run wrote (each exactly once). */
+  rows: number;
+  /** Lines of this run's inputs that were not events (broken JSON, no usable timestamp). */
+  skippedLines: number;
+  /** Parquet files this run added, relative to `outDir`. */
+  files: string[];
+  /** True when every byte of the inputs was in the dataset already: nothing was written. */
+  alreadyCompacted: boolean;
+  /** True when `deleteSource` was asked and every input file is gone now. */
+  deletedSource: boolean;
+  /** Input files deleted by this run (`deleteSource`). */
+  deletedFiles: string[];
+  /** With `deleteSource`: inputs kept, and why. */
+  keptFiles: Array<{ path: string; reason: string }>;
+  /** Inputs that could not be read (damaged, unreadable): left alone, not compacted. */
+  skippedFiles: SkippedFile[];
+  /**
+   * Data files of the dataset that no commit named, and what was done with them: put back into
+   * the log (their commit was lost), deleted (a killed run's), or kept (the log is damaged).
+   */
+  orphans?: OrphanOutcome;
+}
+
+/**
+ * Rewrites NDJSON logs as Parquet in the fast layout (zstd, 100k-row groups, sorted by project
+ * then newest first, one folder per UTC day) inside a dataset with a commit log, so that nothing
+ * is ever lost or doubled (docs/semantics.md, "Compacted datasets"): progress is recorded per input (path, byte range and
+ * content hash) in the same atomic commit that adds the Parquet files; a rerun compacts only what
+ * is new, whatever else joined the glob; a run killed at any instant leaves a state the next run
+ * completes; and a query over the NDJSON and the dataset together reads each event once.
+ *
+ * @example
+ * await compactLogs({ source: 'edgeLogs', inputs: 'logs/edge/*.ndjson', outDir: 'logs/edge-parquet', deleteSource: true });
+ * const ep = await createEndpoints({ sources: { edgeLogs: ['logs/edge/*.ndjson', 'logs/edge-parquet'] } });
+ */
+export async function compactLogs(options: CompactOptions): Promise<CompactResult> {
+  const globs = typeof options.inputs === 'string' ? [options.inputs] : [...options.inputs];
+  const directories = new DirectoryCache();
+  const inputs = new Map<string, ListedFile>();
+  for (const glob of globs) {
+    for (const file of listGlob(compileGlob(glob), directories).files) if (file.kind === 'ndjson') inputs.set(file.path, file);
+  }
+  // Inputs or output inside a managed data dir: its lock first, so no running server writes there meanwhile.
+  const dataDirs = [...new Set([options.outDir, ...inputs.keys()].map(dataDirAround).filter((d): d is string => d !== null))].sort();
+  const locks: DataDirLock[] = [];
+  try {
+    for (const dir of dataDirs) {
+      locks.push(await lockDataDir(dir, 'compact').catch((error: unknown) => {
+        if (!(error instanceof DataDirLockedError)) throw error;
+        throw new Error(`${error.message} compact would race it: it writes and deletes files there itself (its own compaction).`, { cause: error });
+      }));
+    }
+    return await compactFiles({ ...options, files: [...inputs.values()] });
+  } finally {
+    for (const lock of locks.reverse()) await lock.release();
+  }
+}
+
+/** The one compaction mechanism, over listed files (the CLI's globs, or managed storage's segments). */
+export async function compactFiles(
+  options: Omit<CompactOptions, 'inputs'> & {
+    files: ListedFile[];
+    /** How an input is removed once compacted (default: deleted from disk). */
+    remove?: (paths: string[]) => Promise<void>;
+    /** Refuse inputs none of whose events look like the source (default true; off for managed storage). */
+    checkShape?: boolean;
+    /**
+     * With `deleteSource`: keeps the lines of an input that were not events somewhere else
+     * (managed storage's quarantine) before the input is removed. Without it such an input is
+     * kept, since those lines exist only there.
+     */
+    setAside?: (path: string, skippedLines: number) => Promise<void>;
+  },
+): Promise<CompactResult> {
+  const outDir = resolve(options.outDir);
+  const progress = options.onProgress ?? (() => undefined);
+  const result: CompactResult = {
+    inputFiles: [], rows: 0, skippedLines: 0, files: [], alreadyCompacted: false,
+    deletedSource: false, deletedFiles: [], keptFiles: [], skippedFiles: [],
+  };
+  checkAborted(options.signal);
+  return withDatasetLock(outDir, 'compact', async () => {
+    let state = readDatasetStateStable(outDir);
+    if (state.source !== null && state.source !== options.source) {
+      throw new InvalidOptionError('source', `${outDir} holds ${state.source} events; it cannot take ${options.source} events. Use another --out folder.`);
+    }
+    state = await cleanUp(outDir, state, options.source, result);
+
+    progress({ stage: 'listing', fraction: 0 });
+    const checks = new FileChecks();
+    const index = new InputIndex(state.inputs);
+    const listed = new Map(options.files.map((f) => [f.path, f]));
+    const hashes = new RangeHashes();
+    const scans: InputScan[] = [];
+    for (const [i, file] of options.files.entries()) {
+      checkAborted(options.signal);
+      const problem = await checks.check(file);
+      if (problem) {
+        result.skippedFiles.push(problem);
+        continue;
+      }
+      try {
+        scans.push(await scanInput(file, index, listed, hashes));
+      } catch (error) {
+        // Gone since the listing (rotated, deleted): nothing to compact from it.
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      }
+      progress({ stage: 'listing', fraction: (i + 1) / options.files.length });
+    }
+    const work = scans.filter((s) => s.end > s.covered);
+    const newSkipped = new Map<string, number>();
+    if (work.length === 0) {
+      result.alreadyCompacted = scans.length > 0;
+    } else {
+      if (options.checkShape !== false) await checkShape(options.source, work);
+      const run = await writeRun(outDir, options, work, progress);
+      for (const r of run.records) newSkipped.set(r.path, r.skippedLines);
+      Object.assign(result, { inputFiles: work.map((w) => w.file.path), rows: run.rows, skippedLines: run.skippedLines, files: run.add.map((f) => f.path) });
+      try {
+        checkAborted(options.signal);
+        failpoint('compact:before-commit');
+        const committed = await appendCommit(state, { source: options.source, add: run.add, remove: [], inputs: run.records });
+        if (!committed) throw new Error(`${outDir}: another writer committed to the dataset at the same time; nothing of this run was committed.`);
+      } catch (error) {
+        // Stopped before its commit (aborted, refused): its published files go, as if never written.
+        for (const file of run.add) {
+          await unlinkIfPresent(join(outDir, file.path));
+          if (file.head) await unlinkIfPresent(join(outDir, file.head.path));
+        }
+        throw error;
+      }
+      failpoint('compact:after-commit');
+      state = readDatasetStateStable(outDir);
+      await checkpointIfDue(state);
+    }
+    if (options.deleteSource) await removeCompacted(options, scans, newSkipped, result, progress);
+    return result;
+  });
+}
+
+interface WrittenRun {
+  add: DataFile[];
+  records: InputRecord[];
+  rows: number;
+  skippedLines: number;
+}
+
+/** Stages the new bytes, writes and counts the Parquet, and publishes it (not yet committed). */
+async function writeRun(
+  outDir: string,
+  options: { source: SourceName; signal?: AbortSignal; duckdb?: DatabaseSettings },
+  work: InputScan[],
+  progress: NonNullable<CompactOptions['onProgress']>,
+): Promise<WrittenRun> {
+  const runId = randomBytes(8).toString('hex');
+  const staging = join(outDir, `.compact-${runId}.tmp`);
+  await mkdir(join(staging, 'inputs'), { recursive: true });
+  const { instance, connection } = await openDatabase(options.duckdb);
+  const abort = () => connection.interrupt();
+  options.signal?.addEventListener('abort', abort);
+  try {
+    // Exactly the bytes each record will claim are read: a file still being appended, or one part
+    // of which is already in the dataset, is read from a copy of that byte range.
+    const readPaths = new Map<string, InputScan>();
+    for (const [i, scan] of work.entries()) {
+      const whole = scan.covered === 0 && scan.end === scan.file.size;
+      if (whole && (scan.compressed || Date.now() - scan.file.mtimeMs > 2000)) {
+        readPaths.set(scan.file.path, scan);
+      } else {
+        const copy = join(staging, 'inputs', `${i}.ndjson`);
+        await copyRange(scan.file.path, scan.covered, scan.end, copy);
+        readPaths.set(copy, scan);
+      }
+    }
+    const files = [...readPaths.keys()];
+    const relation = sourceRelation(options.source, { ndjson: files, parquet: [], parquetTypes: new Map() }, { withFilename: true });
+    const counts = new Map<string, { rows: number; skipped: number }>();
+    for (const row of (await connection.runAndReadAll(
+      `SELECT filename, count(*) FILTER (WHERE timestamp IS NOT NULL) AS rows, count(*) FILTER (WHERE timestamp IS NULL) AS skipped FROM (${relation}) GROUP BY filename`,
+    )).getRowObjects()) {
+      counts.set(String(row.filename), { rows: Number(row.rows), skipped: Number(row.skipped) });
+    }
+    checkAborted(options.signal);
+    // The commit this run will append, carried by every file it writes: should the commit be lost,
+    // the files still say which inputs they hold (dataset-orphans.ts).
+    const records: InputRecord[] = [];
+    for (const [path, scan] of readPaths) {
+      const c = counts.get(path) ?? { rows: 0, skipped: 0 };
+      records.push({ ...scan.record, rows: c.rows, skippedLines: c.skipped });
+    }
+    const rows = [...counts.values()].reduce((n, c) => n + c.rows, 0);
+    const provenance: Provenance = { run: runId, rows, inputs: records };
+
+    progress({ stage: 'writing', fraction: 0 });
+    const out = join(staging, 'out');
+    // A sort of millions of events may not fit in memory: spill inside the staging folder.
+    await connection.run(`SET temp_directory = ${sqlString(join(staging, 'spill'))}`);
+    await withQueryProgress(connection, (fraction) => progress({ stage: 'writing', fraction }), () => connection.run(
+      parquetLayoutCopy({
+        source: options.source,
+        ndjson: files,
+        target: out,
+        // An event without a usable timestamp has no day; it is counted as skipped instead.
+        where: 'timestamp IS NOT NULL',
+        partitionByDay: { filenamePattern: `part-${runId}-{i}` },
+        provenance: JSON.stringify(provenance),
+      }),
+    ));
+    progress({ stage: 'writing', fraction: 1 });
+    failpoint('compact:written');
+    checkAborted(options.signal);
+
+    progress({ stage: 'verifying', fraction: 0 });
+    // Files read in place must not have changed while they were read (else the records would lie).
+    for (const [path, scan] of readPaths) {
+      if (path !== scan.file.path) continue;
+      const now = statOrNull(path);
+      if (!now || now.size !== scan.file.size || now.mtimeMs !== scan.file.mtimeMs || now.ino !== scan.file.ino) {
+        throw new Error(`${path} changed while it was compacted; nothing was committed. Run compact again.`);
+      }
+    }
+    const staged = await parquetFilesUnder(out);
+    const perFile = new Map<string, number>();
+    if (staged.length) {
+      for (const row of (await connection.runAndReadAll(
+        `SELECT filename, count(*) AS n FROM read_parquet(${sqlStringList(staged)}, filename = true) GROUP BY filename`,
+      )).getRowObjects()) perFile.set(String(row.filename), Number(row.n));
+    }
+    const written = [...perFile.values()].reduce((n, c) => n + c, 0);
+    if (written !== rows) throw new Error(`compact: wrote ${written} rows but read ${rows} events; nothing was committed`);
+    progress({ stage: 'verifying', fraction: 1 });
+    checkAborted(options.signal);
+
+    // Publishing: the files move into their day folders, still invisible (no commit names them).
+    const add: DataFile[] = [];
+    const touched = new Set<string>([outDir]);
+    for (const [i, file] of staged.entries()) {
+      const rel = relative(out, file).split(sep).join('/');
+      const target = join(outDir, rel);
+      const entry: DataFile = { path: rel, rows: perFile.get(file) ?? 0, bytes: 0, day: /date=(\d{4}-\d{2}-\d{2})/.exec(rel)?.[1] ?? null };
+      await mkdir(dirname(target), { recursive: true });
+      if (hasHeads(options.source)) {
+        const head = headPathOf(file);
+        const rows = await writeHead(connection, file, head);
+        await fsyncFile(head);
+        await rename(head, headPathOf(target));
+        entry.head = { path: headPathOf(rel), rows, bytes: (await stat(headPathOf(target))).size };
+      }
+      await fsyncFile(file);
+      await rename(file, target);
+      touched.add(dirname(target));
+      entry.bytes = (await stat(target)).size;
+      add.push(entry);
+      progress({ stage: 'publishing', fraction: (i + 1) / staged.length });
+      failpoint(`compact:publish:${i + 1}`);
+    }
+    for (const dir of touched) await fsyncDir(dir);
+
+    return { add, records, rows, skippedLines: [...counts.values()].reduce((n, c) => n + c.skipped, 0) };
+  } finally {
+    options.signal?.removeEventListener('abort', abort);
+    connection.closeSync();
+    instance.closeSync();
+    await rm(staging, { recursive: true, force: true });
+  }
+}
+
+/** Deletes (or hands back) every input whose bytes are all in the dataset, verified, and clean. */
+async function removeCompacted(
+  options: { signal?: AbortSignal; remove?: (paths: string[]) => Promise<void>; setAside?: (path: string, skippedLines: number) => Promise<void> },
+  scans: InputScan[],
+  newSkipped: ReadonlyMap<string, number>,
+  result: CompactResult,
+  progress: NonNullable<CompactOptions['onProgress']>,
+): Promise<void> {
+  const eligible: InputScan[] = [];
+  for (const scan of scans) {
+    const coveredNow = Math.max(scan.covered, scan.end);
+    const skipped = scan.coveredSkippedLines + (newSkipped.get(scan.file.path) ?? 0);
+    if (coveredNow < scan.file.size) result.keptFiles.push({ path: scan.file.path, reason: 'its last line is not complete yet (still being written)' });
+    else if (skipped > 0 && !options.setAside) result.keptFiles.push({ path: scan.file.path, reason: `${skipped} of its lines are not events (broken JSON or no usable timestamp); they exist only there` });
+    else {
+      if (skipped > 0) await options.setAside!(scan.file.path, skipped);
+      eligible.push(scan);
+    }
+  }
+  checkAborted(options.signal);
+  const done: string[] = [];
+  for (const [i, scan] of eligible.entries()) {
+    const now = statOrNull(scan.file.path);
+    if (!now) continue;
+    if (now.size !== scan.file.size || now.ino !== scan.file.ino || now.mtimeMs !== scan.file.mtimeMs) {
+      result.keptFiles.push({ path: scan.file.path, reason: 'it changed after it was compacted' });
+      continue;
+    }
+    if (options.remove) await options.remove([scan.file.path]);
+    else await unlinkIfPresent(scan.file.path);
+    done.push(scan.file.path);
+    progress({ stage: 'deleting', fraction: (i + 1) / eligible.length });
+    failpoint(`compact:delete:${i + 1}`);
+  }
+  for (const dir of new Set(done.map((p) => dirname(p)))) await fsyncDir(dir).catch(() => undefined);
+  failpoint('compact:deleted');
+  result.deletedFiles = done;
+  result.deletedSource = result.keptFiles.length === 0 && result.skippedFiles.length === 0;
+}
+
+/**
+ * What killed runs left (their staging folders), and the data files no commit names: restored,
+ * deleted or kept by their provenance (see `settleOrphans`: never deleted while they may hold
+ * the only copy of events). Returns the state after it.
+ */
+async function cleanUp(outDir: string, state: DatasetState, source: SourceName, result: CompactResult): Promise<DatasetState> {
+  for (const entry of await readdir(outDir, { withFileTypes: true })) {
+    if (entry.isDirectory() && /^\.compact-[0-9a-f]+\.tmp$/.test(entry.name)) {
+      await rm(join(outDir, entry.name), { recursive: true, force: true });
+    }
+  }
+  const settled = await settleOrphans(state, source);
+  result.orphans = settled.outcome;
+  return settled.state;
+}
+
+/** Refuses inputs none of whose events look like the source (edge logs compacted as functions). */
+async function checkShape(source: SourceName, work: InputScan[]): Promise<void> {
+  const verdict = await looksLikeSource(source, work.map((w) => ({ path: w.file.path, start: w.covered, end: w.end, compressed: w.compressed })));
+  if (verdict.events > 0 && verdict.matching === 0) {
+    const flag = source === 'edgeLogs' ? 'edge' : 'functions';
+    const other = source === 'edgeLogs' ? 'functions' : 'edge';
+    throw new InvalidOptionError(
+      'source',
+      `None of the ${verdict.events} events sampled looks like a${source === 'edgeLogs' ? ' gateway (edge)' : 'n edge-function'} log event` +
+        (verdict.other > 0 ? `; ${verdict.other} look like ${other === 'edge' ? 'gateway (edge)' : 'edge-function'} log events. Did you mean --source ${other}?` : '.') +
+        ` Nothing was compacted (--source ${flag}).`,
+    );
+  }
+}
+
+async function copyRange(path: string, start: number, end: number, target: string): Promise<void> {
+  const { createReadStream, createWriteStream } = await import('node:fs');
+  const { pipeline } = await import('node:stream/promises');
+  await pipeline(createReadStream(path, { start, end: end - 1 }), createWriteStream(target));
+}
+
+async function parquetFilesUnder(dir: string): Promise<string[]> {
+  let entries;
+  try {
+    entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  } catch {
+    return [];
+  }
+  return entries
+    .filter((e) => e.isFile() && e.name.endsWith('.parquet'))
+    .map((e) => join(e.parentPath ?? (e as unknown as { path: string }).path, e.name))
+    .sort();
+}
+
+/** Reports DuckDB's own progress of a long statement while it runs. */
+async function withQueryProgress<T>(connection: DuckDBConnection, report: (fraction: number) => void, work: () => Promise<T>): Promise<T> {
+  await connection.run('SET enable_progress_bar = true');
+  await connection.run('SET enable_progress_bar_print = false');
+  const timer = setInterval(() => {
+    const { percentage } = connection.progress;
+    if (percentage >= 0) report(Math.min(1, percentage / 100));
+  }, 200);
+  timer.unref();
+  try {
+    return await work();
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+function checkAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new Error('compact: aborted; nothing was committed and the inputs are untouched', { cause: signal.reason });
+}

@@ -1,0 +1,145 @@
+import { availableParallelism } from 'node:os';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { InvalidOptionError } from '../errors';
+import { TIMESTAMP_MACROS } from './source-relations';
+
+export interface DatabaseSettings {
+  /**
+   * DuckDB worker threads (default: the number of cores; with a `memoryLimit`, one per 128 MiB of
+   * it, at least 1 and at most the cores; see `threadsWithin`).
+   */
+  threads?: number;
+  /** DuckDB memory limit, e.g. '512MB' (default: DuckDB's, 80% of RAM). */
+  memoryLimit?: string;
+}
+
+/** A memory size DuckDB accepts: a number and a unit (`256MB`, `1.5GB`, `512MiB`; MB = 10^6 bytes). */
+export const MEMORY_LIMIT_PATTERN = /^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i;
+
+/** The smallest memory limit accepted: below it DuckDB cannot even set up a connection. */
+export const MIN_MEMORY_LIMIT_BYTES = 1e6;
+
+const UNIT_BYTES: Record<string, number> = { b: 1, kb: 1e3, mb: 1e6, gb: 1e9, tb: 1e12, kib: 2 ** 10, mib: 2 ** 20, gib: 2 ** 30, tib: 2 ** 40 };
+
+/** Bytes of a memory limit as DuckDB reads it (`256MB` = 256 × 10^6), or null when it is not a size. */
+export function memoryLimitBytes(text: string): number | null {
+  const m = MEMORY_LIMIT_PATTERN.exec(text.trim());
+  return m ? Number(text.trim().slice(0, text.trim().length - m[2]!.length).trim()) * UNIT_BYTES[m[2]!.toLowerCase()]! : null;
+}
+
+/**
+ * An in-memory DuckDB set up the one way every part of the library uses it: offline, UTC, and
+ * with the macros the source relations need.
+ */
+export async function openDatabase(
+  settings: DatabaseSettings = {},
+): Promise<{ instance: DuckDBInstance; connection: DuckDBConnection; relief: MemoryRelief | null }> {
+  const config: Record<string, string> = {
+    // Offline by design: json and parquet are built in, nothing is ever downloaded.
+    autoinstall_known_extensions: 'false',
+    autoload_known_extensions: 'false',
+  };
+  const limit = settings.memoryLimit === undefined ? null : memoryLimitBytes(settings.memoryLimit);
+  if (settings.threads !== undefined) config.threads = String(settings.threads);
+  else if (limit !== null) config.threads = String(threadsWithin(limit));
+  if (settings.memoryLimit !== undefined) config.memory_limit = settings.memoryLimit;
+  let instance: DuckDBInstance | undefined;
+  try {
+    instance = await DuckDBInstance.create(':memory:', config);
+    const connection = await instance.connect();
+    // Offsets in timestamps are applied, and TIMESTAMPTZ becomes UTC wall time, whatever the host says.
+    await connection.run("SET TimeZone = 'UTC'");
+    for (const macro of TIMESTAMP_MACROS) await connection.run(macro);
+    // Parquet footers are read once per file version, not once per query.
+    await connection.run('SET parquet_metadata_cache = true');
+    let relief: MemoryRelief | null = null;
+    if (limit !== null) {
+      const threads = Number((await connection.runAndReadAll("SELECT current_setting('threads')")).getRows()[0]?.[0]);
+      relief = new MemoryRelief(instance, threads, limit);
+    }
+    return { instance, connection, relief };
+  } catch (error) {
+    // Nothing but the settings varies here: a failure means DuckDB cannot run with them (a memory
+    // limit too small to set up a connection, threads it refuses).
+    instance?.closeSync();
+    const first = String((error as Error)?.message ?? error).split('\n')[0];
+    throw new InvalidOptionError('duckdb', `DuckDB refused its settings (threads ${settings.threads ?? 'default'}, memoryLimit ${settings.memoryLimit ?? 'default'}): ${first}`, { cause: error });
+  }
+}
+
+/** DuckDB memory one thread scanning wide Parquet columns needs (logs.all's `metadata`: 100–130 MiB measured). */
+export const MEMORY_PER_THREAD_BYTES = 128 * 2 ** 20;
+
+/**
+ * Threads for a memory limit when none are configured: one per 128 MiB of the limit, at least
+ * one, at most one per core. Each thread scanning a row group holds its decompressed column
+ * chunks in DuckDB memory (about 36 MB of `metadata` text per 100 000 rows, plus the scan's
+ * buffers): with 2 threads under a 256MB limit, concurrent logs.all queries failed out of memory
+ * (54 of 68 in a burst of 200 on the benchmark's dataset), with 1 none did.
+ */
+export function threadsWithin(limitBytes: number, cores = availableParallelism()): number {
+  return Math.max(1, Math.min(cores, Math.floor(limitBytes / MEMORY_PER_THREAD_BYTES)));
+}
+
+/**
+ * Gives the memory DuckDB has freed back to the operating system while the process is above its
+ * memory limit. Why: DuckDB's limit governs its buffer pool, not the working memory of scans
+ * (decompressed Parquet pages, strings) nor what the C allocator keeps after a query frees it.
+ * Measured on a burst of 200 logs.all queries with a 256MB limit, that kept memory was 80–120 MB
+ * of the peak and stayed after the burst. How: DuckDB trims its allocator (`malloc_trim` on
+ * glibc, a purge with jemalloc) whenever its thread pool is resized, and offers no statement for
+ * it alone, so a trim sets `threads` one up and back on a connection of its own. It runs only
+ * after a query ends with the process above the limit, one at a time, off the query's path; and
+ * once a trim left the process above the limit anyway (memory of the application around it),
+ * the next one waits until the process has grown by `TRIM_SLACK_BYTES` more.
+ */
+/** How much a process that stayed above its limit after a trim must grow before the next trim. */
+export const TRIM_SLACK_BYTES = 16 * 2 ** 20;
+
+export class MemoryRelief {
+  /** Trims done (for tests and benchmarks). */
+  trims = 0;
+  private running: Promise<void> | null = null;
+  private connection: DuckDBConnection | null = null;
+  private closed = false;
+  /** Resident bytes right after the last trim: what trimming could not give back. */
+  private floor = 0;
+
+  constructor(
+    private readonly instance: DuckDBInstance,
+    private readonly threads: number,
+    /** Resident bytes above which freed memory is returned. */
+    readonly budgetBytes: number,
+    private readonly residentBytes: () => number = () => process.memoryUsage.rss(),
+  ) {}
+
+  /** Called when a query ends: trims in the background when the process is above the budget. */
+  afterQuery(): void {
+    const threshold = Math.max(this.budgetBytes, this.floor + TRIM_SLACK_BYTES);
+    if (this.closed || this.running !== null || this.residentBytes() <= threshold) return;
+    this.running = this.trim()
+      .catch(() => undefined)
+      .finally(() => (this.running = null));
+  }
+
+  /** Resolves when no trim is under way. */
+  async settled(): Promise<void> {
+    await this.running;
+  }
+
+  /** Waits for a trim under way; no trim starts after. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.running;
+    this.connection?.closeSync();
+    this.connection = null;
+  }
+
+  private async trim(): Promise<void> {
+    this.connection ??= await this.instance.connect();
+    await this.connection.run(`SET threads = ${this.threads + 1}`);
+    await this.connection.run(`SET threads = ${this.threads}`);
+    this.trims++;
+    this.floor = this.residentBytes();
+  }
+}

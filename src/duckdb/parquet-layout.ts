@@ -1,0 +1,61 @@
+import type { SourceName } from '../sources/source-descriptor';
+import { sourceDescriptor } from '../sources/registry';
+import { sourceRelation, type SourceFiles } from './source-relations';
+import { sqlString } from './sql-literal';
+
+/**
+ * The Parquet key-value metadata key under which each data file records the commit it was
+ * written for (read back by dataset/dataset-orphans.ts when a commit is lost).
+ */
+export const PROVENANCE_KEY = 'log_endpoints_commit';
+
+/**
+ * The layout facts of a source, from its descriptor (src/sources/): the column files are sorted
+ * by first (so a project's rows sit in few row groups), rows per row group, and dictionary
+ * entries per column chunk before DuckDB falls back to plain encoding. The built-ins' numbers
+ * were chosen by measurement; their descriptors say why.
+ */
+export function parquetLayoutOf(source: SourceName): { projectColumn: string; rowGroupRows: number; dictionaryEntries?: number } {
+  const d = sourceDescriptor(source);
+  return { projectColumn: d.projectColumn, rowGroupRows: d.parquet.rowGroupRows, ...(d.parquet.dictionaryEntries ? { dictionaryEntries: d.parquet.dictionaryEntries } : {}) };
+}
+
+/**
+ * The one definition of the fast Parquet layout, shared by `compact` and the generator: the
+ * source relation itself (timestamp as TIMESTAMP, metadata whole as JSON, the used fields flat),
+ * sorted by project, newest first, then id (the same input gives the same bytes), zstd, row
+ * groups of the descriptor's size, optionally one folder per UTC day (`date=YYYY-MM-DD/`).
+ *
+ * `where` picks the rows to keep: a broken NDJSON line reads as a row of NULLs.
+ */
+export function parquetLayoutCopy(options: {
+  source: SourceName;
+  /** NDJSON files to read, or the source files (NDJSON and Parquet, with the Parquet schema). */
+  ndjson?: readonly string[];
+  files?: SourceFiles;
+  target: string;
+  where: string;
+  partitionByDay?: { filenamePattern: string };
+  /** Text every file written carries in its key-value metadata under PROVENANCE_KEY (see dataset-orphans.ts). */
+  provenance?: string;
+}): string {
+  const layout = parquetLayoutOf(options.source);
+  const relation = sourceRelation(options.source, options.files ?? { ndjson: [...(options.ndjson ?? [])], parquet: [], parquetTypes: new Map() });
+  const day = options.partitionByDay;
+  return `
+    COPY (
+      SELECT *${day ? ", strftime(timestamp, '%Y-%m-%d') AS date" : ''}
+      FROM (${relation})
+      WHERE ${options.where}
+      ORDER BY ${day ? 'date, ' : ''}${layout.projectColumn}, timestamp DESC, id
+    ) TO ${sqlString(options.target)} (
+      FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${layout.rowGroupRows}${
+        layout.dictionaryEntries ? `, DICTIONARY_SIZE_LIMIT ${layout.dictionaryEntries}` : ''
+      }${
+        day ? `, PARTITION_BY (date), FILENAME_PATTERN ${sqlString(day.filenamePattern)}, OVERWRITE_OR_IGNORE true` : ''
+      }${options.provenance === undefined ? '' : `, KV_METADATA {${PROVENANCE_KEY}: ${sqlString(options.provenance)}}`}
+    )`;
+}
+
+/** Rows that hold an event: a broken line has none of these. */
+export const IS_EVENT = 'id IS NOT NULL OR timestamp IS NOT NULL OR event_message IS NOT NULL OR metadata IS NOT NULL';

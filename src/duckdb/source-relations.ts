@@ -1,0 +1,252 @@
+import type { SourceName } from '../sources/source-descriptor';
+import { emptyNdjsonFile } from './empty-ndjson-file';
+import { sqlStringList } from './sql-literal';
+import { MARKER_FIELD } from '../files/commit-marker';
+import { sourceDescriptor } from '../sources/registry';
+
+/**
+ * The relation each source presents to the endpoints' SQL, whatever the files hold: the event's
+ * own fields (`timestamp` as TIMESTAMP, UTC, microseconds; `metadata` whole, as JSON) plus the
+ * metadata fields its descriptor derives, flattened (src/sources/). It is also the Parquet layout
+ * `compact` writes, so reading that layout back needs no JSON parsing.
+ */
+export function relationOf(source: SourceName): string {
+  return sourceDescriptor(source).relation;
+}
+
+/** Column name -> DuckDB type of a source's relation, in order. */
+function columnsOf(source: SourceName): Record<string, string> {
+  return Object.fromEntries(sourceDescriptor(source).columns.map((c) => [c.name, c.duckdb]));
+}
+
+/** Where each derived column lives inside `metadata`. */
+function metadataPathsOf(source: SourceName): Record<string, string> {
+  return Object.fromEntries(sourceDescriptor(source).columns.filter((c) => c.path !== null).map((c) => [c.name, c.path!]));
+}
+
+/** Top-level fields read from newline-delimited JSON, with the explicit types given to DuckDB (timestamps as text: le_timestamp reads every form). */
+function jsonFieldsOf(source: SourceName): Record<string, string> {
+  return Object.fromEntries(sourceDescriptor(source).columns.filter((c) => c.path === null).map((c) => [c.name, c.name === 'timestamp' ? 'VARCHAR' : c.duckdb]));
+}
+
+/**
+ * SQL condition on a raw line (`json`) that keeps every line but the commit markers that close
+ * each group commit of a managed-storage segment (src/files/commit-marker.ts). Markers are
+ * written byte for byte as `{"_wal_commit":...` (and ingest refuses events with that field), so
+ * a prefix test finds them. Not a field of from_json's struct filtered afterwards: that stopped
+ * DuckDB from pruning the struct and made every NDJSON scan about 30 % slower.
+ */
+export const NOT_A_COMMIT_MARKER = `(json IS NULL OR NOT starts_with(json, '{"${MARKER_FIELD}":'))`;
+
+/**
+ * What JavaScript's `trim()` and `\s` take for whitespace, so the SQL trims exactly what
+ * `eventTimestampMicros` does.
+ */
+const JS_WHITESPACE = String.fromCodePoint(9, 10, 11, 12, 13, 32, 160, 5760, ...Array.from({ length: 11 }, (_, i) => 8192 + i), 8232, 8233, 8239, 8287, 12288, 65279);
+
+/** The texts `eventTimestampMicros` reads, as RE2 patterns (matched whole, whitespace trimmed first). */
+const INTEGER_TEXT = '[+-]?[0-9]{1,18}';
+const DECIMAL_TEXT = '[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?';
+// src/time/iso.ts's pattern with its range checks written out (days per month are DuckDB's cast's).
+const DATE = '[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])';
+const HOUR = '([01][0-9]|2[0-3])';
+const MINUTE = '[0-5][0-9]';
+const ISO_TEXT = `${DATE}([T ]${HOUR}:${MINUTE}(:${MINUTE}([.,][0-9]{1,9})?)?)?([Zz]|[+-]${HOUR}(:?${MINUTE})?)?`;
+/** 2026-11-21T10:15:02Z, with up to 9 fractional digits: a pattern of digits only, cheap to match. */
+const CANONICAL_TEXT = '[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}([.][0-9]{1,9})?Z';
+/** The ISO texts DuckDB's cast reads as they are (nearly all): seconds present, '.', 'Z'. */
+const ISO_CAST_TEXT = `${DATE}([T ]${HOUR}:${MINUTE}:${MINUTE}([.][0-9]{1,9})?(Z|[+-]${HOUR}(:?${MINUTE})?)?)?`;
+
+/**
+ * The instant of an event's `timestamp` (docs/semantics.md, "Timestamps"): a number (or numeric text) since the
+ * epoch whose unit follows its magnitude (below 1e11 seconds, a fraction allowed; below 1e14
+ * milliseconds; below 1e17 microseconds; otherwise nanoseconds), else an ISO 8601 string (offset
+ * optional, UTC when absent), within years 1 to 9999. Unusable gives NULL, so the event falls
+ * outside every window instead of failing the query. It is the one reader rule:
+ * `eventTimestampMicros` in src/time/event-timestamp.ts is the same rule in TypeScript, which
+ * ingest checks, and a test holds the two equal on every form; each text form is matched by the
+ * same pattern before DuckDB's cast sees it, since the cast alone reads more than the rule (`0x10`,
+ * `2026-1-2`, `+24:00`) and less (`10:00Z`, `,5`, `z`).
+ */
+export const TIMESTAMP_MACROS = [
+  // Exact decimal arithmetic throughout: a DECIMAL divided by an integer becomes a DOUBLE in
+  // DuckDB, which would cost nanosecond integers their last digits, so they are floored first.
+  `CREATE OR REPLACE MACRO le_ns_to_micros(h) AS (h - ((h % 1000) + 1000) % 1000) // 1000`,
+  `CREATE OR REPLACE MACRO le_micros_by_magnitude(n) AS
+    CASE
+      WHEN abs(n) < CAST('100000000000' AS DECIMAL(38,9)) THEN CAST(floor(n * 1000000) AS BIGINT)
+      WHEN abs(n) < CAST('100000000000000' AS DECIMAL(38,9)) THEN CAST(floor(n * 1000) AS BIGINT)
+      WHEN abs(n) < CAST('100000000000000000' AS DECIMAL(38,9)) THEN CAST(floor(n) AS BIGINT)
+      ELSE CAST(le_ns_to_micros(CAST(floor(n) AS HUGEINT)) AS BIGINT)
+    END`,
+  // The same rule on integers, in BIGINT (most numeric timestamps are integers: the fast path).
+  `CREATE OR REPLACE MACRO le_micros_by_magnitude_int(n) AS
+    CASE
+      WHEN abs(n) < 100000000000 THEN n * 1000000
+      WHEN abs(n) < 100000000000000 THEN n * 1000
+      WHEN abs(n) < 100000000000000000 THEN n
+      ELSE le_ns_to_micros(n)
+    END`,
+  // An ISO text the rule reads, in the form DuckDB's cast reads: seconds added where they are
+  // missing (a date alone gets midnight when an offset follows), ',' as '.', 'z' as 'Z'.
+  `CREATE OR REPLACE MACRO le_iso_text(t) AS
+    replace(replace(
+      CASE
+        WHEN length(t) = 10 THEN t
+        WHEN substr(t, 11, 1) NOT IN ('T', ' ') THEN substr(t, 1, 10) || ' 00:00:00' || substr(t, 11)
+        WHEN substr(t, 17, 1) <> ':' THEN substr(t, 1, 16) || ':00' || substr(t, 17)
+        ELSE t
+      END, ',', '.'), 'z', 'Z')`,
+  // Microseconds within years 1 to 9999, else NULL.
+  `CREATE OR REPLACE MACRO le_micros_in_years(m) AS
+    CASE WHEN m BETWEEN -62135596800000000 AND 253402300799999999 THEN m END`,
+  `CREATE OR REPLACE MACRO le_iso_cast(t) AS TRY_CAST(TRY_CAST(t AS TIMESTAMPTZ) AS TIMESTAMP)`,
+  // Only an offset on the first or last day can carry an instant out of years 1 to 9999.
+  `CREATE OR REPLACE MACRO le_iso_in_years(t) AS
+    CASE WHEN t >= '0001-01-02' AND t < '9999-12-31' THEN le_iso_cast(t)
+         ELSE TRY(make_timestamp(le_micros_in_years(epoch_us(le_iso_cast(t))))) END`,
+  // A text without whitespace around it; the patterns decide which cast may read it. The common
+  // ISO form goes first (a number fails its pattern at the fifth character).
+  `CREATE OR REPLACE MACRO le_timestamp_text(t) AS
+    CASE
+      WHEN regexp_full_match(t, '${ISO_CAST_TEXT}') THEN le_iso_in_years(t)
+      WHEN regexp_full_match(t, '${INTEGER_TEXT}') THEN TRY(make_timestamp(le_micros_in_years(le_micros_by_magnitude_int(CAST(t AS BIGINT)))))
+      -- Below a tenth of a nanosecond DuckDB's cast rounds by the first digit alone (9e-20 becomes
+      -- 1e-9), and fails past 2^31 exponent digits: such a value is the epoch, as in TypeScript.
+      -- The cast to DECIMAL(38,9) costs about 25 µs a value: made once (the lambda's argument),
+      -- not once per use of the value in the rule.
+      WHEN regexp_full_match(t, '${DECIMAL_TEXT}') THEN
+        CASE WHEN abs(TRY_CAST(t AS DOUBLE)) < 1e-10 THEN make_timestamp(0)
+             ELSE list_transform([TRY_CAST(t AS DECIMAL(38,9))], n -> TRY(make_timestamp(le_micros_in_years(le_micros_by_magnitude(n)))))[1] END
+      WHEN regexp_full_match(t, '${ISO_TEXT}') THEN le_iso_in_years(le_iso_text(t))
+    END`,
+  // Queries pay for this rule on every NDJSON value, and for the size of its expression: the whole
+  // rule for every value (patterns, a trim) made queries over NDJSON up to five times slower. So
+  // the two forms loggers write nearly always are told cheaply first: an integer by its round trip
+  // through BIGINT (digits only, no leading zero), and 2026-11-21T10:15:02.123456Z by a pattern of
+  // digit classes (the cast checks the ranges, but for '24:00:00', which it alone takes). The rest
+  // goes through the whole rule once: its text (trimmed only when there is whitespace around it)
+  // is a lambda's argument, so the rule's many uses of it do not copy the trim.
+  `CREATE OR REPLACE MACRO le_timestamp(s) AS
+    CASE
+      WHEN CAST(TRY_CAST(s AS BIGINT) AS VARCHAR) = s THEN make_timestamp(le_micros_in_years(le_micros_by_magnitude_int(CAST(s AS BIGINT))))
+      WHEN regexp_full_match(s, '${CANONICAL_TEXT}') AND substr(s, 12, 2) < '24' AND s >= '0001' THEN le_iso_cast(s)
+      ELSE list_transform([CASE WHEN contains('${JS_WHITESPACE}', left(s, 1)) OR contains('${JS_WHITESPACE}', right(s, 1)) THEN trim(s, '${JS_WHITESPACE}') ELSE s END], t -> le_timestamp_text(t))[1]
+    END`,
+];
+
+/** SQL of an empty relation with the source's columns. */
+function emptyRelation(source: SourceName): string {
+  const cols = Object.entries(columnsOf(source)).map(([name, type]) => `CAST(NULL AS ${type}) AS ${name}`);
+  return `SELECT ${cols.join(', ')} LIMIT 0`;
+}
+
+/** SQL of the relation over newline-delimited JSON files (any compression DuckDB detects). */
+function ndjsonRelation(source: SourceName, files: readonly string[], withFilename: boolean): string {
+  // Not read_json(columns = ...): with ignore_errors it also drops the valid line after a line cut
+  // short where a value was due (after ':' or ','). read_json_objects splits lines first, then
+  // from_json types the fields the same way.
+  const lines = `read_json_objects(${sqlStringList([...files, emptyNdjsonFile()])}, format = 'newline_delimited',
+                               compression = 'auto_detect', ignore_errors = true${withFilename ? ', filename = true' : ''})`;
+  return eventsOfLines(source, lines, withFilename);
+}
+
+/**
+ * SQL of the relation over NDJSON text bound to a parameter (`$<param>`, one event per line): what
+ * managed storage's in-memory tables are filled from, typed exactly as the files are read.
+ */
+export function ndjsonTextRelation(source: SourceName, param: string): string {
+  return eventsOfLines(source, `(SELECT json FROM (SELECT unnest(string_split($${param}, chr(10))) AS json) WHERE json <> '')`, false);
+}
+
+/** The source's columns from rows of one JSON object each (`json`), marker lines left out. */
+function eventsOfLines(source: SourceName, lines: string, withFilename: boolean): string {
+  const struct = JSON.stringify(jsonFieldsOf(source));
+  const paths = Object.entries(metadataPathsOf(source));
+  // One JSON parse of metadata extracts every derived field at once.
+  const extract = `json_extract_string(metadata, [${paths.map(([, p]) => `'${p}'`).join(', ')}])`;
+  const select = Object.entries(columnsOf(source)).map(([name, type]) => {
+    if (name === 'timestamp') return 'le_timestamp(timestamp) AS timestamp';
+    const index = paths.findIndex(([n]) => n === name);
+    if (index >= 0) return `TRY_CAST(m[${index + 1}] AS ${type}) AS ${name}`;
+    return `${name}`;
+  });
+  if (withFilename) select.push('filename');
+  return `SELECT ${select.join(', ')} FROM (
+    SELECT *, ${extract} AS m
+    FROM (
+      SELECT s.*${withFilename ? ', filename' : ''} FROM (
+        SELECT from_json(json, '${struct}') AS s${withFilename ? ', filename' : ''}
+        FROM ${lines}
+        WHERE ${NOT_A_COMMIT_MARKER}
+      )
+    )
+  )`;
+}
+
+/** `CREATE TABLE` columns of a source's relation (what an in-memory table of its events holds). */
+export function relationColumns(source: SourceName): ReadonlyArray<[name: string, type: string]> {
+  return Object.entries(columnsOf(source));
+}
+
+/**
+ * SQL of the relation over Parquet files. Parquet carries its own schema, so each column is read
+ * by its stored type: `timestamp` as TIMESTAMP[TZ] or INT64 microseconds (or text), `metadata`
+ * as a STRUCT or JSON text. Flat columns named like the derived ones (`project_ref`,
+ * `request_path`, ..., what `compact` writes) are used directly instead of digging in metadata.
+ */
+function parquetRelation(source: SourceName, files: readonly string[], types: ReadonlyMap<string, string>): string {
+  const paths = metadataPathsOf(source);
+  const select = Object.entries(columnsOf(source)).map(([name, type]) => {
+    const stored = types.get(name);
+    // A column stored with the type the queries want is passed through bare, so DuckDB pushes
+    // filters on it into the scan and skips row groups by their statistics.
+    if (stored?.toUpperCase() === type) return `${quoteIdent(name)} AS ${name}`;
+    if (name === 'timestamp') return `${timestampExpression(stored)} AS timestamp`;
+    if (name === 'metadata') return stored ? `TRY_CAST(metadata AS JSON) AS metadata` : `CAST(NULL AS JSON) AS metadata`;
+    if (stored) return `TRY_CAST(${quoteIdent(name)} AS ${type}) AS ${name}`;
+    const path = paths[name];
+    if (path && types.has('metadata')) {
+      return `TRY_CAST(json_extract_string(TRY_CAST(metadata AS JSON), '${path}') AS ${type}) AS ${name}`;
+    }
+    return `CAST(NULL AS ${type}) AS ${name}`;
+  });
+  return `SELECT ${select.join(', ')} FROM read_parquet(${sqlStringList(files)}, union_by_name = true)`;
+}
+
+function timestampExpression(stored: string | undefined): string {
+  if (!stored) return 'CAST(NULL AS TIMESTAMP)';
+  const t = stored.toUpperCase();
+  if (t.startsWith('TIMESTAMP') || t === 'DATE') return 'CAST(timestamp AS TIMESTAMP)';
+  // Integers and decimals follow the magnitude rule, like numbers in JSON.
+  if (/^(U?(TINY|SMALL|BIG|HUGE)?INT(EGER)?|UHUGEINT|DOUBLE|FLOAT|REAL|DECIMAL.*)$/.test(t)) {
+    return 'TRY(make_timestamp(le_micros_by_magnitude(TRY_CAST(timestamp AS DECIMAL(38,9)))))';
+  }
+  return 'le_timestamp(CAST(timestamp AS VARCHAR))';
+}
+
+function quoteIdent(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+export interface SourceFiles {
+  ndjson: string[];
+  parquet: string[];
+  /** Column name -> DuckDB type of the Parquet files (union by name). */
+  parquetTypes: ReadonlyMap<string, string>;
+  /** A SELECT of events held in memory (managed storage's in-memory table), with the source's columns. */
+  memory?: string;
+}
+
+/**
+ * The full relation of one source: its NDJSON part and its Parquet part, one after the other.
+ * `withFilename` adds the NDJSON file each row came from (compaction counts per input; NDJSON only).
+ */
+export function sourceRelation(source: SourceName, files: SourceFiles, options: { withFilename?: boolean } = {}): string {
+  const parts: string[] = [];
+  if (files.ndjson.length) parts.push(ndjsonRelation(source, files.ndjson, options.withFilename ?? false));
+  if (files.parquet.length) parts.push(parquetRelation(source, files.parquet, files.parquetTypes));
+  if (files.memory) parts.push(files.memory);
+  if (!parts.length) return emptyRelation(source);
+  return parts.map((p) => `(${p})`).join('\nUNION ALL\n');
+}

@@ -1,0 +1,174 @@
+import { join, relative, sep } from 'node:path';
+import { partitionDay } from './file-kinds';
+import { readDatasetStateStable, type DatasetState } from '../dataset/dataset-log';
+import { FileChecks, type SkipReason, type SkippedFile } from './file-checks';
+import { compileGlob, type CompiledGlob } from './glob';
+import { coveredBytes, InputIndex, RangeHashes } from './input-coverage';
+import { DirectoryCache, listGlob, type ListedFile } from './list-glob';
+
+/** Bytes [start, end) of an NDJSON file: the part of it no compacted dataset holds yet. */
+export interface FileRange {
+  file: ListedFile;
+  start: number;
+  end: number;
+  /** Still being written: read from a copy of [start, end) even when that is the whole file now. */
+  growing?: boolean;
+}
+
+/** What one query of a source reads: a consistent cut through files and compacted datasets. */
+export interface ReadSet {
+  /** NDJSON files read whole. */
+  ndjson: ListedFile[];
+  /** NDJSON files of which a dataset holds the beginning: only the rest is read. */
+  ranges: FileRange[];
+  /** Parquet files, newest day partition first (a top-N query meets the newest rows first). */
+  parquet: ListedFile[];
+  /** Files left out of this answer, and why. */
+  skipped: SkippedFile[];
+  /** Each configured glob and how many log files it matches now (0 is likely a typo). */
+  globs: Array<{ glob: string; files: number }>;
+  /** NDJSON files left out because a compacted dataset holds all of their events. */
+  covered: string[];
+  /** The SELECT of events held in memory (managed storage), when there are any. */
+  memory?: string;
+}
+
+/** Where extra inputs come from (managed storage adds its write-ahead log this way). */
+export interface ExtraInputs {
+  /** Datasets to read besides those the globs reach. */
+  datasets(): readonly string[];
+  /**
+   * One consistent view of the rest: NDJSON files (or their committed part: `end`) to read besides
+   * what the globs match, and the SELECT of events held in memory, given which NDJSON paths the
+   * query's dataset state already holds (those are left out of it).
+   */
+  view(): { ndjson: readonly FileRange[]; memory?: (covered: (path: string) => boolean) => string | undefined };
+}
+
+/**
+ * Turns a source's globs into what a query reads, exactly once per event (docs/semantics.md, "Files" and "Compacted datasets"):
+ * files listed now (so new ones are read at once), compacted datasets through their logs, and
+ * NDJSON inputs that a dataset already holds left out (or only their new tail read). The datasets'
+ * logs are read after the listing: an input is deleted only after the commit that covers it, so
+ * any input missing from the listing is covered by a commit this read sees.
+ */
+export class SourceReader {
+  private readonly globs: CompiledGlob[];
+  private readonly directories = new DirectoryCache();
+  private readonly hashes = new RangeHashes();
+  readonly checks = new FileChecks();
+
+  constructor(
+    globs: readonly string[],
+    private readonly extra?: ExtraInputs,
+  ) {
+    this.globs = globs.map((g) => compileGlob(g));
+  }
+
+  /** What to read now; Parquet in `date=` partitions before `earliestDay` is left out. */
+  async snapshot(earliestDay: string | null = null): Promise<ReadSet> {
+    const out: ReadSet = { ndjson: [], ranges: [], parquet: [], skipped: [], globs: [], covered: [] };
+    const ndjson = new Map<string, ListedFile>();
+    const parquet = new Map<string, ListedFile>();
+    const reached: Array<{ root: string; glob: CompiledGlob | null }> = [];
+    for (const glob of this.globs) {
+      const listing = listGlob(glob, this.directories);
+      for (const file of listing.files) (file.kind === 'ndjson' ? ndjson : parquet).set(file.path, file);
+      for (const path of listing.irregular) out.skipped.push({ path, reason: 'not_regular_file', message: 'not a regular file (a pipe, socket or device is never read)' });
+      for (const root of listing.datasets) reached.push({ root, glob });
+      out.globs.push({ glob: glob.pattern, files: listing.files.length });
+    }
+    for (const root of this.extra?.datasets() ?? []) reached.push({ root, glob: null });
+
+    // The datasets' logs, read after the listing (see the class comment).
+    const states = new Map<string, DatasetState>();
+    for (const { root } of reached) {
+      if (states.has(root)) continue;
+      const state = readDatasetStateStable(root);
+      states.set(root, state);
+      // Its log is damaged: the answer is what the rest of it holds, and says so.
+      for (const d of state.damage) out.skipped.push({ path: d.path, reason: 'damaged_log', message: d.message });
+    }
+    for (const { root, glob } of reached) {
+      const state = states.get(root)!;
+      let matched = 0;
+      for (const data of state.files.values()) {
+        const path = join(root, ...data.path.split('/'));
+        if (glob && !globReaches(glob, path)) continue;
+        matched++;
+        if (earliestDay !== null && data.day !== null && data.day < earliestDay) continue;
+        parquet.set(path, {
+          path, kind: 'parquet', size: data.bytes, mtimeMs: 0, ino: 0, dataset: root,
+          ...(data.head ? { head: join(root, ...data.head.path.split('/')), headBytes: data.head.bytes } : {}),
+        });
+      }
+      const entry = glob ? out.globs.find((g) => g.glob === glob.pattern) : undefined;
+      if (entry) entry.files += matched;
+    }
+
+    const index = new InputIndex([...states.values()].flatMap((s) => s.inputs));
+    const listedPaths: ReadonlyMap<string, ListedFile> = ndjson;
+    for (const file of ndjson.values()) {
+      const covered = coveredBytes(file, index, this.hashes, listedPaths);
+      if (covered >= file.size && file.size > 0) out.covered.push(file.path);
+      else if (covered > 0) out.ranges.push({ file, start: covered, end: file.size });
+      else out.ndjson.push(file);
+    }
+    const extra = this.extra?.view();
+    out.memory = extra?.memory?.((path) => index.recordsOf(path).length > 0);
+    for (const range of extra?.ndjson ?? []) {
+      const covered = coveredBytes(range.file, index, this.hashes, listedPaths);
+      if (covered >= range.end) continue;
+      if (covered > range.start) out.ranges.push({ ...range, start: covered });
+      else if (range.start === 0 && range.end === range.file.size && !range.growing) out.ndjson.push(range.file);
+      else out.ranges.push(range);
+    }
+
+    // Non-dataset Parquet in a `date=` partition before the window holds no answer.
+    for (const file of parquet.values()) {
+      const day = file.dataset ? null : partitionDay(file.path);
+      if (earliestDay !== null && day !== null && day < earliestDay) continue;
+      out.parquet.push(file);
+    }
+
+    // Damaged files stay out (and are told), a dataset's too: its log vouches for what the file
+    // should be, not for the disk. A head that cannot be read is not needed: its data file is read.
+    const keep = async (file: ListedFile) => {
+      const problem = await this.checks.check(file);
+      if (problem) out.skipped.push(problem);
+      const head = headOf(file);
+      if (!problem && head && (await this.checks.check(head))) delete file.head;
+      return problem === null;
+    };
+    out.ndjson = await filterAsync(out.ndjson, keep);
+    out.ranges = await filterAsync(out.ranges, (r) => keep(r.file));
+    out.parquet = await filterAsync(out.parquet, keep);
+    const newestFirst = (a: ListedFile, b: ListedFile) => (a.path < b.path ? 1 : a.path > b.path ? -1 : 0);
+    out.ndjson.sort(newestFirst);
+    out.parquet.sort(newestFirst);
+    return out;
+  }
+
+  /** The engine failed on this file version: it stays out of answers until it changes. */
+  markDamaged(file: ListedFile, reason: SkipReason, message: string): SkippedFile {
+    return this.checks.mark(file, reason, message);
+  }
+}
+
+/** A dataset file's head as a file of its own (checked, or marked damaged, like any file), or null. */
+export function headOf(file: ListedFile): ListedFile | null {
+  return file.head ? { path: file.head, kind: 'parquet', size: file.headBytes ?? 0, mtimeMs: 0, ino: 0, dataset: file.dataset } : null;
+}
+
+/** Whether a dataset's file lies below the glob's fixed folder and matches it. */
+function globReaches(glob: CompiledGlob, path: string): boolean {
+  if (glob.literal) return path === glob.base || path.startsWith(glob.base + sep);
+  const rel = relative(glob.base, path);
+  if (rel === '' || rel.startsWith('..')) return false;
+  return glob.matches(rel.split(sep).join('/'));
+}
+
+async function filterAsync<T>(items: T[], keep: (item: T) => Promise<boolean>): Promise<T[]> {
+  const verdicts = await Promise.all(items.map(keep));
+  return items.filter((_, i) => verdicts[i]);
+}

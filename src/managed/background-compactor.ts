@@ -1,0 +1,122 @@
+import { sep } from 'node:path';
+import type { SourceName } from '../sources/source-descriptor';
+import type { DatabaseSettings } from '../duckdb/open-database';
+import { compactFiles, type CompactResult } from '../compaction/compact';
+import { statOrNull, type ListedFile } from '../files/list-glob';
+import { dropDaysBefore, forgetDeletedInputs, mergeSmallFiles } from './dataset-maintenance';
+import { SerialRuns } from '../util/serial-runs';
+
+/** The part of the write-ahead log the compactor needs. */
+export interface CompactableLog {
+  /** Segments that take no more appends, oldest first. */
+  closedSegments(): ReadonlyArray<{ path: string }>;
+  /** Deletes segments whose events are committed to the dataset. */
+  release(paths: readonly string[]): Promise<void>;
+  /** Called when a segment closes; returns an unsubscribe function. */
+  onSegmentClosed(listener: () => void): () => void;
+  /** Checks a closed segment against its checksums (damaged bytes set aside) before it is compacted. */
+  verify?(path: string): Promise<unknown>;
+}
+
+export interface BackgroundCompactorOptions {
+  source: SourceName;
+  /** The dataset folder (`<dataDir>/<source>/parquet`). */
+  datasetDir: string;
+  /** The write-ahead log's folder, whose segments the dataset's records name. */
+  walDir: string;
+  wal: CompactableLog;
+  /** Days older than this are deleted (retention). */
+  retentionDays: number;
+  /** The wall clock retention is measured with. */
+  now: () => Date;
+  duckdb?: DatabaseSettings;
+  /** A run that failed; it is tried again after `retryMs`. */
+  onError: (error: unknown) => void;
+  onCompacted?: (result: CompactResult) => void;
+  /** Keeps a segment's lines that are no events elsewhere (the quarantine), so it can be released. */
+  setAside?: (path: string, skippedLines: number) => Promise<void>;
+  /** Pause before retrying after a failure, and between retention checks (default 30 s). */
+  retryMs?: number;
+}
+
+/**
+ * Managed storage's background compactor: closed write-ahead segments into the dataset, by the
+ * one compaction mechanism (`compactFiles`, exactly once, crash safe), then the day's small files
+ * merged, days past retention dropped, and the records of deleted segments forgotten. Runs are
+ * serial; a segment closing during a run starts another one after it.
+ */
+export class BackgroundCompactor {
+  private readonly runs = new SerialRuns(() => this.runGuarded());
+  private timer: NodeJS.Timeout | null = null;
+  private readonly unsubscribe: () => void;
+  readonly counters = { runs: 0, failures: 0, compactedSegments: 0, mergedFiles: 0, droppedFiles: 0 };
+
+  constructor(private readonly options: BackgroundCompactorOptions) {
+    this.unsubscribe = options.wal.onSegmentClosed(() => this.trigger());
+  }
+
+  /** Starts a run now (segments left closed by a previous process are compacted at start). */
+  trigger(): void {
+    this.runs.trigger();
+  }
+
+  /** Resolves when no run is going on (tests, shutdown). */
+  async settled(): Promise<void> {
+    await this.runs.settled();
+  }
+
+  /** Stops triggering and waits for the run in progress. */
+  async stop(): Promise<void> {
+    this.unsubscribe();
+    if (this.timer) clearTimeout(this.timer);
+    await this.runs.stop();
+  }
+
+  private async runGuarded(): Promise<void> {
+    try {
+      await this.runOnce();
+    } catch (error) {
+      this.counters.failures++;
+      this.options.onError(error);
+    }
+    this.schedule();
+  }
+
+  /** Retention and retries also run on a timer, so an idle store still drops old days. */
+  private schedule(): void {
+    if (this.runs.stopped) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.trigger(), this.options.retryMs ?? 30_000);
+    this.timer.unref();
+  }
+
+  private async runOnce(): Promise<void> {
+    const { source, datasetDir, wal } = this.options;
+    this.counters.runs++;
+    const files: ListedFile[] = [];
+    for (const segment of wal.closedSegments()) {
+      await wal.verify?.(segment.path);
+      const stats = statOrNull(segment.path);
+      if (stats) files.push({ path: segment.path, kind: 'ndjson', size: stats.size, mtimeMs: stats.mtimeMs, ino: stats.ino });
+    }
+    // Also with no segment: the run settles data files no commit names (a lost commit's are put back).
+    const result = await compactFiles({
+      source,
+      outDir: datasetDir,
+      files,
+      deleteSource: true,
+      remove: (paths) => wal.release(paths),
+      // What the store holds is what clients sent: it is compacted whatever it looks like.
+      checkShape: false,
+      // A line no query reads never pins its segment: it goes to the quarantine.
+      setAside: this.options.setAside,
+      duckdb: this.options.duckdb,
+    });
+    this.counters.compactedSegments += result.deletedFiles.length;
+    this.options.onCompacted?.(result);
+    this.counters.mergedFiles += await mergeSmallFiles(datasetDir, source, this.options.duckdb);
+    const cutoff = new Date(this.options.now().getTime() - this.options.retentionDays * 86_400_000).toISOString().slice(0, 10);
+    this.counters.droppedFiles += await dropDaysBefore(datasetDir, source, cutoff);
+    await forgetDeletedInputs(datasetDir, source, this.options.walDir + sep);
+  }
+}

@@ -1,0 +1,178 @@
+import { existsSync } from 'node:fs';
+import { mkdir, open, readdir, rename } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import type { SourceName } from '../sources/source-descriptor';
+import { openDatabase, type DatabaseSettings } from '../duckdb/open-database';
+import { sqlStringList } from '../duckdb/sql-literal';
+import { appendCommit, readDatasetStateStable, type DatasetState } from '../dataset/dataset-log';
+import { withDatasetLock } from '../dataset/dataset-lock';
+import { orphansOf, settleOrphans } from '../dataset/dataset-orphans';
+import { fsyncDir } from '../util/durable-fs';
+import { FileChecks } from '../files/file-checks';
+import { datasetDir } from './managed-inputs';
+import { mayBeMarker, parseMarkerLine } from '../files/commit-marker';
+import { lockDataDir } from '../dataset/data-dir-lock';
+import { segmentSeqOf } from './wal/segment-name';
+import { storageSources, walDir } from './wal/wal-set';
+
+/** One thing found wrong in a data dir. */
+export interface DataDirProblem {
+  source: SourceName;
+  /** Stable kinds: a WAL segment, the commit log, a committed file, a file no commit names. */
+  kind: 'wal_segment' | 'commit_log' | 'committed_file' | 'orphan_file';
+  path: string;
+  message: string;
+}
+
+/** What `checkDataDir` found, and with `repair`, what it did. */
+export interface DataDirReport {
+  dataDir: string;
+  /** Per source: WAL segments, commits and data files looked at. */
+  checked: Array<{ source: SourceName; segments: number; commits: number; files: number }>;
+  /** What is wrong (after the repair, when one ran). */
+  problems: DataDirProblem[];
+  /** What the repair did, one sentence each. */
+  repaired: string[];
+}
+
+/**
+ * Verifies a managed data dir: each WAL segment readable and ending with a commit marker, each
+ * dataset's commit log intact (checksums, no missing entry), every committed data file (and head)
+ * readable whole, and the data files no commit names. With `repair` (it takes the data dir's
+ * lock: no server may run on it), restores what can be restored and says what it did: files of
+ * lost commits go back into the log when their provenance verifies (see dataset-orphans.ts),
+ * committed files that cannot be read move to `<dataset>/_quarantine/` and leave the log, and
+ * the log's remaining damage is acknowledged so queries stop reporting it.
+ *
+ * @example
+ * const report = await checkDataDir('./data', { repair: true });
+ * for (const line of report.repaired) console.log(line);
+ * if (report.problems.length) process.exitCode = 1;
+ */
+export async function checkDataDir(dataDir: string, options: { repair?: boolean; duckdb?: DatabaseSettings } = {}): Promise<DataDirReport> {
+  const dir = resolve(dataDir);
+  if (!existsSync(dir)) throw new Error(`${dir} does not exist.`);
+  const lock = options.repair ? await lockDataDir(dir, 'check --repair') : null;
+  const duckdb = options.duckdb ?? { threads: 1, memoryLimit: '512MB' };
+  const report: DataDirReport = { dataDir: dir, checked: [], problems: [], repaired: [] };
+  try {
+    for (const source of storageSources()) {
+      const segments = await checkSegments(source, walDir(dir, source), report);
+      const root = datasetDir(dir, source);
+      if (!existsSync(join(root, '_compact'))) {
+        report.checked.push({ source, segments, commits: 0, files: 0 });
+        continue;
+      }
+      if (options.repair) await withDatasetLock(root, 'check --repair', () => repairDataset(root, source, duckdb, report));
+      const state = readDatasetStateStable(root);
+      report.checked.push({ source, segments, commits: state.seq, files: state.files.size });
+      for (const d of state.damage) report.problems.push({ source, kind: 'commit_log', path: d.path, message: d.message });
+      for (const bad of await unreadableFiles(state, duckdb)) report.problems.push({ source, kind: 'committed_file', ...bad });
+      const { data, heads } = await orphansOf(state);
+      for (const path of [...data, ...heads]) {
+        report.problems.push({ source, kind: 'orphan_file', path: join(root, path), message: 'no commit names it (a compaction running now, or a lost commit: check --repair puts it back when it verifies)' });
+      }
+    }
+  } finally {
+    await lock?.release();
+  }
+  return report;
+}
+
+/** Each segment: readable, and ending with a commit marker (else recovery cuts a torn tail at the next start). */
+async function checkSegments(source: SourceName, dir: string, report: DataDirReport): Promise<number> {
+  let names: string[];
+  try {
+    names = (await readdir(dir)).filter((n) => segmentSeqOf(n) !== null).sort();
+  } catch {
+    return 0;
+  }
+  for (const name of names) {
+    const path = join(dir, name);
+    try {
+      const handle = await open(path, 'r');
+      try {
+        const { size } = await handle.stat();
+        if (size === 0) continue;
+        const tail = Buffer.alloc(Math.min(size, 4096));
+        await handle.read(tail, 0, tail.length, size - tail.length);
+        const lines = tail.toString('latin1').split('\n');
+        const last = lines.at(-1) === '' ? lines.at(-2) : undefined;
+        if (last === undefined || !mayBeMarker(Buffer.from(last, 'latin1')) || parseMarkerLine(last) === null) {
+          report.problems.push({ source, kind: 'wal_segment', path, message: 'does not end with a commit marker: a torn write, cut off by recovery at the next start' });
+        }
+      } finally {
+        await handle.close();
+      }
+    } catch (error) {
+      report.problems.push({ source, kind: 'wal_segment', path, message: `cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})` });
+    }
+  }
+  return names.length;
+}
+
+/** Committed data files and heads that cannot be read whole (absolute paths). */
+async function unreadableFiles(state: DatasetState, duckdb: DatabaseSettings): Promise<Array<{ path: string; message: string }>> {
+  const checks = new FileChecks();
+  const bad: Array<{ path: string; message: string }> = [];
+  const { instance, connection } = await openDatabase(duckdb);
+  try {
+    for (const file of state.files.values()) {
+      const parts = [{ path: file.path, bytes: file.bytes }, ...(file.head ? [{ path: file.head.path, bytes: file.head.bytes }] : [])];
+      for (const part of parts) {
+        const path = join(state.root, part.path);
+        const problem = await checks.check({ path, kind: 'parquet', size: part.bytes, mtimeMs: 0, ino: 0, dataset: state.root });
+        if (problem) {
+          bad.push({ path, message: `${problem.reason}: ${problem.message}` });
+          continue;
+        }
+        try {
+          await connection.run(`SELECT min(hash(COLUMNS(*))) FROM read_parquet(${sqlStringList([path])})`);
+        } catch (error) {
+          bad.push({ path, message: `unreadable_by_engine: ${String((error as Error)?.message ?? error).split('\n')[0]!.replaceAll(path, 'the file')}` });
+        }
+      }
+    }
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+  }
+  return bad;
+}
+
+/** The repair of one dataset (under its lock): orphans settled, unreadable files quarantined, damage acknowledged. */
+async function repairDataset(root: string, source: SourceName, duckdb: DatabaseSettings, report: DataDirReport): Promise<void> {
+  const { state: settled, outcome } = await settleOrphans(readDatasetStateStable(root), source, duckdb);
+  if (outcome.restored.length) report.repaired.push(`${source}: put ${outcome.restored.length} file(s) of lost commits back into the log: ${outcome.restored.join(', ')}`);
+  if (outcome.deleted.length) report.repaired.push(`${source}: deleted ${outcome.deleted.length} file(s) no commit named whose events the dataset holds already (or a killed run's): ${outcome.deleted.join(', ')}`);
+  const state = settled;
+  const bad = (await unreadableFiles(state, duckdb)).map((b) => b.path.slice(root.length + 1).split('\\').join('/'));
+  const dataPaths = new Set(state.files.keys());
+  const lostData = bad.filter((p) => dataPaths.has(p));
+  const lostHeads = bad.filter((p) => !dataPaths.has(p));
+  const unsettled = state.damage.map((d) => /(\d{20})\.json$/.exec(d.path)).filter((m): m is RegExpExecArray => m !== null).map((m) => Number(m[1]));
+  if (lostData.length === 0 && lostHeads.length === 0 && unsettled.length === 0) return;
+  // A lost data file's head goes with it (alone it is of no use, and no commit would name it).
+  const headsOfLost = lostData.map((p) => state.files.get(p)?.head?.path).filter((p): p is string => p !== undefined);
+  for (const path of [...lostData, ...lostHeads, ...headsOfLost]) {
+    const from = join(root, path);
+    if (!existsSync(from)) continue;
+    const to = join(root, '_quarantine', path);
+    await mkdir(dirname(to), { recursive: true });
+    await rename(from, to);
+    await fsyncDir(dirname(to));
+  }
+  // The log stops naming what cannot be read (heads are dropped from their data file's entry).
+  const withoutHeads = [...state.files.values()].filter((f) => f.head && lostHeads.includes(f.head.path) && !lostData.includes(f.path));
+  const committed = await appendCommit(state, {
+    source,
+    add: withoutHeads.map(({ head: _head, ...file }) => file),
+    remove: [...lostData, ...withoutHeads.map((f) => f.path)],
+    inputs: [],
+    ...(unsettled.length ? { settles: unsettled } : {}),
+  });
+  if (!committed) throw new Error(`${root}: another writer committed at the same time; run check --repair again`);
+  if (lostData.length) report.repaired.push(`${source}: took ${lostData.length} missing or unreadable file(s) out of the log, the unreadable ones moved to ${join(root, '_quarantine')} (their events are lost unless restored from a backup): ${lostData.join(', ')}`);
+  if (lostHeads.length) report.repaired.push(`${source}: moved ${lostHeads.length} unreadable head(s) to ${join(root, '_quarantine')} (logs.all reads their data files)`);
+  if (unsettled.length) report.repaired.push(`${source}: acknowledged the damage of commit(s) ${unsettled.join(', ')}: what could be restored was; queries stop reporting it`);
+}

@@ -1,0 +1,136 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, rename, rm, rmdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { SourceName } from '../sources/source-descriptor';
+import { openDatabase, type DatabaseSettings } from '../duckdb/open-database';
+import { parquetLayoutCopy } from '../duckdb/parquet-layout';
+import { parquetSchema } from '../duckdb/parquet-schema';
+import { sqlString, sqlStringList } from '../duckdb/sql-literal';
+import { appendCommit, checkpointIfDue, readDatasetStateStable, type DataFile, type DatasetState } from '../dataset/dataset-log';
+import { withDatasetLock } from '../dataset/dataset-lock';
+import type { Provenance } from '../dataset/dataset-orphans';
+import { fsyncDir, fsyncFile, unlinkIfPresent } from '../util/durable-fs';
+import { failpoint } from '../util/failpoint';
+import { headPathOf, hasHeads, writeHead } from '../dataset/newest-heads';
+
+/** When a day holds this many files smaller than MERGE_BELOW_BYTES, they are merged into one. */
+const MERGE_MIN_FILES = 8;
+/** Files at least this large are left alone: merging them would rewrite much for little. */
+const MERGE_BELOW_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Merges a day's small Parquet files (each background compaction of a few segments writes one)
+ * into one file in the fast layout, so a query opens a few files per day, not hundreds. One commit
+ * adds the merged file and removes the small ones; they are deleted after it (a query still on
+ * the previous state finds them gone and lists again).
+ */
+export async function mergeSmallFiles(root: string, source: SourceName, duckdb: DatabaseSettings = {}): Promise<number> {
+  return withDatasetLock(root, 'merge', async () => {
+    const state = readDatasetStateStable(root);
+    const byDay = new Map<string, DataFile[]>();
+    for (const file of state.files.values()) {
+      if (file.day === null || file.bytes >= MERGE_BELOW_BYTES) continue;
+      const list = byDay.get(file.day) ?? [];
+      list.push(file);
+      byDay.set(file.day, list);
+    }
+    let merged = 0;
+    let current = state;
+    for (const [day, files] of byDay) {
+      if (files.length < MERGE_MIN_FILES) continue;
+      current = await mergeDay(current, source, day, files, duckdb);
+      merged += files.length;
+    }
+    return merged;
+  });
+}
+
+async function mergeDay(state: DatasetState, source: SourceName, day: string, files: DataFile[], duckdb: DatabaseSettings): Promise<DatasetState> {
+  const root = state.root;
+  const runId = randomBytes(8).toString('hex');
+  const staging = join(root, `.compact-${runId}.tmp`);
+  const name = `date=${day}/part-${runId}-0.parquet`;
+  await mkdir(staging, { recursive: true });
+  const { instance, connection } = await openDatabase(duckdb);
+  try {
+    const paths = files.map((f) => join(root, f.path));
+    const staged = join(staging, 'merged.parquet');
+    await connection.run(`SET temp_directory = ${sqlString(join(staging, 'spill'))}`);
+    const rows = files.reduce((n, f) => n + f.rows, 0);
+    // Should the merge's commit be lost after the small files are deleted, the merged file says what it replaces.
+    const provenance: Provenance = { run: runId, rows, replaces: files.map((f) => f.path) };
+    await connection.run(parquetLayoutCopy({
+      source,
+      files: { ndjson: [], parquet: paths, parquetTypes: await parquetSchema(connection, paths) },
+      target: staged,
+      where: 'true',
+      provenance: JSON.stringify(provenance),
+    }));
+    const [count] = (await connection.runAndReadAll(`SELECT count(*) AS n FROM read_parquet(${sqlStringList([staged])})`)).getRowObjects();
+    if (Number(count?.n) !== rows) throw new Error(`merge: wrote ${Number(count?.n)} rows of ${rows}; nothing was committed`);
+    let head: DataFile['head'];
+    if (hasHeads(source)) {
+      const headRows = await writeHead(connection, staged, headPathOf(staged));
+      await fsyncFile(headPathOf(staged));
+      await rename(headPathOf(staged), join(root, headPathOf(name)));
+      head = { path: headPathOf(name), rows: headRows, bytes: (await stat(join(root, headPathOf(name)))).size };
+    }
+    await fsyncFile(staged);
+    await rename(staged, join(root, name));
+    await fsyncDir(join(root, `date=${day}`));
+    const add: DataFile = { path: name, rows, bytes: (await stat(join(root, name))).size, day, ...(head ? { head } : {}) };
+    if (!(await appendCommit(state, { source, add: [add], remove: files.map((f) => f.path), inputs: [] }))) {
+      throw new Error(`${root}: another writer committed at the same time; the merge was not committed`);
+    }
+    failpoint('merge:after-commit');
+    for (const file of files) await removeDataFile(root, file);
+    const next = readDatasetStateStable(root);
+    await checkpointIfDue(next);
+    return next;
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+    await rm(staging, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Deletes the days before `firstKeptDay` (retention): one commit removes their files, then they
+ * are deleted. Returns the number of files removed.
+ */
+export async function dropDaysBefore(root: string, source: SourceName, firstKeptDay: string): Promise<number> {
+  return withDatasetLock(root, 'retention', async () => {
+    const state = readDatasetStateStable(root);
+    const old = [...state.files.values()].filter((f) => f.day !== null && f.day < firstKeptDay);
+    if (old.length === 0) return 0;
+    if (!(await appendCommit(state, { source, add: [], remove: old.map((f) => f.path), inputs: [] }))) return 0;
+    for (const file of old) await removeDataFile(root, file);
+    // The day folders go too when nothing else is in them.
+    for (const day of new Set(old.map((f) => f.day))) await rmdir(join(root, `date=${day}`)).catch(() => undefined);
+    await checkpointIfDue(readDatasetStateStable(root));
+    return old.length;
+  });
+}
+
+/**
+ * Forgets the input records of files that no longer exist (write-ahead segments deleted after
+ * their compaction), so the log stays small. Safe: a name is never reused, and a record is only
+ * forgotten once its file is gone, so no reader can list the file and then miss the record.
+ */
+export async function forgetDeletedInputs(root: string, source: SourceName, belowPrefix: string, atLeast = 64): Promise<number> {
+  return withDatasetLock(root, 'forget', async () => {
+    const state = readDatasetStateStable(root);
+    const gone = [...new Set(state.inputs.map((r) => r.path))].filter((p) => p.startsWith(belowPrefix) && !existsSync(p));
+    if (gone.length < atLeast) return 0;
+    if (!(await appendCommit(state, { source, add: [], remove: [], inputs: [], forget: gone }))) return 0;
+    await checkpointIfDue(readDatasetStateStable(root));
+    return gone.length;
+  });
+}
+
+/** Deletes a data file that a commit removed, and its head. */
+async function removeDataFile(root: string, file: DataFile): Promise<void> {
+  await unlinkIfPresent(join(root, file.path));
+  if (file.head) await unlinkIfPresent(join(root, file.head.path));
+}

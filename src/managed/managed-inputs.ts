@@ -1,0 +1,48 @@
+import { join } from 'node:path';
+import type { SourceName } from '../sources/source-descriptor';
+import { statOrNull } from '../files/list-glob';
+import type { ExtraInputs, FileRange } from '../files/source-reader';
+import type { Wal } from './wal/wal';
+import type { MemoryTables } from './memory-tables';
+import { segmentFileName } from './wal/segment-name';
+
+/** The compacted dataset of one source of managed storage. */
+export function datasetDir(dataDir: string, source: SourceName): string {
+  return join(dataDir, source, 'parquet');
+}
+
+/**
+ * What a query of one source reads from managed storage: its dataset (through the dataset's log)
+ * and every write-ahead segment up to the bytes that are committed (fsynced and acknowledged), so
+ * a group of events still being written is never read and an acknowledged one always is. The
+ * source reader leaves out what the dataset already holds, so a segment compacted meanwhile is
+ * read once.
+ */
+export function managedInputs(dataDir: string, source: SourceName, wal: Pick<Wal, 'snapshot' | 'dir'>, memory?: MemoryTables): ExtraInputs {
+  return {
+    datasets: () => [datasetDir(dataDir, source)],
+    view: () => {
+      // Taken first: a segment is read from memory or from its file by this view, whatever happens next.
+      const held = memory?.view(source);
+      const ranges: FileRange[] = [];
+      for (const segment of wal.snapshot()) {
+        if (segment.committedBytes === 0 || held?.mirrored(segment.seq)) continue;
+        const stats = statOrNull(segment.path);
+        // Released (compacted and deleted) since the snapshot: the dataset holds its events.
+        if (!stats) continue;
+        ranges.push({
+          file: { path: segment.path, kind: 'ndjson', size: stats.size, mtimeMs: stats.mtimeMs, ino: stats.ino },
+          start: 0,
+          end: segment.committedBytes,
+          // The active segment is read from a copy of its committed bytes, never in place.
+          growing: !segment.closed,
+        });
+      }
+      return {
+        ndjson: ranges,
+        memory: held && ((covered) => held.relation((seq) => covered(join(wal.dir, segmentFileName(seq))))),
+      };
+    },
+  };
+}
+

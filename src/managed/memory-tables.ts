@@ -1,0 +1,214 @@
+import { BIGINT, VARCHAR, type DuckDBConnection, type DuckDBInstance } from '@duckdb/node-api';
+import type { SourceName } from '../sources/source-descriptor';
+import { allSources, sourceDescriptor } from '../sources/registry';
+import { ndjsonTextRelation, relationColumns } from '../duckdb/source-relations';
+
+/** NDJSON bytes mirrored in memory at most; past it new segments are read from their files. */
+const DEFAULT_MAX_BYTES = 256 * 1024 * 1024;
+
+/** The in-memory table of a source's uncompacted events, named after its relation. */
+function tableOf(source: SourceName): string {
+  return `le_memory_${sourceDescriptor(source).relation}`;
+}
+
+/** A query's consistent view of one source's in-memory events (see `MemoryTables.view`). */
+export interface MemoryView {
+  /** Whether segment `seq` is read from memory (else from its file). */
+  mirrored(seq: number): boolean;
+  /** The SELECT of the events in memory, minus the segments `covered` says the dataset holds. */
+  relation(covered: (seq: number) => boolean): string | undefined;
+}
+
+/**
+ * Managed storage's events between their acknowledgement and their compaction, held in DuckDB
+ * tables in memory (a memtable): the uncompacted tail of the data costs a query what a compacted
+ * one does, instead of an NDJSON parse of the write-ahead segments on every query.
+ *
+ * The segments stay the durable copy. An acknowledged group is inserted here before its request
+ * is answered, so the next query reads it. A segment is "mirrored" when all of its groups are
+ * here; a segment that is not (written before a restart, a failed insert, the memory bound
+ * reached) is read from its file instead, never both. Rows of a segment leave only once a dataset
+ * commit covers it and every query that may have read the dataset before that commit has ended
+ * (queries hold a ticket; deletions wait for older tickets), and a query leaves out the rows of
+ * segments the dataset state it read covers: at every instant each event is read once.
+ */
+export class MemoryTables {
+  private readonly mirrored = new Map<string, Set<number>>();
+  private readonly broken = new Map<string, Set<number>>();
+  private bytes = 0;
+  /** NDJSON bytes held per segment (`source:seq`), given back when the segment's rows go. */
+  private readonly segmentBytes = new Map<string, number>();
+  private epoch = 0;
+  private readonly open = new Map<number, number>();
+  private readonly retirements: Array<{ epoch: number; source: SourceName; seqs: number[] }> = [];
+  private chain: Promise<unknown> = Promise.resolve();
+  private connection: DuckDBConnection | null = null;
+  private ready: Promise<void> | null = null;
+  /** The tables exist: until then no query may name them (the first insert creates them). */
+  private created = false;
+
+  private instance: DuckDBInstance | null = null;
+
+  constructor(private readonly maxBytes = DEFAULT_MAX_BYTES) {}
+
+  /** The DuckDB the tables live in: the query engine's own, so queries read them in the same statement. */
+  attach(instance: DuckDBInstance): void {
+    this.instance = instance;
+  }
+
+  /** Holds back deletions while a query reads; call the returned function when it is done. */
+  enter(): () => void {
+    const epoch = this.epoch;
+    this.open.set(epoch, (this.open.get(epoch) ?? 0) + 1);
+    let left = false;
+    return () => {
+      if (left) return;
+      left = true;
+      const n = (this.open.get(epoch) ?? 1) - 1;
+      if (n === 0) this.open.delete(epoch);
+      else this.open.set(epoch, n);
+      this.drain();
+    };
+  }
+
+  /**
+   * Inserts an acknowledged group (its NDJSON lines, in segment `seq`). Never throws: when the
+   * group cannot be held in memory, its segment is read from its file from then on.
+   */
+  async insert(source: SourceName, seq: number, lines: Uint8Array): Promise<void> {
+    const mirrored = this.set(this.mirrored, source);
+    const broken = this.set(this.broken, source);
+    if (broken.has(seq)) return;
+    if (!mirrored.has(seq)) {
+      // A segment is mirrored only from its first group on (one written by an earlier process is not).
+      if (this.bytes + lines.length > this.maxBytes || !this.isNewSegment(source, seq)) {
+        broken.add(seq);
+        return;
+      }
+      mirrored.add(seq);
+    }
+    try {
+      await this.serial(async (connection) => {
+        const prepared = await connection.prepare(`INSERT INTO ${tableOf(source)} SELECT *, $le_seq FROM (${ndjsonTextRelation(source, 'le_lines')})`);
+        try {
+          prepared.bind({ le_lines: Buffer.from(lines).toString('utf8'), le_seq: BigInt(seq) }, { le_lines: VARCHAR, le_seq: BIGINT });
+          await prepared.run();
+        } finally {
+          prepared.destroySync();
+        }
+      });
+      this.bytes += lines.length;
+      this.segmentBytes.set(`${source}:${seq}`, (this.segmentBytes.get(`${source}:${seq}`) ?? 0) + lines.length);
+    } catch {
+      // Read from the file from now on; what was inserted of it is left out of every query.
+      mirrored.delete(seq);
+      broken.add(seq);
+    }
+  }
+
+  /**
+   * One query's view of a source, taken once so that a segment is read from memory or from its
+   * file, never both and never neither: `mirrored(seq)` says which, and `relation(covered)` is the
+   * SELECT of the events held here minus the segments the query's dataset state covers.
+   */
+  view(source: SourceName): MemoryView {
+    const mirrored = new Set(this.mirrored.get(source) ?? []);
+    const broken = [...(this.broken.get(source) ?? [])];
+    const columns = relationColumns(source).map(([name]) => name).join(', ');
+    // Before the tables exist no insert has finished, so nothing acknowledged is held yet (a query
+    // racing the first ingest after a start must not name a table still being created).
+    const created = this.created;
+    return {
+      mirrored: (seq) => mirrored.has(seq),
+      relation: (covered) => {
+        if (!mirrored.size || !created) return undefined;
+        const out = [...[...mirrored].filter(covered), ...broken];
+        return `SELECT ${columns} FROM ${tableOf(source)}${out.length ? ` WHERE le_seq NOT IN (${out.join(', ')})` : ''}`;
+      },
+    };
+  }
+
+  /**
+   * A dataset commit now covers these segments: their rows go once every query that entered
+   * before now has ended.
+   */
+  retire(source: SourceName, seqs: readonly number[]): void {
+    const held = seqs.filter((s) => this.mirrored.get(source)?.has(s) || this.broken.get(source)?.has(s));
+    if (!held.length) return;
+    this.epoch++;
+    this.retirements.push({ epoch: this.epoch, source, seqs: held });
+    this.drain();
+  }
+
+  /** Waits for inserts and deletions in progress (tests, close). */
+  async settled(): Promise<void> {
+    await this.chain.catch(() => undefined);
+  }
+
+  close(): void {
+    this.connection?.closeSync();
+    this.connection = null;
+  }
+
+  private drain(): void {
+    const oldest = this.open.size ? Math.min(...this.open.keys()) : Number.POSITIVE_INFINITY;
+    while (this.retirements.length && this.retirements[0]!.epoch <= oldest) {
+      const { source, seqs } = this.retirements.shift()!;
+      void this.serial(async (connection) => {
+        await connection.run(`DELETE FROM ${tableOf(source)} WHERE le_seq IN (${seqs.join(', ')})`);
+      }).then(
+        () => {
+          for (const seq of seqs) {
+            this.mirrored.get(source)?.delete(seq);
+            this.broken.get(source)?.delete(seq);
+            this.bytes -= this.segmentBytes.get(`${source}:${seq}`) ?? 0;
+            this.segmentBytes.delete(`${source}:${seq}`);
+          }
+        },
+        () => undefined,
+      );
+    }
+  }
+
+  /** The first segment this process writes to per source: older ones were written before it started. */
+  private readonly firstSeq = new Map<SourceName, number>();
+  private isNewSegment(source: SourceName, seq: number): boolean {
+    const first = this.firstSeq.get(source);
+    if (first === undefined) {
+      // The first group this process writes starts a fresh segment (the WAL opens a new one).
+      this.firstSeq.set(source, seq);
+      return true;
+    }
+    return seq >= first;
+  }
+
+  /** Inserts and deletions run one at a time on a connection of their own. */
+  private serial<T>(work: (connection: DuckDBConnection) => Promise<T>): Promise<T> {
+    const next = this.chain.then(async () => {
+      const connection = await this.table();
+      return work(connection);
+    });
+    this.chain = next.catch(() => undefined);
+    return next;
+  }
+
+  private async table(): Promise<DuckDBConnection> {
+    this.ready ??= (async () => {
+      if (!this.instance) throw new Error('MemoryTables: not attached to a DuckDB instance');
+      this.connection = await this.instance.connect();
+      for (const { name: source } of allSources()) {
+        const columns = relationColumns(source).map(([name, type]) => `${name} ${type}`).join(', ');
+        await this.connection.run(`CREATE TABLE IF NOT EXISTS ${tableOf(source)} (${columns}, le_seq BIGINT)`);
+      }
+      this.created = true;
+    })();
+    await this.ready;
+    return this.connection!;
+  }
+
+  private set(map: Map<string, Set<number>>, source: string): Set<number> {
+    let set = map.get(source);
+    if (!set) map.set(source, (set = new Set()));
+    return set;
+  }
+}

@@ -1,0 +1,404 @@
+import { mkdir, open, readdir, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { timerScheduler, type CacheScheduler } from '../../util/scheduler';
+import { EngineError } from '../../errors';
+import { crc32, markerLine } from '../../files/commit-marker';
+import { fsyncDir, isCode } from '../../util/durable-fs';
+import { Quarantine } from './quarantine';
+import { recoverSegment, type DamagedBytes } from './recover-segment';
+import { segmentFileName, segmentSeqOf } from './segment-name';
+
+/** A segment of the WAL as readers see it. */
+export interface WalSegment {
+  /** Absolute path of the segment file. */
+  path: string;
+  /** Its number (the file name without zeros and extension). */
+  seq: number;
+  /**
+   * Bytes of complete, fsynced groups. A reader reads only these: past them may be a group being
+   * written, whose requests have not been answered yet.
+   */
+  committedBytes: number;
+  /** Closed segments never change again; the active one (one at most, the newest) grows. */
+  closed: boolean;
+}
+
+/** Limits and rolling of one WAL. */
+export interface WalOptions {
+  /** The folder of the segments (`<dataDir>/<source>/wal`); created when missing. */
+  dir: string;
+  /** The active segment is closed once it holds this many bytes (default 8 MiB). */
+  maxSegmentBytes?: number;
+  /** ... or once its first group is this old, in ms (default 60 000). An empty segment is never closed by age. */
+  maxSegmentAgeMs?: number;
+  /** Past this many bytes accepted but not yet fsynced, `append` rejects with `overloaded` (default 64 MiB). */
+  maxPendingBytes?: number;
+  /** Past this many bytes in segments not yet released (compacted), `append` rejects with `overloaded` (default 1 GiB). */
+  maxUncompactedBytes?: number;
+  /** Monotonic milliseconds for segment age (default `performance.now`). */
+  now?: () => number;
+  /** Runs the age-based roll of an idle segment (default `setTimeout`, unref'ed). */
+  scheduler?: CacheScheduler;
+  /** Where damaged bytes go (default: the `quarantine` folder beside `dir`). */
+  quarantine?: Quarantine;
+}
+
+export const WAL_DEFAULTS = {
+  maxSegmentBytes: 8 * 1024 * 1024,
+  maxSegmentAgeMs: 60_000,
+  maxPendingBytes: 64 * 1024 * 1024,
+  maxUncompactedBytes: 1024 * 1024 * 1024,
+} as const;
+
+/** What recovery did at open, per segment it had to cut (a torn tail) or found damaged. */
+export interface WalRecovery {
+  path: string;
+  /** Bytes of a write in progress at a crash, never acknowledged, cut off the newest segment. */
+  cutBytes: number;
+  /** Stretches that failed their checksum, set aside in the quarantine (the groups around them are kept). */
+  damaged: DamagedBytes[];
+}
+
+interface Pending {
+  data: Uint8Array;
+  resolve: (where: { seq: number }) => void;
+  reject: (error: unknown) => void;
+}
+
+interface Active {
+  seq: number;
+  path: string;
+  handle: FileHandle;
+  committedBytes: number;
+  groups: number;
+  /** When its first group was written (monotonic ms), null while empty. */
+  firstWriteAt: number | null;
+}
+
+/**
+ * A write-ahead log of NDJSON segments (`<dir>/<20-digit seq>.ndjson`) with group commit:
+ * appends waiting at the same moment share one write and one fdatasync, each group followed by a
+ * commit marker line; an append resolves only once its group is on disk. At open, every
+ * segment found is closed (its torn tail cut) and a new active segment is started.
+ *
+ * @example
+ * const wal = await Wal.open({ dir: 'data/edgeLogs/wal' });
+ * await wal.append(Buffer.from('{"id":"a"}\n{"id":"b"}\n')); // durable now
+ * for (const s of wal.closedSegments()) { compact(s.path, s.committedBytes); await wal.release([s.path]); }
+ * await wal.close();
+ */
+export class Wal {
+  readonly dir: string;
+  /** Segments cut at open (torn tails); empty after a clean shutdown. */
+  readonly recovered: readonly WalRecovery[];
+  /** Where damaged bytes went (recovery, `verify`). */
+  readonly quarantine: Quarantine;
+  private readonly limits: Required<Omit<WalOptions, 'dir' | 'now' | 'scheduler' | 'quarantine'>>;
+  /** Closed segments checked group by group since they were last written (at open, or by `verify`). */
+  private readonly verified = new Set<string>();
+  private readonly now: () => number;
+  private readonly scheduler: CacheScheduler;
+  private closedList: WalSegment[];
+  private active: Active | null = null;
+  private queue: Pending[] = [];
+  private pendingBytes = 0;
+  private diskBytes: number;
+  private flushing: Promise<void> | null = null;
+  private rollRequested = false;
+  private cancelAgeRoll: (() => void) | null = null;
+  private failure: Error | null = null;
+  private closing = false;
+  private readonly closeListeners = new Set<(segment: WalSegment) => void>();
+
+  private constructor(dir: string, options: WalOptions, closed: WalSegment[], recovered: WalRecovery[], quarantine: Quarantine) {
+    this.dir = dir;
+    this.quarantine = quarantine;
+    this.limits = {
+      maxSegmentBytes: positive(options.maxSegmentBytes, WAL_DEFAULTS.maxSegmentBytes, 'maxSegmentBytes'),
+      maxSegmentAgeMs: positive(options.maxSegmentAgeMs, WAL_DEFAULTS.maxSegmentAgeMs, 'maxSegmentAgeMs'),
+      maxPendingBytes: positive(options.maxPendingBytes, WAL_DEFAULTS.maxPendingBytes, 'maxPendingBytes'),
+      maxUncompactedBytes: positive(options.maxUncompactedBytes, WAL_DEFAULTS.maxUncompactedBytes, 'maxUncompactedBytes'),
+    };
+    this.now = options.now ?? (() => performance.now());
+    this.scheduler = options.scheduler ?? timerScheduler;
+    this.closedList = closed;
+    this.recovered = recovered;
+    this.diskBytes = closed.reduce((sum, s) => sum + s.committedBytes, 0);
+  }
+
+  /**
+   * Opens (creating) the WAL in `options.dir`: recovers the segments there (all closed from now
+   * on), each verified group by group against its checksums (`recoverSegment`): the newest cut
+   * after its last valid group (a write in progress at a crash), damage anywhere set aside in
+   * the quarantine with every valid group around it kept; then starts a new active segment.
+   * Empty segments are deleted.
+   */
+  static async open(options: WalOptions): Promise<Wal> {
+    const dir = resolve(options.dir);
+    await mkdir(dir, { recursive: true });
+    const quarantine = options.quarantine ?? (await Quarantine.open(join(dirname(dir), 'quarantine')));
+    const seqs = (await readdir(dir)).map(segmentSeqOf).filter((s): s is number => s !== null).sort((a, b) => a - b);
+    const sizes = await Promise.all(seqs.map(async (seq) => (await stat(join(dir, segmentFileName(seq)))).size));
+    const newest = sizes.findLastIndex((size) => size > 0);
+    const found: WalSegment[] = [];
+    const recovered: WalRecovery[] = [];
+    for (const [i, seq] of seqs.entries()) {
+      const path = join(dir, segmentFileName(seq));
+      const { committedBytes, cutBytes, damaged } = await recoverSegment(path, { newest: i === newest, quarantine });
+      if (cutBytes > 0 || damaged.length) recovered.push({ path, cutBytes, damaged });
+      found.push({ path, seq, committedBytes, closed: true });
+    }
+    if (recovered.length) await fsyncDir(dir);
+    const wal = new Wal(dir, options, found.filter((s) => s.committedBytes > 0), recovered, quarantine);
+    for (const segment of found) wal.verified.add(segment.path);
+    // The new active segment comes first: the highest number stays on disk, so numbers never repeat.
+    wal.active = await wal.createSegment((seqs.at(-1) ?? 0) + 1);
+    const empty = found.filter((s) => s.committedBytes === 0);
+    for (const s of empty) await unlink(s.path).catch(ignoreMissing);
+    if (empty.length) await fsyncDir(dir);
+    return wal;
+  }
+
+  /**
+   * Appends event lines (UTF-8, each ending with `\n`; several events at once stay together in
+   * one group) and resolves once they are fsynced, with the segment they are in. Rejects at once with `EngineError('overloaded')`
+   * past the pending or uncompacted bound, with `closed` after `close()`.
+   */
+  append(lines: Uint8Array): Promise<{ seq: number }> {
+    if (this.closing) return Promise.reject(new EngineError('closed', 'The storage was closed.'));
+    if (this.failure) return Promise.reject(this.failure);
+    if (lines.length === 0) return Promise.resolve({ seq: this.active?.seq ?? 0 });
+    if (lines[lines.length - 1] !== 0x0a) return Promise.reject(new TypeError('WAL lines must end with a newline.'));
+    const size = lines.length;
+    if (this.pendingBytes > 0 && this.pendingBytes + size > this.limits.maxPendingBytes) {
+      return Promise.reject(
+        new EngineError('overloaded', 'Too many events are waiting to be written; retry shortly.', { retryAfterSeconds: 1 }),
+      );
+    }
+    const held = this.diskBytes + this.pendingBytes;
+    if (held > 0 && held + size > this.limits.maxUncompactedBytes) {
+      return Promise.reject(
+        new EngineError('overloaded', 'The write-ahead log is full until compaction catches up; retry later.', { retryAfterSeconds: 5 }),
+      );
+    }
+    this.pendingBytes += size;
+    const done = new Promise<{ seq: number }>((resolve, reject) => this.queue.push({ data: lines, resolve, reject }));
+    this.kick();
+    return done;
+  }
+
+  /** Every segment on disk, oldest first, with its committed bytes; the active one last. */
+  snapshot(): WalSegment[] {
+    const list = this.closedList.map((s) => ({ ...s }));
+    if (this.active) list.push({ path: this.active.path, seq: this.active.seq, committedBytes: this.active.committedBytes, closed: false });
+    return list;
+  }
+
+  /** The closed segments not yet released, oldest first: what compaction takes. */
+  closedSegments(): WalSegment[] {
+    return this.closedList.map((s) => ({ ...s }));
+  }
+
+  /**
+   * Deletes closed segments (after compaction made their events readable elsewhere) and fsyncs
+   * the folder. Throws for a path that is not a closed segment of this WAL.
+   */
+  async release(paths: readonly string[]): Promise<void> {
+    const targets = paths.map((p) => {
+      const segment = this.closedList.find((s) => s.path === resolve(p));
+      if (!segment) throw new Error(`Not a closed segment of this WAL: ${p}`);
+      return segment;
+    });
+    for (const segment of new Set(targets)) {
+      await unlink(segment.path).catch(ignoreMissing);
+      this.verified.delete(segment.path);
+      const at = this.closedList.indexOf(segment);
+      if (at >= 0) {
+        this.closedList.splice(at, 1);
+        this.diskBytes -= segment.committedBytes;
+      }
+    }
+    if (targets.length) await fsyncDir(this.dir);
+  }
+
+  /**
+   * Checks a closed segment group by group before its events go on (compaction, shipping), as
+   * recovery does at open: bytes changed on disk since they were written go to the quarantine
+   * and are blanked in place, every valid group is kept where it is. A segment is checked once
+   * (those found at open were checked then). Returns what it set aside.
+   */
+  async verify(path: string): Promise<DamagedBytes[]> {
+    const segment = this.closedList.find((s) => s.path === resolve(path));
+    if (!segment) throw new Error(`Not a closed segment of this WAL: ${path}`);
+    if (this.verified.has(segment.path)) return [];
+    const { damaged } = await recoverSegment(segment.path, { newest: false, quarantine: this.quarantine });
+    this.verified.add(segment.path);
+    return damaged;
+  }
+
+  /** Calls `listener` with each segment the WAL closes (by size or age) from now on; returns the unsubscribe. */
+  onSegmentClosed(listener: (segment: WalSegment) => void): () => void {
+    this.closeListeners.add(listener);
+    return () => this.closeListeners.delete(listener);
+  }
+
+  /** Bytes held: `disk` in segments not yet released (committed), `pending` accepted but not yet fsynced. */
+  get bytes(): { disk: number; pending: number } {
+    return { disk: this.diskBytes, pending: this.pendingBytes };
+  }
+
+  /** Closes the active segment now if it holds anything (e.g. before a shutdown compaction). */
+  async roll(): Promise<void> {
+    this.rollRequested = true;
+    this.kick();
+    while (this.rollRequested && this.flushing) await this.flushing;
+    await this.flushing;
+  }
+
+  /** Writes what was accepted, then closes the files. Later appends reject with `closed`. */
+  async close(): Promise<void> {
+    this.closing = true;
+    while (this.flushing) await this.flushing;
+    this.cancelAgeRoll?.();
+    this.cancelAgeRoll = null;
+    const active = this.active;
+    this.active = null;
+    // The active file stays (it keeps the highest number); the next open treats it as closed.
+    await active?.handle.close();
+  }
+
+  private kick(): void {
+    if (this.flushing) return;
+    this.flushing = new Promise<void>((resolve) => setImmediate(resolve))
+      // Started on the next turn of the event loop: every append made until then joins the first group.
+      .then(() => this.flushLoop())
+      .finally(() => {
+        this.flushing = null;
+        // Appends made after the loop's last look (by callers its groups just answered) go next.
+        if (this.queue.length || this.rollRequested) this.kick();
+      });
+  }
+
+  private async flushLoop(): Promise<void> {
+    while (this.queue.length || this.rollRequested) {
+      if (this.rollRequested || this.rollDue()) {
+        try {
+          await this.rollActive();
+        } catch {
+          // No new segment (disk full?): the groups go on into the current one, the next group retries.
+          this.rollRequested = false;
+        }
+      }
+      if (!this.queue.length) continue;
+      // Every append waiting now is one group: one write, one fdatasync.
+      const group = this.queue;
+      this.queue = [];
+      try {
+        const seq = this.active!.seq;
+        await this.writeGroup(group);
+        for (const p of group) p.resolve({ seq });
+      } catch (error) {
+        const failure = storageError(error);
+        for (const p of group) p.reject(failure);
+      } finally {
+        for (const p of group) this.pendingBytes -= p.data.length;
+      }
+      if (this.active && this.active.committedBytes >= this.limits.maxSegmentBytes) this.rollRequested = true;
+    }
+  }
+
+  private rollDue(): boolean {
+    const a = this.active;
+    if (!a || a.firstWriteAt === null) return false;
+    return a.committedBytes >= this.limits.maxSegmentBytes || this.now() - a.firstWriteAt >= this.limits.maxSegmentAgeMs;
+  }
+
+  private async writeGroup(group: Pending[]): Promise<void> {
+    const a = this.active;
+    if (!a) throw new Error('The WAL has no active segment.');
+    let crc = 0;
+    let bytes = 0;
+    for (const p of group) {
+      crc = crc32(p.data, crc);
+      bytes += p.data.length;
+    }
+    const marker = Buffer.from(markerLine({ seq: a.groups + 1, bytes, crc32: crc }), 'latin1');
+    const total = bytes + marker.length;
+    try {
+      const { bytesWritten } = await a.handle.writev([...group.map((p) => p.data), marker], a.committedBytes);
+      if (bytesWritten !== total) throw Object.assign(new Error(`Short write: ${bytesWritten} of ${total} bytes.`), { code: 'ENOSPC' });
+    } catch (error) {
+      // Cut what may have landed, so the next group starts at the committed end again.
+      await a.handle.truncate(a.committedBytes).catch((cut: unknown) => {
+        this.failure = storageError(cut);
+      });
+      throw error;
+    }
+    try {
+      await a.handle.datasync();
+    } catch (error) {
+      // After a failed fsync the file's state is unknown: accept nothing more until reopened.
+      this.failure = storageError(error);
+      throw error;
+    }
+    a.committedBytes += total;
+    a.groups++;
+    this.diskBytes += total;
+    if (a.firstWriteAt === null) {
+      a.firstWriteAt = this.now();
+      this.cancelAgeRoll = this.scheduler.schedule(this.limits.maxSegmentAgeMs, async () => {
+        this.cancelAgeRoll = null;
+        if (this.closing) return;
+        this.rollRequested = true;
+        this.kick();
+      });
+    }
+  }
+
+  /** Closes the active segment when it holds anything, and starts the next one. */
+  private async rollActive(): Promise<void> {
+    this.rollRequested = false;
+    const old = this.active;
+    if (!old || old.firstWriteAt === null) return;
+    this.active = await this.createSegment(old.seq + 1);
+    this.cancelAgeRoll?.();
+    this.cancelAgeRoll = null;
+    // Its bytes are fsynced already; a failing close loses nothing.
+    await old.handle.close().catch(() => undefined);
+    const closed: WalSegment = { path: old.path, seq: old.seq, committedBytes: old.committedBytes, closed: true };
+    this.closedList.push(closed);
+    for (const listener of this.closeListeners) {
+      try {
+        listener({ ...closed });
+      } catch {
+        // A listener's failure is its own; the WAL goes on.
+      }
+    }
+  }
+
+  private async createSegment(seq: number): Promise<Active> {
+    const path = join(this.dir, segmentFileName(seq));
+    const handle = await open(path, 'wx');
+    await fsyncDir(this.dir);
+    return { seq, path, handle, committedBytes: 0, groups: 0, firstWriteAt: null };
+  }
+}
+
+/** A failed write as the error its callers get: disk full is pressure (503), anything else a 500. */
+function storageError(error: unknown): Error {
+  if (error instanceof EngineError) return error;
+  if (isCode(error, 'ENOSPC') || isCode(error, 'EDQUOT')) {
+    return new EngineError('overloaded', 'The disk of the data dir is full; retry later.', { cause: error, retryAfterSeconds: 30 });
+  }
+  return new EngineError('storage_failed', 'The events could not be stored.', { cause: error });
+}
+
+function positive(value: number | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number.`);
+  return value;
+}
+
+function ignoreMissing(error: unknown): void {
+  if (!isCode(error, 'ENOENT')) throw error;
+}
