@@ -96,7 +96,7 @@ export function fullQuerySql(sql: string, files: Partial<Record<SourceName, Sour
   // A statement whose CTEs shadow a relation (logs.all's `edge_logs`, already limited to one
   // project) runs inside the relations, as does every caller's SELECT: the relations themselves
   // are then out of their reach.
-  const shadows = own !== null && splitEndpointSql(sql).tables.some((t) => sources.some(([source]) => relationOf(source) === t));
+  const shadows = own !== null && ownCtes(sql).some((t) => sources.some(([source]) => relationOf(source) === t));
   if (caller || shadows) {
     const inner = caller ? composeSandboxedSql(sql, caller.sql, caller.maxRows) : sql;
     return relations.length ? `WITH ${relations.join(',\n')}\nSELECT * FROM (\n${inner}\n)` : inner;
@@ -104,6 +104,17 @@ export function fullQuerySql(sql: string, files: Partial<Record<SourceName, Sour
   if (!relations.length) return sql;
   // A statement with CTEs of its own (`WITH buckets AS ...`) gets the relations as its first CTEs.
   return own ? `${own[1]}WITH ${relations.join(',\n')},\n${sql.slice(own[0].length)}` : `WITH ${relations.join(',\n')}\n${sql}`;
+}
+
+/** The CTE names a statement defines, kept per SQL text (every query builds its SQL again). */
+const CTES = new Map<string, readonly string[]>();
+function ownCtes(sql: string): readonly string[] {
+  let known = CTES.get(sql);
+  if (!known) {
+    if (CTES.size >= 256) CTES.clear();
+    CTES.set(sql, (known = splitEndpointSql(sql).tables));
+  }
+  return known;
 }
 
 /**
