@@ -102,11 +102,12 @@ export function defineEndpoint<const N extends string, const P extends Record<st
     out.now = { timestamp: dateToMicros(now) };
     return out;
   };
-  checkStatements(config.sql, params, bindKeys(config, params), fail);
+  const keys = bindKeys(config, params);
+  checkStatements(config.sql, params, keys, fail);
   if (config.check !== undefined && typeof config.check !== 'function') fail('check must be a function');
   if (config.projectParam !== undefined && !params.some((s) => s.name === config.projectParam)) fail(`projectParam "${config.projectParam}" is not a declared parameter`);
   for (const key of [config.notBefore, config.newestFirst?.limit, config.newestFirst?.until]) {
-    if (key !== undefined && !bindKeys(config, params).all.has(key)) fail(`"${key}" is not one of its bound values`);
+    if (key !== undefined && !keys.all.has(key)) fail(`"${key}" is not one of its bound values`);
   }
 
   const definition: EndpointDefinition<N, ParamsOf<P>, RowOf<C>> = {
