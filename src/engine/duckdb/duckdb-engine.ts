@@ -36,7 +36,7 @@ import { openDatabase, type DatabaseSettings, type MemoryRelief } from '../../du
 import { emptyNdjsonFile } from '../../duckdb/empty-ndjson-file';
 import { NOT_A_COMMIT_MARKER, relationOf, sourceRelation, type SourceFiles } from '../../duckdb/source-relations';
 import { sqlStringList } from '../../duckdb/sql-literal';
-import { newestInTwoPhases } from './two-phase-newest';
+import { BOUND_PARAM, newestInTwoPhases } from './two-phase-newest';
 import { composeSandboxedSql, splitEndpointSql } from '../../sandbox/compose-sandboxed-sql';
 import { validateCallerSql, type CheckedSql } from '../../sandbox/validate-caller-sql';
 import { callerColumns, callerRows } from './caller-results';
@@ -299,20 +299,14 @@ class DuckDBEngine implements Engine {
     return known;
   }
 
-  /** Runs SQL prepared for this call only (its text changes with every call: kept out of the cache). */
-  private async executeOnce(connection: DuckDBConnection, sql: string, request: EngineRequest): Promise<Record<string, EngineValue>[]> {
-    const prepared = await connection.prepare(sql);
-    try {
-      bindRequest(prepared, request);
-      return (await prepared.runAndReadAll()).getRowObjects().map(toEngineRow);
-    } finally {
-      prepared.destroySync();
-    }
-  }
-
   /** Runs a statement over these files (a prepared statement kept per SQL text). */
   private async execute(connection: DuckDBConnection, sql: string, request: EngineRequest, files: Partial<Record<SourceName, SourceFiles>>): Promise<Record<string, EngineValue>[]> {
-    const prepared = await this.statement(connection, fullQuerySql(sql, files));
+    return this.executePrepared(connection, fullQuerySql(sql, files), request);
+  }
+
+  /** Runs a full SQL text (a prepared statement kept per text). */
+  private async executePrepared(connection: DuckDBConnection, text: string, request: EngineRequest): Promise<Record<string, EngineValue>[]> {
+    const prepared = await this.statement(connection, text);
     bindRequest(prepared, request);
     return (await prepared.runAndReadAll()).getRowObjects().map(toEngineRow);
   }
@@ -361,8 +355,10 @@ class DuckDBEngine implements Engine {
       };
       if (day.heads || set.ndjson.length || !set.parquet.length) return this.execute(connection, sql, request, { [source]: set });
       return newestInTwoPhases(
-        (where) => fullQuerySql(sql, { [source]: where ? { ...set, where } : set }),
-        (text) => this.executeOnce(connection, text, request),
+        sql,
+        order.limit,
+        (text, cut) => fullQuerySql(text, { [source]: cut ? { ...set, where: `timestamp >= $${BOUND_PARAM}` } : set }),
+        (text, bound) => this.executePrepared(connection, text, bound === null ? request : { ...request, params: { ...request.params, [BOUND_PARAM]: { timestamp: bound } } }),
       );
     };
     let rows = await runDay(ordered.length ? dayFiles(ordered[0]!) : { parquet: [], heads: false }, true);
