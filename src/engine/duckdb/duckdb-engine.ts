@@ -337,10 +337,10 @@ class DuckDBEngine implements Engine {
      * every file has one, it holds at least `limit` rows per project, and no upper bound cuts into
      * the day (the newest rows of a file at or before the bound are then its newest rows).
      */
-    const dayFiles = (day: string): { parquet: string[]; heads: boolean } => {
+    const dayFiles = (day: string): { day: string; parquet: string[]; heads: boolean } => {
       const list = days.get(day)!;
       const heads = limit <= HEAD_ROWS_PER_PROJECT && list.every((f) => f.head) && (untilMicros === null || untilMicros >= dayStartMicros(day) + DAY_MICROS);
-      return { parquet: list.map((f) => (heads ? f.head! : f.path)), heads };
+      return { day, parquet: list.map((f) => (heads ? f.head! : f.path)), heads };
     };
     /**
      * One day's newest rows: heads and NDJSON (parsed once, not twice) in one statement, a day's
@@ -362,10 +362,25 @@ class DuckDBEngine implements Engine {
       );
     };
     let rows = await runDay(ordered.length ? dayFiles(ordered[0]!) : { parquet: [], heads: false }, true);
-    for (const day of ordered.slice(1)) {
+    // Older days that can still hold one of the N newest rows: once the N-th row so far is at or
+    // after a day's end, that day and every older one cannot.
+    const older = ordered.slice(1);
+    const stop = older.findIndex((day) => {
       const nth = rows[limit - 1];
-      if (nth && BigInt(nth.timestamp as bigint) >= dayStartMicros(day) + DAY_MICROS) break;
-      rows = newestFirstMerge(rows, await runDay(dayFiles(day), false), limit);
+      return nth !== undefined && BigInt(nth.timestamp as bigint) >= dayStartMicros(day) + DAY_MICROS;
+    });
+    const open = (stop === -1 ? older : older.slice(0, stop)).map(dayFiles);
+    // Those with heads in one statement over all their heads: each holds every project's newest
+    // rows of its file, so the newest of all of them are among their heads. One statement instead
+    // of one per day: a project with few rows pages through a 90-day window in one read, not 90
+    // (nine days of the bench's data, a project with none: 22-29 ms became 5-8 ms).
+    const withHeads = open.filter((day) => day.heads);
+    if (withHeads.length) rows = newestFirstMerge(rows, await runDay({ parquet: withHeads.flatMap((day) => day.parquet), heads: true }, false), limit);
+    // The others (files without heads) one day at a time, newest first, as long as they can matter.
+    for (const day of open.filter((d) => !d.heads)) {
+      const nth = rows[limit - 1];
+      if (nth && BigInt(nth.timestamp as bigint) >= dayStartMicros(day.day) + DAY_MICROS) break;
+      rows = newestFirstMerge(rows, await runDay(day, false), limit);
     }
     return rows;
   }
