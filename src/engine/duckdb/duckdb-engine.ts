@@ -312,11 +312,12 @@ class DuckDBEngine implements Engine {
   }
 
   /**
-   * A newest-first top-N (logs.all) over a compacted dataset, one UTC day at a time: the newest
-   * day with the NDJSON first, then older days only while they can still hold one of the N newest
-   * rows. Every row of a day is older than the next day's start, so once the N-th row so far is at
-   * or after a day's end, that day and all older ones are skipped: the query reads about one day
-   * however many days the window (90 for PAYG) and the dataset hold.
+   * A newest-first top-N (logs.all) over a compacted dataset, by UTC day: the newest day with the
+   * NDJSON first, then older days only while they can still hold one of the N newest rows. Every
+   * row of a day is older than the next day's start, so once the N-th row so far is at or after a
+   * day's end, that day and all older ones are skipped; the older days that are left are read in
+   * one statement over their heads. A query reads about one day's data, and at most one more
+   * statement, however many days the window (90 for PAYG) and the dataset hold.
    */
   private async newestFirst(connection: DuckDBConnection, sql: string, request: EngineRequest, source: SourceName, read: ReadSet, files: SourceFiles): Promise<Record<string, EngineValue>[]> {
     const order = request.statement.newestFirst!;
@@ -373,7 +374,7 @@ class DuckDBEngine implements Engine {
     // Those with heads in one statement over all their heads: each holds every project's newest
     // rows of its file, so the newest of all of them are among their heads. One statement instead
     // of one per day: a project with few rows pages through a 90-day window in one read, not 90
-    // (nine days of the bench's data, a project with none: 22-29 ms became 5-8 ms).
+    // (nine days of the bench's data, a project with none: 20-31 ms became 6-12 ms under load).
     const withHeads = open.filter((day) => day.heads);
     if (withHeads.length) rows = newestFirstMerge(rows, await runDay({ parquet: withHeads.flatMap((day) => day.parquet), heads: true }, false), limit);
     // The others (files without heads) one day at a time, newest first, as long as they can matter.
