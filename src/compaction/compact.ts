@@ -79,7 +79,7 @@ export interface CompactResult {
 }
 
 /**
- * Rewrites NDJSON logs as Parquet in the fast layout (zstd, 20k-row groups, sorted by project
+ * Rewrites NDJSON logs as Parquet in the fast layout (zstd, row groups of the source's size, sorted by project
  * then newest first, one folder per UTC day) inside a dataset with a commit log, so that nothing
  * is ever lost or doubled (docs/semantics.md, "Compacted datasets"): progress is recorded per input (path, byte range and
  * content hash) in the same atomic commit that adds the Parquet files; a rerun compacts only what

@@ -13,12 +13,17 @@ export const edgeLogs = defineSource({
     status_code: { type: 'integer', path: '$.response.status_code', duckdb: 'INTEGER' },
   },
   projectColumn: 'project',
-  // 20k-row groups (was 100k): an older logs.all page (which the heads cannot serve) decodes the
-  // metadata of the groups that hold it, measured on one day of the bench's default data: 84 -> 20
-  // ms of CPU, its first phase 8.7 -> 3.1 ms, for 3-9 % more CPU in usage.api-counts' URL scan and
-  // 7 % more bytes (10k: 14 ms, usage 10-30 % more). request_url kept as a dictionary in each
-  // group (the URL search runs once per distinct URL). logs.all's first page reads heads.
-  parquet: { rowGroupRows: 20_000, dictionaryEntries: 100_000, heads: true },
+  // 8,192-row groups (ClickHouse's granule; was 20k, before that 100k): an older logs.all page
+  // (which the heads cannot serve) decodes the id, event_message and metadata of the groups that
+  // hold it. Measured on one day of the bench's default data, bare DuckDB, a page one day back:
+  // first phase 4.5 -> 3.6 ms, second 15.4 -> 8.6 ms; through the library, the 12 page cases
+  // (P1/P6, PRO/PAYG, 1h/1d/3d back) 0.32-0.84x the time. Costs, per day file: 2.4 % more bytes,
+  // about 1 s more to write, a cold footer read 1-5 ms longer, and 12-38 % more CPU in
+  // usage.api-counts' whole-day URL scan (each group tests its own dictionary of URLs). 5k groups
+  // were no faster, 2k slower (a big file's many groups cost more to skip than they save).
+  // request_url kept as a dictionary in each group (the URL search runs once per distinct URL).
+  // logs.all's first page reads heads.
+  parquet: { rowGroupRows: 8192, dictionaryEntries: 100_000, heads: true },
   looksLike: (e) => {
     const request = (e.metadata as Record<string, unknown> | undefined)?.request;
     return typeof e.project === 'string' || (typeof request === 'object' && request !== null && 'url' in request);
