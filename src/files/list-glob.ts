@@ -40,8 +40,8 @@ export interface GlobListing {
 export class DirectoryCache {
   private readonly entries = new Map<string, { mtimeMs: number; list: Dirent[] }>();
 
-  list(dir: string, now = Date.now()): Dirent[] | null {
-    const stats = statOrNull(dir);
+  /** `stats`: the folder's, when the caller has just taken them (one stat less per folder and query). */
+  list(dir: string, now = Date.now(), stats: Stats | null = statOrNull(dir)): Dirent[] | null {
     if (!stats?.isDirectory()) {
       this.entries.delete(dir);
       return null;
@@ -79,8 +79,9 @@ export function listGlob(glob: CompiledGlob, cache: DirectoryCache): GlobListing
   }
   if (!root.isDirectory()) return out;
   const visited = new Set<number>([root.ino]);
-  const walk = (dir: string, rel: string, dataset: string | null) => {
-    const entries = cache.list(dir);
+  const now = Date.now();
+  const walk = (dir: string, dirStats: Stats, rel: string, dataset: string | null) => {
+    const entries = cache.list(dir, now, dirStats);
     if (!entries) return;
     if (!dataset && entries.some((e) => e.name === DATASET_LOG_DIR && (e.isDirectory() || e.isSymbolicLink()))) {
       dataset = dir;
@@ -100,10 +101,10 @@ export function listGlob(glob: CompiledGlob, cache: DirectoryCache): GlobListing
       }
       if (isDir) {
         if (!glob.literal && !glob.mayContain(relPath)) continue;
-        const ino = (stats ?? statOrNull(path))?.ino;
-        if (ino === undefined || visited.has(ino)) continue;
-        visited.add(ino);
-        walk(path, relPath, dataset);
+        const dirStats = stats ?? statOrNull(path);
+        if (!dirStats || visited.has(dirStats.ino)) continue;
+        visited.add(dirStats.ino);
+        walk(path, dirStats, relPath, dataset);
         continue;
       }
       if (!glob.literal && !glob.matches(relPath)) continue;
@@ -113,7 +114,7 @@ export function listGlob(glob: CompiledGlob, cache: DirectoryCache): GlobListing
       if (fileStats) addFile(out, path, fileStats);
     }
   };
-  walk(glob.base, '', enclosing);
+  walk(glob.base, root, '', enclosing);
   return out;
 }
 
