@@ -1,5 +1,5 @@
 import { readdirSync, statSync, type Dirent, type Stats } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, sep } from 'node:path';
 import { fileKind, type FileKind } from './file-kinds';
 import { DATASET_LOG_DIR } from '../dataset/dataset-log';
 import type { CompiledGlob } from './glob';
@@ -90,11 +90,15 @@ export function listGlob(glob: CompiledGlob, cache: DirectoryCache): GlobListing
     for (const entry of entries) {
       // Hidden by the Hive convention: work in progress and bookkeeping.
       if (entry.name.startsWith('.') || entry.name.startsWith('_')) continue;
-      const path = join(dir, entry.name);
-      const relPath = rel === '' ? entry.name : `${rel}/${entry.name}`;
       let isDir = entry.isDirectory();
+      const link = entry.isSymbolicLink();
+      // A dataset's folders hold mostly its Parquet, which its log lists: passed over before any
+      // path is built (a listing on every query meets each of them).
+      if (!isDir && !link && dataset && fileKind(entry.name) === 'parquet') continue;
+      const path = childPath(dir, entry.name);
+      const relPath = rel === '' ? entry.name : `${rel}/${entry.name}`;
       let stats: Stats | null = null;
-      if (entry.isSymbolicLink()) {
+      if (link) {
         stats = statOrNull(path);
         if (!stats) continue;
         isDir = stats.isDirectory();
@@ -116,6 +120,11 @@ export function listGlob(glob: CompiledGlob, cache: DirectoryCache): GlobListing
   };
   walk(glob.base, root, '', enclosing);
   return out;
+}
+
+/** `join(dir, name)` for a normalised folder and a bare entry name, without re-normalising. */
+function childPath(dir: string, name: string): string {
+  return dir.endsWith(sep) ? dir + name : dir + sep + name;
 }
 
 function addFile(out: GlobListing, path: string, stats: Stats): void {
