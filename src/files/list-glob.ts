@@ -151,7 +151,8 @@ function enclosingDataset(folder: string): string | null {
 /** The stats of a path, or null when it cannot be had (gone, a file in the way, no permission). */
 export function statOrNull(path: string): Stats | null {
   try {
-    return statSync(path);
+    // A missing path is the common miss (the dataset probes of every listing): no exception for it.
+    return statSync(path, { throwIfNoEntry: false }) ?? null;
   } catch {
     return null;
   }
