@@ -1,9 +1,9 @@
-import { existsSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createEndpoints, type Endpoints } from '../src/index';
 import { compactLogs } from '../src/compaction/compact';
-import { readDatasetStateStable } from '../src/dataset/dataset-log';
+import { readDatasetStateStable, readNewest } from '../src/dataset/dataset-log';
 import { mergeSmallFiles } from '../src/managed/dataset-maintenance';
 import { census, CENSUS_NOW, censusEvents, idRange } from './support/census';
 import { endpointsAt, tempDir, writeLines } from './support/log-files';
@@ -149,5 +149,37 @@ describe('managed storage with the newest of two commits deleted', () => {
       await ep.close();
     }
     expect(logOf(dataset)).not.toContain(commits.at(-1));
+  });
+});
+
+describe('NEWEST, read through a cache of its version (every query reads it)', () => {
+  let folders = 0;
+  const folder = () => {
+    const dir = tmp.path(`newest-${++folders}`);
+    mkdirSync(dir, { recursive: true });
+    return dir;
+  };
+  const later = () => Date.now() + 3_600_000;
+
+  it('a rewrite in place within the same instant is read at once (a fresh file is never trusted to its stats)', () => {
+    const dir = folder();
+    writeFileSync(join(dir, 'NEWEST'), '3\n');
+    expect(readNewest(dir)).toBe(3);
+    // Same size, same inode, most likely the same timestamp tick.
+    writeFileSync(join(dir, 'NEWEST'), '4\n');
+    expect(readNewest(dir)).toBe(4);
+  });
+
+  it('a file replaced (as commits replace it: a rename) is read again, however old its stats look', () => {
+    const dir = folder();
+    writeFileSync(join(dir, 'NEWEST'), '3\n');
+    expect(readNewest(dir, later())).toBe(3);
+    writeFileSync(join(dir, 'NEWEST.tmp'), '12\n');
+    renameSync(join(dir, 'NEWEST.tmp'), join(dir, 'NEWEST'));
+    expect(readNewest(dir, later())).toBe(12);
+    rmSync(join(dir, 'NEWEST'));
+    expect(readNewest(dir, later())).toBe(0);
+    writeFileSync(join(dir, 'NEWEST'), '5\n');
+    expect(readNewest(dir, later())).toBe(5);
   });
 });

@@ -42,6 +42,19 @@ describe('ISO 8601 parsing (microseconds)', () => {
     expect(formatIsoMicros(us('2026-11-21T10:15:02Z') + 123456n)).toBe('2026-11-21T10:15:02.123456Z');
     expect(formatIsoMicros(-1n)).toBe('1969-12-31T23:59:59.999999Z');
   });
+
+  it('formats the same on both sides of the exact-double range (a fast path below 2^53, BigInt above)', () => {
+    // The plain BigInt arithmetic, written out: what every instant must format as.
+    const reference = (m: bigint) => {
+      const ms = m / 1000n - (m % 1000n < 0n ? 1n : 0n);
+      return `${new Date(Number(ms)).toISOString().slice(0, 23)}${(m - ms * 1000n).toString().padStart(3, '0')}Z`;
+    };
+    const edge = BigInt(Number.MAX_SAFE_INTEGER);
+    for (const m of [edge, edge - 1n, edge + 1n, edge + 999n, -edge, -edge - 1n, -edge + 1n, 1n, -1000n, -1001n, 999n, 8_640_000_000_000_000_000n]) {
+      expect(formatIsoMicros(m), String(m)).toBe(reference(m));
+    }
+    expect(formatIsoMicros(edge)).toBe('2255-06-05T23:47:34.740991Z');
+  });
 });
 
 describe('UTC window arithmetic', () => {

@@ -1,5 +1,5 @@
 import { readdirSync, statSync, type Dirent, type Stats } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, sep } from 'node:path';
 import { fileKind, type FileKind } from './file-kinds';
 import { DATASET_LOG_DIR } from '../dataset/dataset-log';
 import type { CompiledGlob } from './glob';
@@ -40,8 +40,8 @@ export interface GlobListing {
 export class DirectoryCache {
   private readonly entries = new Map<string, { mtimeMs: number; list: Dirent[] }>();
 
-  list(dir: string, now = Date.now()): Dirent[] | null {
-    const stats = statOrNull(dir);
+  /** `stats`: the folder's, when the caller has just taken them (one stat less per folder and query). */
+  list(dir: string, now = Date.now(), stats: Stats | null = statOrNull(dir)): Dirent[] | null {
     if (!stats?.isDirectory()) {
       this.entries.delete(dir);
       return null;
@@ -79,8 +79,9 @@ export function listGlob(glob: CompiledGlob, cache: DirectoryCache): GlobListing
   }
   if (!root.isDirectory()) return out;
   const visited = new Set<number>([root.ino]);
-  const walk = (dir: string, rel: string, dataset: string | null) => {
-    const entries = cache.list(dir);
+  const now = Date.now();
+  const walk = (dir: string, dirStats: Stats, rel: string, dataset: string | null) => {
+    const entries = cache.list(dir, now, dirStats);
     if (!entries) return;
     if (!dataset && entries.some((e) => e.name === DATASET_LOG_DIR && (e.isDirectory() || e.isSymbolicLink()))) {
       dataset = dir;
@@ -89,21 +90,25 @@ export function listGlob(glob: CompiledGlob, cache: DirectoryCache): GlobListing
     for (const entry of entries) {
       // Hidden by the Hive convention: work in progress and bookkeeping.
       if (entry.name.startsWith('.') || entry.name.startsWith('_')) continue;
-      const path = join(dir, entry.name);
-      const relPath = rel === '' ? entry.name : `${rel}/${entry.name}`;
       let isDir = entry.isDirectory();
+      const link = entry.isSymbolicLink();
+      // A dataset's folders hold mostly its Parquet, which its log lists: passed over before any
+      // path is built (a listing on every query meets each of them).
+      if (!isDir && !link && dataset && fileKind(entry.name) === 'parquet') continue;
+      const path = childPath(dir, entry.name);
+      const relPath = rel === '' ? entry.name : `${rel}/${entry.name}`;
       let stats: Stats | null = null;
-      if (entry.isSymbolicLink()) {
+      if (link) {
         stats = statOrNull(path);
         if (!stats) continue;
         isDir = stats.isDirectory();
       }
       if (isDir) {
         if (!glob.literal && !glob.mayContain(relPath)) continue;
-        const ino = (stats ?? statOrNull(path))?.ino;
-        if (ino === undefined || visited.has(ino)) continue;
-        visited.add(ino);
-        walk(path, relPath, dataset);
+        const dirStats = stats ?? statOrNull(path);
+        if (!dirStats || visited.has(dirStats.ino)) continue;
+        visited.add(dirStats.ino);
+        walk(path, dirStats, relPath, dataset);
         continue;
       }
       if (!glob.literal && !glob.matches(relPath)) continue;
@@ -113,8 +118,13 @@ export function listGlob(glob: CompiledGlob, cache: DirectoryCache): GlobListing
       if (fileStats) addFile(out, path, fileStats);
     }
   };
-  walk(glob.base, '', enclosing);
+  walk(glob.base, root, '', enclosing);
   return out;
+}
+
+/** `join(dir, name)` for a normalised folder and a bare entry name, without re-normalising. */
+function childPath(dir: string, name: string): string {
+  return dir.endsWith(sep) ? dir + name : dir + sep + name;
 }
 
 function addFile(out: GlobListing, path: string, stats: Stats): void {
@@ -141,7 +151,8 @@ function enclosingDataset(folder: string): string | null {
 /** The stats of a path, or null when it cannot be had (gone, a file in the way, no permission). */
 export function statOrNull(path: string): Stats | null {
   try {
-    return statSync(path);
+    // A missing path is the common miss (the dataset probes of every listing): no exception for it.
+    return statSync(path, { throwIfNoEntry: false }) ?? null;
   } catch {
     return null;
   }

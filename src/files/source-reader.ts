@@ -57,6 +57,11 @@ export class SourceReader {
   private readonly directories = new DirectoryCache();
   private readonly hashes = new RangeHashes();
   readonly checks = new FileChecks();
+  /**
+   * Absolute paths of datasets' files, per entry of their logs: a log entry is parsed once and
+   * belongs to one dataset folder, so its paths never change (and every query meets them all).
+   */
+  private readonly paths = new WeakMap<{ path: string }, string>();
 
   constructor(
     globs: readonly string[],
@@ -93,13 +98,13 @@ export class SourceReader {
       const state = states.get(root)!;
       let matched = 0;
       for (const data of state.files.values()) {
-        const path = join(root, ...data.path.split('/'));
+        const path = this.pathOf(root, data);
         if (glob && !globReaches(glob, path)) continue;
         matched++;
         if (earliestDay !== null && data.day !== null && data.day < earliestDay) continue;
         parquet.set(path, {
           path, kind: 'parquet', size: data.bytes, mtimeMs: 0, ino: 0, dataset: root,
-          ...(data.head ? { head: join(root, ...data.head.path.split('/')), headBytes: data.head.bytes } : {}),
+          ...(data.head ? { head: this.pathOf(root, data.head), headBytes: data.head.bytes } : {}),
         });
       }
       const entry = glob ? out.globs.find((g) => g.glob === glob.pattern) : undefined;
@@ -147,6 +152,12 @@ export class SourceReader {
     out.ndjson.sort(newestFirst);
     out.parquet.sort(newestFirst);
     return out;
+  }
+
+  private pathOf(root: string, file: { path: string }): string {
+    let path = this.paths.get(file);
+    if (path === undefined) this.paths.set(file, (path = join(root, ...file.path.split('/'))));
+    return path;
   }
 
   /** The engine failed on this file version: it stays out of answers until it changes. */

@@ -43,6 +43,14 @@ function daysInMonth(year: number, month: number): number {
 
 /** Formats microseconds as `YYYY-MM-DDTHH:MM:SS.ffffffZ` (docs/semantics.md, "Values in results": exactly six digits). */
 export function formatIsoMicros(micros: Micros): string {
+  // Every instant of years 1685-2255 fits a double exactly: plain numbers there (BigInt division
+  // is most of this function's cost, and result rows format one per row), BigInt beyond.
+  const n = Number(micros);
+  if (Number.isSafeInteger(n)) {
+    // Remainder first (exact on integers), never a rounded quotient; floored for instants before 1970.
+    const sub = ((n % 1000) + 1000) % 1000;
+    return `${new Date((n - sub) / 1000).toISOString().slice(0, 23)}${String(sub).padStart(3, '0')}Z`;
+  }
   const ms = floorDiv(micros, 1000n);
   const sub = micros - ms * 1000n;
   const iso = new Date(Number(ms)).toISOString(); // 2026-11-21T10:15:02.123Z

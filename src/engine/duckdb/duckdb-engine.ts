@@ -711,7 +711,9 @@ function bindings(
 
 function toEngineRow(row: Record<string, DuckDBValue>): Record<string, EngineValue> {
   const out: Record<string, EngineValue> = {};
-  for (const [key, value] of Object.entries(row)) {
+  // for-in, not Object.entries: no pair array per column and row (every query's rows pass here).
+  for (const key in row) {
+    const value = row[key]!;
     if (value instanceof DuckDBTimestampValue) out[key] = value.micros;
     else if (value === null || typeof value !== 'object') out[key] = value as EngineValue;
     else out[key] = String(value);
