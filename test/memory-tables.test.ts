@@ -126,4 +126,12 @@ describe('managed storage holds its uncompacted events in memory', () => {
       expect(view.relation(() => false)).toMatch(/NOT IN \(2\)/);
     });
   });
+  it('events go in as the bytes the WAL holds: text beyond ASCII reads back as sent', async () => {
+    await withMemoryTables(async (memory, setup) => {
+      const message = 'Zürich 東京 🚀 "quoted" \\ back';
+      await memory.insert('edgeLogs', 1, lines([{ ...censusEvents('u', 1)[0], event_message: message }]));
+      const sql = memory.view('edgeLogs').relation(() => false)!;
+      expect((await setup.runAndReadAll(`SELECT event_message FROM (${sql})`)).getRowObjects()).toEqual([{ event_message: message }]);
+    });
+  });
 });

@@ -1,4 +1,4 @@
-import { BIGINT, VARCHAR, type DuckDBConnection, type DuckDBInstance, type DuckDBPreparedStatement } from '@duckdb/node-api';
+import { BIGINT, BLOB, blobValue, type DuckDBConnection, type DuckDBInstance, type DuckDBPreparedStatement } from '@duckdb/node-api';
 import type { SourceName } from '../sources/source-descriptor';
 import { allSources, sourceDescriptor } from '../sources/registry';
 import { ndjsonTextRelation, relationColumns } from '../duckdb/source-relations';
@@ -150,7 +150,7 @@ export class MemoryTables {
           prepared = await connection.prepare(`INSERT INTO ${tableOf(source)} SELECT *, $le_seq FROM (${ndjsonTextRelation(source, 'le_lines')})`);
           this.inserts.set(source, prepared);
         }
-        prepared.bind({ le_lines: Buffer.concat(parts).toString('utf8'), le_seq: BigInt(seq) }, { le_lines: VARCHAR, le_seq: BIGINT });
+        prepared.bind({ le_lines: blobValue(parts.length === 1 ? parts[0]! : Buffer.concat(parts)), le_seq: BigInt(seq) }, { le_lines: BLOB, le_seq: BIGINT });
         await prepared.run();
         outcome.set(seq, true);
       } catch {
