@@ -5,6 +5,7 @@ import { createEndpoints, InvalidBodyError, type Endpoints } from '../src/index'
 import { quoteBigTimestamps } from '../src/ingest/big-timestamps';
 import { MAX_NESTING, NestingScan } from '../src/ingest/json-nesting';
 import { OFF_THREAD_BYTES } from '../src/ingest/parse-worker';
+import { Prng } from '../src/fixtures/prng';
 import { tempDir } from './support/log-files';
 
 const NOW = '2026-11-21T12:00:00Z';
@@ -36,6 +37,39 @@ describe('the nesting limit (docs/durability.md, "What ingest accepts")', () => 
     expect(scan.feed(chunks[1]!)).toBe(-1);
     // The fourth level opens with the last chunk's first byte.
     expect(scan.feed(chunks[2]!)).toBe(chunks[0]!.length + chunks[1]!.length);
+  });
+
+  it('finds the same bracket as a byte-by-byte reading, wherever the chunks are cut (escapes and quotes across cuts)', () => {
+    // The reference: one byte at a time, the escape of a string followed byte by byte.
+    const reference = (text: Buffer, max: number) => {
+      let depth = 0, inString = false, escaped = false;
+      for (let i = 0; i < text.length; i++) {
+        const c = String.fromCharCode(text[i]!);
+        if (inString) {
+          if (escaped) escaped = false;
+          else if (c === '\\') escaped = true;
+          else if (c === '"') inString = false;
+        } else if (c === '"') inString = true;
+        else if (c === '[' || c === '{') { if (++depth > max) return i; }
+        else if ((c === ']' || c === '}') && depth > 0) depth--;
+      }
+      return -1;
+    };
+    const prng = new Prng(7);
+    const random = (n: number) => prng.int(n);
+    const alphabet = ['"', '\\', '\\\\', '\\"', '[', ']', '{', '}', 'a', ',', ':', 'é'];
+    for (let round = 0; round < 2000; round++) {
+      const text = Buffer.from(Array.from({ length: 1 + random(60) }, () => alphabet[random(alphabet.length)]).join(''));
+      const max = 1 + random(3);
+      const scan = new NestingScan(max);
+      let found = -1;
+      for (let at = 0; at < text.length && found < 0; ) {
+        const next = Math.min(text.length, at + 1 + random(6));
+        found = scan.feed(text.subarray(at, next));
+        at = next;
+      }
+      expect({ text: text.toString(), max, found }).toEqual({ text: text.toString(), max, found: reference(text, max) });
+    }
   });
 
   it('a body nested deeper than 128 levels is refused with invalid_body; 128 levels are accepted', async () => {

@@ -1,6 +1,6 @@
 import { truncateSync } from 'node:fs';
-import { afterAll, describe, expect, it } from 'vitest';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { DuckDBInstance, DuckDBPreparedStatement, type DuckDBConnection } from '@duckdb/node-api';
 import { MemoryTables } from '../src/managed/memory-tables';
 import { TIMESTAMP_MACROS } from '../src/duckdb/source-relations';
 import { createEndpoints } from '../src/index';
@@ -91,6 +91,47 @@ describe('managed storage holds its uncompacted events in memory', () => {
     await memory.insert('edgeLogs', 6, lines(censusEvents('c', 30)));
     const view = memory.view('edgeLogs');
     expect([view.mirrored(4), view.mirrored(5), view.mirrored(6)]).toEqual([false, true, false]);
+    });
+  });
+  it('groups that arrive while an insert runs go in together, one statement per segment', async () => {
+    await withMemoryTables(async (memory, setup) => {
+      await memory.insert('edgeLogs', 1, lines(censusEvents('w', 1)));
+      const runs = vi.spyOn(DuckDBPreparedStatement.prototype, 'run');
+      try {
+        // 40 requests acknowledged at once, in two segments (a roll between them).
+        await Promise.all(Array.from({ length: 40 }, (_, i) => memory.insert('edgeLogs', i < 20 ? 1 : 2, lines(censusEvents(`g${i}-`, 5)))));
+        // The first group's insert starts alone; the other 39 wait for it and share one per segment.
+        expect(runs.mock.calls.length).toBeLessThanOrEqual(3);
+      } finally {
+        runs.mockRestore();
+      }
+      const sql = memory.view('edgeLogs').relation(() => false)!;
+      const bySeq = (await setup.runAndReadAll(`SELECT le_seq, count(*) AS n FROM le_memory_edge_logs GROUP BY le_seq ORDER BY le_seq`)).getRowObjects();
+      expect(bySeq.map((r) => [Number(r.le_seq), Number(r.n)])).toEqual([[1, 101], [2, 100]]);
+      expect(Number((await setup.runAndReadAll(`SELECT count(DISTINCT id) AS n FROM (${sql})`)).getRowObjects()[0]!.n)).toBe(201);
+    });
+  });
+
+  it('a group that cannot be inserted sends its whole segment to the file, and the others of its batch keep theirs', async () => {
+    await withMemoryTables(async (memory) => {
+      await memory.insert('edgeLogs', 1, lines(censusEvents('w', 1)));
+      const bad = Buffer.from('{"id": "x", "timestamp": \n');
+      await Promise.all([
+        memory.insert('edgeLogs', 1, lines(censusEvents('a', 2))),
+        memory.insert('edgeLogs', 2, bad),
+        memory.insert('edgeLogs', 3, lines(censusEvents('c', 2))),
+      ]);
+      const view = memory.view('edgeLogs');
+      expect([view.mirrored(1), view.mirrored(2), view.mirrored(3)]).toEqual([true, false, true]);
+      expect(view.relation(() => false)).toMatch(/NOT IN \(2\)/);
+    });
+  });
+  it('events go in as the bytes the WAL holds: text beyond ASCII reads back as sent', async () => {
+    await withMemoryTables(async (memory, setup) => {
+      const message = 'Zürich 東京 🚀 "quoted" \\ back';
+      await memory.insert('edgeLogs', 1, lines([{ ...censusEvents('u', 1)[0], event_message: message }]));
+      const sql = memory.view('edgeLogs').relation(() => false)!;
+      expect((await setup.runAndReadAll(`SELECT event_message FROM (${sql})`)).getRowObjects()).toEqual([{ event_message: message }]);
     });
   });
 });

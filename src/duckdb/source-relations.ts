@@ -152,11 +152,13 @@ function ndjsonRelation(source: SourceName, files: readonly string[], withFilena
 }
 
 /**
- * SQL of the relation over NDJSON text bound to a parameter (`$<param>`, one event per line): what
- * managed storage's in-memory tables are filled from, typed exactly as the files are read.
+ * SQL of the relation over NDJSON bytes bound to a parameter (`$<param>`, a BLOB of UTF-8, one
+ * event per line): what managed storage's in-memory tables are filled from, typed exactly as the
+ * files are read. Bytes, not text: a JS string of the lines cost a UTF-8 decode and encode per
+ * batch on the main thread; `decode` turns them into text inside DuckDB.
  */
 export function ndjsonTextRelation(source: SourceName, param: string): string {
-  return eventsOfLines(source, `(SELECT json FROM (SELECT unnest(string_split($${param}, chr(10))) AS json) WHERE json <> '')`, false);
+  return eventsOfLines(source, `(SELECT json FROM (SELECT unnest(string_split(decode($${param}), chr(10))) AS json) WHERE json <> '')`, false);
 }
 
 /** The source's columns from rows of one JSON object each (`json`), marker lines left out. */

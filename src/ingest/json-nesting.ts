@@ -35,12 +35,18 @@ export class NestingScan {
     const max = this.max;
     let found = -1;
     for (let i = 0; i < bytes.length; i++) {
-      const b = bytes[i]!;
       if (inString) {
-        if (escaped) escaped = false;
-        else if (b === BACKSLASH) escaped = true;
-        else if (b === QUOTE) inString = false;
-      } else if (b === QUOTE) inString = true;
+        // Strings are most of an event's bytes: jump to the quote that ends this one (indexOf is
+        // native; a byte loop over them was 9% of the ingest's main thread).
+        const end = closingQuote(bytes, i, escaped);
+        escaped = end.escaped;
+        if (end.at < 0) break;
+        inString = false;
+        i = end.at;
+        continue;
+      }
+      const b = bytes[i]!;
+      if (b === QUOTE) inString = true;
       else if (b === OPEN_ARRAY || b === OPEN_OBJECT) {
         if (++depth > max) {
           found = this.seen + i;
@@ -51,6 +57,28 @@ export class NestingScan {
     Object.assign(this, { depth, inString, escaped });
     this.seen += bytes.length;
     return found;
+  }
+}
+
+/**
+ * Inside a string from `from` on (`escaped`: the byte at `from` follows a backslash of an earlier
+ * chunk): the offset of the quote that ends it, or -1 with whether the chunk ends in the middle
+ * of an escape. A quote is escaped when an odd number of backslashes precedes it.
+ */
+function closingQuote(bytes: Uint8Array, from: number, escaped: boolean): { at: number; escaped: boolean } {
+  let start = from;
+  let carried = escaped;
+  for (;;) {
+    const quote = bytes.indexOf(QUOTE, start);
+    const end = quote < 0 ? bytes.length : quote;
+    let run = 0;
+    while (end - run > start && bytes[end - run - 1] === BACKSLASH) run++;
+    // The backslash that ended the previous chunk counts when the run reaches back to it.
+    if (end - run === start && carried) run++;
+    if (quote < 0) return { at: -1, escaped: run % 2 === 1 };
+    if (run % 2 === 0) return { at: quote, escaped: false };
+    start = quote + 1;
+    carried = false;
   }
 }
 

@@ -1,4 +1,4 @@
-import { BIGINT, VARCHAR, type DuckDBConnection, type DuckDBInstance, type DuckDBPreparedStatement } from '@duckdb/node-api';
+import { BIGINT, BLOB, blobValue, type DuckDBConnection, type DuckDBInstance, type DuckDBPreparedStatement } from '@duckdb/node-api';
 import type { SourceName } from '../sources/source-descriptor';
 import { allSources, sourceDescriptor } from '../sources/registry';
 import { ndjsonTextRelation, relationColumns } from '../duckdb/source-relations';
@@ -9,6 +9,17 @@ const DEFAULT_MAX_BYTES = 256 * 1024 * 1024;
 /** The in-memory table of a source's uncompacted events, named after its relation. */
 function tableOf(source: SourceName): string {
   return `le_memory_${sourceDescriptor(source).relation}`;
+}
+
+interface WaitingGroup {
+  seq: number;
+  lines: Uint8Array;
+}
+
+/** Groups inserted together, and the outcome per segment once the insert ran. */
+interface JoinedInsert {
+  groups: WaitingGroup[];
+  done?: Promise<Map<number, boolean>>;
 }
 
 /** A query's consistent view of one source's in-memory events (see `MemoryTables.view`). */
@@ -54,6 +65,9 @@ export class MemoryTables {
    */
   private readonly inserts = new Map<SourceName, DuckDBPreparedStatement>();
 
+  /** The groups of each source waiting for the next insert (see `insertJoined`). */
+  private readonly waiting = new Map<SourceName, JoinedInsert>();
+
   constructor(private readonly maxBytes = DEFAULT_MAX_BYTES) {}
 
   /** The DuckDB the tables live in: the query engine's own, so queries read them in the same statement. */
@@ -92,30 +106,63 @@ export class MemoryTables {
       }
       mirrored.add(seq);
     }
-    try {
-      await this.serial(async (connection) => {
-        let prepared = this.inserts.get(source);
-        if (!prepared) {
-          prepared = await connection.prepare(`INSERT INTO ${tableOf(source)} SELECT *, $le_seq FROM (${ndjsonTextRelation(source, 'le_lines')})`);
-          this.inserts.set(source, prepared);
-        }
-        try {
-          prepared.bind({ le_lines: Buffer.from(lines).toString('utf8'), le_seq: BigInt(seq) }, { le_lines: VARCHAR, le_seq: BIGINT });
-          await prepared.run();
-        } catch (error) {
-          // Prepared again for the next group: a failure leaves no doubt about the statement.
-          this.inserts.delete(source);
-          prepared.destroySync();
-          throw error;
-        }
-      });
+    if (await this.insertJoined(source, seq, lines)) {
       this.bytes += lines.length;
       this.segmentBytes.set(`${source}:${seq}`, (this.segmentBytes.get(`${source}:${seq}`) ?? 0) + lines.length);
-    } catch {
+    } else {
       // Read from the file from now on; what was inserted of it is left out of every query.
       mirrored.delete(seq);
       broken.add(seq);
     }
+  }
+
+  /**
+   * Group commit of the memory table: the groups of a source that arrive while an insert runs
+   * wait together and go in as one INSERT per segment. One statement per request was the ingest's
+   * biggest cost (a statement's fixed cost is paid once per batch of requests, not per request).
+   * Resolves with whether the group's rows are in.
+   */
+  private insertJoined(source: SourceName, seq: number, lines: Uint8Array): Promise<boolean> {
+    let batch = this.waiting.get(source);
+    if (!batch) {
+      const joined: JoinedInsert = { groups: [] };
+      batch = joined;
+      this.waiting.set(source, joined);
+      // Taken off the waiting list when its turn comes: later groups form the next batch.
+      joined.done = this.serial(async (connection) => {
+        this.waiting.delete(source);
+        return this.insertBatch(connection, source, joined.groups);
+      }).catch(() => new Map<number, boolean>());
+    }
+    batch.groups.push({ seq, lines });
+    return batch.done!.then((outcome) => outcome.get(seq) ?? false);
+  }
+
+  /** One INSERT per segment of the batch (one as a rule); says per segment whether it went in. */
+  private async insertBatch(connection: DuckDBConnection, source: SourceName, groups: readonly WaitingGroup[]): Promise<Map<number, boolean>> {
+    const bySeq = new Map<number, Uint8Array[]>();
+    for (const { seq, lines } of groups) bySeq.set(seq, [...(bySeq.get(seq) ?? []), lines]);
+    const outcome = new Map<number, boolean>();
+    for (const [seq, parts] of bySeq) {
+      let prepared = this.inserts.get(source);
+      try {
+        if (!prepared) {
+          prepared = await connection.prepare(`INSERT INTO ${tableOf(source)} SELECT *, $le_seq FROM (${ndjsonTextRelation(source, 'le_lines')})`);
+          this.inserts.set(source, prepared);
+        }
+        prepared.bind({ le_lines: blobValue(parts.length === 1 ? parts[0]! : Buffer.concat(parts)), le_seq: BigInt(seq) }, { le_lines: BLOB, le_seq: BIGINT });
+        await prepared.run();
+        outcome.set(seq, true);
+      } catch {
+        // Prepared again for the next batch: a failure leaves no doubt about the statement.
+        if (prepared) {
+          this.inserts.delete(source);
+          prepared.destroySync();
+        }
+        outcome.set(seq, false);
+      }
+    }
+    return outcome;
   }
 
   /**
