@@ -1,8 +1,9 @@
 import { existsSync } from 'node:fs';
 import { readFile, writeFile, rm } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { compactLogs } from '../src/compaction/compact';
 import { generateLogs } from '../src/fixtures/generate-logs';
+import type { BuiltInSourceName } from '../src/sources/registry';
 
 /** The instant every benchmark query is evaluated at; the data ends there. */
 export const REFERENCE = new Date('2026-11-21T12:00:00Z');
@@ -61,12 +62,17 @@ export async function prepareDataset(scale: Scale, log: (line: string) => void):
  * The large scale: four times the default's traffic (the same 20 projects, seed and 7 days, four
  * times the events of each), generated as distinct events, so every column compresses as real
  * traffic does (copies of the default's events with new ids left the Parquet only 1.1x bigger and
- * flattered every column store). Compacted once like the default (one file per day); the NDJSON
- * (tens of GB) is deleted afterwards, so there are no NDJSON variants at this scale.
+ * flattered every column store). Written a UTC day at a time: each day's NDJSON (about 4.6 GB of
+ * requests) is compacted by `compact` while the next day is generated, then deleted, so a day's
+ * sort fits in memory and at most two days of NDJSON sit on disk (one file of 32 GB and its sort
+ * took far too long). One file per day, like the default. No NDJSON is kept, so there are no NDJSON
+ * variants at this scale; to compact again (a changed layout), delete the folder: generating is
+ * a few minutes of the whole. A run that stops resumes: days already compacted are skipped (their
+ * events are generated again, not written).
  */
 async function prepareLarge(log: (line: string) => void): Promise<Dataset> {
   const dir = resolve('.bench-data', 'large');
-  const ndjson = { edgeLogs: join(dir, 'edge', 'edge-logs.ndjson'), functionEdgeLogs: join(dir, 'functions', 'function-logs.ndjson') };
+  const ndjson = { edgeLogs: join(dir, 'edge', 'edge-logs-*.ndjson'), functionEdgeLogs: join(dir, 'functions', 'function-logs-*.ndjson') };
   const parquet = { edgeLogs: join(dir, 'parquet', 'edge'), functionEdgeLogs: join(dir, 'parquet', 'functions') };
   const marker = join(dir, 'ready.json');
   if (existsSync(marker)) {
@@ -74,15 +80,38 @@ async function prepareLarge(log: (line: string) => void): Promise<Dataset> {
     log(`dataset: reusing ${dir}`);
     return { scale: 'large', projects, ndjson, parquet, dir };
   }
-  await rm(dir, { recursive: true, force: true });
+  const progressFile = join(dir, 'days-compacted.json');
+  const compacted = new Set<string>(existsSync(progressFile) ? (JSON.parse(await readFile(progressFile, 'utf8')) as string[]) : []);
   const { functionEvents, edgeEvents } = SCALES.large;
-  log(`dataset: generating ${functionEvents.toLocaleString('en')} function and ${edgeEvents.toLocaleString('en')} edge events (4x the default's traffic)`);
-  const generated = await generateLogs({ outDir: dir, now: REFERENCE, seed: 1, days: 7, projects: 20, functionEvents, edgeEvents });
-  log('dataset: compacting to Parquet');
+  log(`dataset: generating ${functionEvents.toLocaleString('en')} function and ${edgeEvents.toLocaleString('en')} edge events (4x the default's traffic), compacting each day as it is written`);
   // A bounded sort (it spills into the dataset's staging folder): the machine is shared.
   const duckdb = { threads: 2, memoryLimit: '6GB' };
-  await compactLogs({ source: 'edgeLogs', inputs: ndjson.edgeLogs, outDir: parquet.edgeLogs, duckdb, deleteSource: true });
-  await compactLogs({ source: 'functionEdgeLogs', inputs: ndjson.functionEdgeLogs, outDir: parquet.functionEdgeLogs, duckdb, deleteSource: true });
+  const started = Date.now();
+  let compaction: Promise<void> = Promise.resolve();
+  const compactDay = async (source: BuiltInSourceName, file: string) => {
+    const name = basename(file);
+    if (compacted.has(name)) return rm(file, { force: true });
+    const t = Date.now();
+    const result = await compactLogs({ source, inputs: file, outDir: parquet[source], duckdb, deleteSource: true });
+    if (!result.deletedSource) throw new Error(`dataset: ${file} was not compacted whole (${JSON.stringify(result.keptFiles)})`);
+    compacted.add(name);
+    await writeFile(progressFile, JSON.stringify([...compacted]));
+    log(`  ${name}: ${result.rows.toLocaleString('en')} events compacted in ${Math.round((Date.now() - t) / 1000)} s (${Math.round((Date.now() - started) / 1000)} s in all)`);
+  };
+  const generated = await generateLogs({
+    outDir: dir, now: REFERENCE, seed: 1, days: 7, projects: 20, functionEvents, edgeEvents,
+    filePerDay: {
+      // The next day is generated while this one compacts; the generator waits for the one before.
+      onDayFile: async (source, file) => {
+        const before = compaction;
+        compaction = before.then(() => compactDay(source, file));
+        await before;
+      },
+    },
+  });
+  await compaction;
+  await rm(progressFile, { force: true });
   await writeFile(marker, JSON.stringify({ projects: generated.projects }));
+  log(`dataset: ${dir} ready in ${Math.round((Date.now() - started) / 1000)} s`);
   return { scale: 'large', projects: generated.projects, ndjson, parquet, dir };
 }

@@ -1,5 +1,5 @@
 /**
- * npm run bench -- [--scale default|large|small|tiny] [--runs 20] [--json out.json] [--peers chdb,postgres]
+ * npm run bench -- [--scale default|large|small|tiny] [--runs 20] [--json out.json] [--peers chdb,clickhouse,postgres]
  *                  [--postgres <url>] [--burst-only]
  *
  * Measures, side by side in one run, the library against baselines and other engines (peers) on
@@ -13,6 +13,7 @@ import { prepareDataset, SCALES, type Scale } from './dataset';
 import { measureBareDuckDB, measureLibrary, type Samples } from './library';
 import { openPostgres } from './postgres';
 import { openChdb } from './peers/chdb';
+import { openClickHouse18 } from './peers/clickhouse-18';
 import { measureSideBySide } from './peers/side-by-side';
 import type { Peer } from './peers/peer';
 import { measureHttp, measureServer } from './http';
@@ -51,10 +52,10 @@ const { values } = parseArgs({
 const scale = values.scale as Scale;
 if (!(scale in SCALES)) throw new Error(`--scale must be one of ${Object.keys(SCALES).join(', ')}`);
 const runs = Math.max(1, Number(values.runs));
-const PEER_VARIANTS: string[] = ['chdb', 'clickhouse-18.16', 'postgres-logflare-layout'];
+const PEER_VARIANTS: string[] = ['chdb', 'clickhouse-18.16', 'clickhouse-engine-18.16', 'postgres-logflare-layout'];
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
-type Variant = 'library-ndjson' | 'library-parquet' | 'library-parquet-1x' | 'bare-duckdb-parquet' | 'bare-duckdb-old-sql' | 'postgres-logflare-layout' | 'chdb' | 'clickhouse-18.16';
+type Variant = 'library-ndjson' | 'library-parquet' | 'library-parquet-1x' | 'bare-duckdb-parquet' | 'bare-duckdb-old-sql' | 'postgres-logflare-layout' | 'chdb' | 'chdb-1x' | 'clickhouse-18.16' | 'clickhouse-engine-18.16';
 interface CaseResult extends Timing {
   name: string;
   variant: Variant;
@@ -82,8 +83,14 @@ const peers: Peer[] = [];
 for (const name of peerNames) {
   if (name === 'chdb') peers.push(await openChdb(dataset, log));
   else if (name === 'postgres') peers.push(await openPostgres(dataset, values.postgres, log));
-  else throw new Error(`--peers: unknown peer ${name} (chdb, postgres)`);
+  // ClickHouse 18.16: the expert's SQL and the library's ClickHouse engine, on one server.
+  else if (name === 'clickhouse') peers.push(...(await openClickHouse18(dataset, log)));
+  else throw new Error(`--peers: unknown peer ${name} (chdb, clickhouse, postgres)`);
 }
+// At the large scale, each case also runs on the default data (1x), for how time grows with the
+// data: the library, and chdb beside it in the same rounds when it is a peer (its growth is the target's).
+const oneXData = scale === 'large' && wanted(values.variants, 'library-parquet-1x') ? await prepareDataset('default', log) : null;
+const chdbAt1x = oneXData && peerNames.includes('chdb') ? await openChdb(oneXData, log) : null;
 
 try {
   for (const c of cases) {
@@ -104,12 +111,17 @@ try {
     // stays well under an hour (and not at the large scale, which keeps no NDJSON).
     if (c.core && wanted(values.variants, 'library-ndjson') && c.rank === ranks[0] && scale !== 'large') record(c.name, 'library-ndjson', await measureLibrary(dataset.ndjson, c, Math.min(runs, 5)));
     // The large scale holds four times the default's traffic: the same case on the default data, for the growth.
-    if (scale === 'large' && wanted(values.variants, 'library-parquet-1x')) {
-      record(c.name, 'library-parquet-1x', await measureLibrary((await prepareDataset('default', log)).parquet, c, runs));
+    if (oneXData && chdbAt1x) {
+      for (const [variant, warm] of Object.entries(await measureSideBySide(oneXData, oneXData.parquet, c, [chdbAt1x], runs))) {
+        record(c.name, variant === 'chdb' ? 'chdb-1x' : 'library-parquet-1x', { warm, cold: [] });
+      }
+    } else if (oneXData) {
+      record(c.name, 'library-parquet-1x', await measureLibrary(oneXData.parquet, c, runs));
     }
   }
 } finally {
   for (const peer of peers) await peer.close();
+  await chdbAt1x?.close();
 }
 
 // How much of the Parquet each case reads (EXPLAIN ANALYZE of the library's SQL).
@@ -131,6 +143,10 @@ const output = () => ({
   cases: results.filter((r) => r.mode === 'warm').map(({ name, variant, p50_ms, p95_ms, runs }) => ({ name, variant, p50_ms, p95_ms, runs })),
   // Warm p50 of each peer / the library's, from the same rounds (below 1: the peer is faster).
   ratios: ratios(),
+  // The library's ClickHouse engine / the expert's SQL on the same 18.16 server, same rounds (target <= 1.5).
+  clickhouse_engine_vs_expert: engineVsExpert(),
+  // At the large scale: warm p50 at 4x the data / at 1x, the library's and chdb's (target: the library's <= chdb's).
+  growth: growth(),
   cold: results.filter((r) => r.mode === 'cold').map(({ name, variant, p50_ms, p95_ms, runs }) => ({ name, variant, p50_ms, p95_ms, runs })),
   scans,
   http,
@@ -183,6 +199,22 @@ function ratios(): Array<{ name: string; peer: string; library_p50_ms: number; p
   });
 }
 
+function growth(): Array<{ name: string; library: number; chdb: number | null }> {
+  const p50 = (name: string, variant: Variant) => results.find((r) => r.mode === 'warm' && r.name === name && r.variant === variant)?.p50_ms;
+  return [...new Set(results.map((r) => r.name))].flatMap((name) => {
+    const lib = p50(name, 'library-parquet'), lib1x = p50(name, 'library-parquet-1x'), chdb = p50(name, 'chdb'), chdb1x = p50(name, 'chdb-1x');
+    return lib && lib1x ? [{ name, library: round(lib / lib1x), chdb: chdb && chdb1x ? round(chdb / chdb1x) : null }] : [];
+  });
+}
+
+function engineVsExpert(): Array<{ name: string; engine_p50_ms: number; expert_p50_ms: number; ratio: number }> {
+  const warm = results.filter((r) => r.mode === 'warm');
+  return warm.filter((r) => r.variant === 'clickhouse-engine-18.16').flatMap((r) => {
+    const expert = warm.find((x) => x.name === r.name && x.variant === 'clickhouse-18.16');
+    return expert ? [{ name: r.name, engine_p50_ms: r.p50_ms, expert_p50_ms: expert.p50_ms, ratio: round(r.p50_ms / expert.p50_ms) }] : [];
+  });
+}
+
 function sideBySideLines(o: ReturnType<typeof output>): string[] {
   const present = PEER_VARIANTS.filter((v) => o.ratios.some((r) => r.peer === v));
   if (!present.length) return [];
@@ -202,6 +234,11 @@ function markdown(o: ReturnType<typeof output>): string {
   const lines = [`### Benchmark, scale \`${o.scale}\` (${SCALES[scale].functionEvents.toLocaleString('en')} invocations, ${SCALES[scale].edgeEvents.toLocaleString('en')} requests)`, '', `Machine: ${o.machine}; ${o.started_at}; load average (1, 5, 15 min) ${o.load_average.start.join(' ')} at the start, ${o.load_average.end.join(' ')} at the end`, '', `\`${o.command}\``, ''];
   if (o.cases.length === 0) return [...lines, ...burstLines(o.burst)].join('\n');
   lines.push(...sideBySideLines(o));
+  if (o.clickhouse_engine_vs_expert.length) {
+    lines.push('| case | ClickHouse engine p50 ms | expert SQL p50 ms | engine / expert (target ≤ 1.5) |', '|---|---:|---:|---:|');
+    for (const r of o.clickhouse_engine_vs_expert) lines.push(`| ${r.name} | ${r.engine_p50_ms} | ${r.expert_p50_ms} | ${r.ratio} |`);
+    lines.push('');
+  }
   lines.push('| case | variant | warm p50 ms | warm p95 ms | cold p50 ms | cold p95 ms | runs |', '|---|---|---:|---:|---:|---:|---:|');
   for (const w of o.cases) {
     const c = o.cold.find((x) => x.name === w.name && x.variant === w.variant);
@@ -215,6 +252,8 @@ function markdown(o: ReturnType<typeof output>): string {
     if (lib && old) lines.push(`| ${name}: library / bare DuckDB of the old SQL | ${round(lib / old)} |`);
     const oneX = get('library-parquet-1x');
     if (lib && oneX) lines.push(`| ${name}: at 4x the data / at 1x | ${round(lib / oneX)} |`);
+    const chdb = get('chdb'), chdbOneX = get('chdb-1x');
+    if (chdb && chdbOneX) lines.push(`| ${name}: chdb at 4x the data / at 1x (target: the library's ≤ this) | ${round(chdb / chdbOneX)} |`);
   }
   lines.push('', '| case (compacted Parquet) | files read | rows scanned | rows in the dataset |', '|---|---:|---:|---:|');
   for (const s of o.scans) lines.push(`| ${s.name} | ${s.files} of ${s.allFiles} | ${s.scanned.toLocaleString('en')} | ${s.total.toLocaleString('en')} |`);

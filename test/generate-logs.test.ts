@@ -122,11 +122,42 @@ describe('generateLogs', () => {
     expect(readdirSync(join(dir, 'functions'))).toEqual(['function-logs.parquet']);
   });
 
+  it('writes a file per UTC day when asked, each handed over complete as soon as no later event falls on its day', async () => {
+    const options = { now: NOW, seed: 4, days: 4, edgeEvents: 20_000, functionEvents: 10_000, brokenLineRate: 0.01 };
+    const whole = await generateLogs({ ...options, outDir: outDir() });
+    const dir = outDir();
+    let written = 0;
+    const handed: Array<{ source: string; file: string; text: string; written: number }> = [];
+    const byDay = await generateLogs({
+      ...options, outDir: dir, onProgress: (w) => (written = w),
+      filePerDay: { onDayFile: async (source, file) => void handed.push({ source, file, text: readFileSync(file, 'utf8'), written }) },
+    });
+    const dayOf = (line: string) => new Date(Number(eventTimestampMicros(JSON.parse(line).timestamp)! / 1000n)).toISOString().slice(0, 10);
+    for (const [source, one, days] of [['edgeLogs', whole.edgeLogs[0]!, byDay.edgeLogs], ['functionEdgeLogs', whole.functionEdgeLogs[0]!, byDay.functionEdgeLogs]] as const) {
+      const dates = [...new Set(lines(one).filter(parses).map(dayOf))].sort();
+      expect(dates).toHaveLength(5); // 4 days before noon: 5 calendar days
+      expect(days).toEqual(dates.map((d) => expect.stringMatching(new RegExp(`-${d}\\.ndjson$`))));
+      // Handed over in day order, each already complete.
+      expect(handed.filter((h) => h.source === source).map((h) => h.file)).toEqual(days);
+      for (const h of handed.filter((x) => x.source === source)) expect(h.text).toBe(readFileSync(h.file, 'utf8'));
+      // The same lines as the one file, in its order within each day (a broken line goes with its event).
+      const all = lines(one);
+      const perDay = new Map<string, string[]>();
+      let day = '';
+      for (const line of all) (day = parses(line) ? dayOf(line) : day), perDay.set(day, [...(perDay.get(day) ?? []), line]);
+      for (const file of days) expect(lines(file)).toEqual(perDay.get(file.slice(-17, -7)));
+    }
+    // The first day went while most events were still to come.
+    expect(handed[0]!.written).toBeLessThan(15_000);
+    expect(byDay.byFormat.ndjson!.edgeLogs).toBe(join(dir, 'edge', 'edge-logs-*.ndjson'));
+  });
+
   it('refuses bad options with a clear error', async () => {
     await expect(generateLogs({ outDir: outDir(), now: new Date('nope') })).rejects.toThrow(/now/);
     await expect(generateLogs({ outDir: outDir(), now: NOW, edgeEvents: -1 })).rejects.toThrow(/edgeEvents/);
     await expect(generateLogs({ outDir: outDir(), now: NOW, brokenLineRate: 1 })).rejects.toThrow(/brokenLineRate/);
     await expect(generateLogs({ outDir: outDir(), now: NOW, formats: [] })).rejects.toThrow(/formats/);
+    await expect(generateLogs({ outDir: outDir(), now: NOW, formats: ['parquet'], filePerDay: { onDayFile: async () => {} } })).rejects.toThrow(/filePerDay/);
   });
 });
 

@@ -124,6 +124,38 @@ describe('ClickHouse engine on a 2-shard cluster', () => {
     }
   });
 
+  it('reads an older logs.all page in two phases: the wide rows near the page only, not every row of the project', async () => {
+    // 200,000 rows of one project over 10 hours, ~600 bytes each (~120 MB in all). One phase
+    // decodes the metadata of every row after the page's lower bound; two phases read the
+    // timestamps, then the few granules (8,192 rows) that hold the page: ~25 MB on both shards.
+    const loader = clickhouseLoader(target());
+    const start = Date.parse('2026-11-21T01:00:00Z');
+    const events = Array.from({ length: 200_000 }, (_, i) => edgeEvent({
+      project: 'wide', id: `w${i}`, timestamp: new Date(start + i * 180).toISOString(), extra: { padding: 'x'.repeat(400 + (i % 100)) },
+    }));
+    await loader.insertEvents('edgeLogs', events);
+    await loader.close();
+    const bounded = await createEndpoints({ sources: {}, engine: clickhouseEngine({ ...target(), settings: { max_bytes_to_read: 50_000_000 } }), now: () => NOW, cache: false });
+    try {
+      const first = await bounded.logsAll({ project: 'wide', project_tier: 'PRO' });
+      expect(first.map((r) => r.id)).toEqual(Array.from({ length: 100 }, (_, k) => `w${199_999 - k}`));
+      const older = await bounded.logsAll({ project: 'wide', project_tier: 'PRO', iso_timestamp_end: '2026-11-21T05:00:00.000Z' });
+      expect(older[0]).toMatchObject({ id: 'w80000', timestamp: '2026-11-21T05:00:00.000000Z' });
+      expect(older).toHaveLength(100);
+      // The same page from one statement over every row goes past the limit: the bound is not loose.
+      const oneStatement = querySql('clickhouse', 'logs.all').replace(/AND timestamp >= \(\s*SELECT min[\s\S]*?\n  \)\n/, '');
+      expect(oneStatement).not.toContain('min(timestamp)');
+      const tooMuch = await client.query({
+        query: oneStatement.replace(/FROM edge_logs/g, 'FROM engine_test.edge_logs').replace('{project:String}', "'wide'").replace('{after:Int64}', '0')
+          .replace('{until:Nullable(Int64)}', 'NULL').replace('{limit:UInt32}', '100'),
+        format: 'JSONEachRow', clickhouse_settings: { max_bytes_to_read: '50000000' },
+      }).then(() => 'answered', (error: unknown) => String(error));
+      expect(tooMuch).toMatch(/Limit for \(uncompressed\) bytes to read exceeded|TOO_MANY_BYTES/i);
+    } finally {
+      await bounded.close();
+    }
+  });
+
   it('answers query_failed with no SQL in the message when the tables are missing', async () => {
     const other = await createEndpoints({ sources: {}, engine: clickhouseEngine({ ...target(), database: 'no_such_db' }), now: () => NOW, cache: false });
     try {

@@ -33,12 +33,14 @@ export interface ClickHouseCluster {
  * ports, each with its own data folder in a temporary directory, and a `remote_servers` cluster
  * naming all of them as shards: `Distributed` tables over it read and write every process.
  * Ready when every server has logged that it accepts connections; `stop` ends them and removes
- * the folder.
+ * the folder. With `dir` (the bench's servers), the data lives there and is kept: `stop` ends
+ * the servers politely (SIGTERM) and leaves the folder for the next run.
  */
-export async function startClickHouseCluster(options: { shards?: number; name?: string } = {}): Promise<ClickHouseCluster> {
+export async function startClickHouseCluster(options: { shards?: number; name?: string; dir?: string } = {}): Promise<ClickHouseCluster> {
   const binary = requireBinary('clickhouse-server');
   const name = options.name ?? 'le_test';
-  const root = mkdtempSync(join(tmpdir(), 'le-clickhouse-'));
+  const keep = options.dir !== undefined;
+  const root = keep ? options.dir! : mkdtempSync(join(tmpdir(), 'le-clickhouse-'));
   const ports: Array<{ http: number; tcp: number }> = [];
   for (let i = 0; i < (options.shards ?? 2); i++) ports.push({ http: await freePort(), tcp: await freePort() });
   const remoteServers = ports
@@ -59,7 +61,7 @@ export async function startClickHouseCluster(options: { shards?: number; name?: 
     }));
   } catch (error) {
     await stopAll(shards);
-    rmSync(root, { recursive: true, force: true });
+    if (!keep) rmSync(root, { recursive: true, force: true });
     throw error;
   }
   shards.sort((a, b) => ports.findIndex((p) => p.http === a.httpPort) - ports.findIndex((p) => p.http === b.httpPort));
@@ -68,8 +70,8 @@ export async function startClickHouseCluster(options: { shards?: number; name?: 
     shards,
     url: shards[0]!.url,
     stop: async () => {
-      await stopAll(shards);
-      rmSync(root, { recursive: true, force: true });
+      await stopAll(shards, keep ? 'SIGTERM' : 'SIGKILL');
+      if (!keep) rmSync(root, { recursive: true, force: true });
     },
     kill: () => stopAll(shards),
     restart: async () => {
@@ -100,11 +102,11 @@ function ready(child: ChildProcess): Promise<void> {
   });
 }
 
-async function stopAll(shards: ClickHouseShard[]): Promise<void> {
+async function stopAll(shards: ClickHouseShard[], signal: 'SIGKILL' | 'SIGTERM' = 'SIGKILL'): Promise<void> {
   await Promise.all(shards.map(async ({ process: child }) => {
     if (child.exitCode !== null || child.signalCode !== null) return;
-    // Nothing to keep: the data folder is removed next.
-    child.kill('SIGKILL');
+    // SIGKILL when nothing is kept (the data folder is removed next).
+    child.kill(signal);
     await once(child, 'exit');
   }));
 }
