@@ -1,0 +1,127 @@
+import { DuckDBInstance, DuckDBTimestampValue, TIMESTAMP, VARCHAR, BIGINT, type DuckDBConnection, type DuckDBValue, type DuckDBType } from '@duckdb/node-api';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sourceRelation, TIMESTAMP_MACROS } from '../src/duckdb/source-relations';
+import { querySql } from '../src/sql/query-files';
+import { prefilterLiteral, requiredLiteral } from '../src/sql/required-literal';
+import { dateToMicros } from '../src/time/iso';
+import { edgeEvent, tempDir, writeLines } from './support/log-files';
+
+// The rollup variant of usage.api-counts (queries/duckdb/usage.api-counts.rollups.sql) must give
+// exactly the raw statement's answer (usage.api-counts.sql), whatever the pattern, the window
+// start (on the hour or not) and however the events are split into files: each file's rollups
+// are written on their own, and the relations are their union.
+
+const REFS = ['aaaabbbbccccddddeeee', 'ffffgggghhhhiiiijjjj', 'kkkkllllmmmmnnnnoooo'];
+const PATHS = ['/rest/v1/todos', '/storage/v1/object/a.png', '/auth/v1/token', '/realtime/v1/websocket', '/rest/v1/rpc/storage/auth', '/functions/v1/hi', '/'];
+
+/** Deterministic events over 3 days: three projects, custom domains, odd URLs. */
+function events(): Array<Record<string, unknown>> {
+  const out: Array<Record<string, unknown>> = [];
+  const base = Date.parse('2026-11-19T00:00:00Z');
+  for (let i = 0; i < 1500; i++) {
+    const ref = REFS[i % 3]!;
+    const path = PATHS[(i * 7) % PATHS.length]!;
+    // Minutes spread over 3 days, a few seconds in: windows cut inside hours.
+    const at = new Date(base + ((i * 173) % (3 * 24 * 60)) * 60_000 + (i % 50) * 1000).toISOString();
+    const host = i % 11 === 0 ? `api.${ref.slice(0, 6)}-app.com` : `${ref}.supabase.co`;
+    // Some URLs name another project's ref in their query (the origin filter must keep them).
+    const query = i % 13 === 0 ? `?next=${REFS[(i + 1) % 3]}.` : i % 5 === 0 ? `?n=${i % 40}` : '';
+    out.push(edgeEvent({ project: ref, timestamp: at, path, url: `https://${host}${path}${query}` }));
+  }
+  // A request without a URL and one without a path; a URL shorter than a trigram; non-ASCII text.
+  out.push({ ...edgeEvent({ project: REFS[0], timestamp: '2026-11-21T10:10:00Z' }), metadata: { request: { path: '/rest/v1/x' } } });
+  out.push({ ...edgeEvent({ project: REFS[0], timestamp: '2026-11-21T10:20:00Z' }), metadata: { request: { url: `https://${REFS[0]}.supabase.co/q` } } });
+  out.push(edgeEvent({ project: REFS[1], timestamp: '2026-11-21T10:30:00Z', path: '/rest/v1/x', url: 'ab' }));
+  out.push(edgeEvent({ project: REFS[1], timestamp: '2026-11-21T10:40:00Z', path: '/storage/v1/東京', url: `https://${REFS[1]}.supabase.co/storage/v1/東京` }));
+  return out;
+}
+
+const PATTERNS: Array<string | null> = [
+  REFS[0]!, REFS[1]!, `${REFS[2]}(\\.|$)`, `${REFS[1]}\\.supabase`, 'supabase', 'app\\.com/rest', '(?i)AAAABBBB', `${REFS[0]}|${REFS[2]}`,
+  '.*', 'ab', '^ab$', '東京', 'no-such-text', null,
+];
+const NOW = Date.parse('2026-11-21T12:00:00Z');
+const STARTS: Array<[unit: 'hour' | 'day', start: number]> = [
+  ['day', NOW - 7 * 86_400_000], ['hour', NOW - 3_600_000], ['hour', NOW - 86_400_000],
+  // Starts inside an hour: the partial first hour comes from the raw relation.
+  ['day', NOW - 2 * 86_400_000 - 37 * 60_000 - 12_345], ['hour', NOW - 3 * 3_600_000 + 1], ['hour', NOW - 86_400_000 - 59 * 60_000 - 59_999],
+];
+
+describe('usage.api-counts over rollups', () => {
+  const tmp = tempDir();
+  let instance: DuckDBInstance;
+  let db: DuckDBConnection;
+
+  beforeAll(async () => {
+    instance = await DuckDBInstance.create(':memory:');
+    db = await instance.connect();
+    await db.run("SET TimeZone = 'UTC'");
+    for (const macro of TIMESTAMP_MACROS) await db.run(macro);
+    const all = events();
+    // Three files, each with its own rollups, as compaction writes them; the raw relation is all events.
+    const parts = [0, 1, 2].map((k) => writeLines(tmp.path(`part-${k}.ndjson`), all.filter((_, i) => i % 3 === k)));
+    const relationOf = (files: string[]) => sourceRelation('edgeLogs', { ndjson: files, parquet: [], parquetTypes: new Map() });
+    await db.run(`CREATE TABLE edge_logs AS ${relationOf(parts)}`);
+    for (const rollup of ['edge_logs_url_hourly', 'edge_logs_url_grams']) {
+      for (const [k, file] of parts.entries()) {
+        const sql = `WITH edge_logs AS (${relationOf([file])}) ${querySql('duckdb', rollup)}`;
+        await db.run(k === 0 ? `CREATE TABLE ${rollup} AS ${sql}` : `INSERT INTO ${rollup} ${sql}`);
+      }
+    }
+  });
+  afterAll(() => {
+    db.closeSync();
+    instance.closeSync();
+    tmp.cleanup();
+  });
+
+  async function answer(name: string, project: string | null, unit: string, start: number): Promise<unknown[]> {
+    const prepared = await db.prepare(querySql('duckdb', name));
+    const params: Record<string, [DuckDBValue, DuckDBType]> = {
+      project: [project, VARCHAR],
+      project_literal: [prefilterLiteral(project), VARCHAR],
+      project_required: [project === null ? '' : requiredLiteral(project), VARCHAR],
+      unit: [unit, VARCHAR],
+      start: [new DuckDBTimestampValue(dateToMicros(new Date(start))), TIMESTAMP],
+      max_rows: [1000n, BIGINT],
+    };
+    const values: Record<string, DuckDBValue> = {};
+    const types: Record<string, DuckDBType> = {};
+    for (let i = 1; i <= prepared.parameterCount; i++) {
+      const p = prepared.parameterName(i);
+      [values[p], types[p]] = params[p]!;
+    }
+    prepared.bind(values, types);
+    return (await prepared.runAndReadAll()).getRowsJS();
+  }
+
+  for (const project of PATTERNS) {
+    it(`answers as the raw statement for ${JSON.stringify(project)}`, async () => {
+      let rows = 0;
+      for (const [unit, start] of STARTS) {
+        const raw = await answer('usage.api-counts', project, unit, start);
+        expect(await answer('usage.api-counts.rollups', project, unit, start), `${unit} from ${new Date(start).toISOString()}`).toEqual(raw);
+        rows += raw.length;
+      }
+      if (project !== 'no-such-text' && project !== '^ab$') expect(rows).toBeGreaterThan(0);
+    });
+  }
+
+  it('has URLs that name a ref outside its origin (what the trigram maps must keep)', async () => {
+    // The gateway host of REFS[1] never holds REFS[0]; its URLs with `?next=<REFS[0]>.` do.
+    const maps = await db.runAndReadAll(`SELECT count(*) FROM edge_logs_url_grams WHERE origin = '${REFS[1]}.supabase.co'`);
+    expect(Number(maps.getRowsJS()[0]![0])).toBeGreaterThan(0);
+    const viaOtherOrigin = await db.runAndReadAll(`SELECT count(*) FROM edge_logs WHERE contains(request_url, '?next=${REFS[0]}') AND NOT contains(split_part(request_url, '/', 3), '${REFS[0]}')`);
+    expect(Number(viaOtherOrigin.getRowsJS()[0]![0])).toBeGreaterThan(0);
+  });
+
+  it('lets through only origins whose URLs may hold the literal', async () => {
+    const prepared = await db.prepare(`${querySql('duckdb', 'usage.api-counts.rollups').split('counted AS')[0]!.replace(/,\s*$/, '')} SELECT DISTINCT origin FROM candidate_origins ORDER BY 1`);
+    prepared.bind({ project_required: 'kkkkllllmmmm' }, { project_required: VARCHAR });
+    const origins = (await prepared.runAndReadAll()).getRowsJS().map((r) => r[0]);
+    // Its own host, its custom domain never (`api.kkkkll-app.com` lacks `lllm`), and the hosts whose URLs name it.
+    expect(origins).toContain('kkkkllllmmmmnnnnoooo.supabase.co');
+    expect(origins).not.toContain('api.kkkkll-app.com');
+    expect(origins).toContain('ffffgggghhhhiiiijjjj.supabase.co');
+  });
+});
