@@ -1,5 +1,5 @@
 import { querySql } from '../sql/query-files';
-import { prefilterLiteral } from '../sql/required-literal';
+import { prefilterLiteral, requiredLiteral } from '../sql/required-literal';
 import { dateToMicros } from '../time/iso';
 import { subtractSpan, type BucketUnit, type Span } from '../time/units';
 import type { DefinitionParams, DefinitionRow } from './definition';
@@ -44,8 +44,14 @@ export const usageApiCounts = defineEndpoint({
   projectParam: 'project',
   bind: ({ interval, project }, { now }) => {
     const { span, unit } = INTERVALS[interval as UsageInterval];
-    // The plain text every match of the pattern holds, searched before it (required-literal.ts).
-    return { unit, start: { timestamp: dateToMicros(subtractSpan(now, span)) }, project_literal: prefilterLiteral(project) };
+    // The plain text every match of the pattern holds, searched before it (required-literal.ts);
+    // the rollup variant (usage.api-counts.rollups.sql) also needs it when the pattern is plain text.
+    return {
+      unit,
+      start: { timestamp: dateToMicros(subtractSpan(now, span)) },
+      project_literal: prefilterLiteral(project),
+      project_required: project === null ? '' : requiredLiteral(project),
+    };
   },
   notBefore: 'start',
   columns: {
