@@ -4,6 +4,7 @@ import { sourceRelation, TIMESTAMP_MACROS } from '../src/duckdb/source-relations
 import { querySql } from '../src/sql/query-files';
 import { prefilterLiteral, requiredLiteral } from '../src/sql/required-literal';
 import { dateToMicros } from '../src/time/iso';
+import { usageStatement } from '../src/definitions/usage-api-counts';
 import { edgeEvent, tempDir, writeLines } from './support/log-files';
 
 // The rollup variant of usage.api-counts (queries/duckdb/usage.api-counts.rollups.sql) must give
@@ -123,5 +124,19 @@ describe('usage.api-counts over rollups', () => {
     expect(origins).toContain('kkkkllllmmmmnnnnoooo.supabase.co');
     expect(origins).not.toContain('api.kkkkll-app.com');
     expect(origins).toContain('ffffgggghhhhiiiijjjj.supabase.co');
+  });
+});
+
+describe('usageStatement: which statement answers a call', () => {
+  it.each([
+    ['hour', '2026-11-21T11:00:00.000Z', { hours: 1 }, 'rollups'],
+    ['hour', '2026-11-21T11:23:00.000Z', { hours: 1 }, 'raw'],
+    ['hour', '2026-11-21T09:00:00.001Z', { hours: 3 }, 'raw'],
+    ['hour', '2026-11-20T11:23:00.000Z', { days: 1 }, 'rollups'],
+    ['day', '2026-11-14T11:23:00.000Z', { days: 7 }, 'rollups'],
+    ['day', '2026-11-14T12:00:00.000Z', { days: 7 }, 'rollups'],
+    ['minute', '2026-11-21T11:00:00.000Z', { minutes: 60 }, 'raw'],
+  ] as const)('%s buckets from %s over %o: %s', (unit, start, span, expected) => {
+    expect(usageStatement(unit, new Date(start), span)).toBe(expected);
   });
 });

@@ -23,6 +23,26 @@ const INTERVALS = {
   '7day': { span: { days: 7 }, unit: 'day' },
 } as const satisfies Record<string, { span: Span; unit: BucketUnit }>;
 
+/**
+ * Which statement answers a call: the rollup variant (queries/duckdb/usage.api-counts.rollups.sql)
+ * for hour and day buckets when its raw part is empty (the window starts on the hour) or small
+ * beside the rest (a window of a day or more); usage.api-counts.sql otherwise. The requests before
+ * the first whole hour come from the raw files, and reading them costs about what the whole raw
+ * query of a 1-hour window costs (every project's newest row groups), so a window of a few hours
+ * that starts inside an hour is answered faster raw. Minute buckets have no rollup.
+ *
+ * @example
+ * usageStatement('hour', new Date('2026-11-21T11:00:00Z'), { hours: 1 });   // 'rollups'
+ * usageStatement('hour', new Date('2026-11-21T11:23:00Z'), { hours: 1 });   // 'raw'
+ * usageStatement('day', new Date('2026-11-14T11:23:00Z'), { days: 7 });     // 'rollups'
+ */
+export function usageStatement(unit: BucketUnit, start: Date, span: Span): 'raw' | 'rollups' {
+  if (unit !== 'hour' && unit !== 'day') return 'raw';
+  const onTheHour = start.getTime() % 3_600_000 === 0;
+  const daysLong = 'days' in span && span.days >= 1;
+  return onTheHour || daysLong ? 'rollups' : 'raw';
+}
+
 /** Interval values of usage.api-counts; any other value is an error. */
 export type UsageInterval = keyof typeof INTERVALS;
 
