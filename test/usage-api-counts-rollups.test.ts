@@ -1,10 +1,11 @@
-import { DuckDBInstance, DuckDBTimestampValue, TIMESTAMP, VARCHAR, BIGINT, type DuckDBConnection, type DuckDBValue, type DuckDBType } from '@duckdb/node-api';
+import { DuckDBInstance, VARCHAR, type DuckDBConnection } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sourceRelation, TIMESTAMP_MACROS } from '../src/duckdb/source-relations';
 import { querySql } from '../src/sql/query-files';
-import { prefilterLiteral, requiredLiteral } from '../src/sql/required-literal';
-import { dateToMicros } from '../src/time/iso';
-import { usageStatement } from '../src/definitions/usage-api-counts';
+import { bindRequest } from '../src/engine/duckdb/duckdb-engine';
+import { normalizeParams } from '../src/definitions/params';
+import { planQuery } from '../src/definitions/plan-query';
+import { usageApiCounts, usageStatement, type UsageInterval } from '../src/definitions/usage-api-counts';
 import { edgeEvent, tempDir, writeLines } from './support/log-files';
 
 // The rollup variant of usage.api-counts (queries/duckdb/usage.api-counts.rollups.sql) must give
@@ -41,12 +42,10 @@ const PATTERNS: Array<string | null> = [
   REFS[0]!, REFS[1]!, `${REFS[2]}(\\.|$)`, `${REFS[1]}\\.supabase`, 'supabase', 'app\\.com/rest', '(?i)AAAABBBB', `${REFS[0]}|${REFS[2]}`,
   '.*', 'ab', '^ab$', '東京', 'no-such-text', null,
 ];
-const NOW = Date.parse('2026-11-21T12:00:00Z');
-const STARTS: Array<[unit: 'hour' | 'day', start: number]> = [
-  ['day', NOW - 7 * 86_400_000], ['hour', NOW - 3_600_000], ['hour', NOW - 86_400_000],
-  // Starts inside an hour: the partial first hour comes from the raw relation.
-  ['day', NOW - 2 * 86_400_000 - 37 * 60_000 - 12_345], ['hour', NOW - 3 * 3_600_000 + 1], ['hour', NOW - 86_400_000 - 59 * 60_000 - 59_999],
-];
+// Every interval with hour or day buckets, at an instant on the hour and at instants inside one
+// (the partial first hour then comes from the raw relation).
+const INTERVALS: UsageInterval[] = ['hourly', 'daily', '3hr', '1day', '3day', '7day'];
+const NOWS = ['2026-11-21T12:00:00.000Z', '2026-11-21T12:37:12.345Z', '2026-11-21T10:00:00.001Z', '2026-11-21T11:59:59.999Z'];
 
 describe('usage.api-counts over rollups', () => {
   const tmp = tempDir();
@@ -76,33 +75,24 @@ describe('usage.api-counts over rollups', () => {
     tmp.cleanup();
   });
 
-  async function answer(name: string, project: string | null, unit: string, start: number): Promise<unknown[]> {
+  /** One statement's rows, with the parameters the endpoint binds (no pattern: single project). */
+  async function answer(name: string, project: string | null, interval: UsageInterval, now: string): Promise<unknown[]> {
+    const request = planQuery(usageApiCounts, normalizeParams(usageApiCounts, { project: project ?? 'x', interval }), new Date(now));
+    const single = { project: null, project_literal: '', project_required: '' };
     const prepared = await db.prepare(querySql('duckdb', name));
-    const params: Record<string, [DuckDBValue, DuckDBType]> = {
-      project: [project, VARCHAR],
-      project_literal: [prefilterLiteral(project), VARCHAR],
-      project_required: [project === null ? '' : requiredLiteral(project), VARCHAR],
-      unit: [unit, VARCHAR],
-      start: [new DuckDBTimestampValue(dateToMicros(new Date(start))), TIMESTAMP],
-      max_rows: [1000n, BIGINT],
-    };
-    const values: Record<string, DuckDBValue> = {};
-    const types: Record<string, DuckDBType> = {};
-    for (let i = 1; i <= prepared.parameterCount; i++) {
-      const p = prepared.parameterName(i);
-      [values[p], types[p]] = params[p]!;
-    }
-    prepared.bind(values, types);
+    bindRequest(prepared, project === null ? { ...request, params: { ...request.params, ...single } } : request);
     return (await prepared.runAndReadAll()).getRowsJS();
   }
 
   for (const project of PATTERNS) {
     it(`answers as the raw statement for ${JSON.stringify(project)}`, async () => {
       let rows = 0;
-      for (const [unit, start] of STARTS) {
-        const raw = await answer('usage.api-counts', project, unit, start);
-        expect(await answer('usage.api-counts.rollups', project, unit, start), `${unit} from ${new Date(start).toISOString()}`).toEqual(raw);
-        rows += raw.length;
+      for (const interval of INTERVALS) {
+        for (const now of NOWS) {
+          const raw = await answer('usage.api-counts', project, interval, now);
+          expect(await answer('usage.api-counts.rollups', project, interval, now), `${interval} at ${now}`).toEqual(raw);
+          rows += raw.length;
+        }
       }
       if (project !== 'no-such-text' && project !== '^ab$') expect(rows).toBeGreaterThan(0);
     });
