@@ -106,6 +106,22 @@ describe('usage.api-counts over rollups', () => {
     expect(Number(viaOtherOrigin.getRowsJS()[0]![0])).toBeGreaterThan(0);
   });
 
+  it('takes a NULL map as an origin that may hold anything', async () => {
+    // The gateway host of REFS[2] holds URLs that name REFS[0] in their query.
+    const origin = `${REFS[2]}.supabase.co`;
+    await db.run(`CREATE TABLE kept_maps AS SELECT * FROM edge_logs_url_grams WHERE origin = '${origin}'`);
+    try {
+      await db.run(`DELETE FROM edge_logs_url_grams WHERE origin = '${origin}'`);
+      await db.run(`INSERT INTO edge_logs_url_grams VALUES ('${origin}', NULL)`);
+      const raw = await answer('usage.api-counts', REFS[0]!, 'daily', NOWS[1]!);
+      expect(await answer('usage.api-counts.rollups', REFS[0]!, 'daily', NOWS[1]!)).toEqual(raw);
+    } finally {
+      await db.run(`DELETE FROM edge_logs_url_grams WHERE origin = '${origin}'`);
+      await db.run('INSERT INTO edge_logs_url_grams SELECT * FROM kept_maps');
+      await db.run('DROP TABLE kept_maps');
+    }
+  });
+
   it('lets through only origins whose URLs may hold the literal', async () => {
     const prepared = await db.prepare(`${querySql('duckdb', 'usage.api-counts.rollups').split('counted AS')[0]!.replace(/,\s*$/, '')} SELECT DISTINCT origin FROM candidate_origins ORDER BY 1`);
     prepared.bind({ project_required: 'kkkkllllmmmm' }, { project_required: VARCHAR });

@@ -26,11 +26,13 @@ WITH
                + unicode(substr($project_required, i + 1, 1))::BIGINT * 31
                + unicode(substr($project_required, i + 2, 1))) % 65536)::INTEGER) AS grams
   ),
-  -- Origins some URL of which may hold the literal: every trigram of it is in their map.
+  -- Origins some URL of which may hold the literal: every trigram of it is in their map. A NULL
+  -- map (events whose map is not worth computing per query, such as an uncompacted tail) rules
+  -- nothing out.
   candidate_origins AS (
     SELECT origin
     FROM edge_logs_url_grams m, required r
-    WHERE list_bool_and(list_transform(r.grams, g -> get_bit(m.grams::BIT, g) = 1))
+    WHERE m.grams IS NULL OR list_bool_and(list_transform(r.grams, g -> get_bit(m.grams::BIT, g) = 1))
   ),
   counted AS (
     SELECT hour AS instant, rest_requests AS rest, storage_requests AS storage, auth_requests AS auth, realtime_requests AS realtime
