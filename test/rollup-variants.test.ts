@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEndpoints, defineEndpoint, defineSource, functionsInvocationStats, p, type Endpoints } from '../src/index';
 import { planQuery } from '../src/definitions/plan-query';
 import { normalizeParams } from '../src/definitions/params';
-import { tempDir, writeLines } from './support/log-files';
+import { functionEvent, tempDir, writeLines } from './support/log-files';
+import { hourlyWhenStored } from '../src/definitions/functions-invocation-stats';
 
 // Rollups declared on a source and endpoint variants chosen per call (docs/definitions.md,
 // "Rollups" and "Variants").
@@ -68,12 +69,34 @@ describe('a user source with a rollup, read by an endpoint variant', () => {
   });
 
   it('each call runs the statement its variant chooser names', () => {
-    const sqlOf = (interval: string) => planQuery(functionsInvocationStats, normalizeParams(functionsInvocationStats, { project: 'p', interval }), NOW).statement.sql.duckdb;
-    for (const interval of ['1day', '7day', 'anything']) expect(sqlOf(interval)).toMatch(/FROM function_edge_logs_hourly/);
-    for (const interval of ['5min', '15min', '1hr']) expect(sqlOf(interval)).toMatch(/FROM function_edge_logs\n/);
+    const sqlOf = (definition: typeof functionsInvocationStats, interval: string) => planQuery(definition, normalizeParams(definition, { project: 'p', interval }), NOW).statement.sql.duckdb;
+    const hourly = { ...functionsInvocationStats, variantOf: hourlyWhenStored };
+    for (const interval of ['1day', '7day', 'anything']) expect(sqlOf(hourly, interval)).toMatch(/FROM function_edge_logs_hourly/);
+    for (const interval of ['5min', '15min', '1hr']) expect(sqlOf(hourly, interval)).toMatch(/FROM function_edge_logs\n/);
+    // The built-in reads the invocations until compaction stores rollups.
+    for (const interval of ['1day', '7day']) expect(sqlOf(functionsInvocationStats, interval)).toMatch(/FROM function_edge_logs\n/);
     // The ClickHouse statement is the endpoint's own in every variant.
-    expect(planQuery(functionsInvocationStats, normalizeParams(functionsInvocationStats, { project: 'p', interval: '7day' }), NOW).statement.sql.clickhouse)
-      .toBe(functionsInvocationStats.sql.clickhouse);
+    expect(planQuery(hourly, normalizeParams(hourly, { project: 'p', interval: '7day' }), NOW).statement.sql.clickhouse).toBe(functionsInvocationStats.sql.clickhouse);
+  });
+
+  it('invocation-stats over the hourly rollup answers exactly as over the invocations (small hours: exact quantiles)', async () => {
+    const events = [];
+    for (let i = 0; i < 600; i++) {
+      const at = new Date(NOW.getTime() - ((i * 7919) % (6 * 86_400)) * 1000).toISOString();
+      events.push(functionEvent({ timestamp: at, functionId: `f${i % 3}`, ms: i % 17 === 0 ? null : (i * 37) % 101 + 0.5, status: i % 5 === 0 ? 500 : 200 }));
+    }
+    writeLines(tmp.path('fn', 'a.ndjson'), events);
+    const hourly = { ...functionsInvocationStats, name: 'stats.hourly', id: '8b3c8f5e-1f52-4a0c-9d0e-2b7f6f1c2a11', variantOf: hourlyWhenStored };
+    const both = await createEndpoints({ sources: { functionEdgeLogs: tmp.path('fn', '*.ndjson') }, endpoints: [hourly as never], now: () => NOW, cache: false });
+    try {
+      for (const params of [{ interval: '1day' }, { interval: '7day' }, { interval: '7day', function_id: 'f1' }]) {
+        const expected = (await both.query('functions.invocation-stats', { project: 'abc', ...params })).result;
+        expect(expected.length).toBeGreaterThan(1);
+        expect((await both.query('stats.hourly', { project: 'abc', ...params })).result).toEqual(expected);
+      }
+    } finally {
+      await both.close();
+    }
   });
 
   it('refuses variants that cannot work: at definition, and at start when their SQL does not prepare', async () => {
