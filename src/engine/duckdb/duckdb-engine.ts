@@ -81,8 +81,19 @@ export function sourcesReadBy(sql: string): SourceName[] {
   return allSources().filter((d) => [d.relation, ...Object.keys(d.rollups)].some((relation) => namesRelation(sql, relation))).map((d) => d.name);
 }
 
-/** Whether a statement reads a relation by name (not only defines a CTE of that name). */
+/** Whether a statement reads a relation by name (not only defines a CTE of that name), kept per SQL text and name. */
+const NAMED = new Map<string, boolean>();
 function namesRelation(sql: string, relation: string): boolean {
+  const key = `${relation}\n${sql}`;
+  let known = NAMED.get(key);
+  if (known === undefined) {
+    if (NAMED.size >= 1024) NAMED.clear();
+    NAMED.set(key, (known = scanNamesRelation(sql, relation)));
+  }
+  return known;
+}
+
+function scanNamesRelation(sql: string, relation: string): boolean {
   const uses = [...codeOnly(sql).matchAll(new RegExp(`(?<![\\w$.])${relation}(?![\\w(])(\\s+AS\\s*\\()?`, 'gi'))];
   return uses.some((m) => m[1] === undefined);
 }
