@@ -5,7 +5,7 @@ import { querySql } from '../src/sql/query-files';
 import { bindRequest } from '../src/engine/duckdb/duckdb-engine';
 import { normalizeParams } from '../src/definitions/params';
 import { planQuery } from '../src/definitions/plan-query';
-import { usageApiCounts, usageStatement, type UsageInterval } from '../src/definitions/usage-api-counts';
+import { rollupsWhenStored, usageApiCounts, type UsageInterval } from '../src/definitions/usage-api-counts';
 import { edgeEvent, tempDir, writeLines } from './support/log-files';
 
 // The rollup variant of usage.api-counts (queries/duckdb/usage.api-counts.rollups.sql) must give
@@ -133,16 +133,21 @@ describe('usage.api-counts over rollups', () => {
   });
 });
 
-describe('usageStatement: which statement answers a call', () => {
+describe('rollupsWhenStored: which statement answers a call once rollups are stored', () => {
+  const at = (iso: string) => ({ timestamp: BigInt(Date.parse(iso)) * 1000n });
   it.each([
-    ['hour', '2026-11-21T11:00:00.000Z', { hours: 1 }, 'rollups'],
-    ['hour', '2026-11-21T11:23:00.000Z', { hours: 1 }, 'raw'],
-    ['hour', '2026-11-21T09:00:00.001Z', { hours: 3 }, 'raw'],
-    ['hour', '2026-11-20T11:23:00.000Z', { days: 1 }, 'rollups'],
-    ['day', '2026-11-14T11:23:00.000Z', { days: 7 }, 'rollups'],
-    ['day', '2026-11-14T12:00:00.000Z', { days: 7 }, 'rollups'],
-    ['minute', '2026-11-21T11:00:00.000Z', { minutes: 60 }, 'raw'],
-  ] as const)('%s buckets from %s over %o: %s', (unit, start, span, expected) => {
-    expect(usageStatement(unit, new Date(start), span)).toBe(expected);
+    ['hour', '2026-11-21T11:00:00.000Z', 'rollups'],
+    ['hour', '2026-11-21T11:23:00.000Z', null],
+    ['hour', '2026-11-21T09:00:00.001Z', null],
+    ['day', '2026-11-14T11:23:00.000Z', 'rollups'],
+    ['day', '2026-11-14T12:00:00.000Z', 'rollups'],
+    ['minute', '2026-11-21T11:00:00.000Z', null],
+  ] as const)('%s buckets from %s: %s', (unit, start, expected) => {
+    expect(rollupsWhenStored({ unit, start: at(start) })).toBe(expected);
+  });
+
+  it('is declared as a variant of the endpoint', () => {
+    expect(Object.keys(usageApiCounts.variants ?? {})).toEqual(['rollups']);
+    expect(usageApiCounts.variants?.rollups?.duckdb).toBe(querySql('duckdb', 'usage.api-counts.rollups'));
   });
 });

@@ -3,6 +3,7 @@ import { prefilterLiteral, requiredLiteral } from '../sql/required-literal';
 import { dateToMicros } from '../time/iso';
 import { subtractSpan, type BucketUnit, type Span } from '../time/units';
 import type { DefinitionParams, DefinitionRow } from './definition';
+import type { EngineParam } from '../engine/engine';
 import { defineEndpoint } from './define-endpoint';
 import { p } from './params';
 
@@ -24,23 +25,23 @@ const INTERVALS = {
 } as const satisfies Record<string, { span: Span; unit: BucketUnit }>;
 
 /**
- * Which statement answers a call: the rollup variant (queries/duckdb/usage.api-counts.rollups.sql)
- * for hour and day buckets when its raw part is empty (the window starts on the hour) or small
- * beside the rest (a window of a day or more); usage.api-counts.sql otherwise. The requests before
- * the first whole hour come from the raw files, and reading them costs about what the whole raw
- * query of a 1-hour window costs (every project's newest row groups), so a window of a few hours
- * that starts inside an hour is answered faster raw. Minute buckets have no rollup.
+ * The variant once compaction stores rollups: usage.api-counts.rollups.sql for hour and day
+ * buckets when its raw part is empty (the window starts on the hour) or small beside the rest (day
+ * buckets: 7 days). The requests before the first whole hour come from the raw files, and reading
+ * them costs about what the whole raw query of a 1-hour window costs (every project's newest row
+ * groups), so an hour-bucket window that starts inside an hour is answered faster raw. Minute
+ * buckets have no rollup. Until then the rollups would be computed from the events on every call
+ * (docs/definitions.md, "Rollups"), so `variant` keeps the raw statement.
  *
  * @example
- * usageStatement('hour', new Date('2026-11-21T11:00:00Z'), { hours: 1 });   // 'rollups'
- * usageStatement('hour', new Date('2026-11-21T11:23:00Z'), { hours: 1 });   // 'raw'
- * usageStatement('day', new Date('2026-11-14T11:23:00Z'), { days: 7 });     // 'rollups'
+ * rollupsWhenStored({ unit: 'hour', start: { timestamp: 1795258800000000n } }); // 'rollups' (11:00:00)
+ * rollupsWhenStored({ unit: 'hour', start: { timestamp: 1795260180000000n } }); // null (11:23:00)
  */
-export function usageStatement(unit: BucketUnit, start: Date, span: Span): 'raw' | 'rollups' {
-  if (unit !== 'hour' && unit !== 'day') return 'raw';
-  const onTheHour = start.getTime() % 3_600_000 === 0;
-  const daysLong = 'days' in span && span.days >= 1;
-  return onTheHour || daysLong ? 'rollups' : 'raw';
+export function rollupsWhenStored(bound: Readonly<Record<string, EngineParam>>): 'rollups' | null {
+  const { unit, start } = bound;
+  if (unit !== 'hour' && unit !== 'day') return null;
+  const onTheHour = start !== null && typeof start === 'object' && start.timestamp % 3_600_000_000n === 0n;
+  return onTheHour || unit === 'day' ? 'rollups' : null;
 }
 
 /** Interval values of usage.api-counts; any other value is an error. */
@@ -61,6 +62,9 @@ export const usageApiCounts = defineEndpoint({
     ),
   },
   sql: { duckdb: querySql('duckdb', 'usage.api-counts'), clickhouse: querySql('clickhouse', 'usage.api-counts') },
+  // The edge log's rollups (src/sources/edge-logs.ts), once compaction stores them: `rollupsWhenStored`.
+  variants: { rollups: { duckdb: querySql('duckdb', 'usage.api-counts.rollups') } },
+  variant: () => null,
   projectParam: 'project',
   bind: ({ interval, project }, { now }) => {
     const { span, unit } = INTERVALS[interval as UsageInterval];
