@@ -91,8 +91,11 @@ async function checkDefinitions(endpoints: EndpointSet, engine: Engine, sandboxa
     if (d.sql[dialect] === undefined) {
       throw new InvalidOptionError(`endpoints["${d.name}"].sql.${dialect}`, `Endpoint "${d.name}" has no ${dialect} SQL, and the engine is ${dialect}: add sql.${dialect}.`);
     }
-    const problem = await engine.checkStatement?.(statementOf(d));
-    if (problem) throw new InvalidOptionError(`endpoints["${d.name}"].sql.${dialect}`, `Endpoint "${d.name}" cannot work: its ${dialect} SQL does not prepare: ${problem}`);
+    for (const variant of [null, ...Object.keys(d.variants ?? {})]) {
+      const problem = await engine.checkStatement?.(statementOf(d, variant));
+      const which = variant === null ? `sql.${dialect}` : `variants.${variant}.${dialect}`;
+      if (problem) throw new InvalidOptionError(`endpoints["${d.name}"].${which}`, `Endpoint "${d.name}" cannot work: its ${dialect} SQL${variant === null ? '' : ` (variant ${variant})`} does not prepare: ${problem}`);
+    }
     // A sandboxable endpoint whose SQL cannot take a caller's SELECT (no CTEs) fails now, not at its first call.
     if (d.sandboxable || sandboxable.includes(d.name)) {
       try {
@@ -309,7 +312,8 @@ class EndpointsImpl implements Endpoints<AnyEndpointDefinition>, BodyIngest {
     let engineResult;
     try {
       // The caller's SELECT was checked inside a wrapper capped at the endpoint's max rows: the same one runs.
-      engineResult = await this.engine.run(caller ? { ...request, sql: caller.sql, maxRows: definition.maxRows } : request);
+      // A caller's SELECT was checked against the endpoint's own statement's CTEs: it runs over that one, never a variant.
+      engineResult = await this.engine.run(caller ? { ...request, statement: statementOf(definition), sql: caller.sql, maxRows: definition.maxRows } : request);
     } catch (error) {
       this.counters.engineFailures++;
       throw error;

@@ -53,6 +53,14 @@ export interface EndpointConfig<N extends string, P extends Record<string, AnyPa
   newestFirst?: { limit: string; until: string };
   /** See `EndpointDefinition.emptyBuckets`. */
   emptyBuckets?: (params: NormalizedParams, now: Date) => BucketSeries;
+  /**
+   * Other statements of the same endpoint, by name, each for some dialects (the others keep
+   * `sql`): a rollup read for long windows (docs/definitions.md, "Variants"). All are checked at
+   * start like `sql`; `variant` picks one per call.
+   */
+  variants?: Record<string, { duckdb?: string; clickhouse?: string }>;
+  /** The variant a call runs, from its bound values (parameters, `bind`'s values); null: `sql`. */
+  variant?: (bound: Readonly<Record<string, EngineParam>>) => string | null;
 }
 
 /**
@@ -104,6 +112,8 @@ export function defineEndpoint<const N extends string, const P extends Record<st
   };
   const keys = bindKeys(config, params);
   checkStatements(config.sql, params, keys, fail);
+  const variants = variantStatements(config, fail);
+  for (const v of Object.values(variants)) checkStatements(v, params, keys, fail);
   if (config.check !== undefined && typeof config.check !== 'function') fail('check must be a function');
   if (config.projectParam !== undefined && !params.some((s) => s.name === config.projectParam)) fail(`projectParam "${config.projectParam}" is not a declared parameter`);
   for (const key of [config.notBefore, config.newestFirst?.limit, config.newestFirst?.until]) {
@@ -127,8 +137,32 @@ export function defineEndpoint<const N extends string, const P extends Record<st
     ...(config.notBefore ? { notBefore: config.notBefore } : {}),
     ...(config.newestFirst ? { newestFirst: Object.freeze({ ...config.newestFirst }) } : {}),
     ...(config.emptyBuckets ? { emptyBuckets: config.emptyBuckets } : {}),
+    ...(config.variant ? { variants: Object.freeze(variants), variantOf: variantChooser(config.variant, variants, name) } : {}),
   };
   return Object.freeze(definition);
+}
+
+/** Each variant's statements: the endpoint's own, with the variant's dialects in their place. */
+function variantStatements(config: EndpointConfig<string, any, any>, fail: (problem: string) => never): Record<string, EndpointDefinition['sql']> {
+  const out: Record<string, EndpointDefinition['sql']> = {};
+  if (config.variants === undefined && config.variant === undefined) return out;
+  if (typeof config.variant !== 'function' || typeof config.variants !== 'object' || config.variants === null) fail('variants and variant go together: statements by name, and a function choosing one per call');
+  for (const [key, v] of Object.entries(config.variants!)) {
+    if (!/^[A-Za-z0-9_-]{1,64}$/.test(key)) fail(`variant name ${JSON.stringify(key)} must be letters, digits, "_" or "-"`);
+    const given = Object.entries(v ?? {}).filter(([, text]) => text !== undefined);
+    if (!given.length || given.some(([d, text]) => (d !== 'duckdb' && d !== 'clickhouse') || typeof text !== 'string' || !text.trim())) fail(`variant "${key}" must give a duckdb or clickhouse statement`);
+    out[key] = Object.freeze({ ...config.sql, ...Object.fromEntries(given) }) as EndpointDefinition['sql'];
+  }
+  return out;
+}
+
+/** The chooser a definition keeps: a name it does not have is the endpoint's bug, said plainly. */
+function variantChooser(choose: NonNullable<EndpointConfig<string, any, any>['variant']>, variants: Record<string, unknown>, name: string) {
+  return (bound: Readonly<Record<string, EngineParam>>): string | null => {
+    const chosen = choose(bound) ?? null;
+    if (chosen !== null && !(chosen in variants)) throw new InvalidOptionError(`endpoints["${name}"].variant`, `Endpoint "${name}" chose variant ${JSON.stringify(chosen)}, which it does not declare.`);
+    return chosen;
+  };
 }
 
 /** The declared parameters as data, in declaration order. */

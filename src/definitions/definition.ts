@@ -66,6 +66,10 @@ export interface EndpointDefinition<N extends string = string, P = Record<string
    * `$<until>` an inclusive upper bound or NULL: engines may read one day at a time, newest first.
    */
   readonly newestFirst?: { readonly limit: string; readonly until: string };
+  /** Other statements by name (the dialects a variant does not give are `sql`'s): docs/definitions.md, "Variants". */
+  readonly variants?: Readonly<Record<string, Readonly<Partial<Record<SqlDialect, string>>> & { readonly duckdb: string }>>;
+  /** The variant a call runs, from its bound values; null: `sql`. */
+  variantOf?(bound: Readonly<Record<string, EngineParam>>): string | null;
   /** Bucketed endpoints: the series of a call, for `fillEmptyBuckets`. */
   emptyBuckets?(params: NormalizedParams, now: Date): BucketSeries;
   /** Type-level only: the parameters and row of a typed call. */

@@ -10,16 +10,18 @@ import type { AnyEndpointDefinition, NormalizedParams } from './definition';
  */
 export function planQuery(definition: AnyEndpointDefinition, params: NormalizedParams, now: Date): EngineRequest {
   const values = definition.bindValues(params, now);
+  const variant = definition.variantOf?.(values) ?? null;
   const earliest = definition.notBefore === undefined ? null : values[definition.notBefore];
   return {
-    statement: statementOf(definition),
+    statement: statementOf(definition, variant),
     params: { ...values, max_rows: definition.maxRows },
     maxRows: definition.maxRows,
     ...(earliest && typeof earliest === 'object' ? { notBefore: earliest.timestamp } : {}),
   };
 }
 
-/** The statement an engine runs for a definition (its SQL per engine, its paging). */
-export function statementOf(definition: AnyEndpointDefinition): EngineStatement {
-  return { name: definition.name, sql: definition.sql, ...(definition.newestFirst ? { newestFirst: definition.newestFirst } : {}) };
+/** The statement an engine runs for a definition (its SQL per engine, or a variant's; its paging). */
+export function statementOf(definition: AnyEndpointDefinition, variant: string | null = null): EngineStatement {
+  const sql = variant === null ? definition.sql : definition.variants![variant]!;
+  return { name: definition.name, sql, ...(definition.newestFirst ? { newestFirst: definition.newestFirst } : {}) };
 }

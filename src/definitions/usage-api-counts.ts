@@ -1,8 +1,9 @@
 import { querySql } from '../sql/query-files';
-import { prefilterLiteral } from '../sql/required-literal';
+import { prefilterLiteral, requiredLiteral } from '../sql/required-literal';
 import { dateToMicros } from '../time/iso';
 import { subtractSpan, type BucketUnit, type Span } from '../time/units';
 import type { DefinitionParams, DefinitionRow } from './definition';
+import type { EngineParam } from '../engine/engine';
 import { defineEndpoint } from './define-endpoint';
 import { p } from './params';
 
@@ -23,6 +24,26 @@ const INTERVALS = {
   '7day': { span: { days: 7 }, unit: 'day' },
 } as const satisfies Record<string, { span: Span; unit: BucketUnit }>;
 
+/**
+ * The variant once compaction stores rollups: usage.api-counts.rollups.sql for hour and day
+ * buckets when its raw part is empty (the window starts on the hour) or small beside the rest (day
+ * buckets: 7 days). The requests before the first whole hour come from the raw files, and reading
+ * them costs about what the whole raw query of a 1-hour window costs (every project's newest row
+ * groups), so an hour-bucket window that starts inside an hour is answered faster raw. Minute
+ * buckets have no rollup. Until then the rollups would be computed from the events on every call
+ * (docs/definitions.md, "Rollups"), so `variant` keeps the raw statement.
+ *
+ * @example
+ * rollupsWhenStored({ unit: 'hour', start: { timestamp: 1795258800000000n } }); // 'rollups' (11:00:00)
+ * rollupsWhenStored({ unit: 'hour', start: { timestamp: 1795260180000000n } }); // null (11:23:00)
+ */
+export function rollupsWhenStored(bound: Readonly<Record<string, EngineParam>>): 'rollups' | null {
+  const { unit, start } = bound;
+  if (unit !== 'hour' && unit !== 'day') return null;
+  const onTheHour = start !== null && typeof start === 'object' && start.timestamp % 3_600_000_000n === 0n;
+  return onTheHour || unit === 'day' ? 'rollups' : null;
+}
+
 /** Interval values of usage.api-counts; any other value is an error. */
 export type UsageInterval = keyof typeof INTERVALS;
 
@@ -41,11 +62,20 @@ export const usageApiCounts = defineEndpoint({
     ),
   },
   sql: { duckdb: querySql('duckdb', 'usage.api-counts'), clickhouse: querySql('clickhouse', 'usage.api-counts') },
+  // The edge log's rollups (src/sources/edge-logs.ts), once compaction stores them: `rollupsWhenStored`.
+  variants: { rollups: { duckdb: querySql('duckdb', 'usage.api-counts.rollups') } },
+  variant: () => null,
   projectParam: 'project',
   bind: ({ interval, project }, { now }) => {
     const { span, unit } = INTERVALS[interval as UsageInterval];
-    // The plain text every match of the pattern holds, searched before it (required-literal.ts).
-    return { unit, start: { timestamp: dateToMicros(subtractSpan(now, span)) }, project_literal: prefilterLiteral(project) };
+    // The plain text every match of the pattern holds, searched before it (required-literal.ts);
+    // the rollup variant (usage.api-counts.rollups.sql) also needs it when the pattern is plain text.
+    return {
+      unit,
+      start: { timestamp: dateToMicros(subtractSpan(now, span)) },
+      project_literal: prefilterLiteral(project),
+      project_required: project === null ? '' : requiredLiteral(project),
+    };
   },
   notBefore: 'start',
   columns: {

@@ -1,3 +1,4 @@
+import { querySql } from '../sql/query-files';
 import { defineSource } from './source-descriptor';
 
 /** The gateway request log (Logflare's `cloudflare.logs.prod`): docs/semantics.md, "Log sources". */
@@ -24,6 +25,12 @@ export const edgeLogs = defineSource({
   // request_url kept as a dictionary in each group (the URL search runs once per distinct URL).
   // logs.all's first page reads heads.
   parquet: { rowGroupRows: 8192, dictionaryEntries: 100_000, heads: true },
+  // What usage.api-counts reads for hour and day buckets: class counts per (hour, URL origin, URL),
+  // and per origin a trigram map of its URLs that rules out origins without the pattern's literal.
+  rollups: {
+    edge_logs_url_hourly: { sql: querySql('duckdb', 'edge_logs_url_hourly') },
+    edge_logs_url_grams: { sql: querySql('duckdb', 'edge_logs_url_grams') },
+  },
   looksLike: (e) => {
     const request = (e.metadata as Record<string, unknown> | undefined)?.request;
     return typeof e.project === 'string' || (typeof request === 'object' && request !== null && 'url' in request);

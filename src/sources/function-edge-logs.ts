@@ -1,3 +1,4 @@
+import { querySql } from '../sql/query-files';
 import { defineSource } from './source-descriptor';
 
 /** The edge-function invocation log (Logflare's `deno-relay-logs`): docs/semantics.md, "Log sources". */
@@ -16,6 +17,8 @@ export const functionEdgeLogs = defineSource({
   // Small columns: 20k-row groups let a short window (invocation-stats 1hr) skip all but one
   // group of a project (3.7 ms instead of 6.7).
   parquet: { rowGroupRows: 20_000 },
+  // Per hour, project and function: what functions.invocation-stats 1day and 7day read.
+  rollups: { function_edge_logs_hourly: { sql: querySql('duckdb', 'function_edge_logs_hourly') } },
   looksLike: (e) => {
     const metadata = e.metadata as Record<string, unknown> | undefined;
     if (typeof metadata !== 'object' || metadata === null) return false;

@@ -29,14 +29,19 @@ export function registerSources(descriptors: unknown): SourceDescriptor[] {
     }
     const same = known.get(d.name);
     if (same === d) continue;
-    const clash = [...known.values()].find((o) => o.name === d.name || o.relation === d.relation || o.logflare.names.some((n) => d.logflare.names.includes(n)) || o.logflare.id === d.logflare.id);
+    const clash = [...known.values()].find((o) => o.name === d.name || relationsOf(o).some((r) => relationsOf(d).includes(r)) || o.logflare.names.some((n) => d.logflare.names.includes(n)) || o.logflare.id === d.logflare.id);
     if (clash) {
-      throw new InvalidOptionError(`sourceDefinitions[${i}]`, `Source "${d.name}" shares its name, relation, Logflare name or UUID with source "${clash.name}".`);
+      throw new InvalidOptionError(`sourceDefinitions[${i}]`, `Source "${d.name}" shares its name, relation (or a rollup's), Logflare name or UUID with source "${clash.name}".`);
     }
     known.set(d.name, d);
     added.push(d);
   }
   return added;
+}
+
+/** The relations a source presents: its own and its rollups'. */
+function relationsOf(d: SourceDescriptor): string[] {
+  return [d.relation, ...Object.keys(d.rollups ?? {})];
 }
 
 /** The descriptor of a source name; an error for a name no source has. */

@@ -46,6 +46,17 @@ export interface SourceDescriptor<N extends string = string> {
   readonly clickhouse: { readonly table: string };
   /** Whether an event looks like this source (compaction refuses a glob of another log). */
   looksLike?(event: Record<string, unknown>): boolean;
+  /**
+   * Rollups by relation name: DuckDB SQL over `relation` grouped by a time bucket (and keys) whose
+   * columns are mergeable partial aggregates; endpoints' SQL reads them by name and re-aggregates
+   * (docs/definitions.md, "Rollups").
+   */
+  readonly rollups: Readonly<Record<string, SourceRollup>>;
+}
+
+/** A rollup of a source: a SELECT over the source's relation, with no parameters. */
+export interface SourceRollup {
+  readonly sql: string;
 }
 
 /** A column as declared in `defineSource`: a type, or a type with a path inside `metadata`. */
@@ -68,6 +79,8 @@ export interface SourceConfig<N extends string = string> {
   parquet?: { rowGroupRows?: number; dictionaryEntries?: number; heads?: boolean };
   clickhouse?: { table?: string };
   looksLike?: (event: Record<string, unknown>) => boolean;
+  /** Rollups by relation name (`{ auth_logs_hourly: { sql } }`): docs/definitions.md, "Rollups". */
+  rollups?: Record<string, SourceRollup>;
 }
 
 const DUCKDB_TYPES: Record<ColumnType, string> = {
@@ -121,6 +134,12 @@ export function defineSource<const N extends string>(config: SourceConfig<N>): S
   const names = config.logflare?.names ?? [];
   if (!Array.isArray(names) || names.some((n) => typeof n !== 'string' || n === '')) fail('logflare.names must be a list of non-empty names');
   const id = (config.logflare?.id ?? uuidFromName(`source:${names[0] ?? name}`)).toLowerCase();
+  const rollups: Record<string, SourceRollup> = {};
+  for (const [rollup, r] of Object.entries(config.rollups ?? {})) {
+    if (!IDENTIFIER.test(rollup) || rollup === config.relation) fail(`rollup name ${JSON.stringify(rollup)} must be a lower-case SQL identifier other than its relation`);
+    if (typeof r?.sql !== 'string' || !new RegExp(`\\b${config.relation}\\b`).test(r.sql)) fail(`rollup "${rollup}" must be a SELECT over ${config.relation}`);
+    rollups[rollup] = Object.freeze({ sql: r.sql });
+  }
   const rowGroupRows = config.parquet?.rowGroupRows ?? 100_000;
   if (!Number.isInteger(rowGroupRows) || rowGroupRows < 1000) fail('parquet.rowGroupRows must be a whole number of at least 1000');
   return Object.freeze({
@@ -137,5 +156,6 @@ export function defineSource<const N extends string>(config: SourceConfig<N>): S
     }),
     clickhouse: Object.freeze({ table: config.clickhouse?.table ?? config.relation }),
     ...(config.looksLike ? { looksLike: config.looksLike } : {}),
+    rollups: Object.freeze(rollups),
   });
 }

@@ -41,7 +41,7 @@ import { composeSandboxedSql, splitEndpointSql } from '../../sandbox/compose-san
 import { validateCallerSql, type CheckedSql } from '../../sandbox/validate-caller-sql';
 import { callerColumns, callerRows } from './caller-results';
 import { callerSqlError, namesAFile } from './caller-errors';
-import { allSources } from '../../sources/registry';
+import { allSources, sourceDescriptor } from '../../sources/registry';
 import { codeOnly } from '../../sql/sql-scan';
 
 /** One glob or a list of globs per source; relative globs resolve against the working directory. */
@@ -77,11 +77,25 @@ const MAX_ATTEMPTS = 8;
  * have would fail the statement at start (definitions are prepared then).
  */
 export function sourcesReadBy(sql: string): SourceName[] {
-  const code = codeOnly(sql);
-  return allSources().filter((d) => {
-    const uses = [...code.matchAll(new RegExp(`(?<![\\w$.])${d.relation}(?![\\w(])(\\s+AS\\s*\\()?`, 'gi'))];
-    return uses.some((m) => m[1] === undefined);
-  }).map((d) => d.name);
+  // A rollup (function_edge_logs_hourly) is read over its source's relation: naming it reads the source.
+  return allSources().filter((d) => [d.relation, ...Object.keys(d.rollups)].some((relation) => namesRelation(sql, relation))).map((d) => d.name);
+}
+
+/** Whether a statement reads a relation by name (not only defines a CTE of that name), kept per SQL text and name. */
+const NAMED = new Map<string, boolean>();
+function namesRelation(sql: string, relation: string): boolean {
+  const key = `${relation}\n${sql}`;
+  let known = NAMED.get(key);
+  if (known === undefined) {
+    if (NAMED.size >= 1024) NAMED.clear();
+    NAMED.set(key, (known = scanNamesRelation(sql, relation)));
+  }
+  return known;
+}
+
+function scanNamesRelation(sql: string, relation: string): boolean {
+  const uses = [...codeOnly(sql).matchAll(new RegExp(`(?<![\\w$.])${relation}(?![\\w(])(\\s+AS\\s*\\()?`, 'gi'))];
+  return uses.some((m) => m[1] === undefined);
 }
 
 /**
@@ -91,7 +105,11 @@ export function sourcesReadBy(sql: string): SourceName[] {
  */
 export function fullQuerySql(sql: string, files: Partial<Record<SourceName, SourceFiles>>, caller?: { sql: string; maxRows: number }): string {
   const sources = Object.entries(files) as Array<[SourceName, SourceFiles]>;
-  const relations = sources.map(([source, f]) => `${relationOf(source)} AS (\n${sourceRelation(source, f)}\n)`);
+  // Each rollup the statement names follows its source's relation, as its SQL over that relation.
+  const relations = sources.flatMap(([source, f]) => [
+    `${relationOf(source)} AS (\n${sourceRelation(source, f)}\n)`,
+    ...Object.entries(sourceDescriptor(source).rollups).filter(([name]) => namesRelation(sql, name)).map(([name, r]) => `${name} AS (\n${r.sql}\n)`),
+  ]);
   const own = /^((?:\s*--[^\n]*\n)*)\s*WITH\s/i.exec(sql);
   // A statement whose CTEs shadow a relation (logs.all's `edge_logs`, already limited to one
   // project) runs inside the relations, as does every caller's SELECT: the relations themselves

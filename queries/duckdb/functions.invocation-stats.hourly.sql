@@ -1,0 +1,71 @@
+-- functions.invocation-stats over the hourly rollup (1day and 7day: hour and day buckets, whose
+-- windows start and end on whole hours, so the hours of the rollup cover them exactly).
+-- The same answer as functions.invocation-stats.sql, but p95/p99 come from merged quantile
+-- summaries (exact with small hours, within the 0.01 rank bound otherwise: docs/semantics.md).
+--
+-- Relation `function_edge_logs_hourly` (queries/duckdb/function_edge_logs_hourly.sql) is
+-- provided by the engine; one hour may have several rows (from several files).
+--
+-- Parameters:
+--   $project      project reference; only invocations of this project are counted (NULL with
+--                 singleProject: every invocation)
+--   $function_id  one function's id, or NULL for every function of the project
+--   $unit         bucket unit: 'hour' | 'day'
+--   $first        first bucket start (a whole hour), inclusive
+--   $end          last bucket start + 1 unit (a whole hour), exclusive
+--   $max_rows     row cap of the endpoint
+WITH parts AS (
+  SELECT date_trunc($unit, hour) AS bucket, *
+  FROM function_edge_logs_hourly
+  WHERE ($project IS NULL OR project_ref = $project)
+    AND ($function_id IS NULL OR function_id = $function_id)
+    AND hour >= $first
+    AND hour < $end
+),
+totals AS (
+  SELECT
+    bucket,
+    min(min_execution_time)                             AS min_execution_time,
+    max(max_execution_time)                             AS max_execution_time,
+    sum(sum_execution_time) / nullif(sum(timed_count), 0) AS avg_execution_time,
+    sum(count)                                          AS count,
+    sum(error_count)                                    AS error_count
+  FROM parts
+  GROUP BY 1
+),
+-- each kept value with the number of values it stands for
+points AS (
+  SELECT bucket, value, least(summary_step, timed_count - (i - 1) * summary_step) AS weight
+  FROM (
+    SELECT bucket, summary_step, timed_count,
+           unnest(execution_time_summary) AS value,
+           generate_subscripts(execution_time_summary, 1) AS i
+    FROM parts
+  )
+),
+ranked AS (
+  SELECT bucket, value,
+         sum(weight) OVER (PARTITION BY bucket ORDER BY value ROWS UNBOUNDED PRECEDING) AS reached,
+         sum(weight) OVER (PARTITION BY bucket)                                          AS n
+  FROM points
+),
+-- the first value whose cumulative weight reaches rank max(1, ceil(q * n)): quantile_disc's rank
+quantiles AS (
+  SELECT bucket,
+         min(value) FILTER (WHERE reached >= greatest(1, ceil(0.95 * n))) AS p95_execution_time,
+         min(value) FILTER (WHERE reached >= greatest(1, ceil(0.99 * n))) AS p99_execution_time
+  FROM ranked
+  GROUP BY 1
+)
+SELECT
+  t.bucket              AS timestamp,
+  t.min_execution_time,
+  t.max_execution_time,
+  t.avg_execution_time,
+  q.p95_execution_time,
+  q.p99_execution_time,
+  t.count,
+  t.error_count
+FROM totals t LEFT JOIN quantiles q USING (bucket)
+ORDER BY 1
+LIMIT $max_rows

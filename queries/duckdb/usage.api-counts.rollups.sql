@@ -1,0 +1,67 @@
+-- usage.api-counts over the rollups (the variant for hour and day buckets): the same answer as
+-- usage.api-counts.sql, from far fewer rows.
+--
+-- Relations provided by the engine: `edge_logs` (usage.api-counts.sql), and the gateway log's
+-- rollups `edge_logs_url_hourly` (edge_logs_url_hourly.sql: hour, origin, request_url and the
+-- four class counts) and `edge_logs_url_grams` (edge_logs_url_grams.sql: origin, trigram map).
+--
+-- Parameters:
+--   $project           RE2 pattern searched in the request URL; only matching requests count (NULL
+--                      with singleProject: every request)
+--   $project_literal   plain text every match of $project holds, or '' when $project is itself
+--                      plain text (src/sql/required-literal.ts, prefilterLiteral)
+--   $project_required  plain text every match of $project holds, the pattern itself when it is
+--                      plain text, or '' (requiredLiteral)
+--   $unit              bucket unit: 'hour' | 'day' (minute buckets read usage.api-counts.sql)
+--   $start             window start (now - window), inclusive; there is no upper bound
+--   $max_rows          row cap of the endpoint
+--
+-- Whole hours from the first hour boundary at or after $start come from the rollup; the requests
+-- between $start and that boundary (none when $start is on the hour) from the raw relation.
+WITH
+  -- The trigram numbers of the required literal, as edge_logs_url_grams.sql numbers them.
+  required AS (
+    SELECT list_transform(range(1, length($project_required) - 1), i ->
+             ((unicode(substr($project_required, i, 1))::BIGINT * 961
+               + unicode(substr($project_required, i + 1, 1))::BIGINT * 31
+               + unicode(substr($project_required, i + 2, 1))) % 65536)::INTEGER) AS grams
+  ),
+  -- Origins some URL of which may hold the literal: every trigram of it is in their map. A NULL
+  -- map (events whose map is not worth computing per query, such as an uncompacted tail) rules
+  -- nothing out.
+  candidate_origins AS (
+    SELECT origin
+    FROM edge_logs_url_grams m, required r
+    WHERE m.grams IS NULL OR list_bool_and(list_transform(r.grams, g -> get_bit(m.grams::BIT, g) = 1))
+  ),
+  counted AS (
+    SELECT hour AS instant, rest_requests AS rest, storage_requests AS storage, auth_requests AS auth, realtime_requests AS realtime
+    FROM edge_logs_url_hourly
+    WHERE hour >= CASE WHEN date_trunc('hour', $start) = $start THEN $start ELSE date_trunc('hour', $start) + INTERVAL 1 HOUR END
+      AND ($project IS NULL OR (
+        -- A literal shorter than a trigram rules out no origin.
+        (length($project_required) < 3 OR origin IN (SELECT origin FROM candidate_origins))
+        AND contains(request_url, $project_required)
+        AND regexp_matches(request_url, $project)))
+    UNION ALL
+    SELECT
+      timestamp,
+      CASE WHEN regexp_matches(request_path, '/rest') THEN 1 ELSE 0 END,
+      CASE WHEN regexp_matches(request_path, '/storage') THEN 1 ELSE 0 END,
+      CASE WHEN regexp_matches(request_path, '/auth') THEN 1 ELSE 0 END,
+      CASE WHEN regexp_matches(request_path, '/realtime') THEN 1 ELSE 0 END
+    FROM edge_logs
+    WHERE timestamp >= $start
+      AND timestamp < CASE WHEN date_trunc('hour', $start) = $start THEN $start ELSE date_trunc('hour', $start) + INTERVAL 1 HOUR END
+      AND ($project IS NULL OR (contains(request_url, $project_literal) AND regexp_matches(request_url, $project)))
+  )
+SELECT
+  date_trunc($unit, instant)                                                AS timestamp,
+  sum(rest)::BIGINT                                                     AS total_rest_requests,
+  sum(storage)::BIGINT                                                  AS total_storage_requests,
+  sum(auth)::BIGINT                                                     AS total_auth_requests,
+  sum(realtime)::BIGINT                                                 AS total_realtime_requests
+FROM counted
+GROUP BY 1
+ORDER BY 1
+LIMIT $max_rows
