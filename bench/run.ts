@@ -244,20 +244,23 @@ function markdown(o: ReturnType<typeof output>): string {
     const c = o.cold.find((x) => x.name === w.name && x.variant === w.variant);
     lines.push(`| ${w.name} | ${w.variant} | ${w.p50_ms} | ${w.p95_ms} | ${c?.p50_ms ?? ''} | ${c?.p95_ms ?? ''} | ${w.runs} |`);
   }
-  lines.push('', '| ratio (warm p50) | value |', '|---|---:|');
+  const ratioLines: string[] = [];
   for (const name of new Set(o.cases.map((c) => c.name))) {
     const get = (v: Variant) => o.cases.find((c) => c.name === name && c.variant === v)?.p50_ms;
     const lib = get('library-parquet'), bare = get('bare-duckdb-parquet'), old = get('bare-duckdb-old-sql');
-    if (lib && bare) lines.push(`| ${name}: library / bare DuckDB, same SQL | ${round(lib / bare)} |`);
-    if (lib && old) lines.push(`| ${name}: library / bare DuckDB of the old SQL | ${round(lib / old)} |`);
+    if (lib && bare) ratioLines.push(`| ${name}: library / bare DuckDB, same SQL | ${round(lib / bare)} |`);
+    if (lib && old) ratioLines.push(`| ${name}: library / bare DuckDB of the old SQL | ${round(lib / old)} |`);
     const oneX = get('library-parquet-1x');
-    if (lib && oneX) lines.push(`| ${name}: at 4x the data / at 1x | ${round(lib / oneX)} |`);
+    if (lib && oneX) ratioLines.push(`| ${name}: at 4x the data / at 1x | ${round(lib / oneX)} |`);
     const chdb = get('chdb'), chdbOneX = get('chdb-1x');
-    if (chdb && chdbOneX) lines.push(`| ${name}: chdb at 4x the data / at 1x (target: the library's ≤ this) | ${round(chdb / chdbOneX)} |`);
+    if (chdb && chdbOneX) ratioLines.push(`| ${name}: chdb at 4x the data / at 1x (target: the library's ≤ this) | ${round(chdb / chdbOneX)} |`);
   }
+  // Only the ratios this run measured (a run restricted by --variants may have none).
+  if (ratioLines.length) lines.push('', '| ratio (warm p50) | value |', '|---|---:|', ...ratioLines);
   lines.push('', '| case (compacted Parquet) | files read | rows scanned | rows in the dataset |', '|---|---:|---:|---:|');
   for (const s of o.scans) lines.push(`| ${s.name} | ${s.files} of ${s.allFiles} | ${s.scanned.toLocaleString('en')} | ${s.total.toLocaleString('en')} |`);
-  lines.push(
+  // The HTTP phase's lines only when it ran (--skip-http leaves its numbers out, not as NaN).
+  if (Number.isFinite(o.http.rps)) lines.push(
     '',
     `HTTP cache hits: ${o.http.rps} req/s through the node adapter vs ${o.http.baseline_rps} req/s bare node:http (ratio ${round(o.http.rps / o.http.baseline_rps)}), p99 ${o.http.p99_ms} ms`,
     `Serving process (memoryLimit 256MB): peak RSS ${o.rss_mb} MB under the HTTP benchmark, ${o.rss_mb_uncached_burst} MB after a burst of uncached logs.all queries; start to first answer ${o.startup_ms} ms`,
