@@ -68,14 +68,22 @@ export async function measureHttp(dataset: Dataset, c: BenchCase, seconds: numbe
     const bare = spawn(process.execPath, ['-e', `
       const body = Buffer.from(${JSON.stringify(body.toString('base64'))}, 'base64');
       const headers = ${JSON.stringify(headers)};
+      // The least any server of this API does per request: parse the target and its query,
+      // check the key header, send the stored bytes. Same URL and headers as the library's load.
       require('node:http').createServer((req, res) => {
+        const url = new URL(req.url, 'http://localhost');
+        if (req.headers['x-api-key'] !== ${JSON.stringify(BENCH_KEY)} || url.searchParams.size === 0) {
+          res.writeHead(401).end();
+          return;
+        }
         res.writeHead(200, { ...headers, 'content-length': body.length });
         res.end(body);
       }).listen(${basePort}, '127.0.0.1');
     `], { stdio: 'ignore' });
     try {
-      await firstAnswer(`http://127.0.0.1:${basePort}/`);
-      const baseline = await load(`http://127.0.0.1:${basePort}/`, seconds, { 'X-API-KEY': BENCH_KEY });
+      const bareUrl = caseUrl(basePort, c);
+      await firstAnswer(bareUrl);
+      const baseline = await load(bareUrl, seconds, { 'X-API-KEY': BENCH_KEY });
       log(`  bare node:http: ${baseline.requests.average} req/s, p99 ${baseline.latency.p99} ms`);
       return {
         rps: round(library.requests.average, 0),
