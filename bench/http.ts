@@ -115,7 +115,6 @@ export async function measureHttp(dataset: Dataset, c: BenchCase, seconds: numbe
 /** Rounds of the cache-hit comparison, each timing the library's server and the bare one. */
 const HTTP_ROUNDS = 3;
 
-
 /**
  * Start-up time (spawn to the first 200 answer of an endpoint), and peak RSS after a burst of
  * uncached logs.all queries: engine memory, beyond what the cache-hit benchmark touches.
