@@ -90,7 +90,7 @@ for (const name of peerNames) {
 // At the large scale, each case also runs on the default data (1x), for how time grows with the
 // data: the library, and chdb beside it in the same rounds when it is a peer (its growth is the target's).
 const oneXData = scale === 'large' && wanted(values.variants, 'library-parquet-1x') ? await prepareDataset('default', log) : null;
-const chdbAt1x = oneXData && peerNames.includes('chdb') ? await openChdb(oneXData, log) : null;
+const chdbAt1x = oneXData && peerNames.includes('chdb') ? await openChdb(oneXData, log, 'one_x') : null;
 
 try {
   for (const c of cases) {
