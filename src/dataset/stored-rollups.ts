@@ -107,7 +107,7 @@ export async function writeCompanions(
     const relRollup = rollupPathOf(rel, rollup).split(sep).join('/');
     const staged = await stagedOf(relRollup);
     const rows = await writeRollup(connection, source, rollup, dataPath, staged);
-    (out.rollups ??= {})[rollup] = { path: relRollup, rows, bytes: await place(staged, relRollup) };
+    (out.rollups ??= {})[rollup] = { path: relRollup, rows, bytes: await place(staged, relRollup), writtenMs: Date.now() };
   }
   return out;
 }

@@ -18,7 +18,7 @@ export interface ListedFile {
   /** The head's size as its commit recorded it. */
   headBytes?: number;
   /** For a dataset's data file: its stored rollups by name (absolute path, size as committed). */
-  rollups?: Record<string, { path: string; bytes: number }>;
+  rollups?: Record<string, { path: string; bytes: number; writtenMs?: number }>;
 }
 
 /** What one glob matches now. */

@@ -164,7 +164,7 @@ export class SourceReader {
   private rollupsOf(root: string, rollups: NonNullable<DataFile['rollups']>): NonNullable<ListedFile['rollups']> {
     let known = this.rollupPaths.get(rollups);
     if (known === undefined) {
-      known = Object.fromEntries(Object.entries(rollups).map(([name, r]) => [name, { path: this.pathOf(root, r), bytes: r.bytes }]));
+      known = Object.fromEntries(Object.entries(rollups).map(([name, r]) => [name, { path: this.pathOf(root, r), bytes: r.bytes, writtenMs: r.writtenMs ?? 0 }]));
       this.rollupPaths.set(rollups, known);
     }
     // A copy per listing: a damaged one is dropped from this listing's file only.
@@ -195,8 +195,8 @@ export function companionsOf(file: ListedFile): ListedFile[] {
 }
 
 /** A data file's stored rollup as a file of its own (checked, or marked damaged, like any file). */
-export function rollupOf(file: ListedFile, rollup: { path: string; bytes: number }): ListedFile {
-  return { path: rollup.path, kind: 'parquet', size: rollup.bytes, mtimeMs: 0, ino: 0, dataset: file.dataset };
+export function rollupOf(file: ListedFile, rollup: { path: string; bytes: number; writtenMs?: number }): ListedFile {
+  return { path: rollup.path, kind: 'parquet', size: rollup.bytes, mtimeMs: rollup.writtenMs ?? 0, ino: 0, dataset: file.dataset };
 }
 
 function withoutKey<T>(record: Record<string, T>, key: string): Record<string, T> {
