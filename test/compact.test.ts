@@ -125,9 +125,11 @@ describe('compactLogs', () => {
       await after.close();
       // What the killed run left (staging, files no commit names) is gone.
       expect(readdirSync(out).filter((f) => f.startsWith('.compact-'))).toEqual([]);
-      // Only the committed files and their heads (the newest rows of each project, for logs.all),
-      // the heads out of the data folders.
-      expect(parquetUnder(out).sort()).toEqual(done.files.flatMap((f) => [f, `_heads/${f}`]).sort());
+      // Only the committed files, their heads (the newest rows of each project, for logs.all) and
+      // their stored rollups, the companions out of the data folders.
+      expect(parquetUnder(out).sort()).toEqual(done.files.flatMap((f) => [
+        f, `_heads/${f}`, `_rollups/edge_logs_url_grams/${f}`, `_rollups/edge_logs_url_hourly/${f}`,
+      ]).sort());
     }
   });
 

@@ -2,6 +2,7 @@ import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readDatasetStateStable } from '../src/dataset/dataset-log';
+import { usageApiCounts } from '../src/definitions/usage-api-counts';
 import { BackgroundCompactor, type CompactableLog } from '../src/managed/background-compactor';
 import { forgetDeletedInputs } from '../src/managed/dataset-maintenance';
 import { census, CENSUS_NOW, censusEvents, idRange } from './support/census';
@@ -40,17 +41,27 @@ describe('managed storage: the background compactor', () => {
       source: 'edgeLogs', datasetDir, walDir, wal, retentionDays: 90, now: () => new Date(CENSUS_NOW), onError: (e) => errors.push(e),
     });
     const { ep } = await endpointsAt({ edgeLogs: [join(walDir, '*.ndjson'), datasetDir] }, CENSUS_NOW);
+    // usage.api-counts as its raw statement alone answers, to hold the rollup variant's answers to.
+    const { ep: raw } = await endpointsAt({ edgeLogs: [join(walDir, '*.ndjson'), datasetDir] }, CENSUS_NOW, {
+      endpoints: [{ ...usageApiCounts, name: 'usage.raw', id: '6f0c1d2e-3b4a-4c5d-8e6f-7a8b9c0d1e2f', variantOf: () => null }],
+    });
+    const usage = async (e: typeof ep, name: string) => (await e.query(name, { project: '.', interval: 'daily' })).result;
     try {
       // Ten segments, each closing on its own: ten compactions, each writing small files.
       for (let i = 0; i < 10; i++) {
         wal.add(`${String(i).padStart(20, '0')}.ndjson`, censusEvents(`s${i}`, 20));
+        // A segment not compacted yet beside the dataset: the rollups are partly stored.
+        expect(await usage(ep, 'usage.api-counts')).toEqual(await usage(raw, 'usage.raw'));
         wal.close();
         await compactor.settled();
         // Between runs, the segments not compacted yet and the dataset give each event once.
         expect((await census(ep)).total).toBe(20 * (i + 1));
+        expect(await usage(ep, 'usage.api-counts')).toEqual(await usage(raw, 'usage.raw'));
       }
       expect(errors).toEqual([]);
       expect(readdirSync(walDir)).toEqual([]);
+      const requests = (await usage(ep, 'usage.api-counts') as Array<Record<string, number>>).reduce((n, r) => n + r.total_rest_requests! + r.total_storage_requests! + r.total_auth_requests! + r.total_realtime_requests!, 0);
+      expect(requests).toBeGreaterThan(0);
       const counted = await census(ep);
       expect(counted.ids).toEqual(Array.from({ length: 10 }, (_, i) => idRange(`s${i}`, 0, 20)).flat().sort());
       // Every day holds fewer files than the merge threshold after merging.
@@ -58,6 +69,8 @@ describe('managed storage: the background compactor', () => {
       const perDay = new Map<string, number>();
       for (const f of state.files.values()) perDay.set(f.day!, (perDay.get(f.day!) ?? 0) + 1);
       expect(Math.max(...perDay.values())).toBeLessThan(8);
+      // Merged files get their stored rollups as compaction's do (one path: stored-rollups.ts).
+      for (const f of state.files.values()) expect(Object.keys(f.rollups ?? {}).sort()).toEqual(['edge_logs_url_grams', 'edge_logs_url_hourly']);
       expect(compactor.counters.mergedFiles).toBeGreaterThan(0);
       // The records of deleted segments are forgotten (in bulk, past 64 of them, so the log stays
       // small); what the dataset answers does not change.
@@ -68,6 +81,7 @@ describe('managed storage: the background compactor', () => {
     } finally {
       await compactor.stop();
       await ep.close();
+      await raw.close();
     }
   });
 

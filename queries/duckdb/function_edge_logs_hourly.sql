@@ -38,3 +38,5 @@ FROM (
   FROM function_edge_logs
   GROUP BY ALL
 )
+-- Stored beside each data file at compaction in this order: a project's hours sit in few row groups.
+ORDER BY project_ref, hour, function_id

@@ -27,7 +27,8 @@ import { withDatasetLock } from '../dataset/dataset-lock';
 import { settleOrphans, type OrphanOutcome, type Provenance } from '../dataset/dataset-orphans';
 import { dataDirAround, DataDirLockedError, lockDataDir, type DataDirLock } from '../dataset/data-dir-lock';
 import { looksLikeSource } from './source-shape';
-import { headPathOf, hasHeads, writeHead } from '../dataset/newest-heads';
+import { companionPathsOf, writeCompanions } from '../dataset/stored-rollups';
+import { backfillRollups } from './backfill-rollups';
 
 /** Options of `compactLogs`. */
 export interface CompactOptions {
@@ -76,6 +77,11 @@ export interface CompactResult {
    * the log (their commit was lost), deleted (a killed run's), or kept (the log is damaged).
    */
   orphans?: OrphanOutcome;
+  /**
+   * Data files of the dataset that lacked stored rollups (compacted before) and got them in this
+   * run's own commit: the upgrade path (docs/definitions.md, "Rollups").
+   */
+  backfilledFiles?: string[];
 }
 
 /**
@@ -182,7 +188,7 @@ export async function compactFiles(
         // Stopped before its commit (aborted, refused): its published files go, as if never written.
         for (const file of run.add) {
           await unlinkIfPresent(join(outDir, file.path));
-          if (file.head) await unlinkIfPresent(join(outDir, file.head.path));
+          for (const companion of companionPathsOf(file)) await unlinkIfPresent(join(outDir, companion));
         }
         throw error;
       }
@@ -190,6 +196,9 @@ export async function compactFiles(
       state = readDatasetStateStable(outDir);
       await checkpointIfDue(state);
     }
+    checkAborted(options.signal);
+    const backfilled = await backfillRollups(readDatasetStateStable(outDir), options.source, options.duckdb);
+    if (backfilled.length) result.backfilledFiles = backfilled;
     if (options.deleteSource) await removeCompacted(options, scans, newSkipped, result, progress);
     return result;
   });
@@ -296,16 +305,8 @@ async function writeRun(
       const target = join(outDir, rel);
       const entry: DataFile = { path: rel, rows: perFile.get(file) ?? 0, bytes: 0, day: /date=(\d{4}-\d{2}-\d{2})/.exec(rel)?.[1] ?? null };
       await mkdir(dirname(target), { recursive: true });
-      if (hasHeads(options.source)) {
-        const head = headPathOf(file);
-        await mkdir(dirname(head), { recursive: true });
-        const rows = await writeHead(connection, file, head);
-        await fsyncFile(head);
-        await mkdir(dirname(headPathOf(target)), { recursive: true });
-        await rename(head, headPathOf(target));
-        touched.add(dirname(headPathOf(target)));
-        entry.head = { path: headPathOf(rel).split(sep).join('/'), rows, bytes: (await stat(headPathOf(target))).size };
-      }
+      // Its head and stored rollups, in place before the file (none is named until the commit).
+      Object.assign(entry, await writeCompanions(connection, options.source, file, outDir, rel, staging));
       await fsyncFile(file);
       await rename(file, target);
       touched.add(dirname(target));

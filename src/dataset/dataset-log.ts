@@ -38,6 +38,11 @@ export interface DataFile {
   day: string | null;
   /** Its head (gateway log only): the newest rows of each project, for logs.all (see newest-heads.ts). */
   head?: { path: string; rows: number; bytes: number };
+  /**
+   * Its stored rollups by rollup name (stored-rollups.ts): each rollup's SQL over this file alone.
+   * `writtenMs` (when it was written) tells a rewrite at the same path (a backfill after a repair) from the version a reader judged before.
+   */
+  rollups?: Record<string, { path: string; rows: number; bytes: number; writtenMs?: number }>;
 }
 
 /**

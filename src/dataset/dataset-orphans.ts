@@ -8,6 +8,7 @@ import { sqlStringList } from '../duckdb/sql-literal';
 import { appendCommit, readDatasetStateStable, type DataFile, type DatasetState, type InputRecord } from './dataset-log';
 import { unlinkIfPresent } from '../util/durable-fs';
 import { dataPathOfHead, headPathOf, HEADS_DIR, legacyHeadPathOf } from './newest-heads';
+import { dataPathOfRollup, rollupPathOf, ROLLUPS_DIR } from './stored-rollups';
 
 
 /** What a data file says of the commit it was written for. */
@@ -111,8 +112,9 @@ export async function settleOrphans(
     }
   }
   for (const head of heads) {
-    const data = dataPathOfHead(head);
-    if (found.some((f) => f.path === data)) continue;
+    // A restored file's companions were put back with it (dataFileOf).
+    const data = dataPathOfHead(head) ?? dataPathOfRollup(head)?.data;
+    if (found.some((f) => f.path === data) && existsOnDisk(join(current.root, data!)) && current.files.has(data!)) continue;
     if (damaged) outcome.kept.push({ path: head, reason: 'a head without its data file, kept while the log is damaged' });
     else await remove(state.root, head, outcome);
   }
@@ -150,7 +152,11 @@ function commitNumberOf(path: string): number | null {
   return m ? Number(m[1]) : null;
 }
 
-/** Data files and heads (in the day folders or `_heads/`) that no commit names (relative paths). */
+/**
+ * Data files, and companions (heads in the day folders or `_heads/`, stored rollups in `_rollups/`)
+ * that no commit names (relative paths). A stored rollup of a data file put back into the log is
+ * one of them: it is removed, and the next compaction writes it again (backfill-rollups.ts).
+ */
 export async function orphansOf(state: DatasetState): Promise<{ data: string[]; heads: string[] }> {
   const data: string[] = [];
   const heads: string[] = [];
@@ -168,6 +174,17 @@ export async function orphansOf(state: DatasetState): Promise<{ data: string[]; 
     if (!entry.isDirectory() || !/^date=\d{4}-\d{2}-\d{2}$/.test(entry.name)) continue;
     for (const name of await readdir(join(state.root, HEADS_DIR, entry.name))) {
       if (DATA.test(name) && !state.files.has(`${entry.name}/${name}`)) heads.push(`${HEADS_DIR}/${entry.name}/${name}`);
+    }
+  }
+  // Stored rollups (`_rollups/<rollup>/date=…/`, stored-rollups.ts) their data file's entry does not name.
+  for (const rollup of await readdir(join(state.root, ROLLUPS_DIR), { withFileTypes: true }).catch(() => [])) {
+    if (!rollup.isDirectory()) continue;
+    for (const day of await readdir(join(state.root, ROLLUPS_DIR, rollup.name), { withFileTypes: true }).catch(() => [])) {
+      if (!day.isDirectory() || !/^date=\d{4}-\d{2}-\d{2}$/.test(day.name)) continue;
+      for (const name of await readdir(join(state.root, ROLLUPS_DIR, rollup.name, day.name))) {
+        const rel = `${ROLLUPS_DIR}/${rollup.name}/${day.name}/${name}`;
+        if (DATA.test(name) && state.files.get(`${day.name}/${name}`)?.rollups?.[rollup.name]?.path !== rel) heads.push(rel);
+      }
     }
   }
   return { data: data.sort(), heads: heads.sort() };
@@ -226,6 +243,22 @@ async function dataFileOf(root: string, path: string, rows: number, duckdb: Data
       instance.closeSync();
     }
   }
+  // Its stored rollups, likewise (one left out is an orphan, written again by the next compaction).
+  for (const rollup of await readdir(join(root, ROLLUPS_DIR)).catch(() => [])) {
+    const companion = rollupPathOf(path, rollup).split('\\').join('/');
+    const stats = await stat(join(root, companion)).catch(() => null);
+    if (!stats) continue;
+    const { instance, connection } = await openDatabase(duckdb);
+    try {
+      const n = (await connection.runAndReadAll(`SELECT sum(num_rows) AS n FROM parquet_file_metadata(${sqlStringList([join(root, companion)])})`)).getRowObjects()[0]?.n;
+      (entry.rollups ??= {})[rollup] = { path: companion, rows: Number(n ?? 0), bytes: stats.size };
+    } catch {
+      // Unreadable: left out.
+    } finally {
+      connection.closeSync();
+      instance.closeSync();
+    }
+  }
   return entry;
 }
 
@@ -233,6 +266,10 @@ async function removeWithHead(root: string, path: string, outcome: OrphanOutcome
   await remove(root, path, outcome);
   for (const head of [headPathOf(path), legacyHeadPathOf(path)].map((p) => p.split('\\').join('/'))) {
     if (existsOnDisk(join(root, head))) await remove(root, head, outcome);
+  }
+  for (const rollup of await readdir(join(root, ROLLUPS_DIR)).catch(() => [])) {
+    const companion = rollupPathOf(path, rollup).split('\\').join('/');
+    if (existsOnDisk(join(root, companion))) await remove(root, companion, outcome);
   }
 }
 

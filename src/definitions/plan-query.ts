@@ -23,5 +23,9 @@ export function planQuery(definition: AnyEndpointDefinition, params: NormalizedP
 /** The statement an engine runs for a definition (its SQL per engine, or a variant's; its paging). */
 export function statementOf(definition: AnyEndpointDefinition, variant: string | null = null): EngineStatement {
   const sql = variant === null ? definition.sql : definition.variants![variant]!;
-  return { name: definition.name, sql, ...(definition.newestFirst ? { newestFirst: definition.newestFirst } : {}) };
+  return {
+    name: definition.name, sql,
+    ...(variant === null ? {} : { fallback: definition.sql }),
+    ...(definition.newestFirst ? { newestFirst: definition.newestFirst } : {}),
+  };
 }

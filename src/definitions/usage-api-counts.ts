@@ -30,8 +30,8 @@ const INTERVALS = {
  * buckets: 7 days). The requests before the first whole hour come from the raw files, and reading
  * them costs about what the whole raw query of a 1-hour window costs (every project's newest row
  * groups), so an hour-bucket window that starts inside an hour is answered faster raw. Minute
- * buckets have no rollup. Until then the rollups would be computed from the events on every call
- * (docs/definitions.md, "Rollups"), so `variant` keeps the raw statement.
+ * buckets have no rollup. Where compaction has not stored the rollups the engine runs the raw
+ * statement instead (docs/definitions.md, "Rollups").
  *
  * @example
  * rollupsWhenStored({ unit: 'hour', start: { timestamp: 1795258800000000n } }); // 'rollups' (11:00:00)
@@ -62,9 +62,10 @@ export const usageApiCounts = defineEndpoint({
     ),
   },
   sql: { duckdb: querySql('duckdb', 'usage.api-counts'), clickhouse: querySql('clickhouse', 'usage.api-counts') },
-  // The edge log's rollups (src/sources/edge-logs.ts), once compaction stores them: `rollupsWhenStored`.
+  // The edge log's rollups (src/sources/edge-logs.ts), stored at compaction; the engine runs the
+  // raw statement where they are not stored (docs/definitions.md, "Rollups").
   variants: { rollups: { duckdb: querySql('duckdb', 'usage.api-counts.rollups') } },
-  variant: () => null,
+  variant: rollupsWhenStored,
   projectParam: 'project',
   bind: ({ interval, project }, { now }) => {
     const { span, unit } = INTERVALS[interval as UsageInterval];

@@ -238,6 +238,11 @@ export interface SourceFiles {
   parquetTypes: ReadonlyMap<string, string>;
   /** A SELECT of events held in memory (managed storage's in-memory table), with the source's columns. */
   memory?: string;
+  /**
+   * Stored rollups by rollup name: the companions of the Parquet files (`dataFiles`, paths as in
+   * `parquet`) that have one; the rollup of the rest is computed (duckdb-engine.ts, rollupRelation).
+   */
+  stored?: Readonly<Record<string, { companions: string[]; dataFiles: string[] }>>;
   /** A condition on the relation's columns that the engine itself adds (two-phase-newest.ts), never a caller's text. */
   where?: string;
 }

@@ -35,6 +35,11 @@ export interface EngineStatement {
    * inclusive upper bound or NULL: an engine may read one day at a time, newest first.
    */
   newestFirst?: { readonly limit: string; readonly until: string };
+  /**
+   * A variant's base statement (the endpoint's own SQL): what an engine runs instead when the
+   * rollups the variant reads are not stored for the files of the call (docs/definitions.md, "Rollups").
+   */
+  fallback?: Readonly<Partial<Record<SqlDialect, string>>>;
 }
 
 /** A value bound to a query parameter. Timestamps are tagged so no engine has to guess. */

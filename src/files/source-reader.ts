@@ -1,6 +1,6 @@
 import { join, relative, sep } from 'node:path';
 import { partitionDay } from './file-kinds';
-import { readDatasetStateStable, type DatasetState } from '../dataset/dataset-log';
+import { readDatasetStateStable, type DataFile, type DatasetState } from '../dataset/dataset-log';
 import { FileChecks, type SkipReason, type SkippedFile } from './file-checks';
 import { compileGlob, type CompiledGlob } from './glob';
 import { coveredBytes, InputIndex, RangeHashes } from './input-coverage';
@@ -62,6 +62,7 @@ export class SourceReader {
    * belongs to one dataset folder, so its paths never change (and every query meets them all).
    */
   private readonly paths = new WeakMap<{ path: string }, string>();
+  private readonly rollupPaths = new WeakMap<object, NonNullable<ListedFile['rollups']>>();
 
   constructor(
     globs: readonly string[],
@@ -105,6 +106,7 @@ export class SourceReader {
         parquet.set(path, {
           path, kind: 'parquet', size: data.bytes, mtimeMs: 0, ino: 0, dataset: root,
           ...(data.head ? { head: this.pathOf(root, data.head), headBytes: data.head.bytes } : {}),
+          ...(data.rollups ? { rollups: this.rollupsOf(root, data.rollups) } : {}),
         });
       }
       const entry = glob ? out.globs.find((g) => g.glob === glob.pattern) : undefined;
@@ -137,12 +139,16 @@ export class SourceReader {
     }
 
     // Damaged files stay out (and are told), a dataset's too: its log vouches for what the file
-    // should be, not for the disk. A head that cannot be read is not needed: its data file is read.
+    // should be, not for the disk. A head or stored rollup that cannot be read is not needed: its
+    // data file is read instead (the rollup computed from its rows).
     const keep = async (file: ListedFile) => {
       const problem = await this.checks.check(file);
       if (problem) out.skipped.push(problem);
       const head = headOf(file);
       if (!problem && head && (await this.checks.check(head))) delete file.head;
+      for (const [name, rollup] of Object.entries(problem ? {} : file.rollups ?? {})) {
+        if (await this.checks.check(rollupOf(file, rollup))) file.rollups = withoutKey(file.rollups!, name);
+      }
       return problem === null;
     };
     out.ndjson = await filterAsync(out.ndjson, keep);
@@ -152,6 +158,17 @@ export class SourceReader {
     out.ndjson.sort(newestFirst);
     out.parquet.sort(newestFirst);
     return out;
+  }
+
+  /** A data file's stored rollups with absolute paths (kept per entry, like `pathOf`). */
+  private rollupsOf(root: string, rollups: NonNullable<DataFile['rollups']>): NonNullable<ListedFile['rollups']> {
+    let known = this.rollupPaths.get(rollups);
+    if (known === undefined) {
+      known = Object.fromEntries(Object.entries(rollups).map(([name, r]) => [name, { path: this.pathOf(root, r), bytes: r.bytes, writtenMs: r.writtenMs ?? 0 }]));
+      this.rollupPaths.set(rollups, known);
+    }
+    // A copy per listing: a damaged one is dropped from this listing's file only.
+    return { ...known };
   }
 
   private pathOf(root: string, file: { path: string }): string {
@@ -169,6 +186,22 @@ export class SourceReader {
 /** A dataset file's head as a file of its own (checked, or marked damaged, like any file), or null. */
 export function headOf(file: ListedFile): ListedFile | null {
   return file.head ? { path: file.head, kind: 'parquet', size: file.headBytes ?? 0, mtimeMs: 0, ino: 0, dataset: file.dataset } : null;
+}
+
+/** A data file's head and stored rollups, each as a file of its own. */
+export function companionsOf(file: ListedFile): ListedFile[] {
+  const head = headOf(file);
+  return [...(head ? [head] : []), ...Object.values(file.rollups ?? {}).map((r) => rollupOf(file, r))];
+}
+
+/** A data file's stored rollup as a file of its own (checked, or marked damaged, like any file). */
+export function rollupOf(file: ListedFile, rollup: { path: string; bytes: number; writtenMs?: number }): ListedFile {
+  return { path: rollup.path, kind: 'parquet', size: rollup.bytes, mtimeMs: rollup.writtenMs ?? 0, ino: 0, dataset: file.dataset };
+}
+
+function withoutKey<T>(record: Record<string, T>, key: string): Record<string, T> {
+  const { [key]: _gone, ...rest } = record;
+  return rest;
 }
 
 /** Whether a dataset's file lies below the glob's fixed folder and matches it. */

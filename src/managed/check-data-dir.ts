@@ -4,7 +4,8 @@ import { dirname, join, resolve } from 'node:path';
 import type { SourceName } from '../sources/source-descriptor';
 import { openDatabase, type DatabaseSettings } from '../duckdb/open-database';
 import { sqlStringList } from '../duckdb/sql-literal';
-import { appendCommit, readDatasetStateStable, type DatasetState } from '../dataset/dataset-log';
+import { appendCommit, readDatasetStateStable, type DataFile, type DatasetState } from '../dataset/dataset-log';
+import { companionPathsOf } from '../dataset/stored-rollups';
 import { withDatasetLock } from '../dataset/dataset-lock';
 import { orphansOf, settleOrphans } from '../dataset/dataset-orphans';
 import { fsyncDir } from '../util/durable-fs';
@@ -118,7 +119,7 @@ async function unreadableFiles(state: DatasetState, duckdb: DatabaseSettings): P
   const { instance, connection } = await openDatabase(duckdb);
   try {
     for (const file of state.files.values()) {
-      const parts = [{ path: file.path, bytes: file.bytes }, ...(file.head ? [{ path: file.head.path, bytes: file.head.bytes }] : [])];
+      const parts = [{ path: file.path, bytes: file.bytes }, ...(file.head ? [file.head] : []), ...Object.values(file.rollups ?? {})];
       for (const part of parts) {
         const path = join(state.root, part.path);
         const problem = await checks.check({ path, kind: 'parquet', size: part.bytes, mtimeMs: 0, ino: 0, dataset: state.root });
@@ -140,6 +141,13 @@ async function unreadableFiles(state: DatasetState, duckdb: DatabaseSettings): P
   return bad;
 }
 
+/** A data file's entry without the companions (head, stored rollups) named in `lost`. */
+function withoutCompanions(file: DataFile, lost: readonly string[]): DataFile {
+  const { head, rollups, ...rest } = file;
+  const kept = Object.entries(rollups ?? {}).filter(([, r]) => !lost.includes(r.path));
+  return { ...rest, ...(head && !lost.includes(head.path) ? { head } : {}), ...(kept.length ? { rollups: Object.fromEntries(kept) } : {}) };
+}
+
 /** The repair of one dataset (under its lock): orphans settled, unreadable files quarantined, damage acknowledged. */
 async function repairDataset(root: string, source: SourceName, duckdb: DatabaseSettings, report: DataDirReport): Promise<void> {
   const { state: settled, outcome } = await settleOrphans(readDatasetStateStable(root), source, duckdb);
@@ -153,7 +161,7 @@ async function repairDataset(root: string, source: SourceName, duckdb: DatabaseS
   const unsettled = state.damage.map((d) => /(\d{20})\.json$/.exec(d.path)).filter((m): m is RegExpExecArray => m !== null).map((m) => Number(m[1]));
   if (lostData.length === 0 && lostHeads.length === 0 && unsettled.length === 0) return;
   // A lost data file's head goes with it (alone it is of no use, and no commit would name it).
-  const headsOfLost = lostData.map((p) => state.files.get(p)?.head?.path).filter((p): p is string => p !== undefined);
+  const headsOfLost = lostData.flatMap((p) => companionPathsOf(state.files.get(p)!));
   for (const path of [...lostData, ...lostHeads, ...headsOfLost]) {
     const from = join(root, path);
     if (!existsSync(from)) continue;
@@ -162,17 +170,17 @@ async function repairDataset(root: string, source: SourceName, duckdb: DatabaseS
     await rename(from, to);
     await fsyncDir(dirname(to));
   }
-  // The log stops naming what cannot be read (heads are dropped from their data file's entry).
-  const withoutHeads = [...state.files.values()].filter((f) => f.head && lostHeads.includes(f.head.path) && !lostData.includes(f.path));
+  // The log stops naming what cannot be read (heads and stored rollups are dropped from their data file's entry).
+  const withoutHeads = [...state.files.values()].filter((f) => companionPathsOf(f).some((c) => lostHeads.includes(c)) && !lostData.includes(f.path));
   const committed = await appendCommit(state, {
     source,
-    add: withoutHeads.map(({ head: _head, ...file }) => file),
+    add: withoutHeads.map((file) => withoutCompanions(file, lostHeads)),
     remove: [...lostData, ...withoutHeads.map((f) => f.path)],
     inputs: [],
     ...(unsettled.length ? { settles: unsettled } : {}),
   });
   if (!committed) throw new Error(`${root}: another writer committed at the same time; run check --repair again`);
   if (lostData.length) report.repaired.push(`${source}: took ${lostData.length} missing or unreadable file(s) out of the log, the unreadable ones moved to ${join(root, '_quarantine')} (their events are lost unless restored from a backup): ${lostData.join(', ')}`);
-  if (lostHeads.length) report.repaired.push(`${source}: moved ${lostHeads.length} unreadable head(s) to ${join(root, '_quarantine')} (logs.all reads their data files)`);
+  if (lostHeads.length) report.repaired.push(`${source}: moved ${lostHeads.length} unreadable head(s) or stored rollup(s) to ${join(root, '_quarantine')} (queries read their data files; the next compaction writes the rollups again)`);
   if (unsettled.length) report.repaired.push(`${source}: acknowledged the damage of commit(s) ${unsettled.join(', ')}: what could be restored was; queries stop reporting it`);
 }

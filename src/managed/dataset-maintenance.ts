@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, rename, rm, rmdir, stat } from 'node:fs/promises';
-import { dirname, join, sep } from 'node:path';
+import { join } from 'node:path';
 import type { SourceName } from '../sources/source-descriptor';
 import { openDatabase, type DatabaseSettings } from '../duckdb/open-database';
 import { parquetLayoutCopy } from '../duckdb/parquet-layout';
@@ -12,7 +12,9 @@ import { withDatasetLock } from '../dataset/dataset-lock';
 import type { Provenance } from '../dataset/dataset-orphans';
 import { fsyncDir, fsyncFile, unlinkIfPresent } from '../util/durable-fs';
 import { failpoint } from '../util/failpoint';
-import { headPathOf, hasHeads, HEADS_DIR, writeHead } from '../dataset/newest-heads';
+import { HEADS_DIR } from '../dataset/newest-heads';
+import { companionPathsOf, ROLLUPS_DIR, writeCompanions } from '../dataset/stored-rollups';
+import { sourceDescriptor } from '../sources/registry';
 
 /** When a day holds this many files smaller than MERGE_BELOW_BYTES, they are merged into one. */
 const MERGE_MIN_FILES = 8;
@@ -69,21 +71,12 @@ async function mergeDay(state: DatasetState, source: SourceName, day: string, fi
     }));
     const [count] = (await connection.runAndReadAll(`SELECT count(*) AS n FROM read_parquet(${sqlStringList([staged])})`)).getRowObjects();
     if (Number(count?.n) !== rows) throw new Error(`merge: wrote ${Number(count?.n)} rows of ${rows}; nothing was committed`);
-    let head: DataFile['head'];
-    if (hasHeads(source)) {
-      // Written inside the staging folder (a crash leaves nothing elsewhere), then moved.
-      const stagedHead = join(staging, 'merged-head.parquet');
-      const headRows = await writeHead(connection, staged, stagedHead);
-      await fsyncFile(stagedHead);
-      await mkdir(dirname(join(root, headPathOf(name))), { recursive: true });
-      await rename(stagedHead, join(root, headPathOf(name)));
-      await fsyncDir(dirname(join(root, headPathOf(name))));
-      head = { path: headPathOf(name).split(sep).join('/'), rows: headRows, bytes: (await stat(join(root, headPathOf(name)))).size };
-    }
+    // Its head and stored rollups, written as compaction writes them (one path: stored-rollups.ts).
+    const companions = await writeCompanions(connection, source, staged, root, name, staging);
     await fsyncFile(staged);
     await rename(staged, join(root, name));
     await fsyncDir(join(root, `date=${day}`));
-    const add: DataFile = { path: name, rows, bytes: (await stat(join(root, name))).size, day, ...(head ? { head } : {}) };
+    const add: DataFile = { path: name, rows, bytes: (await stat(join(root, name))).size, day, ...companions };
     if (!(await appendCommit(state, { source, add: [add], remove: files.map((f) => f.path), inputs: [] }))) {
       throw new Error(`${root}: another writer committed at the same time; the merge was not committed`);
     }
@@ -114,6 +107,7 @@ export async function dropDaysBefore(root: string, source: SourceName, firstKept
     for (const day of new Set(old.map((f) => f.day))) {
       await rmdir(join(root, `date=${day}`)).catch(() => undefined);
       await rmdir(join(root, HEADS_DIR, `date=${day}`)).catch(() => undefined);
+      for (const rollup of Object.keys(sourceDescriptor(source).rollups)) await rmdir(join(root, ROLLUPS_DIR, rollup, `date=${day}`)).catch(() => undefined);
     }
     await checkpointIfDue(readDatasetStateStable(root));
     return old.length;
@@ -136,8 +130,8 @@ export async function forgetDeletedInputs(root: string, source: SourceName, belo
   });
 }
 
-/** Deletes a data file that a commit removed, and its head. */
+/** Deletes a data file that a commit removed, and its companions (head, stored rollups). */
 async function removeDataFile(root: string, file: DataFile): Promise<void> {
   await unlinkIfPresent(join(root, file.path));
-  if (file.head) await unlinkIfPresent(join(root, file.head.path));
+  for (const companion of companionPathsOf(file)) await unlinkIfPresent(join(root, companion));
 }

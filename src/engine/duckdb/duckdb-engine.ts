@@ -24,7 +24,7 @@ import { QueryGate } from '../../util/query-gate';
 import { existsSync, statSync } from 'node:fs';
 import type { SkipReason } from '../../files/file-checks';
 import type { ListedFile } from '../../files/list-glob';
-import { headOf, SourceReader, type ExtraInputs, type FileRange, type ReadSet } from '../../files/source-reader';
+import { companionsOf, SourceReader, type ExtraInputs, type FileRange, type ReadSet } from '../../files/source-reader';
 import { partitionDay } from '../../files/file-kinds';
 import { HEAD_ROWS_PER_PROJECT } from '../../dataset/newest-heads';
 import { earliestDayOf } from './list-files';
@@ -108,7 +108,7 @@ export function fullQuerySql(sql: string, files: Partial<Record<SourceName, Sour
   // Each rollup the statement names follows its source's relation, as its SQL over that relation.
   const relations = sources.flatMap(([source, f]) => [
     `${relationOf(source)} AS (\n${sourceRelation(source, f)}\n)`,
-    ...Object.entries(sourceDescriptor(source).rollups).filter(([name]) => namesRelation(sql, name)).map(([name, r]) => `${name} AS (\n${r.sql}\n)`),
+    ...Object.entries(sourceDescriptor(source).rollups).filter(([name]) => namesRelation(sql, name)).map(([name, r]) => `${name} AS (\n${rollupRelation(source, f, name, r.sql)}\n)`),
   ]);
   const own = /^((?:\s*--[^\n]*\n)*)\s*WITH\s/i.exec(sql);
   // A statement whose CTEs shadow a relation (logs.all's `edge_logs`, already limited to one
@@ -122,6 +122,36 @@ export function fullQuerySql(sql: string, files: Partial<Record<SourceName, Sour
   if (!relations.length) return sql;
   // A statement with CTEs of its own (`WITH buckets AS ...`) gets the relations as its first CTEs.
   return own ? `${own[1]}WITH ${relations.join(',\n')},\n${sql.slice(own[0].length)}` : `WITH ${relations.join(',\n')}\n${sql}`;
+}
+
+/**
+ * A rollup's relation (docs/definitions.md, "Rollups"): the stored rollups of the Parquet files
+ * that have one, and the rollup's SQL over everything else the source reads (NDJSON, byte ranges,
+ * memory, Parquet files without it), whose relation is built by `sourceRelation` as the source's
+ * is. Rows of one bucket may come from several parts: the endpoints' SQL re-aggregates.
+ */
+function rollupRelation(source: SourceName, files: SourceFiles, name: string, sql: string): string {
+  const stored = files.stored?.[name];
+  if (!stored?.companions.length) return sql;
+  const read = `SELECT * FROM read_parquet(${sqlStringList(stored.companions)})`;
+  const covered = new Set(stored.dataFiles);
+  const rest: SourceFiles = { ...files, parquet: files.parquet.filter((p) => !covered.has(p)) };
+  if (!rest.ndjson.length && !rest.parquet.length && !rest.memory) return read;
+  return `${read}\nUNION ALL BY NAME\nSELECT * FROM (\nWITH ${relationOf(source)} AS (\n${sourceRelation(source, rest)}\n)\n${sql}\n)`;
+}
+
+/**
+ * Whether a rollup variant may run over these reads: every Parquet file of the window has the stored
+ * rollups the statement names, and there is at least one (docs/definitions.md, "Rollups"). Otherwise
+ * the rollup would be computed mostly from raw rows, slower than the endpoint's base statement.
+ */
+export function rollupsStored(sql: string, reads: ReadonlyMap<SourceName, ReadSet>): boolean {
+  for (const [source, read] of reads) {
+    for (const name of Object.keys(sourceDescriptor(source).rollups).filter((n) => namesRelation(sql, n))) {
+      if (read.parquet.length === 0 || read.parquet.some((f) => !f.rollups?.[name])) return false;
+    }
+  }
+  return true;
 }
 
 /** The CTE names a statement defines, kept per SQL text (every query builds its SQL again). */
@@ -188,10 +218,10 @@ class DuckDBEngine implements Engine {
 
   async run(request: EngineRequest): Promise<EngineResult> {
     this.assertOpen();
-    const sql = statementSql(request);
+    const variantSql = statementSql(request);
     return this.gate.run(() => this.withConnection(async (connection) => {
       const started = performance.now();
-      const sources = this.sourcesOf(sql);
+      const sources = this.sourcesOf(variantSql);
       // In-memory events a compaction covers stay until this query is done with its snapshot.
       const leave = this.memory?.enter();
       try {
@@ -199,6 +229,8 @@ class DuckDBEngine implements Engine {
         const reads = new Map<SourceName, ReadSet>();
         for (const source of sources) reads.set(source, await this.reader(source).snapshot(earliestDayOf(request.notBefore)));
         const files: Partial<Record<SourceName, SourceFiles & { copies: Map<string, FileRange> }>> = {};
+        // A rollup variant whose rollups are not stored for this read runs as the base statement.
+        const sql = request.statement.fallback && !rollupsStored(variantSql, reads) ? statementSql({ ...request, statement: { ...request.statement, sql: request.statement.fallback } }) : variantSql;
         try {
           for (const [source, read] of reads) files[source] = await this.sourceFiles(connection, read);
           const skippedFiles = [...reads.values()].flatMap((r) => r.skipped);
@@ -429,10 +461,10 @@ class DuckDBEngine implements Engine {
       if (named.length) return true;
     }
     for (const file of listed) {
-      // A head the engine cannot read is left aside: its data file is read instead (not a skip).
-      const head = headOf(file);
-      if (head && message.includes(head.path)) {
-        this.reader(source).markDamaged(head, 'unreadable_by_engine', engineDetail(message, head.path));
+      // A head or stored rollup the engine cannot read is left aside: its data file is read instead (not a skip).
+      const companion = companionsOf(file).find((c) => message.includes(c.path));
+      if (companion) {
+        this.reader(source).markDamaged(companion, 'unreadable_by_engine', engineDetail(message, companion.path));
         marked = true;
         continue;
       }
@@ -452,14 +484,14 @@ class DuckDBEngine implements Engine {
   private async findDamaged(connection: DuckDBConnection, source: SourceName, parquet: readonly ListedFile[], message: string): Promise<boolean> {
     let found = false;
     for (const file of parquet) {
-      const head = headOf(file);
-      for (const candidate of head ? [file, head] : [file]) {
+      const companions = companionsOf(file);
+      for (const candidate of [file, ...companions]) {
         try {
           await connection.run(`SELECT min(hash(COLUMNS(*))) FROM read_parquet(${sqlStringList([candidate.path])})`);
         } catch (error) {
           const detail = String((error as Error)?.message ?? error);
           if (/interrupt/i.test(detail)) throw error;
-          this.reader(source).markDamaged(candidate, candidate === head ? 'unreadable_by_engine' : damageReason(candidate, detail), engineDetail(detail || message, candidate.path));
+          this.reader(source).markDamaged(candidate, candidate !== file ? 'unreadable_by_engine' : damageReason(candidate, detail), engineDetail(detail || message, candidate.path));
           found = true;
         }
       }
@@ -615,7 +647,15 @@ class DuckDBEngine implements Engine {
     const ndjson = [...whole, ...copies.keys()];
     const parquet = read.parquet.map((f) => f.path);
     const parquetTypes = parquet.length ? await this.describeParquet(connection, read.parquet) : new Map<string, string>();
-    return { ndjson, parquet, parquetTypes, copies, ...(read.memory ? { memory: read.memory } : {}) };
+    const stored: Record<string, { companions: string[]; dataFiles: string[] }> = {};
+    for (const file of read.parquet) {
+      for (const [name, rollup] of Object.entries(file.rollups ?? {})) {
+        const entry = (stored[name] ??= { companions: [], dataFiles: [] });
+        entry.companions.push(rollup.path);
+        entry.dataFiles.push(file.path);
+      }
+    }
+    return { ndjson, parquet, parquetTypes, copies, stored, ...(read.memory ? { memory: read.memory } : {}) };
   }
 
   private async describeParquet(connection: DuckDBConnection, files: readonly ListedFile[]): Promise<ReadonlyMap<string, string>> {

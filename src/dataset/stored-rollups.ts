@@ -1,0 +1,118 @@
+import { mkdir, rename, stat } from 'node:fs/promises';
+import { basename, dirname, join, sep } from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import type { SourceName } from '../sources/source-descriptor';
+import { sourceDescriptor } from '../sources/registry';
+import { sqlString } from '../duckdb/sql-literal';
+import { fsyncDir, fsyncFile } from '../util/durable-fs';
+import type { DataFile } from './dataset-log';
+import { hasHeads, headPathOf, writeHead } from './newest-heads';
+
+/** The folder of a dataset that holds the stored rollups, beside its `date=` folders. */
+export const ROLLUPS_DIR = '_rollups';
+
+/** Rows per row group of a stored rollup: a project's rows of a file sit in one or two groups. */
+const ROLLUP_ROW_GROUP = 2048;
+
+/**
+ * Where a data file's stored rollup lives: `<root>/_rollups/<rollup>/date=<day>/<name>`, out of the
+ * data folders (a plain glob of the data files never reads it). Works on absolute paths and on
+ * paths relative to the dataset.
+ *
+ * @example
+ * rollupPathOf('date=2026-11-21/part-00-0.parquet', 'function_edge_logs_hourly')
+ * // '_rollups/function_edge_logs_hourly/date=2026-11-21/part-00-0.parquet'
+ */
+export function rollupPathOf(dataPath: string, rollup: string): string {
+  const day = dirname(dataPath);
+  return join(dirname(day), ROLLUPS_DIR, rollup, basename(day), basename(dataPath));
+}
+
+/**
+ * The data file (relative, '/'-separated) and rollup a stored rollup belongs to, from its relative
+ * path, or null when the path is not a stored rollup's.
+ *
+ * @example
+ * dataPathOfRollup('_rollups/edge_logs_url_hourly/date=2026-11-21/part-00-0.parquet')
+ * // { data: 'date=2026-11-21/part-00-0.parquet', rollup: 'edge_logs_url_hourly' }
+ */
+export function dataPathOfRollup(path: string): { data: string; rollup: string } | null {
+  const parts = path.split(/[\\/]/);
+  return parts.length === 4 && parts[0] === ROLLUPS_DIR ? { data: `${parts[2]}/${parts[3]}`, rollup: parts[1]! } : null;
+}
+
+/** The rollups a source declares that a data file's entry does not record yet. */
+export function missingRollups(source: SourceName, file: DataFile): string[] {
+  return Object.keys(sourceDescriptor(source).rollups).filter((name) => !file.rollups?.[name]);
+}
+
+/**
+ * Writes a rollup of one data file: the rollup's SQL with the source's relation as that file
+ * alone, in the rollup's own order (its SQL's ORDER BY: project or origin first, then the hour),
+ * zstd, small row groups. Returns the rows written.
+ */
+async function writeRollup(connection: DuckDBConnection, source: SourceName, rollup: string, dataPath: string, target: string): Promise<number> {
+  const d = sourceDescriptor(source);
+  // A compacted file holds the source's relation as it is (parquet-layout.ts).
+  const reader = await connection.runAndReadAll(`
+    COPY (
+      WITH ${d.relation} AS (SELECT * FROM read_parquet(${sqlString(dataPath)}))
+      ${d.rollups[rollup]!.sql}
+    ) TO ${sqlString(target)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${ROLLUP_ROW_GROUP})`);
+  return Number(reader.getRows()[0]?.[0] ?? 0);
+}
+
+/**
+ * The companions of a data file that is about to be committed: its head (when the source has
+ * heads) and its stored rollups (`only`: the ones to write; default all the source declares).
+ * Each is written inside `staging` (a crash leaves nothing elsewhere), fsync'd, then moved to its
+ * place in the dataset `root`; the caller records them in the data file's entry of the same commit,
+ * so a companion is never named without its file, and an unnamed one is an orphan (dataset-orphans.ts).
+ * `rel` is the data file's path relative to `root`; `dataPath` where its bytes are read now.
+ *
+ * @example
+ * const companions = await writeCompanions(connection, 'functionEdgeLogs', staged, root, 'date=2026-11-21/part-1-0.parquet', staging);
+ * const entry: DataFile = { path: 'date=2026-11-21/part-1-0.parquet', rows, bytes, day, ...companions };
+ */
+export async function writeCompanions(
+  connection: DuckDBConnection,
+  source: SourceName,
+  dataPath: string,
+  root: string,
+  rel: string,
+  staging: string,
+  only: { head: boolean; rollups?: readonly string[] } = { head: true },
+): Promise<Pick<DataFile, 'head' | 'rollups'>> {
+  const out: Pick<DataFile, 'head' | 'rollups'> = {};
+  const place = async (staged: string, relTarget: string): Promise<number> => {
+    await fsyncFile(staged);
+    const target = join(root, relTarget);
+    await mkdir(dirname(target), { recursive: true });
+    await rename(staged, target);
+    await fsyncDir(dirname(target));
+    return (await stat(target)).size;
+  };
+  const stagedOf = async (relTarget: string) => {
+    const staged = join(staging, 'companions', relTarget);
+    await mkdir(dirname(staged), { recursive: true });
+    return staged;
+  };
+  if (only.head && hasHeads(source)) {
+    const relHead = headPathOf(rel).split(sep).join('/');
+    const staged = await stagedOf(relHead);
+    const rows = await writeHead(connection, dataPath, staged);
+    out.head = { path: relHead, rows, bytes: await place(staged, relHead) };
+  }
+  for (const rollup of only.rollups ?? Object.keys(sourceDescriptor(source).rollups)) {
+    const relRollup = rollupPathOf(rel, rollup).split(sep).join('/');
+    const staged = await stagedOf(relRollup);
+    const rows = await writeRollup(connection, source, rollup, dataPath, staged);
+    (out.rollups ??= {})[rollup] = { path: relRollup, rows, bytes: await place(staged, relRollup), writtenMs: Date.now() };
+  }
+  return out;
+}
+
+/** The relative paths of a data file's recorded companions (head and stored rollups). */
+export function companionPathsOf(file: DataFile): string[] {
+  return [...(file.head ? [file.head.path] : []), ...Object.values(file.rollups ?? {}).map((r) => r.path)];
+}

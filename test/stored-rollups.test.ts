@@ -1,0 +1,194 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compactLogs, createEndpoints, defineEndpoint, defineSource, p, type Endpoints } from '../src/index';
+import { appendCommit, readDatasetStateStable, type DataFile } from '../src/dataset/dataset-log';
+import { dataPathOfRollup, rollupPathOf } from '../src/dataset/stored-rollups';
+import { edgeEvent, endpointsAt, functionEvent, tempDir, writeLines } from './support/log-files';
+
+// Rollups stored at compaction beside each data file, read by the engine in place of computing
+// them, and the rule that runs a rollup variant only where they are stored (docs/definitions.md,
+// "Rollups").
+
+const NOW = '2026-11-21T12:00:00Z';
+
+const gateLogs = defineSource({
+  name: 'storedGateLogs',
+  relation: 'stored_gate_logs',
+  logflare: { names: ['stored.gate.logs.test'] },
+  columns: { project: 'text', status: { type: 'integer', path: '$.status' } },
+  projectColumn: 'project',
+  looksLike: (event) => typeof event.project === 'string',
+  rollups: {
+    stored_gate_logs_hourly: {
+      sql: `SELECT date_trunc('hour', timestamp) AS hour, project, count(*) AS count,
+                   count(*) FILTER (WHERE status >= 500) AS errors
+            FROM stored_gate_logs GROUP BY ALL ORDER BY project, hour`,
+    },
+  },
+});
+
+/** Says which statement answered (`via`): the variant over the rollup, or the base statement. */
+const gateErrors = defineEndpoint({
+  name: 'stored-gate.errors',
+  params: { project: p.text() },
+  sql: {
+    duckdb: `SELECT 'raw' AS via, date_trunc('hour', timestamp) AS hour, count(*) AS count, count(*) FILTER (WHERE status >= 500) AS errors
+             FROM stored_gate_logs WHERE project = $project GROUP BY 2 ORDER BY 2`,
+  },
+  variants: {
+    rollup: {
+      duckdb: `SELECT 'rollup' AS via, hour, sum(count) AS count, sum(errors) AS errors
+               FROM stored_gate_logs_hourly WHERE project = $project GROUP BY 2 ORDER BY 2`,
+    },
+  },
+  variant: () => 'rollup',
+  columns: { via: 'text', hour: 'timestamp', count: 'integer', errors: 'integer' },
+});
+
+const gate = (ts: string, status: number, project = 'abc') => ({ id: `${ts}-${status}-${project}`, timestamp: ts, event_message: 'x', project, metadata: { status } });
+
+const EXPECTED = [
+  { hour: '2026-11-20T10:00:00.000000Z', count: 2, errors: 1 },
+  { hour: '2026-11-21T10:00:00.000000Z', count: 3, errors: 2 },
+  { hour: '2026-11-21T11:00:00.000000Z', count: 2, errors: 1 },
+];
+
+describe('stored rollups and the rule that chooses a rollup variant', () => {
+  const tmp = tempDir();
+  const out = tmp.path('parquet');
+  let ep: Endpoints<typeof gateErrors>;
+  const ask = async () => {
+    const rows = (await ep.query('stored-gate.errors', { project: 'abc' })).result as Array<Record<string, unknown>>;
+    const via = [...new Set(rows.map((r) => r.via))];
+    return { via: via.length === 1 ? via[0] : via, rows: rows.map(({ via: _via, ...rest }) => rest) };
+  };
+  const compact = (glob: string) => compactLogs({ source: 'storedGateLogs', inputs: tmp.path('gate', glob), outDir: out });
+
+  beforeAll(async () => {
+    writeLines(tmp.path('gate', 'a.ndjson'), [gate('2026-11-20T10:05:00Z', 200), gate('2026-11-20T10:35:00Z', 503), gate('2026-11-21T10:05:00Z', 200, 'other')]);
+    writeLines(tmp.path('gate', 'b.ndjson'), [gate('2026-11-21T10:05:00Z', 200), gate('2026-11-21T10:35:00Z', 503), gate('2026-11-21T11:10:00Z', 500)]);
+    writeLines(tmp.path('gate', 'c.ndjson'), [gate('2026-11-21T10:50:00Z', 502), gate('2026-11-21T11:20:00Z', 200)]);
+    ep = await createEndpoints({
+      sources: { storedGateLogs: [tmp.path('gate', '*.ndjson'), out] }, sourceDefinitions: [gateLogs], endpoints: [gateErrors], now: () => new Date(NOW), cache: false,
+    });
+  });
+  afterAll(async () => {
+    await ep.close();
+    tmp.cleanup();
+  });
+
+  it('answers the same in every state of the data (NDJSON only, partly and fully compacted, a damaged rollup, a dataset from before, an orphan), reading the rollup only where every Parquet file stores it', async () => {
+    // NDJSON only: nothing stored, the base statement answers (computing the rollup would be slower).
+    expect(await ask()).toEqual({ via: 'raw', rows: EXPECTED });
+
+    // Partly compacted: the Parquet files store their rollups; the NDJSON rest is computed.
+    const first = await compact('[ab].ndjson');
+    expect(first.files.length).toBe(2);
+    for (const file of readDatasetStateStable(out).files.values()) {
+      const stored = file.rollups?.stored_gate_logs_hourly;
+      expect(stored?.path).toBe(rollupPathOf(file.path, 'stored_gate_logs_hourly'));
+      expect(statSync(join(out, stored!.path)).size).toBe(stored!.bytes);
+      expect(dataPathOfRollup(stored!.path)).toEqual({ data: file.path, rollup: 'stored_gate_logs_hourly' });
+    }
+    expect(await ask()).toEqual({ via: 'rollup', rows: EXPECTED });
+
+    // Fully compacted.
+    await compact('*.ndjson');
+    expect(await ask()).toEqual({ via: 'rollup', rows: EXPECTED });
+
+    // A damaged stored rollup is left aside: the base statement answers.
+    const state = readDatasetStateStable(out);
+    const [victim] = [...state.files.values()];
+    const path = join(out, victim!.rollups!.stored_gate_logs_hourly!.path);
+    const saved = `${path}.saved`;
+    renameSync(path, saved);
+    // Cut short (a version of its own: a reader's verdict on a file version is kept).
+    writeFileSync(path, readFileSync(saved).subarray(0, 100));
+    expect(await ask()).toEqual({ via: 'raw', rows: EXPECTED });
+    renameSync(saved, path);
+
+    // A dataset compacted before rollups were stored: its entries name none.
+    const bare: DataFile[] = [...state.files.values()].map(({ rollups: _r, ...f }) => f);
+    expect(await appendCommit(state, { source: 'storedGateLogs', add: bare, remove: [], inputs: [] })).toBe(true);
+    expect(await ask()).toEqual({ via: 'raw', rows: EXPECTED });
+
+    // compact with no new input writes them (their old files are orphans now, removed first).
+    const backfill = await compactLogs({ source: 'storedGateLogs', inputs: tmp.path('gate', 'none-*.ndjson'), outDir: out });
+    expect(backfill.backfilledFiles?.sort()).toEqual(bare.map((f) => f.path).sort());
+    expect(await ask()).toEqual({ via: 'rollup', rows: EXPECTED });
+    const seq = readDatasetStateStable(out).seq;
+    const again = await compactLogs({ source: 'storedGateLogs', inputs: tmp.path('gate', 'none-*.ndjson'), outDir: out });
+    expect(again.backfilledFiles).toBeUndefined();
+    expect(readDatasetStateStable(out).seq).toBe(seq);
+
+    // A stored rollup no commit names (a run killed before its commit) is never read, and the next run removes it.
+    const [file] = [...readDatasetStateStable(out).files.values()];
+    const stray = join(out, rollupPathOf(file!.path.replace(/part-[0-9a-f]+-/, 'part-00000000deadbeef-'), 'stored_gate_logs_hourly'));
+    mkdirSync(join(stray, '..'), { recursive: true });
+    // A copy of a real one: read, it would count its rows twice.
+    writeFileSync(stray, readFileSync(join(out, file!.rollups!.stored_gate_logs_hourly!.path)));
+    expect(await ask()).toEqual({ via: 'rollup', rows: EXPECTED });
+    const run = await compactLogs({ source: 'storedGateLogs', inputs: tmp.path('gate', 'none-*.ndjson'), outDir: out });
+    expect(run.orphans?.deleted).toContain(stray.slice(out.length + 1));
+    expect(existsSync(stray)).toBe(false);
+  });
+});
+
+describe('the built-in endpoints over stored rollups', () => {
+  const tmp = tempDir();
+  const REFS = ['aaaabbbbccccddddeeee', 'ffffgggghhhhiiiijjjj'];
+  const PATHS = ['/rest/v1/todos', '/storage/v1/object/a.png', '/auth/v1/token', '/realtime/v1/websocket', '/functions/v1/hi'];
+  const INVOCATION = ['1day', '7day', '1hr', '5min'] as const;
+  const USAGE = ['hourly', 'daily', '3hr', '1day', '7day'] as const;
+
+  beforeAll(() => {
+    const base = Date.parse('2026-11-14T00:00:00Z');
+    const edge: object[] = [];
+    const fns: object[] = [];
+    for (let i = 0; i < 1200; i++) {
+      const ref = REFS[i % 2]!;
+      const at = new Date(base + ((i * 617) % (7.5 * 24 * 60)) * 60_000 + (i % 50) * 1000).toISOString();
+      const path = PATHS[i % PATHS.length]!;
+      edge.push(edgeEvent({ project: ref, timestamp: at, path, url: `https://${ref}.supabase.co${path}` }));
+      fns.push(functionEvent({ project: ref, timestamp: at, ms: (i * 37) % 900, status: i % 9 === 0 ? 500 : 200 }));
+    }
+    // Two files a source: one is compacted in the partial state.
+    writeLines(tmp.path('edge', 'a.ndjson'), edge.slice(0, 800));
+    writeLines(tmp.path('edge', 'b.ndjson'), edge.slice(800));
+    writeLines(tmp.path('fn', 'a.ndjson'), fns.slice(0, 800));
+    writeLines(tmp.path('fn', 'b.ndjson'), fns.slice(800));
+  });
+  afterAll(() => tmp.cleanup());
+
+  const answers = async () => {
+    const { ep } = await endpointsAt({
+      edgeLogs: [tmp.path('edge', '*.ndjson'), tmp.path('edge-parquet')],
+      functionEdgeLogs: [tmp.path('fn', '*.ndjson'), tmp.path('fn-parquet')],
+    }, NOW);
+    try {
+      const out: Record<string, unknown> = {};
+      for (const interval of INVOCATION) {
+        for (const project of REFS) out[`fn ${interval} ${project}`] = (await ep.query('functions.invocation-stats', { project, interval })).result;
+      }
+      for (const interval of USAGE) {
+        for (const project of [REFS[0]!, `${REFS[1]}\\.supabase`]) out[`usage ${interval} ${project}`] = (await ep.query('usage.api-counts', { project, interval })).result;
+      }
+      return out;
+    } finally {
+      await ep.close();
+    }
+  };
+
+  it('answer over NDJSON only, partly compacted and fully compacted exactly as over the raw events', async () => {
+    const raw = await answers();
+    expect(Object.values(raw).some((rows) => (rows as unknown[]).length > 0)).toBe(true);
+    await compactLogs({ source: 'edgeLogs', inputs: tmp.path('edge', 'a.ndjson'), outDir: tmp.path('edge-parquet') });
+    await compactLogs({ source: 'functionEdgeLogs', inputs: tmp.path('fn', 'a.ndjson'), outDir: tmp.path('fn-parquet') });
+    expect(await answers()).toEqual(raw);
+    await compactLogs({ source: 'edgeLogs', inputs: tmp.path('edge', '*.ndjson'), outDir: tmp.path('edge-parquet'), deleteSource: true });
+    await compactLogs({ source: 'functionEdgeLogs', inputs: tmp.path('fn', '*.ndjson'), outDir: tmp.path('fn-parquet'), deleteSource: true });
+    expect(readdirSync(tmp.path('fn-parquet', '_rollups'))).toEqual(['function_edge_logs_hourly']);
+    expect(await answers()).toEqual(raw);
+  });
+});
