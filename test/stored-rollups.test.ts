@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compactLogs, createEndpoints, defineEndpoint, defineSource, p, type Endpoints } from '../src/index';
 import { appendCommit, readDatasetStateStable, type DataFile } from '../src/dataset/dataset-log';
 import { dataPathOfRollup, rollupPathOf } from '../src/dataset/stored-rollups';
+import { fullQuerySql } from '../src/engine/duckdb/duckdb-engine';
 import { edgeEvent, endpointsAt, functionEvent, tempDir, writeLines } from './support/log-files';
 
 // Rollups stored at compaction beside each data file, read by the engine in place of computing
@@ -190,5 +191,21 @@ describe('the built-in endpoints over stored rollups', () => {
     await compactLogs({ source: 'functionEdgeLogs', inputs: tmp.path('fn', '*.ndjson'), outDir: tmp.path('fn-parquet'), deleteSource: true });
     expect(readdirSync(tmp.path('fn-parquet', '_rollups'))).toEqual(['function_edge_logs_hourly']);
     expect(await answers()).toEqual(raw);
+  });
+});
+
+describe('what is not stored', () => {
+  it('is computed by the rollup\'s cheaper SQL when it declares one: the trigram map of an uncompacted tail is NULL, not computed', () => {
+    const files = {
+      ndjson: ['tail.ndjson'], parquet: ['date=2026-11-21/a.parquet'], parquetTypes: new Map<string, string>(),
+      stored: { edge_logs_url_grams: { companions: ['_rollups/edge_logs_url_grams/date=2026-11-21/a.parquet'], dataFiles: ['date=2026-11-21/a.parquet'] } },
+    };
+    const sql = fullQuerySql('SELECT origin FROM edge_logs_url_grams', { edgeLogs: files });
+    const [stored, rest] = sql.split('UNION ALL BY NAME');
+    expect(stored).toContain("read_parquet(['_rollups/edge_logs_url_grams/date=2026-11-21/a.parquet'])");
+    expect(rest).toContain('CAST(NULL AS BLOB)');
+    expect(rest).not.toContain('bitstring_agg');
+    // Nothing stored: the rollup's own SQL over everything (the variant then falls back anyway).
+    expect(fullQuerySql('SELECT origin FROM edge_logs_url_grams', { edgeLogs: { ...files, stored: {} } })).toContain('bitstring_agg');
   });
 });

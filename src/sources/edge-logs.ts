@@ -29,7 +29,7 @@ export const edgeLogs = defineSource({
   // and per origin a trigram map of its URLs that rules out origins without the pattern's literal.
   rollups: {
     edge_logs_url_hourly: { sql: querySql('duckdb', 'edge_logs_url_hourly') },
-    edge_logs_url_grams: { sql: querySql('duckdb', 'edge_logs_url_grams') },
+    edge_logs_url_grams: { sql: querySql('duckdb', 'edge_logs_url_grams'), rest: querySql('duckdb', 'edge_logs_url_grams.rest') },
   },
   looksLike: (e) => {
     const request = (e.metadata as Record<string, unknown> | undefined)?.request;

@@ -57,6 +57,12 @@ export interface SourceDescriptor<N extends string = string> {
 /** A rollup of a source: a SELECT over the source's relation, with no parameters. */
 export interface SourceRollup {
   readonly sql: string;
+  /**
+   * Its SELECT over the events that have no stored rollup (an uncompacted tail), computed on every
+   * query: by default `sql`. A cheaper one must leave the endpoints' answers unchanged (the trigram
+   * map's NULL maps, which rule no origin out).
+   */
+  readonly rest?: string;
 }
 
 /** A column as declared in `defineSource`: a type, or a type with a path inside `metadata`. */
@@ -137,8 +143,10 @@ export function defineSource<const N extends string>(config: SourceConfig<N>): S
   const rollups: Record<string, SourceRollup> = {};
   for (const [rollup, r] of Object.entries(config.rollups ?? {})) {
     if (!IDENTIFIER.test(rollup) || rollup === config.relation) fail(`rollup name ${JSON.stringify(rollup)} must be a lower-case SQL identifier other than its relation`);
-    if (typeof r?.sql !== 'string' || !new RegExp(`\\b${config.relation}\\b`).test(r.sql)) fail(`rollup "${rollup}" must be a SELECT over ${config.relation}`);
-    rollups[rollup] = Object.freeze({ sql: r.sql });
+    for (const text of [r?.sql, ...(r?.rest === undefined ? [] : [r.rest])]) {
+      if (typeof text !== 'string' || !new RegExp(`\\b${config.relation}\\b`).test(text)) fail(`rollup "${rollup}" must be a SELECT over ${config.relation}`);
+    }
+    rollups[rollup] = Object.freeze({ sql: r.sql, ...(r.rest === undefined ? {} : { rest: r.rest }) });
   }
   const rowGroupRows = config.parquet?.rowGroupRows ?? 100_000;
   if (!Number.isInteger(rowGroupRows) || rowGroupRows < 1000) fail('parquet.rowGroupRows must be a whole number of at least 1000');

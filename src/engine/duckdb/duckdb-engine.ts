@@ -42,6 +42,7 @@ import { validateCallerSql, type CheckedSql } from '../../sandbox/validate-calle
 import { callerColumns, callerRows } from './caller-results';
 import { callerSqlError, namesAFile } from './caller-errors';
 import { allSources, sourceDescriptor } from '../../sources/registry';
+import type { SourceRollup } from '../../sources/source-descriptor';
 import { codeOnly } from '../../sql/sql-scan';
 
 /** One glob or a list of globs per source; relative globs resolve against the working directory. */
@@ -108,7 +109,7 @@ export function fullQuerySql(sql: string, files: Partial<Record<SourceName, Sour
   // Each rollup the statement names follows its source's relation, as its SQL over that relation.
   const relations = sources.flatMap(([source, f]) => [
     `${relationOf(source)} AS (\n${sourceRelation(source, f)}\n)`,
-    ...Object.entries(sourceDescriptor(source).rollups).filter(([name]) => namesRelation(sql, name)).map(([name, r]) => `${name} AS (\n${rollupRelation(source, f, name, r.sql)}\n)`),
+    ...Object.entries(sourceDescriptor(source).rollups).filter(([name]) => namesRelation(sql, name)).map(([name, r]) => `${name} AS (\n${rollupRelation(source, f, name, r)}\n)`),
   ]);
   const own = /^((?:\s*--[^\n]*\n)*)\s*WITH\s/i.exec(sql);
   // A statement whose CTEs shadow a relation (logs.all's `edge_logs`, already limited to one
@@ -130,9 +131,11 @@ export function fullQuerySql(sql: string, files: Partial<Record<SourceName, Sour
  * memory, Parquet files without it), whose relation is built by `sourceRelation` as the source's
  * is. Rows of one bucket may come from several parts: the endpoints' SQL re-aggregates.
  */
-function rollupRelation(source: SourceName, files: SourceFiles, name: string, sql: string): string {
+function rollupRelation(source: SourceName, files: SourceFiles, name: string, rollup: SourceRollup): string {
   const stored = files.stored?.[name];
-  if (!stored?.companions.length) return sql;
+  if (!stored?.companions.length) return rollup.sql;
+  // What is not stored is computed on every query: by the rollup's cheaper SQL when it has one.
+  const sql = rollup.rest ?? rollup.sql;
   const read = `SELECT * FROM read_parquet(${sqlStringList(stored.companions)})`;
   const covered = new Set(stored.dataFiles);
   const rest: SourceFiles = { ...files, parquet: files.parquet.filter((p) => !covered.has(p)) };
