@@ -16,7 +16,9 @@
 -- 18 prefilters rows by the literal text it finds outside groups, ignoring inline flags such as
 -- `(?i)`, and finds none inside one. (The engine has checked that the pattern compiles on its
 -- own, so the group cannot pair with a stray parenthesis.) The bucket is named `bucket` inside:
--- an alias `timestamp` would replace the column inside WHERE.
+-- an alias `timestamp` would replace the column inside WHERE. The path classes are plain text
+-- (a regular expression without special characters matches where the text occurs), so they are
+-- searched as substrings, which 18.16 does faster than its regular-expression search.
 SELECT
   bucket                    AS timestamp,
   total_rest_requests,
@@ -30,10 +32,10 @@ FROM (
                86400000000) AS unit_micros
   SELECT
     timestamp - ((timestamp % unit_micros) + unit_micros) % unit_micros  AS bucket,
-    countIf(ifNull(match(request_path, '/rest'), 0))                     AS total_rest_requests,
-    countIf(ifNull(match(request_path, '/storage'), 0))                  AS total_storage_requests,
-    countIf(ifNull(match(request_path, '/auth'), 0))                     AS total_auth_requests,
-    countIf(ifNull(match(request_path, '/realtime'), 0))                 AS total_realtime_requests
+    countIf(ifNull(position(request_path, '/rest') > 0, 0))               AS total_rest_requests,
+    countIf(ifNull(position(request_path, '/storage') > 0, 0))            AS total_storage_requests,
+    countIf(ifNull(position(request_path, '/auth') > 0, 0))               AS total_auth_requests,
+    countIf(ifNull(position(request_path, '/realtime') > 0, 0))           AS total_realtime_requests
   FROM edge_logs
   WHERE timestamp >= {start:Int64}
     AND match(request_url, concat('(?-s)(?:', {project:String}, ')'))
