@@ -119,6 +119,7 @@ describe('a user source with a rollup, read by an endpoint variant', () => {
     const source = { name: 'x', relation: 'x_logs', columns: { project: 'text' }, projectColumn: 'project' } as const;
     expect(() => defineSource({ ...source, rollups: { x_logs: { sql: 'SELECT 1 FROM x_logs' } } })).toThrow(/rollup name/);
     expect(() => defineSource({ ...source, rollups: { x_hourly: { sql: 'SELECT 1' } } })).toThrow(/must be a SELECT over x_logs/);
+    expect(() => defineSource({ ...source, rollups: { x_hourly: { sql: 'SELECT 1 FROM x_logs', rest: 'SELECT 1' } } })).toThrow(/must be a SELECT over x_logs/);
     const clash = defineSource({ ...source, name: 'clash', relation: 'clash_logs', rollups: { function_edge_logs_hourly: { sql: 'SELECT * FROM clash_logs' } } });
     await expect(createEndpoints({ sources: {}, sourceDefinitions: [clash] })).rejects.toThrow(/shares its name, relation \(or a rollup's\).*"functionEdgeLogs"/);
   });
