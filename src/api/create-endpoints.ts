@@ -33,6 +33,7 @@ import { withArrowTable } from '../rows/to-arrow';
 import { registerSources } from '../sources/registry';
 import type { CheckedSql } from '../sandbox/validate-caller-sql';
 import type { SkippedFile } from '../files/file-checks';
+import { systemNow } from '../time/clock';
 
 export type * from './public-types';
 
@@ -133,7 +134,7 @@ class EndpointsImpl implements Endpoints<AnyEndpointDefinition>, BodyIngest {
     private readonly endpoints: EndpointSet,
     private readonly managed: ManagedStorage | null,
   ) {
-    this.clock = options.now ?? (() => new Date());
+    this.clock = options.now ?? systemNow;
     this.storage = managed?.info ?? null;
     this.realClock = options.cacheClock ?? realClock;
     const policies = effectivePolicies(endpoints.list, options.cachePolicy, options.cache !== false);

@@ -13,6 +13,7 @@ import { datasetDir, managedInputs } from '../managed/managed-inputs';
 import { MemoryTables } from '../managed/memory-tables';
 import { segmentSeqOf } from '../managed/wal/segment-name';
 import { quarantineUnreadableLines } from '../managed/unreadable-lines';
+import { systemNow } from '../time/clock';
 
 /**
  * Managed storage of an instance (docs/durability.md): the locked write-ahead logs, the one
@@ -55,7 +56,7 @@ export class ManagedStorage {
       },
     });
     const memory = options.engine ? undefined : new MemoryTables();
-    const ingestor = new Ingestor(walSet, sourceNames, options.now ?? (() => new Date()), undefined, memory && ((source, seq, lines) => memory.insert(source, seq, lines)));
+    const ingestor = new Ingestor(walSet, sourceNames, options.now ?? systemNow, undefined, memory && ((source, seq, lines) => memory.insert(source, seq, lines)));
     return new ManagedStorage(walSet, memory, ingestor);
   }
 
@@ -154,7 +155,8 @@ function startCompactors(walSet: WalSet, options: EndpointsOptions, memory: Memo
         await quarantineUnreadableLines({ source, path, quarantine: walSet.quarantines[source]!, duckdb: options.storage?.compactionDuckdb ?? { threads: 1, memoryLimit: '512MB' } });
       },
       retentionDays: options.storage?.retentionDays ?? 90,
-      now: () => new Date(),
+      // Retention judges the age of events: the injected clock, like the windows.
+      now: options.now ?? systemNow,
       duckdb: options.storage?.compactionDuckdb ?? { threads: 1, memoryLimit: '512MB' },
       onError: (error) => {
         try {

@@ -1,3 +1,5 @@
+import { steadyEpochMs } from '../time/clock';
+
 /**
  * The clock of the result cache: milliseconds since the epoch, read as the process's start
  * instant plus the monotonic `performance.now()`. It never goes back and never jumps when the
@@ -13,4 +15,4 @@
 export type CacheClock = () => number;
 
 /** The default `CacheClock`: wall time at process start, advanced by the monotonic clock. */
-export const realClock: CacheClock = () => performance.timeOrigin + performance.now();
+export const realClock: CacheClock = steadyEpochMs;

@@ -10,6 +10,7 @@ import { clockOf, duckdbOf, integerOf, parseOptions } from './parse-options';
 import { progressBar } from './progress-bar';
 import { HTTP_SERVER_OPTIONS, httpServerSettings, serveHttp } from './http-server-flags';
 import { UsageError } from './usage-error';
+import { systemNow } from '../time/clock';
 
 /** Where the tables are: every subcommand takes these. */
 const TARGET_OPTIONS = {
@@ -119,7 +120,7 @@ async function serve(argv: string[], io: CliIO): Promise<number> {
   const engine = clickhouseEngine({ ...target!, ...settings.limits });
   const ep = await createEndpoints({
     sources: {}, engine, now, storage, ...(settings.noCache ? { cache: false as const } : {}),
-    onWarning: (warning) => io.stderr.write(`${new Date().toISOString()} warning: ${warning.message}\n`),
+    onWarning: (warning) => io.stderr.write(`${systemNow().toISOString()} warning: ${warning.message}\n`),
   });
   let away = false;
   try {

@@ -7,6 +7,7 @@ import { HELP } from './help';
 import type { CliIO } from './io';
 import { apiKeysOf, clockOf, integerOf, parseOptions } from './parse-options';
 import { runServer } from './run-server';
+import { systemNow } from '../time/clock';
 
 const OPTIONS = {
   port: { type: 'string' },
@@ -32,7 +33,7 @@ export async function demoCommand(argv: string[], io: CliIO): Promise<number> {
 
   const clock = clockOf('demo', values.now);
   const out = values.out ?? '.demo-data';
-  const logs = await writeDemoData(io, { out, events, now: clock?.() ?? new Date() });
+  const logs = await writeDemoData(io, { out, events, now: clock?.() ?? systemNow() });
   // Managed storage beside the generated files: what the ingest curl line sends to is kept here.
   const storage = { dataDir: join(out, 'managed') };
   const ep = await createEndpoints({ sources: { edgeLogs: logs.edgeLogs, functionEdgeLogs: logs.functionEdgeLogs }, storage, now: clock });

@@ -3,6 +3,7 @@ import { HELP } from './help';
 import type { CliIO } from './io';
 import { clockOf, integerOf, parseOptions } from './parse-options';
 import { progressBar } from './progress-bar';
+import { systemNow } from '../time/clock';
 
 export const DEMO_DATA_OPTIONS = {
   out: { type: 'string' },
@@ -44,7 +45,7 @@ export async function demoDataCommand(argv: string[], io: CliIO): Promise<number
     io.stdout.write(HELP['demo-data']!);
     return 0;
   }
-  const now = clockOf('demo-data', values.now)?.() ?? new Date();
+  const now = clockOf('demo-data', values.now)?.() ?? systemNow();
   const logs = await writeDemoData(io, {
     out: values.out ?? '.demo-data',
     events: integerOf('demo-data', 'events', values.events, 20_000, 0, 100_000_000),

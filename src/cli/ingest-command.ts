@@ -10,6 +10,7 @@ import type { CliIO } from './io';
 import { apiKeysOf, dataDirOf, ingestKeysOf, integerOf, parseOptions } from './parse-options';
 import { progressBar } from './progress-bar';
 import { UsageError } from './usage-error';
+import { monotonicMs } from '../time/clock';
 
 const OPTIONS = {
   source: { type: 'string' },
@@ -217,13 +218,13 @@ function skip(report: Report, message: string): void {
 
 /** Retries while storage is `overloaded` (it drains as compaction catches up), waiting as told. */
 async function retrying(attempt: () => Promise<void>): Promise<void> {
-  const started = Date.now();
+  const started = monotonicMs();
   for (;;) {
     try {
       return await attempt();
     } catch (error) {
       const overloaded = error instanceof LogEndpointsError && error.code === 'overloaded';
-      if (!overloaded || Date.now() - started > MAX_RETRY_MS) throw error;
+      if (!overloaded || monotonicMs() - started > MAX_RETRY_MS) throw error;
       await new Promise((resolve) => setTimeout(resolve, (error.retryAfterSeconds ?? 1) * 1000));
     }
   }

@@ -3,6 +3,7 @@ import { LogEndpointsError } from '../errors';
 import type { ErrorContext } from '../http/handler-options';
 import type { CliIO } from './io';
 import { DEFAULT_SHUTDOWN_GRACE_MS, startServer, type RunningServer, type ServerOptions } from './start-server';
+import { systemNow } from '../time/clock';
 
 /**
  * Serves until SIGINT/SIGTERM, then stops gracefully: requests in flight get up to
@@ -34,6 +35,6 @@ function logTo(io: CliIO) {
     const cause = error instanceof LogEndpointsError && error.cause instanceof Error ? `; cause: ${error.cause.message}` : '';
     const message = error instanceof Error ? error.message : String(error);
     const line = `${message}${cause}`.replace(/\s*\n\s*/g, ' ');
-    io.stderr.write(`${new Date().toISOString()} ${context.status} ${context.method} ${context.path} request=${context.requestId}: ${line}\n`);
+    io.stderr.write(`${systemNow().toISOString()} ${context.status} ${context.method} ${context.path} request=${context.requestId}: ${line}\n`);
   };
 }

@@ -6,6 +6,7 @@ import { HTTP_SERVER_OPTIONS, httpServerSettings, serveHttp } from './http-serve
 import { warnEmptyGlobs } from './warnings';
 import { endpointsOptionsOf, loadConfig } from './config-file';
 import { definedOnly } from './defined-only';
+import { systemNow } from '../time/clock';
 
 const OPTIONS = { ...SOURCE_OPTIONS, ...HTTP_SERVER_OPTIONS } as const;
 
@@ -35,7 +36,7 @@ export async function serveCommand(argv: string[], io: CliIO): Promise<number> {
     ...(settings.noCache ? { cache: false as const } : {}),
     ...(values['single-project'] ? { singleProject: true } : {}),
     onWarning: (warning) => {
-      io.stderr.write(`${new Date().toISOString()} warning: ${warning.message}\n`);
+      io.stderr.write(`${systemNow().toISOString()} warning: ${warning.message}\n`);
       config.onWarning?.(warning);
     },
   });

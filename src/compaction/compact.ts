@@ -29,6 +29,7 @@ import { dataDirAround, DataDirLockedError, lockDataDir, type DataDirLock } from
 import { looksLikeSource } from './source-shape';
 import { companionPathsOf, writeCompanions } from '../dataset/stored-rollups';
 import { backfillRollups } from './backfill-rollups';
+import { systemMs } from '../time/clock';
 
 /** Options of `compactLogs`. */
 export interface CompactOptions {
@@ -230,7 +231,7 @@ async function writeRun(
     const readPaths = new Map<string, InputScan>();
     for (const [i, scan] of work.entries()) {
       const whole = scan.covered === 0 && scan.end === scan.file.size;
-      if (whole && (scan.compressed || Date.now() - scan.file.mtimeMs > 2000)) {
+      if (whole && (scan.compressed || systemMs() - scan.file.mtimeMs > 2000)) {
         readPaths.set(scan.file.path, scan);
       } else {
         const copy = join(staging, 'inputs', `${i}.ndjson`);

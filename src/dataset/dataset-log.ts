@@ -4,6 +4,7 @@ import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SourceName } from '../sources/source-descriptor';
 import { unlinkIfPresent, writeFileAtomic } from '../util/durable-fs';
+import { systemNow, systemMs } from '../time/clock';
 
 /**
  * A compacted dataset is a folder with Parquet files in `date=YYYY-MM-DD/` folders and a log of
@@ -267,7 +268,7 @@ const newestRead = new Map<string, { ino: number; size: number; mtimeMs: number;
  * Read again whenever the file's version differs, and always while it is under two seconds old:
  * two writes within one timestamp tick could otherwise look alike (as `DirectoryCache` does).
  */
-export function readNewest(dir: string, now = Date.now()): number {
+export function readNewest(dir: string, now = systemMs()): number {
   const path = join(dir, NEWEST);
   const stats = statSync(path, { throwIfNoEntry: false });
   if (!stats) {
@@ -310,7 +311,7 @@ export function readDatasetStateStable(root: string): DatasetState {
 export async function appendCommit(
   state: DatasetState,
   entry: Omit<Commit, 'format' | 'seq' | 'createdAt'>,
-  now: Date = new Date(),
+  now: Date = systemNow(),
 ): Promise<boolean> {
   const dir = join(state.root, DATASET_LOG_DIR);
   await mkdir(dir, { recursive: true });

@@ -7,6 +7,7 @@ import { sqlString } from '../duckdb/sql-literal';
 import { fsyncDir, fsyncFile } from '../util/durable-fs';
 import type { DataFile } from './dataset-log';
 import { hasHeads, headPathOf, writeHead } from './newest-heads';
+import { systemMs } from '../time/clock';
 
 /** The folder of a dataset that holds the stored rollups, beside its `date=` folders. */
 export const ROLLUPS_DIR = '_rollups';
@@ -107,7 +108,7 @@ export async function writeCompanions(
     const relRollup = rollupPathOf(rel, rollup).split(sep).join('/');
     const staged = await stagedOf(relRollup);
     const rows = await writeRollup(connection, source, rollup, dataPath, staged);
-    (out.rollups ??= {})[rollup] = { path: relRollup, rows, bytes: await place(staged, relRollup), writtenMs: Date.now() };
+    (out.rollups ??= {})[rollup] = { path: relRollup, rows, bytes: await place(staged, relRollup), writtenMs: systemMs() };
   }
   return out;
 }

@@ -3,6 +3,7 @@ import { dirname, join, sep } from 'node:path';
 import { fileKind, type FileKind } from './file-kinds';
 import { DATASET_LOG_DIR } from '../dataset/dataset-log';
 import type { CompiledGlob } from './glob';
+import { systemMs } from '../time/clock';
 
 /** A regular file a glob matched, with what identifies its current version. */
 export interface ListedFile {
@@ -43,7 +44,7 @@ export class DirectoryCache {
   private readonly entries = new Map<string, { mtimeMs: number; list: Dirent[] }>();
 
   /** `stats`: the folder's, when the caller has just taken them (one stat less per folder and query). */
-  list(dir: string, now = Date.now(), stats: Stats | null = statOrNull(dir)): Dirent[] | null {
+  list(dir: string, now = systemMs(), stats: Stats | null = statOrNull(dir)): Dirent[] | null {
     if (!stats?.isDirectory()) {
       this.entries.delete(dir);
       return null;
@@ -81,7 +82,7 @@ export function listGlob(glob: CompiledGlob, cache: DirectoryCache): GlobListing
   }
   if (!root.isDirectory()) return out;
   const visited = new Set<number>([root.ino]);
-  const now = Date.now();
+  const now = systemMs();
   const walk = (dir: string, dirStats: Stats, rel: string, dataset: string | null) => {
     const entries = cache.list(dir, now, dirStats);
     if (!entries) return;

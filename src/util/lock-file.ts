@@ -5,6 +5,7 @@ import { connect, createServer, type Server } from 'node:net';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fsyncDir, fsyncFile, isCode, unlinkIfPresent, writeFileAtomic } from './durable-fs';
+import { systemNow, monotonicMs } from '../time/clock';
 
 /**
  * The one lock of the code base: a data dir's (`log-endpoints.lock`) and a dataset's
@@ -70,7 +71,7 @@ export interface LockTiming {
 const DEFAULT_TIMING: Required<LockTiming> = {
   renewMs: 1000,
   staleMs: 10_000,
-  now: () => performance.now(),
+  now: monotonicMs,
   sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
 };
 
@@ -134,7 +135,7 @@ const heldHere = new Map<string, { record: LockRecord }>();
 function newRecord(purpose: string): LockRecord {
   return {
     token: randomBytes(16).toString('hex'), purpose, host: hostname(), pid: process.pid,
-    since: new Date().toISOString(), beat: 0, boot: bootId(), socket: null,
+    since: systemNow().toISOString(), beat: 0, boot: bootId(), socket: null,
   };
 }
 

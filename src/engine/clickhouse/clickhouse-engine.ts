@@ -10,6 +10,7 @@ import { requireDatabase, tableOf, type ClickHouseTarget } from './options';
 import { preparedQuerySql } from './query-files';
 import { runCommand, runSql, type SqlRequest } from './run-sql';
 import { sqlTableName } from './sql-text';
+import { monotonicMs } from '../../time/clock';
 
 /** Options of `clickhouseEngine`: where the tables are, and the limits every query runs under. */
 export interface ClickHouseEngineOptions extends ClickHouseTarget {
@@ -68,12 +69,12 @@ class ClickHouseEngine implements Engine {
   async run(request: EngineRequest): Promise<EngineResult> {
     this.assertOpen();
     return this.gate.run(() => this.limited(async (signal, queryId) => {
-      const started = performance.now();
+      const started = monotonicMs();
       const text = request.statement.sql.clickhouse;
       if (text === undefined) throw new EngineError('query_failed', `${request.statement.name} has no ClickHouse SQL.`);
       const sql = preparedQuerySql(text, this.tables);
       const result = await this.sql({ sql, params: { ...request.params, max_rows: request.maxRows }, signal, queryId });
-      return { rows: decodeRows(result), engineMs: performance.now() - started };
+      return { rows: decodeRows(result), engineMs: monotonicMs() - started };
     }));
   }
 

@@ -17,6 +17,7 @@ import { addMissingColumns, POSITION_COLUMNS, schemaStatements, tableColumns, ty
 import { allSources } from '../../sources/registry';
 import { sqlIdentifier, sqlTableName } from './sql-text';
 import type { SegmentRows } from '../../managed/clickhouse-shipper';
+import { monotonicMs } from '../../time/clock';
 
 /** ClickHouse's code for a query whose id another running query has. */
 const QUERY_WITH_SAME_ID_IS_ALREADY_RUNNING = 216;
@@ -319,11 +320,11 @@ export class ClickHouseLoader {
     const all = tableColumns(source);
     const table = tableOf(this.options, source);
     let known = this.tableColumnNames.get(table);
-    if (!known || Date.now() - known.at > 60_000) {
+    if (!known || monotonicMs() - known.at > 60_000) {
       const { client, features } = await this.clickhouse();
       const sql = 'SELECT name FROM system.columns WHERE database = {database:String} AND table = {table:String}';
       const { data } = await runSql(client, features, { sql, params: { database: this.options.database, table }, settings: this.options.settings });
-      known = { at: Date.now(), names: new Set(data.map((row) => String(row.name))) };
+      known = { at: monotonicMs(), names: new Set(data.map((row) => String(row.name))) };
       this.tableColumnNames.set(table, known);
     }
     // An unknown table (or one without its key columns) keeps every column: the insert says what is wrong.

@@ -44,6 +44,7 @@ import { callerSqlError, namesAFile } from './caller-errors';
 import { allSources, sourceDescriptor } from '../../sources/registry';
 import type { SourceRollup } from '../../sources/source-descriptor';
 import { codeOnly } from '../../sql/sql-scan';
+import { monotonicMs } from '../../time/clock';
 
 /** One glob or a list of globs per source; relative globs resolve against the working directory. */
 export type SourceGlobs = Partial<Record<SourceName, string | readonly string[]>>;
@@ -223,7 +224,7 @@ class DuckDBEngine implements Engine {
     this.assertOpen();
     const variantSql = statementSql(request);
     return this.gate.run(() => this.withConnection(async (connection) => {
-      const started = performance.now();
+      const started = monotonicMs();
       const sources = this.sourcesOf(variantSql);
       // In-memory events a compaction covers stay until this query is done with its snapshot.
       const leave = this.memory?.enter();
@@ -238,13 +239,13 @@ class DuckDBEngine implements Engine {
           for (const [source, read] of reads) files[source] = await this.sourceFiles(connection, read);
           const skippedFiles = [...reads.values()].flatMap((r) => r.skipped);
           if (request.sql !== undefined) {
-            return { ...(await this.executeCaller(connection, sql, request, files)), engineMs: performance.now() - started, skippedFiles };
+            return { ...(await this.executeCaller(connection, sql, request, files)), engineMs: monotonicMs() - started, skippedFiles };
           }
           const [only] = sources;
           const rows = request.statement.newestFirst && sources.length === 1
             ? await this.newestFirst(connection, sql, request, only!, reads.get(only!)!, files[only!]!)
             : await this.execute(connection, sql, request, files);
-          return { rows, engineMs: performance.now() - started, skippedFiles };
+          return { rows, engineMs: monotonicMs() - started, skippedFiles };
         } catch (error) {
           if (request.sql !== undefined) await this.blameCaller(error, connection, sql, request, reads, files);
           let retry = false;

@@ -7,6 +7,7 @@ import { fsyncDir, isCode } from '../../util/durable-fs';
 import { Quarantine } from './quarantine';
 import { recoverSegment, type DamagedBytes } from './recover-segment';
 import { segmentFileName, segmentSeqOf } from './segment-name';
+import { monotonicMs } from '../../time/clock';
 
 /** A segment of the WAL as readers see it. */
 export interface WalSegment {
@@ -119,7 +120,7 @@ export class Wal {
       maxPendingBytes: positive(options.maxPendingBytes, WAL_DEFAULTS.maxPendingBytes, 'maxPendingBytes'),
       maxUncompactedBytes: positive(options.maxUncompactedBytes, WAL_DEFAULTS.maxUncompactedBytes, 'maxUncompactedBytes'),
     };
-    this.now = options.now ?? (() => performance.now());
+    this.now = options.now ?? monotonicMs;
     this.scheduler = options.scheduler ?? timerScheduler;
     this.closedList = closed;
     this.recovered = recovered;
