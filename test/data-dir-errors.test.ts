@@ -51,25 +51,31 @@ describe('a data dir that cannot be one', () => {
     const parent = tmp.path('read-only');
     mkdirSync(parent);
     chmodSync(parent, 0o555);
-    // Root writes anywhere: the processes then run as nobody, who can read the repository and the temp folders only.
-    const user = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
-    chmodSync(tmp.dir, 0o755);
     const dataDir = `${parent}/data`;
-    const cli = await node(['src/cli.ts', 'serve', '--data-dir', dataDir, '--no-auth', '--port', '0'], user);
+    const cli = await node(['src/cli.ts', 'serve', '--data-dir', dataDir, '--no-auth', '--port', '0']);
     expect(cli.stderr).toBe(`error: --data-dir '${dataDir}' cannot be created: '${parent}' is not writable (EACCES).\nSee: log-endpoints serve --help\n`);
     expect(cli.code).toBe(2);
     const script = `
       import { createEndpoints } from './src/index.ts';
       await createEndpoints({ storage: { dataDir: ${JSON.stringify(dataDir)} } }).catch((e) => process.stderr.write(e.option + ': ' + e.message));`;
-    const library = await node(['--input-type=module', '-e', script], user);
+    const library = await node(['--input-type=module', '-e', script]);
     expect(library.stderr).toBe(`storage.dataDir: storage.dataDir '${dataDir}' cannot be created: '${parent}' is not writable (EACCES).`);
   });
 });
 
-/** `node --import tsx <args>` from the repository, as `user`: exit code and stderr. */
-function node(args: string[], user: { uid?: number; gid?: number }): Promise<{ code: number | null; stderr: string }> {
+/**
+ * `node --import tsx <args>` from the repository, by a process the folder's mode bits bind: exit
+ * code and stderr. Root writes anywhere, so as root the process keeps its user (it owns the
+ * checkout, so it reads it wherever it is cloned, a 0700 home or temp folder too) but runs
+ * without the capabilities that override file modes (`setpriv`, util-linux: on every Debian).
+ */
+function node(args: string[]): Promise<{ code: number | null; stderr: string }> {
+  const command = [process.execPath, '--import', 'tsx', ...args];
+  const [file, ...argv] = process.getuid?.() === 0
+    ? ['setpriv', '--inh-caps=-dac_override,-dac_read_search', '--bounding-set=-dac_override,-dac_read_search', ...command]
+    : command;
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', ...args], { cwd: ROOT, timeout: HANG_MS, env: { ...process.env, LOG_ENDPOINTS_API_KEYS: '' }, ...user }, (error, _stdout, stderr) => {
+    execFile(file!, argv, { cwd: ROOT, timeout: HANG_MS, env: { ...process.env, LOG_ENDPOINTS_API_KEYS: '' } }, (error, _stdout, stderr) => {
       resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stderr });
     });
   });
