@@ -280,8 +280,22 @@ describe('errors', () => {
     expect(r.text).toContain('"id":"e2"');
   });
 
-  it('414 uri_too_long past 8 KiB, before any work', async () => {
-    const r = await get(`/api/endpoints/logs.all?project=abc&project_tier=PRO&junk=${'x'.repeat(9000)}`);
+  it("answers Logflare's backends listing as self-hosted Studio's Log Drains page calls it: no drains, creating one refused", async () => {
+    const listed = await get('/api/backends?metadata%5Btype%5D=log-drain', { headers: { 'X-API-KEY': '', Authorization: `Bearer ${KEY}` } });
+    expect(listed.status).toBe(200);
+    expect(listed.json).toEqual([]);
+    expect((await get('/api/backends', { headers: { 'X-API-KEY': 'wrong' } })).status).toBe(401);
+    const created = await get('/api/backends', { method: 'POST' });
+    expect(created.status).toBe(405);
+    expect(created.headers.get('allow')).toBe('GET, HEAD');
+  });
+
+  it('serves URLs up to 64 KiB (Supabase Studio sends its SQL in the query string); 414 uri_too_long past it, before any work', async () => {
+    const base = '/api/endpoints/logs.all?project=abc&project_tier=PRO&junk=';
+    const served = await get(`${base}${'x'.repeat(64 * 1024 - base.length - 'http://localhost'.length)}`);
+    expect(served.status).toBe(200);
+    expect(served.json.result.map((r: { id: string }) => r.id)).toEqual(['e2', 'e1', 'e3']);
+    const r = await get(`${base}${'x'.repeat(64 * 1024)}`);
     expect(r.status).toBe(414);
     expect(r.json.error).toMatchObject({ code: 'uri_too_long', status: 414 });
   });
@@ -413,6 +427,11 @@ describe('options', () => {
     } finally {
       await any.close();
     }
+  });
+
+  it('wireFormat is iso or logflare, anything else an InvalidOptionError', () => {
+    expect(() => createHandler(ep, { apiKeys: [KEY], wireFormat: 'bigquery' as never })).toThrow(expect.objectContaining({ code: 'invalid_option', option: 'wireFormat' }));
+    expect(() => createHandler(ep, { apiKeys: [KEY], wireFormat: 'logflare' })).not.toThrow();
   });
 
   it('auth: false serves without any key', async () => {

@@ -30,7 +30,11 @@ export interface HandlerOptions {
   basePath?: string;
   /** Cross-origin access for browsers; off when absent. */
   cors?: CorsOptions;
-  /** Longest accepted request URL in bytes (default 8192); longer ones get 414 `uri_too_long`. */
+  /**
+   * Longest accepted request URL in bytes (default 65536: Supabase Studio sends a caller's SQL in
+   * the query string); longer ones get 414 `uri_too_long`. A node:http server of your own needs
+   * `maxHeaderSize` above it (Node's default is 16 KiB): `serve` sets `MAX_HEADER_BYTES`.
+   */
   maxUrlLength?: number;
   /** How long `GET /health` waits for the engine before answering 503 (default 5000 ms). */
   healthTimeoutMs?: number;
@@ -53,7 +57,26 @@ export interface HandlerOptions {
   dashboard?: boolean | DashboardOptions;
   /** Limits of the ingest routes. */
   ingest?: IngestLimits;
+  /**
+   * How answers to a caller's SQL (`sql`) are written: `'logflare'` is Logflare's wire format
+   * (timestamps as integers of unix microseconds, JSON objects wrapped in one-element arrays,
+   * recursively: what Supabase Studio reads, docs/supabase.md); default `'iso'` (ISO timestamps,
+   * plain objects, as every other answer).
+   */
+  wireFormat?: WireFormat;
 }
+
+/** How answers to a caller's SQL are written (`HandlerOptions.wireFormat`). */
+export type WireFormat = 'iso' | 'logflare';
+
+/** The longest URL the handler serves by default, in bytes. */
+export const DEFAULT_MAX_URL_BYTES = 64 * 1024;
+
+/**
+ * `maxHeaderSize` of the node:http servers this package starts: the longest URL plus room for
+ * the other headers (Node counts the request line within its header limit).
+ */
+export const MAX_HEADER_BYTES = DEFAULT_MAX_URL_BYTES + 16 * 1024;
 
 /** Limits of the ingest routes. */
 export interface IngestLimits {
@@ -86,6 +109,7 @@ export interface ResolvedOptions {
   microcacheMs: number;
   dashboard: DashboardOptions | null;
   ingest: Required<IngestLimits>;
+  wireFormat: WireFormat;
 }
 
 /** Defaults applied, the base path normalised, and a handler without keys refused. */
@@ -101,7 +125,7 @@ export function resolveOptions(options: HandlerOptions): ResolvedOptions {
     auth: options.auth !== false,
     basePath: normalizeBasePath(options.basePath ?? ''),
     cors: options.cors ?? null,
-    maxUrlLength: options.maxUrlLength ?? 8192,
+    maxUrlLength: options.maxUrlLength ?? DEFAULT_MAX_URL_BYTES,
     healthTimeoutMs: options.healthTimeoutMs ?? 5000,
     onError: options.onError ?? logToConsole,
     microcacheMs: Math.max(0, options.microcacheMs ?? 1000),
@@ -110,7 +134,13 @@ export function resolveOptions(options: HandlerOptions): ResolvedOptions {
       maxBodyBytes: positiveOr(options.ingest?.maxBodyBytes, MAX_BODY_BYTES, 'ingest.maxBodyBytes'),
       maxBytesInFlight: positiveOr(options.ingest?.maxBytesInFlight, 64 * 1024 * 1024, 'ingest.maxBytesInFlight'),
     },
+    wireFormat: wireFormatOf(options.wireFormat),
   };
+}
+
+function wireFormatOf(value: unknown): WireFormat {
+  if (value === undefined || value === 'iso' || value === 'logflare') return value ?? 'iso';
+  throw new InvalidOptionError('wireFormat', `createHandler: wireFormat must be 'iso' or 'logflare', not ${JSON.stringify(value)}.`);
 }
 
 function positiveOr(value: number | undefined, fallback: number, name: string): number {

@@ -4,8 +4,11 @@ import { checkParseTree } from './check-parse-tree';
 import { sandboxedSelect } from './compose-sandboxed-sql';
 import { withoutPaths } from './without-paths';
 
-/** Longest SQL text a caller may send, in characters (docs/sandboxing.md, "Limits"). */
-export const MAX_CALLER_SQL_LENGTH = 16_384;
+/**
+ * Longest SQL text a caller may send, in characters (docs/sandboxing.md, "Limits"): what fits a
+ * URL of the handler's default limit, since Supabase Studio sends its SQL in the query string.
+ */
+export const MAX_CALLER_SQL_LENGTH = 65_536;
 
 /**
  * DuckDB's parser as the sandbox uses it: the result of `SELECT json_serialize_sql($sql)` for a
