@@ -17,8 +17,8 @@ export type {
 } from './definitions/definition';
 export { functionsInvocationStats, logsAll, usageApiCounts } from './definitions/registry';
 export { defineSource } from './sources/source-descriptor';
-export type { SourceColumn, SourceColumnDeclaration, SourceConfig, SourceDescriptor, SourceRollup } from './sources/source-descriptor';
-export { edgeLogs, functionEdgeLogs } from './sources/registry';
+export type { SourceCliNames, SourceColumn, SourceColumnDeclaration, SourceConfig, SourceDescriptor, SourceRollup } from './sources/source-descriptor';
+export { edgeLogs, functionEdgeLogs } from './sources/built-ins';
 export type {
   CacheStatus,
   Endpoints,

@@ -6,6 +6,7 @@ import { appendCommit, readDatasetStateStable, type DataFile } from '../src/data
 import { dataPathOfRollup, rollupPathOf } from '../src/dataset/stored-rollups';
 import { fullQuerySql } from '../src/engine/duckdb/duckdb-engine';
 import { edgeEvent, endpointsAt, functionEvent, tempDir, writeLines } from './support/log-files';
+import { edgeLogs } from '../src/sources/built-ins';
 
 // Rollups stored at compaction beside each data file, read by the engine in place of computing
 // them, and the rule that runs a rollup variant only where they are stored (docs/definitions.md,
@@ -200,12 +201,12 @@ describe('what is not stored', () => {
       ndjson: ['tail.ndjson'], parquet: ['date=2026-11-21/a.parquet'], parquetTypes: new Map<string, string>(),
       stored: { edge_logs_url_grams: { companions: ['_rollups/edge_logs_url_grams/date=2026-11-21/a.parquet'], dataFiles: ['date=2026-11-21/a.parquet'] } },
     };
-    const sql = fullQuerySql('SELECT origin FROM edge_logs_url_grams', { edgeLogs: files });
+    const sql = fullQuerySql('SELECT origin FROM edge_logs_url_grams', new Map([[edgeLogs, files]]));
     const [stored, rest] = sql.split('UNION ALL BY NAME');
     expect(stored).toContain("read_parquet(['_rollups/edge_logs_url_grams/date=2026-11-21/a.parquet'])");
     expect(rest).toContain('CAST(NULL AS BLOB)');
     expect(rest).not.toContain('bitstring_agg');
     // Nothing stored: the rollup's own SQL over everything (the variant then falls back anyway).
-    expect(fullQuerySql('SELECT origin FROM edge_logs_url_grams', { edgeLogs: { ...files, stored: {} } })).toContain('bitstring_agg');
+    expect(fullQuerySql('SELECT origin FROM edge_logs_url_grams', new Map([[edgeLogs, { ...files, stored: {} }]]))).toContain('bitstring_agg');
   });
 });

@@ -26,11 +26,12 @@ import type { Engine } from '../engine/engine';
 import { re2PatternProblem } from '../engine/re2-pattern';
 import { EngineError, InvalidOptionError, InvalidParameterError, NotFoundError } from '../errors';
 import { INGEST_BODY, type BodyIngest, type IngestResult } from '../ingest/ingestor';
-import { checkEndpointsOptions } from './check-options';
+import { checkEndpointsOptions, checkSourceGlobs } from './check-options';
 import { fillBuckets } from '../rows/fill-buckets';
 import { shapeRows } from '../rows/shape-rows';
 import { withArrowTable } from '../rows/to-arrow';
-import { registerSources } from '../sources/registry';
+import { BUILT_IN_SOURCE_SET } from '../sources/built-ins';
+import type { SourceSet } from '../sources/source-set';
 import type { CheckedSql } from '../sandbox/validate-caller-sql';
 import type { SkippedFile } from '../files/file-checks';
 import { systemNow } from '../time/clock';
@@ -50,18 +51,22 @@ export async function createEndpoints<const D extends readonly AnyEndpointDefini
   options: EndpointsOptions & { endpoints?: D },
 ): Promise<Endpoints<D[number]>> {
   checkEndpointsOptions(options);
-  registerSources(options.sourceDefinitions);
+  // The instance's own sources, passed to everything below: two instances never share them.
+  const sources = BUILT_IN_SOURCE_SET.extend(options.sourceDefinitions);
+  checkSourceGlobs(options, sources);
+  checkEngineSources(options.engine, sources);
   const endpoints = endpointSet(options.endpoints);
   if (options.singleProject && options.engine && (options.engine.dialect ?? 'duckdb') !== 'duckdb') {
     throw new InvalidOptionError('singleProject', 'singleProject works with the built-in DuckDB engine only: a ClickHouse table is keyed by project, so give each project its own.');
   }
   // Storage first: a data dir locked by another process fails before DuckDB starts.
-  const managed = options.storage ? await ManagedStorage.open({ ...options, storage: options.storage }) : null;
+  const managed = options.storage ? await ManagedStorage.open(sources, { ...options, storage: options.storage }) : null;
   let engine: Engine | null = null;
   try {
     engine =
       options.engine ??
       (await createDuckDBEngine({
+        sourceSet: sources,
         sources: options.sources ?? {},
         extraInputs: managed?.inputs(),
         memory: managed?.memory,
@@ -79,6 +84,19 @@ export async function createEndpoints<const D extends readonly AnyEndpointDefini
     if (engine && !options.engine) await engine.close().catch(() => undefined);
     await managed?.close().catch(() => undefined);
     throw error;
+  }
+}
+
+/**
+ * An engine that knows its sources (the ClickHouse engine) must know every source of the instance:
+ * one made without the same `sourceDefinitions` could not map their tables.
+ */
+function checkEngineSources(engine: Engine | undefined, sources: SourceSet): void {
+  const known = engine?.sourceNames;
+  if (!known) return;
+  const missing = sources.names.filter((name) => !known.includes(name));
+  if (missing.length) {
+    throw new InvalidOptionError('engine', `The engine does not know the source${missing.length > 1 ? 's' : ''} ${missing.join(', ')} of these endpoints: give it the same sourceDefinitions (e.g. clickhouseEngine({ ..., sourceDefinitions })).`);
   }
 }
 

@@ -3,6 +3,7 @@ import type { AnyEndpointDefinition } from './definition';
 import { functionsInvocationStats } from './functions-invocation-stats';
 import { logsAll } from './logs-all';
 import { usageApiCounts } from './usage-api-counts';
+import { printable } from '../util/printable';
 
 export { functionsInvocationStats, logsAll, usageApiCounts };
 
@@ -43,7 +44,7 @@ export class EndpointSet {
   /** The endpoint with this name or UUID, or a `not_found` error. */
   find(nameOrId: string): AnyEndpointDefinition {
     const found = this.byKey.get(UUID.test(nameOrId) ? nameOrId.toLowerCase() : nameOrId);
-    if (!found) throw new NotFoundError(`No endpoint is named or identified by "${truncate(nameOrId)}".`);
+    if (!found) throw new NotFoundError(`No endpoint is named or identified by "${printable(nameOrId, 80)}".`);
     return found;
   }
 }
@@ -66,8 +67,4 @@ export function endpointSet(user: unknown): EndpointSet {
     }
   });
   return new EndpointSet([...BUILT_IN_ENDPOINTS, ...(user as AnyEndpointDefinition[])]);
-}
-
-function truncate(text: string): string {
-  return text.length > 80 ? `${text.slice(0, 80)}…` : text;
 }

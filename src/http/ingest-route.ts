@@ -8,6 +8,7 @@ import type { PlainRequest, PlainResponse } from './exchange';
 import type { ResolvedOptions } from './handler-options';
 import { parseQueryString } from './query-string';
 import { sendJson } from './respond';
+import { printable } from '../util/printable';
 
 /** Logflare's answer to an accepted batch. */
 const LOGGED = { message: 'Logged!' };
@@ -50,7 +51,7 @@ export async function ingestRoute(
 ): Promise<PlainResponse> {
   const method = request.method.toUpperCase();
   if (method !== 'POST') {
-    throw Object.assign(new LogEndpointsError('method_not_allowed', 405, `Method ${printable(method)} is not allowed here; send events with POST.`), {
+    throw Object.assign(new LogEndpointsError('method_not_allowed', 405, `Method ${printable(method, 32)} is not allowed here; send events with POST.`), {
       allow: 'POST',
     });
   }
@@ -86,8 +87,4 @@ export async function ingestRoute(
     budget.give(taken);
   }
   return sendJson(200, LOGGED);
-}
-
-function printable(text: string): string {
-  return text.replace(/[^\x21-\x7e]/g, '?').slice(0, 32);
 }
