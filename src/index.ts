@@ -6,6 +6,7 @@ export type { EndpointConfig } from './definitions/define-endpoint';
 export { p } from './definitions/params';
 export type { AnyParam, Param, ParamFormat, ParamInput, ParamsOf } from './definitions/params';
 export type { ColumnDeclaration, RowOf } from './definitions/columns';
+export type { MethodName } from './definitions/method-name';
 export type {
   AnyEndpointDefinition,
   BindContext,
@@ -21,7 +22,9 @@ export type { SourceCliNames, SourceColumn, SourceColumnDeclaration, SourceConfi
 export { edgeLogs, functionEdgeLogs } from './sources/built-ins';
 export type {
   CacheStatus,
+  EndpointMethods,
   Endpoints,
+  EndpointsCore,
   EndpointsOptions,
   EndpointsStats,
   EndpointsWarning,
