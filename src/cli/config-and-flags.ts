@@ -21,12 +21,14 @@ import { UsageError } from './usage-error';
  * usage error when they differ.
  *
  * @example
- * agreed('serve', 'threads', 2, 'duckdb.threads', 4); // throws: --threads 2 and the config's duckdb.threads 4 disagree
+ * agreed('serve', 'threads', 2, 'duckdb.threads', 4); // throws: --threads 2 and the config's duckdb.threads: 4 disagree
  */
 export function agreed<T>(command: string, flag: string, fromFlag: T | undefined, option: string, fromConfig: T | undefined, same: (a: T, b: T) => boolean = isDeepStrictEqual): T | undefined {
   if (fromFlag === undefined) return fromConfig;
   if (fromConfig === undefined || same(fromFlag, fromConfig)) return fromFlag;
-  throw new UsageError(`--${flag} ${shown(fromFlag)} and the config's ${option} ${shown(fromConfig)} disagree: set it in one place, or to the same value in both.`, command);
+  // A flag as typed (`--threads 2`, `--no-cache`), the config's value as written there.
+  const typed = typeof fromFlag === 'string' || typeof fromFlag === 'number' ? ` ${shown(fromFlag)}` : '';
+  throw new UsageError(`--${flag}${typed} and the config's ${option}: ${shown(fromConfig)} disagree: set it in one place, or to the same value in both.`, command);
 }
 
 function shown(value: unknown): string {
