@@ -1,4 +1,4 @@
-// The sources of an instance (docs/architecture.md, "Sources"): a set made from descriptors and
+// The sources of an instance (docs/definitions.md, "A source of your own"): a set made from descriptors and
 // passed to everything that needs it, never a process-wide registry.
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
