@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { compactLogs, createEndpoints, defineEndpoint, defineSource, p, type Engine } from '../src/index';
 import { helpText } from '../src/cli/help';
+import { createHandler } from '../src/http';
 import { globFlagOptions, globsOfFlags, sourceFromCli, tableFlagOptions } from '../src/cli/source-flags';
 import { schemaStatements } from '../src/engine/clickhouse/schema';
 import { SourceNames } from '../src/ingest/source-names';
@@ -138,6 +139,12 @@ describe('adding a built-in source is its descriptor and a line in the list: eve
       expect((await ep.inspectSources()).find((s) => s.source === 'postgrestLogs')).toMatchObject({ lines: 1 });
       expect(ep.storage!.sources.find((n) => n.source === 'postgrestLogs')).toEqual({ name: 'postgREST.logs.prod', id: postgrestLogs.logflare.id, source: 'postgrestLogs' });
       expect(ep.storage!.resolveSource('POSTGREST.logs.prod')).toBe('postgrestLogs');
+      // The ingest route names them too, and takes the name Studio sends.
+      const handler = createHandler(ep, { auth: false });
+      const unnamed = await handler(new Request('http://localhost/api/logs', { method: 'POST', body: '[]' }));
+      expect(((await unnamed.json()) as { error: { message: string } }).error.message).toBe('Name the source: ?source_name=cloudflare.logs.prod (or deno-relay-logs, postgREST.logs.prod), or ?source=<uuid>.');
+      const studio = await handler(new Request('http://localhost/api/logs?source_name=postgrest.logs.prod', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify([{ project: 'q', metadata: { status: 500 } }]) }));
+      expect(studio.status).toBe(200);
     } finally {
       await ep.close();
     }

@@ -261,8 +261,9 @@ export interface EndpointsCore<D extends AnyEndpointDefinition = never> {
   stats(): EndpointsStats;
   /**
    * Appends events to managed storage (docs/durability.md) and resolves once they are durable (fsynced).
-   * `source` is a Logflare name (`cloudflare.logs.prod`, `deno-relay-logs`, or one of
-   * `storage.sourceNames`), its fixed UUID, or `edgeLogs` / `functionEdgeLogs`. All or nothing: a
+   * `source` is a Logflare name of one of the instance's sources (`cloudflare.logs.prod`,
+   * `deno-relay-logs`, yours, or one of `storage.sourceNames`; in any letter case), its fixed UUID,
+   * or the source's own name (`edgeLogs`). All or nothing: a
    * bad event rejects the call with `InvalidBodyError` (its `index` says which) and keeps none.
    * Fails with `not_found` when `createEndpoints` got no `storage`.
    */

@@ -64,7 +64,9 @@ export async function ingestRoute(
   }
   const ref = query.get('source')?.[0] || query.get('source_name')?.[0];
   if (!ref) {
-    throw new InvalidParameterError('source_name', 'Name the source: ?source_name=cloudflare.logs.prod (or deno-relay-logs), or ?source=<uuid>.');
+    // The names of this instance's sources (each one's first Logflare name).
+    const names = ep.storage.sources.filter((n) => n.id !== null).map((n) => n.name);
+    throw new InvalidParameterError('source_name', `Name the source: ?source_name=${names[0] ?? '<name>'}${names.length > 1 ? ` (or ${names.slice(1).join(', ')})` : ''}, or ?source=<uuid>.`);
   }
   // An unknown source is told before the body is read.
   ep.storage.resolveSource(ref);
