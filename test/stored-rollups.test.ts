@@ -65,7 +65,7 @@ describe('stored rollups and the rule that chooses a rollup variant', () => {
     const via = [...new Set(rows.map((r) => r.via))];
     return { via: via.length === 1 ? via[0] : via, rows: rows.map(({ via: _via, ...rest }) => rest) };
   };
-  const compact = (glob: string) => compactLogs({ source: 'storedGateLogs', inputs: tmp.path('gate', glob), outDir: out });
+  const compact = (glob: string) => compactLogs({ source: 'storedGateLogs', sourceDefinitions: [gateLogs], inputs: tmp.path('gate', glob), outDir: out });
 
   beforeAll(async () => {
     writeLines(tmp.path('gate', 'a.ndjson'), [gate('2026-11-20T10:05:00Z', 200), gate('2026-11-20T10:35:00Z', 503), gate('2026-11-21T10:05:00Z', 200, 'other')]);
@@ -116,11 +116,11 @@ describe('stored rollups and the rule that chooses a rollup variant', () => {
     expect(await ask()).toEqual({ via: 'raw', rows: EXPECTED });
 
     // compact with no new input writes them (their old files are orphans now, removed first).
-    const backfill = await compactLogs({ source: 'storedGateLogs', inputs: tmp.path('gate', 'none-*.ndjson'), outDir: out });
+    const backfill = await compactLogs({ source: 'storedGateLogs', sourceDefinitions: [gateLogs], inputs: tmp.path('gate', 'none-*.ndjson'), outDir: out });
     expect(backfill.backfilledFiles?.sort()).toEqual(bare.map((f) => f.path).sort());
     expect(await ask()).toEqual({ via: 'rollup', rows: EXPECTED });
     const seq = readDatasetStateStable(out).seq;
-    const again = await compactLogs({ source: 'storedGateLogs', inputs: tmp.path('gate', 'none-*.ndjson'), outDir: out });
+    const again = await compactLogs({ source: 'storedGateLogs', sourceDefinitions: [gateLogs], inputs: tmp.path('gate', 'none-*.ndjson'), outDir: out });
     expect(again.backfilledFiles).toBeUndefined();
     expect(readDatasetStateStable(out).seq).toBe(seq);
 
@@ -131,7 +131,7 @@ describe('stored rollups and the rule that chooses a rollup variant', () => {
     // A copy of a real one: read, it would count its rows twice.
     writeFileSync(stray, readFileSync(join(out, file!.rollups!.stored_gate_logs_hourly!.path)));
     expect(await ask()).toEqual({ via: 'rollup', rows: EXPECTED });
-    const run = await compactLogs({ source: 'storedGateLogs', inputs: tmp.path('gate', 'none-*.ndjson'), outDir: out });
+    const run = await compactLogs({ source: 'storedGateLogs', sourceDefinitions: [gateLogs], inputs: tmp.path('gate', 'none-*.ndjson'), outDir: out });
     expect(run.orphans?.deleted).toContain(stray.slice(out.length + 1));
     expect(existsSync(stray)).toBe(false);
   });
