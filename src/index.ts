@@ -6,6 +6,7 @@ export type { EndpointConfig } from './definitions/define-endpoint';
 export { p } from './definitions/params';
 export type { AnyParam, Param, ParamFormat, ParamInput, ParamsOf } from './definitions/params';
 export type { ColumnDeclaration, RowOf } from './definitions/columns';
+export type { MethodName } from './definitions/method-name';
 export type {
   AnyEndpointDefinition,
   BindContext,
@@ -17,11 +18,13 @@ export type {
 } from './definitions/definition';
 export { functionsInvocationStats, logsAll, usageApiCounts } from './definitions/registry';
 export { defineSource } from './sources/source-descriptor';
-export type { SourceColumn, SourceColumnDeclaration, SourceConfig, SourceDescriptor, SourceRollup } from './sources/source-descriptor';
-export { edgeLogs, functionEdgeLogs } from './sources/registry';
+export type { SourceCliNames, SourceColumn, SourceColumnDeclaration, SourceConfig, SourceDescriptor, SourceRollup } from './sources/source-descriptor';
+export { edgeLogs, functionEdgeLogs } from './sources/built-ins';
 export type {
   CacheStatus,
+  EndpointMethods,
   Endpoints,
+  EndpointsCore,
   EndpointsOptions,
   EndpointsStats,
   EndpointsWarning,

@@ -7,6 +7,7 @@ import { readDatasetStateStable, readNewest } from '../src/dataset/dataset-log';
 import { mergeSmallFiles } from '../src/managed/dataset-maintenance';
 import { census, CENSUS_NOW, censusEvents, idRange } from './support/census';
 import { endpointsAt, tempDir, writeLines } from './support/log-files';
+import { edgeLogs } from '../src/sources/built-ins';
 
 const tmp = tempDir('le-commit-log-');
 afterAll(() => tmp.cleanup());
@@ -90,7 +91,7 @@ describe('the commit log: damage is detected and reported, and never followed by
       writeLines(tmp.path('merge', `${i}.ndjson`), censusEvents(`g${i}`, 5).map((e) => ({ ...e, timestamp: `2026-11-20T1${i}:00:00Z` })));
       await compactLogs({ source: 'edgeLogs', inputs: tmp.path('merge', `${i}.ndjson`), outDir: out, deleteSource: true });
     }
-    expect(await mergeSmallFiles(out, 'edgeLogs')).toBe(8);
+    expect(await mergeSmallFiles(out, edgeLogs)).toBe(8);
     const merge = logOf(out).at(-1)!;
     rmSync(join(out, '_compact', merge));
     const ids = Array.from({ length: 8 }, (_, i) => idRange(`g${i}`, 0, 5)).flat().sort();

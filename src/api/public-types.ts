@@ -9,9 +9,7 @@ import type { AnyEndpointDefinition, DefinitionParams, DefinitionRow } from '../
 import type { EndpointDescription } from '../definitions/describe';
 import type { BuiltInEndpoint, EndpointName } from '../definitions/registry';
 import type { ColumnSpec } from '../definitions/columns';
-import type { FunctionsInvocationStatsParams, FunctionsInvocationStatsRow } from '../definitions/functions-invocation-stats';
-import type { LogsAllParams, LogsAllRow } from '../definitions/logs-all';
-import type { UsageApiCountsParams, UsageApiCountsRow } from '../definitions/usage-api-counts';
+import type { MethodName } from '../definitions/method-name';
 import type { Engine, SourceInspection, SourceName } from '../engine/engine';
 import type { SourceGlobs } from '../engine/duckdb/duckdb-engine';
 import type { IngestResult } from '../ingest/ingestor';
@@ -208,17 +206,29 @@ type UnknownName<S extends string, Known extends string> = S extends Known ? nev
 /**
  * The endpoints of one set of log sources: the built-ins and `D`, the user's definitions. Calls
  * by name are typed from the definitions: a missing or misspelt parameter is a compile error.
+ * Each endpoint is also a method of its own, named after it (`EndpointMethods`).
  *
  * @example
  * const ep: Endpoints<typeof errorsByPath> = await createEndpoints({ sources, endpoints: [errorsByPath] });
+ * const rows = await ep.errorsByPath({ project: 'abc' });
  */
-export interface Endpoints<D extends AnyEndpointDefinition = never> {
-  /** Edge-function latency percentiles and errors per time bucket. */
-  functionsInvocationStats(params: FunctionsInvocationStatsParams): Promise<FunctionsInvocationStatsRow[]>;
-  /** Recent gateway log entries within the tier's retention window (at most 100, newest first). */
-  logsAll(params: LogsAllParams): Promise<LogsAllRow[]>;
-  /** API requests per product area per time bucket. */
-  usageApiCounts(params: UsageApiCountsParams): Promise<UsageApiCountsRow[]>;
+export interface Endpoints<D extends AnyEndpointDefinition = never> extends EndpointsCore<D>, EndpointMethods<BuiltInEndpoint> {}
+
+/**
+ * A method per endpoint, derived from its definition: the name camelCased (`usage.api-counts` is
+ * `usageApiCounts`, `errors.by-path` is `errorsByPath`), the typed parameters in, the rows out
+ * (`query(name, params).result`). A name that would shadow a member of `Endpoints` (`query`,
+ * `close`, ...) gets no method; call it with `query`.
+ *
+ * @example
+ * const rows: UsageApiCountsRow[] = await ep.usageApiCounts({ project: 'abc', interval: 'daily' });
+ */
+export type EndpointMethods<D extends AnyEndpointDefinition> = {
+  [K in D as string extends K['name'] ? never : Exclude<MethodName<K['name']>, keyof EndpointsCore<never>>]: (params: DefinitionParams<K>) => Promise<DefinitionRow<K>[]>;
+};
+
+/** The members of `Endpoints` other than the endpoints' own methods. */
+export interface EndpointsCore<D extends AnyEndpointDefinition = never> {
   /** An endpoint by name, typed from its definition. */
   query<N extends (BuiltInEndpoint | D)['name']>(name: N, params: DefinitionParams<Named<BuiltInEndpoint | D, N>>): Promise<QueryResult<DefinitionRow<Named<BuiltInEndpoint | D, N>>>>;
   /** The same, with the rows as an Arrow table too (timestamps in microseconds, integers as Int64). */
@@ -251,8 +261,9 @@ export interface Endpoints<D extends AnyEndpointDefinition = never> {
   stats(): EndpointsStats;
   /**
    * Appends events to managed storage (docs/durability.md) and resolves once they are durable (fsynced).
-   * `source` is a Logflare name (`cloudflare.logs.prod`, `deno-relay-logs`, or one of
-   * `storage.sourceNames`), its fixed UUID, or `edgeLogs` / `functionEdgeLogs`. All or nothing: a
+   * `source` is a Logflare name of one of the instance's sources (`cloudflare.logs.prod`,
+   * `deno-relay-logs`, yours, or one of `storage.sourceNames`; in any letter case), its fixed UUID,
+   * or the source's own name (`edgeLogs`). All or nothing: a
    * bad event rejects the call with `InvalidBodyError` (its `index` says which) and keeps none.
    * Fails with `not_found` when `createEndpoints` got no `storage`.
    */

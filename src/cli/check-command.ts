@@ -1,5 +1,5 @@
 import { checkDataDir } from '../managed/check-data-dir';
-import { HELP } from './help';
+import { helpText } from './help';
 import type { CliIO } from './io';
 import { parseOptions } from './parse-options';
 import { UsageError } from './usage-error';
@@ -17,7 +17,7 @@ const OPTIONS = {
 export async function checkCommand(argv: string[], io: CliIO): Promise<number> {
   const { values } = parseOptions('check', argv, OPTIONS);
   if (values.help) {
-    io.stdout.write(HELP.check!);
+    io.stdout.write(helpText('check')!);
     return 0;
   }
   if (!values['data-dir']) throw new UsageError('Give the data dir: --data-dir <dir>.', 'check');

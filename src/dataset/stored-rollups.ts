@@ -1,8 +1,7 @@
 import { mkdir, rename, stat } from 'node:fs/promises';
 import { basename, dirname, join, sep } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { SourceName } from '../sources/source-descriptor';
-import { sourceDescriptor } from '../sources/registry';
+import type { SourceDescriptor } from '../sources/source-descriptor';
 import { sqlString } from '../duckdb/sql-literal';
 import { fsyncDir, fsyncFile } from '../util/durable-fs';
 import type { DataFile } from './dataset-log';
@@ -43,8 +42,8 @@ export function dataPathOfRollup(path: string): { data: string; rollup: string }
 }
 
 /** The rollups a source declares that a data file's entry does not record yet. */
-export function missingRollups(source: SourceName, file: DataFile): string[] {
-  return Object.keys(sourceDescriptor(source).rollups).filter((name) => !file.rollups?.[name]);
+export function missingRollups(source: SourceDescriptor, file: DataFile): string[] {
+  return Object.keys(source.rollups).filter((name) => !file.rollups?.[name]);
 }
 
 /**
@@ -52,8 +51,7 @@ export function missingRollups(source: SourceName, file: DataFile): string[] {
  * alone, in the rollup's own order (its SQL's ORDER BY: project or origin first, then the hour),
  * zstd, small row groups. Returns the rows written.
  */
-async function writeRollup(connection: DuckDBConnection, source: SourceName, rollup: string, dataPath: string, target: string): Promise<number> {
-  const d = sourceDescriptor(source);
+async function writeRollup(connection: DuckDBConnection, d: SourceDescriptor, rollup: string, dataPath: string, target: string): Promise<number> {
   // A compacted file holds the source's relation as it is (parquet-layout.ts).
   const reader = await connection.runAndReadAll(`
     COPY (
@@ -72,12 +70,12 @@ async function writeRollup(connection: DuckDBConnection, source: SourceName, rol
  * `rel` is the data file's path relative to `root`; `dataPath` where its bytes are read now.
  *
  * @example
- * const companions = await writeCompanions(connection, 'functionEdgeLogs', staged, root, 'date=2026-11-21/part-1-0.parquet', staging);
+ * const companions = await writeCompanions(connection, functionEdgeLogs, staged, root, 'date=2026-11-21/part-1-0.parquet', staging);
  * const entry: DataFile = { path: 'date=2026-11-21/part-1-0.parquet', rows, bytes, day, ...companions };
  */
 export async function writeCompanions(
   connection: DuckDBConnection,
-  source: SourceName,
+  source: SourceDescriptor,
   dataPath: string,
   root: string,
   rel: string,
@@ -101,10 +99,10 @@ export async function writeCompanions(
   if (only.head && hasHeads(source)) {
     const relHead = headPathOf(rel).split(sep).join('/');
     const staged = await stagedOf(relHead);
-    const rows = await writeHead(connection, dataPath, staged);
+    const rows = await writeHead(connection, source, dataPath, staged);
     out.head = { path: relHead, rows, bytes: await place(staged, relHead) };
   }
-  for (const rollup of only.rollups ?? Object.keys(sourceDescriptor(source).rollups)) {
+  for (const rollup of only.rollups ?? Object.keys(source.rollups)) {
     const relRollup = rollupPathOf(rel, rollup).split(sep).join('/');
     const staged = await stagedOf(relRollup);
     const rows = await writeRollup(connection, source, rollup, dataPath, staged);

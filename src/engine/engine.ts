@@ -116,6 +116,11 @@ export interface Engine {
   /** The SQL this engine runs (default `duckdb`): a statement without it cannot run here. */
   readonly dialect?: SqlDialect;
   /**
+   * The sources this engine can read, when it knows them: `createEndpoints` refuses an engine that
+   * lacks one of the instance's sources (made without the same `sourceDefinitions`).
+   */
+  readonly sourceNames?: readonly SourceName[];
+  /**
    * Checks that a statement can run here (it prepares over empty sources): null, or why not.
    * Definitions are checked with it at start.
    */

@@ -17,6 +17,7 @@ import { catalogDays } from './catalog-days';
 import { InFlightBudget, ingestRoute } from './ingest-route';
 import { callerSql, declaresBody } from './caller-sql';
 import { toLogflareWire } from '../rows/logflare-wire';
+import { printable } from '../util/printable';
 
 /** A fetch-style request handler, as Hono, Bun, Deno and service workers take it. */
 export interface FetchHandler {
@@ -79,7 +80,7 @@ export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHand
     if (method !== 'GET' && method !== 'HEAD' && !(method === 'POST' && route.kind === 'query')) {
       const allow = route.kind === 'query' ? ALLOW_QUERY : ALLOW;
       const use = route.kind === 'query' ? 'GET, HEAD or POST' : 'GET or HEAD';
-      throw Object.assign(new LogEndpointsError('method_not_allowed', 405, `Method ${printable(method)} is not allowed; use ${use}.`), { allow });
+      throw Object.assign(new LogEndpointsError('method_not_allowed', 405, `Method ${printable(method, 32)} is not allowed; use ${use}.`), { allow });
     }
     if (!isPublic(route)) requireKey(request);
 
@@ -218,8 +219,4 @@ function pathOf(url: string): string {
   } catch {
     return '?';
   }
-}
-
-function printable(text: string): string {
-  return text.replace(/[^\x21-\x7e]/g, '?').slice(0, 32);
 }

@@ -8,6 +8,7 @@ import type { PlainRequest, PlainResponse } from './exchange';
 import type { ResolvedOptions } from './handler-options';
 import { parseQueryString } from './query-string';
 import { sendJson } from './respond';
+import { printable } from '../util/printable';
 
 /** Logflare's answer to an accepted batch. */
 const LOGGED = { message: 'Logged!' };
@@ -50,7 +51,7 @@ export async function ingestRoute(
 ): Promise<PlainResponse> {
   const method = request.method.toUpperCase();
   if (method !== 'POST') {
-    throw Object.assign(new LogEndpointsError('method_not_allowed', 405, `Method ${printable(method)} is not allowed here; send events with POST.`), {
+    throw Object.assign(new LogEndpointsError('method_not_allowed', 405, `Method ${printable(method, 32)} is not allowed here; send events with POST.`), {
       allow: 'POST',
     });
   }
@@ -63,7 +64,9 @@ export async function ingestRoute(
   }
   const ref = query.get('source')?.[0] || query.get('source_name')?.[0];
   if (!ref) {
-    throw new InvalidParameterError('source_name', 'Name the source: ?source_name=cloudflare.logs.prod (or deno-relay-logs), or ?source=<uuid>.');
+    // The names of this instance's sources (each one's first Logflare name).
+    const names = ep.storage.sources.filter((n) => n.id !== null).map((n) => n.name);
+    throw new InvalidParameterError('source_name', `Name the source: ?source_name=${names[0] ?? '<name>'}${names.length > 1 ? ` (or ${names.slice(1).join(', ')})` : ''}, or ?source=<uuid>.`);
   }
   // An unknown source is told before the body is read.
   ep.storage.resolveSource(ref);
@@ -86,8 +89,4 @@ export async function ingestRoute(
     budget.give(taken);
   }
   return sendJson(200, LOGGED);
-}
-
-function printable(text: string): string {
-  return text.replace(/[^\x21-\x7e]/g, '?').slice(0, 32);
 }

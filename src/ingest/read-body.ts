@@ -3,6 +3,7 @@ import { pipeline } from 'node:stream/promises';
 import * as zlib from 'node:zlib';
 import { InvalidBodyError, LogEndpointsError, PayloadTooLargeError } from '../errors';
 import { NestingScan } from './json-nesting';
+import { printable } from '../util/printable';
 
 /** Logflare's limit: 12 MiB of body after decompression. */
 export const MAX_BODY_BYTES = 12 * 1024 * 1024;
@@ -91,16 +92,11 @@ function decoderOf(contentEncoding: string | null): zlib.Gunzip | zlib.Inflate |
   throw new LogEndpointsError(
     'unsupported_media_type',
     415,
-    `Content-Encoding "${printable(contentEncoding ?? '')}" is not supported; send gzip, deflate or an uncompressed body.`,
+    `Content-Encoding "${printable(contentEncoding ?? '', 40)}" is not supported; send gzip, deflate or an uncompressed body.`,
   );
 }
 
 function isZlibError(error: unknown): boolean {
   const code = (error as { code?: unknown })?.code;
   return typeof code === 'string' && code.startsWith('Z_');
-}
-
-function printable(text: string): string {
-  const clean = text.replace(/[^\x20-\x7e]/g, '?');
-  return clean.length > 40 ? `${clean.slice(0, 40)}…` : clean;
 }

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, open, readdir, rename } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { SourceName } from '../sources/source-descriptor';
@@ -14,7 +14,8 @@ import { datasetDir } from './managed-inputs';
 import { mayBeMarker, parseMarkerLine } from '../files/commit-marker';
 import { lockDataDir } from '../dataset/data-dir-lock';
 import { segmentSeqOf } from './wal/segment-name';
-import { storageSources, walDir } from './wal/wal-set';
+import { walDir } from './wal/wal-set';
+import { BUILT_IN_SOURCE_SET } from '../sources/built-ins';
 
 /** One thing found wrong in a data dir. */
 export interface DataDirProblem {
@@ -43,7 +44,9 @@ export interface DataDirReport {
  * lock: no server may run on it), restores what can be restored and says what it did: files of
  * lost commits go back into the log when their provenance verifies (see dataset-orphans.ts),
  * committed files that cannot be read move to `<dataset>/_quarantine/` and leave the log, and
- * the log's remaining damage is acknowledged so queries stop reporting it.
+ * the log's remaining damage is acknowledged so queries stop reporting it. Every source the data
+ * dir keeps is checked (each folder holding a `wal` or `parquet` folder: user sources too, without
+ * their descriptors), and the built-ins always.
  *
  * @example
  * const report = await checkDataDir('./data', { repair: true });
@@ -57,7 +60,7 @@ export async function checkDataDir(dataDir: string, options: { repair?: boolean;
   const duckdb = options.duckdb ?? { threads: 1, memoryLimit: '512MB' };
   const report: DataDirReport = { dataDir: dir, checked: [], problems: [], repaired: [] };
   try {
-    for (const source of storageSources()) {
+    for (const source of sourcesKeptIn(dir)) {
       const segments = await checkSegments(source, walDir(dir, source), report);
       const root = datasetDir(dir, source);
       if (!existsSync(join(root, '_compact'))) {
@@ -78,6 +81,19 @@ export async function checkDataDir(dataDir: string, options: { repair?: boolean;
     await lock?.release();
   }
   return report;
+}
+
+/**
+ * The sources whose folders a data dir holds (`<dataDir>/<source>/wal` or `.../parquet`), after
+ * the built-ins: checking needs only their names, so a source declared elsewhere (a `--config`, a
+ * preset) is checked without its descriptor.
+ */
+function sourcesKeptIn(dir: string): SourceName[] {
+  const kept = readdirSync(dir, { withFileTypes: true })
+    .filter((e) => e.isDirectory() && !e.name.startsWith('.') && (existsSync(join(dir, e.name, 'wal')) || existsSync(join(dir, e.name, 'parquet'))))
+    .map((e) => e.name)
+    .sort();
+  return [...new Set([...BUILT_IN_SOURCE_SET.names, ...kept])];
 }
 
 /** Each segment: readable, and ending with a commit marker (else recovery cuts a torn tail at the next start). */

@@ -27,6 +27,8 @@ export interface SegmentRows {
 export interface ShipTarget {
   /** Rows per INSERT. */
   readonly batchRows?: number;
+  /** The sources it can ship, when it knows them: managed storage refuses a target that lacks one of the instance's. */
+  readonly sourceNames?: readonly SourceName[];
   /** The segment's events as the table's rows, in line order. */
   readSegment(source: SourceName, file: string): Promise<SegmentRows>;
   /** Offsets of the segment's lines the table holds already (only the days `first`..`last`). */

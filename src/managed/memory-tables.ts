@@ -1,14 +1,14 @@
 import { BIGINT, BLOB, blobValue, type DuckDBConnection, type DuckDBInstance, type DuckDBPreparedStatement } from '@duckdb/node-api';
-import type { SourceName } from '../sources/source-descriptor';
-import { allSources, sourceDescriptor } from '../sources/registry';
+import type { SourceDescriptor, SourceName } from '../sources/source-descriptor';
+import type { SourceSet } from '../sources/source-set';
 import { ndjsonTextRelation, relationColumns } from '../duckdb/source-relations';
 
 /** NDJSON bytes mirrored in memory at most; past it new segments are read from their files. */
 const DEFAULT_MAX_BYTES = 256 * 1024 * 1024;
 
 /** The in-memory table of a source's uncompacted events, named after its relation. */
-function tableOf(source: SourceName): string {
-  return `le_memory_${sourceDescriptor(source).relation}`;
+function tableOf(source: SourceDescriptor): string {
+  return `le_memory_${source.relation}`;
 }
 
 interface WaitingGroup {
@@ -68,7 +68,11 @@ export class MemoryTables {
   /** The groups of each source waiting for the next insert (see `insertJoined`). */
   private readonly waiting = new Map<SourceName, JoinedInsert>();
 
-  constructor(private readonly maxBytes = DEFAULT_MAX_BYTES) {}
+  /** A table per source of the instance (`sources`), holding at most `maxBytes` of NDJSON in all. */
+  constructor(
+    private readonly sources: SourceSet,
+    private readonly maxBytes = DEFAULT_MAX_BYTES,
+  ) {}
 
   /** The DuckDB the tables live in: the query engine's own, so queries read them in the same statement. */
   attach(instance: DuckDBInstance): void {
@@ -147,7 +151,8 @@ export class MemoryTables {
       let prepared = this.inserts.get(source);
       try {
         if (!prepared) {
-          prepared = await connection.prepare(`INSERT INTO ${tableOf(source)} SELECT *, $le_seq FROM (${ndjsonTextRelation(source, 'le_lines')})`);
+          const d = this.sources.get(source);
+          prepared = await connection.prepare(`INSERT INTO ${tableOf(d)} SELECT *, $le_seq FROM (${ndjsonTextRelation(d, 'le_lines')})`);
           this.inserts.set(source, prepared);
         }
         prepared.bind({ le_lines: blobValue(parts.length === 1 ? parts[0]! : Buffer.concat(parts)), le_seq: BigInt(seq) }, { le_lines: BLOB, le_seq: BIGINT });
@@ -173,7 +178,8 @@ export class MemoryTables {
   view(source: SourceName): MemoryView {
     const mirrored = new Set(this.mirrored.get(source) ?? []);
     const broken = [...(this.broken.get(source) ?? [])];
-    const columns = relationColumns(source).map(([name]) => name).join(', ');
+    const d = this.sources.get(source);
+    const columns = relationColumns(d).map(([name]) => name).join(', ');
     // Before the tables exist no insert has finished, so nothing acknowledged is held yet (a query
     // racing the first ingest after a start must not name a table still being created).
     const created = this.created;
@@ -182,7 +188,7 @@ export class MemoryTables {
       relation: (covered) => {
         if (!mirrored.size || !created) return undefined;
         const out = [...[...mirrored].filter(covered), ...broken];
-        return `SELECT ${columns} FROM ${tableOf(source)}${out.length ? ` WHERE le_seq NOT IN (${out.join(', ')})` : ''}`;
+        return `SELECT ${columns} FROM ${tableOf(d)}${out.length ? ` WHERE le_seq NOT IN (${out.join(', ')})` : ''}`;
       },
     };
   }
@@ -216,7 +222,7 @@ export class MemoryTables {
     while (this.retirements.length && this.retirements[0]!.epoch <= oldest) {
       const { source, seqs } = this.retirements.shift()!;
       void this.serial(async (connection) => {
-        await connection.run(`DELETE FROM ${tableOf(source)} WHERE le_seq IN (${seqs.join(', ')})`);
+        await connection.run(`DELETE FROM ${tableOf(this.sources.get(source))} WHERE le_seq IN (${seqs.join(', ')})`);
       }).then(
         () => {
           for (const seq of seqs) {
@@ -257,7 +263,7 @@ export class MemoryTables {
     this.ready ??= (async () => {
       if (!this.instance) throw new Error('MemoryTables: not attached to a DuckDB instance');
       this.connection = await this.instance.connect();
-      for (const { name: source } of allSources()) {
+      for (const source of this.sources.list) {
         const columns = relationColumns(source).map(([name, type]) => `${name} ${type}`).join(', ');
         await this.connection.run(`CREATE TABLE IF NOT EXISTS ${tableOf(source)} (${columns}, le_seq BIGINT)`);
       }

@@ -31,6 +31,8 @@ export const edgeLogs = defineSource({
     edge_logs_url_hourly: { sql: querySql('duckdb', 'edge_logs_url_hourly') },
     edge_logs_url_grams: { sql: querySql('duckdb', 'edge_logs_url_grams'), rest: querySql('duckdb', 'edge_logs_url_grams.rest') },
   },
+  // The command line's older names for it: --edge-logs <glob>, clickhouse --edge-table, --source edge.
+  cli: { flag: 'edge-logs', tableFlag: 'edge-table', alias: 'edge' },
   looksLike: (e) => {
     const request = (e.metadata as Record<string, unknown> | undefined)?.request;
     return typeof e.project === 'string' || (typeof request === 'object' && request !== null && 'url' in request);

@@ -19,6 +19,8 @@ export const functionEdgeLogs = defineSource({
   parquet: { rowGroupRows: 20_000 },
   // Per hour, project and function: what functions.invocation-stats 1day and 7day read.
   rollups: { function_edge_logs_hourly: { sql: querySql('duckdb', 'function_edge_logs_hourly') } },
+  // The command line's older names for it: --function-logs <glob>, clickhouse --function-table, --source functions.
+  cli: { flag: 'function-logs', tableFlag: 'function-table', alias: 'functions' },
   looksLike: (e) => {
     const metadata = e.metadata as Record<string, unknown> | undefined;
     if (typeof metadata !== 'object' || metadata === null) return false;

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { EngineError } from '../../errors';
 import type { Engine, EngineRequest, EngineResult, SourceInspection, SourceName } from '../engine';
-import { allSources } from '../../sources/registry';
+import type { SourceSet } from '../../sources/source-set';
 import { QueryGate } from '../../util/query-gate';
 import { patternProblem, toEngineError } from './classify-error';
 import { openClient, probeServer, type ServerFeatures } from './connection';
 import { decodeRows } from './decode-rows';
-import { requireDatabase, tableOf, type ClickHouseTarget } from './options';
+import { requireDatabase, sourcesOfTarget, tableOf, type ClickHouseTarget } from './options';
 import { preparedQuerySql } from './query-files';
 import { runCommand, runSql, type SqlRequest } from './run-sql';
 import { sqlTableName } from './sql-text';
@@ -32,6 +32,9 @@ export interface ClickHouseEngineOptions extends ClickHouseTarget {
  * server once: ClickHouse 19 and later bind text values as query parameters, 18.x gets them as
  * external data.
  *
+ * Its sources are the built-ins and `sourceDefinitions`: give it the same ones as `createEndpoints`
+ * (which refuses an engine that lacks one of its sources).
+ *
  * @example
  * import { clickhouseEngine } from 'log-endpoints/clickhouse';
  * const ep = await createEndpoints({
@@ -47,8 +50,10 @@ class ClickHouseEngine implements Engine {
   readonly dialect = 'clickhouse' as const;
   private readonly gate: QueryGate;
   private readonly timeoutMs: number;
-  /** Relation name -> the table's full name, for every known source. */
+  /** Relation name -> the table's full name, for every source of the engine. */
   private readonly tables: Map<string, string>;
+  private readonly sources: SourceSet;
+  readonly sourceNames: readonly string[];
   private client: ReturnType<typeof openClient> | null = null;
   private features: Promise<ServerFeatures> | null = null;
   private readonly inFlight = new Set<{ abort: AbortController; done: Promise<unknown> }>();
@@ -63,7 +68,9 @@ class ClickHouseEngine implements Engine {
     });
     this.timeoutMs = options.queryTimeoutMs ?? 30_000;
     // Names are checked here, so a mistake shows at start-up rather than on the first query.
-    this.tables = new Map(allSources().map((d) => [d.relation, sqlTableName(options.database, tableOf(options, d.name))]));
+    this.sources = sourcesOfTarget(options);
+    this.sourceNames = this.sources.names;
+    this.tables = new Map(this.sources.list.map((d) => [d.relation, sqlTableName(options.database, tableOf(options, d))]));
   }
 
   async run(request: EngineRequest): Promise<EngineResult> {
@@ -110,7 +117,7 @@ class ClickHouseEngine implements Engine {
    */
   async inspectSources(): Promise<SourceInspection[]> {
     this.assertOpen();
-    return allSources().map(({ name: source }) => ({
+    return this.sources.names.map((source) => ({
       source, files: 0, lines: 0, skippedLines: 0, parquetRows: 0, globs: [], emptyGlobs: [], skippedFiles: [], coveredFiles: 0,
     }));
   }

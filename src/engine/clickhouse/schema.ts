@@ -1,6 +1,5 @@
-import type { SourceName } from '../../sources/source-descriptor';
-import { allSources, sourceDescriptor } from '../../sources/registry';
-import { localTableOf, tableOf, type ClickHouseTarget } from './options';
+import type { SourceDescriptor } from '../../sources/source-descriptor';
+import { localTableOf, sourcesOfTarget, tableOf, type ClickHouseTarget } from './options';
 import { sqlClusterName, sqlIdentifier, sqlTableName } from './sql-text';
 
 /** How a column is written in RowBinary (see row-binary.ts). */
@@ -26,8 +25,7 @@ const ENCODINGS: Record<string, ColumnEncoding> = {
  * no DateTime64). The project column is the first part of the sorting key, which cannot be
  * Nullable: a missing project is ''. Both come first.
  */
-export function tableColumns(source: SourceName): readonly ColumnSpec[] {
-  const d = sourceDescriptor(source);
+export function tableColumns(d: SourceDescriptor): readonly ColumnSpec[] {
   const rest = d.columns.filter((c) => c.name !== 'timestamp' && c.name !== d.projectColumn);
   return [
     { name: 'timestamp', type: 'Int64', encoding: 'int64' },
@@ -49,9 +47,9 @@ export const POSITION_COLUMNS: readonly (ColumnSpec & { default: string })[] = [
 ];
 
 /** The sorting key: one project's rows of one day lie together, in time order. */
-function orderBy(source: SourceName): string {
+function orderBy(source: SourceDescriptor): string {
   // A descriptor's column names are checked lower-case identifiers: written bare, as always.
-  return `(${sourceDescriptor(source).projectColumn}, timestamp)`;
+  return `(${source.projectColumn}, timestamp)`;
 }
 
 /** One partition per UTC day, so a window reads only its days and old days drop whole. */
@@ -67,17 +65,18 @@ export interface SchemaOptions {
 
 /**
  * The DDL of the tables on one server (idempotent: IF NOT EXISTS). Without a cluster: one
- * MergeTree table per source. With one: `<table>_local` MergeTree tables holding this server's
- * shard, and `<table>` as a `Distributed` table over the cluster's `<table>_local`s, sharding
- * rows at random (even shards; every query reads all of them).
+ * MergeTree table per source (the built-ins and the target's `sourceDefinitions`). With one:
+ * `<table>_local` MergeTree tables holding this server's shard, and `<table>` as a `Distributed`
+ * table over the cluster's `<table>_local`s, sharding rows at random (even shards; every query
+ * reads all of them).
  *
  * @example
  * schemaStatements({ database: 'logs', cluster: 'logs' }).forEach((sql) => console.log(`${sql};`));
  */
-export function schemaStatements(target: Pick<ClickHouseTarget, 'database' | 'cluster' | 'tables'>, options: SchemaOptions = {}): string[] {
+export function schemaStatements(target: Pick<ClickHouseTarget, 'database' | 'cluster' | 'tables' | 'sourceDefinitions'>, options: SchemaOptions = {}): string[] {
   const onCluster = options.onCluster ? ` ON CLUSTER ${requireCluster(target)}` : '';
   const statements = [`CREATE DATABASE IF NOT EXISTS ${sqlIdentifier(target.database)}${onCluster}`];
-  for (const source of allSources().map((d) => d.name)) {
+  for (const source of sourcesOfTarget(target).list) {
     const local = sqlTableName(target.database, localTableOf(target, source));
     const columns = [
       ...tableColumns(source).map((c) => `  ${sqlIdentifier(c.name)} ${c.type}`),
@@ -103,11 +102,11 @@ export function schemaStatements(target: Pick<ClickHouseTarget, 'database' | 'cl
  * data columns). Empty when nothing is missing.
  *
  * @example
- * addMissingColumns({ database: 'logs' }, 'edgeLogs', 'edge_logs', new Set(['timestamp', 'project']));
+ * addMissingColumns({ database: 'logs' }, edgeLogs, 'edge_logs', new Set(['timestamp', 'project']));
  */
 export function addMissingColumns(
   target: Pick<ClickHouseTarget, 'database' | 'cluster'>,
-  source: SourceName,
+  source: SourceDescriptor,
   table: string,
   present: ReadonlySet<string>,
   options: SchemaOptions = {},

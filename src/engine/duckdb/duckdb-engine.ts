@@ -34,15 +34,15 @@ import { LongLineCopies } from '../../files/long-line-copies';
 import type { MemoryTables } from '../../managed/memory-tables';
 import { openDatabase, type DatabaseSettings, type MemoryRelief } from '../../duckdb/open-database';
 import { emptyNdjsonFile } from '../../duckdb/empty-ndjson-file';
-import { NOT_A_COMMIT_MARKER, relationOf, sourceRelation, type SourceFiles } from '../../duckdb/source-relations';
+import { NOT_A_COMMIT_MARKER, sourceRelation, type SourceFiles } from '../../duckdb/source-relations';
 import { sqlStringList } from '../../duckdb/sql-literal';
 import { BOUND_PARAM, newestInTwoPhases } from './two-phase-newest';
 import { composeSandboxedSql, splitEndpointSql } from '../../sandbox/compose-sandboxed-sql';
 import { validateCallerSql, type CheckedSql } from '../../sandbox/validate-caller-sql';
 import { callerColumns, callerRows } from './caller-results';
 import { callerSqlError, namesAFile } from './caller-errors';
-import { allSources, sourceDescriptor } from '../../sources/registry';
-import type { SourceRollup } from '../../sources/source-descriptor';
+import type { SourceDescriptor, SourceRollup } from '../../sources/source-descriptor';
+import { relationsOf, type SourceSet } from '../../sources/source-set';
 import { codeOnly } from '../../sql/sql-scan';
 import { monotonicMs } from '../../time/clock';
 
@@ -50,6 +50,9 @@ import { monotonicMs } from '../../time/clock';
 export type SourceGlobs = Partial<Record<SourceName, string | readonly string[]>>;
 
 export interface DuckDBEngineOptions extends DatabaseSettings {
+  /** The instance's sources: what a statement may read (each source's relation and rollups). */
+  sourceSet: SourceSet;
+  /** Globs per source (of `sourceSet`). */
   sources: SourceGlobs;
   /** Inputs besides the globs, per source (managed storage: its datasets and write-ahead log). */
   extraInputs?: Partial<Record<SourceName, ExtraInputs>>;
@@ -78,9 +81,9 @@ const MAX_ATTEMPTS = 8;
  * `function_edge_logs`). Reading a source costs a listing of its files; naming one it does not
  * have would fail the statement at start (definitions are prepared then).
  */
-export function sourcesReadBy(sql: string): SourceName[] {
+export function sourcesReadBy(sql: string, sources: SourceSet): SourceDescriptor[] {
   // A rollup (function_edge_logs_hourly) is read over its source's relation: naming it reads the source.
-  return allSources().filter((d) => [d.relation, ...Object.keys(d.rollups)].some((relation) => namesRelation(sql, relation))).map((d) => d.name);
+  return sources.list.filter((d) => relationsOf(d).some((relation) => namesRelation(sql, relation)));
 }
 
 /** Whether a statement reads a relation by name (not only defines a CTE of that name), kept per SQL text and name. */
@@ -105,18 +108,18 @@ function scanNamesRelation(sql: string, relation: string): boolean {
  * reads as a CTE, then the statement itself. Parameters stay named placeholders. With `caller`,
  * the caller's SELECT replaces the statement's outer SELECT (docs/sandboxing.md).
  */
-export function fullQuerySql(sql: string, files: Partial<Record<SourceName, SourceFiles>>, caller?: { sql: string; maxRows: number }): string {
-  const sources = Object.entries(files) as Array<[SourceName, SourceFiles]>;
+export function fullQuerySql(sql: string, files: ReadonlyMap<SourceDescriptor, SourceFiles>, caller?: { sql: string; maxRows: number }): string {
+  const sources = [...files];
   // Each rollup the statement names follows its source's relation, as its SQL over that relation.
   const relations = sources.flatMap(([source, f]) => [
-    `${relationOf(source)} AS (\n${sourceRelation(source, f)}\n)`,
-    ...Object.entries(sourceDescriptor(source).rollups).filter(([name]) => namesRelation(sql, name)).map(([name, r]) => `${name} AS (\n${rollupRelation(source, f, name, r)}\n)`),
+    `${source.relation} AS (\n${sourceRelation(source, f)}\n)`,
+    ...Object.entries(source.rollups).filter(([name]) => namesRelation(sql, name)).map(([name, r]) => `${name} AS (\n${rollupRelation(source, f, name, r)}\n)`),
   ]);
   const own = /^((?:\s*--[^\n]*\n)*)\s*WITH\s/i.exec(sql);
   // A statement whose CTEs shadow a relation (logs.all's `edge_logs`, already limited to one
   // project) runs inside the relations, as does every caller's SELECT: the relations themselves
   // are then out of their reach.
-  const shadows = own !== null && ownCtes(sql).some((t) => sources.some(([source]) => relationOf(source) === t));
+  const shadows = own !== null && ownCtes(sql).some((t) => sources.some(([source]) => source.relation === t));
   if (caller || shadows) {
     const inner = caller ? composeSandboxedSql(sql, caller.sql, caller.maxRows) : sql;
     return relations.length ? `WITH ${relations.join(',\n')}\nSELECT * FROM (\n${inner}\n)` : inner;
@@ -132,7 +135,7 @@ export function fullQuerySql(sql: string, files: Partial<Record<SourceName, Sour
  * memory, Parquet files without it), whose relation is built by `sourceRelation` as the source's
  * is. Rows of one bucket may come from several parts: the endpoints' SQL re-aggregates.
  */
-function rollupRelation(source: SourceName, files: SourceFiles, name: string, rollup: SourceRollup): string {
+function rollupRelation(source: SourceDescriptor, files: SourceFiles, name: string, rollup: SourceRollup): string {
   const stored = files.stored?.[name];
   if (!stored?.companions.length) return rollup.sql;
   // What is not stored is computed on every query: by the rollup's cheaper SQL when it has one.
@@ -141,7 +144,7 @@ function rollupRelation(source: SourceName, files: SourceFiles, name: string, ro
   const covered = new Set(stored.dataFiles);
   const rest: SourceFiles = { ...files, parquet: files.parquet.filter((p) => !covered.has(p)) };
   if (!rest.ndjson.length && !rest.parquet.length && !rest.memory) return read;
-  return `${read}\nUNION ALL BY NAME\nSELECT * FROM (\nWITH ${relationOf(source)} AS (\n${sourceRelation(source, rest)}\n)\n${sql}\n)`;
+  return `${read}\nUNION ALL BY NAME\nSELECT * FROM (\nWITH ${source.relation} AS (\n${sourceRelation(source, rest)}\n)\n${sql}\n)`;
 }
 
 /**
@@ -149,9 +152,9 @@ function rollupRelation(source: SourceName, files: SourceFiles, name: string, ro
  * rollups the statement names, and there is at least one (docs/definitions.md, "Rollups"). Otherwise
  * the rollup would be computed mostly from raw rows, slower than the endpoint's base statement.
  */
-export function rollupsStored(sql: string, reads: ReadonlyMap<SourceName, ReadSet>): boolean {
+export function rollupsStored(sql: string, reads: ReadonlyMap<SourceDescriptor, ReadSet>): boolean {
   for (const [source, read] of reads) {
-    for (const name of Object.keys(sourceDescriptor(source).rollups).filter((n) => namesRelation(sql, n))) {
+    for (const name of Object.keys(source.rollups).filter((n) => namesRelation(sql, n))) {
       if (read.parquet.length === 0 || read.parquet.some((f) => !f.rollups?.[name])) return false;
     }
   }
@@ -173,7 +176,7 @@ function ownCtes(sql: string): readonly string[] {
  * Creates the in-process DuckDB engine over the configured log files.
  *
  * @example
- * const engine = await createDuckDBEngine({ sources: { edgeLogs: 'logs/edge/*.ndjson' } });
+ * const engine = await createDuckDBEngine({ sourceSet: BUILT_IN_SOURCE_SET, sources: { edgeLogs: 'logs/edge/*.ndjson' } });
  */
 export async function createDuckDBEngine(options: DuckDBEngineOptions): Promise<Engine> {
   const { instance, connection, relief } = await openDatabase(options);
@@ -182,7 +185,8 @@ export async function createDuckDBEngine(options: DuckDBEngineOptions): Promise<
 }
 
 class DuckDBEngine implements Engine {
-  private readonly readers = new Map<SourceName, SourceReader>();
+  private readonly readers = new Map<SourceDescriptor, SourceReader>();
+  private readonly sourceSet: SourceSet;
   private readonly memory: MemoryTables | undefined;
   private readonly ranges = new RangeCopies();
   /** NDJSON file versions holding a line too long for DuckDB: read from a copy without such lines. */
@@ -194,7 +198,7 @@ class DuckDBEngine implements Engine {
   private readonly busy = new Set<DuckDBConnection>();
   private readonly parquetTypes = new Map<string, ReadonlyMap<string, string>>();
   private readonly patterns = new Map<string, string | null>();
-  private readonly statementSources = new Map<string, SourceName[]>();
+  private readonly statementSources = new Map<string, SourceDescriptor[]>();
   private readonly statements = new Map<DuckDBConnection, Map<string, DuckDBPreparedStatement>>();
   private controlQueue: Promise<unknown> = Promise.resolve();
   private closed = false;
@@ -207,8 +211,9 @@ class DuckDBEngine implements Engine {
   ) {
     const list = (g: string | readonly string[] | undefined) => (g === undefined ? [] : typeof g === 'string' ? [g] : [...g]);
     this.memory = options.memory;
-    // Every known source (the built-ins and the user's): a statement may read any of them.
-    for (const { name } of allSources()) this.readers.set(name, new SourceReader(list(options.sources[name]), options.extraInputs?.[name]));
+    // Every source of the instance (the built-ins and the user's): a statement may read any of them.
+    this.sourceSet = options.sourceSet;
+    for (const d of this.sourceSet.list) this.readers.set(d, new SourceReader(list(options.sources[d.name]), options.extraInputs?.[d.name]));
     this.gate = new QueryGate({
       maxConcurrent: options.maxConcurrentQueries ?? 4,
       maxQueued: options.maxQueuedQueries ?? 64,
@@ -230,26 +235,26 @@ class DuckDBEngine implements Engine {
       const leave = this.memory?.enter();
       try {
       for (let attempt = 1; ; attempt++) {
-        const reads = new Map<SourceName, ReadSet>();
+        const reads = new Map<SourceDescriptor, ReadSet>();
         for (const source of sources) reads.set(source, await this.reader(source).snapshot(earliestDayOf(request.notBefore)));
-        const files: Partial<Record<SourceName, SourceFiles & { copies: Map<string, FileRange> }>> = {};
+        const files = new Map<SourceDescriptor, SourceFiles & { copies: Map<string, FileRange> }>();
         // A rollup variant whose rollups are not stored for this read runs as the base statement.
         const sql = request.statement.fallback && !rollupsStored(variantSql, reads) ? statementSql({ ...request, statement: { ...request.statement, sql: request.statement.fallback } }) : variantSql;
         try {
-          for (const [source, read] of reads) files[source] = await this.sourceFiles(connection, read);
+          for (const [source, read] of reads) files.set(source, await this.sourceFiles(connection, read));
           const skippedFiles = [...reads.values()].flatMap((r) => r.skipped);
           if (request.sql !== undefined) {
             return { ...(await this.executeCaller(connection, sql, request, files)), engineMs: monotonicMs() - started, skippedFiles };
           }
           const [only] = sources;
           const rows = request.statement.newestFirst && sources.length === 1
-            ? await this.newestFirst(connection, sql, request, only!, reads.get(only!)!, files[only!]!)
+            ? await this.newestFirst(connection, sql, request, only!, reads.get(only!)!, files.get(only!)!)
             : await this.execute(connection, sql, request, files);
           return { rows, engineMs: monotonicMs() - started, skippedFiles };
         } catch (error) {
           if (request.sql !== undefined) await this.blameCaller(error, connection, sql, request, reads, files);
           let retry = false;
-          for (const [source, read] of reads) if (await this.retryable(connection, error, source, read, files[source]?.copies)) retry = true;
+          for (const [source, read] of reads) if (await this.retryable(connection, error, source, read, files.get(source)?.copies)) retry = true;
           if (!retry) throw error;
           if (attempt >= MAX_ATTEMPTS) {
             throw new EngineError('overloaded', 'The log files kept changing while they were read; retry shortly.', { cause: error, retryAfterSeconds: 1 });
@@ -266,7 +271,7 @@ class DuckDBEngine implements Engine {
    * Runs a caller's SELECT over the statement's CTEs (docs/sandboxing.md). Prepared for this call
    * only: callers' texts are many, and must not push the dashboard's statements out.
    */
-  private async executeCaller(connection: DuckDBConnection, sql: string, request: EngineRequest, files: Partial<Record<SourceName, SourceFiles>>): Promise<Pick<EngineResult, 'rows' | 'columns'>> {
+  private async executeCaller(connection: DuckDBConnection, sql: string, request: EngineRequest, files: ReadonlyMap<SourceDescriptor, SourceFiles>): Promise<Pick<EngineResult, 'rows' | 'columns'>> {
     const prepared = await connection.prepare(fullQuerySql(sql, files, { sql: request.sql!, maxRows: request.maxRows }));
     try {
       bindRequest(prepared, request);
@@ -289,11 +294,11 @@ class DuckDBEngine implements Engine {
     connection: DuckDBConnection,
     sql: string,
     request: EngineRequest,
-    reads: ReadonlyMap<SourceName, ReadSet>,
-    files: Partial<Record<SourceName, SourceFiles & { copies: Map<string, FileRange> }>>,
+    reads: ReadonlyMap<SourceDescriptor, ReadSet>,
+    files: ReadonlyMap<SourceDescriptor, SourceFiles & { copies: Map<string, FileRange> }>,
   ): Promise<void> {
     const paths = [...reads].flatMap(([source, read]) => [
-      ...read.ndjson.map((f) => f.path), ...read.ranges.map((r) => r.file.path), ...read.parquet.map((f) => f.path), ...(files[source]?.copies.keys() ?? []),
+      ...read.ndjson.map((f) => f.path), ...read.ranges.map((r) => r.file.path), ...read.parquet.map((f) => f.path), ...(files.get(source)?.copies.keys() ?? []),
     ]);
     const refusal = callerSqlError(error, paths);
     if (refusal === null) return;
@@ -324,8 +329,8 @@ class DuckDBEngine implements Engine {
     } catch (error) {
       return (error as Error).message;
     }
-    const empty: Partial<Record<SourceName, SourceFiles>> = {};
-    for (const source of this.sourcesOf(sql)) empty[source] = { ndjson: [], parquet: [], parquetTypes: new Map() };
+    const empty = new Map<SourceDescriptor, SourceFiles>();
+    for (const source of this.sourcesOf(sql)) empty.set(source, { ndjson: [], parquet: [], parquetTypes: new Map() });
     return this.onControl(async () => {
       try {
         const prepared = await this.control.prepare(fullQuerySql(sql, empty));
@@ -337,24 +342,24 @@ class DuckDBEngine implements Engine {
     });
   }
 
-  private reader(source: SourceName): SourceReader {
+  private reader(source: SourceDescriptor): SourceReader {
     const reader = this.readers.get(source);
-    if (!reader) throw new EngineError('query_failed', `No source is named ${source}.`);
+    if (!reader) throw new EngineError('query_failed', `No source is named ${source.name}.`);
     return reader;
   }
 
   /** The sources a statement reads (kept per SQL text). */
-  private sourcesOf(sql: string): SourceName[] {
+  private sourcesOf(sql: string): SourceDescriptor[] {
     let known = this.statementSources.get(sql);
     if (!known) {
       if (this.statementSources.size >= 256) this.statementSources.clear();
-      this.statementSources.set(sql, (known = sourcesReadBy(sql)));
+      this.statementSources.set(sql, (known = sourcesReadBy(sql, this.sourceSet)));
     }
     return known;
   }
 
   /** Runs a statement over these files (a prepared statement kept per SQL text). */
-  private async execute(connection: DuckDBConnection, sql: string, request: EngineRequest, files: Partial<Record<SourceName, SourceFiles>>): Promise<Record<string, EngineValue>[]> {
+  private async execute(connection: DuckDBConnection, sql: string, request: EngineRequest, files: ReadonlyMap<SourceDescriptor, SourceFiles>): Promise<Record<string, EngineValue>[]> {
     return this.executePrepared(connection, fullQuerySql(sql, files), request);
   }
 
@@ -373,14 +378,14 @@ class DuckDBEngine implements Engine {
    * one statement over their heads. A query reads about one day's data, and at most one more
    * statement, however many days the window (90 for PAYG) and the dataset hold.
    */
-  private async newestFirst(connection: DuckDBConnection, sql: string, request: EngineRequest, source: SourceName, read: ReadSet, files: SourceFiles): Promise<Record<string, EngineValue>[]> {
+  private async newestFirst(connection: DuckDBConnection, sql: string, request: EngineRequest, source: SourceDescriptor, read: ReadSet, files: SourceFiles): Promise<Record<string, EngineValue>[]> {
     const order = request.statement.newestFirst!;
     const limit = Number(request.params[order.limit]);
     const days = new Map<string, ListedFile[]>();
     for (const file of read.parquet) {
       const day = file.dataset ? partitionDay(file.path) : null;
       // Files of unknown day (or schema: not from a dataset) are read in one query, as usual.
-      if (day === null) return this.execute(connection, sql, request, { [source]: files });
+      if (day === null) return this.execute(connection, sql, request, new Map([[source, files]]));
       days.set(day, [...(days.get(day) ?? []), file]);
     }
     const until = request.params[order.until];
@@ -408,11 +413,11 @@ class DuckDBEngine implements Engine {
         parquetTypes: files.parquetTypes,
         ...(withNdjson && files.memory ? { memory: files.memory } : {}),
       };
-      if (day.heads || set.ndjson.length || !set.parquet.length) return this.execute(connection, sql, request, { [source]: set });
+      if (day.heads || set.ndjson.length || !set.parquet.length) return this.execute(connection, sql, request, new Map([[source, set]]));
       return newestInTwoPhases(
         sql,
         order.limit,
-        (text, cut) => fullQuerySql(text, { [source]: cut ? { ...set, where: `timestamp >= $${BOUND_PARAM}` } : set }),
+        (text, cut) => fullQuerySql(text, new Map([[source, cut ? { ...set, where: `timestamp >= $${BOUND_PARAM}` } : set]])),
         (text, bound) => this.executePrepared(connection, text, bound === null ? request : { ...request, params: { ...request.params, [BOUND_PARAM]: { timestamp: bound } } }),
       );
     };
@@ -445,7 +450,7 @@ class DuckDBEngine implements Engine {
    * (rotation, a compaction moving it), or the engine named a file it cannot read, which is then
    * kept out of answers (and told) until it changes.
    */
-  private async retryable(connection: DuckDBConnection, error: unknown, source: SourceName, read: ReadSet, copies: Map<string, FileRange> | undefined): Promise<boolean> {
+  private async retryable(connection: DuckDBConnection, error: unknown, source: SourceDescriptor, read: ReadSet, copies: Map<string, FileRange> | undefined): Promise<boolean> {
     if (error instanceof EngineError || this.closed) return false;
     const message = String((error as Error)?.message ?? error);
     if (/interrupt|out of memory/i.test(message)) return false;
@@ -485,7 +490,7 @@ class DuckDBEngine implements Engine {
    * Parquet file of the read (and head) is decoded whole, alone, and those that fail are kept out
    * like a named one. Only after such a failure, and once per file version (the marks stay).
    */
-  private async findDamaged(connection: DuckDBConnection, source: SourceName, parquet: readonly ListedFile[], message: string): Promise<boolean> {
+  private async findDamaged(connection: DuckDBConnection, source: SourceDescriptor, parquet: readonly ListedFile[], message: string): Promise<boolean> {
     let found = false;
     for (const file of parquet) {
       const companions = companionsOf(file);
@@ -580,7 +585,7 @@ class DuckDBEngine implements Engine {
   }
 
   /** Counts of one source over one snapshot (see `inspectSources`). */
-  private async inspect(connection: DuckDBConnection, source: SourceName, read: ReadSet, files: SourceFiles): Promise<SourceInspection> {
+  private async inspect(connection: DuckDBConnection, source: SourceDescriptor, read: ReadSet, files: SourceFiles): Promise<SourceInspection> {
     let lines = 0, skippedLines = 0, parquetRows = 0;
     if (files.ndjson.length) {
       const r = await connection.runAndReadAll(`
@@ -603,7 +608,7 @@ class DuckDBEngine implements Engine {
       parquetRows = Number(r.getRowObjects()[0]?.n ?? 0);
     }
     return {
-      source,
+      source: source.name,
       files: read.ndjson.length + read.ranges.length + read.parquet.length,
       lines,
       skippedLines,
