@@ -198,7 +198,7 @@ function cast(e: Extract<Expr, { t: 'cast' }>): string {
 }
 
 function call(fn: string, args: Expr[]): string {
-  const a = args.map(expr);
+  const a = args.map((x) => (x.t === 'interval' ? '' : expr(x)));
   switch (fn) {
     case 'regexp_contains': return `regexp_matches(${a[0]}, ${a[1]})`;
     case 'regexp_extract': return regexpExtract(args, a);
@@ -228,6 +228,7 @@ function call(fn: string, args: Expr[]): string {
     case 'json_value_text': return `json_extract_string(CASE WHEN json_valid(${a[0]}) THEN ${a[0]} END, ${jsonPath(String((args[1] as { value: string }).value).split('\u0000'))})`;
     case 'json_query_text': return `nullif(json_extract(CASE WHEN json_valid(${a[0]}) THEN ${a[0]} END, ${jsonPath(String((args[1] as { value: string }).value).split('\u0000'))}), CAST('null' AS JSON))`;
     case 'pow': return `pow(${a[0]}, ${a[1]})`;
+    case 'json_value': return output(args[0]!);
     default: return `${fn}(${a.join(', ')})`;
   }
 }

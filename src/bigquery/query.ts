@@ -147,7 +147,9 @@ function translateSelect(v: Node, orderByNode: unknown, outer: Scope | null, env
     const e = orderExpr(expr, items, outputs, { ...grouped, aggregates: true });
     // A JSON value sorts as a number when it is one, then as text (BigQuery's columns have one type).
     if (kindOf(e) !== 'json') return [{ e, desc, nullsFirst }];
-    return [{ e: asKind(e, 'float', 'ORDER BY'), desc, nullsFirst }, { e: asKind(e, 'text', 'ORDER BY'), desc, nullsFirst }];
+    // Read from the value as selected or grouped (`json_value`), so a grouped query sorts by its groups.
+    const value: Expr = { t: 'call', fn: 'json_value', args: [e], kind: 'json' };
+    return [{ e: asKind(value, 'float', 'ORDER BY'), desc, nullsFirst }, { e: asKind(value, 'text', 'ORDER BY'), desc, nullsFirst }];
   });
   return { select: { t: 'select', distinct: v.distinct === 'Distinct', items, from, where, groupBy, having }, orderBy };
 }
@@ -230,12 +232,14 @@ function groupByItems(groupBy: unknown, items: SelectIR['items'], ctx: ExprConte
 }
 
 function orderExpr(node: unknown, items: SelectIR['items'], outputs: Map<string, { e: Expr; index: number }>, ctx: ExprContext): Expr {
+  // A position where it is one; a JSON value by its expression (it sorts by number, then text).
+  const at = (index: number, e: Expr): Expr => (kindOf(e) === 'json' ? e : { t: 'pos', index, kind: kindOf(e) });
   const ordinal = ordinalOf(node, items.length, 'ORDER BY');
-  if (ordinal !== null) return { t: 'pos', index: ordinal, kind: kindOf(items[ordinal - 1]!.e) };
+  if (ordinal !== null) return at(ordinal, items[ordinal - 1]!.e);
   const [kind, value] = variantOf(node);
   if (kind === 'Identifier') {
     const output = outputs.get(String((value as Node).value).toLowerCase());
-    if (output) return { t: 'pos', index: output.index, kind: kindOf(output.e) };
+    if (output) return at(output.index, output.e);
   }
   return translateExpr(node, ctx);
 }

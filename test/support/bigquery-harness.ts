@@ -1,6 +1,7 @@
 import { DuckDBInstance, VARCHAR, type DuckDBConnection } from '@duckdb/node-api';
 import type { BigQuerySchema } from '../../src/bigquery/schema';
 import { checkBigQuery, translateBigQuery } from '../../src/bigquery/translate-bigquery';
+import { callerSqlError } from '../../src/engine/duckdb/caller-errors';
 import { composeSandboxedSql } from '../../src/sandbox/compose-sandboxed-sql';
 
 /** One event of a table, as the endpoint's CTE gives it (metadata any JSON value, or missing). */
@@ -58,7 +59,10 @@ export class BigQueryHarness {
   async rows(sql: string, maxRows = 1000): Promise<Array<Record<string, unknown>>> {
     const checked = await checkBigQuery(sql, SCHEMA, 'duckdb', { tables: TABLES, maxRows }, this.serialize);
     const full = composeSandboxedSql(this.withClause, checked.sql, maxRows);
-    const reader = await this.connection.runAndReadAll(full);
+    // A failure of the query itself is the caller's 400, as the engine reports it.
+    const reader = await this.connection.runAndReadAll(full).catch((error: unknown) => {
+      throw callerSqlError(error, []) ?? error;
+    });
     const names = reader.columnNames();
     const kinds = checked.columns.map((c) => c.kind);
     return reader.getRowsJson().map((row) => Object.fromEntries(row.map((value, i) => [names[i]!, shape(value, kinds[i])])));
