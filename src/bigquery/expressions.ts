@@ -75,6 +75,7 @@ export function translateExpr(node: unknown, ctx: ExprContext): Expr {
 
 function identifier(parts: Node[], ctx: ExprContext): Expr {
   const names = parts.map((p) => String(p.value));
+  if (names[0]!.startsWith('@') && !parts[0]!.quote_style) refuse('parameter', 'Query parameters (@name) cannot be used: the endpoint binds its own.');
   if (names.length === 1 && ctx.outputs) {
     const output = ctx.outputs.get(names[0]!.toLowerCase());
     if (output) return output.e;
