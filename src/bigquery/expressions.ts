@@ -66,6 +66,11 @@ export function translateExpr(node: unknown, ctx: ExprContext): Expr {
       return extractPart(v, ctx);
     case 'TypedString':
       return typedString(v, ctx);
+    case 'Substring': {
+      const parts = [v.expr, v.substring_from, ...(v.substring_for === null || v.substring_for === undefined ? [] : [v.substring_for])].map((e) => translateExpr(e, ctx));
+      if (v.substring_from === null || v.substring_from === undefined) refuse('function', 'SUBSTR takes 2 to 3 arguments.');
+      return { t: 'call', fn: 'substr', args: parts.map((p, i) => asKind(p, i === 0 ? 'text' : 'integer', 'SUBSTR')), kind: 'text' };
+    }
     case 'ILike':
       return refuse('construct', 'BigQuery has no ILIKE: write LOWER(x) LIKE \'...\'.');
     default:

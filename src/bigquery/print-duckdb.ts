@@ -173,7 +173,8 @@ function aggregate(e: Extract<Expr, { t: 'agg' }>): string {
   const arg = expr(e.arg);
   const distinct = e.distinct ? 'DISTINCT ' : '';
   switch (e.fn) {
-    case 'countif': return `count_if(${arg})`;
+    // BigQuery's COUNTIF is 0 when no value is true (DuckDB's count_if of only NULLs is NULL).
+    case 'countif': return `count(CASE WHEN ${arg} THEN 1 END)`;
     case 'logical_and': return `bool_and(${arg})`;
     case 'logical_or': return `bool_or(${arg})`;
     case 'approx_count_distinct': return `count(DISTINCT ${arg})`;
