@@ -25,13 +25,48 @@ const UNIT_MICROS: Record<TimeUnit, bigint> = {
  */
 export function printDuckDb(query: QueryIR): string {
   const withClause = query.ctes.length ? `WITH ${query.ctes.map((c) => `${q(c.name)} AS (${printDuckDb(c.query)})`).join(', ')} ` : '';
-  let sql = withClause + body(query.body);
-  if (query.orderBy.length) {
-    sql += ` ORDER BY ${query.orderBy.map((o) => `${expr(o.e)}${o.desc ? ' DESC' : ' ASC'}${o.nullsFirst === null ? (o.desc ? ' NULLS LAST' : ' NULLS FIRST') : o.nullsFirst ? ' NULLS FIRST' : ' NULLS LAST'}`).join(', ')}`;
-  }
+  let sql = withClause + (lateOutputs(query) ?? body(query.body));
+  if (lateOutputs(query) !== null) return sql;
+  if (query.orderBy.length) sql += ` ORDER BY ${query.orderBy.map((o) => `${expr(o.e)}${direction(o)}`).join(', ')}`;
   if (query.limit !== null) sql += ` LIMIT ${query.limit}`;
   if (query.offset !== null) sql += ` OFFSET ${query.offset}`;
   return sql;
+}
+
+/**
+ * A newest-first page (one range, no aggregates, ORDER BY ... LIMIT n) with its JSON outputs read
+ * for the page's rows only: the rows are filtered, sorted and cut first, then each output is
+ * computed n times instead of once per row of the window (DuckDB evaluates a SELECT's values
+ * before its ORDER BY ... LIMIT). Studio's list query, one hour of 44 000 gateway events: 10x
+ * less work. Null when the query is not of that shape.
+ */
+function lateOutputs(query: QueryIR): string | null {
+  const b = query.body;
+  if (b.t !== 'select' || query.limit === null || query.orderBy.length === 0 || b.distinct || b.groupBy.length || b.having) return null;
+  if (!b.from || b.from.t === 'join' || [...b.items.map((i) => i.e), ...query.orderBy.map((o) => o.e)].some(hasAggregate)) return null;
+  if (!b.items.some((i) => i.e.t === 'field')) return null;
+  const keys = query.orderBy.map((o) => {
+    const e = o.e.t === 'pos' ? b.items[o.e.index - 1]!.e : o.e;
+    return `${e.t === 'field' ? output(e) : expr(e)}${direction(o)}`;
+  });
+  const cut = `ORDER BY ${keys.join(', ')} LIMIT ${query.limit}${query.offset === null ? '' : ` OFFSET ${query.offset}`}`;
+  // Without WHERE, sorted by the range's own columns: an unnest only adds rows beside a row (of its
+  // timestamp), so the page's rows come from the first limit + offset rows of the range itself.
+  const ownColumns = query.orderBy.every((o) => (o.e.t === 'pos' ? b.items[o.e.index - 1]!.e : o.e).t === 'col');
+  const before = !b.where && ownColumns && b.from.unnests.length > 0 ? `ORDER BY ${keys.join(', ')} LIMIT ${query.limit + (query.offset ?? 0n)}` : null;
+  const page = `SELECT * FROM ${from(b.from, before)}${b.where ? ` WHERE ${expr(b.where)}` : ''} ${cut}`;
+  const items = b.items.map((i) => `${output(i.e)} AS ${q(i.name)}`).join(', ');
+  return `SELECT ${items} FROM (${page}) AS ${q(b.from.alias)} ORDER BY ${keys.join(', ')}`;
+}
+
+function direction(o: QueryIR['orderBy'][number]): string {
+  return `${o.desc ? ' DESC' : ' ASC'}${o.nullsFirst === null ? (o.desc ? ' NULLS LAST' : ' NULLS FIRST') : o.nullsFirst ? ' NULLS FIRST' : ' NULLS LAST'}`;
+}
+
+function hasAggregate(e: unknown): boolean {
+  if (e === null || typeof e !== 'object') return false;
+  if ((e as { t?: unknown }).t === 'agg') return true;
+  return Object.entries(e).some(([key, child]) => key !== 'query' && key !== 'unnest' && (Array.isArray(child) ? child.some(hasAggregate) : hasAggregate(child)));
 }
 
 function body(b: BodyIR): string {
@@ -47,14 +82,16 @@ function body(b: BodyIR): string {
   return sql;
 }
 
-function from(f: FromIR): string {
+/** A FROM item; `before` (ORDER BY ... LIMIT n over the range's own columns) cuts a range before its unnests. */
+function from(f: FromIR, before: string | null = null): string {
   if (f.t === 'join') {
     const left = from(f.left);
     const right = from(f.right);
     if (f.kind === 'cross') return `${left} CROSS JOIN ${right}`;
     return `${left} ${f.kind.toUpperCase()} JOIN ${right} ON ${expr(f.on!)}`;
   }
-  const source = f.t === 'table' ? q(f.name) : `(${printDuckDb(f.query)})`;
+  const plain = f.t === 'table' ? q(f.name) : `(${printDuckDb(f.query)})`;
+  const source = before ? `(SELECT * FROM ${plain} AS ${q(f.alias)} ${before})` : plain;
   if (f.unnests.length === 0) return `${source} AS ${q(f.alias)}`;
   const columns = [...new Set(f.unnests.map((u) => u.column))];
   const hasArray = columns.map((c) => `contains(CAST(${q(c)} AS VARCHAR), '[')`).join(' OR ');
