@@ -125,7 +125,7 @@ function binary(v: Node, ctx: ExprContext): Expr {
 }
 
 /** `a = b`, `a < b`, ...: both sides as their common kind (JSON as the other side's). */
-export function comparison(op: Op, left: Expr, right: Expr): Expr {
+function comparison(op: Op, left: Expr, right: Expr): Expr {
   const kind = commonKind([left, right], `Operator ${op}`);
   if (kind === 'interval') refuse('query', 'Intervals cannot be compared.');
   const as = kind === 'json' || kind === 'null' ? 'text' : kind;
@@ -152,7 +152,7 @@ function unary(v: Node, ctx: ExprContext): Expr {
 }
 
 /** `x IS [NOT] NULL`; a JSON null is NULL, as in BigQuery's tables. */
-export function isNull(arg: Expr, not: boolean): Expr {
+function isNull(arg: Expr, not: boolean): Expr {
   const value = kindOf(arg) === 'json' ? asKind(arg, 'text', 'IS NULL') : arg;
   return { t: 'op', op: not ? 'is_not_null' : 'is_null', args: [value], kind: 'boolean' };
 }
@@ -222,7 +222,7 @@ function cast(v: Node, ctx: ExprContext): Expr {
 }
 
 /** CAST / SAFE_CAST: what BigQuery converts between, else refused; a no-op cast is dropped. */
-export function castTo(arg: Expr, to: ColumnType, safe: boolean): Expr {
+function castTo(arg: Expr, to: ColumnType, safe: boolean): Expr {
   const from = kindOf(arg);
   if (from === to) return arg;
   if (from === 'null') return { t: 'cast', arg, to, safe };

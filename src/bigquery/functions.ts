@@ -302,7 +302,10 @@ const EXTRACT_PARTS: Record<string, string> = {
   Second: 'second', Minute: 'minute', Hour: 'hour', Day: 'day', Month: 'month', Year: 'year', DayOfWeek: 'dayofweek', Dow: 'dayofweek', DayOfYear: 'dayofyear', Doy: 'dayofyear',
 };
 
-/** EXTRACT(part FROM timestamp), in UTC. */
+/** EXTRACT(part FROM timestamp), in UTC.  *
+ * @example
+ * extractPart({ field: 'Hour', expr: { Identifier: { value: 'timestamp' } } }, ctx); // { t: 'call', fn: 'extract', ... }
+ */
 export function extractPart(v: Node, ctx: ExprContext): Expr {
   const [field] = variantOf(v.field);
   const part = EXTRACT_PARTS[field];

@@ -89,5 +89,8 @@ export type FromIR =
   | { t: 'subquery'; query: QueryIR; alias: string; unnests: UnnestAlias[] }
   | { t: 'join'; kind: 'inner' | 'left' | 'right' | 'full' | 'cross'; left: FromIR; right: FromIR; on: Expr | null };
 
-/** The column of a range holding the row's unnest combinations (only where some value is an array). */
+/** The column of a range holding the row's unnest combinations (only where some value is an array).  *
+ * @example
+ * `SELECT *, unnest(...) AS "${UNNEST_COLUMN}" FROM edge_logs`
+ */
 export const UNNEST_COLUMN = '__bq_unnest';

@@ -28,7 +28,10 @@ const NAMES: Record<Kind, string> = {
   text: 'STRING', integer: 'INT64', float: 'FLOAT64', boolean: 'BOOL', timestamp: 'TIMESTAMP', json: 'JSON', null: 'NULL', interval: 'INTERVAL',
 };
 
-/** BigQuery's name of a kind, for messages. */
+/** BigQuery's name of a kind, for messages.  *
+ * @example
+ * kindName('integer'); // 'INT64'
+ */
 export function kindName(kind: Kind): string {
   return NAMES[kind];
 }
@@ -53,7 +56,10 @@ export function asKind(e: Expr, want: Kind, where: string): Expr {
   return refuse('query', `${where}: expected ${kindName(want)}, found ${kindName(kind)}.`);
 }
 
-/** A timestamp written as BigQuery reads one: `2026-11-20T10:00:00.000Z`, `2026-11-20 10:00:00+02`, `2026-11-20`, `... UTC`. */
+/** A timestamp written as BigQuery reads one: `2026-11-20T10:00:00.000Z`, `2026-11-20 10:00:00+02`, `2026-11-20`, `... UTC`.  *
+ * @example
+ * timestampLiteral('2026-11-20T10:00:00Z'); // { t: 'ts', micros: 1795168800000000n }
+ */
 export function timestampLiteral(text: string): Expr {
   const micros = parseIsoMicros(text.replace(/\s*(UTC|\+00(:00)?)$/i, 'Z'));
   if (micros === null) refuse('query', `Could not read "${text.slice(0, 40)}" as a TIMESTAMP (write 2026-11-20T10:00:00Z).`);
@@ -88,7 +94,10 @@ function isTextLiteralOr(kind: Kind) {
   return (e: Expr) => kindOf(e) !== 'text' || (e.t === 'lit' && typeof e.value === 'string') || kindOf(e) === kind;
 }
 
-/** The kind of a value in a result: JSON stays JSON (a number a number, a string a string), NULL is text. */
+/** The kind of a value in a result: JSON stays JSON (a number a number, a string a string), NULL is text.  *
+ * @example
+ * outputKind('null'); // 'text'
+ */
 export function outputKind(kind: Kind): ColumnType {
   if (kind === 'null') return 'text';
   if (kind === 'interval') return refuse('construct', 'An INTERVAL cannot be a column of the result.');

@@ -2,7 +2,7 @@ import type { BodyIR, Expr, FromIR, QueryIR, SelectIR, TimeUnit, UnnestAlias } f
 import { UNNEST_COLUMN } from './ir';
 import { kindOf } from './kinds';
 import { refuse } from './refuse';
-import { jsonKeyPath } from '../util/json-flat-paths';
+import { flatPathsColumn, flatValuesColumn, jsonKeyPath } from '../util/json-flat-paths';
 import { capturingGroups } from './print-duckdb';
 
 /** Table name -> the FROM item ClickHouse reads it by: a subquery over the source's table, bound to the request. */
@@ -21,8 +21,8 @@ const str = (text: string): string => {
 const UNIT_MICROS: Record<TimeUnit, bigint> = {
   microsecond: 1n, millisecond: 1000n, second: 1_000_000n, minute: 60_000_000n, hour: 3_600_000_000n, day: 86_400_000_000n,
 };
-const paths = (rel: string, column: string) => `${q(rel)}.${q(`_${column}_paths`)}`;
-const values = (rel: string, column: string) => `${q(rel)}.${q(`_${column}_values`)}`;
+const paths = (rel: string, column: string) => `${q(rel)}.${q(flatPathsColumn(column))}`;
+const values = (rel: string, column: string) => `${q(rel)}.${q(flatValuesColumn(column))}`;
 
 /** Refuses what ClickHouse cannot run as DuckDB does. */
 function unsupported(what: string): never {
@@ -341,14 +341,12 @@ function slotIndex(alias: UnnestAlias): number {
 /** Every combination of the aliases' prefixes in the flattened paths (as DuckDB's combinations). */
 function combinations(aliases: readonly UnnestAlias[]): string {
   const variable = (a: UnnestAlias) => `__${a.slot}`;
-  const column = aliases[0]!.column;
-  const lookup = (p: string, col: string) => `if(${p} = '', ifNull(${q(col)}, ''), arrayElement(${q(`_${col}_values`)}, indexOf(${q(`_${col}_paths`)}, ${p})))`;
+  const lookup = (p: string, col: string) => `if(${p} = '', ifNull(${q(col)}, ''), arrayElement(${q(flatValuesColumn(col))}, indexOf(${q(flatPathsColumn(col))}, ${p})))`;
   const elements = (a: UnnestAlias) => {
     const prefix = a.parent ? `concat(${variable(a.parent)}, ${str(jsonKeyPath(a.path.slice(a.parent.path.length)))})` : str(jsonKeyPath(a.path));
-    const items = `arrayFilter(p -> startsWith(p, concat(${prefix}, '[')) AND match(substring(p, length(${prefix}) + 2), '^[0-9]+\\\\]$'), ${q(`_${a.column}_paths`)})`;
+    const items = `arrayFilter(p -> startsWith(p, concat(${prefix}, '[')) AND match(substring(p, length(${prefix}) + 2), '^[0-9]+\\\\]$'), ${q(flatPathsColumn(a.column))})`;
     return `if(startsWith(${lookup(prefix, a.column)}, '['), if(empty(${items}), ['\\0'], ${items}), [${prefix}])`;
   };
-  void column;
   let inner = `tuple(${aliases.map(variable).join(', ')})`;
   for (const a of [...aliases].reverse()) inner = `arrayMap(${variable(a)} -> ${inner}, ${elements(a)})`;
   for (let i = 1; i < aliases.length; i++) inner = `arrayReduce('groupArrayArray', ${inner})`;

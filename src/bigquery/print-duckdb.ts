@@ -280,7 +280,10 @@ function regexpExtract(args: Expr[], a: string[]): string {
   return `CASE WHEN regexp_matches(${a[0]}, ${a[1]}) THEN regexp_extract(${a[0]}, ${a[1]}, ${groups}) END`;
 }
 
-/** Capturing groups of an RE2 pattern: `(` not escaped, not in a class, not `(?`. */
+/** Capturing groups of an RE2 pattern: `(` not escaped, not in a class, not `(?`.  *
+ * @example
+ * capturingGroups('a(b)(?:c)[(]'); // 1
+ */
 export function capturingGroups(pattern: string): number {
   let n = 0;
   let inClass = false;

@@ -11,7 +11,10 @@ export function refuse(rule: SandboxRule, message: string): never {
   throw new InvalidSqlError(rule, message);
 }
 
-/** A name from the caller's text, safe to quote in a message (short, printable). */
+/** A name from the caller's text, safe to quote in a message (short, printable).  *
+ * @example
+ * shown('a\u0000b'); // 'a?b'
+ */
 export function shown(name: string): string {
   const clean = name.replace(/[^\x20-\x7e]/g, '?');
   return clean.length > 60 ? `${clean.slice(0, 60)}…` : clean;

@@ -99,7 +99,10 @@ function exposes(unnest: UnnestVariable, name: string): boolean {
   });
 }
 
-/** Field names become JSON path keys: any text but quotes, backslashes and control characters. */
+/** Field names become JSON path keys: any text but quotes, backslashes and control characters.  *
+ * @example
+ * checkedPath(['request', 'path']); // ['request', 'path']
+ */
 export function checkedPath(path: readonly string[]): string[] {
   for (const key of path) {
     if (key === '' || /["\\\x00-\x1f\x7f]/.test(key) || key.length > 200) refuse('query', `The field name ${shown(key)} cannot be read (no quotes, backslashes or control characters).`);

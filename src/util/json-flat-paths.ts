@@ -23,7 +23,10 @@ export function flattenJson(text: string | null): { paths: string[]; values: str
   return out;
 }
 
-/** The path of keys (no array elements) as `flattenJson` writes it. */
+/** The path of keys (no array elements) as `flattenJson` writes it.  *
+ * @example
+ * jsonKeyPath(['request', 'a.b']); // '.request.a\\.b'
+ */
 export function jsonKeyPath(keys: readonly string[]): string {
   return keys.map((k) => `.${k.replace(/[\\.[]/g, (c) => `\\${c}`)}`).join('');
 }
@@ -93,3 +96,19 @@ class Flattener {
     throw new SyntaxError('not JSON');
   }
 }
+
+/**
+ * The column of a JSON column's flattened paths (ClickHouse's tables; read by callers' BigQuery SQL).
+ *
+ * @example
+ * flatPathsColumn('metadata'); // '_metadata_paths'
+ */
+export const flatPathsColumn = (column: string): string => `_${column}_paths`;
+
+/**
+ * The column of a JSON column's flattened values (their JSON text).
+ *
+ * @example
+ * flatValuesColumn('metadata'); // '_metadata_values'
+ */
+export const flatValuesColumn = (column: string): string => `_${column}_values`;

@@ -1,5 +1,6 @@
 import { statementSql } from './query-files';
 import { sqlIdentifier } from './sql-text';
+import { flatPathsColumn, flatValuesColumn } from '../../util/json-flat-paths';
 
 /** A source a sandboxed query may read: its relation (the CTE's name) and where ClickHouse keeps it. */
 export interface SandboxSource {
@@ -12,8 +13,7 @@ export interface SandboxSource {
 }
 
 /** A source this installation does not keep: no rows, with the columns every source has. */
-const EMPTY_SOURCE =
-  "(SELECT '' AS id, toInt64(0) AS timestamp, '' AS event_message, '' AS metadata, emptyArrayString() AS _metadata_paths, emptyArrayString() AS _metadata_values FROM system.one WHERE 0)";
+const EMPTY_SOURCE = `(SELECT '' AS id, toInt64(0) AS timestamp, '' AS event_message, '' AS metadata, emptyArrayString() AS ${flatPathsColumn('metadata')}, emptyArrayString() AS ${flatValuesColumn('metadata')} FROM system.one WHERE 0)`;
 
 /**
  * The FROM item of each source for a caller's translated SELECT on ClickHouse (the `tables` of

@@ -2,6 +2,7 @@ import type { SourceName } from '../../sources/source-descriptor';
 import { allSources, sourceDescriptor } from '../../sources/registry';
 import { localTableOf, tableOf, type ClickHouseTarget } from './options';
 import { sqlClusterName, sqlIdentifier, sqlTableName } from './sql-text';
+import { flatPathsColumn, flatValuesColumn } from '../../util/json-flat-paths';
 
 /** How a column is written in RowBinary (see row-binary.ts). */
 export type ColumnEncoding = 'int64' | 'uint64' | 'string' | 'nullable-string' | 'nullable-float64' | 'nullable-int32' | 'nullable-int64' | 'nullable-uint8' | 'string-array';
@@ -54,6 +55,9 @@ export const POSITION_COLUMNS: readonly (ColumnSpec & { default: string })[] = [
  * a caller's BigQuery SQL read any field exactly on every ClickHouse version (18.16 has no JSON
  * parser: its `visitParam*` find a key anywhere, nested ones first). Rows loaded before a table
  * got them hold empty arrays (every field reads as missing) until loaded again.
+ *
+ * @example
+ * flatJsonColumns('edgeLogs').map((c) => c.name); // ['_metadata_paths', '_metadata_values']
  */
 export function flatJsonColumns(source: SourceName): ReadonlyArray<ColumnSpec & { of: string; default: string }> {
   return sourceDescriptor(source).columns.filter((c) => c.type === 'json').flatMap((c) => [
@@ -61,11 +65,6 @@ export function flatJsonColumns(source: SourceName): ReadonlyArray<ColumnSpec & 
     { name: flatValuesColumn(c.name), type: 'Array(String)', encoding: 'string-array' as const, of: c.name, default: '[]' },
   ]);
 }
-
-/** The column of a JSON column's flattened paths. */
-export const flatPathsColumn = (column: string) => `_${column}_paths`;
-/** The column of a JSON column's flattened values (their JSON text). */
-export const flatValuesColumn = (column: string) => `_${column}_values`;
 
 /** The sorting key: one project's rows of one day lie together, in time order. */
 function orderBy(source: SourceName): string {
