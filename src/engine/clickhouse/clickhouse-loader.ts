@@ -14,7 +14,8 @@ import { logFileSelect } from './read-log-files';
 import { RowBinaryWriter } from './row-binary';
 import { statementSql } from './query-files';
 import { insertRowBinary, runCommand, runSql } from './run-sql';
-import { addMissingColumns, POSITION_COLUMNS, schemaStatements, tableColumns, type ColumnSpec, type SchemaOptions } from './schema';
+import { addMissingColumns, flatJsonColumns, POSITION_COLUMNS, schemaStatements, tableColumns, type ColumnSpec, type SchemaOptions } from './schema';
+import { flattenJson } from '../../util/json-flat-paths';
 import { sqlIdentifier, sqlTableName } from './sql-text';
 import type { SegmentRows } from '../../managed/clickhouse-shipper';
 import { monotonicMs } from '../../time/clock';
@@ -324,6 +325,34 @@ export class ClickHouseLoader {
    * Every value is also in `metadata`, kept whole, so nothing is lost meanwhile.
    */
   private async writableColumns(source: SourceDescriptor): Promise<{ columns: readonly ColumnSpec[]; keep: (row: readonly unknown[]) => unknown[] }> {
+    const { columns, keep } = await this.presentColumns(source);
+    // Each JSON column's flattened paths and values, computed from the row read (src/util/json-flat-paths.ts).
+    const read = tableColumns(source);
+    const flat = flatJsonColumns(source);
+    const sources = flat.map((c) => read.findIndex((r) => r.name === c.of));
+    const present = flat.filter((c) => this.hasColumn(source, c.name));
+    if (present.length === 0) return { columns, keep };
+    return {
+      columns: [...columns, ...present],
+      keep: (row) => {
+        const flattened = new Map<number, { paths: string[]; values: string[] }>();
+        const extra = present.map((c) => {
+          const at = sources[flat.indexOf(c)]!;
+          if (!flattened.has(at)) flattened.set(at, flattenJson(row[at] === null || row[at] === undefined ? null : String(row[at])));
+          return c.name.endsWith('_paths') ? flattened.get(at)!.paths : flattened.get(at)!.values;
+        });
+        return [...keep(row), ...extra];
+      },
+    };
+  }
+
+  /** Whether the table is known to have a column (true when its columns are not known). */
+  private hasColumn(source: SourceDescriptor, name: string): boolean {
+    const known = this.tableColumnNames.get(tableOf(this.options, source));
+    return !known || known.names.size === 0 || known.names.has(name);
+  }
+
+  private async presentColumns(source: SourceDescriptor): Promise<{ columns: readonly ColumnSpec[]; keep: (row: readonly unknown[]) => unknown[] }> {
     const all = tableColumns(source);
     const table = tableOf(this.options, source);
     let known = this.tableColumnNames.get(table);
