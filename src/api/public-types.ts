@@ -18,6 +18,8 @@ import type { StorageOptions } from '../ingest/storage-options';
 import type { Row } from '../rows/shape-rows';
 import type { SourceDescriptor } from '../sources/source-descriptor';
 import type { SkippedFile } from '../files/file-checks';
+import type { CallerDialect } from '../sandbox/validate-caller-sql';
+import type { WireFormat } from '../rows/logflare-wire';
 import type { QuarantineReason } from '../managed/wal/quarantine';
 import type { WalRecovery } from '../managed/wal/wal';
 
@@ -79,7 +81,8 @@ export interface EndpointsOptions {
   /**
    * Self-hosted installs where every event belongs to one project: the `project` parameter of
    * the built-in endpoints (and of definitions with a `projectParam`) is accepted and ignored.
-   * Off by default. DuckDB engine only.
+   * Off by default. On ClickHouse, statements test the project as `<column> = {project:String}`
+   * (or a `match` of it), which the engine drops (docs/clickhouse.md, "Single project").
    */
   singleProject?: boolean;
   /**
@@ -89,6 +92,18 @@ export interface EndpointsOptions {
    * already limited to the project, tier window and time bounds.
    */
   sandboxable?: readonly (EndpointName | (string & {}))[];
+  /**
+   * The dialect of callers' SQL (`sql`): `'duckdb'` (default) or `'bigquery'`, what Supabase
+   * Studio writes over Logflare's tables, translated for the engine and then checked by the same
+   * rules (docs/sandboxing.md, "BigQuery dialect"). BigQuery SQL reads source tables (logs.all's).
+   */
+  sqlDialect?: CallerDialect;
+  /**
+   * How answers to callers' SQL are written: `'iso'` (default: ISO timestamps, plain objects) or
+   * `'logflare'`, Logflare's wire format: timestamps as integers of unix microseconds, JSON objects
+   * wrapped in one-element arrays, recursively (what Supabase Studio reads: docs/supabase.md).
+   */
+  wireFormat?: WireFormat;
   /**
    * Told once per file (and reason) when an answer leaves a file out because it cannot be read:
    * damaged Parquet, broken compression, unreadable. Answers carry `skippedFiles` either way.
@@ -270,6 +285,8 @@ export interface EndpointsCore<D extends AnyEndpointDefinition = never> {
   ingest(source: string, events: readonly object[]): Promise<IngestResult>;
   /** Managed storage, when `storage` was given: its folder and the source names ingest accepts. */
   readonly storage: ManagedStorageInfo | null;
+  /** The instance's log sources (the built-ins, then `sourceDefinitions`'), as their descriptors. */
+  readonly sources: readonly SourceDescriptor[];
   /** Stops all cache warming, flushes and closes managed storage, releases DuckDB; later calls fail with a `closed` error. */
   close(): Promise<void>;
 }

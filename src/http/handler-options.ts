@@ -57,17 +57,7 @@ export interface HandlerOptions {
   dashboard?: boolean | DashboardOptions;
   /** Limits of the ingest routes. */
   ingest?: IngestLimits;
-  /**
-   * How answers to a caller's SQL (`sql`) are written: `'logflare'` is Logflare's wire format
-   * (timestamps as integers of unix microseconds, JSON objects wrapped in one-element arrays,
-   * recursively: what Supabase Studio reads, docs/supabase.md); default `'iso'` (ISO timestamps,
-   * plain objects, as every other answer).
-   */
-  wireFormat?: WireFormat;
 }
-
-/** How answers to a caller's SQL are written (`HandlerOptions.wireFormat`). */
-export type WireFormat = 'iso' | 'logflare';
 
 /** The longest URL the handler serves by default, in bytes. */
 export const DEFAULT_MAX_URL_BYTES = 64 * 1024;
@@ -109,7 +99,6 @@ export interface ResolvedOptions {
   microcacheMs: number;
   dashboard: DashboardOptions | null;
   ingest: Required<IngestLimits>;
-  wireFormat: WireFormat;
 }
 
 /** Defaults applied, the base path normalised, and a handler without keys refused. */
@@ -134,13 +123,7 @@ export function resolveOptions(options: HandlerOptions): ResolvedOptions {
       maxBodyBytes: positiveOr(options.ingest?.maxBodyBytes, MAX_BODY_BYTES, 'ingest.maxBodyBytes'),
       maxBytesInFlight: positiveOr(options.ingest?.maxBytesInFlight, 64 * 1024 * 1024, 'ingest.maxBytesInFlight'),
     },
-    wireFormat: wireFormatOf(options.wireFormat),
   };
-}
-
-function wireFormatOf(value: unknown): WireFormat {
-  if (value === undefined || value === 'iso' || value === 'logflare') return value ?? 'iso';
-  throw new InvalidOptionError('wireFormat', `createHandler: wireFormat must be 'iso' or 'logflare', not ${JSON.stringify(value)}.`);
 }
 
 function positiveOr(value: number | undefined, fallback: number, name: string): number {

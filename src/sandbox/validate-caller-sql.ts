@@ -3,6 +3,7 @@ import { InvalidSqlError } from '../errors';
 import { checkParseTree } from './check-parse-tree';
 import { sandboxedSelect } from './compose-sandboxed-sql';
 import { withoutPaths } from './without-paths';
+import type { ColumnType } from '../sql/column-types';
 
 /**
  * Longest SQL text a caller may send, in characters (docs/sandboxing.md, "Limits"): what fits a
@@ -33,7 +34,15 @@ export interface CheckedSql {
    * spaces, comments or keyword case, so the cache keys on it.
    */
   key: string;
+  /**
+   * The answer's columns and kinds, where the check knows them (a translated BigQuery SELECT):
+   * engines whose results do not carry SQL types (ClickHouse's timestamps are integers) shape by them.
+   */
+  columns?: ReadonlyArray<{ name: string; kind: ColumnType }>;
 }
+
+/** The dialect of a caller's SQL: DuckDB's own, or BigQuery's (what Supabase Studio writes: docs/sandboxing.md, "BigQuery dialect"). */
+export type CallerDialect = 'duckdb' | 'bigquery';
 
 /**
  * Checks a caller's SQL against the sandbox's rules before anything runs, with DuckDB's own

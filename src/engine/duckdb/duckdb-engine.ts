@@ -38,7 +38,12 @@ import { NOT_A_COMMIT_MARKER, sourceRelation, type SourceFiles } from '../../duc
 import { sqlStringList } from '../../duckdb/sql-literal';
 import { BOUND_PARAM, newestInTwoPhases } from './two-phase-newest';
 import { composeSandboxedSql, splitEndpointSql } from '../../sandbox/compose-sandboxed-sql';
-import { validateCallerSql, type CheckedSql } from '../../sandbox/validate-caller-sql';
+import { validateCallerSql, type CallerDialect, type CheckedSql } from '../../sandbox/validate-caller-sql';
+import { sourcesNamedBy, sourceTablesStatement } from '../../sandbox/source-tables';
+import { checkBigQuery } from '../../bigquery/translate-bigquery';
+import { bigQuerySchemaOf } from '../../bigquery/schema-of-sources';
+import type { BigQuerySchema } from '../../bigquery/schema';
+import { callerDialectRefused } from '../caller-dialect';
 import { callerColumns, callerRows } from './caller-results';
 import { callerSqlError, namesAFile } from './caller-errors';
 import type { SourceDescriptor, SourceRollup } from '../../sources/source-descriptor';
@@ -187,6 +192,8 @@ export async function createDuckDBEngine(options: DuckDBEngineOptions): Promise<
 class DuckDBEngine implements Engine {
   private readonly readers = new Map<SourceDescriptor, SourceReader>();
   private readonly sourceSet: SourceSet;
+  /** The tables a BigQuery SELECT may read (one per source), built on first use. */
+  private bigQuerySchema: BigQuerySchema | undefined;
   private readonly memory: MemoryTables | undefined;
   private readonly ranges = new RangeCopies();
   /** NDJSON file versions holding a line too long for DuckDB: read from a copy without such lines. */
@@ -227,7 +234,9 @@ class DuckDBEngine implements Engine {
 
   async run(request: EngineRequest): Promise<EngineResult> {
     this.assertOpen();
-    const variantSql = statementSql(request);
+    // A caller's SQL over source tables reads the tables of the sources it names, no others.
+    const tables = request.sql !== undefined ? request.statement.sourceTables?.duckdb : undefined;
+    const variantSql = tables === undefined ? statementSql(request) : sourceTablesStatement(tables, sourcesNamedBy(request.sql!, this.sourceSet.list));
     return this.gate.run(() => this.withConnection(async (connection) => {
       const started = monotonicMs();
       const sources = this.sourcesOf(variantSql);
@@ -312,12 +321,21 @@ class DuckDBEngine implements Engine {
     throw refusal;
   }
 
-  /** Checks a caller's SELECT against the sandbox's rules for this statement's CTEs. */
-  async checkSql(statement: EngineRequest['statement'], sql: string, maxRows: number): Promise<CheckedSql> {
+  /**
+   * Checks a caller's SELECT against the sandbox's rules: over the statement's CTEs, or over a
+   * table per source of this engine when the statement has source tables. A BigQuery SELECT is
+   * translated first, and its DuckDB text is what the rules check and what runs.
+   */
+  async checkSql(statement: EngineRequest['statement'], sql: string, maxRows: number, dialect: CallerDialect = 'duckdb'): Promise<CheckedSql> {
     this.assertOpen();
-    const tables = splitEndpointSql(statementSql({ statement, params: {}, maxRows })).tables;
-    return validateCallerSql(sql, { tables, maxRows }, (text) =>
-      this.onControl(async () => String((await this.control.runAndReadAll('SELECT json_serialize_sql($sql::VARCHAR)', { sql: text }, { sql: VARCHAR })).getRows()[0]![0])));
+    const serialize = (text: string) =>
+      this.onControl(async () => String((await this.control.runAndReadAll('SELECT json_serialize_sql($sql::VARCHAR)', { sql: text }, { sql: VARCHAR })).getRows()[0]![0]));
+    const sources = statement.sourceTables ? this.sourceSet.list : null;
+    const tables = sources ? sources.map((s) => s.relation) : splitEndpointSql(statementSql({ statement, params: {}, maxRows })).tables;
+    if (dialect === 'duckdb') return validateCallerSql(sql, { tables, maxRows }, serialize);
+    if (!sources) throw callerDialectRefused(statement.name);
+    const checked = await checkBigQuery(sql, this.bigQuerySchema ??= bigQuerySchemaOf(sources), 'duckdb', { tables, maxRows }, serialize);
+    return { sql: checked.sql, key: checked.key, columns: checked.columns };
   }
 
   /** Prepares a statement over empty sources: null when it would run, else DuckDB's reason. */
