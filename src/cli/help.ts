@@ -42,6 +42,7 @@ Exit codes: 0 success, 1 failure (engine, files, port), 2 wrong usage or invalid
 `,
   serve: `Usage: log-endpoints serve --source <source>=<glob>... --api-key <key> [options]
        log-endpoints serve --data-dir <dir> --api-key <key> [--ingest-key <key>] [options]
+       log-endpoints serve --supabase --data-dir <dir> [options]
 
 Serves GET /api/endpoints/<name>, /api/endpoints/query/<uuid|name>, /api/endpoints, /api/catalog,
 /api/openapi.json and /health (and with --dashboard the page at / and /dashboard). With --data-dir
@@ -55,6 +56,11 @@ Options:
                                  (sources, your endpoints and sources, storage, cache, ...) and
                                  apiKeys; combined with the flags: lists add up, a value set in
                                  both places must agree (docs/cli.md)
+  --supabase                     Stand in for Logflare in self-hosted Supabase: Vector's nine
+                                 sources, one project, logs.all's sql in BigQuery's dialect and
+                                 Logflare's wire format; keys from LOGFLARE_PRIVATE_ACCESS_TOKEN
+                                 (queries) and LOGFLARE_PUBLIC_ACCESS_TOKEN (ingest) unless
+                                 --api-key / --ingest-key give them (docs/supabase.md)
   --single-project               Every event belongs to one project: the project parameter is
                                  accepted and ignored (self-hosted Supabase: Studio sends default)
   --source <source>=<glob>       Logs of a source (NDJSON or Parquet), named as below; repeatable
