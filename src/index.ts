@@ -26,6 +26,7 @@ export type {
   EndpointsStats,
   EndpointsWarning,
   EndpointTypes,
+  HealthReport,
   QueryResult,
   // `ep.query(name, params, { format: 'arrow' })` adds an apache-arrow Table of the rows.
   QueryOptions,

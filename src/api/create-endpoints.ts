@@ -4,6 +4,7 @@ import type {
   Endpoints,
   EndpointsOptions,
   EndpointsStats,
+  HealthReport,
   ManagedStorageInfo,
   QueryOptions,
   QueryResult,
@@ -223,6 +224,33 @@ class EndpointsImpl implements Endpoints<AnyEndpointDefinition>, BodyIngest {
   async ping() {
     this.assertOpen();
     return this.engine.ping();
+  }
+
+  async health(options?: { timeoutMs?: number }): Promise<HealthReport> {
+    if (this.closed) return { status: 'unavailable', degraded: [] };
+    const degraded = new Set<HealthReport['degraded'][number]>();
+    // A busy engine (a long query holding DuckDB's threads) makes the report say so, never wait.
+    if (!(await this.engineAnswers(options?.timeoutMs ?? 500))) degraded.add(this.engine.dialect === 'clickhouse' ? 'clickhouse' : 'engine');
+    const managed = this.managed?.degraded();
+    if (managed?.clickhouse) degraded.add('clickhouse');
+    if (managed?.storage) degraded.add('storage');
+    // Ingest refusing every event until a restart is what an orchestrator restarts a service for.
+    return { status: managed?.storage ? 'unavailable' : 'ok', degraded: [...degraded] };
+  }
+
+  /** One ping at a time: health checks of a stuck engine do not pile pings up behind it. */
+  private pinging: Promise<boolean> | null = null;
+
+  private engineAnswers(timeoutMs: number): Promise<boolean> {
+    this.pinging ??= Promise.resolve()
+      .then(() => this.engine.ping())
+      .then(() => true, () => false)
+      .finally(() => (this.pinging = null));
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs);
+    });
+    return Promise.race([this.pinging, late]).finally(() => clearTimeout(timer));
   }
 
   now(): Date {

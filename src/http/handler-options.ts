@@ -32,7 +32,7 @@ export interface HandlerOptions {
   cors?: CorsOptions;
   /** Longest accepted request URL in bytes (default 8192); longer ones get 414 `uri_too_long`. */
   maxUrlLength?: number;
-  /** How long `GET /health` waits for the engine before answering 503 (default 5000 ms). */
+  /** How long `GET /health` waits for the engine to answer before it reports it degraded (default 500 ms; docs/http.md, "Health"). */
   healthTimeoutMs?: number;
   /**
    * Called with every error answered with a 5xx status, with its full details (`cause` holds
@@ -102,7 +102,7 @@ export function resolveOptions(options: HandlerOptions): ResolvedOptions {
     basePath: normalizeBasePath(options.basePath ?? ''),
     cors: options.cors ?? null,
     maxUrlLength: options.maxUrlLength ?? 8192,
-    healthTimeoutMs: options.healthTimeoutMs ?? 5000,
+    healthTimeoutMs: options.healthTimeoutMs ?? 500,
     onError: options.onError ?? logToConsole,
     microcacheMs: Math.max(0, options.microcacheMs ?? 1000),
     dashboard: options.dashboard === true ? {} : options.dashboard || null,
