@@ -22,6 +22,10 @@ export const SIZE_LIMITS = {
   dataFactor: 256,
   /** All the values that hold an aggregate's whole state (`list`, `string_agg`), in DuckDB's memory limits. */
   poolFactor: 4,
+  /** Bytes of one row of the answer, beside its events' values (up to the endpoint's max rows of them go to the caller). */
+  answerRowBytes: 64 * 2 ** 10,
+  /** One row of the answer, in events' sizes. */
+  answerDataFactor: 128,
 } as const;
 
 /**
@@ -35,7 +39,10 @@ export const SIZE_LIMITS = {
  */
 export function checkSizes(statement: unknown, tables: readonly string[]): void {
   const scope: Scope = { tables: new Map(tables.map((t) => [t.toLowerCase(), EVENT_VALUE])), view: [], aliases: new Map(), from: constant(0), params: new Map() };
-  new SizeCheck().statement(statement as Json, scope);
+  const answer = new SizeCheck().statement(statement as Json, scope);
+  if (answer.c > SIZE_LIMITS.answerRowBytes || (answer.k.data ?? 0) > SIZE_LIMITS.answerDataFactor) {
+    refuse(`A row of its answer can take more than ${SIZE_LIMITS.answerRowBytes} bytes, or ${SIZE_LIMITS.answerDataFactor} times an event's size.`);
+  }
 }
 
 type Json = Record<string, any>;
