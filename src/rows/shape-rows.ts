@@ -1,6 +1,7 @@
 import type { ColumnSpec } from '../definitions/definition';
 import type { EngineValue } from '../engine/engine';
 import { formatIsoMicros } from '../time/iso';
+import { parseExactJson } from '../util/exact-json';
 
 /** A result row as every entry point shows it (docs/semantics.md, "Values in results"). */
 export type Row = Record<string, string | number | boolean | Record<string, unknown> | null>;
@@ -38,7 +39,8 @@ function shapeValue(column: ColumnSpec, value: EngineValue): Row[string] {
 function parseJsonObject(value: EngineValue): Record<string, unknown> | null {
   if (typeof value !== 'string') return null;
   try {
-    const parsed: unknown = JSON.parse(value);
+    // Integers past 2^53 come back as bigint, written as their digits by every format.
+    const parsed: unknown = parseExactJson(value);
     return parsed !== null && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : { value: parsed };
   } catch {
     return null;
