@@ -1,7 +1,8 @@
 import { DuckDBInstance, VARCHAR, type DuckDBConnection } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidSqlError } from '../src/index';
-import { constantNumber, SIZE_LIMITS } from '../src/sandbox/check-sizes';
+import { SIZE_LIMITS } from '../src/sandbox/check-sizes';
+import { constantNumber } from '../src/sandbox/constant-number';
 import { validateCallerSql } from '../src/sandbox/validate-caller-sql';
 
 describe('the size check of callers\' SQL (docs/sandboxing.md, "Limits")', () => {
