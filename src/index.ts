@@ -43,6 +43,7 @@ export type {
   EndpointsStats,
   EndpointsWarning,
   EndpointTypes,
+  HealthReport,
   QueryResult,
   // `ep.query(name, params, { format: 'arrow' })` adds an apache-arrow Table of the rows.
   QueryOptions,

@@ -6,6 +6,7 @@ import type {
   EndpointsCore,
   EndpointsOptions,
   EndpointsStats,
+  HealthReport,
   ManagedStorageInfo,
   QueryOptions,
   QueryResult,
@@ -138,7 +139,7 @@ type Computed = CacheEntry;
  * of them gets no method (`EndpointMethods` leaves it out the same way).
  */
 const CORE_MEMBER_NAMES = [
-  'query', 'definitions', 'catalog', 'inspectSources', 'ping', 'now', 'cacheClock', 'stats', 'ingest', 'storage', 'sources', 'close',
+  'query', 'definitions', 'catalog', 'inspectSources', 'ping', 'now', 'cacheClock', 'stats', 'ingest', 'storage', 'sources', 'health', 'close',
 ] as const satisfies ReadonlyArray<keyof EndpointsCore>;
 const CORE_MEMBERS: ReadonlySet<string> = new Set(CORE_MEMBER_NAMES);
 // Compile-time: a member added to EndpointsCore and not to the list is an error here.
@@ -256,6 +257,33 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest 
   async ping() {
     this.#assertOpen();
     return this.#engine.ping();
+  }
+
+  async health(options?: { timeoutMs?: number }): Promise<HealthReport> {
+    if (this.#closed) return { status: 'unavailable', degraded: [] };
+    const degraded = new Set<HealthReport['degraded'][number]>();
+    // A busy engine (a long query holding DuckDB's threads) makes the report say so, never wait.
+    if (!(await this.#engineAnswers(options?.timeoutMs ?? 500))) degraded.add(this.#engine.dialect === 'clickhouse' ? 'clickhouse' : 'engine');
+    const managed = this.#managed?.degraded();
+    if (managed?.clickhouse) degraded.add('clickhouse');
+    if (managed?.storage) degraded.add('storage');
+    // Ingest refusing every event until a restart is what an orchestrator restarts a service for.
+    return { status: managed?.storage ? 'unavailable' : 'ok', degraded: [...degraded] };
+  }
+
+  /** One ping at a time: health checks of a stuck engine do not pile pings up behind it. */
+  #pinging: Promise<boolean> | null = null;
+
+  #engineAnswers(timeoutMs: number): Promise<boolean> {
+    this.#pinging ??= Promise.resolve()
+      .then(() => this.#engine.ping())
+      .then(() => true, () => false)
+      .finally(() => (this.#pinging = null));
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs);
+    });
+    return Promise.race([this.#pinging, late]).finally(() => clearTimeout(timer));
   }
 
   now(): Date {

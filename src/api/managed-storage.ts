@@ -99,6 +99,18 @@ export class ManagedStorage {
     return stats;
   }
 
+  /**
+   * What does not work now (docs/http.md, "Health"): `storage` when a source's log refuses events
+   * after a failed fsync (until restarted), `clickhouse` while shipping to it fails (events wait
+   * in the log, durable).
+   */
+  degraded(): { storage: boolean; clickhouse: boolean } {
+    return {
+      storage: this.sources.names.some((s) => this.walSet.wals[s]!.failed),
+      clickhouse: this.shipping?.shippers.some((s) => s.failing) ?? false,
+    };
+  }
+
   /** What each source set aside in its quarantine folder (docs/durability.md, "The quarantine"). */
   quarantine(source: SourceName): { dir: string; files: number; bytes: number; lines: number } | undefined {
     const quarantine = this.walSet.quarantines[source];

@@ -177,6 +177,23 @@ export interface QueryOptions {
 export type ArrowQueryResult<R = Row> = QueryResult<R> & { table: Table };
 
 /** Counters of an `Endpoints` instance. */
+/**
+ * What `ep.health()` and `GET /health` tell (docs/http.md, "Health").
+ *
+ * @example
+ * const { status, degraded } = await ep.health(); // { status: 'ok', degraded: ['clickhouse'] }
+ */
+export interface HealthReport {
+  status: 'ok' | 'unavailable';
+  /**
+   * Parts that do not work now while the rest does: `engine` (the query engine did not answer a
+   * trivial query in time: busy or stuck), `clickhouse` (a ClickHouse engine that does not answer,
+   * or shipping to ClickHouse failing; events wait, durable, in the log), `storage` (ingest refuses
+   * events after a failed fsync until restarted; the status is then `unavailable`).
+   */
+  degraded: Array<'engine' | 'clickhouse' | 'storage'>;
+}
+
 export interface EndpointsStats extends CacheCounters {
   engineQueries: number;
   engineFailures: number;
@@ -269,6 +286,12 @@ export interface EndpointsCore<D extends AnyEndpointDefinition = never> {
   inspectSources(): Promise<SourceInspection[]>;
   /** Resolves when the engine answers a trivial query. */
   ping(): Promise<void>;
+  /**
+   * Whether the instance works, within `timeoutMs` (default 500) whatever the engine is doing
+   * (docs/http.md, "Health"): `unavailable` once closed or when ingest refuses every event (a
+   * failed fsync), else `ok` with the parts that do not answer now in `degraded`.
+   */
+  health(options?: { timeoutMs?: number }): Promise<HealthReport>;
   /** The instant windows are placed at now (the `now` option's clock). */
   now(): Date;
   /** Milliseconds on the cache's real clock (the `cacheClock` option): what ages and lifetimes are measured with. */

@@ -146,19 +146,10 @@ export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHand
     return response;
   }
 
+  /** Never waits on the engine past `healthTimeoutMs`: a busy engine is reported, not waited for. */
   async function health(): Promise<PlainResponse> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error('health check timed out')), config.healthTimeoutMs);
-    });
-    try {
-      await Promise.race([Promise.resolve().then(() => ep.ping()), timeout]);
-      return sendJson(200, { status: 'ok' });
-    } catch {
-      return sendJson(503, { status: 'unavailable' });
-    } finally {
-      clearTimeout(timer);
-    }
+    const { status, degraded } = await ep.health({ timeoutMs: config.healthTimeoutMs });
+    return sendJson(status === 'ok' ? 200 : 503, degraded.length ? { status, degraded } : { status });
   }
 
   const handle = async (request: PlainRequest): Promise<PlainResponse> => {

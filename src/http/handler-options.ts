@@ -36,7 +36,7 @@ export interface HandlerOptions {
    * `maxHeaderSize` above it (Node's default is 16 KiB): `serve` sets `MAX_HEADER_BYTES`.
    */
   maxUrlLength?: number;
-  /** How long `GET /health` waits for the engine before answering 503 (default 5000 ms). */
+  /** How long `GET /health` waits for the engine to answer before it reports it degraded (default 500 ms; docs/http.md, "Health"). */
   healthTimeoutMs?: number;
   /**
    * Called with every error answered with a 5xx status, with its full details (`cause` holds
@@ -115,7 +115,7 @@ export function resolveOptions(options: HandlerOptions): ResolvedOptions {
     basePath: normalizeBasePath(options.basePath ?? ''),
     cors: options.cors ?? null,
     maxUrlLength: options.maxUrlLength ?? DEFAULT_MAX_URL_BYTES,
-    healthTimeoutMs: options.healthTimeoutMs ?? 5000,
+    healthTimeoutMs: options.healthTimeoutMs ?? 500,
     onError: options.onError ?? logToConsole,
     microcacheMs: Math.max(0, options.microcacheMs ?? 1000),
     dashboard: options.dashboard === true ? {} : options.dashboard || null,

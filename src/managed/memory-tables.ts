@@ -6,6 +6,13 @@ import { ndjsonTextRelation, relationColumns } from '../duckdb/source-relations'
 /** NDJSON bytes mirrored in memory at most; past it new segments are read from their files. */
 const DEFAULT_MAX_BYTES = 256 * 1024 * 1024;
 
+/**
+ * NDJSON bytes of one joined INSERT at most (a group larger alone goes alone). DuckDB parses the
+ * lines' JSON to insert them, at up to ten times their bytes for events of many keys (an 11 MB
+ * event of 650,000 keys: 125 MB): five such requests joined took the process past 1 GB.
+ */
+const MAX_JOINED_BYTES = 8 * 1024 * 1024;
+
 /** The in-memory table of a source's uncompacted events, named after its relation. */
 function tableOf(source: SourceDescriptor): string {
   return `le_memory_${source.relation}`;
@@ -19,6 +26,8 @@ interface WaitingGroup {
 /** Groups inserted together, and the outcome per segment once the insert ran. */
 interface JoinedInsert {
   groups: WaitingGroup[];
+  /** NDJSON bytes of the groups. */
+  bytes: number;
   done?: Promise<Map<number, boolean>>;
 }
 
@@ -128,17 +137,18 @@ export class MemoryTables {
    */
   private insertJoined(source: SourceName, seq: number, lines: Uint8Array): Promise<boolean> {
     let batch = this.waiting.get(source);
-    if (!batch) {
-      const joined: JoinedInsert = { groups: [] };
+    if (!batch || (batch.groups.length > 0 && batch.bytes + lines.length > MAX_JOINED_BYTES)) {
+      const joined: JoinedInsert = { groups: [], bytes: 0 };
       batch = joined;
       this.waiting.set(source, joined);
-      // Taken off the waiting list when its turn comes: later groups form the next batch.
+      // Taken off the waiting list when its turn comes (unless a full one was replaced): later groups form the next batch.
       joined.done = this.serial(async (connection) => {
-        this.waiting.delete(source);
+        if (this.waiting.get(source) === joined) this.waiting.delete(source);
         return this.insertBatch(connection, source, joined.groups);
       }).catch(() => new Map<number, boolean>());
     }
     batch.groups.push({ seq, lines });
+    batch.bytes += lines.length;
     return batch.done!.then((outcome) => outcome.get(seq) ?? false);
   }
 

@@ -1,6 +1,7 @@
 import type { ColumnSpec } from '../definitions/definition';
 import type { EngineValue } from '../engine/engine';
 import { formatIsoMicros } from '../time/iso';
+import { parseExactJson } from '../util/exact-json';
 
 /** A result row as every entry point shows it (docs/semantics.md, "Values in results"). */
 export type Row = Record<string, string | number | boolean | Record<string, unknown> | unknown[] | null>;
@@ -39,7 +40,8 @@ function shapeValue(column: ColumnSpec, value: EngineValue): Row[string] {
 function parseJson(value: EngineValue): Row[string] {
   if (typeof value !== 'string') return null;
   try {
-    return JSON.parse(value) as Row[string];
+    // Integers past 2^53 come back as bigint, written as their digits by every format.
+    return parseExactJson(value) as Row[string];
   } catch {
     return null;
   }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { InvalidSqlError } from '../errors';
 import { checkParseTree } from './check-parse-tree';
+import { checkSizes } from './check-sizes';
 import { sandboxedSelect } from './compose-sandboxed-sql';
 import { withoutPaths } from './without-paths';
 import type { ColumnType } from '../sql/column-types';
@@ -47,7 +48,7 @@ export type CallerDialect = 'duckdb' | 'bigquery';
 /**
  * Checks a caller's SQL against the sandbox's rules before anything runs, with DuckDB's own
  * parser: one SELECT statement, within the length limit, whose parse tree (as it runs, inside
- * the wrapper that caps its rows) passes `checkParseTree`. Refusals are `InvalidSqlError`s
+ * the wrapper that caps its rows) passes `checkParseTree` and `checkSizes`. Refusals are `InvalidSqlError`s
  * naming the rule; their messages never echo file contents, settings or paths.
  *
  * @example
@@ -68,6 +69,8 @@ export async function validateCallerSql(text: string, rules: SandboxRules, seria
   if (wrapped.statements.length !== 1) throw new InvalidSqlError('one_statement', 'Send exactly one SELECT statement.');
   const statement = wrapped.statements[0];
   checkParseTree(statement, rules.tables);
+  // Only a tree of known parts reaches the size check.
+  checkSizes(statement, rules.tables);
   const key = createHash('sha256').update(JSON.stringify(statement, (k, v) => (k === 'query_location' ? undefined : v))).digest('hex');
   return { sql, key };
 }

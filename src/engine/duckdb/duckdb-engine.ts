@@ -32,7 +32,8 @@ import { parquetSchema } from '../../duckdb/parquet-schema';
 import { RangeCopies } from '../../files/range-copies';
 import { LongLineCopies } from '../../files/long-line-copies';
 import type { MemoryTables } from '../../managed/memory-tables';
-import { openDatabase, type DatabaseSettings, type MemoryRelief } from '../../duckdb/open-database';
+import { memoryLimitBytes, openDatabase, type DatabaseSettings, type MemoryRelief } from '../../duckdb/open-database';
+import { ceilingFor, MemoryWatch } from './memory-watch';
 import { emptyNdjsonFile } from '../../duckdb/empty-ndjson-file';
 import { NOT_A_COMMIT_MARKER, sourceRelation, type SourceFiles } from '../../duckdb/source-relations';
 import { sqlStringList } from '../../duckdb/sql-literal';
@@ -186,7 +187,9 @@ function ownCtes(sql: string): readonly string[] {
 export async function createDuckDBEngine(options: DuckDBEngineOptions): Promise<Engine> {
   const { instance, connection, relief } = await openDatabase(options);
   options.memory?.attach(instance);
-  return new DuckDBEngine(instance, connection, options, relief);
+  // The limit in force (DuckDB's default when none is set: 80% of RAM) sets the callers' ceiling.
+  const limit = memoryLimitBytes(String((await connection.runAndReadAll("SELECT current_setting('memory_limit')")).getRows()[0]?.[0]));
+  return new DuckDBEngine(instance, connection, options, relief, limit === null ? null : new MemoryWatch(ceilingFor(limit)));
 }
 
 class DuckDBEngine implements Engine {
@@ -215,6 +218,8 @@ class DuckDBEngine implements Engine {
     private readonly control: DuckDBConnection,
     options: DuckDBEngineOptions,
     private readonly relief: MemoryRelief | null = null,
+    /** Stops callers' queries past the process's ceiling (docs/sandboxing.md, "Limits"). */
+    private readonly watch: MemoryWatch | null = null,
   ) {
     const list = (g: string | readonly string[] | undefined) => (g === undefined ? [] : typeof g === 'string' ? [g] : [...g]);
     this.memory = options.memory;
@@ -273,7 +278,7 @@ class DuckDBEngine implements Engine {
       } finally {
         leave?.();
       }
-    }));
+    }, request.sql !== undefined));
   }
 
   /**
@@ -696,10 +701,12 @@ class DuckDBEngine implements Engine {
     return types;
   }
 
-  private async withConnection<T>(work: (connection: DuckDBConnection) => Promise<T>): Promise<T> {
+  private async withConnection<T>(work: (connection: DuckDBConnection) => Promise<T>, caller = false): Promise<T> {
     this.assertOpen();
     const connection = this.idle.pop() ?? (await this.instance.connect());
     this.busy.add(connection);
+    const unwatch = caller ? this.watch?.watch(connection) : undefined;
+    let stopped = false;
     let timedOut = false;
     let repeat: NodeJS.Timeout | undefined;
     // An interrupt only stops the statement running at that moment; one that lands between two
@@ -714,9 +721,14 @@ class DuckDBEngine implements Engine {
     timer.unref();
     try {
       const result = await work(connection);
-      if (timedOut) throw new Error('finished after its time limit');
+      stopped = unwatch?.() ?? false;
+      if (timedOut || stopped) throw new Error('finished after its time limit or memory ceiling');
       return result;
     } catch (error) {
+      stopped ||= unwatch?.() ?? false;
+      if (stopped) {
+        throw new EngineError('overloaded', `The query was stopped: the process grew past its memory ceiling (${Math.round(this.watch!.ceilingBytes / 2 ** 20)} MiB) while it ran.`, { cause: error, retryAfterSeconds: 1 });
+      }
       // Ours already (an engine error, a caller's SQL refused): as it is.
       if (error instanceof LogEndpointsError) throw error;
       if (timedOut) throw new EngineError('timeout', `The query ran past its time limit of ${this.timeoutMs} ms.`, { cause: error });
