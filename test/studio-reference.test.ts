@@ -7,7 +7,7 @@ import { ANY_ID } from './support/supabase/reference-rows';
 import { analyticsLiteral, defaultQuery, whereOf } from './support/supabase/studio-sql';
 import { singleLogRequest, studioRequests, type StudioRequest } from './support/supabase/studio-requests';
 import { generateVectorEvents, writeVectorNdjson } from './support/supabase/vector-events';
-import { LOG_TABLES, type LogTable, type VectorEvents } from './support/supabase/vector-sources';
+import { keysInVectorOrder, LOG_TABLES, type LogTable, type VectorEvents } from './support/supabase/vector-sources';
 import { tempDir, writeLines } from './support/log-files';
 
 /**
@@ -258,6 +258,12 @@ describe('the generator', () => {
   it('makes the same events from the same seed, and others from another', () => {
     expect(generateVectorEvents({ now: NOW }).events).toEqual(generated);
     expect(generateVectorEvents({ now: NOW, seed: 2 }).events.edge_logs).not.toEqual(generated.edge_logs);
+  });
+
+  it("writes every object's keys in byte order, as Vector's JSON codec does", () => {
+    for (const table of LOG_TABLES) expect(generated[table].filter((e) => !keysInVectorOrder(e)), table).toEqual([]);
+    expect(keysInVectorOrder({ b: 1, a: 2 })).toBe(false);
+    expect(keysInVectorOrder({ a: [{ d: 1, c: 2 }] })).toBe(false);
   });
 
   it('streams the same events as NDJSON, one file per feed', async () => {

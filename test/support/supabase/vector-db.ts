@@ -1,7 +1,7 @@
 import { Weighted, type Prng } from '../../../src/fixtures/prng';
-import { isoNanos, utcParts } from './instants';
+import { isoNanos, millisOf, utcParts } from './instants';
 import type { At } from './vector-services';
-import { vrlObject, type VectorEvent } from './vector-sources';
+import type { VectorEvent } from './vector-sources';
 
 /**
  * Postgres and PgBouncer lines as self-hosted Vector ships them to `postgres.logs` and
@@ -57,19 +57,25 @@ export function postgresEvent(prng: Prng, at: At): VectorEvent {
   const timestamp = isoNanos(at.micros, at.nanos);
   const t = utcParts(at.micros);
   const who = line.user ? `${line.user}@postgres ` : '';
-  const parsed: Record<string, unknown> = { error_severity: line.severity, timestamp };
-  if (line.user !== undefined && line.user !== null) Object.assign(parsed, { user_name: line.user, database_name: 'postgres' });
-  if (line.app !== undefined && line.app !== null) parsed.application_name = line.app;
-  if (line.query !== undefined) parsed.query = line.query;
-  if (line.detail !== undefined) parsed.detail = line.detail;
-  if (line.hint !== undefined) parsed.hint = line.hint;
-  return vrlObject({
+  const user = line.user ?? undefined;
+  // Keys in byte order, as Vector writes them; a field the line does not have is absent.
+  const parsed = {
+    application_name: line.app ?? undefined,
+    database_name: user && 'postgres',
+    detail: line.detail,
+    error_severity: line.severity,
+    hint: line.hint,
+    query: line.query,
+    timestamp,
+    user_name: user,
+  };
+  return {
     appname: 'supabase-db',
-    event_message: `${t.year}-${t.month}-${t.day} ${t.time}.${t.millis} UTC [${100 + prng.int(900)}] ${who}${line.severity}:  ${line.message}`,
-    metadata: { host: 'db-default', parsed },
+    event_message: `${t.year}-${t.month}-${t.day} ${t.time}.${millisOf(at.micros)} UTC [${100 + prng.int(900)}] ${who}${line.severity}:  ${line.message}`,
+    metadata: { host: 'db-default', parsed: defined(parsed) },
     project: 'default',
     timestamp,
-  });
+  };
 }
 
 const PGBOUNCER = new Weighted<string>([
@@ -83,11 +89,16 @@ const PGBOUNCER = new Weighted<string>([
 /** A PgBouncer line at `at`. */
 export function pgbouncerEvent(prng: Prng, at: At): VectorEvent {
   const t = utcParts(at.micros);
-  return vrlObject({
+  return {
     appname: 'supabase-pooler',
-    event_message: `${t.year}-${t.month}-${t.day} ${t.time}.${t.millis} UTC [1] ${PGBOUNCER.pick(prng)}`,
+    event_message: `${t.year}-${t.month}-${t.day} ${t.time}.${millisOf(at.micros)} UTC [1] ${PGBOUNCER.pick(prng)}`,
     metadata: { host: 'default' },
     project: 'default',
     timestamp: isoNanos(at.micros, at.nanos),
-  });
+  };
+}
+
+/** The object without its undefined fields (absent in Vector's JSON). */
+function defined<T extends object>(object: T): Partial<T> {
+  return Object.fromEntries(Object.entries(object).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

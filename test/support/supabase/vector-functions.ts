@@ -1,7 +1,7 @@
 import { Weighted, uuid, type Prng } from '../../../src/fixtures/prng';
 import { isoNanos } from './instants';
 import type { At } from './vector-services';
-import { vrlObject, type VectorEvent } from './vector-sources';
+import type { VectorEvent } from './vector-sources';
 
 /**
  * Edge-function lines as self-hosted Vector ships them (docs/supabase.md, "Sources"; supabase/supabase
@@ -28,23 +28,26 @@ const RUNTIME_LINES = [
 export function functionEdgeEvent(prng: Prng, at: At): VectorEvent {
   const timestamp = isoNanos(at.micros, at.nanos);
   if (prng.chance(0.25)) {
-    return vrlObject({ appname: 'supabase-edge-functions', event_message: prng.pick(RUNTIME_LINES), metadata: { project_ref: 'default' }, timestamp });
+    return { appname: 'supabase-edge-functions', event_message: prng.pick(RUNTIME_LINES), metadata: { project_ref: 'default' }, timestamp };
   }
   const name = prng.pick(FUNCTIONS);
   const method = name === 'hello' && prng.chance(0.2) ? 'OPTIONS' : 'POST';
   const status = new Weighted<number>([[200, 80], [201, 4], [400, 5], [401, 3], [404, 2], [500, 4], [546, 2]]).pick(prng);
   // A call that timed out has no response (nor an execution time): the missing nested record.
   const timedOut = prng.chance(0.05);
-  const metadata: Record<string, unknown> = {
+  const executionMs = timedOut ? undefined : Math.round(Math.exp(3 + prng.normal()));
+  // Keys in byte order, as Vector writes them.
+  const metadata = {
     deployment_id: `default_${name}_3`,
+    ...(timedOut ? {} : { execution_time_ms: executionMs }),
     function_id: name,
     project_ref: 'default',
     request: { method, pathname: `/${name}` },
+    ...(timedOut ? {} : { response: { status_code: status } }),
     version: '3',
   };
-  if (!timedOut) Object.assign(metadata, { execution_time_ms: Math.round(Math.exp(3 + prng.normal())), response: { status_code: status } });
   const shown = timedOut ? 504 : status;
-  return vrlObject({ appname: 'supabase-edge-functions', event_message: `${method} | ${shown} | http://localhost:8000/functions/v1/${name}`, metadata, timestamp });
+  return { appname: 'supabase-edge-functions', event_message: `${method} | ${shown} | http://localhost:8000/functions/v1/${name}`, metadata, timestamp };
 }
 
 const OUTPUT = new Weighted<readonly [string, string, string]>([
@@ -61,15 +64,12 @@ const OUTPUT = new Weighted<readonly [string, string, string]>([
 /** A line of `deno-subhosting-events` at `at`. */
 export function functionLogEvent(prng: Prng, at: At): VectorEvent {
   const [event_type, level, message] = OUTPUT.pick(prng);
-  const metadata: Record<string, unknown> = {
-    event_type,
-    execution_id: uuid(prng),
-    function_id: prng.pick(FUNCTIONS),
-    project_ref: 'default',
-  };
+  const execution_id = uuid(prng);
+  const function_id = prng.pick(FUNCTIONS);
   // A Shutdown now and then carries no level: the severity filters and the chart see NULL.
-  if (!(event_type === 'Shutdown' && prng.chance(0.5))) metadata.level = level;
-  return vrlObject({ appname: 'supabase-edge-functions', event_message: message, metadata, timestamp: isoNanos(at.micros, at.nanos) });
+  const leveled = !(event_type === 'Shutdown' && prng.chance(0.5));
+  const metadata = { event_type, execution_id, function_id, ...(leveled ? { level } : {}), project_ref: 'default' };
+  return { appname: 'supabase-edge-functions', event_message: message, metadata, timestamp: isoNanos(at.micros, at.nanos) };
 }
 
 /** The function ids the generator uses (Studio's function pages filter on one). */

@@ -1,6 +1,6 @@
 import { Weighted, type Prng } from '../../../src/fixtures/prng';
 import { isoSeconds, utcParts, type Micros } from './instants';
-import { vrlObject, type VectorEvent } from './vector-sources';
+import type { VectorEvent } from './vector-sources';
 
 /**
  * Kong's lines as self-hosted Vector ships them to `cloudflare.logs.prod` (supabase/supabase
@@ -21,6 +21,9 @@ interface Route {
   path: string;
   statuses: ReadonlyArray<readonly [number, number]>;
 }
+
+/** Each route's statuses, weighted once. */
+const STATUSES = new Map<Route, Weighted<number>>();
 
 const ROUTES = new Weighted<Route>([
   [{ method: 'GET', path: '/rest/v1/todos?select=*', statuses: [[200, 95], [401, 3], [500, 1], [503, 1]] }, 30],
@@ -79,7 +82,8 @@ export function kongEvent(prng: Prng, micros: Micros): VectorEvent {
 
 function kongAccessLine(prng: Prng, micros: Micros, project: string): VectorEvent {
   const route = ROUTES.pick(prng);
-  const status = new Weighted(route.statuses).pick(prng);
+  if (!STATUSES.has(route)) STATUSES.set(route, new Weighted(route.statuses));
+  const status = STATUSES.get(route)!.pick(prng);
   const client = prng.pick(CLIENTS);
   const agent = prng.pick(AGENTS);
   const referer = prng.pick(REFERERS);
@@ -87,7 +91,7 @@ function kongAccessLine(prng: Prng, micros: Micros, project: string): VectorEven
   const bytes = prng.chance(0.03) ? 404 : [101, 204, 302].includes(status) ? 0 : 17 + prng.int(4000);
   const t = utcParts(micros);
   const line = `${client} - - [${t.day}/${t.monthName}/${t.year}:${t.time} +0000] "${route.method} ${route.path} HTTP/1.1" ${status} ${bytes} "${referer ?? '-'}" "${agent ?? '-'}"`;
-  return vrlObject({
+  return {
     appname: 'supabase-kong',
     event_message: line,
     metadata: {
@@ -96,7 +100,7 @@ function kongAccessLine(prng: Prng, micros: Micros, project: string): VectorEven
     },
     project,
     timestamp: isoSeconds(micros),
-  });
+  };
 }
 
 const ERRORS = new Weighted<readonly [string, string]>([
@@ -114,7 +118,7 @@ function kongErrorLine(prng: Prng, micros: Micros, project: string): VectorEvent
   const withHost = prng.chance(0.9);
   const upstream = `http://172.18.0.${4 + prng.int(8)}:${prng.pick(['3000', '5000', '9999', '4000'])}${route.path}`;
   const line = `${t.year}/${t.month}/${t.day} ${t.time} [${severity}] 1#0: *${1 + prng.int(90000)} ${message}, client: ${client}, server: kong, request: "${route.method} ${route.path} HTTP/1.1", upstream: "${upstream}"${withHost ? ', host: "localhost:8000"' : ''}`;
-  return vrlObject({
+  return {
     appname: 'supabase-kong',
     event_message: line,
     metadata: {
@@ -124,5 +128,5 @@ function kongErrorLine(prng: Prng, micros: Micros, project: string): VectorEvent
     project,
     severity,
     timestamp: isoSeconds(micros),
-  });
+  };
 }

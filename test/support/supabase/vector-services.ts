@@ -1,6 +1,6 @@
 import { Weighted, uuid, type Prng } from '../../../src/fixtures/prng';
-import { isoMillis, isoNanos, isoSeconds, utcParts, type Micros } from './instants';
-import { vrlObject, type VectorEvent } from './vector-sources';
+import { isoMillis, isoNanos, isoSeconds, millisOf, utcParts, type Micros } from './instants';
+import type { VectorEvent } from './vector-sources';
 
 /**
  * GoTrue, PostgREST, Realtime and Storage lines as self-hosted Vector ships them (supabase/supabase
@@ -44,13 +44,14 @@ const ACTORS = ['ana@example.com', 'zoë@example.com', 'service_role', 'björn@e
 
 /** A GoTrue line at `at`: a request log, an audit event, a boot message, or a line that is not JSON. */
 export function authEvent(prng: Prng, at: At): VectorEvent {
-  const base = { appname: 'supabase-auth', project: 'default', timestamp: isoNanos(at.micros, at.nanos) };
+  const timestamp = isoNanos(at.micros, at.nanos);
   const time = isoSeconds(at.micros);
   const roll = prng.next();
   if (roll < 0.06) {
     // Not JSON (the migrator's own output): `parse_json` fails, no `metadata` at all.
     const t = utcParts(at.micros);
-    return vrlObject({ ...base, event_message: `${t.year}/${t.month}/${t.day} ${t.time} [POP] ${t.year}/${t.month}/${t.day} ${t.time} info - ${(prng.next() / 100).toFixed(4)} seconds` });
+    const event_message = `${t.year}/${t.month}/${t.day} ${t.time} [POP] ${t.year}/${t.month}/${t.day} ${t.time} info - ${(prng.next() / 100).toFixed(4)} seconds`;
+    return { appname: 'supabase-auth', event_message, project: 'default', timestamp };
   }
   let line: Record<string, unknown>;
   if (roll < 0.1) {
@@ -87,6 +88,7 @@ export function authEvent(prng: Prng, at: At): VectorEvent {
     line = {
       component: 'api',
       duration: 1000 + prng.int(900_000),
+      ...(error === null ? {} : { error }),
       level: status >= 500 ? 'error' : prng.chance(0.03) ? 'warning' : 'info',
       method,
       msg: 'request completed',
@@ -96,10 +98,9 @@ export function authEvent(prng: Prng, at: At): VectorEvent {
       request_id: uuid(prng),
       status,
       time,
-      ...(error === null ? {} : { error }),
     };
   }
-  return vrlObject({ ...base, event_message: JSON.stringify(line), metadata: { ...line, timestamp: line.time } });
+  return { appname: 'supabase-auth', event_message: JSON.stringify(line), metadata: { ...line, timestamp: line.time }, project: 'default', timestamp };
 }
 
 // ---- PostgREST (postgrest_logs): `<time>: <message>` split, the line's own time, `metadata.host`.
@@ -124,15 +125,15 @@ export function postgrestEvent(prng: Prng, at: At): VectorEvent {
   if (prng.chance(0.1)) {
     // `to_timestamp!` fails on the greedy time group: the remap errs and the event passes unchanged.
     const message = `${prefix}: Failed to query the database: connection to server at "db" (172.18.0.3), port 5432 failed`;
-    return vrlObject({ appname: 'supabase-rest', event_message: message, project: 'default', timestamp: isoNanos(at.micros, at.nanos) });
+    return { appname: 'supabase-rest', event_message: message, project: 'default', timestamp: isoNanos(at.micros, at.nanos) };
   }
-  return vrlObject({
+  return {
     appname: 'supabase-rest',
     event_message: prng.pick(POSTGREST_MESSAGES),
     metadata: { host: 'default' },
     project: 'default',
     timestamp: isoSeconds(at.micros),
-  });
+  };
 }
 
 // ---- Realtime (realtime_logs): `project` moved into metadata (and `external_id`), `[level]` parsed.
@@ -150,20 +151,19 @@ const REALTIME_LINES = new Weighted<readonly [string, string]>([
 /** A Realtime line at `at`: `HH:MM:SS.mmm [level] message`, or a line the regex does not take (kept whole, no level). */
 export function realtimeEvent(prng: Prng, at: At): VectorEvent {
   const t = utcParts(at.micros);
-  const metadata: Record<string, unknown> = { external_id: 'default', project: 'default' };
+  let level: string | undefined;
   let message: string;
   if (prng.chance(0.12)) {
     message = prng.pick([
-      `${t.time}.${t.millis} project=realtime-dev external_id=realtime-dev [info] Connected to Postgres database ✓`,
+      `${t.time}.${millisOf(at.micros)} project=realtime-dev external_id=realtime-dev [info] Connected to Postgres database ✓`,
       '** (Postgrex.Error) ERROR 42P01 (undefined_table) relation "realtime.tenants" does not exist',
       '    (realtime 2.33.58) lib/realtime/tenants/connect.ex:112: Realtime.Tenants.Connect.handle_continue/2',
     ]);
   } else {
-    const [level, msg] = REALTIME_LINES.pick(prng);
-    metadata.level = level;
-    message = msg;
+    [level, message] = REALTIME_LINES.pick(prng);
   }
-  return vrlObject({ appname: 'realtime-dev.supabase-realtime', event_message: message, metadata, timestamp: isoNanos(at.micros, at.nanos) });
+  const metadata = { external_id: 'default', ...(level === undefined ? {} : { level }), project: 'default' };
+  return { appname: 'realtime-dev.supabase-realtime', event_message: message, metadata, timestamp: isoNanos(at.micros, at.nanos) };
 }
 
 // ---- Storage (storage_logs): `project` moved into metadata (and `tenantId`), pino's JSON read.
@@ -179,16 +179,16 @@ const STORAGE_MESSAGES = new Weighted<readonly [string, string]>([
 
 /** A Storage line at `at`: pino JSON read into the event, or a plain line kept as it is. */
 export function storageEvent(prng: Prng, at: At): VectorEvent {
-  const metadata: Record<string, unknown> = { project: 'default', tenantId: 'default' };
-  const base = { appname: 'supabase-storage', timestamp: isoNanos(at.micros, at.nanos) };
+  const timestamp = isoNanos(at.micros, at.nanos);
   if (prng.chance(0.08)) {
-    return vrlObject({ ...base, event_message: prng.pick(['Server listening at http://0.0.0.0:5000', 'Running migrations', '> storage-api@1.11.13 start']), metadata });
+    const event_message = prng.pick(['Server listening at http://0.0.0.0:5000', 'Running migrations', '> storage-api@1.11.13 start']);
+    return { appname: 'supabase-storage', event_message, metadata: { project: 'default', tenantId: 'default' }, timestamp };
   }
   const reqId = `req-${prng.int(5000).toString(36)}`;
   const [level, template] = STORAGE_MESSAGES.pick(prng);
   // A JSON line without `msg` (pino's serialised error objects): `event_message = parsed.msg` makes it null.
   const msg = prng.chance(0.03) ? null : template.replace('{id}', reqId);
   const pino = { hostname: '8f2c1e7b9a0d', level, msg, pid: 1, reqId, time: isoMillis(at.micros) };
-  Object.assign(metadata, { context: [{ host: pino.hostname, pid: pino.pid }], level, reqId, timestamp: pino.time });
-  return vrlObject({ ...base, event_message: msg, metadata });
+  const metadata = { context: [{ host: pino.hostname, pid: pino.pid }], level, project: 'default', reqId, tenantId: 'default', timestamp: pino.time };
+  return { appname: 'supabase-storage', event_message: msg, metadata, timestamp };
 }
