@@ -2,6 +2,12 @@
  * The nine feeds self-hosted Supabase's Vector ships to Logflare (docs/supabase.md, "Sources"): the
  * table Studio's SQL reads, the `source_name` Vector's http sink puts in its URI (with Vector's own
  * spelling: `postgREST.logs.prod`), and the container whose lines feed it.
+ *
+ * The event shapes follow supabase/supabase `docker/volumes/logs/vector.yml` as read at commit
+ * 03d712b13ed7f2049e514a99e2bbe0b6af4e9546 (kong, auth, rest, realtime, storage, db, functions);
+ * what that version does not have yet (the `deno-subhosting-events` and `pgbouncer.logs.prod`
+ * feeds, Postgres's parsed user, database, application, query, detail and hint, Storage's
+ * `reqId`) follows docs/supabase.md's table of what Vector sends.
  */
 export const VECTOR_SOURCES = [
   { table: 'edge_logs', sourceName: 'cloudflare.logs.prod', appname: 'supabase-kong' },
