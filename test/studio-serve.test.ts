@@ -8,20 +8,16 @@ import { generateVectorEvents } from './support/supabase/vector-events';
 
 /**
  * `log-endpoints serve --supabase` as the `analytics` service of a self-hosted stack: the two tokens
- * of Supabase's `.env` and nothing else but a data dir and a port. Vector ships its feeds with the
- * public token, Studio asks with the private one, and a few of Studio's requests answer as the
- * reference says (test/studio-replay.test.ts replays them all in-process).
- *
- * The process runs on the system clock (no flag but those two), so the events are placed around
- * the clock's reading at the start of the test and only requests of the last hour are asked: the
- * FREE tier's day ends far from every event they read, whatever the few seconds between the two.
+ * of Supabase's `.env` and nothing else but a data dir and a port (and `--now`, so the windows are
+ * the test's, never the wall clock's). Vector ships its feeds with the public token, Studio asks
+ * with the private one, and a few of Studio's requests answer as the reference says
+ * (test/studio-replay.test.ts replays them all in-process).
  */
 
 const PUBLIC = 'serve-public-access-token';
 const PRIVATE = 'serve-private-access-token';
 const tmp = tempDir('le-studio-serve-');
-// Whole seconds, as Studio's and nginx's clocks write them.
-const NOW = new Date(Math.floor(Date.now() / 1000) * 1000);
+const NOW = new Date('2026-11-21T12:00:00Z');
 const { events } = generateVectorEvents({ now: NOW, seed: 3, counts: { edge_logs: 400, postgres_logs: 300 } });
 const ASKED = [
   /^.*: list, last hour$/,
@@ -36,7 +32,7 @@ let server: ReturnType<typeof spawnCli>;
 let url: string;
 
 beforeAll(async () => {
-  server = spawnCli(['serve', '--supabase', '--data-dir', tmp.path('data'), '--port', '0'], {
+  server = spawnCli(['serve', '--supabase', '--data-dir', tmp.path('data'), '--port', '0', '--now', NOW.toISOString()], {
     LOGFLARE_PUBLIC_ACCESS_TOKEN: PUBLIC,
     LOGFLARE_PRIVATE_ACCESS_TOKEN: PRIVATE,
   });

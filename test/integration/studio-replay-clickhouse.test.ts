@@ -7,14 +7,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clickhouseEngine, clickhouseLoader } from '../../src/clickhouse';
-import { createEndpoints, type Endpoints } from '../../src/index';
+import { createEndpoints, supabasePreset, type Endpoints } from '../../src/index';
 import { createHandler } from '../../src/http';
 import { toNodeListener } from '../../src/node';
 import { waitUntil } from '../support/hang-guard';
 import { listen } from '../support/http';
 import { tempDir } from '../support/log-files';
-// TEMPORARY (the shim's own comment says what to do at merge): import { supabasePreset } from '../../src/index';
-import { supabasePreset } from '../support/supabase/preset-shim';
 import { studioRequests } from '../support/supabase/studio-requests';
 import { followUpRequests, replay, shipLikeVector } from '../support/supabase/studio-replay';
 import { generateVectorEvents } from '../support/supabase/vector-events';
