@@ -32,7 +32,8 @@ let server: Awaited<ReturnType<typeof listen>>;
 
 beforeAll(async () => {
   cluster = await startClickHouseCluster();
-  const target = { url: cluster.url, database: DATABASE, cluster: cluster.name };
+  // The engine, the loader and the shipper map the preset's nine sources to their tables.
+  const target = { url: cluster.url, database: DATABASE, cluster: cluster.name, sourceDefinitions: supabasePreset.sourceDefinitions };
   // No ZooKeeper here: the tables are made on each server, as `clickhouse init` does.
   for (const shard of cluster.shards) {
     const loader = clickhouseLoader({ ...target, url: shard.url });
