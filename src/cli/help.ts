@@ -227,6 +227,8 @@ Options (all commands):
   --table <source>=<name>        A source's table (default: its relation, e.g. edge_logs); repeatable
   --config <module>              Your sources (sourceDefinitions; for serve also your endpoints,
                                  keys and options, combined with the flags as for serve)
+  --supabase                     Self-hosted Supabase's nine sources (and for serve, the rest of
+                                 serve --supabase: docs/supabase.md)
 init:
   --on-cluster                   Run the DDL once with ON CLUSTER instead of on each --url
 load:
