@@ -54,6 +54,12 @@ describe('the size check of callers\' SQL (docs/sandboxing.md, "Limits")', () =>
       ["select list_reduce(['a', 'b'], (a, b) -> a || a)", /accumulator more than once/],
       ["with a as (select string_agg(id, '') s from edge_logs) select s || s || s || s || s from a", /aggregates' whole states/],
       ["select lpad(id, 9000, 'x') || lpad(id, 9000, 'y') as w from edge_logs", /row of its answer/],
+      // A column is tracked by name through FROM, *, aliases and CTEs: a grown value stays counted.
+      ['select repeat(w, 100) from (select *, metadata::varchar as w from edge_logs)', /times the size of an event/],
+      ['select repeat(w, 100) from (select * from (select metadata::varchar as w from edge_logs))', /times the size of an event/],
+      ["with t as (select list_transform(str_split(event_message, ''), x -> metadata) as l from edge_logs) select * from t", /square of the data/],
+      ["select repeat(v, 100) from (select metadata::varchar as w from edge_logs) as s(v)", /times the size of an event/],
+      ["select metadata::varchar as w, repeat(w, 100) from edge_logs", /times the size of an event/],
     ];
     for (const [sql, message] of refused) expect([sql, await verdict(sql)]).toEqual([sql, expect.stringMatching(message)]);
   });
@@ -71,6 +77,11 @@ describe('the size check of callers\' SQL (docs/sandboxing.md, "Limits")', () =>
       'with recursive t(n) as (select 1 union all select n + 1 from t where n < 10) select * from t',
       'select list(id) over (order by timestamp rows between 5 preceding and current row) from edge_logs',
       'select a.id, b.id from edge_logs a, edge_logs b limit 10',
+      // The BigQuery translation's shape: one unnest per level, each level a column of its own
+      // beside the row it repeats (docs/sandboxing.md, "Limits"): no value holds another's elements.
+      `select json_extract_string(a2, '$.path') from (select *, unnest(json_extract(a1, '$.request[*]')) as a2
+         from (select *, unnest(json_extract(metadata, '$[*]')) as a1 from edge_logs))`,
+      'select cast(metadata as bigint) * 2, try_cast(event_message as timestamp) from edge_logs',
     ];
     for (const sql of legit) expect([sql, await verdict(sql)]).toEqual([sql, 'ok']);
   });

@@ -4,6 +4,7 @@ import { sizeRuleOf, type SizeRule } from './function-sizes';
 import {
   constant, EVENT_VALUE, maxOf, POOL_VALUE, scale, substitute, sum, symbol, symbolic, times, without, type Bound,
 } from './size-bound';
+import { columnOf, EVENT_RELATION, opaque, renamed, selectRelation, widest, type Relation, type SelectItem } from './size-relations';
 
 /**
  * How much a caller's SQL may build (docs/sandboxing.md, "Limits"). DuckDB computes an expression
@@ -39,8 +40,10 @@ export const SIZE_LIMITS = {
  * checkSizes(statement, ['edge_logs']); // throws for select range(1000000000)
  */
 export function checkSizes(statement: unknown, tables: readonly string[]): void {
-  const scope: Scope = { tables: new Map(tables.map((t) => [t.toLowerCase(), EVENT_VALUE])), view: [], aliases: new Map(), from: constant(0), params: new Map() };
-  const answer = new SizeCheck().statement(statement as Json, scope);
+  const scope: Scope = {
+    tables: new Map(tables.map((t) => [t.toLowerCase(), EVENT_RELATION])), view: [], aliases: new Map(), relations: [], from: constant(0), named: new Map(), params: new Map(),
+  };
+  const answer = new SizeCheck().statement(statement as Json, scope).row;
   if (answer.c > SIZE_LIMITS.answerRowBytes || (answer.k.data ?? 0) > SIZE_LIMITS.answerDataFactor) {
     refuse(`A row of its answer can take more than ${SIZE_LIMITS.answerRowBytes} bytes, or ${SIZE_LIMITS.answerDataFactor} times an event's size.`);
   }
@@ -49,19 +52,30 @@ export function checkSizes(statement: unknown, tables: readonly string[]): void 
 type Json = Record<string, any>;
 
 interface Scope {
-  /** CTEs in scope by name, each its row's bound. */
-  tables: ReadonlyMap<string, Bound>;
-  /** The rows a column name may be read from: this FROM's relations and the enclosing queries'. */
-  view: readonly Bound[];
+  /** CTEs in scope by name. */
+  tables: ReadonlyMap<string, Relation>;
+  /** The relations a column name may be read from: this FROM's and the enclosing queries'. */
+  view: readonly Relation[];
   /** This FROM's relations by alias. */
-  aliases: ReadonlyMap<string, Bound>;
+  aliases: ReadonlyMap<string, Relation>;
+  /** This FROM's relations, for `*`. */
+  relations: readonly Relation[];
   /** This FROM's whole row (`*`). */
   from: Bound;
+  /** The select list's names in sight (DuckDB lets a select item, WHERE, GROUP BY, ORDER BY ... read an earlier item by its alias). */
+  named: ReadonlyMap<string, Bound>;
   /** Lambda parameters in scope. */
   params: ReadonlyMap<string, Bound>;
 }
 
 const FIXED_VALUE = 16;
+
+/** Cast targets whose values take at most `FIXED_VALUE` bytes (DECIMAL and UUID 16, the rest 8 or less). */
+const FIXED_SIZE_TYPES = new Set([
+  'BOOLEAN', 'TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'HUGEINT', 'UTINYINT', 'USMALLINT', 'UINTEGER', 'UBIGINT', 'UHUGEINT',
+  'FLOAT', 'DOUBLE', 'DECIMAL', 'DATE', 'TIME', 'TIME WITH TIME ZONE', 'TIMESTAMP', 'TIMESTAMP WITH TIME ZONE', 'TIMESTAMP_S',
+  'TIMESTAMP_MS', 'TIMESTAMP_NS', 'INTERVAL', 'UUID',
+]);
 
 class SizeCheck {
   private constants = 0;
@@ -70,33 +84,39 @@ class SizeCheck {
   /** What each symbol stands for, for the totals. */
   private readonly env = new Map<string, Bound>();
 
-  statement(value: Json, scope: Scope): Bound {
+  statement(value: Json, scope: Scope): Relation {
     return this.query(value.node, scope);
   }
 
-  query(node: Json, outer: Scope): Bound {
+  query(node: Json, outer: Scope): Relation {
     const scope = this.ctes(node.cte_map, outer);
-    let row: Bound;
+    let relation: Relation;
+    // ORDER BY, LIMIT and DISTINCT ON read the select's relations and names; a set operation's, its result.
+    let modifiers: Scope;
     switch (node.type) {
       case 'SELECT_NODE':
-        row = this.select(node, scope);
+        [relation, modifiers] = this.select(node, scope);
         break;
-      case 'SET_OPERATION_NODE':
-        row = maxOf([node.left, node.right, ...(node.children ?? [])].filter(Boolean).map((q: Json) => this.query(q, scope)));
+      case 'SET_OPERATION_NODE': {
+        const parts = [node.left, node.right, ...(node.children ?? [])].filter(Boolean).map((q: Json) => this.query(q, scope));
+        relation = opaque(maxOf(parts.map((p) => p.row)), maxOf(parts.map(widest)));
+        modifiers = { ...scope, view: [relation, ...scope.view] };
         break;
+      }
       default:
         // A recursive part outside its CTE was refused by checkParseTree; its CTE handles it.
-        row = this.recursive(node, scope);
+        relation = opaque(this.recursive(node, scope));
+        modifiers = scope;
     }
-    for (const modifier of node.modifiers ?? []) this.modifier(modifier, scope);
-    return row;
+    for (const modifier of node.modifiers ?? []) this.modifier(modifier, modifiers);
+    return relation;
   }
 
   private ctes(map: Json | undefined, outer: Scope): Scope {
     let scope = outer;
     for (const { key, value } of map?.map ?? []) {
-      const bound = this.statement(value.query, scope);
-      scope = { ...scope, tables: new Map([...scope.tables, [String(key).toLowerCase(), bound]]) };
+      const relation = renamed(this.statement(value.query, scope), value.aliases);
+      scope = { ...scope, tables: new Map([...scope.tables, [String(key).toLowerCase(), relation]]) };
     }
     return scope;
   }
@@ -107,11 +127,11 @@ class SizeCheck {
    * adds to itself grows by steps, each kept in DuckDB's counted memory: bounded by the limit.
    */
   private recursive(node: Json, scope: Scope): Bound {
-    const first = this.query(node.left, scope);
+    const first = this.query(node.left, scope).row;
     const self = `r${++this.symbols}`;
     this.env.set(self, maxOf([first, POOL_VALUE]));
-    const tables = new Map([...scope.tables, [String(node.cte_name).toLowerCase(), symbol(self, true)]]);
-    const step = this.query(node.right, { ...scope, tables });
+    const tables = new Map([...scope.tables, [String(node.cte_name).toLowerCase(), opaque(symbol(self, true))]]);
+    const step = this.query(node.right, { ...scope, tables }).row;
     for (const target of node.key_targets ?? []) this.expression(target, scope);
     if ((step.k[self] ?? 0) > 1) {
       refuse('The recursive CTE takes its own row more than once at each step, so its values double at every step.');
@@ -121,38 +141,55 @@ class SizeCheck {
     return maxOf([first, rest, ...(grows ? [POOL_VALUE] : [])]);
   }
 
-  private select(node: Json, scope: Scope): Bound {
+  /** A SELECT's relation, and the scope its ORDER BY sees (its FROM and every name of its select list). */
+  private select(node: Json, scope: Scope): [Relation, Scope] {
     const from = this.tableRef(node.from_table, scope);
-    const inner: Scope = { ...scope, view: [...from.relations, ...scope.view], aliases: from.aliases, from: from.row };
-    const row = sum((node.select_list ?? []).map((e: Json) => this.expression(e, inner)));
+    let inner: Scope = { ...scope, view: [...from.relations, ...scope.view], aliases: from.aliases, relations: from.relations, from: from.row };
+    const items: SelectItem[] = [];
+    for (const e of node.select_list ?? []) {
+      const item = e.class === 'STAR' ? this.star(e, inner) : [{ name: e.alias || null, value: this.expression(e, inner) }];
+      items.push(...item);
+      // Each later item may read this one by its alias.
+      for (const { name, value } of item) if (name) inner = { ...inner, named: new Map([...inner.named, [name.toLowerCase(), maxOf([value, inner.named.get(name.toLowerCase()) ?? constant(0)])]]) };
+    }
     for (const e of [node.where_clause, node.having, node.qualify, ...(node.group_expressions ?? [])]) this.expression(e, inner);
-    return row;
+    return [selectRelation(items), inner];
   }
 
-  private tableRef(ref: Json, scope: Scope): { row: Bound; relations: Bound[]; aliases: Map<string, Bound> } {
-    const named = (row: Bound, name: string) => ({ row, relations: [row], aliases: new Map(name ? [[name.toLowerCase(), row]] : []) });
+  /** A `*` of a select list: a plain one passes on its relations' columns, anything else (COLUMNS, RENAME, a struct's fields) is one unnamed item. */
+  private star(e: Json, scope: Scope): SelectItem[] {
+    const plain = !e.columns && !e.expr && !e.unpacked && !(e.rename_list ?? []).length;
+    const relations = e.relation_name ? [scope.aliases.get(String(e.relation_name).toLowerCase())] : scope.relations;
+    if (!plain || relations.some((r) => r === undefined)) return [{ name: null, value: this.expression(e, scope) }];
+    // REPLACE computes its expressions for each row, each the new value of its column.
+    const replaced = (e.replace_list ?? []).map((r: Json): SelectItem => ({ name: String(r.key), value: this.expression(r.value, scope) }));
+    return [...relations.map((r): SelectItem => ({ name: null, value: r!.row, star: r! })), ...replaced];
+  }
+
+  private tableRef(ref: Json, scope: Scope): { row: Bound; relations: Relation[]; aliases: Map<string, Relation> } {
+    const named = (relation: Relation, name: string) => ({ row: relation.row, relations: [relation], aliases: new Map(name ? [[name.toLowerCase(), relation]] : []) });
     switch (ref.type) {
       case 'BASE_TABLE': {
-        const row = scope.tables.get(String(ref.table_name).toLowerCase()) ?? EVENT_VALUE;
-        return named(row, ref.alias || ref.table_name);
+        const relation = scope.tables.get(String(ref.table_name).toLowerCase()) ?? EVENT_RELATION;
+        return named(renamed(relation, ref.column_name_alias), ref.alias || ref.table_name);
       }
       case 'SUBQUERY':
-        return named(this.statement(ref.subquery, scope), ref.alias);
+        return named(renamed(this.statement(ref.subquery, scope), ref.column_name_alias), ref.alias);
       case 'JOIN': {
         const left = this.tableRef(ref.left, scope);
         const right = this.tableRef(ref.right, scope);
         const relations = [...left.relations, ...right.relations];
         const aliases = new Map([...left.aliases, ...right.aliases]);
         const row = sum([left.row, right.row]);
-        this.expression(ref.condition, { ...scope, view: [...relations, ...scope.view], aliases, from: row });
+        this.expression(ref.condition, { ...scope, view: [...relations, ...scope.view], aliases, relations, from: row });
         return { row, relations, aliases };
       }
       case 'EXPRESSION_LIST': {
         const rows = (ref.values ?? []).map((values: Json[]) => sum(values.map((e) => this.expression(e, scope))));
-        return named(maxOf(rows), ref.alias);
+        return named(opaque(maxOf(rows)), ref.alias);
       }
       default:
-        return named(constant(0), '');
+        return named(opaque(constant(0)), '');
     }
   }
 
@@ -169,16 +206,22 @@ class SizeCheck {
       case 'COLUMN_REF':
         return this.column(e.column_names.map((n: unknown) => String(n).toLowerCase()), scope);
       case 'POSITIONAL_REFERENCE':
-        return maxOf(scope.view);
-      case 'STAR':
-        this.expression(e.expr, scope);
-        return e.relation_name ? scope.aliases.get(String(e.relation_name).toLowerCase()) ?? scope.from : scope.from;
+        return this.anyColumn(scope);
+      case 'STAR': {
+        // COLUMNS(...) and REPLACE compute their expressions for each row too.
+        const computed = [e.expr, ...(e.replace_list ?? []).map((r: Json) => r.value)].map((x) => this.expression(x, scope));
+        const relation = e.relation_name ? scope.aliases.get(String(e.relation_name).toLowerCase()) : undefined;
+        return sum([relation?.row ?? scope.from, ...computed]);
+      }
       case 'FUNCTION':
         return this.account(this.call(e, scope));
       case 'WINDOW':
         return this.account(this.window(e, scope));
-      case 'CAST':
-        return this.account(scale(this.expression(e.child, scope), 8, 64));
+      case 'CAST': {
+        const child = this.expression(e.child, scope);
+        // A number, a time, a boolean or a UUID has a fixed size whatever it is read from; text (of a list, a struct) up to 8 times.
+        return this.account(FIXED_SIZE_TYPES.has(String(e.cast_type?.id)) ? constant(FIXED_VALUE, child.row) : scale(child, 8, 64));
+      }
       case 'COLLATE':
         return this.expression(e.child, scope);
       case 'CASE': {
@@ -188,7 +231,7 @@ class SizeCheck {
       case 'OPERATOR':
         return this.account(this.operator(e, scope));
       case 'SUBQUERY': {
-        const row = this.statement(e.subquery, { ...scope, from: constant(0), aliases: new Map() });
+        const row = this.statement(e.subquery, { ...scope, from: constant(0), aliases: new Map(), relations: [] }).row;
         const compared = this.expression(e.child, scope);
         return e.subquery_type === 'SCALAR' ? { ...row, row: true } : constant(FIXED_VALUE, row.row || compared.row);
       }
@@ -200,12 +243,28 @@ class SizeCheck {
     }
   }
 
+  /**
+   * A column reference: `t.c` with `c` a named column of this FROM's `t` is that column; a bare name
+   * is that column of any relation in view or an alias of the select list (whichever DuckDB binds
+   * it to); anything else (a struct's field, an enclosing query's alias) at most the largest column in view.
+   */
   private column(names: string[], scope: Scope): Bound {
-    const param = names.length === 1 ? scope.params.get(names[0]!) : undefined;
+    const [first, second] = names as [string, string | undefined];
+    const param = names.length === 1 ? scope.params.get(first) : undefined;
     if (param) return param;
-    const relation = names.length > 1 ? scope.aliases.get(names[0]!) : undefined;
-    // A name is one column of one of the relations in view: at most the largest of their rows.
-    return relation ?? maxOf(scope.view.length ? scope.view : [EVENT_VALUE]);
+    if (second !== undefined) {
+      const column = scope.aliases.get(first)?.columns.get(second);
+      return column ?? this.anyColumn(scope);
+    }
+    const named = scope.named.get(first);
+    const candidates = [...scope.view.map((r) => columnOf(r, first)), ...(named ? [named] : [])];
+    return candidates.length ? maxOf(candidates) : EVENT_VALUE;
+  }
+
+  /** The largest column a name can read here. */
+  private anyColumn(scope: Scope): Bound {
+    const candidates = [...scope.view.map(widest), ...scope.named.values()];
+    return candidates.length ? maxOf(candidates) : EVENT_VALUE;
   }
 
   private operator(e: Json, scope: Scope): Bound {
