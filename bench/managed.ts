@@ -78,9 +78,10 @@ async function ingestAll(ep: Endpoints, source: string, lines: string[]): Promis
   }
 }
 
-async function waitCompacted(ep: Endpoints): Promise<void> {
+/** Waits until the write-ahead log holds at most 16 MiB (the compactor has caught up), at most `maxSeconds`. */
+export async function waitCompacted(ep: Endpoints, maxSeconds = 600): Promise<void> {
   // The write-ahead log empties as the compactor catches up (closed segments are released).
-  for (let i = 0; i < 6000 && (ep.stats().storage?.walBytes ?? 0) > 16 * 1024 * 1024; i++) {
+  for (let i = 0; i < maxSeconds * 10 && (ep.stats().storage?.walBytes ?? 0) > 16 * 1024 * 1024; i++) {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }

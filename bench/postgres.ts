@@ -127,12 +127,11 @@ async function holdsDataset(client: pg.Client, dataset: Dataset): Promise<boolea
 }
 
 /**
- * A Postgres of this machine for the bench, when no URL is given: its own cluster in
- * `<dataset>/peers/postgres` (kept, so the tables load once), on a loopback port, run as the
+ * A Postgres of this machine for the bench, when no URL is given: its own cluster in `dir`
+ * (`<dataset>/peers/postgres`; kept, so the tables load once), on a loopback port, run as the
  * `postgres` user (Postgres refuses root).
  */
-async function startLocalPostgres(dataset: Dataset, log: (line: string) => void): Promise<{ url: string; stop: () => Promise<void> }> {
-  const dir = join(dataset.dir, 'peers', 'postgres');
+export async function startLocalPostgres(dir: string, log: (line: string) => void): Promise<{ url: string; stop: () => Promise<void> }> {
   const asPostgres = (cmd: string, args: string[]) => (process.getuid?.() === 0 ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] as const : [cmd, args] as const);
   const initdb = spawnSync('which', ['initdb'], { encoding: 'utf8' }).stdout.trim();
   if (!initdb) throw new Error('postgres is not installed (initdb not found); install it (apt-get install -y postgresql) or pass --postgres <url>');
@@ -186,7 +185,7 @@ function pgUser(): { uid: number; gid: number } {
  * Warm: one connection.
  */
 export async function openPostgres(dataset: Dataset, url: string | undefined, log: (line: string) => void): Promise<Peer> {
-  const local = url ? null : await startLocalPostgres(dataset, log);
+  const local = url ? null : await startLocalPostgres(join(dataset.dir, 'peers', 'postgres'), log);
   const target = url ?? local!.url;
   await load(target, dataset, log);
   const client = new pg.Client({ connectionString: target });

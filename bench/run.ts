@@ -1,6 +1,6 @@
 /**
  * npm run bench -- [--scale default|large|small|tiny] [--runs 20] [--json out.json] [--peers chdb,clickhouse,postgres]
- *                  [--postgres <url>] [--burst-only]
+ *                  [--postgres <url>] [--burst-only] [--skip-studio]
  *
  * Measures, side by side in one run, the library against baselines and other engines (peers) on
  * this machine and prints a markdown table; --json writes the machine-readable result.
@@ -22,6 +22,7 @@ import { summarize, round, type Timing } from './stats';
 import { scannedRows } from './pruning';
 import { ingestMarkdown, measureIngest, type IngestCase } from './ingest';
 import { managedMarkdown, measureManaged, type ManagedResult } from './managed';
+import { measureStudio, studioMarkdown, type StudioResult } from './studio';
 
 const { values } = parseArgs({
   options: {
@@ -39,6 +40,8 @@ const { values } = parseArgs({
     // Requests ingested into managed storage for its query cases (invocations: half as many).
     'managed-events': { type: 'string', default: '1000000' },
     'skip-managed': { type: 'boolean', default: false },
+    // Supabase Studio's requests on a self-hosted week, beside Logflare on Postgres and chdb (bench/studio.ts).
+    'skip-studio': { type: 'boolean', default: false },
     // Only the memory case: a burst of 200 uncached logs.all queries against the server.
     'burst-only': { type: 'boolean', default: false },
     // 1 = the busiest project (28% of all events with the generator's Zipf-like traffic).
@@ -133,6 +136,7 @@ let server = { rss_mb_uncached_burst: NaN, startup_ms: NaN };
 let burst: BurstResult | null = null;
 let ingest: IngestCase[] = [];
 let managed: ManagedResult | null = null;
+let studio: StudioResult | null = null;
 const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
 const output = () => ({
   scale,
@@ -156,6 +160,7 @@ const output = () => ({
   startup_ms: server.startup_ms,
   ingest,
   managed,
+  studio,
   // Peak RSS under 200 uncached logs.all queries sent at once; target: memoryLimit + 128 MB.
   burst,
 });
@@ -186,6 +191,12 @@ try {
   if (!values['skip-managed'] && !burstOnly) {
     log('managed: queries on managed storage while it ingests, against the same events compacted by hand');
     managed = await measureManaged(dataset, cases.filter((c) => c.rank === ranks[0]), runs, Number(values['managed-events']), log);
+  }
+
+  if (!values['skip-studio'] && !burstOnly) {
+    log("studio: Supabase Studio's requests on a self-hosted week, beside Logflare on Postgres and chdb");
+    // The week's size follows --scale (the large scale uses the default week); Postgres is timed 3 times (seconds a query).
+    studio = await measureStudio({ scale: scale === 'large' ? 'default' : scale, runs, pgRuns: Math.min(runs, 3), postgres: true, chdb: true }, log);
   }
 } finally {
   await report();
@@ -268,6 +279,7 @@ function markdown(o: ReturnType<typeof output>): string {
   );
   if (o.ingest.length) lines.push(...ingestMarkdown(o.ingest), '');
   if (o.managed) lines.push(...managedMarkdown(o.managed), '');
+  if (o.studio) lines.push(...studioMarkdown(o.studio), '');
   lines.push(...burstLines(o.burst));
   return lines.join('\n');
 }

@@ -1,0 +1,168 @@
+/**
+ * Supabase Studio's queries on a self-hosted week (docs/performance.md, "Supabase Studio's
+ * queries"): each kind of request Studio's Logs pages send to `logs.all` (a list, the "new logs"
+ * count, a chart, a single log, Logs Explorer templates), timed warm on managed storage with the
+ * Supabase preset while a writer ingests batches of 100, side by side with
+ * - Logflare on Postgres: the same events in Logflare's layout, running what Logflare's translator
+ *   makes of the same SQL (bench/studio-logflare.ts);
+ * - chdb: the same question written for ClickHouse by hand (bench/studio-chdb.ts);
+ * answers compared before anything is timed. Target: ours ≤ 50 ms p50, ≥ 10x Postgres.
+ *
+ *   npm run bench                                   (a section of the full run; --skip-studio)
+ *   npx tsx bench/studio.ts [--scale default|small|tiny] [--runs 20] [--pg-runs 5] [--json out.json]
+ */
+import { writeFile } from 'node:fs/promises';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { answerDifference } from './studio-compare';
+import { studioCases, type StudioCase } from './studio-cases';
+import { openStudioChdb } from './studio-chdb';
+import { prepareStudioData, STUDIO_SCALES, weekId, type StudioScale } from './studio-data';
+import { openLogflarePostgres } from './studio-logflare';
+import { openOurs } from './studio-ours';
+import { round, summarize, timeMs, type Timing } from './stats';
+
+export interface StudioCaseResult {
+  kind: string;
+  ours: Timing;
+  postgres: Timing | null;
+  chdb: Timing | null;
+  rows: number;
+  /** What differs from ours, per peer (null: the same answer). */
+  postgres_difference: string | null;
+  chdb_difference: string | null;
+}
+
+export interface StudioResult {
+  scale: StudioScale;
+  events: number;
+  machine: string;
+  load_average: { start: number[]; end: number[] };
+  /** Events the writer got acknowledged while ours was timed. */
+  ingested_while_querying: number;
+  /** Peak RSS of the bench process while ours was timed (ours runs in it; the peers had not started). */
+  ours_peak_rss_mb: number;
+  cases: StudioCaseResult[];
+  /** EXPLAIN ANALYZE of the slowest Postgres case, for where its time goes. */
+  postgres_plan: string | null;
+}
+
+export interface StudioOptions {
+  scale: StudioScale;
+  runs: number;
+  pgRuns: number;
+  postgres: boolean;
+  chdb: boolean;
+}
+
+async function warmTimes(runs: number, work: () => Promise<unknown>): Promise<Timing> {
+  await work();
+  const samples: number[] = [];
+  for (let i = 0; i < runs; i++) samples.push(await timeMs(work));
+  return summarize(samples);
+}
+
+export async function measureStudio(options: StudioOptions, log: (line: string) => void): Promise<StudioResult> {
+  const start = loadavg().map((l) => round(l, 1));
+  const data = await prepareStudioData(options.scale, log);
+  // An edge event of the middle of the last day: within logs.all's 1-day window, found by id.
+  const singleIndex = Math.floor(data.counts.edge_logs * (1 - 0.5 / 7));
+  const cases = studioCases(weekId('edge_logs', singleIndex));
+  const results = new Map<StudioCase, StudioCaseResult>();
+
+  const ours = await openOurs(data, log);
+  const answers = new Map<StudioCase, Array<Record<string, unknown>>>();
+  let ingested = 0;
+  let peakRss = 0;
+  try {
+    for (const c of cases) answers.set(c, await ours.answer(c.request));
+    const writer = ours.startWriter();
+    const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 100);
+    try {
+      for (const c of cases) {
+        const timing = await warmTimes(options.runs, () => ours.answer(c.request));
+        results.set(c, { kind: c.kind, ours: timing, postgres: null, chdb: null, rows: answers.get(c)!.length, postgres_difference: null, chdb_difference: null });
+        log(`studio: ${c.kind}: ours ${timing.p50_ms} ms p50 while ingesting (${answers.get(c)!.length} rows)`);
+      }
+    } finally {
+      clearInterval(sampler);
+      ingested = await writer.stop();
+    }
+  } finally {
+    await ours.close();
+  }
+
+  let postgresPlan: string | null = null;
+  if (options.postgres) {
+    const pg = await openLogflarePostgres(data, log);
+    try {
+      for (const c of cases) {
+        const r = results.get(c)!;
+        const run = () => pg.run(c.postgres.sql, c.postgres.params);
+        r.postgres_difference = answerDifference(c, answers.get(c)!, await run());
+        r.postgres = await warmTimes(options.pgRuns, run);
+        log(`studio: ${c.kind}: Logflare on Postgres ${r.postgres.p50_ms} ms p50${r.postgres_difference ? `; answer differs: ${r.postgres_difference}` : ''}`);
+      }
+      const slowest = cases.reduce((a, b) => (results.get(b)!.postgres!.p50_ms > results.get(a)!.postgres!.p50_ms ? b : a));
+      postgresPlan = `${slowest.kind}:\n${await pg.explain(slowest.postgres.sql, slowest.postgres.params)}`;
+    } finally {
+      await pg.close();
+    }
+  }
+  if (options.chdb) {
+    const chdb = await openStudioChdb(data, log);
+    try {
+      for (const c of cases) {
+        const r = results.get(c)!;
+        const run = () => chdb.run(c.clickhouse.sql, c.clickhouse.params);
+        r.chdb_difference = answerDifference(c, answers.get(c)!, await run());
+        r.chdb = await warmTimes(options.runs, run);
+        log(`studio: ${c.kind}: chdb ${r.chdb.p50_ms} ms p50${r.chdb_difference ? `; answer differs: ${r.chdb_difference}` : ''}`);
+      }
+    } finally {
+      chdb.close();
+    }
+  }
+  return {
+    scale: options.scale,
+    events: STUDIO_SCALES[options.scale],
+    machine: `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
+    load_average: { start, end: loadavg().map((l) => round(l, 1)) },
+    ingested_while_querying: ingested,
+    ours_peak_rss_mb: Math.round(peakRss / 2 ** 20),
+    cases: [...results.values()],
+    postgres_plan: postgresPlan,
+  };
+}
+
+export function studioMarkdown(r: StudioResult): string[] {
+  const ratio = (t: Timing | null, ours: Timing) => (t ? `${round(t.p50_ms / ours.p50_ms, 1)}` : '');
+  const same = (d: string | null, t: Timing | null) => (t === null ? '' : d === null ? 'same' : `differs: ${d}`);
+  return [
+    `Supabase Studio's queries, scale \`${r.scale}\`: a self-hosted week of ${r.events.toLocaleString('en')} events over the nine feeds; ${r.machine}; load average ${r.load_average.start.join(' ')} at the start, ${r.load_average.end.join(' ')} at the end. Ours: managed storage with the Supabase preset, warm, while a writer ingested ${r.ingested_while_querying.toLocaleString('en')} events in batches of 100; peak RSS of the process ${r.ours_peak_rss_mb} MB. Target: ours ≤ 50 ms p50 and Postgres / ours ≥ 10.`,
+    '',
+    '| request kind | rows | ours p50 ms (p95) | Logflare on Postgres p50 ms | chdb p50 ms | Postgres / ours | chdb / ours | answers (Postgres; chdb) |',
+    '|---|---:|---:|---:|---:|---:|---:|---|',
+    ...r.cases.map((c) => `| ${c.kind} | ${c.rows} | ${c.ours.p50_ms} (${c.ours.p95_ms}) | ${c.postgres?.p50_ms ?? ''} | ${c.chdb?.p50_ms ?? ''} | ${ratio(c.postgres, c.ours)} | ${ratio(c.chdb, c.ours)} | ${same(c.postgres_difference, c.postgres)}; ${same(c.chdb_difference, c.chdb)} |`),
+  ];
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1]!).href) {
+  const { values } = parseArgs({
+    options: {
+      scale: { type: 'string', default: 'default' },
+      runs: { type: 'string', default: '20' },
+      'pg-runs': { type: 'string', default: '5' },
+      'skip-postgres': { type: 'boolean', default: false },
+      'skip-chdb': { type: 'boolean', default: false },
+      json: { type: 'string' },
+    },
+  });
+  const scale = values.scale as StudioScale;
+  if (!(scale in STUDIO_SCALES)) throw new Error(`--scale must be one of ${Object.keys(STUDIO_SCALES).join(', ')}`);
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  const result = await measureStudio({ scale, runs: Math.max(1, Number(values.runs)), pgRuns: Math.max(1, Number(values['pg-runs'])), postgres: !values['skip-postgres'], chdb: !values['skip-chdb'] }, log);
+  if (values.json) await writeFile(values.json, JSON.stringify(result, null, 2));
+  process.stdout.write(`${studioMarkdown(result).join('\n')}\n\n${result.postgres_plan ? `Postgres, EXPLAIN ANALYZE of the slowest case, ${result.postgres_plan}\n` : ''}`);
+}
