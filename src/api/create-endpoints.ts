@@ -1,4 +1,5 @@
 import { ManagedStorage } from './managed-storage';
+import { CheckedSqlMemo } from './checked-sql-memo';
 import type {
   CacheStatus,
   EndpointMethods,
@@ -161,6 +162,8 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest 
   readonly #warned = new Set<string>();
   /** Endpoints that take a caller's SELECT: defined so, or named in the `sandboxable` option. */
   readonly #sandboxable: ReadonlySet<string>;
+  /** Callers' SQL this instance accepted, by text: a repeated request is not translated and checked again. */
+  readonly #checkedSql = new CheckedSqlMemo();
 
   readonly #engine: Engine;
   readonly #options: EndpointsOptions;
@@ -359,7 +362,8 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest 
     }
     if (typeof sql !== 'string') throw new InvalidParameterError('sql', 'Parameter "sql" must be a string.');
     if (!this.#engine.checkSql) throw new InvalidParameterError('sql', 'This server\'s engine does not run a caller\'s sql.');
-    return this.#engine.checkSql(statementOf(definition), sql, definition.maxRows, this.#options.sqlDialect);
+    const checkSql = this.#engine.checkSql.bind(this.#engine);
+    return this.#checkedSql.get(definition.name, sql, () => checkSql(statementOf(definition), sql, definition.maxRows, this.#options.sqlDialect));
   }
 
   /** One engine computation: bound values from the clock, the query (or a caller's SELECT over its CTEs), then row shaping. */
