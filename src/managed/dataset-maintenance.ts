@@ -14,34 +14,28 @@ import { fsyncDir, fsyncFile, unlinkIfPresent } from '../util/durable-fs';
 import { failpoint } from '../util/failpoint';
 import { HEADS_DIR } from '../dataset/newest-heads';
 import { companionPathsOf, ROLLUPS_DIR, writeCompanions } from '../dataset/stored-rollups';
-
-/** When a day holds this many files smaller than MERGE_BELOW_BYTES, they are merged into one. */
-const MERGE_MIN_FILES = 8;
-/** Files at least this large are left alone: merging them would rewrite much for little. */
-const MERGE_BELOW_BYTES = 64 * 1024 * 1024;
+import { filesToMerge } from './merge-policy';
 
 /**
  * Merges a day's small Parquet files (each background compaction of a few segments writes one)
- * into one file in the fast layout, so a query opens a few files per day, not hundreds. One commit
- * adds the merged file and removes the small ones; they are deleted after it (a query still on
- * the previous state finds them gone and lists again).
+ * by size (merge-policy.ts), each merge into one file in the fast layout, so a query opens a few
+ * files per day, not hundreds. One commit adds the merged file and removes the files it replaces;
+ * they are deleted after it (a query still on the previous state finds them gone and lists again).
+ * Returns the number of files merged away.
  */
 export async function mergeSmallFiles(root: string, source: SourceDescriptor, duckdb: DatabaseSettings = {}): Promise<number> {
   return withDatasetLock(root, 'merge', async () => {
-    const state = readDatasetStateStable(root);
-    const byDay = new Map<string, DataFile[]>();
-    for (const file of state.files.values()) {
-      if (file.day === null || file.bytes >= MERGE_BELOW_BYTES) continue;
-      const list = byDay.get(file.day) ?? [];
-      list.push(file);
-      byDay.set(file.day, list);
-    }
+    let current = readDatasetStateStable(root);
+    const days = new Set([...current.files.values()].map((f) => f.day).filter((d): d is string => d !== null));
     let merged = 0;
-    let current = state;
-    for (const [day, files] of byDay) {
-      if (files.length < MERGE_MIN_FILES) continue;
-      current = await mergeDay(current, source, day, files, duckdb);
-      merged += files.length;
+    for (const day of [...days].sort()) {
+      // A merge's file may merge again with the day's others (two of one size make one of twice it).
+      for (let round = 0; round < 64; round++) {
+        const files = filesToMerge([...current.files.values()].filter((f) => f.day === day));
+        if (!files.length) break;
+        current = await mergeDay(current, source, day, files, duckdb);
+        merged += files.length;
+      }
     }
     return merged;
   });
