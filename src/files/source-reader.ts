@@ -31,6 +31,12 @@ export interface ReadSet {
   covered: string[];
   /** The SELECT of events held in memory (managed storage), when there are any. */
   memory?: string;
+  /**
+   * A SELECT of a subset of `memory` that holds each project's newest events (as a compacted
+   * file's head holds its file's), when memory keeps one: what a newest-first page without an
+   * upper time bound reads instead (see memory-tables.ts).
+   */
+  memoryNewest?: string;
 }
 
 /** Where extra inputs come from (managed storage adds its write-ahead log this way). */
@@ -42,7 +48,7 @@ export interface ExtraInputs {
    * what the globs match, and the SELECT of events held in memory, given which NDJSON paths the
    * query's dataset state already holds (those are left out of it).
    */
-  view(): { ndjson: readonly FileRange[]; memory?: (covered: (path: string) => boolean) => string | undefined };
+  view(): { ndjson: readonly FileRange[]; memory?: (covered: (path: string) => boolean) => { rows: string; newest?: string } | undefined };
 }
 
 /**
@@ -122,7 +128,11 @@ export class SourceReader {
       else out.ndjson.push(file);
     }
     const extra = this.extra?.view();
-    out.memory = extra?.memory?.((path) => index.recordsOf(path).length > 0);
+    const memory = extra?.memory?.((path) => index.recordsOf(path).length > 0);
+    if (memory) {
+      out.memory = memory.rows;
+      if (memory.newest !== undefined) out.memoryNewest = memory.newest;
+    }
     for (const range of extra?.ndjson ?? []) {
       const covered = coveredBytes(range.file, index, this.hashes, listedPaths);
       if (covered >= range.end) continue;

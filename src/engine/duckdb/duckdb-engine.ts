@@ -406,12 +406,15 @@ class DuckDBEngine implements Engine {
      * One day's newest rows: heads and NDJSON (parsed once, not twice) in one statement, a day's
      * data files that an upper bound cuts into in two (two-phase-newest.ts).
      */
+    // The events held in memory: each project's newest of them are enough without an upper bound
+    // (as a file's head is for its file), else all of them.
+    const memory = limit <= HEAD_ROWS_PER_PROJECT && untilMicros === null && read.memoryNewest !== undefined ? read.memoryNewest : files.memory;
     const runDay = (day: { parquet: string[]; heads: boolean }, withNdjson: boolean) => {
       const set: SourceFiles = {
         ndjson: withNdjson ? files.ndjson : [],
         parquet: day.parquet,
         parquetTypes: files.parquetTypes,
-        ...(withNdjson && files.memory ? { memory: files.memory } : {}),
+        ...(withNdjson && memory ? { memory } : {}),
       };
       if (day.heads || set.ndjson.length || !set.parquet.length) return this.execute(connection, sql, request, new Map([[source, set]]));
       return newestInTwoPhases(
