@@ -18,6 +18,8 @@ export interface ListedFile {
   head?: string;
   /** The head's size as its commit recorded it. */
   headBytes?: number;
+  /** The head's rows as its commit recorded them. */
+  headRows?: number;
   /** For a dataset's data file: its stored rollups by name (absolute path, size as committed). */
   rollups?: Record<string, { path: string; bytes: number; writtenMs?: number }>;
 }

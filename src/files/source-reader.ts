@@ -111,7 +111,7 @@ export class SourceReader {
         if (earliestDay !== null && data.day !== null && data.day < earliestDay) continue;
         parquet.set(path, {
           path, kind: 'parquet', size: data.bytes, mtimeMs: 0, ino: 0, dataset: root,
-          ...(data.head ? { head: this.pathOf(root, data.head), headBytes: data.head.bytes } : {}),
+          ...(data.head ? { head: this.pathOf(root, data.head), headBytes: data.head.bytes, headRows: data.head.rows } : {}),
           ...(data.rollups ? { rollups: this.rollupsOf(root, data.rollups) } : {}),
         });
       }
@@ -195,7 +195,7 @@ export class SourceReader {
 
 /** A dataset file's head as a file of its own (checked, or marked damaged, like any file), or null. */
 export function headOf(file: ListedFile): ListedFile | null {
-  return file.head ? { path: file.head, kind: 'parquet', size: file.headBytes ?? 0, mtimeMs: 0, ino: 0, dataset: file.dataset } : null;
+  return file.head ? { path: file.head, kind: 'parquet', size: file.headBytes ?? 0, mtimeMs: 0, ino: 0, dataset: file.dataset, ...(file.headRows === undefined ? {} : { headRows: file.headRows }) } : null;
 }
 
 /** A data file's head and stored rollups, each as a file of its own. */

@@ -25,8 +25,6 @@ import { existsSync, statSync } from 'node:fs';
 import type { SkipReason } from '../../files/file-checks';
 import type { ListedFile } from '../../files/list-glob';
 import { companionsOf, SourceReader, type ExtraInputs, type FileRange, type ReadSet } from '../../files/source-reader';
-import { partitionDay } from '../../files/file-kinds';
-import { HEAD_ROWS_PER_PROJECT } from '../../dataset/newest-heads';
 import { earliestDayOf } from './list-files';
 import { parquetSchema } from '../../duckdb/parquet-schema';
 import { RangeCopies } from '../../files/range-copies';
@@ -36,7 +34,8 @@ import { openDatabase, type DatabaseSettings, type MemoryRelief } from '../../du
 import { emptyNdjsonFile } from '../../duckdb/empty-ndjson-file';
 import { NOT_A_COMMIT_MARKER, sourceRelation, type SourceFiles } from '../../duckdb/source-relations';
 import { sqlStringList } from '../../duckdb/sql-literal';
-import { BOUND_PARAM, newestInTwoPhases } from './two-phase-newest';
+import { newestFirst } from './newest-first';
+import { HeadTables } from './head-tables';
 import { composeSandboxedSql, splitEndpointSql } from '../../sandbox/compose-sandboxed-sql';
 import { validateCallerSql, type CheckedSql } from '../../sandbox/validate-caller-sql';
 import { callerColumns, callerRows } from './caller-results';
@@ -143,7 +142,7 @@ function rollupRelation(source: SourceDescriptor, files: SourceFiles, name: stri
   const read = `SELECT * FROM read_parquet(${sqlStringList(stored.companions)})`;
   const covered = new Set(stored.dataFiles);
   const rest: SourceFiles = { ...files, parquet: files.parquet.filter((p) => !covered.has(p)) };
-  if (!rest.ndjson.length && !rest.parquet.length && !rest.memory) return read;
+  if (!rest.ndjson.length && !rest.parquet.length && !rest.memory && !rest.held?.length) return read;
   return `${read}\nUNION ALL BY NAME\nSELECT * FROM (\nWITH ${source.relation} AS (\n${sourceRelation(source, rest)}\n)\n${sql}\n)`;
 }
 
@@ -188,6 +187,8 @@ class DuckDBEngine implements Engine {
   private readonly readers = new Map<SourceDescriptor, SourceReader>();
   private readonly sourceSet: SourceSet;
   private readonly memory: MemoryTables | undefined;
+  /** Days' heads held as tables in memory (logs.all's pages read one per day). */
+  private readonly headTables = new HeadTables((sql) => this.onControl(() => this.control.run(sql)));
   private readonly ranges = new RangeCopies();
   /** NDJSON file versions holding a line too long for DuckDB: read from a copy without such lines. */
   private readonly longLined = new Set<string>();
@@ -248,7 +249,12 @@ class DuckDBEngine implements Engine {
           }
           const [only] = sources;
           const rows = request.statement.newestFirst && sources.length === 1
-            ? await this.newestFirst(connection, sql, request, only!, reads.get(only!)!, files.get(only!)!)
+            ? await newestFirst({
+              connection, sql, request, source: only!, read: reads.get(only!)!, files: files.get(only!)!, heads: this.headTables,
+              execute: (set) => this.execute(connection, sql, request, new Map([[only!, set]])),
+              executePrepared: (text, r) => this.executePrepared(connection, text, r),
+              fullSql: (text, set) => fullQuerySql(text, new Map([[only!, set]])),
+            })
             : await this.execute(connection, sql, request, files);
           return { rows, engineMs: monotonicMs() - started, skippedFiles };
         } catch (error) {
@@ -368,84 +374,6 @@ class DuckDBEngine implements Engine {
     const prepared = await this.statement(connection, text);
     bindRequest(prepared, request);
     return (await prepared.runAndReadAll()).getRowObjects().map(toEngineRow);
-  }
-
-  /**
-   * A newest-first top-N (logs.all) over a compacted dataset, by UTC day: the newest day with the
-   * NDJSON first, then older days only while they can still hold one of the N newest rows. Every
-   * row of a day is older than the next day's start, so once the N-th row so far is at or after a
-   * day's end, that day and all older ones are skipped; the older days that are left are read in
-   * one statement over their heads. A query reads about one day's data, and at most one more
-   * statement, however many days the window (90 for PAYG) and the dataset hold.
-   */
-  private async newestFirst(connection: DuckDBConnection, sql: string, request: EngineRequest, source: SourceDescriptor, read: ReadSet, files: SourceFiles): Promise<Record<string, EngineValue>[]> {
-    const order = request.statement.newestFirst!;
-    const limit = Number(request.params[order.limit]);
-    const days = new Map<string, ListedFile[]>();
-    for (const file of read.parquet) {
-      const day = file.dataset ? partitionDay(file.path) : null;
-      // Files of unknown day (or schema: not from a dataset) are read in one query, as usual.
-      if (day === null) return this.execute(connection, sql, request, new Map([[source, files]]));
-      days.set(day, [...(days.get(day) ?? []), file]);
-    }
-    const until = request.params[order.until];
-    const untilMicros = until && typeof until === 'object' ? until.timestamp : null;
-    // Newest first; days that start after the upper bound hold nothing to return.
-    const ordered = [...days.keys()].sort().reverse().filter((day) => untilMicros === null || dayStartMicros(day) <= untilMicros);
-    /**
-     * A day's files, or their heads (each project's newest rows of each file) when they are enough:
-     * every file has one, it holds at least `limit` rows per project, and no upper bound cuts into
-     * the day (the newest rows of a file at or before the bound are then its newest rows).
-     */
-    const dayFiles = (day: string): { day: string; parquet: string[]; heads: boolean } => {
-      const list = days.get(day)!;
-      const heads = limit <= HEAD_ROWS_PER_PROJECT && list.every((f) => f.head) && (untilMicros === null || untilMicros >= dayStartMicros(day) + DAY_MICROS);
-      return { day, parquet: list.map((f) => (heads ? f.head! : f.path)), heads };
-    };
-    /**
-     * One day's newest rows: heads and NDJSON (parsed once, not twice) in one statement, a day's
-     * data files that an upper bound cuts into in two (two-phase-newest.ts).
-     */
-    // The events held in memory: each project's newest of them are enough without an upper bound
-    // (as a file's head is for its file), else all of them.
-    const memory = limit <= HEAD_ROWS_PER_PROJECT && untilMicros === null && read.memoryNewest !== undefined ? read.memoryNewest : files.memory;
-    const runDay = (day: { parquet: string[]; heads: boolean }, withNdjson: boolean) => {
-      const set: SourceFiles = {
-        ndjson: withNdjson ? files.ndjson : [],
-        parquet: day.parquet,
-        parquetTypes: files.parquetTypes,
-        ...(withNdjson && memory ? { memory } : {}),
-      };
-      if (day.heads || set.ndjson.length || !set.parquet.length) return this.execute(connection, sql, request, new Map([[source, set]]));
-      return newestInTwoPhases(
-        sql,
-        order.limit,
-        (text, cut) => fullQuerySql(text, new Map([[source, cut ? { ...set, where: `timestamp >= $${BOUND_PARAM}` } : set]])),
-        (text, bound) => this.executePrepared(connection, text, bound === null ? request : { ...request, params: { ...request.params, [BOUND_PARAM]: { timestamp: bound } } }),
-      );
-    };
-    let rows = await runDay(ordered.length ? dayFiles(ordered[0]!) : { parquet: [], heads: false }, true);
-    // Older days that can still hold one of the N newest rows: once the N-th row so far is at or
-    // after a day's end, that day and every older one cannot.
-    const older = ordered.slice(1);
-    const stop = older.findIndex((day) => {
-      const nth = rows[limit - 1];
-      return nth !== undefined && BigInt(nth.timestamp as bigint) >= dayStartMicros(day) + DAY_MICROS;
-    });
-    const open = (stop === -1 ? older : older.slice(0, stop)).map(dayFiles);
-    // Those with heads in one statement over all their heads: each holds every project's newest
-    // rows of its file, so the newest of all of them are among their heads. One statement instead
-    // of one per day: a project with few rows pages through a 90-day window in one read, not 90
-    // (nine days of the bench's data, a project with none: 20-31 ms became 6-12 ms under load).
-    const withHeads = open.filter((day) => day.heads);
-    if (withHeads.length) rows = newestFirstMerge(rows, await runDay({ parquet: withHeads.flatMap((day) => day.parquet), heads: true }, false), limit);
-    // The others (files without heads) one day at a time, newest first, as long as they can matter.
-    for (const day of open.filter((d) => !d.heads)) {
-      const nth = rows[limit - 1];
-      if (nth && BigInt(nth.timestamp as bigint) >= dayStartMicros(day.day) + DAY_MICROS) break;
-      rows = newestFirstMerge(rows, await runDay(day, false), limit);
-    }
-    return rows;
   }
 
   /**
@@ -798,32 +726,7 @@ function statementSql(request: EngineRequest): string {
   return sql;
 }
 
-const DAY_MICROS = 86_400_000_000n;
-
-function dayStartMicros(day: string): bigint {
-  return BigInt(Date.parse(`${day}T00:00:00Z`)) * 1000n;
-}
-
-/** The N first of two newest-first row lists, in the queries' own order (ids compared as UTF-8 bytes, as DuckDB does). */
-export function newestFirstMerge(a: Record<string, EngineValue>[], b: Record<string, EngineValue>[], limit: number): Record<string, EngineValue>[] {
-  const out: Record<string, EngineValue>[] = [];
-  let i = 0;
-  let j = 0;
-  while (out.length < limit && (i < a.length || j < b.length)) {
-    if (j >= b.length || (i < a.length && newestFirstOrder(a[i]!, b[j]!) <= 0)) out.push(a[i++]!);
-    else out.push(b[j++]!);
-  }
-  return out;
-}
-
-function newestFirstOrder(x: Record<string, EngineValue>, y: Record<string, EngineValue>): number {
-  const tx = BigInt(x.timestamp as bigint);
-  const ty = BigInt(y.timestamp as bigint);
-  if (tx !== ty) return tx > ty ? -1 : 1;
-  if (x.id === null || x.id === undefined) return y.id === null || y.id === undefined ? 0 : 1;
-  if (y.id === null || y.id === undefined) return -1;
-  return Buffer.compare(Buffer.from(String(x.id)), Buffer.from(String(y.id)));
-}
+export { newestFirstMerge } from './newest-first';
 
 /** Whether a listed file is gone or is not the version that was listed any more. */
 function changedSinceListed(file: ListedFile): boolean {
