@@ -36,7 +36,7 @@ export async function backfillRollups(state: DatasetState, source: SourceName, d
       }
     }
     if (add.length === 0) return [];
-    failpoint('backfill:before-commit');
+    failpoint('backfill:before-commit', source);
     if (!(await appendCommit(state, { source, add, remove: [], inputs: [] }))) {
       throw new Error(`${state.root}: another writer committed to the dataset at the same time; no rollup was added`);
     }
@@ -51,6 +51,7 @@ export async function backfillRollups(state: DatasetState, source: SourceName, d
     instance.closeSync();
     await rm(staging, { recursive: true, force: true });
   }
+  failpoint('backfill:after-commit', source);
   await checkpointIfDue(readDatasetStateStable(state.root));
   return add.map((f) => f.path);
 }

@@ -182,7 +182,7 @@ export async function compactFiles(
       Object.assign(result, { inputFiles: work.map((w) => w.file.path), rows: run.rows, skippedLines: run.skippedLines, files: run.add.map((f) => f.path) });
       try {
         checkAborted(options.signal);
-        failpoint('compact:before-commit');
+        failpoint('compact:before-commit', options.source);
         const committed = await appendCommit(state, { source: options.source, add: run.add, remove: [], inputs: run.records });
         if (!committed) throw new Error(`${outDir}: another writer committed to the dataset at the same time; nothing of this run was committed.`);
       } catch (error) {
@@ -193,7 +193,7 @@ export async function compactFiles(
         }
         throw error;
       }
-      failpoint('compact:after-commit');
+      failpoint('compact:after-commit', options.source);
       state = readDatasetStateStable(outDir);
       await checkpointIfDue(state);
     }
@@ -274,7 +274,7 @@ async function writeRun(
       }),
     ));
     progress({ stage: 'writing', fraction: 1 });
-    failpoint('compact:written');
+    failpoint('compact:written', options.source);
     checkAborted(options.signal);
 
     progress({ stage: 'verifying', fraction: 0 });
@@ -314,7 +314,7 @@ async function writeRun(
       entry.bytes = (await stat(target)).size;
       add.push(entry);
       progress({ stage: 'publishing', fraction: (i + 1) / staged.length });
-      failpoint(`compact:publish:${i + 1}`);
+      failpoint(`compact:publish:${i + 1}`, options.source);
     }
     for (const dir of touched) await fsyncDir(dir);
 
@@ -329,7 +329,7 @@ async function writeRun(
 
 /** Deletes (or hands back) every input whose bytes are all in the dataset, verified, and clean. */
 async function removeCompacted(
-  options: { signal?: AbortSignal; remove?: (paths: string[]) => Promise<void>; setAside?: (path: string, skippedLines: number) => Promise<void> },
+  options: { source: SourceName; signal?: AbortSignal; remove?: (paths: string[]) => Promise<void>; setAside?: (path: string, skippedLines: number) => Promise<void> },
   scans: InputScan[],
   newSkipped: ReadonlyMap<string, number>,
   result: CompactResult,
@@ -359,10 +359,10 @@ async function removeCompacted(
     else await unlinkIfPresent(scan.file.path);
     done.push(scan.file.path);
     progress({ stage: 'deleting', fraction: (i + 1) / eligible.length });
-    failpoint(`compact:delete:${i + 1}`);
+    failpoint(`compact:delete:${i + 1}`, options.source);
   }
   for (const dir of new Set(done.map((p) => dirname(p)))) await fsyncDir(dir).catch(() => undefined);
-  failpoint('compact:deleted');
+  failpoint('compact:deleted', options.source);
   result.deletedFiles = done;
   result.deletedSource = result.keptFiles.length === 0 && result.skippedFiles.length === 0;
 }

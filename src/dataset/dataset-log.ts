@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { SourceName } from '../sources/source-descriptor';
 import { unlinkIfPresent, writeFileAtomic } from '../util/durable-fs';
 import { systemNow, systemMs } from '../time/clock';
+import { failpoint } from '../util/failpoint';
 
 /**
  * A compacted dataset is a folder with Parquet files in `date=YYYY-MM-DD/` folders and a log of
@@ -341,10 +342,15 @@ export async function checkpointIfDue(state: DatasetState): Promise<void> {
     format: FORMAT, seq: state.seq, source: state.source, files: [...state.files.values()], inputs: [...state.inputs],
   };
   await writeFileAtomic(join(dir, `${String(state.seq).padStart(20, '0')}.checkpoint.json`), seal(checkpoint), 'replace');
+  failpoint('checkpoint:written', state.source ?? undefined);
+  let pruned = 0;
   for (const name of names) {
     const commit = COMMIT.exec(name);
     const older = CHECKPOINT.exec(name);
-    if ((commit && Number(commit[1]) <= state.seq) || (older && Number(older[1]) < state.seq)) await unlinkIfPresent(join(dir, name));
+    if ((commit && Number(commit[1]) <= state.seq) || (older && Number(older[1]) < state.seq)) {
+      await unlinkIfPresent(join(dir, name));
+      failpoint(`checkpoint:pruned:${++pruned}`, state.source ?? undefined);
+    }
   }
 }
 

@@ -8,6 +8,7 @@ import { fsyncDir, fsyncFile } from '../util/durable-fs';
 import type { DataFile } from './dataset-log';
 import { hasHeads, headPathOf, writeHead } from './newest-heads';
 import { systemMs } from '../time/clock';
+import { failpoint } from '../util/failpoint';
 
 /** The folder of a dataset that holds the stored rollups, beside its `date=` folders. */
 export const ROLLUPS_DIR = '_rollups';
@@ -109,6 +110,7 @@ export async function writeCompanions(
     const staged = await stagedOf(relRollup);
     const rows = await writeRollup(connection, source, rollup, dataPath, staged);
     (out.rollups ??= {})[rollup] = { path: relRollup, rows, bytes: await place(staged, relRollup), writtenMs: systemMs() };
+    failpoint('rollup:written', source);
   }
   return out;
 }

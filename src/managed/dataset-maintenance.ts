@@ -77,11 +77,16 @@ async function mergeDay(state: DatasetState, source: SourceName, day: string, fi
     await rename(staged, join(root, name));
     await fsyncDir(join(root, `date=${day}`));
     const add: DataFile = { path: name, rows, bytes: (await stat(join(root, name))).size, day, ...companions };
+    failpoint('merge:written', source);
     if (!(await appendCommit(state, { source, add: [add], remove: files.map((f) => f.path), inputs: [] }))) {
       throw new Error(`${root}: another writer committed at the same time; the merge was not committed`);
     }
-    failpoint('merge:after-commit');
-    for (const file of files) await removeDataFile(root, file);
+    failpoint('merge:after-commit', source);
+    for (const [i, file] of files.entries()) {
+      await removeDataFile(root, file);
+      failpoint(`merge:deleted:${i + 1}`, source);
+    }
+    failpoint('merge:deleted', source);
     const next = readDatasetStateStable(root);
     await checkpointIfDue(next);
     return next;
@@ -102,7 +107,11 @@ export async function dropDaysBefore(root: string, source: SourceName, firstKept
     const old = [...state.files.values()].filter((f) => f.day !== null && f.day < firstKeptDay);
     if (old.length === 0) return 0;
     if (!(await appendCommit(state, { source, add: [], remove: old.map((f) => f.path), inputs: [] }))) return 0;
-    for (const file of old) await removeDataFile(root, file);
+    failpoint('retention:after-commit', source);
+    for (const [i, file] of old.entries()) {
+      await removeDataFile(root, file);
+      failpoint(`retention:deleted:${i + 1}`, source);
+    }
     // The day folders go too when nothing else is in them (and their heads' folders).
     for (const day of new Set(old.map((f) => f.day))) {
       await rmdir(join(root, `date=${day}`)).catch(() => undefined);
@@ -125,6 +134,7 @@ export async function forgetDeletedInputs(root: string, source: SourceName, belo
     const gone = [...new Set(state.inputs.map((r) => r.path))].filter((p) => p.startsWith(belowPrefix) && !existsSync(p));
     if (gone.length < atLeast) return 0;
     if (!(await appendCommit(state, { source, add: [], remove: [], inputs: [], forget: gone }))) return 0;
+    failpoint('forget:after-commit', source);
     await checkpointIfDue(readDatasetStateStable(root));
     return gone.length;
   });

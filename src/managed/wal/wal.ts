@@ -1,5 +1,5 @@
 import { mkdir, open, readdir, stat, unlink, type FileHandle } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { timerScheduler, type CacheScheduler } from '../../util/scheduler';
 import { EngineError } from '../../errors';
 import { crc32, markerLine } from '../../files/commit-marker';
@@ -8,6 +8,7 @@ import { Quarantine } from './quarantine';
 import { recoverSegment, type DamagedBytes } from './recover-segment';
 import { segmentFileName, segmentSeqOf } from './segment-name';
 import { monotonicMs } from '../../time/clock';
+import { failpoint } from '../../util/failpoint';
 
 /** A segment of the WAL as readers see it. */
 export interface WalSegment {
@@ -212,6 +213,7 @@ export class Wal {
     });
     for (const segment of new Set(targets)) {
       await unlink(segment.path).catch(ignoreMissing);
+      failpoint('wal:unlinked', basename(dirname(this.dir)));
       this.verified.delete(segment.path);
       const at = this.closedList.indexOf(segment);
       if (at >= 0) {
