@@ -58,7 +58,13 @@ export async function settleOrphans(
   duckdb: DatabaseSettings = { threads: 1, memoryLimit: '256MB' },
 ): Promise<{ state: DatasetState; outcome: OrphanOutcome }> {
   const outcome: OrphanOutcome = { restored: [], deleted: [], kept: [] };
-  const { data, heads } = await orphansOf(state);
+  const orphans = await orphansOf(state);
+  // A commit removed these and their deletion was cut short (a kill after a merge, retention or a
+  // repair): their events are where that commit put them, or were dropped on purpose. Never put back.
+  const removed = new Set(orphans.data.filter((p) => state.removed.has(p)));
+  for (const path of removed) await removeWithHead(state.root, path, outcome);
+  const data = orphans.data.filter((p) => !removed.has(p));
+  const heads = orphans.heads.filter((h) => !removed.has(dataPathOfHead(h) ?? dataPathOfRollup(h)?.data ?? ''));
   const damaged = state.damage.length > 0;
   if (data.length === 0) {
     // A head alone is of no use: its data file is gone or was never published.

@@ -1,9 +1,10 @@
-import { cpSync } from 'node:fs';
+import { cpSync, rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEndpoints, defineEndpoint, type Endpoints } from '../../src/index';
 import type { SourceName } from '../../src/sources/source-descriptor';
 import { DATASET_FAILPOINTS } from '../../src/util/failpoint';
 import { spawnCli, waitForStdout } from './cli';
+import { HANG_MS } from './hang-guard';
 import { HISTORY_SOURCES, ManagedHistory } from './managed-history';
 import { tempDir } from './log-files';
 
@@ -104,11 +105,15 @@ async function buildTemplate(dataDir: string): Promise<Template> {
  */
 export function describeFailpointCrashes(source: SourceName): void {
   const tmp = tempDir(`le-failpoints-${source}-`);
+  // Each case runs at the path the history was written at (the log's input records name their
+  // segments by absolute path), from a copy of it taken once.
+  const dataDir = tmp.path('data');
   const template = tmp.path('template');
   let history: Template = { acked: {}, old: new Set() };
   const children: ReturnType<typeof spawnCli>[] = [];
   beforeAll(async () => {
-    history = await buildTemplate(template);
+    history = await buildTemplate(dataDir);
+    cpSync(dataDir, template, { recursive: true });
   });
   afterAll(() => {
     for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
@@ -116,10 +121,9 @@ export function describeFailpointCrashes(source: SourceName): void {
   });
 
   describe(`serve --data-dir killed at every failpoint of ${source}'s dataset, with history: 0 lost, 0 doubled`, () => {
-    let n = 0;
     for (const point of CRASH_POINTS) {
       it(`killed at ${point}`, async () => {
-        const dataDir = tmp.path(`case-${++n}`);
+        rmSync(dataDir, { recursive: true, force: true });
         cpSync(template, dataDir, { recursive: true });
         const child = spawnCli(['serve', '--data-dir', dataDir, '--api-key', KEY, '--port', '0', '--now', SERVE_NOW, '--no-cache'], {
           LOG_ENDPOINTS_FAILPOINT: `${point}@${source}`,
@@ -132,7 +136,9 @@ export function describeFailpointCrashes(source: SourceName): void {
         void exited.then(() => (dead = true));
         // A client sends small batches to both sources until the server is gone.
         const url = await waitForStdout(child, /Listening on (http:\/\/\S+) /).then((m) => m[1]!, () => null);
-        for (let batch = 0; url && !dead; batch++) {
+        // Until the server kills itself (a hang guard, should it never reach the failpoint).
+        const deadline = Date.now() + HANG_MS;
+        for (let batch = 0; url && !dead && Date.now() < deadline; batch++) {
           for (const [name, ingestName] of [['edgeLogs', 'cloudflare.logs.prod'], ['functionEdgeLogs', 'deno-relay-logs']] as const) {
             const events = liveEvents(name, batch);
             sent[name]!.push(...events.map((e) => e.id));
@@ -147,7 +153,8 @@ export function describeFailpointCrashes(source: SourceName): void {
             }
           }
         }
-        expect(await exited, child.output.stderr).toBe('SIGKILL');
+        if (!dead) child.kill('SIGTERM');
+        expect(await exited, `the server did not reach ${point}: ${child.output.stderr}`).toBe('SIGKILL');
 
         // Right after the restart (its compaction not yet run), then once that compaction ran.
         for (const round of ['restarted', 'after its compaction']) {
