@@ -17,6 +17,7 @@ import {
   type InputRecord,
 } from '../dataset/dataset-log';
 import { fsyncDir, fsyncFile, unlinkIfPresent } from '../util/durable-fs';
+import { fileCrc32 } from '../util/crc32';
 import { failpoint } from '../util/failpoint';
 import { FileChecks, type SkippedFile } from '../files/file-checks';
 import { compileGlob } from '../files/glob';
@@ -309,6 +310,7 @@ async function writeRun(
       // Its head and stored rollups, in place before the file (none is named until the commit).
       Object.assign(entry, await writeCompanions(connection, options.source, file, outDir, rel, staging));
       await fsyncFile(file);
+      entry.crc32 = await fileCrc32(file);
       await rename(file, target);
       touched.add(dirname(target));
       entry.bytes = (await stat(target)).size;
@@ -398,7 +400,8 @@ async function checkShape(source: SourceName, work: InputScan[]): Promise<void> 
   }
 }
 
-async function copyRange(path: string, start: number, end: number, target: string): Promise<void> {
+/** Copies bytes [start, end) of a file (what a record of it claims) to `target`. */
+export async function copyRange(path: string, start: number, end: number, target: string): Promise<void> {
   const { createReadStream, createWriteStream } = await import('node:fs');
   const { pipeline } = await import('node:stream/promises');
   await pipeline(createReadStream(path, { start, end: end - 1 }), createWriteStream(target));

@@ -1,4 +1,7 @@
+import { statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
+import type { SourceName } from '../sources/source-descriptor';
+import { rollupDefinition } from '../dataset/stored-rollups';
 import { partitionDay } from './file-kinds';
 import { readDatasetStateStable, type DataFile, type DatasetState } from '../dataset/dataset-log';
 import { FileChecks, type SkipReason, type SkippedFile } from './file-checks';
@@ -67,6 +70,8 @@ export class SourceReader {
   constructor(
     globs: readonly string[],
     private readonly extra?: ExtraInputs,
+    /** The source the files hold: a stored rollup is read only when computed by its current definition. */
+    private readonly source?: SourceName,
   ) {
     this.globs = globs.map((g) => compileGlob(g));
   }
@@ -105,7 +110,8 @@ export class SourceReader {
         if (earliestDay !== null && data.day !== null && data.day < earliestDay) continue;
         parquet.set(path, {
           path, kind: 'parquet', size: data.bytes, mtimeMs: 0, ino: 0, dataset: root,
-          ...(data.head ? { head: this.pathOf(root, data.head), headBytes: data.head.bytes } : {}),
+          ...(data.crc32 === undefined ? {} : { crc32: data.crc32 }),
+          ...(data.head ? { head: this.pathOf(root, data.head), headBytes: data.head.bytes, headCrc32: data.head.crc32 } : {}),
           ...(data.rollups ? { rollups: this.rollupsOf(root, data.rollups) } : {}),
         });
       }
@@ -139,15 +145,18 @@ export class SourceReader {
     }
 
     // Damaged files stay out (and are told), a dataset's too: its log vouches for what the file
-    // should be, not for the disk. A head or stored rollup that cannot be read is not needed: its
-    // data file is read instead (the rollup computed from its rows).
+    // should be, not for the disk. A head or stored rollup that cannot be read, or whose bytes are
+    // not those its commit recorded, is not needed: its data file is read instead (the rollup
+    // computed from its rows). A data file's own bytes are checked against its commit by the
+    // reader of its rows (`verifyRows`): a query answered from stored rollups never reads them.
     const keep = async (file: ListedFile) => {
+      if (file.dataset) versionOf(file);
       const problem = await this.checks.check(file);
       if (problem) out.skipped.push(problem);
       const head = headOf(file);
-      if (!problem && head && (await this.checks.check(head))) delete file.head;
+      if (!problem && head && !(await this.intact(head))) delete file.head;
       for (const [name, rollup] of Object.entries(problem ? {} : file.rollups ?? {})) {
-        if (await this.checks.check(rollupOf(file, rollup))) file.rollups = withoutKey(file.rollups!, name);
+        if (!(await this.intact(rollupOf(file, rollup)))) file.rollups = withoutKey(file.rollups!, name);
       }
       return problem === null;
     };
@@ -160,11 +169,39 @@ export class SourceReader {
     return out;
   }
 
-  /** A data file's stored rollups with absolute paths (kept per entry, like `pathOf`). */
+  /**
+   * Of a snapshot's data files whose rows a query is about to read, those whose bytes are not the
+   * ones their commit recorded (CRC-32, once per file version): they leave `read.parquet` for
+   * `read.skipped` (named, like any damaged file) and stay out of later snapshots until they change.
+   * Returns how many were left out.
+   */
+  async verifyRows(read: ReadSet, files: readonly ListedFile[] = read.parquet): Promise<number> {
+    const bad = new Set<ListedFile>();
+    await Promise.all(files.filter((f) => f.dataset && f.crc32 !== undefined).map(async (file) => {
+      const problem = await this.checks.verify(file);
+      if (problem === null) return;
+      read.skipped.push(this.checks.mark(file, problem.reason, problem.message));
+      bad.add(file);
+    }));
+    if (bad.size) read.parquet = read.parquet.filter((f) => !bad.has(f));
+    return bad.size;
+  }
+
+  /** Whether a head or stored rollup can be read and holds the bytes its commit recorded. */
+  private async intact(companion: ListedFile): Promise<boolean> {
+    versionOf(companion);
+    return (await this.checks.check(companion)) === null && (await this.checks.verify(companion)) === null;
+  }
+
+  /**
+   * A data file's stored rollups with absolute paths (kept per entry, like `pathOf`); those computed
+   * by another definition of the rollup than the source's current one are left out (never read).
+   */
   private rollupsOf(root: string, rollups: NonNullable<DataFile['rollups']>): NonNullable<ListedFile['rollups']> {
     let known = this.rollupPaths.get(rollups);
     if (known === undefined) {
-      known = Object.fromEntries(Object.entries(rollups).map(([name, r]) => [name, { path: this.pathOf(root, r), bytes: r.bytes, writtenMs: r.writtenMs ?? 0 }]));
+      const current = Object.entries(rollups).filter(([name, r]) => this.source === undefined || r.definition === rollupDefinition(this.source, name));
+      known = Object.fromEntries(current.map(([name, r]) => [name, { path: this.pathOf(root, r), bytes: r.bytes, writtenMs: r.writtenMs ?? 0, crc32: r.crc32 }]));
       this.rollupPaths.set(rollups, known);
     }
     // A copy per listing: a damaged one is dropped from this listing's file only.
@@ -179,13 +216,28 @@ export class SourceReader {
 
   /** The engine failed on this file version: it stays out of answers until it changes. */
   markDamaged(file: ListedFile, reason: SkipReason, message: string): SkippedFile {
+    if (file.dataset) versionOf(file);
     return this.checks.mark(file, reason, message);
   }
 }
 
 /** A dataset file's head as a file of its own (checked, or marked damaged, like any file), or null. */
 export function headOf(file: ListedFile): ListedFile | null {
-  return file.head ? { path: file.head, kind: 'parquet', size: file.headBytes ?? 0, mtimeMs: 0, ino: 0, dataset: file.dataset } : null;
+  if (!file.head) return null;
+  return { path: file.head, kind: 'parquet', size: file.headBytes ?? 0, mtimeMs: 0, ino: 0, dataset: file.dataset, ...(file.headCrc32 === undefined ? {} : { crc32: file.headCrc32 }) };
+}
+
+/**
+ * Sets a dataset file's version (mtime, ctime, inode) from the disk: its commit records its size
+ * and CRC-32, and a write in place (even of the same size) is another version, checked again.
+ * One stat per file a query lists. A file that is not there keeps zeros (found missing).
+ */
+function versionOf(file: ListedFile): void {
+  const stats = statSync(file.path, { throwIfNoEntry: false });
+  if (!stats) return;
+  file.mtimeMs = stats.mtimeMs;
+  file.ctimeMs = stats.ctimeMs;
+  file.ino = stats.ino;
 }
 
 /** A data file's head and stored rollups, each as a file of its own. */
@@ -195,8 +247,8 @@ export function companionsOf(file: ListedFile): ListedFile[] {
 }
 
 /** A data file's stored rollup as a file of its own (checked, or marked damaged, like any file). */
-export function rollupOf(file: ListedFile, rollup: { path: string; bytes: number; writtenMs?: number }): ListedFile {
-  return { path: rollup.path, kind: 'parquet', size: rollup.bytes, mtimeMs: rollup.writtenMs ?? 0, ino: 0, dataset: file.dataset };
+export function rollupOf(file: ListedFile, rollup: { path: string; bytes: number; writtenMs?: number; crc32?: number }): ListedFile {
+  return { path: rollup.path, kind: 'parquet', size: rollup.bytes, mtimeMs: rollup.writtenMs ?? 0, ino: 0, dataset: file.dataset, ...(rollup.crc32 === undefined ? {} : { crc32: rollup.crc32 }) };
 }
 
 function withoutKey<T>(record: Record<string, T>, key: string): Record<string, T> {

@@ -1,11 +1,15 @@
 import { existsSync } from 'node:fs';
-import { mkdir, open, readdir, rename } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, readdir, rename, rm } from 'node:fs/promises';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { dirname, join, resolve } from 'node:path';
 import type { SourceName } from '../sources/source-descriptor';
 import { openDatabase, type DatabaseSettings } from '../duckdb/open-database';
 import { sqlStringList } from '../duckdb/sql-literal';
 import { appendCommit, readDatasetStateStable, type DataFile, type DatasetState } from '../dataset/dataset-log';
-import { companionPathsOf } from '../dataset/stored-rollups';
+import { companionPathsOf, writeCompanions } from '../dataset/stored-rollups';
+import { backfillRollups } from '../compaction/backfill-rollups';
+import { rebuildFromInputs } from '../compaction/rebuild-from-inputs';
 import { withDatasetLock } from '../dataset/dataset-lock';
 import { orphansOf, settleOrphans } from '../dataset/dataset-orphans';
 import { fsyncDir } from '../util/durable-fs';
@@ -112,21 +116,27 @@ async function checkSegments(source: SourceName, dir: string, report: DataDirRep
   return names.length;
 }
 
-/** Committed data files and heads that cannot be read whole (absolute paths). */
+/**
+ * Committed data files, heads and stored rollups that cannot be read whole, or whose bytes are not
+ * those their commit recorded (CRC-32: damage of the same size too). A file whose CRC-32 matches
+ * is as it was written; one without (written before checksums) is decoded whole (absolute paths).
+ */
 async function unreadableFiles(state: DatasetState, duckdb: DatabaseSettings): Promise<Array<{ path: string; message: string }>> {
   const checks = new FileChecks();
   const bad: Array<{ path: string; message: string }> = [];
   const { instance, connection } = await openDatabase(duckdb);
   try {
     for (const file of state.files.values()) {
-      const parts = [{ path: file.path, bytes: file.bytes }, ...(file.head ? [file.head] : []), ...Object.values(file.rollups ?? {})];
+      const parts = [{ path: file.path, bytes: file.bytes, crc32: file.crc32 }, ...companionsOf(file)];
       for (const part of parts) {
         const path = join(state.root, part.path);
-        const problem = await checks.check({ path, kind: 'parquet', size: part.bytes, mtimeMs: 0, ino: 0, dataset: state.root });
+        const listed = { path, kind: 'parquet' as const, size: part.bytes, mtimeMs: 0, ino: 0, dataset: state.root, ...(part.crc32 === undefined ? {} : { crc32: part.crc32 }) };
+        const problem = (await checks.check(listed)) ?? (await checks.verify(listed));
         if (problem) {
           bad.push({ path, message: `${problem.reason}: ${problem.message}` });
           continue;
         }
+        if (part.crc32 !== undefined) continue;
         try {
           await connection.run(`SELECT min(hash(COLUMNS(*))) FROM read_parquet(${sqlStringList([path])})`);
         } catch (error) {
@@ -141,6 +151,11 @@ async function unreadableFiles(state: DatasetState, duckdb: DatabaseSettings): P
   return bad;
 }
 
+/** A data file's head and stored rollups as committed (relative paths). */
+function companionsOf(file: DataFile): Array<{ path: string; bytes: number; crc32?: number }> {
+  return [...(file.head ? [file.head] : []), ...Object.values(file.rollups ?? {})];
+}
+
 /** A data file's entry without the companions (head, stored rollups) named in `lost`. */
 function withoutCompanions(file: DataFile, lost: readonly string[]): DataFile {
   const { head, rollups, ...rest } = file;
@@ -148,21 +163,55 @@ function withoutCompanions(file: DataFile, lost: readonly string[]): DataFile {
   return { ...rest, ...(head && !lost.includes(head.path) ? { head } : {}), ...(kept.length ? { rollups: Object.fromEntries(kept) } : {}) };
 }
 
-/** The repair of one dataset (under its lock): orphans settled, unreadable files quarantined, damage acknowledged. */
+/**
+ * The repair of one dataset (under its lock): orphans settled; damaged data files written again
+ * from their inputs where those are still there, the others quarantined and out of the log; damaged
+ * heads and stored rollups written again from their data files; damage acknowledged; stored
+ * rollups of another definition computed again.
+ */
 async function repairDataset(root: string, source: SourceName, duckdb: DatabaseSettings, report: DataDirReport): Promise<void> {
   const { state: settled, outcome } = await settleOrphans(readDatasetStateStable(root), source, duckdb);
   if (outcome.restored.length) report.repaired.push(`${source}: put ${outcome.restored.length} file(s) of lost commits back into the log: ${outcome.restored.join(', ')}`);
   if (outcome.deleted.length) report.repaired.push(`${source}: deleted ${outcome.deleted.length} file(s) no commit named whose events the dataset holds already (or a killed run's): ${outcome.deleted.join(', ')}`);
   const state = settled;
   const bad = (await unreadableFiles(state, duckdb)).map((b) => b.path.slice(root.length + 1).split('\\').join('/'));
-  const dataPaths = new Set(state.files.keys());
-  const lostData = bad.filter((p) => dataPaths.has(p));
-  const lostHeads = bad.filter((p) => !dataPaths.has(p));
+  const lostData = bad.filter((p) => state.files.has(p));
+  const lostCompanions = bad.filter((p) => !state.files.has(p));
   const unsettled = state.damage.map((d) => /(\d{20})\.json$/.exec(d.path)).filter((m): m is RegExpExecArray => m !== null).map((m) => Number(m[1]));
-  if (lostData.length === 0 && lostHeads.length === 0 && unsettled.length === 0) return;
-  // A lost data file's head goes with it (alone it is of no use, and no commit would name it).
-  const headsOfLost = lostData.flatMap((p) => companionPathsOf(state.files.get(p)!));
-  for (const path of [...lostData, ...lostHeads, ...headsOfLost]) {
+  if (lostData.length || lostCompanions.length || unsettled.length) {
+    const staging = join(root, `.compact-${randomBytes(8).toString('hex')}.tmp`);
+    const { instance, connection } = await openDatabase(duckdb);
+    try {
+      await repairFiles(connection, state, source, { lostData, lostCompanions, unsettled, staging }, report);
+    } finally {
+      connection.closeSync();
+      instance.closeSync();
+      await rm(staging, { recursive: true, force: true });
+    }
+  }
+  const recomputed = await backfillRollups(readDatasetStateStable(root), source, duckdb);
+  if (recomputed.length) report.repaired.push(`${source}: computed the stored rollups of ${recomputed.length} file(s) by their current definitions`);
+}
+
+/** Writes again what can be, quarantines the rest, and commits it all at once (see `repairDataset`). */
+async function repairFiles(
+  connection: DuckDBConnection,
+  state: DatasetState,
+  source: SourceName,
+  damage: { lostData: string[]; lostCompanions: string[]; unsettled: number[]; staging: string },
+  report: DataDirReport,
+): Promise<void> {
+  const root = state.root;
+  const { lostData, lostCompanions, unsettled, staging } = damage;
+  // Rebuilt before anything moves: the damaged file's footer may still say which inputs it came from.
+  const rebuilt = new Map<string, DataFile>();
+  for (const [i, path] of lostData.entries()) {
+    const entry = await rebuildFromInputs(connection, state, source, state.files.get(path)!, join(staging, `rebuild-${i}`)).catch(() => null);
+    if (entry) rebuilt.set(path, entry);
+  }
+  // A lost data file's companions go with it (alone they are of no use, and no commit would name them).
+  const companionsOfLost = lostData.flatMap((p) => companionPathsOf(state.files.get(p)!));
+  for (const path of [...lostData, ...lostCompanions, ...companionsOfLost]) {
     const from = join(root, path);
     if (!existsSync(from)) continue;
     const to = join(root, '_quarantine', path);
@@ -170,17 +219,31 @@ async function repairDataset(root: string, source: SourceName, duckdb: DatabaseS
     await rename(from, to);
     await fsyncDir(dirname(to));
   }
-  // The log stops naming what cannot be read (heads and stored rollups are dropped from their data file's entry).
-  const withoutHeads = [...state.files.values()].filter((f) => companionPathsOf(f).some((c) => lostHeads.includes(c)) && !lostData.includes(f.path));
+  // Heads and stored rollups are their data file's rows, computed again (dropped from the entry when that fails).
+  const rewritten: DataFile[] = [];
+  let written = 0;
+  for (const file of [...state.files.values()].filter((f) => !lostData.includes(f.path) && companionPathsOf(f).some((c) => lostCompanions.includes(c)))) {
+    const kept = withoutCompanions(file, lostCompanions);
+    const rollups = Object.entries(file.rollups ?? {}).filter(([, r]) => lostCompanions.includes(r.path)).map(([name]) => name);
+    try {
+      const again = await writeCompanions(connection, source, join(root, file.path), root, file.path, staging, { head: file.head !== undefined && lostCompanions.includes(file.head.path), rollups });
+      written += (again.head ? 1 : 0) + Object.keys(again.rollups ?? {}).length;
+      rewritten.push({ ...kept, ...(again.head ? { head: again.head } : {}), ...(again.rollups || kept.rollups ? { rollups: { ...kept.rollups, ...again.rollups } } : {}) });
+    } catch {
+      rewritten.push(kept);
+    }
+  }
   const committed = await appendCommit(state, {
     source,
-    add: withoutHeads.map((file) => withoutCompanions(file, lostHeads)),
-    remove: [...lostData, ...withoutHeads.map((f) => f.path)],
+    add: [...rebuilt.values(), ...rewritten],
+    remove: [...lostData, ...rewritten.map((f) => f.path)],
     inputs: [],
     ...(unsettled.length ? { settles: unsettled } : {}),
   });
   if (!committed) throw new Error(`${root}: another writer committed at the same time; run check --repair again`);
-  if (lostData.length) report.repaired.push(`${source}: took ${lostData.length} missing or unreadable file(s) out of the log, the unreadable ones moved to ${join(root, '_quarantine')} (their events are lost unless restored from a backup): ${lostData.join(', ')}`);
-  if (lostHeads.length) report.repaired.push(`${source}: moved ${lostHeads.length} unreadable head(s) or stored rollup(s) to ${join(root, '_quarantine')} (queries read their data files; the next compaction writes the rollups again)`);
+  const lost = lostData.filter((p) => !rebuilt.has(p));
+  if (rebuilt.size) report.repaired.push(`${source}: wrote ${rebuilt.size} damaged file(s) again from their inputs (the damaged ones moved to ${join(root, '_quarantine')}): ${[...rebuilt.keys()].join(', ')}`);
+  if (lost.length) report.repaired.push(`${source}: took ${lost.length} missing or unreadable file(s) out of the log, the unreadable ones moved to ${join(root, '_quarantine')} (their events are lost unless restored from a backup): ${lost.join(', ')}`);
+  if (lostCompanions.length) report.repaired.push(`${source}: wrote ${written} of ${lostCompanions.length} damaged head(s) or stored rollup(s) again from their data files (the damaged ones moved to ${join(root, '_quarantine')}; queries read the data files of the others)`);
   if (unsettled.length) report.repaired.push(`${source}: acknowledged the damage of commit(s) ${unsettled.join(', ')}: what could be restored was; queries stop reporting it`);
 }

@@ -11,6 +11,7 @@ import { appendCommit, checkpointIfDue, readDatasetStateStable, type DataFile, t
 import { withDatasetLock } from '../dataset/dataset-lock';
 import type { Provenance } from '../dataset/dataset-orphans';
 import { fsyncDir, fsyncFile, unlinkIfPresent } from '../util/durable-fs';
+import { fileCrc32 } from '../util/crc32';
 import { failpoint } from '../util/failpoint';
 import { HEADS_DIR } from '../dataset/newest-heads';
 import { companionPathsOf, ROLLUPS_DIR, writeCompanions } from '../dataset/stored-rollups';
@@ -74,9 +75,10 @@ async function mergeDay(state: DatasetState, source: SourceName, day: string, fi
     // Its head and stored rollups, written as compaction writes them (one path: stored-rollups.ts).
     const companions = await writeCompanions(connection, source, staged, root, name, staging);
     await fsyncFile(staged);
+    const crc32 = await fileCrc32(staged);
     await rename(staged, join(root, name));
     await fsyncDir(join(root, `date=${day}`));
-    const add: DataFile = { path: name, rows, bytes: (await stat(join(root, name))).size, day, ...companions };
+    const add: DataFile = { path: name, rows, bytes: (await stat(join(root, name))).size, crc32, day, ...companions };
     failpoint('merge:written', source);
     if (!(await appendCommit(state, { source, add: [add], remove: files.map((f) => f.path), inputs: [] }))) {
       throw new Error(`${root}: another writer committed at the same time; the merge was not committed`);

@@ -208,7 +208,7 @@ class DuckDBEngine implements Engine {
     const list = (g: string | readonly string[] | undefined) => (g === undefined ? [] : typeof g === 'string' ? [g] : [...g]);
     this.memory = options.memory;
     // Every known source (the built-ins and the user's): a statement may read any of them.
-    for (const { name } of allSources()) this.readers.set(name, new SourceReader(list(options.sources[name]), options.extraInputs?.[name]));
+    for (const { name } of allSources()) this.readers.set(name, new SourceReader(list(options.sources[name]), options.extraInputs?.[name], name));
     this.gate = new QueryGate({
       maxConcurrent: options.maxConcurrentQueries ?? 4,
       maxQueued: options.maxQueuedQueries ?? 64,
@@ -235,6 +235,10 @@ class DuckDBEngine implements Engine {
         const files: Partial<Record<SourceName, SourceFiles & { copies: Map<string, FileRange> }>> = {};
         // A rollup variant whose rollups are not stored for this read runs as the base statement.
         const sql = request.statement.fallback && !rollupsStored(variantSql, reads) ? statementSql({ ...request, statement: { ...request.statement, sql: request.statement.fallback } }) : variantSql;
+        const newestFirst = request.statement.newestFirst && sources.length === 1 && request.sql === undefined;
+        // The data files whose rows the statement reads hold the bytes their commits recorded (a
+        // newest-first walk checks each day's as it reaches it); those that do not are left out, named.
+        if (!newestFirst) for (const [source, read] of reads) await this.reader(source).verifyRows(read, rowsRead(sql, source, read));
         try {
           for (const [source, read] of reads) files[source] = await this.sourceFiles(connection, read);
           const skippedFiles = [...reads.values()].flatMap((r) => r.skipped);
@@ -242,7 +246,7 @@ class DuckDBEngine implements Engine {
             return { ...(await this.executeCaller(connection, sql, request, files)), engineMs: monotonicMs() - started, skippedFiles };
           }
           const [only] = sources;
-          const rows = request.statement.newestFirst && sources.length === 1
+          const rows = newestFirst
             ? await this.newestFirst(connection, sql, request, only!, reads.get(only!)!, files[only!]!)
             : await this.execute(connection, sql, request, files);
           return { rows, engineMs: monotonicMs() - started, skippedFiles };
@@ -380,7 +384,10 @@ class DuckDBEngine implements Engine {
     for (const file of read.parquet) {
       const day = file.dataset ? partitionDay(file.path) : null;
       // Files of unknown day (or schema: not from a dataset) are read in one query, as usual.
-      if (day === null) return this.execute(connection, sql, request, { [source]: files });
+      if (day === null) {
+        await this.verifiedOrRetry(source, read, read.parquet);
+        return this.execute(connection, sql, request, { [source]: files });
+      }
       days.set(day, [...(days.get(day) ?? []), file]);
     }
     const until = request.params[order.until];
@@ -401,7 +408,9 @@ class DuckDBEngine implements Engine {
      * One day's newest rows: heads and NDJSON (parsed once, not twice) in one statement, a day's
      * data files that an upper bound cuts into in two (two-phase-newest.ts).
      */
-    const runDay = (day: { parquet: string[]; heads: boolean }, withNdjson: boolean) => {
+    const runDay = async (day: { parquet: string[]; heads: boolean }, withNdjson: boolean) => {
+      // Data files (not heads, checked when listed) are checked against their commits as they are reached.
+      if (!day.heads) await this.verifiedOrRetry(source, read, read.parquet.filter((f) => day.parquet.includes(f.path)));
       const set: SourceFiles = {
         ndjson: withNdjson ? files.ndjson : [],
         parquet: day.parquet,
@@ -446,6 +455,7 @@ class DuckDBEngine implements Engine {
    * kept out of answers (and told) until it changes.
    */
   private async retryable(connection: DuckDBConnection, error: unknown, source: SourceName, read: ReadSet, copies: Map<string, FileRange> | undefined): Promise<boolean> {
+    if (error instanceof DamagedRows) return true;
     if (error instanceof EngineError || this.closed) return false;
     const message = String((error as Error)?.message ?? error);
     if (/interrupt|out of memory/i.test(message)) return false;
@@ -478,6 +488,14 @@ class DuckDBEngine implements Engine {
     }
     if (!marked && UNNAMED_DAMAGE.test(message)) marked = await this.findDamaged(connection, source, read.parquet, message);
     return marked;
+  }
+
+  /**
+   * Checks data files a newest-first walk is about to read against their commits; when one fails
+   * (it is marked, and left out of the next listing), the query starts again from a new listing.
+   */
+  private async verifiedOrRetry(source: SourceName, read: ReadSet, files: readonly ListedFile[]): Promise<void> {
+    if (await this.reader(source).verifyRows(read, files)) throw new DamagedRows();
   }
 
   /**
@@ -560,6 +578,8 @@ class DuckDBEngine implements Engine {
           for (let attempt = 1; ; attempt++) {
             const read = await this.reader(source).snapshot();
             let files: SourceFiles & { copies: Map<string, FileRange> } | undefined;
+            // Every data file's rows are counted: each is checked against its commit first.
+            await this.reader(source).verifyRows(read);
             try {
               files = await this.sourceFiles(connection, read);
               out.push(await this.inspect(connection, source, read, files));
@@ -822,6 +842,19 @@ function changedSinceListed(file: ListedFile): boolean {
   if (file.dataset) return !existsSync(file.path);
   const now = statSync(file.path, { throwIfNoEntry: false });
   return !now || now.ino !== file.ino || now.size !== file.size || now.mtimeMs !== file.mtimeMs;
+}
+
+/** A data file a query was about to read failed its checksum: marked, the query lists its files again. */
+class DamagedRows extends Error {}
+
+/**
+ * The Parquet files whose rows a statement reads: all of them when it names the source's relation,
+ * else (it reads rollups only) those lacking a stored rollup it names, computed from their rows.
+ */
+function rowsRead(sql: string, source: SourceName, read: ReadSet): ListedFile[] {
+  if (namesRelation(sql, relationOf(source))) return read.parquet;
+  const rollups = Object.keys(sourceDescriptor(source).rollups).filter((name) => namesRelation(sql, name));
+  return read.parquet.filter((f) => rollups.some((name) => !f.rollups?.[name]));
 }
 
 /** Engine messages of damaged Parquet that name no file: the files are then tried one by one. */
