@@ -24,6 +24,8 @@ export type SkipReason =
   | 'damaged_log'
   // A compacted dataset's file whose bytes do not match the CRC-32 its commit recorded (changed on disk).
   | 'checksum_mismatch'
+  // Managed storage's write-ahead segment left by the previous process, not read until recovered and compacted.
+  | 'recovering'
   // Newline-delimited JSON by its name, but not one of its lines is a JSON object (CSV, plain text).
   | 'no_json_lines';
 

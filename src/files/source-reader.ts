@@ -45,7 +45,12 @@ export interface ExtraInputs {
    * what the globs match, and the SELECT of events held in memory, given which NDJSON paths the
    * query's dataset state already holds (those are left out of it).
    */
-  view(): { ndjson: readonly FileRange[]; memory?: (covered: (path: string) => boolean) => string | undefined };
+  view(): {
+    ndjson: readonly FileRange[];
+    memory?: (covered: (path: string) => boolean) => string | undefined;
+    /** Files not read yet (a backlog being recovered): named in the answer unless a dataset holds them. */
+    recovering?: readonly FileRange[];
+  };
 }
 
 /**
@@ -129,6 +134,10 @@ export class SourceReader {
     }
     const extra = this.extra?.view();
     out.memory = extra?.memory?.((path) => index.recordsOf(path).length > 0);
+    for (const range of extra?.recovering ?? []) {
+      if (coveredBytes(range.file, index, this.hashes, listedPaths) >= range.end) continue;
+      out.skipped.push({ path: range.file.path, reason: 'recovering', message: `left by the previous process and being recovered: its ${range.end} bytes of events are in answers once compacted` });
+    }
     for (const range of extra?.ndjson ?? []) {
       const covered = coveredBytes(range.file, index, this.hashes, listedPaths);
       if (covered >= range.end) continue;

@@ -117,6 +117,29 @@ export class MemoryTables {
   }
 
   /**
+   * Holds a whole segment written by the previous process (recovered at start) so queries stop
+   * parsing it: read from its file until its rows are in, from memory from then on. Never throws;
+   * a segment that does not fit under the bound, or fails to go in, stays read from its file.
+   */
+  async load(source: SourceName, seq: number, lines: Uint8Array): Promise<void> {
+    const mirrored = this.set(this.mirrored, source);
+    const broken = this.set(this.broken, source);
+    if (mirrored.has(seq) || broken.has(seq) || this.bytes + lines.length > this.maxBytes) return;
+    // Counted at once, so two loads never overrun the bound together.
+    this.bytes += lines.length;
+    const done = await this.serial((connection) => this.insertBatch(connection, source, [{ seq, lines }])).catch(() => new Map<number, boolean>());
+    if (done.get(seq)) {
+      // Only now: a query's view must never take a segment for held before all of its rows are.
+      mirrored.add(seq);
+      this.segmentBytes.set(`${source}:${seq}`, lines.length);
+    } else {
+      this.bytes -= lines.length;
+      // What went in of it (nothing, as one statement) is left out: it is read from its file.
+      broken.add(seq);
+    }
+  }
+
+  /**
    * Group commit of the memory table: the groups of a source that arrive while an insert runs
    * wait together and go in as one INSERT per segment. One statement per request was the ingest's
    * biggest cost (a statement's fixed cost is paid once per batch of requests, not per request).

@@ -43,3 +43,30 @@ export function failpoint(name: string, source?: string): void {
   if (wanted === undefined) return;
   if (wanted === name || (source !== undefined && wanted === `${name}@${source}`)) process.kill(process.pid, 'SIGKILL');
 }
+
+/** The points a test can hold a real process at (`LOG_ENDPOINTS_HOLD=<name>`): the background recovery of a write-ahead log. */
+export const HOLDPOINTS = ['wal:recovery'] as const;
+
+let released = false;
+let listening = false;
+const waiting: Array<() => void> = [];
+
+/**
+ * With `LOG_ENDPOINTS_HOLD=<name>` in its environment, the process waits at that point until it
+ * gets SIGUSR2 (it prints `held <name>` on stderr each time one waits), so a test can prove what
+ * happens before the point is passed without any timing. Unset (or another name), it resolves at once.
+ */
+export function holdpoint(name: (typeof HOLDPOINTS)[number]): Promise<void> {
+  if (process.env.LOG_ENDPOINTS_HOLD !== name || released) return Promise.resolve();
+  if (!listening) {
+    listening = true;
+    process.on('SIGUSR2', () => {
+      released = true;
+      for (const resume of waiting.splice(0)) resume();
+    });
+  }
+  return new Promise((resolve) => {
+    waiting.push(resolve);
+    process.stderr.write(`held ${name}\n`);
+  });
+}
