@@ -1,4 +1,4 @@
-import { createReadStream } from 'node:fs';
+import { createReadStream, statSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { Writable } from 'node:stream';
@@ -53,7 +53,7 @@ export class FileChecks {
   /** Null when the file can be read, else why not. */
   check(file: ListedFile): Promise<SkippedFile | null> {
     const key = versionKey(file);
-    const marked = this.marked.get(key);
+    const marked = this.marked.get(key) ?? this.markedDatasetFile(file);
     if (marked) return Promise.resolve(marked);
     let verdict = this.verdicts.get(key);
     if (!verdict) {
@@ -100,7 +100,27 @@ export class FileChecks {
     const skipped = { path: file.path, reason, message };
     if (this.marked.size > 20_000) this.marked.clear();
     this.marked.set(versionKey(file), skipped);
+    if (file.dataset) this.markedPaths.set(file.path, versionKey(file));
     return skipped;
+  }
+
+  /** Dataset files marked, by path, with the version marked: a listing (which does not stat them) still leaves them out. */
+  private readonly markedPaths = new Map<string, string>();
+
+  /**
+   * A dataset's file is listed from its log, without its mtime and inode (no stat per file and
+   * query). One marked damaged (found by a checksum or the engine, at a version known then) is
+   * looked at on disk: the same version stays out, head and stored rollups included; a changed
+   * one is checked again.
+   */
+  private markedDatasetFile(file: ListedFile): SkippedFile | undefined {
+    const key = file.dataset ? this.markedPaths.get(file.path) : undefined;
+    if (key === undefined) return undefined;
+    const stats = statSync(file.path, { throwIfNoEntry: false });
+    const now = stats ? versionKey({ ...file, size: stats.size, mtimeMs: stats.mtimeMs, ctimeMs: stats.ctimeMs, ino: stats.ino }) : null;
+    if (now === key) return this.marked.get(key);
+    this.markedPaths.delete(file.path);
+    return undefined;
   }
 }
 

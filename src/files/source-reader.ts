@@ -154,18 +154,17 @@ export class SourceReader {
     }
 
     // Damaged files stay out (and are told), a dataset's too: its log vouches for what the file
-    // should be, not for the disk. A head or stored rollup that cannot be read, or whose bytes are
-    // not those its commit recorded, is not needed: its data file is read instead (the rollup
-    // computed from its rows). A data file's own bytes are checked against its commit by the
-    // reader of its rows (`verifyRows`): a query answered from stored rollups never reads them.
+    // should be, not for the disk. A head or stored rollup that cannot be read is not needed: its
+    // data file is read instead (the rollup computed from its rows). The bytes of a dataset's
+    // files are checked against their commits by whoever reads them, once per file version
+    // (`verifyRows`, `verifyCompanions`): a query lists a 90-day window, and reads a few of its files.
     const keep = async (file: ListedFile) => {
-      if (file.dataset) versionOf(file);
       const problem = await this.checks.check(file);
       if (problem) out.skipped.push(problem);
       const head = headOf(file);
-      if (!problem && head && !(await this.intact(head))) delete file.head;
+      if (!problem && head && (await this.checks.check(head))) delete file.head;
       for (const [name, rollup] of Object.entries(problem ? {} : file.rollups ?? {})) {
-        if (!(await this.intact(rollupOf(file, rollup)))) file.rollups = withoutKey(file.rollups!, name);
+        if (await this.checks.check(rollupOf(file, rollup))) file.rollups = withoutKey(file.rollups!, name);
       }
       return problem === null;
     };
@@ -187,6 +186,7 @@ export class SourceReader {
   async verifyRows(read: ReadSet, files: readonly ListedFile[] = read.parquet): Promise<number> {
     const bad = new Set<ListedFile>();
     await Promise.all(files.filter((f) => f.dataset && f.crc32 !== undefined).map(async (file) => {
+      versionOf(file);
       const problem = await this.checks.verify(file);
       if (problem === null) return;
       read.skipped.push(this.checks.mark(file, problem.reason, problem.message));
@@ -196,10 +196,31 @@ export class SourceReader {
     return bad.size;
   }
 
-  /** Whether a head or stored rollup can be read and holds the bytes its commit recorded. */
+  /**
+   * Checks the heads (`heads`) or the named stored rollups of a snapshot's data files (`files`, by
+   * default all) against their commits before a query reads them: one whose bytes are not the
+   * recorded ones is dropped from its data file (whose rows stand in) and stays out until it changes.
+   */
+  async verifyCompanions(read: ReadSet, which: { heads?: boolean; rollups?: readonly string[]; files?: readonly ListedFile[] }): Promise<void> {
+    const rollups = which.rollups ?? [];
+    if (!which.heads && rollups.length === 0) return;
+    await Promise.all((which.files ?? read.parquet).map(async (file) => {
+      const head = which.heads ? headOf(file) : null;
+      if (head && !(await this.intact(head))) delete file.head;
+      for (const name of rollups) {
+        const rollup = file.rollups?.[name];
+        if (rollup && !(await this.intact(rollupOf(file, rollup)))) file.rollups = withoutKey(file.rollups!, name);
+      }
+    }));
+  }
+
+  /** Whether a head or stored rollup holds the bytes its commit recorded (marked damaged otherwise). */
   private async intact(companion: ListedFile): Promise<boolean> {
+    if (companion.crc32 === undefined) return true;
     versionOf(companion);
-    return (await this.checks.check(companion)) === null && (await this.checks.verify(companion)) === null;
+    const problem = await this.checks.verify(companion);
+    if (problem) this.checks.mark(companion, problem.reason, problem.message);
+    return problem === null;
   }
 
   /**

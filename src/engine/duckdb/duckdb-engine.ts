@@ -233,23 +233,27 @@ class DuckDBEngine implements Engine {
         const reads = new Map<SourceName, ReadSet>();
         for (const source of sources) reads.set(source, await this.reader(source).snapshot(earliestDayOf(request.notBefore)));
         const files: Partial<Record<SourceName, SourceFiles & { copies: Map<string, FileRange> }>> = {};
+        // The stored rollups the variant reads hold the bytes their commits recorded (a damaged one
+        // is dropped: its file's rows stand in), checked before the variant is chosen.
+        for (const [source, read] of reads) await this.reader(source).verifyCompanions(read, { rollups: rollupsNamedBy(variantSql, source) });
         // A rollup variant whose rollups are not stored for this read runs as the base statement.
         const sql = request.statement.fallback && !rollupsStored(variantSql, reads) ? statementSql({ ...request, statement: { ...request.statement, sql: request.statement.fallback } }) : variantSql;
         const newestFirst = request.statement.newestFirst && sources.length === 1 && request.sql === undefined;
-        // The data files whose rows the statement reads hold the bytes their commits recorded (a
-        // newest-first walk checks each day's as it reaches it); those that do not are left out, named.
+        // So do the data files whose rows the statement reads (a newest-first walk checks each
+        // day's as it reaches it); those that do not are left out, named.
         if (!newestFirst) for (const [source, read] of reads) await this.reader(source).verifyRows(read, rowsRead(sql, source, read));
+        // Taken once the statement ran: a newest-first walk names what it leaves out as it goes.
+        const skippedFiles = () => [...reads.values()].flatMap((r) => r.skipped);
         try {
           for (const [source, read] of reads) files[source] = await this.sourceFiles(connection, read);
-          const skippedFiles = [...reads.values()].flatMap((r) => r.skipped);
           if (request.sql !== undefined) {
-            return { ...(await this.executeCaller(connection, sql, request, files)), engineMs: monotonicMs() - started, skippedFiles };
+            return { ...(await this.executeCaller(connection, sql, request, files)), engineMs: monotonicMs() - started, skippedFiles: skippedFiles() };
           }
           const [only] = sources;
           const rows = newestFirst
             ? await this.newestFirst(connection, sql, request, only!, reads.get(only!)!, files[only!]!)
             : await this.execute(connection, sql, request, files);
-          return { rows, engineMs: monotonicMs() - started, skippedFiles };
+          return { rows, engineMs: monotonicMs() - started, skippedFiles: skippedFiles() };
         } catch (error) {
           if (request.sql !== undefined) await this.blameCaller(error, connection, sql, request, reads, files);
           let retry = false;
@@ -385,7 +389,8 @@ class DuckDBEngine implements Engine {
       const day = file.dataset ? partitionDay(file.path) : null;
       // Files of unknown day (or schema: not from a dataset) are read in one query, as usual.
       if (day === null) {
-        await this.verifiedOrRetry(source, read, read.parquet);
+        // Its data files' rows are read: checked first (a damaged one is left out, named, and the files listed again).
+        if (await this.reader(source).verifyRows(read)) return this.execute(connection, sql, request, { [source]: await this.sourceFiles(connection, read) });
         return this.execute(connection, sql, request, { [source]: files });
       }
       days.set(day, [...(days.get(day) ?? []), file]);
@@ -399,9 +404,15 @@ class DuckDBEngine implements Engine {
      * every file has one, it holds at least `limit` rows per project, and no upper bound cuts into
      * the day (the newest rows of a file at or before the bound are then its newest rows).
      */
-    const dayFiles = (day: string): { day: string; parquet: string[]; heads: boolean } => {
+    const dayFiles = async (day: string): Promise<{ day: string; parquet: string[]; heads: boolean }> => {
+      // What a day reads is checked against its commits as it is reached: its heads (a damaged one
+      // is dropped, its data file read instead), else its data files (a damaged one left out, named).
+      const reader = this.reader(source);
+      const wanted = limit <= HEAD_ROWS_PER_PROJECT && (untilMicros === null || untilMicros >= dayStartMicros(day) + DAY_MICROS);
+      if (wanted && days.get(day)!.every((f) => f.head)) await reader.verifyCompanions(read, { heads: true, files: days.get(day) });
+      const heads = wanted && days.get(day)!.every((f) => f.head);
+      if (!heads && (await reader.verifyRows(read, days.get(day)))) days.set(day, days.get(day)!.filter((f) => read.parquet.includes(f)));
       const list = days.get(day)!;
-      const heads = limit <= HEAD_ROWS_PER_PROJECT && list.every((f) => f.head) && (untilMicros === null || untilMicros >= dayStartMicros(day) + DAY_MICROS);
       return { day, parquet: list.map((f) => (heads ? f.head! : f.path)), heads };
     };
     /**
@@ -409,8 +420,6 @@ class DuckDBEngine implements Engine {
      * data files that an upper bound cuts into in two (two-phase-newest.ts).
      */
     const runDay = async (day: { parquet: string[]; heads: boolean }, withNdjson: boolean) => {
-      // Data files (not heads, checked when listed) are checked against their commits as they are reached.
-      if (!day.heads) await this.verifiedOrRetry(source, read, read.parquet.filter((f) => day.parquet.includes(f.path)));
       const set: SourceFiles = {
         ndjson: withNdjson ? files.ndjson : [],
         parquet: day.parquet,
@@ -425,7 +434,7 @@ class DuckDBEngine implements Engine {
         (text, bound) => this.executePrepared(connection, text, bound === null ? request : { ...request, params: { ...request.params, [BOUND_PARAM]: { timestamp: bound } } }),
       );
     };
-    let rows = await runDay(ordered.length ? dayFiles(ordered[0]!) : { parquet: [], heads: false }, true);
+    let rows = await runDay(ordered.length ? await dayFiles(ordered[0]!) : { parquet: [], heads: false }, true);
     // Older days that can still hold one of the N newest rows: once the N-th row so far is at or
     // after a day's end, that day and every older one cannot.
     const older = ordered.slice(1);
@@ -433,7 +442,8 @@ class DuckDBEngine implements Engine {
       const nth = rows[limit - 1];
       return nth !== undefined && BigInt(nth.timestamp as bigint) >= dayStartMicros(day) + DAY_MICROS;
     });
-    const open = (stop === -1 ? older : older.slice(0, stop)).map(dayFiles);
+    const open: Array<Awaited<ReturnType<typeof dayFiles>>> = [];
+    for (const day of stop === -1 ? older : older.slice(0, stop)) open.push(await dayFiles(day));
     // Those with heads in one statement over all their heads: each holds every project's newest
     // rows of its file, so the newest of all of them are among their heads. One statement instead
     // of one per day: a project with few rows pages through a 90-day window in one read, not 90
@@ -455,7 +465,6 @@ class DuckDBEngine implements Engine {
    * kept out of answers (and told) until it changes.
    */
   private async retryable(connection: DuckDBConnection, error: unknown, source: SourceName, read: ReadSet, copies: Map<string, FileRange> | undefined): Promise<boolean> {
-    if (error instanceof DamagedRows) return true;
     if (error instanceof EngineError || this.closed) return false;
     const message = String((error as Error)?.message ?? error);
     if (/interrupt|out of memory/i.test(message)) return false;
@@ -488,14 +497,6 @@ class DuckDBEngine implements Engine {
     }
     if (!marked && UNNAMED_DAMAGE.test(message)) marked = await this.findDamaged(connection, source, read.parquet, message);
     return marked;
-  }
-
-  /**
-   * Checks data files a newest-first walk is about to read against their commits; when one fails
-   * (it is marked, and left out of the next listing), the query starts again from a new listing.
-   */
-  private async verifiedOrRetry(source: SourceName, read: ReadSet, files: readonly ListedFile[]): Promise<void> {
-    if (await this.reader(source).verifyRows(read, files)) throw new DamagedRows();
   }
 
   /**
@@ -844,17 +845,19 @@ function changedSinceListed(file: ListedFile): boolean {
   return !now || now.ino !== file.ino || now.size !== file.size || now.mtimeMs !== file.mtimeMs;
 }
 
-/** A data file a query was about to read failed its checksum: marked, the query lists its files again. */
-class DamagedRows extends Error {}
-
 /**
  * The Parquet files whose rows a statement reads: all of them when it names the source's relation,
  * else (it reads rollups only) those lacking a stored rollup it names, computed from their rows.
  */
 function rowsRead(sql: string, source: SourceName, read: ReadSet): ListedFile[] {
   if (namesRelation(sql, relationOf(source))) return read.parquet;
-  const rollups = Object.keys(sourceDescriptor(source).rollups).filter((name) => namesRelation(sql, name));
+  const rollups = rollupsNamedBy(sql, source);
   return read.parquet.filter((f) => rollups.some((name) => !f.rollups?.[name]));
+}
+
+/** The rollups of a source a statement reads by name. */
+function rollupsNamedBy(sql: string, source: SourceName): string[] {
+  return Object.keys(sourceDescriptor(source).rollups).filter((name) => namesRelation(sql, name));
 }
 
 /** Engine messages of damaged Parquet that name no file: the files are then tried one by one. */
