@@ -35,7 +35,9 @@ export function managedInputs(dataDir: string, source: SourceName, wal: Pick<Wal
         recovering.push({ file: { path: segment.path, kind: 'ndjson', size: stats.size, mtimeMs: stats.mtimeMs, ino: stats.ino }, start: 0, end: stats.size });
       }
       const ranges: FileRange[] = [];
-      for (const segment of wal.snapshot()) {
+      const segments = wal.snapshot();
+      const present = new Set(segments.map((s) => s.seq));
+      for (const segment of segments) {
         if (segment.committedBytes === 0 || held?.mirrored(segment.seq) || deferred.has(segment.seq)) continue;
         const stats = statOrNull(segment.path);
         // Released (compacted and deleted) since the snapshot: the dataset holds its events.
@@ -51,7 +53,11 @@ export function managedInputs(dataDir: string, source: SourceName, wal: Pick<Wal
       return {
         ndjson: ranges,
         recovering,
-        memory: held && ((covered) => held.relation((seq) => covered(join(wal.dir, segmentFileName(seq))))),
+        // A segment's rows in memory are left out once the dataset holds its events: when the
+        // query's dataset state records it, or once it was released (only ever after its commit),
+        // since its records are forgotten a while after that while its rows may stay until older
+        // queries are done: judged by the records alone, they would then be read twice.
+        memory: held && ((covered) => held.relation((seq) => !present.has(seq) || covered(join(wal.dir, segmentFileName(seq))))),
       };
     },
   };

@@ -127,15 +127,16 @@ export class MemoryTables {
     if (mirrored.has(seq) || broken.has(seq) || this.bytes + lines.length > this.maxBytes) return;
     // Counted at once, so two loads never overrun the bound together.
     this.bytes += lines.length;
+    // Until all of its rows are in, it is read from its file and its rows in the table are left
+    // out of every query (as a broken segment's): a query never reads it twice, nor half.
+    broken.add(seq);
     const done = await this.serial((connection) => this.insertBatch(connection, source, [{ seq, lines }])).catch(() => new Map<number, boolean>());
-    if (done.get(seq)) {
-      // Only now: a query's view must never take a segment for held before all of its rows are.
+    if (done.get(seq) && broken.has(seq)) {
+      broken.delete(seq);
       mirrored.add(seq);
       this.segmentBytes.set(`${source}:${seq}`, lines.length);
     } else {
       this.bytes -= lines.length;
-      // What went in of it (nothing, as one statement) is left out: it is read from its file.
-      broken.add(seq);
     }
   }
 
