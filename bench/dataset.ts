@@ -3,7 +3,7 @@ import { readFile, writeFile, rm } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { compactLogs } from '../src/compaction/compact';
 import { generateLogs } from '../src/fixtures/generate-logs';
-import type { BuiltInSourceName } from '../src/sources/registry';
+import type { BuiltInSourceName } from '../src/sources/built-ins';
 
 /** The instant every benchmark query is evaluated at; the data ends there. */
 export const REFERENCE = new Date('2026-11-21T12:00:00Z');

@@ -4,9 +4,10 @@ import { findDefinition } from '../src/definitions/registry';
 import { normalizeParams } from '../src/definitions/params';
 import { planQuery } from '../src/definitions/plan-query';
 import { bindRequest, fullQuerySql, sourcesReadBy } from '../src/engine/duckdb/duckdb-engine';
+import { BUILT_IN_SOURCE_SET } from '../src/sources/built-ins';
 import { earliestDayOf, parquetFilesOf } from '../src/engine/duckdb/list-files';
 import { parquetSchema } from '../src/duckdb/parquet-schema';
-import { relationOf, sourceRelation } from '../src/duckdb/source-relations';
+import { sourceRelation } from '../src/duckdb/source-relations';
 import { readFileSync } from 'node:fs';
 import type { BenchCase } from './cases';
 import { REFERENCE } from './dataset';
@@ -52,8 +53,8 @@ export async function measureLibrary(sources: SourceGlobs, c: BenchCase, runs: n
 export async function measureBareDuckDB(sources: SourceGlobs, c: BenchCase, runs: number, sqlOf: 'current' | 'old' = 'current'): Promise<Samples> {
   const definition = findDefinition(c.endpoint);
   const request = planQuery(definition, normalizeParams(definition, c.params), REFERENCE);
-  const source = sourcesReadBy(definition.sql.duckdb)[0]!;
-  const globs = sources[source];
+  const source = sourcesReadBy(definition.sql.duckdb, BUILT_IN_SOURCE_SET)[0]!;
+  const globs = sources[source.name];
   const connect = async () => {
     const instance = await DuckDBInstance.create(':memory:', { threads: String(DUCKDB.threads), autoinstall_known_extensions: 'false' });
     const connection = await instance.connect();
@@ -70,8 +71,8 @@ export async function measureBareDuckDB(sources: SourceGlobs, c: BenchCase, runs
   // `old`: the SQL of queries/duckdb/ before this round of speed work (bench/baseline-sql/), the
   // baseline the library must now beat, over the same files and with the same parameters.
   const sql = sqlOf === 'current'
-    ? fullQuerySql(definition.sql.duckdb, { [source]: files })
-    : `WITH ${relationOf(source)} AS (\n${sourceRelation(source, files)}\n)\n${readFileSync(new URL(`./baseline-sql/${c.endpoint}.sql`, import.meta.url), 'utf8')}`;
+    ? fullQuerySql(definition.sql.duckdb, new Map([[source, files]]))
+    : `WITH ${source.relation} AS (\n${sourceRelation(source, files)}\n)\n${readFileSync(new URL(`./baseline-sql/${c.endpoint}.sql`, import.meta.url), 'utf8')}`;
   setup.connection.closeSync();
   setup.instance.closeSync();
   const open = async () => {

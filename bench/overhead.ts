@@ -15,6 +15,7 @@ import { findDefinition } from '../src/definitions/registry';
 import { normalizeParams } from '../src/definitions/params';
 import { planQuery } from '../src/definitions/plan-query';
 import { bindRequest, fullQuerySql, sourcesReadBy } from '../src/engine/duckdb/duckdb-engine';
+import { BUILT_IN_SOURCE_SET } from '../src/sources/built-ins';
 import { earliestDayOf, parquetFilesOf } from '../src/engine/duckdb/list-files';
 import { parquetSchema } from '../src/duckdb/parquet-schema';
 import { REFERENCE } from './dataset';
@@ -33,14 +34,14 @@ const DUCKDB = { threads: 2 };
 async function bare(endpoint: string, params: Record<string, string>) {
   const definition = findDefinition(endpoint);
   const request = planQuery(definition, normalizeParams(definition, params), REFERENCE);
-  const source = sourcesReadBy(definition.sql.duckdb)[0]!;
-  const globs = sources[source]!;
+  const source = sourcesReadBy(definition.sql.duckdb, BUILT_IN_SOURCE_SET)[0]!;
+  const globs = sources[source.name]!;
   const instance = await DuckDBInstance.create(':memory:', { threads: String(DUCKDB.threads), autoinstall_known_extensions: 'false' });
   const connection = await instance.connect();
   await connection.run("SET TimeZone = 'UTC'");
   await connection.run('SET parquet_metadata_cache = true');
   const parquet = await parquetFilesOf(typeof globs === 'string' ? [globs] : [...globs], earliestDayOf(request.notBefore));
-  const sql = fullQuerySql(definition.sql.duckdb, { [source]: { ndjson: [], parquet, parquetTypes: await parquetSchema(connection, parquet) } });
+  const sql = fullQuerySql(definition.sql.duckdb, new Map([[source, { ndjson: [], parquet, parquetTypes: await parquetSchema(connection, parquet) }]]));
   const prepared = await connection.prepare(sql);
   return {
     run: async () => {

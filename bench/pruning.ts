@@ -4,6 +4,7 @@ import { planQuery } from '../src/definitions/plan-query';
 import { normalizeParams } from '../src/definitions/params';
 import { findDefinition } from '../src/definitions/registry';
 import { bindRequest, fullQuerySql, sourcesReadBy } from '../src/engine/duckdb/duckdb-engine';
+import { BUILT_IN_SOURCE_SET } from '../src/sources/built-ins';
 import { earliestDayOf, parquetFilesOf } from '../src/engine/duckdb/list-files';
 import { parquetSchema } from '../src/duckdb/parquet-schema';
 import type { BenchCase } from './cases';
@@ -17,8 +18,8 @@ import { REFERENCE } from './dataset';
 export async function scannedRows(sources: SourceGlobs, c: BenchCase): Promise<{ scanned: number; total: number; files: number; allFiles: number }> {
   const definition = findDefinition(c.endpoint);
   const request = planQuery(definition, normalizeParams(definition, c.params), REFERENCE);
-  const source = sourcesReadBy(definition.sql.duckdb)[0]!;
-  const globs = sources[source];
+  const source = sourcesReadBy(definition.sql.duckdb, BUILT_IN_SOURCE_SET)[0]!;
+  const globs = sources[source.name];
   const list = typeof globs === 'string' ? [globs] : [...(globs ?? [])];
   const instance = await DuckDBInstance.create(':memory:', { threads: '2' });
   const connection = await instance.connect();
@@ -27,7 +28,7 @@ export async function scannedRows(sources: SourceGlobs, c: BenchCase): Promise<{
     const earliestDay = earliestDayOf(request.notBefore);
     const all = { parquet: await parquetFilesOf(list) };
     const parquet = await parquetFilesOf(list, earliestDay);
-    const sql = fullQuerySql(definition.sql.duckdb, { [source]: { ndjson: [], parquet, parquetTypes: await parquetSchema(connection, parquet) } });
+    const sql = fullQuerySql(definition.sql.duckdb, new Map([[source, { ndjson: [], parquet, parquetTypes: await parquetSchema(connection, parquet) }]]));
     const prepared = await connection.prepare(`EXPLAIN ANALYZE ${sql}`);
     bindRequest(prepared, request);
     const plan = String((await prepared.runAndReadAll()).getRows()[0]?.[1] ?? '');

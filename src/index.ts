@@ -6,6 +6,7 @@ export type { EndpointConfig } from './definitions/define-endpoint';
 export { p } from './definitions/params';
 export type { AnyParam, Param, ParamFormat, ParamInput, ParamsOf } from './definitions/params';
 export type { ColumnDeclaration, RowOf } from './definitions/columns';
+export type { MethodName } from './definitions/method-name';
 export type {
   AnyEndpointDefinition,
   BindContext,
@@ -17,15 +18,32 @@ export type {
 } from './definitions/definition';
 export { functionsInvocationStats, logsAll, usageApiCounts } from './definitions/registry';
 export { defineSource } from './sources/source-descriptor';
-export type { SourceColumn, SourceColumnDeclaration, SourceConfig, SourceDescriptor, SourceRollup } from './sources/source-descriptor';
-export { edgeLogs, functionEdgeLogs } from './sources/registry';
+export type { SourceCliNames, SourceColumn, SourceColumnDeclaration, SourceConfig, SourceDescriptor, SourceRollup } from './sources/source-descriptor';
+export { edgeLogs, functionEdgeLogs } from './sources/built-ins';
+// Self-hosted Supabase (docs/supabase.md): its sources, and the options that answer Studio as Logflare does.
+export { supabasePreset } from './api/supabase-preset';
+export {
+  authLogs,
+  functionLogs,
+  pgbouncerLogs,
+  postgresLogs,
+  postgrestLogs,
+  realtimeLogs,
+  storageLogs,
+  SUPABASE_SOURCES,
+} from './sources/supabase/supabase-sources';
+export type { CallerDialect } from './sandbox/validate-caller-sql';
+export type { WireFormat } from './rows/logflare-wire';
 export type {
   CacheStatus,
+  EndpointMethods,
   Endpoints,
+  EndpointsCore,
   EndpointsOptions,
   EndpointsStats,
   EndpointsWarning,
   EndpointTypes,
+  HealthReport,
   QueryResult,
   // `ep.query(name, params, { format: 'arrow' })` adds an apache-arrow Table of the rows.
   QueryOptions,

@@ -5,6 +5,8 @@ import type { HandlerOptions } from './http/handler-options';
 import { toNodeListener, type NodeListener } from './node/to-node-listener';
 
 export { toNodeListener };
+/** `maxHeaderSize` for your node:http server: URLs up to the handler's 64 KiB limit (Node's default is 16 KiB). */
+export { MAX_HEADER_BYTES } from './http/handler-options';
 export type { NodeListener };
 
 /**

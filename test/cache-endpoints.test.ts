@@ -11,6 +11,7 @@ import {
 } from '../src/index';
 import { cachedEndpoints, flakyStore, manualTime, ProbeEngine, settle } from './support/cache-harness';
 import { edgeEvent, functionEvent, tempDir, writeLines } from './support/log-files';
+import { BUILT_IN_SOURCE_SET } from '../src/sources/built-ins';
 
 const NOW = '2026-11-21T12:00:00.000Z';
 const USAGE_ID = '538d9361-e1e6-421a-953a-37a46d1b9e19';
@@ -28,7 +29,7 @@ describe('result cache (in memory)', () => {
       functionEvent({ project: 'abc', timestamp: '2026-11-21T11:00:00Z', ms: 10 }),
       functionEvent({ project: 'abc', timestamp: '2026-11-21T11:10:00Z', ms: 30, status: 500 }),
     ]);
-    duckdb = await createDuckDBEngine({ sources: { edgeLogs: tmp.path('edge', '*.ndjson'), functionEdgeLogs: tmp.path('fn', '*.ndjson') } });
+    duckdb = await createDuckDBEngine({ sourceSet: BUILT_IN_SOURCE_SET, sources: { edgeLogs: tmp.path('edge', '*.ndjson'), functionEdgeLogs: tmp.path('fn', '*.ndjson') } });
   });
   afterAll(async () => {
     await duckdb.close();

@@ -7,6 +7,7 @@ import { createDuckDBEngine } from '../src/engine/duckdb/duckdb-engine';
 import { createEndpoints, EngineError, memoryCache, type Engine, type EndpointsOptions } from '../src/index';
 import { cachedEndpoints, flakyStore, manualTime, ProbeEngine, settle } from './support/cache-harness';
 import { edgeEvent, tempDir, writeLines } from './support/log-files';
+import { BUILT_IN_SOURCE_SET } from '../src/sources/built-ins';
 
 const NOW = '2026-11-21T12:00:00.000Z';
 const SECOND = 1000;
@@ -27,7 +28,7 @@ describe('cache warming', () => {
 
   beforeAll(async () => {
     addRequests(1);
-    duckdb = await createDuckDBEngine({ sources: { edgeLogs: tmp.path('edge', '*.ndjson') } });
+    duckdb = await createDuckDBEngine({ sourceSet: BUILT_IN_SOURCE_SET, sources: { edgeLogs: tmp.path('edge', '*.ndjson') } });
   });
   afterAll(async () => {
     await duckdb.close();

@@ -10,6 +10,7 @@ import { openWalSet, walDir } from '../src/managed/wal/wal-set';
 import { census, CENSUS_NOW, censusEvents, idRange } from './support/census';
 import { memoryIO } from './support/cli';
 import { endpointsAt, tempDir, writeLines } from './support/log-files';
+import { BUILT_IN_SOURCE_SET } from '../src/sources/built-ins';
 
 const tmp = tempDir('le-check-');
 afterAll(() => tmp.cleanup());
@@ -17,7 +18,7 @@ afterAll(() => tmp.cleanup());
 /** A data dir whose gateway dataset has three commits (a, b, c: 40, 60, 80 events). */
 async function dataDirWithDataset(name: string): Promise<{ dataDir: string; dataset: string }> {
   const dataDir = tmp.path(name);
-  await (await openWalSet(dataDir)).close();
+  await (await openWalSet(dataDir, BUILT_IN_SOURCE_SET)).close();
   const dataset = datasetDir(dataDir, 'edgeLogs');
   for (const [i, prefix] of ['a', 'b', 'c'].entries()) {
     writeLines(tmp.path(`${name}-in`, `${prefix}.ndjson`), censusEvents(prefix, 40 + 20 * i));
@@ -82,7 +83,7 @@ describe('log-endpoints check --data-dir', () => {
 
   it('a write-ahead segment with a torn tail is reported (recovery cuts it at the next start)', async () => {
     const dataDir = tmp.path('torn');
-    await (await openWalSet(dataDir)).close();
+    await (await openWalSet(dataDir, BUILT_IN_SOURCE_SET)).close();
     writeFileSync(join(walDir(dataDir, 'edgeLogs'), '00000000000000000009.ndjson'), '{"id":"half written"');
     const result = await check('--data-dir', dataDir);
     expect(result.code).toBe(1);
@@ -91,7 +92,7 @@ describe('log-endpoints check --data-dir', () => {
 
   it('--repair is refused while another process writes the data dir; wrong usage is exit 2', async () => {
     const { dataDir } = await dataDirWithDataset('live');
-    const live = await openWalSet(dataDir);
+    const live = await openWalSet(dataDir, BUILT_IN_SOURCE_SET);
     try {
       const refused = await check('--data-dir', dataDir, '--repair');
       expect(refused.code).toBe(1);

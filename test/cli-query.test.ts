@@ -111,7 +111,7 @@ describe('log-endpoints, in process', () => {
       [['serve', '--edge-logs', 'x', '--api-key', 'k', '--port', '70000'], /--port must be a whole number from 0 to 65535/],
       [['demo-data', '--events', '-5'], /--events/],
       [['query', 'logs.all', '--memory-limit', 'lots', '--edge-logs', 'x'], /--memory-limit must be a size/],
-      [['compact', '--source', 'db', '--input', 'x', '--out', 'y'], /--source must be edge or functions/],
+      [['compact', '--source', 'db', '--input', 'x', '--out', 'y'], /--source must name a source: edgeLogs \(edge_logs, edge\), functionEdgeLogs \(function_edge_logs, functions\), not "db"/],
       [['compact', '--source', 'edge', '--out', 'y'], /--input <glob>/],
       [['serve', '--edge-logs', 'x', '--api-key', 'k', '--threads', '0'], /--threads must be a whole number from 1/],
       [['serve', '--edge-logs', 'x', '--api-key', 'k', '--wal-segment-bytes', '5'], /--wal-segment-bytes is for ingest: add --data-dir/],
@@ -175,7 +175,7 @@ describe('log-endpoints compact', () => {
   it('refuses edge logs compacted as functions: exit 2, one line that says what to do', async () => {
     const r = await run('compact', '--source', 'functions', '--input', tmp.path('edge.ndjson'), '--out', tmp.path('wrong-source'));
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/^error \[invalid_option\]: None of the 2 events sampled looks like an edge-function log event; 2 look like gateway \(edge\) log events\. Did you mean --source edge\?/m);
+    expect(r.stderr).toMatch(/^error \[invalid_option\]: None of the 2 events sampled looks like an event of functionEdgeLogs \(function_edge_logs\); 2 look like events of edgeLogs \(edge_logs\)\. Did you mean --source edge\?/m);
   });
 });
 

@@ -61,6 +61,21 @@ describe('log-endpoints serve, as a process', () => {
   });
 });
 
+describe('serve\'s server', () => {
+  it('serves a URL of 64 KiB (Node\'s own limit is 16 KiB): Supabase Studio sends its SQL in the query string', async () => {
+    const ep = await createEndpoints({ sources: {}, now: () => new Date(NOW), cache: false });
+    const running = await startServer(ep, { host: '127.0.0.1', port: 0, apiKeys: ['k'] });
+    try {
+      const path = '/api/endpoints/logs.all?project=a&junk=';
+      const response = await fetch(`${running.url}${path}${'x'.repeat(64 * 1024 - path.length - 'http://localhost'.length)}`, { headers: { 'X-API-KEY': 'k' } });
+      expect(response.status).toBe(200);
+      expect(await response.json()).toEqual({ result: [] });
+    } finally {
+      await running.stop();
+    }
+  });
+});
+
 describe('graceful shutdown', () => {
   const stops: Array<() => Promise<void>> = [];
   afterEach(async () => {

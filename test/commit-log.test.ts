@@ -7,6 +7,7 @@ import { appendCommit, checkpointIfDue, readDatasetStateStable, readNewest } fro
 import { forgetDeletedInputs, mergeSmallFiles } from '../src/managed/dataset-maintenance';
 import { census, CENSUS_NOW, censusEvents, idRange } from './support/census';
 import { endpointsAt, tempDir, writeLines } from './support/log-files';
+import { edgeLogs } from '../src/sources/built-ins';
 
 const tmp = tempDir('le-commit-log-');
 afterAll(() => tmp.cleanup());
@@ -92,7 +93,7 @@ describe('the commit log: damage is detected and reported, and never followed by
       writeLines(tmp.path('merge', `${i}.ndjson`), censusEvents(`g${i}`, 5).map((e) => ({ ...e, timestamp: `2026-11-20T1${i}:00:00Z` })));
       await compactLogs({ source: 'edgeLogs', inputs: tmp.path('merge', `${i}.ndjson`), outDir: out, deleteSource: true });
     }
-    expect(await mergeSmallFiles(out, 'edgeLogs')).toBe(8);
+    expect(await mergeSmallFiles(out, edgeLogs)).toBe(8);
     const merge = logOf(out).at(-1)!;
     rmSync(join(out, '_compact', merge));
     const ids = Array.from({ length: 8 }, (_, i) => idRange(`g${i}`, 0, 5)).flat().sort();
@@ -114,7 +115,7 @@ describe('the commit log: damage is detected and reported, and never followed by
     }
     const small = [...readDatasetStateStable(out).files.values()];
     for (const f of small) cpSync(join(out, f.path), join(saved, f.path));
-    expect(await mergeSmallFiles(out, 'edgeLogs')).toBe(8);
+    expect(await mergeSmallFiles(out, edgeLogs)).toBe(8);
     // Killed after the merge's commit: the small files are still there (as the server left them).
     for (const f of small) cpSync(join(saved, f.path), join(out, f.path));
     // The log's cleanup: the records of the deleted inputs forgotten, then a checkpoint folds the commits.

@@ -298,7 +298,7 @@ describe('compactLogs: nothing lost, nothing doubled (docs/semantics.md, "Compac
     writeLines(tmp.path('shape', 'edge.ndjson'), censusEvents('e', 10));
     const error = await compactLogs({ source: 'functionEdgeLogs', inputs: tmp.path('shape', 'edge.ndjson'), outDir: tmp.path('shape', 'out') }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InvalidOptionError);
-    expect((error as Error).message).toMatch(/None of the 10 events sampled looks like an edge-function log event; 10 look like gateway \(edge\) log events\. Did you mean --source edge\?/);
+    expect((error as Error).message).toMatch(/None of the 10 events sampled looks like an event of functionEdgeLogs \(function_edge_logs\); 10 look like events of edgeLogs \(edge_logs\)\. Did you mean --source edge\?/);
     expect(parquetUnder(tmp.path('shape', 'out'))).toEqual([]);
     await compactLogs({ source: 'edgeLogs', inputs: tmp.path('shape', 'edge.ndjson'), outDir: tmp.path('shape', 'out') });
     writeLines(tmp.path('shape', 'fn.ndjson'), [functionEvent({ timestamp: CENSUS_NOW })]);

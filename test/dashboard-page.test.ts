@@ -9,6 +9,7 @@ import {
 import { entryTotals, invocationTotals, percent, requestTotals } from '../src/dashboard/page/totals';
 import { formatViewState, literalPattern, parseViewState, pick } from '../src/dashboard/page/view-state';
 import { errorInWords } from '../src/dashboard/page/words';
+import { functionsInvocationStats, p } from '../src/index';
 
 describe('errors in words', () => {
   it('asks for the key again on 401', () => {
@@ -141,30 +142,44 @@ describe('the URL fragment', () => {
   });
 });
 
-const STATS_INTERVALS = ['5min', '15min', '1hr', '1day', '7day'];
-const USAGE_INTERVALS = ['hourly', 'daily', 'minutely'];
-const STUDIO_INTERVALS = ['15min', '30min', '1hr', '3hr', '1day', '3day', '7day'];
+/**
+ * What a server describes for a one-of parameter of these values (`intervals` in GET /api/endpoints):
+ * the page's only source of what an interval means.
+ */
+const described = (values: readonly string[]) => p.oneOf(values).spec.intervals ?? {};
+const STATS_INTERVALS = functionsInvocationStats.params.find((s) => s.name === 'interval')!.intervals!;
+const USAGE_INTERVALS = described(['hourly', 'daily', 'minutely']);
+const STUDIO_INTERVALS = described(['15min', '30min', '1hr', '3hr', '1day', '3day', '7day']);
 const at = (iso: string) => Date.parse(iso) / 1000;
 
 describe('the shared time range', () => {
-  it('finds the parameter that picks a window: every declared value is a known interval', () => {
-    expect(intervalParam([{ name: 'project' }, { name: 'interval', values: STATS_INTERVALS }])?.name).toBe('interval');
+  it('reads what each interval means from the endpoint\'s description, not from a table of its own', () => {
+    expect(STATS_INTERVALS).toEqual({
+      '5min': { span: 300, bucket: 1 }, '15min': { span: 900, bucket: 60 }, '1hr': { span: 3600, bucket: 60 },
+      '1day': { span: 86_400, bucket: 3600 }, '7day': { span: 604_800, bucket: 86_400 },
+    });
+    // A value the server does not describe is not placed, whatever its name says.
+    expect(intervalFor({ '1hr': { span: 7200, bucket: 600 } }, 7200)).toEqual({ value: '1hr', span: 7200, bucket: 600 });
+  });
+
+  it('finds the parameter that picks a window: the one whose description carries interval meanings', () => {
+    expect(intervalParam([{ name: 'project' }, { name: 'interval', values: Object.keys(STATS_INTERVALS), intervals: STATS_INTERVALS }])?.name).toBe('interval');
     expect(intervalParam([{ name: 'project_tier', values: ['FREE', 'PRO'] }])).toBeNull();
-    expect(intervalParam([{ name: 'window', values: ['1hr', 'fortnight'] }])).toBeNull();
+    expect(intervalParam([{ name: 'window', values: ['1hr', 'fortnight'], intervals: described(['1hr', 'fortnight']) }])).toBeNull();
   });
 
   it('offers the ranges some endpoint can show, shortest first', () => {
     expect(rangeChoices([STATS_INTERVALS, USAGE_INTERVALS]).map((r) => r.name)).toEqual(['5min', '15min', '1hr', '1day', '7day']);
     expect(rangeChoices([USAGE_INTERVALS, STUDIO_INTERVALS]).map((r) => r.name)).toEqual(['15min', '30min', '1hr', '3hr', '1day', '3day', '7day']);
-    expect(rangeChoices([[]])).toEqual([]);
-    expect(rangeChoices([['1day']])).toEqual([{ name: '1day', label: 'last day' }]);
+    expect(rangeChoices([{}])).toEqual([]);
+    expect(rangeChoices([described(['1day'])])).toEqual([{ name: '1day', label: 'last day' }]);
     expect([rangeSeconds('1hr'), rangeSeconds('7day'), rangeSeconds('nonsense')]).toEqual([3600, 604_800, 86_400]);
   });
 
   it('asks each endpoint for the interval of exactly that window, the finest buckets first', () => {
     expect(intervalFor(STATS_INTERVALS, 3600)).toEqual({ value: '1hr', span: 3600, bucket: 60 });
     expect(intervalFor(USAGE_INTERVALS, 3600)).toEqual({ value: 'minutely', span: 3600, bucket: 60 });
-    expect(intervalFor([...USAGE_INTERVALS, ...STUDIO_INTERVALS], 86_400)).toEqual({ value: '1day', span: 86_400, bucket: 3600 });
+    expect(intervalFor({ ...USAGE_INTERVALS, ...STUDIO_INTERVALS }, 86_400)).toEqual({ value: '1day', span: 86_400, bucket: 3600 });
     expect(intervalFor(USAGE_INTERVALS, 604_800)?.value).toBe('daily');
   });
 
@@ -172,8 +187,8 @@ describe('the shared time range', () => {
     // usage.api-counts before Studio's intervals has no one-day window: seven days, cut to the range by the panel.
     expect(intervalFor(USAGE_INTERVALS, 86_400)).toEqual({ value: 'daily', span: 604_800, bucket: 86_400 });
     expect(intervalFor(USAGE_INTERVALS, 300)?.value).toBe('minutely');
-    expect(intervalFor(['5min', '15min'], 86_400)?.value).toBe('15min');
-    expect(intervalFor(['FREE'], 3600)).toBeNull();
+    expect(intervalFor(described(['5min', '15min']), 86_400)?.value).toBe('15min');
+    expect(intervalFor(described(['FREE']), 3600)).toBeNull();
   });
 
   it('draws whole buckets, from the one holding now - range to the one holding now', () => {

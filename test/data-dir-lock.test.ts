@@ -9,6 +9,7 @@ import { DataDirLockedError, LOCK_FILE, lockDataDir } from '../src/dataset/data-
 import { openWalSet } from '../src/managed/wal/wal-set';
 import { runCli, spawnCli, waitForStdout } from './support/cli';
 import { tempDir } from './support/log-files';
+import { BUILT_IN_SOURCE_SET } from '../src/sources/built-ins';
 
 const tmp = tempDir('le-lock-');
 const children = new Set<ChildProcess>();
@@ -52,16 +53,16 @@ function fakeTime(during: () => void = () => undefined) {
 describe('the lock: one writer whatever the PID namespace or host', () => {
   it('refuses a second taker in this process, and is free again once released', async () => {
     const dir = freshDir();
-    const first = await openWalSet(dir);
+    const first = await openWalSet(dir, BUILT_IN_SOURCE_SET);
     const held = JSON.parse(readFileSync(join(dir, LOCK_FILE), 'utf8')) as LockRecord;
     expect(held).toMatchObject({ token: expect.stringMatching(/^[0-9a-f]{32}$/), host: hostname(), boot: bootId() });
-    const refused = await openWalSet(dir).catch((e: unknown) => e);
+    const refused = await openWalSet(dir, BUILT_IN_SOURCE_SET).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(DataDirLockedError);
     expect((refused as Error).message).toMatch(/is in use by this process/);
     await first.close();
     expect(existsSync(join(dir, LOCK_FILE))).toBe(false);
     expect(readdirSync(dir).filter((f) => f.endsWith('.sock'))).toEqual([]);
-    await (await openWalSet(dir)).close();
+    await (await openWalSet(dir, BUILT_IN_SOURCE_SET)).close();
   });
 
   it('refuses while another process on this machine holds it, and takes it at once after that process is killed', async () => {
@@ -141,7 +142,7 @@ describe('the lock: one writer whatever the PID namespace or host', () => {
   it('a holder whose lease was not renewed for half its life takes no events until it is renewed again', async () => {
     const dir = freshDir();
     const time = fakeTime();
-    const set = await openWalSet(dir, {}, time);
+    const set = await openWalSet(dir, BUILT_IN_SOURCE_SET, {}, time);
     await set.wals.edgeLogs.append(Buffer.from('{"id":"a"}\n'));
     // Five seconds without a renewal (a stalled disk, a frozen process): a newcomer may soon judge it stale.
     await time.sleep(5000);
@@ -153,7 +154,7 @@ describe('the lock: one writer whatever the PID namespace or host', () => {
 
   it('a holder whose lock was taken over stops taking events', async () => {
     const dir = freshDir();
-    const set = await openWalSet(dir);
+    const set = await openWalSet(dir, BUILT_IN_SOURCE_SET);
     const lock = JSON.parse(readFileSync(join(dir, LOCK_FILE), 'utf8')) as LockRecord;
     await set.wals.edgeLogs.append(Buffer.from('{"id":"a"}\n'));
     // What a newcomer that judged the lease stale writes.

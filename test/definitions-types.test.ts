@@ -1,5 +1,9 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import { defineEndpoint, p, type DefinitionParams, type Endpoints, type LogsAllRow, type QueryResult, type UsageApiCountsParams } from '../src/index';
+import {
+  createEndpoints, defineEndpoint, p,
+  type DefinitionParams, type EndpointMethods, type Endpoints, type FunctionsInvocationStatsParams, type FunctionsInvocationStatsRow,
+  type LogsAllParams, type LogsAllRow, type MethodName, type QueryResult, type UsageApiCountsParams, type UsageApiCountsRow,
+} from '../src/index';
 
 // Type tests: `npm test` runs `tsc --noEmit` over this file first, so every `expectTypeOf` below
 // and every `@ts-expect-error` (an error that must be there) is checked by the compiler. The
@@ -44,6 +48,39 @@ describe('types inferred from definitions', () => {
       // A name only known at run time (from a query string) is the untyped form.
       const name: string = 'logs.all';
       void ep.query(name, { project: 'abc', anything: 'goes' });
+    };
+    expect(typeof typed).toBe('function');
+  });
+});
+
+// An endpoint whose method name would shadow a member of Endpoints: it keeps `query` only.
+const closeEndpoint = defineEndpoint({ name: 'close', params: { project: p.text() }, sql: { duckdb: 'SELECT 1 AS n FROM edge_logs WHERE project = $project' }, columns: { n: 'integer' } });
+
+declare const mine: Endpoints<typeof errorsByPath> & EndpointMethods<typeof errorsByPath>;
+declare const closing: Endpoints<typeof closeEndpoint> & EndpointMethods<typeof closeEndpoint>;
+
+describe('a method per endpoint, derived from its definition', () => {
+  it('named by camelCasing the endpoint name, typed by its parameters and rows', () => {
+    expectTypeOf<MethodName<'functions.invocation-stats'>>().toEqualTypeOf<'functionsInvocationStats'>();
+    expectTypeOf<MethodName<'a.b-c_d'>>().toEqualTypeOf<'aBCD'>();
+    const typed = () => {
+      expectTypeOf(mine.errorsByPath).parameter(0).toEqualTypeOf<DefinitionParams<typeof errorsByPath>>();
+      expectTypeOf(mine.errorsByPath({ project: 'abc', tier: 'PRO' })).resolves.toEqualTypeOf<Array<{ path: string; errors: number; last: string | null }>>();
+      // @ts-expect-error a misspelt parameter
+      void mine.errorsByPath({ project: 'abc', tier: 'PRO', min_statuss: 500 });
+      // @ts-expect-error no endpoint is named so: no such method
+      void mine.errorsByPat;
+      // The built-ins' methods: the same names as always, derived the same way.
+      expectTypeOf(ep.functionsInvocationStats).toEqualTypeOf<(params: FunctionsInvocationStatsParams) => Promise<FunctionsInvocationStatsRow[]>>();
+      expectTypeOf(ep.logsAll).toEqualTypeOf<(params: LogsAllParams) => Promise<LogsAllRow[]>>();
+      expectTypeOf(ep.usageApiCounts).toEqualTypeOf<(params: UsageApiCountsParams) => Promise<UsageApiCountsRow[]>>();
+      // What createEndpoints returns has them, inferred from the definitions given.
+      const made = () => createEndpoints({ sources: {}, endpoints: [errorsByPath] });
+      expectTypeOf<Awaited<ReturnType<typeof made>>['errorsByPath']>().toEqualTypeOf<typeof mine.errorsByPath>();
+      // Still an Endpoints: it goes wherever one is taken (createHandler, startServer).
+      expectTypeOf(mine).toMatchTypeOf<Endpoints>();
+      // A name that would shadow a member keeps the member.
+      expectTypeOf(closing.close).toEqualTypeOf<() => Promise<void>>();
     };
     expect(typeof typed).toBe('function');
   });

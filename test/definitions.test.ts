@@ -95,6 +95,26 @@ describe('a user endpoint (defineEndpoint) on every surface', () => {
     expect((await ep.query('errors.by-path', { project, since, min_status: '500' })).cache).toBe('hit');
   });
 
+  it('is a method of its own, named after it (ep.errorsByPath): the rows of query', async () => {
+    const made = await createEndpoints({ sources: { edgeLogs: join(tmp.dir, 'edge', '*.ndjson') }, endpoints: [errorsByPath], now: () => NOW, cache: false });
+    try {
+      expect(await made.errorsByPath({ project, min_status: 500 })).toEqual(expectedErrors(edgeFile, project, 500, null));
+      // The built-ins' methods are made the same way, from their definitions.
+      expect(await made.usageApiCounts({ project, interval: 'daily' })).toEqual((await made.query('usage.api-counts', { project, interval: 'daily' })).result);
+      await expect(made.errorsByPath({ project, min_status: 'lots' } as never)).rejects.toMatchObject({ code: 'invalid_parameter', param: 'min_status' });
+      // Not enumerable: the instance's own keys stay what they were.
+      expect(Object.keys(made)).not.toContain('errorsByPath');
+    } finally {
+      await made.close();
+    }
+    // A name that would shadow a member keeps the member (call it with query).
+    const shadow = defineEndpoint({ name: 'close', params: { project: p.text() }, sql: { duckdb: 'SELECT count(*) AS n FROM edge_logs WHERE project = $project' }, columns: { n: 'integer' } });
+    const closing = await createEndpoints({ sources: {}, endpoints: [shadow], cache: false });
+    expect((await closing.query('close', { project })).result).toEqual([{ n: 0 }]);
+    await closing.close();
+    await expect(closing.ping()).rejects.toMatchObject({ code: 'closed' });
+  });
+
   it('is cached by its policy and warmed while read; by UUID it shares the entry', async () => {
     const params = { project, min_status: 404 };
     expect((await ep.query('errors.by-path', params)).cache).toBe('miss');
@@ -185,6 +205,7 @@ describe('definitions that cannot work are refused, naming the endpoint and the 
     await expect(start([defineEndpoint({ ...base, name: 'logs.all' })])).rejects.toThrow(/has the name "logs\.all" of endpoint "logs\.all"/);
     await expect(start([defineEndpoint(base), defineEndpoint({ ...base, name: 'other', id: uuidFromName('bad.one') })])).rejects.toThrow(/has the UUID .* of endpoint "bad\.one"/);
     await expect(start([{ name: 'x' }])).rejects.toThrow(/endpoints\[0\] is not a definition/);
+    await expect(start([defineEndpoint({ ...base, name: 'errors.by-path' }), defineEndpoint({ ...base, name: 'errors-by_path' })])).rejects.toThrow(/"errors\.by-path" and "errors-by_path" would both be the method ep\.errorsByPath/);
     const clickhouseLike: Engine = {
       dialect: 'clickhouse', run: async () => ({ rows: [], engineMs: 0 }), checkPattern: async () => null,
       ping: async () => undefined, inspectSources: async () => [], close: async () => undefined,

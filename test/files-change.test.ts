@@ -5,6 +5,7 @@ import { gzipSync } from 'node:zlib';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDuckDBEngine } from '../src/engine/duckdb/duckdb-engine';
+import { BUILT_IN_SOURCE_SET } from '../src/sources/built-ins';
 import { createHandler } from '../src/http';
 import { createEndpoints, type EndpointsWarning } from '../src/index';
 import type { ListedFile } from '../src/files/list-glob';
@@ -27,6 +28,7 @@ describe('a file that vanishes between listing and reading is absent, never an e
     let listings = 0;
     // The first listing names a file that is deleted before it is read, as a rotation would.
     const engine = await createDuckDBEngine({
+      sourceSet: BUILT_IN_SOURCE_SET,
       sources: { edgeLogs: tmp.path('edge', '*.ndjson') },
       extraInputs: {
         edgeLogs: {

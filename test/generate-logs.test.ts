@@ -8,6 +8,7 @@ import { writeParquet } from '../src/duckdb/write-parquet';
 import { generateLogs, projectRefs, type GeneratedLogs } from '../src/fixtures/generate-logs';
 import { SMALL_FIXTURE } from '../scripts/small-fixture';
 import { eventTimestampMicros } from '../src/time/event-timestamp';
+import { edgeLogs } from '../src/sources/built-ins';
 
 const NOW = new Date('2026-11-21T12:00:00Z');
 const root = mkdtempSync(join(tmpdir(), 'le-generate-'));
@@ -167,8 +168,8 @@ describe('writeParquet', () => {
     const target = join(root, 'atomic', 'out.parquet');
     rmSync(join(root, 'atomic'), { recursive: true, force: true });
     mkdirSync(join(root, 'atomic'));
-    expect(await writeParquet('edgeLogs', logs.edgeLogs, target)).toEqual({ rows: 120 });
-    expect(await writeParquet('edgeLogs', logs.edgeLogs, target)).toEqual({ rows: 120 });
+    expect(await writeParquet(edgeLogs, logs.edgeLogs, target)).toEqual({ rows: 120 });
+    expect(await writeParquet(edgeLogs, logs.edgeLogs, target)).toEqual({ rows: 120 });
     expect(readdirSync(join(root, 'atomic'))).toEqual(['out.parquet']);
     expect(await parquetRows(target)).toBe(120);
   });

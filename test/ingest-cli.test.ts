@@ -109,7 +109,7 @@ describe('log-endpoints ingest', () => {
 
   it.each([
     [['--source', 'edge', '--data-dir', 'x'], /Name the NDJSON files/],
-    [['f.ndjson', '--data-dir', 'x'], /--source must be edge or functions/],
+    [['f.ndjson', '--data-dir', 'x'], /--source must name a source: edgeLogs \(edge_logs, edge\), functionEdgeLogs \(function_edge_logs, functions\), or one of their Logflare names \(cloudflare\.logs\.prod, deno-relay-logs\)/],
     [['f.ndjson', '--source', 'edge'], /Give exactly one destination/],
     [['f.ndjson', '--source', 'edge', '--data-dir', 'x', '--url', 'http://127.0.0.1:1'], /Give exactly one destination/],
   ])('wrong usage %j is exit 2', async (args, message) => {

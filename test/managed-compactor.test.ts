@@ -7,6 +7,7 @@ import { BackgroundCompactor, type CompactableLog } from '../src/managed/backgro
 import { forgetDeletedInputs } from '../src/managed/dataset-maintenance';
 import { census, CENSUS_NOW, censusEvents, idRange } from './support/census';
 import { edgeEvent, endpointsAt, tempDir, writeLines } from './support/log-files';
+import { BUILT_IN_SOURCE_SET, edgeLogs } from '../src/sources/built-ins';
 
 /** A write-ahead log stand-in: closed segments are files in a folder. */
 function fakeLog(dir: string): CompactableLog & { add(name: string, events: object[]): void; close(): void } {
@@ -38,7 +39,7 @@ describe('managed storage: the background compactor', () => {
     const wal = fakeLog(walDir);
     const errors: unknown[] = [];
     const compactor = new BackgroundCompactor({
-      source: 'edgeLogs', datasetDir, walDir, wal, retentionDays: 90, now: () => new Date(CENSUS_NOW), onError: (e) => errors.push(e),
+      source: edgeLogs, sources: BUILT_IN_SOURCE_SET, datasetDir, walDir, wal, retentionDays: 90, now: () => new Date(CENSUS_NOW), onError: (e) => errors.push(e),
     });
     const { ep } = await endpointsAt({ edgeLogs: [join(walDir, '*.ndjson'), datasetDir] }, CENSUS_NOW);
     // usage.api-counts as its raw statement alone answers, to hold the rollup variant's answers to.
@@ -90,7 +91,7 @@ describe('managed storage: the background compactor', () => {
     const datasetDir = tmp.path('ret', 'parquet');
     const wal = fakeLog(walDir);
     let now = new Date(CENSUS_NOW);
-    const compactor = new BackgroundCompactor({ source: 'edgeLogs', datasetDir, walDir, wal, retentionDays: 3, now: () => now, onError: (e) => { throw e; } });
+    const compactor = new BackgroundCompactor({ source: edgeLogs, sources: BUILT_IN_SOURCE_SET, datasetDir, walDir, wal, retentionDays: 3, now: () => now, onError: (e) => { throw e; } });
     try {
       const day = (d: string, id: string) => edgeEvent({ id, project: 'p0', timestamp: `${d}T12:00:00Z`, path: '/rest/v1/x' });
       wal.add('00000000000000000001.ndjson', [day('2026-11-15', 'old'), day('2026-11-18', 'edge'), day('2026-11-19', 'kept'), day('2026-11-21', 'new')]);

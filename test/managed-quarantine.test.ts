@@ -12,6 +12,7 @@ import { headerOf } from '../src/managed/wal/quarantine';
 import { segmentFileName } from '../src/managed/wal/segment-name';
 import { openWalSet, quarantineDir, walDir } from '../src/managed/wal/wal-set';
 import { tempDir } from './support/log-files';
+import { BUILT_IN_SOURCE_SET, edgeLogs } from '../src/sources/built-ins';
 
 const NOW = '2026-11-21T12:00:00Z';
 const tmp = tempDir('le-quarantine-');
@@ -87,7 +88,7 @@ describe('a line no query reads never pins its segment (docs/durability.md, "The
     const segment = writeSegment(dataDir, 1, [[event('b1'), POISON[2]!, event('b2')]]);
     // What an earlier version did: compacted the readable events, and kept the segment for its broken line.
     const earlier = await compactFiles({
-      source: 'edgeLogs', outDir: datasetDir(dataDir, 'edgeLogs'), deleteSource: true, checkShape: false,
+      source: edgeLogs, sources: BUILT_IN_SOURCE_SET, outDir: datasetDir(dataDir, 'edgeLogs'), deleteSource: true, checkShape: false,
       files: [{ path: segment, kind: 'ndjson', ...statOf(segment) }],
     });
     expect(earlier.keptFiles).toEqual([{ path: segment, reason: expect.stringContaining('1 of its lines are not events') }]);
@@ -104,13 +105,13 @@ describe('a line no query reads never pins its segment (docs/durability.md, "The
   it('given the offsets (shipping knows them), only those lines are set aside; none, no file', async () => {
     const dataDir = tmp.path('offsets');
     const segment = writeSegment(dataDir, 1, [[event('c1'), POISON[1]!]]);
-    const set = await openWalSet(dataDir);
+    const set = await openWalSet(dataDir, BUILT_IN_SOURCE_SET);
     try {
       const quarantine = set.quarantines.edgeLogs;
-      expect(await quarantineUnreadableLines({ source: 'edgeLogs', path: segment, quarantine, offsets: [] })).toBe(0);
+      expect(await quarantineUnreadableLines({ source: edgeLogs, path: segment, quarantine, offsets: [] })).toBe(0);
       expect(quarantine.counts.files).toBe(0);
       const offset = Buffer.byteLength(`${event('c1')}\n`);
-      expect(await quarantineUnreadableLines({ source: 'edgeLogs', path: segment, quarantine, offsets: [offset] })).toBe(1);
+      expect(await quarantineUnreadableLines({ source: edgeLogs, path: segment, quarantine, offsets: [offset] })).toBe(1);
       expect(quarantine.counts).toMatchObject({ files: 1, lines: 1 });
     } finally {
       await set.close();
@@ -121,7 +122,7 @@ describe('a line no query reads never pins its segment (docs/durability.md, "The
 describe('a closed segment is verified before it is compacted (docs/durability.md, "Checksums and damage")', () => {
   it('bytes changed on disk after they were written go to the quarantine; the groups around them are compacted', async () => {
     const dataDir = tmp.path('verify');
-    const set = await openWalSet(dataDir);
+    const set = await openWalSet(dataDir, BUILT_IN_SOURCE_SET);
     const wal = set.wals.edgeLogs;
     for (let g = 1; g <= 3; g++) await wal.append(Buffer.from(`${event(`g${g}-0`)}\n${event(`g${g}-1`)}\n`));
     await wal.roll();
@@ -131,7 +132,7 @@ describe('a closed segment is verified before it is compacted (docs/durability.m
     writeFileSync(segment!.path, bytes);
     const errors: unknown[] = [];
     const compactor = new BackgroundCompactor({
-      source: 'edgeLogs', datasetDir: datasetDir(dataDir, 'edgeLogs'), walDir: walDir(dataDir, 'edgeLogs'), retentionDays: 90, now: () => new Date(NOW),
+      source: edgeLogs, sources: BUILT_IN_SOURCE_SET, datasetDir: datasetDir(dataDir, 'edgeLogs'), walDir: walDir(dataDir, 'edgeLogs'), retentionDays: 90, now: () => new Date(NOW),
       wal: { closedSegments: () => wal.closedSegments(), release: (paths) => wal.release(paths), onSegmentClosed: (l) => wal.onSegmentClosed(l), verify: (p) => wal.verify(p) },
       onError: (e) => errors.push(e),
     });

@@ -6,6 +6,7 @@ import { TIMESTAMP_MACROS } from '../src/duckdb/source-relations';
 import { createEndpoints } from '../src/index';
 import { census, CENSUS_NOW, censusEvents, idRange } from './support/census';
 import { tempDir } from './support/log-files';
+import { BUILT_IN_SOURCE_SET } from '../src/sources/built-ins';
 
 const lines = (events: object[]) => Buffer.from(events.map((e) => `${JSON.stringify(e)}\n`).join(''));
 
@@ -15,7 +16,7 @@ async function withMemoryTables(...args: [test: Test] | [maxBytes: number, test:
   const instance = await DuckDBInstance.create(':memory:');
   const setup = await instance.connect();
   for (const macro of TIMESTAMP_MACROS) await setup.run(macro);
-  const memory = new MemoryTables(maxBytes);
+  const memory = new MemoryTables(BUILT_IN_SOURCE_SET, maxBytes);
   memory.attach(instance);
   try {
     await test(memory, setup);

@@ -106,8 +106,8 @@ describe('code examples', () => {
   it('use the log folders demo-data writes (logs/edge/, logs/functions/) and their compacted twins', () => {
     // A folder, not a URL path such as http://localhost:3000/logs/dashboard (a base path).
     const folders = new Set(BLOCKS.flatMap(({ code }) => [...code.matchAll(/(?<![\w/.-])logs\/([\w-]+)/g)].map((m) => m[1]!)));
-    // logs/auth/: the example of a source of your own (docs/definitions.md), which demo-data does not write.
-    expect([...folders].sort()).toEqual(['auth', 'edge', 'edge-parquet', 'functions', 'functions-parquet']);
+    // logs/auth/ (and its compacted twin): the example of a source of your own (docs/definitions.md), which demo-data does not write.
+    expect([...folders].sort()).toEqual(['auth', 'auth-parquet', 'edge', 'edge-parquet', 'functions', 'functions-parquet']);
   });
 
   it('show the Redis client with an error listener before it connects', () => {

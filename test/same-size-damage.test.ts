@@ -6,6 +6,7 @@ import { compactLogs } from '../src/compaction/compact';
 import { readDatasetStateStable, type DataFile } from '../src/dataset/dataset-log';
 import { datasetDir } from '../src/managed/managed-inputs';
 import { openWalSet } from '../src/managed/wal/wal-set';
+import { BUILT_IN_SOURCE_SET } from '../src/sources/built-ins';
 import { edgeEvent, endpointsAt, functionEvent, tempDir, writeLines } from './support/log-files';
 
 // Damage of the same size inside a compacted dataset's files (docs/damaged-data.md, "Checksums"):
@@ -75,7 +76,7 @@ beforeAll(async () => {
     writeLines(tmp.path('inputs', `edge-${file}.ndjson`), edge);
     writeLines(tmp.path('inputs', `fn-${file}.ndjson`), fns);
   }
-  await (await openWalSet(template)).close();
+  await (await openWalSet(template, BUILT_IN_SOURCE_SET)).close();
   // One run per input file, inputs kept (so a damaged file can be written again from them).
   for (let file = 0; file < 3; file++) {
     await compactLogs({ source: 'edgeLogs', inputs: tmp.path('inputs', `edge-${file}.ndjson`), outDir: datasetDir(template, 'edgeLogs') });

@@ -1,11 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import { DuckDBInstance } from '@duckdb/node-api';
+import { DuckDBInstance, VARCHAR } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEndpoints, type Endpoints } from '../src/index';
 import { createHandler } from '../src/http';
 import { toNodeListener } from '../src/node';
+import { checkBigQuery } from '../src/bigquery/translate-bigquery';
+import { InvalidSqlError } from '../src/errors';
 import { MAX_CALLER_SQL_LENGTH } from '../src/sandbox/validate-caller-sql';
+import { SCHEMA, TABLES } from './support/bigquery-harness';
 import { listen, sendRequest } from './support/http';
 import { edgeEvent, tempDir, writeLines } from './support/log-files';
 
@@ -186,6 +189,63 @@ describe('sandbox escape attempts over HTTP', () => {
       const answer = await send(server.port, 'POST', QUERY, JSON.stringify({ sql }));
       expect([sql, answer.status >= 200 && answer.status < 500]).toEqual([sql, true]);
       expectNothingLeaked(answer, forbidden);
+    }
+  });
+});
+
+describe('sandbox escape attempts spelled in BigQuery', () => {
+  const tmp = tempDir();
+  const secretFile = tmp.path('secret.txt');
+  const secret = `SECRET-FILE-${randomBytes(6).toString('hex')}`;
+  let instance: DuckDBInstance;
+  let serialize: (sql: string) => Promise<string>;
+
+  beforeAll(async () => {
+    writeFileSync(secretFile, `${secret}\n`);
+    instance = await DuckDBInstance.create(':memory:', { threads: '1' });
+    const connection = await instance.connect();
+    serialize = async (sql) => String((await connection.runAndReadAll('SELECT json_serialize_sql($sql::VARCHAR)', { sql }, { sql: VARCHAR })).getRows()[0]![0]);
+  });
+  afterAll(() => {
+    instance.closeSync();
+    tmp.cleanup();
+  });
+
+  const attempts = (F: string): string[] => [
+    // Backticks per segment: a reader in quotes, a schema in quotes, a dotted name in one pair.
+    `select * from \`read_csv\`('${F}')`, `select * from \`read_text\`('${F}')`, 'select * from `main`.`edge_logs`', 'select * from `main.edge_logs`',
+    'select * from `system`.`main`.`duckdb_settings`', 'select * from `duckdb_settings`()', `select \`getenv\`('HOME')`, `select \`main\`.\`getenv\`('HOME')`,
+    // UNNEST of files, globs and other table functions.
+    `select x from edge_logs cross join unnest(read_text('${F}')) as x`, "select x from edge_logs, unnest(glob('*')) as x", "select x from unnest(glob('*')) as x",
+    `select x from unnest(read_csv('${F}')) as x`, `select x from edge_logs left join unnest(read_blob('${F}')) as x on true`, 'select x from edge_logs cross join unnest(range(10)) as x',
+    `select x from edge_logs cross join unnest(split(getenv('HOME'), '/')) as x`,
+    // :: casts to table functions and catalog types.
+    `select '${F}'::read_text`, `select id from edge_logs where id = ('${F}'::read_csv)`, "select 'x'::my_type", `select cast('${F}' as read_text)`,
+    // SAFE_CAST of subqueries of table functions.
+    `select safe_cast((select * from read_csv('${F}')) as string)`, `select safe_cast((select content from read_text('${F}')) as int64)`,
+    `select cast((select count(*) from glob('*')) as string)`, `select ifnull((select content from read_text('${F}')), 'x')`,
+    // Functions outside the allowlist, BigQuery style.
+    "select GETENV('HOME')", "select current_setting('memory_limit')", `select read_text('${F}')`, "select SESSION_USER()", 'select CURRENT_TIMESTAMP()',
+    `select json_value(read_text('${F}'), '$')`, `select regexp_contains(event_message, read_text('${F}')) from edge_logs`, "select version()",
+    `select countif(getenv('HOME') is null) from edge_logs`, `select id from edge_logs order by getenv('HOME')`, "select `query`('select 1')",
+    // Comments hiding text.
+    "select id from edge_logs -- ; select getenv('HOME')\n where getenv('HOME') is null", `select id from edge_logs /* */ , read_csv('${F}')`,
+    "select id from edge_logs where id = '--' or getenv('x') is null", "select id from edge_logs # comment\n, glob('*')",
+    `select id /* ' */ from edge_logs, read_text('${F}') /* ' */`,
+    // Unicode look-alikes: Cyrillic letters, fullwidth letters, a zero-width space.
+    'select * from \u0435dge_logs', `select * from re\u0430d_csv('${F}')`, '\u0455elect id from edge_logs', '\uff53\uff45\uff4c\uff45\uff43\uff54 1',
+    "select \uff47\uff45\uff54\uff45\uff4e\uff56('HOME')", 'select id from edge\u200b_logs', `select * from \`read\u200b_csv\`('${F}')`,
+    // Statements and parameters.
+    "EXECUTE IMMEDIATE 'select 1'", 'DECLARE x INT64', `LOAD DATA INTO edge_logs FROM FILES (uris = ['${F}'])`, 'select @@version', 'select @p',
+  ];
+
+  it('refuses every one with 400 invalid_sql, translated or not, and names no file content', async () => {
+    const list = attempts(secretFile);
+    expect(list.length).toBeGreaterThanOrEqual(50);
+    for (const sql of list) {
+      const error = await checkBigQuery(sql, SCHEMA, 'duckdb', { tables: TABLES, maxRows: 1000 }, serialize).then(() => null, (e: unknown) => e);
+      expect([sql, error instanceof InvalidSqlError ? (error as InvalidSqlError).status : error]).toEqual([sql, 400]);
+      expect(String((error as Error).message)).not.toContain(secret);
     }
   });
 });

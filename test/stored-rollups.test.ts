@@ -9,6 +9,7 @@ import { dataPathOfRollup, rollupPathOf } from '../src/dataset/stored-rollups';
 import { fullQuerySql } from '../src/engine/duckdb/duckdb-engine';
 import { edgeEvent, endpointsAt, functionEvent, tempDir, writeLines } from './support/log-files';
 import { HANG_MS } from './support/hang-guard';
+import { edgeLogs } from '../src/sources/built-ins';
 
 // Rollups stored at compaction beside each data file, read by the engine in place of computing
 // them, and the rule that runs a rollup variant only where they are stored (docs/definitions.md,
@@ -67,7 +68,7 @@ describe('stored rollups and the rule that chooses a rollup variant', () => {
     const via = [...new Set(rows.map((r) => r.via))];
     return { via: via.length === 1 ? via[0] : via, rows: rows.map(({ via: _via, ...rest }) => rest) };
   };
-  const compact = (glob: string) => compactLogs({ source: 'storedGateLogs', inputs: tmp.path('gate', glob), outDir: out });
+  const compact = (glob: string) => compactLogs({ source: 'storedGateLogs', sourceDefinitions: [gateLogs], inputs: tmp.path('gate', glob), outDir: out });
 
   beforeAll(async () => {
     writeLines(tmp.path('gate', 'a.ndjson'), [gate('2026-11-20T10:05:00Z', 200), gate('2026-11-20T10:35:00Z', 503), gate('2026-11-21T10:05:00Z', 200, 'other')]);
@@ -118,11 +119,11 @@ describe('stored rollups and the rule that chooses a rollup variant', () => {
     expect(await ask()).toEqual({ via: 'raw', rows: EXPECTED });
 
     // compact with no new input writes them (their old files are orphans now, removed first).
-    const backfill = await compactLogs({ source: 'storedGateLogs', inputs: tmp.path('gate', 'none-*.ndjson'), outDir: out });
+    const backfill = await compactLogs({ source: 'storedGateLogs', sourceDefinitions: [gateLogs], inputs: tmp.path('gate', 'none-*.ndjson'), outDir: out });
     expect(backfill.backfilledFiles?.sort()).toEqual(bare.map((f) => f.path).sort());
     expect(await ask()).toEqual({ via: 'rollup', rows: EXPECTED });
     const seq = readDatasetStateStable(out).seq;
-    const again = await compactLogs({ source: 'storedGateLogs', inputs: tmp.path('gate', 'none-*.ndjson'), outDir: out });
+    const again = await compactLogs({ source: 'storedGateLogs', sourceDefinitions: [gateLogs], inputs: tmp.path('gate', 'none-*.ndjson'), outDir: out });
     expect(again.backfilledFiles).toBeUndefined();
     expect(readDatasetStateStable(out).seq).toBe(seq);
 
@@ -133,7 +134,7 @@ describe('stored rollups and the rule that chooses a rollup variant', () => {
     // A copy of a real one: read, it would count its rows twice.
     writeFileSync(stray, readFileSync(join(out, file!.rollups!.stored_gate_logs_hourly!.path)));
     expect(await ask()).toEqual({ via: 'rollup', rows: EXPECTED });
-    const run = await compactLogs({ source: 'storedGateLogs', inputs: tmp.path('gate', 'none-*.ndjson'), outDir: out });
+    const run = await compactLogs({ source: 'storedGateLogs', sourceDefinitions: [gateLogs], inputs: tmp.path('gate', 'none-*.ndjson'), outDir: out });
     expect(run.orphans?.deleted).toContain(stray.slice(out.length + 1));
     expect(existsSync(stray)).toBe(false);
   });
@@ -203,13 +204,13 @@ describe('what is not stored', () => {
       ndjson: ['tail.ndjson'], parquet: ['date=2026-11-21/a.parquet'], parquetTypes: new Map<string, string>(),
       stored: { edge_logs_url_grams: { companions: ['_rollups/edge_logs_url_grams/date=2026-11-21/a.parquet'], dataFiles: ['date=2026-11-21/a.parquet'] } },
     };
-    const sql = fullQuerySql('SELECT origin FROM edge_logs_url_grams', { edgeLogs: files });
+    const sql = fullQuerySql('SELECT origin FROM edge_logs_url_grams', new Map([[edgeLogs, files]]));
     const [stored, rest] = sql.split('UNION ALL BY NAME');
     expect(stored).toContain("read_parquet(['_rollups/edge_logs_url_grams/date=2026-11-21/a.parquet'])");
     expect(rest).toContain('CAST(NULL AS BLOB)');
     expect(rest).not.toContain('bitstring_agg');
     // Nothing stored: the rollup's own SQL over everything (the variant then falls back anyway).
-    expect(fullQuerySql('SELECT origin FROM edge_logs_url_grams', { edgeLogs: { ...files, stored: {} } })).toContain('bitstring_agg');
+    expect(fullQuerySql('SELECT origin FROM edge_logs_url_grams', new Map([[edgeLogs, { ...files, stored: {} }]]))).toContain('bitstring_agg');
   });
 });
 

@@ -7,6 +7,7 @@ import { normalizeParams } from '../src/definitions/params';
 import { planQuery } from '../src/definitions/plan-query';
 import { rollupsWhenStored, usageApiCounts, type UsageInterval } from '../src/definitions/usage-api-counts';
 import { edgeEvent, tempDir, writeLines } from './support/log-files';
+import { edgeLogs } from '../src/sources/built-ins';
 
 // The rollup variant of usage.api-counts (queries/duckdb/usage.api-counts.rollups.sql) must give
 // exactly the raw statement's answer (usage.api-counts.sql), whatever the pattern, the window
@@ -60,7 +61,7 @@ describe('usage.api-counts over rollups', () => {
     const all = events();
     // Three files, each with its own rollups, as compaction writes them; the raw relation is all events.
     const parts = [0, 1, 2].map((k) => writeLines(tmp.path(`part-${k}.ndjson`), all.filter((_, i) => i % 3 === k)));
-    const relationOf = (files: string[]) => sourceRelation('edgeLogs', { ndjson: files, parquet: [], parquetTypes: new Map() });
+    const relationOf = (files: string[]) => sourceRelation(edgeLogs, { ndjson: files, parquet: [], parquetTypes: new Map() });
     await db.run(`CREATE TABLE edge_logs AS ${relationOf(parts)}`);
     for (const rollup of ['edge_logs_url_hourly', 'edge_logs_url_grams']) {
       for (const [k, file] of parts.entries()) {

@@ -1,10 +1,11 @@
 import type { EndpointsOptions } from './public-types';
 import { InvalidOptionError } from '../errors';
 import { memoryLimitBytes, MIN_MEMORY_LIMIT_BYTES } from '../duckdb/open-database';
-import { BUILT_IN_SOURCES } from '../sources/registry';
+import type { SourceSet } from '../sources/source-set';
 import { DEFINITIONS } from '../definitions/registry';
 import {
   checkBoolean,
+  checkOneOf,
   checkFunction,
   checkInteger,
   checkMethods,
@@ -20,7 +21,7 @@ import {
 const KNOWN_OPTIONS = [
   'sources', 'storage', 'now', 'cacheClock', 'cache', 'cachePolicy', 'warmingConcurrency', 'scheduler', 'maxWarmingKeys',
   'storeTimeoutMs', 'duckdb', 'limits', 'fillEmptyBuckets', 'engine', 'onWarning', 'endpoints', 'sourceDefinitions',
-  'singleProject', 'sandboxable',
+  'singleProject', 'sandboxable', 'sqlDialect', 'wireFormat',
 ] as const satisfies readonly (keyof EndpointsOptions)[];
 
 const EXAMPLE = `createEndpoints({ sources: { edgeLogs: 'logs/edge/*.ndjson', functionEdgeLogs: 'logs/functions/*.ndjson' } })`;
@@ -41,6 +42,8 @@ export function checkEndpointsOptions(options: unknown): asserts options is Endp
     throw new InvalidOptionError(unknown[0]!, `createEndpoints does not know the option${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')}${hint.length ? ` (did you mean ${hint.map((h) => `"${h}"`).join(', ')}?)` : ''}; the options are ${KNOWN_OPTIONS.join(', ')}.`);
   }
   checkBoolean('singleProject', o.singleProject);
+  checkOneOf('sqlDialect', o.sqlDialect, ['duckdb', 'bigquery']);
+  checkOneOf('wireFormat', o.wireFormat, ['iso', 'logflare']);
   if (o.engine !== undefined) checkMethods('engine', o.engine, ['run', 'checkPattern', 'ping', 'inspectSources', 'close'], 'an Engine');
   if (o.storage !== undefined) {
     const storage = checkObject('storage', o.storage, false)!;
@@ -56,7 +59,6 @@ export function checkEndpointsOptions(options: unknown): asserts options is Endp
     if (storage.clickhouse !== undefined) checkShipping(storage, o.engine);
   }
   checkFunction('onWarning', o.onWarning, 'a function');
-  checkSources(o.sources, o.engine !== undefined || o.storage !== undefined, Array.isArray(o.sourceDefinitions) ? o.sourceDefinitions : []);
   checkFunction('now', o.now, 'a function returning a Date');
   checkFunction('cacheClock', o.cacheClock, 'a function returning milliseconds since the epoch');
   if (o.cache !== undefined && o.cache !== false) checkMethods('cache', o.cache, ['get', 'set', 'delete'], 'false or a ResultCache');
@@ -113,22 +115,19 @@ function checkShipping(storage: Record<string, unknown>, engine: unknown): void 
 }
 
 /**
- * Where the logs are: required unless another engine or managed storage is given (`{}` is
- * allowed: every source empty); each source a glob or a list of globs.
+ * Where the logs are (`options.sources`), once the instance's sources are known: required unless
+ * another engine or managed storage is given (`{}` is allowed: every source empty); each source
+ * of the set a glob or a list of globs, and no other key.
  */
-function checkSources(value: unknown, optional: boolean, userSources: readonly unknown[]): void {
-  if (value === undefined && optional) return;
+export function checkSourceGlobs(options: EndpointsOptions, set: SourceSet): void {
+  const value: unknown = options.sources;
+  if (value === undefined && (options.engine !== undefined || options.storage !== undefined)) return;
   if (value === undefined) {
     throw new InvalidOptionError('sources', `sources is required: say where the logs are, e.g. ${EXAMPLE} (or keep them yourself: storage: { dataDir }).`);
   }
   const sources = checkObject('sources', value, false)!;
-  const names = [...BUILT_IN_SOURCES.map((d) => d.name), ...userSources.map((d) => String((d as { name?: unknown })?.name))];
-  for (const name of Object.keys(sources)) {
-    if (!names.includes(name)) {
-      throw new InvalidOptionError(`sources.${name}`, `sources.${name} is not a log source; the sources are ${names.join(', ')} (declare more with defineSource and sourceDefinitions).`);
-    }
-  }
-  for (const name of names) {
+  for (const name of Object.keys(sources)) set.get(name);
+  for (const name of set.names) {
     const globs = sources[name];
     if (globs === undefined) continue;
     const list = typeof globs === 'string' ? [globs] : Array.isArray(globs) ? globs : null;

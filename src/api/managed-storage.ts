@@ -2,11 +2,12 @@ import { readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { EndpointsOptions, EndpointsStats, ManagedStorageInfo } from './public-types';
 import type { SourceName } from '../sources/source-descriptor';
+import type { SourceSet } from '../sources/source-set';
 import type { ExtraInputs } from '../files/source-reader';
 import { Ingestor } from '../ingest/ingestor';
 import { SourceNames } from '../ingest/source-names';
 import type { StorageOptions } from '../ingest/storage-options';
-import { openWalSet, storageSources, walDir, type WalSet } from '../managed/wal/wal-set';
+import { openWalSet, walDir, type WalSet } from '../managed/wal/wal-set';
 import { BackgroundCompactor } from '../managed/background-compactor';
 import { ClickHouseShipper, type ShipTarget } from '../managed/clickhouse-shipper';
 import { dataDirInstanceId } from '../managed/instance-id';
@@ -15,6 +16,7 @@ import { MemoryTables } from '../managed/memory-tables';
 import { segmentSeqOf } from '../managed/wal/segment-name';
 import { quarantineUnreadableLines } from '../managed/unreadable-lines';
 import { systemNow } from '../time/clock';
+import { InvalidOptionError } from '../errors';
 
 /**
  * Managed storage of an instance (docs/durability.md): the locked write-ahead logs, the one
@@ -25,6 +27,8 @@ export class ManagedStorage {
   readonly info: ManagedStorageInfo;
 
   private constructor(
+    /** The instance's sources: one WAL, quarantine, dataset and compactor (or shipper) each. */
+    private readonly sources: SourceSet,
     readonly walSet: WalSet,
     /** The built-in engine's in-memory copies of uncompacted events (none with another engine). */
     readonly memory: MemoryTables | undefined,
@@ -32,14 +36,13 @@ export class ManagedStorage {
     private compactors: BackgroundCompactor[] = [],
     private shipping: Shipping | null = null,
   ) {
-    const wals = storageSources().map((s) => walSet.wals[s]!);
     this.info = Object.freeze({
       dataDir: walSet.dataDir,
       sources: ingestor.sourceNames.names,
       resolveSource: (ref: string) => ingestor.resolveSource(ref),
       // Grows while a backlog is recovered in the background.
       get recovered() {
-        return Object.freeze(wals.flatMap((w) => w.recovered));
+        return Object.freeze(sources.names.flatMap((s) => walSet.wals[s]!.recovered));
       },
     });
   }
@@ -48,9 +51,9 @@ export class ManagedStorage {
    * Takes the data dir (a dir another live process holds is refused before DuckDB starts) and
    * recovers its write-ahead logs. `start` begins compaction or shipping once the engine is up.
    */
-  static async open(options: EndpointsOptions & { storage: StorageOptions }): Promise<ManagedStorage> {
-    const sourceNames = new SourceNames(options.storage.sourceNames);
-    const walSet = await openWalSet(options.storage.dataDir, {
+  static async open(sources: SourceSet, options: EndpointsOptions & { storage: StorageOptions }): Promise<ManagedStorage> {
+    const sourceNames = new SourceNames(sources, options.storage.sourceNames);
+    const walSet = await openWalSet(options.storage.dataDir, sources, {
       ...walOptions(options.storage),
       onQuarantined: (source, entry) => {
         try {
@@ -60,22 +63,22 @@ export class ManagedStorage {
         }
       },
     });
-    const memory = options.engine ? undefined : new MemoryTables();
+    const memory = options.engine ? undefined : new MemoryTables(sources);
     const ingestor = new Ingestor(walSet, sourceNames, options.now ?? systemNow, undefined, memory && ((source, seq, lines) => memory.insert(source, seq, lines)));
-    return new ManagedStorage(walSet, memory, ingestor);
+    return new ManagedStorage(sources, walSet, memory, ingestor);
   }
 
   /** What queries of each source read from managed storage: its dataset and its committed WAL bytes. */
   inputs(): Partial<Record<SourceName, ExtraInputs>> {
     const out: Partial<Record<SourceName, ExtraInputs>> = {};
-    for (const source of storageSources()) out[source] = managedInputs(this.walSet.dataDir, source, this.walSet.wals[source]!, this.memory);
+    for (const source of this.sources.names) out[source] = managedInputs(this.walSet.dataDir, source, this.walSet.wals[source]!, this.memory);
     return out;
   }
 
   /** Starts background compaction, or shipping to ClickHouse with `storage.clickhouse`. */
   async start(options: EndpointsOptions): Promise<void> {
-    if (options.storage?.clickhouse) this.shipping = await startShippers(this.walSet, options);
-    else this.compactors = startCompactors(this.walSet, options, this.memory);
+    if (options.storage?.clickhouse) this.shipping = await startShippers(this.sources, this.walSet, options);
+    else this.compactors = startCompactors(this.sources, this.walSet, options, this.memory);
     this.loading = this.loadLeftovers();
   }
 
@@ -89,7 +92,7 @@ export class ManagedStorage {
   private async loadLeftovers(): Promise<void> {
     const memory = this.memory;
     if (!memory) return;
-    for (const source of storageSources()) {
+    for (const source of this.sources.names) {
       const wal = this.walSet.wals[source]!;
       const deferred = new Set(wal.deferred().map((d) => d.seq));
       const damaged = new Set(wal.recovered.filter((r) => r.damaged.length).map((r) => r.path));
@@ -107,7 +110,7 @@ export class ManagedStorage {
   private closing = false;
 
   stats(): NonNullable<EndpointsStats['storage']> {
-    const wals = storageSources().map((s) => this.walSet.wals[s]!);
+    const wals = this.sources.names.map((s) => this.walSet.wals[s]!);
     const sum = (pick: (c: BackgroundCompactor['counters']) => number) => this.compactors.reduce((n, c) => n + pick(c.counters), 0);
     const stats: NonNullable<EndpointsStats['storage']> = {
       walBytes: wals.reduce((n, w) => n + w.bytes.disk, 0),
@@ -130,6 +133,18 @@ export class ManagedStorage {
     return stats;
   }
 
+  /**
+   * What does not work now (docs/http.md, "Health"): `storage` when a source's log refuses events
+   * after a failed fsync (until restarted), `clickhouse` while shipping to it fails (events wait
+   * in the log, durable).
+   */
+  degraded(): { storage: boolean; clickhouse: boolean } {
+    return {
+      storage: this.sources.names.some((s) => this.walSet.wals[s]!.failed),
+      clickhouse: this.shipping?.shippers.some((s) => s.failing) ?? false,
+    };
+  }
+
   /** What each source set aside in its quarantine folder (docs/durability.md, "The quarantine"). */
   quarantine(source: SourceName): { dir: string; files: number; bytes: number; lines: number } | undefined {
     const quarantine = this.walSet.quarantines[source];
@@ -137,7 +152,7 @@ export class ManagedStorage {
   }
 
   private quarantined(): { quarantinedFiles: number; quarantinedBytes: number; quarantinedLines: number } {
-    const counts = storageSources().map((s) => this.walSet.quarantines[s]!.counts);
+    const counts = this.sources.names.map((s) => this.walSet.quarantines[s]!.counts);
     return {
       quarantinedFiles: counts.reduce((n, c) => n + c.files, 0),
       quarantinedBytes: counts.reduce((n, c) => n + c.bytes, 0),
@@ -180,11 +195,13 @@ function walOptions(storage: StorageOptions) {
  * One background compactor per source: closed segments into the dataset, small files merged,
  * days past retention dropped. Segments left closed by a previous process are compacted at once.
  */
-function startCompactors(walSet: WalSet, options: EndpointsOptions, memory: MemoryTables | undefined): BackgroundCompactor[] {
-  return storageSources().map((source) => {
+function startCompactors(sources: SourceSet, walSet: WalSet, options: EndpointsOptions, memory: MemoryTables | undefined): BackgroundCompactor[] {
+  return sources.list.map((descriptor) => {
+    const source = descriptor.name;
     const wal = walSet.wals[source]!;
     const compactor = new BackgroundCompactor({
-      source,
+      source: descriptor,
+      sources,
       datasetDir: datasetDir(walSet.dataDir, source),
       walDir: walDir(walSet.dataDir, source),
       wal: {
@@ -198,7 +215,7 @@ function startCompactors(walSet: WalSet, options: EndpointsOptions, memory: Memo
         verify: (path) => wal.verify(path),
       },
       setAside: async (path) => {
-        await quarantineUnreadableLines({ source, path, quarantine: walSet.quarantines[source]!, duckdb: options.storage?.compactionDuckdb ?? { threads: 1, memoryLimit: '512MB' } });
+        await quarantineUnreadableLines({ source: descriptor, path, quarantine: walSet.quarantines[source]!, duckdb: options.storage?.compactionDuckdb ?? { threads: 1, memoryLimit: '512MB' } });
       },
       retentionDays: options.storage?.retentionDays ?? 90,
       // Retention judges the age of events: the injected clock, like the windows.
@@ -222,7 +239,7 @@ function startCompactors(walSet: WalSet, options: EndpointsOptions, memory: Memo
  * into ClickHouse, exactly once, then deleted. The loader is closed with the endpoints when it was
  * made here from options.
  */
-async function startShippers(walSet: WalSet, options: EndpointsOptions): Promise<Shipping> {
+async function startShippers(sources: SourceSet, walSet: WalSet, options: EndpointsOptions): Promise<Shipping> {
   const config = options.storage!.clickhouse!;
   let target: ShipTarget;
   let close = async () => undefined as void;
@@ -232,9 +249,15 @@ async function startShippers(walSet: WalSet, options: EndpointsOptions): Promise
     // Loaded only here: instances without ClickHouse never load its code.
     const { clickhouseLoader } = await import('../engine/clickhouse/clickhouse-loader');
     const { batchRows, duckdb, ...server } = config as Exclude<typeof config, ShipTarget>;
-    const loader = clickhouseLoader({ ...server, batchRows, duckdb: duckdb ?? options.storage?.compactionDuckdb ?? { threads: 1, memoryLimit: '512MB' } });
+    // The instance's own sources: the loader maps each to its table.
+    const loader = clickhouseLoader({ ...server, batchRows, duckdb: duckdb ?? options.storage?.compactionDuckdb ?? { threads: 1, memoryLimit: '512MB' }, sourceDefinitions: sources.list });
     target = loader;
     close = () => loader.close();
+  }
+  const missing = target.sourceNames ? sources.names.filter((name) => !target.sourceNames!.includes(name)) : [];
+  if (missing.length) {
+    await close();
+    throw new InvalidOptionError('storage.clickhouse', `storage.clickhouse does not know the source${missing.length > 1 ? 's' : ''} ${missing.join(', ')} of these endpoints: give the loader the same sourceDefinitions.`);
   }
   let instanceId: string;
   try {
@@ -243,12 +266,13 @@ async function startShippers(walSet: WalSet, options: EndpointsOptions): Promise
     await close();
     throw error;
   }
-  const shippers = storageSources().map((source) => {
+  const shippers = sources.list.map((descriptor) => {
+    const source = descriptor.name;
     const shipper = new ClickHouseShipper({
       source,
       wal: walSet.wals[source]!,
       setAside: async (path, offsets) => {
-        await quarantineUnreadableLines({ source, path, quarantine: walSet.quarantines[source]!, offsets });
+        await quarantineUnreadableLines({ source: descriptor, path, quarantine: walSet.quarantines[source]!, offsets });
       },
       stateDir: join(walSet.dataDir, source, 'shipping'),
       instanceId,

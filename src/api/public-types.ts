@@ -9,9 +9,7 @@ import type { AnyEndpointDefinition, DefinitionParams, DefinitionRow } from '../
 import type { EndpointDescription } from '../definitions/describe';
 import type { BuiltInEndpoint, EndpointName } from '../definitions/registry';
 import type { ColumnSpec } from '../definitions/columns';
-import type { FunctionsInvocationStatsParams, FunctionsInvocationStatsRow } from '../definitions/functions-invocation-stats';
-import type { LogsAllParams, LogsAllRow } from '../definitions/logs-all';
-import type { UsageApiCountsParams, UsageApiCountsRow } from '../definitions/usage-api-counts';
+import type { MethodName } from '../definitions/method-name';
 import type { Engine, SourceInspection, SourceName } from '../engine/engine';
 import type { SourceGlobs } from '../engine/duckdb/duckdb-engine';
 import type { IngestResult } from '../ingest/ingestor';
@@ -20,6 +18,8 @@ import type { StorageOptions } from '../ingest/storage-options';
 import type { Row } from '../rows/shape-rows';
 import type { SourceDescriptor } from '../sources/source-descriptor';
 import type { SkippedFile } from '../files/file-checks';
+import type { CallerDialect } from '../sandbox/validate-caller-sql';
+import type { WireFormat } from '../rows/logflare-wire';
 import type { QuarantineReason } from '../managed/wal/quarantine';
 import type { WalRecovery } from '../managed/wal/wal';
 
@@ -81,7 +81,8 @@ export interface EndpointsOptions {
   /**
    * Self-hosted installs where every event belongs to one project: the `project` parameter of
    * the built-in endpoints (and of definitions with a `projectParam`) is accepted and ignored.
-   * Off by default. DuckDB engine only.
+   * Off by default. On ClickHouse, statements test the project as `<column> = {project:String}`
+   * (or a `match` of it), which the engine drops (docs/clickhouse.md, "Single project").
    */
   singleProject?: boolean;
   /**
@@ -91,6 +92,18 @@ export interface EndpointsOptions {
    * already limited to the project, tier window and time bounds.
    */
   sandboxable?: readonly (EndpointName | (string & {}))[];
+  /**
+   * The dialect of callers' SQL (`sql`): `'duckdb'` (default) or `'bigquery'`, what Supabase
+   * Studio writes over Logflare's tables, translated for the engine and then checked by the same
+   * rules (docs/sandboxing.md, "BigQuery dialect"). BigQuery SQL reads source tables (logs.all's).
+   */
+  sqlDialect?: CallerDialect;
+  /**
+   * How answers to callers' SQL are written: `'iso'` (default: ISO timestamps, plain objects) or
+   * `'logflare'`, Logflare's wire format: timestamps as integers of unix microseconds, JSON objects
+   * wrapped in one-element arrays, recursively (what Supabase Studio reads: docs/supabase.md).
+   */
+  wireFormat?: WireFormat;
   /**
    * Told once per file (and reason) when an answer leaves a file out because it cannot be read:
    * damaged Parquet, broken compression, unreadable. Answers carry `skippedFiles` either way.
@@ -166,6 +179,23 @@ export interface QueryOptions {
 export type ArrowQueryResult<R = Row> = QueryResult<R> & { table: Table };
 
 /** Counters of an `Endpoints` instance. */
+/**
+ * What `ep.health()` and `GET /health` tell (docs/http.md, "Health").
+ *
+ * @example
+ * const { status, degraded } = await ep.health(); // { status: 'ok', degraded: ['clickhouse'] }
+ */
+export interface HealthReport {
+  status: 'ok' | 'unavailable';
+  /**
+   * Parts that do not work now while the rest does: `engine` (the query engine did not answer a
+   * trivial query in time: busy or stuck), `clickhouse` (a ClickHouse engine that does not answer,
+   * or shipping to ClickHouse failing; events wait, durable, in the log), `storage` (ingest refuses
+   * events after a failed fsync until restarted; the status is then `unavailable`).
+   */
+  degraded: Array<'engine' | 'clickhouse' | 'storage'>;
+}
+
 export interface EndpointsStats extends CacheCounters {
   engineQueries: number;
   engineFailures: number;
@@ -217,17 +247,29 @@ type UnknownName<S extends string, Known extends string> = S extends Known ? nev
 /**
  * The endpoints of one set of log sources: the built-ins and `D`, the user's definitions. Calls
  * by name are typed from the definitions: a missing or misspelt parameter is a compile error.
+ * Each endpoint is also a method of its own, named after it (`EndpointMethods`).
  *
  * @example
  * const ep: Endpoints<typeof errorsByPath> = await createEndpoints({ sources, endpoints: [errorsByPath] });
+ * const rows = await ep.errorsByPath({ project: 'abc' });
  */
-export interface Endpoints<D extends AnyEndpointDefinition = never> {
-  /** Edge-function latency percentiles and errors per time bucket. */
-  functionsInvocationStats(params: FunctionsInvocationStatsParams): Promise<FunctionsInvocationStatsRow[]>;
-  /** Recent gateway log entries within the tier's retention window (at most 100, newest first). */
-  logsAll(params: LogsAllParams): Promise<LogsAllRow[]>;
-  /** API requests per product area per time bucket. */
-  usageApiCounts(params: UsageApiCountsParams): Promise<UsageApiCountsRow[]>;
+export interface Endpoints<D extends AnyEndpointDefinition = never> extends EndpointsCore<D>, EndpointMethods<BuiltInEndpoint> {}
+
+/**
+ * A method per endpoint, derived from its definition: the name camelCased (`usage.api-counts` is
+ * `usageApiCounts`, `errors.by-path` is `errorsByPath`), the typed parameters in, the rows out
+ * (`query(name, params).result`). A name that would shadow a member of `Endpoints` (`query`,
+ * `close`, ...) gets no method; call it with `query`.
+ *
+ * @example
+ * const rows: UsageApiCountsRow[] = await ep.usageApiCounts({ project: 'abc', interval: 'daily' });
+ */
+export type EndpointMethods<D extends AnyEndpointDefinition> = {
+  [K in D as string extends K['name'] ? never : Exclude<MethodName<K['name']>, keyof EndpointsCore<never>>]: (params: DefinitionParams<K>) => Promise<DefinitionRow<K>[]>;
+};
+
+/** The members of `Endpoints` other than the endpoints' own methods. */
+export interface EndpointsCore<D extends AnyEndpointDefinition = never> {
   /** An endpoint by name, typed from its definition. */
   query<N extends (BuiltInEndpoint | D)['name']>(name: N, params: DefinitionParams<Named<BuiltInEndpoint | D, N>>): Promise<QueryResult<DefinitionRow<Named<BuiltInEndpoint | D, N>>>>;
   /** The same, with the rows as an Arrow table too (timestamps in microseconds, integers as Int64). */
@@ -253,6 +295,12 @@ export interface Endpoints<D extends AnyEndpointDefinition = never> {
   inspectSources(): Promise<SourceInspection[]>;
   /** Resolves when the engine answers a trivial query. */
   ping(): Promise<void>;
+  /**
+   * Whether the instance works, within `timeoutMs` (default 500) whatever the engine is doing
+   * (docs/http.md, "Health"): `unavailable` once closed or when ingest refuses every event (a
+   * failed fsync), else `ok` with the parts that do not answer now in `degraded`.
+   */
+  health(options?: { timeoutMs?: number }): Promise<HealthReport>;
   /** The instant windows are placed at now (the `now` option's clock). */
   now(): Date;
   /** Milliseconds on the cache's real clock (the `cacheClock` option): what ages and lifetimes are measured with. */
@@ -260,14 +308,17 @@ export interface Endpoints<D extends AnyEndpointDefinition = never> {
   stats(): EndpointsStats;
   /**
    * Appends events to managed storage (docs/durability.md) and resolves once they are durable (fsynced).
-   * `source` is a Logflare name (`cloudflare.logs.prod`, `deno-relay-logs`, or one of
-   * `storage.sourceNames`), its fixed UUID, or `edgeLogs` / `functionEdgeLogs`. All or nothing: a
+   * `source` is a Logflare name of one of the instance's sources (`cloudflare.logs.prod`,
+   * `deno-relay-logs`, yours, or one of `storage.sourceNames`; in any letter case), its fixed UUID,
+   * or the source's own name (`edgeLogs`). All or nothing: a
    * bad event rejects the call with `InvalidBodyError` (its `index` says which) and keeps none.
    * Fails with `not_found` when `createEndpoints` got no `storage`.
    */
   ingest(source: string, events: readonly object[]): Promise<IngestResult>;
   /** Managed storage, when `storage` was given: its folder and the source names ingest accepts. */
   readonly storage: ManagedStorageInfo | null;
+  /** The instance's log sources (the built-ins, then `sourceDefinitions`'), as their descriptors. */
+  readonly sources: readonly SourceDescriptor[];
   /** Stops all cache warming, flushes and closes managed storage, releases DuckDB; later calls fail with a `closed` error. */
   close(): Promise<void>;
 }

@@ -1,14 +1,16 @@
 import { compactLogs, type CompactStage } from '../compaction/compact';
-import type { SourceName } from '../sources/source-descriptor';
-import { HELP } from './help';
+import { commandConfig } from './config-file';
+import { helpText } from './help';
 import type { CliIO } from './io';
 import { duckdbOf, parseOptions } from './parse-options';
 import { progressBar } from './progress-bar';
+import { sourceFromCli } from './source-flags';
 import { UsageError } from './usage-error';
 import { warnEmptyGlobs } from './warnings';
 
 const OPTIONS = {
   source: { type: 'string' },
+  config: { type: 'string' },
   input: { type: 'string', multiple: true },
   out: { type: 'string' },
   'delete-source': { type: 'boolean' },
@@ -16,17 +18,18 @@ const OPTIONS = {
   'memory-limit': { type: 'string' },
 } as const;
 
-const SOURCES: Record<string, SourceName> = { edge: 'edgeLogs', functions: 'functionEdgeLogs' };
-
-/** `log-endpoints compact`: NDJSON logs to the fast Parquet layout, with a progress bar per stage. */
+/**
+ * `log-endpoints compact --source <source>`: NDJSON logs to the fast Parquet layout, with a
+ * progress bar per stage. Any source of the set: a built-in or one of `--config`'s.
+ */
 export async function compactCommand(argv: string[], io: CliIO): Promise<number> {
+  const { sources } = await commandConfig('compact', argv);
   const { values } = parseOptions('compact', argv, OPTIONS);
   if (values.help) {
-    io.stdout.write(HELP.compact!);
+    io.stdout.write(helpText('compact', sources)!);
     return 0;
   }
-  const source = SOURCES[values.source ?? ''];
-  if (!source) throw new UsageError('--source must be edge or functions.', 'compact');
+  const source = sourceFromCli('compact', values.source, sources);
   if (!values.input?.length) throw new UsageError('Give the NDJSON files to compact: --input <glob>.', 'compact');
   if (!values.out) throw new UsageError('Give the output folder: --out <dir>.', 'compact');
 
@@ -35,11 +38,12 @@ export async function compactCommand(argv: string[], io: CliIO): Promise<number>
   const stop = () => controller.abort();
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
-  warnEmptyGlobs(io, 'input', values.input);
+  warnEmptyGlobs(io, '--input', values.input);
   const shown: { stage: CompactStage | null; bar: ReturnType<typeof progressBar> | null } = { stage: null, bar: null };
   try {
     const result = await compactLogs({
-      source,
+      source: source.name,
+      sourceDefinitions: sources.list,
       inputs: values.input,
       outDir: values.out,
       deleteSource: values['delete-source'],

@@ -2,7 +2,10 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { EndpointsOptions } from '../api/create-endpoints';
+import type { SourceSet } from '../sources/source-set';
+import { configPathOf, sourceSetOf } from './source-flags';
 import { UsageError } from './usage-error';
+import { asksSupabase, withSupabase } from './supabase-flag';
 
 /**
  * What a `--config` module's default export holds: `createEndpoints` options (sources, your
@@ -44,6 +47,25 @@ export async function loadConfig(command: string, path: string | undefined, cwd 
     }
   }
   return config as ConfigFile;
+}
+
+/**
+ * A command's `--config` and the sources it declares (with the built-ins), read before the
+ * command's own options: those name its sources. With `--help` a config that does not load only
+ * leaves its sources out of the help.
+ */
+export async function commandConfig(command: string, argv: readonly string[], cwd = process.cwd()): Promise<{ config: ConfigFile; sources: SourceSet }> {
+  const path = configPathOf(argv);
+  let config: ConfigFile;
+  try {
+    config = await loadConfig(command, path, cwd);
+  } catch (error) {
+    if (!argv.includes('--help') && !argv.includes('-h')) throw error;
+    config = {};
+  }
+  // The Supabase preset is a layer of options on top of the config: its sources are named below.
+  if (asksSupabase(argv)) config = withSupabase(command, config);
+  return { config, sources: sourceSetOf(config) };
 }
 
 /** The config's createEndpoints options (without the server's keys). */

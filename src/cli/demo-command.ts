@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { createEndpoints } from '../api/create-endpoints';
 import { logsAll } from '../definitions/logs-all';
 import { writeDemoData } from './demo-data-command';
-import { HELP } from './help';
+import { helpText } from './help';
 import type { CliIO } from './io';
 import { apiKeysOf, clockOf, integerOf, parseOptions } from './parse-options';
 import { runServer } from './run-server';
@@ -23,7 +23,7 @@ const OPTIONS = {
 export async function demoCommand(argv: string[], io: CliIO): Promise<number> {
   const { values } = parseOptions('demo', argv, OPTIONS);
   if (values.help) {
-    io.stdout.write(HELP.demo!);
+    io.stdout.write(helpText('demo')!);
     return 0;
   }
   const port = integerOf('demo', 'port', values.port, 4000, 0, 65535);

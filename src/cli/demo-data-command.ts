@@ -1,5 +1,5 @@
 import { generateLogs, type GeneratedLogs } from '../fixtures/generate-logs';
-import { HELP } from './help';
+import { helpText } from './help';
 import type { CliIO } from './io';
 import { clockOf, integerOf, parseOptions } from './parse-options';
 import { progressBar } from './progress-bar';
@@ -42,7 +42,7 @@ export async function writeDemoData(
 export async function demoDataCommand(argv: string[], io: CliIO): Promise<number> {
   const { values } = parseOptions('demo-data', argv, DEMO_DATA_OPTIONS);
   if (values.help) {
-    io.stdout.write(HELP['demo-data']!);
+    io.stdout.write(helpText('demo-data')!);
     return 0;
   }
   const now = clockOf('demo-data', values.now)?.() ?? systemNow();

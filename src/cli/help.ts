@@ -1,5 +1,25 @@
-/** Help of every command; `log-endpoints <command> --help` prints the command's. */
-export const HELP: Record<string, string> = {
+import { BUILT_IN_SOURCE_SET } from '../sources/built-ins';
+import type { SourceSet } from '../sources/source-set';
+import { sourcesHelp } from './source-flags';
+
+/**
+ * Help of a command (`main`: the list of commands) for the command's sources: what `--source`
+ * takes and the flags the descriptors add are listed from the set, a `--config`'s sources
+ * included. Undefined for an unknown command.
+ */
+export function helpText(command: string, sources: SourceSet = BUILT_IN_SOURCE_SET): string | undefined {
+  const help = HELP[command];
+  if (help === undefined) return undefined;
+  const ingestNames = sources.list.flatMap((d) => d.logflare.names).join('|');
+  return help
+    .replaceAll('{{ingest-names}}', ingestNames)
+    .replace('{{sources:globs}}', sourcesHelp(sources, 'globs'))
+    .replace('{{sources:names}}', sourcesHelp(sources, 'names'))
+    .replace('{{sources:tables}}', sourcesHelp(sources, 'tables'));
+}
+
+/** The help texts, with the parts the sources give as `{{...}}`. */
+const HELP: Record<string, string> = {
   main: `log-endpoints: saved analytical queries over your log files (Logflare's endpoint API without Logflare).
 
 Usage: log-endpoints <command> [options]
@@ -20,24 +40,31 @@ Options:
 
 Exit codes: 0 success, 1 failure (engine, files, port), 2 wrong usage or invalid parameter.
 `,
-  serve: `Usage: log-endpoints serve --edge-logs <glob> --function-logs <glob> --api-key <key> [options]
+  serve: `Usage: log-endpoints serve --source <source>=<glob>... --api-key <key> [options]
        log-endpoints serve --data-dir <dir> --api-key <key> [--ingest-key <key>] [options]
+       log-endpoints serve --supabase --data-dir <dir> [options]
 
 Serves GET /api/endpoints/<name>, /api/endpoints/query/<uuid|name>, /api/endpoints, /api/catalog,
 /api/openapi.json and /health (and with --dashboard the page at / and /dashboard). With --data-dir
 it also takes events on Logflare's ingest routes (POST /api/logs, /logs, /api/events
-?source_name=cloudflare.logs.prod|deno-relay-logs), keeps them durably in the data dir, compacts
+?source_name={{ingest-names}}), keeps them durably in the data dir, compacts
 them in the background and serves them. Stops gracefully on SIGINT/SIGTERM: requests in flight are
 answered (after --shutdown-grace, with 503 closed), accepted events written, then it exits 0.
 
 Options:
   --config <module>              An ES module whose default export holds createEndpoints options
-                                 (sources, your endpoints and sources, cache, ...) and apiKeys;
-                                 flags win over its values (docs/definitions.md)
+                                 (sources, your endpoints and sources, storage, cache, ...) and
+                                 apiKeys; combined with the flags: lists add up, a value set in
+                                 both places must agree (docs/cli.md)
+  --supabase                     Stand in for Logflare in self-hosted Supabase: Vector's nine
+                                 sources, one project, logs.all's sql in BigQuery's dialect and
+                                 Logflare's wire format; keys from LOGFLARE_PRIVATE_ACCESS_TOKEN
+                                 (queries) and LOGFLARE_PUBLIC_ACCESS_TOKEN (ingest) unless
+                                 --api-key / --ingest-key give them (docs/supabase.md)
   --single-project               Every event belongs to one project: the project parameter is
                                  accepted and ignored (self-hosted Supabase: Studio sends default)
-  --edge-logs <glob>             Gateway logs (NDJSON or Parquet); repeatable (optional with --data-dir)
-  --function-logs <glob>         Edge-function logs; repeatable (optional with --data-dir)
+  --source <source>=<glob>       Logs of a source (NDJSON or Parquet), named as below; repeatable
+                                 (optional with --data-dir)
   --data-dir <dir>               Managed storage: keep ingested events here (one server per dir)
   --ingest-key <key>             A key that may only ingest; repeatable. Also from
                                  LOG_ENDPOINTS_INGEST_KEYS (comma separated)
@@ -61,7 +88,8 @@ Options:
                                  with --memory-limit, one per 128 MiB of it)
   --memory-limit <size>          DuckDB memory limit, e.g. 256MB (default: 80% of RAM)
   -h, --help                     This help
-`,
+
+{{sources:globs}}`,
   query: `Usage: log-endpoints query <name|uuid> --param k=v ... [--format table|json|csv|ndjson|arrow] [options]
 
 Runs one endpoint over the given logs and prints its rows.
@@ -72,8 +100,7 @@ Options:
                              redirect it to a file)
   --config <module>          createEndpoints options from an ES module (your endpoints and sources)
   --single-project           The project parameter is accepted and ignored
-  --edge-logs <glob>         Gateway logs (NDJSON or Parquet); repeatable
-  --function-logs <glob>     Edge-function logs; repeatable
+  --source <source>=<glob>   Logs of a source (NDJSON or Parquet), named as below; repeatable
   --now <iso>                Evaluate the relative window at this instant
   --threads <n>              DuckDB worker threads (default: the number of cores;
                              with --memory-limit, one per 128 MiB of it)
@@ -83,7 +110,8 @@ Options:
 Endpoints: functions.invocation-stats (project, interval, function_id?),
            logs.all (project, project_tier?, iso_timestamp_start?, iso_timestamp_end?),
            usage.api-counts (project, interval), and those of --config
-`,
+
+{{sources:globs}}`,
   'demo-data': `Usage: log-endpoints demo-data [--out <dir>] [--events <n>] [options]
 
 Writes realistic gateway and edge-function logs spread over the last days before now
@@ -99,7 +127,7 @@ Options:
   --parquet          Write Parquet copies too
   -h, --help         This help
 `,
-  compact: `Usage: log-endpoints compact --source edge|functions --input <glob> --out <dir> [--delete-source]
+  compact: `Usage: log-endpoints compact --source <source> --input <glob> --out <dir> [--delete-source]
 
 Rewrites newline-delimited JSON logs as Parquet (zstd, sorted by project then newest first, one
 folder per UTC day: <out>/date=YYYY-MM-DD/) in a dataset with a commit log (<out>/_compact/), so
@@ -109,7 +137,8 @@ completed by the next one, and one run at a time holds the dataset. Serve the ND
 together: each event is read once, from one or the other.
 
 Options:
-  --source <edge|functions>  Which log the files hold
+  --source <source>          Which log the files hold (named as below)
+  --config <module>          Your sources (sourceDefinitions of an ES module, as for serve)
   --input <glob>             NDJSON files to compact; repeatable
   --out <dir>                Folder of the dataset; point the source at <dir> (with the NDJSON glob if you like)
   --delete-source            Delete each input once all its events are committed (never one holding
@@ -117,27 +146,33 @@ Options:
   --threads <n>              DuckDB worker threads
   --memory-limit <size>      DuckDB memory limit, e.g. 1GB (sorting spills to disk past it)
   -h, --help                 This help
-`,
-  check: `Usage: log-endpoints check --data-dir <dir> [--repair]
 
-Verifies a managed data dir: each write-ahead segment readable and ending with a commit marker,
-each dataset's commit log intact (checksums, no missing commit), every committed Parquet file and
-head readable whole, and the data files no commit names. Prints each problem.
+{{sources:names}}`,
+  check: `Usage: log-endpoints check --data-dir <dir> [--repair] [--config <file>] [--supabase]
+
+Verifies a managed data dir (every source it keeps, yours too): each write-ahead segment readable
+and ending with a commit marker, each dataset's commit log intact (checksums, no missing commit),
+every committed data file, head and stored rollup holding the bytes its commit recorded (CRC-32),
+and the data files no commit names. Prints each problem.
 
 With --repair (no server may run on the data dir: it takes its lock) it restores what can be
 restored and says what it did: files of lost commits go back into the log when their provenance
-verifies; committed files that cannot be read move to <dataset>/_quarantine/ and leave the log;
-remaining damage of the log is acknowledged, so queries stop reporting it.
+verifies; a damaged data file is written again from its inputs when they still verify, a damaged
+head or stored rollup from its data file; what cannot be moves to <dataset>/_quarantine/ and leaves
+the log; remaining damage of the log is acknowledged, so queries stop reporting it. Writing again
+needs the source's declaration: the built-ins, and yours with --config (--supabase for its sources).
 
 Options:
   --data-dir <dir>   The data dir (of serve --data-dir, ingest --data-dir)
   --repair           Restore what can be restored
+  --config <file>    Your sources' declarations (the same file serve reads)
+  --supabase         The Supabase sources' declarations
 
 Exit codes: 0 nothing wrong (any more), 1 problems found (or remaining after --repair, or the data
 dir in use by another process), 2 wrong usage. See docs/damaged-data.md.
 `,
-  ingest: `Usage: log-endpoints ingest <file.ndjson...> --source edge|functions --data-dir <dir> [--batch-size <n>]
-       log-endpoints ingest <file.ndjson...> --source edge|functions --url <server> --api-key <key>
+  ingest: `Usage: log-endpoints ingest <file.ndjson...> --source <source> --data-dir <dir> [--batch-size <n>]
+       log-endpoints ingest <file.ndjson...> --source <source> --url <server> --api-key <key>
 
 Loads events (one JSON object per line; .gz files are decompressed) through the same path as
 POST /api/logs: each event checked and normalised, batches written durably. Lines that are not
@@ -146,13 +181,17 @@ goes to stderr. A data dir used by a running server is refused: send through the
 with --url.
 
 Options:
-  --source <edge|functions>  The gateway log (cloudflare.logs.prod) or the function log (deno-relay-logs)
+  --source <source>          The source (named as below) or one of its Logflare names, in any
+                             letter case ({{ingest-names}}); with --url, also a name
+                             only the server knows
+  --config <module>          Your sources (sourceDefinitions of an ES module, as for serve)
   --data-dir <dir>           Managed storage to load into (no process may be using it)
   --url <server>             A running serve --data-dir, e.g. http://127.0.0.1:4000 (with its base path)
   --api-key <key>            Its key (an ingest key is enough); also LOG_ENDPOINTS_INGEST_KEYS
   --batch-size <n>           Events per batch (default 1000)
   -h, --help                 This help
-`,
+
+{{sources:names}}`,
   demo: `Usage: log-endpoints demo [--port <n>] [--host <addr>] [--out <dir>] [--events <n>] [--api-key <key>]
 
 Writes a demo dataset relative to now (see demo-data), serves it with the dashboard and prints
@@ -189,12 +228,15 @@ Options (all commands):
   --password <secret>            Password (or CLICKHOUSE_PASSWORD)
   --database <name>              Database (default: default)
   --cluster <name>               Cluster of the servers' remote_servers (Distributed tables)
-  --edge-table <name>            Gateway log table (default edge_logs)
-  --function-table <name>        Edge-function log table (default function_edge_logs)
+  --table <source>=<name>        A source's table (default: its relation, e.g. edge_logs); repeatable
+  --config <module>              Your sources (sourceDefinitions; for serve also your endpoints,
+                                 keys and options, combined with the flags as for serve)
+  --supabase                     Self-hosted Supabase's nine sources (and for serve, the rest of
+                                 serve --supabase: docs/supabase.md)
 init:
   --on-cluster                   Run the DDL once with ON CLUSTER instead of on each --url
 load:
-  --source <edge|functions>      Which log the files hold
+  --source <source>              Which log the files hold (named as below)
   --input <glob>                 NDJSON or Parquet files; repeatable
   --threads <n>, --memory-limit <size>   DuckDB settings for reading the files
 serve:
@@ -207,5 +249,6 @@ serve:
   --wal-segment-age-ms <n>       Ship a segment this long after its first event (default 1000)
   --batch-rows <n>               Rows per INSERT when shipping (default 100000)
   -h, --help                     This help
-`,
+
+{{sources:tables}}`,
 };

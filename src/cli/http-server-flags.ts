@@ -1,8 +1,12 @@
 import type { Endpoints } from '../api/create-endpoints';
+import type { StorageOptions } from '../ingest/storage-options';
+import type { ConfigFile } from './config-file';
+import { agreed, combinedStorage } from './config-and-flags';
 import type { CliIO } from './io';
-import { apiKeysOf, dataDirOf, ingestKeysOf, integerOf } from './parse-options';
+import { apiKeysOf, ingestKeysOf, integerOf } from './parse-options';
 import { runServer } from './run-server';
 import { UsageError } from './usage-error';
+import { supabaseKeys } from './supabase-flag';
 
 /**
  * The flags of every command that serves the HTTP API (`serve`, `clickhouse serve`): one list and
@@ -25,6 +29,8 @@ export const HTTP_SERVER_OPTIONS = {
   'wal-segment-bytes': { type: 'string' },
   'wal-segment-age-ms': { type: 'string' },
   'shutdown-grace': { type: 'string' },
+  // Read with the --config (config-file.ts): the preset's sources are named by the other flags.
+  supabase: { type: 'boolean' },
 } as const;
 
 /** The parsed values of those flags (what `parseOptions` gives for them). */
@@ -45,6 +51,7 @@ interface Values {
   'wal-segment-bytes'?: string;
   'wal-segment-age-ms'?: string;
   'shutdown-grace'?: string;
+  supabase?: boolean;
 }
 
 /** What the HTTP server flags ask for, checked. */
@@ -60,26 +67,35 @@ export interface HttpServerSettings {
   dashboard: boolean;
   shutdownGraceMs: number;
   noCache: boolean;
-  limits: { maxConcurrentQueries: number; maxQueuedQueries: number; queryTimeoutMs: number };
-  /** Managed storage (`--data-dir`) and its write-ahead log's segment bounds, when asked for. */
-  storage: { dataDir: string; maxSegmentBytes?: number; maxSegmentAgeMs?: number } | undefined;
+  /** The limits the flags and the config set (the library's defaults for the others). */
+  limits: { maxConcurrentQueries?: number; maxQueuedQueries?: number; queryTimeoutMs?: number };
+  /** Managed storage (`--data-dir` and the config's `storage`, combined), when asked for. */
+  storage: StorageOptions | undefined;
 }
 
-/** Reads and checks the HTTP server flags; a wrong one is a UsageError naming it. */
-export function httpServerSettings(command: string, values: Values, env: CliIO['env'], config: { apiKeys?: string[]; ingestKeys?: string[] } = {}): HttpServerSettings {
-  const apiKeys = [...new Set([...apiKeysOf(values['api-key'], env), ...(config.apiKeys ?? [])])];
-  const ingestKeys = [...new Set([...ingestKeysOf(values['ingest-key'], env), ...(config.ingestKeys ?? [])])];
-  const dataDir = values['data-dir'];
-  if (dataDir === undefined) {
-    if (ingestKeys.length > 0) throw new UsageError('Ingest keys need somewhere to keep events: add --data-dir <dir>.', command);
-    for (const flag of ['wal-segment-bytes', 'wal-segment-age-ms'] as const) {
-      if (values[flag] !== undefined) throw new UsageError(`--${flag} is for ingest: add --data-dir <dir>.`, command);
-    }
+/**
+ * Reads and checks the HTTP server flags, combined with a `--config`'s keys, `storage` and
+ * `limits` by the one rule (config-and-flags.ts); a wrong one is a UsageError naming it.
+ */
+export function httpServerSettings(command: string, values: Values, env: CliIO['env'], config: Pick<ConfigFile, 'apiKeys' | 'ingestKeys' | 'storage' | 'limits'> = {}): HttpServerSettings {
+  const flagKeys = {
+    apiKeys: [...new Set([...apiKeysOf(values['api-key'], env), ...(config.apiKeys ?? [])])],
+    ingestKeys: [...new Set([...ingestKeysOf(values['ingest-key'], env), ...(config.ingestKeys ?? [])])],
+  };
+  // Supabase's two tokens, from the environment its docker-compose already sets.
+  const { apiKeys, ingestKeys } = values.supabase ? supabaseKeys(env, flagKeys) : flagKeys;
+  if (values.supabase && values['data-dir'] === undefined && config.storage === undefined) {
+    throw new UsageError('--supabase keeps the events Vector sends: add --data-dir <dir> (or storage in the --config).', command);
+  }
+  if (values['data-dir'] === undefined && config.storage === undefined && ingestKeys.length > 0) {
+    throw new UsageError('Ingest keys need somewhere to keep events: add --data-dir <dir> (or storage in the --config).', command);
   }
   if (apiKeys.length === 0 && ingestKeys.length === 0 && !values['no-auth']) {
-    throw new UsageError('No API key: pass --api-key <key> or set LOG_ENDPOINTS_API_KEYS (or --no-auth to serve without keys).', command);
+    const supabase = values.supabase ? ' (with --supabase, LOGFLARE_PRIVATE_ACCESS_TOKEN and LOGFLARE_PUBLIC_ACCESS_TOKEN)' : '';
+    throw new UsageError(`No API key: pass --api-key <key> or set LOG_ENDPOINTS_API_KEYS${supabase} (or --no-auth to serve without keys).`, command);
   }
-  const optional = (flag: 'wal-segment-bytes' | 'wal-segment-age-ms') => (values[flag] === undefined ? undefined : integerOf(command, flag, values[flag], 0, 1));
+  const limit = (flag: 'max-concurrent-queries' | 'max-queued-queries' | 'query-timeout-ms', option: 'maxConcurrentQueries' | 'maxQueuedQueries' | 'queryTimeoutMs', min: number) =>
+    agreed(command, flag, values[flag] === undefined ? undefined : integerOf(command, flag, values[flag], 0, min), `limits.${option}`, config.limits?.[option]);
   const origins = values['cors-origin'];
   const settings: HttpServerSettings = {
     command,
@@ -94,16 +110,14 @@ export function httpServerSettings(command: string, values: Values, env: CliIO['
     shutdownGraceMs: secondsOf(command, values['shutdown-grace'], 30) * 1000,
     noCache: values['no-cache'] === true,
     limits: {
-      maxConcurrentQueries: integerOf(command, 'max-concurrent-queries', values['max-concurrent-queries'], 4, 1),
-      maxQueuedQueries: integerOf(command, 'max-queued-queries', values['max-queued-queries'], 64, 0),
-      queryTimeoutMs: integerOf(command, 'query-timeout-ms', values['query-timeout-ms'], 30_000, 1),
+      maxConcurrentQueries: limit('max-concurrent-queries', 'maxConcurrentQueries', 1),
+      maxQueuedQueries: limit('max-queued-queries', 'maxQueuedQueries', 0),
+      queryTimeoutMs: limit('query-timeout-ms', 'queryTimeoutMs', 1),
     },
     storage: undefined,
   };
   // Last: every other flag is checked before the data dir is created.
-  if (dataDir !== undefined) {
-    settings.storage = { dataDir: dataDirOf(command, dataDir), maxSegmentBytes: optional('wal-segment-bytes'), maxSegmentAgeMs: optional('wal-segment-age-ms') };
-  }
+  settings.storage = combinedStorage(command, values, config.storage);
   return settings;
 }
 
@@ -132,7 +146,9 @@ export function serveHttp(ep: Endpoints, settings: HttpServerSettings, io: CliIO
       io.stdout.write(`Listening on ${url}${base} (${keys}${ingest})\n`);
       if (settings.dashboard) io.stdout.write(`Dashboard: ${url}${base}/\n`);
       if (ep.storage) {
-        io.stdout.write(`Ingest: POST ${url}${base}/api/logs?source_name=cloudflare.logs.prod (or deno-relay-logs), kept in ${ep.storage.dataDir}${ingestNote}\n`);
+        const [first, ...more] = ep.storage.sources.filter((n) => n.id !== null).map((n) => n.name);
+        const others = more.length ? ` (or ${more.join(', ')})` : '';
+        io.stdout.write(`Ingest: POST ${url}${base}/api/logs?source_name=${first ?? '<source>'}${others}, kept in ${ep.storage.dataDir}${ingestNote}\n`);
       }
     },
   );

@@ -3,28 +3,40 @@ import { stat } from 'node:fs/promises';
 import { createGunzip, gzipSync } from 'node:zlib';
 import { createEndpoints, type Endpoints } from '../api/create-endpoints';
 import { InvalidBodyError, LogEndpointsError } from '../errors';
-import { LOGFLARE_SOURCE_NAMES } from '../ingest/source-names';
 import { DataDirLockedError } from '../dataset/data-dir-lock';
-import { HELP } from './help';
+import type { SourceDescriptor } from '../sources/source-descriptor';
+import type { SourceSet } from '../sources/source-set';
+import { commandConfig } from './config-file';
+import { combinedStorage } from './config-and-flags';
+import { helpText } from './help';
+import { sourceChoices } from './source-flags';
 import type { CliIO } from './io';
-import { apiKeysOf, dataDirOf, ingestKeysOf, integerOf, parseOptions } from './parse-options';
+import { apiKeysOf, ingestKeysOf, integerOf, parseOptions } from './parse-options';
 import { progressBar } from './progress-bar';
 import { UsageError } from './usage-error';
 import { monotonicMs } from '../time/clock';
+import { parseExactJson, stringifyExactJson } from '../util/exact-json';
 
 const OPTIONS = {
   source: { type: 'string' },
+  config: { type: 'string' },
   'data-dir': { type: 'string' },
   url: { type: 'string' },
   'api-key': { type: 'string' },
   'batch-size': { type: 'string' },
 } as const;
 
-/** `--source` values and the Logflare names they stand for. */
-const SOURCES: Record<string, string> = {
-  edge: LOGFLARE_SOURCE_NAMES[0]!.name,
-  functions: LOGFLARE_SOURCE_NAMES[1]!.name,
-};
+/**
+ * What `--source` names: a source of the set by its name, relation or alias, or by one of its
+ * Logflare names or UUID (any letter case). With `--url` a name this command does not know is
+ * left to the server, which may know more sources (null then).
+ */
+function sourceOf(text: string | undefined, sources: SourceSet, remote: boolean): SourceDescriptor | null {
+  const found = text === undefined ? undefined : sources.fromCli(text) ?? sources.byLogflareName(text);
+  if (found) return found;
+  if (remote && text) return null;
+  throw new UsageError(`--source must name a source: ${sourceChoices(sources)}, or one of their Logflare names (${sources.list.flatMap((d) => d.logflare.names).join(', ')})${text === undefined ? '' : `, not "${text}"`}.`, 'ingest');
+}
 
 /** Batches in flight at once: enough for group commit to share fsyncs, few enough to stay small. */
 const IN_FLIGHT = 4;
@@ -37,19 +49,21 @@ const SHOWN = 5;
 type Send = (events: object[]) => Promise<void>;
 
 /**
- * `log-endpoints ingest <file.ndjson...> --source edge|functions`: bulk-loads NDJSON files through
- * the one ingest path, either into a data dir (`--data-dir`, which no running server may hold) or
+ * `log-endpoints ingest <file.ndjson...> --source <source>`: bulk-loads NDJSON files through the
+ * one ingest path, either into a data dir (`--data-dir`, which no running server may hold) or
  * into a running server (`--url` and `--api-key`), in batches, with a progress bar on stderr.
  */
 export async function ingestCommand(argv: string[], io: CliIO): Promise<number> {
+  const { config, sources } = await commandConfig('ingest', argv);
   const { values, positionals } = parseOptions('ingest', argv, OPTIONS, Number.MAX_SAFE_INTEGER);
   if (values.help) {
-    io.stdout.write(HELP.ingest!);
+    io.stdout.write(helpText('ingest', sources)!);
     return 0;
   }
-  if (positionals.length === 0) throw new UsageError('Name the NDJSON files to ingest: log-endpoints ingest <file.ndjson...> --source edge|functions.', 'ingest');
-  const source = SOURCES[values.source ?? ''];
-  if (!source) throw new UsageError('--source must be edge or functions.', 'ingest');
+  if (positionals.length === 0) throw new UsageError('Name the NDJSON files to ingest: log-endpoints ingest <file.ndjson...> --source <source>.', 'ingest');
+  const descriptor = sourceOf(values.source, sources, values.url !== undefined);
+  // What is sent as the source: its first Logflare name (what a shipper sends), else its own name; an unknown one as given.
+  const source = descriptor ? (descriptor.logflare.names[0] ?? descriptor.name) : values.source!;
   if ((values['data-dir'] === undefined) === (values.url === undefined)) {
     throw new UsageError('Give exactly one destination: --data-dir <dir> (no server running on it) or --url <server> --api-key <key>.', 'ingest');
   }
@@ -70,7 +84,13 @@ export async function ingestCommand(argv: string[], io: CliIO): Promise<number> 
   if (values['data-dir'] !== undefined) {
     try {
       // Damage recovery finds (and lines compaction sets aside) are told, as serve tells them.
-      ep = await createEndpoints({ storage: { dataDir: dataDirOf('ingest', values['data-dir']) }, cache: false, onWarning: (warning) => io.stderr.write(`warning: ${warning.message}\n`) });
+      ep = await createEndpoints({
+        // The config's storage options (source names, bounds...) too, by the rule of serve.
+        storage: combinedStorage('ingest', values, config.storage),
+        sourceDefinitions: sources.list,
+        cache: false,
+        onWarning: (warning) => io.stderr.write(`warning: ${warning.message}\n`),
+      });
     } catch (error) {
       if (error instanceof DataDirLockedError) {
         throw new Error(`${error.message} To add events while it runs, send them through it: log-endpoints ingest ... --url <its URL> --api-key <key>.`);
@@ -164,7 +184,8 @@ async function loadFile(
     if (trimmed.trim() === '') return;
     let value: unknown;
     try {
-      value = JSON.parse(lineNo === 1 ? trimmed.replace(/^\uFEFF/, '') : trimmed);
+      // Integers past 2^53 as bigint: stored with the digits of the file.
+      value = parseExactJson(lineNo === 1 ? trimmed.replace(/^\uFEFF/, '') : trimmed);
     } catch {
       value = undefined;
     }
@@ -247,7 +268,7 @@ async function postBatch(endpoint: string, key: string, events: object[]): Promi
   const response = await fetch(endpoint, {
     method: 'POST',
     headers: { 'X-API-KEY': key, 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' },
-    body: gzipSync(JSON.stringify({ batch: events })),
+    body: gzipSync(stringifyExactJson({ batch: events })),
   });
   if (response.ok) {
     await response.arrayBuffer();

@@ -5,7 +5,7 @@ import { compactCommand } from './compact-command';
 import { demoCommand } from './demo-command';
 import { demoDataCommand } from './demo-data-command';
 import { ingestCommand } from './ingest-command';
-import { HELP } from './help';
+import { helpText } from './help';
 import type { CliIO } from './io';
 import { queryCommand } from './query-command';
 import { serveCommand } from './serve-command';
@@ -31,11 +31,11 @@ export async function main(argv: string[], io: CliIO, version: string): Promise<
   const [command, ...rest] = argv;
   try {
     if (command === undefined) {
-      io.stderr.write(HELP.main!);
+      io.stderr.write(helpText('main')!);
       return 2;
     }
     if (command === '--help' || command === '-h' || command === 'help') {
-      io.stdout.write(rest[0] && HELP[rest[0]] ? HELP[rest[0]]! : HELP.main!);
+      io.stdout.write((rest[0] && helpText(rest[0])) || helpText('main')!);
       return 0;
     }
     if (command === '--version' || command === '-v') {

@@ -19,12 +19,11 @@ export function parseOptions<T extends Options>(command: string, argv: string[],
   return parsed;
 }
 
-/** The options every command reading logs shares. */
+/** The options every command reading logs shares; the sources' own flags come from the set (`sourceOptions`). */
 export const SOURCE_OPTIONS = {
   config: { type: 'string' },
   'single-project': { type: 'boolean' },
-  'edge-logs': { type: 'string', multiple: true },
-  'function-logs': { type: 'string', multiple: true },
+  source: { type: 'string', multiple: true },
   now: { type: 'string' },
   threads: { type: 'string' },
   'memory-limit': { type: 'string' },
@@ -40,28 +39,6 @@ export function duckdbOf(command: string, values: { threads?: string; 'memory-li
     threads: values.threads === undefined ? undefined : integerOf(command, 'threads', values.threads, 0, 1, 1024),
     memoryLimit,
   };
-}
-
-/**
- * `--edge-logs` / `--function-logs` as the library's sources, on top of a `--config` module's
- * (a flag replaces that source's globs). Some source is required unless `optional` (a data dir).
- */
-export function sourcesOf(
-  command: string,
-  values: { 'edge-logs'?: string[]; 'function-logs'?: string[] },
-  optional = false,
-  config: Readonly<Record<string, string | readonly string[] | undefined>> = {},
-): Record<string, readonly string[]> {
-  const out: Record<string, readonly string[]> = {};
-  for (const [name, globs] of Object.entries(config)) if (globs !== undefined) out[name] = typeof globs === 'string' ? [globs] : [...globs];
-  if (values['edge-logs']?.length) out.edgeLogs = values['edge-logs'];
-  if (values['function-logs']?.length) out.functionEdgeLogs = values['function-logs'];
-  out.edgeLogs ??= [];
-  out.functionEdgeLogs ??= [];
-  if (Object.values(out).every((g) => g.length === 0) && !optional) {
-    throw new UsageError('Give the logs to read: --edge-logs <glob> and/or --function-logs <glob> (or a --config with sources).', command);
-  }
-  return out;
 }
 
 /** `--now <iso>` as a fixed clock (every relative window is evaluated at that instant), or the system clock. */

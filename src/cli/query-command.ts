@@ -3,13 +3,16 @@ import { arrowToIpcStream } from '../rows/to-arrow';
 import { rowsToCsv } from '../rows/to-csv';
 import { rowsToNdjson } from '../rows/to-ndjson';
 import { formatTable } from './format-table';
-import { HELP } from './help';
+import { helpText } from './help';
 import type { CliIO } from './io';
-import { clockOf, duckdbOf, parseOptions, SOURCE_OPTIONS, sourcesOf } from './parse-options';
+import { clockOf, duckdbOf, parseOptions, SOURCE_OPTIONS } from './parse-options';
 import { UsageError } from './usage-error';
-import { endpointsOptionsOf, loadConfig } from './config-file';
-import { definedOnly } from './defined-only';
-import { warnEmptyGlobs, warnMissingSource } from './warnings';
+import { commandConfig, endpointsOptionsOf } from './config-file';
+import { combinedGlobs, combinedOptions } from './config-and-flags';
+import { globFlagOptions, globsOfFlags, requireSomeGlobs } from './source-flags';
+import { warnEmptySourceGlobs, warnMissingSources } from './warnings';
+import { endpointSet } from '../definitions/registry';
+import { stringifyExactJson } from '../util/exact-json';
 
 const FORMATS = ['table', 'json', 'csv', 'ndjson', 'arrow'] as const;
 type Format = (typeof FORMATS)[number];
@@ -22,9 +25,10 @@ const OPTIONS = {
 
 /** `log-endpoints query <name|uuid>`: one endpoint's rows on stdout. */
 export async function queryCommand(argv: string[], io: CliIO): Promise<number> {
-  const { values, positionals } = parseOptions('query', argv, OPTIONS, 1);
+  const { config, sources } = await commandConfig('query', argv);
+  const { values, positionals } = parseOptions('query', argv, { ...OPTIONS, ...globFlagOptions(sources) }, 1);
   if (values.help) {
-    io.stdout.write(HELP.query!);
+    io.stdout.write(helpText('query', sources)!);
     return 0;
   }
   const nameOrId = positionals[0];
@@ -33,18 +37,20 @@ export async function queryCommand(argv: string[], io: CliIO): Promise<number> {
   if (!FORMATS.includes(format)) throw new UsageError(`--format must be one of ${FORMATS.join(', ')}, not "${values.format}".`, 'query');
   if (format === 'arrow' && io.stdout.isTTY) throw new UsageError('--format arrow writes binary: redirect it to a file (> rows.arrow).', 'query');
   const params = paramsOf(values.param ?? []);
-  const config = await loadConfig('query', values.config);
-  const sources = sourcesOf('query', values, false, config.sources);
+  const globs = combinedGlobs(globsOfFlags('query', values, sources), config.sources, sources);
+  requireSomeGlobs('query', globs, sources, false);
+  const options = combinedOptions('query', { ...duckdbOf('query', values), now: clockOf('query', values.now), singleProject: values['single-project'] }, config);
+  warnEmptySourceGlobs(io, values, sources);
   // No cache for a one-off query: nothing to reuse, and no warming timers to wait for.
-  warnEmptyGlobs(io, 'edge-logs', values['edge-logs']);
-  warnEmptyGlobs(io, 'function-logs', values['function-logs']);
   const ep = await createEndpoints({
     ...endpointsOptionsOf(config),
-    sources, now: clockOf('query', values.now) ?? config.now, cache: false, duckdb: { ...config.duckdb, ...definedOnly(duckdbOf('query', values)) },
-    ...(values['single-project'] ? { singleProject: true } : {}),
+    ...options,
+    sources: globs, cache: false,
     onWarning: (warning) => io.stderr.write(`warning: ${warning.message}\n`),
   });
-  warnMissingSource(io, nameOrId, sources);
+  // The endpoint asked for, when it is known: an unknown one is told by the query itself.
+  const asked = endpointSet(config.endpoints).list.filter((d) => d.name === nameOrId || d.id === nameOrId.toLowerCase());
+  warnMissingSources(io, globs, sources, asked);
   try {
     if (format === 'arrow') {
       io.stdout.write(arrowToIpcStream((await ep.query(nameOrId, params, { format: 'arrow' })).table));
@@ -53,7 +59,7 @@ export async function queryCommand(argv: string[], io: CliIO): Promise<number> {
     const answer = await ep.query(nameOrId, params);
     const columns = ep.definitions.find((d) => d.name === answer.endpoint.name)!.columns;
     if (format === 'table') io.stdout.write(formatTable(columns, answer.result));
-    if (format === 'json') io.stdout.write(`${JSON.stringify({ result: answer.result }, null, 2)}\n`);
+    if (format === 'json') io.stdout.write(`${stringifyExactJson({ result: answer.result }, 2)}\n`);
     if (format === 'csv') io.stdout.write(rowsToCsv(columns, answer.result));
     if (format === 'ndjson') io.stdout.write(rowsToNdjson(columns, answer.result));
     return 0;

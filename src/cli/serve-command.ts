@@ -1,44 +1,40 @@
 import { createEndpoints } from '../api/create-endpoints';
 import type { CliIO } from './io';
-import { clockOf, duckdbOf, parseOptions, SOURCE_OPTIONS, sourcesOf } from './parse-options';
-import { HELP } from './help';
+import { clockOf, duckdbOf, parseOptions, SOURCE_OPTIONS } from './parse-options';
+import { helpText } from './help';
 import { HTTP_SERVER_OPTIONS, httpServerSettings, serveHttp } from './http-server-flags';
-import { warnEmptyGlobs } from './warnings';
-import { endpointsOptionsOf, loadConfig } from './config-file';
+import { warnEmptySourceGlobs, warnMissingSources } from './warnings';
 import { definedOnly } from './defined-only';
+import { endpointSet } from '../definitions/registry';
+import { commandConfig, endpointsOptionsOf } from './config-file';
+import { combinedGlobs, combinedOptions } from './config-and-flags';
+import { globFlagOptions, globsOfFlags, requireSomeGlobs } from './source-flags';
 import { systemNow } from '../time/clock';
-
-const OPTIONS = { ...SOURCE_OPTIONS, ...HTTP_SERVER_OPTIONS } as const;
 
 /** `log-endpoints serve`: the HTTP API over the given logs until SIGINT/SIGTERM. */
 export async function serveCommand(argv: string[], io: CliIO): Promise<number> {
-  const { values } = parseOptions('serve', argv, OPTIONS);
+  // The --config first: its sources are what --source names and what the help lists.
+  const { config, sources } = await commandConfig('serve', argv);
+  const { values } = parseOptions('serve', argv, { ...SOURCE_OPTIONS, ...HTTP_SERVER_OPTIONS, ...globFlagOptions(sources) });
   if (values.help) {
-    io.stdout.write(HELP.serve!);
+    io.stdout.write(helpText('serve', sources)!);
     return 0;
   }
-  const config = await loadConfig('serve', values.config);
   const settings = httpServerSettings('serve', values, io.env, config);
-  const storage = settings.storage ?? config.storage;
-  const sources = sourcesOf('serve', values, storage !== undefined, config.sources);
-  const now = clockOf('serve', values.now) ?? config.now;
-  const duckdb = { ...config.duckdb, ...definedOnly(duckdbOf('serve', values)) };
-  warnEmptyGlobs(io, 'edge-logs', values['edge-logs']);
-  warnEmptyGlobs(io, 'function-logs', values['function-logs']);
-  if (storage === undefined) {
-    for (const [flag, globs] of [['--edge-logs', sources.edgeLogs!], ['--function-logs', sources.functionEdgeLogs!]] as const) {
-      if (globs.length === 0) io.stderr.write(`warning: no ${flag} given: ${flag === '--edge-logs' ? 'logs.all and usage.api-counts' : 'functions.invocation-stats'} will answer no rows\n`);
-    }
-  }
+  const flagGlobs = globsOfFlags('serve', values, sources);
+  const globs = combinedGlobs(flagGlobs, config.sources, sources);
+  requireSomeGlobs('serve', globs, sources, settings.storage !== undefined);
+  const options = combinedOptions('serve', { ...duckdbOf('serve', values), now: clockOf('serve', values.now), singleProject: values['single-project'], noCache: settings.noCache }, config);
+  warnEmptySourceGlobs(io, values, sources);
+  if (settings.storage === undefined) warnMissingSources(io, globs, sources, endpointSet(config.endpoints).list);
   const ep = await createEndpoints({
     ...endpointsOptionsOf(config),
-    sources, storage, now, limits: { ...config.limits, ...settings.limits }, duckdb,
-    ...(settings.noCache ? { cache: false as const } : {}),
-    ...(values['single-project'] ? { singleProject: true } : {}),
+    ...options,
+    sources: globs, storage: settings.storage, limits: definedOnly(settings.limits),
     onWarning: (warning) => {
       io.stderr.write(`${systemNow().toISOString()} warning: ${warning.message}\n`);
       config.onWarning?.(warning);
     },
   });
-  return serveHttp(ep, settings, io, [now ? `Every window is evaluated at ${now().toISOString()} (--now).` : null]);
+  return serveHttp(ep, settings, io, [options.now ? `Every window is evaluated at ${options.now().toISOString()} (--now).` : null]);
 }

@@ -4,7 +4,7 @@ import type { Endpoints } from '../api/create-endpoints';
 import { EngineError, InvalidOptionError } from '../errors';
 import { createHandler, type FetchHandler } from '../http/create-handler';
 import type { PlainRequest, PlainResponse } from '../http/exchange';
-import type { HandlerOptions } from '../http/handler-options';
+import { MAX_HEADER_BYTES, type HandlerOptions } from '../http/handler-options';
 import { requestIdOf } from '../http/request-id';
 import { sendError } from '../http/respond';
 import { toNodeListener } from '../node/to-node-listener';
@@ -49,7 +49,7 @@ export async function startServer(ep: Endpoints, options: ServerOptions): Promis
   const cutoff = new Cutoff(createHandler(ep, handlerOptions));
   const listener = toNodeListener(cutoff.handler);
   let stopping = false;
-  const server = createServer((req, res) => {
+  const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
     // While stopping, keep-alive connections close after their current answer.
     if (stopping) res.setHeader('Connection', 'close');
     res.on('finish', () => {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { SourceName } from '../sources/source-descriptor';
+import type { SourceDescriptor } from '../sources/source-descriptor';
 import { openDatabase, type DatabaseSettings } from '../duckdb/open-database';
 import { appendCommit, checkpointIfDue, readDatasetStateStable, type DataFile, type DatasetState } from '../dataset/dataset-log';
 import { missingRollups, writeCompanions } from '../dataset/stored-rollups';
@@ -15,9 +15,9 @@ import { failpoint } from '../util/failpoint';
  * compute its rollups from its rows). Runs under the dataset lock; returns the files completed.
  *
  * @example
- * await backfillRollups(state, 'functionEdgeLogs'); // 12: every data file now has its rollups
+ * await backfillRollups(state, functionEdgeLogs); // 12: every data file now has its rollups
  */
-export async function backfillRollups(state: DatasetState, source: SourceName, duckdb?: DatabaseSettings): Promise<string[]> {
+export async function backfillRollups(state: DatasetState, source: SourceDescriptor, duckdb?: DatabaseSettings): Promise<string[]> {
   const lacking = [...state.files.values()].filter((f) => missingRollups(source, f).length > 0);
   if (lacking.length === 0 || state.damage.length > 0) return [];
   const staging = join(state.root, `.compact-${randomBytes(8).toString('hex')}.tmp`);
@@ -36,8 +36,8 @@ export async function backfillRollups(state: DatasetState, source: SourceName, d
       }
     }
     if (add.length === 0) return [];
-    failpoint('backfill:before-commit', source);
-    if (!(await appendCommit(state, { source, add, remove: [], inputs: [] }))) {
+    failpoint('backfill:before-commit', source.name);
+    if (!(await appendCommit(state, { source: source.name, add, remove: [], inputs: [] }))) {
       throw new Error(`${state.root}: another writer committed to the dataset at the same time; no rollup was added`);
     }
   } catch (error) {
@@ -51,7 +51,7 @@ export async function backfillRollups(state: DatasetState, source: SourceName, d
     instance.closeSync();
     await rm(staging, { recursive: true, force: true });
   }
-  failpoint('backfill:after-commit', source);
+  failpoint('backfill:after-commit', source.name);
   await checkpointIfDue(readDatasetStateStable(state.root));
   return add.map((f) => f.path);
 }

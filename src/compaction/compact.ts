@@ -2,7 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { SourceName } from '../sources/source-descriptor';
+import type { SourceDescriptor, SourceName } from '../sources/source-descriptor';
+import type { SourceSet } from '../sources/source-set';
+import { BUILT_IN_SOURCE_SET } from '../sources/built-ins';
 import { openDatabase, type DatabaseSettings } from '../duckdb/open-database';
 import { parquetLayoutCopy } from '../duckdb/parquet-layout';
 import { sourceRelation } from '../duckdb/source-relations';
@@ -34,8 +36,13 @@ import { systemMs } from '../time/clock';
 
 /** Options of `compactLogs`. */
 export interface CompactOptions {
-  /** Which log the files hold. */
+  /** Which log the files hold: a built-in source, or one of `sourceDefinitions`. */
   source: SourceName;
+  /**
+   * Sources of your own, beside the built-ins (descriptors made with `defineSource`, as given to
+   * `createEndpoints`): what `source` may name. Default: the built-ins only.
+   */
+  sourceDefinitions?: readonly SourceDescriptor[];
   /** Glob or list of globs of the NDJSON files to compact (Parquet inputs are ignored). */
   inputs: string | readonly string[];
   /** Folder of the Parquet dataset (`date=YYYY-MM-DD/part-*.parquet` and its log `_compact/`). */
@@ -97,8 +104,12 @@ export interface CompactResult {
  * @example
  * await compactLogs({ source: 'edgeLogs', inputs: 'logs/edge/*.ndjson', outDir: 'logs/edge-parquet', deleteSource: true });
  * const ep = await createEndpoints({ sources: { edgeLogs: ['logs/edge/*.ndjson', 'logs/edge-parquet'] } });
+ * await compactLogs({ source: 'authLogs', sourceDefinitions: [authLogs], inputs: 'logs/auth/*.ndjson', outDir: 'logs/auth-parquet' });
  */
 export async function compactLogs(options: CompactOptions): Promise<CompactResult> {
+  const sources = BUILT_IN_SOURCE_SET.extend(options.sourceDefinitions);
+  const source = sources.find(options.source);
+  if (!source) throw new InvalidOptionError('source', `compactLogs: source ${JSON.stringify(options.source)} is not a log source; the sources are ${sources.names.join(', ')} (declare more with defineSource and sourceDefinitions).`);
   const globs = typeof options.inputs === 'string' ? [options.inputs] : [...options.inputs];
   const directories = new DirectoryCache();
   const inputs = new Map<string, ListedFile>();
@@ -106,7 +117,7 @@ export async function compactLogs(options: CompactOptions): Promise<CompactResul
     for (const file of listGlob(compileGlob(glob), directories).files) if (file.kind === 'ndjson') inputs.set(file.path, file);
   }
   // Inputs or output inside a managed data dir: its lock first, so no running server writes there meanwhile.
-  const dataDirs = [...new Set([options.outDir, ...inputs.keys()].map(dataDirAround).filter((d): d is string => d !== null))].sort();
+  const dataDirs = [...new Set([options.outDir, ...inputs.keys()].map((path) => dataDirAround(path, sources)).filter((d): d is string => d !== null))].sort();
   const locks: DataDirLock[] = [];
   try {
     for (const dir of dataDirs) {
@@ -115,7 +126,8 @@ export async function compactLogs(options: CompactOptions): Promise<CompactResul
         throw new Error(`${error.message} compact would race it: it writes and deletes files there itself (its own compaction).`, { cause: error });
       }));
     }
-    return await compactFiles({ ...options, files: [...inputs.values()] });
+    const { inputs: _globs, sourceDefinitions: _definitions, ...rest } = options;
+    return await compactFiles({ ...rest, source, sources, files: [...inputs.values()] });
   } finally {
     for (const lock of locks.reverse()) await lock.release();
   }
@@ -123,7 +135,11 @@ export async function compactLogs(options: CompactOptions): Promise<CompactResul
 
 /** The one compaction mechanism, over listed files (the CLI's globs, or managed storage's segments). */
 export async function compactFiles(
-  options: Omit<CompactOptions, 'inputs'> & {
+  options: Omit<CompactOptions, 'inputs' | 'source' | 'sourceDefinitions'> & {
+    /** The source the files hold. */
+    source: SourceDescriptor;
+    /** The instance's sources: the shape check says which one a refused input looks like. */
+    sources: SourceSet;
     files: ListedFile[];
     /** How an input is removed once compacted (default: deleted from disk). */
     remove?: (paths: string[]) => Promise<void>;
@@ -146,8 +162,8 @@ export async function compactFiles(
   checkAborted(options.signal);
   return withDatasetLock(outDir, 'compact', async () => {
     let state = readDatasetStateStable(outDir);
-    if (state.source !== null && state.source !== options.source) {
-      throw new InvalidOptionError('source', `${outDir} holds ${state.source} events; it cannot take ${options.source} events. Use another --out folder.`);
+    if (state.source !== null && state.source !== options.source.name) {
+      throw new InvalidOptionError('source', `${outDir} holds ${state.source} events; it cannot take ${options.source.name} events. Use another --out folder.`);
     }
     state = await cleanUp(outDir, state, options.source, result);
 
@@ -177,14 +193,14 @@ export async function compactFiles(
     if (work.length === 0) {
       result.alreadyCompacted = scans.length > 0;
     } else {
-      if (options.checkShape !== false) await checkShape(options.source, work);
+      if (options.checkShape !== false) await checkShape(options.source, options.sources, work);
       const run = await writeRun(outDir, options, work, progress);
       for (const r of run.records) newSkipped.set(r.path, r.skippedLines);
       Object.assign(result, { inputFiles: work.map((w) => w.file.path), rows: run.rows, skippedLines: run.skippedLines, files: run.add.map((f) => f.path) });
       try {
         checkAborted(options.signal);
-        failpoint('compact:before-commit', options.source);
-        const committed = await appendCommit(state, { source: options.source, add: run.add, remove: [], inputs: run.records });
+        failpoint('compact:before-commit', options.source.name);
+        const committed = await appendCommit(state, { source: options.source.name, add: run.add, remove: [], inputs: run.records });
         if (!committed) throw new Error(`${outDir}: another writer committed to the dataset at the same time; nothing of this run was committed.`);
       } catch (error) {
         // Stopped before its commit (aborted, refused): its published files go, as if never written.
@@ -194,7 +210,7 @@ export async function compactFiles(
         }
         throw error;
       }
-      failpoint('compact:after-commit', options.source);
+      failpoint('compact:after-commit', options.source.name);
       state = readDatasetStateStable(outDir);
       await checkpointIfDue(state);
     }
@@ -216,7 +232,7 @@ interface WrittenRun {
 /** Stages the new bytes, writes and counts the Parquet, and publishes it (not yet committed). */
 async function writeRun(
   outDir: string,
-  options: { source: SourceName; signal?: AbortSignal; duckdb?: DatabaseSettings },
+  options: { source: SourceDescriptor; signal?: AbortSignal; duckdb?: DatabaseSettings },
   work: InputScan[],
   progress: NonNullable<CompactOptions['onProgress']>,
 ): Promise<WrittenRun> {
@@ -275,7 +291,7 @@ async function writeRun(
       }),
     ));
     progress({ stage: 'writing', fraction: 1 });
-    failpoint('compact:written', options.source);
+    failpoint('compact:written', options.source.name);
     checkAborted(options.signal);
 
     progress({ stage: 'verifying', fraction: 0 });
@@ -316,7 +332,7 @@ async function writeRun(
       entry.bytes = (await stat(target)).size;
       add.push(entry);
       progress({ stage: 'publishing', fraction: (i + 1) / staged.length });
-      failpoint(`compact:publish:${i + 1}`, options.source);
+      failpoint(`compact:publish:${i + 1}`, options.source.name);
     }
     for (const dir of touched) await fsyncDir(dir);
 
@@ -331,7 +347,7 @@ async function writeRun(
 
 /** Deletes (or hands back) every input whose bytes are all in the dataset, verified, and clean. */
 async function removeCompacted(
-  options: { source: SourceName; signal?: AbortSignal; remove?: (paths: string[]) => Promise<void>; setAside?: (path: string, skippedLines: number) => Promise<void> },
+  options: { source: SourceDescriptor; signal?: AbortSignal; remove?: (paths: string[]) => Promise<void>; setAside?: (path: string, skippedLines: number) => Promise<void> },
   scans: InputScan[],
   newSkipped: ReadonlyMap<string, number>,
   result: CompactResult,
@@ -361,10 +377,10 @@ async function removeCompacted(
     else await unlinkIfPresent(scan.file.path);
     done.push(scan.file.path);
     progress({ stage: 'deleting', fraction: (i + 1) / eligible.length });
-    failpoint(`compact:delete:${i + 1}`, options.source);
+    failpoint(`compact:delete:${i + 1}`, options.source.name);
   }
   for (const dir of new Set(done.map((p) => dirname(p)))) await fsyncDir(dir).catch(() => undefined);
-  failpoint('compact:deleted', options.source);
+  failpoint('compact:deleted', options.source.name);
   result.deletedFiles = done;
   result.deletedSource = result.keptFiles.length === 0 && result.skippedFiles.length === 0;
 }
@@ -374,28 +390,32 @@ async function removeCompacted(
  * deleted or kept by their provenance (see `settleOrphans`: never deleted while they may hold
  * the only copy of events). Returns the state after it.
  */
-async function cleanUp(outDir: string, state: DatasetState, source: SourceName, result: CompactResult): Promise<DatasetState> {
+async function cleanUp(outDir: string, state: DatasetState, source: SourceDescriptor, result: CompactResult): Promise<DatasetState> {
   for (const entry of await readdir(outDir, { withFileTypes: true })) {
     if (entry.isDirectory() && /^\.compact-[0-9a-f]+\.tmp$/.test(entry.name)) {
       await rm(join(outDir, entry.name), { recursive: true, force: true });
     }
   }
-  const settled = await settleOrphans(state, source);
+  const settled = await settleOrphans(state, source.name);
   result.orphans = settled.outcome;
   return settled.state;
 }
 
-/** Refuses inputs none of whose events look like the source (edge logs compacted as functions). */
-async function checkShape(source: SourceName, work: InputScan[]): Promise<void> {
-  const verdict = await looksLikeSource(source, work.map((w) => ({ path: w.file.path, start: w.covered, end: w.end, compressed: w.compressed })));
+/**
+ * Refuses inputs none of whose events look like the source (edge logs compacted as functions),
+ * naming the source most of them look like instead. A source without `looksLike` takes anything.
+ */
+async function checkShape(source: SourceDescriptor, sources: SourceSet, work: InputScan[]): Promise<void> {
+  if (!source.looksLike) return;
+  const verdict = await looksLikeSource(source, sources.list, work.map((w) => ({ path: w.file.path, start: w.covered, end: w.end, compressed: w.compressed })));
   if (verdict.events > 0 && verdict.matching === 0) {
-    const flag = source === 'edgeLogs' ? 'edge' : 'functions';
-    const other = source === 'edgeLogs' ? 'functions' : 'edge';
+    const cliName = (d: SourceDescriptor) => d.cli.alias ?? d.name;
+    const likely = verdict.others[0];
     throw new InvalidOptionError(
       'source',
-      `None of the ${verdict.events} events sampled looks like a${source === 'edgeLogs' ? ' gateway (edge)' : 'n edge-function'} log event` +
-        (verdict.other > 0 ? `; ${verdict.other} look like ${other === 'edge' ? 'gateway (edge)' : 'edge-function'} log events. Did you mean --source ${other}?` : '.') +
-        ` Nothing was compacted (--source ${flag}).`,
+      `None of the ${verdict.events} events sampled looks like an event of ${source.name} (${source.relation})` +
+        (likely ? `; ${likely.events} look like events of ${likely.source.name} (${likely.source.relation}). Did you mean --source ${cliName(likely.source)}?` : '.') +
+        ` Nothing was compacted (--source ${cliName(source)}).`,
     );
   }
 }

@@ -3,7 +3,7 @@ import { existsSync, statSync } from 'node:fs';
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { SourceName } from '../sources/source-descriptor';
+import type { SourceDescriptor } from '../sources/source-descriptor';
 import { parquetLayoutCopy } from '../duckdb/parquet-layout';
 import { sqlString, sqlStringList } from '../duckdb/sql-literal';
 import type { DataFile, DatasetState, InputRecord } from '../dataset/dataset-log';
@@ -25,13 +25,13 @@ const RUN = /^part-([0-9a-f]{16})-\d+\.parquet$/;
  * input gone or changed, a run that wrote that day in more than one file, or another row count.
  *
  * @example
- * const entry = await rebuildFromInputs(connection, state, 'edgeLogs', damaged, staging);
- * if (entry) await appendCommit(state, { source: 'edgeLogs', add: [entry], remove: [damaged.path], inputs: [] });
+ * const entry = await rebuildFromInputs(connection, state, edgeLogs, damaged, staging);
+ * if (entry) await appendCommit(state, { source: edgeLogs.name, add: [entry], remove: [damaged.path], inputs: [] });
  */
 export async function rebuildFromInputs(
   connection: DuckDBConnection,
   state: DatasetState,
-  source: SourceName,
+  source: SourceDescriptor,
   file: DataFile,
   staging: string,
 ): Promise<DataFile | null> {

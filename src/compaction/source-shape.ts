@@ -1,33 +1,36 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { createGunzip } from 'node:zlib';
-import type { SourceName } from '../sources/source-descriptor';
-import { allSources, sourceDescriptor } from '../sources/registry';
+import type { SourceDescriptor } from '../sources/source-descriptor';
 
 /** Lines examined per file and in all, to tell which log a set of files holds. */
 const LINES_PER_FILE = 200;
 const LINES_IN_ALL = 2000;
 
-/** How many sampled events exist, look like `source`, and look like the other source. */
+/** How many sampled events exist, look like `source`, and look like each other source (by name). */
 export interface ShapeVerdict {
   events: number;
   matching: number;
   other: number;
+  /** The other sources some sampled events look like, by how many, most first. */
+  others: Array<{ source: SourceDescriptor; events: number }>;
 }
 
 /**
- * Samples events from the start of each range and counts which look like the gateway log (a
- * top-level `project` or `metadata.request`) and which like the edge-function log
- * (`metadata.project_ref`, `function_id`, `execution_time_ms`). zstd files are not sampled (Node 20
- * has no zstd decoder); a sample of none never refuses anything.
+ * Samples events from the start of each range and counts which look like `source` and which like
+ * one of `others` (each descriptor's `looksLike`: the gateway log's top-level `project` or
+ * `metadata.request`, the edge-function log's `metadata.project_ref`...). zstd files are not
+ * sampled (Node 20 has no zstd decoder); a sample of none never refuses anything.
  */
 export async function looksLikeSource(
-  source: SourceName,
+  source: SourceDescriptor,
+  others: readonly SourceDescriptor[],
   ranges: ReadonlyArray<{ path: string; start: number; end: number; compressed: boolean }>,
 ): Promise<ShapeVerdict> {
-  const verdict: ShapeVerdict = { events: 0, matching: 0, other: 0 };
-  const own = sourceDescriptor(source).looksLike;
-  const others = allSources().filter((d) => d.name !== source && d.looksLike).map((d) => d.looksLike!);
+  const verdict: ShapeVerdict = { events: 0, matching: 0, other: 0, others: [] };
+  const own = source.looksLike;
+  const tests = others.filter((d) => d !== source && d.looksLike);
+  const counts = new Map<SourceDescriptor, number>();
   let total = 0;
   for (const range of ranges) {
     if (total >= LINES_IN_ALL) break;
@@ -44,7 +47,13 @@ export async function looksLikeSource(
         verdict.events++;
         // Each source's own test (its descriptor's `looksLike`): this one's, or another's.
         if (own?.(event)) verdict.matching++;
-        else if (others.some((test) => test(event))) verdict.other++;
+        else {
+          const like = tests.find((d) => d.looksLike!(event));
+          if (like) {
+            verdict.other++;
+            counts.set(like, (counts.get(like) ?? 0) + 1);
+          }
+        }
       }
     } catch {
       // A file that cannot be sampled says nothing about the others.
@@ -53,6 +62,7 @@ export async function looksLikeSource(
       raw.destroy();
     }
   }
+  verdict.others = [...counts].map(([d, events]) => ({ source: d, events })).sort((a, b) => b.events - a.events);
   return verdict;
 }
 

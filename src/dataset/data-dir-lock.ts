@@ -1,5 +1,5 @@
 import { join, resolve, sep } from 'node:path';
-import { allSources } from '../sources/registry';
+import type { SourceSet } from '../sources/source-set';
 import { acquireLock, describeHolder, LockedError, type HeldLock, type LockRecord, type LockTiming } from '../util/lock-file';
 
 /** The lock file's name in a data dir. */
@@ -46,17 +46,17 @@ export async function lockDataDir(dataDir: string, purpose = 'serve', timing?: L
 }
 
 /**
- * The managed data dir a path lies in (`<dataDir>/<source>/wal/...` or `.../parquet/...`), or
- * null: `compact` run by hand on such a path takes the data dir's lock, so it never races the
- * process that writes there.
+ * The managed data dir a path lies in (`<dataDir>/<source>/wal/...` or `.../parquet/...`, for a
+ * source of `sources`), or null: `compact` run by hand on such a path takes the data dir's lock,
+ * so it never races the process that writes there.
  *
  * @example
- * dataDirAround('/srv/data/edgeLogs/wal/00000000000000000003.ndjson'); // '/srv/data'
+ * dataDirAround('/srv/data/edgeLogs/wal/00000000000000000003.ndjson', BUILT_IN_SOURCE_SET); // '/srv/data'
  */
-export function dataDirAround(path: string): string | null {
+export function dataDirAround(path: string, sources: Pick<SourceSet, 'has'>): string | null {
   const parts = resolve(path).split(sep);
   for (let i = parts.length - 2; i >= 1; i--) {
-    if (allSources().some((d) => d.name === parts[i]) && (parts[i + 1] === 'wal' || parts[i + 1] === 'parquet')) {
+    if (sources.has(parts[i]!) && (parts[i + 1] === 'wal' || parts[i + 1] === 'parquet')) {
       return parts.slice(0, i).join(sep) || sep;
     }
   }

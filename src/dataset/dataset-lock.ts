@@ -13,7 +13,8 @@ export async function withDatasetLock<T>(root: string, purpose: string, work: ()
   await ensureDataset(root);
   // Inside a data dir every writer holds its lock first: one this process holds makes a dataset
   // lock left by a killed run stale at once, not after the lease (10 s without a socket probe).
-  const dataDir = dataDirAround(root);
+  // Any source's name: the lock only counts when this process holds it, so a guess costs nothing.
+  const dataDir = dataDirAround(root, { has: () => true });
   const enclosedBy = dataDir === null ? undefined : join(dataDir, LOCK_FILE);
   const lock = await acquireLock(join(root, DATASET_LOG_DIR, 'LOCK'), purpose, {}, { enclosedBy }).catch((error: unknown) => {
     if (error instanceof LockedError) {

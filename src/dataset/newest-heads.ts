@@ -1,7 +1,6 @@
 import { basename, dirname, join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { SourceName } from '../sources/source-descriptor';
-import { sourceDescriptor } from '../sources/registry';
+import type { SourceDescriptor } from '../sources/source-descriptor';
 import { sqlString } from '../duckdb/sql-literal';
 
 /**
@@ -11,8 +10,8 @@ import { sqlString } from '../duckdb/sql-literal';
 export const HEAD_ROWS_PER_PROJECT = 100;
 
 /** Whether a source's compacted files get heads (its descriptor's `parquet.heads`: logs.all's gateway log). */
-export function hasHeads(source: SourceName): boolean {
-  return sourceDescriptor(source).parquet.heads === true;
+export function hasHeads(source: SourceDescriptor): boolean {
+  return source.parquet.heads === true;
 }
 
 /** The folder of a dataset that holds the heads, beside its `date=` folders. */
@@ -59,15 +58,17 @@ export function dataPathOfHead(headPath: string): string | null {
  * few thousand rows per day instead of decoding the `metadata` of a project's whole row groups.
  * Returns the rows written.
  */
-export async function writeHead(connection: DuckDBConnection, dataPath: string, headPath: string): Promise<number> {
+export async function writeHead(connection: DuckDBConnection, source: SourceDescriptor, dataPath: string, headPath: string): Promise<number> {
+  // A descriptor's column names are checked lower-case identifiers: written bare.
+  const project = source.projectColumn;
   const reader = await connection.runAndReadAll(`
     COPY (
       SELECT * EXCLUDE (le_rank) FROM (
-        SELECT *, row_number() OVER (PARTITION BY project ORDER BY timestamp DESC, id ASC NULLS LAST) AS le_rank
+        SELECT *, row_number() OVER (PARTITION BY ${project} ORDER BY timestamp DESC, id ASC NULLS LAST) AS le_rank
         FROM read_parquet(${sqlString(dataPath)})
       )
       WHERE le_rank <= ${HEAD_ROWS_PER_PROJECT}
-      ORDER BY project, timestamp DESC, id
+      ORDER BY ${project}, timestamp DESC, id
     ) TO ${sqlString(headPath)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 2048)`);
   return Number(reader.getRows()[0]?.[0] ?? 0);
 }

@@ -2,8 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, rename, stat } from 'node:fs/promises';
 import { basename, dirname, join, sep } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { SourceName } from '../sources/source-descriptor';
-import { sourceDescriptor } from '../sources/registry';
+import type { SourceDescriptor } from '../sources/source-descriptor';
 import { sqlString } from '../duckdb/sql-literal';
 import { fsyncDir, fsyncFile } from '../util/durable-fs';
 import { fileCrc32 } from '../util/crc32';
@@ -47,11 +46,12 @@ export function dataPathOfRollup(path: string): { data: string; rollup: string }
 }
 
 /** The rollups a source declares that a data file's entry does not record, or records by another definition. */
-export function missingRollups(source: SourceName, file: DataFile): string[] {
-  return Object.keys(sourceDescriptor(source).rollups).filter((name) => file.rollups?.[name]?.definition !== rollupDefinition(source, name));
+export function missingRollups(source: SourceDescriptor, file: DataFile): string[] {
+  return Object.keys(source.rollups).filter((name) => file.rollups?.[name]?.definition !== rollupDefinition(source, name));
 }
 
-const definitions = new Map<string, string>();
+/** Hashes by descriptor (sources belong to an instance: two may share a name and differ). */
+const definitions = new WeakMap<SourceDescriptor, Map<string, string>>();
 
 /**
  * The hash of what a stored rollup's rows depend on: its SQL (comments and layout aside) and the
@@ -60,19 +60,17 @@ const definitions = new Map<string, string>();
  * before the hash existed) is never read, and compaction computes it again (backfill-rollups.ts).
  *
  * @example
- * rollupDefinition('functionEdgeLogs', 'function_edge_logs_hourly') // '3f9c…' (16 hex digits)
+ * rollupDefinition(functionEdgeLogs, 'function_edge_logs_hourly') // '3f9c…' (16 hex digits)
  */
-export function rollupDefinition(source: SourceName, rollup: string): string {
-  const d = sourceDescriptor(source);
-  const sql = d.rollups[rollup]?.sql ?? '';
-  const key = `${source}\0${rollup}\0${sql}`;
-  let hash = definitions.get(key);
+export function rollupDefinition(source: SourceDescriptor, rollup: string): string {
+  let known = definitions.get(source);
+  if (!known) definitions.set(source, (known = new Map()));
+  let hash = known.get(rollup);
   if (hash === undefined) {
-    const code = codeOnly(sql).replace(/\s+/g, ' ').trim();
-    const columns = d.columns.filter((c) => new RegExp(`\\b${c.name}\\b`, 'i').test(code)).map((c) => [c.name, c.type, c.path, c.duckdb]);
+    const code = codeOnly(source.rollups[rollup]?.sql ?? '').replace(/\s+/g, ' ').trim();
+    const columns = source.columns.filter((c) => new RegExp(`\\b${c.name}\\b`, 'i').test(code)).map((c) => [c.name, c.type, c.path, c.duckdb]);
     hash = createHash('sha256').update(JSON.stringify({ sql: code, columns })).digest('hex').slice(0, 16);
-    if (definitions.size > 1000) definitions.clear();
-    definitions.set(key, hash);
+    known.set(rollup, hash);
   }
   return hash;
 }
@@ -82,8 +80,7 @@ export function rollupDefinition(source: SourceName, rollup: string): string {
  * alone, in the rollup's own order (its SQL's ORDER BY: project or origin first, then the hour),
  * zstd, small row groups. Returns the rows written.
  */
-async function writeRollup(connection: DuckDBConnection, source: SourceName, rollup: string, dataPath: string, target: string): Promise<number> {
-  const d = sourceDescriptor(source);
+async function writeRollup(connection: DuckDBConnection, d: SourceDescriptor, rollup: string, dataPath: string, target: string): Promise<number> {
   // A compacted file holds the source's relation as it is (parquet-layout.ts).
   const reader = await connection.runAndReadAll(`
     COPY (
@@ -102,12 +99,12 @@ async function writeRollup(connection: DuckDBConnection, source: SourceName, rol
  * `rel` is the data file's path relative to `root`; `dataPath` where its bytes are read now.
  *
  * @example
- * const companions = await writeCompanions(connection, 'functionEdgeLogs', staged, root, 'date=2026-11-21/part-1-0.parquet', staging);
+ * const companions = await writeCompanions(connection, functionEdgeLogs, staged, root, 'date=2026-11-21/part-1-0.parquet', staging);
  * const entry: DataFile = { path: 'date=2026-11-21/part-1-0.parquet', rows, bytes, day, ...companions };
  */
 export async function writeCompanions(
   connection: DuckDBConnection,
-  source: SourceName,
+  source: SourceDescriptor,
   dataPath: string,
   root: string,
   rel: string,
@@ -132,15 +129,15 @@ export async function writeCompanions(
   if (only.head && hasHeads(source)) {
     const relHead = headPathOf(rel).split(sep).join('/');
     const staged = await stagedOf(relHead);
-    const rows = await writeHead(connection, dataPath, staged);
+    const rows = await writeHead(connection, source, dataPath, staged);
     out.head = { path: relHead, rows, ...(await place(staged, relHead)) };
   }
-  for (const rollup of only.rollups ?? Object.keys(sourceDescriptor(source).rollups)) {
+  for (const rollup of only.rollups ?? Object.keys(source.rollups)) {
     const relRollup = rollupPathOf(rel, rollup).split(sep).join('/');
     const staged = await stagedOf(relRollup);
     const rows = await writeRollup(connection, source, rollup, dataPath, staged);
     (out.rollups ??= {})[rollup] = { path: relRollup, rows, ...(await place(staged, relRollup)), writtenMs: systemMs(), definition: rollupDefinition(source, rollup) };
-    failpoint('rollup:written', source);
+    failpoint('rollup:written', source.name);
   }
   return out;
 }

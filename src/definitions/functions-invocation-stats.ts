@@ -1,23 +1,19 @@
 import { querySql } from '../sql/query-files';
-import { addUnits, subtractSpan, truncate, type BucketUnit, type Span } from '../time/units';
+import { addUnits, subtractSpan, truncate } from '../time/units';
+import { intervalMeaning, type IntervalName } from './intervals';
 import type { DefinitionParams, DefinitionRow } from './definition';
 import { defineEndpoint } from './define-endpoint';
 import { p } from './params';
 
-/** Interval values of functions.invocation-stats; any other non-empty value behaves like `1day`. */
-export type InvocationInterval = '5min' | '15min' | '1hr' | '1day' | '7day';
+/** The interval values of functions.invocation-stats (their meanings: src/definitions/intervals.ts). */
+const INVOCATION_INTERVALS = ['5min', '15min', '1hr', '1day', '7day'] as const satisfies readonly IntervalName[];
 
-const INTERVALS: Record<InvocationInterval, { span: Span; unit: BucketUnit }> = {
-  '5min': { span: { minutes: 5 }, unit: 'second' },
-  '15min': { span: { minutes: 15 }, unit: 'minute' },
-  '1hr': { span: { hours: 1 }, unit: 'minute' },
-  '1day': { span: { days: 1 }, unit: 'hour' },
-  '7day': { span: { days: 7 }, unit: 'day' },
-};
+/** Interval values of functions.invocation-stats; any other non-empty value behaves like `1day`. */
+export type InvocationInterval = (typeof INVOCATION_INTERVALS)[number];
 
 /** The bucket series of a call: from trunc(now - span) to trunc(now), one bucket per unit. */
 function window(interval: string | null, now: Date) {
-  const { span, unit } = INTERVALS[interval as InvocationInterval];
+  const { span, unit } = intervalMeaning(interval as InvocationInterval);
   const first = truncate(subtractSpan(now, span), unit);
   const last = truncate(now, unit);
   return { unit, first, last, end: addUnits(last, unit, 1) };
@@ -50,7 +46,7 @@ export const functionsInvocationStats = defineEndpoint({
   params: {
     project: p.text().describe('Project reference; only invocations of this project are counted.'),
     function_id: p.text().optional().describe('Only invocations of this function; absent or empty for all functions.'),
-    interval: p.oneOf(Object.keys(INTERVALS) as InvocationInterval[], { otherwise: '1day' })
+    interval: p.oneOf(INVOCATION_INTERVALS, { otherwise: '1day' })
       .describe('Window and bucket: 5min (seconds), 15min and 1hr (minutes), 1day (hours), 7day (days). Any other value behaves like 1day.'),
   },
   sql: { duckdb: querySql('duckdb', 'functions.invocation-stats'), clickhouse: querySql('clickhouse', 'functions.invocation-stats') },

@@ -1,6 +1,7 @@
 import { InvalidParameterError } from '../errors';
 import type { EngineParam } from '../engine/engine';
 import { formatIsoMicros, parseIsoMicros } from '../time/iso';
+import { intervalSeconds, isInterval, type IntervalName, type IntervalSeconds } from './intervals';
 
 /** Longest accepted parameter value (docs/semantics.md, "Parameters"). */
 export const MAX_PARAM_LENGTH = 1024;
@@ -22,6 +23,11 @@ export interface ParamSpec {
   readonly values?: readonly string[];
   /** `one-of`: what any other non-empty value behaves like; without it, another value is an error. */
   readonly otherwise?: string;
+  /**
+   * `one-of` whose values are all interval values (`1hr`, `daily`, ...): the window and bucket each
+   * means, in seconds (src/definitions/intervals.ts). What the dashboard reads to place a range.
+   */
+  readonly intervals?: Readonly<Record<string, IntervalSeconds>>;
   /** The value used when the parameter is absent or empty (then it is not required). */
   readonly default?: string;
   /** `integer`: the smallest and largest accepted values. */
@@ -107,11 +113,14 @@ export const p = {
   /**
    * One of `values`, bound as VARCHAR. With `otherwise`, any other non-empty value behaves like
    * that one (and is cached as it); without, another value is an `invalid_parameter` listing them.
+   * Values that are all intervals (`5min` ... `7day`, `minutely`, `hourly`, `daily`) carry their
+   * meanings (`intervals`): a window and a bucket each, the same for every endpoint.
    */
   oneOf: <const V extends string, const O extends V | undefined = undefined>(values: readonly V[], options: { otherwise?: O } = {}) =>
     param<O extends string ? V | (string & {}) : V, true>({
       format: 'one-of', required: true, description: '', values: Object.freeze([...values]),
       ...(options.otherwise !== undefined ? { otherwise: options.otherwise } : {}),
+      ...(values.length > 0 && values.every(isInterval) ? { intervals: Object.freeze(Object.fromEntries(values.map((v) => [v, Object.freeze(intervalSeconds(v as IntervalName))]))) } : {}),
     }),
   /** An ISO 8601 instant (offset optional, UTC when absent), bound as a TIMESTAMP (UTC, microseconds). */
   isoTimestamp: () => param<string | Date, true>({ format: 'iso-timestamp', required: true, description: '' }),

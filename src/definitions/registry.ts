@@ -3,6 +3,8 @@ import type { AnyEndpointDefinition } from './definition';
 import { functionsInvocationStats } from './functions-invocation-stats';
 import { logsAll } from './logs-all';
 import { usageApiCounts } from './usage-api-counts';
+import { printable } from '../util/printable';
+import { methodName } from './method-name';
 
 export { functionsInvocationStats, logsAll, usageApiCounts };
 
@@ -21,13 +23,15 @@ export const DEFINITIONS: readonly AnyEndpointDefinition[] = BUILT_IN_ENDPOINTS;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
- * The endpoints of one instance, found by name or by UUID (in any letter case). Names and UUIDs
- * are unique: a user definition that collides with another (or a built-in) is refused.
+ * The endpoints of one instance, found by name or by UUID (in any letter case). Names, UUIDs and
+ * method names (`ep.usageApiCounts`: src/definitions/method-name.ts) are unique: a user definition
+ * that collides with another (or a built-in) is refused.
  */
 export class EndpointSet {
   private readonly byKey = new Map<string, AnyEndpointDefinition>();
 
   constructor(readonly list: readonly AnyEndpointDefinition[]) {
+    const methods = new Map<string, AnyEndpointDefinition>();
     for (const d of list) {
       for (const key of [d.name, d.id]) {
         const other = this.byKey.get(key);
@@ -37,13 +41,19 @@ export class EndpointSet {
         }
         this.byKey.set(key, d);
       }
+      const method = methodName(d.name);
+      const same = methods.get(method);
+      if (same) {
+        throw new InvalidOptionError(`endpoints["${d.name}"]`, `Endpoints "${same.name}" and "${d.name}" would both be the method ep.${method}: rename one.`);
+      }
+      methods.set(method, d);
     }
   }
 
   /** The endpoint with this name or UUID, or a `not_found` error. */
   find(nameOrId: string): AnyEndpointDefinition {
     const found = this.byKey.get(UUID.test(nameOrId) ? nameOrId.toLowerCase() : nameOrId);
-    if (!found) throw new NotFoundError(`No endpoint is named or identified by "${truncate(nameOrId)}".`);
+    if (!found) throw new NotFoundError(`No endpoint is named or identified by "${printable(nameOrId, 80)}".`);
     return found;
   }
 }
@@ -66,8 +76,4 @@ export function endpointSet(user: unknown): EndpointSet {
     }
   });
   return new EndpointSet([...BUILT_IN_ENDPOINTS, ...(user as AnyEndpointDefinition[])]);
-}
-
-function truncate(text: string): string {
-  return text.length > 80 ? `${text.slice(0, 80)}…` : text;
 }

@@ -1,28 +1,19 @@
 import { querySql } from '../sql/query-files';
 import { prefilterLiteral, requiredLiteral } from '../sql/required-literal';
 import { dateToMicros } from '../time/iso';
-import { subtractSpan, type BucketUnit, type Span } from '../time/units';
+import { subtractSpan } from '../time/units';
+import { intervalMeaning, type IntervalName } from './intervals';
 import type { DefinitionParams, DefinitionRow } from './definition';
 import type { EngineParam } from '../engine/engine';
 import { defineEndpoint } from './define-endpoint';
 import { p } from './params';
 
 /**
- * The window and bucket of each interval: Logflare's own three, then the values Supabase Studio
- * and the Management API send. Any other value is an error listing these.
+ * The interval values of usage.api-counts: Logflare's own three, then the values Supabase Studio
+ * and the Management API send (their meanings: src/definitions/intervals.ts). Any other value is
+ * an error listing these.
  */
-const INTERVALS = {
-  hourly: { span: { hours: 1 }, unit: 'hour' },
-  daily: { span: { days: 7 }, unit: 'day' },
-  minutely: { span: { minutes: 60 }, unit: 'minute' },
-  '15min': { span: { minutes: 15 }, unit: 'minute' },
-  '30min': { span: { minutes: 30 }, unit: 'minute' },
-  '1hr': { span: { hours: 1 }, unit: 'minute' },
-  '3hr': { span: { hours: 3 }, unit: 'hour' },
-  '1day': { span: { days: 1 }, unit: 'hour' },
-  '3day': { span: { days: 3 }, unit: 'hour' },
-  '7day': { span: { days: 7 }, unit: 'day' },
-} as const satisfies Record<string, { span: Span; unit: BucketUnit }>;
+const USAGE_INTERVALS = ['hourly', 'daily', 'minutely', '15min', '30min', '1hr', '3hr', '1day', '3day', '7day'] as const satisfies readonly IntervalName[];
 
 /**
  * The variant once compaction stores rollups: usage.api-counts.rollups.sql for hour and day
@@ -45,7 +36,7 @@ export function rollupsWhenStored(bound: Readonly<Record<string, EngineParam>>):
 }
 
 /** Interval values of usage.api-counts; any other value is an error. */
-export type UsageInterval = keyof typeof INTERVALS;
+export type UsageInterval = (typeof USAGE_INTERVALS)[number];
 
 /** usage.api-counts: API requests per product area per time bucket (docs/semantics.md). */
 export const usageApiCounts = defineEndpoint({
@@ -56,7 +47,7 @@ export const usageApiCounts = defineEndpoint({
   cache: { ttlSeconds: 900, warmingSeconds: 300 },
   params: {
     project: p.re2().describe('RE2 regular expression searched in the request URL.'),
-    interval: p.oneOf(Object.keys(INTERVALS) as UsageInterval[]).describe(
+    interval: p.oneOf(USAGE_INTERVALS).describe(
       'hourly (last hour, hour buckets), daily (last 7 days, day buckets), minutely (last 60 minutes, minute buckets); '
       + '15min, 30min, 1hr (that span, minute buckets), 3hr, 1day, 3day (hour buckets), 7day (day buckets).',
     ),
@@ -68,7 +59,7 @@ export const usageApiCounts = defineEndpoint({
   variant: rollupsWhenStored,
   projectParam: 'project',
   bind: ({ interval, project }, { now }) => {
-    const { span, unit } = INTERVALS[interval as UsageInterval];
+    const { span, unit } = intervalMeaning(interval as UsageInterval);
     // The plain text every match of the pattern holds, searched before it (required-literal.ts);
     // the rollup variant (usage.api-counts.rollups.sql) also needs it when the pattern is plain text.
     return {

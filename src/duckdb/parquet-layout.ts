@@ -1,5 +1,4 @@
-import type { SourceName } from '../sources/source-descriptor';
-import { sourceDescriptor } from '../sources/registry';
+import type { SourceDescriptor } from '../sources/source-descriptor';
 import { sourceRelation, type SourceFiles } from './source-relations';
 import { sqlString } from './sql-literal';
 
@@ -15,8 +14,7 @@ export const PROVENANCE_KEY = 'log_endpoints_commit';
  * entries per column chunk before DuckDB falls back to plain encoding. The built-ins' numbers
  * were chosen by measurement; their descriptors say why.
  */
-export function parquetLayoutOf(source: SourceName): { projectColumn: string; rowGroupRows: number; dictionaryEntries?: number } {
-  const d = sourceDescriptor(source);
+export function parquetLayoutOf(d: SourceDescriptor): { projectColumn: string; rowGroupRows: number; dictionaryEntries?: number } {
   return { projectColumn: d.projectColumn, rowGroupRows: d.parquet.rowGroupRows, ...(d.parquet.dictionaryEntries ? { dictionaryEntries: d.parquet.dictionaryEntries } : {}) };
 }
 
@@ -29,7 +27,7 @@ export function parquetLayoutOf(source: SourceName): { projectColumn: string; ro
  * `where` picks the rows to keep: a broken NDJSON line reads as a row of NULLs.
  */
 export function parquetLayoutCopy(options: {
-  source: SourceName;
+  source: SourceDescriptor;
   /** NDJSON files to read, or the source files (NDJSON and Parquet, with the Parquet schema). */
   ndjson?: readonly string[];
   files?: SourceFiles;

@@ -1,32 +1,26 @@
-import type { SourceName } from '../sources/source-descriptor';
+import type { SourceDescriptor } from '../sources/source-descriptor';
 import { emptyNdjsonFile } from './empty-ndjson-file';
 import { sqlStringList } from './sql-literal';
 import { MARKER_FIELD } from '../files/commit-marker';
-import { sourceDescriptor } from '../sources/registry';
 
-/**
- * The relation each source presents to the endpoints' SQL, whatever the files hold: the event's
- * own fields (`timestamp` as TIMESTAMP, UTC, microseconds; `metadata` whole, as JSON) plus the
- * metadata fields its descriptor derives, flattened (src/sources/). It is also the Parquet layout
- * `compact` writes, so reading that layout back needs no JSON parsing.
- */
-export function relationOf(source: SourceName): string {
-  return sourceDescriptor(source).relation;
-}
+// The relation each source presents to the endpoints' SQL (its descriptor's `relation`), whatever
+// the files hold: the event's own fields (`timestamp` as TIMESTAMP, UTC, microseconds; `metadata`
+// whole, as JSON) plus the metadata fields its descriptor derives, flattened (src/sources/). It is
+// also the Parquet layout `compact` writes, so reading that layout back needs no JSON parsing.
 
 /** Column name -> DuckDB type of a source's relation, in order. */
-function columnsOf(source: SourceName): Record<string, string> {
-  return Object.fromEntries(sourceDescriptor(source).columns.map((c) => [c.name, c.duckdb]));
+function columnsOf(source: SourceDescriptor): Record<string, string> {
+  return Object.fromEntries(source.columns.map((c) => [c.name, c.duckdb]));
 }
 
 /** Where each derived column lives inside `metadata`. */
-function metadataPathsOf(source: SourceName): Record<string, string> {
-  return Object.fromEntries(sourceDescriptor(source).columns.filter((c) => c.path !== null).map((c) => [c.name, c.path!]));
+function metadataPathsOf(source: SourceDescriptor): Record<string, string> {
+  return Object.fromEntries(source.columns.filter((c) => c.path !== null).map((c) => [c.name, c.path!]));
 }
 
 /** Top-level fields read from newline-delimited JSON, with the explicit types given to DuckDB (timestamps as text: le_timestamp reads every form). */
-function jsonFieldsOf(source: SourceName): Record<string, string> {
-  return Object.fromEntries(sourceDescriptor(source).columns.filter((c) => c.path === null).map((c) => [c.name, c.name === 'timestamp' ? 'VARCHAR' : c.duckdb]));
+function jsonFieldsOf(source: SourceDescriptor): Record<string, string> {
+  return Object.fromEntries(source.columns.filter((c) => c.path === null).map((c) => [c.name, c.name === 'timestamp' ? 'VARCHAR' : c.duckdb]));
 }
 
 /**
@@ -136,13 +130,13 @@ export const TIMESTAMP_MACROS = [
 ];
 
 /** SQL of an empty relation with the source's columns. */
-function emptyRelation(source: SourceName): string {
+function emptyRelation(source: SourceDescriptor): string {
   const cols = Object.entries(columnsOf(source)).map(([name, type]) => `CAST(NULL AS ${type}) AS ${name}`);
   return `SELECT ${cols.join(', ')} LIMIT 0`;
 }
 
 /** SQL of the relation over newline-delimited JSON files (any compression DuckDB detects). */
-function ndjsonRelation(source: SourceName, files: readonly string[], withFilename: boolean): string {
+function ndjsonRelation(source: SourceDescriptor, files: readonly string[], withFilename: boolean): string {
   // Not read_json(columns = ...): with ignore_errors it also drops the valid line after a line cut
   // short where a value was due (after ':' or ','). read_json_objects splits lines first, then
   // from_json types the fields the same way.
@@ -157,12 +151,12 @@ function ndjsonRelation(source: SourceName, files: readonly string[], withFilena
  * files are read. Bytes, not text: a JS string of the lines cost a UTF-8 decode and encode per
  * batch on the main thread; `decode` turns them into text inside DuckDB.
  */
-export function ndjsonTextRelation(source: SourceName, param: string): string {
+export function ndjsonTextRelation(source: SourceDescriptor, param: string): string {
   return eventsOfLines(source, `(SELECT json FROM (SELECT unnest(string_split(decode($${param}), chr(10))) AS json) WHERE json <> '')`, false);
 }
 
 /** The source's columns from rows of one JSON object each (`json`), marker lines left out. */
-function eventsOfLines(source: SourceName, lines: string, withFilename: boolean): string {
+function eventsOfLines(source: SourceDescriptor, lines: string, withFilename: boolean): string {
   const struct = JSON.stringify(jsonFieldsOf(source));
   const paths = Object.entries(metadataPathsOf(source));
   // One JSON parse of metadata extracts every derived field at once.
@@ -187,7 +181,7 @@ function eventsOfLines(source: SourceName, lines: string, withFilename: boolean)
 }
 
 /** `CREATE TABLE` columns of a source's relation (what an in-memory table of its events holds). */
-export function relationColumns(source: SourceName): ReadonlyArray<[name: string, type: string]> {
+export function relationColumns(source: SourceDescriptor): ReadonlyArray<[name: string, type: string]> {
   return Object.entries(columnsOf(source));
 }
 
@@ -197,7 +191,7 @@ export function relationColumns(source: SourceName): ReadonlyArray<[name: string
  * as a STRUCT or JSON text. Flat columns named like the derived ones (`project_ref`,
  * `request_path`, ..., what `compact` writes) are used directly instead of digging in metadata.
  */
-function parquetRelation(source: SourceName, files: readonly string[], types: ReadonlyMap<string, string>): string {
+function parquetRelation(source: SourceDescriptor, files: readonly string[], types: ReadonlyMap<string, string>): string {
   const paths = metadataPathsOf(source);
   const select = Object.entries(columnsOf(source)).map(([name, type]) => {
     const stored = types.get(name);
@@ -251,7 +245,7 @@ export interface SourceFiles {
  * The full relation of one source: its NDJSON part and its Parquet part, one after the other.
  * `withFilename` adds the NDJSON file each row came from (compaction counts per input; NDJSON only).
  */
-export function sourceRelation(source: SourceName, files: SourceFiles, options: { withFilename?: boolean } = {}): string {
+export function sourceRelation(source: SourceDescriptor, files: SourceFiles, options: { withFilename?: boolean } = {}): string {
   const parts: string[] = [];
   if (files.ndjson.length) parts.push(ndjsonRelation(source, files.ndjson, options.withFilename ?? false));
   if (files.parquet.length) parts.push(parquetRelation(source, files.parquet, files.parquetTypes));

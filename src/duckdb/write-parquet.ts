@@ -1,6 +1,6 @@
 import { rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import type { SourceName } from '../sources/source-descriptor';
+import type { SourceDescriptor } from '../sources/source-descriptor';
 import { openDatabase, type DatabaseSettings } from './open-database';
 import { IS_EVENT, parquetLayoutCopy } from './parquet-layout';
 import { sqlString } from './sql-literal';
@@ -16,10 +16,10 @@ let sequence = 0;
  * it is written beside `outFile` under a temporary name, then renamed.
  *
  * @example
- * await writeParquet('edgeLogs', ['logs/edge/2026-11-21.ndjson'], 'logs/edge/2026-11-21.parquet');
+ * await writeParquet(edgeLogs, ['logs/edge/2026-11-21.ndjson'], 'logs/edge/2026-11-21.parquet');
  */
 export async function writeParquet(
-  source: SourceName,
+  source: SourceDescriptor,
   inputFiles: string[],
   outFile: string,
   settings: DatabaseSettings = {},

@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
-import type { SourceName } from '../sources/source-descriptor';
+import type { SourceDescriptor, SourceName } from '../sources/source-descriptor';
 import { rollupDefinition } from '../dataset/stored-rollups';
 import { partitionDay } from './file-kinds';
 import { readDatasetStateStable, type DataFile, type DatasetState } from '../dataset/dataset-log';
@@ -76,7 +76,7 @@ export class SourceReader {
     globs: readonly string[],
     private readonly extra?: ExtraInputs,
     /** The source the files hold: a stored rollup is read only when computed by its current definition. */
-    private readonly source?: SourceName,
+    private readonly source?: SourceDescriptor,
   ) {
     this.globs = globs.map((g) => compileGlob(g));
   }

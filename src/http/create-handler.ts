@@ -16,6 +16,7 @@ import { createDashboard } from './serve-dashboard';
 import { catalogDays } from './catalog-days';
 import { InFlightBudget, ingestRoute } from './ingest-route';
 import { callerSql, declaresBody } from './caller-sql';
+import { printable } from '../util/printable';
 
 /** A fetch-style request handler, as Hono, Bun, Deno and service workers take it. */
 export interface FetchHandler {
@@ -78,7 +79,7 @@ export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHand
     if (method !== 'GET' && method !== 'HEAD' && !(method === 'POST' && route.kind === 'query')) {
       const allow = route.kind === 'query' ? ALLOW_QUERY : ALLOW;
       const use = route.kind === 'query' ? 'GET, HEAD or POST' : 'GET or HEAD';
-      throw Object.assign(new LogEndpointsError('method_not_allowed', 405, `Method ${printable(method)} is not allowed; use ${use}.`), { allow });
+      throw Object.assign(new LogEndpointsError('method_not_allowed', 405, `Method ${printable(method, 32)} is not allowed; use ${use}.`), { allow });
     }
     if (!isPublic(route)) requireKey(request);
 
@@ -98,6 +99,13 @@ export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHand
         return dashboard!.page(request);
       case 'dashboard-asset':
         return dashboard!.asset(route.name, request);
+      case 'backends':
+        // Studio's Log Drains page lists Logflare's backends of type log-drain: there are none
+        // here (events are not forwarded anywhere), and creating one is refused above (GET only).
+        return sendJson(200, []);
+      case 'sources':
+        // Logflare's source list as Studio's Log Drains page reads it: each source by its fixed UUID and Logflare name.
+        return sendJson(200, ep.sources.map((s) => ({ id: s.logflare.id, token: s.logflare.id, name: s.logflare.names[0] ?? s.name, source: s.name })));
     }
   }
 
@@ -138,19 +146,10 @@ export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHand
     return response;
   }
 
+  /** Never waits on the engine past `healthTimeoutMs`: a busy engine is reported, not waited for. */
   async function health(): Promise<PlainResponse> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error('health check timed out')), config.healthTimeoutMs);
-    });
-    try {
-      await Promise.race([Promise.resolve().then(() => ep.ping()), timeout]);
-      return sendJson(200, { status: 'ok' });
-    } catch {
-      return sendJson(503, { status: 'unavailable' });
-    } finally {
-      clearTimeout(timer);
-    }
+    const { status, degraded } = await ep.health({ timeoutMs: config.healthTimeoutMs });
+    return sendJson(status === 'ok' ? 200 : 503, degraded.length ? { status, degraded } : { status });
   }
 
   const handle = async (request: PlainRequest): Promise<PlainResponse> => {
@@ -211,8 +210,4 @@ function pathOf(url: string): string {
   } catch {
     return '?';
   }
-}
-
-function printable(text: string): string {
-  return text.replace(/[^\x21-\x7e]/g, '?').slice(0, 32);
 }

@@ -30,9 +30,13 @@ export interface HandlerOptions {
   basePath?: string;
   /** Cross-origin access for browsers; off when absent. */
   cors?: CorsOptions;
-  /** Longest accepted request URL in bytes (default 8192); longer ones get 414 `uri_too_long`. */
+  /**
+   * Longest accepted request URL in bytes (default 65536: Supabase Studio sends a caller's SQL in
+   * the query string); longer ones get 414 `uri_too_long`. A node:http server of your own needs
+   * `maxHeaderSize` above it (Node's default is 16 KiB): `serve` sets `MAX_HEADER_BYTES`.
+   */
   maxUrlLength?: number;
-  /** How long `GET /health` waits for the engine before answering 503 (default 5000 ms). */
+  /** How long `GET /health` waits for the engine to answer before it reports it degraded (default 500 ms; docs/http.md, "Health"). */
   healthTimeoutMs?: number;
   /**
    * Called with every error answered with a 5xx status, with its full details (`cause` holds
@@ -54,6 +58,15 @@ export interface HandlerOptions {
   /** Limits of the ingest routes. */
   ingest?: IngestLimits;
 }
+
+/** The longest URL the handler serves by default, in bytes. */
+export const DEFAULT_MAX_URL_BYTES = 64 * 1024;
+
+/**
+ * `maxHeaderSize` of the node:http servers this package starts: the longest URL plus room for
+ * the other headers (Node counts the request line within its header limit).
+ */
+export const MAX_HEADER_BYTES = DEFAULT_MAX_URL_BYTES + 16 * 1024;
 
 /** Limits of the ingest routes. */
 export interface IngestLimits {
@@ -101,8 +114,8 @@ export function resolveOptions(options: HandlerOptions): ResolvedOptions {
     auth: options.auth !== false,
     basePath: normalizeBasePath(options.basePath ?? ''),
     cors: options.cors ?? null,
-    maxUrlLength: options.maxUrlLength ?? 8192,
-    healthTimeoutMs: options.healthTimeoutMs ?? 5000,
+    maxUrlLength: options.maxUrlLength ?? DEFAULT_MAX_URL_BYTES,
+    healthTimeoutMs: options.healthTimeoutMs ?? 500,
     onError: options.onError ?? logToConsole,
     microcacheMs: Math.max(0, options.microcacheMs ?? 1000),
     dashboard: options.dashboard === true ? {} : options.dashboard || null,

@@ -1,4 +1,5 @@
 import { InvalidParameterError, LogEndpointsError } from '../errors';
+import { printable } from '../util/printable';
 
 /**
  * Parses a raw query string (`?a=1&b=2`) the way form encoding means it (`+` is a space), but
@@ -55,9 +56,4 @@ export function decodePathSegment(text: string): string | null {
   } catch {
     return null;
   }
-}
-
-function printable(name: string): string {
-  const clean = name.replace(/[^\x20-\x7e]/g, '?');
-  return clean.length > 64 ? `${clean.slice(0, 64)}…` : clean;
 }

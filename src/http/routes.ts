@@ -11,6 +11,9 @@ export type Route =
   | { kind: 'dashboard' }
   | { kind: 'dashboard-asset'; name: string }
   | { kind: 'ingest' }
+  // Logflare's management API as self-hosted Studio's Log Drains page calls it (docs/supabase.md).
+  | { kind: 'backends' }
+  | { kind: 'sources' }
   | { kind: 'unknown' };
 
 /** What the handler serves besides the API: the dashboard's routes exist only when it is on. */
@@ -42,6 +45,8 @@ export function matchRoute(path: string, options: RouteOptions = {}): Route {
     if (asset) return { kind: 'dashboard-asset', name: asset[1]! };
   }
   if (INGEST_PATHS.has(path)) return { kind: 'ingest' };
+  if (path === '/api/backends') return { kind: 'backends' };
+  if (path === '/api/sources') return { kind: 'sources' };
   const m = /^\/api\/endpoints\/(?:query\/)?([^/]+)$/.exec(path);
   if (!m) return { kind: 'unknown' };
   const nameOrId = decodePathSegment(m[1]!);

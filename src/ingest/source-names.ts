@@ -1,7 +1,9 @@
 import type { SourceName } from '../sources/source-descriptor';
 import { InvalidOptionError, NotFoundError } from '../errors';
-import { allSources, BUILT_IN_SOURCES } from '../sources/registry';
+import { BUILT_IN_SOURCES } from '../sources/built-ins';
 import type { SourceDescriptor } from '../sources/source-descriptor';
+import type { SourceSet } from '../sources/source-set';
+import { printable } from '../util/printable';
 
 /** A name (or UUID) ingest accepts for a source. */
 export interface IngestSourceName {
@@ -25,41 +27,44 @@ function logflareNames(sources: readonly SourceDescriptor[]): IngestSourceName[]
 export const LOGFLARE_SOURCE_NAMES: readonly IngestSourceName[] = Object.freeze(logflareNames(BUILT_IN_SOURCES));
 
 /**
- * Resolves what a request or `ep.ingest` names (a Logflare name, a configured name, a fixed UUID
- * in any letter case, or the internal name `edgeLogs` / `functionEdgeLogs`) to a source.
+ * Resolves what a request or `ep.ingest` names to a source of the instance: a Logflare name or a
+ * configured one (in any letter case: Studio sends `postgREST.logs.prod` lower-cased), a fixed
+ * UUID (any case), or the source's own name (`edgeLogs`). One map look-up per request.
  */
 export class SourceNames {
   readonly names: readonly IngestSourceName[];
 
-  private readonly internal: readonly string[];
+  /** Logflare and configured names and UUIDs, lower-cased. */
+  private readonly byName = new Map<string, SourceName>();
+  /** The sources' own names, matched exactly (first: a lower-cased name never shadows one). */
+  private readonly own: ReadonlySet<string>;
 
-  constructor(extra: Readonly<Record<string, SourceName>> = {}) {
-    // Every source this process knows, the built-ins' and those declared with defineSource.
-    const sources = allSources();
-    this.internal = sources.map((d) => d.name);
-    const names = logflareNames(sources);
+  constructor(sources: SourceSet, extra: Readonly<Record<string, SourceName>> = {}) {
+    const names = logflareNames(sources.list);
+    for (const n of names) {
+      this.byName.set(n.name.toLowerCase(), n.source);
+      if (n.id) this.byName.set(n.id, n.source);
+    }
     for (const [name, source] of Object.entries(extra)) {
-      if (!this.internal.includes(source)) {
-        throw new InvalidOptionError(`storage.sourceNames["${name}"]`, `storage.sourceNames: "${name}" must map to a source (${this.internal.join(', ')}), not "${String(source)}".`);
+      if (!sources.has(source)) {
+        throw new InvalidOptionError(`storage.sourceNames["${name}"]`, `storage.sourceNames: "${name}" must map to a source (${sources.names.join(', ')}), not "${String(source)}".`);
       }
-      if (name === '' || names.some((n) => n.name === name)) throw new InvalidOptionError(`storage.sourceNames["${name}"]`, `storage.sourceNames: "${name}" is empty or already taken.`);
+      if (name === '' || this.byName.has(name.toLowerCase()) || sources.has(name)) {
+        throw new InvalidOptionError(`storage.sourceNames["${name}"]`, `storage.sourceNames: "${name}" is empty or already taken (names are matched in any letter case).`);
+      }
+      this.byName.set(name.toLowerCase(), source);
       names.push(Object.freeze({ name, id: null, source }));
     }
+    this.own = new Set(sources.names);
     this.names = Object.freeze(names);
   }
 
   /** The source `ref` names; `NotFoundError` listing the known names otherwise. */
   resolve(ref: string): SourceName {
-    if (this.internal.includes(ref)) return ref as SourceName;
-    const lower = ref.toLowerCase();
-    const found = this.names.find((n) => n.name === ref || n.id === lower);
-    if (found) return found.source;
+    if (this.own.has(ref)) return ref;
+    const found = this.byName.get(ref.toLowerCase());
+    if (found !== undefined) return found;
     const known = this.names.map((n) => (n.id ? `${n.name} (${n.id})` : n.name)).join(', ');
-    throw new NotFoundError(`No source is named "${printable(ref)}". Known sources: ${known}.`);
+    throw new NotFoundError(`No source is named "${printable(ref, 64)}". Known sources: ${known}.`);
   }
-}
-
-function printable(text: string): string {
-  const clean = text.replace(/[^\x20-\x7e]/g, '?');
-  return clean.length > 64 ? `${clean.slice(0, 64)}…` : clean;
 }

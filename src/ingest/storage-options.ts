@@ -13,7 +13,7 @@ import type { ShipTarget } from '../managed/clickhouse-shipper';
 export interface StorageOptions {
   /** The folder managed storage owns (created when missing; one process at a time, enforced by a lock file). */
   dataDir: string;
-  /** More source names ingest accepts, besides `cloudflare.logs.prod` and `deno-relay-logs`. */
+  /** More source names ingest accepts (in any letter case), besides the sources' own Logflare names. */
   sourceNames?: Readonly<Record<string, SourceName>>;
   /**
    * Ship the events to ClickHouse instead of compacting them into local Parquet: each closed WAL

@@ -1,5 +1,6 @@
 import { sep } from 'node:path';
-import type { SourceName } from '../sources/source-descriptor';
+import type { SourceDescriptor } from '../sources/source-descriptor';
+import type { SourceSet } from '../sources/source-set';
 import type { DatabaseSettings } from '../duckdb/open-database';
 import { compactFiles, type CompactResult } from '../compaction/compact';
 import { statOrNull, type ListedFile } from '../files/list-glob';
@@ -19,7 +20,9 @@ export interface CompactableLog {
 }
 
 export interface BackgroundCompactorOptions {
-  source: SourceName;
+  source: SourceDescriptor;
+  /** The instance's sources (compaction's one mechanism takes them). */
+  sources: SourceSet;
   /** The dataset folder (`<dataDir>/<source>/parquet`). */
   datasetDir: string;
   /** The write-ahead log's folder, whose segments the dataset's records name. */
@@ -102,6 +105,7 @@ export class BackgroundCompactor {
     // Also with no segment: the run settles data files no commit names (a lost commit's are put back).
     const result = await compactFiles({
       source,
+      sources: this.options.sources,
       outDir: datasetDir,
       files,
       deleteSource: true,
@@ -117,6 +121,6 @@ export class BackgroundCompactor {
     this.counters.mergedFiles += await mergeSmallFiles(datasetDir, source, this.options.duckdb);
     const cutoff = new Date(this.options.now().getTime() - this.options.retentionDays * 86_400_000).toISOString().slice(0, 10);
     this.counters.droppedFiles += await dropDaysBefore(datasetDir, source, cutoff);
-    await forgetDeletedInputs(datasetDir, source, this.options.walDir + sep);
+    await forgetDeletedInputs(datasetDir, source.name, this.options.walDir + sep);
   }
 }

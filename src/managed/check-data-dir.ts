@@ -1,9 +1,10 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, rename, rm } from 'node:fs/promises';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { dirname, join, resolve } from 'node:path';
-import type { SourceName } from '../sources/source-descriptor';
+import type { SourceDescriptor, SourceName } from '../sources/source-descriptor';
+import type { SourceSet } from '../sources/source-set';
 import { openDatabase, type DatabaseSettings } from '../duckdb/open-database';
 import { sqlStringList } from '../duckdb/sql-literal';
 import { appendCommit, readDatasetStateStable, type DataFile, type DatasetState } from '../dataset/dataset-log';
@@ -18,7 +19,8 @@ import { datasetDir } from './managed-inputs';
 import { mayBeMarker, parseMarkerLine } from '../files/commit-marker';
 import { lockDataDir } from '../dataset/data-dir-lock';
 import { segmentSeqOf } from './wal/segment-name';
-import { storageSources, walDir } from './wal/wal-set';
+import { walDir } from './wal/wal-set';
+import { BUILT_IN_SOURCE_SET } from '../sources/built-ins';
 
 /** One thing found wrong in a data dir. */
 export interface DataDirProblem {
@@ -47,28 +49,39 @@ export interface DataDirReport {
  * lock: no server may run on it), restores what can be restored and says what it did: files of
  * lost commits go back into the log when their provenance verifies (see dataset-orphans.ts),
  * committed files that cannot be read move to `<dataset>/_quarantine/` and leave the log, and
- * the log's remaining damage is acknowledged so queries stop reporting it.
+ * the log's remaining damage is acknowledged so queries stop reporting it. Every source the data
+ * dir keeps is checked (each folder holding a `wal` or `parquet` folder: user sources too, without
+ * their descriptors), and the built-ins always.
  *
  * @example
  * const report = await checkDataDir('./data', { repair: true });
  * for (const line of report.repaired) console.log(line);
  * if (report.problems.length) process.exitCode = 1;
  */
-export async function checkDataDir(dataDir: string, options: { repair?: boolean; duckdb?: DatabaseSettings } = {}): Promise<DataDirReport> {
+export async function checkDataDir(
+  dataDir: string,
+  options: {
+    repair?: boolean;
+    duckdb?: DatabaseSettings;
+    /** The sources whose descriptors are known (the built-ins by default): their damage can be written again, not only set aside. */
+    sources?: SourceSet;
+  } = {},
+): Promise<DataDirReport> {
   const dir = resolve(dataDir);
   if (!existsSync(dir)) throw new Error(`${dir} does not exist.`);
   const lock = options.repair ? await lockDataDir(dir, 'check --repair') : null;
   const duckdb = options.duckdb ?? { threads: 1, memoryLimit: '512MB' };
   const report: DataDirReport = { dataDir: dir, checked: [], problems: [], repaired: [] };
   try {
-    for (const source of storageSources()) {
+    const known = options.sources ?? BUILT_IN_SOURCE_SET;
+    for (const source of sourcesKeptIn(dir, known)) {
       const segments = await checkSegments(source, walDir(dir, source), report);
       const root = datasetDir(dir, source);
       if (!existsSync(join(root, '_compact'))) {
         report.checked.push({ source, segments, commits: 0, files: 0 });
         continue;
       }
-      if (options.repair) await withDatasetLock(root, 'check --repair', () => repairDataset(root, source, duckdb, report));
+      if (options.repair) await withDatasetLock(root, 'check --repair', () => repairDataset(root, source, known.find(source), duckdb, report));
       const state = readDatasetStateStable(root);
       report.checked.push({ source, segments, commits: state.seq, files: state.files.size });
       for (const d of state.damage) report.problems.push({ source, kind: 'commit_log', path: d.path, message: d.message });
@@ -82,6 +95,19 @@ export async function checkDataDir(dataDir: string, options: { repair?: boolean;
     await lock?.release();
   }
   return report;
+}
+
+/**
+ * The sources whose folders a data dir holds (`<dataDir>/<source>/wal` or `.../parquet`), after
+ * the known ones: checking needs only their names, so a source declared elsewhere (a `--config`, a
+ * preset) is checked without its descriptor; writing its damaged files again needs it.
+ */
+function sourcesKeptIn(dir: string, known: SourceSet): SourceName[] {
+  const kept = readdirSync(dir, { withFileTypes: true })
+    .filter((e) => e.isDirectory() && !e.name.startsWith('.') && (existsSync(join(dir, e.name, 'wal')) || existsSync(join(dir, e.name, 'parquet'))))
+    .map((e) => e.name)
+    .sort();
+  return [...new Set([...known.names, ...kept])];
 }
 
 /** Each segment: readable, and ending with a commit marker (else recovery cuts a torn tail at the next start). */
@@ -169,7 +195,7 @@ function withoutCompanions(file: DataFile, lost: readonly string[]): DataFile {
  * heads and stored rollups written again from their data files; damage acknowledged; stored
  * rollups of another definition computed again.
  */
-async function repairDataset(root: string, source: SourceName, duckdb: DatabaseSettings, report: DataDirReport): Promise<void> {
+async function repairDataset(root: string, source: SourceName, descriptor: SourceDescriptor | undefined, duckdb: DatabaseSettings, report: DataDirReport): Promise<void> {
   const { state: settled, outcome } = await settleOrphans(readDatasetStateStable(root), source, duckdb);
   if (outcome.restored.length) report.repaired.push(`${source}: put ${outcome.restored.length} file(s) of lost commits back into the log: ${outcome.restored.join(', ')}`);
   if (outcome.deleted.length) report.repaired.push(`${source}: deleted ${outcome.deleted.length} file(s) no commit named whose events the dataset holds already (or a killed run's): ${outcome.deleted.join(', ')}`);
@@ -182,14 +208,15 @@ async function repairDataset(root: string, source: SourceName, duckdb: DatabaseS
     const staging = join(root, `.compact-${randomBytes(8).toString('hex')}.tmp`);
     const { instance, connection } = await openDatabase(duckdb);
     try {
-      await repairFiles(connection, state, source, { lostData, lostCompanions, unsettled, staging }, report);
+      await repairFiles(connection, state, source, descriptor, { lostData, lostCompanions, unsettled, staging }, report);
     } finally {
       connection.closeSync();
       instance.closeSync();
       await rm(staging, { recursive: true, force: true });
     }
   }
-  const recomputed = await backfillRollups(readDatasetStateStable(root), source, duckdb);
+  // Rollups by their current definitions need the source's descriptor (without it, the next compaction by a process that has it).
+  const recomputed = descriptor ? await backfillRollups(readDatasetStateStable(root), descriptor, duckdb) : [];
   if (recomputed.length) report.repaired.push(`${source}: computed the stored rollups of ${recomputed.length} file(s) by their current definitions`);
 }
 
@@ -198,6 +225,7 @@ async function repairFiles(
   connection: DuckDBConnection,
   state: DatasetState,
   source: SourceName,
+  descriptor: SourceDescriptor | undefined,
   damage: { lostData: string[]; lostCompanions: string[]; unsettled: number[]; staging: string },
   report: DataDirReport,
 ): Promise<void> {
@@ -206,7 +234,7 @@ async function repairFiles(
   // Rebuilt before anything moves: the damaged file's footer may still say which inputs it came from.
   const rebuilt = new Map<string, DataFile>();
   for (const [i, path] of lostData.entries()) {
-    const entry = await rebuildFromInputs(connection, state, source, state.files.get(path)!, join(staging, `rebuild-${i}`)).catch(() => null);
+    const entry = descriptor && await rebuildFromInputs(connection, state, descriptor, state.files.get(path)!, join(staging, `rebuild-${i}`)).catch(() => null);
     if (entry) rebuilt.set(path, entry);
   }
   // A lost data file's companions go with it (alone they are of no use, and no commit would name them).
@@ -226,7 +254,8 @@ async function repairFiles(
     const kept = withoutCompanions(file, lostCompanions);
     const rollups = Object.entries(file.rollups ?? {}).filter(([, r]) => lostCompanions.includes(r.path)).map(([name]) => name);
     try {
-      const again = await writeCompanions(connection, source, join(root, file.path), root, file.path, staging, { head: file.head !== undefined && lostCompanions.includes(file.head.path), rollups });
+      if (!descriptor) throw new Error('its source is not declared here');
+      const again = await writeCompanions(connection, descriptor, join(root, file.path), root, file.path, staging, { head: file.head !== undefined && lostCompanions.includes(file.head.path), rollups });
       written += (again.head ? 1 : 0) + Object.keys(again.rollups ?? {}).length;
       rewritten.push({ ...kept, ...(again.head ? { head: again.head } : {}), ...(again.rollups || kept.rollups ? { rollups: { ...kept.rollups, ...again.rollups } } : {}) });
     } catch {

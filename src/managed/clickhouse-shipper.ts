@@ -27,6 +27,8 @@ export interface SegmentRows {
 export interface ShipTarget {
   /** Rows per INSERT. */
   readonly batchRows?: number;
+  /** The sources it can ship, when it knows them: managed storage refuses a target that lacks one of the instance's. */
+  readonly sourceNames?: readonly SourceName[];
   /** The segment's events as the table's rows, in line order. */
   readSegment(source: SourceName, file: string): Promise<SegmentRows>;
   /** Offsets of the segment's lines the table holds already (only the days `first`..`last`). */
@@ -125,6 +127,11 @@ export class ClickHouseShipper {
     this.cancelRetry?.();
     this.cancelRetry = null;
     await this.runs.stop();
+  }
+
+  /** Whether the last attempt failed (ClickHouse away): segments wait in the WAL until one succeeds. */
+  get failing(): boolean {
+    return this.failuresInARow > 0;
   }
 
   /** The id of a segment in ClickHouse's `_wal_segment`. */

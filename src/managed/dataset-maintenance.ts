@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { SourceName } from '../sources/source-descriptor';
+import type { SourceDescriptor, SourceName } from '../sources/source-descriptor';
 import { openDatabase, type DatabaseSettings } from '../duckdb/open-database';
 import { parquetLayoutCopy } from '../duckdb/parquet-layout';
 import { parquetSchema } from '../duckdb/parquet-schema';
@@ -15,7 +15,6 @@ import { fileCrc32 } from '../util/crc32';
 import { failpoint } from '../util/failpoint';
 import { HEADS_DIR } from '../dataset/newest-heads';
 import { companionPathsOf, ROLLUPS_DIR, writeCompanions } from '../dataset/stored-rollups';
-import { sourceDescriptor } from '../sources/registry';
 
 /** When a day holds this many files smaller than MERGE_BELOW_BYTES, they are merged into one. */
 const MERGE_MIN_FILES = 8;
@@ -28,7 +27,7 @@ const MERGE_BELOW_BYTES = 64 * 1024 * 1024;
  * adds the merged file and removes the small ones; they are deleted after it (a query still on
  * the previous state finds them gone and lists again).
  */
-export async function mergeSmallFiles(root: string, source: SourceName, duckdb: DatabaseSettings = {}): Promise<number> {
+export async function mergeSmallFiles(root: string, source: SourceDescriptor, duckdb: DatabaseSettings = {}): Promise<number> {
   return withDatasetLock(root, 'merge', async () => {
     const state = readDatasetStateStable(root);
     const byDay = new Map<string, DataFile[]>();
@@ -49,7 +48,7 @@ export async function mergeSmallFiles(root: string, source: SourceName, duckdb: 
   });
 }
 
-async function mergeDay(state: DatasetState, source: SourceName, day: string, files: DataFile[], duckdb: DatabaseSettings): Promise<DatasetState> {
+async function mergeDay(state: DatasetState, source: SourceDescriptor, day: string, files: DataFile[], duckdb: DatabaseSettings): Promise<DatasetState> {
   const root = state.root;
   const runId = randomBytes(8).toString('hex');
   const staging = join(root, `.compact-${runId}.tmp`);
@@ -79,16 +78,16 @@ async function mergeDay(state: DatasetState, source: SourceName, day: string, fi
     await rename(staged, join(root, name));
     await fsyncDir(join(root, `date=${day}`));
     const add: DataFile = { path: name, rows, bytes: (await stat(join(root, name))).size, crc32, day, ...companions };
-    failpoint('merge:written', source);
-    if (!(await appendCommit(state, { source, add: [add], remove: files.map((f) => f.path), inputs: [] }))) {
+    failpoint('merge:written', source.name);
+    if (!(await appendCommit(state, { source: source.name, add: [add], remove: files.map((f) => f.path), inputs: [] }))) {
       throw new Error(`${root}: another writer committed at the same time; the merge was not committed`);
     }
-    failpoint('merge:after-commit', source);
+    failpoint('merge:after-commit', source.name);
     for (const [i, file] of files.entries()) {
       await removeDataFile(root, file);
-      failpoint(`merge:deleted:${i + 1}`, source);
+      failpoint(`merge:deleted:${i + 1}`, source.name);
     }
-    failpoint('merge:deleted', source);
+    failpoint('merge:deleted', source.name);
     const next = readDatasetStateStable(root);
     await checkpointIfDue(next);
     return next;
@@ -103,22 +102,22 @@ async function mergeDay(state: DatasetState, source: SourceName, day: string, fi
  * Deletes the days before `firstKeptDay` (retention): one commit removes their files, then they
  * are deleted. Returns the number of files removed.
  */
-export async function dropDaysBefore(root: string, source: SourceName, firstKeptDay: string): Promise<number> {
+export async function dropDaysBefore(root: string, source: SourceDescriptor, firstKeptDay: string): Promise<number> {
   return withDatasetLock(root, 'retention', async () => {
     const state = readDatasetStateStable(root);
     const old = [...state.files.values()].filter((f) => f.day !== null && f.day < firstKeptDay);
     if (old.length === 0) return 0;
-    if (!(await appendCommit(state, { source, add: [], remove: old.map((f) => f.path), inputs: [] }))) return 0;
-    failpoint('retention:after-commit', source);
+    if (!(await appendCommit(state, { source: source.name, add: [], remove: old.map((f) => f.path), inputs: [] }))) return 0;
+    failpoint('retention:after-commit', source.name);
     for (const [i, file] of old.entries()) {
       await removeDataFile(root, file);
-      failpoint(`retention:deleted:${i + 1}`, source);
+      failpoint(`retention:deleted:${i + 1}`, source.name);
     }
     // The day folders go too when nothing else is in them (and their heads' folders).
     for (const day of new Set(old.map((f) => f.day))) {
       await rmdir(join(root, `date=${day}`)).catch(() => undefined);
       await rmdir(join(root, HEADS_DIR, `date=${day}`)).catch(() => undefined);
-      for (const rollup of Object.keys(sourceDescriptor(source).rollups)) await rmdir(join(root, ROLLUPS_DIR, rollup, `date=${day}`)).catch(() => undefined);
+      for (const rollup of Object.keys(source.rollups)) await rmdir(join(root, ROLLUPS_DIR, rollup, `date=${day}`)).catch(() => undefined);
     }
     await checkpointIfDue(readDatasetStateStable(root));
     return old.length;

@@ -1,14 +1,21 @@
 import { BIGINT, BLOB, blobValue, type DuckDBConnection, type DuckDBInstance, type DuckDBPreparedStatement } from '@duckdb/node-api';
-import type { SourceName } from '../sources/source-descriptor';
-import { allSources, sourceDescriptor } from '../sources/registry';
+import type { SourceDescriptor, SourceName } from '../sources/source-descriptor';
+import type { SourceSet } from '../sources/source-set';
 import { ndjsonTextRelation, relationColumns } from '../duckdb/source-relations';
 
 /** NDJSON bytes mirrored in memory at most; past it new segments are read from their files. */
 const DEFAULT_MAX_BYTES = 256 * 1024 * 1024;
 
+/**
+ * NDJSON bytes of one joined INSERT at most (a group larger alone goes alone). DuckDB parses the
+ * lines' JSON to insert them, at up to ten times their bytes for events of many keys (an 11 MB
+ * event of 650,000 keys: 125 MB): five such requests joined took the process past 1 GB.
+ */
+const MAX_JOINED_BYTES = 8 * 1024 * 1024;
+
 /** The in-memory table of a source's uncompacted events, named after its relation. */
-function tableOf(source: SourceName): string {
-  return `le_memory_${sourceDescriptor(source).relation}`;
+function tableOf(source: SourceDescriptor): string {
+  return `le_memory_${source.relation}`;
 }
 
 interface WaitingGroup {
@@ -19,6 +26,8 @@ interface WaitingGroup {
 /** Groups inserted together, and the outcome per segment once the insert ran. */
 interface JoinedInsert {
   groups: WaitingGroup[];
+  /** NDJSON bytes of the groups. */
+  bytes: number;
   done?: Promise<Map<number, boolean>>;
 }
 
@@ -68,7 +77,11 @@ export class MemoryTables {
   /** The groups of each source waiting for the next insert (see `insertJoined`). */
   private readonly waiting = new Map<SourceName, JoinedInsert>();
 
-  constructor(private readonly maxBytes = DEFAULT_MAX_BYTES) {}
+  /** A table per source of the instance (`sources`), holding at most `maxBytes` of NDJSON in all. */
+  constructor(
+    private readonly sources: SourceSet,
+    private readonly maxBytes = DEFAULT_MAX_BYTES,
+  ) {}
 
   /** The DuckDB the tables live in: the query engine's own, so queries read them in the same statement. */
   attach(instance: DuckDBInstance): void {
@@ -148,17 +161,18 @@ export class MemoryTables {
    */
   private insertJoined(source: SourceName, seq: number, lines: Uint8Array): Promise<boolean> {
     let batch = this.waiting.get(source);
-    if (!batch) {
-      const joined: JoinedInsert = { groups: [] };
+    if (!batch || (batch.groups.length > 0 && batch.bytes + lines.length > MAX_JOINED_BYTES)) {
+      const joined: JoinedInsert = { groups: [], bytes: 0 };
       batch = joined;
       this.waiting.set(source, joined);
-      // Taken off the waiting list when its turn comes: later groups form the next batch.
+      // Taken off the waiting list when its turn comes (unless a full one was replaced): later groups form the next batch.
       joined.done = this.serial(async (connection) => {
-        this.waiting.delete(source);
+        if (this.waiting.get(source) === joined) this.waiting.delete(source);
         return this.insertBatch(connection, source, joined.groups);
       }).catch(() => new Map<number, boolean>());
     }
     batch.groups.push({ seq, lines });
+    batch.bytes += lines.length;
     return batch.done!.then((outcome) => outcome.get(seq) ?? false);
   }
 
@@ -171,7 +185,8 @@ export class MemoryTables {
       let prepared = this.inserts.get(source);
       try {
         if (!prepared) {
-          prepared = await connection.prepare(`INSERT INTO ${tableOf(source)} SELECT *, $le_seq FROM (${ndjsonTextRelation(source, 'le_lines')})`);
+          const d = this.sources.get(source);
+          prepared = await connection.prepare(`INSERT INTO ${tableOf(d)} SELECT *, $le_seq FROM (${ndjsonTextRelation(d, 'le_lines')})`);
           this.inserts.set(source, prepared);
         }
         prepared.bind({ le_lines: blobValue(parts.length === 1 ? parts[0]! : Buffer.concat(parts)), le_seq: BigInt(seq) }, { le_lines: BLOB, le_seq: BIGINT });
@@ -197,7 +212,8 @@ export class MemoryTables {
   view(source: SourceName): MemoryView {
     const mirrored = new Set(this.mirrored.get(source) ?? []);
     const broken = [...(this.broken.get(source) ?? [])];
-    const columns = relationColumns(source).map(([name]) => name).join(', ');
+    const d = this.sources.get(source);
+    const columns = relationColumns(d).map(([name]) => name).join(', ');
     // Before the tables exist no insert has finished, so nothing acknowledged is held yet (a query
     // racing the first ingest after a start must not name a table still being created).
     const created = this.created;
@@ -206,7 +222,7 @@ export class MemoryTables {
       relation: (covered) => {
         if (!mirrored.size || !created) return undefined;
         const out = [...[...mirrored].filter(covered), ...broken];
-        return `SELECT ${columns} FROM ${tableOf(source)}${out.length ? ` WHERE le_seq NOT IN (${out.join(', ')})` : ''}`;
+        return `SELECT ${columns} FROM ${tableOf(d)}${out.length ? ` WHERE le_seq NOT IN (${out.join(', ')})` : ''}`;
       },
     };
   }
@@ -240,7 +256,7 @@ export class MemoryTables {
     while (this.retirements.length && this.retirements[0]!.epoch <= oldest) {
       const { source, seqs } = this.retirements.shift()!;
       void this.serial(async (connection) => {
-        await connection.run(`DELETE FROM ${tableOf(source)} WHERE le_seq IN (${seqs.join(', ')})`);
+        await connection.run(`DELETE FROM ${tableOf(this.sources.get(source))} WHERE le_seq IN (${seqs.join(', ')})`);
       }).then(
         () => {
           for (const seq of seqs) {
@@ -281,7 +297,7 @@ export class MemoryTables {
     this.ready ??= (async () => {
       if (!this.instance) throw new Error('MemoryTables: not attached to a DuckDB instance');
       this.connection = await this.instance.connect();
-      for (const { name: source } of allSources()) {
+      for (const source of this.sources.list) {
         const columns = relationColumns(source).map(([name, type]) => `${name} ${type}`).join(', ');
         await this.connection.run(`CREATE TABLE IF NOT EXISTS ${tableOf(source)} (${columns}, le_seq BIGINT)`);
       }

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
-import type { SourceName } from '../sources/source-descriptor';
+import type { SourceDescriptor } from '../sources/source-descriptor';
 import { openDatabase, type DatabaseSettings } from '../duckdb/open-database';
 import { sourceRelation } from '../duckdb/source-relations';
 import { eventTimestampMicros } from '../time/event-timestamp';
@@ -18,10 +18,10 @@ import { assignOffsets, eventLinesOf, type SegmentLine } from './segment-lines';
  * the SQL did not read) or from a case the rule missed.
  *
  * @example
- * await quarantineUnreadableLines({ source: 'edgeLogs', path, quarantine, duckdb: { threads: 1 } });
+ * await quarantineUnreadableLines({ source: edgeLogs, path, quarantine, duckdb: { threads: 1 } });
  */
 export async function quarantineUnreadableLines(options: {
-  source: SourceName;
+  source: SourceDescriptor;
   path: string;
   quarantine: Quarantine;
   /** The offsets of the lines left out, when the caller knows them (shipping does). */
@@ -56,7 +56,7 @@ export async function quarantineUnreadableLines(options: {
 }
 
 /** The offsets of the lines the engine reads as no event: not JSON to it, or no usable timestamp. */
-async function unreadOffsets(source: SourceName, path: string, lines: readonly SegmentLine[], duckdb: DatabaseSettings = {}): Promise<number[]> {
+async function unreadOffsets(source: SourceDescriptor, path: string, lines: readonly SegmentLine[], duckdb: DatabaseSettings = {}): Promise<number[]> {
   // One thread: rows come back in line order.
   const { instance, connection } = await openDatabase({ ...duckdb, threads: 1 });
   try {

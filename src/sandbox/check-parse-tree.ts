@@ -109,7 +109,7 @@ class TreeCheck {
     const node = this.object(value);
     const type = String(node.type);
     const keys = QUERY_NODES[type];
-    if (!keys) refuse('construct', `${printable(type)} queries are not allowed.`);
+    if (!keys) refuse('construct', `${constructName(type)} queries are not allowed.`);
     if (type === 'RECURSIVE_CTE_NODE' && String(node.cte_name).toLowerCase() !== cteName) {
       refuse('construct', 'A recursive part is only allowed as the body of its own recursive CTE.');
     }
@@ -162,7 +162,7 @@ class TreeCheck {
       refuse('table_function', 'Table functions (read_csv, glob, range, ...) cannot be used: select from the endpoint\'s CTEs.');
     }
     const keys = TABLE_REFS[type];
-    if (!keys) refuse('construct', `${printable(type)} is not allowed in FROM.`);
+    if (!keys) refuse('construct', `${constructName(type)} is not allowed in FROM.`);
     this.keys(ref, [...TABLE_REF_KEYS, ...keys]);
     this.sample(ref.sample);
     switch (type) {
@@ -195,7 +195,7 @@ class TreeCheck {
     const cls = String(e.class);
     if (cls === 'PARAMETER') refuse('parameter', 'Query parameters ($1, ?, $name) cannot be used: the endpoint binds its own.');
     const keys = EXPRESSIONS[cls];
-    if (!keys) refuse('construct', `${printable(cls)} expressions are not allowed.`);
+    if (!keys) refuse('construct', `${constructName(cls)} expressions are not allowed.`);
     this.keys(e, [...EXPRESSION_KEYS, ...keys]);
     switch (cls) {
       case 'BETWEEN':
@@ -229,7 +229,7 @@ class TreeCheck {
         break;
       case 'CONJUNCTION':
       case 'OPERATOR':
-        if (cls === 'OPERATOR' && !OPERATORS.has(String(e.type))) refuse('construct', `The operator ${printable(String(e.type))} is not allowed.`);
+        if (cls === 'OPERATOR' && !OPERATORS.has(String(e.type))) refuse('construct', `The operator ${constructName(String(e.type))} is not allowed.`);
         this.expressions(e.children, scope);
         break;
       case 'CONSTANT':
@@ -295,7 +295,7 @@ class TreeCheck {
         this.expressions(m.distinct_on_targets, scope);
         return;
       default:
-        refuse('construct', `${printable(String(m.type))} is not allowed.`);
+        refuse('construct', `${constructName(String(m.type))} is not allowed.`);
     }
   }
 
@@ -370,6 +370,6 @@ function refuse(rule: SandboxRule, message: string): never {
 }
 
 /** A node kind as DuckDB names it (upper case and underscores), or nothing when it is not one. */
-function printable(kind: string): string {
+function constructName(kind: string): string {
   return /^[A-Z_]{1,40}$/.test(kind) ? kind.replaceAll('_', ' ') : 'This construct';
 }

@@ -9,6 +9,10 @@ export const edgeLogs = defineSource({
   logflare: { names: ['cloudflare.logs.prod'], id: '49d2db0a-0317-43a6-9cd4-0b1425da96f0' },
   columns: {
     project: 'text',
+    // Top-level fields Supabase's Vector adds: the container (`supabase-kong`) and, on nginx's
+    // error lines, their severity. Declared so they are kept in every layout (docs/supabase.md).
+    appname: 'text',
+    severity: 'text',
     request_path: { type: 'text', path: '$.request.path' },
     request_url: { type: 'text', path: '$.request.url' },
     status_code: { type: 'integer', path: '$.response.status_code', duckdb: 'INTEGER' },
@@ -31,6 +35,8 @@ export const edgeLogs = defineSource({
     edge_logs_url_hourly: { sql: querySql('duckdb', 'edge_logs_url_hourly') },
     edge_logs_url_grams: { sql: querySql('duckdb', 'edge_logs_url_grams'), rest: querySql('duckdb', 'edge_logs_url_grams.rest') },
   },
+  // The command line's older names for it: --edge-logs <glob>, clickhouse --edge-table, --source edge.
+  cli: { flag: 'edge-logs', tableFlag: 'edge-table', alias: 'edge' },
   looksLike: (e) => {
     const request = (e.metadata as Record<string, unknown> | undefined)?.request;
     return typeof e.project === 'string' || (typeof request === 'object' && request !== null && 'url' in request);

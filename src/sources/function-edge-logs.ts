@@ -8,6 +8,8 @@ export const functionEdgeLogs = defineSource({
   description: 'Edge-function invocation log: one event per invocation.',
   logflare: { names: ['deno-relay-logs'], id: '25810149-e19d-4b24-a57a-0e886add2d74' },
   columns: {
+    // The container Supabase's Vector names (`appname`): kept in every layout (docs/supabase.md).
+    appname: 'text',
     project_ref: { type: 'text', path: '$.project_ref' },
     function_id: { type: 'text', path: '$.function_id' },
     execution_time_ms: { type: 'float', path: '$.execution_time_ms' },
@@ -19,6 +21,8 @@ export const functionEdgeLogs = defineSource({
   parquet: { rowGroupRows: 20_000 },
   // Per hour, project and function: what functions.invocation-stats 1day and 7day read.
   rollups: { function_edge_logs_hourly: { sql: querySql('duckdb', 'function_edge_logs_hourly') } },
+  // The command line's older names for it: --function-logs <glob>, clickhouse --function-table, --source functions.
+  cli: { flag: 'function-logs', tableFlag: 'function-table', alias: 'functions' },
   looksLike: (e) => {
     const metadata = e.metadata as Record<string, unknown> | undefined;
     if (typeof metadata !== 'object' || metadata === null) return false;

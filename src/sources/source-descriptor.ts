@@ -52,6 +52,20 @@ export interface SourceDescriptor<N extends string = string> {
    * (docs/definitions.md, "Rollups").
    */
   readonly rollups: Readonly<Record<string, SourceRollup>>;
+  /** Names the command line also takes for it, besides its name and relation (see `SourceCliNames`). */
+  readonly cli: SourceCliNames;
+}
+
+/**
+ * Names the command line takes for a source besides the generic forms (`--source <name>=<glob>`,
+ * `--source <name>`, `--table <name>=<table>`: docs/cli.md): `flag` gives its globs
+ * (`--edge-logs <glob>`), `tableFlag` its ClickHouse table (`--edge-table <name>`), `alias` is one
+ * more name for `--source` (`--source edge`). The built-ins keep their older flags this way.
+ */
+export interface SourceCliNames {
+  readonly flag?: string;
+  readonly tableFlag?: string;
+  readonly alias?: string;
 }
 
 /** A rollup of a source: a SELECT over the source's relation, with no parameters. */
@@ -87,6 +101,8 @@ export interface SourceConfig<N extends string = string> {
   looksLike?: (event: Record<string, unknown>) => boolean;
   /** Rollups by relation name (`{ auth_logs_hourly: { sql } }`): docs/definitions.md, "Rollups". */
   rollups?: Record<string, SourceRollup>;
+  /** More command-line names for it (`{ flag: 'auth-logs', alias: 'auth' }`); the generic forms always work. */
+  cli?: SourceCliNames;
 }
 
 const DUCKDB_TYPES: Record<ColumnType, string> = {
@@ -102,6 +118,9 @@ const CLICKHOUSE_TYPES: Record<string, string> = {
 const CORE: Record<string, ColumnType> = { id: 'text', timestamp: 'timestamp', event_message: 'text', metadata: 'json' };
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/** A command-line flag or `--source` name (without the dashes). */
+const CLI_NAME = /^[a-z][a-z0-9-]{0,40}$/;
 
 /**
  * Declares a log source: give it files (`sources: { <name>: 'logs/*.ndjson' }`) or ingest into
@@ -148,6 +167,10 @@ export function defineSource<const N extends string>(config: SourceConfig<N>): S
     }
     rollups[rollup] = Object.freeze({ sql: r.sql, ...(r.rest === undefined ? {} : { rest: r.rest }) });
   }
+  const cli = config.cli ?? {};
+  for (const key of ['flag', 'tableFlag', 'alias'] as const) {
+    if (cli[key] !== undefined && !(typeof cli[key] === 'string' && CLI_NAME.test(cli[key]))) fail(`cli.${key} must be lower-case letters, digits and "-" (a command-line name)`);
+  }
   const rowGroupRows = config.parquet?.rowGroupRows ?? 100_000;
   if (!Number.isInteger(rowGroupRows) || rowGroupRows < 1000) fail('parquet.rowGroupRows must be a whole number of at least 1000');
   return Object.freeze({
@@ -165,5 +188,6 @@ export function defineSource<const N extends string>(config: SourceConfig<N>): S
     clickhouse: Object.freeze({ table: config.clickhouse?.table ?? config.relation }),
     ...(config.looksLike ? { looksLike: config.looksLike } : {}),
     rollups: Object.freeze(rollups),
+    cli: Object.freeze({ ...(cli.flag ? { flag: cli.flag } : {}), ...(cli.tableFlag ? { tableFlag: cli.tableFlag } : {}), ...(cli.alias ? { alias: cli.alias } : {}) }),
   });
 }

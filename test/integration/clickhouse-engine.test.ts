@@ -14,7 +14,7 @@ import { clickhouseEngine, clickhouseLoader } from '../../src/clickhouse';
 import { probeServer, type ServerFeatures } from '../../src/engine/clickhouse/connection';
 import { toEngineError } from '../../src/engine/clickhouse/classify-error';
 import { runSql } from '../../src/engine/clickhouse/run-sql';
-import { createEndpoints, EngineError, InvalidParameterError, type Endpoints } from '../../src/index';
+import { createEndpoints, defineEndpoint, defineSource, EngineError, InvalidParameterError, p, type Endpoints } from '../../src/index';
 import { edgeEvent, functionEvent, tempDir, writeLines } from '../support/log-files';
 import { startClickHouseCluster, type ClickHouseCluster } from './support/clickhouse-cluster';
 import { freePort } from './support/servers';
@@ -71,6 +71,41 @@ describe('ClickHouse engine on a 2-shard cluster', () => {
       p95_execution_time: 12, p99_execution_time: 12, count: 1, error_count: 0,
     }]);
     await expect(ep.ping()).resolves.toBeUndefined();
+  });
+
+  it('serves a source of the user\'s: its tables made by init, loaded, and read by an endpoint of its own', async () => {
+    const authLogs = defineSource({
+      name: 'authLogs', relation: 'auth_logs', logflare: { names: ['gotrue.logs.prod'] },
+      columns: { project: 'text', status: { type: 'integer', path: '$.status' } }, projectColumn: 'project',
+    });
+    const statuses = defineEndpoint({
+      name: 'auth.statuses',
+      params: { project: p.text() },
+      sql: {
+        duckdb: 'SELECT status, count(*) AS n FROM auth_logs WHERE project = $project GROUP BY 1 ORDER BY 1',
+        clickhouse: 'SELECT status, count() AS n FROM auth_logs WHERE project = {project:String} GROUP BY status ORDER BY status',
+      },
+      columns: { status: { type: 'integer', nullable: true }, n: 'integer' },
+    });
+    const mine = { url: cluster.url, database: 'user_sources', cluster: cluster.name, sourceDefinitions: [authLogs] };
+    for (const shard of cluster.shards) {
+      const loader = clickhouseLoader({ ...mine, url: shard.url });
+      await loader.init();
+      await loader.close();
+    }
+    const loader = clickhouseLoader(mine);
+    await loader.insertEvents('authLogs', [401, 401, 200].map((status, i) => ({ id: `a${i}`, timestamp: '2026-11-21T11:00:00Z', project: 'abc', metadata: { status } })));
+    await loader.close();
+    // The instance and its engine know the same sources; an engine made without them is refused.
+    await expect(createEndpoints({ engine: clickhouseEngine({ ...mine, sourceDefinitions: [] }), sourceDefinitions: [authLogs], endpoints: [statuses] }))
+      .rejects.toThrow(/does not know the source authLogs/);
+    const users = await createEndpoints({ engine: clickhouseEngine(mine), sourceDefinitions: [authLogs], endpoints: [statuses], now: () => NOW, cache: false });
+    try {
+      expect(await users.authStatuses({ project: 'abc' })).toEqual([{ status: 200, n: 1 }, { status: 401, n: 2 }]);
+      expect(await users.logsAll({ project: 'abc', project_tier: 'FREE' })).toEqual([]);
+    } finally {
+      await users.close();
+    }
   });
 
   it('refuses a pattern ClickHouse will not compile as invalid_parameter, in RE2 words', async () => {

@@ -12,6 +12,7 @@ import {
   chartState, chartX, colorsAt, enterKey, expectChartDrawsRows, ms, panelShows, SPARSE, SPARSE_ENTRIES, startDashboard, WAIT,
   type Catalog, type DashboardHarness,
 } from './support/dashboard-browser';
+import { p as param } from '../../src/index';
 
 /** `UPDATE_SCREENSHOTS=1 npm run test:integration` rewrites the screenshots of docs/dashboard.md. */
 const WRITE_SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1';
@@ -238,7 +239,8 @@ const BY_ROUTE = {
   name: 'errors.by-route', id: '8b0e6c52-0d2a-4f0c-9d43-0c3c6a1f2b11', description: 'Requests and errors per route and bucket.', maxRows: 1000, cache: null, sandboxed: false,
   params: [
     { name: 'project', required: true, description: 'Project ref.', format: 'text' },
-    { name: 'interval', required: true, description: 'Window.', format: 'text', values: ['1hr', '1day', '7day'] },
+    // As a server describes a one-of of intervals: with what each value means (the page knows no table of its own).
+    { name: 'interval', required: true, description: 'Window.', format: 'one-of', values: ['1hr', '1day', '7day'], intervals: param.oneOf(['1hr', '1day', '7day']).spec.intervals },
     { name: 'min_status', required: false, description: 'Lowest status counted as an error.', format: 'text', values: ['400', '500'] },
   ],
   columns: [

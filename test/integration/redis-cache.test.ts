@@ -11,6 +11,7 @@ import { normalizeParams } from '../../src/definitions/params';
 import { findDefinition } from '../../src/definitions/registry';
 import { freePort, startRedis } from './support/servers';
 import { edgeEvent, functionEvent, tempDir, writeLines } from '../support/log-files';
+import { BUILT_IN_SOURCE_SET } from '../../src/sources/built-ins';
 
 const NOW = '2026-11-21T12:00:00.000Z';
 const SECOND = 1000;
@@ -30,7 +31,7 @@ describe('redisCache', () => {
     await client.connect();
     writeLines(tmp.path('edge', 'a.ndjson'), [edgeEvent({ project: 'abc', timestamp: '2026-11-21T11:00:00Z' })]);
     writeLines(tmp.path('fn', 'a.ndjson'), [functionEvent({ project: 'abc', timestamp: '2026-11-21T11:00:00Z', ms: 12 })]);
-    duckdb = await createDuckDBEngine({ sources: { edgeLogs: tmp.path('edge', '*.ndjson'), functionEdgeLogs: tmp.path('fn', '*.ndjson') } });
+    duckdb = await createDuckDBEngine({ sourceSet: BUILT_IN_SOURCE_SET, sources: { edgeLogs: tmp.path('edge', '*.ndjson'), functionEdgeLogs: tmp.path('fn', '*.ndjson') } });
   });
   afterAll(async () => {
     await client?.quit();

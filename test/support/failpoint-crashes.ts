@@ -195,7 +195,6 @@ async function expectExactlyOnce(
   const rows = answer.filter((r) => r.id !== '#rollup');
   const copies = new Map(rows.map((r) => [r.id, r.copies]));
   const doubled = rows.filter((r) => r.copies > 1).map((r) => r.id);
-  if (doubled.length && process.env.DEBUG_DOUBLED) console.log('DOUBLED', label, doubled.slice(0, 50).join(' '));
   const lost = acked.filter((id) => !old.has(id) && !copies.has(id));
   const known = new Set([...acked, ...sent]);
   expect({ label, lost: lost.length, doubled: doubled.length, unknown: rows.filter((r) => !known.has(r.id)).length }).toEqual({ label, lost: 0, doubled: 0, unknown: 0 });

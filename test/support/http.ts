@@ -2,10 +2,14 @@ import { createServer, request as httpRequest, type RequestListener, type Server
 import { connect, type AddressInfo } from 'node:net';
 import type { Engine, EngineRequest, EngineResult } from '../../src/index';
 import { QueryGate } from '../../src/util/query-gate';
+import { MAX_HEADER_BYTES } from '../../src/node';
 
-/** A real node:http server on 127.0.0.1 and a free port. `close` ends keep-alive sockets too. */
+/**
+ * A real node:http server on 127.0.0.1 and a free port, set up as docs/http.md says (URLs up to
+ * 64 KiB: `maxHeaderSize`). `close` ends keep-alive sockets too.
+ */
 export async function listen(listener: RequestListener): Promise<{ server: Server; port: number; url: string; close: () => Promise<void> }> {
-  const server = createServer(listener);
+  const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, listener);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {

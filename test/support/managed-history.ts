@@ -6,6 +6,7 @@ import { datasetDir } from '../../src/managed/managed-inputs';
 import { openWalSet, walDir, type WalSet } from '../../src/managed/wal/wal-set';
 import { Ingestor } from '../../src/ingest/ingestor';
 import { SourceNames } from '../../src/ingest/source-names';
+import { BUILT_IN_SOURCE_SET } from '../../src/sources/built-ins';
 import { edgeEvent, functionEvent } from './log-files';
 
 /** The two built-in sources, each driven through its own write-ahead log and background compactor. */
@@ -31,13 +32,14 @@ export class ManagedHistory {
   /** Opens (creating) the data dir at the instant `now` (retention judges days by it). */
   static async open(dataDir: string, now: Date): Promise<ManagedHistory> {
     // Segments close only when asked (`segment`).
-    const set = await openWalSet(dataDir, { maxSegmentBytes: 1 << 30, maxSegmentAgeMs: 1e9 });
-    const ingestor = new Ingestor(set, new SourceNames(), () => now);
+    const set = await openWalSet(dataDir, BUILT_IN_SOURCE_SET, { maxSegmentBytes: 1 << 30, maxSegmentAgeMs: 1e9 });
+    const ingestor = new Ingestor(set, new SourceNames(BUILT_IN_SOURCE_SET), () => now);
     const compactors: Record<string, BackgroundCompactor> = {};
     for (const source of HISTORY_SOURCES) {
       const wal = set.wals[source]!;
       compactors[source] = new BackgroundCompactor({
-        source,
+        source: BUILT_IN_SOURCE_SET.get(source),
+        sources: BUILT_IN_SOURCE_SET,
         datasetDir: datasetDir(set.dataDir, source),
         walDir: walDir(set.dataDir, source),
         wal: {

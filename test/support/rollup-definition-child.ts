@@ -1,4 +1,4 @@
-// One process, one definition of a source's stored rollup (source names are process-wide):
+// One process, one definition of a source's stored rollup (as a deployment changes it between runs):
 // `node --import tsx rollup-definition-child.ts <1|2> <compact|ask> <inputs glob> <dataset>`.
 // Version 1 counts statuses >= 500 as errors, version 2 statuses >= 400, in the rollup and in the
 // endpoint's base statement alike. Prints the endpoint's answer as JSON ({ via, rows }).
@@ -39,7 +39,7 @@ const errors = defineEndpoint({
 
 const ep = await createEndpoints({ sources: { definitionGateLogs: dataset }, sourceDefinitions: [gateLogs], endpoints: [errors], now: () => new Date('2026-11-21T12:00:00Z'), cache: false });
 try {
-  if (action === 'compact') await compactLogs({ source: 'definitionGateLogs', inputs, outDir: dataset });
+  if (action === 'compact') await compactLogs({ source: 'definitionGateLogs', sourceDefinitions: [gateLogs], inputs, outDir: dataset });
   const rows = (await ep.query('definition-gate.errors', { project: 'abc' })).result as Array<Record<string, unknown>>;
   const via = [...new Set(rows.map((r) => r.via))];
   process.stdout.write(`${JSON.stringify({ via: via.length === 1 ? via[0] : via, rows: rows.map(({ via: _via, ...rest }) => rest) })}\n`);

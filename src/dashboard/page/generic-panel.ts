@@ -66,7 +66,7 @@ export function genericPanel(definition: Definition, base: string, container: HT
       chart = { labels, drawn: timeChart(figure, specs, { yLabel: '', integers: drawn.integers, onBucket }) };
     }
     const xs = drawn.columns[0];
-    const meaning = interval ? intervalFor(interval.values!, scope.range) : null;
+    const meaning = interval ? intervalFor(interval.intervals!, scope.range) : null;
     let window: TimeWindow;
     if (meaning) {
       window = windowForRows(rangeWindow(scope.nowMs, scope.range, Math.min(meaning.bucket, drawn.bucket)), xs, meaning.span > scope.range).window;
@@ -85,7 +85,7 @@ export function genericPanel(definition: Definition, base: string, container: HT
     load(scope: Scope): Promise<LoadOutcome> {
       const params: Record<string, string> = {};
       for (const param of definition.params) {
-        const value = param === interval ? (intervalFor(param.values!, scope.range)?.value ?? '') : (headerValue(param, scope) ?? controls.get(param.name)!.value.trim());
+        const value = param === interval ? (intervalFor(param.intervals!, scope.range)?.value ?? '') : (headerValue(param, scope) ?? controls.get(param.name)!.value.trim());
         if (value === '' && param.required) {
           view.idle(`Give “${param.name}” a value to load this endpoint.`);
           return Promise.resolve('ok');

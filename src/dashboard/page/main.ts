@@ -130,7 +130,7 @@ function createDashboard(definitions: readonly Definition[]) {
   const extras = definitions.filter((d) => !BUILT_IN.includes(d.name)).map((d) => genericPanel(d, base, panels, openBucket));
   const wanted = parseViewState(location.hash);
   // One range for every panel: those some endpoint's interval list offers.
-  const ranges = rangeChoices(definitions.map((d) => intervalParam(d.params)?.values ?? []));
+  const ranges = rangeChoices(definitions.map((d) => intervalParam(d.params)?.intervals ?? {}));
   fillSelect(rangeSelect, ranges.map((r) => r.name), pick(ranges.map((r) => r.name), wanted.range, '1day'), (name) => ranges.find((r) => r.name === name)!.label);
   fillSelect(logs.tier, logsView.values('project_tier'), pick(logsView.values('project_tier'), wanted.tier, 'PRO'));
   logs.after.value = wanted.after ?? '';

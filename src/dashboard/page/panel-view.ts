@@ -1,6 +1,7 @@
 import { apiGet, queryString, type ApiAnswer } from './api';
 import { cacheStateOf, describeCacheState } from './cache-state';
 import type { Total } from './totals';
+import type { IntervalMeanings } from './time-range';
 import { errorInWords } from './words';
 
 /** A parameter as `GET {base}/api/endpoints` describes it. */
@@ -11,6 +12,8 @@ export interface ParamDefinition {
   /** `text`, `iso-timestamp`, `regex`, or another the page treats as text. */
   format?: string;
   values?: readonly string[];
+  /** An interval parameter: the window and bucket (seconds) each value means, as the server defines them. */
+  intervals?: IntervalMeanings;
   /** The value used when the parameter is not given, when the definition declares one. */
   default?: string | number;
 }
@@ -129,9 +132,20 @@ export class PanelView {
     return this.root.querySelector<T>(`[data-param="${param}"]`)!;
   }
 
-  /** The declared values of one of the endpoint's parameters (intervals, tiers). */
+  /** The declared values of one of the endpoint's parameters (tiers). */
   values(param: string): readonly string[] {
     return this.definition.params.find((p) => p.name === param)?.values ?? [];
+  }
+
+  /** What the values of an interval parameter mean (window and bucket), as the endpoint's description says. */
+  intervals(param: string): IntervalMeanings {
+    return this.definition.params.find((p) => p.name === param)?.intervals ?? {};
+  }
+
+  /** The endpoint described no interval the page can place in the range (a server of another version). */
+  noInterval(): Promise<LoadOutcome> {
+    this.idle('This endpoint describes no interval for the range.');
+    return Promise.resolve('ok');
   }
 }
 

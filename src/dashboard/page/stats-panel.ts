@@ -26,7 +26,8 @@ export function statsPanel(view: PanelView, onBucket: (start: number, bucket: nu
   );
   return {
     load(scope: Scope): Promise<LoadOutcome> {
-      const interval = intervalFor(view.values('interval'), scope.range) ?? { value: '1day', span: 86_400, bucket: 3600 };
+      const interval = intervalFor(view.intervals('interval'), scope.range);
+      if (!interval) return view.noInterval();
       return view.load<InvocationStatsRow>({ project: scope.project, function_id: scope.functionId, interval: interval.value }, (rows) => {
         const xs = rows.map((r) => unixSeconds(r.timestamp));
         const { window, inside } = windowForRows(rangeWindow(scope.nowMs, scope.range, interval.bucket), xs, interval.span > scope.range);

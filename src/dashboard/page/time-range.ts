@@ -6,24 +6,8 @@ export interface IntervalMeaning {
   bucket: number;
 }
 
-/**
- * What each interval value of the endpoints means (docs/semantics.md, the interval tables of
- * functions.invocation-stats and usage.api-counts): both endpoints give a value the same window
- * and bucket, so one table serves every panel, a user endpoint's `interval` included.
- */
-export const INTERVALS: Readonly<Record<string, IntervalMeaning>> = {
-  '5min': { span: 300, bucket: 1 },
-  '15min': { span: 900, bucket: 60 },
-  '30min': { span: 1800, bucket: 60 },
-  '1hr': { span: 3600, bucket: 60 },
-  '3hr': { span: 10_800, bucket: 3600 },
-  '1day': { span: 86_400, bucket: 3600 },
-  '3day': { span: 259_200, bucket: 3600 },
-  '7day': { span: 604_800, bucket: 86_400 },
-  minutely: { span: 3600, bucket: 60 },
-  hourly: { span: 3600, bucket: 3600 },
-  daily: { span: 604_800, bucket: 86_400 },
-};
+/** Window span and bucket width of each interval value of a parameter, in seconds. */
+export type IntervalMeanings = Readonly<Record<string, IntervalMeaning>>;
 
 /** The shared time ranges the page offers, by the name kept in the URL, shortest first. */
 const RANGES: ReadonlyArray<{ name: string; span: number; label: string }> = [
@@ -37,20 +21,25 @@ const RANGES: ReadonlyArray<{ name: string; span: number; label: string }> = [
   { name: '7day', span: 604_800, label: 'last 7 days' },
 ];
 
-/** A parameter as `GET /api/endpoints` describes it (the part the page reads). */
+/**
+ * A parameter as `GET /api/endpoints` describes it (the part the page reads): an interval
+ * parameter carries what each of its values means (`intervals`), so the page knows no interval
+ * table of its own and works for any endpoint's.
+ */
 export interface ParamDescription {
   name: string;
   values?: readonly string[];
+  intervals?: IntervalMeanings;
 }
 
-/** The parameter that picks a window, when an endpoint has one: every declared value is a known interval. */
-export function intervalParam(params: readonly ParamDescription[]): ParamDescription | null {
-  return params.find((p) => p.values !== undefined && p.values.length > 0 && p.values.every((v) => v in INTERVALS)) ?? null;
+/** The parameter that picks a window, when an endpoint has one: its description gives its values' meanings. */
+export function intervalParam<P extends ParamDescription>(params: readonly P[]): P | null {
+  return params.find((p) => p.intervals !== undefined && Object.keys(p.intervals).length > 0) ?? null;
 }
 
-/** The ranges some endpoint can show: those whose span one of the interval lists offers. */
-export function rangeChoices(intervalLists: ReadonlyArray<readonly string[]>): Array<{ name: string; label: string }> {
-  const spans = new Set(intervalLists.flat().map((v) => INTERVALS[v]?.span));
+/** The ranges some endpoint can show: those whose span one of the endpoints' intervals offers. */
+export function rangeChoices(meanings: ReadonlyArray<IntervalMeanings>): Array<{ name: string; label: string }> {
+  const spans = new Set(meanings.flatMap((m) => Object.values(m).map((i) => i.span)));
   return RANGES.filter((r) => spans.has(r.span)).map(({ name, label }) => ({ name, label }));
 }
 
@@ -62,10 +51,11 @@ export function rangeSeconds(name: string): number {
 /**
  * The interval of an endpoint for a shared range (docs/dashboard.md, "One time range"): one whose window is exactly the range, the
  * finest buckets first; else the shortest window that covers the range (the panel then shows
- * only the range of it); else the longest there is. Null when no value is a known interval.
+ * only the range of it); else the longest there is. Null when the endpoint described no interval.
  */
-export function intervalFor(values: readonly string[], range: number): ({ value: string } & IntervalMeaning) | null {
-  const known = values.filter((v) => v in INTERVALS).map((value) => ({ value, ...INTERVALS[value]! }));
+export function intervalFor(meanings: IntervalMeanings, range: number): ({ value: string } & IntervalMeaning) | null {
+  const known = Object.entries(meanings).map(([value, meaning]) => ({ value, span: meaning.span, bucket: meaning.bucket }));
+  if (known.length === 0) return null;
   const finest = (list: typeof known) => list.reduce<(typeof known)[number] | null>((best, i) => (best === null || i.bucket < best.bucket ? i : best), null);
   const exact = finest(known.filter((i) => i.span === range));
   if (exact) return exact;

@@ -24,7 +24,8 @@ export function usagePanel(view: PanelView, onBucket: (start: number, bucket: nu
   );
   return {
     load(scope: Scope): Promise<LoadOutcome> {
-      const interval = intervalFor(view.values('interval'), scope.range) ?? { value: 'daily', span: 604_800, bucket: 86_400 };
+      const interval = intervalFor(view.intervals('interval'), scope.range);
+      if (!interval) return view.noInterval();
       // The endpoint's `project` is a pattern searched in the URL; the ref is matched literally.
       return view.load<ApiCountsRow>({ project: literalPattern(scope.project), interval: interval.value }, (rows) => {
         const xs = rows.map((r) => unixSeconds(r.timestamp));

@@ -2,19 +2,20 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
-import type { SourceName } from '../../sources/source-descriptor';
+import type { SourceDescriptor, SourceName } from '../../sources/source-descriptor';
+import type { SourceSet } from '../../sources/source-set';
 import { SourceReader, type ReadSet } from '../../files/source-reader';
 import { RangeCopies } from '../../files/range-copies';
 import { openDatabase, type DatabaseSettings } from '../../duckdb/open-database';
 import { clickhouseErrorCode } from './classify-error';
 import { connect, type Connection } from './connection';
-import { localTableOf, requireDatabase, tableOf, type ClickHouseTarget } from './options';
+import { localTableOf, requireDatabase, sourcesOfTarget, tableOf, type ClickHouseTarget } from './options';
 import { logFileSelect } from './read-log-files';
 import { RowBinaryWriter } from './row-binary';
 import { statementSql } from './query-files';
 import { insertRowBinary, runCommand, runSql } from './run-sql';
-import { addMissingColumns, POSITION_COLUMNS, schemaStatements, tableColumns, type ColumnSpec, type SchemaOptions } from './schema';
-import { allSources } from '../../sources/registry';
+import { addMissingColumns, flatJsonColumns, POSITION_COLUMNS, schemaStatements, tableColumns, type ColumnSpec, type SchemaOptions } from './schema';
+import { flattenJson } from '../../util/json-flat-paths';
 import { sqlIdentifier, sqlTableName } from './sql-text';
 import type { SegmentRows } from '../../managed/clickhouse-shipper';
 import { monotonicMs } from '../../time/clock';
@@ -93,13 +94,18 @@ export class ClickHouseLoader {
   private queue: Promise<unknown> = Promise.resolve();
   /** Rows per INSERT. */
   readonly batchRows: number;
+  /** The sources it loads: the built-ins and `sourceDefinitions`. */
+  readonly sourceNames: readonly SourceName[];
+  private readonly sources: SourceSet;
 
   constructor(private readonly options: ClickHouseLoaderOptions) {
     this.batchRows = options.batchRows ?? 100_000;
     // Checked at once: a missing or bad name is a configuration mistake.
     requireDatabase(options, 'clickhouseLoader');
     sqlIdentifier(options.database);
-    for (const { name: source } of allSources()) sqlIdentifier(tableOf(options, source));
+    this.sources = sourcesOfTarget(options);
+    this.sourceNames = this.sources.names;
+    for (const source of this.sources.list) sqlIdentifier(tableOf(options, source));
   }
 
   /** Creates the database and tables on the connected server (IF NOT EXISTS); see `schemaStatements`. */
@@ -107,7 +113,7 @@ export class ClickHouseLoader {
     const { client, features } = await this.clickhouse();
     for (const statement of schemaStatements(this.options, schema)) await runCommand(client, statement, this.options.settings);
     // Tables made by an earlier version get the columns they lack (the rows there, the defaults).
-    for (const source of allSources().map((d) => d.name)) {
+    for (const source of this.sources.list) {
       const tables = this.options.cluster ? [localTableOf(this.options, source), tableOf(this.options, source)] : [tableOf(this.options, source)];
       for (const table of tables) {
         const sql = 'SELECT name FROM system.columns WHERE database = {database:String} AND table = {table:String}';
@@ -127,20 +133,20 @@ export class ClickHouseLoader {
     const globs = typeof inputs === 'string' ? [inputs] : [...inputs];
     // What a query of these globs reads: each event once (a compacted dataset through its log,
     // NDJSON it already holds left out, damaged files reported instead of read).
-    const reader = new SourceReader(globs, undefined, source);
+    const reader = new SourceReader(globs, undefined, this.sources.get(source));
     const read = await reader.snapshot();
     // A dataset's file whose bytes are not those its commit recorded is reported, not loaded.
     await reader.verifyRows(read);
     const copies = new RangeCopies();
     try {
-      return await this.loadRead(source, read, copies, options);
+      return await this.loadRead(this.sources.get(source), read, copies, options);
     } finally {
       copies.close();
     }
   }
 
   private async loadRead(
-    source: SourceName,
+    source: SourceDescriptor,
     read: ReadSet,
     copies: RangeCopies,
     options: { onProgress?: (progress: LoadProgress) => void },
@@ -150,7 +156,7 @@ export class ClickHouseLoader {
       ...(await Promise.all(read.ranges.map(async (r) => ({ file: await copies.copy(r), kind: 'ndjson' as const })))),
       ...read.parquet.map((f) => ({ file: f.path, kind: 'parquet' as const })),
     ];
-    const result: LoadResult = { source, files: [], rows: 0, skipped: 0, failed: 0 };
+    const result: LoadResult = { source: source.name, files: [], rows: 0, skipped: 0, failed: 0 };
     for (const skipped of read.skipped) {
       result.files.push({ file: skipped.path, rows: 0, skipped: 0, error: skipped.message });
       result.failed++;
@@ -183,7 +189,7 @@ export class ClickHouseLoader {
     try {
       const file = join(dir, 'events.ndjson');
       await writeFile(file, events.map((e) => JSON.stringify(e)).join('\n') + '\n');
-      return await this.loadFile(source, file, 'ndjson');
+      return await this.loadFile(this.sources.get(source), file, 'ndjson');
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
@@ -193,7 +199,8 @@ export class ClickHouseLoader {
    * Reads one write-ahead segment of managed storage (NDJSON; its commit markers are not events)
    * by the same reading as `load`, keeping every row in the order of its line.
    */
-  async readSegment(source: SourceName, file: string): Promise<SegmentRows> {
+  async readSegment(name: SourceName, file: string): Promise<SegmentRows> {
+    const source = this.sources.get(name);
     const columns = tableColumns(source);
     const idAt = columns.findIndex((c) => c.name === 'id');
     return this.onDuckDB(async (connection) => {
@@ -225,7 +232,7 @@ export class ClickHouseLoader {
 
   async shippedOffsets(source: SourceName, segment: string, range: { first: bigint; last: bigint }, queryId: string): Promise<Set<number>> {
     const { client, features } = await this.clickhouse();
-    const table = sqlTableName(this.options.database, tableOf(this.options, source));
+    const table = sqlTableName(this.options.database, tableOf(this.options, this.sources.get(source)));
     const sql = statementSql('wal.shipped-offsets', 'wal_rows', table);
     const params = { segment, first: { timestamp: range.first }, last: { timestamp: range.last } };
     const { data } = await runSql(client, features, { sql, params, settings: this.options.settings, queryId }).catch((error) => {
@@ -240,13 +247,14 @@ export class ClickHouseLoader {
    * `midway` runs when half the body is sent (crash tests).
    */
   async insertAt(
-    source: SourceName,
+    name: SourceName,
     segment: string,
     rows: readonly unknown[][],
     offsets: readonly number[],
     options: { queryId: string; midway?: () => void },
   ): Promise<void> {
     if (rows.length === 0) return;
+    const source = this.sources.get(name);
     const { client } = await this.clickhouse();
     const { columns: present, keep } = await this.writableColumns(source);
     const columns = [...present, ...POSITION_COLUMNS];
@@ -271,7 +279,7 @@ export class ClickHouseLoader {
     }
   }
 
-  private async loadFile(source: SourceName, file: string, kind: 'ndjson' | 'parquet'): Promise<{ rows: number; skipped: number }> {
+  private async loadFile(source: SourceDescriptor, file: string, kind: 'ndjson' | 'parquet'): Promise<{ rows: number; skipped: number }> {
     const { client } = await this.clickhouse();
     const { columns, keep } = await this.writableColumns(source);
     const encodings = columns.map((c) => c.encoding);
@@ -319,7 +327,35 @@ export class ClickHouseLoader {
    * `status_code`); it is filled once `clickhouse init` adds it (asked again after a minute).
    * Every value is also in `metadata`, kept whole, so nothing is lost meanwhile.
    */
-  private async writableColumns(source: SourceName): Promise<{ columns: readonly ColumnSpec[]; keep: (row: readonly unknown[]) => unknown[] }> {
+  private async writableColumns(source: SourceDescriptor): Promise<{ columns: readonly ColumnSpec[]; keep: (row: readonly unknown[]) => unknown[] }> {
+    const { columns, keep } = await this.presentColumns(source);
+    // Each JSON column's flattened paths and values, computed from the row read (src/util/json-flat-paths.ts).
+    const read = tableColumns(source);
+    const flat = flatJsonColumns(source);
+    const sources = flat.map((c) => read.findIndex((r) => r.name === c.of));
+    const present = flat.filter((c) => this.hasColumn(source, c.name));
+    if (present.length === 0) return { columns, keep };
+    return {
+      columns: [...columns, ...present],
+      keep: (row) => {
+        const flattened = new Map<number, { paths: string[]; values: string[] }>();
+        const extra = present.map((c) => {
+          const at = sources[flat.indexOf(c)]!;
+          if (!flattened.has(at)) flattened.set(at, flattenJson(row[at] === null || row[at] === undefined ? null : String(row[at])));
+          return c.name.endsWith('_paths') ? flattened.get(at)!.paths : flattened.get(at)!.values;
+        });
+        return [...keep(row), ...extra];
+      },
+    };
+  }
+
+  /** Whether the table is known to have a column (true when its columns are not known). */
+  private hasColumn(source: SourceDescriptor, name: string): boolean {
+    const known = this.tableColumnNames.get(tableOf(this.options, source));
+    return !known || known.names.size === 0 || known.names.has(name);
+  }
+
+  private async presentColumns(source: SourceDescriptor): Promise<{ columns: readonly ColumnSpec[]; keep: (row: readonly unknown[]) => unknown[] }> {
     const all = tableColumns(source);
     const table = tableOf(this.options, source);
     let known = this.tableColumnNames.get(table);

@@ -1,7 +1,8 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { InvalidOptionError } from '../../errors';
-import type { SourceName } from '../../sources/source-descriptor';
-import { sourceDescriptor } from '../../sources/registry';
+import type { SourceDescriptor } from '../../sources/source-descriptor';
+import { BUILT_IN_SOURCE_SET } from '../../sources/built-ins';
+import type { SourceSet } from '../../sources/source-set';
 import type { ClickHouseServer } from './server-options';
 
 // The plain-configuration part lives apart, without the client's types: the core's managed
@@ -16,16 +17,35 @@ export type { ClickHouseServer, ClickHouseTables } from './server-options';
 export interface ClickHouseTarget extends ClickHouseServer {
   /** An existing `@clickhouse/client` client instead of `url`. */
   client?: ClickHouseClient;
+  /**
+   * Sources of your own, beside the built-ins (descriptors made with `defineSource`, as given to
+   * `createEndpoints`): their tables are created, loaded and queried too. Default: the built-ins.
+   */
+  sourceDefinitions?: readonly SourceDescriptor[];
 }
 
+/**
+ * The sources a target works with: the built-ins and its `sourceDefinitions`. A `tables` entry
+ * for a source that is not one of them is an `InvalidOptionError` (it would be ignored).
+ *
+ * @example
+ * sourcesOfTarget({ database: 'logs', sourceDefinitions: [authLogs] }).names; // ['edgeLogs', 'functionEdgeLogs', 'authLogs']
+ */
+export function sourcesOfTarget(target: Pick<ClickHouseTarget, 'tables' | 'sourceDefinitions'>): SourceSet {
+  const sources = BUILT_IN_SOURCE_SET.extend(target.sourceDefinitions);
+  for (const name of Object.keys(target.tables ?? {})) {
+    if (!sources.has(name)) throw new InvalidOptionError(`tables.${name}`, `tables.${name} is not a log source; the sources are ${sources.names.join(', ')} (declare more with sourceDefinitions).`);
+  }
+  return sources;
+}
 
 /** The table queries read and inserts write, per source (the Distributed one on a cluster). */
-export function tableOf(target: Pick<ClickHouseTarget, 'tables'>, source: SourceName): string {
-  return target.tables?.[source] ?? sourceDescriptor(source).clickhouse.table;
+export function tableOf(target: Pick<ClickHouseTarget, 'tables'>, source: SourceDescriptor): string {
+  return target.tables?.[source.name] ?? source.clickhouse.table;
 }
 
 /** The MergeTree table holding the rows on each server: `<table>_local` on a cluster. */
-export function localTableOf(target: Pick<ClickHouseTarget, 'tables' | 'cluster'>, source: SourceName): string {
+export function localTableOf(target: Pick<ClickHouseTarget, 'tables' | 'cluster'>, source: SourceDescriptor): string {
   const table = tableOf(target, source);
   return target.cluster ? `${table}_local` : table;
 }

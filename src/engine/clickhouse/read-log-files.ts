@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { SourceName } from '../../sources/source-descriptor';
+import type { SourceDescriptor } from '../../sources/source-descriptor';
 import { parquetSchema } from '../../duckdb/parquet-schema';
 import { sourceRelation, type SourceFiles } from '../../duckdb/source-relations';
 import { tableColumns } from './schema';
@@ -10,7 +10,7 @@ import { tableColumns } from './schema';
  * DuckDB engine would see in that file. `timestamp` comes out as bigint microseconds (NULL when
  * the line is broken or its timestamp unreadable: such rows are skipped by the caller).
  */
-export async function logFileSelect(connection: DuckDBConnection, source: SourceName, file: string, kind: 'ndjson' | 'parquet'): Promise<string> {
+export async function logFileSelect(connection: DuckDBConnection, source: SourceDescriptor, file: string, kind: 'ndjson' | 'parquet'): Promise<string> {
   const files: SourceFiles = kind === 'ndjson'
     ? { ndjson: [file], parquet: [], parquetTypes: new Map() }
     : { ndjson: [], parquet: [file], parquetTypes: await parquetSchema(connection, [file]) };

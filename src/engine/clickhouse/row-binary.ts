@@ -2,7 +2,8 @@ import type { ColumnEncoding } from './schema';
 
 /**
  * Rows in ClickHouse's RowBinary format, column after column: (U)Int64 little-endian, String as a
- * LEB128 length and UTF-8 bytes, Nullable as a 1 (NULL) or 0 byte before the value.
+ * LEB128 length and UTF-8 bytes, Nullable as a 1 (NULL) or 0 byte before the value, Array as a
+ * LEB128 count and its items.
  */
 export class RowBinaryWriter {
   private buffer = Buffer.allocUnsafe(1 << 20);
@@ -66,6 +67,12 @@ export class RowBinaryWriter {
           this.length += 8;
         }
         return;
+      case 'string-array': {
+        const items = (value ?? []) as readonly string[];
+        this.leb128(items.length);
+        for (const item of items) this.string(item);
+        return;
+      }
       case 'nullable-uint8':
         if (this.nullFlag(value)) {
           this.reserve(1);
@@ -84,14 +91,19 @@ export class RowBinaryWriter {
 
   private string(text: string): void {
     const bytes = Buffer.byteLength(text, 'utf8');
-    this.reserve(bytes + 10);
-    let n = bytes;
+    this.leb128(bytes);
+    this.reserve(bytes);
+    this.length += this.buffer.write(text, this.length, 'utf8');
+  }
+
+  private leb128(value: number): void {
+    this.reserve(10);
+    let n = value;
     while (n >= 0x80) {
       this.buffer[this.length++] = (n & 0x7f) | 0x80;
       n >>>= 7;
     }
     this.buffer[this.length++] = n;
-    this.length += this.buffer.write(text, this.length, 'utf8');
   }
 
   private reserve(bytes: number): void {

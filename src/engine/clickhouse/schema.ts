@@ -1,10 +1,10 @@
-import type { SourceName } from '../../sources/source-descriptor';
-import { allSources, sourceDescriptor } from '../../sources/registry';
-import { localTableOf, tableOf, type ClickHouseTarget } from './options';
+import type { SourceDescriptor } from '../../sources/source-descriptor';
+import { localTableOf, sourcesOfTarget, tableOf, type ClickHouseTarget } from './options';
 import { sqlClusterName, sqlIdentifier, sqlTableName } from './sql-text';
+import { flatPathsColumn, flatValuesColumn } from '../../util/json-flat-paths';
 
 /** How a column is written in RowBinary (see row-binary.ts). */
-export type ColumnEncoding = 'int64' | 'uint64' | 'string' | 'nullable-string' | 'nullable-float64' | 'nullable-int32' | 'nullable-int64' | 'nullable-uint8';
+export type ColumnEncoding = 'int64' | 'uint64' | 'string' | 'nullable-string' | 'nullable-float64' | 'nullable-int32' | 'nullable-int64' | 'nullable-uint8' | 'string-array';
 
 export interface ColumnSpec {
   name: string;
@@ -26,8 +26,7 @@ const ENCODINGS: Record<string, ColumnEncoding> = {
  * no DateTime64). The project column is the first part of the sorting key, which cannot be
  * Nullable: a missing project is ''. Both come first.
  */
-export function tableColumns(source: SourceName): readonly ColumnSpec[] {
-  const d = sourceDescriptor(source);
+export function tableColumns(d: SourceDescriptor): readonly ColumnSpec[] {
   const rest = d.columns.filter((c) => c.name !== 'timestamp' && c.name !== d.projectColumn);
   return [
     { name: 'timestamp', type: 'Int64', encoding: 'int64' },
@@ -48,10 +47,27 @@ export const POSITION_COLUMNS: readonly (ColumnSpec & { default: string })[] = [
   { name: '_wal_offset', type: 'UInt64', encoding: 'uint64', default: '0' },
 ];
 
+/**
+ * Each JSON column of a source (`metadata`) flattened: `_<column>_paths` and `_<column>_values`,
+ * every node's path and JSON text (src/util/json-flat-paths.ts), written by the loader. They let
+ * a caller's BigQuery SQL read any field exactly on every ClickHouse version (18.16 has no JSON
+ * parser: its `visitParam*` find a key anywhere, nested ones first). Rows loaded before a table
+ * got them hold empty arrays (every field reads as missing) until loaded again.
+ *
+ * @example
+ * flatJsonColumns(edgeLogs).map((c) => c.name); // ['_metadata_paths', '_metadata_values']
+ */
+export function flatJsonColumns(source: SourceDescriptor): ReadonlyArray<ColumnSpec & { of: string; default: string }> {
+  return source.columns.filter((c) => c.type === 'json').flatMap((c) => [
+    { name: flatPathsColumn(c.name), type: 'Array(String)', encoding: 'string-array' as const, of: c.name, default: '[]' },
+    { name: flatValuesColumn(c.name), type: 'Array(String)', encoding: 'string-array' as const, of: c.name, default: '[]' },
+  ]);
+}
+
 /** The sorting key: one project's rows of one day lie together, in time order. */
-function orderBy(source: SourceName): string {
+function orderBy(source: SourceDescriptor): string {
   // A descriptor's column names are checked lower-case identifiers: written bare, as always.
-  return `(${sourceDescriptor(source).projectColumn}, timestamp)`;
+  return `(${source.projectColumn}, timestamp)`;
 }
 
 /** One partition per UTC day, so a window reads only its days and old days drop whole. */
@@ -67,20 +83,22 @@ export interface SchemaOptions {
 
 /**
  * The DDL of the tables on one server (idempotent: IF NOT EXISTS). Without a cluster: one
- * MergeTree table per source. With one: `<table>_local` MergeTree tables holding this server's
- * shard, and `<table>` as a `Distributed` table over the cluster's `<table>_local`s, sharding
- * rows at random (even shards; every query reads all of them).
+ * MergeTree table per source (the built-ins and the target's `sourceDefinitions`). With one:
+ * `<table>_local` MergeTree tables holding this server's shard, and `<table>` as a `Distributed`
+ * table over the cluster's `<table>_local`s, sharding rows at random (even shards; every query
+ * reads all of them).
  *
  * @example
  * schemaStatements({ database: 'logs', cluster: 'logs' }).forEach((sql) => console.log(`${sql};`));
  */
-export function schemaStatements(target: Pick<ClickHouseTarget, 'database' | 'cluster' | 'tables'>, options: SchemaOptions = {}): string[] {
+export function schemaStatements(target: Pick<ClickHouseTarget, 'database' | 'cluster' | 'tables' | 'sourceDefinitions'>, options: SchemaOptions = {}): string[] {
   const onCluster = options.onCluster ? ` ON CLUSTER ${requireCluster(target)}` : '';
   const statements = [`CREATE DATABASE IF NOT EXISTS ${sqlIdentifier(target.database)}${onCluster}`];
-  for (const source of allSources().map((d) => d.name)) {
+  for (const source of sourcesOfTarget(target).list) {
     const local = sqlTableName(target.database, localTableOf(target, source));
     const columns = [
       ...tableColumns(source).map((c) => `  ${sqlIdentifier(c.name)} ${c.type}`),
+      ...flatJsonColumns(source).map((c) => `  ${sqlIdentifier(c.name)} ${c.type} DEFAULT ${c.default}`),
       ...POSITION_COLUMNS.map((c) => `  ${sqlIdentifier(c.name)} ${c.type} DEFAULT ${c.default}`),
     ].join(',\n');
     statements.push(
@@ -98,21 +116,21 @@ export function schemaStatements(target: Pick<ClickHouseTarget, 'database' | 'cl
 
 /**
  * The ALTERs that add the columns a table made by an earlier version lacks: the position columns,
- * and columns a source descriptor gained since (ClickHouse 18 has no `ADD COLUMN IF NOT EXISTS`:
+ * the flattened JSON columns, and columns a source descriptor gained since (ClickHouse 18 has no `ADD COLUMN IF NOT EXISTS`:
  * `present` is what `system.columns` lists). The rows already there get the defaults (NULL for
  * data columns). Empty when nothing is missing.
  *
  * @example
- * addMissingColumns({ database: 'logs' }, 'edgeLogs', 'edge_logs', new Set(['timestamp', 'project']));
+ * addMissingColumns({ database: 'logs' }, edgeLogs, 'edge_logs', new Set(['timestamp', 'project']));
  */
 export function addMissingColumns(
   target: Pick<ClickHouseTarget, 'database' | 'cluster'>,
-  source: SourceName,
+  source: SourceDescriptor,
   table: string,
   present: ReadonlySet<string>,
   options: SchemaOptions = {},
 ): string[] {
-  const wanted = [...tableColumns(source).map((c) => ({ ...c, default: null as string | null })), ...POSITION_COLUMNS];
+  const wanted = [...tableColumns(source).map((c) => ({ ...c, default: null as string | null })), ...flatJsonColumns(source), ...POSITION_COLUMNS];
   const missing = wanted.filter((c) => !present.has(c.name));
   if (missing.length === 0) return [];
   const onCluster = options.onCluster ? ` ON CLUSTER ${requireCluster(target)}` : '';

@@ -32,17 +32,23 @@ import { parquetSchema } from '../../duckdb/parquet-schema';
 import { RangeCopies } from '../../files/range-copies';
 import { LongLineCopies } from '../../files/long-line-copies';
 import type { MemoryTables } from '../../managed/memory-tables';
-import { openDatabase, type DatabaseSettings, type MemoryRelief } from '../../duckdb/open-database';
+import { memoryLimitBytes, openDatabase, type DatabaseSettings, type MemoryRelief } from '../../duckdb/open-database';
+import { ceilingFor, MemoryWatch } from './memory-watch';
 import { emptyNdjsonFile } from '../../duckdb/empty-ndjson-file';
-import { NOT_A_COMMIT_MARKER, relationOf, sourceRelation, type SourceFiles } from '../../duckdb/source-relations';
+import { NOT_A_COMMIT_MARKER, sourceRelation, type SourceFiles } from '../../duckdb/source-relations';
 import { sqlStringList } from '../../duckdb/sql-literal';
 import { BOUND_PARAM, newestInTwoPhases } from './two-phase-newest';
 import { composeSandboxedSql, splitEndpointSql } from '../../sandbox/compose-sandboxed-sql';
-import { validateCallerSql, type CheckedSql } from '../../sandbox/validate-caller-sql';
+import { validateCallerSql, type CallerDialect, type CheckedSql } from '../../sandbox/validate-caller-sql';
+import { sourcesNamedBy, sourceTablesStatement } from '../../sandbox/source-tables';
+import { checkBigQuery } from '../../bigquery/translate-bigquery';
+import { bigQuerySchemaOf } from '../../bigquery/schema-of-sources';
+import type { BigQuerySchema } from '../../bigquery/schema';
+import { callerDialectRefused } from '../caller-dialect';
 import { callerColumns, callerRows } from './caller-results';
 import { callerSqlError, namesAFile } from './caller-errors';
-import { allSources, sourceDescriptor } from '../../sources/registry';
-import type { SourceRollup } from '../../sources/source-descriptor';
+import type { SourceDescriptor, SourceRollup } from '../../sources/source-descriptor';
+import { relationsOf, type SourceSet } from '../../sources/source-set';
 import { codeOnly } from '../../sql/sql-scan';
 import { monotonicMs } from '../../time/clock';
 
@@ -50,6 +56,9 @@ import { monotonicMs } from '../../time/clock';
 export type SourceGlobs = Partial<Record<SourceName, string | readonly string[]>>;
 
 export interface DuckDBEngineOptions extends DatabaseSettings {
+  /** The instance's sources: what a statement may read (each source's relation and rollups). */
+  sourceSet: SourceSet;
+  /** Globs per source (of `sourceSet`). */
   sources: SourceGlobs;
   /** Inputs besides the globs, per source (managed storage: its datasets and write-ahead log). */
   extraInputs?: Partial<Record<SourceName, ExtraInputs>>;
@@ -78,9 +87,9 @@ const MAX_ATTEMPTS = 8;
  * `function_edge_logs`). Reading a source costs a listing of its files; naming one it does not
  * have would fail the statement at start (definitions are prepared then).
  */
-export function sourcesReadBy(sql: string): SourceName[] {
+export function sourcesReadBy(sql: string, sources: SourceSet): SourceDescriptor[] {
   // A rollup (function_edge_logs_hourly) is read over its source's relation: naming it reads the source.
-  return allSources().filter((d) => [d.relation, ...Object.keys(d.rollups)].some((relation) => namesRelation(sql, relation))).map((d) => d.name);
+  return sources.list.filter((d) => relationsOf(d).some((relation) => namesRelation(sql, relation)));
 }
 
 /** Whether a statement reads a relation by name (not only defines a CTE of that name), kept per SQL text and name. */
@@ -105,18 +114,18 @@ function scanNamesRelation(sql: string, relation: string): boolean {
  * reads as a CTE, then the statement itself. Parameters stay named placeholders. With `caller`,
  * the caller's SELECT replaces the statement's outer SELECT (docs/sandboxing.md).
  */
-export function fullQuerySql(sql: string, files: Partial<Record<SourceName, SourceFiles>>, caller?: { sql: string; maxRows: number }): string {
-  const sources = Object.entries(files) as Array<[SourceName, SourceFiles]>;
+export function fullQuerySql(sql: string, files: ReadonlyMap<SourceDescriptor, SourceFiles>, caller?: { sql: string; maxRows: number }): string {
+  const sources = [...files];
   // Each rollup the statement names follows its source's relation, as its SQL over that relation.
   const relations = sources.flatMap(([source, f]) => [
-    `${relationOf(source)} AS (\n${sourceRelation(source, f)}\n)`,
-    ...Object.entries(sourceDescriptor(source).rollups).filter(([name]) => namesRelation(sql, name)).map(([name, r]) => `${name} AS (\n${rollupRelation(source, f, name, r)}\n)`),
+    `${source.relation} AS (\n${sourceRelation(source, f)}\n)`,
+    ...Object.entries(source.rollups).filter(([name]) => namesRelation(sql, name)).map(([name, r]) => `${name} AS (\n${rollupRelation(source, f, name, r)}\n)`),
   ]);
   const own = /^((?:\s*--[^\n]*\n)*)\s*WITH\s/i.exec(sql);
   // A statement whose CTEs shadow a relation (logs.all's `edge_logs`, already limited to one
   // project) runs inside the relations, as does every caller's SELECT: the relations themselves
   // are then out of their reach.
-  const shadows = own !== null && ownCtes(sql).some((t) => sources.some(([source]) => relationOf(source) === t));
+  const shadows = own !== null && ownCtes(sql).some((t) => sources.some(([source]) => source.relation === t));
   if (caller || shadows) {
     const inner = caller ? composeSandboxedSql(sql, caller.sql, caller.maxRows) : sql;
     return relations.length ? `WITH ${relations.join(',\n')}\nSELECT * FROM (\n${inner}\n)` : inner;
@@ -132,7 +141,7 @@ export function fullQuerySql(sql: string, files: Partial<Record<SourceName, Sour
  * memory, Parquet files without it), whose relation is built by `sourceRelation` as the source's
  * is. Rows of one bucket may come from several parts: the endpoints' SQL re-aggregates.
  */
-function rollupRelation(source: SourceName, files: SourceFiles, name: string, rollup: SourceRollup): string {
+function rollupRelation(source: SourceDescriptor, files: SourceFiles, name: string, rollup: SourceRollup): string {
   const stored = files.stored?.[name];
   if (!stored?.companions.length) return rollup.sql;
   // What is not stored is computed on every query: by the rollup's cheaper SQL when it has one.
@@ -141,7 +150,7 @@ function rollupRelation(source: SourceName, files: SourceFiles, name: string, ro
   const covered = new Set(stored.dataFiles);
   const rest: SourceFiles = { ...files, parquet: files.parquet.filter((p) => !covered.has(p)) };
   if (!rest.ndjson.length && !rest.parquet.length && !rest.memory) return read;
-  return `${read}\nUNION ALL BY NAME\nSELECT * FROM (\nWITH ${relationOf(source)} AS (\n${sourceRelation(source, rest)}\n)\n${sql}\n)`;
+  return `${read}\nUNION ALL BY NAME\nSELECT * FROM (\nWITH ${source.relation} AS (\n${sourceRelation(source, rest)}\n)\n${sql}\n)`;
 }
 
 /**
@@ -149,9 +158,9 @@ function rollupRelation(source: SourceName, files: SourceFiles, name: string, ro
  * rollups the statement names, and there is at least one (docs/definitions.md, "Rollups"). Otherwise
  * the rollup would be computed mostly from raw rows, slower than the endpoint's base statement.
  */
-export function rollupsStored(sql: string, reads: ReadonlyMap<SourceName, ReadSet>): boolean {
+export function rollupsStored(sql: string, reads: ReadonlyMap<SourceDescriptor, ReadSet>): boolean {
   for (const [source, read] of reads) {
-    for (const name of Object.keys(sourceDescriptor(source).rollups).filter((n) => namesRelation(sql, n))) {
+    for (const name of Object.keys(source.rollups).filter((n) => namesRelation(sql, n))) {
       if (read.parquet.length === 0 || read.parquet.some((f) => !f.rollups?.[name])) return false;
     }
   }
@@ -173,16 +182,21 @@ function ownCtes(sql: string): readonly string[] {
  * Creates the in-process DuckDB engine over the configured log files.
  *
  * @example
- * const engine = await createDuckDBEngine({ sources: { edgeLogs: 'logs/edge/*.ndjson' } });
+ * const engine = await createDuckDBEngine({ sourceSet: BUILT_IN_SOURCE_SET, sources: { edgeLogs: 'logs/edge/*.ndjson' } });
  */
 export async function createDuckDBEngine(options: DuckDBEngineOptions): Promise<Engine> {
   const { instance, connection, relief } = await openDatabase(options);
   options.memory?.attach(instance);
-  return new DuckDBEngine(instance, connection, options, relief);
+  // The limit in force (DuckDB's default when none is set: 80% of RAM) sets the callers' ceiling.
+  const limit = memoryLimitBytes(String((await connection.runAndReadAll("SELECT current_setting('memory_limit')")).getRows()[0]?.[0]));
+  return new DuckDBEngine(instance, connection, options, relief, limit === null ? null : new MemoryWatch(ceilingFor(limit)));
 }
 
 class DuckDBEngine implements Engine {
-  private readonly readers = new Map<SourceName, SourceReader>();
+  private readonly readers = new Map<SourceDescriptor, SourceReader>();
+  private readonly sourceSet: SourceSet;
+  /** The tables a BigQuery SELECT may read (one per source), built on first use. */
+  private bigQuerySchema: BigQuerySchema | undefined;
   private readonly memory: MemoryTables | undefined;
   private readonly ranges = new RangeCopies();
   /** NDJSON file versions holding a line too long for DuckDB: read from a copy without such lines. */
@@ -194,7 +208,7 @@ class DuckDBEngine implements Engine {
   private readonly busy = new Set<DuckDBConnection>();
   private readonly parquetTypes = new Map<string, ReadonlyMap<string, string>>();
   private readonly patterns = new Map<string, string | null>();
-  private readonly statementSources = new Map<string, SourceName[]>();
+  private readonly statementSources = new Map<string, SourceDescriptor[]>();
   private readonly statements = new Map<DuckDBConnection, Map<string, DuckDBPreparedStatement>>();
   private controlQueue: Promise<unknown> = Promise.resolve();
   private closed = false;
@@ -204,11 +218,14 @@ class DuckDBEngine implements Engine {
     private readonly control: DuckDBConnection,
     options: DuckDBEngineOptions,
     private readonly relief: MemoryRelief | null = null,
+    /** Stops callers' queries past the process's ceiling (docs/sandboxing.md, "Limits"). */
+    private readonly watch: MemoryWatch | null = null,
   ) {
     const list = (g: string | readonly string[] | undefined) => (g === undefined ? [] : typeof g === 'string' ? [g] : [...g]);
     this.memory = options.memory;
-    // Every known source (the built-ins and the user's): a statement may read any of them.
-    for (const { name } of allSources()) this.readers.set(name, new SourceReader(list(options.sources[name]), options.extraInputs?.[name], name));
+    // Every source of the instance (the built-ins and the user's): a statement may read any of them.
+    this.sourceSet = options.sourceSet;
+    for (const d of this.sourceSet.list) this.readers.set(d, new SourceReader(list(options.sources[d.name]), options.extraInputs?.[d.name], d));
     this.gate = new QueryGate({
       maxConcurrent: options.maxConcurrentQueries ?? 4,
       maxQueued: options.maxQueuedQueries ?? 64,
@@ -222,7 +239,9 @@ class DuckDBEngine implements Engine {
 
   async run(request: EngineRequest): Promise<EngineResult> {
     this.assertOpen();
-    const variantSql = statementSql(request);
+    // A caller's SQL over source tables reads the tables of the sources it names, no others.
+    const tables = request.sql !== undefined ? request.statement.sourceTables?.duckdb : undefined;
+    const variantSql = tables === undefined ? statementSql(request) : sourceTablesStatement(tables, sourcesNamedBy(request.sql!, this.sourceSet.list));
     return this.gate.run(() => this.withConnection(async (connection) => {
       const started = monotonicMs();
       const sources = this.sourcesOf(variantSql);
@@ -230,9 +249,9 @@ class DuckDBEngine implements Engine {
       const leave = this.memory?.enter();
       try {
       for (let attempt = 1; ; attempt++) {
-        const reads = new Map<SourceName, ReadSet>();
+        const reads = new Map<SourceDescriptor, ReadSet>();
         for (const source of sources) reads.set(source, await this.reader(source).snapshot(earliestDayOf(request.notBefore)));
-        const files: Partial<Record<SourceName, SourceFiles & { copies: Map<string, FileRange> }>> = {};
+        const files = new Map<SourceDescriptor, SourceFiles & { copies: Map<string, FileRange> }>();
         // The stored rollups the variant reads hold the bytes their commits recorded (a damaged one
         // is dropped: its file's rows stand in), checked before the variant is chosen.
         for (const [source, read] of reads) await this.reader(source).verifyCompanions(read, { rollups: rollupsNamedBy(variantSql, source) });
@@ -245,19 +264,19 @@ class DuckDBEngine implements Engine {
         // Taken once the statement ran: a newest-first walk names what it leaves out as it goes.
         const skippedFiles = () => [...reads.values()].flatMap((r) => r.skipped);
         try {
-          for (const [source, read] of reads) files[source] = await this.sourceFiles(connection, read);
+          for (const [source, read] of reads) files.set(source, await this.sourceFiles(connection, read));
           if (request.sql !== undefined) {
             return { ...(await this.executeCaller(connection, sql, request, files)), engineMs: monotonicMs() - started, skippedFiles: skippedFiles() };
           }
           const [only] = sources;
           const rows = newestFirst
-            ? await this.newestFirst(connection, sql, request, only!, reads.get(only!)!, files[only!]!)
+            ? await this.newestFirst(connection, sql, request, only!, reads.get(only!)!, files.get(only!)!)
             : await this.execute(connection, sql, request, files);
           return { rows, engineMs: monotonicMs() - started, skippedFiles: skippedFiles() };
         } catch (error) {
           if (request.sql !== undefined) await this.blameCaller(error, connection, sql, request, reads, files);
           let retry = false;
-          for (const [source, read] of reads) if (await this.retryable(connection, error, source, read, files[source]?.copies)) retry = true;
+          for (const [source, read] of reads) if (await this.retryable(connection, error, source, read, files.get(source)?.copies)) retry = true;
           if (!retry) throw error;
           if (attempt >= MAX_ATTEMPTS) {
             throw new EngineError('overloaded', 'The log files kept changing while they were read; retry shortly.', { cause: error, retryAfterSeconds: 1 });
@@ -267,14 +286,14 @@ class DuckDBEngine implements Engine {
       } finally {
         leave?.();
       }
-    }));
+    }, request.sql !== undefined));
   }
 
   /**
    * Runs a caller's SELECT over the statement's CTEs (docs/sandboxing.md). Prepared for this call
    * only: callers' texts are many, and must not push the dashboard's statements out.
    */
-  private async executeCaller(connection: DuckDBConnection, sql: string, request: EngineRequest, files: Partial<Record<SourceName, SourceFiles>>): Promise<Pick<EngineResult, 'rows' | 'columns'>> {
+  private async executeCaller(connection: DuckDBConnection, sql: string, request: EngineRequest, files: ReadonlyMap<SourceDescriptor, SourceFiles>): Promise<Pick<EngineResult, 'rows' | 'columns'>> {
     const prepared = await connection.prepare(fullQuerySql(sql, files, { sql: request.sql!, maxRows: request.maxRows }));
     try {
       bindRequest(prepared, request);
@@ -297,11 +316,11 @@ class DuckDBEngine implements Engine {
     connection: DuckDBConnection,
     sql: string,
     request: EngineRequest,
-    reads: ReadonlyMap<SourceName, ReadSet>,
-    files: Partial<Record<SourceName, SourceFiles & { copies: Map<string, FileRange> }>>,
+    reads: ReadonlyMap<SourceDescriptor, ReadSet>,
+    files: ReadonlyMap<SourceDescriptor, SourceFiles & { copies: Map<string, FileRange> }>,
   ): Promise<void> {
     const paths = [...reads].flatMap(([source, read]) => [
-      ...read.ndjson.map((f) => f.path), ...read.ranges.map((r) => r.file.path), ...read.parquet.map((f) => f.path), ...(files[source]?.copies.keys() ?? []),
+      ...read.ndjson.map((f) => f.path), ...read.ranges.map((r) => r.file.path), ...read.parquet.map((f) => f.path), ...(files.get(source)?.copies.keys() ?? []),
     ]);
     const refusal = callerSqlError(error, paths);
     if (refusal === null) return;
@@ -315,12 +334,21 @@ class DuckDBEngine implements Engine {
     throw refusal;
   }
 
-  /** Checks a caller's SELECT against the sandbox's rules for this statement's CTEs. */
-  async checkSql(statement: EngineRequest['statement'], sql: string, maxRows: number): Promise<CheckedSql> {
+  /**
+   * Checks a caller's SELECT against the sandbox's rules: over the statement's CTEs, or over a
+   * table per source of this engine when the statement has source tables. A BigQuery SELECT is
+   * translated first, and its DuckDB text is what the rules check and what runs.
+   */
+  async checkSql(statement: EngineRequest['statement'], sql: string, maxRows: number, dialect: CallerDialect = 'duckdb'): Promise<CheckedSql> {
     this.assertOpen();
-    const tables = splitEndpointSql(statementSql({ statement, params: {}, maxRows })).tables;
-    return validateCallerSql(sql, { tables, maxRows }, (text) =>
-      this.onControl(async () => String((await this.control.runAndReadAll('SELECT json_serialize_sql($sql::VARCHAR)', { sql: text }, { sql: VARCHAR })).getRows()[0]![0])));
+    const serialize = (text: string) =>
+      this.onControl(async () => String((await this.control.runAndReadAll('SELECT json_serialize_sql($sql::VARCHAR)', { sql: text }, { sql: VARCHAR })).getRows()[0]![0]));
+    const sources = statement.sourceTables ? this.sourceSet.list : null;
+    const tables = sources ? sources.map((s) => s.relation) : splitEndpointSql(statementSql({ statement, params: {}, maxRows })).tables;
+    if (dialect === 'duckdb') return validateCallerSql(sql, { tables, maxRows }, serialize);
+    if (!sources) throw callerDialectRefused(statement.name);
+    const checked = await checkBigQuery(sql, this.bigQuerySchema ??= bigQuerySchemaOf(sources), 'duckdb', { tables, maxRows }, serialize);
+    return { sql: checked.sql, key: checked.key, columns: checked.columns };
   }
 
   /** Prepares a statement over empty sources: null when it would run, else DuckDB's reason. */
@@ -332,8 +360,8 @@ class DuckDBEngine implements Engine {
     } catch (error) {
       return (error as Error).message;
     }
-    const empty: Partial<Record<SourceName, SourceFiles>> = {};
-    for (const source of this.sourcesOf(sql)) empty[source] = { ndjson: [], parquet: [], parquetTypes: new Map() };
+    const empty = new Map<SourceDescriptor, SourceFiles>();
+    for (const source of this.sourcesOf(sql)) empty.set(source, { ndjson: [], parquet: [], parquetTypes: new Map() });
     return this.onControl(async () => {
       try {
         const prepared = await this.control.prepare(fullQuerySql(sql, empty));
@@ -345,24 +373,24 @@ class DuckDBEngine implements Engine {
     });
   }
 
-  private reader(source: SourceName): SourceReader {
+  private reader(source: SourceDescriptor): SourceReader {
     const reader = this.readers.get(source);
-    if (!reader) throw new EngineError('query_failed', `No source is named ${source}.`);
+    if (!reader) throw new EngineError('query_failed', `No source is named ${source.name}.`);
     return reader;
   }
 
   /** The sources a statement reads (kept per SQL text). */
-  private sourcesOf(sql: string): SourceName[] {
+  private sourcesOf(sql: string): SourceDescriptor[] {
     let known = this.statementSources.get(sql);
     if (!known) {
       if (this.statementSources.size >= 256) this.statementSources.clear();
-      this.statementSources.set(sql, (known = sourcesReadBy(sql)));
+      this.statementSources.set(sql, (known = sourcesReadBy(sql, this.sourceSet)));
     }
     return known;
   }
 
   /** Runs a statement over these files (a prepared statement kept per SQL text). */
-  private async execute(connection: DuckDBConnection, sql: string, request: EngineRequest, files: Partial<Record<SourceName, SourceFiles>>): Promise<Record<string, EngineValue>[]> {
+  private async execute(connection: DuckDBConnection, sql: string, request: EngineRequest, files: ReadonlyMap<SourceDescriptor, SourceFiles>): Promise<Record<string, EngineValue>[]> {
     return this.executePrepared(connection, fullQuerySql(sql, files), request);
   }
 
@@ -381,7 +409,7 @@ class DuckDBEngine implements Engine {
    * one statement over their heads. A query reads about one day's data, and at most one more
    * statement, however many days the window (90 for PAYG) and the dataset hold.
    */
-  private async newestFirst(connection: DuckDBConnection, sql: string, request: EngineRequest, source: SourceName, read: ReadSet, files: SourceFiles): Promise<Record<string, EngineValue>[]> {
+  private async newestFirst(connection: DuckDBConnection, sql: string, request: EngineRequest, source: SourceDescriptor, read: ReadSet, files: SourceFiles): Promise<Record<string, EngineValue>[]> {
     const order = request.statement.newestFirst!;
     const limit = Number(request.params[order.limit]);
     const days = new Map<string, ListedFile[]>();
@@ -390,8 +418,8 @@ class DuckDBEngine implements Engine {
       // Files of unknown day (or schema: not from a dataset) are read in one query, as usual.
       if (day === null) {
         // Its data files' rows are read: checked first (a damaged one is left out, named, and the files listed again).
-        if (await this.reader(source).verifyRows(read)) return this.execute(connection, sql, request, { [source]: await this.sourceFiles(connection, read) });
-        return this.execute(connection, sql, request, { [source]: files });
+        if (await this.reader(source).verifyRows(read)) return this.execute(connection, sql, request, new Map([[source, await this.sourceFiles(connection, read)]]));
+        return this.execute(connection, sql, request, new Map([[source, files]]));
       }
       days.set(day, [...(days.get(day) ?? []), file]);
     }
@@ -426,11 +454,11 @@ class DuckDBEngine implements Engine {
         parquetTypes: files.parquetTypes,
         ...(withNdjson && files.memory ? { memory: files.memory } : {}),
       };
-      if (day.heads || set.ndjson.length || !set.parquet.length) return this.execute(connection, sql, request, { [source]: set });
+      if (day.heads || set.ndjson.length || !set.parquet.length) return this.execute(connection, sql, request, new Map([[source, set]]));
       return newestInTwoPhases(
         sql,
         order.limit,
-        (text, cut) => fullQuerySql(text, { [source]: cut ? { ...set, where: `timestamp >= $${BOUND_PARAM}` } : set }),
+        (text, cut) => fullQuerySql(text, new Map([[source, cut ? { ...set, where: `timestamp >= $${BOUND_PARAM}` } : set]])),
         (text, bound) => this.executePrepared(connection, text, bound === null ? request : { ...request, params: { ...request.params, [BOUND_PARAM]: { timestamp: bound } } }),
       );
     };
@@ -464,7 +492,7 @@ class DuckDBEngine implements Engine {
    * (rotation, a compaction moving it), or the engine named a file it cannot read, which is then
    * kept out of answers (and told) until it changes.
    */
-  private async retryable(connection: DuckDBConnection, error: unknown, source: SourceName, read: ReadSet, copies: Map<string, FileRange> | undefined): Promise<boolean> {
+  private async retryable(connection: DuckDBConnection, error: unknown, source: SourceDescriptor, read: ReadSet, copies: Map<string, FileRange> | undefined): Promise<boolean> {
     if (error instanceof EngineError || this.closed) return false;
     const message = String((error as Error)?.message ?? error);
     if (/interrupt|out of memory/i.test(message)) return false;
@@ -504,7 +532,7 @@ class DuckDBEngine implements Engine {
    * Parquet file of the read (and head) is decoded whole, alone, and those that fail are kept out
    * like a named one. Only after such a failure, and once per file version (the marks stay).
    */
-  private async findDamaged(connection: DuckDBConnection, source: SourceName, parquet: readonly ListedFile[], message: string): Promise<boolean> {
+  private async findDamaged(connection: DuckDBConnection, source: SourceDescriptor, parquet: readonly ListedFile[], message: string): Promise<boolean> {
     let found = false;
     for (const file of parquet) {
       const companions = companionsOf(file);
@@ -601,7 +629,7 @@ class DuckDBEngine implements Engine {
   }
 
   /** Counts of one source over one snapshot (see `inspectSources`). */
-  private async inspect(connection: DuckDBConnection, source: SourceName, read: ReadSet, files: SourceFiles): Promise<SourceInspection> {
+  private async inspect(connection: DuckDBConnection, source: SourceDescriptor, read: ReadSet, files: SourceFiles): Promise<SourceInspection> {
     let lines = 0, skippedLines = 0, parquetRows = 0;
     if (files.ndjson.length) {
       const r = await connection.runAndReadAll(`
@@ -624,7 +652,7 @@ class DuckDBEngine implements Engine {
       parquetRows = Number(r.getRowObjects()[0]?.n ?? 0);
     }
     return {
-      source,
+      source: source.name,
       files: read.ndjson.length + read.ranges.length + read.parquet.length,
       lines,
       skippedLines,
@@ -694,10 +722,12 @@ class DuckDBEngine implements Engine {
     return types;
   }
 
-  private async withConnection<T>(work: (connection: DuckDBConnection) => Promise<T>): Promise<T> {
+  private async withConnection<T>(work: (connection: DuckDBConnection) => Promise<T>, caller = false): Promise<T> {
     this.assertOpen();
     const connection = this.idle.pop() ?? (await this.instance.connect());
     this.busy.add(connection);
+    const unwatch = caller ? this.watch?.watch(connection) : undefined;
+    let stopped = false;
     let timedOut = false;
     let repeat: NodeJS.Timeout | undefined;
     // An interrupt only stops the statement running at that moment; one that lands between two
@@ -712,9 +742,14 @@ class DuckDBEngine implements Engine {
     timer.unref();
     try {
       const result = await work(connection);
-      if (timedOut) throw new Error('finished after its time limit');
+      stopped = unwatch?.() ?? false;
+      if (timedOut || stopped) throw new Error('finished after its time limit or memory ceiling');
       return result;
     } catch (error) {
+      stopped ||= unwatch?.() ?? false;
+      if (stopped) {
+        throw new EngineError('overloaded', `The query was stopped: the process grew past its memory ceiling (${Math.round(this.watch!.ceilingBytes / 2 ** 20)} MiB) while it ran.`, { cause: error, retryAfterSeconds: 1 });
+      }
       // Ours already (an engine error, a caller's SQL refused): as it is.
       if (error instanceof LogEndpointsError) throw error;
       if (timedOut) throw new EngineError('timeout', `The query ran past its time limit of ${this.timeoutMs} ms.`, { cause: error });
@@ -849,15 +884,15 @@ function changedSinceListed(file: ListedFile): boolean {
  * The Parquet files whose rows a statement reads: all of them when it names the source's relation,
  * else (it reads rollups only) those lacking a stored rollup it names, computed from their rows.
  */
-function rowsRead(sql: string, source: SourceName, read: ReadSet): ListedFile[] {
-  if (namesRelation(sql, relationOf(source))) return read.parquet;
+function rowsRead(sql: string, source: SourceDescriptor, read: ReadSet): ListedFile[] {
+  if (namesRelation(sql, source.relation)) return read.parquet;
   const rollups = rollupsNamedBy(sql, source);
   return read.parquet.filter((f) => rollups.some((name) => !f.rollups?.[name]));
 }
 
 /** The rollups of a source a statement reads by name. */
-function rollupsNamedBy(sql: string, source: SourceName): string[] {
-  return Object.keys(sourceDescriptor(source).rollups).filter((name) => namesRelation(sql, name));
+function rollupsNamedBy(sql: string, source: SourceDescriptor): string[] {
+  return Object.keys(source.rollups).filter((name) => namesRelation(sql, name));
 }
 
 /** Engine messages of damaged Parquet that name no file: the files are then tried one by one. */

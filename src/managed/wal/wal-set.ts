@@ -6,15 +6,7 @@ import { lockDataDir, type DataDirLock } from '../../dataset/data-dir-lock';
 import { prepareDataDir } from './prepare-data-dir';
 import { Quarantine, type QuarantineEntry } from './quarantine';
 import { Wal, type WalOptions } from './wal';
-import { allSources } from '../../sources/registry';
-
-/**
- * The sources managed storage keeps, each in `<dataDir>/<source>/`: every source this process
- * knows (the built-ins and those declared with `defineSource`), read when a data dir is opened.
- */
-export function storageSources(): SourceName[] {
-  return allSources().map((d) => d.name);
-}
+import type { SourceSet } from '../../sources/source-set';
 
 /** The WAL folder of a source: `<dataDir>/<source>/wal`. */
 export function walDir(dataDir: string, source: SourceName): string {
@@ -41,15 +33,16 @@ export interface WalSet {
  * Opens managed storage's write-ahead logs: creates the data dir when missing (a path that cannot
  * be one is an `InvalidOptionError` of `storage.dataDir` saying why), takes its lock (refusing a
  * dir another live process holds; `lockTiming` is for tests), then opens and recovers
- * `<dataDir>/<source>/wal` for each source.
+ * `<dataDir>/<source>/wal` for each source of the instance (`sources`).
  *
  * @example
- * const set = await openWalSet('./data');
+ * const set = await openWalSet('./data', BUILT_IN_SOURCE_SET);
  * await set.wals.edgeLogs.append(Buffer.from('{"id":"a"}\n'));
  * await set.close();
  */
 export async function openWalSet(
   dataDir: string,
+  sourceSet: SourceSet,
   options: Omit<WalOptions, 'dir' | 'quarantine'> & {
     /** Told of each set of bytes put in a quarantine (recovery at open included). */
     onQuarantined?: (source: SourceName, entry: QuarantineEntry & { file: string }) => void;
@@ -61,7 +54,7 @@ export async function openWalSet(
   if (problem !== null) throw new InvalidOptionError('storage.dataDir', `storage.dataDir ${problem}.`);
   const lock: DataDirLock = await lockDataDir(dir, commandLine(), lockTiming);
   const opened: Wal[] = [];
-  const sources = storageSources();
+  const sources = sourceSet.names;
   const quarantines: Partial<Record<SourceName, Quarantine>> = {};
   const { onQuarantined, ...walOptions } = options;
   try {

@@ -310,6 +310,11 @@ export class Wal {
     return () => this.closeListeners.delete(listener);
   }
 
+  /** Whether the WAL refuses every append since a failed fsync (until the data dir is opened again). */
+  get failed(): boolean {
+    return this.failure !== null;
+  }
+
   /** Bytes held: `disk` in segments not yet released (committed), `pending` accepted but not yet fsynced. */
   get bytes(): { disk: number; pending: number } {
     return { disk: this.diskBytes, pending: this.pendingBytes };

@@ -1,0 +1,18 @@
+import { edgeLogs } from './edge-logs';
+import { functionEdgeLogs } from './function-edge-logs';
+import { SourceSet } from './source-set';
+
+export { edgeLogs, functionEdgeLogs };
+
+/**
+ * The sources every instance knows (descriptors made with `defineSource`, like a user's). Adding
+ * one is its descriptor file and a line here: the command line, ingest names, managed storage,
+ * compaction and the ClickHouse tables follow from the set.
+ */
+export const BUILT_IN_SOURCES = [edgeLogs, functionEdgeLogs] as const;
+
+/** The names of the built-in sources. */
+export type BuiltInSourceName = (typeof BUILT_IN_SOURCES)[number]['name'];
+
+/** The built-in sources as a set: what every instance starts from, and the default of `compactLogs` and the ClickHouse engine. */
+export const BUILT_IN_SOURCE_SET = SourceSet.of(BUILT_IN_SOURCES);

@@ -1,0 +1,15 @@
+import { defineSource } from '../source-descriptor';
+
+/**
+ * Postgres's log (self-hosted Vector's `postgres.logs`): `metadata.host` and
+ * `metadata.parsed.{error_severity, user_name, database_name, query, application_name, detail, hint, ...}`.
+ * docs/supabase.md, "Sources".
+ */
+export const postgresLogs = defineSource({
+  name: 'postgresLogs',
+  relation: 'postgres_logs',
+  description: 'Postgres log: one event per line the database writes.',
+  logflare: { names: ['postgres.logs'], id: '5332b17f-bd9b-4642-9e23-f7bbef9d3aa5' },
+  columns: { project: 'text', appname: 'text' },
+  projectColumn: 'project',
+});
