@@ -211,7 +211,6 @@ export class MemoryTables {
    */
   view(source: SourceName): MemoryView {
     const mirrored = new Set(this.mirrored.get(source) ?? []);
-    const broken = [...(this.broken.get(source) ?? [])];
     const d = this.sources.get(source);
     const columns = relationColumns(d).map(([name]) => name).join(', ');
     // Before the tables exist no insert has finished, so nothing acknowledged is held yet (a query
@@ -220,9 +219,12 @@ export class MemoryTables {
     return {
       mirrored: (seq) => mirrored.has(seq),
       relation: (covered) => {
-        if (!mirrored.size || !created) return undefined;
-        const out = [...[...mirrored].filter(covered), ...broken];
-        return `SELECT ${columns} FROM ${tableOf(d)}${out.length ? ` WHERE le_seq NOT IN (${out.join(', ')})` : ''}`;
+        // The segments this view holds, named: rows of a segment that goes in after the view was
+        // taken (a leftover loaded at start, read from its file by this query) are in the table
+        // by the time the statement runs, and must not be read twice.
+        const held = [...mirrored].filter((seq) => !covered(seq));
+        if (!held.length || !created) return undefined;
+        return `SELECT ${columns} FROM ${tableOf(d)} WHERE le_seq IN (${held.join(', ')})`;
       },
     };
   }
