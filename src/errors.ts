@@ -103,6 +103,7 @@ export type SandboxRule =
   | 'parameter'
   | 'construct'
   | 'type'
+  | 'too_large'
   | 'query';
 
 /**

@@ -20,6 +20,20 @@ export { functionsInvocationStats, logsAll, usageApiCounts } from './definitions
 export { defineSource } from './sources/source-descriptor';
 export type { SourceCliNames, SourceColumn, SourceColumnDeclaration, SourceConfig, SourceDescriptor, SourceRollup } from './sources/source-descriptor';
 export { edgeLogs, functionEdgeLogs } from './sources/built-ins';
+// Self-hosted Supabase (docs/supabase.md): its sources, and the options that answer Studio as Logflare does.
+export { supabasePreset } from './api/supabase-preset';
+export {
+  authLogs,
+  functionLogs,
+  pgbouncerLogs,
+  postgresLogs,
+  postgrestLogs,
+  realtimeLogs,
+  storageLogs,
+  SUPABASE_SOURCES,
+} from './sources/supabase/supabase-sources';
+export type { CallerDialect } from './sandbox/validate-caller-sql';
+export type { WireFormat } from './rows/logflare-wire';
 export type {
   CacheStatus,
   EndpointMethods,
@@ -29,6 +43,7 @@ export type {
   EndpointsStats,
   EndpointsWarning,
   EndpointTypes,
+  HealthReport,
   QueryResult,
   // `ep.query(name, params, { format: 'arrow' })` adds an apache-arrow Table of the rows.
   QueryOptions,

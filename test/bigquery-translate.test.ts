@@ -52,7 +52,7 @@ describe('the BigQuery dialect on DuckDB', () => {
     expect(await h.rows(sql)).toEqual([{ id: 'a', x_real_ip: '10.0.0.1' }]);
     const text = await h.translate(sql);
     expect(text).toContain(`json_extract_string("edge_logs"."metadata", '$."request"."headers"."x_real_ip"')`);
-    expect(text).toContain(`contains(CAST("metadata" AS VARCHAR), '[')`);
+    expect(text).toContain(`contains("metadata", '[')`);
   });
 
   it('an alias equal to the column hides it (unnest(metadata) as metadata, then metadata.level)', async () => {

@@ -280,7 +280,7 @@ describe('errors', () => {
     expect(r.text).toContain('"id":"e2"');
   });
 
-  it("answers Logflare's backends listing as self-hosted Studio's Log Drains page calls it: no drains, creating one refused", async () => {
+  it("answers Logflare's backends and sources listings as self-hosted Studio's Log Drains page calls them: no drains, creating one refused", async () => {
     const listed = await get('/api/backends?metadata%5Btype%5D=log-drain', { headers: { 'X-API-KEY': '', Authorization: `Bearer ${KEY}` } });
     expect(listed.status).toBe(200);
     expect(listed.json).toEqual([]);
@@ -288,6 +288,14 @@ describe('errors', () => {
     const created = await get('/api/backends', { method: 'POST' });
     expect(created.status).toBe(405);
     expect(created.headers.get('allow')).toBe('GET, HEAD');
+    // And Logflare's list of sources: each by its fixed UUID and its Logflare name.
+    const sources = await get('/api/sources');
+    expect(sources.status).toBe(200);
+    expect(sources.json).toEqual([
+      { id: '49d2db0a-0317-43a6-9cd4-0b1425da96f0', token: '49d2db0a-0317-43a6-9cd4-0b1425da96f0', name: 'cloudflare.logs.prod', source: 'edgeLogs' },
+      { id: '25810149-e19d-4b24-a57a-0e886add2d74', token: '25810149-e19d-4b24-a57a-0e886add2d74', name: 'deno-relay-logs', source: 'functionEdgeLogs' },
+    ]);
+    expect((await get('/api/sources', { headers: { 'X-API-KEY': 'wrong' } })).status).toBe(401);
   });
 
   it('serves URLs up to 64 KiB (Supabase Studio sends its SQL in the query string); 414 uri_too_long past it, before any work', async () => {
@@ -427,11 +435,6 @@ describe('options', () => {
     } finally {
       await any.close();
     }
-  });
-
-  it('wireFormat is iso or logflare, anything else an InvalidOptionError', () => {
-    expect(() => createHandler(ep, { apiKeys: [KEY], wireFormat: 'bigquery' as never })).toThrow(expect.objectContaining({ code: 'invalid_option', option: 'wireFormat' }));
-    expect(() => createHandler(ep, { apiKeys: [KEY], wireFormat: 'logflare' })).not.toThrow();
   });
 
   it('auth: false serves without any key', async () => {

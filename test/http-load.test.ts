@@ -2,7 +2,13 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createEndpoints, EngineError, type Endpoints } from '../src/index';
 import { createHandler, type HandlerOptions } from '../src/http';
 import { toNodeListener } from '../src/node';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { open as openFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ShipTarget } from '../src/index';
 import { heldEngine, listen } from './support/http';
+import { HANG_MS } from './support/hang-guard';
 
 const KEY = 'k';
 const NOW = new Date('2026-11-21T12:00:00Z');
@@ -118,19 +124,69 @@ describe('health', () => {
     expect(query.headers.get('retry-after')).toBe('1');
   });
 
-  it('503 when the engine does not answer within the health time limit', async () => {
+  it('200 ok within its time limit when the engine does not answer (a busy or stuck engine is degraded, not down)', async () => {
     const held = heldEngine();
-    held.engine.ping = () => new Promise(() => undefined);
+    let pings = 0;
+    held.engine.ping = () => {
+      pings++;
+      return new Promise(() => undefined);
+    };
     const { url } = await serve(await endpointsOver(held.engine), { healthTimeoutMs: 1 });
-    expect((await fetch(`${url}/health`)).status).toBe(503);
+    for (let i = 0; i < 3; i++) {
+      const health = await fetch(`${url}/health`);
+      expect([health.status, await health.json()]).toEqual([200, { status: 'ok', degraded: ['engine'] }]);
+    }
+    // One ping waits on the stuck engine; health checks do not pile more up behind it.
+    expect(pings).toBe(1);
   });
 
-  it('503 when the engine fails the trivial query', async () => {
+  it('200 ok, degraded engine, when the engine fails the trivial query; ClickHouse as the engine is named so', async () => {
     const held = heldEngine();
     held.engine.ping = async () => {
       throw new Error('database is gone');
     };
     const { url } = await serve(await endpointsOver(held.engine));
-    expect((await fetch(`${url}/health`)).status).toBe(503);
+    expect(await (await fetch(`${url}/health`)).json()).toEqual({ status: 'ok', degraded: ['engine'] });
+    const away = heldEngine();
+    Object.assign(away.engine, { dialect: 'clickhouse', ping: async () => Promise.reject(new Error('connect ECONNREFUSED')) });
+    const other = await serve(await createEndpoints({ sources: {}, engine: away.engine, now: () => NOW, cache: false }).then((ep) => (open.push(() => ep.close()), ep)));
+    expect(await (await fetch(`${other.url}/health`)).json()).toEqual({ status: 'ok', degraded: ['clickhouse'] });
+  });
+
+  it('200 ok, degraded clickhouse, while shipping to ClickHouse fails and ingest goes on; 503 once a failed fsync stops ingest', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'le-health-'));
+    open.push(async () => rmSync(dataDir, { recursive: true, force: true }));
+    const held = heldEngine();
+    held.open();
+    // ClickHouse is away for the whole test.
+    const target: ShipTarget = {
+      readSegment: async () => {
+        throw new Error('connect ECONNREFUSED');
+      },
+      shippedOffsets: async () => new Set<number>(),
+      insertAt: async () => undefined,
+    };
+    // Each segment closes 1 ms after its first event, and its shipping is tried at once.
+    const ep = await createEndpoints({ engine: Object.assign(held.engine, { dialect: 'clickhouse' as const }), now: () => NOW, cache: false, storage: { dataDir, clickhouse: target, maxSegmentAgeMs: 1 } });
+    open.push(() => ep.close());
+    const { url } = await serve(ep);
+    expect(await (await fetch(`${url}/health`)).json()).toEqual({ status: 'ok' });
+    await ep.ingest('edgeLogs', [{ message: 'kept while ClickHouse is away', project: 'p' }]);
+    await vi.waitFor(() => expect(ep.stats().storage?.shippingFailures).toBeGreaterThan(0), { timeout: HANG_MS, interval: 5 });
+    const degraded = await fetch(`${url}/health`);
+    expect([degraded.status, await degraded.json()]).toEqual([200, { status: 'ok', degraded: ['clickhouse'] }]);
+    // Ingest goes on meanwhile: the events are durable in the log.
+    expect((await ep.ingest('edgeLogs', [{ message: 'still taken' }])).ingested).toBe(1);
+
+    // A failed fsync: the log takes nothing more until restarted, which is what a 503 asks for.
+    const handle = await openFile(join(dataDir, 'probe'), 'w');
+    await handle.close();
+    const proto = Object.getPrototypeOf(handle) as { datasync: () => Promise<void> };
+    const sync = vi.spyOn(proto, 'datasync').mockRejectedValueOnce(Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' }));
+    open.push(async () => sync.mockRestore());
+    await expect(ep.ingest('edgeLogs', [{ message: 'lost to the disk' }])).rejects.toMatchObject({ code: 'storage_failed' });
+    const failed = await fetch(`${url}/health`);
+    // (ClickHouse may still be reported too: its next attempt waits for a pause.)
+    expect([failed.status, await failed.json()]).toMatchObject([503, { status: 'unavailable', degraded: expect.arrayContaining(['storage']) }]);
   });
 });

@@ -114,7 +114,12 @@ describe('ep.ingest', () => {
     ['an id that is not a string', { id: 7 }, /Event 2: "id" must be a non-empty string, not a number/],
     ['an empty id', { id: '' }, /"id" must be a non-empty string/],
     ['the reserved commit field', { _wal_commit: { seq: 1 } }, /"_wal_commit", which is reserved/],
-    ['a value JSON cannot hold', { size: 10n }, /Event 2 cannot be written as JSON/],
+    // (A bigint is written as its digits: docs/ingest.md.)
+    ['a value JSON cannot hold', (() => {
+      const cycle: Record<string, unknown> = { message: 'x' };
+      cycle.self = cycle;
+      return cycle;
+    })(), /Event 2 cannot be written as JSON/],
   ];
   for (const [name, event, message] of bad) {
     it(`refuses the whole batch for ${name}, naming the event's index, and keeps nothing`, async () => {

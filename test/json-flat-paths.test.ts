@@ -22,7 +22,7 @@ describe('JSON flattened to paths and values (what ClickHouse reads fields from)
   it('adds the two columns per JSON column of every source to new and existing tables', () => {
     expect(flatJsonColumns(edgeLogs).map((c) => `${c.name} ${c.type} DEFAULT ${c.default}`)).toEqual(['_metadata_paths Array(String) DEFAULT []', '_metadata_values Array(String) DEFAULT []']);
     expect(schemaStatements({ database: 'logs' }).join('\n')).toContain('`_metadata_paths` Array(String) DEFAULT []');
-    const present = new Set(['timestamp', 'project', 'id', 'event_message', 'metadata', 'request_path', 'request_url', 'status_code', '_wal_segment', '_wal_offset']);
+    const present = new Set(['timestamp', 'project', 'appname', 'severity', 'id', 'event_message', 'metadata', 'request_path', 'request_url', 'status_code', '_wal_segment', '_wal_offset']);
     expect(addMissingColumns({ database: 'logs' }, edgeLogs, 'edge_logs', present)).toEqual([
       'ALTER TABLE `logs`.`edge_logs` ADD COLUMN `_metadata_paths` Array(String) DEFAULT [], ADD COLUMN `_metadata_values` Array(String) DEFAULT []',
     ]);

@@ -1,7 +1,7 @@
 import { DuckDBInstance, VARCHAR, type DuckDBConnection } from '@duckdb/node-api';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEndpoints, InvalidParameterError, InvalidSqlError, type Endpoints, type Row } from '../src/index';
+import { createEndpoints, InvalidParameterError, InvalidSqlError, postgresLogs, type Endpoints, type Row } from '../src/index';
 import { clickhouseEngine } from '../src/clickhouse';
 import { createHandler } from '../src/http';
 import { toNodeListener } from '../src/node';
@@ -71,7 +71,8 @@ describe('sandboxed queries over logs.all', () => {
       events.map((e) => edgeEvent({ id: e.id, project: e.project, timestamp: iso(e.at), message: e.message, path: e.path })),
     );
     const sources = { edgeLogs: tmp.path('edge', '*.ndjson') };
-    ({ ep } = await endpointsAt(sources, NOW, { sandboxable: ['logs.all'] }));
+    // A table per source of the instance: postgres_logs is configured and has no events.
+    ({ ep } = await endpointsAt(sources, NOW, { sandboxable: ['logs.all'], sourceDefinitions: [postgresLogs] }));
     ({ ep: plain } = await endpointsAt(sources, NOW));
     reference = await DuckDBInstance.create(':memory:');
     db = await reference.connect();
@@ -185,9 +186,13 @@ describe('sandboxed queries over logs.all', () => {
       code: 'invalid_parameter', status: 400, param: 'sql', message: expect.stringMatching(/not sandboxable/),
     });
     await expect(ep.query('usage.api-counts', { project: 'alpha', interval: 'daily' }, { sql: 'select 1' })).rejects.toBeInstanceOf(InvalidParameterError);
-    const unknownColumn = ep.query('logs.all', { project: 'alpha', project_tier: 'PRO' }, { sql: 'select project from edge_logs' });
+    const unknownColumn = ep.query('logs.all', { project: 'alpha', project_tier: 'PRO' }, { sql: 'select request_path from edge_logs' });
     await expect(unknownColumn).rejects.toBeInstanceOf(InvalidSqlError);
-    await expect(unknownColumn).rejects.toMatchObject({ rule: 'query', message: expect.stringMatching(/column "project" not found/) });
+    await expect(unknownColumn).rejects.toMatchObject({ rule: 'query', message: expect.stringMatching(/column "request_path" not found/) });
+    // A table the instance does not have is refused naming those it has.
+    await expect(ep.query('logs.all', { project: 'alpha', project_tier: 'PRO' }, { sql: 'select count(*) from auth_logs' })).rejects.toMatchObject({
+      code: 'invalid_sql', rule: 'table', message: expect.stringMatching(/edge_logs, function_edge_logs, postgres_logs/),
+    });
   });
 
   it('blames the caller, not a log file, for an error that merely quotes the file\'s path', async () => {
@@ -294,11 +299,19 @@ describe('sandboxed answers and the cache', () => {
     });
   });
 
-  it('the ClickHouse engine refuses sql with a 400 (before reaching its server)', async () => {
-    const ch = await createEndpoints({ engine: clickhouseEngine({ url: 'http://127.0.0.1:9', database: 'logs' }), sandboxable: ['logs.all'] });
+  it('the ClickHouse engine takes callers\' SQL in the BigQuery dialect only, and refuses what the sandbox refuses before reaching its server', async () => {
+    const engine = () => clickhouseEngine({ url: 'http://127.0.0.1:9', database: 'logs' });
+    await expect(createEndpoints({ engine: engine(), sandboxable: ['logs.all'] })).rejects.toMatchObject({
+      code: 'invalid_option', option: 'sandboxable', message: expect.stringMatching(/ClickHouse engine runs a caller's sql in the BigQuery dialect/),
+    });
+    const ch = await createEndpoints({ engine: engine(), sandboxable: ['logs.all'], sqlDialect: 'bigquery' });
     try {
-      await expect(ch.query('logs.all', { project: 'alpha', project_tier: 'PRO' }, { sql: 'select 1' })).rejects.toMatchObject({
-        code: 'invalid_parameter', status: 400, param: 'sql', message: expect.stringMatching(/ClickHouse/),
+      // Nothing listens on port 9: a refusal here was decided without the server.
+      await expect(ch.query('logs.all', { project: 'alpha', project_tier: 'PRO' }, { sql: "select * from read_csv('/etc/passwd')" })).rejects.toMatchObject({
+        code: 'invalid_sql', status: 400,
+      });
+      await expect(ch.query('logs.all', { project: 'alpha', project_tier: 'PRO' }, { sql: 'select count(*) from auth_logs' })).rejects.toMatchObject({
+        code: 'invalid_sql', status: 400, message: expect.stringMatching(/edge_logs, function_edge_logs/),
       });
     } finally {
       await ch.close();

@@ -5,6 +5,7 @@ import type { SourceSet } from '../sources/source-set';
 import { DEFINITIONS } from '../definitions/registry';
 import {
   checkBoolean,
+  checkOneOf,
   checkFunction,
   checkInteger,
   checkMethods,
@@ -20,7 +21,7 @@ import {
 const KNOWN_OPTIONS = [
   'sources', 'storage', 'now', 'cacheClock', 'cache', 'cachePolicy', 'warmingConcurrency', 'scheduler', 'maxWarmingKeys',
   'storeTimeoutMs', 'duckdb', 'limits', 'fillEmptyBuckets', 'engine', 'onWarning', 'endpoints', 'sourceDefinitions',
-  'singleProject', 'sandboxable',
+  'singleProject', 'sandboxable', 'sqlDialect', 'wireFormat',
 ] as const satisfies readonly (keyof EndpointsOptions)[];
 
 const EXAMPLE = `createEndpoints({ sources: { edgeLogs: 'logs/edge/*.ndjson', functionEdgeLogs: 'logs/functions/*.ndjson' } })`;
@@ -41,6 +42,8 @@ export function checkEndpointsOptions(options: unknown): asserts options is Endp
     throw new InvalidOptionError(unknown[0]!, `createEndpoints does not know the option${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')}${hint.length ? ` (did you mean ${hint.map((h) => `"${h}"`).join(', ')}?)` : ''}; the options are ${KNOWN_OPTIONS.join(', ')}.`);
   }
   checkBoolean('singleProject', o.singleProject);
+  checkOneOf('sqlDialect', o.sqlDialect, ['duckdb', 'bigquery']);
+  checkOneOf('wireFormat', o.wireFormat, ['iso', 'logflare']);
   if (o.engine !== undefined) checkMethods('engine', o.engine, ['run', 'checkPattern', 'ping', 'inspectSources', 'close'], 'an Engine');
   if (o.storage !== undefined) {
     const storage = checkObject('storage', o.storage, false)!;

@@ -6,6 +6,7 @@ import type {
   EndpointsCore,
   EndpointsOptions,
   EndpointsStats,
+  HealthReport,
   ManagedStorageInfo,
   QueryOptions,
   QueryResult,
@@ -32,10 +33,12 @@ import { INGEST_BODY, type BodyIngest, type IngestResult } from '../ingest/inges
 import { checkEndpointsOptions, checkSourceGlobs } from './check-options';
 import { fillBuckets } from '../rows/fill-buckets';
 import { shapeRows } from '../rows/shape-rows';
+import { toLogflareWire } from '../rows/logflare-wire';
 import { withArrowTable } from '../rows/to-arrow';
 import { BUILT_IN_SOURCE_SET } from '../sources/built-ins';
 import type { SourceSet } from '../sources/source-set';
-import type { CheckedSql } from '../sandbox/validate-caller-sql';
+import type { SourceDescriptor } from '../sources/source-descriptor';
+import type { CallerDialect, CheckedSql } from '../sandbox/validate-caller-sql';
 import type { SkippedFile } from '../files/file-checks';
 import { systemNow } from '../time/clock';
 
@@ -59,9 +62,6 @@ export async function createEndpoints<const D extends readonly AnyEndpointDefini
   checkSourceGlobs(options, sources);
   checkEngineSources(options.engine, sources);
   const endpoints = endpointSet(options.endpoints);
-  if (options.singleProject && options.engine && (options.engine.dialect ?? 'duckdb') !== 'duckdb') {
-    throw new InvalidOptionError('singleProject', 'singleProject works with the built-in DuckDB engine only: a ClickHouse table is keyed by project, so give each project its own.');
-  }
   // Storage first: a data dir locked by another process fails before DuckDB starts.
   const managed = options.storage ? await ManagedStorage.open(sources, { ...options, storage: options.storage }) : null;
   let engine: Engine | null = null;
@@ -79,9 +79,9 @@ export async function createEndpoints<const D extends readonly AnyEndpointDefini
         maxQueuedQueries: options.limits?.maxQueuedQueries,
         queryTimeoutMs: options.limits?.queryTimeoutMs,
       }));
-    await checkDefinitions(endpoints, engine, options.sandboxable ?? []);
+    await checkDefinitions(endpoints, engine, options.sandboxable ?? [], options.sqlDialect);
     await managed?.start(options);
-    return new EndpointsImpl(engine, options, endpoints, managed) as unknown as Endpoints<D[number]> & EndpointMethods<D[number]>;
+    return new EndpointsImpl(engine, options, endpoints, managed, sources) as unknown as Endpoints<D[number]> & EndpointMethods<D[number]>;
   } catch (error) {
     // Nothing stays open behind a failed start: not DuckDB, not the data dir.
     if (engine && !options.engine) await engine.close().catch(() => undefined);
@@ -107,7 +107,7 @@ function checkEngineSources(engine: Engine | undefined, sources: SourceSet): voi
  * Every definition runs on this engine: it has the engine's SQL, and that SQL prepares (over
  * empty sources). A definition that cannot work fails the start, naming the endpoint.
  */
-async function checkDefinitions(endpoints: EndpointSet, engine: Engine, sandboxable: readonly string[]): Promise<void> {
+async function checkDefinitions(endpoints: EndpointSet, engine: Engine, sandboxable: readonly string[], sqlDialect?: CallerDialect): Promise<void> {
   const dialect = engine.dialect ?? 'duckdb';
   for (const d of endpoints.list) {
     if (d.sql[dialect] === undefined) {
@@ -121,7 +121,7 @@ async function checkDefinitions(endpoints: EndpointSet, engine: Engine, sandboxa
     // A sandboxable endpoint whose SQL cannot take a caller's SELECT (no CTEs) fails now, not at its first call.
     if (d.sandboxable || sandboxable.includes(d.name)) {
       try {
-        await engine.checkSql?.(statementOf(d), 'SELECT 1', 1);
+        await engine.checkSql?.(statementOf(d), 'SELECT 1', 1, sqlDialect);
       } catch (error) {
         const option = d.sandboxable ? `endpoints["${d.name}"].sandboxable` : 'sandboxable';
         throw new InvalidOptionError(option, `Endpoint "${d.name}" cannot be sandboxed: ${(error as Error)?.message ?? error}`, { cause: error });
@@ -139,7 +139,7 @@ type Computed = CacheEntry;
  * of them gets no method (`EndpointMethods` leaves it out the same way).
  */
 const CORE_MEMBER_NAMES = [
-  'query', 'definitions', 'catalog', 'inspectSources', 'ping', 'now', 'cacheClock', 'stats', 'ingest', 'storage', 'close',
+  'query', 'definitions', 'catalog', 'inspectSources', 'ping', 'now', 'cacheClock', 'stats', 'ingest', 'storage', 'sources', 'health', 'close',
 ] as const satisfies ReadonlyArray<keyof EndpointsCore>;
 const CORE_MEMBERS: ReadonlySet<string> = new Set(CORE_MEMBER_NAMES);
 // Compile-time: a member added to EndpointsCore and not to the list is an error here.
@@ -149,6 +149,7 @@ void EVERY_MEMBER_LISTED;
 class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest {
   readonly definitions: readonly EndpointDescription[];
   readonly storage: ManagedStorageInfo | null;
+  readonly sources: readonly SourceDescriptor[];
   readonly #clock: () => Date;
   readonly #realClock: CacheClock;
   readonly #counters: Omit<EndpointsStats, 'warmingKeys'> = {
@@ -166,7 +167,8 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest 
   readonly #endpoints: EndpointSet;
   readonly #managed: ManagedStorage | null;
 
-  constructor(engine: Engine, options: EndpointsOptions, endpoints: EndpointSet, managed: ManagedStorage | null) {
+  constructor(engine: Engine, options: EndpointsOptions, endpoints: EndpointSet, managed: ManagedStorage | null, sources: SourceSet) {
+    this.sources = sources.list;
     this.#engine = engine;
     this.#options = options;
     this.#endpoints = endpoints;
@@ -257,6 +259,33 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest 
     return this.#engine.ping();
   }
 
+  async health(options?: { timeoutMs?: number }): Promise<HealthReport> {
+    if (this.#closed) return { status: 'unavailable', degraded: [] };
+    const degraded = new Set<HealthReport['degraded'][number]>();
+    // A busy engine (a long query holding DuckDB's threads) makes the report say so, never wait.
+    if (!(await this.#engineAnswers(options?.timeoutMs ?? 500))) degraded.add(this.#engine.dialect === 'clickhouse' ? 'clickhouse' : 'engine');
+    const managed = this.#managed?.degraded();
+    if (managed?.clickhouse) degraded.add('clickhouse');
+    if (managed?.storage) degraded.add('storage');
+    // Ingest refusing every event until a restart is what an orchestrator restarts a service for.
+    return { status: managed?.storage ? 'unavailable' : 'ok', degraded: [...degraded] };
+  }
+
+  /** One ping at a time: health checks of a stuck engine do not pile pings up behind it. */
+  #pinging: Promise<boolean> | null = null;
+
+  #engineAnswers(timeoutMs: number): Promise<boolean> {
+    this.#pinging ??= Promise.resolve()
+      .then(() => this.#engine.ping())
+      .then(() => true, () => false)
+      .finally(() => (this.#pinging = null));
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs);
+    });
+    return Promise.race([this.#pinging, late]).finally(() => clearTimeout(timer));
+  }
+
   now(): Date {
     return this.#clock();
   }
@@ -329,10 +358,8 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest 
       throw new InvalidParameterError('sql', `The endpoint ${definition.name} is not sandboxable: it does not take sql.`);
     }
     if (typeof sql !== 'string') throw new InvalidParameterError('sql', 'Parameter "sql" must be a string.');
-    if (!this.#engine.checkSql) {
-      throw new InvalidParameterError('sql', 'This server\'s engine does not run a caller\'s sql (ClickHouse does not yet); the built-in DuckDB engine does.');
-    }
-    return this.#engine.checkSql(statementOf(definition), sql, definition.maxRows);
+    if (!this.#engine.checkSql) throw new InvalidParameterError('sql', 'This server\'s engine does not run a caller\'s sql.');
+    return this.#engine.checkSql(statementOf(definition), sql, definition.maxRows, this.#options.sqlDialect);
   }
 
   /** One engine computation: bound values from the clock, the query (or a caller's SELECT over its CTEs), then row shaping. */
@@ -355,9 +382,14 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest 
     if (!caller && this.#options.fillEmptyBuckets && definition.emptyBuckets) rows = fillBuckets(rows, definition.emptyBuckets(params, now));
     const skippedFiles = engineResult.skippedFiles ?? [];
     this.#warnSkipped(skippedFiles);
-    const columns = caller ? (engineResult.columns ?? []).map(({ name, type }) => ({ name, type, description: '' })) : null;
+    // A caller's columns: as its check typed them (a translated SELECT), else as the engine did.
+    const columns = caller
+      ? (caller.columns?.map(({ name, kind }) => ({ name, type: kind })) ?? engineResult.columns ?? []).map(({ name, type }) => ({ name, type, description: '' }))
+      : null;
+    const shaped = shapeRows(columns ?? definition.columns, rows.slice(0, definition.maxRows));
     return {
-      rows: shapeRows(columns ?? definition.columns, rows.slice(0, definition.maxRows)),
+      // Answers to a caller's SQL in Logflare's wire format when asked (Supabase Studio reads it).
+      rows: columns && this.#options.wireFormat === 'logflare' ? toLogflareWire(columns, shaped) : shaped,
       computedAt,
       engineMs: engineResult.engineMs,
       ...(skippedFiles.length ? { skippedFiles } : {}),
@@ -386,6 +418,8 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest 
     const hook = this.#options.onWarning;
     if (!hook) return;
     for (const file of files) {
+      // A backlog being recovered is told by the answers while it lasts (and by `stats()`), not as a warning.
+      if (file.reason === 'recovering') continue;
       const key = `${file.path}\0${file.reason}\0${file.message}`;
       if (this.#warned.has(key)) continue;
       if (this.#warned.size > 10_000) this.#warned.clear();

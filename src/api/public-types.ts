@@ -18,6 +18,8 @@ import type { StorageOptions } from '../ingest/storage-options';
 import type { Row } from '../rows/shape-rows';
 import type { SourceDescriptor } from '../sources/source-descriptor';
 import type { SkippedFile } from '../files/file-checks';
+import type { CallerDialect } from '../sandbox/validate-caller-sql';
+import type { WireFormat } from '../rows/logflare-wire';
 import type { QuarantineReason } from '../managed/wal/quarantine';
 import type { WalRecovery } from '../managed/wal/wal';
 
@@ -79,7 +81,8 @@ export interface EndpointsOptions {
   /**
    * Self-hosted installs where every event belongs to one project: the `project` parameter of
    * the built-in endpoints (and of definitions with a `projectParam`) is accepted and ignored.
-   * Off by default. DuckDB engine only.
+   * Off by default. On ClickHouse, statements test the project as `<column> = {project:String}`
+   * (or a `match` of it), which the engine drops (docs/clickhouse.md, "Single project").
    */
   singleProject?: boolean;
   /**
@@ -89,6 +92,18 @@ export interface EndpointsOptions {
    * already limited to the project, tier window and time bounds.
    */
   sandboxable?: readonly (EndpointName | (string & {}))[];
+  /**
+   * The dialect of callers' SQL (`sql`): `'duckdb'` (default) or `'bigquery'`, what Supabase
+   * Studio writes over Logflare's tables, translated for the engine and then checked by the same
+   * rules (docs/sandboxing.md, "BigQuery dialect"). BigQuery SQL reads source tables (logs.all's).
+   */
+  sqlDialect?: CallerDialect;
+  /**
+   * How answers to callers' SQL are written: `'iso'` (default: ISO timestamps, plain objects) or
+   * `'logflare'`, Logflare's wire format: timestamps as integers of unix microseconds, JSON objects
+   * wrapped in one-element arrays, recursively (what Supabase Studio reads: docs/supabase.md).
+   */
+  wireFormat?: WireFormat;
   /**
    * Told once per file (and reason) when an answer leaves a file out because it cannot be read:
    * damaged Parquet, broken compression, unreadable. Answers carry `skippedFiles` either way.
@@ -134,7 +149,9 @@ export interface QueryResult<R = Row> {
   columns?: readonly ColumnSpec[];
   /**
    * Files the rows leave out because they could not be read (damaged Parquet, broken compression,
-   * unreadable), with the reason; empty when every file was read. Vanished files are not here:
+   * unreadable, bytes not matching their commit's checksum), or not yet (managed storage's backlog
+   * being recovered after a crash: reason `recovering`), with the reason; empty when every file was
+   * read, so every acknowledged event is in the rows. Vanished files are not here:
    * a file gone between listing and reading is simply absent (the query lists again).
    */
   skippedFiles: SkippedFile[];
@@ -162,6 +179,23 @@ export interface QueryOptions {
 export type ArrowQueryResult<R = Row> = QueryResult<R> & { table: Table };
 
 /** Counters of an `Endpoints` instance. */
+/**
+ * What `ep.health()` and `GET /health` tell (docs/http.md, "Health").
+ *
+ * @example
+ * const { status, degraded } = await ep.health(); // { status: 'ok', degraded: ['clickhouse'] }
+ */
+export interface HealthReport {
+  status: 'ok' | 'unavailable';
+  /**
+   * Parts that do not work now while the rest does: `engine` (the query engine did not answer a
+   * trivial query in time: busy or stuck), `clickhouse` (a ClickHouse engine that does not answer,
+   * or shipping to ClickHouse failing; events wait, durable, in the log), `storage` (ingest refuses
+   * events after a failed fsync until restarted; the status is then `unavailable`).
+   */
+  degraded: Array<'engine' | 'clickhouse' | 'storage'>;
+}
+
 export interface EndpointsStats extends CacheCounters {
   engineQueries: number;
   engineFailures: number;
@@ -185,6 +219,13 @@ export interface EndpointsStats extends CacheCounters {
     quarantinedFiles: number;
     quarantinedBytes: number;
     quarantinedLines: number;
+    /**
+     * Write-ahead segments left by the previous process that are still being recovered (checked,
+     * then compacted) in the background, and their bytes: queries leave them out and name them
+     * (`skippedFiles`, reason `recovering`) until then; 0 once every acknowledged event is read.
+     */
+    recoveringSegments: number;
+    recoveringBytes: number;
     /** With `storage.clickhouse`: segments shipped (then deleted), events inserted, failed attempts. */
     shippedSegments?: number;
     shippedEvents?: number;
@@ -254,6 +295,12 @@ export interface EndpointsCore<D extends AnyEndpointDefinition = never> {
   inspectSources(): Promise<SourceInspection[]>;
   /** Resolves when the engine answers a trivial query. */
   ping(): Promise<void>;
+  /**
+   * Whether the instance works, within `timeoutMs` (default 500) whatever the engine is doing
+   * (docs/http.md, "Health"): `unavailable` once closed or when ingest refuses every event (a
+   * failed fsync), else `ok` with the parts that do not answer now in `degraded`.
+   */
+  health(options?: { timeoutMs?: number }): Promise<HealthReport>;
   /** The instant windows are placed at now (the `now` option's clock). */
   now(): Date;
   /** Milliseconds on the cache's real clock (the `cacheClock` option): what ages and lifetimes are measured with. */
@@ -270,6 +317,8 @@ export interface EndpointsCore<D extends AnyEndpointDefinition = never> {
   ingest(source: string, events: readonly object[]): Promise<IngestResult>;
   /** Managed storage, when `storage` was given: its folder and the source names ingest accepts. */
   readonly storage: ManagedStorageInfo | null;
+  /** The instance's log sources (the built-ins, then `sourceDefinitions`'), as their descriptors. */
+  readonly sources: readonly SourceDescriptor[];
   /** Stops all cache warming, flushes and closes managed storage, releases DuckDB; later calls fail with a `closed` error. */
   close(): Promise<void>;
 }
@@ -282,7 +331,10 @@ export interface ManagedStorageInfo {
   readonly sources: readonly IngestSourceName[];
   /** The source a name or UUID means; `NotFoundError` listing the known names otherwise. */
   resolveSource(nameOrId: string): SourceName;
-  /** What recovery cut at open: unfinished writes at the end of WAL segments (empty after a clean stop). */
+  /**
+   * What recovery cut (unfinished writes at the end of WAL segments, at open) or set aside
+   * (damaged bytes, also found by the background recovery of a large backlog): empty after a clean stop.
+   */
   readonly recovered: readonly WalRecovery[];
 }
 

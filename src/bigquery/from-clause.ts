@@ -1,6 +1,6 @@
 import type { ExprContext } from './context';
 import type { FromIR, Kind, QueryIR, UnnestAlias } from './ir';
-import { UNNEST_COLUMN } from './ir';
+import { RESERVED_PREFIX } from './ir';
 import { asKind } from './kinds';
 import type { Node } from './parse-bigquery';
 import { refuse, shown } from './refuse';
@@ -127,7 +127,7 @@ function table(v: Node, env: FromEnv, scope: Scope): FromIR {
 }
 
 function rangeOf(alias: string, columns: Array<[string, Kind]>, fields: Readonly<Record<string, readonly string[]>>): Range {
-  if (columns.some(([c]) => c === UNNEST_COLUMN)) refuse('query', `A column may not be named ${UNNEST_COLUMN}.`);
+  if (columns.some(([c]) => c.startsWith(RESERVED_PREFIX))) refuse('query', `A column name may not start with ${RESERVED_PREFIX}.`);
   return { name: alias, columns: new Map(columns), fields, unnests: [] };
 }
 

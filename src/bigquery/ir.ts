@@ -14,7 +14,7 @@ export type TimeUnit = 'microsecond' | 'millisecond' | 'second' | 'minute' | 'ho
 
 /** Where an unnest alias's values come from, relative to its table's row. */
 export interface UnnestAlias {
-  /** Its field in the row's list of combinations (`a1`, `a2`, ...), used when some value is an array. */
+  /** Its name in its range (`a1`, `a2`, ...): its column on DuckDB, its place in the tuple of combinations on ClickHouse. */
   slot: string;
   /** The JSON column at the root of its chain. */
   column: string;
@@ -89,8 +89,22 @@ export type FromIR =
   | { t: 'subquery'; query: QueryIR; alias: string; unnests: UnnestAlias[] }
   | { t: 'join'; kind: 'inner' | 'left' | 'right' | 'full' | 'cross'; left: FromIR; right: FromIR; on: Expr | null };
 
-/** The column of a range holding the row's unnest combinations (only where some value is an array).  *
+/** What the printers' own columns start with: no column a query reads may. */
+export const RESERVED_PREFIX = '__bq_';
+
+/** The column of a range holding the row's unnest combinations on ClickHouse (where some value is an array).  *
  * @example
- * `SELECT *, unnest(...) AS "${UNNEST_COLUMN}" FROM edge_logs`
+ * `SELECT *, arrayJoin(...) AS "${UNNEST_COLUMN}" FROM edge_logs`
  */
-export const UNNEST_COLUMN = '__bq_unnest';
+export const UNNEST_COLUMN = `${RESERVED_PREFIX}unnest`;
+
+/**
+ * The column holding an unnest alias's value on DuckDB, one per alias (NULL where its JSON column
+ * holds no array).
+ *
+ * @example
+ * unnestColumn(alias); // '__bq_a2'
+ */
+export function unnestColumn(alias: UnnestAlias): string {
+  return `${RESERVED_PREFIX}${alias.slot}`;
+}

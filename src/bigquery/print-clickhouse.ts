@@ -286,7 +286,8 @@ class Printer {
       case 'nullif': return `nullIf(${a[0]}, ${a[1]})`;
       case 'greatest': case 'least': return a.reduce((x, y) => `${fn}(${x}, ${y})`);
       case 'timestamp_trunc': {
-        const u = UNIT_MICROS[(args[1] as { value: TimeUnit }).value];
+        // As Int64: 18.16 types 3600000000 as UInt32, and `x % u + u` then wraps past 2^32.
+        const u = `toInt64(${UNIT_MICROS[(args[1] as { value: TimeUnit }).value]})`;
         return `(${a[0]} - (((${a[0]} % ${u}) + ${u}) % ${u}))`;
       }
       case 'timestamp_add': {

@@ -1,5 +1,5 @@
 import type { BodyIR, Expr, FromIR, QueryIR, TimeUnit, UnnestAlias } from './ir';
-import { UNNEST_COLUMN } from './ir';
+import { unnestColumn } from './ir';
 import { kindOf } from './kinds';
 import { refuse } from './refuse';
 
@@ -92,23 +92,22 @@ function from(f: FromIR, before: string | null = null): string {
   }
   const plain = f.t === 'table' ? q(f.name) : `(${printDuckDb(f.query)})`;
   const source = before ? `(SELECT * FROM ${plain} AS ${q(f.alias)} ${before})` : plain;
-  if (f.unnests.length === 0) return `${source} AS ${q(f.alias)}`;
-  const columns = [...new Set(f.unnests.map((u) => u.column))];
-  const hasArray = columns.map((c) => `contains(CAST(${q(c)} AS VARCHAR), '[')`).join(' OR ');
-  return `(SELECT *, unnest(CASE WHEN ${hasArray} THEN ${combinations(f.unnests)} ELSE [NULL] END) AS ${q(UNNEST_COLUMN)} FROM ${source} AS ${q(f.alias)}) AS ${q(f.alias)}`;
+  let range = `${source} AS ${q(f.alias)}`;
+  // One level per alias, each a column of its own: an alias's rows are its value's elements, and
+  // the rows before it are repeated for each (DuckDB's UNNEST operator multiplies rows; no value
+  // holds more than one JSON value's elements).
+  for (const a of f.unnests) range = `(SELECT *, unnest(${values(a)}) AS ${q(unnestColumn(a))} FROM ${range}) AS ${q(f.alias)}`;
+  return range;
 }
 
-/** Every combination of the aliases' values (one per element of an array, one for anything else). */
-function combinations(aliases: readonly UnnestAlias[]): string {
-  const variable = (a: UnnestAlias) => `__${a.slot}`;
-  const source = (a: UnnestAlias) => {
-    if (!a.parent) return extract(q(a.column), a.path, 'json_extract');
-    return extract(variable(a.parent), a.path.slice(a.parent.path.length), 'json_extract');
-  };
-  let inner = `{${aliases.map((a) => `${str(a.slot)}: ${variable(a)}`).join(', ')}}`;
-  for (const a of [...aliases].reverse()) inner = `list_transform(${elements(source(a))}, lambda ${variable(a)}: ${inner})`;
-  for (let i = 1; i < aliases.length; i++) inner = `flatten(${inner})`;
-  return inner;
+/**
+ * An alias's values for one row: NULL where its column's JSON text holds no `[` (no value on its
+ * path can be an array, so its fields are read from the column by their whole path), else its
+ * value's elements. A child of an alias that is NULL is NULL too.
+ */
+function values(a: UnnestAlias): string {
+  if (a.parent) return elements(extract(q(unnestColumn(a.parent)), a.path.slice(a.parent.path.length), 'json_extract'));
+  return `CASE WHEN contains(${q(a.column)}, '[') THEN ${elements(q(a.column))} ELSE [NULL] END`;
 }
 
 /** An unnested value's rows: an array's elements (one NULL row when empty), anything else once. */
@@ -121,13 +120,13 @@ function extract(value: string, path: readonly string[], fn: 'json_extract' | 'j
   return `${fn}(${value}, ${jsonPath(path)})`;
 }
 
-/** A field read as JSON or as its text. */
+/** A field read as JSON or as its text: from its alias's value, or by its whole path where that is NULL. */
 function field(e: Extract<Expr, { t: 'field' }>, fn: 'json_extract' | 'json_extract_string'): string {
   const column = `${q(e.rel)}.${q(e.column)}`;
   if (!e.unnest) return extract(column, e.path, fn);
   const bound = extract(column, [...e.unnest.path, ...e.path], fn);
-  const unnested = extract(`${q(e.rel)}.${q(UNNEST_COLUMN)}.${q(e.unnest.slot)}`, e.path, fn);
-  return `CASE WHEN ${q(e.rel)}.${q(UNNEST_COLUMN)} IS NULL THEN ${bound} ELSE ${unnested} END`;
+  const value = `${q(e.rel)}.${q(unnestColumn(e.unnest))}`;
+  return `CASE WHEN ${value} IS NULL THEN ${bound} ELSE ${extract(value, e.path, fn)} END`;
 }
 
 /** A value where it is a result (SELECT, GROUP BY): a JSON null is NULL. */

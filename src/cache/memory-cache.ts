@@ -2,6 +2,7 @@ import { InvalidOptionError } from '../errors';
 import { describeValue } from '../util/option-checks';
 import { realClock, type CacheClock } from './real-clock';
 import { isCacheEntry, type CacheEntry, type ResultCache } from './result-cache';
+import { parseExactJson, stringifyExactJson } from '../util/exact-json';
 
 /**
  * Bounds of `memoryCache`.
@@ -91,12 +92,12 @@ export function memoryCache(options: MemoryCacheOptions = {}): MemoryCache {
         return undefined;
       }
       slots.set(key, slot);
-      const value: unknown = JSON.parse(slot.json);
+      const value: unknown = parseExactJson(slot.json);
       return isCacheEntry(value) ? value : undefined;
     },
     async set(key: string, value: CacheEntry, ttlSeconds: number): Promise<void> {
       remove(key);
-      const json = JSON.stringify(value);
+      const json = stringifyExactJson(value);
       const size = Buffer.byteLength(key) + Buffer.byteLength(json);
       if (size > maxBytes || !(ttlSeconds > 0)) return;
       while (slots.size >= maxEntries || bytes + size > maxBytes) {

@@ -24,6 +24,8 @@ const TARGET_OPTIONS = {
   cluster: { type: 'string' },
   table: { type: 'string', multiple: true },
   config: { type: 'string' },
+  // The Supabase preset's sources (read with the --config: config-file.ts), for every subcommand.
+  supabase: { type: 'boolean' },
 } as const;
 
 const INIT_OPTIONS = { ...TARGET_OPTIONS, 'on-cluster': { type: 'boolean' } } as const;

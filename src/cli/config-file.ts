@@ -5,6 +5,7 @@ import type { EndpointsOptions } from '../api/create-endpoints';
 import type { SourceSet } from '../sources/source-set';
 import { configPathOf, sourceSetOf } from './source-flags';
 import { UsageError } from './usage-error';
+import { asksSupabase, withSupabase } from './supabase-flag';
 
 /**
  * What a `--config` module's default export holds: `createEndpoints` options (sources, your
@@ -62,6 +63,8 @@ export async function commandConfig(command: string, argv: readonly string[], cw
     if (!argv.includes('--help') && !argv.includes('-h')) throw error;
     config = {};
   }
+  // The Supabase preset is a layer of options on top of the config: its sources are named below.
+  if (asksSupabase(argv)) config = withSupabase(command, config);
   return { config, sources: sourceSetOf(config) };
 }
 

@@ -1,5 +1,6 @@
 import type { ColumnSpec } from '../definitions/definition';
 import type { Row } from '../rows/shape-rows';
+import { stringifyExactJson } from '../util/exact-json';
 
 const MAX_CELL = 60;
 
@@ -20,7 +21,7 @@ export function formatTable(columns: readonly ColumnSpec[], rows: readonly Row[]
 
 function cellText(value: Row[string]): string {
   if (value === null) return '';
-  const text = typeof value === 'object' ? JSON.stringify(value) : String(value);
+  const text = typeof value === 'object' ? stringifyExactJson(value) : String(value);
   const oneLine = text.replace(/[\r\n\t]/g, ' ');
   return oneLine.length > MAX_CELL ? `${oneLine.slice(0, MAX_CELL - 1)}…` : oneLine;
 }

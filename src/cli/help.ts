@@ -42,6 +42,7 @@ Exit codes: 0 success, 1 failure (engine, files, port), 2 wrong usage or invalid
 `,
   serve: `Usage: log-endpoints serve --source <source>=<glob>... --api-key <key> [options]
        log-endpoints serve --data-dir <dir> --api-key <key> [--ingest-key <key>] [options]
+       log-endpoints serve --supabase --data-dir <dir> [options]
 
 Serves GET /api/endpoints/<name>, /api/endpoints/query/<uuid|name>, /api/endpoints, /api/catalog,
 /api/openapi.json and /health (and with --dashboard the page at / and /dashboard). With --data-dir
@@ -55,6 +56,11 @@ Options:
                                  (sources, your endpoints and sources, storage, cache, ...) and
                                  apiKeys; combined with the flags: lists add up, a value set in
                                  both places must agree (docs/cli.md)
+  --supabase                     Stand in for Logflare in self-hosted Supabase: Vector's nine
+                                 sources, one project, logs.all's sql in BigQuery's dialect and
+                                 Logflare's wire format; keys from LOGFLARE_PRIVATE_ACCESS_TOKEN
+                                 (queries) and LOGFLARE_PUBLIC_ACCESS_TOKEN (ingest) unless
+                                 --api-key / --ingest-key give them (docs/supabase.md)
   --single-project               Every event belongs to one project: the project parameter is
                                  accepted and ignored (self-hosted Supabase: Studio sends default)
   --source <source>=<glob>       Logs of a source (NDJSON or Parquet), named as below; repeatable
@@ -142,21 +148,25 @@ Options:
   -h, --help                 This help
 
 {{sources:names}}`,
-  check: `Usage: log-endpoints check --data-dir <dir> [--repair]
+  check: `Usage: log-endpoints check --data-dir <dir> [--repair] [--config <file>] [--supabase]
 
 Verifies a managed data dir (every source it keeps, yours too): each write-ahead segment readable
-and ending with a commit marker,
-each dataset's commit log intact (checksums, no missing commit), every committed Parquet file and
-head readable whole, and the data files no commit names. Prints each problem.
+and ending with a commit marker, each dataset's commit log intact (checksums, no missing commit),
+every committed data file, head and stored rollup holding the bytes its commit recorded (CRC-32),
+and the data files no commit names. Prints each problem.
 
 With --repair (no server may run on the data dir: it takes its lock) it restores what can be
 restored and says what it did: files of lost commits go back into the log when their provenance
-verifies; committed files that cannot be read move to <dataset>/_quarantine/ and leave the log;
-remaining damage of the log is acknowledged, so queries stop reporting it.
+verifies; a damaged data file is written again from its inputs when they still verify, a damaged
+head or stored rollup from its data file; what cannot be moves to <dataset>/_quarantine/ and leaves
+the log; remaining damage of the log is acknowledged, so queries stop reporting it. Writing again
+needs the source's declaration: the built-ins, and yours with --config (--supabase for its sources).
 
 Options:
   --data-dir <dir>   The data dir (of serve --data-dir, ingest --data-dir)
   --repair           Restore what can be restored
+  --config <file>    Your sources' declarations (the same file serve reads)
+  --supabase         The Supabase sources' declarations
 
 Exit codes: 0 nothing wrong (any more), 1 problems found (or remaining after --repair, or the data
 dir in use by another process), 2 wrong usage. See docs/damaged-data.md.
@@ -221,6 +231,8 @@ Options (all commands):
   --table <source>=<name>        A source's table (default: its relation, e.g. edge_logs); repeatable
   --config <module>              Your sources (sourceDefinitions; for serve also your endpoints,
                                  keys and options, combined with the flags as for serve)
+  --supabase                     Self-hosted Supabase's nine sources (and for serve, the rest of
+                                 serve --supabase: docs/supabase.md)
 init:
   --on-cluster                   Run the DDL once with ON CLUSTER instead of on each --url
 load:

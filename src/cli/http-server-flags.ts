@@ -6,6 +6,7 @@ import type { CliIO } from './io';
 import { apiKeysOf, ingestKeysOf, integerOf } from './parse-options';
 import { runServer } from './run-server';
 import { UsageError } from './usage-error';
+import { supabaseKeys } from './supabase-flag';
 
 /**
  * The flags of every command that serves the HTTP API (`serve`, `clickhouse serve`): one list and
@@ -28,6 +29,8 @@ export const HTTP_SERVER_OPTIONS = {
   'wal-segment-bytes': { type: 'string' },
   'wal-segment-age-ms': { type: 'string' },
   'shutdown-grace': { type: 'string' },
+  // Read with the --config (config-file.ts): the preset's sources are named by the other flags.
+  supabase: { type: 'boolean' },
 } as const;
 
 /** The parsed values of those flags (what `parseOptions` gives for them). */
@@ -48,6 +51,7 @@ interface Values {
   'wal-segment-bytes'?: string;
   'wal-segment-age-ms'?: string;
   'shutdown-grace'?: string;
+  supabase?: boolean;
 }
 
 /** What the HTTP server flags ask for, checked. */
@@ -74,13 +78,21 @@ export interface HttpServerSettings {
  * `limits` by the one rule (config-and-flags.ts); a wrong one is a UsageError naming it.
  */
 export function httpServerSettings(command: string, values: Values, env: CliIO['env'], config: Pick<ConfigFile, 'apiKeys' | 'ingestKeys' | 'storage' | 'limits'> = {}): HttpServerSettings {
-  const apiKeys = [...new Set([...apiKeysOf(values['api-key'], env), ...(config.apiKeys ?? [])])];
-  const ingestKeys = [...new Set([...ingestKeysOf(values['ingest-key'], env), ...(config.ingestKeys ?? [])])];
+  const flagKeys = {
+    apiKeys: [...new Set([...apiKeysOf(values['api-key'], env), ...(config.apiKeys ?? [])])],
+    ingestKeys: [...new Set([...ingestKeysOf(values['ingest-key'], env), ...(config.ingestKeys ?? [])])],
+  };
+  // Supabase's two tokens, from the environment its docker-compose already sets.
+  const { apiKeys, ingestKeys } = values.supabase ? supabaseKeys(env, flagKeys) : flagKeys;
+  if (values.supabase && values['data-dir'] === undefined && config.storage === undefined) {
+    throw new UsageError('--supabase keeps the events Vector sends: add --data-dir <dir> (or storage in the --config).', command);
+  }
   if (values['data-dir'] === undefined && config.storage === undefined && ingestKeys.length > 0) {
     throw new UsageError('Ingest keys need somewhere to keep events: add --data-dir <dir> (or storage in the --config).', command);
   }
   if (apiKeys.length === 0 && ingestKeys.length === 0 && !values['no-auth']) {
-    throw new UsageError('No API key: pass --api-key <key> or set LOG_ENDPOINTS_API_KEYS (or --no-auth to serve without keys).', command);
+    const supabase = values.supabase ? ' (with --supabase, LOGFLARE_PRIVATE_ACCESS_TOKEN and LOGFLARE_PUBLIC_ACCESS_TOKEN)' : '';
+    throw new UsageError(`No API key: pass --api-key <key> or set LOG_ENDPOINTS_API_KEYS${supabase} (or --no-auth to serve without keys).`, command);
   }
   const limit = (flag: 'max-concurrent-queries' | 'max-queued-queries' | 'query-timeout-ms', option: 'maxConcurrentQueries' | 'maxQueuedQueries' | 'queryTimeoutMs', min: number) =>
     agreed(command, flag, values[flag] === undefined ? undefined : integerOf(command, flag, values[flag], 0, min), `limits.${option}`, config.limits?.[option]);

@@ -15,6 +15,7 @@ import { apiKeysOf, ingestKeysOf, integerOf, parseOptions } from './parse-option
 import { progressBar } from './progress-bar';
 import { UsageError } from './usage-error';
 import { monotonicMs } from '../time/clock';
+import { parseExactJson, stringifyExactJson } from '../util/exact-json';
 
 const OPTIONS = {
   source: { type: 'string' },
@@ -183,7 +184,8 @@ async function loadFile(
     if (trimmed.trim() === '') return;
     let value: unknown;
     try {
-      value = JSON.parse(lineNo === 1 ? trimmed.replace(/^\uFEFF/, '') : trimmed);
+      // Integers past 2^53 as bigint: stored with the digits of the file.
+      value = parseExactJson(lineNo === 1 ? trimmed.replace(/^\uFEFF/, '') : trimmed);
     } catch {
       value = undefined;
     }
@@ -266,7 +268,7 @@ async function postBatch(endpoint: string, key: string, events: object[]): Promi
   const response = await fetch(endpoint, {
     method: 'POST',
     headers: { 'X-API-KEY': key, 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' },
-    body: gzipSync(JSON.stringify({ batch: events })),
+    body: gzipSync(stringifyExactJson({ batch: events })),
   });
   if (response.ok) {
     await response.arrayBuffer();

@@ -12,6 +12,7 @@ import { combinedGlobs, combinedOptions } from './config-and-flags';
 import { globFlagOptions, globsOfFlags, requireSomeGlobs } from './source-flags';
 import { warnEmptySourceGlobs, warnMissingSources } from './warnings';
 import { endpointSet } from '../definitions/registry';
+import { stringifyExactJson } from '../util/exact-json';
 
 const FORMATS = ['table', 'json', 'csv', 'ndjson', 'arrow'] as const;
 type Format = (typeof FORMATS)[number];
@@ -58,7 +59,7 @@ export async function queryCommand(argv: string[], io: CliIO): Promise<number> {
     const answer = await ep.query(nameOrId, params);
     const columns = ep.definitions.find((d) => d.name === answer.endpoint.name)!.columns;
     if (format === 'table') io.stdout.write(formatTable(columns, answer.result));
-    if (format === 'json') io.stdout.write(`${JSON.stringify({ result: answer.result }, null, 2)}\n`);
+    if (format === 'json') io.stdout.write(`${stringifyExactJson({ result: answer.result }, 2)}\n`);
     if (format === 'csv') io.stdout.write(rowsToCsv(columns, answer.result));
     if (format === 'ndjson') io.stdout.write(rowsToNdjson(columns, answer.result));
     return 0;

@@ -30,6 +30,13 @@ export interface EndpointConfig<N extends string, P extends Record<string, AnyPa
   cache?: CachePolicy | null | 'never';
   /** Whether callers may send their own SELECT over the statement's CTEs (`sql`; default false). */
   sandboxable?: boolean;
+  /**
+   * A table per source of the instance for callers' SQL, instead of the statement's CTEs: a SELECT
+   * over `source_rows` per engine, `project_column` naming the source's project column
+   * (docs/sandboxing.md, "Source tables"). A caller's SELECT then reads `auth_logs`, `edge_logs`,
+   * ... whatever sources the instance has, each limited as the template says.
+   */
+  sourceTables?: { duckdb: string; clickhouse?: string };
   /** The columns of the rows, in order: `'text'`, `'integer'`, `'float'`, `'timestamp'`, `'json'`, `'boolean'`. */
   columns: C;
   /**
@@ -113,6 +120,7 @@ export function defineEndpoint<const N extends string, const P extends Record<st
   const keys = bindKeys(config, params);
   checkStatements(config.sql, params, keys, fail);
   const variants = variantStatements(config, fail);
+  if (config.sourceTables !== undefined) checkSourceTables(config.sourceTables, keys, fail);
   for (const v of Object.values(variants)) checkStatements(v, params, keys, fail);
   if (config.check !== undefined && typeof config.check !== 'function') fail('check must be a function');
   if (config.projectParam !== undefined && !params.some((s) => s.name === config.projectParam)) fail(`projectParam "${config.projectParam}" is not a declared parameter`);
@@ -136,10 +144,28 @@ export function defineEndpoint<const N extends string, const P extends Record<st
     ...(config.projectParam ? { projectParam: config.projectParam } : {}),
     ...(config.notBefore ? { notBefore: config.notBefore } : {}),
     ...(config.newestFirst ? { newestFirst: Object.freeze({ ...config.newestFirst }) } : {}),
+    ...(config.sourceTables ? { sourceTables: Object.freeze({ ...config.sourceTables }) } : {}),
     ...(config.emptyBuckets ? { emptyBuckets: config.emptyBuckets } : {}),
     ...(config.variant ? { variants: Object.freeze(variants), variantOf: variantChooser(config.variant, variants, name) } : {}),
   };
   return Object.freeze(definition);
+}
+
+/**
+ * Source-table templates read `source_rows` (the source) and bind only values the endpoint has;
+ * each reads a subset of them (unlike a statement, nothing has to be used).
+ */
+function checkSourceTables(templates: unknown, keys: { all: ReadonlySet<string> }, fail: (problem: string) => never): void {
+  const given = Object.entries(templates ?? {});
+  if (!given.some(([d]) => d === 'duckdb') || given.some(([d, t]) => (d !== 'duckdb' && d !== 'clickhouse') || typeof t !== 'string' || !/\bsource_rows\b/.test(t))) {
+    fail('sourceTables must give a duckdb (and optionally a clickhouse) SELECT over source_rows');
+  }
+  for (const [dialect, text] of given as Array<[SqlDialect, string]>) {
+    const unknown = sqlParamNames(text, dialect).filter((n) => !keys.all.has(n));
+    if (unknown.length) fail(`sourceTables.${dialect} binds ${unknown.map((n) => `"${n}"`).join(', ')}, which the endpoint does not have`);
+    const clock = clockFunctionIn(text);
+    if (clock) fail(`sourceTables.${dialect} reads the clock (${clock}): bind a value computed in bind() instead`);
+  }
 }
 
 /** Each variant's statements: the endpoint's own, with the variant's dialects in their place. */

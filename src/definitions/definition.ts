@@ -66,6 +66,8 @@ export interface EndpointDefinition<N extends string = string, P = Record<string
    * `$<until>` an inclusive upper bound or NULL: engines may read one day at a time, newest first.
    */
   readonly newestFirst?: { readonly limit: string; readonly until: string };
+  /** A table per source of the instance for callers' SQL, per engine (`EndpointConfig.sourceTables`). */
+  readonly sourceTables?: Readonly<Partial<Record<SqlDialect, string>>> & { readonly duckdb: string };
   /** Other statements by name (the dialects a variant does not give are `sql`'s): docs/definitions.md, "Variants". */
   readonly variants?: Readonly<Record<string, Readonly<Partial<Record<SqlDialect, string>>> & { readonly duckdb: string }>>;
   /** The variant a call runs, from its bound values; null: `sql`. */

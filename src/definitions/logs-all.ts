@@ -36,6 +36,8 @@ export const logsAll = defineEndpoint({
     iso_timestamp_end: p.isoTimestamp().optional().describe('Only entries at or before this ISO 8601 instant (not before iso_timestamp_start).'),
   },
   sql: { duckdb: querySql('duckdb', 'logs.all'), clickhouse: querySql('clickhouse', 'logs.all') },
+  // A caller's SQL (sandboxable) reads a table per source of the instance, limited like the rows.
+  sourceTables: { duckdb: querySql('duckdb', 'logs.all.tables'), clickhouse: querySql('clickhouse', 'logs.all.tables') },
   projectParam: 'project',
   check: ({ iso_timestamp_start: start, iso_timestamp_end: end }) => {
     // An empty answer would hide the mistake (start and end swapped): say so instead.

@@ -1,5 +1,5 @@
 import type { ColumnType } from '../sql/column-types';
-import type { CheckedSql } from '../sandbox/validate-caller-sql';
+import type { CallerDialect, CheckedSql } from '../sandbox/validate-caller-sql';
 import type { SqlDialect } from '../sql/sql-scan';
 import type { SkippedFile } from '../files/file-checks';
 import type { Micros } from '../time/iso';
@@ -40,6 +40,13 @@ export interface EngineStatement {
    * rollups the variant reads are not stored for the files of the call (docs/definitions.md, "Rollups").
    */
   fallback?: Readonly<Partial<Record<SqlDialect, string>>>;
+  /**
+   * A table per source for a caller's SQL, instead of the statement's CTEs: a template per dialect
+   * over `source_rows` (docs/sandboxing.md, "Source tables").
+   */
+  sourceTables?: Readonly<Partial<Record<SqlDialect, string>>>;
+  /** The parameter naming the project: bound NULL with `singleProject`, meaning every project. */
+  projectParam?: string;
 }
 
 /** A value bound to a query parameter. Timestamps are tagged so no engine has to guess. */
@@ -133,7 +140,7 @@ export interface Engine {
    * Checks a caller's SELECT against the sandbox's rules for a statement (docs/sandboxing.md) and
    * rejects with `InvalidSqlError` when it breaks one. Engines without it cannot run caller SQL.
    */
-  checkSql?(statement: EngineStatement, sql: string, maxRows: number): Promise<CheckedSql>;
+  checkSql?(statement: EngineStatement, sql: string, maxRows: number, dialect?: CallerDialect): Promise<CheckedSql>;
   /** Resolves when the engine answers a trivial query. */
   ping(): Promise<void>;
   inspectSources(): Promise<SourceInspection[]>;

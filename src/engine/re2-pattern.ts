@@ -1,15 +1,12 @@
-import { DuckDBInstance, VARCHAR, type DuckDBConnection } from '@duckdb/node-api';
+import { VARCHAR } from '@duckdb/node-api';
+import { onNeutralDuckDB } from './neutral-duckdb';
 
 /**
- * The one judge of `regex` parameters, whatever the engine: DuckDB's RE2, in a small DuckDB of
- * its own (one thread, no extensions, nothing read), so the ClickHouse engine needs none of the
- * DuckDB engine's files. Why one judge: ClickHouse's RE2 changes with the server's version
+ * The one judge of `regex` parameters, whatever the engine: DuckDB's RE2, in the engines' neutral
+ * DuckDB (neutral-duckdb.ts), so the ClickHouse engine needs none of the DuckDB engine's files. Why one judge: ClickHouse's RE2 changes with the server's version
  * (26.x accepts `(?<name>x)`, which 18.16 and DuckDB refuse), and the same request must get the
  * same answer from every engine. An engine may refuse more afterwards (`Engine.checkPattern`).
  */
-let database: Promise<DuckDBConnection> | null = null;
-/** Checks run one at a time on the one connection. */
-let queue: Promise<unknown> = Promise.resolve();
 const verdicts = new Map<string, string | null>();
 
 /**
@@ -23,8 +20,7 @@ const verdicts = new Map<string, string | null>();
 export async function re2PatternProblem(pattern: string): Promise<string | null> {
   const known = verdicts.get(pattern);
   if (known !== undefined) return known;
-  const check = queue.then(async () => {
-    const connection = await open();
+  const verdict = await onNeutralDuckDB(async (connection) => {
     try {
       await connection.run("SELECT regexp_matches('', $pattern)", { pattern }, { pattern: VARCHAR });
       return null;
@@ -32,21 +28,7 @@ export async function re2PatternProblem(pattern: string): Promise<string | null>
       return String((error as Error).message).replace(/^[A-Za-z ]*Error: /, '');
     }
   });
-  queue = check.catch(() => undefined);
-  const verdict = await check;
   if (verdicts.size >= 1024) verdicts.clear();
   verdicts.set(pattern, verdict);
   return verdict;
-}
-
-function open(): Promise<DuckDBConnection> {
-  database ??= DuckDBInstance.create(':memory:', {
-    threads: '1',
-    memory_limit: '64MB',
-    autoinstall_known_extensions: 'false',
-    autoload_known_extensions: 'false',
-  }).then((instance) => instance.connect());
-  // A failed start is tried again by the next check rather than remembered.
-  database.catch(() => (database = null));
-  return database;
 }

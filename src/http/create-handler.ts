@@ -16,7 +16,6 @@ import { createDashboard } from './serve-dashboard';
 import { catalogDays } from './catalog-days';
 import { InFlightBudget, ingestRoute } from './ingest-route';
 import { callerSql, declaresBody } from './caller-sql';
-import { toLogflareWire } from '../rows/logflare-wire';
 import { printable } from '../util/printable';
 
 /** A fetch-style request handler, as Hono, Bun, Deno and service workers take it. */
@@ -104,6 +103,9 @@ export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHand
         // Studio's Log Drains page lists Logflare's backends of type log-drain: there are none
         // here (events are not forwarded anywhere), and creating one is refused above (GET only).
         return sendJson(200, []);
+      case 'sources':
+        // Logflare's source list as Studio's Log Drains page reads it: each source by its fixed UUID and Logflare name.
+        return sendJson(200, ep.sources.map((s) => ({ id: s.logflare.id, token: s.logflare.id, name: s.logflare.names[0] ?? s.name, source: s.name })));
     }
   }
 
@@ -124,9 +126,7 @@ export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHand
     const options = { ...(format === 'arrow' ? { format: 'arrow' as const } : {}), ...(caller ? { sql: caller.sql } : {}) };
     // An unknown name or UUID is refused by the library itself (404 not_found), `sql` on an endpoint that is not sandboxable too (400).
     const result = await ep.query(nameOrId, params, options);
-    // A caller's SQL (its columns come with the answer) in Logflare's wire format when asked.
-    const wire = result.columns && config.wireFormat === 'logflare' ? { ...result, result: toLogflareWire(result.columns, result.result) } : result;
-    const response = sendResult(wire, result.columns ?? description?.columns ?? [], format);
+    const response = sendResult(result, result.columns ?? description?.columns ?? [], format);
     // The memo is keyed by URL: an answer to SQL sent in a body is never reused.
     if (result.ttlRemainingSeconds !== null && memo.enabled && !caller?.inBody) {
       // The library's cache clock: the one the result's age and lifetime are measured on.
@@ -146,19 +146,10 @@ export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHand
     return response;
   }
 
+  /** Never waits on the engine past `healthTimeoutMs`: a busy engine is reported, not waited for. */
   async function health(): Promise<PlainResponse> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error('health check timed out')), config.healthTimeoutMs);
-    });
-    try {
-      await Promise.race([Promise.resolve().then(() => ep.ping()), timeout]);
-      return sendJson(200, { status: 'ok' });
-    } catch {
-      return sendJson(503, { status: 'unavailable' });
-    } finally {
-      clearTimeout(timer);
-    }
+    const { status, degraded } = await ep.health({ timeoutMs: config.healthTimeoutMs });
+    return sendJson(status === 'ok' ? 200 : 503, degraded.length ? { status, degraded } : { status });
   }
 
   const handle = async (request: PlainRequest): Promise<PlainResponse> => {

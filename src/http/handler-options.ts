@@ -36,7 +36,7 @@ export interface HandlerOptions {
    * `maxHeaderSize` above it (Node's default is 16 KiB): `serve` sets `MAX_HEADER_BYTES`.
    */
   maxUrlLength?: number;
-  /** How long `GET /health` waits for the engine before answering 503 (default 5000 ms). */
+  /** How long `GET /health` waits for the engine to answer before it reports it degraded (default 500 ms; docs/http.md, "Health"). */
   healthTimeoutMs?: number;
   /**
    * Called with every error answered with a 5xx status, with its full details (`cause` holds
@@ -57,17 +57,7 @@ export interface HandlerOptions {
   dashboard?: boolean | DashboardOptions;
   /** Limits of the ingest routes. */
   ingest?: IngestLimits;
-  /**
-   * How answers to a caller's SQL (`sql`) are written: `'logflare'` is Logflare's wire format
-   * (timestamps as integers of unix microseconds, JSON objects wrapped in one-element arrays,
-   * recursively: what Supabase Studio reads, docs/supabase.md); default `'iso'` (ISO timestamps,
-   * plain objects, as every other answer).
-   */
-  wireFormat?: WireFormat;
 }
-
-/** How answers to a caller's SQL are written (`HandlerOptions.wireFormat`). */
-export type WireFormat = 'iso' | 'logflare';
 
 /** The longest URL the handler serves by default, in bytes. */
 export const DEFAULT_MAX_URL_BYTES = 64 * 1024;
@@ -109,7 +99,6 @@ export interface ResolvedOptions {
   microcacheMs: number;
   dashboard: DashboardOptions | null;
   ingest: Required<IngestLimits>;
-  wireFormat: WireFormat;
 }
 
 /** Defaults applied, the base path normalised, and a handler without keys refused. */
@@ -126,7 +115,7 @@ export function resolveOptions(options: HandlerOptions): ResolvedOptions {
     basePath: normalizeBasePath(options.basePath ?? ''),
     cors: options.cors ?? null,
     maxUrlLength: options.maxUrlLength ?? DEFAULT_MAX_URL_BYTES,
-    healthTimeoutMs: options.healthTimeoutMs ?? 5000,
+    healthTimeoutMs: options.healthTimeoutMs ?? 500,
     onError: options.onError ?? logToConsole,
     microcacheMs: Math.max(0, options.microcacheMs ?? 1000),
     dashboard: options.dashboard === true ? {} : options.dashboard || null,
@@ -134,13 +123,7 @@ export function resolveOptions(options: HandlerOptions): ResolvedOptions {
       maxBodyBytes: positiveOr(options.ingest?.maxBodyBytes, MAX_BODY_BYTES, 'ingest.maxBodyBytes'),
       maxBytesInFlight: positiveOr(options.ingest?.maxBytesInFlight, 64 * 1024 * 1024, 'ingest.maxBytesInFlight'),
     },
-    wireFormat: wireFormatOf(options.wireFormat),
   };
-}
-
-function wireFormatOf(value: unknown): WireFormat {
-  if (value === undefined || value === 'iso' || value === 'logflare') return value ?? 'iso';
-  throw new InvalidOptionError('wireFormat', `createHandler: wireFormat must be 'iso' or 'logflare', not ${JSON.stringify(value)}.`);
 }
 
 function positiveOr(value: number | undefined, fallback: number, name: string): number {

@@ -7,6 +7,7 @@ import { rowsToNdjson } from '../rows/to-ndjson';
 import type { Table } from 'apache-arrow';
 import type { PlainResponse } from './exchange';
 import { CONTENT_TYPES, type OutputFormat } from './negotiate-format';
+import { stringifyExactJson } from '../util/exact-json';
 
 const JSON_TYPE = CONTENT_TYPES.json;
 const encoder = new TextEncoder();
@@ -20,7 +21,7 @@ export function send(status: number, body: string | Uint8Array, headers: Record<
 
 /** A JSON answer that is not a query result (definitions, OpenAPI, health). */
 export function sendJson(status: number, value: unknown, cacheControl = 'no-store'): PlainResponse {
-  return send(status, JSON.stringify(value), { 'Content-Type': JSON_TYPE, 'Cache-Control': cacheControl });
+  return send(status, stringifyExactJson(value), { 'Content-Type': JSON_TYPE, 'Cache-Control': cacheControl });
 }
 
 /** The answer to a query in the negotiated format, with the cache and timing headers. */
@@ -56,7 +57,8 @@ export function skippedFilesHeader(files: QueryResult['skippedFiles']): string {
 function body(result: QueryResult & { table?: Table }, columns: readonly ColumnSpec[], format: OutputFormat): string | Uint8Array {
   switch (format) {
     case 'json':
-      return JSON.stringify({ result: result.result });
+      // Integers past 2^53 in metadata are bigint: written as their digits.
+      return stringifyExactJson({ result: result.result });
     case 'csv':
       return rowsToCsv(columns, result.result);
     case 'ndjson':

@@ -13,6 +13,7 @@ export type Route =
   | { kind: 'ingest' }
   // Logflare's management API as self-hosted Studio's Log Drains page calls it (docs/supabase.md).
   | { kind: 'backends' }
+  | { kind: 'sources' }
   | { kind: 'unknown' };
 
 /** What the handler serves besides the API: the dashboard's routes exist only when it is on. */
@@ -45,6 +46,7 @@ export function matchRoute(path: string, options: RouteOptions = {}): Route {
   }
   if (INGEST_PATHS.has(path)) return { kind: 'ingest' };
   if (path === '/api/backends') return { kind: 'backends' };
+  if (path === '/api/sources') return { kind: 'sources' };
   const m = /^\/api\/endpoints\/(?:query\/)?([^/]+)$/.exec(path);
   if (!m) return { kind: 'unknown' };
   const nameOrId = decodePathSegment(m[1]!);

@@ -1,5 +1,6 @@
 import { InvalidBodyError } from '../errors';
 import { quoteBigTimestamps } from './big-timestamps';
+import { parseExactJson } from '../util/exact-json';
 
 const NDJSON_TYPES = new Set(['application/x-ndjson', 'application/ndjson', 'application/jsonl', 'application/x-jsonlines', 'application/jsonlines']);
 const SHAPES = 'Send {"batch": [event, ...]}, a JSON array of events, one event object, or NDJSON (Content-Type: application/x-ndjson).';
@@ -23,7 +24,7 @@ export function parseEvents(body: Uint8Array, contentType: string | null): unkno
   if (NDJSON_TYPES.has(mediaType(contentType))) return parseNdjson(text);
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = parseExactJson(text);
   } catch (error) {
     // curl -d @events.ndjson and friends: several JSON values, one per line, without the type.
     const lines = text.split('\n').filter((l) => l.trim() !== '');
@@ -54,7 +55,7 @@ function parseNdjson(text: string): unknown[] {
     const line = lines[n]!.endsWith('\r') ? lines[n]!.slice(0, -1) : lines[n]!;
     if (line.trim() === '') continue;
     try {
-      events.push(JSON.parse(line));
+      events.push(parseExactJson(line));
     } catch (error) {
       throw new InvalidBodyError(`Line ${n + 1} of the NDJSON body is not valid JSON (${(error as Error).message}).`, {
         index: events.length,

@@ -7,6 +7,15 @@ import type { BatchLimits } from './serialize-events';
 /** Bodies at least this large are parsed off the main thread (a smaller one takes a few ms at most). */
 export const OFF_THREAD_BYTES = 64 * 1024;
 
+/**
+ * The parser thread's heap. Parsing a body costs many times its bytes (an 11 MB event of 650,000
+ * keys takes about 110 MB of objects, and the heap grows by as much again before a collection
+ * gives it back): without a bound, the thread's heap grew with each large body parsed in a row.
+ * Bounded, V8 collects sooner; a body whose parse does not fit kills the thread (its request,
+ * and those queued behind it, answer 503 with Retry-After) and the next body starts a new one.
+ */
+export const PARSER_HEAP = { maxOldGenerationSizeMb: 256, maxYoungGenerationSizeMb: 32 };
+
 /** `workerData` of the parser thread: this module, loaded again, serves parse jobs. */
 const ROLE = 'log-endpoints-ingest-parser';
 
@@ -56,8 +65,8 @@ class Parser {
     // does. Built, it runs the bundle's `ingest-parser` entry (tsup.config.ts), beside every chunk:
     // `import.meta.url` names some chunk of dist/ (in the CommonJS build a shim's), never this code.
     this.worker = here.pathname.endsWith('.ts')
-      ? new Worker(`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(here.href)}); })`, { eval: true, workerData: { role: ROLE } })
-      : new Worker(new URL(`./ingest-parser${extname(here.pathname)}`, here), { workerData: { role: ROLE } });
+      ? new Worker(`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(here.href)}); })`, { eval: true, workerData: { role: ROLE }, resourceLimits: PARSER_HEAP })
+      : new Worker(new URL(`./ingest-parser${extname(here.pathname)}`, here), { workerData: { role: ROLE }, resourceLimits: PARSER_HEAP });
     this.worker.unref();
     this.worker.on('message', (answer: Answer) => {
       const waiting = this.waiting.get(answer.id);

@@ -14,10 +14,11 @@ export interface ReadBodyOptions {
   /** Most bytes after decompression (and before it); past it `PayloadTooLargeError` (413). */
   maxBytes: number;
   /**
-   * Called with the size of each decoded chunk before it is kept, so a caller can bound the
-   * memory of all requests together (it throws to refuse).
+   * Called with the size of each decoded chunk before it is kept, and the values it adds to the
+   * JSON (its commas outside strings, with `maxNesting`), so a caller can bound the memory of all
+   * requests together, parses included (it throws to refuse).
    */
-  onBytes?: (bytes: number) => void;
+  onBytes?: (bytes: number, values: number) => void;
   /**
    * Refuse (`InvalidBodyError`) a JSON body nested deeper than this, as soon as the bracket past
    * it arrives: the rest is never inflated, and the parser never sees it.
@@ -40,14 +41,15 @@ export async function readBody(chunks: AsyncIterable<Uint8Array> | null, options
   const keep = (chunk: Uint8Array) => {
     size += chunk.length;
     if (size > options.maxBytes) throw (refusal = new PayloadTooLargeError(options.maxBytes));
-    try {
-      options.onBytes?.(chunk.length);
-    } catch (error) {
-      throw (refusal = error);
-    }
+    const before = nesting?.values ?? 0;
     const deep = nesting?.feed(chunk) ?? -1;
     if (deep >= 0) {
       throw (refusal = new InvalidBodyError(`The body is nested more than ${options.maxNesting} levels deep (at byte ${deep}); events may nest at most that deep.`));
+    }
+    try {
+      options.onBytes?.(chunk.length, (nesting?.values ?? 0) - before);
+    } catch (error) {
+      throw (refusal = error);
     }
     parts.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length));
   };

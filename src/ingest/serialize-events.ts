@@ -4,6 +4,7 @@ import { MARKER_FIELD } from '../files/commit-marker';
 import { eventTimestampMicros } from '../time/event-timestamp';
 import { MAX_LINE_BYTES } from '../files/long-line-copies';
 import { MAX_NESTING, tooDeepAt } from './json-nesting';
+import { isBigIntError, parseExactJson, stringifyExactJson, stringifyLosslessJson } from '../util/exact-json';
 
 /** Fields the normalisation itself sets. */
 const OWN = new Set(['id', 'timestamp', 'message', 'event_message']);
@@ -74,15 +75,26 @@ export function serializeEvents(events: readonly unknown[], arrival: string, lim
     throw new PayloadTooLargeError(limits.maxEvents, `One batch holds at most ${limits.maxEvents} events, this one ${events.length}; send smaller batches.`);
   }
   let text = '';
+  // Once an event holds a bigint, the others of its batch likely do: no failed attempt each.
+  let exact = false;
   for (let i = 0; i < events.length; i++) {
     const event = normalizeEvent(events[i], i, arrival);
-    let line: string;
+    let line = '';
     try {
-      line = JSON.stringify(event);
+      if (!exact) {
+        try {
+          line = JSON.stringify(event);
+        } catch (error) {
+          if (!isBigIntError(error)) throw error;
+          exact = true;
+        }
+      }
+      // Integers past 2^53 arrive as bigint (parse-body.ts) and are written as their digits.
+      if (exact) line = stringifyLosslessJson(event);
       // JSON.stringify writes a lone surrogate as \udXXX (and nothing of a well-formed string so).
-      if (line.includes('\\ud')) line = JSON.stringify(wellFormed(JSON.parse(line)));
+      if (line.includes('\\ud')) line = stringifyExactJson(wellFormed(parseExactJson(line)));
     } catch (error) {
-      // A cycle, a BigInt, or nesting deeper than the stack.
+      // A cycle, or nesting deeper than the stack.
       throw new InvalidBodyError(`Event ${i} cannot be written as JSON: ${(error as Error).message}`, { index: i, cause: error });
     }
     // A longer line is one the engine's NDJSON reader may not take (UTF-16 units: at most 3 bytes each).

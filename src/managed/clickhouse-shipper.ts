@@ -129,6 +129,11 @@ export class ClickHouseShipper {
     await this.runs.stop();
   }
 
+  /** Whether the last attempt failed (ClickHouse away): segments wait in the WAL until one succeeds. */
+  get failing(): boolean {
+    return this.failuresInARow > 0;
+  }
+
   /** The id of a segment in ClickHouse's `_wal_segment`. */
   segmentId(seq: number): string {
     return `${this.options.instanceId}/${this.options.source}/${seq}`;

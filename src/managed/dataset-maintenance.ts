@@ -11,6 +11,7 @@ import { appendCommit, checkpointIfDue, readDatasetStateStable, type DataFile, t
 import { withDatasetLock } from '../dataset/dataset-lock';
 import type { Provenance } from '../dataset/dataset-orphans';
 import { fsyncDir, fsyncFile, unlinkIfPresent } from '../util/durable-fs';
+import { fileCrc32 } from '../util/crc32';
 import { failpoint } from '../util/failpoint';
 import { HEADS_DIR } from '../dataset/newest-heads';
 import { companionPathsOf, ROLLUPS_DIR, writeCompanions } from '../dataset/stored-rollups';
@@ -67,14 +68,20 @@ async function mergeDay(state: DatasetState, source: SourceDescriptor, day: stri
     // Its head and stored rollups, written as compaction writes them (one path: stored-rollups.ts).
     const companions = await writeCompanions(connection, source, staged, root, name, staging);
     await fsyncFile(staged);
+    const crc32 = await fileCrc32(staged);
     await rename(staged, join(root, name));
     await fsyncDir(join(root, `date=${day}`));
-    const add: DataFile = { path: name, rows, bytes: (await stat(join(root, name))).size, day, ...companions };
+    const add: DataFile = { path: name, rows, bytes: (await stat(join(root, name))).size, crc32, day, ...companions };
+    failpoint('merge:written', source.name);
     if (!(await appendCommit(state, { source: source.name, add: [add], remove: files.map((f) => f.path), inputs: [] }))) {
       throw new Error(`${root}: another writer committed at the same time; the merge was not committed`);
     }
-    failpoint('merge:after-commit');
-    for (const file of files) await removeDataFile(root, file);
+    failpoint('merge:after-commit', source.name);
+    for (const [i, file] of files.entries()) {
+      await removeDataFile(root, file);
+      failpoint(`merge:deleted:${i + 1}`, source.name);
+    }
+    failpoint('merge:deleted', source.name);
     const next = readDatasetStateStable(root);
     await checkpointIfDue(next);
     return next;
@@ -95,7 +102,11 @@ export async function dropDaysBefore(root: string, source: SourceDescriptor, fir
     const old = [...state.files.values()].filter((f) => f.day !== null && f.day < firstKeptDay);
     if (old.length === 0) return 0;
     if (!(await appendCommit(state, { source: source.name, add: [], remove: old.map((f) => f.path), inputs: [] }))) return 0;
-    for (const file of old) await removeDataFile(root, file);
+    failpoint('retention:after-commit', source.name);
+    for (const [i, file] of old.entries()) {
+      await removeDataFile(root, file);
+      failpoint(`retention:deleted:${i + 1}`, source.name);
+    }
     // The day folders go too when nothing else is in them (and their heads' folders).
     for (const day of new Set(old.map((f) => f.day))) {
       await rmdir(join(root, `date=${day}`)).catch(() => undefined);
@@ -118,6 +129,7 @@ export async function forgetDeletedInputs(root: string, source: SourceName, belo
     const gone = [...new Set(state.inputs.map((r) => r.path))].filter((p) => p.startsWith(belowPrefix) && !existsSync(p));
     if (gone.length < atLeast) return 0;
     if (!(await appendCommit(state, { source, add: [], remove: [], inputs: [], forget: gone }))) return 0;
+    failpoint('forget:after-commit', source);
     await checkpointIfDue(readDatasetStateStable(root));
     return gone.length;
   });

@@ -10,6 +10,13 @@ const hasNewest = hasHeads;
 /** NDJSON bytes mirrored in memory at most; past it new segments are read from their files. */
 const DEFAULT_MAX_BYTES = 256 * 1024 * 1024;
 
+/**
+ * NDJSON bytes of one joined INSERT at most (a group larger alone goes alone). DuckDB parses the
+ * lines' JSON to insert them, at up to ten times their bytes for events of many keys (an 11 MB
+ * event of 650,000 keys: 125 MB): five such requests joined took the process past 1 GB.
+ */
+const MAX_JOINED_BYTES = 8 * 1024 * 1024;
+
 /** The in-memory table of a source's uncompacted events, named after its relation. */
 function tableOf(source: SourceDescriptor): string {
   return `le_memory_${source.relation}`;
@@ -37,6 +44,8 @@ interface WaitingGroup {
 /** Groups inserted together, and the outcome per segment once the insert ran. */
 interface JoinedInsert {
   groups: WaitingGroup[];
+  /** NDJSON bytes of the groups. */
+  bytes: number;
   done?: Promise<Map<number, boolean>>;
 }
 
@@ -156,6 +165,30 @@ export class MemoryTables {
   }
 
   /**
+   * Holds a whole segment written by the previous process (recovered at start) so queries stop
+   * parsing it: read from its file until its rows are in, from memory from then on. Never throws;
+   * a segment that does not fit under the bound, or fails to go in, stays read from its file.
+   */
+  async load(source: SourceName, seq: number, lines: Uint8Array): Promise<void> {
+    const mirrored = this.set(this.mirrored, source);
+    const broken = this.set(this.broken, source);
+    if (mirrored.has(seq) || broken.has(seq) || this.bytes + lines.length > this.maxBytes) return;
+    // Counted at once, so two loads never overrun the bound together.
+    this.bytes += lines.length;
+    // Until all of its rows are in, it is read from its file and its rows in the table are left
+    // out of every query (as a broken segment's): a query never reads it twice, nor half.
+    broken.add(seq);
+    const done = await this.serial((connection) => this.insertBatch(connection, source, [{ seq, lines }])).catch(() => new Map<number, boolean>());
+    if (done.get(seq) && broken.has(seq)) {
+      broken.delete(seq);
+      mirrored.add(seq);
+      this.segmentBytes.set(`${source}:${seq}`, lines.length);
+    } else {
+      this.bytes -= lines.length;
+    }
+  }
+
+  /**
    * Group commit of the memory table: the groups of a source that arrive while an insert runs
    * wait together and go in as one INSERT per segment. One statement per request was the ingest's
    * biggest cost (a statement's fixed cost is paid once per batch of requests, not per request).
@@ -163,17 +196,18 @@ export class MemoryTables {
    */
   private insertJoined(source: SourceName, seq: number, lines: Uint8Array): Promise<boolean> {
     let batch = this.waiting.get(source);
-    if (!batch) {
-      const joined: JoinedInsert = { groups: [] };
+    if (!batch || (batch.groups.length > 0 && batch.bytes + lines.length > MAX_JOINED_BYTES)) {
+      const joined: JoinedInsert = { groups: [], bytes: 0 };
       batch = joined;
       this.waiting.set(source, joined);
-      // Taken off the waiting list when its turn comes: later groups form the next batch.
+      // Taken off the waiting list when its turn comes (unless a full one was replaced): later groups form the next batch.
       joined.done = this.serial(async (connection) => {
-        this.waiting.delete(source);
+        if (this.waiting.get(source) === joined) this.waiting.delete(source);
         return this.insertBatch(connection, source, joined.groups);
       }).catch(() => new Map<number, boolean>());
     }
     batch.groups.push({ seq, lines });
+    batch.bytes += lines.length;
     return batch.done!.then((outcome) => outcome.get(seq) ?? false);
   }
 
@@ -247,7 +281,6 @@ export class MemoryTables {
    */
   view(source: SourceName): MemoryView {
     const mirrored = new Set(this.mirrored.get(source) ?? []);
-    const broken = [...(this.broken.get(source) ?? [])];
     const d = this.sources.get(source);
     const columns = relationColumns(d).map(([name]) => name).join(', ');
     // Before the tables exist no insert has finished, so nothing acknowledged is held yet (a query
@@ -256,9 +289,12 @@ export class MemoryTables {
     return {
       mirrored: (seq) => mirrored.has(seq),
       relation: (covered) => {
-        if (!mirrored.size || !created) return undefined;
-        const out = [...[...mirrored].filter(covered), ...broken];
-        const where = out.length ? ` WHERE le_seq NOT IN (${out.join(', ')})` : '';
+        // The segments this view holds, named: rows of a segment that goes in after the view was
+        // taken (a leftover loaded at start, read from its file by this query) are in the table
+        // by the time the statement runs, and must not be read twice.
+        const held = [...mirrored].filter((seq) => !covered(seq));
+        if (!held.length || !created) return undefined;
+        const where = ` WHERE le_seq IN (${held.join(', ')})`;
         return {
           rows: `SELECT ${columns} FROM ${tableOf(d)}${where}`,
           ...(hasNewest(d) ? { newest: `SELECT ${columns} FROM ${newestOf(d)}${where}` } : {}),

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { SetOptions } from 'redis';
 import { isCacheEntry, type CacheEntry, type CacheLock, type ResultCache } from '../cache/result-cache';
+import { parseExactJson, stringifyExactJson } from '../util/exact-json';
 
 /**
  * The part of a node-redis v5 client the cache uses. A client from `createClient()` (RESP2 or 3)
@@ -72,14 +73,14 @@ export function redisCache(options: RedisCacheOptions): ResultCache {
       if (text === null) return undefined;
       let value: unknown;
       try {
-        value = JSON.parse(text);
+        value = parseExactJson(text);
       } catch {
         return undefined;
       }
       return isCacheEntry(value) ? value : undefined;
     },
     async set(key: string, value: CacheEntry, ttlSeconds: number): Promise<void> {
-      await ready().set(entryKey(key), JSON.stringify(value), { expiration: { type: 'PX', value: millis(ttlSeconds) } });
+      await ready().set(entryKey(key), stringifyExactJson(value), { expiration: { type: 'PX', value: millis(ttlSeconds) } });
     },
     async delete(key: string): Promise<void> {
       await ready().del(entryKey(key));

@@ -2,6 +2,9 @@ import type { ColumnSpec } from '../definitions/definition';
 import { parseIsoMicros } from '../time/iso';
 import type { Row } from './shape-rows';
 
+/** How answers to callers' SQL are written (`wireFormat` of createEndpoints). */
+export type WireFormat = 'iso' | 'logflare';
+
 /**
  * Shaped rows in Logflare's wire format (docs/supabase.md, "Wire format"), what Supabase Studio
  * reads: every timestamp an integer of unix microseconds (Studio divides it to page), every JSON

@@ -1,9 +1,10 @@
 import type { ColumnSpec } from '../definitions/definition';
 import type { EngineValue } from '../engine/engine';
 import { formatIsoMicros } from '../time/iso';
+import { parseExactJson } from '../util/exact-json';
 
 /** A result row as every entry point shows it (docs/semantics.md, "Values in results"). */
-export type Row = Record<string, string | number | boolean | Record<string, unknown> | null>;
+export type Row = Record<string, string | number | boolean | Record<string, unknown> | unknown[] | null>;
 
 /**
  * The one place engine values become result values: timestamps as ISO strings with six
@@ -31,15 +32,16 @@ function shapeValue(column: ColumnSpec, value: EngineValue): Row[string] {
     case 'boolean':
       return typeof value === 'boolean' ? value : value === 'true' || Number(value) !== 0;
     case 'json':
-      return parseJsonObject(value);
+      return parseJson(value);
   }
 }
 
-function parseJsonObject(value: EngineValue): Record<string, unknown> | null {
+/** A JSON value as JavaScript: an object (a source's `metadata`), an array, or a scalar (a field a caller's SQL read). */
+function parseJson(value: EngineValue): Row[string] {
   if (typeof value !== 'string') return null;
   try {
-    const parsed: unknown = JSON.parse(value);
-    return parsed !== null && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : { value: parsed };
+    // Integers past 2^53 come back as bigint, written as their digits by every format.
+    return parseExactJson(value) as Row[string];
   } catch {
     return null;
   }

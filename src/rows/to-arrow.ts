@@ -3,6 +3,7 @@ import type { Data, DataType, Table } from 'apache-arrow';
 import type { ColumnSpec, ColumnType } from '../definitions/definition';
 import { parseIsoMicros } from '../time/iso';
 import type { Row } from './shape-rows';
+import { stringifyExactJson } from '../util/exact-json';
 
 type Arrow = typeof import('apache-arrow');
 
@@ -76,7 +77,7 @@ function columnData(column: ColumnSpec, rows: readonly Row[]): Data {
     case 'text':
       return vectorFromArray(values.map((v) => (v === null ? null : String(v))), new Utf8()).data[0]!;
     case 'json':
-      return vectorFromArray(values.map((v) => (v === null ? null : JSON.stringify(v))), new Utf8()).data[0]!;
+      return vectorFromArray(values.map((v) => (v === null ? null : stringifyExactJson(v))), new Utf8()).data[0]!;
   }
 }
 

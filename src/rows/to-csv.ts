@@ -1,5 +1,6 @@
 import type { ColumnSpec } from '../definitions/definition';
 import type { Row } from './shape-rows';
+import { stringifyExactJson } from '../util/exact-json';
 
 /**
  * RFC 4180 CSV of shaped rows: a header line of column names, CRLF line ends, fields quoted only
@@ -14,7 +15,7 @@ export function rowsToCsv(columns: readonly ColumnSpec[], rows: readonly Row[]):
 
 function cellText(column: ColumnSpec, value: Row[string]): string {
   if (value === null) return '';
-  if (column.type === 'json' || typeof value === 'object') return JSON.stringify(value);
+  if (column.type === 'json' || typeof value === 'object') return stringifyExactJson(value);
   return String(value);
 }
 

@@ -1,5 +1,6 @@
 import type { ColumnSpec } from '../definitions/definition';
 import type { Row } from './shape-rows';
+import { stringifyExactJson } from '../util/exact-json';
 
 /** Newline-delimited JSON of shaped rows: one object per line, columns in their declared order. */
 export function rowsToNdjson(columns: readonly ColumnSpec[], rows: readonly Row[]): string {
@@ -7,7 +8,7 @@ export function rowsToNdjson(columns: readonly ColumnSpec[], rows: readonly Row[
   for (const row of rows) {
     const ordered: Row = {};
     for (const c of columns) ordered[c.name] = row[c.name] ?? null;
-    out += `${JSON.stringify(ordered)}\n`;
+    out += `${stringifyExactJson(ordered)}\n`;
   }
   return out;
 }

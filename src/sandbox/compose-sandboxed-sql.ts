@@ -12,7 +12,9 @@
  * // 'WITH edge_logs AS (SELECT ...)\nSELECT * FROM (\nselect count(*) from edge_logs\n) AS sandboxed LIMIT 1000'
  */
 export function composeSandboxedSql(endpointSql: string, callerSql: string, maxRows: number): string {
-  return `${splitEndpointSql(endpointSql).withClause}\n${sandboxedSelect(callerSql, maxRows)}`;
+  // A statement without CTEs (source tables when the caller names no source) gives it none.
+  const withClause = /^(\s*--[^\n]*\n)*\s*WITH\s/i.test(endpointSql) ? splitEndpointSql(endpointSql).withClause : '';
+  return `${withClause}\n${sandboxedSelect(callerSql, maxRows)}`;
 }
 
 /** The caller's query inside the wrapper that caps its rows (also what the validation parses). */

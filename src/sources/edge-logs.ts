@@ -9,6 +9,10 @@ export const edgeLogs = defineSource({
   logflare: { names: ['cloudflare.logs.prod'], id: '49d2db0a-0317-43a6-9cd4-0b1425da96f0' },
   columns: {
     project: 'text',
+    // Top-level fields Supabase's Vector adds: the container (`supabase-kong`) and, on nginx's
+    // error lines, their severity. Declared so they are kept in every layout (docs/supabase.md).
+    appname: 'text',
+    severity: 'text',
     request_path: { type: 'text', path: '$.request.path' },
     request_url: { type: 'text', path: '$.request.url' },
     status_code: { type: 'integer', path: '$.response.status_code', duckdb: 'INTEGER' },

@@ -8,6 +8,8 @@ export const functionEdgeLogs = defineSource({
   description: 'Edge-function invocation log: one event per invocation.',
   logflare: { names: ['deno-relay-logs'], id: '25810149-e19d-4b24-a57a-0e886add2d74' },
   columns: {
+    // The container Supabase's Vector names (`appname`): kept in every layout (docs/supabase.md).
+    appname: 'text',
     project_ref: { type: 'text', path: '$.project_ref' },
     function_id: { type: 'text', path: '$.function_id' },
     execution_time_ms: { type: 'float', path: '$.execution_time_ms' },

@@ -40,6 +40,13 @@ export function checkFunction(option: string, value: unknown, what: string): voi
   }
 }
 
+/** An optional option that is one of a few texts. */
+export function checkOneOf(option: string, value: unknown, allowed: readonly string[]): void {
+  if (value !== undefined && !allowed.includes(value as string)) {
+    throw new InvalidOptionError(option, `${option} must be ${allowed.map((a) => `'${a}'`).join(' or ')}, not ${describeValue(value)}.`);
+  }
+}
+
 export function checkBoolean(option: string, value: unknown): void {
   if (value !== undefined && typeof value !== 'boolean') {
     throw new InvalidOptionError(option, `${option} must be true or false, not ${describeValue(value)}.`);

@@ -82,6 +82,9 @@ describe('clickhouse serve --data-dir while ClickHouse is away', () => {
     const away = await get(url!, '/api/endpoints/usage.api-counts?project=.&interval=daily');
     expect(away).toMatchObject({ status: 503, retryAfter: '5', body: { error: { code: 'overloaded' } } });
     expect(String((away.body.error as { message: string }).message)).not.toContain('127.0.0.1');
+    // Health answers ok, naming ClickHouse as degraded: ingest works, durable in the data dir (docs/http.md, "Health").
+    const health = await fetch(`${url}/health`);
+    expect([health.status, await health.json()]).toEqual([200, { status: 'ok', degraded: ['clickhouse'] }]);
 
     await cluster.restart();
     // The shipper retries with a pause that doubles (at most 60 s): within two minutes all is in.
@@ -89,6 +92,7 @@ describe('clickhouse serve --data-dir while ClickHouse is away', () => {
     while (!drained(dataDir) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
     expect(drained(dataDir)).toBe(true);
     expect(await census(url!)).toEqual({ total: 200, ids: acknowledged.sort() });
+    expect(await (await fetch(`${url}/health`)).json()).toEqual({ status: 'ok' });
 
     child.kill('SIGTERM');
     expect(await new Promise((resolve) => child.once('exit', (code) => resolve(code)))).toBe(0);

@@ -11,6 +11,16 @@ import { preparedQuerySql } from './query-files';
 import { runCommand, runSql, type SqlRequest } from './run-sql';
 import { sqlTableName } from './sql-text';
 import { monotonicMs } from '../../time/clock';
+import { InvalidParameterError } from '../../errors';
+import { checkBigQuery } from '../../bigquery/translate-bigquery';
+import { bigQuerySchemaOf } from '../../bigquery/schema-of-sources';
+import type { BigQuerySchema } from '../../bigquery/schema';
+import { sandboxedSelect } from '../../sandbox/compose-sandboxed-sql';
+import type { CallerDialect, CheckedSql } from '../../sandbox/validate-caller-sql';
+import { serializeSqlNeutrally } from '../neutral-duckdb';
+import { callerDialectRefused } from '../caller-dialect';
+import { clickhouseSandboxTables } from './sandbox-tables';
+import { everyProject } from './every-project';
 
 /** Options of `clickhouseEngine`: where the tables are, and the limits every query runs under. */
 export interface ClickHouseEngineOptions extends ClickHouseTarget {
@@ -53,6 +63,10 @@ class ClickHouseEngine implements Engine {
   /** Relation name -> the table's full name, for every source of the engine. */
   private readonly tables: Map<string, string>;
   private readonly sources: SourceSet;
+  /** The tables a BigQuery SELECT may read (one per source), built on first use. */
+  private bigQuerySchema: BigQuerySchema | undefined;
+  /** Source-table template -> each source's FROM item (a subquery: 18.16 has no WITH ... AS). */
+  private readonly sourceTables = new Map<string, Record<string, string>>();
   readonly sourceNames: readonly string[];
   private client: ReturnType<typeof openClient> | null = null;
   private features: Promise<ServerFeatures> | null = null;
@@ -77,12 +91,41 @@ class ClickHouseEngine implements Engine {
     this.assertOpen();
     return this.gate.run(() => this.limited(async (signal, queryId) => {
       const started = monotonicMs();
-      const text = request.statement.sql.clickhouse;
+      // A caller's SELECT (translated by checkSql, its tables already subqueries) under the endpoint's max rows.
+      const text = request.sql !== undefined ? sandboxedSelect(request.sql, request.maxRows) : request.statement.sql.clickhouse;
       if (text === undefined) throw new EngineError('query_failed', `${request.statement.name} has no ClickHouse SQL.`);
-      const sql = preparedQuerySql(text, this.tables);
+      const project = request.statement.projectParam;
+      // With singleProject the project is NULL: its comparisons go, every project's rows count.
+      const single = project !== undefined && request.params[project] === null;
+      const scoped = single ? everyProject(text, project) : text;
+      // A caller's translated SELECT names its tables already (and its strings must stay as sent).
+      const sql = request.sql !== undefined ? scoped : preparedQuerySql(scoped, this.tables);
       const result = await this.sql({ sql, params: { ...request.params, max_rows: request.maxRows }, signal, queryId });
       return { rows: decodeRows(result), engineMs: monotonicMs() - started };
     }));
+  }
+
+  /**
+   * Checks a caller's SELECT: BigQuery SQL over the statement's source tables, translated for
+   * ClickHouse from the same tree whose DuckDB text the sandbox's rules check (in the engines'
+   * neutral DuckDB, before anything reaches the server). DuckDB's dialect cannot run here.
+   */
+  async checkSql(statement: EngineRequest['statement'], sql: string, maxRows: number, dialect: CallerDialect = 'duckdb'): Promise<CheckedSql> {
+    this.assertOpen();
+    if (dialect !== 'bigquery') {
+      throw new InvalidParameterError('sql', 'The ClickHouse engine runs a caller\'s sql in the BigQuery dialect (sqlDialect: \'bigquery\'), not DuckDB\'s.');
+    }
+    const template = statement.sourceTables?.clickhouse;
+    if (template === undefined) throw callerDialectRefused(statement.name);
+    let tables = this.sourceTables.get(template);
+    if (!tables) {
+      tables = clickhouseSandboxTables(template, this.sources.list.map((d) => ({ relation: d.relation, table: this.tables.get(d.relation)!, projectColumn: d.projectColumn })));
+      this.sourceTables.set(template, tables);
+    }
+    this.bigQuerySchema ??= bigQuerySchemaOf(this.sources.list);
+    const rules = { tables: this.sources.list.map((d) => d.relation), maxRows };
+    const checked = await checkBigQuery(sql, this.bigQuerySchema, 'clickhouse', rules, serializeSqlNeutrally, tables);
+    return { sql: checked.sql, key: checked.key, columns: checked.columns };
   }
 
   async checkPattern(pattern: string): Promise<string | null> {

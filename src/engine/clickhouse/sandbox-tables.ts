@@ -1,4 +1,4 @@
-import { statementSql } from './query-files';
+import { stripComments } from './query-files';
 import { sqlIdentifier } from './sql-text';
 import { flatPathsColumn, flatValuesColumn } from '../../util/json-flat-paths';
 
@@ -17,18 +17,20 @@ const EMPTY_SOURCE = `(SELECT '' AS id, toInt64(0) AS timestamp, '' AS event_mes
 
 /**
  * The FROM item of each source for a caller's translated SELECT on ClickHouse (the `tables` of
- * `translateBigQuery(..., 'clickhouse', tables)`): the source's rows of the request's project,
- * window and bounds (queries/clickhouse/sandbox.source.sql), bound with `project`, `after` and
- * `until` as logs.all binds them.
+ * `translateBigQuery(..., 'clickhouse', tables)`): an endpoint's source-table template (a SELECT
+ * over `source_rows`, e.g. queries/clickhouse/logs.all.tables.sql) over the source's table, its
+ * project column named for `project_column`, as a subquery: 18.16 has no WITH ... AS (subquery).
  *
  * @example
- * clickhouseSandboxTables([{ relation: 'edge_logs', table: 'logs.edge_logs', projectColumn: 'project' }]);
- * // { edge_logs: '(SELECT * FROM logs.edge_logs WHERE project = {project:String} AND ...)' }
+ * clickhouseSandboxTables(querySql('clickhouse', 'logs.all.tables'), [{ relation: 'edge_logs', table: 'logs.edge_logs', projectColumn: 'project' }]);
+ * // { edge_logs: '(SELECT * FROM logs.edge_logs WHERE ({project:Nullable(String)} IS NULL OR project = ...) AND ...)' }
  */
-export function clickhouseSandboxTables(sources: readonly SandboxSource[]): Record<string, string> {
+export function clickhouseSandboxTables(template: string, sources: readonly SandboxSource[]): Record<string, string> {
+  const body = stripComments(template);
+  if (!/\bFROM\s+source_rows\b/.test(body)) throw new RangeError('A source-table template reads FROM source_rows.');
   return Object.fromEntries(sources.map((s) => {
     if (s.table === null) return [s.relation, EMPTY_SOURCE];
-    const sql = statementSql('sandbox.source', 'source_rows', s.table).replace(/\bproject_column\b/, sqlIdentifier(s.projectColumn));
+    const sql = body.replace(/\bFROM\s+source_rows\b/g, `FROM ${s.table}`).replace(/\bproject_column\b/g, sqlIdentifier(s.projectColumn));
     return [s.relation, `(${sql.replace(/\s*\n\s*/g, ' ')})`];
   }));
 }

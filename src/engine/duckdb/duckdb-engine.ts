@@ -30,14 +30,20 @@ import { parquetSchema } from '../../duckdb/parquet-schema';
 import { RangeCopies } from '../../files/range-copies';
 import { LongLineCopies } from '../../files/long-line-copies';
 import type { MemoryTables } from '../../managed/memory-tables';
-import { openDatabase, type DatabaseSettings, type MemoryRelief } from '../../duckdb/open-database';
+import { memoryLimitBytes, openDatabase, type DatabaseSettings, type MemoryRelief } from '../../duckdb/open-database';
+import { ceilingFor, MemoryWatch } from './memory-watch';
 import { emptyNdjsonFile } from '../../duckdb/empty-ndjson-file';
 import { NOT_A_COMMIT_MARKER, sourceRelation, type SourceFiles } from '../../duckdb/source-relations';
 import { sqlStringList } from '../../duckdb/sql-literal';
 import { newestFirst } from './newest-first';
 import { HeadTables } from './head-tables';
 import { composeSandboxedSql, splitEndpointSql } from '../../sandbox/compose-sandboxed-sql';
-import { validateCallerSql, type CheckedSql } from '../../sandbox/validate-caller-sql';
+import { validateCallerSql, type CallerDialect, type CheckedSql } from '../../sandbox/validate-caller-sql';
+import { sourcesNamedBy, sourceTablesStatement } from '../../sandbox/source-tables';
+import { checkBigQuery } from '../../bigquery/translate-bigquery';
+import { bigQuerySchemaOf } from '../../bigquery/schema-of-sources';
+import type { BigQuerySchema } from '../../bigquery/schema';
+import { callerDialectRefused } from '../caller-dialect';
 import { callerColumns, callerRows } from './caller-results';
 import { callerSqlError, namesAFile } from './caller-errors';
 import type { SourceDescriptor, SourceRollup } from '../../sources/source-descriptor';
@@ -180,12 +186,16 @@ function ownCtes(sql: string): readonly string[] {
 export async function createDuckDBEngine(options: DuckDBEngineOptions): Promise<Engine> {
   const { instance, connection, relief } = await openDatabase(options);
   options.memory?.attach(instance);
-  return new DuckDBEngine(instance, connection, options, relief);
+  // The limit in force (DuckDB's default when none is set: 80% of RAM) sets the callers' ceiling.
+  const limit = memoryLimitBytes(String((await connection.runAndReadAll("SELECT current_setting('memory_limit')")).getRows()[0]?.[0]));
+  return new DuckDBEngine(instance, connection, options, relief, limit === null ? null : new MemoryWatch(ceilingFor(limit)));
 }
 
 class DuckDBEngine implements Engine {
   private readonly readers = new Map<SourceDescriptor, SourceReader>();
   private readonly sourceSet: SourceSet;
+  /** The tables a BigQuery SELECT may read (one per source), built on first use. */
+  private bigQuerySchema: BigQuerySchema | undefined;
   private readonly memory: MemoryTables | undefined;
   /** Days' heads held as tables in memory (logs.all's pages read one per day). */
   private readonly headTables = new HeadTables((sql) => this.onControl(() => this.control.run(sql)));
@@ -209,12 +219,14 @@ class DuckDBEngine implements Engine {
     private readonly control: DuckDBConnection,
     options: DuckDBEngineOptions,
     private readonly relief: MemoryRelief | null = null,
+    /** Stops callers' queries past the process's ceiling (docs/sandboxing.md, "Limits"). */
+    private readonly watch: MemoryWatch | null = null,
   ) {
     const list = (g: string | readonly string[] | undefined) => (g === undefined ? [] : typeof g === 'string' ? [g] : [...g]);
     this.memory = options.memory;
     // Every source of the instance (the built-ins and the user's): a statement may read any of them.
     this.sourceSet = options.sourceSet;
-    for (const d of this.sourceSet.list) this.readers.set(d, new SourceReader(list(options.sources[d.name]), options.extraInputs?.[d.name]));
+    for (const d of this.sourceSet.list) this.readers.set(d, new SourceReader(list(options.sources[d.name]), options.extraInputs?.[d.name], d));
     this.gate = new QueryGate({
       maxConcurrent: options.maxConcurrentQueries ?? 4,
       maxQueued: options.maxQueuedQueries ?? 64,
@@ -228,7 +240,9 @@ class DuckDBEngine implements Engine {
 
   async run(request: EngineRequest): Promise<EngineResult> {
     this.assertOpen();
-    const variantSql = statementSql(request);
+    // A caller's SQL over source tables reads the tables of the sources it names, no others.
+    const tables = request.sql !== undefined ? request.statement.sourceTables?.duckdb : undefined;
+    const variantSql = tables === undefined ? statementSql(request) : sourceTablesStatement(tables, sourcesNamedBy(request.sql!, this.sourceSet.list));
     return this.gate.run(() => this.withConnection(async (connection) => {
       const started = monotonicMs();
       const sources = this.sourcesOf(variantSql);
@@ -239,24 +253,34 @@ class DuckDBEngine implements Engine {
         const reads = new Map<SourceDescriptor, ReadSet>();
         for (const source of sources) reads.set(source, await this.reader(source).snapshot(earliestDayOf(request.notBefore)));
         const files = new Map<SourceDescriptor, SourceFiles & { copies: Map<string, FileRange> }>();
+        // The stored rollups the variant reads hold the bytes their commits recorded (a damaged one
+        // is dropped: its file's rows stand in), checked before the variant is chosen.
+        for (const [source, read] of reads) await this.reader(source).verifyCompanions(read, { rollups: rollupsNamedBy(variantSql, source) });
         // A rollup variant whose rollups are not stored for this read runs as the base statement.
         const sql = request.statement.fallback && !rollupsStored(variantSql, reads) ? statementSql({ ...request, statement: { ...request.statement, sql: request.statement.fallback } }) : variantSql;
+        const walksNewestFirst = request.statement.newestFirst && sources.length === 1 && request.sql === undefined;
+        // So do the data files whose rows the statement reads (a newest-first walk checks each
+        // day's as it reaches it); those that do not are left out, named.
+        if (!walksNewestFirst) for (const [source, read] of reads) await this.reader(source).verifyRows(read, rowsRead(sql, source, read));
+        // Taken once the statement ran: a newest-first walk names what it leaves out as it goes.
+        const skippedFiles = () => [...reads.values()].flatMap((r) => r.skipped);
         try {
           for (const [source, read] of reads) files.set(source, await this.sourceFiles(connection, read));
-          const skippedFiles = [...reads.values()].flatMap((r) => r.skipped);
           if (request.sql !== undefined) {
-            return { ...(await this.executeCaller(connection, sql, request, files)), engineMs: monotonicMs() - started, skippedFiles };
+            return { ...(await this.executeCaller(connection, sql, request, files)), engineMs: monotonicMs() - started, skippedFiles: skippedFiles() };
           }
           const [only] = sources;
-          const rows = request.statement.newestFirst && sources.length === 1
+          const rows = walksNewestFirst
             ? await newestFirst({
               connection, sql, request, source: only!, read: reads.get(only!)!, files: files.get(only!)!, heads: this.headTables,
               execute: (set) => this.execute(connection, sql, request, new Map([[only!, set]])),
               executePrepared: (text, r) => this.executePrepared(connection, text, r),
               fullSql: (text, set) => fullQuerySql(text, new Map([[only!, set]])),
+              reader: this.reader(only!),
+              relisted: () => this.sourceFiles(connection, reads.get(only!)!),
             })
             : await this.execute(connection, sql, request, files);
-          return { rows, engineMs: monotonicMs() - started, skippedFiles };
+          return { rows, engineMs: monotonicMs() - started, skippedFiles: skippedFiles() };
         } catch (error) {
           if (request.sql !== undefined) await this.blameCaller(error, connection, sql, request, reads, files);
           let retry = false;
@@ -270,7 +294,7 @@ class DuckDBEngine implements Engine {
       } finally {
         leave?.();
       }
-    }));
+    }, request.sql !== undefined));
   }
 
   /**
@@ -318,12 +342,21 @@ class DuckDBEngine implements Engine {
     throw refusal;
   }
 
-  /** Checks a caller's SELECT against the sandbox's rules for this statement's CTEs. */
-  async checkSql(statement: EngineRequest['statement'], sql: string, maxRows: number): Promise<CheckedSql> {
+  /**
+   * Checks a caller's SELECT against the sandbox's rules: over the statement's CTEs, or over a
+   * table per source of this engine when the statement has source tables. A BigQuery SELECT is
+   * translated first, and its DuckDB text is what the rules check and what runs.
+   */
+  async checkSql(statement: EngineRequest['statement'], sql: string, maxRows: number, dialect: CallerDialect = 'duckdb'): Promise<CheckedSql> {
     this.assertOpen();
-    const tables = splitEndpointSql(statementSql({ statement, params: {}, maxRows })).tables;
-    return validateCallerSql(sql, { tables, maxRows }, (text) =>
-      this.onControl(async () => String((await this.control.runAndReadAll('SELECT json_serialize_sql($sql::VARCHAR)', { sql: text }, { sql: VARCHAR })).getRows()[0]![0])));
+    const serialize = (text: string) =>
+      this.onControl(async () => String((await this.control.runAndReadAll('SELECT json_serialize_sql($sql::VARCHAR)', { sql: text }, { sql: VARCHAR })).getRows()[0]![0]));
+    const sources = statement.sourceTables ? this.sourceSet.list : null;
+    const tables = sources ? sources.map((s) => s.relation) : splitEndpointSql(statementSql({ statement, params: {}, maxRows })).tables;
+    if (dialect === 'duckdb') return validateCallerSql(sql, { tables, maxRows }, serialize);
+    if (!sources) throw callerDialectRefused(statement.name);
+    const checked = await checkBigQuery(sql, this.bigQuerySchema ??= bigQuerySchemaOf(sources), 'duckdb', { tables, maxRows }, serialize);
+    return { sql: checked.sql, key: checked.key, columns: checked.columns };
   }
 
   /** Prepares a statement over empty sources: null when it would run, else DuckDB's reason. */
@@ -496,6 +529,8 @@ class DuckDBEngine implements Engine {
           for (let attempt = 1; ; attempt++) {
             const read = await this.reader(source).snapshot();
             let files: SourceFiles & { copies: Map<string, FileRange> } | undefined;
+            // Every data file's rows are counted: each is checked against its commit first.
+            await this.reader(source).verifyRows(read);
             try {
               files = await this.sourceFiles(connection, read);
               out.push(await this.inspect(connection, source, read, files));
@@ -609,10 +644,12 @@ class DuckDBEngine implements Engine {
     return types;
   }
 
-  private async withConnection<T>(work: (connection: DuckDBConnection) => Promise<T>): Promise<T> {
+  private async withConnection<T>(work: (connection: DuckDBConnection) => Promise<T>, caller = false): Promise<T> {
     this.assertOpen();
     const connection = this.idle.pop() ?? (await this.instance.connect());
     this.busy.add(connection);
+    const unwatch = caller ? this.watch?.watch(connection) : undefined;
+    let stopped = false;
     let timedOut = false;
     let repeat: NodeJS.Timeout | undefined;
     // An interrupt only stops the statement running at that moment; one that lands between two
@@ -627,9 +664,14 @@ class DuckDBEngine implements Engine {
     timer.unref();
     try {
       const result = await work(connection);
-      if (timedOut) throw new Error('finished after its time limit');
+      stopped = unwatch?.() ?? false;
+      if (timedOut || stopped) throw new Error('finished after its time limit or memory ceiling');
       return result;
     } catch (error) {
+      stopped ||= unwatch?.() ?? false;
+      if (stopped) {
+        throw new EngineError('overloaded', `The query was stopped: the process grew past its memory ceiling (${Math.round(this.watch!.ceilingBytes / 2 ** 20)} MiB) while it ran.`, { cause: error, retryAfterSeconds: 1 });
+      }
       // Ours already (an engine error, a caller's SQL refused): as it is.
       if (error instanceof LogEndpointsError) throw error;
       if (timedOut) throw new EngineError('timeout', `The query ran past its time limit of ${this.timeoutMs} ms.`, { cause: error });
@@ -733,6 +775,21 @@ function changedSinceListed(file: ListedFile): boolean {
   if (file.dataset) return !existsSync(file.path);
   const now = statSync(file.path, { throwIfNoEntry: false });
   return !now || now.ino !== file.ino || now.size !== file.size || now.mtimeMs !== file.mtimeMs;
+}
+
+/**
+ * The Parquet files whose rows a statement reads: all of them when it names the source's relation,
+ * else (it reads rollups only) those lacking a stored rollup it names, computed from their rows.
+ */
+function rowsRead(sql: string, source: SourceDescriptor, read: ReadSet): ListedFile[] {
+  if (namesRelation(sql, source.relation)) return read.parquet;
+  const rollups = rollupsNamedBy(sql, source);
+  return read.parquet.filter((f) => rollups.some((name) => !f.rollups?.[name]));
+}
+
+/** The rollups of a source a statement reads by name. */
+function rollupsNamedBy(sql: string, source: SourceDescriptor): string[] {
+  return Object.keys(source.rollups).filter((name) => namesRelation(sql, name));
 }
 
 /** Engine messages of damaged Parquet that name no file: the files are then tried one by one. */

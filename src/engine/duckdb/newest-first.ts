@@ -3,7 +3,7 @@ import type { EngineRequest, EngineValue } from '../engine';
 import type { SourceDescriptor } from '../../sources/source-descriptor';
 import type { SourceFiles } from '../../duckdb/source-relations';
 import type { ListedFile } from '../../files/list-glob';
-import { headOf, type ReadSet } from '../../files/source-reader';
+import { headOf, type ReadSet, type SourceReader } from '../../files/source-reader';
 import { partitionDay } from '../../files/file-kinds';
 import { HEAD_ROWS_PER_PROJECT } from '../../dataset/newest-heads';
 import { BOUND_PARAM, newestInTwoPhases } from './two-phase-newest';
@@ -26,6 +26,10 @@ export interface NewestFirstQuery {
   /** The full SQL text of a statement over these files. */
   fullSql(statement: string, files: SourceFiles): string;
   heads: HeadTables;
+  /** Checks the bytes of what a day reads against its commits (a damaged file is left out, named). */
+  reader: Pick<SourceReader, 'verifyRows' | 'verifyCompanions'>;
+  /** The files of `read` listed again (after a damaged one was left out). */
+  relisted(): Promise<SourceFiles>;
 }
 
 const DAY_MICROS = 86_400_000_000n;
@@ -57,8 +61,9 @@ export async function newestFirst(q: NewestFirstQuery): Promise<Rows> {
   const days = new Map<string, ListedFile[]>();
   for (const file of read.parquet) {
     const day = file.dataset ? partitionDay(file.path) : null;
-    // Files of unknown day (or schema: not from a dataset) are read in one query, as usual.
-    if (day === null) return q.execute(files);
+    // Files of unknown day (or schema: not from a dataset) are read in one query, as usual: their
+    // data files' rows are checked first (a damaged one is left out, named, and the files listed again).
+    if (day === null) return q.execute((await q.reader.verifyRows(read)) ? await q.relisted() : files);
     days.set(day, [...(days.get(day) ?? []), file]);
   }
   const until = request.params[order.until];
@@ -70,15 +75,20 @@ export async function newestFirst(q: NewestFirstQuery): Promise<Rows> {
    * every file has one, it holds at least `limit` rows per project, and no upper bound cuts into
    * the day (the newest rows of a file at or before the bound are then its newest rows).
    */
-  const dayRead = (day: string): DayRead => {
+  const dayRead = async (day: string): Promise<DayRead> => {
+    // What a day reads is checked against its commits as it is reached: its heads (a damaged one
+    // is dropped, its data file read instead), else its data files (a damaged one left out, named).
+    const wanted = limit <= HEAD_ROWS_PER_PROJECT && (untilMicros === null || untilMicros >= dayStartMicros(day) + DAY_MICROS);
+    if (wanted && days.get(day)!.every((f) => f.head)) await q.reader.verifyCompanions(read, { heads: true, files: days.get(day) });
+    const heads = wanted && days.get(day)!.every((f) => f.head);
+    if (!heads && (await q.reader.verifyRows(read, days.get(day)))) days.set(day, days.get(day)!.filter((f) => read.parquet.includes(f)));
     const list = days.get(day)!;
-    const heads = limit <= HEAD_ROWS_PER_PROJECT && list.every((f) => f.head) && (untilMicros === null || untilMicros >= dayStartMicros(day) + DAY_MICROS);
     return { day, files: heads ? list.map((f) => headOf(f)!) : list, heads };
   };
   // The events held in memory: each project's newest of them are enough without an upper bound
   // (as a file's head is for its file), else all of them.
   const memory = limit <= HEAD_ROWS_PER_PROJECT && untilMicros === null && read.memoryNewest !== undefined ? read.memoryNewest : files.memory;
-  let rows = await readDays(q, ordered.length ? [dayRead(ordered[0]!)] : [], true, memory);
+  let rows = await readDays(q, ordered.length ? [await dayRead(ordered[0]!)] : [], true, memory);
   // Older days that can still hold one of the N newest rows: once the N-th row so far is at or
   // after a day's end, that day and every older one cannot.
   const older = ordered.slice(1);
@@ -86,7 +96,8 @@ export async function newestFirst(q: NewestFirstQuery): Promise<Rows> {
     const nth = rows[limit - 1];
     return nth !== undefined && BigInt(nth.timestamp as bigint) >= dayStartMicros(day) + DAY_MICROS;
   });
-  const open = (stop === -1 ? older : older.slice(0, stop)).map(dayRead);
+  const open: DayRead[] = [];
+  for (const day of stop === -1 ? older : older.slice(0, stop)) open.push(await dayRead(day));
   // Those with heads in one statement over all their heads: each holds every project's newest
   // rows of its file, so the newest of all of them are among their heads. One statement instead
   // of one per day: a project with few rows pages through a 90-day window in one read, not 90

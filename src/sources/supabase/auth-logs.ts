@@ -10,6 +10,6 @@ export const authLogs = defineSource({
   relation: 'auth_logs',
   description: 'Auth (GoTrue) log: one event per line GoTrue writes.',
   logflare: { names: ['gotrue.logs.prod'], id: 'eac67572-ca09-4e09-803c-31a4b3a514ac' },
-  columns: { project: 'text' },
+  columns: { project: 'text', appname: 'text' },
   projectColumn: 'project',
 });

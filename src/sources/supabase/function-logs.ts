@@ -9,6 +9,6 @@ export const functionLogs = defineSource({
   relation: 'function_logs',
   description: 'Edge-function log: one event per line a function writes.',
   logflare: { names: ['deno-subhosting-events'], id: '2c8e2d56-cf71-4339-b42c-e9b643c09f46' },
-  columns: { project_ref: { type: 'text', path: '$.project_ref' } },
+  columns: { project_ref: { type: 'text', path: '$.project_ref' }, appname: 'text' },
   projectColumn: 'project_ref',
 });

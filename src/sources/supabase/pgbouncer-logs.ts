@@ -6,6 +6,6 @@ export const pgbouncerLogs = defineSource({
   relation: 'pgbouncer_logs',
   description: 'PgBouncer connection pooler log: one event per line PgBouncer writes.',
   logflare: { names: ['pgbouncer.logs.prod'], id: '06dd12bd-7d8a-4ef1-965b-8bac619fa5b7' },
-  columns: { project: 'text' },
+  columns: { project: 'text', appname: 'text' },
   projectColumn: 'project',
 });

@@ -10,6 +10,6 @@ export const postgresLogs = defineSource({
   relation: 'postgres_logs',
   description: 'Postgres log: one event per line the database writes.',
   logflare: { names: ['postgres.logs'], id: '5332b17f-bd9b-4642-9e23-f7bbef9d3aa5' },
-  columns: { project: 'text' },
+  columns: { project: 'text', appname: 'text' },
   projectColumn: 'project',
 });

@@ -10,6 +10,6 @@ export const realtimeLogs = defineSource({
   relation: 'realtime_logs',
   description: 'Realtime server log: one event per line Realtime writes.',
   logflare: { names: ['realtime.logs.prod'], id: '4be593be-deee-4cfa-bae5-c51ed67dd1ce' },
-  columns: { project: { type: 'text', path: '$.project' } },
+  columns: { project: { type: 'text', path: '$.project' }, appname: 'text' },
   projectColumn: 'project',
 });

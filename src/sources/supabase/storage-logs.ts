@@ -10,6 +10,6 @@ export const storageLogs = defineSource({
   relation: 'storage_logs',
   description: 'Storage API log: one event per line the storage server writes.',
   logflare: { names: ['storage.logs.prod.2'], id: '5be243aa-4bf0-4641-a351-aeaac8373ef0' },
-  columns: { project: { type: 'text', path: '$.project' } },
+  columns: { project: { type: 'text', path: '$.project' }, appname: 'text' },
   projectColumn: 'project',
 });

@@ -1,0 +1,59 @@
+import type { SourceColumn, SourceDescriptor } from '../sources/source-descriptor';
+import type { ColumnType } from '../sql/column-types';
+import { codeOnly } from '../sql/sql-scan';
+
+/** The placeholders of a source-table template (queries/<dialect>/logs.all.tables.sql). */
+const SOURCE_ROWS = /\bsource_rows\b/g;
+const PROJECT_COLUMN = /\bproject_column\b/g;
+
+/**
+ * The columns a caller's SQL sees in a source's table: the event's own fields (`id`, `timestamp`,
+ * `event_message`, `metadata`) and the source's other top-level fields (`project`), as Logflare's
+ * tables have them. Fields a descriptor derives from inside `metadata` (`request_path`) are how
+ * the source is stored, not what events hold: they stay out (a caller reads them from `metadata`).
+ *
+ * @example
+ * sourceTableColumns(edgeLogs).map((c) => c.name); // ['id', 'timestamp', 'event_message', 'metadata', 'project']
+ */
+export function sourceTableColumns(source: SourceDescriptor): readonly SourceColumn[] {
+  return source.columns.filter((c) => c.path === null);
+}
+
+/** A source-table template with a source's relation (or table) and project column in place. */
+export function fillSourceTable(template: string, source: SourceDescriptor, rows: string = source.relation): string {
+  return template.replace(SOURCE_ROWS, rows).replace(PROJECT_COLUMN, source.projectColumn);
+}
+
+/**
+ * The WITH clause of a caller's SQL over source tables (DuckDB): one CTE per source, named by its
+ * relation, holding the template's rows with the source's own columns. Each CTE shadows the
+ * engine's relation of the same name, which it reads (the engine runs the statement inside the
+ * relations).
+ *
+ * @example
+ * sourceTablesStatement(querySql('duckdb', 'logs.all.tables'), [edgeLogs]);
+ * // 'WITH edge_logs AS (SELECT id, timestamp, event_message, metadata, project FROM (SELECT * FROM edge_logs WHERE ...))\nSELECT 1'
+ */
+export function sourceTablesStatement(template: string, sources: readonly SourceDescriptor[]): string {
+  if (!sources.length) return 'SELECT 1';
+  const body = template.trim().replace(/^(\s*--[^\n]*\n)+/, '');
+  const ctes = sources.map((s) => `${s.relation} AS (SELECT ${sourceTableColumns(s).map((c) => c.name).join(', ')} FROM (\n${fillSourceTable(body, s)}\n))`);
+  // The statement's own SELECT never runs: a caller's SELECT replaces it.
+  return `WITH ${ctes.join(',\n')}\nSELECT 1`;
+}
+
+/**
+ * The sources a caller's SQL names, among these (each read costs a listing of its files): a
+ * relation's name in its code (strings and comments aside), bare or double-quoted, in any case.
+ * A quoted name inside a string counts too: one table more than needed, never one too few.
+ */
+export function sourcesNamedBy(sql: string, sources: readonly SourceDescriptor[]): SourceDescriptor[] {
+  const code = codeOnly(sql).toLowerCase();
+  const text = sql.toLowerCase();
+  return sources.filter((s) => new RegExp(`(?<![\\w$])${s.relation}(?![\\w$])`).test(code) || text.includes(`"${s.relation}"`));
+}
+
+/** The kinds of a source table's columns, by name (what a translator of callers' SQL reads). */
+export function sourceTableKinds(source: SourceDescriptor): Record<string, ColumnType> {
+  return Object.fromEntries(sourceTableColumns(source).map((c) => [c.name, c.type]));
+}

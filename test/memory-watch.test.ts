@@ -1,0 +1,34 @@
+import { DuckDBInstance } from '@duckdb/node-api';
+import { describe, expect, it } from 'vitest';
+import { ceilingFor, MemoryWatch } from '../src/engine/duckdb/memory-watch';
+
+describe('memory watch (docs/sandboxing.md, "Limits")', () => {
+  it('interrupts a watched query once the process is past its ceiling, and tells it was stopped', async () => {
+    const instance = await DuckDBInstance.create(':memory:', { threads: '1' });
+    const connection = await instance.connect();
+    let resident = 100;
+    const watch = new MemoryWatch(1000, () => resident);
+    try {
+      // A query that never ends by itself: only an interrupt stops it.
+      const unwatch = watch.watch(connection);
+      const running = connection.run('WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t) SELECT count(*) FROM t').then(() => 'finished', (error: Error) => error.message);
+      resident = 1001;
+      expect(await running).toMatch(/interrupt/i);
+      expect(unwatch()).toBe(true);
+      expect(watch.stopped).toBe(1);
+      // Below the ceiling, a watched query runs to its end and is not counted as stopped.
+      resident = 100;
+      const next = watch.watch(connection);
+      await connection.run('SELECT 1');
+      expect(next()).toBe(false);
+      expect(watch.stopped).toBe(1);
+    } finally {
+      connection.closeSync();
+      instance.closeSync();
+    }
+  });
+
+  it('sets the ceiling at the memory limit and half again, plus 256 MiB for the process around it', () => {
+    expect(ceilingFor(1e9)).toBe(1.5e9 + 256 * 2 ** 20);
+  });
+});

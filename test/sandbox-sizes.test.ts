@@ -1,0 +1,104 @@
+import { DuckDBInstance, VARCHAR, type DuckDBConnection } from '@duckdb/node-api';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { InvalidSqlError } from '../src/index';
+import { SIZE_LIMITS } from '../src/sandbox/check-sizes';
+import { constantNumber } from '../src/sandbox/constant-number';
+import { validateCallerSql } from '../src/sandbox/validate-caller-sql';
+
+describe('the size check of callers\' SQL (docs/sandboxing.md, "Limits")', () => {
+  let instance: DuckDBInstance;
+  let connection: DuckDBConnection;
+  const serialize = async (sql: string) =>
+    String((await connection.runAndReadAll('SELECT json_serialize_sql($sql::VARCHAR)', { sql }, { sql: VARCHAR })).getRows()[0]![0]);
+  /** 'ok', or the refusal's message when the rule is too_large (any other refusal fails the test). */
+  const verdict = async (sql: string) => {
+    try {
+      await validateCallerSql(sql, { tables: ['edge_logs'], maxRows: 1000 }, serialize);
+      return 'ok';
+    } catch (error) {
+      expect([sql, error instanceof InvalidSqlError && error.rule]).toEqual([sql, 'too_large']);
+      return (error as Error).message;
+    }
+  };
+
+  beforeAll(async () => {
+    instance = await DuckDBInstance.create(':memory:');
+    connection = await instance.connect();
+  });
+  afterAll(() => {
+    connection.closeSync();
+    instance.closeSync();
+  });
+
+  it('refuses each way a value grows past the limits, saying which', async () => {
+    const refused: Array<[string, RegExp]> = [
+      ['select sum(x) from (select unnest(range(1000000000)) as x)', /at most 100000 elements/],
+      ['select unnest(generate_series(1, 1e8))', /at most 100000 elements/],
+      ['select range(1000 * 1000 * 1000)', /at most 100000 elements/],
+      ["select generate_series('2020-01-01'::timestamp, '2026-01-01'::timestamp, interval 1 minute)", /at most 100000 elements/],
+      ['select range(len(id)) from edge_logs', /take constant arguments/],
+      ['select equi_width_bins(0, 10, 1000000, false)', /too large/],
+      ["select repeat(id, len(id)) from edge_logs", /size argument of repeat must be a constant/],
+      ["select repeat('x', 1000000000)", /constants take more than/],
+      ["select lpad(id, 1000000, 'y') from edge_logs", /more than 262144 bytes for one row/],
+      ["select printf('%0900000000d', 1)", /constants take more than/],
+      ["select printf('%*d', 900000000, 1)", /width or precision from an argument/],
+      ["select format('{:>{}}', 'x', 900000000)", /width or precision from an argument/],
+      ['select printf(id, 1) from edge_logs', /format of printf must be a constant/],
+      ['select list_resize([1], 100000000)', /constants take more than/],
+      ['select list_transform(range(10000), x -> range(10000))', /constants take more than/],
+      ["select replace(event_message, 'a', metadata::varchar) from edge_logs", /square of the data/],
+      ["select list_transform(str_split(event_message, ''), x -> metadata) from edge_logs", /square of the data/],
+      ["select repeat(metadata::varchar, 100) from edge_logs", /times the size of an event/],
+      ["with recursive t(s) as (select 'x' union all select s || s from t) select len(s) from t", /its own row more than once/],
+      ["select list_reduce(['a', 'b'], (a, b) -> a || a)", /accumulator more than once/],
+      ["with a as (select string_agg(id, '') s from edge_logs) select s || s || s || s || s from a", /aggregates' whole states/],
+      ["select lpad(id, 9000, 'x') || lpad(id, 9000, 'y') as w from edge_logs", /row of its answer/],
+      // A column is tracked by name through FROM, *, aliases and CTEs: a grown value stays counted.
+      ['select repeat(w, 100) from (select *, metadata::varchar as w from edge_logs)', /times the size of an event/],
+      ['select repeat(w, 100) from (select * from (select metadata::varchar as w from edge_logs))', /times the size of an event/],
+      ["with t as (select list_transform(str_split(event_message, ''), x -> metadata) as l from edge_logs) select * from t", /square of the data/],
+      ["select repeat(v, 100) from (select metadata::varchar as w from edge_logs) as s(v)", /times the size of an event/],
+      ["select metadata::varchar as w, repeat(w, 100) from edge_logs", /times the size of an event/],
+    ];
+    for (const [sql, message] of refused) expect([sql, await verdict(sql)]).toEqual([sql, expect.stringMatching(message)]);
+  });
+
+  it('lets through what log analysis builds', async () => {
+    const legit = [
+      'select id, timestamp, event_message, metadata from edge_logs order by timestamp desc limit 100',
+      "select json_extract_string(metadata, '$.response.status_code') s, list(id), string_agg(id, ',') from edge_logs group by 1",
+      "select generate_series('2026-11-20'::timestamp, '2026-11-21'::timestamp, interval 1 minute)",
+      "select list_transform(str_split(event_message, ' '), x -> upper(x)) from edge_logs",
+      "select regexp_replace(event_message, '\\d+', 'N', 'g'), replace(id, '-', '') from edge_logs",
+      "select lpad(cast(count(*) as varchar), 10, '0'), printf('%5d %s', 1, 'a'), format('{:>10}', 'b') from edge_logs",
+      'select quantile_cont(len(event_message), [0.5, 0.9, 0.99]), median(len(id)) from edge_logs',
+      'select [x * 2 for x in range(100) if x > 3], list_reduce([1, 2, 3], (a, b) -> a + b)',
+      'with recursive t(n) as (select 1 union all select n + 1 from t where n < 10) select * from t',
+      'select list(id) over (order by timestamp rows between 5 preceding and current row) from edge_logs',
+      'select a.id, b.id from edge_logs a, edge_logs b limit 10',
+      // The BigQuery translation's shape: one unnest per level, each level a column of its own
+      // beside the row it repeats (docs/sandboxing.md, "Limits"): no value holds another's elements.
+      `select json_extract_string(a2, '$.path') from (select *, unnest(json_extract(a1, '$.request[*]')) as a2
+         from (select *, unnest(json_extract(metadata, '$[*]')) as a1 from edge_logs))`,
+      'select cast(metadata as bigint) * 2, try_cast(event_message as timestamp) from edge_logs',
+    ];
+    for (const sql of legit) expect([sql, await verdict(sql)]).toEqual([sql, 'ok']);
+  });
+
+  it('reads constant arguments as DuckDB would: numbers, arithmetic, times and intervals (a month as 28 days)', async () => {
+    const first = async (expression: string) => {
+      const tree = JSON.parse(await serialize(`select ${expression}`));
+      return constantNumber(tree.statements[0].node.select_list[0]);
+    };
+    expect(await first('1000 * 1000 * 1000')).toBe(1e9);
+    expect(await first('-5')).toBe(-5);
+    expect(await first('1e9')).toBe(1e9);
+    expect(await first('interval 1 hour')).toBe(3.6e9);
+    expect(await first("interval '90 minutes'")).toBe(5.4e9);
+    expect(await first('interval 1 month')).toBe(28 * 8.64e10);
+    expect(await first("'2026-11-21'::timestamp")).toBe(Date.parse('2026-11-21T00:00:00Z') * 1000);
+    expect(await first('len(id)')).toBeNull();
+    expect(SIZE_LIMITS.listElements).toBe(100_000);
+  });
+});
