@@ -2,11 +2,13 @@
  * Queries on managed storage while it ingests, side by side with the same events compacted by
  * hand (`compact`, one run): the cost of letting the library own the data. The newest N events of
  * the benchmark dataset are ingested through `ep.ingest` (batches of 1000), the background
- * compactor turns them into the dataset, then every case is timed warm while a writer keeps
- * ingesting new events (a few thousand a second, each batch fsynced). Target: within 1.2x.
+ * compactor turns them into the dataset (the run waits until it has nothing left to do), the
+ * answers of both are compared, then every case is timed warm, idle and while a writer keeps
+ * ingesting new events (batches of 100, one after the other with 20 ms between them, each
+ * fsynced), managed and by hand in the same rounds. Target: within 1.2x.
  *
  *   npm run bench                                    (part of the full run)
- *   npx tsx bench/managed.ts [--events 1000000]      (on its own, after the dataset exists)
+ *   npx tsx bench/managed.ts [--events 1000000] [--project-rank 1,6]   (on its own, after the dataset exists)
  */
 import { createReadStream } from 'node:fs';
 import { appendFile, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
@@ -14,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
+import { isDeepStrictEqual, parseArgs } from 'node:util';
 import { createEndpoints, type Endpoints } from '../src/index';
 import { compactLogs } from '../src/compaction/compact';
 import { readDatasetState } from '../src/dataset/dataset-log';
@@ -36,6 +38,10 @@ export interface ManagedResult {
   events: number;
   /** Events acknowledged by the background writer while the cases ran. */
   ingested_while_querying: number;
+  /** What managed storage held when the cases started: data files per day, per source, and the write-ahead log not compacted yet. */
+  layout: { files: Record<string, Record<string, number>>; wal_mib: number };
+  /** Cases whose p95 / p99 differed (merged quantile summaries of other files: within the rank bound, docs/semantics.md); every other value is equal. */
+  quantile_differences: string[];
   cases: ManagedCase[];
 }
 
@@ -72,18 +78,62 @@ async function writeLines(path: string, lines: readonly string[]): Promise<void>
   for (let i = 0; i < lines.length; i += 10_000) await appendFile(path, `${lines.slice(i, i + 10_000).join('\n')}\n`);
 }
 
+/**
+ * An event of the generator's NDJSON as an object that keeps its timestamp exactly: a nanosecond
+ * integer past 2^53 becomes its text (a number or numeric text are the same timestamp to ingest),
+ * as JSON.parse would round it to another microsecond than `compact` reads.
+ */
+function parseEvent(line: string): object {
+  return JSON.parse(line.replace(/"timestamp":(-?\d{16,})/, '"timestamp":"$1"')) as object;
+}
+
 async function ingestAll(ep: Endpoints, source: string, lines: string[]): Promise<void> {
   for (let i = 0; i < lines.length; i += 1000) {
-    await ep.ingest(source, lines.slice(i, i + 1000).map((l) => JSON.parse(l) as object));
+    await ep.ingest(source, lines.slice(i, i + 1000).map(parseEvent));
   }
 }
 
-/** Waits until the write-ahead log holds at most 16 MiB (the compactor has caught up), at most `maxSeconds`. */
+/**
+ * Until the compactor has nothing left to do: the write-ahead log drained (at most 16 MiB left,
+ * waited for at most `maxSeconds`), then no compaction or merge for 3 s.
+ */
 export async function waitCompacted(ep: Endpoints, maxSeconds = 600): Promise<void> {
   // The write-ahead log empties as the compactor catches up (closed segments are released).
   for (let i = 0; i < maxSeconds * 10 && (ep.stats().storage?.walBytes ?? 0) > 16 * 1024 * 1024; i++) {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+  let last = '';
+  for (let quiet = 0, i = 0; quiet < 3 && i < 600; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const s = ep.stats().storage!;
+    const now = `${s.compactedSegments} ${s.mergedFiles} ${s.walBytes}`;
+    quiet = now === last ? quiet + 1 : 0;
+    last = now;
+  }
+}
+
+/**
+ * The answers of managed storage and of the same events compacted by hand, compared before any
+ * timing: every row and value equal, but p95 / p99 of invocation-stats, which merged quantile
+ * summaries of other files may place elsewhere inside their rank bound. Returns whether they did.
+ */
+function compareManaged(c: BenchCase, managed: readonly Record<string, unknown>[], byHand: readonly Record<string, unknown>[]): boolean {
+  const quantiles = new Set(['p95_execution_time', 'p99_execution_time']);
+  let differed = false;
+  if (managed.length !== byHand.length) throw new Error(`managed: ${c.name}: ${managed.length} rows, by hand ${byHand.length}`);
+  managed.forEach((row, i) => {
+    for (const key of new Set([...Object.keys(row), ...Object.keys(byHand[i]!)])) {
+      const a = row[key], b = byHand[i]![key];
+      if (isDeepStrictEqual(a, b) || (typeof a === 'number' && typeof b === 'number' && Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(b)))) continue;
+      if (c.endpoint === 'functions.invocation-stats' && quantiles.has(key) && typeof a === 'number' && typeof b === 'number'
+        && a >= Number(row.min_execution_time) && a <= Number(row.max_execution_time)) {
+        differed = true;
+        continue;
+      }
+      throw new Error(`managed: ${c.name}: row ${i} ${key} is ${JSON.stringify(a)} on managed storage, ${JSON.stringify(b)} compacted by hand`);
+    }
+  });
+  return differed;
 }
 
 export async function measureManaged(dataset: Dataset, cases: BenchCase[], runs: number, events: number, log: (line: string) => void): Promise<ManagedResult> {
@@ -110,22 +160,41 @@ export async function measureManaged(dataset: Dataset, cases: BenchCase[], runs:
       await ingestAll(managed, 'deno-relay-logs', functions);
       await waitCompacted(managed);
 
-      log(`managed: ${((managed.stats().storage?.walBytes ?? 0) / 2 ** 20).toFixed(1)} MiB of write-ahead log not compacted yet`);
+      const walMib = Math.round(((managed.stats().storage?.walBytes ?? 0) / 2 ** 20) * 10) / 10;
+      log(`managed: ${walMib} MiB of write-ahead log not compacted yet`);
+      const files: Record<string, Record<string, number>> = {};
       for (const source of ['edgeLogs', 'functionEdgeLogs'] as const) {
-        const files = [...readDatasetState(join(dir, 'data', source, 'parquet')).files.values()];
-        const days = new Set(files.map((f) => f.day)).size;
-        log(`managed: ${source}: ${files.length} data files over ${days} days`);
+        const perDay: Record<string, number> = {};
+        for (const f of readDatasetState(join(dir, 'data', source, 'parquet')).files.values()) perDay[f.day ?? '?'] = (perDay[f.day ?? '?'] ?? 0) + 1;
+        files[source] = Object.fromEntries(Object.entries(perDay).sort());
+        log(`managed: ${source}: data files per day ${JSON.stringify(files[source])}`);
       }
 
-      const warm = async (ep: Endpoints, c: BenchCase) => {
-        await ep.query(c.endpoint as string, c.params);
-        const sample: number[] = [];
-        for (let i = 0; i < runs; i++) sample.push(await timeMs(() => ep.query(c.endpoint as string, c.params)));
-        return summarize(sample);
+      // Answers first: a timing of another answer would mean nothing.
+      const quantileDifferences: string[] = [];
+      for (const c of cases) {
+        const m = (await managed.query(c.endpoint as string, c.params)).result as Record<string, unknown>[];
+        const h = (await byHand.query(c.endpoint as string, c.params)).result as Record<string, unknown>[];
+        if (compareManaged(c, m, h)) quantileDifferences.push(c.name);
+      }
+      log(`managed: answers equal for ${cases.length} cases${quantileDifferences.length ? ` (p95/p99 inside their bound elsewhere in ${quantileDifferences.length})` : ''}`);
+
+      /** Warm p50 of managed storage and of the files compacted by hand, in the same rounds (the order turning each round). */
+      const sideBySide = async (c: BenchCase) => {
+        await managed.query(c.endpoint as string, c.params);
+        await byHand.query(c.endpoint as string, c.params);
+        const m: number[] = [], h: number[] = [];
+        for (let i = 0; i < runs; i++) {
+          for (const which of i % 2 ? ['managed', 'byHand'] : ['byHand', 'managed']) {
+            if (which === 'managed') m.push(await timeMs(() => managed.query(c.endpoint as string, c.params)));
+            else h.push(await timeMs(() => byHand.query(c.endpoint as string, c.params)));
+          }
+        }
+        return { managed: summarize(m), byHand: summarize(h) };
       };
       // Before the writer starts: the layout alone, without ingest and compaction sharing the cores.
       const idle = new Map<string, Timing>();
-      for (const c of cases) idle.set(c.name, await warm(managed, c));
+      for (const c of cases) idle.set(c.name, (await sideBySide(c)).managed);
 
       // A writer that keeps ingesting (batches of 100, one after the other) while queries run.
       let writing = true;
@@ -145,8 +214,7 @@ export async function measureManaged(dataset: Dataset, cases: BenchCase[], runs:
       const out: ManagedCase[] = [];
       try {
         for (const c of cases) {
-          const m = await warm(managed, c);
-          const h = await warm(byHand, c);
+          const { managed: m, byHand: h } = await sideBySide(c);
           const i = idle.get(c.name)!;
           const ratio = (a: Timing) => Math.round((a.p50_ms / h.p50_ms) * 100) / 100;
           out.push({ name: c.name, managed_idle: i, managed: m, compacted: h, ratio: ratio(m), ratio_idle: ratio(i) });
@@ -156,7 +224,7 @@ export async function measureManaged(dataset: Dataset, cases: BenchCase[], runs:
         writing = false;
         await writer;
       }
-      return { events, ingested_while_querying: ingested, cases: out };
+      return { events, ingested_while_querying: ingested, layout: { files, wal_mib: walMib }, quantile_differences: quantileDifferences, cases: out };
     } finally {
       await managed.close();
       await byHand.close();
@@ -167,8 +235,10 @@ export async function measureManaged(dataset: Dataset, cases: BenchCase[], runs:
 }
 
 export function managedMarkdown(r: ManagedResult): string[] {
+  const days = (files: Record<string, number>) => Object.entries(files).map(([day, n]) => `${day.slice(5)}: ${n}`).join(', ');
   return [
-    `Managed storage (${r.events.toLocaleString('en')} requests ingested and compacted in the background; ${r.ingested_while_querying.toLocaleString('en')} more ingested while the cases ran) against the same events compacted by hand, warm p50 (target ≤ 1.2):`,
+    `Managed storage (${r.events.toLocaleString('en')} requests and ${(r.events / 2).toLocaleString('en')} invocations ingested and compacted in the background; ${r.ingested_while_querying.toLocaleString('en')} more ingested while the cases ran) against the same events compacted by hand, warm p50, the two in the same rounds (target ≤ 1.2). Answers compared first: equal${r.quantile_differences.length ? ` (p95/p99 elsewhere inside their bound: ${r.quantile_differences.join('; ')})` : ''}.`,
+    `Data files per day when the cases started: gateway log ${days(r.layout.files.edgeLogs ?? {})}; edge-function log ${days(r.layout.files.functionEdgeLogs ?? {})}; ${r.layout.wal_mib} MiB of write-ahead log not compacted yet.`,
     '',
     '| case | managed, while ingesting | managed, idle | compacted by hand | ratio while ingesting | ratio idle |',
     '|---|---:|---:|---:|---:|---:|',
@@ -177,11 +247,12 @@ export function managedMarkdown(r: ManagedResult): string[] {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1]!).href) {
-  const { values } = parseArgs({ options: { events: { type: 'string', default: '1000000' }, runs: { type: 'string', default: '20' } } });
+  const { values } = parseArgs({ options: { events: { type: 'string', default: '1000000' }, runs: { type: 'string', default: '20' }, 'project-rank': { type: 'string', default: '1,6' } } });
   const { prepareDataset } = await import('./dataset');
   const { benchCases } = await import('./cases');
   const log = (line: string) => process.stderr.write(`${line}\n`);
   const dataset = await prepareDataset('default', log);
-  const result = await measureManaged(dataset, benchCases(dataset.projects[0]!, 1), Number(values.runs), Number(values.events), log);
+  const cases = values['project-rank']!.split(',').flatMap((rank) => benchCases(dataset.projects[Number(rank) - 1]!, Number(rank)));
+  const result = await measureManaged(dataset, cases, Number(values.runs), Number(values.events), log);
   process.stdout.write(`${managedMarkdown(result).join('\n')}\n`);
 }

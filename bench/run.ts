@@ -190,7 +190,7 @@ try {
 
   if (!values['skip-managed'] && !burstOnly) {
     log('managed: queries on managed storage while it ingests, against the same events compacted by hand');
-    managed = await measureManaged(dataset, cases.filter((c) => c.rank === ranks[0]), runs, Number(values['managed-events']), log);
+    managed = await measureManaged(dataset, cases, runs, Number(values['managed-events']), log);
   }
 
   if (!values['skip-studio'] && !burstOnly) {

@@ -62,7 +62,7 @@ describe('log-endpoints check --data-dir', () => {
     expect(repaired.code).toBe(0);
     expect(repaired.stdout).toMatch(/Repaired: edgeLogs: put \d+ file\(s\) of lost commits back into the log/);
     expect(repaired.stdout).toMatch(/Repaired: edgeLogs: took 1 missing or unreadable file\(s\) out of the log/);
-    expect(repaired.stdout).toMatch(/Repaired: edgeLogs: moved 1 unreadable head\(s\) or stored rollup\(s\) to .*_quarantine/);
+    expect(repaired.stdout).toMatch(/Repaired: edgeLogs: wrote 1 of 1 damaged head\(s\) or stored rollup\(s\) again from their data files \(the damaged ones moved to .*_quarantine/);
     expect(repaired.stdout).toContain('is intact.');
     expect(readdirSync(join(dataset, '_quarantine'), { recursive: true })).toContain(second!.head!.path);
 

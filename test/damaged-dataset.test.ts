@@ -55,7 +55,8 @@ describe('a damaged file of a compacted dataset never takes its source down', ()
         bytes.fill(7, 4, bytes.length - 8 - footer);
         writeFileSync(p, bytes);
       },
-      reasons: ['not_parquet', 'unreadable_by_engine'],
+      // Seen by its checksum before the engine reads a page.
+      reasons: ['checksum_mismatch'],
     },
   };
 

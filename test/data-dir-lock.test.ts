@@ -99,6 +99,26 @@ describe('the lock: one writer whatever the PID namespace or host', () => {
     await lock.release();
   });
 
+  it('a dataset\'s lock left inside a data dir this process holds is taken over at once; outside it, the lease runs', async () => {
+    const dir = freshDir();
+    const path = join(dir, 'edgeLogs', 'parquet', '_compact', 'LOCK');
+    mkdirSync(join(path, '..'), { recursive: true });
+    // A compaction killed with its server: no probe answers for it (no socket), as on a long path.
+    writeFileSync(path, JSON.stringify(record({ boot: bootId(), purpose: 'compact' })));
+    const outside = fakeTime();
+    const waited = await acquireLock(path, 'compact', outside, { enclosedBy: join(dir, LOCK_FILE) });
+    expect(outside.now()).toBeGreaterThanOrEqual(10_000);
+    await waited.release();
+    writeFileSync(path, JSON.stringify(record({ boot: bootId(), purpose: 'compact' })));
+    const dataDir = await lockDataDir(dir);
+    const inside = fakeTime();
+    const lock = await acquireLock(path, 'compact', inside, { enclosedBy: join(dir, LOCK_FILE) });
+    expect(inside.now()).toBe(0);
+    expect((JSON.parse(readFileSync(path, 'utf8')) as LockRecord).token).toBe(lock.token);
+    await lock.release();
+    await dataDir.release();
+  });
+
   it('a lock of an older version (a pid, no token) is judged by the lease alone', async () => {
     const dir = freshDir();
     writeFileSync(join(dir, LOCK_FILE), '1\nsomewhere\n');

@@ -1,11 +1,14 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compactLogs, createEndpoints, defineEndpoint, defineSource, p, type Endpoints } from '../src/index';
 import { appendCommit, readDatasetStateStable, type DataFile } from '../src/dataset/dataset-log';
 import { dataPathOfRollup, rollupPathOf } from '../src/dataset/stored-rollups';
 import { fullQuerySql } from '../src/engine/duckdb/duckdb-engine';
 import { edgeEvent, endpointsAt, functionEvent, tempDir, writeLines } from './support/log-files';
+import { HANG_MS } from './support/hang-guard';
 import { edgeLogs } from '../src/sources/built-ins';
 
 // Rollups stored at compaction beside each data file, read by the engine in place of computing
@@ -208,5 +211,39 @@ describe('what is not stored', () => {
     expect(rest).not.toContain('bitstring_agg');
     // Nothing stored: the rollup's own SQL over everything (the variant then falls back anyway).
     expect(fullQuerySql('SELECT origin FROM edge_logs_url_grams', new Map([[edgeLogs, { ...files, stored: {} }]]))).toContain('bitstring_agg');
+  });
+});
+
+describe('a changed rollup definition (docs/definitions.md, "Rollups")', () => {
+  const tmp = tempDir();
+  afterAll(() => tmp.cleanup());
+  const ROOT = fileURLToPath(new URL('..', import.meta.url));
+  /** The endpoint's answer in a process of its own with version 1 or 2 of the rollup (and of the endpoint's base SQL). */
+  const run = (version: 1 | 2, action: 'compact' | 'ask') => new Promise<{ via: unknown; rows: unknown[] }>((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/rollup-definition-child.ts', String(version), action, tmp.path('gate', '*.ndjson'), tmp.path('parquet')], { cwd: ROOT });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c) => (out += c));
+    child.stderr.on('data', (c) => (err += c));
+    const timer = setTimeout(() => child.kill('SIGKILL'), HANG_MS);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      if (code === 0) resolve(JSON.parse(out));
+      else reject(new Error(`exit ${code}: ${err}`));
+    });
+  });
+
+  it('is never read by the old numbers: the base statement answers until compaction computes it again', async () => {
+    writeLines(tmp.path('gate', 'a.ndjson'), [gate('2026-11-21T10:05:00Z', 200), gate('2026-11-21T10:10:00Z', 404), gate('2026-11-21T10:35:00Z', 503), gate('2026-11-21T11:10:00Z', 500)]);
+    const v1 = [{ hour: '2026-11-21T10:00:00.000000Z', count: 3, errors: 1 }, { hour: '2026-11-21T11:00:00.000000Z', count: 1, errors: 1 }];
+    const v2 = [{ hour: '2026-11-21T10:00:00.000000Z', count: 3, errors: 2 }, { hour: '2026-11-21T11:00:00.000000Z', count: 1, errors: 1 }];
+    // Compacted by version 1: its stored rollups answer.
+    expect(await run(1, 'compact')).toEqual({ via: 'rollup', rows: v1 });
+    // Version 2 never reads them: its own base statement answers, by its own rule.
+    expect(await run(2, 'ask')).toEqual({ via: 'raw', rows: v2 });
+    // Its compaction (no new input) computes them again by version 2: stored rollups answer again.
+    expect(await run(2, 'compact')).toEqual({ via: 'rollup', rows: v2 });
+    // And back: version 1 does not read version 2's.
+    expect(await run(1, 'ask')).toEqual({ via: 'raw', rows: v1 });
   });
 });

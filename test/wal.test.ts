@@ -196,6 +196,41 @@ describe('recovery', () => {
     expect(again.snapshot().map((s) => s.seq)).toEqual([3]);
     await again.close();
   });
+
+  it('past recoverAtOpenBytes, the older segments are recovered in the background: deferred until released, handed on one by one, damage told', async () => {
+    const dir = freshDir();
+    // Four segments of two groups each, as a process killed with -9 leaves them; group 2 of segment 2 changed on disk.
+    const first = await Wal.open({ dir });
+    for (let s = 1; s <= 4; s++) {
+      await first.append(lines({ id: `s${s}-a` }));
+      await first.append(lines({ id: `s${s}-b` }));
+      await first.roll();
+    }
+    await first.close();
+    const damaged = join(dir, segmentFileName(2));
+    writeFileSync(damaged, readFileSync(damaged, 'latin1').replace('s2-b', 's2-X'), 'latin1');
+    // A torn write at the end of the newest: it is cut at open, before anything is appended after it.
+    appendFileSync(join(dir, segmentFileName(4)), '{"id":"torn"');
+    const wal = await Wal.open({ dir, recoverAtOpenBytes: 1 });
+    expect(wal.recovered.map((r) => [r.path, r.cutBytes])).toEqual([[join(dir, segmentFileName(4)), 12]]);
+    expect(wal.closedSegments().map((s) => s.seq)).toEqual([4]);
+    expect(wal.deferred().map((s) => s.seq)).toEqual([1, 2, 3]);
+    // Counted against the uncompacted bound from the start.
+    expect(wal.bytes.disk).toBe([1, 2, 3, 4].reduce((n, s) => n + statSync(join(dir, segmentFileName(s))).size, 0));
+    const handed: number[] = [];
+    wal.onSegmentClosed((segment) => handed.push(segment.seq));
+    // Appends go on meanwhile, into a new segment.
+    await wal.append(lines({ id: 'new' }));
+    await wal.recovery;
+    expect(handed).toEqual([1, 2, 3]);
+    expect(wal.closedSegments().map((s) => s.seq)).toEqual([1, 2, 3, 4]);
+    expect(wal.recovered.map((r) => [r.path, r.damaged.length])).toEqual([[join(dir, segmentFileName(4)), 0], [damaged, 1]]);
+    // Still left out by readers until compaction releases them.
+    expect(wal.deferred().map((s) => s.seq)).toEqual([1, 2, 3]);
+    await wal.release([join(dir, segmentFileName(1))]);
+    expect(wal.deferred().map((s) => s.seq)).toEqual([2, 3]);
+    await wal.close();
+  });
 });
 
 describe('damage (docs/durability.md, "Checksums and damage")', () => {

@@ -422,6 +422,8 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest 
     const hook = this.#options.onWarning;
     if (!hook) return;
     for (const file of files) {
+      // A backlog being recovered is told by the answers while it lasts (and by `stats()`), not as a warning.
+      if (file.reason === 'recovering') continue;
       const key = `${file.path}\0${file.reason}\0${file.message}`;
       if (this.#warned.has(key)) continue;
       if (this.#warned.size > 10_000) this.#warned.clear();

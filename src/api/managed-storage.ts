@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { EndpointsOptions, EndpointsStats, ManagedStorageInfo } from './public-types';
 import type { SourceName } from '../sources/source-descriptor';
@@ -39,7 +40,10 @@ export class ManagedStorage {
       dataDir: walSet.dataDir,
       sources: ingestor.sourceNames.names,
       resolveSource: (ref: string) => ingestor.resolveSource(ref),
-      recovered: Object.freeze(sources.names.flatMap((s) => walSet.wals[s]!.recovered)),
+      // Grows while a backlog is recovered in the background.
+      get recovered() {
+        return Object.freeze(sources.names.flatMap((s) => walSet.wals[s]!.recovered));
+      },
     });
   }
 
@@ -75,7 +79,35 @@ export class ManagedStorage {
   async start(options: EndpointsOptions): Promise<void> {
     if (options.storage?.clickhouse) this.shipping = await startShippers(this.sources, this.walSet, options);
     else this.compactors = startCompactors(this.sources, this.walSet, options, this.memory);
+    this.loading = this.loadLeftovers();
   }
+
+  private loading: Promise<void> = Promise.resolve();
+
+  /**
+   * The segments the previous process left and `open` recovered (a clean stop leaves one) go into
+   * the memory tables in the background, so queries stop parsing them well before compaction ends;
+   * until then they are read from their files. A segment with damage set aside (blank lines) stays read from its file.
+   */
+  private async loadLeftovers(): Promise<void> {
+    const memory = this.memory;
+    if (!memory) return;
+    for (const source of this.sources.names) {
+      const wal = this.walSet.wals[source]!;
+      const deferred = new Set(wal.deferred().map((d) => d.seq));
+      const damaged = new Set(wal.recovered.filter((r) => r.damaged.length).map((r) => r.path));
+      for (const segment of wal.closedSegments()) {
+        if (deferred.has(segment.seq) || damaged.has(segment.path) || this.closing) continue;
+        const bytes = await readFile(segment.path).catch(() => null);
+        if (!bytes) continue;
+        await memory.load(source, segment.seq, bytes.subarray(0, segment.committedBytes));
+        // Compacted and released while it went in: its rows go again (the dataset holds them).
+        if (!wal.closedSegments().some((s) => s.seq === segment.seq)) memory.retire(source, [segment.seq]);
+      }
+    }
+  }
+
+  private closing = false;
 
   stats(): NonNullable<EndpointsStats['storage']> {
     const wals = this.sources.names.map((s) => this.walSet.wals[s]!);
@@ -88,6 +120,8 @@ export class ManagedStorage {
       mergedFiles: sum((c) => c.mergedFiles),
       droppedFiles: sum((c) => c.droppedFiles),
       ...this.quarantined(),
+      recoveringSegments: wals.reduce((n, w) => n + w.deferred().length, 0),
+      recoveringBytes: wals.reduce((n, w) => n + w.deferred().reduce((b, d) => b + d.bytes, 0), 0),
     };
     const shippers = this.shipping?.shippers;
     if (shippers) {
@@ -128,6 +162,8 @@ export class ManagedStorage {
 
   /** Stops compaction and shipping, then flushes and closes the logs and releases the data dir. */
   async close(): Promise<void> {
+    this.closing = true;
+    await this.loading;
     // A compaction that is running finishes (or is left for the next start: it is crash safe).
     await Promise.all(this.compactors.map((c) => c.stop()));
     // So does a segment being shipped; what is left ships at the next start.
@@ -138,12 +174,21 @@ export class ManagedStorage {
   }
 }
 
+/**
+ * Segments left by the previous process are recovered before the start returns while they hold
+ * at most this much, the newest always (its torn tail is cut before anything is appended after
+ * it); a clean stop leaves one segment of at most 8 MiB by default. A larger backlog (a crash
+ * under load) is recovered in the background, so a start serves within a second whatever the
+ * backlog (docs/durability.md, "Crashes and recovery").
+ */
+const RECOVER_AT_OPEN_BYTES = 8 * 1024 * 1024;
+
 /** The WAL settings of the storage options. */
 function walOptions(storage: StorageOptions) {
   const { maxSegmentBytes, maxPendingBytes, maxUncompactedBytes } = storage;
   // Shipped segments are what ClickHouse queries see: closed after a second, not a minute.
   const maxSegmentAgeMs = storage.maxSegmentAgeMs ?? (storage.clickhouse ? 1000 : undefined);
-  return { maxSegmentBytes, maxSegmentAgeMs, maxPendingBytes, maxUncompactedBytes };
+  return { maxSegmentBytes, maxSegmentAgeMs, maxPendingBytes, maxUncompactedBytes, recoverAtOpenBytes: RECOVER_AT_OPEN_BYTES };
 }
 
 /**

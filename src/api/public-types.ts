@@ -149,7 +149,9 @@ export interface QueryResult<R = Row> {
   columns?: readonly ColumnSpec[];
   /**
    * Files the rows leave out because they could not be read (damaged Parquet, broken compression,
-   * unreadable), with the reason; empty when every file was read. Vanished files are not here:
+   * unreadable, bytes not matching their commit's checksum), or not yet (managed storage's backlog
+   * being recovered after a crash: reason `recovering`), with the reason; empty when every file was
+   * read, so every acknowledged event is in the rows. Vanished files are not here:
    * a file gone between listing and reading is simply absent (the query lists again).
    */
   skippedFiles: SkippedFile[];
@@ -217,6 +219,13 @@ export interface EndpointsStats extends CacheCounters {
     quarantinedFiles: number;
     quarantinedBytes: number;
     quarantinedLines: number;
+    /**
+     * Write-ahead segments left by the previous process that are still being recovered (checked,
+     * then compacted) in the background, and their bytes: queries leave them out and name them
+     * (`skippedFiles`, reason `recovering`) until then; 0 once every acknowledged event is read.
+     */
+    recoveringSegments: number;
+    recoveringBytes: number;
     /** With `storage.clickhouse`: segments shipped (then deleted), events inserted, failed attempts. */
     shippedSegments?: number;
     shippedEvents?: number;
@@ -322,7 +331,10 @@ export interface ManagedStorageInfo {
   readonly sources: readonly IngestSourceName[];
   /** The source a name or UUID means; `NotFoundError` listing the known names otherwise. */
   resolveSource(nameOrId: string): SourceName;
-  /** What recovery cut at open: unfinished writes at the end of WAL segments (empty after a clean stop). */
+  /**
+   * What recovery cut (unfinished writes at the end of WAL segments, at open) or set aside
+   * (damaged bytes, also found by the background recovery of a large backlog): empty after a clean stop.
+   */
   readonly recovered: readonly WalRecovery[];
 }
 

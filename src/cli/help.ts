@@ -148,21 +148,25 @@ Options:
   -h, --help                 This help
 
 {{sources:names}}`,
-  check: `Usage: log-endpoints check --data-dir <dir> [--repair]
+  check: `Usage: log-endpoints check --data-dir <dir> [--repair] [--config <file>] [--supabase]
 
 Verifies a managed data dir (every source it keeps, yours too): each write-ahead segment readable
-and ending with a commit marker,
-each dataset's commit log intact (checksums, no missing commit), every committed Parquet file and
-head readable whole, and the data files no commit names. Prints each problem.
+and ending with a commit marker, each dataset's commit log intact (checksums, no missing commit),
+every committed data file, head and stored rollup holding the bytes its commit recorded (CRC-32),
+and the data files no commit names. Prints each problem.
 
 With --repair (no server may run on the data dir: it takes its lock) it restores what can be
 restored and says what it did: files of lost commits go back into the log when their provenance
-verifies; committed files that cannot be read move to <dataset>/_quarantine/ and leave the log;
-remaining damage of the log is acknowledged, so queries stop reporting it.
+verifies; a damaged data file is written again from its inputs when they still verify, a damaged
+head or stored rollup from its data file; what cannot be moves to <dataset>/_quarantine/ and leaves
+the log; remaining damage of the log is acknowledged, so queries stop reporting it. Writing again
+needs the source's declaration: the built-ins, and yours with --config (--supabase for its sources).
 
 Options:
   --data-dir <dir>   The data dir (of serve --data-dir, ingest --data-dir)
   --repair           Restore what can be restored
+  --config <file>    Your sources' declarations (the same file serve reads)
+  --supabase         The Supabase sources' declarations
 
 Exit codes: 0 nothing wrong (any more), 1 problems found (or remaining after --repair, or the data
 dir in use by another process), 2 wrong usage. See docs/damaged-data.md.

@@ -36,7 +36,7 @@ export async function backfillRollups(state: DatasetState, source: SourceDescrip
       }
     }
     if (add.length === 0) return [];
-    failpoint('backfill:before-commit');
+    failpoint('backfill:before-commit', source.name);
     if (!(await appendCommit(state, { source: source.name, add, remove: [], inputs: [] }))) {
       throw new Error(`${state.root}: another writer committed to the dataset at the same time; no rollup was added`);
     }
@@ -51,6 +51,7 @@ export async function backfillRollups(state: DatasetState, source: SourceDescrip
     instance.closeSync();
     await rm(staging, { recursive: true, force: true });
   }
+  failpoint('backfill:after-commit', source.name);
   await checkpointIfDue(readDatasetStateStable(state.root));
   return add.map((f) => f.path);
 }

@@ -19,6 +19,7 @@ import {
   type InputRecord,
 } from '../dataset/dataset-log';
 import { fsyncDir, fsyncFile, unlinkIfPresent } from '../util/durable-fs';
+import { fileCrc32 } from '../util/crc32';
 import { failpoint } from '../util/failpoint';
 import { FileChecks, type SkippedFile } from '../files/file-checks';
 import { compileGlob } from '../files/glob';
@@ -198,7 +199,7 @@ export async function compactFiles(
       Object.assign(result, { inputFiles: work.map((w) => w.file.path), rows: run.rows, skippedLines: run.skippedLines, files: run.add.map((f) => f.path) });
       try {
         checkAborted(options.signal);
-        failpoint('compact:before-commit');
+        failpoint('compact:before-commit', options.source.name);
         const committed = await appendCommit(state, { source: options.source.name, add: run.add, remove: [], inputs: run.records });
         if (!committed) throw new Error(`${outDir}: another writer committed to the dataset at the same time; nothing of this run was committed.`);
       } catch (error) {
@@ -209,7 +210,7 @@ export async function compactFiles(
         }
         throw error;
       }
-      failpoint('compact:after-commit');
+      failpoint('compact:after-commit', options.source.name);
       state = readDatasetStateStable(outDir);
       await checkpointIfDue(state);
     }
@@ -290,7 +291,7 @@ async function writeRun(
       }),
     ));
     progress({ stage: 'writing', fraction: 1 });
-    failpoint('compact:written');
+    failpoint('compact:written', options.source.name);
     checkAborted(options.signal);
 
     progress({ stage: 'verifying', fraction: 0 });
@@ -325,12 +326,13 @@ async function writeRun(
       // Its head and stored rollups, in place before the file (none is named until the commit).
       Object.assign(entry, await writeCompanions(connection, options.source, file, outDir, rel, staging));
       await fsyncFile(file);
+      entry.crc32 = await fileCrc32(file);
       await rename(file, target);
       touched.add(dirname(target));
       entry.bytes = (await stat(target)).size;
       add.push(entry);
       progress({ stage: 'publishing', fraction: (i + 1) / staged.length });
-      failpoint(`compact:publish:${i + 1}`);
+      failpoint(`compact:publish:${i + 1}`, options.source.name);
     }
     for (const dir of touched) await fsyncDir(dir);
 
@@ -345,7 +347,7 @@ async function writeRun(
 
 /** Deletes (or hands back) every input whose bytes are all in the dataset, verified, and clean. */
 async function removeCompacted(
-  options: { signal?: AbortSignal; remove?: (paths: string[]) => Promise<void>; setAside?: (path: string, skippedLines: number) => Promise<void> },
+  options: { source: SourceDescriptor; signal?: AbortSignal; remove?: (paths: string[]) => Promise<void>; setAside?: (path: string, skippedLines: number) => Promise<void> },
   scans: InputScan[],
   newSkipped: ReadonlyMap<string, number>,
   result: CompactResult,
@@ -375,10 +377,10 @@ async function removeCompacted(
     else await unlinkIfPresent(scan.file.path);
     done.push(scan.file.path);
     progress({ stage: 'deleting', fraction: (i + 1) / eligible.length });
-    failpoint(`compact:delete:${i + 1}`);
+    failpoint(`compact:delete:${i + 1}`, options.source.name);
   }
   for (const dir of new Set(done.map((p) => dirname(p)))) await fsyncDir(dir).catch(() => undefined);
-  failpoint('compact:deleted');
+  failpoint('compact:deleted', options.source.name);
   result.deletedFiles = done;
   result.deletedSource = result.keptFiles.length === 0 && result.skippedFiles.length === 0;
 }
@@ -418,7 +420,8 @@ async function checkShape(source: SourceDescriptor, sources: SourceSet, work: In
   }
 }
 
-async function copyRange(path: string, start: number, end: number, target: string): Promise<void> {
+/** Copies bytes [start, end) of a file (what a record of it claims) to `target`. */
+export async function copyRange(path: string, start: number, end: number, target: string): Promise<void> {
   const { createReadStream, createWriteStream } = await import('node:fs');
   const { pipeline } = await import('node:stream/promises');
   await pipeline(createReadStream(path, { start, end: end - 1 }), createWriteStream(target));

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { DATASET_LOG_DIR, ensureDataset } from './dataset-log';
 import { acquireLock, describeHolder, LockedError } from '../util/lock-file';
+import { dataDirAround, LOCK_FILE } from './data-dir-lock';
 
 /**
  * Runs `work` holding the dataset's lock (`_compact/LOCK`, the one lock protocol of
@@ -10,7 +11,12 @@ import { acquireLock, describeHolder, LockedError } from '../util/lock-file';
  */
 export async function withDatasetLock<T>(root: string, purpose: string, work: () => Promise<T>): Promise<T> {
   await ensureDataset(root);
-  const lock = await acquireLock(join(root, DATASET_LOG_DIR, 'LOCK'), purpose).catch((error: unknown) => {
+  // Inside a data dir every writer holds its lock first: one this process holds makes a dataset
+  // lock left by a killed run stale at once, not after the lease (10 s without a socket probe).
+  // Any source's name: the lock only counts when this process holds it, so a guess costs nothing.
+  const dataDir = dataDirAround(root, { has: () => true });
+  const enclosedBy = dataDir === null ? undefined : join(dataDir, LOCK_FILE);
+  const lock = await acquireLock(join(root, DATASET_LOG_DIR, 'LOCK'), purpose, {}, { enclosedBy }).catch((error: unknown) => {
     if (error instanceof LockedError) {
       throw new Error(`Another compaction is running on ${root}: ${describeHolder(error.record, error.here)}. Try again when it is done.`, { cause: error });
     }

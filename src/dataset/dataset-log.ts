@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SourceName } from '../sources/source-descriptor';
 import { unlinkIfPresent, writeFileAtomic } from '../util/durable-fs';
 import { systemNow, systemMs } from '../time/clock';
+import { failpoint } from '../util/failpoint';
 
 /**
  * A compacted dataset is a folder with Parquet files in `date=YYYY-MM-DD/` folders and a log of
@@ -35,15 +36,31 @@ export interface DataFile {
   path: string;
   rows: number;
   bytes: number;
+  /**
+   * CRC-32 of the file's bytes as written: a reader compares it before it uses the file's rows,
+   * so bytes changed on disk (at the same size too) are seen (docs/damaged-data.md). Absent in
+   * entries written before it existed.
+   */
+  crc32?: number;
   /** The UTC day its events are in (from its `date=` folder), or null. */
   day: string | null;
   /** Its head (gateway log only): the newest rows of each project, for logs.all (see newest-heads.ts). */
-  head?: { path: string; rows: number; bytes: number };
+  head?: CompanionFile;
   /**
    * Its stored rollups by rollup name (stored-rollups.ts): each rollup's SQL over this file alone.
-   * `writtenMs` (when it was written) tells a rewrite at the same path (a backfill after a repair) from the version a reader judged before.
+   * `writtenMs` (when it was written) tells a rewrite at the same path (a backfill after a repair)
+   * from the version a reader judged before; `definition` is the hash of the rollup's definition
+   * it was computed by (`rollupDefinition`): one of another definition is never read.
    */
-  rollups?: Record<string, { path: string; rows: number; bytes: number; writtenMs?: number }>;
+  rollups?: Record<string, CompanionFile & { writtenMs?: number; definition?: string }>;
+}
+
+/** A file written beside a data file from its rows (a head, a stored rollup), with its own CRC-32. */
+export interface CompanionFile {
+  path: string;
+  rows: number;
+  bytes: number;
+  crc32?: number;
 }
 
 /**
@@ -91,6 +108,8 @@ interface Checkpoint {
   source: SourceName | null;
   files: DataFile[];
   inputs: InputRecord[];
+  /** `DatasetState.removed` as of the checkpoint, those still on disk (absent before it existed). */
+  removed?: string[];
 }
 
 /** A log entry that could not be used: cut short, garbled, or missing. */
@@ -110,6 +129,14 @@ export interface DatasetState {
   inputs: readonly InputRecord[];
   /** The log's file names when read: a query checks them again to know nothing was committed since. */
   version: string;
+  /**
+   * Data files a commit removed (a merge, retention, a repair) that may still be on disk: their
+   * deletion comes after the commit, and a process killed in between leaves them. Such a file is
+   * never put back (dataset-orphans.ts): its events are in the file that replaced it, or were meant
+   * to go. A checkpoint keeps those still on disk, so forgetting input records (which a file's
+   * provenance is judged by) never makes a merged file look like one whose commit was lost.
+   */
+  removed: ReadonlySet<string>;
   /**
    * Entries left out of the fold: the state may lack files (they are then orphans on disk, kept:
    * see dataset-orphans.ts) and input records. Never followed by deletion while non-empty.
@@ -188,6 +215,7 @@ export function readDatasetState(root: string, tolerant = false): DatasetState {
   const files = new Map<string, DataFile>();
   const damage: LogDamage[] = [];
   const settled = new Set<number>();
+  const removed = new Set<string>();
   let inputs: InputRecord[] = [];
   let seq = 0;
   let source: SourceName | null = null;
@@ -197,6 +225,7 @@ export function readDatasetState(root: string, tolerant = false): DatasetState {
     try {
       const c = parse<Checkpoint>(join(dir, name));
       for (const f of c.files) files.set(f.path, f);
+      for (const path of c.removed ?? []) removed.add(path);
       inputs = [...c.inputs];
       seq = c.seq;
       source = c.source;
@@ -224,8 +253,14 @@ export function readDatasetState(root: string, tolerant = false): DatasetState {
       damage.push({ path: join(dir, name), message: `commit ${number} is damaged: ${error.message}` });
       continue;
     }
-    for (const path of c.remove) files.delete(path);
-    for (const f of c.add) files.set(f.path, f);
+    for (const path of c.remove) {
+      files.delete(path);
+      removed.add(path);
+    }
+    for (const f of c.add) {
+      files.set(f.path, f);
+      removed.delete(f.path);
+    }
     for (const n of c.settles ?? []) settled.add(n);
     if (c.forget?.length) {
       const forget = new Set(c.forget);
@@ -240,7 +275,7 @@ export function readDatasetState(root: string, tolerant = false): DatasetState {
     seq = newest;
   }
   const unsettled = damage.filter((d) => !settled.has(firstNumberOf(d.path)));
-  return { root, seq, source, files, inputs, version, damage: unsettled };
+  return { root, seq, source, files, inputs, version, damage: unsettled, removed };
 }
 
 /** The commit number a damage entry is about (its file's name), or -1 for a checkpoint. */
@@ -337,14 +372,22 @@ export async function checkpointIfDue(state: DatasetState): Promise<void> {
   const names = (await readdir(dir)).sort();
   const last = names.filter((n) => CHECKPOINT.test(n)).map((n) => Number(CHECKPOINT.exec(n)![1])).at(-1) ?? 0;
   if (state.seq - last < CHECKPOINT_EVERY) return;
+  // A removed file that is gone stays gone (names are never reused): only those still on disk are kept.
+  const removed = [...state.removed].filter((path) => existsSync(join(state.root, path)));
   const checkpoint: Checkpoint = {
     format: FORMAT, seq: state.seq, source: state.source, files: [...state.files.values()], inputs: [...state.inputs],
+    ...(removed.length ? { removed } : {}),
   };
   await writeFileAtomic(join(dir, `${String(state.seq).padStart(20, '0')}.checkpoint.json`), seal(checkpoint), 'replace');
+  failpoint('checkpoint:written', state.source ?? undefined);
+  let pruned = 0;
   for (const name of names) {
     const commit = COMMIT.exec(name);
     const older = CHECKPOINT.exec(name);
-    if ((commit && Number(commit[1]) <= state.seq) || (older && Number(older[1]) < state.seq)) await unlinkIfPresent(join(dir, name));
+    if ((commit && Number(commit[1]) <= state.seq) || (older && Number(older[1]) < state.seq)) {
+      await unlinkIfPresent(join(dir, name));
+      failpoint(`checkpoint:pruned:${++pruned}`, state.source ?? undefined);
+    }
   }
 }
 

@@ -3,10 +3,12 @@ import { statSync } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SourceName } from '../sources/source-descriptor';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { openDatabase, type DatabaseSettings } from '../duckdb/open-database';
 import { sqlStringList } from '../duckdb/sql-literal';
 import { appendCommit, readDatasetStateStable, type DataFile, type DatasetState, type InputRecord } from './dataset-log';
 import { unlinkIfPresent } from '../util/durable-fs';
+import { fileCrc32 } from '../util/crc32';
 import { dataPathOfHead, headPathOf, HEADS_DIR, legacyHeadPathOf } from './newest-heads';
 import { dataPathOfRollup, rollupPathOf, ROLLUPS_DIR } from './stored-rollups';
 
@@ -58,7 +60,13 @@ export async function settleOrphans(
   duckdb: DatabaseSettings = { threads: 1, memoryLimit: '256MB' },
 ): Promise<{ state: DatasetState; outcome: OrphanOutcome }> {
   const outcome: OrphanOutcome = { restored: [], deleted: [], kept: [] };
-  const { data, heads } = await orphansOf(state);
+  const orphans = await orphansOf(state);
+  // A commit removed these and their deletion was cut short (a kill after a merge, retention or a
+  // repair): their events are where that commit put them, or were dropped on purpose. Never put back.
+  const removed = new Set(orphans.data.filter((p) => state.removed.has(p)));
+  for (const path of removed) await removeWithHead(state.root, path, outcome);
+  const data = orphans.data.filter((p) => !removed.has(p));
+  const heads = orphans.heads.filter((h) => !removed.has(dataPathOfHead(h) ?? dataPathOfRollup(h)?.data ?? ''));
   const damaged = state.damage.length > 0;
   if (data.length === 0) {
     // A head alone is of no use: its data file is gone or was never published.
@@ -203,8 +211,7 @@ async function readProvenance(
       const file = sqlStringList([join(root, path)]);
       try {
         const rows = Number((await connection.runAndReadAll(`SELECT sum(num_rows) AS n FROM parquet_file_metadata(${file})`)).getRowObjects()[0]?.n ?? 0);
-        const kv = (await connection.runAndReadAll(`SELECT decode(value) AS v FROM parquet_kv_metadata(${file}) WHERE decode(key) = '${PROVENANCE_KEY}'`)).getRowObjects()[0];
-        const provenance = kv ? parseProvenance(String(kv.v)) : null;
+        const provenance = await provenanceOf(connection, join(root, path));
         out.push({ path, rows, provenance, problem: provenance ? '' : 'written before provenance existed' });
       } catch (error) {
         out.push({ path, rows: 0, provenance: null, problem: `unreadable: ${String((error as Error)?.message ?? error).split('\n')[0]}` });
@@ -215,6 +222,18 @@ async function readProvenance(
     connection.closeSync();
     instance.closeSync();
   }
+}
+
+/**
+ * What a data file says of the commit it was written for (its key-value metadata), or null when it
+ * says nothing (written before provenance existed). Throws when its footer cannot be read.
+ *
+ * @example
+ * const provenance = await provenanceOf(connection, '/data/edgeLogs/parquet/date=2026-11-21/part-3f…-0.parquet');
+ */
+export async function provenanceOf(connection: DuckDBConnection, path: string): Promise<Provenance | null> {
+  const kv = (await connection.runAndReadAll(`SELECT decode(value) AS v FROM parquet_kv_metadata(${sqlStringList([path])}) WHERE decode(key) = '${PROVENANCE_KEY}'`)).getRowObjects()[0];
+  return kv ? parseProvenance(String(kv.v)) : null;
 }
 
 function parseProvenance(text: string): Provenance | null {
@@ -228,14 +247,17 @@ function parseProvenance(text: string): Provenance | null {
 
 /** The log's entry for a restored file: its size, rows, day, and its head when that is there. */
 async function dataFileOf(root: string, path: string, rows: number, duckdb: DatabaseSettings): Promise<DataFile> {
-  const entry: DataFile = { path, rows, bytes: (await stat(join(root, path))).size, day: /date=(\d{4}-\d{2}-\d{2})/.exec(path)?.[1] ?? null };
+  // Its bytes now are all there is to vouch for it: their CRC-32 is recorded from here on.
+  const entry: DataFile = {
+    path, rows, bytes: (await stat(join(root, path))).size, crc32: await fileCrc32(join(root, path)), day: /date=(\d{4}-\d{2}-\d{2})/.exec(path)?.[1] ?? null,
+  };
   const head = headPathOf(path).split('\\').join('/');
   const headStats = await stat(join(root, head)).catch(() => null);
   if (headStats) {
     const { instance, connection } = await openDatabase(duckdb);
     try {
       const n = (await connection.runAndReadAll(`SELECT sum(num_rows) AS n FROM parquet_file_metadata(${sqlStringList([join(root, head)])})`)).getRowObjects()[0]?.n;
-      entry.head = { path: head, rows: Number(n ?? 0), bytes: headStats.size };
+      entry.head = { path: head, rows: Number(n ?? 0), bytes: headStats.size, crc32: await fileCrc32(join(root, head)) };
     } catch {
       // An unreadable head is left out: logs.all reads the data file instead.
     } finally {
@@ -251,7 +273,8 @@ async function dataFileOf(root: string, path: string, rows: number, duckdb: Data
     const { instance, connection } = await openDatabase(duckdb);
     try {
       const n = (await connection.runAndReadAll(`SELECT sum(num_rows) AS n FROM parquet_file_metadata(${sqlStringList([join(root, companion)])})`)).getRowObjects()[0]?.n;
-      (entry.rollups ??= {})[rollup] = { path: companion, rows: Number(n ?? 0), bytes: stats.size };
+      // Its definition is unknown: compaction computes it again (backfill-rollups.ts) before it is read.
+      (entry.rollups ??= {})[rollup] = { path: companion, rows: Number(n ?? 0), bytes: stats.size, crc32: await fileCrc32(join(root, companion)) };
     } catch {
       // Unreadable: left out.
     } finally {

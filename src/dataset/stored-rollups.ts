@@ -1,12 +1,16 @@
+import { createHash } from 'node:crypto';
 import { mkdir, rename, stat } from 'node:fs/promises';
 import { basename, dirname, join, sep } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { SourceDescriptor } from '../sources/source-descriptor';
 import { sqlString } from '../duckdb/sql-literal';
 import { fsyncDir, fsyncFile } from '../util/durable-fs';
+import { fileCrc32 } from '../util/crc32';
+import { codeOnly } from '../sql/sql-scan';
 import type { DataFile } from './dataset-log';
 import { hasHeads, headPathOf, writeHead } from './newest-heads';
 import { systemMs } from '../time/clock';
+import { failpoint } from '../util/failpoint';
 
 /** The folder of a dataset that holds the stored rollups, beside its `date=` folders. */
 export const ROLLUPS_DIR = '_rollups';
@@ -41,9 +45,34 @@ export function dataPathOfRollup(path: string): { data: string; rollup: string }
   return parts.length === 4 && parts[0] === ROLLUPS_DIR ? { data: `${parts[2]}/${parts[3]}`, rollup: parts[1]! } : null;
 }
 
-/** The rollups a source declares that a data file's entry does not record yet. */
+/** The rollups a source declares that a data file's entry does not record, or records by another definition. */
 export function missingRollups(source: SourceDescriptor, file: DataFile): string[] {
-  return Object.keys(source.rollups).filter((name) => !file.rollups?.[name]);
+  return Object.keys(source.rollups).filter((name) => file.rollups?.[name]?.definition !== rollupDefinition(source, name));
+}
+
+/** Hashes by descriptor (sources belong to an instance: two may share a name and differ). */
+const definitions = new WeakMap<SourceDescriptor, Map<string, string>>();
+
+/**
+ * The hash of what a stored rollup's rows depend on: its SQL (comments and layout aside) and the
+ * source's columns that SQL names (name, type, where events hold it). A stored rollup records the
+ * hash it was computed by; one of another hash (the SQL or a column changed since, or written
+ * before the hash existed) is never read, and compaction computes it again (backfill-rollups.ts).
+ *
+ * @example
+ * rollupDefinition(functionEdgeLogs, 'function_edge_logs_hourly') // '3f9c…' (16 hex digits)
+ */
+export function rollupDefinition(source: SourceDescriptor, rollup: string): string {
+  let known = definitions.get(source);
+  if (!known) definitions.set(source, (known = new Map()));
+  let hash = known.get(rollup);
+  if (hash === undefined) {
+    const code = codeOnly(source.rollups[rollup]?.sql ?? '').replace(/\s+/g, ' ').trim();
+    const columns = source.columns.filter((c) => new RegExp(`\\b${c.name}\\b`, 'i').test(code)).map((c) => [c.name, c.type, c.path, c.duckdb]);
+    hash = createHash('sha256').update(JSON.stringify({ sql: code, columns })).digest('hex').slice(0, 16);
+    known.set(rollup, hash);
+  }
+  return hash;
 }
 
 /**
@@ -83,13 +112,14 @@ export async function writeCompanions(
   only: { head: boolean; rollups?: readonly string[] } = { head: true },
 ): Promise<Pick<DataFile, 'head' | 'rollups'>> {
   const out: Pick<DataFile, 'head' | 'rollups'> = {};
-  const place = async (staged: string, relTarget: string): Promise<number> => {
+  const place = async (staged: string, relTarget: string): Promise<{ bytes: number; crc32: number }> => {
     await fsyncFile(staged);
+    const crc32 = await fileCrc32(staged);
     const target = join(root, relTarget);
     await mkdir(dirname(target), { recursive: true });
     await rename(staged, target);
     await fsyncDir(dirname(target));
-    return (await stat(target)).size;
+    return { bytes: (await stat(target)).size, crc32 };
   };
   const stagedOf = async (relTarget: string) => {
     const staged = join(staging, 'companions', relTarget);
@@ -100,13 +130,14 @@ export async function writeCompanions(
     const relHead = headPathOf(rel).split(sep).join('/');
     const staged = await stagedOf(relHead);
     const rows = await writeHead(connection, source, dataPath, staged);
-    out.head = { path: relHead, rows, bytes: await place(staged, relHead) };
+    out.head = { path: relHead, rows, ...(await place(staged, relHead)) };
   }
   for (const rollup of only.rollups ?? Object.keys(source.rollups)) {
     const relRollup = rollupPathOf(rel, rollup).split(sep).join('/');
     const staged = await stagedOf(relRollup);
     const rows = await writeRollup(connection, source, rollup, dataPath, staged);
-    (out.rollups ??= {})[rollup] = { path: relRollup, rows, bytes: await place(staged, relRollup), writtenMs: systemMs() };
+    (out.rollups ??= {})[rollup] = { path: relRollup, rows, ...(await place(staged, relRollup)), writtenMs: systemMs(), definition: rollupDefinition(source, rollup) };
+    failpoint('rollup:written', source.name);
   }
   return out;
 }

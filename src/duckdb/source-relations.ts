@@ -232,6 +232,8 @@ export interface SourceFiles {
   parquetTypes: ReadonlyMap<string, string>;
   /** A SELECT of events held in memory (managed storage's in-memory table), with the source's columns. */
   memory?: string;
+  /** SELECTs of rows the engine holds in tables of its own (a day's heads: head-tables.ts), with the source's columns in relation order. */
+  held?: readonly string[];
   /**
    * Stored rollups by rollup name: the companions of the Parquet files (`dataFiles`, paths as in
    * `parquet`) that have one; the rollup of the rest is computed (duckdb-engine.ts, rollupRelation).
@@ -249,6 +251,7 @@ export function sourceRelation(source: SourceDescriptor, files: SourceFiles, opt
   const parts: string[] = [];
   if (files.ndjson.length) parts.push(ndjsonRelation(source, files.ndjson, options.withFilename ?? false));
   if (files.parquet.length) parts.push(parquetRelation(source, files.parquet, files.parquetTypes));
+  parts.push(...(files.held ?? []));
   if (files.memory) parts.push(files.memory);
   if (!parts.length) return emptyRelation(source);
   const union = parts.map((p) => `(${p})`).join('\nUNION ALL\n');

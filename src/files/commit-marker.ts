@@ -1,5 +1,3 @@
-import * as zlib from 'node:zlib';
-
 /**
  * The line that closes a group commit in a segment:
  * `{"_wal_commit":{"seq":<group>,"bytes":<n>,"crc32":<c>}}` where `bytes` and `crc32` cover the
@@ -40,24 +38,5 @@ export function mayBeMarker(line: Uint8Array): boolean {
   return true;
 }
 
-/** CRC-32 as `zlib.crc32` computes it, continuing from `previous` (Node before 20.15 lacks it: same table, in JS). */
-export const crc32: (data: Uint8Array, previous?: number) => number =
-  typeof (zlib as { crc32?: unknown }).crc32 === 'function'
-    ? (data, previous = 0) => zlib.crc32(data, previous)
-    : crc32Js;
-
-let table: Uint32Array | null = null;
-
-function crc32Js(data: Uint8Array, previous = 0): number {
-  if (table === null) {
-    table = new Uint32Array(256);
-    for (let n = 0; n < 256; n++) {
-      let c = n;
-      for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-      table[n] = c >>> 0;
-    }
-  }
-  let crc = (previous ^ 0xffffffff) >>> 0;
-  for (let i = 0; i < data.length; i++) crc = table[(crc ^ data[i]!) & 0xff]! ^ (crc >>> 8);
-  return (crc ^ 0xffffffff) >>> 0;
-}
+/** CRC-32 as `zlib.crc32` computes it (src/util/crc32.ts). */
+export { crc32 } from '../util/crc32';

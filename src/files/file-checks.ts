@@ -1,9 +1,12 @@
-import { createReadStream } from 'node:fs';
+import { createReadStream, statSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { Writable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import type { ListedFile } from './list-glob';
+import { fileCrc32 } from '../util/crc32';
+import { systemMs } from '../time/clock';
+import { EngineError } from '../errors';
 
 /**
  * Why a file was left out of an answer (docs/semantics.md, "Files": a damaged file never takes its source down).
@@ -19,6 +22,10 @@ export type SkipReason =
   | 'missing'
   // An entry of a compacted dataset's log (a commit) that is cut short, garbled or missing.
   | 'damaged_log'
+  // A compacted dataset's file whose bytes do not match the CRC-32 its commit recorded (changed on disk).
+  | 'checksum_mismatch'
+  // Managed storage's write-ahead segment left by the previous process, not read until recovered and compacted.
+  | 'recovering'
   // Newline-delimited JSON by its name, but not one of its lines is a JSON object (CSV, plain text).
   | 'no_json_lines';
 
@@ -41,11 +48,12 @@ export interface SkippedFile {
 export class FileChecks {
   private readonly verdicts = new Map<string, Promise<SkippedFile | null>>();
   private readonly marked = new Map<string, SkippedFile>();
+  private readonly digests = new Map<string, Promise<SkippedFile | null>>();
 
   /** Null when the file can be read, else why not. */
   check(file: ListedFile): Promise<SkippedFile | null> {
     const key = versionKey(file);
-    const marked = this.marked.get(key);
+    const marked = this.marked.get(key) ?? this.markedDatasetFile(file);
     if (marked) return Promise.resolve(marked);
     let verdict = this.verdicts.get(key);
     if (!verdict) {
@@ -60,17 +68,81 @@ export class FileChecks {
     return verdict;
   }
 
+  /**
+   * Null when a dataset's file holds the bytes its commit recorded (its CRC-32; a file without one
+   * is taken as it is), else why not. Read whole once per file version (path, size, mtime, ctime,
+   * inode) and CRC-32, then remembered; a version changed in the last two seconds is read again
+   * next time (two writes within one timestamp tick look alike, as in `DirectoryCache`).
+   */
+  verify(file: ListedFile): Promise<SkippedFile | null> {
+    if (file.crc32 === undefined) return Promise.resolve(null);
+    const key = `${versionKey(file)}\0${file.crc32}`;
+    const marked = this.marked.get(versionKey(file));
+    if (marked) return Promise.resolve(marked);
+    let verdict = this.digests.get(key);
+    if (!verdict) {
+      if (this.digests.size > 20_000) this.digests.clear();
+      verdict = verifyCrc(file, file.crc32);
+      this.digests.set(key, verdict);
+      const recent = systemMs() - Math.max(file.mtimeMs, file.ctimeMs ?? 0) < 2000;
+      void verdict.then(
+        (v) => {
+          if (recent || v?.reason === 'missing') this.digests.delete(key);
+        },
+        () => this.digests.delete(key),
+      );
+    }
+    return verdict;
+  }
+
   /** The engine failed on this file version: keep it out until it changes. */
   mark(file: ListedFile, reason: SkipReason, message: string): SkippedFile {
     const skipped = { path: file.path, reason, message };
     if (this.marked.size > 20_000) this.marked.clear();
     this.marked.set(versionKey(file), skipped);
+    if (file.dataset) this.markedPaths.set(file.path, versionKey(file));
     return skipped;
+  }
+
+  /** Dataset files marked, by path, with the version marked: a listing (which does not stat them) still leaves them out. */
+  private readonly markedPaths = new Map<string, string>();
+
+  /**
+   * A dataset's file is listed from its log, without its mtime and inode (no stat per file and
+   * query). One marked damaged (found by a checksum or the engine, at a version known then) is
+   * looked at on disk: the same version stays out, head and stored rollups included; a changed
+   * one is checked again.
+   */
+  private markedDatasetFile(file: ListedFile): SkippedFile | undefined {
+    const key = file.dataset ? this.markedPaths.get(file.path) : undefined;
+    if (key === undefined) return undefined;
+    const stats = statSync(file.path, { throwIfNoEntry: false });
+    const now = stats ? versionKey({ ...file, size: stats.size, mtimeMs: stats.mtimeMs, ctimeMs: stats.ctimeMs, ino: stats.ino }) : null;
+    if (now === key) return this.marked.get(key);
+    this.markedPaths.delete(file.path);
+    return undefined;
   }
 }
 
 function versionKey(file: ListedFile): string {
-  return `${file.path}\0${file.size}\0${file.mtimeMs}\0${file.ino}`;
+  return `${file.path}\0${file.size}\0${file.mtimeMs}\0${file.ino}\0${file.ctimeMs ?? ''}`;
+}
+
+/** The file's CRC-32 against the one its commit recorded. */
+async function verifyCrc(file: ListedFile, expected: number): Promise<SkippedFile | null> {
+  try {
+    const crc = await fileCrc32(file.path);
+    if (crc === expected) return null;
+    return { path: file.path, reason: 'checksum_mismatch', message: 'its bytes do not match the checksum its commit recorded (changed on disk)' };
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return { path: file.path, reason: 'missing', message: 'named by its dataset\'s log but not on disk' };
+    // A shortage of the process, not a fault of the file: never a reason to leave a file out.
+    if (code === 'EMFILE' || code === 'ENFILE' || code === 'ENOMEM' || code === 'EAGAIN') {
+      throw new EngineError('overloaded', 'The process is short of open files or memory for now; retry shortly.', { cause: error, retryAfterSeconds: 1 });
+    }
+    return { path: file.path, reason: 'unreadable', message: `cannot be read (${code ?? String(error)})` };
+  }
 }
 
 async function checkFile(file: ListedFile): Promise<SkippedFile | null> {

@@ -14,12 +14,19 @@ export interface ListedFile {
   ino: number;
   /** For a Parquet file of a compacted dataset: the dataset's folder (its log vouches for the file). */
   dataset?: string;
+  /** The inode change time: with size, mtime and inode, what tells a dataset file's version (a write in place changes it). */
+  ctimeMs?: number;
+  /** For a dataset's file: the CRC-32 of its bytes as its commit recorded it (docs/damaged-data.md). */
+  crc32?: number;
   /** For a dataset's data file: its head (the newest rows of each project), absolute. */
   head?: string;
-  /** The head's size as its commit recorded it. */
+  /** The head's size and CRC-32 as its commit recorded them. */
   headBytes?: number;
-  /** For a dataset's data file: its stored rollups by name (absolute path, size as committed). */
-  rollups?: Record<string, { path: string; bytes: number; writtenMs?: number }>;
+  /** The head's rows as its commit recorded them. */
+  headRows?: number;
+  headCrc32?: number;
+  /** For a dataset's data file: its stored rollups by name (absolute path, size and CRC-32 as committed). */
+  rollups?: Record<string, { path: string; bytes: number; writtenMs?: number; crc32?: number }>;
 }
 
 /** What one glob matches now. */

@@ -1,4 +1,7 @@
+import { statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
+import type { SourceDescriptor, SourceName } from '../sources/source-descriptor';
+import { rollupDefinition } from '../dataset/stored-rollups';
 import { partitionDay } from './file-kinds';
 import { readDatasetStateStable, type DataFile, type DatasetState } from '../dataset/dataset-log';
 import { FileChecks, type SkipReason, type SkippedFile } from './file-checks';
@@ -31,6 +34,12 @@ export interface ReadSet {
   covered: string[];
   /** The SELECT of events held in memory (managed storage), when there are any. */
   memory?: string;
+  /**
+   * A SELECT of a subset of `memory` that holds each project's newest events (as a compacted
+   * file's head holds its file's), when memory keeps one: what a newest-first page without an
+   * upper time bound reads instead (see memory-tables.ts).
+   */
+  memoryNewest?: string;
 }
 
 /** Where extra inputs come from (managed storage adds its write-ahead log this way). */
@@ -42,7 +51,12 @@ export interface ExtraInputs {
    * what the globs match, and the SELECT of events held in memory, given which NDJSON paths the
    * query's dataset state already holds (those are left out of it).
    */
-  view(): { ndjson: readonly FileRange[]; memory?: (covered: (path: string) => boolean) => string | undefined };
+  view(): {
+    ndjson: readonly FileRange[];
+    memory?: (covered: (path: string) => boolean) => { rows: string; newest?: string } | undefined;
+    /** Files not read yet (a backlog being recovered): named in the answer unless a dataset holds them. */
+    recovering?: readonly FileRange[];
+  };
 }
 
 /**
@@ -67,6 +81,8 @@ export class SourceReader {
   constructor(
     globs: readonly string[],
     private readonly extra?: ExtraInputs,
+    /** The source the files hold: a stored rollup is read only when computed by its current definition. */
+    private readonly source?: SourceDescriptor,
   ) {
     this.globs = globs.map((g) => compileGlob(g));
   }
@@ -105,7 +121,8 @@ export class SourceReader {
         if (earliestDay !== null && data.day !== null && data.day < earliestDay) continue;
         parquet.set(path, {
           path, kind: 'parquet', size: data.bytes, mtimeMs: 0, ino: 0, dataset: root,
-          ...(data.head ? { head: this.pathOf(root, data.head), headBytes: data.head.bytes } : {}),
+          ...(data.crc32 === undefined ? {} : { crc32: data.crc32 }),
+          ...(data.head ? { head: this.pathOf(root, data.head), headBytes: data.head.bytes, headRows: data.head.rows, headCrc32: data.head.crc32 } : {}),
           ...(data.rollups ? { rollups: this.rollupsOf(root, data.rollups) } : {}),
         });
       }
@@ -122,7 +139,15 @@ export class SourceReader {
       else out.ndjson.push(file);
     }
     const extra = this.extra?.view();
-    out.memory = extra?.memory?.((path) => index.recordsOf(path).length > 0);
+    const memory = extra?.memory?.((path) => index.recordsOf(path).length > 0);
+    if (memory) {
+      out.memory = memory.rows;
+      if (memory.newest !== undefined) out.memoryNewest = memory.newest;
+    }
+    for (const range of extra?.recovering ?? []) {
+      if (coveredBytes(range.file, index, this.hashes, listedPaths) >= range.end) continue;
+      out.skipped.push({ path: range.file.path, reason: 'recovering', message: `left by the previous process and being recovered: its ${range.end} bytes of events are in answers once compacted` });
+    }
     for (const range of extra?.ndjson ?? []) {
       const covered = coveredBytes(range.file, index, this.hashes, listedPaths);
       if (covered >= range.end) continue;
@@ -140,7 +165,9 @@ export class SourceReader {
 
     // Damaged files stay out (and are told), a dataset's too: its log vouches for what the file
     // should be, not for the disk. A head or stored rollup that cannot be read is not needed: its
-    // data file is read instead (the rollup computed from its rows).
+    // data file is read instead (the rollup computed from its rows). The bytes of a dataset's
+    // files are checked against their commits by whoever reads them, once per file version
+    // (`verifyRows`, `verifyCompanions`): a query lists a 90-day window, and reads a few of its files.
     const keep = async (file: ListedFile) => {
       const problem = await this.checks.check(file);
       if (problem) out.skipped.push(problem);
@@ -160,11 +187,61 @@ export class SourceReader {
     return out;
   }
 
-  /** A data file's stored rollups with absolute paths (kept per entry, like `pathOf`). */
+  /**
+   * Of a snapshot's data files whose rows a query is about to read, those whose bytes are not the
+   * ones their commit recorded (CRC-32, once per file version): they leave `read.parquet` for
+   * `read.skipped` (named, like any damaged file) and stay out of later snapshots until they change.
+   * Returns how many were left out.
+   */
+  async verifyRows(read: ReadSet, files: readonly ListedFile[] = read.parquet): Promise<number> {
+    const bad = new Set<ListedFile>();
+    await Promise.all(files.filter((f) => f.dataset && f.crc32 !== undefined).map(async (file) => {
+      versionOf(file);
+      const problem = await this.checks.verify(file);
+      if (problem === null) return;
+      read.skipped.push(this.checks.mark(file, problem.reason, problem.message));
+      bad.add(file);
+    }));
+    if (bad.size) read.parquet = read.parquet.filter((f) => !bad.has(f));
+    return bad.size;
+  }
+
+  /**
+   * Checks the heads (`heads`) or the named stored rollups of a snapshot's data files (`files`, by
+   * default all) against their commits before a query reads them: one whose bytes are not the
+   * recorded ones is dropped from its data file (whose rows stand in) and stays out until it changes.
+   */
+  async verifyCompanions(read: ReadSet, which: { heads?: boolean; rollups?: readonly string[]; files?: readonly ListedFile[] }): Promise<void> {
+    const rollups = which.rollups ?? [];
+    if (!which.heads && rollups.length === 0) return;
+    await Promise.all((which.files ?? read.parquet).map(async (file) => {
+      const head = which.heads ? headOf(file) : null;
+      if (head && !(await this.intact(head))) delete file.head;
+      for (const name of rollups) {
+        const rollup = file.rollups?.[name];
+        if (rollup && !(await this.intact(rollupOf(file, rollup)))) file.rollups = withoutKey(file.rollups!, name);
+      }
+    }));
+  }
+
+  /** Whether a head or stored rollup holds the bytes its commit recorded (marked damaged otherwise). */
+  private async intact(companion: ListedFile): Promise<boolean> {
+    if (companion.crc32 === undefined) return true;
+    versionOf(companion);
+    const problem = await this.checks.verify(companion);
+    if (problem) this.checks.mark(companion, problem.reason, problem.message);
+    return problem === null;
+  }
+
+  /**
+   * A data file's stored rollups with absolute paths (kept per entry, like `pathOf`); those computed
+   * by another definition of the rollup than the source's current one are left out (never read).
+   */
   private rollupsOf(root: string, rollups: NonNullable<DataFile['rollups']>): NonNullable<ListedFile['rollups']> {
     let known = this.rollupPaths.get(rollups);
     if (known === undefined) {
-      known = Object.fromEntries(Object.entries(rollups).map(([name, r]) => [name, { path: this.pathOf(root, r), bytes: r.bytes, writtenMs: r.writtenMs ?? 0 }]));
+      const current = Object.entries(rollups).filter(([name, r]) => this.source === undefined || r.definition === rollupDefinition(this.source, name));
+      known = Object.fromEntries(current.map(([name, r]) => [name, { path: this.pathOf(root, r), bytes: r.bytes, writtenMs: r.writtenMs ?? 0, crc32: r.crc32 }]));
       this.rollupPaths.set(rollups, known);
     }
     // A copy per listing: a damaged one is dropped from this listing's file only.
@@ -179,13 +256,32 @@ export class SourceReader {
 
   /** The engine failed on this file version: it stays out of answers until it changes. */
   markDamaged(file: ListedFile, reason: SkipReason, message: string): SkippedFile {
+    if (file.dataset) versionOf(file);
     return this.checks.mark(file, reason, message);
   }
 }
 
 /** A dataset file's head as a file of its own (checked, or marked damaged, like any file), or null. */
 export function headOf(file: ListedFile): ListedFile | null {
-  return file.head ? { path: file.head, kind: 'parquet', size: file.headBytes ?? 0, mtimeMs: 0, ino: 0, dataset: file.dataset } : null;
+  if (!file.head) return null;
+  return {
+    path: file.head, kind: 'parquet', size: file.headBytes ?? 0, mtimeMs: 0, ino: 0, dataset: file.dataset,
+    ...(file.headRows === undefined ? {} : { headRows: file.headRows }),
+    ...(file.headCrc32 === undefined ? {} : { crc32: file.headCrc32 }),
+  };
+}
+
+/**
+ * Sets a dataset file's version (mtime, ctime, inode) from the disk: its commit records its size
+ * and CRC-32, and a write in place (even of the same size) is another version, checked again.
+ * One stat per file a query lists. A file that is not there keeps zeros (found missing).
+ */
+function versionOf(file: ListedFile): void {
+  const stats = statSync(file.path, { throwIfNoEntry: false });
+  if (!stats) return;
+  file.mtimeMs = stats.mtimeMs;
+  file.ctimeMs = stats.ctimeMs;
+  file.ino = stats.ino;
 }
 
 /** A data file's head and stored rollups, each as a file of its own. */
@@ -195,8 +291,8 @@ export function companionsOf(file: ListedFile): ListedFile[] {
 }
 
 /** A data file's stored rollup as a file of its own (checked, or marked damaged, like any file). */
-export function rollupOf(file: ListedFile, rollup: { path: string; bytes: number; writtenMs?: number }): ListedFile {
-  return { path: rollup.path, kind: 'parquet', size: rollup.bytes, mtimeMs: rollup.writtenMs ?? 0, ino: 0, dataset: file.dataset };
+export function rollupOf(file: ListedFile, rollup: { path: string; bytes: number; writtenMs?: number; crc32?: number }): ListedFile {
+  return { path: rollup.path, kind: 'parquet', size: rollup.bytes, mtimeMs: rollup.writtenMs ?? 0, ino: 0, dataset: file.dataset, ...(rollup.crc32 === undefined ? {} : { crc32: rollup.crc32 }) };
 }
 
 function withoutKey<T>(record: Record<string, T>, key: string): Record<string, T> {

@@ -1,11 +1,16 @@
 import { existsSync, readdirSync } from 'node:fs';
-import { mkdir, open, readdir, rename } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, readdir, rename, rm } from 'node:fs/promises';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { dirname, join, resolve } from 'node:path';
-import type { SourceName } from '../sources/source-descriptor';
+import type { SourceDescriptor, SourceName } from '../sources/source-descriptor';
+import type { SourceSet } from '../sources/source-set';
 import { openDatabase, type DatabaseSettings } from '../duckdb/open-database';
 import { sqlStringList } from '../duckdb/sql-literal';
 import { appendCommit, readDatasetStateStable, type DataFile, type DatasetState } from '../dataset/dataset-log';
-import { companionPathsOf } from '../dataset/stored-rollups';
+import { companionPathsOf, writeCompanions } from '../dataset/stored-rollups';
+import { backfillRollups } from '../compaction/backfill-rollups';
+import { rebuildFromInputs } from '../compaction/rebuild-from-inputs';
 import { withDatasetLock } from '../dataset/dataset-lock';
 import { orphansOf, settleOrphans } from '../dataset/dataset-orphans';
 import { fsyncDir } from '../util/durable-fs';
@@ -53,21 +58,30 @@ export interface DataDirReport {
  * for (const line of report.repaired) console.log(line);
  * if (report.problems.length) process.exitCode = 1;
  */
-export async function checkDataDir(dataDir: string, options: { repair?: boolean; duckdb?: DatabaseSettings } = {}): Promise<DataDirReport> {
+export async function checkDataDir(
+  dataDir: string,
+  options: {
+    repair?: boolean;
+    duckdb?: DatabaseSettings;
+    /** The sources whose descriptors are known (the built-ins by default): their damage can be written again, not only set aside. */
+    sources?: SourceSet;
+  } = {},
+): Promise<DataDirReport> {
   const dir = resolve(dataDir);
   if (!existsSync(dir)) throw new Error(`${dir} does not exist.`);
   const lock = options.repair ? await lockDataDir(dir, 'check --repair') : null;
   const duckdb = options.duckdb ?? { threads: 1, memoryLimit: '512MB' };
   const report: DataDirReport = { dataDir: dir, checked: [], problems: [], repaired: [] };
   try {
-    for (const source of sourcesKeptIn(dir)) {
+    const known = options.sources ?? BUILT_IN_SOURCE_SET;
+    for (const source of sourcesKeptIn(dir, known)) {
       const segments = await checkSegments(source, walDir(dir, source), report);
       const root = datasetDir(dir, source);
       if (!existsSync(join(root, '_compact'))) {
         report.checked.push({ source, segments, commits: 0, files: 0 });
         continue;
       }
-      if (options.repair) await withDatasetLock(root, 'check --repair', () => repairDataset(root, source, duckdb, report));
+      if (options.repair) await withDatasetLock(root, 'check --repair', () => repairDataset(root, source, known.find(source), duckdb, report));
       const state = readDatasetStateStable(root);
       report.checked.push({ source, segments, commits: state.seq, files: state.files.size });
       for (const d of state.damage) report.problems.push({ source, kind: 'commit_log', path: d.path, message: d.message });
@@ -85,15 +99,15 @@ export async function checkDataDir(dataDir: string, options: { repair?: boolean;
 
 /**
  * The sources whose folders a data dir holds (`<dataDir>/<source>/wal` or `.../parquet`), after
- * the built-ins: checking needs only their names, so a source declared elsewhere (a `--config`, a
- * preset) is checked without its descriptor.
+ * the known ones: checking needs only their names, so a source declared elsewhere (a `--config`, a
+ * preset) is checked without its descriptor; writing its damaged files again needs it.
  */
-function sourcesKeptIn(dir: string): SourceName[] {
+function sourcesKeptIn(dir: string, known: SourceSet): SourceName[] {
   const kept = readdirSync(dir, { withFileTypes: true })
     .filter((e) => e.isDirectory() && !e.name.startsWith('.') && (existsSync(join(dir, e.name, 'wal')) || existsSync(join(dir, e.name, 'parquet'))))
     .map((e) => e.name)
     .sort();
-  return [...new Set([...BUILT_IN_SOURCE_SET.names, ...kept])];
+  return [...new Set([...known.names, ...kept])];
 }
 
 /** Each segment: readable, and ending with a commit marker (else recovery cuts a torn tail at the next start). */
@@ -128,21 +142,27 @@ async function checkSegments(source: SourceName, dir: string, report: DataDirRep
   return names.length;
 }
 
-/** Committed data files and heads that cannot be read whole (absolute paths). */
+/**
+ * Committed data files, heads and stored rollups that cannot be read whole, or whose bytes are not
+ * those their commit recorded (CRC-32: damage of the same size too). A file whose CRC-32 matches
+ * is as it was written; one without (written before checksums) is decoded whole (absolute paths).
+ */
 async function unreadableFiles(state: DatasetState, duckdb: DatabaseSettings): Promise<Array<{ path: string; message: string }>> {
   const checks = new FileChecks();
   const bad: Array<{ path: string; message: string }> = [];
   const { instance, connection } = await openDatabase(duckdb);
   try {
     for (const file of state.files.values()) {
-      const parts = [{ path: file.path, bytes: file.bytes }, ...(file.head ? [file.head] : []), ...Object.values(file.rollups ?? {})];
+      const parts = [{ path: file.path, bytes: file.bytes, crc32: file.crc32 }, ...companionsOf(file)];
       for (const part of parts) {
         const path = join(state.root, part.path);
-        const problem = await checks.check({ path, kind: 'parquet', size: part.bytes, mtimeMs: 0, ino: 0, dataset: state.root });
+        const listed = { path, kind: 'parquet' as const, size: part.bytes, mtimeMs: 0, ino: 0, dataset: state.root, ...(part.crc32 === undefined ? {} : { crc32: part.crc32 }) };
+        const problem = (await checks.check(listed)) ?? (await checks.verify(listed));
         if (problem) {
           bad.push({ path, message: `${problem.reason}: ${problem.message}` });
           continue;
         }
+        if (part.crc32 !== undefined) continue;
         try {
           await connection.run(`SELECT min(hash(COLUMNS(*))) FROM read_parquet(${sqlStringList([path])})`);
         } catch (error) {
@@ -157,6 +177,11 @@ async function unreadableFiles(state: DatasetState, duckdb: DatabaseSettings): P
   return bad;
 }
 
+/** A data file's head and stored rollups as committed (relative paths). */
+function companionsOf(file: DataFile): Array<{ path: string; bytes: number; crc32?: number }> {
+  return [...(file.head ? [file.head] : []), ...Object.values(file.rollups ?? {})];
+}
+
 /** A data file's entry without the companions (head, stored rollups) named in `lost`. */
 function withoutCompanions(file: DataFile, lost: readonly string[]): DataFile {
   const { head, rollups, ...rest } = file;
@@ -164,21 +189,57 @@ function withoutCompanions(file: DataFile, lost: readonly string[]): DataFile {
   return { ...rest, ...(head && !lost.includes(head.path) ? { head } : {}), ...(kept.length ? { rollups: Object.fromEntries(kept) } : {}) };
 }
 
-/** The repair of one dataset (under its lock): orphans settled, unreadable files quarantined, damage acknowledged. */
-async function repairDataset(root: string, source: SourceName, duckdb: DatabaseSettings, report: DataDirReport): Promise<void> {
+/**
+ * The repair of one dataset (under its lock): orphans settled; damaged data files written again
+ * from their inputs where those are still there, the others quarantined and out of the log; damaged
+ * heads and stored rollups written again from their data files; damage acknowledged; stored
+ * rollups of another definition computed again.
+ */
+async function repairDataset(root: string, source: SourceName, descriptor: SourceDescriptor | undefined, duckdb: DatabaseSettings, report: DataDirReport): Promise<void> {
   const { state: settled, outcome } = await settleOrphans(readDatasetStateStable(root), source, duckdb);
   if (outcome.restored.length) report.repaired.push(`${source}: put ${outcome.restored.length} file(s) of lost commits back into the log: ${outcome.restored.join(', ')}`);
   if (outcome.deleted.length) report.repaired.push(`${source}: deleted ${outcome.deleted.length} file(s) no commit named whose events the dataset holds already (or a killed run's): ${outcome.deleted.join(', ')}`);
   const state = settled;
   const bad = (await unreadableFiles(state, duckdb)).map((b) => b.path.slice(root.length + 1).split('\\').join('/'));
-  const dataPaths = new Set(state.files.keys());
-  const lostData = bad.filter((p) => dataPaths.has(p));
-  const lostHeads = bad.filter((p) => !dataPaths.has(p));
+  const lostData = bad.filter((p) => state.files.has(p));
+  const lostCompanions = bad.filter((p) => !state.files.has(p));
   const unsettled = state.damage.map((d) => /(\d{20})\.json$/.exec(d.path)).filter((m): m is RegExpExecArray => m !== null).map((m) => Number(m[1]));
-  if (lostData.length === 0 && lostHeads.length === 0 && unsettled.length === 0) return;
-  // A lost data file's head goes with it (alone it is of no use, and no commit would name it).
-  const headsOfLost = lostData.flatMap((p) => companionPathsOf(state.files.get(p)!));
-  for (const path of [...lostData, ...lostHeads, ...headsOfLost]) {
+  if (lostData.length || lostCompanions.length || unsettled.length) {
+    const staging = join(root, `.compact-${randomBytes(8).toString('hex')}.tmp`);
+    const { instance, connection } = await openDatabase(duckdb);
+    try {
+      await repairFiles(connection, state, source, descriptor, { lostData, lostCompanions, unsettled, staging }, report);
+    } finally {
+      connection.closeSync();
+      instance.closeSync();
+      await rm(staging, { recursive: true, force: true });
+    }
+  }
+  // Rollups by their current definitions need the source's descriptor (without it, the next compaction by a process that has it).
+  const recomputed = descriptor ? await backfillRollups(readDatasetStateStable(root), descriptor, duckdb) : [];
+  if (recomputed.length) report.repaired.push(`${source}: computed the stored rollups of ${recomputed.length} file(s) by their current definitions`);
+}
+
+/** Writes again what can be, quarantines the rest, and commits it all at once (see `repairDataset`). */
+async function repairFiles(
+  connection: DuckDBConnection,
+  state: DatasetState,
+  source: SourceName,
+  descriptor: SourceDescriptor | undefined,
+  damage: { lostData: string[]; lostCompanions: string[]; unsettled: number[]; staging: string },
+  report: DataDirReport,
+): Promise<void> {
+  const root = state.root;
+  const { lostData, lostCompanions, unsettled, staging } = damage;
+  // Rebuilt before anything moves: the damaged file's footer may still say which inputs it came from.
+  const rebuilt = new Map<string, DataFile>();
+  for (const [i, path] of lostData.entries()) {
+    const entry = descriptor && await rebuildFromInputs(connection, state, descriptor, state.files.get(path)!, join(staging, `rebuild-${i}`)).catch(() => null);
+    if (entry) rebuilt.set(path, entry);
+  }
+  // A lost data file's companions go with it (alone they are of no use, and no commit would name them).
+  const companionsOfLost = lostData.flatMap((p) => companionPathsOf(state.files.get(p)!));
+  for (const path of [...lostData, ...lostCompanions, ...companionsOfLost]) {
     const from = join(root, path);
     if (!existsSync(from)) continue;
     const to = join(root, '_quarantine', path);
@@ -186,17 +247,32 @@ async function repairDataset(root: string, source: SourceName, duckdb: DatabaseS
     await rename(from, to);
     await fsyncDir(dirname(to));
   }
-  // The log stops naming what cannot be read (heads and stored rollups are dropped from their data file's entry).
-  const withoutHeads = [...state.files.values()].filter((f) => companionPathsOf(f).some((c) => lostHeads.includes(c)) && !lostData.includes(f.path));
+  // Heads and stored rollups are their data file's rows, computed again (dropped from the entry when that fails).
+  const rewritten: DataFile[] = [];
+  let written = 0;
+  for (const file of [...state.files.values()].filter((f) => !lostData.includes(f.path) && companionPathsOf(f).some((c) => lostCompanions.includes(c)))) {
+    const kept = withoutCompanions(file, lostCompanions);
+    const rollups = Object.entries(file.rollups ?? {}).filter(([, r]) => lostCompanions.includes(r.path)).map(([name]) => name);
+    try {
+      if (!descriptor) throw new Error('its source is not declared here');
+      const again = await writeCompanions(connection, descriptor, join(root, file.path), root, file.path, staging, { head: file.head !== undefined && lostCompanions.includes(file.head.path), rollups });
+      written += (again.head ? 1 : 0) + Object.keys(again.rollups ?? {}).length;
+      rewritten.push({ ...kept, ...(again.head ? { head: again.head } : {}), ...(again.rollups || kept.rollups ? { rollups: { ...kept.rollups, ...again.rollups } } : {}) });
+    } catch {
+      rewritten.push(kept);
+    }
+  }
   const committed = await appendCommit(state, {
     source,
-    add: withoutHeads.map((file) => withoutCompanions(file, lostHeads)),
-    remove: [...lostData, ...withoutHeads.map((f) => f.path)],
+    add: [...rebuilt.values(), ...rewritten],
+    remove: [...lostData, ...rewritten.map((f) => f.path)],
     inputs: [],
     ...(unsettled.length ? { settles: unsettled } : {}),
   });
   if (!committed) throw new Error(`${root}: another writer committed at the same time; run check --repair again`);
-  if (lostData.length) report.repaired.push(`${source}: took ${lostData.length} missing or unreadable file(s) out of the log, the unreadable ones moved to ${join(root, '_quarantine')} (their events are lost unless restored from a backup): ${lostData.join(', ')}`);
-  if (lostHeads.length) report.repaired.push(`${source}: moved ${lostHeads.length} unreadable head(s) or stored rollup(s) to ${join(root, '_quarantine')} (queries read their data files; the next compaction writes the rollups again)`);
+  const lost = lostData.filter((p) => !rebuilt.has(p));
+  if (rebuilt.size) report.repaired.push(`${source}: wrote ${rebuilt.size} damaged file(s) again from their inputs (the damaged ones moved to ${join(root, '_quarantine')}): ${[...rebuilt.keys()].join(', ')}`);
+  if (lost.length) report.repaired.push(`${source}: took ${lost.length} missing or unreadable file(s) out of the log, the unreadable ones moved to ${join(root, '_quarantine')} (their events are lost unless restored from a backup): ${lost.join(', ')}`);
+  if (lostCompanions.length) report.repaired.push(`${source}: wrote ${written} of ${lostCompanions.length} damaged head(s) or stored rollup(s) again from their data files (the damaged ones moved to ${join(root, '_quarantine')}; queries read the data files of the others)`);
   if (unsettled.length) report.repaired.push(`${source}: acknowledged the damage of commit(s) ${unsettled.join(', ')}: what could be restored was; queries stop reporting it`);
 }

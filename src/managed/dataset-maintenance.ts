@@ -11,37 +11,32 @@ import { appendCommit, checkpointIfDue, readDatasetStateStable, type DataFile, t
 import { withDatasetLock } from '../dataset/dataset-lock';
 import type { Provenance } from '../dataset/dataset-orphans';
 import { fsyncDir, fsyncFile, unlinkIfPresent } from '../util/durable-fs';
+import { fileCrc32 } from '../util/crc32';
 import { failpoint } from '../util/failpoint';
 import { HEADS_DIR } from '../dataset/newest-heads';
 import { companionPathsOf, ROLLUPS_DIR, writeCompanions } from '../dataset/stored-rollups';
-
-/** When a day holds this many files smaller than MERGE_BELOW_BYTES, they are merged into one. */
-const MERGE_MIN_FILES = 8;
-/** Files at least this large are left alone: merging them would rewrite much for little. */
-const MERGE_BELOW_BYTES = 64 * 1024 * 1024;
+import { filesToMerge } from './merge-policy';
 
 /**
  * Merges a day's small Parquet files (each background compaction of a few segments writes one)
- * into one file in the fast layout, so a query opens a few files per day, not hundreds. One commit
- * adds the merged file and removes the small ones; they are deleted after it (a query still on
- * the previous state finds them gone and lists again).
+ * by size (merge-policy.ts), each merge into one file in the fast layout, so a query opens a few
+ * files per day, not hundreds. One commit adds the merged file and removes the files it replaces;
+ * they are deleted after it (a query still on the previous state finds them gone and lists again).
+ * Returns the number of files merged away.
  */
 export async function mergeSmallFiles(root: string, source: SourceDescriptor, duckdb: DatabaseSettings = {}): Promise<number> {
   return withDatasetLock(root, 'merge', async () => {
-    const state = readDatasetStateStable(root);
-    const byDay = new Map<string, DataFile[]>();
-    for (const file of state.files.values()) {
-      if (file.day === null || file.bytes >= MERGE_BELOW_BYTES) continue;
-      const list = byDay.get(file.day) ?? [];
-      list.push(file);
-      byDay.set(file.day, list);
-    }
+    let current = readDatasetStateStable(root);
+    const days = new Set([...current.files.values()].map((f) => f.day).filter((d): d is string => d !== null));
     let merged = 0;
-    let current = state;
-    for (const [day, files] of byDay) {
-      if (files.length < MERGE_MIN_FILES) continue;
-      current = await mergeDay(current, source, day, files, duckdb);
-      merged += files.length;
+    for (const day of [...days].sort()) {
+      // A merge's file may merge again with the day's others (two of one size make one of twice it).
+      for (let round = 0; round < 64; round++) {
+        const files = filesToMerge([...current.files.values()].filter((f) => f.day === day));
+        if (!files.length) break;
+        current = await mergeDay(current, source, day, files, duckdb);
+        merged += files.length;
+      }
     }
     return merged;
   });
@@ -73,14 +68,20 @@ async function mergeDay(state: DatasetState, source: SourceDescriptor, day: stri
     // Its head and stored rollups, written as compaction writes them (one path: stored-rollups.ts).
     const companions = await writeCompanions(connection, source, staged, root, name, staging);
     await fsyncFile(staged);
+    const crc32 = await fileCrc32(staged);
     await rename(staged, join(root, name));
     await fsyncDir(join(root, `date=${day}`));
-    const add: DataFile = { path: name, rows, bytes: (await stat(join(root, name))).size, day, ...companions };
+    const add: DataFile = { path: name, rows, bytes: (await stat(join(root, name))).size, crc32, day, ...companions };
+    failpoint('merge:written', source.name);
     if (!(await appendCommit(state, { source: source.name, add: [add], remove: files.map((f) => f.path), inputs: [] }))) {
       throw new Error(`${root}: another writer committed at the same time; the merge was not committed`);
     }
-    failpoint('merge:after-commit');
-    for (const file of files) await removeDataFile(root, file);
+    failpoint('merge:after-commit', source.name);
+    for (const [i, file] of files.entries()) {
+      await removeDataFile(root, file);
+      failpoint(`merge:deleted:${i + 1}`, source.name);
+    }
+    failpoint('merge:deleted', source.name);
     const next = readDatasetStateStable(root);
     await checkpointIfDue(next);
     return next;
@@ -101,7 +102,11 @@ export async function dropDaysBefore(root: string, source: SourceDescriptor, fir
     const old = [...state.files.values()].filter((f) => f.day !== null && f.day < firstKeptDay);
     if (old.length === 0) return 0;
     if (!(await appendCommit(state, { source: source.name, add: [], remove: old.map((f) => f.path), inputs: [] }))) return 0;
-    for (const file of old) await removeDataFile(root, file);
+    failpoint('retention:after-commit', source.name);
+    for (const [i, file] of old.entries()) {
+      await removeDataFile(root, file);
+      failpoint(`retention:deleted:${i + 1}`, source.name);
+    }
     // The day folders go too when nothing else is in them (and their heads' folders).
     for (const day of new Set(old.map((f) => f.day))) {
       await rmdir(join(root, `date=${day}`)).catch(() => undefined);
@@ -124,6 +129,7 @@ export async function forgetDeletedInputs(root: string, source: SourceName, belo
     const gone = [...new Set(state.inputs.map((r) => r.path))].filter((p) => p.startsWith(belowPrefix) && !existsSync(p));
     if (gone.length < atLeast) return 0;
     if (!(await appendCommit(state, { source, add: [], remove: [], inputs: [], forget: gone }))) return 0;
+    failpoint('forget:after-commit', source);
     await checkpointIfDue(readDatasetStateStable(root));
     return gone.length;
   });

@@ -2,6 +2,10 @@ import { BIGINT, BLOB, blobValue, type DuckDBConnection, type DuckDBInstance, ty
 import type { SourceDescriptor, SourceName } from '../sources/source-descriptor';
 import type { SourceSet } from '../sources/source-set';
 import { ndjsonTextRelation, relationColumns } from '../duckdb/source-relations';
+import { hasHeads, HEAD_ROWS_PER_PROJECT } from '../dataset/newest-heads';
+
+/** Whether a source's memory keeps a newest table: the sources whose compacted files have heads. */
+const hasNewest = hasHeads;
 
 /** NDJSON bytes mirrored in memory at most; past it new segments are read from their files. */
 const DEFAULT_MAX_BYTES = 256 * 1024 * 1024;
@@ -17,6 +21,20 @@ const MAX_JOINED_BYTES = 8 * 1024 * 1024;
 function tableOf(source: SourceDescriptor): string {
   return `le_memory_${source.relation}`;
 }
+
+/**
+ * The in-memory table of a source's newest events per segment and project (sources with heads:
+ * logs.all's gateway log): every segment's HEAD_ROWS_PER_PROJECT newest rows of each project, and
+ * maybe a few more. The newest rows of a project among any set of segments are among those, so a
+ * newest-first page reads this small table instead of every uncompacted event (as a compacted
+ * file's head spares reading the file).
+ */
+function newestOf(source: SourceDescriptor): string {
+  return `le_newest_${source.relation}`;
+}
+
+/** Rows of a newest table past which it is cut back to HEAD_ROWS_PER_PROJECT per segment and project. */
+const NEWEST_TRIM_ROWS = 4096;
 
 interface WaitingGroup {
   seq: number;
@@ -35,8 +53,20 @@ interface JoinedInsert {
 export interface MemoryView {
   /** Whether segment `seq` is read from memory (else from its file). */
   mirrored(seq: number): boolean;
-  /** The SELECT of the events in memory, minus the segments `covered` says the dataset holds. */
-  relation(covered: (seq: number) => boolean): string | undefined;
+  /** The SELECTs of the events in memory, minus the segments `covered` says the dataset holds. */
+  relation(covered: (seq: number) => boolean): MemoryRelation | undefined;
+}
+
+/** The SELECTs of a source's events held in memory, with the source's columns. */
+export interface MemoryRelation {
+  /** Every event. */
+  rows: string;
+  /**
+   * A subset holding each project's HEAD_ROWS_PER_PROJECT newest events (timestamp descending,
+   * then id): what a newest-first top-N of at most that many rows with no upper time bound needs.
+   * Only for sources with heads.
+   */
+  newest?: string;
 }
 
 /**
@@ -76,6 +106,11 @@ export class MemoryTables {
 
   /** The groups of each source waiting for the next insert (see `insertJoined`). */
   private readonly waiting = new Map<SourceName, JoinedInsert>();
+
+  /** Inserts so far (the `le_n` of each inserted batch's rows: the newest table copies a batch by it). */
+  private inserts_n = 0;
+  /** Rows added to each source's newest table since it was last cut back. */
+  private readonly newestGrowth = new Map<SourceName, number>();
 
   /** A table per source of the instance (`sources`), holding at most `maxBytes` of NDJSON in all. */
   constructor(
@@ -130,6 +165,30 @@ export class MemoryTables {
   }
 
   /**
+   * Holds a whole segment written by the previous process (recovered at start) so queries stop
+   * parsing it: read from its file until its rows are in, from memory from then on. Never throws;
+   * a segment that does not fit under the bound, or fails to go in, stays read from its file.
+   */
+  async load(source: SourceName, seq: number, lines: Uint8Array): Promise<void> {
+    const mirrored = this.set(this.mirrored, source);
+    const broken = this.set(this.broken, source);
+    if (mirrored.has(seq) || broken.has(seq) || this.bytes + lines.length > this.maxBytes) return;
+    // Counted at once, so two loads never overrun the bound together.
+    this.bytes += lines.length;
+    // Until all of its rows are in, it is read from its file and its rows in the table are left
+    // out of every query (as a broken segment's): a query never reads it twice, nor half.
+    broken.add(seq);
+    const done = await this.serial((connection) => this.insertBatch(connection, source, [{ seq, lines }])).catch(() => new Map<number, boolean>());
+    if (done.get(seq) && broken.has(seq)) {
+      broken.delete(seq);
+      mirrored.add(seq);
+      this.segmentBytes.set(`${source}:${seq}`, lines.length);
+    } else {
+      this.bytes -= lines.length;
+    }
+  }
+
+  /**
    * Group commit of the memory table: the groups of a source that arrive while an insert runs
    * wait together and go in as one INSERT per segment. One statement per request was the ingest's
    * biggest cost (a statement's fixed cost is paid once per batch of requests, not per request).
@@ -152,21 +211,35 @@ export class MemoryTables {
     return batch.done!.then((outcome) => outcome.get(seq) ?? false);
   }
 
-  /** One INSERT per segment of the batch (one as a rule); says per segment whether it went in. */
+  /**
+   * One INSERT per segment of the batch (one as a rule), with the segment's newest rows copied to
+   * the source's newest table in the same transaction (an acknowledged event is in both or in
+   * neither); says per segment whether it went in.
+   */
   private async insertBatch(connection: DuckDBConnection, source: SourceName, groups: readonly WaitingGroup[]): Promise<Map<number, boolean>> {
     const bySeq = new Map<number, Uint8Array[]>();
     for (const { seq, lines } of groups) bySeq.set(seq, [...(bySeq.get(seq) ?? []), lines]);
     const outcome = new Map<number, boolean>();
+    const d = this.sources.get(source);
     for (const [seq, parts] of bySeq) {
       let prepared = this.inserts.get(source);
+      const n = ++this.inserts_n;
       try {
         if (!prepared) {
-          const d = this.sources.get(source);
-          prepared = await connection.prepare(`INSERT INTO ${tableOf(d)} SELECT *, $le_seq FROM (${ndjsonTextRelation(d, 'le_lines')})`);
+          prepared = await connection.prepare(`INSERT INTO ${tableOf(d)} SELECT *, $le_seq, $le_n FROM (${ndjsonTextRelation(d, 'le_lines')})`);
           this.inserts.set(source, prepared);
         }
-        prepared.bind({ le_lines: blobValue(parts.length === 1 ? parts[0]! : Buffer.concat(parts)), le_seq: BigInt(seq) }, { le_lines: BLOB, le_seq: BIGINT });
-        await prepared.run();
+        prepared.bind({ le_lines: blobValue(parts.length === 1 ? parts[0]! : Buffer.concat(parts)), le_seq: BigInt(seq), le_n: BigInt(n) }, { le_lines: BLOB, le_seq: BIGINT, le_n: BIGINT });
+        await connection.run('BEGIN TRANSACTION');
+        try {
+          const inserted = (await prepared.run()).rowsChanged;
+          if (hasNewest(d)) await connection.run(`INSERT INTO ${newestOf(d)} SELECT * FROM ${tableOf(d)} WHERE le_n = ${n}`);
+          await connection.run('COMMIT');
+          if (hasNewest(d)) this.newestGrowth.set(source, (this.newestGrowth.get(source) ?? 0) + inserted);
+        } catch (error) {
+          await connection.run('ROLLBACK').catch(() => undefined);
+          throw error;
+        }
         outcome.set(seq, true);
       } catch {
         // Prepared again for the next batch: a failure leaves no doubt about the statement.
@@ -177,7 +250,28 @@ export class MemoryTables {
         outcome.set(seq, false);
       }
     }
+    if ((this.newestGrowth.get(source) ?? 0) > NEWEST_TRIM_ROWS) await this.trimNewest(connection, d);
     return outcome;
+  }
+
+  /**
+   * Cuts a newest table back to each segment's HEAD_ROWS_PER_PROJECT newest rows per project. Any
+   * time is right: a row it removes has that many newer ones of its segment and project left,
+   * which a newest-first page reads before it.
+   */
+  private async trimNewest(connection: DuckDBConnection, d: SourceDescriptor): Promise<void> {
+    try {
+      await connection.run(`
+        DELETE FROM ${newestOf(d)} WHERE rowid IN (
+          SELECT rowid FROM (
+            SELECT rowid, row_number() OVER (PARTITION BY le_seq, ${d.projectColumn} ORDER BY timestamp DESC, id ASC NULLS LAST) AS le_rank
+            FROM ${newestOf(d)}
+          ) WHERE le_rank > ${HEAD_ROWS_PER_PROJECT}
+        )`);
+      this.newestGrowth.set(d.name, 0);
+    } catch {
+      // Left as it is: a newest table with more rows than needed is still right.
+    }
   }
 
   /**
@@ -187,7 +281,6 @@ export class MemoryTables {
    */
   view(source: SourceName): MemoryView {
     const mirrored = new Set(this.mirrored.get(source) ?? []);
-    const broken = [...(this.broken.get(source) ?? [])];
     const d = this.sources.get(source);
     const columns = relationColumns(d).map(([name]) => name).join(', ');
     // Before the tables exist no insert has finished, so nothing acknowledged is held yet (a query
@@ -196,9 +289,16 @@ export class MemoryTables {
     return {
       mirrored: (seq) => mirrored.has(seq),
       relation: (covered) => {
-        if (!mirrored.size || !created) return undefined;
-        const out = [...[...mirrored].filter(covered), ...broken];
-        return `SELECT ${columns} FROM ${tableOf(d)}${out.length ? ` WHERE le_seq NOT IN (${out.join(', ')})` : ''}`;
+        // The segments this view holds, named: rows of a segment that goes in after the view was
+        // taken (a leftover loaded at start, read from its file by this query) are in the table
+        // by the time the statement runs, and must not be read twice.
+        const held = [...mirrored].filter((seq) => !covered(seq));
+        if (!held.length || !created) return undefined;
+        const where = ` WHERE le_seq IN (${held.join(', ')})`;
+        return {
+          rows: `SELECT ${columns} FROM ${tableOf(d)}${where}`,
+          ...(hasNewest(d) ? { newest: `SELECT ${columns} FROM ${newestOf(d)}${where}` } : {}),
+        };
       },
     };
   }
@@ -232,7 +332,16 @@ export class MemoryTables {
     while (this.retirements.length && this.retirements[0]!.epoch <= oldest) {
       const { source, seqs } = this.retirements.shift()!;
       void this.serial(async (connection) => {
-        await connection.run(`DELETE FROM ${tableOf(this.sources.get(source))} WHERE le_seq IN (${seqs.join(', ')})`);
+        const d = this.sources.get(source);
+        await connection.run('BEGIN TRANSACTION');
+        try {
+          await connection.run(`DELETE FROM ${tableOf(d)} WHERE le_seq IN (${seqs.join(', ')})`);
+          if (hasNewest(d)) await connection.run(`DELETE FROM ${newestOf(d)} WHERE le_seq IN (${seqs.join(', ')})`);
+          await connection.run('COMMIT');
+        } catch (error) {
+          await connection.run('ROLLBACK').catch(() => undefined);
+          throw error;
+        }
       }).then(
         () => {
           for (const seq of seqs) {
@@ -275,7 +384,9 @@ export class MemoryTables {
       this.connection = await this.instance.connect();
       for (const source of this.sources.list) {
         const columns = relationColumns(source).map(([name, type]) => `${name} ${type}`).join(', ');
-        await this.connection.run(`CREATE TABLE IF NOT EXISTS ${tableOf(source)} (${columns}, le_seq BIGINT)`);
+        // le_seq: the segment of each row; le_n: the insert that brought it.
+        await this.connection.run(`CREATE TABLE IF NOT EXISTS ${tableOf(source)} (${columns}, le_seq BIGINT, le_n BIGINT)`);
+        if (hasNewest(source)) await this.connection.run(`CREATE TABLE IF NOT EXISTS ${newestOf(source)} (${columns}, le_seq BIGINT, le_n BIGINT)`);
       }
       this.created = true;
     })();

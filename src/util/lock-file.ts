@@ -26,26 +26,31 @@ import { systemNow, monotonicMs } from '../time/clock';
  * one stale lock, the one whose token is not there backs off. A holder that finds a foreign token
  * (or no file) when it renews has lost the lock (`onLost`); `fresh()` says whether its last renewal
  * is recent enough for it to keep writing (see docs/damaged-data.md, "One writer per data dir").
+ * `enclosedBy` names a lock every writer of this one holds first (a data dir's, for its datasets'):
+ * while this process holds it, a lock found is a dead process's and is taken over at once.
  *
  * @example
  * const lock = await acquireLock('/data/log-endpoints.lock', 'serve');
  * try { await work() } finally { await lock.release() }
  */
-export async function acquireLock(path: string, purpose: string, timing: LockTiming = {}): Promise<HeldLock> {
+export async function acquireLock(path: string, purpose: string, timing: LockTiming = {}, options: { enclosedBy?: string } = {}): Promise<HeldLock> {
   const t = { ...DEFAULT_TIMING, ...timing };
   if (heldHere.has(path)) throw new LockedError(path, heldHere.get(path)!.record, true);
+  // Every writer of this lock holds the enclosing one, which this process holds: a lock found is
+  // a dead process's (a compaction killed with its server), and no other newcomer can race us.
+  const sole = options.enclosedBy !== undefined && heldHere.has(options.enclosedBy);
   for (let attempt = 0; attempt < 5; attempt++) {
     const mine = newRecord(purpose);
     if (await writeFileAtomic(path, recordText(mine), 'create')) return hold(path, mine, t);
     const found = await readRecord(path);
     if (found === 'gone') continue;
-    const verdict = await judge(path, found, t);
+    const verdict = sole ? 'stale' : await judge(path, found, t);
     if (verdict === 'alive') throw new LockedError(path, found.record, false);
     if (verdict === 'changed') continue;
     // Stale: put ours in its place (only if it is still the lock judged), then make sure no other
     // newcomer did the same meanwhile.
     if (!(await replaceIfUnchanged(path, found.text, recordText(mine), mine.token))) continue;
-    await t.sleep(t.renewMs);
+    if (!sole) await t.sleep(t.renewMs);
     const after = await readRecord(path);
     if (after === 'gone' || after.record?.token !== mine.token) {
       if (after !== 'gone' && after.record) throw new LockedError(path, after.record, false);

@@ -133,7 +133,10 @@ export class ClickHouseLoader {
     const globs = typeof inputs === 'string' ? [inputs] : [...inputs];
     // What a query of these globs reads: each event once (a compacted dataset through its log,
     // NDJSON it already holds left out, damaged files reported instead of read).
-    const read = await new SourceReader(globs).snapshot();
+    const reader = new SourceReader(globs, undefined, this.sources.get(source));
+    const read = await reader.snapshot();
+    // A dataset's file whose bytes are not those its commit recorded is reported, not loaded.
+    await reader.verifyRows(read);
     const copies = new RangeCopies();
     try {
       return await this.loadRead(this.sources.get(source), read, copies, options);

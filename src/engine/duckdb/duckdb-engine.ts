@@ -25,8 +25,6 @@ import { existsSync, statSync } from 'node:fs';
 import type { SkipReason } from '../../files/file-checks';
 import type { ListedFile } from '../../files/list-glob';
 import { companionsOf, SourceReader, type ExtraInputs, type FileRange, type ReadSet } from '../../files/source-reader';
-import { partitionDay } from '../../files/file-kinds';
-import { HEAD_ROWS_PER_PROJECT } from '../../dataset/newest-heads';
 import { earliestDayOf } from './list-files';
 import { parquetSchema } from '../../duckdb/parquet-schema';
 import { RangeCopies } from '../../files/range-copies';
@@ -37,7 +35,8 @@ import { ceilingFor, MemoryWatch } from './memory-watch';
 import { emptyNdjsonFile } from '../../duckdb/empty-ndjson-file';
 import { NOT_A_COMMIT_MARKER, sourceRelation, type SourceFiles } from '../../duckdb/source-relations';
 import { sqlStringList } from '../../duckdb/sql-literal';
-import { BOUND_PARAM, newestInTwoPhases } from './two-phase-newest';
+import { newestFirst } from './newest-first';
+import { HeadTables } from './head-tables';
 import { composeSandboxedSql, splitEndpointSql } from '../../sandbox/compose-sandboxed-sql';
 import { validateCallerSql, type CallerDialect, type CheckedSql } from '../../sandbox/validate-caller-sql';
 import { sourcesNamedBy, sourceTablesStatement } from '../../sandbox/source-tables';
@@ -149,7 +148,7 @@ function rollupRelation(source: SourceDescriptor, files: SourceFiles, name: stri
   const read = `SELECT * FROM read_parquet(${sqlStringList(stored.companions)})`;
   const covered = new Set(stored.dataFiles);
   const rest: SourceFiles = { ...files, parquet: files.parquet.filter((p) => !covered.has(p)) };
-  if (!rest.ndjson.length && !rest.parquet.length && !rest.memory) return read;
+  if (!rest.ndjson.length && !rest.parquet.length && !rest.memory && !rest.held?.length) return read;
   return `${read}\nUNION ALL BY NAME\nSELECT * FROM (\nWITH ${source.relation} AS (\n${sourceRelation(source, rest)}\n)\n${sql}\n)`;
 }
 
@@ -198,6 +197,8 @@ class DuckDBEngine implements Engine {
   /** The tables a BigQuery SELECT may read (one per source), built on first use. */
   private bigQuerySchema: BigQuerySchema | undefined;
   private readonly memory: MemoryTables | undefined;
+  /** Days' heads held as tables in memory (logs.all's pages read one per day). */
+  private readonly headTables = new HeadTables((sql) => this.onControl(() => this.control.run(sql)));
   private readonly ranges = new RangeCopies();
   /** NDJSON file versions holding a line too long for DuckDB: read from a copy without such lines. */
   private readonly longLined = new Set<string>();
@@ -225,7 +226,7 @@ class DuckDBEngine implements Engine {
     this.memory = options.memory;
     // Every source of the instance (the built-ins and the user's): a statement may read any of them.
     this.sourceSet = options.sourceSet;
-    for (const d of this.sourceSet.list) this.readers.set(d, new SourceReader(list(options.sources[d.name]), options.extraInputs?.[d.name]));
+    for (const d of this.sourceSet.list) this.readers.set(d, new SourceReader(list(options.sources[d.name]), options.extraInputs?.[d.name], d));
     this.gate = new QueryGate({
       maxConcurrent: options.maxConcurrentQueries ?? 4,
       maxQueued: options.maxQueuedQueries ?? 64,
@@ -252,19 +253,34 @@ class DuckDBEngine implements Engine {
         const reads = new Map<SourceDescriptor, ReadSet>();
         for (const source of sources) reads.set(source, await this.reader(source).snapshot(earliestDayOf(request.notBefore)));
         const files = new Map<SourceDescriptor, SourceFiles & { copies: Map<string, FileRange> }>();
+        // The stored rollups the variant reads hold the bytes their commits recorded (a damaged one
+        // is dropped: its file's rows stand in), checked before the variant is chosen.
+        for (const [source, read] of reads) await this.reader(source).verifyCompanions(read, { rollups: rollupsNamedBy(variantSql, source) });
         // A rollup variant whose rollups are not stored for this read runs as the base statement.
         const sql = request.statement.fallback && !rollupsStored(variantSql, reads) ? statementSql({ ...request, statement: { ...request.statement, sql: request.statement.fallback } }) : variantSql;
+        const walksNewestFirst = request.statement.newestFirst && sources.length === 1 && request.sql === undefined;
+        // So do the data files whose rows the statement reads (a newest-first walk checks each
+        // day's as it reaches it); those that do not are left out, named.
+        if (!walksNewestFirst) for (const [source, read] of reads) await this.reader(source).verifyRows(read, rowsRead(sql, source, read));
+        // Taken once the statement ran: a newest-first walk names what it leaves out as it goes.
+        const skippedFiles = () => [...reads.values()].flatMap((r) => r.skipped);
         try {
           for (const [source, read] of reads) files.set(source, await this.sourceFiles(connection, read));
-          const skippedFiles = [...reads.values()].flatMap((r) => r.skipped);
           if (request.sql !== undefined) {
-            return { ...(await this.executeCaller(connection, sql, request, files)), engineMs: monotonicMs() - started, skippedFiles };
+            return { ...(await this.executeCaller(connection, sql, request, files)), engineMs: monotonicMs() - started, skippedFiles: skippedFiles() };
           }
           const [only] = sources;
-          const rows = request.statement.newestFirst && sources.length === 1
-            ? await this.newestFirst(connection, sql, request, only!, reads.get(only!)!, files.get(only!)!)
+          const rows = walksNewestFirst
+            ? await newestFirst({
+              connection, sql, request, source: only!, read: reads.get(only!)!, files: files.get(only!)!, heads: this.headTables,
+              execute: (set) => this.execute(connection, sql, request, new Map([[only!, set]])),
+              executePrepared: (text, r) => this.executePrepared(connection, text, r),
+              fullSql: (text, set) => fullQuerySql(text, new Map([[only!, set]])),
+              reader: this.reader(only!),
+              relisted: () => this.sourceFiles(connection, reads.get(only!)!),
+            })
             : await this.execute(connection, sql, request, files);
-          return { rows, engineMs: monotonicMs() - started, skippedFiles };
+          return { rows, engineMs: monotonicMs() - started, skippedFiles: skippedFiles() };
         } catch (error) {
           if (request.sql !== undefined) await this.blameCaller(error, connection, sql, request, reads, files);
           let retry = false;
@@ -394,81 +410,6 @@ class DuckDBEngine implements Engine {
   }
 
   /**
-   * A newest-first top-N (logs.all) over a compacted dataset, by UTC day: the newest day with the
-   * NDJSON first, then older days only while they can still hold one of the N newest rows. Every
-   * row of a day is older than the next day's start, so once the N-th row so far is at or after a
-   * day's end, that day and all older ones are skipped; the older days that are left are read in
-   * one statement over their heads. A query reads about one day's data, and at most one more
-   * statement, however many days the window (90 for PAYG) and the dataset hold.
-   */
-  private async newestFirst(connection: DuckDBConnection, sql: string, request: EngineRequest, source: SourceDescriptor, read: ReadSet, files: SourceFiles): Promise<Record<string, EngineValue>[]> {
-    const order = request.statement.newestFirst!;
-    const limit = Number(request.params[order.limit]);
-    const days = new Map<string, ListedFile[]>();
-    for (const file of read.parquet) {
-      const day = file.dataset ? partitionDay(file.path) : null;
-      // Files of unknown day (or schema: not from a dataset) are read in one query, as usual.
-      if (day === null) return this.execute(connection, sql, request, new Map([[source, files]]));
-      days.set(day, [...(days.get(day) ?? []), file]);
-    }
-    const until = request.params[order.until];
-    const untilMicros = until && typeof until === 'object' ? until.timestamp : null;
-    // Newest first; days that start after the upper bound hold nothing to return.
-    const ordered = [...days.keys()].sort().reverse().filter((day) => untilMicros === null || dayStartMicros(day) <= untilMicros);
-    /**
-     * A day's files, or their heads (each project's newest rows of each file) when they are enough:
-     * every file has one, it holds at least `limit` rows per project, and no upper bound cuts into
-     * the day (the newest rows of a file at or before the bound are then its newest rows).
-     */
-    const dayFiles = (day: string): { day: string; parquet: string[]; heads: boolean } => {
-      const list = days.get(day)!;
-      const heads = limit <= HEAD_ROWS_PER_PROJECT && list.every((f) => f.head) && (untilMicros === null || untilMicros >= dayStartMicros(day) + DAY_MICROS);
-      return { day, parquet: list.map((f) => (heads ? f.head! : f.path)), heads };
-    };
-    /**
-     * One day's newest rows: heads and NDJSON (parsed once, not twice) in one statement, a day's
-     * data files that an upper bound cuts into in two (two-phase-newest.ts).
-     */
-    const runDay = (day: { parquet: string[]; heads: boolean }, withNdjson: boolean) => {
-      const set: SourceFiles = {
-        ndjson: withNdjson ? files.ndjson : [],
-        parquet: day.parquet,
-        parquetTypes: files.parquetTypes,
-        ...(withNdjson && files.memory ? { memory: files.memory } : {}),
-      };
-      if (day.heads || set.ndjson.length || !set.parquet.length) return this.execute(connection, sql, request, new Map([[source, set]]));
-      return newestInTwoPhases(
-        sql,
-        order.limit,
-        (text, cut) => fullQuerySql(text, new Map([[source, cut ? { ...set, where: `timestamp >= $${BOUND_PARAM}` } : set]])),
-        (text, bound) => this.executePrepared(connection, text, bound === null ? request : { ...request, params: { ...request.params, [BOUND_PARAM]: { timestamp: bound } } }),
-      );
-    };
-    let rows = await runDay(ordered.length ? dayFiles(ordered[0]!) : { parquet: [], heads: false }, true);
-    // Older days that can still hold one of the N newest rows: once the N-th row so far is at or
-    // after a day's end, that day and every older one cannot.
-    const older = ordered.slice(1);
-    const stop = older.findIndex((day) => {
-      const nth = rows[limit - 1];
-      return nth !== undefined && BigInt(nth.timestamp as bigint) >= dayStartMicros(day) + DAY_MICROS;
-    });
-    const open = (stop === -1 ? older : older.slice(0, stop)).map(dayFiles);
-    // Those with heads in one statement over all their heads: each holds every project's newest
-    // rows of its file, so the newest of all of them are among their heads. One statement instead
-    // of one per day: a project with few rows pages through a 90-day window in one read, not 90
-    // (nine days of the bench's data, a project with none: 20-31 ms became 6-12 ms under load).
-    const withHeads = open.filter((day) => day.heads);
-    if (withHeads.length) rows = newestFirstMerge(rows, await runDay({ parquet: withHeads.flatMap((day) => day.parquet), heads: true }, false), limit);
-    // The others (files without heads) one day at a time, newest first, as long as they can matter.
-    for (const day of open.filter((d) => !d.heads)) {
-      const nth = rows[limit - 1];
-      if (nth && BigInt(nth.timestamp as bigint) >= dayStartMicros(day.day) + DAY_MICROS) break;
-      rows = newestFirstMerge(rows, await runDay(day, false), limit);
-    }
-    return rows;
-  }
-
-  /**
    * Whether a failed read deserves a fresh listing: a file vanished or changed since it was listed
    * (rotation, a compaction moving it), or the engine named a file it cannot read, which is then
    * kept out of answers (and told) until it changes.
@@ -588,6 +529,8 @@ class DuckDBEngine implements Engine {
           for (let attempt = 1; ; attempt++) {
             const read = await this.reader(source).snapshot();
             let files: SourceFiles & { copies: Map<string, FileRange> } | undefined;
+            // Every data file's rows are counted: each is checked against its commit first.
+            await this.reader(source).verifyRows(read);
             try {
               files = await this.sourceFiles(connection, read);
               out.push(await this.inspect(connection, source, read, files));
@@ -825,38 +768,28 @@ function statementSql(request: EngineRequest): string {
   return sql;
 }
 
-const DAY_MICROS = 86_400_000_000n;
-
-function dayStartMicros(day: string): bigint {
-  return BigInt(Date.parse(`${day}T00:00:00Z`)) * 1000n;
-}
-
-/** The N first of two newest-first row lists, in the queries' own order (ids compared as UTF-8 bytes, as DuckDB does). */
-export function newestFirstMerge(a: Record<string, EngineValue>[], b: Record<string, EngineValue>[], limit: number): Record<string, EngineValue>[] {
-  const out: Record<string, EngineValue>[] = [];
-  let i = 0;
-  let j = 0;
-  while (out.length < limit && (i < a.length || j < b.length)) {
-    if (j >= b.length || (i < a.length && newestFirstOrder(a[i]!, b[j]!) <= 0)) out.push(a[i++]!);
-    else out.push(b[j++]!);
-  }
-  return out;
-}
-
-function newestFirstOrder(x: Record<string, EngineValue>, y: Record<string, EngineValue>): number {
-  const tx = BigInt(x.timestamp as bigint);
-  const ty = BigInt(y.timestamp as bigint);
-  if (tx !== ty) return tx > ty ? -1 : 1;
-  if (x.id === null || x.id === undefined) return y.id === null || y.id === undefined ? 0 : 1;
-  if (y.id === null || y.id === undefined) return -1;
-  return Buffer.compare(Buffer.from(String(x.id)), Buffer.from(String(y.id)));
-}
+export { newestFirstMerge } from './newest-first';
 
 /** Whether a listed file is gone or is not the version that was listed any more. */
 function changedSinceListed(file: ListedFile): boolean {
   if (file.dataset) return !existsSync(file.path);
   const now = statSync(file.path, { throwIfNoEntry: false });
   return !now || now.ino !== file.ino || now.size !== file.size || now.mtimeMs !== file.mtimeMs;
+}
+
+/**
+ * The Parquet files whose rows a statement reads: all of them when it names the source's relation,
+ * else (it reads rollups only) those lacking a stored rollup it names, computed from their rows.
+ */
+function rowsRead(sql: string, source: SourceDescriptor, read: ReadSet): ListedFile[] {
+  if (namesRelation(sql, source.relation)) return read.parquet;
+  const rollups = rollupsNamedBy(sql, source);
+  return read.parquet.filter((f) => rollups.some((name) => !f.rollups?.[name]));
+}
+
+/** The rollups of a source a statement reads by name. */
+function rollupsNamedBy(sql: string, source: SourceDescriptor): string[] {
+  return Object.keys(source.rollups).filter((name) => namesRelation(sql, name));
 }
 
 /** Engine messages of damaged Parquet that name no file: the files are then tried one by one. */

@@ -1,6 +1,6 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { crc32, mayBeMarker, parseMarkerLine } from '../../files/commit-marker';
+import { crc32, parseMarkerLine } from '../../files/commit-marker';
 import type { Quarantine } from './quarantine';
 
 /** Bytes of a segment that failed their checksum, set aside in the quarantine. */
@@ -82,15 +82,20 @@ export async function recoverSegment(path: string, options: { newest: boolean; q
   }
 }
 
+/** The first bytes of every marker line (see commit-marker.ts): markers are found by searching for them. */
+const MARKER_START = Buffer.from('{"_wal_commit":', 'latin1');
+
 /**
  * One pass over the file: the end of the last valid group, and the stretches before valid groups
- * that are not part of any (damage, or blanks left by an earlier recovery).
+ * that are not part of any (damage, or blanks left by an earlier recovery). Marker lines are found
+ * by a native search for their first bytes at a line start, and each group's CRC-32 is computed
+ * over its bytes at once (per group and chunk, not per line): recovery reads about as fast as the disk.
  */
 async function validGroups(handle: FileHandle, size: number): Promise<{ validEnd: number; gaps: Array<[number, number]> }> {
   const gaps: Array<[number, number]> = [];
   let validEnd = 0;
   let lastSeq = 0;
-  // CRC-32 of the lines since validEnd: what a group starting there has.
+  // CRC-32 of the bytes since validEnd: what a group starting there has.
   let crc = 0;
   let carry: Buffer = Buffer.alloc(0);
   let carryStart = 0;
@@ -101,32 +106,36 @@ async function validGroups(handle: FileHandle, size: number): Promise<{ validEnd
     const data = carry.length ? Buffer.concat([carry, chunk.subarray(0, bytesRead)]) : chunk.subarray(0, bytesRead);
     const dataStart = carry.length ? carryStart : position;
     position += bytesRead;
-    let lineStart = 0;
-    for (let nl = data.indexOf(NEWLINE); nl >= 0; nl = data.indexOf(NEWLINE, lineStart)) {
-      const line = data.subarray(lineStart, nl);
-      const offset = dataStart + lineStart;
-      const marker = mayBeMarker(line) ? parseMarkerLine(line.toString('latin1')) : null;
-      lineStart = nl + 1;
-      if (marker) {
-        const start = offset - marker.bytes;
-        // The usual case: the group runs from the end of the previous one, numbered next.
-        let valid = start === validEnd && marker.seq === lastSeq + 1 && marker.crc32 === crc;
-        // After damage: the group is the `bytes` before its marker, read again from the file,
-        // and numbered past at least one lost group.
-        if (!valid && start > validEnd && marker.seq > lastSeq + 1) valid = crc32(await readRange(handle, start, offset)) === marker.crc32;
-        if (valid) {
-          if (start > validEnd) gaps.push([validEnd, start]);
-          validEnd = offset + line.length + 1;
-          lastSeq = marker.seq;
-          crc = 0;
-          continue;
-        }
+    // Whole lines only; the rest waits for the next chunk.
+    const linesEnd = data.lastIndexOf(NEWLINE) + 1;
+    let done = 0;
+    for (let at = data.indexOf(MARKER_START, 0); at >= 0 && at < linesEnd; at = data.indexOf(MARKER_START, at + 1)) {
+      if (at > 0 && data[at - 1] !== NEWLINE) continue;
+      const nl = data.indexOf(NEWLINE, at);
+      const line = data.subarray(at, nl);
+      const marker = parseMarkerLine(line.toString('latin1'));
+      if (!marker) continue;
+      crc = crc32(data.subarray(done, at), crc);
+      done = at;
+      const offset = dataStart + at;
+      const start = offset - marker.bytes;
+      // The usual case: the group runs from the end of the previous one, numbered next.
+      let valid = start === validEnd && marker.seq === lastSeq + 1 && marker.crc32 === crc;
+      // After damage: the group is the `bytes` before its marker, read again from the file,
+      // and numbered past at least one lost group.
+      if (!valid && start > validEnd && marker.seq > lastSeq + 1) valid = crc32(await readRange(handle, start, offset)) === marker.crc32;
+      if (valid) {
+        if (start > validEnd) gaps.push([validEnd, start]);
+        validEnd = offset + line.length + 1;
+        lastSeq = marker.seq;
+        crc = 0;
+        done = nl + 1;
       }
-      crc = crc32(data.subarray(offset - dataStart, nl + 1), crc);
     }
+    crc = crc32(data.subarray(done, linesEnd), crc);
     // Copied: `chunk` is reused by the next read.
-    carry = Buffer.from(data.subarray(lineStart));
-    carryStart = dataStart + lineStart;
+    carry = Buffer.from(data.subarray(linesEnd));
+    carryStart = dataStart + linesEnd;
   }
   return { validEnd, gaps };
 }

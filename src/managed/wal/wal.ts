@@ -1,5 +1,5 @@
 import { mkdir, open, readdir, stat, unlink, type FileHandle } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { timerScheduler, type CacheScheduler } from '../../util/scheduler';
 import { EngineError } from '../../errors';
 import { crc32, markerLine } from '../../files/commit-marker';
@@ -8,6 +8,7 @@ import { Quarantine } from './quarantine';
 import { recoverSegment, type DamagedBytes } from './recover-segment';
 import { segmentFileName, segmentSeqOf } from './segment-name';
 import { monotonicMs } from '../../time/clock';
+import { failpoint, holdpoint } from '../../util/failpoint';
 
 /** A segment of the WAL as readers see it. */
 export interface WalSegment {
@@ -42,6 +43,12 @@ export interface WalOptions {
   scheduler?: CacheScheduler;
   /** Where damaged bytes go (default: the `quarantine` folder beside `dir`). */
   quarantine?: Quarantine;
+  /**
+   * Segments left by the previous process are recovered by `open` while they hold at most this
+   * many bytes, the newest first (default: all of them); the older rest is recovered in the
+   * background (`recovery`), and readers leave it out until it is compacted (`deferred`).
+   */
+  recoverAtOpenBytes?: number;
 }
 
 export const WAL_DEFAULTS = {
@@ -90,11 +97,13 @@ interface Active {
  */
 export class Wal {
   readonly dir: string;
-  /** Segments cut at open (torn tails); empty after a clean shutdown. */
-  readonly recovered: readonly WalRecovery[];
+  /** Segments cut at open (torn tails) or found damaged by recovery; empty after a clean shutdown. */
+  readonly recovered: WalRecovery[];
+  /** Settles once every segment left by the previous process is recovered (at once without deferred ones). */
+  recovery: Promise<void> = Promise.resolve();
   /** Where damaged bytes went (recovery, `verify`). */
   readonly quarantine: Quarantine;
-  private readonly limits: Required<Omit<WalOptions, 'dir' | 'now' | 'scheduler' | 'quarantine'>>;
+  private readonly limits: Required<Omit<WalOptions, 'dir' | 'now' | 'scheduler' | 'quarantine' | 'recoverAtOpenBytes'>>;
   /** Closed segments checked group by group since they were last written (at open, or by `verify`). */
   private readonly verified = new Set<string>();
   private readonly now: () => number;
@@ -110,6 +119,8 @@ export class Wal {
   private failure: Error | null = null;
   private closing = false;
   private readonly closeListeners = new Set<(segment: WalSegment) => void>();
+  /** Old segments recovered in the background, or waiting for it, until released: readers leave them out. */
+  private readonly deferredList: Array<{ path: string; seq: number; bytes: number }> = [];
 
   private constructor(dir: string, options: WalOptions, closed: WalSegment[], recovered: WalRecovery[], quarantine: Quarantine) {
     this.dir = dir;
@@ -141,9 +152,19 @@ export class Wal {
     const seqs = (await readdir(dir)).map(segmentSeqOf).filter((s): s is number => s !== null).sort((a, b) => a - b);
     const sizes = await Promise.all(seqs.map(async (seq) => (await stat(join(dir, segmentFileName(seq)))).size));
     const newest = sizes.findLastIndex((size) => size > 0);
+    // The newest first (its torn tail is cut before anything is appended after it), then the
+    // next newest while the budget lasts; the rest waits for the background.
+    const atOpen = new Set<number>();
+    let budget = options.recoverAtOpenBytes ?? Number.POSITIVE_INFINITY;
+    for (let i = seqs.length - 1; i >= 0; i--) {
+      if (i !== newest && sizes[i]! > budget) break;
+      atOpen.add(i);
+      budget -= sizes[i]!;
+    }
     const found: WalSegment[] = [];
     const recovered: WalRecovery[] = [];
     for (const [i, seq] of seqs.entries()) {
+      if (!atOpen.has(i)) continue;
       const path = join(dir, segmentFileName(seq));
       const { committedBytes, cutBytes, damaged } = await recoverSegment(path, { newest: i === newest, quarantine });
       if (cutBytes > 0 || damaged.length) recovered.push({ path, cutBytes, damaged });
@@ -152,12 +173,55 @@ export class Wal {
     if (recovered.length) await fsyncDir(dir);
     const wal = new Wal(dir, options, found.filter((s) => s.committedBytes > 0), recovered, quarantine);
     for (const segment of found) wal.verified.add(segment.path);
+    for (const [i, seq] of seqs.entries()) {
+      if (!atOpen.has(i)) wal.deferredList.push({ path: join(dir, segmentFileName(seq)), seq, bytes: sizes[i]! });
+    }
+    // Counted against the uncompacted bound from the start.
+    wal.diskBytes += wal.deferredList.reduce((n, s) => n + s.bytes, 0);
     // The new active segment comes first: the highest number stays on disk, so numbers never repeat.
     wal.active = await wal.createSegment((seqs.at(-1) ?? 0) + 1);
     const empty = found.filter((s) => s.committedBytes === 0);
     for (const s of empty) await unlink(s.path).catch(ignoreMissing);
     if (empty.length) await fsyncDir(dir);
+    if (wal.deferredList.length) wal.recovery = wal.recoverDeferred();
     return wal;
+  }
+
+  /**
+   * The segments left by the previous process that `open` left to the background, oldest first,
+   * until compaction releases them: readers leave them out (and say so) instead of parsing a large
+   * backlog on every query; each is handed to compaction (`onSegmentClosed`) once recovered.
+   */
+  deferred(): Array<{ path: string; seq: number; bytes: number }> {
+    return this.deferredList.map((s) => ({ ...s }));
+  }
+
+  /** Recovers the deferred segments one by one, oldest first, as `open` recovers the others. */
+  private async recoverDeferred(): Promise<void> {
+    await holdpoint('wal:recovery');
+    for (const pending of [...this.deferredList]) {
+      if (this.closing) return;
+      let outcome;
+      try {
+        outcome = await recoverSegment(pending.path, { newest: false, quarantine: this.quarantine });
+      } catch {
+        // Unreadable now: it stays deferred (left out, and said so); the next start tries again.
+        continue;
+      }
+      const { committedBytes, cutBytes, damaged } = outcome;
+      if (cutBytes > 0 || damaged.length) this.recovered.push({ path: pending.path, cutBytes, damaged });
+      this.verified.add(pending.path);
+      this.diskBytes -= pending.bytes - committedBytes;
+      if (committedBytes === 0) {
+        this.deferredList.splice(this.deferredList.indexOf(pending), 1);
+        await unlink(pending.path).catch(ignoreMissing);
+        continue;
+      }
+      const segment: WalSegment = { path: pending.path, seq: pending.seq, committedBytes, closed: true };
+      this.closedList.push(segment);
+      this.closedList.sort((a, b) => a.seq - b.seq);
+      this.notifyClosed(segment);
+    }
   }
 
   /**
@@ -212,7 +276,10 @@ export class Wal {
     });
     for (const segment of new Set(targets)) {
       await unlink(segment.path).catch(ignoreMissing);
+      failpoint('wal:unlinked', basename(dirname(this.dir)));
       this.verified.delete(segment.path);
+      const deferred = this.deferredList.findIndex((d) => d.path === segment.path);
+      if (deferred >= 0) this.deferredList.splice(deferred, 1);
       const at = this.closedList.indexOf(segment);
       if (at >= 0) {
         this.closedList.splice(at, 1);
@@ -264,6 +331,8 @@ export class Wal {
   /** Writes what was accepted, then closes the files. Later appends reject with `closed`. */
   async close(): Promise<void> {
     this.closing = true;
+    // A segment being recovered is finished (what is left waits for the next start).
+    await this.recovery;
     while (this.flushing) await this.flushing;
     this.cancelAgeRoll?.();
     this.cancelAgeRoll = null;
@@ -373,9 +442,13 @@ export class Wal {
     await old.handle.close().catch(() => undefined);
     const closed: WalSegment = { path: old.path, seq: old.seq, committedBytes: old.committedBytes, closed: true };
     this.closedList.push(closed);
+    this.notifyClosed(closed);
+  }
+
+  private notifyClosed(segment: WalSegment): void {
     for (const listener of this.closeListeners) {
       try {
-        listener({ ...closed });
+        listener({ ...segment });
       } catch {
         // A listener's failure is its own; the WAL goes on.
       }

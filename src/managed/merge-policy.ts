@@ -1,0 +1,55 @@
+/**
+ * Which of a day's files managed storage merges into one (dataset-maintenance.ts), by size: each
+ * background compaction writes a file per day it touched (one of a few MB while ingesting, one of
+ * a few events for a late event of another day), and every file costs a query its own reads (its
+ * footer, its head, its stored rollups, row groups that compress across fewer rows). Merging
+ * files of about the same size, smallest first, keeps a day at a few files (at most five below
+ * 64 MiB) while each event is rewritten a few times on its way to 64 MiB (as a log-structured
+ * merge tree's size tiers do), instead of eight files and the same growing file rewritten with
+ * every seven new ones (the rule of before).
+ */
+
+/** Files at least this large are left alone: merging them would rewrite much for little. */
+export const MERGE_BELOW_BYTES = 64 * 1024 * 1024;
+
+/**
+ * A file joins the smaller ones before it when it is at most this many times their total size.
+ * Two files of about one size merge (a file's size varies with each compaction's segments, so
+ * "about": up to twice), then two of about twice that size, ...: a day keeps at most about
+ * log3(64 MiB / smallest file) small files, and each byte is rewritten a few times on its way to
+ * 64 MiB (six times for doublings from 1 MiB).
+ */
+export const MERGE_SIZE_RATIO = 2;
+
+/**
+ * Below this total, files merge whatever their sizes' ratio: a file of a few late events (a few
+ * KB, one per compaction that met one) costs a query as much as a full one, and merging it into a
+ * file of a few MB is cheap (measured on the bench's managed storage: days held files of 6, 44 and
+ * 11 events beside ones of 28,000 and 56,000 until they were merged).
+ */
+export const MERGE_FLOOR_BYTES = 2 * 1024 * 1024;
+
+/**
+ * The files of one day to merge now, or an empty list. The files below MERGE_BELOW_BYTES in
+ * order of size, from the smallest that starts a run: a file joins the run while it is at most
+ * MERGE_SIZE_RATIO times the run's total (or MERGE_FLOOR_BYTES, when that is more); a run of two
+ * or more is merged. Files of equal size are taken in path order, so the choice is the same for
+ * the same files. Merged until nothing is left to merge, a day holds at most five files below
+ * 64 MiB: each is then more than twice the one before it, the second more than 4 MiB.
+ *
+ * @example
+ * const mib = 1024 * 1024;
+ * filesToMerge([{ path: 'a', bytes: 4 * mib }, { path: 'b', bytes: 5 * mib }, { path: 'c', bytes: 30 * mib }]) // a and b
+ */
+export function filesToMerge<F extends { path: string; bytes: number }>(files: readonly F[]): F[] {
+  const small = files.filter((f) => f.bytes < MERGE_BELOW_BYTES).sort((a, b) => a.bytes - b.bytes || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  if (small.length < 2) return [];
+  // From the smallest file on, the first that gathers a run of two or more.
+  for (let first = 0; first < small.length - 1; first++) {
+    let total = small[first]!.bytes;
+    let end = first + 1;
+    while (end < small.length && small[end]!.bytes <= MERGE_SIZE_RATIO * Math.max(total, MERGE_FLOOR_BYTES)) total += small[end++]!.bytes;
+    if (end - first >= 2) return small.slice(first, end);
+  }
+  return [];
+}
