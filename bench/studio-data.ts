@@ -4,10 +4,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { deriveSeed, Prng, uuid } from '../src/fixtures/prng';
 import { DAY, microsOf, SECOND, type Micros } from '../test/support/supabase/instants';
-import { pgbouncerEvent, postgresEvent } from '../test/support/supabase/vector-db';
-import { functionEdgeEvent, functionLogEvent } from '../test/support/supabase/vector-functions';
-import { kongEvent } from '../test/support/supabase/vector-kong';
-import { authEvent, postgrestEvent, realtimeEvent, storageEvent, type At } from '../test/support/supabase/vector-services';
+import { BUILDERS, WHOLE_SECONDS } from '../test/support/supabase/vector-events';
 import { LOG_TABLES, type LogTable, type VectorEvent } from '../test/support/supabase/vector-sources';
 import { REFERENCE } from './dataset';
 
@@ -42,21 +39,6 @@ export const FEED_WEIGHTS: Readonly<Record<LogTable, number>> = {
   function_logs: 0.03,
   pgbouncer_logs: 0.02,
 };
-
-const BUILDERS: Record<LogTable, (prng: Prng, at: At) => VectorEvent> = {
-  edge_logs: (prng, at) => kongEvent(prng, at.micros),
-  auth_logs: authEvent,
-  postgrest_logs: postgrestEvent,
-  realtime_logs: realtimeEvent,
-  storage_logs: storageEvent,
-  postgres_logs: postgresEvent,
-  function_edge_logs: functionEdgeEvent,
-  function_logs: functionLogEvent,
-  pgbouncer_logs: pgbouncerEvent,
-};
-
-/** nginx's and PostgREST's own clocks print whole seconds (as the test generator's feeds). */
-const WHOLE_SECONDS: ReadonlySet<LogTable> = new Set(['edge_logs', 'postgrest_logs']);
 
 export interface StudioData {
   scale: StudioScale;

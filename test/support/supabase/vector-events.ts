@@ -55,7 +55,8 @@ export const DEFAULT_COUNTS: Readonly<Record<LogTable, number>> = {
   pgbouncer_logs: 150,
 };
 
-const BUILDERS: Record<LogTable, (prng: Prng, at: At) => VectorEvent> = {
+/** Each feed's event, as Vector sends it (the bench's week builds its events with these too). */
+export const BUILDERS: Record<LogTable, (prng: Prng, at: At) => VectorEvent> = {
   edge_logs: (prng, at) => kongEvent(prng, at.micros),
   auth_logs: authEvent,
   postgrest_logs: postgrestEvent,
@@ -68,7 +69,7 @@ const BUILDERS: Record<LogTable, (prng: Prng, at: At) => VectorEvent> = {
 };
 
 /** Feeds whose timestamps are whole seconds (nginx's and PostgREST's own clocks): many events share one. */
-const WHOLE_SECONDS: ReadonlySet<LogTable> = new Set(['edge_logs', 'postgrest_logs']);
+export const WHOLE_SECONDS: ReadonlySet<LogTable> = new Set(['edge_logs', 'postgrest_logs']);
 
 /** An event on a band edge: its offset from `now` (µs), nanoseconds past it, and the band it counts in. */
 interface EdgeEvent {
