@@ -6,7 +6,7 @@ import { main } from '../src/cli/main';
 import { createEndpoints } from '../src/index';
 import { createHandler } from '../src/http';
 import { toNodeListener } from '../src/node';
-import { crc32, markerLine } from '../src/files/commit-marker';
+import { crc32, markerLine } from '../src/wal-format/commit-marker';
 import { walDir } from '../src/managed/wal/wal-set';
 import { memoryIO } from './support/cli';
 import { listen } from './support/http';

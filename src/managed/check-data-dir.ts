@@ -16,7 +16,7 @@ import { orphansOf, settleOrphans } from '../dataset/dataset-orphans';
 import { fsyncDir } from '../util/durable-fs';
 import { FileChecks } from '../files/file-checks';
 import { datasetDir } from './managed-inputs';
-import { mayBeMarker, parseMarkerLine } from '../files/commit-marker';
+import { mayBeMarker, parseMarkerLine } from '../wal-format/commit-marker';
 import { lockDataDir } from '../dataset/data-dir-lock';
 import { segmentSeqOf } from './wal/segment-name';
 import { walDir } from './wal/wal-set';

@@ -1,5 +1,5 @@
 import { open } from 'node:fs/promises';
-import { mayBeMarker, parseMarkerLine } from '../files/commit-marker';
+import { mayBeMarker, parseMarkerLine } from '../wal-format/commit-marker';
 
 /** An event line of a write-ahead segment: where it starts, and the `id` it carries. */
 export interface SegmentLine {

@@ -2,7 +2,7 @@ import { mkdir, open, readdir, stat, unlink, type FileHandle } from 'node:fs/pro
 import { basename, dirname, join, resolve } from 'node:path';
 import { timerScheduler, type CacheScheduler } from '../../util/scheduler';
 import { EngineError } from '../../errors';
-import { crc32, markerLine } from '../../files/commit-marker';
+import { crc32, markerLine } from '../../wal-format/commit-marker';
 import { fsyncDir, isCode } from '../../util/durable-fs';
 import { Quarantine } from './quarantine';
 import { recoverSegment, type DamagedBytes } from './recover-segment';
