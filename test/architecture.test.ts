@@ -1,4 +1,5 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -101,6 +102,29 @@ describe('the layout of src/', () => {
     expect(upward).toEqual([]);
   });
 });
+
+describe('the errors of src/', () => {
+  it('are never a plain Error: each is a LogEndpointsError with a stable code, or an InternalError no caller sees as it is', () => {
+    expect(plainErrors(sourceFiles(SRC))).toEqual([]);
+  });
+
+  it('are found by that check wherever one is made (new Error, throw Error), and not in a comment', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'plain-errors-'));
+    try {
+      writeFileSync(join(dir, 'a.ts'), "/** @example throw new Error('x') */\nconst e = new Error('x');\n  // new Error('y')\nthrow Error('z');\nthrow new EngineError('query_failed', 'w');\n");
+      expect(plainErrors([join(dir, 'a.ts')]).map((at) => at.replace(/^.*\//, ''))).toEqual(['a.ts:2', 'a.ts:4']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+/** `file:line` of each plain `new Error(` or `throw Error(` outside comments. */
+function plainErrors(files: readonly string[]): string[] {
+  return files.flatMap((file) =>
+    readFileSync(file, 'utf8').split('\n').flatMap((line, i) => (/^\s*(\*|\/\/|\/\*)/.test(line) || !/\bnew Error\(|\bthrow Error\(/.test(line) ? [] : [`${relative(SRC, file)}:${i + 1}`])),
+  );
+}
 
 /** Folder -> the folders it imports -> the imports (`file -> file`) that make each edge. */
 function folderEdges(graph: Map<string, Set<string>>): Map<string, Map<string, string[]>> {

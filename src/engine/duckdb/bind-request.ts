@@ -9,6 +9,7 @@ import {
   type DuckDBValue,
 } from '@duckdb/node-api';
 import type { EngineParam, EngineRequest, EngineValue } from '../engine';
+import { InternalError } from '../../util/internal-error';
 
 // Values in and out of DuckDB: a request's parameters bound by name, a row's values as the engine's.
 
@@ -33,7 +34,7 @@ function bindings(
   const types: Record<string, DuckDBType> = {};
   for (let i = 1; i <= count; i++) {
     const name = nameOf(i);
-    if (!(name in params)) throw new Error(`No value for query parameter $${name}`);
+    if (!(name in params)) throw new InternalError('unbound_parameter', `No value for query parameter $${name}`);
     const value = params[name];
     if (value === null || value === undefined) {
       values[name] = null;

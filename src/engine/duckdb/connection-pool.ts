@@ -2,6 +2,7 @@ import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { EngineError, LogEndpointsError } from '../../errors';
 import type { MemoryRelief } from '../../duckdb/open-database';
 import type { MemoryWatch } from './memory-watch';
+import { InternalError } from '../../util/internal-error';
 
 /**
  * The engine's query connections: one per query at a time, each query under its time limit (and,
@@ -45,7 +46,7 @@ export class ConnectionPool {
     try {
       const result = await work(connection);
       stopped = unwatch?.() ?? false;
-      if (timedOut || stopped) throw new Error('finished after its time limit or memory ceiling');
+      if (timedOut || stopped) throw new InternalError('past_limit', 'finished after its time limit or memory ceiling');
       return result;
     } catch (error) {
       stopped ||= unwatch?.() ?? false;
