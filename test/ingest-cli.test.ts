@@ -86,7 +86,7 @@ describe('log-endpoints ingest', () => {
     const file = writeLines(tmp.path('one.ndjson'), [edgeEvent({ timestamp: '2026-11-21T11:00:00Z' })]);
     const { io, out } = memoryIO();
     expect(await main(['ingest', file, '--source', 'edge', '--data-dir', dataDir], io, 'test')).toBe(1);
-    expect(out.stderr).toMatch(/^error: The data dir .+ is in use by this process.*--url <its URL> --api-key <key>\.\n$/);
+    expect(out.stderr).toMatch(/^error \[overloaded\]: The data dir .+ is in use by this process.*--url <its URL> --api-key <key>\.\n$/);
     await holder.close();
   });
 
