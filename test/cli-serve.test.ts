@@ -44,17 +44,17 @@ describe('log-endpoints serve, as a process', () => {
     await expect(fetch(`${url}/health`)).rejects.toThrow();
   });
 
-  it('a port in use is a clear error with exit 1', async () => {
+  it('a port in use is a clear error with exit 2 (an option to change)', async () => {
     const first = spawnCli(['serve', '--edge-logs', tmp.path('*.ndjson'), '--port', '0', '--no-auth']);
     children.push(first);
     const [, port] = await waitForStdout(first, /Listening on http:\/\/127\.0\.0\.1:(\d+) \(no key needed\)/);
     const { io, out } = memoryIO();
     const code = await main(['serve', '--edge-logs', tmp.path('*.ndjson'), '--port', port!, '--api-key', 'k'], io, 'test');
-    expect(code).toBe(1);
+    expect(code).toBe(2);
     // The serve command also warns that no function logs were given (one line before the error).
     expect(out.stderr).toBe(
       'warning: no --function-logs given: functions.invocation-stats will answer no rows\n' +
-        `error: Port ${port} on 127.0.0.1 is already in use; choose another with --port.\n`,
+        `error [invalid_option]: Port ${port} on 127.0.0.1 is already in use; choose another with --port.\n`,
     );
     first.kill('SIGINT');
     await new Promise((resolve) => first.on('exit', resolve));

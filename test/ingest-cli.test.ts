@@ -6,7 +6,7 @@ import { main } from '../src/cli/main';
 import { createEndpoints } from '../src/index';
 import { createHandler } from '../src/http';
 import { toNodeListener } from '../src/node';
-import { crc32, markerLine } from '../src/files/commit-marker';
+import { crc32, markerLine } from '../src/wal-format/commit-marker';
 import { walDir } from '../src/managed/wal/wal-set';
 import { memoryIO } from './support/cli';
 import { listen } from './support/http';
@@ -86,7 +86,7 @@ describe('log-endpoints ingest', () => {
     const file = writeLines(tmp.path('one.ndjson'), [edgeEvent({ timestamp: '2026-11-21T11:00:00Z' })]);
     const { io, out } = memoryIO();
     expect(await main(['ingest', file, '--source', 'edge', '--data-dir', dataDir], io, 'test')).toBe(1);
-    expect(out.stderr).toMatch(/^error: The data dir .+ is in use by this process.*--url <its URL> --api-key <key>\.\n$/);
+    expect(out.stderr).toMatch(/^error \[overloaded\]: The data dir .+ is in use by this process.*--url <its URL> --api-key <key>\.\n$/);
     await holder.close();
   });
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newestFirstMerge } from '../src/engine/duckdb/duckdb-engine';
+import { newestFirstMerge } from '../src/engine/duckdb/newest-first';
 import { compactLogs } from '../src/compaction/compact';
 import type { Endpoints } from '../src/index';
 import { edgeEvent, endpointsAt, tempDir, writeLines } from './support/log-files';

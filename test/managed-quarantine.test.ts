@@ -7,7 +7,7 @@ import { compactFiles } from '../src/compaction/compact';
 import { BackgroundCompactor } from '../src/managed/background-compactor';
 import { datasetDir } from '../src/managed/managed-inputs';
 import { quarantineUnreadableLines } from '../src/managed/unreadable-lines';
-import { markerLine } from '../src/files/commit-marker';
+import { markerLine } from '../src/wal-format/commit-marker';
 import { headerOf } from '../src/managed/wal/quarantine';
 import { segmentFileName } from '../src/managed/wal/segment-name';
 import { openWalSet, quarantineDir, walDir } from '../src/managed/wal/wal-set';

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compactLogs, createEndpoints, defineEndpoint, defineSource, p, type Endpoints } from '../src/index';
 import { appendCommit, readDatasetStateStable, type DataFile } from '../src/dataset/dataset-log';
 import { dataPathOfRollup, rollupPathOf } from '../src/dataset/stored-rollups';
-import { fullQuerySql } from '../src/engine/duckdb/duckdb-engine';
+import { fullQuerySql } from '../src/engine/duckdb/statement-sql';
 import { edgeEvent, endpointsAt, functionEvent, tempDir, writeLines } from './support/log-files';
 import { HANG_MS } from './support/hang-guard';
 import { edgeLogs } from '../src/sources/built-ins';

@@ -2,7 +2,7 @@ import { DuckDBInstance, VARCHAR, type DuckDBConnection } from '@duckdb/node-api
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sourceRelation, TIMESTAMP_MACROS } from '../src/duckdb/source-relations';
 import { querySql } from '../src/sql/query-files';
-import { bindRequest } from '../src/engine/duckdb/duckdb-engine';
+import { bindRequest } from '../src/engine/duckdb/bind-request';
 import { normalizeParams } from '../src/definitions/params';
 import { planQuery } from '../src/definitions/plan-query';
 import { rollupsWhenStored, usageApiCounts, type UsageInterval } from '../src/definitions/usage-api-counts';

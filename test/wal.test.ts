@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import * as zlib from 'node:zlib';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { EngineError } from '../src/errors';
-import { markerLine, parseMarkerLine } from '../src/files/commit-marker';
+import { markerLine, parseMarkerLine } from '../src/wal-format/commit-marker';
 import { eventLinesOf } from '../src/managed/segment-lines';
 import { headerOf } from '../src/managed/wal/quarantine';
 import { segmentFileName, segmentSeqOf } from '../src/managed/wal/segment-name';

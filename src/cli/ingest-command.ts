@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { createGunzip, gzipSync } from 'node:zlib';
 import { createEndpoints, type Endpoints } from '../api/create-endpoints';
-import { InvalidBodyError, LogEndpointsError } from '../errors';
+import { InvalidBodyError, LogEndpointsError, EngineError } from '../errors';
 import { DataDirLockedError } from '../dataset/data-dir-lock';
 import type { SourceDescriptor } from '../sources/source-descriptor';
 import type { SourceSet } from '../sources/source-set';
@@ -93,7 +93,7 @@ export async function ingestCommand(argv: string[], io: CliIO): Promise<number> 
       });
     } catch (error) {
       if (error instanceof DataDirLockedError) {
-        throw new Error(`${error.message} To add events while it runs, send them through it: log-endpoints ingest ... --url <its URL> --api-key <key>.`);
+        throw new EngineError('overloaded', `${error.message} To add events while it runs, send them through it: log-endpoints ingest ... --url <its URL> --api-key <key>.`);
       }
       throw error;
     }

@@ -59,7 +59,7 @@ export async function startServer(ep: Endpoints, options: ServerOptions): Promis
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) => {
-      reject(error.code === 'EADDRINUSE' ? new Error(`Port ${port} on ${host} is already in use; choose another with --port.`) : error);
+      reject(error.code === 'EADDRINUSE' ? new InvalidOptionError('port', `Port ${port} on ${host} is already in use; choose another with --port.`) : error);
     });
     server.listen(port, host, () => resolve());
   });

@@ -7,6 +7,7 @@ import { appendCommit, checkpointIfDue, readDatasetStateStable, type DataFile, t
 import { missingRollups, writeCompanions } from '../dataset/stored-rollups';
 import { unlinkIfPresent } from '../util/durable-fs';
 import { failpoint } from '../util/failpoint';
+import { EngineError } from '../errors';
 
 /**
  * Writes the stored rollups that the dataset's files lack (files compacted before the source
@@ -38,7 +39,7 @@ export async function backfillRollups(state: DatasetState, source: SourceDescrip
     if (add.length === 0) return [];
     failpoint('backfill:before-commit', source.name);
     if (!(await appendCommit(state, { source: source.name, add, remove: [], inputs: [] }))) {
-      throw new Error(`${state.root}: another writer committed to the dataset at the same time; no rollup was added`);
+      throw new EngineError('storage_failed', `${state.root}: another writer committed to the dataset at the same time; no rollup was added`);
     }
   } catch (error) {
     // Not committed: what was written goes (or is an orphan the next run removes).

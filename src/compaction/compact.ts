@@ -9,7 +9,7 @@ import { openDatabase, type DatabaseSettings } from '../duckdb/open-database';
 import { parquetLayoutCopy } from '../duckdb/parquet-layout';
 import { sourceRelation } from '../duckdb/source-relations';
 import { sqlString, sqlStringList } from '../duckdb/sql-literal';
-import { InvalidOptionError } from '../errors';
+import { InvalidOptionError, EngineError } from '../errors';
 import {
   appendCommit,
   checkpointIfDue,
@@ -123,7 +123,7 @@ export async function compactLogs(options: CompactOptions): Promise<CompactResul
     for (const dir of dataDirs) {
       locks.push(await lockDataDir(dir, 'compact').catch((error: unknown) => {
         if (!(error instanceof DataDirLockedError)) throw error;
-        throw new Error(`${error.message} compact would race it: it writes and deletes files there itself (its own compaction).`, { cause: error });
+        throw new EngineError('overloaded', `${error.message} compact would race it: it writes and deletes files there itself (its own compaction).`, { cause: error });
       }));
     }
     const { inputs: _globs, sourceDefinitions: _definitions, ...rest } = options;
@@ -201,7 +201,7 @@ export async function compactFiles(
         checkAborted(options.signal);
         failpoint('compact:before-commit', options.source.name);
         const committed = await appendCommit(state, { source: options.source.name, add: run.add, remove: [], inputs: run.records });
-        if (!committed) throw new Error(`${outDir}: another writer committed to the dataset at the same time; nothing of this run was committed.`);
+        if (!committed) throw new EngineError('storage_failed', `${outDir}: another writer committed to the dataset at the same time; nothing of this run was committed.`);
       } catch (error) {
         // Stopped before its commit (aborted, refused): its published files go, as if never written.
         for (const file of run.add) {
@@ -300,7 +300,7 @@ async function writeRun(
       if (path !== scan.file.path) continue;
       const now = statOrNull(path);
       if (!now || now.size !== scan.file.size || now.mtimeMs !== scan.file.mtimeMs || now.ino !== scan.file.ino) {
-        throw new Error(`${path} changed while it was compacted; nothing was committed. Run compact again.`);
+        throw new EngineError('storage_failed', `${path} changed while it was compacted; nothing was committed. Run compact again.`);
       }
     }
     const staged = await parquetFilesUnder(out);
@@ -311,7 +311,7 @@ async function writeRun(
       )).getRowObjects()) perFile.set(String(row.filename), Number(row.n));
     }
     const written = [...perFile.values()].reduce((n, c) => n + c, 0);
-    if (written !== rows) throw new Error(`compact: wrote ${written} rows but read ${rows} events; nothing was committed`);
+    if (written !== rows) throw new EngineError('storage_failed', `compact: wrote ${written} rows but read ${rows} events; nothing was committed`);
     progress({ stage: 'verifying', fraction: 1 });
     checkAborted(options.signal);
 
@@ -457,5 +457,5 @@ async function withQueryProgress<T>(connection: DuckDBConnection, report: (fract
 }
 
 function checkAborted(signal: AbortSignal | undefined): void {
-  if (signal?.aborted) throw new Error('compact: aborted; nothing was committed and the inputs are untouched', { cause: signal.reason });
+  if (signal?.aborted) throw new EngineError('closed', 'compact: aborted; nothing was committed and the inputs are untouched', { cause: signal.reason });
 }

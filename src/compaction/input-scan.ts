@@ -3,6 +3,7 @@ import { open } from 'node:fs/promises';
 import type { InputRecord } from '../dataset/dataset-log';
 import { contiguousCoverage, hashRange, HEAD_BYTES, InputIndex, RangeHashes, renamedFrom, TAIL_BYTES } from '../files/input-coverage';
 import type { ListedFile } from '../files/list-glob';
+import { InternalError } from '../util/internal-error';
 
 /** What compaction learns from reading an input once, byte for byte. */
 export interface InputScan {
@@ -119,7 +120,7 @@ async function hashPass(file: ListedFile, boundaries: number[]): Promise<HashPas
     }
     while (position < file.size) {
       const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, file.size - position), position);
-      if (bytesRead === 0) throw Object.assign(new Error(`${file.path} is shorter than when it was listed`), { code: 'ENOENT' });
+      if (bytesRead === 0) throw new InternalError('ENOENT', `${file.path} is shorter than when it was listed`);
       let chunk = buffer.subarray(0, bytesRead);
       let chunkStart = position;
       const newline = chunk.lastIndexOf(0x0a);

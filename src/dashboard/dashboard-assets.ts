@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { InvalidOptionError } from '../errors';
 
 /** The files of a page build, as tsup writes them (`tsup.dashboard.config.ts`). */
 export const BUILT_FILES = { js: 'dashboard.js', css: 'dashboard.css' } as const;
@@ -28,7 +29,8 @@ export interface DashboardAssets {
 export function loadDashboardAssets(dir: string = defaultAssetsDir()): DashboardAssets {
   const missing = Object.values(BUILT_FILES).filter((file) => !existsSync(join(dir, file)));
   if (missing.length > 0) {
-    throw new Error(
+    throw new InvalidOptionError(
+      'dashboard',
       `log-endpoints: the dashboard page is not built (${missing.join(' and ')} missing in ${dir}). ` +
         'Build it with `npm run build:dashboard` (or `npm run build`), or turn the dashboard off (`--no-dashboard` for demo).',
     );

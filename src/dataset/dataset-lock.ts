@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { DATASET_LOG_DIR, ensureDataset } from './dataset-log';
 import { acquireLock, describeHolder, LockedError } from '../util/lock-file';
 import { dataDirAround, LOCK_FILE } from './data-dir-lock';
+import { EngineError } from '../errors';
 
 /**
  * Runs `work` holding the dataset's lock (`_compact/LOCK`, the one lock protocol of
@@ -18,7 +19,7 @@ export async function withDatasetLock<T>(root: string, purpose: string, work: ()
   const enclosedBy = dataDir === null ? undefined : join(dataDir, LOCK_FILE);
   const lock = await acquireLock(join(root, DATASET_LOG_DIR, 'LOCK'), purpose, {}, { enclosedBy }).catch((error: unknown) => {
     if (error instanceof LockedError) {
-      throw new Error(`Another compaction is running on ${root}: ${describeHolder(error.record, error.here)}. Try again when it is done.`, { cause: error });
+      throw new EngineError('overloaded', `Another compaction is running on ${root}: ${describeHolder(error.record, error.here)}. Try again when it is done.`, { cause: error });
     }
     throw error;
   });

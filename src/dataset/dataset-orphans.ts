@@ -11,6 +11,7 @@ import { unlinkIfPresent } from '../util/durable-fs';
 import { fileCrc32 } from '../util/crc32';
 import { dataPathOfHead, headPathOf, HEADS_DIR, legacyHeadPathOf } from './newest-heads';
 import { dataPathOfRollup, rollupPathOf, ROLLUPS_DIR } from './stored-rollups';
+import { EngineError } from '../errors';
 
 
 /** What a data file says of the commit it was written for. */
@@ -114,7 +115,7 @@ export async function settleOrphans(
         source, add, remove: (provenance.replaces ?? []).filter((p) => current.files.has(p)), inputs: provenance.inputs ?? [],
         ...(settles.length ? { settles } : {}),
       });
-      if (!committed) throw new Error(`${state.root}: another writer committed at the same time; nothing was restored`);
+      if (!committed) throw new EngineError('storage_failed', `${state.root}: another writer committed at the same time; nothing was restored`);
       outcome.restored.push(...files.map((f) => f.path));
       current = readDatasetStateStable(state.root);
     }

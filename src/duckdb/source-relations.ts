@@ -1,7 +1,7 @@
 import type { SourceDescriptor } from '../sources/source-descriptor';
 import { emptyNdjsonFile } from './empty-ndjson-file';
 import { sqlStringList } from './sql-literal';
-import { MARKER_FIELD } from '../files/commit-marker';
+import { MARKER_FIELD } from '../wal-format/commit-marker';
 
 // The relation each source presents to the endpoints' SQL (its descriptor's `relation`), whatever
 // the files hold: the event's own fields (`timestamp` as TIMESTAMP, UTC, microseconds; `metadata`
@@ -25,7 +25,7 @@ function jsonFieldsOf(source: SourceDescriptor): Record<string, string> {
 
 /**
  * SQL condition on a raw line (`json`) that keeps every line but the commit markers that close
- * each group commit of a managed-storage segment (src/files/commit-marker.ts). Markers are
+ * each group commit of a managed-storage segment (src/wal-format/commit-marker.ts). Markers are
  * written byte for byte as `{"_wal_commit":...` (and ingest refuses events with that field), so
  * a prefix test finds them. Not a field of from_json's struct filtered afterwards: that stopped
  * DuckDB from pruning the struct and made every NDJSON scan about 30 % slower.

@@ -3,6 +3,7 @@ import { isMainThread, parentPort, Worker, workerData } from 'node:worker_thread
 import { EngineError, InvalidBodyError, PayloadTooLargeError } from '../errors';
 import { bodyLines, type BodyLines } from './body-lines';
 import type { BatchLimits } from './serialize-events';
+import { InternalError } from '../util/internal-error';
 
 /** Bodies at least this large are parsed off the main thread (a smaller one takes a few ms at most). */
 export const OFF_THREAD_BYTES = 64 * 1024;
@@ -84,7 +85,7 @@ class Parser {
       this.waiting.clear();
     };
     this.worker.on('error', fail);
-    this.worker.on('exit', (code) => fail(new Error(`The parser thread exited with code ${code}.`)));
+    this.worker.on('exit', (code) => fail(new InternalError('parser_exited', `The parser thread exited with code ${code}.`)));
   }
 
   run(job: Omit<Job, 'id'>): Promise<BodyLines> {
@@ -103,7 +104,7 @@ class Parser {
 function errorOf(error: Extract<Answer, { error: unknown }>['error']): Error {
   if (error.kind === 'invalid_body') return new InvalidBodyError(error.message, error.index === undefined ? undefined : { index: error.index });
   if (error.kind === 'payload_too_large') return new PayloadTooLargeError(error.limit ?? 0, error.message);
-  return new Error(error.message);
+  return new EngineError('storage_failed', error.message);
 }
 
 /** The thread's side: each job answered with its lines (moved, not copied) or what was wrong. */

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { InvalidBodyError, PayloadTooLargeError } from '../errors';
-import { MARKER_FIELD } from '../files/commit-marker';
+import { MARKER_FIELD } from '../wal-format/commit-marker';
 import { eventTimestampMicros } from '../time/event-timestamp';
 import { MAX_LINE_BYTES } from '../files/long-line-copies';
 import { MAX_NESTING, tooDeepAt } from './json-nesting';

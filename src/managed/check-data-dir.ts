@@ -16,11 +16,13 @@ import { orphansOf, settleOrphans } from '../dataset/dataset-orphans';
 import { fsyncDir } from '../util/durable-fs';
 import { FileChecks } from '../files/file-checks';
 import { datasetDir } from './managed-inputs';
-import { mayBeMarker, parseMarkerLine } from '../files/commit-marker';
+import { mayBeMarker, parseMarkerLine } from '../wal-format/commit-marker';
 import { lockDataDir } from '../dataset/data-dir-lock';
 import { segmentSeqOf } from './wal/segment-name';
 import { walDir } from './wal/wal-set';
 import { BUILT_IN_SOURCE_SET } from '../sources/built-ins';
+import { EngineError, InvalidOptionError } from '../errors';
+import { InternalError } from '../util/internal-error';
 
 /** One thing found wrong in a data dir. */
 export interface DataDirProblem {
@@ -68,7 +70,7 @@ export async function checkDataDir(
   } = {},
 ): Promise<DataDirReport> {
   const dir = resolve(dataDir);
-  if (!existsSync(dir)) throw new Error(`${dir} does not exist.`);
+  if (!existsSync(dir)) throw new InvalidOptionError('dataDir', `${dir} does not exist.`);
   const lock = options.repair ? await lockDataDir(dir, 'check --repair') : null;
   const duckdb = options.duckdb ?? { threads: 1, memoryLimit: '512MB' };
   const report: DataDirReport = { dataDir: dir, checked: [], problems: [], repaired: [] };
@@ -254,7 +256,7 @@ async function repairFiles(
     const kept = withoutCompanions(file, lostCompanions);
     const rollups = Object.entries(file.rollups ?? {}).filter(([, r]) => lostCompanions.includes(r.path)).map(([name]) => name);
     try {
-      if (!descriptor) throw new Error('its source is not declared here');
+      if (!descriptor) throw new InternalError('not_declared', 'its source is not declared here');
       const again = await writeCompanions(connection, descriptor, join(root, file.path), root, file.path, staging, { head: file.head !== undefined && lostCompanions.includes(file.head.path), rollups });
       written += (again.head ? 1 : 0) + Object.keys(again.rollups ?? {}).length;
       rewritten.push({ ...kept, ...(again.head ? { head: again.head } : {}), ...(again.rollups || kept.rollups ? { rollups: { ...kept.rollups, ...again.rollups } } : {}) });
@@ -269,7 +271,7 @@ async function repairFiles(
     inputs: [],
     ...(unsettled.length ? { settles: unsettled } : {}),
   });
-  if (!committed) throw new Error(`${root}: another writer committed at the same time; run check --repair again`);
+  if (!committed) throw new EngineError('storage_failed', `${root}: another writer committed at the same time; run check --repair again`);
   const lost = lostData.filter((p) => !rebuilt.has(p));
   if (rebuilt.size) report.repaired.push(`${source}: wrote ${rebuilt.size} damaged file(s) again from their inputs (the damaged ones moved to ${join(root, '_quarantine')}): ${[...rebuilt.keys()].join(', ')}`);
   if (lost.length) report.repaired.push(`${source}: took ${lost.length} missing or unreadable file(s) out of the log, the unreadable ones moved to ${join(root, '_quarantine')} (their events are lost unless restored from a backup): ${lost.join(', ')}`);

@@ -7,6 +7,7 @@ import { failpoint } from '../util/failpoint';
 import { fsyncDir, isCode } from '../util/durable-fs';
 import { assignOffsets, segmentEventLines } from './segment-lines';
 import { SerialRuns } from '../util/serial-runs';
+import { EngineError } from '../errors';
 
 /** ClickHouse's answer to a query whose id a running query has. */
 
@@ -203,7 +204,7 @@ export class ClickHouseShipper {
         present = await target.shippedOffsets(source, id, { first, last }, queryId);
       } catch (error) {
         if (!target.isStillRunning?.(error)) throw error;
-        throw new Error(`segment ${segment.seq}: an insert of it sent before (by a process that stopped) still runs on the server; asking again later`, { cause: error });
+        throw new EngineError('overloaded', `segment ${segment.seq}: an insert of it sent before (by a process that stopped) still runs on the server; asking again later`, { cause: error });
       }
     } else if (sendable.length) {
       await this.recordAttempt(attemptFile);

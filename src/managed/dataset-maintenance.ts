@@ -16,6 +16,7 @@ import { failpoint } from '../util/failpoint';
 import { HEADS_DIR } from '../dataset/newest-heads';
 import { companionPathsOf, ROLLUPS_DIR, writeCompanions } from '../dataset/stored-rollups';
 import { filesToMerge } from './merge-policy';
+import { EngineError } from '../errors';
 
 /**
  * Merges a day's small Parquet files (each background compaction of a few segments writes one)
@@ -64,7 +65,7 @@ async function mergeDay(state: DatasetState, source: SourceDescriptor, day: stri
       provenance: JSON.stringify(provenance),
     }));
     const [count] = (await connection.runAndReadAll(`SELECT count(*) AS n FROM read_parquet(${sqlStringList([staged])})`)).getRowObjects();
-    if (Number(count?.n) !== rows) throw new Error(`merge: wrote ${Number(count?.n)} rows of ${rows}; nothing was committed`);
+    if (Number(count?.n) !== rows) throw new EngineError('storage_failed', `merge: wrote ${Number(count?.n)} rows of ${rows}; nothing was committed`);
     // Its head and stored rollups, written as compaction writes them (one path: stored-rollups.ts).
     const companions = await writeCompanions(connection, source, staged, root, name, staging);
     await fsyncFile(staged);
@@ -74,7 +75,7 @@ async function mergeDay(state: DatasetState, source: SourceDescriptor, day: stri
     const add: DataFile = { path: name, rows, bytes: (await stat(join(root, name))).size, crc32, day, ...companions };
     failpoint('merge:written', source.name);
     if (!(await appendCommit(state, { source: source.name, add: [add], remove: files.map((f) => f.path), inputs: [] }))) {
-      throw new Error(`${root}: another writer committed at the same time; the merge was not committed`);
+      throw new EngineError('storage_failed', `${root}: another writer committed at the same time; the merge was not committed`);
     }
     failpoint('merge:after-commit', source.name);
     for (const [i, file] of files.entries()) {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../util/durable-fs';
+import { EngineError } from '../errors';
 
 const ID = /^[0-9a-f]{32}$/;
 
@@ -23,7 +24,7 @@ export async function dataDirInstanceId(dataDir: string): Promise<string> {
   // `create`: should two starts race (the data dir lock forbids it), both end up with one id.
   await writeFileAtomic(path, `${randomBytes(16).toString('hex')}\n`, 'create');
   const id = await readId(path);
-  if (id === null) throw new Error(`${path} could not be created.`);
+  if (id === null) throw new EngineError('storage_failed', `${path} could not be created.`);
   return id;
 }
 
@@ -37,7 +38,7 @@ async function readId(path: string): Promise<string | null> {
   }
   const id = text.trim();
   if (!ID.test(id)) {
-    throw new Error(`${path} is damaged (it should hold 32 hex digits): restore it, or ship what is left of the data dir before replacing it.`);
+    throw new EngineError('storage_failed', `${path} is damaged (it should hold 32 hex digits): restore it, or ship what is left of the data dir before replacing it.`);
   }
   return id;
 }

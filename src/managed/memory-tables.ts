@@ -3,6 +3,7 @@ import type { SourceDescriptor, SourceName } from '../sources/source-descriptor'
 import type { SourceSet } from '../sources/source-set';
 import { ndjsonTextRelation, relationColumns } from '../duckdb/source-relations';
 import { hasHeads, HEAD_ROWS_PER_PROJECT } from '../dataset/newest-heads';
+import { EngineError } from '../errors';
 
 /** Whether a source's memory keeps a newest table: the sources whose compacted files have heads. */
 const hasNewest = hasHeads;
@@ -380,7 +381,7 @@ export class MemoryTables {
 
   private async table(): Promise<DuckDBConnection> {
     this.ready ??= (async () => {
-      if (!this.instance) throw new Error('MemoryTables: not attached to a DuckDB instance');
+      if (!this.instance) throw new EngineError('storage_failed', 'MemoryTables: not attached to a DuckDB instance');
       this.connection = await this.instance.connect();
       for (const source of this.sources.list) {
         const columns = relationColumns(source).map(([name, type]) => `${name} ${type}`).join(', ');

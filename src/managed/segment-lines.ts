@@ -1,5 +1,6 @@
 import { open } from 'node:fs/promises';
-import { mayBeMarker, parseMarkerLine } from '../files/commit-marker';
+import { mayBeMarker, parseMarkerLine } from '../wal-format/commit-marker';
+import { EngineError } from '../errors';
 
 /** An event line of a write-ahead segment: where it starts, and the `id` it carries. */
 export interface SegmentLine {
@@ -28,7 +29,7 @@ export async function segmentEventLines(path: string, committedBytes: number): P
     let done = 0;
     while (done < committedBytes) {
       const { bytesRead } = await handle.read(buffer, done, committedBytes - done, done);
-      if (bytesRead === 0) throw new Error(`${path} holds ${done} bytes, fewer than the ${committedBytes} committed.`);
+      if (bytesRead === 0) throw new EngineError('storage_failed', `${path} holds ${done} bytes, fewer than the ${committedBytes} committed.`);
       done += bytesRead;
     }
   } finally {
@@ -79,7 +80,7 @@ export function assignOffsets(lines: readonly SegmentLine[], rowIds: ReadonlyArr
     rowIds.forEach((id, i) => {
       const line = lines[i]!;
       if (id !== null && line.id !== null && id !== line.id) {
-        throw new Error(`Row ${i} read from the segment has the id ${JSON.stringify(id)}, its line ${JSON.stringify(line.id)}.`);
+        throw new EngineError('storage_failed', `Row ${i} read from the segment has the id ${JSON.stringify(id)}, its line ${JSON.stringify(line.id)}.`);
       }
     });
     return { offsets: lines.map((l) => l.offset), unread: 0 };
@@ -88,7 +89,7 @@ export function assignOffsets(lines: readonly SegmentLine[], rowIds: ReadonlyArr
   let next = 0;
   for (const id of rowIds) {
     while (next < lines.length && lines[next]!.id !== id) next++;
-    if (next === lines.length) throw new Error(`A row read from the segment (id ${JSON.stringify(id)}) matches none of its remaining lines.`);
+    if (next === lines.length) throw new EngineError('storage_failed', `A row read from the segment (id ${JSON.stringify(id)}) matches none of its remaining lines.`);
     offsets.push(lines[next]!.offset);
     next++;
   }

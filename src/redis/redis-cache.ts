@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { SetOptions } from 'redis';
 import { isCacheEntry, type CacheEntry, type CacheLock, type ResultCache } from '../cache/result-cache';
 import { parseExactJson, stringifyExactJson } from '../util/exact-json';
+import { EngineError } from '../errors';
 
 /**
  * The part of a node-redis v5 client the cache uses. A client from `createClient()` (RESP2 or 3)
@@ -62,7 +63,7 @@ export function redisCache(options: RedisCacheOptions): ResultCache {
   listenForErrors(client);
   /** The client, or an immediate failure while it is not connected (never the offline queue). */
   const ready = (): RedisCacheClient => {
-    if (client.isReady === false) throw new Error('Redis is not connected.');
+    if (client.isReady === false) throw new EngineError('overloaded', 'Redis is not connected.');
     return client;
   };
 

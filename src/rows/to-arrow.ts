@@ -4,6 +4,7 @@ import type { ColumnSpec, ColumnType } from '../definitions/definition';
 import { parseIsoMicros } from '../time/iso';
 import type { Row } from './shape-rows';
 import { stringifyExactJson } from '../util/exact-json';
+import { EngineError } from '../errors';
 
 type Arrow = typeof import('apache-arrow');
 
@@ -21,7 +22,7 @@ export async function loadArrow(): Promise<Arrow> {
 
 /** The module once loaded; only code holding an Arrow table (so after `loadArrow`) calls this. */
 function arrow(): Arrow {
-  if (!loaded) throw new Error('apache-arrow is used before loadArrow() resolved.');
+  if (!loaded) throw new EngineError('query_failed', 'apache-arrow is used before loadArrow() resolved.');
   return loaded;
 }
 

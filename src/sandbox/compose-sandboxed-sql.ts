@@ -1,3 +1,4 @@
+import { InvalidOptionError } from '../errors';
 /**
  * How a caller's SELECT runs over an endpoint: the endpoint's SQL is `WITH <ctes> SELECT ...`;
  * its WITH clause stays, with its `$params`, and the caller's query replaces the outer SELECT,
@@ -41,20 +42,20 @@ export interface EndpointCtes {
  */
 export function splitEndpointSql(sql: string): EndpointCtes {
   const lexer = new Lexer(sql);
-  if (lexer.word()?.toUpperCase() !== 'WITH') throw new Error('A sandboxable endpoint\'s SQL must start with WITH (its CTEs), then its SELECT.');
+  if (lexer.word()?.toUpperCase() !== 'WITH') throw new InvalidOptionError('sql', 'A sandboxable endpoint\'s SQL must start with WITH (its CTEs), then its SELECT.');
   const tables: string[] = [];
   let end = 0;
   for (;;) {
     const name = lexer.name();
-    if (name === null) throw new Error('Expected the name of a CTE after WITH.');
+    if (name === null) throw new InvalidOptionError('sql', 'Expected the name of a CTE after WITH.');
     tables.push(name.toLowerCase());
     // An optional column list, then AS, then [NOT] MATERIALIZED, then the body.
     if (lexer.peek() === '(') lexer.skipParens();
-    if (lexer.word()?.toUpperCase() !== 'AS') throw new Error(`Expected AS after the CTE ${name}.`);
+    if (lexer.word()?.toUpperCase() !== 'AS') throw new InvalidOptionError('sql', `Expected AS after the CTE ${name}.`);
     let next = lexer.peek();
     while (next !== '(' && next !== null) {
       const word = lexer.word()?.toUpperCase();
-      if (word !== 'NOT' && word !== 'MATERIALIZED') throw new Error(`Expected the body of the CTE ${name} in parentheses.`);
+      if (word !== 'NOT' && word !== 'MATERIALIZED') throw new InvalidOptionError('sql', `Expected the body of the CTE ${name} in parentheses.`);
       next = lexer.peek();
     }
     lexer.skipParens();
@@ -99,7 +100,7 @@ class Lexer {
 
   /** Skips a parenthesized group, whatever it holds. */
   skipParens(): void {
-    if (this.peek() !== '(') throw new Error('Expected "(".');
+    if (this.peek() !== '(') throw new InvalidOptionError('sql', 'Expected "(".');
     let depth = 0;
     while (this.position < this.text.length) {
       const c = this.text[this.position]!;
@@ -116,7 +117,7 @@ class Lexer {
         else if (c === ')' && --depth === 0) return;
       }
     }
-    throw new Error('Unbalanced parentheses in the endpoint\'s SQL.');
+    throw new InvalidOptionError('sql', 'Unbalanced parentheses in the endpoint\'s SQL.');
   }
 
   private skipSpace(): void {
@@ -132,7 +133,7 @@ class Lexer {
   private skipQuoted(quote: string): void {
     for (;;) {
       const end = this.text.indexOf(quote, this.position);
-      if (end < 0) throw new Error('Unterminated quote in the endpoint\'s SQL.');
+      if (end < 0) throw new InvalidOptionError('sql', 'Unterminated quote in the endpoint\'s SQL.');
       this.position = end + 1;
       if (this.text[this.position] !== quote) return;
       this.position++;
@@ -144,7 +145,7 @@ class Lexer {
     const m = /^\$([A-Za-z_][A-Za-z0-9_]*)?\$/.exec(this.text.slice(this.position));
     if (!m) return false;
     const end = this.text.indexOf(m[0], this.position + m[0].length);
-    if (end < 0) throw new Error('Unterminated $-quoted string in the endpoint\'s SQL.');
+    if (end < 0) throw new InvalidOptionError('sql', 'Unterminated $-quoted string in the endpoint\'s SQL.');
     this.position = end + m[0].length;
     return true;
   }

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { SqlDialect } from './sql-scan';
+import { EngineError } from '../errors';
 
 let root: string | undefined;
 
@@ -15,7 +16,7 @@ function packageRoot(): string {
   for (;;) {
     if (existsSync(join(dir, 'queries', 'duckdb'))) return (root = dir);
     const parent = dirname(dir);
-    if (parent === dir) throw new Error('log-endpoints: cannot find the queries/ folder of the package');
+    if (parent === dir) throw new EngineError('query_failed', 'log-endpoints: cannot find the queries/ folder of the package');
     dir = parent;
   }
 }

@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { crc32, markerLine } from '../../src/files/commit-marker';
+import { crc32, markerLine } from '../../src/wal-format/commit-marker';
 import { segmentFileName } from '../../src/managed/wal/segment-name';
 
 /**

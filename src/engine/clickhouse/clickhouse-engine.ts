@@ -21,6 +21,7 @@ import { serializeSqlNeutrally } from '../neutral-duckdb';
 import { callerDialectRefused } from '../caller-dialect';
 import { clickhouseSandboxTables } from './sandbox-tables';
 import { everyProject } from './every-project';
+import { InternalError } from '../../util/internal-error';
 
 /** Options of `clickhouseEngine`: where the tables are, and the limits every query runs under. */
 export interface ClickHouseEngineOptions extends ClickHouseTarget {
@@ -212,13 +213,13 @@ class ClickHouseEngine implements Engine {
     timer.unref();
     // The caller gets its answer when the time is up, whatever the request (or a probe it waits
     // for) is doing then.
-    const aborted = new Promise<never>((_, reject) => abort.signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true }));
+    const aborted = new Promise<never>((_, reject) => abort.signal.addEventListener('abort', () => reject(new InternalError('aborted', 'aborted')), { once: true }));
     const done = Promise.race([work(abort.signal, queryId), aborted]);
     const entry = { abort, done };
     this.inFlight.add(entry);
     try {
       const result = await done;
-      if (timedOut) throw new Error('finished after its time limit');
+      if (timedOut) throw new InternalError('past_limit', 'finished after its time limit');
       return result;
     } catch (error) {
       if (timedOut && !this.closed) void this.kill(queryId);

@@ -19,6 +19,7 @@ import { flattenJson } from '../../util/json-flat-paths';
 import { sqlIdentifier, sqlTableName } from './sql-text';
 import type { SegmentRows } from '../../managed/clickhouse-shipper';
 import { monotonicMs } from '../../time/clock';
+import { EngineError } from '../../errors';
 
 /** ClickHouse's code for a query whose id another running query has. */
 const QUERY_WITH_SAME_ID_IS_ALREADY_RUNNING = 216;
@@ -399,7 +400,7 @@ const MISSING_COLUMN = new Set([
 function positionColumnsHint(error: unknown, table: string): unknown {
   const code = clickhouseErrorCode(error);
   if (code === null || !MISSING_COLUMN.has(code) || !/_wal_(segment|offset)/.test(String((error as Error)?.message))) return error;
-  return new Error(`${table} has no _wal_segment / _wal_offset columns (made by an earlier version): run \`log-endpoints clickhouse init\` again to add them.`, { cause: error });
+  return new EngineError('storage_failed', `${table} has no _wal_segment / _wal_offset columns (made by an earlier version): run \`log-endpoints clickhouse init\` again to add them.`, { cause: error });
 }
 
 /** A log file DuckDB could not read; `rows` of it were inserted before the error. */

@@ -2,6 +2,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { ClickHouseTarget } from './options';
 import { clickhouseErrorCode } from './classify-error';
 import { runSql, type ServerFeatures } from './run-sql';
+import { InvalidOptionError } from '../../errors';
 
 export type { ServerFeatures };
 
@@ -42,7 +43,7 @@ async function createClient(target: ClickHouseTarget): Promise<ClickHouseClient>
   try {
     module = await import('@clickhouse/client');
   } catch (error) {
-    throw new Error('log-endpoints/clickhouse needs the package @clickhouse/client: npm install @clickhouse/client', { cause: error });
+    throw new InvalidOptionError('clickhouse', 'log-endpoints/clickhouse needs the package @clickhouse/client: npm install @clickhouse/client', { cause: error });
   }
   return module.createClient({
     url: target.url,

@@ -1,4 +1,5 @@
 import { querySql } from '../../sql/query-files';
+import { EngineError } from '../../errors';
 
 /**
  * The SQL sent for a statement: comments removed (18.x takes the query in the URL when it comes
@@ -21,7 +22,7 @@ export function statementSql(file: string, relation: string, qualifiedTable: str
   const sql = querySql('clickhouse', file);
   const from = new RegExp(`\\bFROM\\s+${relation}\\b`, 'g');
   const stripped = stripComments(sql);
-  if (!from.test(stripped)) throw new Error(`queries/clickhouse/${file}.sql does not read FROM ${relation}.`);
+  if (!from.test(stripped)) throw new EngineError('query_failed', `queries/clickhouse/${file}.sql does not read FROM ${relation}.`);
   return stripped.replace(from, `FROM ${qualifiedTable}`);
 }
 

@@ -1,5 +1,8 @@
 import { InvalidSqlError } from '../../errors';
 import { withoutPaths } from '../../sandbox/without-paths';
+import type { ReadSet } from '../../files/source-reader';
+import type { SourceDescriptor } from '../../sources/source-descriptor';
+import type { ReadFiles } from './source-inputs';
 
 /** DuckDB's kinds of error a caller's SQL causes: a column that is not there, a cast that fails, ... */
 const CALLER_KINDS = /^(Binder|Parser|Catalog|Conversion|Out of Range|Not implemented|Invalid Input|Invalid type) Error: ?/;
@@ -26,4 +29,34 @@ export function callerSqlError(error: unknown, paths: readonly string[]): Invali
 export function namesAFile(error: unknown, paths: readonly string[]): boolean {
   const message = String((error as Error)?.message ?? '');
   return paths.some((path) => message.includes(path));
+}
+
+/**
+ * Throws the caller's `400 invalid_sql` when a failed caller's SELECT is the caller's fault: an
+ * error of the kinds SQL causes (a missing column, a failed cast). One that names a log file may
+ * be the file's: it is the caller's only if the statement's own query (`runOwn`) reads the same
+ * files fine. Otherwise returns, and the error takes the engine's usual way (a damaged file left out, ...).
+ *
+ * @example
+ * if (request.sql !== undefined) await blameCaller(error, reads, files, () => execute(connection, sql, { ...request, sql: undefined }, files));
+ */
+export async function blameCaller(
+  error: unknown,
+  reads: ReadonlyMap<SourceDescriptor, ReadSet>,
+  files: ReadonlyMap<SourceDescriptor, ReadFiles>,
+  runOwn: () => Promise<unknown>,
+): Promise<void> {
+  const paths = [...reads].flatMap(([source, read]) => [
+    ...read.ndjson.map((f) => f.path), ...read.ranges.map((r) => r.file.path), ...read.parquet.map((f) => f.path), ...(files.get(source)?.copies.keys() ?? []),
+  ]);
+  const refusal = callerSqlError(error, paths);
+  if (refusal === null) return;
+  if (namesAFile(error, paths)) {
+    try {
+      await runOwn();
+    } catch {
+      return;
+    }
+  }
+  throw refusal;
 }

@@ -3,12 +3,17 @@ import {
   DuckDBTimestampNanosecondsValue,
   DuckDBTimestampSecondsValue,
   DuckDBTypeId,
+  type DuckDBConnection,
   type DuckDBResultReader,
   type DuckDBValue,
 } from '@duckdb/node-api';
 import type { ColumnType } from '../engine';
 import { InvalidSqlError } from '../../errors';
-import type { EngineResult, EngineValue } from '../engine';
+import type { EngineRequest, EngineResult, EngineValue } from '../engine';
+import type { SourceFiles } from '../../duckdb/source-relations';
+import type { SourceDescriptor } from '../../sources/source-descriptor';
+import { bindRequest } from './bind-request';
+import { fullQuerySql } from './statement-sql';
 
 type Columns = NonNullable<EngineResult['columns']>;
 
@@ -83,5 +88,24 @@ function engineValue(value: DuckDBValue, type: ColumnType, id: DuckDBTypeId, asJ
       return id === DuckDBTypeId.VARCHAR ? String(value) : JSON.stringify(asJson());
     default:
       return typeof value === 'string' ? value : String(value);
+  }
+}
+
+/**
+ * Runs a caller's SELECT over the statement's CTEs (docs/sandboxing.md). Prepared for this call
+ * only: callers' texts are many, and must not push the dashboard's statements out.
+ *
+ * @example
+ * const { rows, columns } = await executeCaller(connection, sql, request, files);
+ */
+export async function executeCaller(connection: DuckDBConnection, sql: string, request: EngineRequest, files: ReadonlyMap<SourceDescriptor, SourceFiles>): Promise<Pick<EngineResult, 'rows' | 'columns'>> {
+  const prepared = await connection.prepare(fullQuerySql(sql, files, { sql: request.sql!, maxRows: request.maxRows }));
+  try {
+    bindRequest(prepared, request);
+    const reader = await prepared.runAndReadAll();
+    const columns = callerColumns(reader);
+    return { rows: callerRows(reader, columns), columns };
+  } finally {
+    prepared.destroySync();
   }
 }

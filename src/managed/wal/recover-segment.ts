@@ -1,6 +1,6 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { crc32, parseMarkerLine } from '../../files/commit-marker';
+import { crc32, parseMarkerLine } from '../../wal-format/commit-marker';
 import type { Quarantine } from './quarantine';
 
 /** Bytes of a segment that failed their checksum, set aside in the quarantine. */

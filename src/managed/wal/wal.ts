@@ -2,13 +2,14 @@ import { mkdir, open, readdir, stat, unlink, type FileHandle } from 'node:fs/pro
 import { basename, dirname, join, resolve } from 'node:path';
 import { timerScheduler, type CacheScheduler } from '../../util/scheduler';
 import { EngineError } from '../../errors';
-import { crc32, markerLine } from '../../files/commit-marker';
+import { crc32, markerLine } from '../../wal-format/commit-marker';
 import { fsyncDir, isCode } from '../../util/durable-fs';
 import { Quarantine } from './quarantine';
 import { recoverSegment, type DamagedBytes } from './recover-segment';
 import { segmentFileName, segmentSeqOf } from './segment-name';
 import { monotonicMs } from '../../time/clock';
 import { failpoint, holdpoint } from '../../util/failpoint';
+import { InternalError } from '../../util/internal-error';
 
 /** A segment of the WAL as readers see it. */
 export interface WalSegment {
@@ -271,7 +272,7 @@ export class Wal {
   async release(paths: readonly string[]): Promise<void> {
     const targets = paths.map((p) => {
       const segment = this.closedList.find((s) => s.path === resolve(p));
-      if (!segment) throw new Error(`Not a closed segment of this WAL: ${p}`);
+      if (!segment) throw new EngineError('storage_failed', `Not a closed segment of this WAL: ${p}`);
       return segment;
     });
     for (const segment of new Set(targets)) {
@@ -297,7 +298,7 @@ export class Wal {
    */
   async verify(path: string): Promise<DamagedBytes[]> {
     const segment = this.closedList.find((s) => s.path === resolve(path));
-    if (!segment) throw new Error(`Not a closed segment of this WAL: ${path}`);
+    if (!segment) throw new EngineError('storage_failed', `Not a closed segment of this WAL: ${path}`);
     if (this.verified.has(segment.path)) return [];
     const { damaged } = await recoverSegment(segment.path, { newest: false, quarantine: this.quarantine });
     this.verified.add(segment.path);
@@ -390,7 +391,7 @@ export class Wal {
 
   private async writeGroup(group: Pending[]): Promise<void> {
     const a = this.active;
-    if (!a) throw new Error('The WAL has no active segment.');
+    if (!a) throw new EngineError('storage_failed', 'The WAL has no active segment.');
     let crc = 0;
     let bytes = 0;
     for (const p of group) {
@@ -401,7 +402,7 @@ export class Wal {
     const total = bytes + marker.length;
     try {
       const { bytesWritten } = await a.handle.writev([...group.map((p) => p.data), marker], a.committedBytes);
-      if (bytesWritten !== total) throw Object.assign(new Error(`Short write: ${bytesWritten} of ${total} bytes.`), { code: 'ENOSPC' });
+      if (bytesWritten !== total) throw new InternalError('ENOSPC', `Short write: ${bytesWritten} of ${total} bytes.`);
     } catch (error) {
       // Cut what may have landed, so the next group starts at the committed end again.
       await a.handle.truncate(a.committedBytes).catch((cut: unknown) => {

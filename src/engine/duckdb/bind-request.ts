@@ -1,0 +1,67 @@
+import {
+  type DuckDBPreparedStatement,
+  DuckDBTimestampValue,
+  BIGINT,
+  DOUBLE,
+  TIMESTAMP,
+  VARCHAR,
+  type DuckDBType,
+  type DuckDBValue,
+} from '@duckdb/node-api';
+import type { EngineParam, EngineRequest, EngineValue } from '../engine';
+import { InternalError } from '../../util/internal-error';
+
+// Values in and out of DuckDB: a request's parameters bound by name, a row's values as the engine's.
+
+/**
+ * Binds a request's parameters (and `$max_rows`) to a prepared statement of its query.
+ *
+ * @example
+ * bindRequest(await connection.prepare(fullQuerySql(sql, files)), request);
+ */
+export function bindRequest(prepared: DuckDBPreparedStatement, request: EngineRequest): void {
+  const { values, types } = bindings({ ...request.params, max_rows: request.maxRows }, prepared.parameterCount, (i) => prepared.parameterName(i));
+  prepared.bind(values, types);
+}
+
+/** Turns named engine parameters into DuckDB values and types, in the statement's own order. */
+function bindings(
+  params: Readonly<Record<string, EngineParam>>,
+  count: number,
+  nameOf: (index: number) => string,
+): { values: Record<string, DuckDBValue>; types: Record<string, DuckDBType> } {
+  const values: Record<string, DuckDBValue> = {};
+  const types: Record<string, DuckDBType> = {};
+  for (let i = 1; i <= count; i++) {
+    const name = nameOf(i);
+    if (!(name in params)) throw new InternalError('unbound_parameter', `No value for query parameter $${name}`);
+    const value = params[name];
+    if (value === null || value === undefined) {
+      values[name] = null;
+    } else if (typeof value === 'string') {
+      values[name] = value;
+      types[name] = VARCHAR;
+    } else if (typeof value === 'number') {
+      // Whole numbers as BIGINT (declared integer parameters go to 15 digits), others as DOUBLE.
+      values[name] = Number.isInteger(value) ? BigInt(value) : value;
+      types[name] = Number.isInteger(value) ? BIGINT : DOUBLE;
+    } else {
+      values[name] = new DuckDBTimestampValue(value.timestamp);
+      types[name] = TIMESTAMP;
+    }
+  }
+  return { values, types };
+}
+
+/** A DuckDB row as engine values: timestamps as microseconds, other objects (decimals, lists) as text. */
+export function toEngineRow(row: Record<string, DuckDBValue>): Record<string, EngineValue> {
+  const out: Record<string, EngineValue> = {};
+  // for-in, not Object.entries: no pair array per column and row (every query's rows pass here).
+  for (const key in row) {
+    const value = row[key]!;
+    if (value instanceof DuckDBTimestampValue) out[key] = value.micros;
+    else if (value === null || typeof value !== 'object') out[key] = value as EngineValue;
+    else out[key] = String(value);
+  }
+  return out;
+}
