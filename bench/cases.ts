@@ -16,7 +16,11 @@ export interface BenchCase {
 }
 
 /** Where older pages of logs.all start: `iso_timestamp_end` this far before the reference instant. */
-const PAGES: ReadonlyArray<readonly [label: string, ms: number]> = [['1h', 3_600_000], ['1d', 86_400_000], ['3d', 3 * 86_400_000]];
+const PAGES: ReadonlyArray<readonly [label: string, ms: number]> = [
+  ['1h', 3_600_000],
+  ['1d', 86_400_000],
+  ['3d', 3 * 86_400_000],
+];
 
 /**
  * The cases, for one project of the dataset (`rank` 1 = the busiest), evaluated at `reference`.
@@ -37,17 +41,20 @@ export function benchCases(project: string, rank = 1, reference = REFERENCE): Be
     // Not a plain literal: the form a caller uses to match the project's host exactly.
     { endpoint: 'usage.api-counts', params: { project: `${project}(\\.|$)`, interval: 'daily' } },
     { endpoint: 'usage.api-counts', params: { project: `${project}(\\.|$)`, interval: 'hourly' } },
-    ...PAGES.flatMap(([, ms]) => (['PRO', 'PAYG'] as const).map((tier) => ({
-      endpoint: 'logs.all' as const, params: { project, project_tier: tier, iso_timestamp_end: back(ms) },
-    }))),
+    ...PAGES.flatMap(([, ms]) =>
+      (['PRO', 'PAYG'] as const).map((tier) => ({
+        endpoint: 'logs.all' as const,
+        params: { project, project_tier: tier, iso_timestamp_end: back(ms) },
+      })),
+    ),
   ];
-  const name = (c: Omit<BenchCase, 'name' | 'rank' | 'core'>) => `${c.endpoint} ${Object.entries(c.params).map(([k, v]) => {
-    if (k === 'project') return `${k}=${v.replace(project, `P${rank}`)}`;
-    if (k === 'iso_timestamp_end') return `end=-${PAGES.find(([, ms]) => back(ms) === v)![0]}`;
-    return `${k}=${v}`;
-  }).join(' ')}`;
-  return [
-    ...core.map((c) => ({ ...c, rank, core: true, name: name(c) })),
-    ...extra.map((c) => ({ ...c, rank, core: false, name: name(c) })),
-  ];
+  const name = (c: Omit<BenchCase, 'name' | 'rank' | 'core'>) =>
+    `${c.endpoint} ${Object.entries(c.params)
+      .map(([k, v]) => {
+        if (k === 'project') return `${k}=${v.replace(project, `P${rank}`)}`;
+        if (k === 'iso_timestamp_end') return `end=-${PAGES.find(([, ms]) => back(ms) === v)![0]}`;
+        return `${k}=${v}`;
+      })
+      .join(' ')}`;
+  return [...core.map((c) => ({ ...c, rank, core: true, name: name(c) })), ...extra.map((c) => ({ ...c, rank, core: false, name: name(c) }))];
 }

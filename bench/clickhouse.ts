@@ -49,7 +49,10 @@ try {
   // Load throughput: the NDJSON files, read by DuckDB, inserted in RowBinary batches.
   const loads: Array<{ source: string; rows: number; mb: number; seconds: number; rows_per_s: number; mb_per_s: number }> = [];
   const loader = clickhouseLoader({ ...target, url: urls[0]! });
-  for (const [source, file] of [['edgeLogs', dataset.ndjson.edgeLogs], ['functionEdgeLogs', dataset.ndjson.functionEdgeLogs]] as const) {
+  for (const [source, file] of [
+    ['edgeLogs', dataset.ndjson.edgeLogs],
+    ['functionEdgeLogs', dataset.ndjson.functionEdgeLogs],
+  ] as const) {
     const mb = (await stat(file)).size / 2 ** 20;
     let rows = 0;
     const ms = await timeMs(async () => (rows = (await loader.load(source, file)).rows));

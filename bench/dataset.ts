@@ -45,7 +45,13 @@ export async function prepareDataset(scale: Scale, log: (line: string) => void):
   log(`dataset: generating ${functionEvents.toLocaleString('en')} function and ${edgeEvents.toLocaleString('en')} edge events`);
   let lastShown = 0;
   const generated = await generateLogs({
-    outDir: dir, now: REFERENCE, seed: 1, days: 7, projects: 20, functionEvents, edgeEvents,
+    outDir: dir,
+    now: REFERENCE,
+    seed: 1,
+    days: 7,
+    projects: 20,
+    functionEvents,
+    edgeEvents,
     onProgress: (written, total) => {
       const pct = Math.floor((written / total) * 10);
       if (pct > lastShown) log(`  generated ${pct * 10}%`), (lastShown = pct);
@@ -99,7 +105,13 @@ async function prepareLarge(log: (line: string) => void): Promise<Dataset> {
     log(`  ${name}: ${result.rows.toLocaleString('en')} events compacted in ${Math.round((Date.now() - t) / 1000)} s (${Math.round((Date.now() - started) / 1000)} s in all)`);
   };
   const generated = await generateLogs({
-    outDir: dir, now: REFERENCE, seed: 1, days: 7, projects: 20, functionEvents, edgeEvents,
+    outDir: dir,
+    now: REFERENCE,
+    seed: 1,
+    days: 7,
+    projects: 20,
+    functionEvents,
+    edgeEvents,
     filePerDay: {
       // The next day is generated while this one compacts; the generator waits for the one before.
       onDayFile: async (source, file) => {

@@ -7,8 +7,6 @@ import { percentile, round } from './stats';
 import { freePort } from './free-port';
 import { BENCH_KEY, startServe } from './serve-process';
 
-
-
 function stop(child: ChildProcess): Promise<void> {
   return new Promise((done) => {
     if (child.exitCode !== null) return done();
@@ -59,9 +57,15 @@ export async function measureHttp(dataset: Dataset, c: BenchCase, seconds: numbe
     const first = await firstAnswer(url);
     const body = Buffer.from(await first.arrayBuffer());
     const headers: Record<string, string> = {};
-    first.headers.forEach((v, k) => { if (!['date', 'connection', 'keep-alive', 'transfer-encoding', 'content-length'].includes(k)) headers[k] = v; });
+    first.headers.forEach((v, k) => {
+      if (!['date', 'connection', 'keep-alive', 'transfer-encoding', 'content-length'].includes(k)) headers[k] = v;
+    });
     const basePort = await freePort();
-    const bare = spawn(process.execPath, ['-e', `
+    const bare = spawn(
+      process.execPath,
+      [
+        '-e',
+        `
       const body = Buffer.from(${JSON.stringify(body.toString('base64'))}, 'base64');
       const headers = ${JSON.stringify(headers)};
       // The least any server of this API does per request: parse the target and its query,
@@ -75,13 +79,18 @@ export async function measureHttp(dataset: Dataset, c: BenchCase, seconds: numbe
         res.writeHead(200, { ...headers, 'content-length': body.length });
         res.end(body);
       }).listen(${basePort}, '127.0.0.1');
-    `], { stdio: 'ignore' });
+    `,
+      ],
+      { stdio: 'ignore' },
+    );
     try {
       const bareUrl = caseUrl(basePort, c);
       await firstAnswer(bareUrl);
       // Both servers in alternating rounds (the order turning each round), so a machine that gets
       // busier slows both alike; medians of the rounds.
-      const libraryRuns: number[] = [], bareRuns: number[] = [], p99s: number[] = [];
+      const libraryRuns: number[] = [],
+        bareRuns: number[] = [],
+        p99s: number[] = [];
       let rss = 0;
       for (let r = 0; r < HTTP_ROUNDS; r++) {
         for (const which of r % 2 === 0 ? ['library', 'bare'] : ['bare', 'library']) {

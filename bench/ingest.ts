@@ -49,7 +49,11 @@ function event(prng: Prng, i: number): Record<string, unknown> {
     project,
     metadata: {
       request: {
-        method: 'GET', path, search: '?select=*', url: `https://${project}.supabase.co${path}?select=*`, host: `${project}.supabase.co`,
+        method: 'GET',
+        path,
+        search: '?select=*',
+        url: `https://${project}.supabase.co${path}?select=*`,
+        host: `${project}.supabase.co`,
         headers: { user_agent: 'supabase-js/2.45.4', cf_connecting_ip: `203.0.113.${prng.int(250)}`, x_client_info: 'supabase-js-web/2.45.4' },
         cf: { country: 'DE', city: 'Zürich', asn: 3320 },
       },
@@ -57,7 +61,6 @@ function event(prng: Prng, i: number): Record<string, unknown> {
     },
   };
 }
-
 
 async function startServer(dataDir: string, port: number): Promise<ChildProcess> {
   const child = spawn(process.execPath, [CLI, 'serve', '--data-dir', dataDir, '--api-key', KEY, '--port', String(port), '--host', '127.0.0.1'], {
@@ -139,7 +142,9 @@ export async function measureIngest(seconds: number, log: (line: string) => void
         baseline_events_per_s: round(base, 0),
         bytes_per_event: round(stored.length / size, 0),
       };
-      log(`  batches of ${size}: ${result.events_per_s} events/s (${result.requests_per_s} req/s, p99 ${result.p99_ms} ms, non-2xx ${result.non_2xx}); append+fdatasync per batch: ${result.baseline_events_per_s} events/s`);
+      log(
+        `  batches of ${size}: ${result.events_per_s} events/s (${result.requests_per_s} req/s, p99 ${result.p99_ms} ms, non-2xx ${result.non_2xx}); append+fdatasync per batch: ${result.baseline_events_per_s} events/s`,
+      );
       results.push(result);
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -71,9 +71,10 @@ export async function measureBareDuckDB(sources: SourceGlobs, c: BenchCase, runs
   const files = { ndjson: [], parquet, parquetTypes: await parquetSchema(setup.connection, parquet) };
   // `old`: the SQL of queries/duckdb/ before this round of speed work (bench/baseline-sql/), the
   // baseline the library must now beat, over the same files and with the same parameters.
-  const sql = sqlOf === 'current'
-    ? fullQuerySql(definition.sql.duckdb, new Map([[source, files]]))
-    : `WITH ${source.relation} AS (\n${sourceRelation(source, files)}\n)\n${readFileSync(new URL(`./baseline-sql/${c.endpoint}.sql`, import.meta.url), 'utf8')}`;
+  const sql =
+    sqlOf === 'current'
+      ? fullQuerySql(definition.sql.duckdb, new Map([[source, files]]))
+      : `WITH ${source.relation} AS (\n${sourceRelation(source, files)}\n)\n${readFileSync(new URL(`./baseline-sql/${c.endpoint}.sql`, import.meta.url), 'utf8')}`;
   setup.connection.closeSync();
   setup.instance.closeSync();
   const open = async () => {

@@ -123,10 +123,17 @@ function compareManaged(c: BenchCase, managed: readonly Record<string, unknown>[
   if (managed.length !== byHand.length) throw new Error(`managed: ${c.name}: ${managed.length} rows, by hand ${byHand.length}`);
   managed.forEach((row, i) => {
     for (const key of new Set([...Object.keys(row), ...Object.keys(byHand[i]!)])) {
-      const a = row[key], b = byHand[i]![key];
+      const a = row[key],
+        b = byHand[i]![key];
       if (isDeepStrictEqual(a, b) || (typeof a === 'number' && typeof b === 'number' && Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(b)))) continue;
-      if (c.endpoint === 'functions.invocation-stats' && quantiles.has(key) && typeof a === 'number' && typeof b === 'number'
-        && a >= Number(row.min_execution_time) && a <= Number(row.max_execution_time)) {
+      if (
+        c.endpoint === 'functions.invocation-stats' &&
+        quantiles.has(key) &&
+        typeof a === 'number' &&
+        typeof b === 'number' &&
+        a >= Number(row.min_execution_time) &&
+        a <= Number(row.max_execution_time)
+      ) {
         differed = true;
         continue;
       }
@@ -153,7 +160,9 @@ export async function measureManaged(dataset: Dataset, cases: BenchCase[], runs:
     const managed = await createEndpoints({ storage: { dataDir: join(dir, 'data') }, now: () => REFERENCE, cache: false, duckdb: { threads: 2 } });
     const byHand = await createEndpoints({
       sources: { edgeLogs: join(dir, 'by-hand', 'edge'), functionEdgeLogs: join(dir, 'by-hand', 'functions') },
-      now: () => REFERENCE, cache: false, duckdb: { threads: 2 },
+      now: () => REFERENCE,
+      cache: false,
+      duckdb: { threads: 2 },
     });
     try {
       await ingestAll(managed, 'cloudflare.logs.prod', edge);
@@ -183,7 +192,8 @@ export async function measureManaged(dataset: Dataset, cases: BenchCase[], runs:
       const sideBySide = async (c: BenchCase) => {
         await managed.query(c.endpoint as string, c.params);
         await byHand.query(c.endpoint as string, c.params);
-        const m: number[] = [], h: number[] = [];
+        const m: number[] = [],
+          h: number[] = [];
         for (let i = 0; i < runs; i++) {
           for (const which of i % 2 ? ['managed', 'byHand'] : ['byHand', 'managed']) {
             if (which === 'managed') m.push(await timeMs(() => managed.query(c.endpoint as string, c.params)));
@@ -202,7 +212,8 @@ export async function measureManaged(dataset: Dataset, cases: BenchCase[], runs:
       const writer = (async () => {
         for (let i = 0; writing; i++) {
           const batch = Array.from({ length: 100 }, (_, k) => ({
-            message: `GET | 200 | /rest/v1/live/${i}`, project: 'bench-live',
+            message: `GET | 200 | /rest/v1/live/${i}`,
+            project: 'bench-live',
             timestamp: new Date(REFERENCE.getTime() - 60_000 + ((i * 100 + k) % 60_000)).toISOString(),
             metadata: { request: { path: '/rest/v1/live', url: 'https://bench-live.supabase.co/rest/v1/live' } },
           }));
@@ -235,7 +246,10 @@ export async function measureManaged(dataset: Dataset, cases: BenchCase[], runs:
 }
 
 export function managedMarkdown(r: ManagedResult): string[] {
-  const days = (files: Record<string, number>) => Object.entries(files).map(([day, n]) => `${day.slice(5)}: ${n}`).join(', ');
+  const days = (files: Record<string, number>) =>
+    Object.entries(files)
+      .map(([day, n]) => `${day.slice(5)}: ${n}`)
+      .join(', ');
   return [
     `Managed storage (${r.events.toLocaleString('en')} requests and ${(r.events / 2).toLocaleString('en')} invocations ingested and compacted in the background; ${r.ingested_while_querying.toLocaleString('en')} more ingested while the cases ran) against the same events compacted by hand, warm p50, the two in the same rounds (target ≤ 1.2). Answers compared first: equal${r.quantile_differences.length ? ` (p95/p99 elsewhere inside their bound: ${r.quantile_differences.join('; ')})` : ''}.`,
     `Data files per day when the cases started: gateway log ${days(r.layout.files.edgeLogs ?? {})}; edge-function log ${days(r.layout.files.functionEdgeLogs ?? {})}; ${r.layout.wal_mib} MiB of write-ahead log not compacted yet.`,

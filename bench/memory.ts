@@ -5,7 +5,6 @@ import { round } from './stats';
 import { freePort } from './free-port';
 import { BENCH_KEY, startServe } from './serve-process';
 
-
 /** What a burst of uncached queries did to the serving process's memory. */
 export interface BurstResult {
   /** The server's --memory-limit, in MB (10^6 bytes, as DuckDB reads it). */
@@ -30,7 +29,6 @@ function kindOf(body: string): string {
   if (/waiting/i.test(message)) return 'queue full';
   return message;
 }
-
 
 function statusMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -87,7 +85,9 @@ export async function measureBurst(
     const statuses: Record<string, number> = {};
     for (const status of answers) statuses[status] = (statuses[status] ?? 0) + 1;
     const limitMb = Number(/^\d+/.exec(memoryLimit)?.[0]);
-    log(`  burst of ${requests} uncached logs.all (memory limit ${memoryLimit}): peak RSS ${peak} MiB, ${after} MiB after, ${before} MiB before; ${JSON.stringify(statuses)} in ${round(burstMs, 0)} ms`);
+    log(
+      `  burst of ${requests} uncached logs.all (memory limit ${memoryLimit}): peak RSS ${peak} MiB, ${after} MiB after, ${before} MiB before; ${JSON.stringify(statuses)} in ${round(burstMs, 0)} ms`,
+    );
     return { memory_limit_mb: limitMb, requests, statuses, rss_mb_before: before, rss_mb_peak: peak, rss_mb_after: after, burst_ms: round(burstMs, 0) };
   } finally {
     if (child.exitCode === null) {

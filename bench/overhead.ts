@@ -28,7 +28,10 @@ const { values: args } = parseArgs({
 const runs = Number(args.runs);
 const dir = resolve(args.data!);
 const sources: SourceGlobs = { edgeLogs: join(dir, 'parquet', 'edge'), functionEdgeLogs: join(dir, 'parquet', 'functions') };
-const PROJECTS: Array<[string, string]> = [['P1', 'mixxcgojbhvdmfbwybqx'], ['P6', 'fdwtflzzapajahtckzbl']];
+const PROJECTS: Array<[string, string]> = [
+  ['P1', 'mixxcgojbhvdmfbwybqx'],
+  ['P6', 'fdwtflzzapajahtckzbl'],
+];
 const DUCKDB = { threads: 2 };
 
 /** The bare side: the library's SQL over the same files, prepared once. */
@@ -58,7 +61,10 @@ const cases: Array<{ name: string; endpoint: string; params: Record<string, stri
   { name: `invocation-stats ${label} 1hr`, endpoint: 'functions.invocation-stats', params: { project, interval: '1hr' } },
 ]);
 
-const load = () => loadavg().map((n) => n.toFixed(1)).join(' ');
+const load = () =>
+  loadavg()
+    .map((n) => n.toFixed(1))
+    .join(' ');
 console.log(`data ${dir}, ${runs} runs each, interleaved; load ${load()}`);
 const ep = await createEndpoints({ sources, now: () => REFERENCE, cache: false, duckdb: DUCKDB });
 try {

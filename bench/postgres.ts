@@ -98,8 +98,9 @@ async function load(url: string, dataset: Dataset, log: (line: string) => void):
         CREATE TABLE ${table} (id text, body jsonb, event_message text, timestamp timestamp)`);
       const file = dataset.ndjson[source];
       // CSV with control characters as quote and delimiter: every NDJSON line arrives as it is.
-      const copy = spawnSync('psql', [url, '-v', 'ON_ERROR_STOP=1', '-c',
-        `\\copy ${table}_raw(line) FROM '${file.replaceAll("'", "''")}' WITH (FORMAT csv, QUOTE E'\\x01', DELIMITER E'\\x02')`], { stdio: ['ignore', 'ignore', 'inherit'] });
+      const copy = spawnSync('psql', [url, '-v', 'ON_ERROR_STOP=1', '-c', `\\copy ${table}_raw(line) FROM '${file.replaceAll("'", "''")}' WITH (FORMAT csv, QUOTE E'\\x01', DELIMITER E'\\x02')`], {
+        stdio: ['ignore', 'ignore', 'inherit'],
+      });
       if (copy.status !== 0) throw new Error(`psql \\copy into ${table}_raw failed`);
       await client.query(`
         INSERT INTO ${table} (id, body, event_message, timestamp)
@@ -132,7 +133,7 @@ async function holdsDataset(client: pg.Client, dataset: Dataset): Promise<boolea
  * `postgres` user (Postgres refuses root).
  */
 export async function startLocalPostgres(dir: string, log: (line: string) => void): Promise<{ url: string; stop: () => Promise<void> }> {
-  const asPostgres = (cmd: string, args: string[]) => (process.getuid?.() === 0 ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] as const : [cmd, args] as const);
+  const asPostgres = (cmd: string, args: string[]) => (process.getuid?.() === 0 ? (['runuser', ['-u', 'postgres', '--', cmd, ...args]] as const) : ([cmd, args] as const));
   const initdb = spawnSync('which', ['initdb'], { encoding: 'utf8' }).stdout.trim();
   if (!initdb) throw new Error('postgres is not installed (initdb not found); install it (apt-get install -y postgresql) or pass --postgres <url>');
   if (!existsSync(join(dir, 'PG_VERSION'))) {
@@ -148,7 +149,24 @@ export async function startLocalPostgres(dir: string, log: (line: string) => voi
   }
   const port = await freePort();
   const postgres = spawnSync('which', ['postgres'], { encoding: 'utf8' }).stdout.trim();
-  const [cmd, args] = asPostgres(postgres, ['-D', dir, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'shared_buffers=2GB', '-c', 'work_mem=256MB', '-c', 'max_wal_size=8GB', '-c', 'fsync=off']);
+  const [cmd, args] = asPostgres(postgres, [
+    '-D',
+    dir,
+    '-p',
+    String(port),
+    '-k',
+    dir,
+    '-c',
+    'listen_addresses=127.0.0.1',
+    '-c',
+    'shared_buffers=2GB',
+    '-c',
+    'work_mem=256MB',
+    '-c',
+    'max_wal_size=8GB',
+    '-c',
+    'fsync=off',
+  ]);
   const server = spawn(cmd, args, { stdio: 'ignore' });
   const url = `postgres://bench@127.0.0.1:${port}/postgres`;
   for (let i = 0; ; i++) {

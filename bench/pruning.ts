@@ -33,9 +33,9 @@ export async function scannedRows(sources: SourceGlobs, c: BenchCase): Promise<{
     const prepared = await connection.prepare(`EXPLAIN ANALYZE ${sql}`);
     bindRequest(prepared, request);
     const plan = String((await prepared.runAndReadAll()).getRows()[0]?.[1] ?? '');
-    const total = Number((await connection.runAndReadAll(
-      `SELECT sum(num_rows) AS n FROM parquet_file_metadata([${all.parquet.map((f) => `'${f.replaceAll("'", "''")}'`).join(', ')}])`,
-    )).getRowObjects()[0]?.n ?? 0);
+    const total = Number(
+      (await connection.runAndReadAll(`SELECT sum(num_rows) AS n FROM parquet_file_metadata([${all.parquet.map((f) => `'${f.replaceAll("'", "''")}'`).join(', ')}])`)).getRowObjects()[0]?.n ?? 0,
+    );
     return { scanned: readParquetRows(plan), total, files: parquet.length, allFiles: all.parquet.length };
   } finally {
     connection.closeSync();

@@ -58,7 +58,17 @@ const runs = Math.max(1, Number(values.runs));
 const PEER_VARIANTS: string[] = ['chdb', 'clickhouse-18.16', 'clickhouse-engine-18.16', 'postgres-logflare-layout'];
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
-type Variant = 'library-ndjson' | 'library-parquet' | 'library-parquet-1x' | 'bare-duckdb-parquet' | 'bare-duckdb-old-sql' | 'postgres-logflare-layout' | 'chdb' | 'chdb-1x' | 'clickhouse-18.16' | 'clickhouse-engine-18.16';
+type Variant =
+  | 'library-ndjson'
+  | 'library-parquet'
+  | 'library-parquet-1x'
+  | 'bare-duckdb-parquet'
+  | 'bare-duckdb-old-sql'
+  | 'postgres-logflare-layout'
+  | 'chdb'
+  | 'chdb-1x'
+  | 'clickhouse-18.16'
+  | 'clickhouse-engine-18.16';
 interface CaseResult extends Timing {
   name: string;
   variant: Variant;
@@ -80,7 +90,10 @@ const record = (name: string, variant: Variant, samples: Samples) => {
 };
 
 // Peers open (and load the dataset into their layout, once) before any case runs.
-const peerNames = (values.peers ?? '').split(',').map((p) => p.trim()).filter(Boolean);
+const peerNames = (values.peers ?? '')
+  .split(',')
+  .map((p) => p.trim())
+  .filter(Boolean);
 if (values.postgres && !peerNames.includes('postgres')) peerNames.push('postgres');
 const peers: Peer[] = [];
 for (const name of peerNames) {
@@ -204,35 +217,39 @@ try {
 
 function ratios(): Array<{ name: string; peer: string; library_p50_ms: number; peer_p50_ms: number; ratio: number }> {
   const warm = results.filter((r) => r.mode === 'warm');
-  return warm.filter((r) => PEER_VARIANTS.includes(r.variant)).flatMap((r) => {
-    const lib = warm.find((x) => x.name === r.name && x.variant === 'library-parquet');
-    return lib ? [{ name: r.name, peer: r.variant, library_p50_ms: lib.p50_ms, peer_p50_ms: r.p50_ms, ratio: round(r.p50_ms / lib.p50_ms) }] : [];
-  });
+  return warm
+    .filter((r) => PEER_VARIANTS.includes(r.variant))
+    .flatMap((r) => {
+      const lib = warm.find((x) => x.name === r.name && x.variant === 'library-parquet');
+      return lib ? [{ name: r.name, peer: r.variant, library_p50_ms: lib.p50_ms, peer_p50_ms: r.p50_ms, ratio: round(r.p50_ms / lib.p50_ms) }] : [];
+    });
 }
 
 function growth(): Array<{ name: string; library: number; chdb: number | null }> {
   const p50 = (name: string, variant: Variant) => results.find((r) => r.mode === 'warm' && r.name === name && r.variant === variant)?.p50_ms;
   return [...new Set(results.map((r) => r.name))].flatMap((name) => {
-    const lib = p50(name, 'library-parquet'), lib1x = p50(name, 'library-parquet-1x'), chdb = p50(name, 'chdb'), chdb1x = p50(name, 'chdb-1x');
+    const lib = p50(name, 'library-parquet'),
+      lib1x = p50(name, 'library-parquet-1x'),
+      chdb = p50(name, 'chdb'),
+      chdb1x = p50(name, 'chdb-1x');
     return lib && lib1x ? [{ name, library: round(lib / lib1x), chdb: chdb && chdb1x ? round(chdb / chdb1x) : null }] : [];
   });
 }
 
 function engineVsExpert(): Array<{ name: string; engine_p50_ms: number; expert_p50_ms: number; ratio: number }> {
   const warm = results.filter((r) => r.mode === 'warm');
-  return warm.filter((r) => r.variant === 'clickhouse-engine-18.16').flatMap((r) => {
-    const expert = warm.find((x) => x.name === r.name && x.variant === 'clickhouse-18.16');
-    return expert ? [{ name: r.name, engine_p50_ms: r.p50_ms, expert_p50_ms: expert.p50_ms, ratio: round(r.p50_ms / expert.p50_ms) }] : [];
-  });
+  return warm
+    .filter((r) => r.variant === 'clickhouse-engine-18.16')
+    .flatMap((r) => {
+      const expert = warm.find((x) => x.name === r.name && x.variant === 'clickhouse-18.16');
+      return expert ? [{ name: r.name, engine_p50_ms: r.p50_ms, expert_p50_ms: expert.p50_ms, ratio: round(r.p50_ms / expert.p50_ms) }] : [];
+    });
 }
 
 function sideBySideLines(o: ReturnType<typeof output>): string[] {
   const present = PEER_VARIANTS.filter((v) => o.ratios.some((r) => r.peer === v));
   if (!present.length) return [];
-  const lines = [
-    `| case | library p50 ms | ${present.map((p) => `${p} p50 ms | ${p} / library`).join(' | ')} |`,
-    `|---|---:|${present.map(() => '---:|---:').join('|')}|`,
-  ];
+  const lines = [`| case | library p50 ms | ${present.map((p) => `${p} p50 ms | ${p} / library`).join(' | ')} |`, `|---|---:|${present.map(() => '---:|---:').join('|')}|`];
   for (const name of new Set(o.ratios.map((r) => r.name))) {
     const of = (p: string) => o.ratios.find((r) => r.name === name && r.peer === p);
     const lib = o.ratios.find((r) => r.name === name)!.library_p50_ms;
@@ -242,7 +259,14 @@ function sideBySideLines(o: ReturnType<typeof output>): string[] {
 }
 
 function markdown(o: ReturnType<typeof output>): string {
-  const lines = [`### Benchmark, scale \`${o.scale}\` (${SCALES[scale].functionEvents.toLocaleString('en')} invocations, ${SCALES[scale].edgeEvents.toLocaleString('en')} requests)`, '', `Machine: ${o.machine}; ${o.started_at}; load average (1, 5, 15 min) ${o.load_average.start.join(' ')} at the start, ${o.load_average.end.join(' ')} at the end`, '', `\`${o.command}\``, ''];
+  const lines = [
+    `### Benchmark, scale \`${o.scale}\` (${SCALES[scale].functionEvents.toLocaleString('en')} invocations, ${SCALES[scale].edgeEvents.toLocaleString('en')} requests)`,
+    '',
+    `Machine: ${o.machine}; ${o.started_at}; load average (1, 5, 15 min) ${o.load_average.start.join(' ')} at the start, ${o.load_average.end.join(' ')} at the end`,
+    '',
+    `\`${o.command}\``,
+    '',
+  ];
   if (o.cases.length === 0) return [...lines, ...burstLines(o.burst)].join('\n');
   lines.push(...sideBySideLines(o));
   if (o.clickhouse_engine_vs_expert.length) {
@@ -258,12 +282,15 @@ function markdown(o: ReturnType<typeof output>): string {
   const ratioLines: string[] = [];
   for (const name of new Set(o.cases.map((c) => c.name))) {
     const get = (v: Variant) => o.cases.find((c) => c.name === name && c.variant === v)?.p50_ms;
-    const lib = get('library-parquet'), bare = get('bare-duckdb-parquet'), old = get('bare-duckdb-old-sql');
+    const lib = get('library-parquet'),
+      bare = get('bare-duckdb-parquet'),
+      old = get('bare-duckdb-old-sql');
     if (lib && bare) ratioLines.push(`| ${name}: library / bare DuckDB, same SQL | ${round(lib / bare)} |`);
     if (lib && old) ratioLines.push(`| ${name}: library / bare DuckDB of the old SQL | ${round(lib / old)} |`);
     const oneX = get('library-parquet-1x');
     if (lib && oneX) ratioLines.push(`| ${name}: at 4x the data / at 1x | ${round(lib / oneX)} |`);
-    const chdb = get('chdb'), chdbOneX = get('chdb-1x');
+    const chdb = get('chdb'),
+      chdbOneX = get('chdb-1x');
     if (chdb && chdbOneX) ratioLines.push(`| ${name}: chdb at 4x the data / at 1x (target: the library's ≤ this) | ${round(chdb / chdbOneX)} |`);
   }
   // Only the ratios this run measured (a run restricted by --variants may have none).
@@ -271,12 +298,13 @@ function markdown(o: ReturnType<typeof output>): string {
   lines.push('', '| case (compacted Parquet) | files read | rows scanned | rows in the dataset |', '|---|---:|---:|---:|');
   for (const s of o.scans) lines.push(`| ${s.name} | ${s.files} of ${s.allFiles} | ${s.scanned.toLocaleString('en')} | ${s.total.toLocaleString('en')} |`);
   // The HTTP phase's lines only when it ran (--skip-http leaves its numbers out, not as NaN).
-  if (Number.isFinite(o.http.rps)) lines.push(
-    '',
-    `HTTP cache hits: ${o.http.rps} req/s through the node adapter vs ${o.http.baseline_rps} req/s bare node:http (ratio ${round(o.http.rps / o.http.baseline_rps)}), p99 ${o.http.p99_ms} ms`,
-    `Serving process (memoryLimit 256MB): peak RSS ${o.rss_mb} MB under the HTTP benchmark, ${o.rss_mb_uncached_burst} MB after a burst of uncached logs.all queries; start to first answer ${o.startup_ms} ms`,
-    '',
-  );
+  if (Number.isFinite(o.http.rps))
+    lines.push(
+      '',
+      `HTTP cache hits: ${o.http.rps} req/s through the node adapter vs ${o.http.baseline_rps} req/s bare node:http (ratio ${round(o.http.rps / o.http.baseline_rps)}), p99 ${o.http.p99_ms} ms`,
+      `Serving process (memoryLimit 256MB): peak RSS ${o.rss_mb} MB under the HTTP benchmark, ${o.rss_mb_uncached_burst} MB after a burst of uncached logs.all queries; start to first answer ${o.startup_ms} ms`,
+      '',
+    );
   if (o.ingest.length) lines.push(...ingestMarkdown(o.ingest), '');
   if (o.managed) lines.push(...managedMarkdown(o.managed), '');
   if (o.studio) lines.push(...studioMarkdown(o.studio), '');
@@ -289,8 +317,11 @@ function burstLines(b: BurstResult | null): string[] {
   // RSS is in MiB (kB / 1024); the limit in DuckDB's MB (10^6 bytes), so the target is in MiB too.
   const target = round((b.memory_limit_mb * 1e6) / 2 ** 20 + 128, 1);
   return [
-    '| memory: burst of uncached logs.all | value |', '|---|---:|',
-    `| requests sent at once | ${b.requests} (${Object.entries(b.statuses).map(([s, n]) => `${n} × ${s}`).join(', ')}) |`,
+    '| memory: burst of uncached logs.all | value |',
+    '|---|---:|',
+    `| requests sent at once | ${b.requests} (${Object.entries(b.statuses)
+      .map(([s, n]) => `${n} × ${s}`)
+      .join(', ')}) |`,
     `| RSS before | ${b.rss_mb_before} MiB |`,
     `| peak RSS (target ≤ memoryLimit ${b.memory_limit_mb} MB + 128 MiB = ${target} MiB) | ${b.rss_mb_peak} MiB ${b.rss_mb_peak <= target ? '(met)' : '(missed)'} |`,
     `| RSS 1 s after the last answer | ${b.rss_mb_after} MiB |`,

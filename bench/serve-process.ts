@@ -9,21 +9,30 @@ export const BENCH_KEY = 'bench-key';
  * Starts the real CLI server (the built one, as users run it) on the compacted Parquet, with the
  * benchmark's clock and a memory limit (default 256MB); `startedAt` is taken just before the spawn.
  */
-export function startServe(
-  dataset: Dataset,
-  port: number,
-  options: { memoryLimit?: string; serveArgs?: string[]; env?: Record<string, string> } = {},
-): { child: ChildProcess; startedAt: bigint } {
+export function startServe(dataset: Dataset, port: number, options: { memoryLimit?: string; serveArgs?: string[]; env?: Record<string, string> } = {}): { child: ChildProcess; startedAt: bigint } {
   const startedAt = process.hrtime.bigint();
-  const child = spawn(process.execPath, [
-    resolve('dist', 'cli.js'), 'serve',
-    '--edge-logs', dataset.parquet.edgeLogs,
-    '--function-logs', dataset.parquet.functionEdgeLogs,
-    '--port', String(port), '--host', '127.0.0.1',
-    '--api-key', BENCH_KEY,
-    '--now', REFERENCE.toISOString(),
-    '--memory-limit', options.memoryLimit ?? '256MB',
-    ...(options.serveArgs ?? []),
-  ], { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, ...options.env } });
+  const child = spawn(
+    process.execPath,
+    [
+      resolve('dist', 'cli.js'),
+      'serve',
+      '--edge-logs',
+      dataset.parquet.edgeLogs,
+      '--function-logs',
+      dataset.parquet.functionEdgeLogs,
+      '--port',
+      String(port),
+      '--host',
+      '127.0.0.1',
+      '--api-key',
+      BENCH_KEY,
+      '--now',
+      REFERENCE.toISOString(),
+      '--memory-limit',
+      options.memoryLimit ?? '256MB',
+      ...(options.serveArgs ?? []),
+    ],
+    { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, ...options.env } },
+  );
   return { child, startedAt };
 }

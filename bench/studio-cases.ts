@@ -96,49 +96,117 @@ export function studioCases(singleId: string): StudioCase[] {
   const chartLower = (r: StudioRequest) => /t\.timestamp > '([^']+)'/.exec(r.sql)![1]!;
   return [
     {
-      kind: 'list (API Gateway, last hour)', request: edgeList, shape: 'rows',
-      postgres: pg('edge_logs', edgeList, `SELECT id AS id, edge_logs.timestamp AS timestamp, event_message AS event_message, (metadata #>> '{request,method}') AS method, (metadata #>> '{request,path}') AS path, (metadata #>> '{request,search}') AS search, ${status} AS status_code\nFROM edge_logs\nORDER BY timestamp DESC\nLIMIT 100`),
-      clickhouse: ch(edgeList, `SELECT id, ${MICROS} AS micros, event_message, JSONExtractString(metadata, 'request', 'method') AS method, JSONExtractString(metadata, 'request', 'path') AS path, JSONExtract(metadata, 'request', 'search', 'Nullable(String)') AS search, ${edgeStatus} AS status_code FROM edge_logs WHERE ${RANGE} ORDER BY timestamp DESC LIMIT 100`),
+      kind: 'list (API Gateway, last hour)',
+      request: edgeList,
+      shape: 'rows',
+      postgres: pg(
+        'edge_logs',
+        edgeList,
+        `SELECT id AS id, edge_logs.timestamp AS timestamp, event_message AS event_message, (metadata #>> '{request,method}') AS method, (metadata #>> '{request,path}') AS path, (metadata #>> '{request,search}') AS search, ${status} AS status_code\nFROM edge_logs\nORDER BY timestamp DESC\nLIMIT 100`,
+      ),
+      clickhouse: ch(
+        edgeList,
+        `SELECT id, ${MICROS} AS micros, event_message, JSONExtractString(metadata, 'request', 'method') AS method, JSONExtractString(metadata, 'request', 'path') AS path, JSONExtract(metadata, 'request', 'search', 'Nullable(String)') AS search, ${edgeStatus} AS status_code FROM edge_logs WHERE ${RANGE} ORDER BY timestamp DESC LIMIT 100`,
+      ),
     },
     {
-      kind: 'list (Postgres, last hour)', request: pgList, shape: 'rows',
-      postgres: pg('postgres_logs', pgList, `SELECT postgres_logs.timestamp AS timestamp, id AS id, event_message AS event_message, (metadata #>> '{parsed,error_severity}') AS error_severity, (metadata #>> '{parsed,detail}') AS detail, (metadata #>> '{parsed,hint}') AS hint\nFROM postgres_logs\nORDER BY timestamp DESC\nLIMIT 100`),
-      clickhouse: ch(pgList, `SELECT ${MICROS} AS micros, id, event_message, ${severity} AS error_severity, JSONExtract(metadata, 'parsed', 'detail', 'Nullable(String)') AS detail, JSONExtract(metadata, 'parsed', 'hint', 'Nullable(String)') AS hint FROM postgres_logs WHERE ${RANGE} ORDER BY timestamp DESC LIMIT 100`),
+      kind: 'list (Postgres, last hour)',
+      request: pgList,
+      shape: 'rows',
+      postgres: pg(
+        'postgres_logs',
+        pgList,
+        `SELECT postgres_logs.timestamp AS timestamp, id AS id, event_message AS event_message, (metadata #>> '{parsed,error_severity}') AS error_severity, (metadata #>> '{parsed,detail}') AS detail, (metadata #>> '{parsed,hint}') AS hint\nFROM postgres_logs\nORDER BY timestamp DESC\nLIMIT 100`,
+      ),
+      clickhouse: ch(
+        pgList,
+        `SELECT ${MICROS} AS micros, id, event_message, ${severity} AS error_severity, JSONExtract(metadata, 'parsed', 'detail', 'Nullable(String)') AS detail, JSONExtract(metadata, 'parsed', 'hint', 'Nullable(String)') AS hint FROM postgres_logs WHERE ${RANGE} ORDER BY timestamp DESC LIMIT 100`,
+      ),
     },
     {
-      kind: 'count (API Gateway, new logs, 5xx)', request: count, shape: 'count',
+      kind: 'count (API Gateway, new logs, 5xx)',
+      request: count,
+      shape: 'count',
       // `between` on a JSON field: both sides numeric (test "translate between operator sides to numeric").
       postgres: pg('edge_logs', count, `SELECT count(*) AS count FROM edge_logs WHERE (${status})::numeric BETWEEN 500 AND 599`),
       clickhouse: ch(count, `SELECT count() AS count FROM edge_logs WHERE ${RANGE} AND ${edgeStatus} BETWEEN 500 AND 599`),
     },
     {
-      kind: 'chart by minute (API Gateway, last hour)', request: minuteChart, shape: 'buckets',
+      kind: 'chart by minute (API Gateway, last hour)',
+      request: minuteChart,
+      shape: 'buckets',
       // `GROUP BY timestamp` is left as Studio wrote it: Postgres resolves a GROUP BY name to the input
       // column first, so it groups by the event's own timestamp (rows per instant, not per minute).
-      postgres: pg('edge_logs', minuteChart, `SELECT ${trunc('minute')} AS timestamp,\n  count(CASE WHEN NOT (${tStatus} >= 500 OR ${tStatus} >= 400 AND ${tStatus} < 500) THEN 1 END) AS ok_count,\n  count(CASE WHEN ${tStatus} >= 500 THEN 1 END) AS error_count,\n  count(CASE WHEN ${tStatus} >= 400 AND ${tStatus} < 500 THEN 1 END) AS warning_count\nFROM edge_logs t\nWHERE ${after(chartLower(minuteChart))}\nGROUP BY timestamp\nORDER BY timestamp ASC`),
-      clickhouse: ch(minuteChart, `SELECT toUnixTimestamp(toStartOfMinute(timestamp)) * 1000000 AS timestamp, countIf(NOT (ifNull(s >= 500, 0) OR ifNull(s >= 400 AND s < 500, 0))) AS ok_count, countIf(s >= 500) AS error_count, countIf(s >= 400 AND s < 500) AS warning_count FROM (SELECT timestamp, ${edgeStatus} AS s FROM edge_logs WHERE ${RANGE} AND timestamp > toDateTime64({lower:String}, 6, 'UTC')) GROUP BY timestamp ORDER BY timestamp ASC`, { lower: chartLower(minuteChart).replace('T', ' ').replace('Z', '') }),
+      postgres: pg(
+        'edge_logs',
+        minuteChart,
+        `SELECT ${trunc('minute')} AS timestamp,\n  count(CASE WHEN NOT (${tStatus} >= 500 OR ${tStatus} >= 400 AND ${tStatus} < 500) THEN 1 END) AS ok_count,\n  count(CASE WHEN ${tStatus} >= 500 THEN 1 END) AS error_count,\n  count(CASE WHEN ${tStatus} >= 400 AND ${tStatus} < 500 THEN 1 END) AS warning_count\nFROM edge_logs t\nWHERE ${after(chartLower(minuteChart))}\nGROUP BY timestamp\nORDER BY timestamp ASC`,
+      ),
+      clickhouse: ch(
+        minuteChart,
+        `SELECT toUnixTimestamp(toStartOfMinute(timestamp)) * 1000000 AS timestamp, countIf(NOT (ifNull(s >= 500, 0) OR ifNull(s >= 400 AND s < 500, 0))) AS ok_count, countIf(s >= 500) AS error_count, countIf(s >= 400 AND s < 500) AS warning_count FROM (SELECT timestamp, ${edgeStatus} AS s FROM edge_logs WHERE ${RANGE} AND timestamp > toDateTime64({lower:String}, 6, 'UTC')) GROUP BY timestamp ORDER BY timestamp ASC`,
+        { lower: chartLower(minuteChart).replace('T', ' ').replace('Z', '') },
+      ),
     },
     {
-      kind: 'chart by hour (Postgres, last 24 hours)', request: hourChart, shape: 'buckets',
-      postgres: pg('postgres_logs', hourChart, `SELECT ${trunc('hour')} AS timestamp,\n  count(CASE WHEN NOT (${tSeverity} IN ('ERROR', 'FATAL', 'PANIC') OR ${tSeverity} IN ('WARNING')) THEN 1 END) AS ok_count,\n  count(CASE WHEN ${tSeverity} IN ('ERROR', 'FATAL', 'PANIC') THEN 1 END) AS error_count,\n  count(CASE WHEN ${tSeverity} IN ('WARNING') THEN 1 END) AS warning_count\nFROM postgres_logs t\nWHERE ${after(chartLower(hourChart))}\nGROUP BY timestamp\nORDER BY timestamp ASC`),
-      clickhouse: ch(hourChart, `SELECT toUnixTimestamp(toStartOfHour(timestamp)) * 1000000 AS timestamp, countIf(NOT (ifNull(s IN ('ERROR', 'FATAL', 'PANIC'), 0) OR ifNull(s = 'WARNING', 0))) AS ok_count, countIf(s IN ('ERROR', 'FATAL', 'PANIC')) AS error_count, countIf(s = 'WARNING') AS warning_count FROM (SELECT timestamp, ${severity} AS s FROM postgres_logs WHERE ${RANGE} AND timestamp > toDateTime64({lower:String}, 6, 'UTC')) GROUP BY timestamp ORDER BY timestamp ASC`, { lower: chartLower(hourChart).replace('T', ' ').replace('Z', '') }),
+      kind: 'chart by hour (Postgres, last 24 hours)',
+      request: hourChart,
+      shape: 'buckets',
+      postgres: pg(
+        'postgres_logs',
+        hourChart,
+        `SELECT ${trunc('hour')} AS timestamp,\n  count(CASE WHEN NOT (${tSeverity} IN ('ERROR', 'FATAL', 'PANIC') OR ${tSeverity} IN ('WARNING')) THEN 1 END) AS ok_count,\n  count(CASE WHEN ${tSeverity} IN ('ERROR', 'FATAL', 'PANIC') THEN 1 END) AS error_count,\n  count(CASE WHEN ${tSeverity} IN ('WARNING') THEN 1 END) AS warning_count\nFROM postgres_logs t\nWHERE ${after(chartLower(hourChart))}\nGROUP BY timestamp\nORDER BY timestamp ASC`,
+      ),
+      clickhouse: ch(
+        hourChart,
+        `SELECT toUnixTimestamp(toStartOfHour(timestamp)) * 1000000 AS timestamp, countIf(NOT (ifNull(s IN ('ERROR', 'FATAL', 'PANIC'), 0) OR ifNull(s = 'WARNING', 0))) AS ok_count, countIf(s IN ('ERROR', 'FATAL', 'PANIC')) AS error_count, countIf(s = 'WARNING') AS warning_count FROM (SELECT timestamp, ${severity} AS s FROM postgres_logs WHERE ${RANGE} AND timestamp > toDateTime64({lower:String}, 6, 'UTC')) GROUP BY timestamp ORDER BY timestamp ASC`,
+        { lower: chartLower(hourChart).replace('T', ' ').replace('Z', '') },
+      ),
     },
     {
-      kind: 'single log (API Gateway, by id, no range)', request: single, shape: 'rows',
+      kind: 'single log (API Gateway, by id, no range)',
+      request: single,
+      shape: 'rows',
       // A CTE field compared with a string: `(cast(id as jsonb) #>> '{}')` (test "CTE fields in binary op are cast to text only when equal").
-      postgres: pg('edge_logs', single, `SELECT id AS id, timestamp AS timestamp, event_message AS event_message, metadata AS metadata FROM edge_logs WHERE (cast(id AS jsonb) #>> '{}') = '${singleId.replaceAll("'", "''")}' LIMIT 1`),
+      postgres: pg(
+        'edge_logs',
+        single,
+        `SELECT id AS id, timestamp AS timestamp, event_message AS event_message, metadata AS metadata FROM edge_logs WHERE (cast(id AS jsonb) #>> '{}') = '${singleId.replaceAll("'", "''")}' LIMIT 1`,
+      ),
       clickhouse: ch(single, `SELECT id, ${MICROS} AS micros, event_message, metadata FROM edge_logs WHERE ${RANGE} AND id = {id:String} LIMIT 1`, { id: singleId }),
     },
     {
-      kind: 'Explorer: Top Paths (last hour)', request: topPaths, shape: 'top', groupBy: ['path', 'params'], countColumn: 'c',
-      postgres: pg('edge_logs', topPaths, `SELECT (metadata #>> '{request,path}') AS path, (metadata #>> '{request,search}') AS params, count(timestamp) AS c\nFROM edge_logs\nGROUP BY path, params\nORDER BY c DESC\nLIMIT 100`),
-      clickhouse: ch(topPaths, `SELECT JSONExtract(metadata, 'request', 'path', 'Nullable(String)') AS path, JSONExtract(metadata, 'request', 'search', 'Nullable(String)') AS params, count() AS c FROM edge_logs WHERE ${RANGE} GROUP BY path, params ORDER BY c DESC LIMIT 100`),
+      kind: 'Explorer: Top Paths (last hour)',
+      request: topPaths,
+      shape: 'top',
+      groupBy: ['path', 'params'],
+      countColumn: 'c',
+      postgres: pg(
+        'edge_logs',
+        topPaths,
+        `SELECT (metadata #>> '{request,path}') AS path, (metadata #>> '{request,search}') AS params, count(timestamp) AS c\nFROM edge_logs\nGROUP BY path, params\nORDER BY c DESC\nLIMIT 100`,
+      ),
+      clickhouse: ch(
+        topPaths,
+        `SELECT JSONExtract(metadata, 'request', 'path', 'Nullable(String)') AS path, JSONExtract(metadata, 'request', 'search', 'Nullable(String)') AS params, count() AS c FROM edge_logs WHERE ${RANGE} GROUP BY path, params ORDER BY c DESC LIMIT 100`,
+      ),
     },
     {
-      kind: 'Explorer: Error Count by User (last hour)', request: errorsByUser, shape: 'top', groupBy: ['user_name', 'error_severity'], countColumn: 'count',
+      kind: 'Explorer: Error Count by User (last hour)',
+      request: errorsByUser,
+      shape: 'top',
+      groupBy: ['user_name', 'error_severity'],
+      countColumn: 'count',
       // `in` on a JSON field compares text (test "translate in operator arguments to text").
-      postgres: pg('postgres_logs', errorsByUser, `SELECT count(t.timestamp) AS count, (t.metadata #>> '{parsed,user_name}') AS user_name, ${tSeverity} AS error_severity\nFROM postgres_logs AS t\nWHERE ${tSeverity} IN ('ERROR', 'FATAL', 'PANIC')\nGROUP BY (t.metadata #>> '{parsed,user_name}'), ${tSeverity}\nORDER BY count DESC\nLIMIT 100`),
-      clickhouse: ch(errorsByUser, `SELECT count() AS count, JSONExtract(metadata, 'parsed', 'user_name', 'Nullable(String)') AS user_name, ${severity} AS error_severity FROM postgres_logs WHERE ${RANGE} AND error_severity IN ('ERROR', 'FATAL', 'PANIC') GROUP BY user_name, error_severity ORDER BY count DESC LIMIT 100`),
+      postgres: pg(
+        'postgres_logs',
+        errorsByUser,
+        `SELECT count(t.timestamp) AS count, (t.metadata #>> '{parsed,user_name}') AS user_name, ${tSeverity} AS error_severity\nFROM postgres_logs AS t\nWHERE ${tSeverity} IN ('ERROR', 'FATAL', 'PANIC')\nGROUP BY (t.metadata #>> '{parsed,user_name}'), ${tSeverity}\nORDER BY count DESC\nLIMIT 100`,
+      ),
+      clickhouse: ch(
+        errorsByUser,
+        `SELECT count() AS count, JSONExtract(metadata, 'parsed', 'user_name', 'Nullable(String)') AS user_name, ${severity} AS error_severity FROM postgres_logs WHERE ${RANGE} AND error_severity IN ('ERROR', 'FATAL', 'PANIC') GROUP BY user_name, error_severity ORDER BY count DESC LIMIT 100`,
+      ),
     },
   ];
 }

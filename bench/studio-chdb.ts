@@ -54,10 +54,15 @@ export async function openStudioChdb(data: StudioData, log: (line: string) => vo
   return {
     async run(sql, params) {
       const text = (await session.queryBindAsync(sql, params, { format: 'JSONEachRow' })).text();
-      return text === '' ? [] : text.trimEnd().split('\n').map((line) => {
-        const { micros, ...row } = JSON.parse(line) as Record<string, unknown>;
-        return micros === undefined ? row : { ...row, timestamp: micros };
-      });
+      return text === ''
+        ? []
+        : text
+            .trimEnd()
+            .split('\n')
+            .map((line) => {
+              const { micros, ...row } = JSON.parse(line) as Record<string, unknown>;
+              return micros === undefined ? row : { ...row, timestamp: micros };
+            });
     },
     close() {
       session.close();

@@ -20,7 +20,11 @@ export function answerDifference(c: StudioCase, ours: ReadonlyArray<Record<strin
       if (at >= 0) return `row ${at}: timestamp ${ta[at]} vs ${tb[at]}`;
       // Rows tied at the last timestamp may be cut anywhere by the limit: ids compared above it, as sets.
       const last = ta.at(-1);
-      const ids = (rows: ReadonlyArray<Record<string, unknown>>) => rows.filter((r) => Number(r.timestamp) !== last || rows.length < 100).map((r) => String(r.id)).sort();
+      const ids = (rows: ReadonlyArray<Record<string, unknown>>) =>
+        rows
+          .filter((r) => Number(r.timestamp) !== last || rows.length < 100)
+          .map((r) => String(r.id))
+          .sort();
       const [ia, ib] = [ids(ours), ids(theirs)];
       const differs = ia.findIndex((id, i) => id !== ib[i]);
       return differs >= 0 || ia.length !== ib.length ? `ids differ (${ia[differs]} vs ${ib[differs]})` : null;
@@ -51,7 +55,10 @@ export function answerDifference(c: StudioCase, ours: ReadonlyArray<Record<strin
       if (at >= 0) return `group ${at}: ${count} ${ca[at]} vs ${cb[at]}`;
       const least = ca.at(-1);
       const keys = (rows: ReadonlyArray<Record<string, unknown>>) =>
-        rows.filter((r) => Number(r[count]) !== least || rows.length < 100).map((r) => c.groupBy!.map((g) => String(r[g] ?? '')).join('\u0001')).sort();
+        rows
+          .filter((r) => Number(r[count]) !== least || rows.length < 100)
+          .map((r) => c.groupBy!.map((g) => String(r[g] ?? '')).join('\u0001'))
+          .sort();
       const [ka, kb] = [keys(ours), keys(theirs)];
       const differs = ka.findIndex((k, i) => k !== kb[i]);
       return differs >= 0 ? `groups differ (${JSON.stringify(ka[differs])} vs ${JSON.stringify(kb[differs])})` : null;

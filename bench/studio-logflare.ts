@@ -95,8 +95,11 @@ async function load(url: string, data: StudioData, log: (line: string) => void):
         CREATE UNLOGGED TABLE raw_lines (line text);
         CREATE TABLE "${name}" (id TEXT PRIMARY KEY, body JSONB, event_message TEXT, timestamp TIMESTAMP)`);
       // CSV with control characters as quote and delimiter: every NDJSON line arrives as it is.
-      const copy = spawnSync('psql', [url, '-v', 'ON_ERROR_STOP=1', '-c',
-        `\\copy raw_lines(line) FROM '${data.files[table].replaceAll("'", "''")}' WITH (FORMAT csv, QUOTE E'\\x01', DELIMITER E'\\x02')`], { stdio: ['ignore', 'ignore', 'inherit'] });
+      const copy = spawnSync(
+        'psql',
+        [url, '-v', 'ON_ERROR_STOP=1', '-c', `\\copy raw_lines(line) FROM '${data.files[table].replaceAll("'", "''")}' WITH (FORMAT csv, QUOTE E'\\x01', DELIMITER E'\\x02')`],
+        { stdio: ['ignore', 'ignore', 'inherit'] },
+      );
       if (copy.status !== 0) throw new Error(`psql \\copy of ${table} failed`);
       // Logflare's body: the event with its id and its timestamp in unix microseconds (pg_repo.ex).
       await client.query(`

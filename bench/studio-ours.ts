@@ -78,7 +78,9 @@ export async function openOurs(data: StudioData, log: (line: string) => void): P
       const loop = (async () => {
         for (let i = 0; writing; i++) {
           const batch = Array.from({ length: 100 }, (_, k) => ({
-            event_message: `GET | 200 | 172.18.0.1 | /rest/v1/live?n=${i * 100 + k}`, project: 'default', appname: 'supabase-kong',
+            event_message: `GET | 200 | 172.18.0.1 | /rest/v1/live?n=${i * 100 + k}`,
+            project: 'default',
+            appname: 'supabase-kong',
             timestamp: new Date(at + ((i * 100 + k) % 60_000)).toISOString(),
             metadata: { request: { method: 'GET', path: '/rest/v1/live' }, response: { status_code: 200 } },
           }));

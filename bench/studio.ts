@@ -144,7 +144,10 @@ export function studioMarkdown(r: StudioResult): string[] {
     '',
     '| request kind | rows | ours p50 ms (p95) | Logflare on Postgres p50 ms | chdb p50 ms | Postgres / ours | chdb / ours | answers (Postgres; chdb) |',
     '|---|---:|---:|---:|---:|---:|---:|---|',
-    ...r.cases.map((c) => `| ${c.kind} | ${c.rows} | ${c.ours.p50_ms} (${c.ours.p95_ms}) | ${c.postgres?.p50_ms ?? ''} | ${c.chdb?.p50_ms ?? ''} | ${ratio(c.postgres, c.ours)} | ${ratio(c.chdb, c.ours)} | ${same(c.postgres_difference, c.postgres)}; ${same(c.chdb_difference, c.chdb)} |`),
+    ...r.cases.map(
+      (c) =>
+        `| ${c.kind} | ${c.rows} | ${c.ours.p50_ms} (${c.ours.p95_ms}) | ${c.postgres?.p50_ms ?? ''} | ${c.chdb?.p50_ms ?? ''} | ${ratio(c.postgres, c.ours)} | ${ratio(c.chdb, c.ours)} | ${same(c.postgres_difference, c.postgres)}; ${same(c.chdb_difference, c.chdb)} |`,
+    ),
   ];
 }
 
@@ -162,7 +165,10 @@ if (import.meta.url === pathToFileURL(process.argv[1]!).href) {
   const scale = values.scale as StudioScale;
   if (!(scale in STUDIO_SCALES)) throw new Error(`--scale must be one of ${Object.keys(STUDIO_SCALES).join(', ')}`);
   const log = (line: string) => process.stderr.write(`${line}\n`);
-  const result = await measureStudio({ scale, runs: Math.max(1, Number(values.runs)), pgRuns: Math.max(1, Number(values['pg-runs'])), postgres: !values['skip-postgres'], chdb: !values['skip-chdb'] }, log);
+  const result = await measureStudio(
+    { scale, runs: Math.max(1, Number(values.runs)), pgRuns: Math.max(1, Number(values['pg-runs'])), postgres: !values['skip-postgres'], chdb: !values['skip-chdb'] },
+    log,
+  );
   if (values.json) await writeFile(values.json, JSON.stringify(result, null, 2));
   process.stdout.write(`${studioMarkdown(result).join('\n')}\n\n${result.postgres_plan ? `Postgres, EXPLAIN ANALYZE of the slowest case, ${result.postgres_plan}\n` : ''}`);
 }

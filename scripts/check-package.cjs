@@ -67,10 +67,13 @@ export async function serve(): Promise<Endpoints> {
 /** tsc over the consumer with one module resolution; throws with tsc's output when it fails. */
 function compile(dir, module, moduleResolution, files) {
   const config = `tsconfig.${moduleResolution}.json`;
-  writeFileSync(join(dir, config), JSON.stringify({
-    compilerOptions: { strict: true, noEmit: true, skipLibCheck: false, target: 'es2022', lib: ['es2023'], types: ['node'], module, moduleResolution },
-    files,
-  }));
+  writeFileSync(
+    join(dir, config),
+    JSON.stringify({
+      compilerOptions: { strict: true, noEmit: true, skipLibCheck: false, target: 'es2022', lib: ['es2023'], types: ['node'], module, moduleResolution },
+      files,
+    }),
+  );
   try {
     execFileSync(process.execPath, [join(NODE_MODULES, 'typescript', 'bin', 'tsc'), '-p', config], { cwd: dir, encoding: 'utf8', stdio: 'pipe' });
   } catch (error) {

@@ -24,8 +24,6 @@ function nextShutdownSignal(): Promise<string> {
   });
 }
 
-main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env, shutdownSignal: nextShutdownSignal }, packageVersion()).then(
-  (code) => {
-    process.exitCode = code;
-  },
-);
+void main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env, shutdownSignal: nextShutdownSignal }, packageVersion()).then((code) => {
+  process.exitCode = code;
+});

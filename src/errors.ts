@@ -92,19 +92,7 @@ export class InvalidSqlError extends LogEndpointsError {
 }
 
 /** The sandbox rules a caller's SQL can break (docs/sandboxing.md, "The rules"). */
-export type SandboxRule =
-  | 'too_long'
-  | 'syntax'
-  | 'one_statement'
-  | 'select_only'
-  | 'table'
-  | 'table_function'
-  | 'function'
-  | 'parameter'
-  | 'construct'
-  | 'type'
-  | 'too_large'
-  | 'query';
+export type SandboxRule = 'too_long' | 'syntax' | 'one_statement' | 'select_only' | 'table' | 'table_function' | 'function' | 'parameter' | 'construct' | 'type' | 'too_large' | 'query';
 
 /**
  * No endpoint has that name or UUID.
@@ -163,11 +151,7 @@ export class PayloadTooLargeError extends LogEndpointsError {
  * catch (e) { if (e instanceof EngineError && e.code === 'overloaded') retryIn(e.retryAfterSeconds) }
  */
 export class EngineError extends LogEndpointsError {
-  constructor(
-    code: 'query_failed' | 'overloaded' | 'timeout' | 'closed' | 'storage_failed',
-    message: string,
-    options?: { cause?: unknown; retryAfterSeconds?: number },
-  ) {
+  constructor(code: 'query_failed' | 'overloaded' | 'timeout' | 'closed' | 'storage_failed', message: string, options?: { cause?: unknown; retryAfterSeconds?: number }) {
     super(code, STATUS[code], message, options);
   }
 }

@@ -32,9 +32,14 @@ describe('the library API', () => {
     ]);
     const byName = Object.fromEntries(ep.definitions.map((d) => [d.name, d]));
     expect(byName['logs.all']!.cache).toBeNull();
-    expect(byName['usage.api-counts']!.params.map((p) => [p.name, p.required])).toEqual([['project', true], ['interval', true]]);
+    expect(byName['usage.api-counts']!.params.map((p) => [p.name, p.required])).toEqual([
+      ['project', true],
+      ['interval', true],
+    ]);
     expect(byName['functions.invocation-stats']!.params.map((p) => [p.name, p.required])).toEqual([
-      ['project', true], ['function_id', false], ['interval', true],
+      ['project', true],
+      ['function_id', false],
+      ['interval', true],
     ]);
     expect(byName['logs.all']!.params.map((p) => p.name)).toEqual(['project', 'project_tier', 'iso_timestamp_start', 'iso_timestamp_end']);
     expect(byName['functions.invocation-stats']!.params[2]!.values).toEqual(['5min', '15min', '1hr', '1day', '7day']);
@@ -54,12 +59,8 @@ describe('the library API', () => {
   });
 
   it('the typed functions return the rows of query()', async () => {
-    expect(await ep.usageApiCounts({ project: 'abc', interval: 'daily' })).toEqual(
-      (await ep.query('usage.api-counts', { project: 'abc', interval: 'daily' })).result,
-    );
-    expect(await ep.logsAll({ project: 'abc', project_tier: 'FREE' })).toEqual(
-      (await ep.query('logs.all', { project: 'abc', project_tier: 'FREE' })).result,
-    );
+    expect(await ep.usageApiCounts({ project: 'abc', interval: 'daily' })).toEqual((await ep.query('usage.api-counts', { project: 'abc', interval: 'daily' })).result);
+    expect(await ep.logsAll({ project: 'abc', project_tier: 'FREE' })).toEqual((await ep.query('logs.all', { project: 'abc', project_tier: 'FREE' })).result);
   });
 
   it('an unknown endpoint is not_found; names are case-sensitive', async () => {
@@ -122,9 +123,16 @@ describe('QueryGate', () => {
     const order: string[] = [];
     let release!: () => void;
     const blocker = new Promise<void>((resolve) => (release = resolve));
-    const first = gate.run(async () => { order.push('first'); await blocker; });
-    const second = gate.run(async () => { order.push('second'); });
-    const third = gate.run(async () => { order.push('third'); });
+    const first = gate.run(async () => {
+      order.push('first');
+      await blocker;
+    });
+    const second = gate.run(async () => {
+      order.push('second');
+    });
+    const third = gate.run(async () => {
+      order.push('third');
+    });
     await expect(third).rejects.toMatchObject({ code: 'overloaded', status: 503, retryAfterSeconds: 1 });
     expect(gate.load).toEqual({ running: 1, queued: 1 });
     release();
@@ -135,7 +143,11 @@ describe('QueryGate', () => {
 
   it('frees the slot when a task fails', async () => {
     const gate = new QueryGate({ maxConcurrent: 1, maxQueued: 0 });
-    await expect(gate.run(async () => { throw new Error('boom'); })).rejects.toThrow('boom');
+    await expect(
+      gate.run(async () => {
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
     await expect(gate.run(async () => 'ok')).resolves.toBe('ok');
   });
 });

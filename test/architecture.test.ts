@@ -76,9 +76,21 @@ describe('the layout of src/', () => {
   });
 
   it('finds a circle of three folders, as the one once made by duckdb/ -> files/ -> dataset/ -> duckdb/', () => {
-    const edges = new Map([['a', new Map([['b', ['x']]])], ['b', new Map([['c', ['y']]])], ['c', new Map([['a', ['z']]])], ['d', new Map([['a', ['w']]])]]);
+    const edges = new Map([
+      ['a', new Map([['b', ['x']]])],
+      ['b', new Map([['c', ['y']]])],
+      ['c', new Map([['a', ['z']]])],
+      ['d', new Map([['a', ['w']]])],
+    ]);
     expect(circlesOf(edges)).toEqual([['a', 'b', 'c']]);
-    expect(circlesOf(new Map([['a', new Map([['b', ['x']]])], ['b', new Map([['c', ['y']]])]]))).toEqual([]);
+    expect(
+      circlesOf(
+        new Map([
+          ['a', new Map([['b', ['x']]])],
+          ['b', new Map([['c', ['y']]])],
+        ]),
+      ),
+    ).toEqual([]);
   });
 
   it('has no engine importing another, and nothing importing the entries or, from the core, an optional part', () => {
@@ -92,13 +104,20 @@ describe('the layout of src/', () => {
   it('is drawn in docs/architecture.md: every folder of src/ on a floor, each importing only floors below its own', () => {
     const floors = drawnFloors(readFileSync(fileURLToPath(new URL('../docs/architecture.md', import.meta.url)), 'utf8'));
     const folders = readdirSync(SRC).flatMap((name) => {
-      if (name === 'engine') return ['engine', ...readdirSync(join(SRC, name)).filter((n) => statSync(join(SRC, name, n)).isDirectory()).map((n) => `engine/${n}`)];
+      if (name === 'engine')
+        return [
+          'engine',
+          ...readdirSync(join(SRC, name))
+            .filter((n) => statSync(join(SRC, name, n)).isDirectory())
+            .map((n) => `engine/${n}`),
+        ];
       if (statSync(join(SRC, name)).isDirectory()) return [name];
       return name.endsWith('.ts') ? [folderOf(join(SRC, name))] : [];
     });
     expect([...new Set(folders)].filter((f) => !floors.has(f)).sort()).toEqual([]);
     const upward = [...folderEdges(graph)].flatMap(([from, to]) =>
-      [...to].filter(([t]) => !(floors.get(t)! > floors.get(from)!)).map(([t, by]) => `${from} (floor ${floors.get(from)}) -> ${t} (floor ${floors.get(t)}): ${by.join(', ')}`));
+      [...to].filter(([t]) => !(floors.get(t)! > floors.get(from)!)).map(([t, by]) => `${from} (floor ${floors.get(from)}) -> ${t} (floor ${floors.get(t)}): ${by.join(', ')}`),
+    );
     expect(upward).toEqual([]);
   });
 });
@@ -122,7 +141,9 @@ describe('the errors of src/', () => {
 /** `file:line` of each plain `new Error(` or `throw Error(` outside comments. */
 function plainErrors(files: readonly string[]): string[] {
   return files.flatMap((file) =>
-    readFileSync(file, 'utf8').split('\n').flatMap((line, i) => (/^\s*(\*|\/\/|\/\*)/.test(line) || !/\bnew Error\(|\bthrow Error\(/.test(line) ? [] : [`${relative(SRC, file)}:${i + 1}`])),
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .flatMap((line, i) => (/^\s*(\*|\/\/|\/\*)/.test(line) || !/\bnew Error\(|\bthrow Error\(/.test(line) ? [] : [`${relative(SRC, file)}:${i + 1}`])),
   );
 }
 

@@ -6,11 +6,23 @@ import { allStudioQueries, studioChartQuery, studioCountQuery, studioListQuery, 
 // logs pages' answers are what the events say.
 
 const edge = (id: string, minute: number, path: string | null, status: number | null, method = 'GET'): TestEvent => ({
-  id, timestamp: `2026-11-20T10:${String(minute).padStart(2, '0')}:00Z`, event_message: `${method} | ${status} | ${path}`,
-  ...(path === null ? {} : { metadata: { request: { path, method, search: '', headers: { x_real_ip: '10.0.0.9' }, cf: { country: 'NZ' } }, response: { status_code: status, origin_time: status === 500 ? 2000 : 5, headers: { cf_cache_status: 'MISS' } } } }),
+  id,
+  timestamp: `2026-11-20T10:${String(minute).padStart(2, '0')}:00Z`,
+  event_message: `${method} | ${status} | ${path}`,
+  ...(path === null
+    ? {}
+    : {
+        metadata: {
+          request: { path, method, search: '', headers: { x_real_ip: '10.0.0.9' }, cf: { country: 'NZ' } },
+          response: { status_code: status, origin_time: status === 500 ? 2000 : 5, headers: { cf_cache_status: 'MISS' } },
+        },
+      }),
 });
 const EDGE = [
-  edge('e1', 1, '/rest/v1/todos', 200), edge('e2', 1, '/rest/v1/todos', 500), edge('e3', 2, '/storage/v1/object/pic', 404), edge('e4', 3, '/auth/v1/token', 200, 'POST'),
+  edge('e1', 1, '/rest/v1/todos', 200),
+  edge('e2', 1, '/rest/v1/todos', 500),
+  edge('e3', 2, '/storage/v1/object/pic', 404),
+  edge('e4', 3, '/auth/v1/token', 200, 'POST'),
   edge('e5', 3, null, null),
 ];
 const AUTH: TestEvent[] = [
@@ -23,7 +35,7 @@ const POSTGRES: TestEvent[] = [
   { id: 'p2', timestamp: '2026-11-20T10:00:05Z', event_message: 'relation does not exist', metadata: { parsed: { error_severity: 'ERROR', user_name: 'anon' } } },
 ];
 
-describe('Supabase Studio\'s queries (self-hosted) on DuckDB', () => {
+describe("Supabase Studio's queries (self-hosted) on DuckDB", () => {
   const h = new BigQueryHarness();
   beforeAll(() => h.open({ edge_logs: EDGE, auth_logs: AUTH, postgres_logs: POSTGRES }));
   afterAll(() => h.close());
@@ -40,7 +52,15 @@ describe('Supabase Studio\'s queries (self-hosted) on DuckDB', () => {
     const list = await h.rows(studioListQuery('edge_logs', ''));
     // Newest first (e4 and e5 share their instant, e1 and e2 theirs).
     expect(list.map((r) => r.timestamp)).toEqual(['10:03', '10:03', '10:02', '10:01', '10:01'].map((t) => `2026-11-20T${t}:00Z`));
-    expect(list.find((r) => r.id === 'e3')).toEqual({ id: 'e3', timestamp: '2026-11-20T10:02:00Z', event_message: 'GET | 404 | /storage/v1/object/pic', method: 'GET', path: '/storage/v1/object/pic', search: '', status_code: 404 });
+    expect(list.find((r) => r.id === 'e3')).toEqual({
+      id: 'e3',
+      timestamp: '2026-11-20T10:02:00Z',
+      event_message: 'GET | 404 | /storage/v1/object/pic',
+      method: 'GET',
+      path: '/storage/v1/object/pic',
+      search: '',
+      status_code: 404,
+    });
     expect(list.find((r) => r.id === 'e5')).toMatchObject({ method: null, path: null, status_code: null });
     expect(Object.keys(list[0]!)).toEqual(['id', 'timestamp', 'event_message', 'method', 'path', 'search', 'status_code']);
     expect(await h.rows(studioCountQuery('edge_logs', ''))).toEqual([{ count: 5 }]);
@@ -64,15 +84,29 @@ describe('Supabase Studio\'s queries (self-hosted) on DuckDB', () => {
 
   it('the database page, pg_cron, the single log and the templates answer from the events', async () => {
     expect((await h.rows(studioListQuery('postgres_logs', studioWhere(["parsed.error_severity in ('ERROR', 'FATAL', 'PANIC')"])))).map((r) => r.id)).toEqual(['p2']);
-    expect(await h.rows(studioSingleLogQuery('edge_logs', 'e3'))).toEqual([{ id: 'e3', timestamp: '2026-11-20T10:02:00Z', event_message: 'GET | 404 | /storage/v1/object/pic', metadata: EDGE[2]!.metadata }]);
+    expect(await h.rows(studioSingleLogQuery('edge_logs', 'e3'))).toEqual([
+      { id: 'e3', timestamp: '2026-11-20T10:02:00Z', event_message: 'GET | 404 | /storage/v1/object/pic', metadata: EDGE[2]!.metadata },
+    ]);
     const top = await h.rows(STUDIO_TEMPLATES['Top Paths']!);
     expect(top[0]).toEqual({ path: '/rest/v1/todos', params: '', c: 2 });
-    expect(top.slice(1).map((r) => r.path).sort()).toEqual(['/auth/v1/token', '/storage/v1/object/pic', null].sort());
+    expect(
+      top
+        .slice(1)
+        .map((r) => r.path)
+        .sort(),
+    ).toEqual(['/auth/v1/token', '/storage/v1/object/pic', null].sort());
     expect(await h.rows(STUDIO_TEMPLATES['Slow Response Time']!)).toEqual([{ timestamp: '2026-11-20T10:01:00Z', event_message: 'GET | 500 | /rest/v1/todos', origin_time: 2000 }]);
     expect(await h.rows(STUDIO_TEMPLATES['Error Count by User']!)).toEqual([{ count: 1, user_name: 'anon', error_severity: 'ERROR' }]);
     expect(await h.rows(STUDIO_TEMPLATES['Storage Top Cache Misses']!)).toEqual([{ path: '/storage/v1/object/pic', search: '', count: 1 }]);
-    expect(await h.rows(STUDIO_TEMPLATES['Requests by Geography']!)).toEqual([{ country: 'NZ', count: 4 }, { country: null, count: 1 }]);
-    expect((await h.rows(STUDIO_TEMPLATES['Storage Egress Requests']!))).toEqual([{ http_verb: 'GET', filepath: '/storage/v1/object/pic', cached: false, num_requests: 1 }]);
-    expect((await h.rows("SELECT count(*) as count FROM postgres_logs cross join unnest(metadata) as m\n  cross join unnest(m.parsed) as parsed where ( parsed.application_name = 'pg_cron' or event_message::text LIKE '%cron job%' )"))).toEqual([{ count: 1 }]);
+    expect(await h.rows(STUDIO_TEMPLATES['Requests by Geography']!)).toEqual([
+      { country: 'NZ', count: 4 },
+      { country: null, count: 1 },
+    ]);
+    expect(await h.rows(STUDIO_TEMPLATES['Storage Egress Requests']!)).toEqual([{ http_verb: 'GET', filepath: '/storage/v1/object/pic', cached: false, num_requests: 1 }]);
+    expect(
+      await h.rows(
+        "SELECT count(*) as count FROM postgres_logs cross join unnest(metadata) as m\n  cross join unnest(m.parsed) as parsed where ( parsed.application_name = 'pg_cron' or event_message::text LIKE '%cron job%' )",
+      ),
+    ).toEqual([{ count: 1 }]);
   });
 });

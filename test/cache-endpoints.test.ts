@@ -1,14 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDuckDBEngine } from '../src/engine/duckdb/duckdb-engine';
-import {
-  createEndpoints,
-  EngineError,
-  InvalidParameterError,
-  type CacheEntry,
-  type Engine,
-  type EndpointsOptions,
-  type ResultCache,
-} from '../src/index';
+import { createEndpoints, EngineError, InvalidParameterError, type CacheEntry, type Engine, type EndpointsOptions, type ResultCache } from '../src/index';
 import { cachedEndpoints, flakyStore, manualTime, ProbeEngine, settle } from './support/cache-harness';
 import { edgeEvent, functionEvent, tempDir, writeLines } from './support/log-files';
 import { BUILT_IN_SOURCE_SET } from '../src/sources/built-ins';
@@ -46,9 +38,7 @@ describe('result cache (in memory)', () => {
     expect(first.cache).toBe('miss');
     expect(second.cache).toBe('hit');
     expect(second.result).toEqual(first.result);
-    expect(first.result).toEqual([
-      { timestamp: '2026-11-21T00:00:00.000000Z', total_rest_requests: 1, total_storage_requests: 0, total_auth_requests: 1, total_realtime_requests: 0 },
-    ]);
+    expect(first.result).toEqual([{ timestamp: '2026-11-21T00:00:00.000000Z', total_rest_requests: 1, total_storage_requests: 0, total_auth_requests: 1, total_realtime_requests: 0 }]);
     expect(probe.runs).toBe(1);
     expect(ep.stats()).toMatchObject({ engineQueries: 1, cacheHits: 1, cacheMisses: 1 });
     await ep.close();
@@ -56,9 +46,7 @@ describe('result cache (in memory)', () => {
 
   it('runs one engine query for 50 concurrent calls on a cold key', async () => {
     const { ep, probe } = await setup();
-    const answers = await Promise.all(
-      Array.from({ length: 50 }, () => ep.query('functions.invocation-stats', { project: 'abc', interval: '1day' })),
-    );
+    const answers = await Promise.all(Array.from({ length: 50 }, () => ep.query('functions.invocation-stats', { project: 'abc', interval: '1day' })));
     expect(probe.runs).toBe(1);
     expect(ep.stats().engineQueries).toBe(1);
     expect(new Set(answers.map((a) => a.computedAt)).size).toBe(1);
@@ -187,7 +175,7 @@ describe('result cache (in memory)', () => {
     await ep.close();
   });
 
-  it('lists the policies in force: the definitions\' own, or the overrides', async () => {
+  it("lists the policies in force: the definitions' own, or the overrides", async () => {
     const defaults = await setup();
     expect(Object.fromEntries(defaults.ep.definitions.map((d) => [d.name, d.cache]))).toEqual({
       'functions.invocation-stats': { ttlSeconds: 900, warmingSeconds: 300 },

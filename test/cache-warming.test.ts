@@ -74,7 +74,9 @@ describe('cache warming', () => {
     await time.advance(180 * SECOND);
     expect(probe.runs).toBe(2);
     expect(await ep.query('usage.api-counts', USAGE)).toMatchObject({
-      cache: 'hit', computedAt: new Date(Date.parse(NOW) + 300 * SECOND).toISOString(), ageSeconds: 0,
+      cache: 'hit',
+      computedAt: new Date(Date.parse(NOW) + 300 * SECOND).toISOString(),
+      ageSeconds: 0,
     });
     // Unread for a lifetime: dropped, though the replayed clock never moved.
     await time.advance(900 * SECOND);
@@ -173,13 +175,19 @@ describe('cache warming', () => {
     await ep.close();
   });
 
-  it('stops warming a key its store evicted, so warming stays within the store\'s bounds', async () => {
+  it("stops warming a key its store evicted, so warming stays within the store's bounds", async () => {
     const time = manualTime(NOW);
     const probe = new ProbeEngine(duckdb);
     const small = memoryCache({ maxEntries: 1, clock: time.clock });
     // Warming bounded only by eviction here (not by maxWarmingKeys), to prove the eviction path.
     const ep = await createEndpoints({
-      sources: {}, engine: probe, now: () => new Date(NOW), cacheClock: time.clock, scheduler: time.scheduler, cache: small, maxWarmingKeys: 10,
+      sources: {},
+      engine: probe,
+      now: () => new Date(NOW),
+      cacheClock: time.clock,
+      scheduler: time.scheduler,
+      cache: small,
+      maxWarmingKeys: 10,
     });
     await ep.query('usage.api-counts', USAGE);
     await ep.query('functions.invocation-stats', { project: 'abc', interval: '1day' }); // evicts the first
@@ -230,7 +238,12 @@ describe('cache warming', () => {
     expect(ep.stats().warmingKeys).toBe(3);
     const before = probe.requests.length;
     await time.advance(300 * SECOND);
-    expect(probe.requests.slice(before).map((r) => r.params.project).sort()).toEqual(['p7', 'q1', 'q2']);
+    expect(
+      probe.requests
+        .slice(before)
+        .map((r) => r.params.project)
+        .sort(),
+    ).toEqual(['p7', 'q1', 'q2']);
     await ep.close();
   });
 
@@ -265,7 +278,7 @@ describe('cache warming', () => {
     await ep.close(); // twice is fine
   });
 
-  it('schedules with unref\'ed timers, so warming never keeps the process alive', () => {
+  it("schedules with unref'ed timers, so warming never keeps the process alive", () => {
     const spy = vi.spyOn(globalThis, 'setTimeout');
     try {
       const task = vi.fn(async () => undefined);
@@ -279,7 +292,7 @@ describe('cache warming', () => {
     }
   });
 
-  it('uses unref\'ed timers by default', async () => {
+  it("uses unref'ed timers by default", async () => {
     const spy = vi.spyOn(globalThis, 'setTimeout');
     try {
       const probe = new ProbeEngine(null);

@@ -7,7 +7,7 @@ import { edgeEvent, tempDir, writeLines } from './support/log-files';
 
 // A caller's SQL is translated and checked once per text and instance (docs/sandboxing.md,
 // "Caching"): Studio repeats the same texts, and the check cost more than the run.
-describe('callers\' SQL checked once per text', () => {
+describe("callers' SQL checked once per text", () => {
   const tmp = tempDir('le-checked-sql-');
   afterAll(() => tmp.cleanup());
 

@@ -30,15 +30,25 @@ describe('--config: user endpoints and sources from an ES module, without writin
   it('query runs a user endpoint over a user source, and over the built-in gateway log', async () => {
     const byPath = await runCli(['query', 'requests.by-path', '--config', CONFIG, '-p', 'project=abc', '-f', 'json'], env());
     expect(byPath.stderr).toBe('');
-    expect(JSON.parse(byPath.stdout)).toEqual({ result: [{ path: '/rest/v1/a', requests: 2 }, { path: '/auth/v1/b', requests: 1 }] });
+    expect(JSON.parse(byPath.stdout)).toEqual({
+      result: [
+        { path: '/rest/v1/a', requests: 2 },
+        { path: '/auth/v1/b', requests: 1 },
+      ],
+    });
     const auth = await runCli(['query', 'auth.statuses', '--config', CONFIG, '-p', 'project=abc', '-f', 'json'], env());
-    expect(JSON.parse(auth.stdout)).toEqual({ result: [{ status: 200, n: 1 }, { status: 401, n: 1 }] });
+    expect(JSON.parse(auth.stdout)).toEqual({
+      result: [
+        { status: 200, n: 1 },
+        { status: 401, n: 1 },
+      ],
+    });
     const bad = await runCli(['query', 'requests.by-path', '--config', CONFIG, '-p', 'project=abc', '-p', 'min_status=high'], env());
     expect(bad.code).toBe(2);
     expect(bad.stderr).toBe('error [invalid_parameter]: Parameter "min_status" must be a whole number.\n');
   });
 
-  it('serve lists and answers the user endpoints by name and UUID, with the config\'s key', async () => {
+  it("serve lists and answers the user endpoints by name and UUID, with the config's key", async () => {
     const child = spawnCli(['serve', '--config', CONFIG, '--port', '0'], env());
     try {
       const [, url] = await waitForStdout(child, /Listening on (http:\/\/127\.0\.0\.1:\d+) \(1 key\)/);
@@ -80,7 +90,12 @@ describe('a source of --config on every command: --source, compact, ingest, chec
     { id: '1', timestamp: '2026-11-21T11:00:00Z', event_message: 'x', project: 'abc', metadata: { status: 401 } },
     { id: '2', timestamp: '2026-11-21T11:00:01Z', event_message: 'x', project: 'abc', metadata: { status: 200 } },
   ];
-  const expected = { result: [{ status: 200, n: 1 }, { status: 401, n: 1 }] };
+  const expected = {
+    result: [
+      { status: 200, n: 1 },
+      { status: 401, n: 1 },
+    ],
+  };
   beforeAll(() => writeLines(tmp.path('auth', 'a.ndjson'), auth));
   afterAll(() => tmp.cleanup());
 
@@ -148,12 +163,19 @@ describe('--config and the flags combine by one rule: lists add up, a value set 
   });
 
   it('option by option: lists add up, each value from where it is given, the same value in both is fine', () => {
-    expect(combinedGlobs(new Map([['edgeLogs', ['b/*.ndjson', 'a/*.ndjson']]]), { edgeLogs: 'a/*.ndjson', functionEdgeLogs: ['f/*.ndjson'] }, BUILT_IN_SOURCE_SET))
-      .toEqual({ edgeLogs: ['a/*.ndjson', 'b/*.ndjson'], functionEdgeLogs: ['f/*.ndjson'] });
+    expect(combinedGlobs(new Map([['edgeLogs', ['b/*.ndjson', 'a/*.ndjson']]]), { edgeLogs: 'a/*.ndjson', functionEdgeLogs: ['f/*.ndjson'] }, BUILT_IN_SOURCE_SET)).toEqual({
+      edgeLogs: ['a/*.ndjson', 'b/*.ndjson'],
+      functionEdgeLogs: ['f/*.ndjson'],
+    });
     expect(combinedStorage('serve', { 'wal-segment-bytes': '4096' }, { dataDir: 'x', retentionDays: 7 })).toEqual({ dataDir: 'x', retentionDays: 7, maxSegmentBytes: 4096 });
-    expect(() => combinedStorage('serve', { 'wal-segment-bytes': '4096' }, { dataDir: 'x', maxSegmentBytes: 8192 })).toThrow(/--wal-segment-bytes 4096 and the config's storage\.maxSegmentBytes: 8192 disagree/);
+    expect(() => combinedStorage('serve', { 'wal-segment-bytes': '4096' }, { dataDir: 'x', maxSegmentBytes: 8192 })).toThrow(
+      /--wal-segment-bytes 4096 and the config's storage\.maxSegmentBytes: 8192 disagree/,
+    );
     expect(() => combinedStorage('serve', { 'wal-segment-age-ms': '10' }, undefined)).toThrow(/--wal-segment-age-ms is for ingest: add --data-dir <dir> \(or storage in the --config\)/);
-    expect(combinedOptions('serve', { singleProject: true, threads: 2 }, { singleProject: true, duckdb: { memoryLimit: '1GB' } })).toEqual({ singleProject: true, duckdb: { threads: 2, memoryLimit: '1GB' } });
+    expect(combinedOptions('serve', { singleProject: true, threads: 2 }, { singleProject: true, duckdb: { memoryLimit: '1GB' } })).toEqual({
+      singleProject: true,
+      duckdb: { threads: 2, memoryLimit: '1GB' },
+    });
     expect(() => combinedOptions('serve', { singleProject: true }, { singleProject: false })).toThrow(/--single-project and the config's singleProject: false disagree/);
     expect(() => combinedOptions('serve', { noCache: true }, { cache: memoryCache() })).toThrow(/--no-cache and the config's cache: an object disagree/);
     expect(() => combinedOptions('serve', { now: () => new Date(0) }, { now: () => new Date(0) })).toThrow(/--now and the config's now: a function disagree/);
@@ -170,4 +192,3 @@ describe('--config and the flags combine by one rule: lists add up, a value set 
     expect(agreeing.code).toBe(0);
   });
 });
-

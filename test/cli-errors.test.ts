@@ -4,7 +4,7 @@ import { EngineError, type Engine } from '../src/index';
 import { memoryIO } from './support/cli';
 
 // The engine's own error, as DuckDB words them: SQL and file paths that must not reach the terminal.
-const CAUSE = new Error("Binder Error: Referenced column \"timestamp\" not found\nLINE 3: FROM read_parquet(['/srv/secret/logs/edge/part-1.parquet'])\n              ^");
+const CAUSE = new Error('Binder Error: Referenced column "timestamp" not found\nLINE 3: FROM read_parquet([\'/srv/secret/logs/edge/part-1.parquet\'])\n              ^');
 
 vi.mock(import('../src/engine/duckdb/duckdb-engine'), async (original) => ({
   ...(await original()),
@@ -22,7 +22,11 @@ vi.mock(import('../src/engine/duckdb/duckdb-engine'), async (original) => ({
 const QUERY = ['query', 'logs.all', '-p', 'project=abc', '-p', 'project_tier=FREE', '--edge-logs', 'logs/edge/*.parquet'];
 
 /** stderr without the warnings printed before the query (the glob above matches no file here). */
-const withoutWarnings = (stderr: string) => stderr.split('\n').filter((line) => !line.startsWith('warning: ')).join('\n');
+const withoutWarnings = (stderr: string) =>
+  stderr
+    .split('\n')
+    .filter((line) => !line.startsWith('warning: '))
+    .join('\n');
 
 describe('CLI errors', () => {
   it('an engine error is one line without SQL or paths, exit 1', async () => {
@@ -32,7 +36,7 @@ describe('CLI errors', () => {
     expect(out.stdout).toBe('');
   });
 
-  it('with LOG_ENDPOINTS_DEBUG=1 the stack and the engine\'s own message follow', async () => {
+  it("with LOG_ENDPOINTS_DEBUG=1 the stack and the engine's own message follow", async () => {
     const { io, out } = memoryIO({ LOG_ENDPOINTS_DEBUG: '1' });
     expect(await main(QUERY, io, 'test')).toBe(1);
     expect(withoutWarnings(out.stderr)).toMatch(/^EngineError: The query failed in the engine\.\n\s+at /);

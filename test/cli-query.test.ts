@@ -15,10 +15,7 @@ beforeAll(() => {
     edgeEvent({ id: 'e1', timestamp: '2026-11-21T11:00:00.123456Z', path: '/rest/v1/todos' }),
     edgeEvent({ id: 'e2', timestamp: '2026-11-21T11:30:00Z', path: '/auth/v1/user' }),
   ]);
-  writeLines(tmp.path('fn.ndjson'), [
-    functionEvent({ timestamp: '2026-11-21T11:00:01Z', ms: 10 }),
-    functionEvent({ timestamp: '2026-11-21T11:00:02Z', ms: 30, status: 503 }),
-  ]);
+  writeLines(tmp.path('fn.ndjson'), [functionEvent({ timestamp: '2026-11-21T11:00:01Z', ms: 10 }), functionEvent({ timestamp: '2026-11-21T11:00:02Z', ms: 30, status: 503 })]);
   sources = ['--edge-logs', tmp.path('edge.ndjson'), '--function-logs', tmp.path('fn.ndjson')];
 });
 
@@ -83,7 +80,12 @@ describe('log-endpoints, in process', () => {
     expect(csv.stdout.split('\r\n')[0]).toBe('id,timestamp,event_message,metadata');
     expect(csv.stdout.split('\r\n')).toHaveLength(4);
     const ndjson = await run('query', 'logs.all', '-p', 'project=abc', '-p', 'project_tier=FREE', '-f', 'ndjson', '--now', NOW, ...sources);
-    expect(ndjson.stdout.trimEnd().split('\n').map((l) => JSON.parse(l).id)).toEqual(['e2', 'e1']);
+    expect(
+      ndjson.stdout
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l).id),
+    ).toEqual(['e2', 'e1']);
   });
 
   it('--help on every command, exit 0', async () => {
@@ -137,13 +139,18 @@ describe('log-endpoints, in process', () => {
     const argv = ['demo-data', '--events', '300', '--now', NOW, '--seed', '7'];
     const first = await run(...argv, '--out', tmp.path('demo-a'));
     const second = await run(...argv, '--out', tmp.path('demo-b'));
+    expect(second.code).toBe(0);
     expect(first.code).toBe(0);
     expect(first.stderr).toMatch(/Writing demo logs: 100% \(450\/450\)/);
     expect(first.stdout).toContain(tmp.path('demo-a', 'edge', 'edge-logs.ndjson'));
     const a = readFileSync(tmp.path('demo-a', 'edge', 'edge-logs.ndjson'), 'utf8');
     expect(a.trimEnd().split('\n')).toHaveLength(300);
     expect(a).toBe(readFileSync(tmp.path('demo-b', 'edge', 'edge-logs.ndjson'), 'utf8'));
-    expect(readFileSync(tmp.path('demo-a', 'functions', 'function-logs.ndjson'), 'utf8').trimEnd().split('\n')).toHaveLength(150);
+    expect(
+      readFileSync(tmp.path('demo-a', 'functions', 'function-logs.ndjson'), 'utf8')
+        .trimEnd()
+        .split('\n'),
+    ).toHaveLength(150);
     // Nothing in the future of --now (this seed put two events up to 15 minutes after it before).
     const events = ['edge/edge-logs.ndjson', 'functions/function-logs.ndjson'].flatMap((f) => readFileSync(tmp.path('demo-a', f), 'utf8').trimEnd().split('\n'));
     expect(events.filter((line) => eventTimestampMicros(JSON.parse(line).timestamp)! > BigInt(Date.parse(NOW)) * 1000n)).toEqual([]);
@@ -175,7 +182,9 @@ describe('log-endpoints compact', () => {
   it('refuses edge logs compacted as functions: exit 2, one line that says what to do', async () => {
     const r = await run('compact', '--source', 'functions', '--input', tmp.path('edge.ndjson'), '--out', tmp.path('wrong-source'));
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/^error \[invalid_option\]: None of the 2 events sampled looks like an event of functionEdgeLogs \(function_edge_logs\); 2 look like events of edgeLogs \(edge_logs\)\. Did you mean --source edge\?/m);
+    expect(r.stderr).toMatch(
+      /^error \[invalid_option\]: None of the 2 events sampled looks like an event of functionEdgeLogs \(function_edge_logs\); 2 look like events of edgeLogs \(edge_logs\)\. Did you mean --source edge\?/m,
+    );
   });
 });
 

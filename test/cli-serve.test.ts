@@ -53,16 +53,15 @@ describe('log-endpoints serve, as a process', () => {
     expect(code).toBe(2);
     // The serve command also warns that no function logs were given (one line before the error).
     expect(out.stderr).toBe(
-      'warning: no --function-logs given: functions.invocation-stats will answer no rows\n' +
-        `error [invalid_option]: Port ${port} on 127.0.0.1 is already in use; choose another with --port.\n`,
+      'warning: no --function-logs given: functions.invocation-stats will answer no rows\n' + `error [invalid_option]: Port ${port} on 127.0.0.1 is already in use; choose another with --port.\n`,
     );
     first.kill('SIGINT');
     await new Promise((resolve) => first.on('exit', resolve));
   });
 });
 
-describe('serve\'s server', () => {
-  it('serves a URL of 64 KiB (Node\'s own limit is 16 KiB): Supabase Studio sends its SQL in the query string', async () => {
+describe("serve's server", () => {
+  it("serves a URL of 64 KiB (Node's own limit is 16 KiB): Supabase Studio sends its SQL in the query string", async () => {
     const ep = await createEndpoints({ sources: {}, now: () => new Date(NOW), cache: false });
     const running = await startServer(ep, { host: '127.0.0.1', port: 0, apiKeys: ['k'] });
     try {

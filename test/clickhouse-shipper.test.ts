@@ -158,14 +158,7 @@ function shipperOf(dir: string, wal: Wal, table: ShipTarget, extra: Partial<Cons
 
 describe('segment lines and positions', () => {
   it('lists the event lines of a segment by byte offset, markers and blank lines left out', () => {
-    const bytes = Buffer.from(
-      '{"id":"a","timestamp":1}\n' +
-        '{"_wal_commit":{"seq":1,"bytes":25,"crc32":1}}\n' +
-        '\n' +
-        '{"timestamp":2,"id":"b\\"c"}\n' +
-        'not json\n' +
-        '{"id":"é","x":1}',
-    );
+    const bytes = Buffer.from('{"id":"a","timestamp":1}\n' + '{"_wal_commit":{"seq":1,"bytes":25,"crc32":1}}\n' + '\n' + '{"timestamp":2,"id":"b\\"c"}\n' + 'not json\n' + '{"id":"é","x":1}');
     expect(eventLinesOf(bytes)).toEqual([
       { offset: 0, id: 'a' },
       { offset: 73, id: 'b"c' },
@@ -296,10 +289,7 @@ describe('ClickHouseShipper', () => {
     table.down = false;
     table.calls.length = 0;
     await clock.runNext();
-    expect(table.calls).toEqual([
-      `positions ${id} log-endpoints-ship-${'a'.repeat(32)}-edgeLogs-${segment!.seq}`,
-      `insert ${id} 4`,
-    ]);
+    expect(table.calls).toEqual([`positions ${id} log-endpoints-ship-${'a'.repeat(32)}-edgeLogs-${segment!.seq}`, `insert ${id} 4`]);
     expect(table.ids()).toEqual(events.map((e) => e.id as string).sort());
     expect(new Set(table.positions()).size).toBe(10);
     expect(existsSync(segment!.path)).toBe(false);
@@ -463,4 +453,3 @@ async function closedPort(): Promise<number> {
   await new Promise((resolve) => server.close(resolve));
   return port;
 }
-

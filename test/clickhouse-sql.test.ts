@@ -30,18 +30,22 @@ function readTsvField(field: string): string | null {
 
 describe('SQL text', () => {
   it('writes an Int64 as toInt64(<digits>) that reads back as the value, for every Int64', () => {
-    fc.assert(fc.property(fc.bigInt({ min: INT64_MIN, max: INT64_MAX }), (n) => {
-      const text = sqlInteger(n, 'Int64');
-      const m = /^toInt64\((-?\d+)\)$/.exec(text);
-      expect(m).not.toBeNull();
-      expect(BigInt(m![1]!)).toBe(n);
-    }));
+    fc.assert(
+      fc.property(fc.bigInt({ min: INT64_MIN, max: INT64_MAX }), (n) => {
+        const text = sqlInteger(n, 'Int64');
+        const m = /^toInt64\((-?\d+)\)$/.exec(text);
+        expect(m).not.toBeNull();
+        expect(BigInt(m![1]!)).toBe(n);
+      }),
+    );
   });
 
   it('writes unsigned values as bare digits (LIMIT in ClickHouse 18 takes only literals)', () => {
-    fc.assert(fc.property(fc.integer({ min: 0, max: 2 ** 32 - 1 }), (n) => {
-      expect(sqlInteger(n, 'UInt32')).toBe(String(n));
-    }));
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 2 ** 32 - 1 }), (n) => {
+        expect(sqlInteger(n, 'UInt32')).toBe(String(n));
+      }),
+    );
   });
 
   it('refuses anything that is not a whole number within the type', () => {
@@ -50,46 +54,55 @@ describe('SQL text', () => {
     expect(() => sqlInteger(INT64_MAX + 1n, 'Int64')).toThrow(RangeError);
     expect(() => sqlInteger(INT64_MIN - 1n, 'Nullable(Int64)')).toThrow(RangeError);
     expect(() => sqlInteger(1, 'String')).toThrow(TypeError);
-    fc.assert(fc.property(fc.double(), (x) => {
-      if (Number.isSafeInteger(x) && x >= 0 && x < 2 ** 32) return;
-      expect(() => sqlInteger(x, 'UInt32')).toThrow();
-    }));
+    fc.assert(
+      fc.property(fc.double(), (x) => {
+        if (Number.isSafeInteger(x) && x >= 0 && x < 2 ** 32) return;
+        expect(() => sqlInteger(x, 'UInt32')).toThrow();
+      }),
+    );
   });
 
   it('quotes only plain names, and refuses every other name', () => {
-    fc.assert(fc.property(fc.string({ maxLength: 140, unit: 'binary' }), (name) => {
-      let quoted: string;
-      try {
-        quoted = sqlIdentifier(name);
-      } catch {
-        expect(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/.test(name)).toBe(false);
-        return;
-      }
-      expect(quoted).toBe(`\`${name}\``);
-      expect(/^`[A-Za-z_][A-Za-z0-9_]*`$/.test(quoted)).toBe(true);
-    }));
+    fc.assert(
+      fc.property(fc.string({ maxLength: 140, unit: 'binary' }), (name) => {
+        let quoted: string;
+        try {
+          quoted = sqlIdentifier(name);
+        } catch {
+          expect(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/.test(name)).toBe(false);
+          return;
+        }
+        expect(quoted).toBe(`\`${name}\``);
+        expect(/^`[A-Za-z_][A-Za-z0-9_]*`$/.test(quoted)).toBe(true);
+      }),
+    );
     for (const bad of ['', '1abc', 'a-b', 'a`b', 'a b', "a'b", 'x;DROP', 'é']) expect(() => sqlIdentifier(bad)).toThrow(TypeError);
   });
 
   it('quotes cluster names as literals only when they hold no quote or backslash', () => {
-    fc.assert(fc.property(fc.string({ maxLength: 140, unit: 'binary' }), (name) => {
-      try {
-        const literal = sqlClusterName(name);
-        expect(literal).toBe(`'${name}'`);
-        expect(/['\\\s]/.test(name)).toBe(false);
-      } catch {
-        expect(/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/.test(name)).toBe(false);
-      }
-    }));
+    fc.assert(
+      fc.property(fc.string({ maxLength: 140, unit: 'binary' }), (name) => {
+        try {
+          const literal = sqlClusterName(name);
+          expect(literal).toBe(`'${name}'`);
+          expect(/['\\\s]/.test(name)).toBe(false);
+        } catch {
+          expect(/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/.test(name)).toBe(false);
+        }
+      }),
+    );
     expect(sqlClusterName('logs-eu.1')).toBe("'logs-eu.1'");
   });
 
   it('escapes TSV fields so every string reads back exactly and stays on one line of one field', () => {
-    fc.assert(fc.property(fc.string({ unit: 'binary' }), (value) => {
-      const field = tsvField(value);
-      expect(field).not.toMatch(/[\t\n\r\0]/);
-      expect(readTsvField(field)).toBe(value);
-    }), { numRuns: 2000 });
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary' }), (value) => {
+        const field = tsvField(value);
+        expect(field).not.toMatch(/[\t\n\r\0]/);
+        expect(readTsvField(field)).toBe(value);
+      }),
+      { numRuns: 2000 },
+    );
     expect(tsvField(null)).toBe('\\N');
     // The text \N is not NULL.
     expect(readTsvField(tsvField('\\N'))).toBe('\\N');
@@ -97,27 +110,33 @@ describe('SQL text', () => {
 });
 
 describe('binding parameters', () => {
-  const SQL = "SELECT x FROM t WHERE a = {project:String} AND ({fid:Nullable(String)} IS NULL OR b = {fid:Nullable(String)}) AND ts > {after:Int64} AND ({until:Nullable(Int64)} IS NULL) LIMIT {max_rows:UInt32}";
+  const SQL =
+    'SELECT x FROM t WHERE a = {project:String} AND ({fid:Nullable(String)} IS NULL OR b = {fid:Nullable(String)}) AND ts > {after:Int64} AND ({until:Nullable(Int64)} IS NULL) LIMIT {max_rows:UInt32}';
 
   it('finds each placeholder once, with its type', () => {
     expect(placeholders(SQL)).toEqual([
-      { name: 'project', type: 'String' }, { name: 'fid', type: 'Nullable(String)' },
-      { name: 'after', type: 'Int64' }, { name: 'until', type: 'Nullable(Int64)' }, { name: 'max_rows', type: 'UInt32' },
+      { name: 'project', type: 'String' },
+      { name: 'fid', type: 'Nullable(String)' },
+      { name: 'after', type: 'Int64' },
+      { name: 'until', type: 'Nullable(Int64)' },
+      { name: 'max_rows', type: 'UInt32' },
     ]);
     expect(() => placeholders('{a:String} {a:Int64}')).toThrow(TypeError);
   });
 
   it('never lets a text value into the SQL: the text sent is the same whatever the values', () => {
     const text = fc.option(fc.string({ unit: 'binary' }), { nil: null });
-    fc.assert(fc.property(fc.string({ unit: 'binary' }), text, fc.string({ unit: 'binary' }), text, (p1, f1, p2, f2) => {
-      for (const queryParameters of [false, true]) {
-        const a = bindParams(SQL, { project: p1, fid: f1, after: { timestamp: 5n }, until: null, max_rows: 10 }, queryParameters);
-        const b = bindParams(SQL, { project: p2, fid: f2, after: { timestamp: 5n }, until: null, max_rows: 10 }, queryParameters);
-        expect(a.sql).toBe(b.sql);
-        if (queryParameters) expect(a.queryParams).toEqual({ project: p1, fid: f1 });
-        else expect(a.externalData!.tsv.split('\t').map((f) => readTsvField(f.replace(/\n$/, '')))).toEqual([p1, f1]);
-      }
-    }));
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary' }), text, fc.string({ unit: 'binary' }), text, (p1, f1, p2, f2) => {
+        for (const queryParameters of [false, true]) {
+          const a = bindParams(SQL, { project: p1, fid: f1, after: { timestamp: 5n }, until: null, max_rows: 10 }, queryParameters);
+          const b = bindParams(SQL, { project: p2, fid: f2, after: { timestamp: 5n }, until: null, max_rows: 10 }, queryParameters);
+          expect(a.sql).toBe(b.sql);
+          if (queryParameters) expect(a.queryParams).toEqual({ project: p1, fid: f1 });
+          else expect(a.externalData!.tsv.split('\t').map((f) => readTsvField(f.replace(/\n$/, '')))).toEqual([p1, f1]);
+        }
+      }),
+    );
   });
 
   it('writes integers and timestamps as checked literals, NULL where allowed', () => {
@@ -146,18 +165,20 @@ describe('binding parameters', () => {
   });
 
   it('carries external data as multipart form data: the structure field, then the TSV file', () => {
-    fc.assert(fc.property(fc.string({ unit: 'binary' }), (value) => {
-      const tsv = `${tsvField(value)}\n`;
-      const { body, contentType } = multipart({ name: 'le_params', structure: 'p String', tsv });
-      const boundary = contentType.replace('multipart/form-data; boundary=', '');
-      const text = body.toString('utf8');
-      const parts = text.split(`--${boundary}`);
-      expect(parts).toHaveLength(5);
-      expect(parts[4]).toBe('--\r\n');
-      expect(parts[1]).toBe('\r\nContent-Disposition: form-data; name="le_params_structure"\r\n\r\np String\r\n');
-      const file = parts[3]!.split('\r\n\r\n').slice(1).join('\r\n\r\n');
-      expect(file).toBe(`${tsv}\r\n`);
-    }));
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary' }), (value) => {
+        const tsv = `${tsvField(value)}\n`;
+        const { body, contentType } = multipart({ name: 'le_params', structure: 'p String', tsv });
+        const boundary = contentType.replace('multipart/form-data; boundary=', '');
+        const text = body.toString('utf8');
+        const parts = text.split(`--${boundary}`);
+        expect(parts).toHaveLength(5);
+        expect(parts[4]).toBe('--\r\n');
+        expect(parts[1]).toBe('\r\nContent-Disposition: form-data; name="le_params_structure"\r\n\r\np String\r\n');
+        const file = parts[3]!.split('\r\n\r\n').slice(1).join('\r\n\r\n');
+        expect(file).toBe(`${tsv}\r\n`);
+      }),
+    );
   });
 });
 
@@ -175,7 +196,11 @@ describe('saved queries', () => {
       const sql = preparedQuerySql(querySql('clickhouse', name), new Map([[relation, '`logs`.`t`']]));
       expect(sql).toContain('FROM `logs`.`t`');
       expect(sql).not.toContain('--');
-      expect(placeholders(sql).map((p) => p.name).sort()).toEqual([...params].sort());
+      expect(
+        placeholders(sql)
+          .map((p) => p.name)
+          .sort(),
+      ).toEqual([...params].sort());
     }
   });
 
@@ -202,8 +227,11 @@ describe('results and errors', () => {
   it('decodes 64-bit integers exactly as bigint, other numbers as numbers, NULL as null', () => {
     const rows = decodeRows({
       meta: [
-        { name: 'timestamp', type: 'Int64' }, { name: 'count', type: 'UInt64' }, { name: 'avg', type: 'Nullable(Float64)' },
-        { name: 'status', type: 'Nullable(Int32)' }, { name: 'id', type: 'Nullable(String)' },
+        { name: 'timestamp', type: 'Int64' },
+        { name: 'count', type: 'UInt64' },
+        { name: 'avg', type: 'Nullable(Float64)' },
+        { name: 'status', type: 'Nullable(Int32)' },
+        { name: 'id', type: 'Nullable(String)' },
       ],
       data: [{ timestamp: '1795256102123457', count: '18446744073709551615', avg: 0.30000000000000004, status: null, id: 'x' }],
     });
@@ -248,20 +276,29 @@ describe('results and errors', () => {
 
   it('refuses an engine or a loader without database at once (InvalidOptionError), a cluster or not', () => {
     for (const options of [{ url: 'http://127.0.0.1:8123', cluster: 'logs' }, { url: 'http://127.0.0.1:8123' }, { url: 'http://127.0.0.1:8123', database: '' }]) {
-      for (const [factory, make] of [['clickhouseEngine', clickhouseEngine], ['clickhouseLoader', clickhouseLoader]] as const) {
+      for (const [factory, make] of [
+        ['clickhouseEngine', clickhouseEngine],
+        ['clickhouseLoader', clickhouseLoader],
+      ] as const) {
         let error: unknown;
         try {
           make(options as never);
         } catch (e) {
           error = e;
         }
-        expect(error, `${factory} ${JSON.stringify(options)}`).toMatchObject({ code: 'invalid_option', option: 'database', message: expect.stringMatching(new RegExp(`^${factory} needs database: `)) });
+        expect(error, `${factory} ${JSON.stringify(options)}`).toMatchObject({
+          code: 'invalid_option',
+          option: 'database',
+          message: expect.stringMatching(new RegExp(`^${factory} needs database: `)),
+        });
       }
     }
   });
 
   it('says why a pattern is refused in RE2 terms, without the (?-s) prefix', () => {
-    const error = new Error('Code: 427, e.displayText() = DB::Exception: OptimizedRegularExpression: cannot compile re2: (?-s)(, error: missing ): (?-s)(. Look at https://github.com/google/re2/wiki/Syntax for reference., e.what() = DB::Exception');
+    const error = new Error(
+      'Code: 427, e.displayText() = DB::Exception: OptimizedRegularExpression: cannot compile re2: (?-s)(, error: missing ): (?-s)(. Look at https://github.com/google/re2/wiki/Syntax for reference., e.what() = DB::Exception',
+    );
     expect(patternProblem(error)).toBe('missing ): (');
   });
 });
@@ -276,7 +313,9 @@ describe('RowBinary', () => {
         out.push(null);
         continue;
       }
-      let length = 0, shift = 0, byte: number;
+      let length = 0,
+        shift = 0,
+        byte: number;
       do {
         byte = buffer[at++]!;
         length += (byte & 0x7f) * 2 ** shift;
@@ -289,13 +328,15 @@ describe('RowBinary', () => {
   }
 
   it('writes Nullable(String) values that read back exactly, whatever their length', () => {
-    fc.assert(fc.property(fc.array(fc.option(fc.oneof(fc.string({ unit: 'grapheme' }), fc.string({ minLength: 100, maxLength: 20_000 })), { nil: null }), { maxLength: 20 }), (values) => {
-      const writer = new RowBinaryWriter();
-      for (const v of values) writer.writeRow(['nullable-string'], [v]);
-      expect(writer.rows).toBe(values.length);
-      expect(readStrings(writer.take())).toEqual(values);
-      expect(writer.rows).toBe(0);
-    }));
+    fc.assert(
+      fc.property(fc.array(fc.option(fc.oneof(fc.string({ unit: 'grapheme' }), fc.string({ minLength: 100, maxLength: 20_000 })), { nil: null }), { maxLength: 20 }), (values) => {
+        const writer = new RowBinaryWriter();
+        for (const v of values) writer.writeRow(['nullable-string'], [v]);
+        expect(writer.rows).toBe(values.length);
+        expect(readStrings(writer.take())).toEqual(values);
+        expect(writer.rows).toBe(0);
+      }),
+    );
   });
 
   it('writes Int64, String, Nullable(Float64) and Nullable(Int32) little-endian with NULL markers', () => {

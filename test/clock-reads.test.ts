@@ -23,10 +23,15 @@ function sourceFiles(dir: string): string[] {
 
 describe('clock reads', () => {
   it('happen in src/time/clock.ts only (code, not comments)', () => {
-    const reads = sourceFiles(SRC).filter((file) => relative(SRC, file) !== CLOCK_MODULE).flatMap((file) =>
-      readFileSync(file, 'utf8').split('\n').map((line, i) => ({ line, at: `${relative(SRC, file)}:${i + 1}` }))
-        .filter(({ line }) => !/^\s*(\*|\/\/|\/\*)/.test(line) && CLOCK_READ.test(line.replace(/\/\/.*$/, '')))
-        .map(({ at, line }) => `${at}: ${line.trim()}`));
+    const reads = sourceFiles(SRC)
+      .filter((file) => relative(SRC, file) !== CLOCK_MODULE)
+      .flatMap((file) =>
+        readFileSync(file, 'utf8')
+          .split('\n')
+          .map((line, i) => ({ line, at: `${relative(SRC, file)}:${i + 1}` }))
+          .filter(({ line }) => !/^\s*(\*|\/\/|\/\*)/.test(line) && CLOCK_READ.test(line.replace(/\/\/.*$/, '')))
+          .map(({ at, line }) => `${at}: ${line.trim()}`),
+      );
     expect(reads).toEqual([]);
   });
 

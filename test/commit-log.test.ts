@@ -13,7 +13,10 @@ const tmp = tempDir('le-commit-log-');
 afterAll(() => tmp.cleanup());
 
 const commit = (n: number) => `${String(n).padStart(20, '0')}.json`;
-const logOf = (dataset: string) => readdirSync(join(dataset, '_compact')).filter((f) => /^\d{20}\.json$/.test(f)).sort();
+const logOf = (dataset: string) =>
+  readdirSync(join(dataset, '_compact'))
+    .filter((f) => /^\d{20}\.json$/.test(f))
+    .sort();
 
 async function served(dataset: string): Promise<{ total: number; ids: string[]; skipped: Array<{ reason: string; message: string }> }> {
   const { ep } = await endpointsAt({ edgeLogs: dataset }, CENSUS_NOW);
@@ -90,13 +93,18 @@ describe('the commit log: damage is detected and reported, and never followed by
     const out = tmp.path('merge', 'out');
     // Eight runs of one day each: eight small files of that day, merged into one.
     for (let i = 0; i < 8; i++) {
-      writeLines(tmp.path('merge', `${i}.ndjson`), censusEvents(`g${i}`, 5).map((e) => ({ ...e, timestamp: `2026-11-20T1${i}:00:00Z` })));
+      writeLines(
+        tmp.path('merge', `${i}.ndjson`),
+        censusEvents(`g${i}`, 5).map((e) => ({ ...e, timestamp: `2026-11-20T1${i}:00:00Z` })),
+      );
       await compactLogs({ source: 'edgeLogs', inputs: tmp.path('merge', `${i}.ndjson`), outDir: out, deleteSource: true });
     }
     expect(await mergeSmallFiles(out, edgeLogs)).toBe(8);
     const merge = logOf(out).at(-1)!;
     rmSync(join(out, '_compact', merge));
-    const ids = Array.from({ length: 8 }, (_, i) => idRange(`g${i}`, 0, 5)).flat().sort();
+    const ids = Array.from({ length: 8 }, (_, i) => idRange(`g${i}`, 0, 5))
+      .flat()
+      .sort();
     // The small files the log names again are gone: named missing, nothing served, nothing deleted.
     const before = await served(out);
     expect(before.total).toBe(0);
@@ -110,7 +118,10 @@ describe('the commit log: damage is detected and reported, and never followed by
     const out = tmp.path('merge-killed', 'out');
     const saved = tmp.path('merge-killed', 'saved');
     for (let i = 0; i < 8; i++) {
-      writeLines(tmp.path('merge-killed', 'in', `${i}.ndjson`), censusEvents(`k${i}`, 5).map((e) => ({ ...e, timestamp: `2026-11-20T1${i}:00:00Z` })));
+      writeLines(
+        tmp.path('merge-killed', 'in', `${i}.ndjson`),
+        censusEvents(`k${i}`, 5).map((e) => ({ ...e, timestamp: `2026-11-20T1${i}:00:00Z` })),
+      );
       await compactLogs({ source: 'edgeLogs', inputs: tmp.path('merge-killed', 'in', `${i}.ndjson`), outDir: out, deleteSource: true });
     }
     const small = [...readDatasetStateStable(out).files.values()];
@@ -123,7 +134,9 @@ describe('the commit log: damage is detected and reported, and never followed by
     for (let i = 0; i < 32; i++) expect(await appendCommit(readDatasetStateStable(out), { source: 'edgeLogs', add: [], remove: [], inputs: [] })).toBe(true);
     await checkpointIfDue(readDatasetStateStable(out));
     expect(logOf(out)).toEqual([]);
-    const ids = Array.from({ length: 8 }, (_, i) => idRange(`k${i}`, 0, 5)).flat().sort();
+    const ids = Array.from({ length: 8 }, (_, i) => idRange(`k${i}`, 0, 5))
+      .flat()
+      .sort();
     expect(await served(out)).toEqual({ total: 40, ids, skipped: [] });
     const result = await compactLogs({ source: 'edgeLogs', inputs: tmp.path('merge-killed', 'none.ndjson'), outDir: out });
     expect(result.orphans).toMatchObject({ restored: [], deleted: expect.arrayContaining(small.map((f) => f.path)) });

@@ -14,16 +14,7 @@ describe('compact killed at any point, then run again: nothing lost, nothing dou
   const tmp = tempDir('le-compact-kill-');
   afterAll(() => tmp.cleanup());
 
-  const points = [
-    'compact:written',
-    'compact:publish:1',
-    'compact:publish:2',
-    'compact:before-commit',
-    'compact:after-commit',
-    'compact:delete:1',
-    'compact:delete:2',
-    'compact:deleted',
-  ];
+  const points = ['compact:written', 'compact:publish:1', 'compact:publish:2', 'compact:before-commit', 'compact:after-commit', 'compact:delete:1', 'compact:delete:2', 'compact:deleted'];
   for (const point of points) {
     it(`killed at ${point}`, async () => {
       const logs = tmp.path(point.replaceAll(':', '-'), 'logs');
@@ -94,7 +85,12 @@ describe('queries during compaction see every event exactly once', () => {
         checkedIds.push(...checked.map((e) => e.id as string));
         const child = spawnCli(['compact', '--source', 'edge', '--input', join(logs, '*.ndjson'), '--out', out, '--delete-source']);
         let running = true;
-        const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => { running = false; resolve(code); }));
+        const exited = new Promise<number | null>((resolve) =>
+          child.on('exit', (code) => {
+            running = false;
+            resolve(code);
+          }),
+        );
         const expectedIds = [...checkedIds].sort();
         do {
           const { total, ids } = await census(ep);

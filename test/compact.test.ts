@@ -110,8 +110,14 @@ describe('compactLogs', () => {
       const out = tmp.path(`abort-${stage}`);
       const controller = new AbortController();
       const run = compactLogs({
-        source: 'edgeLogs', inputs: tmp.path('ndjson', 'edge-*.ndjson'), outDir: out, deleteSource: true, signal: controller.signal,
-        onProgress: (p) => { if (p.stage === stage) controller.abort(); },
+        source: 'edgeLogs',
+        inputs: tmp.path('ndjson', 'edge-*.ndjson'),
+        outDir: out,
+        deleteSource: true,
+        signal: controller.signal,
+        onProgress: (p) => {
+          if (p.stage === stage) controller.abort();
+        },
       });
       await expect(run).rejects.toThrow(/aborted|interrupt/i);
       expect(snapshot(tmp.path('ndjson'))).toEqual(source);
@@ -127,9 +133,7 @@ describe('compactLogs', () => {
       expect(readdirSync(out).filter((f) => f.startsWith('.compact-'))).toEqual([]);
       // Only the committed files, their heads (the newest rows of each project, for logs.all) and
       // their stored rollups, the companions out of the data folders.
-      expect(parquetUnder(out).sort()).toEqual(done.files.flatMap((f) => [
-        f, `_heads/${f}`, `_rollups/edge_logs_url_grams/${f}`, `_rollups/edge_logs_url_hourly/${f}`,
-      ]).sort());
+      expect(parquetUnder(out).sort()).toEqual(done.files.flatMap((f) => [f, `_heads/${f}`, `_rollups/edge_logs_url_grams/${f}`, `_rollups/edge_logs_url_hourly/${f}`]).sort());
     }
   });
 
@@ -164,11 +168,12 @@ describe('compactLogs', () => {
     const { ep } = await endpointsAt({ edgeLogs: out }, NOW);
     const { ep: ndjson } = await endpointsAt({ edgeLogs: tmp.path('ndjson', 'edge-*.ndjson') }, NOW);
     try {
-      for (const project of ['abc', 'def']) for (const project_tier of ['FREE', 'PRO']) {
-        const rows = await ep.logsAll({ project, project_tier });
-        expect(rows.length).toBeGreaterThan(0);
-        expect(rows).toEqual(await ndjson.logsAll({ project, project_tier }));
-      }
+      for (const project of ['abc', 'def'])
+        for (const project_tier of ['FREE', 'PRO']) {
+          const rows = await ep.logsAll({ project, project_tier });
+          expect(rows.length).toBeGreaterThan(0);
+          expect(rows).toEqual(await ndjson.logsAll({ project, project_tier }));
+        }
     } finally {
       await ep.close();
       await ndjson.close();
@@ -298,12 +303,15 @@ describe('compactLogs: nothing lost, nothing doubled (docs/semantics.md, "Compac
     writeLines(tmp.path('shape', 'edge.ndjson'), censusEvents('e', 10));
     const error = await compactLogs({ source: 'functionEdgeLogs', inputs: tmp.path('shape', 'edge.ndjson'), outDir: tmp.path('shape', 'out') }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InvalidOptionError);
-    expect((error as Error).message).toMatch(/None of the 10 events sampled looks like an event of functionEdgeLogs \(function_edge_logs\); 10 look like events of edgeLogs \(edge_logs\)\. Did you mean --source edge\?/);
+    expect((error as Error).message).toMatch(
+      /None of the 10 events sampled looks like an event of functionEdgeLogs \(function_edge_logs\); 10 look like events of edgeLogs \(edge_logs\)\. Did you mean --source edge\?/,
+    );
     expect(parquetUnder(tmp.path('shape', 'out'))).toEqual([]);
     await compactLogs({ source: 'edgeLogs', inputs: tmp.path('shape', 'edge.ndjson'), outDir: tmp.path('shape', 'out') });
     writeLines(tmp.path('shape', 'fn.ndjson'), [functionEvent({ timestamp: CENSUS_NOW })]);
-    await expect(compactLogs({ source: 'functionEdgeLogs', inputs: tmp.path('shape', 'fn.ndjson'), outDir: tmp.path('shape', 'out') }))
-      .rejects.toThrow(/holds edgeLogs events; it cannot take functionEdgeLogs events/);
+    await expect(compactLogs({ source: 'functionEdgeLogs', inputs: tmp.path('shape', 'fn.ndjson'), outDir: tmp.path('shape', 'out') })).rejects.toThrow(
+      /holds edgeLogs events; it cannot take functionEdgeLogs events/,
+    );
   });
 
   it('checkpoints its log: after many runs a reader folds a checkpoint and a few commits, and still sees everything once', async () => {
@@ -315,10 +323,14 @@ describe('compactLogs: nothing lost, nothing doubled (docs/semantics.md, "Compac
     }
     const log = readdirSync(join(out, '_compact'));
     expect(log.filter((n) => n.endsWith('.checkpoint.json'))).toEqual(['00000000000000000032.checkpoint.json']);
-    expect(log.filter((n) => /^\d{20}\.json$/.test(n)).sort()).toEqual(Array.from({ length: 8 }, (_, i) => `${String(33 + i).padStart(20, "0")}.json`));
+    expect(log.filter((n) => /^\d{20}\.json$/.test(n)).sort()).toEqual(Array.from({ length: 8 }, (_, i) => `${String(33 + i).padStart(20, '0')}.json`));
     const counted = await censusOf([join(logs, '*.ndjson'), out]);
     expect(counted.total).toBe(80);
-    expect(counted.ids).toEqual(Array.from({ length: 40 }, (_, run) => idRange(`m${run}`, 0, 2)).flat().sort());
+    expect(counted.ids).toEqual(
+      Array.from({ length: 40 }, (_, run) => idRange(`m${run}`, 0, 2))
+        .flat()
+        .sort(),
+    );
     // Inputs recorded before the checkpoint are still recognised: nothing is compacted again.
     expect((await compactLogs({ source: 'edgeLogs', inputs: join(logs, '*.ndjson'), outDir: out })).alreadyCompacted).toBe(true);
   });

@@ -112,7 +112,10 @@ describe('kill -9 while ingesting', () => {
     const partial = unacked.filter((b) => b.ids.some((id) => counts.has(id)) && !b.ids.every((id) => counts.has(id)));
     expect(partial, 'unacknowledged batches kept in part').toEqual([]);
     const known = new Set([...ackedIds, ...unacked.flatMap((b) => b.ids)]);
-    expect(served.filter((id) => !known.has(id)), 'events nobody sent').toEqual([]);
+    expect(
+      served.filter((id) => !known.has(id)),
+      'events nobody sent',
+    ).toEqual([]);
 
     // The counts agree through another endpoint too (it counts every stored copy, so it would also
     // catch a doubled event that logs.all's paging stepped over).

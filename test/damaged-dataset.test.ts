@@ -95,9 +95,7 @@ describe('a damaged file of a compacted dataset never takes its source down', ()
     const { ep } = await endpointsAt({ edgeLogs: dir }, CENSUS_NOW);
     try {
       expect(await census(ep)).toEqual({ total: 300, ids: idRange('d', 0, 300) });
-      expect((await ep.query('logs.all', { project: 'p0', project_tier: 'PAYG' })).skippedFiles).toEqual([
-        { path: join(dir, wrong), reason: 'missing', message: expect.any(String) },
-      ]);
+      expect((await ep.query('logs.all', { project: 'p0', project_tier: 'PAYG' })).skippedFiles).toEqual([{ path: join(dir, wrong), reason: 'missing', message: expect.any(String) }]);
     } finally {
       await ep.close();
     }

@@ -3,9 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { cacheStateOf, describeCacheState, duration } from '../src/dashboard/page/cache-state';
 import { apiCountsColumns, invocationStatsColumns, onBucketGrid, statusOf, unixSeconds } from '../src/dashboard/page/series';
 import { formatCell, inferColumns, rowsChart } from '../src/dashboard/page/generic-rows';
-import {
-  bucketBounds, bucketLabel, clockOffset, intervalFor, intervalParam, isoMicros, rangeChoices, rangeSeconds, rangeWindow, windowForRows,
-} from '../src/dashboard/page/time-range';
+import { bucketBounds, bucketLabel, clockOffset, intervalFor, intervalParam, isoMicros, rangeChoices, rangeSeconds, rangeWindow, windowForRows } from '../src/dashboard/page/time-range';
 import { entryTotals, invocationTotals, percent, requestTotals } from '../src/dashboard/page/totals';
 import { formatViewState, literalPattern, parseViewState, pick } from '../src/dashboard/page/view-state';
 import { errorInWords } from '../src/dashboard/page/words';
@@ -13,9 +11,7 @@ import { functionsInvocationStats, p } from '../src/index';
 
 describe('errors in words', () => {
   it('asks for the key again on 401', () => {
-    expect(errorInWords({ status: 401, code: 'unauthorized', message: 'A valid API key is required.' })).toBe(
-      'The server did not accept the API key (401 unauthorized). Enter a valid key.',
-    );
+    expect(errorInWords({ status: 401, code: 'unauthorized', message: 'A valid API key is required.' })).toBe('The server did not accept the API key (401 unauthorized). Enter a valid key.');
   });
 
   it('names the refused parameter of a 400', () => {
@@ -98,7 +94,14 @@ describe('chart columns', () => {
     const hour = 3600;
     const at = (h: number) => Date.UTC(2026, 10, 21, h) / 1000;
     // Buckets 08, 10 and 11 of a window 08..12: 09 is empty, so a line breaks there; a row before the window is left out.
-    const grid = onBucketGrid([[at(6), at(8), at(10), at(11)], [9, 1, 2, 3], [0, 0, 1, 0]], { start: at(8), end: at(12), bucket: hour });
+    const grid = onBucketGrid(
+      [
+        [at(6), at(8), at(10), at(11)],
+        [9, 1, 2, 3],
+        [0, 0, 1, 0],
+      ],
+      { start: at(8), end: at(12), bucket: hour },
+    );
     expect(grid).toEqual([
       [at(8) + 1800, at(9) + 1800, at(10) + 1800, at(11) + 1800],
       [1, null, 2, 3],
@@ -108,8 +111,17 @@ describe('chart columns', () => {
   });
 
   it('does not spread over more buckets than a chart can draw: the rows of the window stay, in their bucket’s middle', () => {
-    const grid = onBucketGrid([[0, 10, 20_000], [1, 2, 3]], { start: 0, end: 10_000, bucket: 1 });
-    expect(grid).toEqual([[0.5, 10.5], [1, 2]]);
+    const grid = onBucketGrid(
+      [
+        [0, 10, 20_000],
+        [1, 2, 3],
+      ],
+      { start: 0, end: 10_000, bucket: 1 },
+    );
+    expect(grid).toEqual([
+      [0.5, 10.5],
+      [1, 2],
+    ]);
   });
 
   it('reads a gateway entry’s status from metadata.response.status_code', () => {
@@ -153,10 +165,13 @@ const STUDIO_INTERVALS = described(['15min', '30min', '1hr', '3hr', '1day', '3da
 const at = (iso: string) => Date.parse(iso) / 1000;
 
 describe('the shared time range', () => {
-  it('reads what each interval means from the endpoint\'s description, not from a table of its own', () => {
+  it("reads what each interval means from the endpoint's description, not from a table of its own", () => {
     expect(STATS_INTERVALS).toEqual({
-      '5min': { span: 300, bucket: 1 }, '15min': { span: 900, bucket: 60 }, '1hr': { span: 3600, bucket: 60 },
-      '1day': { span: 86_400, bucket: 3600 }, '7day': { span: 604_800, bucket: 86_400 },
+      '5min': { span: 300, bucket: 1 },
+      '15min': { span: 900, bucket: 60 },
+      '1hr': { span: 3600, bucket: 60 },
+      '1day': { span: 86_400, bucket: 3600 },
+      '7day': { span: 604_800, bucket: 86_400 },
     });
     // A value the server does not describe is not placed, whatever its name says.
     expect(intervalFor({ '1hr': { span: 7200, bucket: 600 } }, 7200)).toEqual({ value: '1hr', span: 7200, bucket: 600 });
@@ -224,7 +239,10 @@ describe('the shared time range', () => {
   it('names a bucket by its start, as precisely as its width needs', () => {
     const start = at('2026-11-21T10:00:05Z');
     expect([bucketLabel(start, 1), bucketLabel(start - 5, 60), bucketLabel(start - 5, 3600), bucketLabel(at('2026-11-21T00:00:00Z'), 86_400)]).toEqual([
-      '2026-11-21 10:00:05', '2026-11-21 10:00', '2026-11-21 10:00', '2026-11-21',
+      '2026-11-21 10:00:05',
+      '2026-11-21 10:00',
+      '2026-11-21 10:00',
+      '2026-11-21',
     ]);
   });
 });
@@ -245,13 +263,21 @@ describe('window totals', () => {
       { key: 'error-rate', label: 'error rate', value: '2.5 %', bad: true },
     ]);
     expect(invocationTotals([{ ...rows[0]!, count: 1, error_count: 0 }]).map((t) => [t.label, t.value, t.bad ?? false])).toEqual([
-      ['invocation', '1', false], ['errors', '0', false], ['error rate', '0 %', false],
+      ['invocation', '1', false],
+      ['errors', '0', false],
+      ['error rate', '0 %', false],
     ]);
   });
 
   it('sums requests by product (the rows hold no status), and the errors among the log entries shown', () => {
     const counts = { timestamp: 't', total_rest_requests: 4, total_storage_requests: 1, total_auth_requests: 1, total_realtime_requests: 0 };
-    expect(requestTotals([counts, counts]).map((t) => [t.key, t.value])).toEqual([['requests', '12'], ['rest', '8'], ['storage', '2'], ['auth', '2'], ['realtime', '0']]);
+    expect(requestTotals([counts, counts]).map((t) => [t.key, t.value])).toEqual([
+      ['requests', '12'],
+      ['rest', '8'],
+      ['storage', '2'],
+      ['auth', '2'],
+      ['realtime', '0'],
+    ]);
     const entry = (status: number | null) => ({ id: 'x', timestamp: 't', event_message: null, metadata: status === null ? null : { response: { status_code: status } } });
     expect(entryTotals([entry(200), entry(404), entry(500), entry(null)]).map((t) => t.value)).toEqual(['4', '2', '50 %']);
   });
@@ -268,22 +294,42 @@ describe('rows of an endpoint the page knows only by its description', () => {
   });
 
   it('types the columns of a caller’s own SELECT by their values, in order of appearance', () => {
-    expect(inferColumns([{ t: '2026-11-21T10:00:00Z', n: 1, f: 1.5, o: { a: 1 } }, { s: 'x', n: null, f: 2 }])).toEqual([
-      { name: 't', type: 'timestamp' }, { name: 'n', type: 'integer' }, { name: 'f', type: 'float' }, { name: 'o', type: 'json' }, { name: 's', type: 'text' },
+    expect(
+      inferColumns([
+        { t: '2026-11-21T10:00:00Z', n: 1, f: 1.5, o: { a: 1 } },
+        { s: 'x', n: null, f: 2 },
+      ]),
+    ).toEqual([
+      { name: 't', type: 'timestamp' },
+      { name: 'n', type: 'integer' },
+      { name: 'f', type: 'float' },
+      { name: 'o', type: 'json' },
+      { name: 's', type: 'text' },
     ]);
     expect(inferColumns([])).toEqual([]);
   });
 
   it('charts numeric columns over the timestamp column, one point per distinct time, sorted', () => {
-    const columns = [{ name: 'ts', type: 'timestamp' }, { name: 'calls', type: 'integer' }, { name: 'mean_ms', type: 'float' }];
+    const columns = [
+      { name: 'ts', type: 'timestamp' },
+      { name: 'calls', type: 'integer' },
+      { name: 'mean_ms', type: 'float' },
+    ];
     const chart = rowsChart(columns, [
       { ts: '2026-11-21T11:00:00Z', calls: 2, mean_ms: 3.5 },
       { ts: '2026-11-21T10:00:00Z', calls: 5, mean_ms: 1.5 },
     ]);
     expect(chart).toEqual({
       time: 'ts',
-      series: [{ label: 'calls', kind: 'line' }, { label: 'mean_ms', kind: 'line' }],
-      columns: [[at('2026-11-21T10:00:00Z'), at('2026-11-21T11:00:00Z')], [5, 2], [1.5, 3.5]],
+      series: [
+        { label: 'calls', kind: 'line' },
+        { label: 'mean_ms', kind: 'line' },
+      ],
+      columns: [
+        [at('2026-11-21T10:00:00Z'), at('2026-11-21T11:00:00Z')],
+        [5, 2],
+        [1.5, 3.5],
+      ],
       bucket: 3600,
       integers: false,
     });
@@ -291,7 +337,12 @@ describe('rows of an endpoint the page knows only by its description', () => {
   });
 
   it('sums the integer columns of rows that share a time and leaves the float ones out', () => {
-    const columns = [{ name: 'ts', type: 'timestamp' }, { name: 'route', type: 'text' }, { name: 'requests', type: 'integer' }, { name: 'p50', type: 'float' }];
+    const columns = [
+      { name: 'ts', type: 'timestamp' },
+      { name: 'route', type: 'text' },
+      { name: 'requests', type: 'integer' },
+      { name: 'p50', type: 'float' },
+    ];
     const chart = rowsChart(columns, [
       { ts: '2026-11-21T10:00:00Z', route: 'a', requests: 5, p50: 1 },
       { ts: '2026-11-21T10:00:00Z', route: 'b', requests: 3, p50: 2 },
@@ -302,11 +353,18 @@ describe('rows of an endpoint the page knows only by its description', () => {
   });
 
   it('counts rows per bucket when no column can be summed, the bucket as fine as keeps 120 of them at most', () => {
-    const chart = rowsChart([{ name: 'ts', type: 'timestamp' }, { name: 'msg', type: 'text' }], [
-      { ts: '2026-11-21T10:00:01Z' }, { ts: '2026-11-21T10:00:59Z' }, { ts: '2026-11-21T10:30:00Z' }, { ts: 'not a time' },
-    ])!;
+    const chart = rowsChart(
+      [
+        { name: 'ts', type: 'timestamp' },
+        { name: 'msg', type: 'text' },
+      ],
+      [{ ts: '2026-11-21T10:00:01Z' }, { ts: '2026-11-21T10:00:59Z' }, { ts: '2026-11-21T10:30:00Z' }, { ts: 'not a time' }],
+    )!;
     expect(chart.bucket).toBe(60);
     expect(chart.series).toEqual([{ label: 'rows', kind: 'bars' }]);
-    expect(chart.columns).toEqual([[at('2026-11-21T10:00:00Z'), at('2026-11-21T10:30:00Z')], [2, 1]]);
+    expect(chart.columns).toEqual([
+      [at('2026-11-21T10:00:00Z'), at('2026-11-21T10:30:00Z')],
+      [2, 1],
+    ]);
   });
 });

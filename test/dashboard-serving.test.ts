@@ -62,9 +62,7 @@ describe('the dashboard page', () => {
       expect(response.headers.get('etag')).toMatch(/^"[\w-]{22}"$/);
       expect(await response.text()).toMatch(/^<!doctype html>/);
     }
-    expect(DASHBOARD_CSP).toBe(
-      "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-    );
+    expect(DASHBOARD_CSP).toBe("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
   });
 
   it('has no inline script, no style attribute and no event-handler attribute (what the CSP would block)', async () => {
@@ -191,10 +189,12 @@ describe('the dashboard page', () => {
     const nextCalls: string[] = [];
     for (const dashboard of [true, false]) {
       const listener = toNodeListener(createHandler(ep, { apiKeys: [KEY], ...(dashboard ? { dashboard: { assetsDir: fakeBuild('mw') } } : {}) }));
-      const server = await listen((req, res) => listener(req, res, () => {
-        nextCalls.push(`${dashboard} ${req.url}`);
-        res.end('app');
-      }));
+      const server = await listen((req, res) =>
+        listener(req, res, () => {
+          nextCalls.push(`${dashboard} ${req.url}`);
+          res.end('app');
+        }),
+      );
       try {
         const page = await fetch(`${server.url}/dashboard`);
         expect(await page.text()).toMatch(dashboard ? /^<!doctype html>/ : /^app$/);
@@ -213,9 +213,7 @@ describe('GET /api/catalog', () => {
     expect(response.status).toBe(200);
     expect(response.headers.get('cache-control')).toBe('no-store');
     expect(await response.json()).toEqual({ result: await ep.catalog() });
-    expect(((await ep.catalog()).projects)).toEqual([
-      { project: 'abc', requests: 1, invocations: 1, functionIds: ['f-1'], lastSeen: '2026-11-21T11:00:00.000000Z' },
-    ]);
+    expect((await ep.catalog()).projects).toEqual([{ project: 'abc', requests: 1, invocations: 1, functionIds: ['f-1'], lastSeen: '2026-11-21T11:00:00.000000Z' }]);
     const oneDay = await handler(new Request('http://localhost/api/catalog?days=1', { headers: { 'X-API-KEY': KEY } }));
     expect(((await oneDay.json()) as any).result.since).toBe('2026-11-20T12:00:00.000000Z');
     expect((await handler(new Request('http://localhost/api/catalog'))).status).toBe(401);

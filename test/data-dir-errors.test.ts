@@ -71,9 +71,7 @@ describe('a data dir that cannot be one', () => {
  */
 function node(args: string[]): Promise<{ code: number | null; stderr: string }> {
   const command = [process.execPath, '--import', 'tsx', ...args];
-  const [file, ...argv] = process.getuid?.() === 0
-    ? ['setpriv', '--inh-caps=-dac_override,-dac_read_search', '--bounding-set=-dac_override,-dac_read_search', ...command]
-    : command;
+  const [file, ...argv] = process.getuid?.() === 0 ? ['setpriv', '--inh-caps=-dac_override,-dac_read_search', '--bounding-set=-dac_override,-dac_read_search', ...command] : command;
   return new Promise((resolve) => {
     execFile(file!, argv, { cwd: ROOT, timeout: HANG_MS, env: { ...process.env, LOG_ENDPOINTS_API_KEYS: '' } }, (error, _stdout, stderr) => {
       resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stderr });

@@ -27,7 +27,15 @@ const freshDir = () => {
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const bootId = () => readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
 const record = (over: Partial<LockRecord>): LockRecord => ({
-  token: 'other', purpose: 'serve', host: 'elsewhere', pid: 1, since: '2026-11-21T10:00:00.000Z', beat: 0, boot: null, socket: null, ...over,
+  token: 'other',
+  purpose: 'serve',
+  host: 'elsewhere',
+  pid: 1,
+  since: '2026-11-21T10:00:00.000Z',
+  beat: 0,
+  boot: null,
+  socket: null,
+  ...over,
 });
 
 /** Another process holding a lock (see support/hold-lock.ts); resolves once it holds it. */
@@ -47,7 +55,13 @@ async function holder(path: string): Promise<ChildProcess> {
  */
 function fakeTime(during: () => void = () => undefined) {
   let t = 0;
-  return { now: () => t, sleep: async (ms: number) => { t += ms; during(); } };
+  return {
+    now: () => t,
+    sleep: async (ms: number) => {
+      t += ms;
+      during();
+    },
+  };
 }
 
 describe('the lock: one writer whatever the PID namespace or host', () => {
@@ -99,7 +113,7 @@ describe('the lock: one writer whatever the PID namespace or host', () => {
     await lock.release();
   });
 
-  it('a dataset\'s lock left inside a data dir this process holds is taken over at once; outside it, the lease runs', async () => {
+  it("a dataset's lock left inside a data dir this process holds is taken over at once; outside it, the lease runs", async () => {
     const dir = freshDir();
     const path = join(dir, 'edgeLogs', 'parquet', '_compact', 'LOCK');
     mkdirSync(join(path, '..'), { recursive: true });
@@ -148,7 +162,16 @@ describe('the lock: one writer whatever the PID namespace or host', () => {
     await time.sleep(5000);
     await expect(set.wals.edgeLogs.append(Buffer.from('{"id":"b"}\n'))).rejects.toMatchObject({ code: 'overloaded', retryAfterSeconds: 1 });
     // The next renewal (every second) makes it fresh again.
-    await expect.poll(() => set.wals.edgeLogs.append(Buffer.from('{"id":"c"}\n')).then(() => 'taken', () => 'refused'), { timeout: 10_000 }).toBe('taken');
+    await expect
+      .poll(
+        () =>
+          set.wals.edgeLogs.append(Buffer.from('{"id":"c"}\n')).then(
+            () => 'taken',
+            () => 'refused',
+          ),
+        { timeout: 10_000 },
+      )
+      .toBe('taken');
     await set.close();
   });
 
@@ -159,7 +182,15 @@ describe('the lock: one writer whatever the PID namespace or host', () => {
     await set.wals.edgeLogs.append(Buffer.from('{"id":"a"}\n'));
     // What a newcomer that judged the lease stale writes.
     writeFileSync(join(dir, LOCK_FILE), JSON.stringify({ ...lock, token: 'newcomer' }));
-    await expect.poll(() => set.wals.edgeLogs.append(Buffer.from('{"id":"b"}\n')).then(() => 'taken', (e: Error) => e.message), { timeout: 10_000 })
+    await expect
+      .poll(
+        () =>
+          set.wals.edgeLogs.append(Buffer.from('{"id":"b"}\n')).then(
+            () => 'taken',
+            (e: Error) => e.message,
+          ),
+        { timeout: 10_000 },
+      )
       .toMatch(/Another process took this data dir over/);
     await set.close();
     // Not ours any more: the newcomer's lock stays.
@@ -170,8 +201,7 @@ describe('the lock: one writer whatever the PID namespace or host', () => {
 describe('every command that writes a data dir takes its lock', () => {
   // --kill-child: the server dies with the unshare process the test kills.
   const PID_NAMESPACE = ['unshare', '--pid', '--fork', '--mount-proc', '--kill-child'];
-  const serve = (dataDir: string) =>
-    spawnCli(['serve', '--data-dir', dataDir, '--api-key', 'k', '--port', '0'], {}, [], PID_NAMESPACE);
+  const serve = (dataDir: string) => spawnCli(['serve', '--data-dir', dataDir, '--api-key', 'k', '--port', '0'], {}, [], PID_NAMESPACE);
 
   it('two servers each running as pid 1 in its own PID namespace: the second is refused, the first keeps serving', async () => {
     const dataDir = freshDir();
@@ -182,7 +212,9 @@ describe('every command that writes a data dir takes its lock', () => {
     expect(code).toBe(1);
     expect(second.output.stderr).toMatch(/error: The data dir .+ is in use by process 1 on host /);
     const post = await fetch(`${url}/api/logs?source_name=cloudflare.logs.prod`, {
-      method: 'POST', headers: { 'X-API-KEY': 'k' }, body: JSON.stringify({ message: 'still the one writer', project: 'abc', timestamp: '2026-11-21T10:00:00Z' }),
+      method: 'POST',
+      headers: { 'X-API-KEY': 'k' },
+      body: JSON.stringify({ message: 'still the one writer', project: 'abc', timestamp: '2026-11-21T10:00:00Z' }),
     });
     expect(post.status).toBe(200);
     // Killed (a crash, an OOM kill): a new one in yet another namespace takes the data dir at once.
@@ -198,7 +230,9 @@ describe('every command that writes a data dir takes its lock', () => {
     const server = serve(dataDir);
     const [, url] = await waitForStdout(server, /Listening on (http:\/\/\S+)/);
     const post = await fetch(`${url}/api/logs?source_name=cloudflare.logs.prod`, {
-      method: 'POST', headers: { 'X-API-KEY': 'k' }, body: JSON.stringify({ message: 'acknowledged', project: 'abc', timestamp: '2026-11-21T10:00:00Z' }),
+      method: 'POST',
+      headers: { 'X-API-KEY': 'k' },
+      body: JSON.stringify({ message: 'acknowledged', project: 'abc', timestamp: '2026-11-21T10:00:00Z' }),
     });
     expect(post.status).toBe(200);
     const wal = join(dataDir, 'edgeLogs', 'wal');

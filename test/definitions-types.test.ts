@@ -1,8 +1,19 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import {
-  createEndpoints, defineEndpoint, p,
-  type DefinitionParams, type EndpointMethods, type Endpoints, type FunctionsInvocationStatsParams, type FunctionsInvocationStatsRow,
-  type LogsAllParams, type LogsAllRow, type MethodName, type QueryResult, type UsageApiCountsParams, type UsageApiCountsRow,
+  createEndpoints,
+  defineEndpoint,
+  p,
+  type DefinitionParams,
+  type EndpointMethods,
+  type Endpoints,
+  type FunctionsInvocationStatsParams,
+  type FunctionsInvocationStatsRow,
+  type LogsAllParams,
+  type LogsAllRow,
+  type MethodName,
+  type QueryResult,
+  type UsageApiCountsParams,
+  type UsageApiCountsRow,
 } from '../src/index';
 
 // Type tests: `npm test` runs `tsc --noEmit` over this file first, so every `expectTypeOf` below
@@ -12,7 +23,10 @@ import {
 const errorsByPath = defineEndpoint({
   name: 'errors.by-path',
   params: { project: p.text(), since: p.isoTimestamp().optional(), min_status: p.integer().default(400), tier: p.oneOf(['FREE', 'PRO']) },
-  sql: { duckdb: 'SELECT request_path AS path, count(*) AS errors, max(timestamp) AS last FROM edge_logs WHERE project = $project AND status_code >= $min_status AND ($since IS NULL OR timestamp > $since) AND $tier IS NOT NULL GROUP BY 1' },
+  sql: {
+    duckdb:
+      'SELECT request_path AS path, count(*) AS errors, max(timestamp) AS last FROM edge_logs WHERE project = $project AND status_code >= $min_status AND ($since IS NULL OR timestamp > $since) AND $tier IS NOT NULL GROUP BY 1',
+  },
   columns: { path: 'text', errors: 'integer', last: { type: 'timestamp', nullable: true } },
 });
 
@@ -54,10 +68,10 @@ describe('types inferred from definitions', () => {
 });
 
 // An endpoint whose method name would shadow a member of Endpoints: it keeps `query` only.
-const closeEndpoint = defineEndpoint({ name: 'close', params: { project: p.text() }, sql: { duckdb: 'SELECT 1 AS n FROM edge_logs WHERE project = $project' }, columns: { n: 'integer' } });
+const _closeEndpoint = defineEndpoint({ name: 'close', params: { project: p.text() }, sql: { duckdb: 'SELECT 1 AS n FROM edge_logs WHERE project = $project' }, columns: { n: 'integer' } });
 
 declare const mine: Endpoints<typeof errorsByPath> & EndpointMethods<typeof errorsByPath>;
-declare const closing: Endpoints<typeof closeEndpoint> & EndpointMethods<typeof closeEndpoint>;
+declare const closing: Endpoints<typeof _closeEndpoint> & EndpointMethods<typeof _closeEndpoint>;
 
 describe('a method per endpoint, derived from its definition', () => {
   it('named by camelCasing the endpoint name, typed by its parameters and rows', () => {
@@ -75,8 +89,8 @@ describe('a method per endpoint, derived from its definition', () => {
       expectTypeOf(ep.logsAll).toEqualTypeOf<(params: LogsAllParams) => Promise<LogsAllRow[]>>();
       expectTypeOf(ep.usageApiCounts).toEqualTypeOf<(params: UsageApiCountsParams) => Promise<UsageApiCountsRow[]>>();
       // What createEndpoints returns has them, inferred from the definitions given.
-      const made = () => createEndpoints({ sources: {}, endpoints: [errorsByPath] });
-      expectTypeOf<Awaited<ReturnType<typeof made>>['errorsByPath']>().toEqualTypeOf<typeof mine.errorsByPath>();
+      const _made = () => createEndpoints({ sources: {}, endpoints: [errorsByPath] });
+      expectTypeOf<Awaited<ReturnType<typeof _made>>['errorsByPath']>().toEqualTypeOf<typeof mine.errorsByPath>();
       // Still an Endpoints: it goes wherever one is taken (createHandler, startServer).
       expectTypeOf(mine).toMatchTypeOf<Endpoints>();
       // A name that would shadow a member keeps the member.

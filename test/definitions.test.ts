@@ -1,15 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createEndpoints,
-  defineEndpoint,
-  defineSource,
-  InvalidOptionError,
-  p,
-  type Endpoints,
-  type Engine,
-} from '../src/index';
+import { createEndpoints, defineEndpoint, defineSource, InvalidOptionError, p, type Endpoints, type Engine } from '../src/index';
 import { uuidFromName } from '../src/definitions/define-endpoint';
 import { generateLogs } from '../src/fixtures/generate-logs';
 import { eventTimestampMicros } from '../src/time/event-timestamp';
@@ -26,7 +18,7 @@ const errorsByPath = defineEndpoint({
   name: 'errors.by-path',
   description: 'Gateway requests answered 400 or more, per path.',
   params: {
-    project: p.text(),                              // required
+    project: p.text(), // required
     since: p.isoTimestamp().optional(),
     min_status: p.integer().default(400),
   },
@@ -55,7 +47,8 @@ function expectedErrors(file: string, project: string, minStatus: number, since:
   }
   // DuckDB's order: errors descending, then path ascending with NULL last.
   const byPath = (a: string | null, b: string | null) => (a === b ? 0 : a === null ? 1 : b === null ? -1 : a < b ? -1 : 1);
-  return [...counts].map(([path, errors]) => ({ path, errors }))
+  return [...counts]
+    .map(([path, errors]) => ({ path, errors }))
     .sort((a, b) => b.errors - a.errors || byPath(a.path, b.path))
     .slice(0, 20);
 }
@@ -147,9 +140,14 @@ describe('a user endpoint (defineEndpoint) on every surface', () => {
     const listed = ep.definitions.find((d) => d.name === 'errors.by-path')!;
     expect(listed).toMatchObject({ id: uuidFromName('errors.by-path'), builtIn: false, sandboxed: false, maxRows: 1000, cache: { ttlSeconds: 60, warmingSeconds: 20 } });
     expect(listed.params.map((s) => [s.name, s.format, s.required, s.default])).toEqual([
-      ['project', 'text', true, undefined], ['since', 'iso-timestamp', false, undefined], ['min_status', 'integer', false, '400'],
+      ['project', 'text', true, undefined],
+      ['since', 'iso-timestamp', false, undefined],
+      ['min_status', 'integer', false, '400'],
     ]);
-    expect(listed.columns.map((c) => [c.name, c.type])).toEqual([['path', 'text'], ['errors', 'integer']]);
+    expect(listed.columns.map((c) => [c.name, c.type])).toEqual([
+      ['path', 'text'],
+      ['errors', 'integer'],
+    ]);
     expect(ep.definitions.filter((d) => d.builtIn).map((d) => d.name)).toEqual(['functions.invocation-stats', 'logs.all', 'usage.api-counts']);
   });
 
@@ -200,15 +198,22 @@ describe('definitions that cannot work are refused, naming the endpoint and the 
 
   it('at start: SQL that does not prepare, a name or UUID another endpoint has, no SQL for the engine', async () => {
     const start = (endpoints: unknown[], extra: object = {}) => createEndpoints({ sources: {}, endpoints: endpoints as never, ...extra });
-    await expect(start([defineEndpoint({ ...base, sql: { duckdb: 'SELECT count(*) AS n FROM edge_logs WHERE projekt = $project' } })]))
-      .rejects.toThrow(/Endpoint "bad\.one" cannot work: its duckdb SQL does not prepare: .*projekt/);
+    await expect(start([defineEndpoint({ ...base, sql: { duckdb: 'SELECT count(*) AS n FROM edge_logs WHERE projekt = $project' } })])).rejects.toThrow(
+      /Endpoint "bad\.one" cannot work: its duckdb SQL does not prepare: .*projekt/,
+    );
     await expect(start([defineEndpoint({ ...base, name: 'logs.all' })])).rejects.toThrow(/has the name "logs\.all" of endpoint "logs\.all"/);
     await expect(start([defineEndpoint(base), defineEndpoint({ ...base, name: 'other', id: uuidFromName('bad.one') })])).rejects.toThrow(/has the UUID .* of endpoint "bad\.one"/);
     await expect(start([{ name: 'x' }])).rejects.toThrow(/endpoints\[0\] is not a definition/);
-    await expect(start([defineEndpoint({ ...base, name: 'errors.by-path' }), defineEndpoint({ ...base, name: 'errors-by_path' })])).rejects.toThrow(/"errors\.by-path" and "errors-by_path" would both be the method ep\.errorsByPath/);
+    await expect(start([defineEndpoint({ ...base, name: 'errors.by-path' }), defineEndpoint({ ...base, name: 'errors-by_path' })])).rejects.toThrow(
+      /"errors\.by-path" and "errors-by_path" would both be the method ep\.errorsByPath/,
+    );
     const clickhouseLike: Engine = {
-      dialect: 'clickhouse', run: async () => ({ rows: [], engineMs: 0 }), checkPattern: async () => null,
-      ping: async () => undefined, inspectSources: async () => [], close: async () => undefined,
+      dialect: 'clickhouse',
+      run: async () => ({ rows: [], engineMs: 0 }),
+      checkPattern: async () => null,
+      ping: async () => undefined,
+      inspectSources: async () => [],
+      close: async () => undefined,
     };
     await expect(start([defineEndpoint(base)], { engine: clickhouseLike })).rejects.toThrow(/"bad\.one" has no clickhouse SQL/);
     await expect(start([], { endpointz: [] })).rejects.toThrow(/does not know the option "endpointz" \(did you mean "endpoints"\?\)/);
@@ -250,12 +255,22 @@ describe('a user source (defineSource): relation, columns from metadata, ingest 
   let ep: Endpoints<typeof authFailures>;
 
   beforeAll(async () => {
-    const auth = (ts: string, status: number, level = 'error', project = 'abc') =>
-      ({ id: `${ts}-${status}`, timestamp: ts, event_message: 'login', project, metadata: { level, status, duration: status / 10 } });
+    const auth = (ts: string, status: number, level = 'error', project = 'abc') => ({
+      id: `${ts}-${status}`,
+      timestamp: ts,
+      event_message: 'login',
+      project,
+      metadata: { level, status, duration: status / 10 },
+    });
     writeLines(tmp.path('auth', 'a.ndjson'), [
-      auth('2026-11-21T10:05:00Z', 401), auth('2026-11-21T10:35:00Z', 500), auth('2026-11-21T11:10:00Z', 403),
-      auth('2026-11-21T11:20:00Z', 200), auth('2026-11-21T11:30:00Z', 401, 'warn'), auth('2026-11-21T11:40:00Z', 401, 'error', 'other'),
-      auth('2026-11-19T11:40:00Z', 401), 'not json',
+      auth('2026-11-21T10:05:00Z', 401),
+      auth('2026-11-21T10:35:00Z', 500),
+      auth('2026-11-21T11:10:00Z', 403),
+      auth('2026-11-21T11:20:00Z', 200),
+      auth('2026-11-21T11:30:00Z', 401, 'warn'),
+      auth('2026-11-21T11:40:00Z', 401, 'error', 'other'),
+      auth('2026-11-19T11:40:00Z', 401),
+      'not json',
     ]);
     writeLines(tmp.path('edge', 'e.ndjson'), [edgeEvent({ timestamp: '2026-11-21T11:00:00Z' })]);
     ep = await createEndpoints({
@@ -295,7 +310,13 @@ describe('a user source (defineSource): relation, columns from metadata, ingest 
       cache: false,
     });
     try {
-      const events = [401, 403, 500, 200].map((status, i) => ({ id: `m${i}`, timestamp: `2026-11-21T11:0${i}:00Z`, message: 'login', project: 'mgd', metadata: { level: 'error', status, duration: 10 } }));
+      const events = [401, 403, 500, 200].map((status, i) => ({
+        id: `m${i}`,
+        timestamp: `2026-11-21T11:0${i}:00Z`,
+        message: 'login',
+        project: 'mgd',
+        metadata: { level: 'error', status, duration: 10 },
+      }));
       for (const event of events) await managed.ingest('gotrue.logs.prod', [event]);
       const expected = [{ hour: '2026-11-21T11:00:00.000000Z', failures: 3, slowest: 10 }];
       expect((await managed.query('auth.failures', { project: 'mgd' })).result).toEqual(expected);
@@ -309,7 +330,7 @@ describe('a user source (defineSource): relation, columns from metadata, ingest 
     }
   });
 
-  it('refuses a source that cannot work, or that takes another one\'s names', async () => {
+  it("refuses a source that cannot work, or that takes another one's names", async () => {
     expect(() => defineSource({ name: 'x-y', relation: 'x', columns: {}, projectColumn: 'project' })).toThrow(/letters and digits/);
     expect(() => defineSource({ name: 'x', relation: 'X Y', columns: { project: 'text' }, projectColumn: 'project' })).toThrow(/relation must be/);
     expect(() => defineSource({ name: 'x', relation: 'x', columns: { project: 'text' }, projectColumn: 'nope' })).toThrow(/projectColumn/);

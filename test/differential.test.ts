@@ -88,8 +88,7 @@ describe('differential: library (NDJSON and Parquet) versus the reference implem
     functionIds = { ...spread.functionIds, ...dense.functionIds };
     expect(new Set(projects).size).toBe(projects.length);
 
-    const files = (format: Format, source: 'edgeLogs' | 'functionEdgeLogs') =>
-      [spread, dense].map((g) => g.byFormat[format]![source]);
+    const files = (format: Format, source: 'edgeLogs' | 'functionEdgeLogs') => [spread, dense].map((g) => g.byFormat[format]![source]);
     edge = readEdgeEvents(files('ndjson', 'edgeLogs'));
     fn = readFunctionEvents(files('ndjson', 'functionEdgeLogs'));
     for (const format of ['ndjson', 'parquet'] as const) {
@@ -149,8 +148,14 @@ describe('differential: library (NDJSON and Parquet) versus the reference implem
     const coverage: Coverage = {
       queries: 0,
       nonEmpty: { 'functions.invocation-stats': 0, 'logs.all': 0, 'usage.api-counts': 0 },
-      logsAtLimit: 0, logsTies: 0, usageAtCap: 0, usageAllZeroRows: 0,
-      invocationWithFunctionId: 0, invocationNullStats: 0, invocationBigBuckets: 0, invocationErrors: 0,
+      logsAtLimit: 0,
+      logsTies: 0,
+      usageAtCap: 0,
+      usageAllZeroRows: 0,
+      invocationWithFunctionId: 0,
+      invocationNullStats: 0,
+      invocationBigBuckets: 0,
+      invocationErrors: 0,
     };
     const scenarios = buildScenarios();
     expect(scenarios.length).toBeGreaterThanOrEqual(12);
@@ -252,7 +257,10 @@ describe('differential: library (NDJSON and Parquet) versus the reference implem
         return;
       }
       expect(Math.abs(row.avg_execution_time! - ref.avg_execution_time), `${at} avg`).toBeLessThanOrEqual(1e-9 * Math.max(1, Math.abs(ref.avg_execution_time)));
-      for (const [column, percent] of [['p95_execution_time', 95], ['p99_execution_time', 99]] as const) {
+      for (const [column, percent] of [
+        ['p95_execution_time', 95],
+        ['p99_execution_time', 99],
+      ] as const) {
         const [lo, hi] = quantileBound(sorted, percent);
         const value = row[column];
         expect(value, `${at} ${column} in [${lo}, ${hi}]`).not.toBeNull();
@@ -285,7 +293,10 @@ describe('differential: library (NDJSON and Parquet) versus the reference implem
     // Clocks that put a window edge exactly on (or 1 µs beside) an event.
     for (const e of boundaryEvents(fn.events.map((f) => ({ ts: f.ts!, project: f.project_ref! })))) {
       const b = e.boundary;
-      const clocks: Array<[string, bigint]> = [['first bucket = event boundary (5min)', b + 5n * MINUTE], ['end = event boundary', b - MS]];
+      const clocks: Array<[string, bigint]> = [
+        ['first bucket = event boundary (5min)', b + 5n * MINUTE],
+        ['end = event boundary', b - MS],
+      ];
       if (b % MINUTE === 0n) clocks.push(['first bucket = event (15min)', b + 15n * MINUTE], ['first bucket = event (1hr)', b + HOUR]);
       if (b % HOUR === 0n) clocks.push(['first bucket = event (1day)', b + DAY]);
       for (const [what, t] of clocks) {
@@ -297,10 +308,11 @@ describe('differential: library (NDJSON and Parquet) versus the reference implem
       const project = e.project;
       // With an end bound just after the event, the event is among the 100 newest rows returned.
       const iso_timestamp_end = formatIso(b + 10n * MINUTE);
-      const logs = (...tiers: string[]) => tiers.flatMap((project_tier): Query[] => [
-        { endpoint: 'logs.all', params: { project, project_tier } },
-        { endpoint: 'logs.all', params: { project, project_tier, iso_timestamp_end } },
-      ]);
+      const logs = (...tiers: string[]) =>
+        tiers.flatMap((project_tier): Query[] => [
+          { endpoint: 'logs.all', params: { project, project_tier } },
+          { endpoint: 'logs.all', params: { project, project_tier, iso_timestamp_end } },
+        ]);
       const usage = (...intervals: string[]) => intervals.map((interval): Query => ({ endpoint: 'usage.api-counts', params: { project, interval } }));
       const clocks: Array<[string, bigint, Query[]]> = [
         ['now - 1 day', b + DAY, logs('FREE', 'GOLD', 'PRO')],
@@ -327,8 +339,10 @@ describe('differential: library (NDJSON and Parquet) versus the reference implem
       const variants = ['', UNKNOWN_FUNCTION, ...ids];
       const intervals = k < 0 ? FUNCTION_INTERVALS : rotate(FUNCTION_INTERVALS, 2, p + 2 * k);
       for (const interval of intervals) out.push({ endpoint: 'functions.invocation-stats', params: { project, interval } });
-      const withIds = k < 0 ? ids.slice(0, 1).flatMap((id) => FUNCTION_INTERVALS.slice(0, 5).map((interval) => [id, interval] as const))
-        : rotate(variants, 1, p + k).map((id, i) => [id, FUNCTION_INTERVALS[(p + k + i) % FUNCTION_INTERVALS.length]!] as const);
+      const withIds =
+        k < 0
+          ? ids.slice(0, 1).flatMap((id) => FUNCTION_INTERVALS.slice(0, 5).map((interval) => [id, interval] as const))
+          : rotate(variants, 1, p + k).map((id, i) => [id, FUNCTION_INTERVALS[(p + k + i) % FUNCTION_INTERVALS.length]!] as const);
       for (const [function_id, interval] of withIds) {
         out.push({ endpoint: 'functions.invocation-stats', params: { project, interval, function_id } });
       }
@@ -348,7 +362,8 @@ describe('differential: library (NDJSON and Parquet) versus the reference implem
         .map((e) => e.ts!)
         .sort((a, b) => (a < b ? 1 : a > b ? -1 : 0));
       const at = (i: number) => times[Math.min(i, times.length - 1)] ?? micros(clock) - HOUR;
-      const start = at(40), end = at(5);
+      const start = at(40),
+        end = at(5);
       const bounds: Array<LogsParams> = [
         { project, project_tier: tier(0), iso_timestamp_start: formatIso(start) },
         { project, project_tier: tier(1), iso_timestamp_end: withOffset(end, 330, '+05:30') },
@@ -377,7 +392,8 @@ describe('differential: library (NDJSON and Parquet) versus the reference implem
       'https?://api\\.[a-z]+-ap?p\\.com',
     ];
     return patterns.flatMap((project, p) =>
-      [...rotate(USAGE_INTERVALS, 2, p + k), ...rotate(STUDIO_INTERVALS, 1, p + k)].map((interval): Query => ({ endpoint: 'usage.api-counts', params: { project, interval } })));
+      [...rotate(USAGE_INTERVALS, 2, p + k), ...rotate(STUDIO_INTERVALS, 1, p + k)].map((interval): Query => ({ endpoint: 'usage.api-counts', params: { project, interval } })),
+    );
   }
 });
 
@@ -397,12 +413,14 @@ async function run(ep: Endpoints, q: Query): Promise<unknown[]> {
 async function runAll<T, R>(items: readonly T[], work: (item: T) => Promise<R>): Promise<R[]> {
   const out: R[] = new Array(items.length);
   let next = 0;
-  await Promise.all(Array.from({ length: 4 }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await work(items[i]!);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await work(items[i]!);
+      }
+    }),
+  );
   return out;
 }
 

@@ -194,14 +194,25 @@ describe('byte order marks and CRLF line ends, at any file position', () => {
   const tmp = tempDir('le-bom-');
   afterAll(() => tmp.cleanup());
   const events = censusEvents('bom', 12);
-  const text = (eol: string, bom: boolean, from: number, to: number) => `${bom ? '\uFEFF' : ''}${events.slice(from, to).map((e) => JSON.stringify(e)).join(eol)}${eol}`;
+  const text = (eol: string, bom: boolean, from: number, to: number) =>
+    `${bom ? '\uFEFF' : ''}${events
+      .slice(from, to)
+      .map((e) => JSON.stringify(e))
+      .join(eol)}${eol}`;
 
   const layouts: Record<string, Array<[string, string | Buffer]>> = {
     'a BOM in the only file': [['a.ndjson', text('\n', true, 0, 12)]],
     'a BOM and CRLF in the only file': [['a.ndjson', text('\r\n', true, 0, 12)]],
     'CRLF without a BOM': [['a.ndjson', text('\r\n', false, 0, 12)]],
-    'a BOM in the second of two files': [['a.ndjson', text('\n', false, 0, 6)], ['b.ndjson', text('\n', true, 6, 12)]],
-    'a BOM in every file': [['a.ndjson', text('\r\n', true, 0, 4)], ['b.ndjson', text('\n', true, 4, 8)], ['c.ndjson', text('\r\n', true, 8, 12)]],
+    'a BOM in the second of two files': [
+      ['a.ndjson', text('\n', false, 0, 6)],
+      ['b.ndjson', text('\n', true, 6, 12)],
+    ],
+    'a BOM in every file': [
+      ['a.ndjson', text('\r\n', true, 0, 4)],
+      ['b.ndjson', text('\n', true, 4, 8)],
+      ['c.ndjson', text('\r\n', true, 8, 12)],
+    ],
     'a BOM inside a gzip file': [['a.ndjson.gz', gzipSync(text('\n', true, 0, 12))]],
   };
   for (const [name, files] of Object.entries(layouts)) {
@@ -228,7 +239,10 @@ describe('commit markers of managed storage are the only lines left out', () => 
     const events = censusEvents('mark', 6);
     const own = { ...events[5]!, _wal_commit: { seq: 1 } };
     const marker = '{"_wal_commit":{"seq":1,"bytes":10,"crc32":1}}';
-    writeFileSync(tmp.path('a.ndjson'), [...events.slice(0, 3).map((e) => JSON.stringify(e)), marker, ...events.slice(3, 5).map((e) => JSON.stringify(e)), JSON.stringify(own), marker].join('\n') + '\n');
+    writeFileSync(
+      tmp.path('a.ndjson'),
+      [...events.slice(0, 3).map((e) => JSON.stringify(e)), marker, ...events.slice(3, 5).map((e) => JSON.stringify(e)), JSON.stringify(own), marker].join('\n') + '\n',
+    );
     const { ep } = await endpointsAt({ edgeLogs: tmp.path('*.ndjson') }, NOW);
     try {
       expect(await census(ep)).toEqual({ total: 6, ids: idRange('mark', 0, 6) });
@@ -256,7 +270,7 @@ describe('timestamps by magnitude (docs/semantics.md, "Timestamps")', () => {
     'seconds with a fraction (time.time())': { value: 1795256102.123456, expected: '2026-11-21T10:15:02.123456Z' },
     'milliseconds (Date.now())': { value: 1795256102123, expected: '2026-11-21T10:15:02.123000Z' },
     'microseconds (Logflare)': { value: 1795256102123456, expected: '2026-11-21T10:15:02.123456Z' },
-    'nanoseconds': { value: '1795256102123456789', expected: '2026-11-21T10:15:02.123456Z' },
+    nanoseconds: { value: '1795256102123456789', expected: '2026-11-21T10:15:02.123456Z' },
     'seconds as a numeric string': { value: '1795256102', expected: '2026-11-21T10:15:02.000000Z' },
     'milliseconds as a numeric string': { value: '1795256102123', expected: '2026-11-21T10:15:02.123000Z' },
     'seconds in exponent notation': { value: '1.795256102123e9', expected: '2026-11-21T10:15:02.123000Z' },
@@ -266,7 +280,10 @@ describe('timestamps by magnitude (docs/semantics.md, "Timestamps")', () => {
   it('NDJSON: every unit lands on the same instant', async () => {
     const events = Object.entries(forms).map(([name, f], i) => edgeEvent({ id: `t${i}`, project: 'mag', timestamp: f.value as string, message: name }));
     // Nanoseconds as a JSON number (not a string) too: too large for a double, exact in the file.
-    const raw = [...events.map((e) => JSON.stringify(e)), JSON.stringify(edgeEvent({ id: 'tns', project: 'mag', timestamp: 0, message: 'ns number' })).replace('"timestamp":0', '"timestamp":1795256102123456789')];
+    const raw = [
+      ...events.map((e) => JSON.stringify(e)),
+      JSON.stringify(edgeEvent({ id: 'tns', project: 'mag', timestamp: 0, message: 'ns number' })).replace('"timestamp":0', '"timestamp":1795256102123456789'),
+    ];
     writeFileSync(tmp.path('mag.ndjson'), raw.join('\n') + '\n');
     const { ep } = await endpointsAt({ edgeLogs: tmp.path('mag.ndjson') }, NOW);
     try {
@@ -298,7 +315,10 @@ describe('timestamps by magnitude (docs/semantics.md, "Timestamps")', () => {
         await c.run(`COPY (SELECT 'p${i}' AS id, CAST(${value} AS ${type}) AS timestamp, 'x' AS event_message, 'mag' AS project, '{}' AS metadata) TO '${file}' (FORMAT parquet)`);
         const { ep } = await endpointsAt({ edgeLogs: file }, NOW);
         try {
-          expect((await ep.logsAll({ project: 'mag', project_tier: 'FREE' })).map((r) => r.timestamp), `${type} ${value}`).toEqual([expected]);
+          expect(
+            (await ep.logsAll({ project: 'mag', project_tier: 'FREE' })).map((r) => r.timestamp),
+            `${type} ${value}`,
+          ).toEqual([expected]);
         } finally {
           await ep.close();
         }
@@ -319,7 +339,13 @@ describe('globs that match nothing are told', () => {
     const { ep } = await endpointsAt({ edgeLogs: [tmp.path('edge', '*.ndjson'), typo], functionEdgeLogs: tmp.path('fn', '*.ndjson') }, NOW);
     try {
       const [edge, fn] = await ep.inspectSources();
-      expect(edge).toMatchObject({ globs: [{ glob: tmp.path('edge', '*.ndjson'), files: 1 }, { glob: typo, files: 0 }], emptyGlobs: [typo] });
+      expect(edge).toMatchObject({
+        globs: [
+          { glob: tmp.path('edge', '*.ndjson'), files: 1 },
+          { glob: typo, files: 0 },
+        ],
+        emptyGlobs: [typo],
+      });
       expect(fn).toMatchObject({ files: 0, emptyGlobs: [tmp.path('fn', '*.ndjson')] });
     } finally {
       await ep.close();

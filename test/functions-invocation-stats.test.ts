@@ -78,11 +78,7 @@ describe('functions.invocation-stats', () => {
   it('computes min, max, avg, count and error_count (status >= 400) per bucket, ordered by time', async () => {
     setNow(NOW);
     const rows = await ep.functionsInvocationStats({ project: 'stats', interval: '1hr' });
-    expect(rows.map((r) => r.timestamp)).toEqual([
-      '2026-11-21T10:00:00.000000Z',
-      '2026-11-21T10:01:00.000000Z',
-      '2026-11-21T10:03:00.000000Z',
-    ]);
+    expect(rows.map((r) => r.timestamp)).toEqual(['2026-11-21T10:00:00.000000Z', '2026-11-21T10:01:00.000000Z', '2026-11-21T10:03:00.000000Z']);
     expect(rows[1]).toMatchObject({ min_execution_time: 10, max_execution_time: 50, avg_execution_time: 30, count: 4, error_count: 2 });
     // A missing status code is not an error; a missing execution time still counts.
     expect(rows[2]).toMatchObject({ min_execution_time: 7.5, count: 1, error_count: 0 });
@@ -94,9 +90,7 @@ describe('functions.invocation-stats', () => {
     const all = await ep.functionsInvocationStats({ project: 'stats', interval: '1hr' });
     expect(await ep.functionsInvocationStats({ project: 'stats', interval: '1hr', function_id: '' })).toEqual(all);
     const fb = await ep.functionsInvocationStats({ project: 'stats', interval: '1hr', function_id: 'fb' });
-    expect(fb).toEqual([
-      expect.objectContaining({ timestamp: '2026-11-21T10:01:00.000000Z', count: 2, error_count: 2, min_execution_time: 50 }),
-    ]);
+    expect(fb).toEqual([expect.objectContaining({ timestamp: '2026-11-21T10:01:00.000000Z', count: 2, error_count: 2, min_execution_time: 50 })]);
     expect(await ep.functionsInvocationStats({ project: 'stats', interval: '1hr', function_id: 'nope' })).toEqual([]);
   });
 
@@ -140,17 +134,19 @@ describe('functions.invocation-stats', () => {
   });
 
   it('fillEmptyBuckets adds the empty buckets of the series with count 0 and null statistics', async () => {
-    const filled = await endpointsAt(
-      { functionEdgeLogs: tmp.path('fn', '*.ndjson') },
-      NOW,
-      { fillEmptyBuckets: true },
-    );
+    const filled = await endpointsAt({ functionEdgeLogs: tmp.path('fn', '*.ndjson') }, NOW, { fillEmptyBuckets: true });
     try {
       const rows = await filled.ep.functionsInvocationStats({ project: 'stats', interval: '1hr' });
       expect(rows).toHaveLength(61); // 09:15 .. 10:15, one per minute
       expect(rows[0]).toEqual({
-        timestamp: '2026-11-21T09:15:00.000000Z', min_execution_time: null, max_execution_time: null,
-        avg_execution_time: null, p95_execution_time: null, p99_execution_time: null, count: 0, error_count: 0,
+        timestamp: '2026-11-21T09:15:00.000000Z',
+        min_execution_time: null,
+        max_execution_time: null,
+        avg_execution_time: null,
+        p95_execution_time: null,
+        p99_execution_time: null,
+        count: 0,
+        error_count: 0,
       });
       expect(rows.find((r) => r.timestamp === '2026-11-21T10:01:00.000000Z')).toMatchObject({ count: 4 });
     } finally {

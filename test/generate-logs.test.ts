@@ -17,7 +17,10 @@ const outDir = () => join(root, String(++n));
 
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-const lines = (file: string) => readFileSync(file, 'utf8').split('\n').filter((l) => l !== '');
+const lines = (file: string) =>
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '');
 const parses = (line: string) => {
   try {
     JSON.parse(line);
@@ -130,11 +133,16 @@ describe('generateLogs', () => {
     let written = 0;
     const handed: Array<{ source: string; file: string; text: string; written: number }> = [];
     const byDay = await generateLogs({
-      ...options, outDir: dir, onProgress: (w) => (written = w),
+      ...options,
+      outDir: dir,
+      onProgress: (w) => (written = w),
       filePerDay: { onDayFile: async (source, file) => void handed.push({ source, file, text: readFileSync(file, 'utf8'), written }) },
     });
     const dayOf = (line: string) => new Date(Number(eventTimestampMicros(JSON.parse(line).timestamp)! / 1000n)).toISOString().slice(0, 10);
-    for (const [source, one, days] of [['edgeLogs', whole.edgeLogs[0]!, byDay.edgeLogs], ['functionEdgeLogs', whole.functionEdgeLogs[0]!, byDay.functionEdgeLogs]] as const) {
+    for (const [source, one, days] of [
+      ['edgeLogs', whole.edgeLogs[0]!, byDay.edgeLogs],
+      ['functionEdgeLogs', whole.functionEdgeLogs[0]!, byDay.functionEdgeLogs],
+    ] as const) {
       const dates = [...new Set(lines(one).filter(parses).map(dayOf))].sort();
       expect(dates).toHaveLength(5); // 4 days before noon: 5 calendar days
       expect(days).toEqual(dates.map((d) => expect.stringMatching(new RegExp(`-${d}\\.ndjson$`))));

@@ -9,11 +9,11 @@ import { tempDir } from './support/log-files';
 
 const NOW = Date.parse('2026-11-21T12:00:00Z');
 
-describe('the engine holds a day\'s heads as one table in memory', () => {
+describe("the engine holds a day's heads as one table in memory", () => {
   const tmp = tempDir('le-head-tables-');
   afterAll(() => tmp.cleanup());
 
-  it('holds each project\'s newest rows of a day\'s heads, adds new heads to the day\'s table, drops tables no query reads', async () => {
+  it("holds each project's newest rows of a day's heads, adds new heads to the day's table, drops tables no query reads", async () => {
     const { instance, connection } = await openDatabase({ threads: 1 });
     try {
       // Three head files of one day: 150 rows of project a and 20 of b each, interleaved in time.
@@ -27,14 +27,17 @@ describe('the engine holds a day\'s heads as one table in memory', () => {
           FROM range(170) t(i)) TO ${sqlString(path)} (FORMAT parquet)`);
         heads.push({ path, kind: 'parquet', size: 1000 + f, mtimeMs: 0, ino: 0, headRows: 170 });
       }
-      const types = await parquetSchema(connection, heads.map((h) => h.path));
+      const types = await parquetSchema(
+        connection,
+        heads.map((h) => h.path),
+      );
       const dropped: string[] = [];
       const tables = new HeadTables(async (sql) => {
         dropped.push(sql);
         await connection.run(sql);
       });
-      const page = async (select: string, project: string) => (await connection.runAndReadAll(
-        `SELECT id FROM (${select}) WHERE project = '${project}' ORDER BY timestamp DESC, id LIMIT 100`)).getRowObjects().map((r) => r.id);
+      const page = async (select: string, project: string) =>
+        (await connection.runAndReadAll(`SELECT id FROM (${select}) WHERE project = '${project}' ORDER BY timestamp DESC, id LIMIT 100`)).getRowObjects().map((r) => r.id);
       const fromFiles = async (files: ListedFile[], project: string) => page(`SELECT * FROM read_parquet(${JSON.stringify(files.map((f) => f.path)).replaceAll('"', "'")})`, project);
       const tableNames = async () => (await connection.runAndReadAll(`SELECT table_name FROM duckdb_tables() WHERE table_name LIKE 'le_heads_%' ORDER BY 1`)).getRowObjects().map((r) => r.table_name);
 

@@ -102,9 +102,7 @@ describe('routes', () => {
   it('lists the definitions at /api/endpoints (with a key)', async () => {
     const list = await get('/api/endpoints');
     expect(list.status).toBe(200);
-    expect(list.json.result.map((d: any) => [d.name, d.id, d.maxRows])).toEqual(
-      Object.entries(IDS).map(([name, id]) => [name, id, 1000]),
-    );
+    expect(list.json.result.map((d: any) => [d.name, d.id, d.maxRows])).toEqual(Object.entries(IDS).map(([name, id]) => [name, id, 1000]));
     const usage = list.json.result.find((d: any) => d.name === 'usage.api-counts');
     expect(usage.cache).toEqual({ ttlSeconds: 900, warmingSeconds: 300 });
     expect(usage.params.find((p: any) => p.name === 'interval').values).toEqual(['hourly', 'daily', 'minutely', '15min', '30min', '1hr', '3hr', '1day', '3day', '7day']);
@@ -120,9 +118,7 @@ describe('routes', () => {
       expect(doc.json.paths[`/api/endpoints/query/${id}`].get.parameters).toEqual(byName.parameters);
       const definition = ep.definitions.find((d) => d.name === name)!;
       expect(byName.parameters.map((p: any) => [p.name, p.required])).toEqual(definition.params.map((p) => [p.name, p.required]));
-      expect(Object.keys(byName.responses['200'].content['application/json'].schema.properties.result.items.properties)).toEqual(
-        definition.columns.map((c) => c.name),
-      );
+      expect(Object.keys(byName.responses['200'].content['application/json'].schema.properties.result.items.properties)).toEqual(definition.columns.map((c) => c.name));
     }
     const interval = doc.json.paths['/api/endpoints/usage.api-counts'].get.parameters.find((p: any) => p.name === 'interval');
     expect(interval.schema.enum).toEqual(['hourly', 'daily', 'minutely', '15min', '30min', '1hr', '3hr', '1day', '3day', '7day']);
@@ -342,7 +338,12 @@ describe('output formats', () => {
     const r = await get(path, { headers: { Accept: 'application/x-ndjson' } });
     expect(r.headers.get('content-type')).toBe('application/x-ndjson; charset=utf-8');
     expect(r.text.endsWith('\n')).toBe(true);
-    expect(r.text.trimEnd().split('\n').map((l) => JSON.parse(l))).toEqual(json);
+    expect(
+      r.text
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l)),
+    ).toEqual(json);
   });
 
   it('an Arrow IPC stream with microsecond UTC timestamps, Int64 counts and Float64 times', async () => {

@@ -22,9 +22,7 @@ const ROWS = [
 describe('row converters (shared by HTTP and the CLI)', () => {
   it('CSV: header, CRLF, quoting only where needed, null as an empty field', () => {
     expect(rowsToCsv(COLUMNS, ROWS)).toBe(
-      'timestamp,count,avg,message,metadata\r\n' +
-        '2026-11-21T10:15:02.123456Z,3,1.5,"a, ""b""\nc","{""k"":[1,""x""]}"\r\n' +
-        '1969-12-31T23:59:59.999999Z,9007199254740991,,,\r\n',
+      'timestamp,count,avg,message,metadata\r\n' + '2026-11-21T10:15:02.123456Z,3,1.5,"a, ""b""\nc","{""k"":[1,""x""]}"\r\n' + '1969-12-31T23:59:59.999999Z,9007199254740991,,,\r\n',
     );
     expect(rowsToCsv(COLUMNS, [])).toBe('timestamp,count,avg,message,metadata\r\n');
   });
@@ -77,7 +75,12 @@ describe('Accept negotiation', () => {
 describe('query strings', () => {
   it('decodes form encoding, keeps every value, and ignores empty pairs', () => {
     const q = parseQueryString('?a=1+2&b=%C3%A9&a=3&&c&d=');
-    expect([...q]).toEqual([['a', ['1 2', '3']], ['b', ['é']], ['c', ['']], ['d', ['']]]);
+    expect([...q]).toEqual([
+      ['a', ['1 2', '3']],
+      ['b', ['é']],
+      ['c', ['']],
+      ['d', ['']],
+    ]);
   });
 
   it('refuses repeats of declared parameters only', () => {

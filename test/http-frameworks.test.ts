@@ -76,7 +76,7 @@ describe('mounting', () => {
     await checkExpressApp(app);
   });
 
-  it('Express without a base path: only the handler\'s routes are taken, the rest reaches the app', async () => {
+  it("Express without a base path: only the handler's routes are taken, the rest reaches the app", async () => {
     const app = express();
     app.use(toNodeListener(createHandler(ep, { apiKeys: [KEY] })));
     app.get('/', (_req, res) => {

@@ -12,11 +12,7 @@ let ep: Endpoints;
 let server: Awaited<ReturnType<typeof listen>>;
 
 beforeAll(async () => {
-  writeLines(tmp.path('edge.ndjson'), [
-    edgeEvent({ timestamp: '2026-11-21T11:00:00Z' }),
-    edgeEvent({ timestamp: '2026-11-21T11:10:00Z', path: '/storage/v1/x' }),
-    '{broken json',
-  ]);
+  writeLines(tmp.path('edge.ndjson'), [edgeEvent({ timestamp: '2026-11-21T11:00:00Z' }), edgeEvent({ timestamp: '2026-11-21T11:10:00Z', path: '/storage/v1/x' }), '{broken json']);
   writeLines(tmp.path('fn.ndjson'), [functionEvent({ timestamp: '2026-11-21T11:00:00Z', ms: 5 })]);
   ep = await createEndpoints({
     sources: { edgeLogs: tmp.path('edge.ndjson'), functionEdgeLogs: tmp.path('fn.ndjson') },
@@ -48,10 +44,58 @@ function prng(seed: number) {
 
 const { next, int, pick } = prng(20261121);
 
-const JUNK = ['%', '%Z', '%E0%A4%A', '%00', '%FF', '%C0%AF', '..', '.', '//', '\\', '+', '%2F', '%252F', '~', '*', '(', '[a-', 'a{99999}', '\\p{Nope}', "'", '"', ';--', 'é', '%E2%9C%93', '%F0%9F%92%A9', '%ED%A0%80'];
+const JUNK = [
+  '%',
+  '%Z',
+  '%E0%A4%A',
+  '%00',
+  '%FF',
+  '%C0%AF',
+  '..',
+  '.',
+  '//',
+  '\\',
+  '+',
+  '%2F',
+  '%252F',
+  '~',
+  '*',
+  '(',
+  '[a-',
+  'a{99999}',
+  '\\p{Nope}',
+  "'",
+  '"',
+  ';--',
+  'é',
+  '%E2%9C%93',
+  '%F0%9F%92%A9',
+  '%ED%A0%80',
+];
 const NAMES = ['functions.invocation-stats', 'logs.all', 'usage.api-counts', '3e97a72c-f5e4-4378-80ac-22ce14543451', '538D9361-E1E6-421A-953A-37A46D1B9E19', 'query', 'nope', ''];
 const PARAMS = ['project', 'interval', 'project_tier', 'function_id', 'iso_timestamp_start', 'iso_timestamp_end', 'x', '', '__proto__', 'constructor'];
-const VALUES = ['abc', '^abc$', '.*', 'daily', 'hourly', 'minutely', '1day', '5min', '7day', 'FREE', 'PRO', 'ENTERPRISE', '2026-11-21T10:00:00Z', '2026-02-30', '0000-01-01T00:00:00Z', '9999-12-31T23:59:59.999999999+23:59', '', 'null', '-1', '1e309'];
+const VALUES = [
+  'abc',
+  '^abc$',
+  '.*',
+  'daily',
+  'hourly',
+  'minutely',
+  '1day',
+  '5min',
+  '7day',
+  'FREE',
+  'PRO',
+  'ENTERPRISE',
+  '2026-11-21T10:00:00Z',
+  '2026-02-30',
+  '0000-01-01T00:00:00Z',
+  '9999-12-31T23:59:59.999999999+23:59',
+  '',
+  'null',
+  '-1',
+  '1e309',
+];
 const ACCEPTS = ['*/*', 'text/csv', 'application/x-ndjson', 'application/vnd.apache.arrow.stream', 'text/csv;q=abc', ';;;', 'application/json;q=0', 'x/y, */*;q=0.1'];
 const METHODS = ['GET', 'GET', 'GET', 'GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PATCH', 'TRACE', 'FOO'];
 

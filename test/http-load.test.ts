@@ -68,7 +68,7 @@ describe('under load', () => {
 
   it('500 query_failed without SQL or paths, the details going to onError', async () => {
     const held = heldEngine();
-    const secret = new Error('Binder Error: SELECT * FROM read_json(\'/srv/secret/logs/*.ndjson\')');
+    const secret = new Error("Binder Error: SELECT * FROM read_json('/srv/secret/logs/*.ndjson')");
     held.failWith(() => new EngineError('query_failed', 'The query failed in the engine.', { cause: secret }));
     held.open();
     const onError = vi.fn();
@@ -85,7 +85,7 @@ describe('under load', () => {
 
   it('an unexpected error is a generic 500 query_failed, never its own message', async () => {
     const held = heldEngine();
-    held.failWith(() => new TypeError('Cannot read properties of undefined (reading \'/etc/passwd\')'));
+    held.failWith(() => new TypeError("Cannot read properties of undefined (reading '/etc/passwd')"));
     held.open();
     const onError = vi.fn(() => {
       throw new Error('a broken logger changes nothing');
@@ -167,7 +167,12 @@ describe('health', () => {
       insertAt: async () => undefined,
     };
     // Each segment closes 1 ms after its first event, and its shipping is tried at once.
-    const ep = await createEndpoints({ engine: Object.assign(held.engine, { dialect: 'clickhouse' as const }), now: () => NOW, cache: false, storage: { dataDir, clickhouse: target, maxSegmentAgeMs: 1 } });
+    const ep = await createEndpoints({
+      engine: Object.assign(held.engine, { dialect: 'clickhouse' as const }),
+      now: () => NOW,
+      cache: false,
+      storage: { dataDir, clickhouse: target, maxSegmentAgeMs: 1 },
+    });
     open.push(() => ep.close());
     const { url } = await serve(ep);
     expect(await (await fetch(`${url}/health`)).json()).toEqual({ status: 'ok' });

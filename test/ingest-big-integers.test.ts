@@ -19,7 +19,8 @@ afterAll(() => tmp.cleanup());
 const BIG = ['9007199254740993', '-9007199254740993', '18446744073709551617', '123456789012345678901234567890', '-123456789012345678901234567891'];
 
 /** The body as a shipper sends it: big integers in metadata (nested objects and arrays) and at the top level. */
-const BODY = `[{"message":"big","project":"big","timestamp":"2026-11-21T11:00:00Z","top":${BIG[0]},"top_list":[${BIG[3]},1],` +
+const BODY =
+  `[{"message":"big","project":"big","timestamp":"2026-11-21T11:00:00Z","top":${BIG[0]},"top_list":[${BIG[3]},1],` +
   `"metadata":{"a":${BIG[0]},"b":${BIG[1]},"nested":{"c":${BIG[2]},"list":[${BIG[3]},{"d":${BIG[4]}}]},"small":12,"float":1.5}}]`;
 
 /** Every big integer with its digits, as a JSON text holds it. */
@@ -39,7 +40,9 @@ describe('integers past 2^53 are kept as sent (docs/ingest.md, "Requests")', () 
 
       // The write-ahead log holds the event with every integer as sent, top-level fields included.
       const wal = walDir(dataDir, 'edgeLogs');
-      const stored = readdirSync(wal).map((f) => readFileSync(join(wal, f), 'utf8')).join('');
+      const stored = readdirSync(wal)
+        .map((f) => readFileSync(join(wal, f), 'utf8'))
+        .join('');
       expectExact(stored);
       expect(stored).toContain(`"top":${BIG[0]},"top_list":[${BIG[3]},1]`);
 

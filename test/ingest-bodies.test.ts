@@ -42,7 +42,9 @@ describe('the nesting limit (docs/durability.md, "What ingest accepts")', () => 
   it('finds the same bracket as a byte-by-byte reading, wherever the chunks are cut (escapes and quotes across cuts)', () => {
     // The reference: one byte at a time, the escape of a string followed byte by byte.
     const reference = (text: Buffer, max: number) => {
-      let depth = 0, inString = false, escaped = false;
+      let depth = 0,
+        inString = false,
+        escaped = false;
       for (let i = 0; i < text.length; i++) {
         const c = String.fromCharCode(text[i]!);
         if (inString) {
@@ -50,8 +52,9 @@ describe('the nesting limit (docs/durability.md, "What ingest accepts")', () => 
           else if (c === '\\') escaped = true;
           else if (c === '"') inString = false;
         } else if (c === '"') inString = true;
-        else if (c === '[' || c === '{') { if (++depth > max) return i; }
-        else if ((c === ']' || c === '}') && depth > 0) depth--;
+        else if (c === '[' || c === '{') {
+          if (++depth > max) return i;
+        } else if ((c === ']' || c === '}') && depth > 0) depth--;
       }
       return -1;
     };
@@ -145,7 +148,7 @@ describe('a large body is parsed off the main thread', () => {
 });
 
 describe('nanosecond timestamps written as JSON numbers', () => {
-  it('only an event\'s own top-level timestamp is kept as its digits; one deeper in the event is kept as sent', () => {
+  it("only an event's own top-level timestamp is kept as its digits; one deeper in the event is kept as sent", () => {
     const ns = '1795256102123456789';
     expect(quoteBigTimestamps(`{"timestamp":${ns},"metadata":{"timestamp":${ns}}}`)).toBe(`{"timestamp":"${ns}","metadata":{"timestamp":${ns}}}`);
     expect(quoteBigTimestamps(`[{"a":[{"timestamp":${ns}}],"timestamp": ${ns} }]`)).toBe(`[{"a":[{"timestamp":${ns}}],"timestamp": "${ns}" }]`);

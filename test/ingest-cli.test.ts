@@ -32,7 +32,10 @@ async function served(dataDir: string, project = 'abc'): Promise<string[]> {
 describe('log-endpoints ingest', () => {
   it('loads NDJSON files (plain and .gz) into a data dir in batches, with a progress bar', async () => {
     const dataDir = dir('data');
-    const a = writeLines(tmp.path('a.ndjson'), Array.from({ length: 25 }, (_, i) => edgeEvent({ id: `a${String(i).padStart(2, '0')}`, timestamp: '2026-11-21T11:00:00Z' })));
+    const a = writeLines(
+      tmp.path('a.ndjson'),
+      Array.from({ length: 25 }, (_, i) => edgeEvent({ id: `a${String(i).padStart(2, '0')}`, timestamp: '2026-11-21T11:00:00Z' })),
+    );
     const b = tmp.path('b.ndjson.gz');
     writeFileSync(b, gzipSync(`${JSON.stringify(edgeEvent({ id: 'b0', timestamp: '2026-11-21T11:00:01Z' }))}\n`));
     const { io, out } = memoryIO();
@@ -109,7 +112,10 @@ describe('log-endpoints ingest', () => {
 
   it.each([
     [['--source', 'edge', '--data-dir', 'x'], /Name the NDJSON files/],
-    [['f.ndjson', '--data-dir', 'x'], /--source must name a source: edgeLogs \(edge_logs, edge\), functionEdgeLogs \(function_edge_logs, functions\), or one of their Logflare names \(cloudflare\.logs\.prod, deno-relay-logs\)/],
+    [
+      ['f.ndjson', '--data-dir', 'x'],
+      /--source must name a source: edgeLogs \(edge_logs, edge\), functionEdgeLogs \(function_edge_logs, functions\), or one of their Logflare names \(cloudflare\.logs\.prod, deno-relay-logs\)/,
+    ],
     [['f.ndjson', '--source', 'edge'], /Give exactly one destination/],
     [['f.ndjson', '--source', 'edge', '--data-dir', 'x', '--url', 'http://127.0.0.1:1'], /Give exactly one destination/],
   ])('wrong usage %j is exit 2', async (args, message) => {

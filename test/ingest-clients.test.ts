@@ -133,7 +133,8 @@ describe('Vector http sink (Supabase self-hosted shapes)', () => {
     });
     const kongError = {
       appname: 'supabase-kong',
-      event_message: '2026/11/21 11:00:00 [error] 1234#0: *5 connect() failed (111: Connection refused), client: 172.18.0.1, server: kong, request: "GET /storage/v1/object HTTP/1.1", host: "localhost:8000"',
+      event_message:
+        '2026/11/21 11:00:00 [error] 1234#0: *5 connect() failed (111: Connection refused), client: 172.18.0.1, server: kong, request: "GET /storage/v1/object HTTP/1.1", host: "localhost:8000"',
       metadata: {
         request: { method: 'GET', path: '/storage/v1/object', protocol: 'HTTP/1.1', host: 'localhost:8000', headers: { cf_connecting_ip: '172.18.0.1' } },
         response: { status_code: 200 },

@@ -106,7 +106,7 @@ describe('ingest routes', () => {
     });
   }
 
-  it('names the source by UUID too (pino-logflare\'s sourceToken), and routes deno-relay-logs to the function log', async () => {
+  it("names the source by UUID too (pino-logflare's sourceToken), and routes deno-relay-logs to the function log", async () => {
     const fn = { message: 'POST | 500', timestamp: '2026-11-21T11:00:00Z', metadata: { project_ref: 'abc', function_id: 'f1', execution_time_ms: 12, response: { status_code: 500 } } };
     expect((await post(server, '/logs?source=25810149-E19D-4B24-A57A-0E886ADD2D74', JSON.stringify({ batch: [fn, fn] }))).status).toBe(200);
     expect((await post(server, '/api/logs?source_name=deno-relay-logs', JSON.stringify(fn))).status).toBe(200);
@@ -284,7 +284,9 @@ describe('stored bytes', () => {
     const server = await serve();
     await post(server, `/api/logs${EDGE}`, JSON.stringify([{ message: 'hi', id: 'x1', timestamp: 1795256102 }]));
     const dir = walDir(server.dataDir, 'edgeLogs');
-    const text = readdirSync(dir).map((f) => readFileSync(join(dir, f), 'utf8')).join('');
+    const text = readdirSync(dir)
+      .map((f) => readFileSync(join(dir, f), 'utf8'))
+      .join('');
     expect(text.split('\n')[0]).toBe('{"id":"x1","timestamp":1795256102,"event_message":"hi"}');
     expect(text.split('\n')[1]).toMatch(/^\{"_wal_commit":\{"seq":1,"bytes":56,"crc32":\d+\}\}$/);
     await server.close();

@@ -25,11 +25,13 @@ describe('parse memory of ingest bodies (docs/durability.md, "What ingest accept
         return Buffer.from(`[{"message":"wide ${n}","project":"wide","timestamp":"2026-11-21T11:00:00Z","metadata":{${keys}}}]`);
       };
       const bodies = Array.from({ length: 6 }, (_, n) => body(n));
-      const statuses = await Promise.all(bodies.map(async (b) => {
-        const response = await fetch(`${url}/api/logs?source_name=cloudflare.logs.prod`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: b });
-        await response.arrayBuffer();
-        return response.status;
-      }));
+      const statuses = await Promise.all(
+        bodies.map(async (b) => {
+          const response = await fetch(`${url}/api/logs?source_name=cloudflare.logs.prod`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: b });
+          await response.arrayBuffer();
+          return response.status;
+        }),
+      );
       const peak = peakResidentBytes(child.pid!);
       process.stderr.write(`parse memory: ${statuses.join(' ')}; peak RSS ${(peak / 2 ** 20).toFixed(0)} MiB\n`);
       for (const status of statuses) expect([200, 503]).toContain(status);

@@ -73,7 +73,9 @@ interface Sent {
   metadata: Record<string, unknown>;
 }
 
-const metadata = fc.dictionary(text, fc.oneof(text, fc.integer(), fc.boolean(), fc.constant(null), fc.dictionary(text, fc.oneof(text, fc.array(text, { maxLength: 3 })), { maxKeys: 3 })), { maxKeys: 4 });
+const metadata = fc.dictionary(text, fc.oneof(text, fc.integer(), fc.boolean(), fc.constant(null), fc.dictionary(text, fc.oneof(text, fc.array(text, { maxLength: 3 })), { maxKeys: 3 })), {
+  maxKeys: 4,
+});
 
 /** A batch: a project of its own (a lone surrogate in it too), events with every form, maybe one unreadable timestamp. */
 const batch = fc.record({
@@ -126,11 +128,17 @@ describe('what ingest acknowledges is served (docs/durability.md, "What ingest a
       await fc.assert(
         fc.asyncProperty(batch, async ({ events: drawn, projectSuffix, bad, path }) => {
           const project = `p${++run}-${projectSuffix}`;
-          const events: Sent[] = drawn.map((e, i) => ({ id: `${run}-${i}-${e.id}`, ...(e.timestamp === undefined ? {} : { timestamp: e.timestamp }), message: e.message, project, metadata: e.metadata }));
+          const events: Sent[] = drawn.map((e, i) => ({
+            id: `${run}-${i}-${e.id}`,
+            ...(e.timestamp === undefined ? {} : { timestamp: e.timestamp }),
+            message: e.message,
+            project,
+            metadata: e.metadata,
+          }));
           const badAt = bad === null ? null : bad.at % events.length;
           if (bad !== null) events[badAt!]!.timestamp = bad.value;
           const answer = await send(ep, path, events);
-          const key = (wellFormed(project) as string);
+          const key = wellFormed(project) as string;
           if (badAt !== null) {
             expect(answer).toEqual({ status: 400, index: badAt });
             expect(await served(ep, key)).toEqual([]);

@@ -59,8 +59,10 @@ describe('no request stalls the server (docs/durability.md, "What ingest accepts
     expect(accepted.status).toBe(200);
     // Health checks were answered while the body was parsed: the event loop was not held by it.
     expect(accepted.healthChecksDuring).toBeGreaterThan(0);
-    process.stderr.write(`stall: nested body answered in ${refused.ms.toFixed(0)} ms (longest /health ${refused.longestHealthMs.toFixed(0)} ms); ` +
-      `11 MB wide body in ${accepted.ms.toFixed(0)} ms (longest /health ${accepted.longestHealthMs.toFixed(0)} ms, ${accepted.healthChecksDuring} answered meanwhile)\n`);
+    process.stderr.write(
+      `stall: nested body answered in ${refused.ms.toFixed(0)} ms (longest /health ${refused.longestHealthMs.toFixed(0)} ms); ` +
+        `11 MB wide body in ${accepted.ms.toFixed(0)} ms (longest /health ${accepted.longestHealthMs.toFixed(0)} ms, ${accepted.healthChecksDuring} answered meanwhile)\n`,
+    );
 
     const rows = await fetch(`${url}/api/endpoints/logs.all?project=wide&project_tier=FREE`).then((r) => r.json() as Promise<{ result: Array<{ metadata: Record<string, number> }> }>);
     expect(rows.result).toHaveLength(1);

@@ -82,12 +82,12 @@ describe('ep.ingest', () => {
   it('normalises: message becomes event_message, an id and the arrival time are added, everything else is kept as sent', async () => {
     const { ep, dataDir } = await managed();
     await ep.ingest('cloudflare.logs.prod', [
-      { message: 'from message', event_message: 'overridden', extra: { deep: [1, 'two', null], 'ünï': '✓' }, project: 'abc' },
+      { message: 'from message', event_message: 'overridden', extra: { deep: [1, 'two', null], ünï: '✓' }, project: 'abc' },
       JSON.parse('{"event_message":"kept","id":"my-id","timestamp":1795256102123,"__proto__":"a field"}'),
       { id: null, timestamp: null, level: 'info' },
     ]);
     const [a, b, c] = stored(dataDir, 'edgeLogs');
-    expect(a).toEqual({ id: expect.stringMatching(UUID), timestamp: '2026-11-21T12:00:00.000000Z', event_message: 'from message', extra: { deep: [1, 'two', null], 'ünï': '✓' }, project: 'abc' });
+    expect(a).toEqual({ id: expect.stringMatching(UUID), timestamp: '2026-11-21T12:00:00.000000Z', event_message: 'from message', extra: { deep: [1, 'two', null], ünï: '✓' }, project: 'abc' });
     expect(b).toEqual(JSON.parse('{"id":"my-id","timestamp":1795256102123,"event_message":"kept","__proto__":"a field"}'));
     expect(c).toEqual({ id: expect.stringMatching(UUID), timestamp: '2026-11-21T12:00:00.000000Z', level: 'info' });
     expect(a!.id).not.toBe(c!.id);
@@ -115,11 +115,15 @@ describe('ep.ingest', () => {
     ['an empty id', { id: '' }, /"id" must be a non-empty string/],
     ['the reserved commit field', { _wal_commit: { seq: 1 } }, /"_wal_commit", which is reserved/],
     // (A bigint is written as its digits: docs/ingest.md.)
-    ['a value JSON cannot hold', (() => {
-      const cycle: Record<string, unknown> = { message: 'x' };
-      cycle.self = cycle;
-      return cycle;
-    })(), /Event 2 cannot be written as JSON/],
+    [
+      'a value JSON cannot hold',
+      (() => {
+        const cycle: Record<string, unknown> = { message: 'x' };
+        cycle.self = cycle;
+        return cycle;
+      })(),
+      /Event 2 cannot be written as JSON/,
+    ],
   ];
   for (const [name, event, message] of bad) {
     it(`refuses the whole batch for ${name}, naming the event's index, and keeps nothing`, async () => {
@@ -177,7 +181,10 @@ describe('ep.ingest', () => {
   });
 
   it('a configured name must map to a source and not shadow a Logflare name', async () => {
-    await expect(createEndpoints({ storage: { dataDir: tmp.path('bad-names'), sourceNames: { x: 'postgres' as never } } })).rejects.toMatchObject({ code: 'invalid_option', option: 'storage.sourceNames["x"]' });
+    await expect(createEndpoints({ storage: { dataDir: tmp.path('bad-names'), sourceNames: { x: 'postgres' as never } } })).rejects.toMatchObject({
+      code: 'invalid_option',
+      option: 'storage.sourceNames["x"]',
+    });
     await expect(createEndpoints({ storage: { dataDir: tmp.path('bad-names-2'), sourceNames: { 'deno-relay-logs': 'edgeLogs' } } })).rejects.toThrow(/already taken/);
   });
 });
@@ -282,9 +289,7 @@ describe('reading bodies', () => {
     expect(bomb.length).toBeLessThan(1024 * 1024);
     let inflated = 0;
     const limit = 1024 * 1024;
-    await expect(
-      readBody(chunks(bomb, 16 * 1024), { contentEncoding: 'gzip', maxBytes: limit, onBytes: (b) => (inflated += b) }),
-    ).rejects.toMatchObject({ code: 'payload_too_large' });
+    await expect(readBody(chunks(bomb, 16 * 1024), { contentEncoding: 'gzip', maxBytes: limit, onBytes: (b) => (inflated += b) })).rejects.toMatchObject({ code: 'payload_too_large' });
     expect(inflated).toBeLessThanOrEqual(limit);
   });
 

@@ -26,12 +26,14 @@ describe("Logflare's wire format (docs/supabase.md)", () => {
       empty: {},
     };
     const [row] = toLogflareWire(columns, [{ id: 'a', timestamp: null, metadata, n: null }]);
-    expect(row!.metadata).toEqual([{
-      request: [{ method: 'GET', headers: [{ user_agent: 'curl' }], search: null }],
-      context: [{ host: 'h', pid: 1, nested: [{ a: 1 }] }, 'text', [1, { b: 2 }]],
-      status: 200,
-      empty: [{}],
-    }]);
+    expect(row!.metadata).toEqual([
+      {
+        request: [{ method: 'GET', headers: [{ user_agent: 'curl' }], search: null }],
+        context: [{ host: 'h', pid: 1, nested: [{ a: 1 }] }, 'text', [1, { b: 2 }]],
+        status: 200,
+        empty: [{}],
+      },
+    ]);
     // What Studio's detail panel reads.
     expect((row!.metadata as any)[0].request[0].headers[0].user_agent).toBe('curl');
   });
@@ -42,7 +44,15 @@ describe("Logflare's wire format (docs/supabase.md)", () => {
     toLogflareWire(columns, [input]);
     expect(input).toEqual(copy);
     const plain = [{ a: 'x', b: 2 }];
-    expect(toLogflareWire([{ name: 'a', type: 'text' }, { name: 'b', type: 'integer' }], plain)).toBe(plain);
+    expect(
+      toLogflareWire(
+        [
+          { name: 'a', type: 'text' },
+          { name: 'b', type: 'integer' },
+        ],
+        plain,
+      ),
+    ).toBe(plain);
   });
 
   it('a JSON scalar or array column keeps its value', () => {

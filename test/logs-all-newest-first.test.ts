@@ -22,9 +22,10 @@ describe('logs.all, newest day first over a dataset, answers as if every day wer
     for (let i = 0; i < 3000; i++) {
       // 95 days back; 'dense' gets most events, 'sparse' one every few days, 'edge' sits on day boundaries.
       const project = i % 50 === 0 ? 'sparse' : i % 7 === 0 ? 'edge' : 'dense';
-      const t = project === 'edge'
-        ? Math.floor((base - (i % 95) * 86_400_000) / 86_400_000) * 86_400_000 - (i % 3) // at or just before midnight
-        : base - ((i * 2_741_000) % (95 * 86_400_000));
+      const t =
+        project === 'edge'
+          ? Math.floor((base - (i % 95) * 86_400_000) / 86_400_000) * 86_400_000 - (i % 3) // at or just before midnight
+          : base - ((i * 2_741_000) % (95 * 86_400_000));
       events.push(edgeEvent({ id: `id-${String(i % 997).padStart(4, '0')}-${i}`, project, timestamp: new Date(t).toISOString().replace('Z', `${String(i % 1000).padStart(3, '0')}Z`) }));
     }
     // Ties: the same instant, ids out of order.

@@ -28,7 +28,8 @@ describe('the first phase of an older page orders by timestamp alone', () => {
       ['SELECT * FROM edge_logs ORDER BY timestamp DESC, id LIMIT $limit OFFSET 5', 'limit'],
       ["SELECT 'ORDER BY timestamp DESC, id LIMIT $limit'", 'limit'],
       ['SELECT * FROM edge_logs -- ORDER BY timestamp DESC, id LIMIT $limit', 'limit'],
-    ] as const) expect(timestampOrderOnly(sql, limit), sql).toBe(sql);
+    ] as const)
+      expect(timestampOrderOnly(sql, limit), sql).toBe(sql);
     expect(timestampOrderOnly('SELECT * FROM t\norder by timestamp desc , id asc nulls last\nlimit $n;\n', 'n')).toBe('SELECT * FROM t\nORDER BY timestamp DESC LIMIT $n');
   });
 });
@@ -97,7 +98,16 @@ describe('logs.all older pages over a compacted day in small row groups', () => 
   });
 
   it('answers every page as the whole read does, ties at the bound included', async () => {
-    const ends = [TIE, '2026-11-20T11:00:00.000001Z', '2026-11-20T10:59:59.999999Z', '2026-11-20T23:59:59Z', '2026-11-20T20:00:00Z', '2026-11-20T15:35:12.5Z', '2026-11-20T07:00:00Z', '2026-11-20T02:00:00Z'];
+    const ends = [
+      TIE,
+      '2026-11-20T11:00:00.000001Z',
+      '2026-11-20T10:59:59.999999Z',
+      '2026-11-20T23:59:59Z',
+      '2026-11-20T20:00:00Z',
+      '2026-11-20T15:35:12.5Z',
+      '2026-11-20T07:00:00Z',
+      '2026-11-20T02:00:00Z',
+    ];
     for (const project of ['busy', 'quiet']) {
       for (const iso_timestamp_end of ends) {
         const params = { project, project_tier: 'PRO', iso_timestamp_end };
@@ -108,7 +118,11 @@ describe('logs.all older pages over a compacted day in small row groups', () => 
     }
     const onTie = await compacted.logsAll({ project: 'busy', project_tier: 'PRO', iso_timestamp_end: TIE });
     expect(onTie).toHaveLength(100);
-    expect(onTie.map((r) => r.id)).toEqual(Array.from({ length: 250 }, (_, i) => `tie-${i}`).sort().slice(0, 100));
+    expect(onTie.map((r) => r.id)).toEqual(
+      Array.from({ length: 250 }, (_, i) => `tie-${i}`)
+        .sort()
+        .slice(0, 100),
+    );
   });
 
   it("keeps the filters of a newest-first statement's own SELECT in its first phase", async () => {

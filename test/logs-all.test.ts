@@ -19,10 +19,7 @@ describe('logs.all', () => {
     const events: object[] = [];
     // Retention probes: exactly at now - window (excluded) and 1 µs later (included).
     for (const [tier, edge] of Object.entries(RETENTION)) {
-      events.push(
-        edgeEvent({ project: `tier-${tier}`, id: 'at-boundary', timestamp: edge }),
-        edgeEvent({ project: `tier-${tier}`, id: 'inside', timestamp: shiftMicros(edge, 1) }),
-      );
+      events.push(edgeEvent({ project: `tier-${tier}`, id: 'at-boundary', timestamp: edge }), edgeEvent({ project: `tier-${tier}`, id: 'inside', timestamp: shiftMicros(edge, 1) }));
     }
     // Range probes.
     for (const [id, ts] of [
@@ -30,7 +27,8 @@ describe('logs.all', () => {
       ['t2', '2026-11-21T10:00:00.000001Z'],
       ['t3', '2026-11-21T11:00:00.000000Z'],
       ['t4', '2026-11-21T11:00:00.000001Z'],
-    ] as const) events.push(edgeEvent({ project: 'range', id, timestamp: ts }));
+    ] as const)
+      events.push(edgeEvent({ project: 'range', id, timestamp: ts }));
     // Ties on timestamp, ids out of order in the file.
     for (const id of ['c', 'a', 'b']) events.push(edgeEvent({ project: 'ties', id, timestamp: '2026-11-21T11:59:00Z' }));
     events.push(edgeEvent({ project: 'ties', id: 'z', timestamp: '2026-11-21T11:59:30Z' }));
@@ -70,8 +68,7 @@ describe('logs.all', () => {
 
   it('iso_timestamp_start is exclusive and iso_timestamp_end inclusive', async () => {
     setNow(NOW);
-    const ids = async (start?: string, end?: string) =>
-      (await ep.logsAll({ project: 'range', project_tier: 'PRO', iso_timestamp_start: start, iso_timestamp_end: end })).map((r) => r.id);
+    const ids = async (start?: string, end?: string) => (await ep.logsAll({ project: 'range', project_tier: 'PRO', iso_timestamp_start: start, iso_timestamp_end: end })).map((r) => r.id);
     expect(await ids()).toEqual(['t4', 't3', 't2', 't1']);
     expect(await ids('2026-11-21T10:00:00.000000Z')).toEqual(['t4', 't3', 't2']);
     expect(await ids('2026-11-21T09:59:59.999999Z')).toEqual(['t4', 't3', 't2', 't1']);
@@ -127,7 +124,11 @@ describe('logs.all', () => {
 
   it('rejects timestamps that are not ISO 8601, naming the parameter', async () => {
     setNow(NOW);
-    for (const [param, value] of [['iso_timestamp_start', 'yesterday'], ['iso_timestamp_end', '1795256102'], ['iso_timestamp_start', '2026-02-30T00:00:00Z']]) {
+    for (const [param, value] of [
+      ['iso_timestamp_start', 'yesterday'],
+      ['iso_timestamp_end', '1795256102'],
+      ['iso_timestamp_start', '2026-02-30T00:00:00Z'],
+    ]) {
       const error = await ep.query('logs.all', { project: 'range', project_tier: 'FREE', [param!]: value }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(InvalidParameterError);
       expect(error).toMatchObject({ code: 'invalid_parameter', status: 400, param });

@@ -39,7 +39,14 @@ describe('managed storage: the background compactor', () => {
     const wal = fakeLog(walDir);
     const errors: unknown[] = [];
     const compactor = new BackgroundCompactor({
-      source: edgeLogs, sources: BUILT_IN_SOURCE_SET, datasetDir, walDir, wal, retentionDays: 90, now: () => new Date(CENSUS_NOW), onError: (e) => errors.push(e),
+      source: edgeLogs,
+      sources: BUILT_IN_SOURCE_SET,
+      datasetDir,
+      walDir,
+      wal,
+      retentionDays: 90,
+      now: () => new Date(CENSUS_NOW),
+      onError: (e) => errors.push(e),
     });
     const { ep } = await endpointsAt({ edgeLogs: [join(walDir, '*.ndjson'), datasetDir] }, CENSUS_NOW);
     // usage.api-counts as its raw statement alone answers, to hold the rollup variant's answers to.
@@ -61,10 +68,17 @@ describe('managed storage: the background compactor', () => {
       }
       expect(errors).toEqual([]);
       expect(readdirSync(walDir)).toEqual([]);
-      const requests = (await usage(ep, 'usage.api-counts') as Array<Record<string, number>>).reduce((n, r) => n + r.total_rest_requests! + r.total_storage_requests! + r.total_auth_requests! + r.total_realtime_requests!, 0);
+      const requests = ((await usage(ep, 'usage.api-counts')) as Array<Record<string, number>>).reduce(
+        (n, r) => n + r.total_rest_requests! + r.total_storage_requests! + r.total_auth_requests! + r.total_realtime_requests!,
+        0,
+      );
       expect(requests).toBeGreaterThan(0);
       const counted = await census(ep);
-      expect(counted.ids).toEqual(Array.from({ length: 10 }, (_, i) => idRange(`s${i}`, 0, 20)).flat().sort());
+      expect(counted.ids).toEqual(
+        Array.from({ length: 10 }, (_, i) => idRange(`s${i}`, 0, 20))
+          .flat()
+          .sort(),
+      );
       // Every day holds fewer files than the merge threshold after merging.
       const state = readDatasetStateStable(datasetDir);
       const perDay = new Map<string, number>();
@@ -91,7 +105,18 @@ describe('managed storage: the background compactor', () => {
     const datasetDir = tmp.path('ret', 'parquet');
     const wal = fakeLog(walDir);
     let now = new Date(CENSUS_NOW);
-    const compactor = new BackgroundCompactor({ source: edgeLogs, sources: BUILT_IN_SOURCE_SET, datasetDir, walDir, wal, retentionDays: 3, now: () => now, onError: (e) => { throw e; } });
+    const compactor = new BackgroundCompactor({
+      source: edgeLogs,
+      sources: BUILT_IN_SOURCE_SET,
+      datasetDir,
+      walDir,
+      wal,
+      retentionDays: 3,
+      now: () => now,
+      onError: (e) => {
+        throw e;
+      },
+    });
     try {
       const day = (d: string, id: string) => edgeEvent({ id, project: 'p0', timestamp: `${d}T12:00:00Z`, path: '/rest/v1/x' });
       wal.add('00000000000000000001.ndjson', [day('2026-11-15', 'old'), day('2026-11-18', 'edge'), day('2026-11-19', 'kept'), day('2026-11-21', 'new')]);

@@ -51,7 +51,11 @@ async function waitFor(condition: () => boolean): Promise<void> {
 describe('a line no query reads never pins its segment (docs/durability.md, "The quarantine")', () => {
   it('compaction sets such lines aside with their reason, counts and tells them, and releases the segment', async () => {
     const dataDir = tmp.path('poison');
-    const segment = writeSegment(dataDir, 1, [[event('a1'), POISON[0]!], [POISON[1]!, event('a2')], [POISON[2]!, event('a3')]]);
+    const segment = writeSegment(dataDir, 1, [
+      [event('a1'), POISON[0]!],
+      [POISON[1]!, event('a2')],
+      [POISON[2]!, event('a3')],
+    ]);
     const warnings: EndpointsWarning[] = [];
     const ep = await createEndpoints({ storage: { dataDir }, now: () => new Date(NOW), onWarning: (w) => warnings.push(w) });
     try {
@@ -88,7 +92,11 @@ describe('a line no query reads never pins its segment (docs/durability.md, "The
     const segment = writeSegment(dataDir, 1, [[event('b1'), POISON[2]!, event('b2')]]);
     // What an earlier version did: compacted the readable events, and kept the segment for its broken line.
     const earlier = await compactFiles({
-      source: edgeLogs, sources: BUILT_IN_SOURCE_SET, outDir: datasetDir(dataDir, 'edgeLogs'), deleteSource: true, checkShape: false,
+      source: edgeLogs,
+      sources: BUILT_IN_SOURCE_SET,
+      outDir: datasetDir(dataDir, 'edgeLogs'),
+      deleteSource: true,
+      checkShape: false,
       files: [{ path: segment, kind: 'ndjson', ...statOf(segment) }],
     });
     expect(earlier.keptFiles).toEqual([{ path: segment, reason: expect.stringContaining('1 of its lines are not events') }]);
@@ -132,7 +140,12 @@ describe('a closed segment is verified before it is compacted (docs/durability.m
     writeFileSync(segment!.path, bytes);
     const errors: unknown[] = [];
     const compactor = new BackgroundCompactor({
-      source: edgeLogs, sources: BUILT_IN_SOURCE_SET, datasetDir: datasetDir(dataDir, 'edgeLogs'), walDir: walDir(dataDir, 'edgeLogs'), retentionDays: 90, now: () => new Date(NOW),
+      source: edgeLogs,
+      sources: BUILT_IN_SOURCE_SET,
+      datasetDir: datasetDir(dataDir, 'edgeLogs'),
+      walDir: walDir(dataDir, 'edgeLogs'),
+      retentionDays: 90,
+      now: () => new Date(NOW),
       wal: { closedSegments: () => wal.closedSegments(), release: (paths) => wal.release(paths), onSegmentClosed: (l) => wal.onSegmentClosed(l), verify: (p) => wal.verify(p) },
       onError: (e) => errors.push(e),
     });

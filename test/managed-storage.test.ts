@@ -1,9 +1,8 @@
-import { once } from 'node:events';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createEndpoints } from '../src/index';
-import { census, CENSUS_NOW, censusEvents, idRange } from './support/census';
+import { census, CENSUS_NOW, censusEvents } from './support/census';
 import { spawnCli, waitForStdout } from './support/cli';
 import { tempDir } from './support/log-files';
 import { waitUntil } from './support/hang-guard';
@@ -16,8 +15,7 @@ afterAll(() => {
 });
 
 /** Managed storage with segments that close every few batches, so compaction runs all the time. */
-const open = (dataDir: string) =>
-  createEndpoints({ storage: { dataDir, maxSegmentBytes: 8 * 1024 }, now: () => new Date(CENSUS_NOW), cache: false });
+const open = (dataDir: string) => createEndpoints({ storage: { dataDir, maxSegmentBytes: 8 * 1024 }, now: () => new Date(CENSUS_NOW), cache: false });
 
 describe('managed storage (docs/ingest.md): read your writes, each event once, however compaction interleaves', () => {
   it('every acknowledged event is read by the next query exactly once while the background compactor runs', async () => {
@@ -85,7 +83,9 @@ describe('serve --data-dir killed inside background compaction', () => {
           const events = censusEvents(`k${batch}`, 8, batch * 8).map((e) => ({ ...e, id: `k-${batch}-${e.id as string}` }));
           try {
             const response = await fetch(`${url}/api/logs?source_name=cloudflare.logs.prod`, {
-              method: 'POST', headers: { 'X-API-KEY': KEY, 'Content-Type': 'application/json' }, body: JSON.stringify(events),
+              method: 'POST',
+              headers: { 'X-API-KEY': KEY, 'Content-Type': 'application/json' },
+              body: JSON.stringify(events),
             });
             await response.arrayBuffer();
             if (response.status === 200) acked.push(...events.map((e) => e.id));
@@ -120,7 +120,10 @@ describe('managed storage retention (docs/ingest.md)', () => {
     const at = (daysAgo: number) => new Date(Date.parse(CENSUS_NOW) - daysAgo * day).toISOString();
     const [old, kept] = censusEvents('r', 2);
     const first = await createEndpoints({ storage: { dataDir }, now: () => new Date(CENSUS_NOW), cache: false });
-    await first.ingest('cloudflare.logs.prod', [{ ...old, timestamp: at(92) }, { ...kept, timestamp: at(88) }]);
+    await first.ingest('cloudflare.logs.prod', [
+      { ...old, timestamp: at(92) },
+      { ...kept, timestamp: at(88) },
+    ]);
     await first.close();
     // The next start compacts what the last one left and applies retention; close waits for it.
     const second = await createEndpoints({ storage: { dataDir }, now: () => new Date(CENSUS_NOW), cache: false });

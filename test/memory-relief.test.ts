@@ -13,8 +13,7 @@ describe('MemoryRelief', () => {
     opened.push(db);
     return db;
   };
-  const threadsOf = async (db: Awaited<ReturnType<typeof openDatabase>>) =>
-    Number((await db.connection.runAndReadAll("SELECT current_setting('threads')")).getRows()[0]![0]);
+  const threadsOf = async (db: Awaited<ReturnType<typeof openDatabase>>) => Number((await db.connection.runAndReadAll("SELECT current_setting('threads')")).getRows()[0]![0]);
 
   it('comes with a memory limit, and only then, with the limit as its budget', async () => {
     expect((await open()).relief).toBeNull();

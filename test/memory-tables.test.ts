@@ -51,7 +51,10 @@ describe('managed storage holds its uncompacted events in memory', () => {
     try {
       // More events of one project than the newest table keeps once cut back (one insert: cut at once).
       const events = Array.from({ length: 4200 }, (_, i) => ({
-        ...censusEvents('n', 1)[0], id: `n-${String(i).padStart(4, '0')}`, project: 'a', timestamp: new Date(Date.parse(CENSUS_NOW) - 1000 - i * 1000).toISOString(),
+        ...censusEvents('n', 1)[0],
+        id: `n-${String(i).padStart(4, '0')}`,
+        project: 'a',
+        timestamp: new Date(Date.parse(CENSUS_NOW) - 1000 - i * 1000).toISOString(),
       }));
       await ep.ingest('cloudflare.logs.prod', events);
       const ids = (rows: Array<{ id?: string | null }>) => rows.map((r) => r.id);
@@ -66,67 +69,67 @@ describe('managed storage holds its uncompacted events in memory', () => {
 
   it('a query racing the first insert after a start reads nothing from memory rather than a table not created yet', async () => {
     await withMemoryTables(async (memory, setup) => {
-    // The insert has begun (its segment counts as held in memory) but not yet created the tables.
-    const inserting = memory.insert('edgeLogs', 1, lines(censusEvents('a', 3)));
-    const view = memory.view('edgeLogs');
-    expect(view.mirrored(1)).toBe(true);
-    const sql = view.relation(() => false)?.rows;
-    if (sql !== undefined) await setup.run(`SELECT count(*) FROM (${sql})`);
-    expect(sql).toBeUndefined();
-    await inserting;
-    expect(memory.view('edgeLogs').relation(() => false)?.rows).toMatch(/FROM le_memory_edge_logs/);
+      // The insert has begun (its segment counts as held in memory) but not yet created the tables.
+      const inserting = memory.insert('edgeLogs', 1, lines(censusEvents('a', 3)));
+      const view = memory.view('edgeLogs');
+      expect(view.mirrored(1)).toBe(true);
+      const sql = view.relation(() => false)?.rows;
+      if (sql !== undefined) await setup.run(`SELECT count(*) FROM (${sql})`);
+      expect(sql).toBeUndefined();
+      await inserting;
+      expect(memory.view('edgeLogs').relation(() => false)?.rows).toMatch(/FROM le_memory_edge_logs/);
     });
   });
 
   it('rows of a retired segment go only once every query that entered before has left', async () => {
     await withMemoryTables(async (memory, setup) => {
-    await memory.insert('edgeLogs', 1, lines(censusEvents('a', 3)));
-    await memory.insert('edgeLogs', 2, lines(censusEvents('b', 2)));
-    const count = async () => {
-      const sql = memory.view('edgeLogs').relation(() => false)!.rows;
-      return Number((await setup.runAndReadAll(`SELECT count(*) AS n FROM (${sql})`)).getRowObjects()[0]!.n);
-    };
-    expect(await count()).toBe(5);
-    const reading = memory.enter();
-    memory.retire('edgeLogs', [1]);
-    await memory.settled();
-    // A query that entered before the retirement still finds the rows.
-    expect(await count()).toBe(5);
-    reading();
-    await memory.settled();
-    expect(await count()).toBe(2);
-    // A view leaves out the segments its dataset state covers, and knows which segments it holds.
-    const view = memory.view('edgeLogs');
-    expect(view.mirrored(2)).toBe(true);
-    expect(view.mirrored(1)).toBe(false);
-    expect(view.relation(() => false)?.rows).toMatch(/WHERE le_seq IN \(2\)/);
-    expect(view.relation((seq) => seq === 2)).toBeUndefined();
+      await memory.insert('edgeLogs', 1, lines(censusEvents('a', 3)));
+      await memory.insert('edgeLogs', 2, lines(censusEvents('b', 2)));
+      const count = async () => {
+        const sql = memory.view('edgeLogs').relation(() => false)!.rows;
+        return Number((await setup.runAndReadAll(`SELECT count(*) AS n FROM (${sql})`)).getRowObjects()[0]!.n);
+      };
+      expect(await count()).toBe(5);
+      const reading = memory.enter();
+      memory.retire('edgeLogs', [1]);
+      await memory.settled();
+      // A query that entered before the retirement still finds the rows.
+      expect(await count()).toBe(5);
+      reading();
+      await memory.settled();
+      expect(await count()).toBe(2);
+      // A view leaves out the segments its dataset state covers, and knows which segments it holds.
+      const view = memory.view('edgeLogs');
+      expect(view.mirrored(2)).toBe(true);
+      expect(view.mirrored(1)).toBe(false);
+      expect(view.relation(() => false)?.rows).toMatch(/WHERE le_seq IN \(2\)/);
+      expect(view.relation((seq) => seq === 2)).toBeUndefined();
     });
   });
 
   it('a view reads only the segments it held when taken: a leftover loaded meanwhile is read from its file by that query, not twice', async () => {
     await withMemoryTables(async (memory, setup) => {
-    await memory.insert('edgeLogs', 1, lines(censusEvents('a', 3)));
-    const view = memory.view('edgeLogs');
-    // A segment of the previous process goes in after the view was taken: that query reads it from its file.
-    await memory.load('edgeLogs', 7, lines(censusEvents('b', 4)));
-    expect(view.mirrored(7)).toBe(false);
-    const count = async (sql: string) => Number((await setup.runAndReadAll(`SELECT count(*) AS n FROM (${sql})`)).getRowObjects()[0]!.n);
-    expect(await count(view.relation(() => false)!.rows)).toBe(3);
-    // The next query reads it from memory.
-    const next = memory.view('edgeLogs');
-    expect(next.mirrored(7)).toBe(true);
-    expect(await count(next.relation(() => false)!.rows)).toBe(7);
+      await memory.insert('edgeLogs', 1, lines(censusEvents('a', 3)));
+      const view = memory.view('edgeLogs');
+      // A segment of the previous process goes in after the view was taken: that query reads it from its file.
+      await memory.load('edgeLogs', 7, lines(censusEvents('b', 4)));
+      expect(view.mirrored(7)).toBe(false);
+      const count = async (sql: string) => Number((await setup.runAndReadAll(`SELECT count(*) AS n FROM (${sql})`)).getRowObjects()[0]!.n);
+      expect(await count(view.relation(() => false)!.rows)).toBe(3);
+      // The next query reads it from memory.
+      const next = memory.view('edgeLogs');
+      expect(next.mirrored(7)).toBe(true);
+      expect(await count(next.relation(() => false)!.rows)).toBe(7);
     });
   });
 
   it('a segment first written by an earlier process, or past the memory bound, is read from its file', async () => {
-    await withMemoryTables(1000, async (memory, setup) => {
-    await memory.insert('edgeLogs', 5, lines(censusEvents('a', 1)));
-    await memory.insert('edgeLogs', 4, lines(censusEvents('b', 1)));
-    await memory.insert('edgeLogs', 6, lines(censusEvents('c', 30)));
-    const view = memory.view('edgeLogs');
-    expect([view.mirrored(4), view.mirrored(5), view.mirrored(6)]).toEqual([false, true, false]);
+    await withMemoryTables(1000, async (memory) => {
+      await memory.insert('edgeLogs', 5, lines(censusEvents('a', 1)));
+      await memory.insert('edgeLogs', 4, lines(censusEvents('b', 1)));
+      await memory.insert('edgeLogs', 6, lines(censusEvents('c', 30)));
+      const view = memory.view('edgeLogs');
+      expect([view.mirrored(4), view.mirrored(5), view.mirrored(6)]).toEqual([false, true, false]);
     });
   });
   it('groups that arrive while an insert runs go in together, one statement per segment', async () => {
@@ -143,7 +146,10 @@ describe('managed storage holds its uncompacted events in memory', () => {
       }
       const sql = memory.view('edgeLogs').relation(() => false)!.rows;
       const bySeq = (await setup.runAndReadAll(`SELECT le_seq, count(*) AS n FROM le_memory_edge_logs GROUP BY le_seq ORDER BY le_seq`)).getRowObjects();
-      expect(bySeq.map((r) => [Number(r.le_seq), Number(r.n)])).toEqual([[1, 101], [2, 100]]);
+      expect(bySeq.map((r) => [Number(r.le_seq), Number(r.n)])).toEqual([
+        [1, 101],
+        [2, 100],
+      ]);
       expect(Number((await setup.runAndReadAll(`SELECT count(DISTINCT id) AS n FROM (${sql})`)).getRowObjects()[0]!.n)).toBe(201);
     });
   });
@@ -152,11 +158,7 @@ describe('managed storage holds its uncompacted events in memory', () => {
     await withMemoryTables(async (memory) => {
       await memory.insert('edgeLogs', 1, lines(censusEvents('w', 1)));
       const bad = Buffer.from('{"id": "x", "timestamp": \n');
-      await Promise.all([
-        memory.insert('edgeLogs', 1, lines(censusEvents('a', 2))),
-        memory.insert('edgeLogs', 2, bad),
-        memory.insert('edgeLogs', 3, lines(censusEvents('c', 2))),
-      ]);
+      await Promise.all([memory.insert('edgeLogs', 1, lines(censusEvents('a', 2))), memory.insert('edgeLogs', 2, bad), memory.insert('edgeLogs', 3, lines(censusEvents('c', 2)))]);
       const view = memory.view('edgeLogs');
       expect([view.mirrored(1), view.mirrored(2), view.mirrored(3)]).toEqual([true, false, true]);
       // What went in of the broken segment is never read: a view names the segments it reads.
@@ -172,29 +174,36 @@ describe('managed storage holds its uncompacted events in memory', () => {
     });
   });
 
-  it('keeps each segment\'s newest events per project apart, in both tables or neither, cut back to 100 per segment and project', async () => {
+  it("keeps each segment's newest events per project apart, in both tables or neither, cut back to 100 per segment and project", async () => {
     await withMemoryTables(async (memory, setup) => {
-      const one = (prefix: string, project: string, count: number, start: number) => Array.from({ length: count }, (_, i) => ({
-        ...censusEvents(prefix, 1)[0], id: `${prefix}-${i}`, project, timestamp: new Date(Date.parse(CENSUS_NOW) - (start + i) * 1000).toISOString(),
-      }));
+      const one = (prefix: string, project: string, count: number, start: number) =>
+        Array.from({ length: count }, (_, i) => ({
+          ...censusEvents(prefix, 1)[0],
+          id: `${prefix}-${i}`,
+          project,
+          timestamp: new Date(Date.parse(CENSUS_NOW) - (start + i) * 1000).toISOString(),
+        }));
       // Segment 1: 5,000 events of project a (past the rows that trigger a cut), 30 of b; segment 2: 150 of a, newer.
       for (let i = 0; i < 50; i++) await memory.insert('edgeLogs', 1, lines(one(`a${i}`, 'a', 100, 1000 + i * 100)));
       await memory.insert('edgeLogs', 1, lines(one('b', 'b', 30, 0)));
       await memory.insert('edgeLogs', 2, lines(one('n', 'a', 150, 0)));
-      const newestOf = async (relation: string, project: string) => (await setup.runAndReadAll(
-        `SELECT id FROM (${relation}) WHERE project = '${project}' ORDER BY timestamp DESC, id LIMIT 100`)).getRowObjects().map((r) => r.id);
-      const perSegment = async () => (await setup.runAndReadAll(
-        `SELECT le_seq, project, count(*) AS n FROM le_newest_edge_logs GROUP BY ALL ORDER BY ALL`)).getRowObjects().map((r) => [Number(r.le_seq), r.project, Number(r.n)]);
+      const newestOf = async (relation: string, project: string) =>
+        (await setup.runAndReadAll(`SELECT id FROM (${relation}) WHERE project = '${project}' ORDER BY timestamp DESC, id LIMIT 100`)).getRowObjects().map((r) => r.id);
+      const perSegment = async () =>
+        (await setup.runAndReadAll(`SELECT le_seq, project, count(*) AS n FROM le_newest_edge_logs GROUP BY ALL ORDER BY ALL`)).getRowObjects().map((r) => [Number(r.le_seq), r.project, Number(r.n)]);
       const all = memory.view('edgeLogs').relation(() => false)!;
       expect(all.newest).toMatch(/FROM le_newest_edge_logs/);
       // A page read from the newest table is the page read from every event.
       for (const project of ['a', 'b']) expect(await newestOf(all.newest!, project)).toEqual(await newestOf(all.rows, project));
       // The 5,000 of segment 1 were cut back towards its 100 newest of a (the cut runs past 4,096 new rows).
-      const [first, ...rest] = await perSegment() as Array<[number, string, number]>;
+      const [first, ...rest] = (await perSegment()) as Array<[number, string, number]>;
       const kept = first![2];
       expect(kept).toBeGreaterThanOrEqual(100);
       expect(kept).toBeLessThan(5000);
-      expect(rest).toEqual([[1, 'b', 30], [2, 'a', 150]]);
+      expect(rest).toEqual([
+        [1, 'b', 30],
+        [2, 'a', 150],
+      ]);
       // Without segment 2 (the dataset holds it), the page is segment 1's: the newest table leaves it out too.
       const without2 = memory.view('edgeLogs').relation((seq) => seq === 2)!;
       expect(await newestOf(without2.newest!, 'a')).toEqual(await newestOf(without2.rows, 'a'));
@@ -202,10 +211,16 @@ describe('managed storage holds its uncompacted events in memory', () => {
       // A retired segment leaves both tables.
       memory.retire('edgeLogs', [2]);
       await memory.settled();
-      expect(await perSegment()).toEqual([[1, 'a', kept], [1, 'b', 30]]);
+      expect(await perSegment()).toEqual([
+        [1, 'a', kept],
+        [1, 'b', 30],
+      ]);
       // A group that fails goes into neither table.
       await memory.insert('edgeLogs', 1, Buffer.from('{"id": "x", "timestamp": \n'));
-      expect(await perSegment()).toEqual([[1, 'a', kept], [1, 'b', 30]]);
+      expect(await perSegment()).toEqual([
+        [1, 'a', kept],
+        [1, 'b', 30],
+      ]);
     });
   });
 

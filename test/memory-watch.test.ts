@@ -11,7 +11,10 @@ describe('memory watch (docs/sandboxing.md, "Limits")', () => {
     try {
       // A query that never ends by itself: only an interrupt stops it.
       const unwatch = watch.watch(connection);
-      const running = connection.run('WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t) SELECT count(*) FROM t').then(() => 'finished', (error: Error) => error.message);
+      const running = connection.run('WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t) SELECT count(*) FROM t').then(
+        () => 'finished',
+        (error: Error) => error.message,
+      );
       resident = 1001;
       expect(await running).toMatch(/interrupt/i);
       expect(unwatch()).toBe(true);

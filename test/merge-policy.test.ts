@@ -5,7 +5,7 @@ const MIB = 1024 * 1024;
 const files = (...mib: number[]) => mib.map((m, i) => ({ path: `date=2026-11-21/part-${i}.parquet`, bytes: Math.round(m * MIB) }));
 const paths = (list: Array<{ path: string }>) => list.map((f) => f.path);
 
-describe('managed storage merges a day\'s files by size', () => {
+describe("managed storage merges a day's files by size", () => {
   it('merges files of about one size, smallest first, and leaves a much larger one alone', () => {
     expect(paths(filesToMerge(files(10, 12)))).toEqual(['date=2026-11-21/part-0.parquet', 'date=2026-11-21/part-1.parquet']);
     // 10 + 12 = 22: a file of 40 joins them (at most twice their total), one of 50 does not.

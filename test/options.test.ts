@@ -54,7 +54,10 @@ describe('createEndpoints options are checked up front', () => {
   });
 
   it('turns what DuckDB still refuses into an InvalidOptionError, not its raw error', async () => {
-    const error = await openDatabase({ threads: 0 }).then(() => null, (e: unknown) => e);
+    const error = await openDatabase({ threads: 0 }).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(InvalidOptionError);
     expect(error).toMatchObject({ option: 'duckdb', message: expect.stringMatching(/^DuckDB refused its settings \(threads 0, memoryLimit default\): /) });
     expect((error as Error).cause).toBeInstanceOf(Error);
@@ -96,7 +99,11 @@ describe('createEndpoints options are checked up front', () => {
     await refused({ sources, singleProject: 'yes' }, 'singleProject', /true or false/);
     const ep = await createEndpoints({ sources: {} });
     try {
-      for (const [options, option] of [[{}, 'apiKeys'], [{ auth: false, basePath: 'a b' }, 'basePath'], [{ auth: false, ingest: { maxBodyBytes: 0 } }, 'ingest.maxBodyBytes']] as const) {
+      for (const [options, option] of [
+        [{}, 'apiKeys'],
+        [{ auth: false, basePath: 'a b' }, 'basePath'],
+        [{ auth: false, ingest: { maxBodyBytes: 0 } }, 'ingest.maxBodyBytes'],
+      ] as const) {
         expect(() => createHandler(ep, options as never)).toThrow(InvalidOptionError);
         try {
           createHandler(ep, options as never);

@@ -61,7 +61,12 @@ describe('the package', () => {
       symlinkSync(join(ROOT, 'node_modules'), join(clone, 'node_modules'));
       await run('npm', ['pack', '--pack-destination', dir], { cwd: clone, timeout: HANG_MS });
       const tarball = join(dir, readdirSync(dir).find((name) => name.endsWith('.tgz'))!);
-      const files = new Set((await run('tar', ['-tzf', tarball])).stdout.split('\n').filter(Boolean).map((f) => f.replace(/^package\//, '')));
+      const files = new Set(
+        (await run('tar', ['-tzf', tarball])).stdout
+          .split('\n')
+          .filter(Boolean)
+          .map((f) => f.replace(/^package\//, '')),
+      );
 
       const pkg = JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8'));
       // Every file an entry of `exports` names (JavaScript and types, import and require), and `main`, `module`, `types`.
@@ -73,7 +78,9 @@ describe('the package', () => {
       expect(files).toContain(bin);
       expect((await run('tar', ['-xzf', tarball, '-O', `package/${bin}`])).stdout).toMatch(/^#!\/usr\/bin\/env node\n/);
       // The saved queries the engines read at run time, and the dashboard page.
-      const queries = readdirSync(join(ROOT, 'queries'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.sql')).map((f) => `queries/${f}`);
+      const queries = readdirSync(join(ROOT, 'queries'), { recursive: true, encoding: 'utf8' })
+        .filter((f) => f.endsWith('.sql'))
+        .map((f) => `queries/${f}`);
       expect(queries.length).toBeGreaterThan(5);
       expect(queries.filter((f) => !files.has(f))).toEqual([]);
       expect(files).toContain('dist/dashboard/dashboard.js');

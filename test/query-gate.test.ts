@@ -47,11 +47,21 @@ describe('QueryGate: a task out of memory beside others runs again alone', () =>
   it('fails for good when it already ran alone, or for any other error', async () => {
     const gate = new QueryGate({ maxConcurrent: 2, maxQueued: 10, retryAloneWhen });
     let attempts = 0;
-    await expect(gate.run(async () => { attempts++; throw new OutOfMemory('alone'); })).rejects.toThrow('alone');
+    await expect(
+      gate.run(async () => {
+        attempts++;
+        throw new OutOfMemory('alone');
+      }),
+    ).rejects.toThrow('alone');
     expect(attempts).toBe(1);
     const other = deferred();
     const running = gate.run(() => other.promise);
-    await expect(gate.run(async () => { attempts++; throw new Error('boom'); })).rejects.toThrow('boom');
+    await expect(
+      gate.run(async () => {
+        attempts++;
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
     expect(attempts).toBe(2);
     other.resolve();
     await running;

@@ -12,7 +12,14 @@ import { cliCommands, headingAnchor, headingAnchors, pageLinks, splitPage, type 
 // against the code and their links resolve, so the manual cannot drift from what it describes.
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const PAGES = ['README.md', 'CHANGELOG.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)];
+const PAGES = [
+  'README.md',
+  'CHANGELOG.md',
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .sort()
+    .map((f) => `docs/${f}`),
+];
 const TEXT = new Map(PAGES.map((page) => [page, readFileSync(join(ROOT, page), 'utf8')]));
 const BLOCKS: Array<CodeBlock & { page: string }> = PAGES.flatMap((page) => splitPage(TEXT.get(page)!).blocks.map((b) => ({ ...b, page })));
 const README = TEXT.get('README.md')!;
@@ -41,7 +48,8 @@ describe('README', () => {
 
 describe('code comments', () => {
   it('cite the docs pages, not sections of a document outside the repository', () => {
-    const cited = ['src', 'test', 'queries', 'bench', 'scripts'].flatMap((dir) => sourceFiles(join(ROOT, dir)))
+    const cited = ['src', 'test', 'queries', 'bench', 'scripts']
+      .flatMap((dir) => sourceFiles(join(ROOT, dir)))
       .filter((file) => /contract\s+§|contract's accuracy/i.test(readFileSync(file, 'utf8')) && !file.endsWith('readme.test.ts'))
       .map((file) => relative(ROOT, file));
     expect(cited).toEqual([]);
@@ -72,8 +80,7 @@ describe('code comments', () => {
 });
 
 describe('links between the README and the docs pages', () => {
-  const links = PAGES.flatMap((page) => pageLinks(TEXT.get(page)!).map((link) => ({ ...link, page })))
-    .filter(({ target }) => !/^[a-z][a-z+.-]*:/i.test(target));
+  const links = PAGES.flatMap((page) => pageLinks(TEXT.get(page)!).map((link) => ({ ...link, page }))).filter(({ target }) => !/^[a-z][a-z+.-]*:/i.test(target));
 
   it('exist', () => {
     expect(links.length).toBeGreaterThan(50);
@@ -147,18 +154,32 @@ describe('code examples', () => {
         writeFileSync(file, lang === 'ts' ? asModule(code) : code);
         return { file, where: `${page}:${line}` };
       });
-      const program = ts.createProgram(files.map(({ file }) => file), {
-        strict: true, noEmit: true, skipLibCheck: true, target: ts.ScriptTarget.ES2022, lib: ['lib.es2023.d.ts'], noUncheckedIndexedAccess: true, module: ts.ModuleKind.ESNext,
-        moduleResolution: ts.ModuleResolutionKind.Bundler, types: ['node'], typeRoots: [join(ROOT, 'node_modules/@types')],
-        // JavaScript blocks (a pino setup) are checked for syntax only.
-        allowJs: true, checkJs: false,
-        baseUrl: ROOT, paths: { 'log-endpoints': ['src/index.ts'], 'log-endpoints/*': ['src/*.ts'] },
-      });
+      const program = ts.createProgram(
+        files.map(({ file }) => file),
+        {
+          strict: true,
+          noEmit: true,
+          skipLibCheck: true,
+          target: ts.ScriptTarget.ES2022,
+          lib: ['lib.es2023.d.ts'],
+          noUncheckedIndexedAccess: true,
+          module: ts.ModuleKind.ESNext,
+          moduleResolution: ts.ModuleResolutionKind.Bundler,
+          types: ['node'],
+          typeRoots: [join(ROOT, 'node_modules/@types')],
+          // JavaScript blocks (a pino setup) are checked for syntax only.
+          allowJs: true,
+          checkJs: false,
+          baseUrl: ROOT,
+          paths: { 'log-endpoints': ['src/index.ts'], 'log-endpoints/*': ['src/*.ts'] },
+        },
+      );
       // Only the examples are checked, not the whole package they import (npm test's tsc does that).
       const problems = files.flatMap(({ file, where }) => {
         const source = program.getSourceFile(file)!;
-        return [...program.getSyntacticDiagnostics(source), ...program.getSemanticDiagnostics(source)]
-          .map((d) => `${where} (block line ${d.start === undefined ? '?' : source.getLineAndCharacterOfPosition(d.start).line + 1}): ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
+        return [...program.getSyntacticDiagnostics(source), ...program.getSemanticDiagnostics(source)].map(
+          (d) => `${where} (block line ${d.start === undefined ? '?' : source.getLineAndCharacterOfPosition(d.start).line + 1}): ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`,
+        );
       });
       expect([...program.getGlobalDiagnostics(), ...program.getOptionsDiagnostics()].map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'))).toEqual([]);
       expect(problems).toEqual([]);
@@ -185,7 +206,9 @@ describe("the README's first example", () => {
     const file = join(dir, 'app.ts');
     writeFileSync(file, example.replaceAll("'log-endpoints'", `'${join(ROOT, 'src', 'index.ts')}'`).replaceAll("'logs/", `'${dir}/logs/`));
     const printed: unknown[] = [];
-    const log = vi.spyOn(console, 'log').mockImplementation((value: unknown) => { printed.push(value); });
+    const log = vi.spyOn(console, 'log').mockImplementation((value: unknown) => {
+      printed.push(value);
+    });
     try {
       await import(pathToFileURL(file).href);
     } finally {

@@ -33,7 +33,9 @@ const event = (id: string, i: number) => ({
 
 async function ingest(url: string, ids: string[]): Promise<number> {
   const response = await fetch(`${url}/api/logs?source_name=cloudflare.logs.prod`, {
-    method: 'POST', headers: { 'X-API-KEY': KEY, 'Content-Type': 'application/json' }, body: JSON.stringify(ids.map((id, i) => event(id, 400_000 + i))),
+    method: 'POST',
+    headers: { 'X-API-KEY': KEY, 'Content-Type': 'application/json' },
+    body: JSON.stringify(ids.map((id, i) => event(id, 400_000 + i))),
   });
   await response.arrayBuffer();
   return response.status;

@@ -18,7 +18,13 @@ beforeAll(async () => {
 });
 afterAll(() => connection.closeSync());
 
-interface Trial { rows: number; functions: number; distinct: number; files: number; seed: number }
+interface Trial {
+  rows: number;
+  functions: number;
+  distinct: number;
+  files: number;
+  seed: number;
+}
 
 /** Invocations over two days, split into `files` parts, each part rolled up on its own. */
 async function rollUp(t: Trial): Promise<void> {
@@ -39,17 +45,21 @@ async function rows(sql: string, unit: string, functionId: string | null): Promi
   return (await connection.runAndReadAll(sql, values, types)).getRowObjects();
 }
 
-const merged = (unit: string, functionId: string | null) =>
-  rows(HOURLY.replace(/^((?:\s*--[^\n]*\n)*)\s*WITH\s/, '$1WITH function_edge_logs_hourly AS (SELECT * FROM rollup),\n'), unit, functionId);
+const merged = (unit: string, functionId: string | null) => rows(HOURLY.replace(/^((?:\s*--[^\n]*\n)*)\s*WITH\s/, '$1WITH function_edge_logs_hourly AS (SELECT * FROM rollup),\n'), unit, functionId);
 
 /** Each bucket's timed values, sorted, and quantile_disc's answers. */
-const raw = (unit: string, functionId: string | null) => rows(`
+const raw = (unit: string, functionId: string | null) =>
+  rows(
+    `
   SELECT date_trunc($unit, timestamp) AS timestamp, count(*) AS count,
          list(execution_time_ms ORDER BY execution_time_ms) FILTER (WHERE execution_time_ms IS NOT NULL) AS sorted,
          quantile_disc(execution_time_ms, 0.95) AS p95, quantile_disc(execution_time_ms, 0.99) AS p99
   FROM events
   WHERE project_ref = $project AND ($function_id IS NULL OR function_id = $function_id) AND timestamp >= $first AND timestamp < $end
-  GROUP BY 1 ORDER BY 1 LIMIT $max_rows`, unit, functionId);
+  GROUP BY 1 ORDER BY 1 LIMIT $max_rows`,
+    unit,
+    functionId,
+  );
 
 /** Whether a value lies within the rank bound: [v_lo, v_hi] of the sorted values. */
 function inBound(value: number, sorted: readonly number[], q: number): boolean {
@@ -64,8 +74,11 @@ async function compare(unit: string, functionId: string | null, exact: boolean):
   const got = await merged(unit, functionId);
   expect(got.map((r) => [String(r.timestamp), r.count])).toEqual(expected.map((r) => [String(r.timestamp), r.count]));
   for (const [i, row] of got.entries()) {
-    const sorted = ((expected[i]!.sorted as { items: number[] } | null)?.items ?? []);
-    for (const [column, q, disc] of [['p95_execution_time', 0.95, 'p95'], ['p99_execution_time', 0.99, 'p99']] as const) {
+    const sorted = (expected[i]!.sorted as { items: number[] } | null)?.items ?? [];
+    for (const [column, q, disc] of [
+      ['p95_execution_time', 0.95, 'p95'],
+      ['p99_execution_time', 0.99, 'p99'],
+    ] as const) {
       if (exact) expect(row[column]).toBe(expected[i]![disc]);
       else expect(inBound(row[column] as number, sorted, q), `${column} of bucket ${String(row.timestamp)}: ${row[column]} (n ${sorted.length})`).toBe(true);
     }
@@ -78,8 +91,11 @@ describe('the hourly rollup quantile summary', () => {
     let largestStep = 0;
     for (let trial = 0; trial < 12; trial++) {
       const t: Trial = {
-        rows: 20_000 + prng.int(200_000), functions: 1 + prng.int(4), distinct: prng.pick([3, 50, 1000, 1_000_000]),
-        files: 1 + prng.int(4), seed: prng.uint32(),
+        rows: 20_000 + prng.int(200_000),
+        functions: 1 + prng.int(4),
+        distinct: prng.pick([3, 50, 1000, 1_000_000]),
+        files: 1 + prng.int(4),
+        seed: prng.uint32(),
       };
       await rollUp(t);
       largestStep = Math.max(largestStep, Number((await connection.runAndReadAll('SELECT max(summary_step) AS s FROM rollup')).getRowObjects()[0]!.s));
@@ -92,7 +108,7 @@ describe('the hourly rollup quantile summary', () => {
     expect(largestStep).toBeGreaterThan(5);
   });
 
-  it('while every group has fewer than 400 values, p95 and p99 are exactly quantile_disc\'s', async () => {
+  it("while every group has fewer than 400 values, p95 and p99 are exactly quantile_disc's", async () => {
     const prng = new Prng(21);
     for (let trial = 0; trial < 8; trial++) {
       await rollUp({ rows: 1000 + prng.int(15_000), functions: 1 + prng.int(4), distinct: prng.pick([3, 1000]), files: 1 + prng.int(4), seed: prng.uint32() });

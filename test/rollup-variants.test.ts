@@ -51,7 +51,11 @@ describe('a user source with a rollup, read by an endpoint variant', () => {
     writeLines(tmp.path('gate', 'a.ndjson'), [gate('2026-11-21T10:05:00Z', 200), gate('2026-11-21T10:35:00Z', 503), gate('2026-11-21T11:10:00Z', 500)]);
     writeLines(tmp.path('gate', 'b.ndjson'), [gate('2026-11-21T10:50:00Z', 502), gate('2026-11-21T11:20:00Z', 200, 'other')]);
     ep = await createEndpoints({
-      sources: { gateLogs: tmp.path('gate', '*.ndjson') }, sourceDefinitions: [gateLogs], endpoints: [gateErrors], now: () => NOW, cache: false,
+      sources: { gateLogs: tmp.path('gate', '*.ndjson') },
+      sourceDefinitions: [gateLogs],
+      endpoints: [gateErrors],
+      now: () => NOW,
+      cache: false,
     });
   });
   afterAll(async () => {
@@ -87,7 +91,7 @@ describe('a user source with a rollup, read by an endpoint variant', () => {
     const events = [];
     for (let i = 0; i < 600; i++) {
       const at = new Date(NOW.getTime() - ((i * 7919) % (6 * 86_400)) * 1000).toISOString();
-      events.push(functionEvent({ timestamp: at, functionId: `f${i % 3}`, ms: i % 17 === 0 ? null : (i * 37) % 101 + 0.5, status: i % 5 === 0 ? 500 : 200 }));
+      events.push(functionEvent({ timestamp: at, functionId: `f${i % 3}`, ms: i % 17 === 0 ? null : ((i * 37) % 101) + 0.5, status: i % 5 === 0 ? 500 : 200 }));
     }
     writeLines(tmp.path('fn', 'a.ndjson'), events);
     const hourly = { ...functionsInvocationStats, name: 'stats.hourly', id: '8b3c8f5e-1f52-4a0c-9d0e-2b7f6f1c2a11', variantOf: hourlyWhenStored };

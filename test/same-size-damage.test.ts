@@ -20,26 +20,42 @@ const PATHS = ['/rest/v1/todos', '/storage/v1/object/a.png', '/auth/v1/token', '
 
 /** Every id a source serves with its copies, and the events its stored rollups count. */
 const census = [
-  defineEndpoint({ name: 'census.edge', sql: { duckdb: 'SELECT id, count(*)::INTEGER AS copies FROM edge_logs GROUP BY id ORDER BY id' }, maxRows: 100_000, columns: { id: 'text', copies: 'integer' } }),
-  defineEndpoint({ name: 'census.fn', sql: { duckdb: 'SELECT id, count(*)::INTEGER AS copies FROM function_edge_logs GROUP BY id ORDER BY id' }, maxRows: 100_000, columns: { id: 'text', copies: 'integer' } }),
+  defineEndpoint({
+    name: 'census.edge',
+    sql: { duckdb: 'SELECT id, count(*)::INTEGER AS copies FROM edge_logs GROUP BY id ORDER BY id' },
+    maxRows: 100_000,
+    columns: { id: 'text', copies: 'integer' },
+  }),
+  defineEndpoint({
+    name: 'census.fn',
+    sql: { duckdb: 'SELECT id, count(*)::INTEGER AS copies FROM function_edge_logs GROUP BY id ORDER BY id' },
+    maxRows: 100_000,
+    columns: { id: 'text', copies: 'integer' },
+  }),
   defineEndpoint({
     name: 'census.rollups',
-    sql: { duckdb: `SELECT (SELECT sum(rest_requests + storage_requests + auth_requests + realtime_requests) FROM edge_logs_url_hourly)::INTEGER AS edge,
-                           (SELECT sum(count) FROM function_edge_logs_hourly)::INTEGER AS fn` },
+    sql: {
+      duckdb: `SELECT (SELECT sum(rest_requests + storage_requests + auth_requests + realtime_requests) FROM edge_logs_url_hourly)::INTEGER AS edge,
+                           (SELECT sum(count) FROM function_edge_logs_hourly)::INTEGER AS fn`,
+    },
     columns: { edge: 'integer', fn: 'integer' },
   }),
 ];
 
 /** The questions asked before and after each damage: the built-ins in the ways that read rollups, heads and rows. */
 const QUESTIONS: Array<[string, Record<string, string>]> = [
-  ['census.edge', {}], ['census.fn', {}], ['census.rollups', {}],
-  ...REFS.flatMap((project): Array<[string, Record<string, string>]> => [
-    ['logs.all', { project, project_tier: 'PAYG' }],
-    ['logs.all', { project, project_tier: 'PRO', iso_timestamp_end: '2026-11-20T06:00:00Z' }],
-    ...['daily', 'hourly', '7day'].map((interval): [string, Record<string, string>] => ['usage.api-counts', { project, interval }]),
-    ...['7day', '1day', '1hr'].map((interval): [string, Record<string, string>] => ['functions.invocation-stats', { project, interval }]),
-    ['functions.invocation-stats', { project, interval: '7day', function_id: 'f2' }],
-  ]),
+  ['census.edge', {}],
+  ['census.fn', {}],
+  ['census.rollups', {}],
+  ...REFS.flatMap(
+    (project): Array<[string, Record<string, string>]> => [
+      ['logs.all', { project, project_tier: 'PAYG' }],
+      ['logs.all', { project, project_tier: 'PRO', iso_timestamp_end: '2026-11-20T06:00:00Z' }],
+      ...['daily', 'hourly', '7day'].map((interval): [string, Record<string, string>] => ['usage.api-counts', { project, interval }]),
+      ...['7day', '1day', '1hr'].map((interval): [string, Record<string, string>] => ['functions.invocation-stats', { project, interval }]),
+      ['functions.invocation-stats', { project, interval: '7day', function_id: 'f2' }],
+    ],
+  ),
 ];
 
 type Answers = Array<{ question: string; result: unknown; skipped: Array<{ path: string; reason: string }> }>;
@@ -57,8 +73,7 @@ const tmp = tempDir('le-same-size-');
 const template = tmp.path('template');
 let reference: Answers = [];
 
-const open = (dataDir: string) =>
-  endpointsAt({ edgeLogs: datasetDir(dataDir, 'edgeLogs'), functionEdgeLogs: datasetDir(dataDir, 'functionEdgeLogs') }, NOW, { endpoints: census }).then((x) => x.ep);
+const open = (dataDir: string) => endpointsAt({ edgeLogs: datasetDir(dataDir, 'edgeLogs'), functionEdgeLogs: datasetDir(dataDir, 'functionEdgeLogs') }, NOW, { endpoints: census }).then((x) => x.ep);
 
 beforeAll(async () => {
   const base = Date.parse('2026-11-18T00:00:00Z');
@@ -71,7 +86,10 @@ beforeAll(async () => {
       const at = new Date(base + ((i * 617) % (3.4 * 24 * 60)) * 60_000 + (i % 50) * 1000).toISOString();
       const path = PATHS[i % PATHS.length]!;
       edge.push(edgeEvent({ id: `e-${i}`, project: ref, timestamp: at, path, url: `https://${ref}.supabase.co${path}` }));
-      fns.push({ ...functionEvent({ id: `f-${i}`, project: ref, timestamp: at, ms: (i * 37) % 900, status: i % 9 === 0 ? 500 : 200 }), metadata: { project_ref: ref, function_id: `f${i % 4}`, execution_time_ms: (i * 37) % 900, response: { status_code: i % 9 === 0 ? 500 : 200 } } });
+      fns.push({
+        ...functionEvent({ id: `f-${i}`, project: ref, timestamp: at, ms: (i * 37) % 900, status: i % 9 === 0 ? 500 : 200 }),
+        metadata: { project_ref: ref, function_id: `f${i % 4}`, execution_time_ms: (i * 37) % 900, response: { status_code: i % 9 === 0 ? 500 : 200 } },
+      });
     }
     writeLines(tmp.path('inputs', `edge-${file}.ndjson`), edge);
     writeLines(tmp.path('inputs', `fn-${file}.ndjson`), fns);

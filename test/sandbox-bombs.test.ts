@@ -69,14 +69,14 @@ const CONTEXT = fc.constantFrom(
 );
 /** Bombs without a builder: joins, recursion, aggregates and windows that grow with the rows. */
 const OTHERS = fc.constantFrom(
-  'with recursive t(s) as (select \'x\' union all select s || s from t) select max(len(s)) from t',
-  'with recursive t(n, s) as (select 1, \'x\' union all select n + 1, s || repeat(\'y\', 60000) from t) select max(len(s)) from t',
+  "with recursive t(s) as (select 'x' union all select s || s from t) select max(len(s)) from t",
+  "with recursive t(n, s) as (select 1, 'x' union all select n + 1, s || repeat('y', 60000) from t) select max(len(s)) from t",
   'with recursive t(n) as (select 1 union all select n + 1 from t) select count(*) from t',
   'with a as (select id || metadata::varchar as s from edge_logs) select count(distinct x.s || y.s || z.s) from a x, a y, a z',
-  'select len(string_agg(a.id || b.id || c.id, \',\')) from edge_logs a, edge_logs b, edge_logs c',
+  "select len(string_agg(a.id || b.id || c.id, ',')) from edge_logs a, edge_logs b, edge_logs c",
   'select len(list(a.metadata::varchar || b.metadata::varchar)) from edge_logs a, edge_logs b, edge_logs c',
   'select sum(len(l)) from (select list(a.id) over (order by a.id, b.id rows between unbounded preceding and current row) as l from edge_logs a, edge_logs b)',
-  'select count(*) from (select lpad(a.id || b.id || c.id, 60000, \'x\') as p from edge_logs a, edge_logs b, edge_logs c) where len(p) > 0',
+  "select count(*) from (select lpad(a.id || b.id || c.id, 60000, 'x') as p from edge_logs a, edge_logs b, edge_logs c) where len(p) > 0",
   'select histogram(a.id || b.id || c.id) from edge_logs a, edge_logs b, edge_logs c',
 );
 const BOMB = fc.oneof({ weight: 4, arbitrary: fc.tuple(CONTEXT, BUILDER).map(([context, builder]) => context(builder)) }, { weight: 1, arbitrary: OTHERS });
@@ -85,8 +85,25 @@ describe('SQL bombs against a real server with a memory limit (docs/sandboxing.m
   it('answers each 400, 503 or 504, stays under its memory bound, and /health answers throughout', async () => {
     const config = tmp.path('sandboxable.config.mjs');
     writeFileSync(config, "export default { sandboxable: ['logs.all'] };\n");
-    const child = spawnCli(['serve', '--data-dir', tmp.path('data'), '--port', '0', '--now', NOW, '--no-auth', '--no-cache', '--config', config,
-      '--memory-limit', '256MB', '--query-timeout-ms', '3000', '--max-concurrent-queries', '2']);
+    const child = spawnCli([
+      'serve',
+      '--data-dir',
+      tmp.path('data'),
+      '--port',
+      '0',
+      '--now',
+      NOW,
+      '--no-auth',
+      '--no-cache',
+      '--config',
+      config,
+      '--memory-limit',
+      '256MB',
+      '--query-timeout-ms',
+      '3000',
+      '--max-concurrent-queries',
+      '2',
+    ]);
     const url = (await waitForStdout(child, /Listening on (http:\/\/\S+) /))[1]!;
     // Should the bound not hold, the machine (shared with the rest of the suite) is not the price.
     const guard = setInterval(() => {
@@ -101,11 +118,15 @@ describe('SQL bombs against a real server with a memory limit (docs/sandboxing.m
       const answers: Array<{ sql: string; status: number; code: string }> = [];
       // Two at a time, as many as the engine runs at once: memory of both counts.
       for (let i = 0; i < bombs.length; i += 2) {
-        answers.push(...(await Promise.all(bombs.slice(i, i + 2).map(async (sql) => {
-          const response = await fetch(`${url}${QUERY}`, { method: 'POST', body: JSON.stringify({ sql }) });
-          const body = (await response.json()) as { error?: { code: string } };
-          return { sql, status: response.status, code: body.error?.code ?? '' };
-        }))));
+        answers.push(
+          ...(await Promise.all(
+            bombs.slice(i, i + 2).map(async (sql) => {
+              const response = await fetch(`${url}${QUERY}`, { method: 'POST', body: JSON.stringify({ sql }) });
+              const body = (await response.json()) as { error?: { code: string } };
+              return { sql, status: response.status, code: body.error?.code ?? '' };
+            }),
+          )),
+        );
       }
       const polls = await health.stop();
 
@@ -118,8 +139,10 @@ describe('SQL bombs against a real server with a memory limit (docs/sandboxing.m
       const peak = peakResidentBytes(child.pid!);
       expect(peak).toBeLessThan(PEAK_BOUND);
       const count = (status: number) => answers.filter((a) => a.status === status).length;
-      process.stderr.write(`bombs: ${answers.length} answered (${count(400)} refused, ${count(503)} stopped, ${count(504)} timed out); ` +
-        `peak RSS ${(peak / 2 ** 20).toFixed(0)} MiB; ${polls.answered} /health polls, longest ${polls.longestMs.toFixed(0)} ms\n`);
+      process.stderr.write(
+        `bombs: ${answers.length} answered (${count(400)} refused, ${count(503)} stopped, ${count(504)} timed out); ` +
+          `peak RSS ${(peak / 2 ** 20).toFixed(0)} MiB; ${polls.answered} /health polls, longest ${polls.longestMs.toFixed(0)} ms\n`,
+      );
 
       // The server goes on answering.
       const after = await fetch(`${url}${QUERY}`, { method: 'POST', body: JSON.stringify({ sql: 'select count(*) as n from edge_logs' }) });

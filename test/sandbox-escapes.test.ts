@@ -19,25 +19,77 @@ const QUERY = '/api/endpoints/logs.all?project=alpha&project_tier=PRO';
 
 /** Readers of files, globs, the catalog and other queries: every one a table function. */
 const READERS = [
-  'read_text', 'read_blob', 'read_csv', 'read_csv_auto', 'read_json', 'read_json_auto', 'read_json_objects', 'read_ndjson',
-  'read_ndjson_objects', 'read_parquet', 'parquet_scan', 'parquet_metadata', 'parquet_schema', 'glob', 'sniff_csv', 'query_table',
+  'read_text',
+  'read_blob',
+  'read_csv',
+  'read_csv_auto',
+  'read_json',
+  'read_json_auto',
+  'read_json_objects',
+  'read_ndjson',
+  'read_ndjson_objects',
+  'read_parquet',
+  'parquet_scan',
+  'parquet_metadata',
+  'parquet_schema',
+  'glob',
+  'sniff_csv',
+  'query_table',
 ];
 
 /** Statements other than SELECT (`F` is the secret file). */
 const STATEMENTS = [
-  "ATTACH 'F' AS s", "COPY (SELECT 1) TO 'F'", "COPY edge_logs FROM 'F'", "SET memory_limit = '1GB'", "SET VARIABLE v = getenv('HOME')",
-  'PRAGMA database_list', "PRAGMA show_tables", 'INSTALL httpfs', 'LOAD httpfs', "CALL pragma_version()", "EXPORT DATABASE 'F'",
-  "IMPORT DATABASE 'F'", 'PREPARE p AS SELECT 1', 'EXECUTE p', 'DETACH s', 'CREATE TABLE t AS SELECT 1', 'DROP TABLE edge_logs',
-  'USE memory', 'RESET memory_limit', 'CHECKPOINT', 'SUMMARIZE edge_logs', 'DESCRIBE edge_logs', 'SHOW TABLES',
-  'PIVOT edge_logs ON id USING count(*)', "CREATE MACRO m() AS getenv('HOME')", "INSERT INTO edge_logs VALUES (1)",
+  "ATTACH 'F' AS s",
+  "COPY (SELECT 1) TO 'F'",
+  "COPY edge_logs FROM 'F'",
+  "SET memory_limit = '1GB'",
+  "SET VARIABLE v = getenv('HOME')",
+  'PRAGMA database_list',
+  'PRAGMA show_tables',
+  'INSTALL httpfs',
+  'LOAD httpfs',
+  'CALL pragma_version()',
+  "EXPORT DATABASE 'F'",
+  "IMPORT DATABASE 'F'",
+  'PREPARE p AS SELECT 1',
+  'EXECUTE p',
+  'DETACH s',
+  'CREATE TABLE t AS SELECT 1',
+  'DROP TABLE edge_logs',
+  'USE memory',
+  'RESET memory_limit',
+  'CHECKPOINT',
+  'SUMMARIZE edge_logs',
+  'DESCRIBE edge_logs',
+  'SHOW TABLES',
+  'PIVOT edge_logs ON id USING count(*)',
+  "CREATE MACRO m() AS getenv('HOME')",
+  'INSERT INTO edge_logs VALUES (1)',
 ];
 
 /** Functions that read the environment, settings, the catalog, files or state, and our own macros. */
 const FUNCTIONS = [
-  "getenv('LE_SANDBOX_SECRET')", "current_setting('memory_limit')", "current_setting('home_directory')", "getvariable('v')",
-  'version()', 'current_database()', "json_serialize_sql('select 1')", "nextval('s')", "le_timestamp('1')", 'sleep_ms(1)',
-  "error('x')", "write_log('x')", 'current_schemas(true)', "pg_catalog.current_setting('threads')", "main.getenv('HOME')",
-  "system.main.getenv('HOME')", "\"GETENV\"('HOME')", 'random()', 'now()', 'txid_current()', "list_aggregate([1], 'getenv')",
+  "getenv('LE_SANDBOX_SECRET')",
+  "current_setting('memory_limit')",
+  "current_setting('home_directory')",
+  "getvariable('v')",
+  'version()',
+  'current_database()',
+  "json_serialize_sql('select 1')",
+  "nextval('s')",
+  "le_timestamp('1')",
+  'sleep_ms(1)',
+  "error('x')",
+  "write_log('x')",
+  'current_schemas(true)',
+  "pg_catalog.current_setting('threads')",
+  "main.getenv('HOME')",
+  "system.main.getenv('HOME')",
+  '"GETENV"(\'HOME\')',
+  'random()',
+  'now()',
+  'txid_current()',
+  "list_aggregate([1], 'getenv')",
 ];
 
 /** Where a function can hide in a SELECT. */
@@ -114,27 +166,59 @@ describe('sandbox escape attempts over HTTP', () => {
     }
     out.push(
       // File names, globs and quoted identifiers as tables (DuckDB's replacement scans).
-      `select * from '${F}'`, `select * from "${F}"`, `from '${F}'`, `select * from '${tmp.path('secret.csv')}' as t`,
-      `select * from edge_logs join '${F}' on true`, `select * from '${tmp.dir}/edge/*.ndjson'`, `select * from '${tmp.dir}/**/*'`,
-      `select * from U&"\\0072ead_text"('${F}')`, `select * from (select * from '${F}')`,
+      `select * from '${F}'`,
+      `select * from "${F}"`,
+      `from '${F}'`,
+      `select * from '${tmp.path('secret.csv')}' as t`,
+      `select * from edge_logs join '${F}' on true`,
+      `select * from '${tmp.dir}/edge/*.ndjson'`,
+      `select * from '${tmp.dir}/**/*'`,
+      `select * from U&"\\0072ead_text"('${F}')`,
+      `select * from (select * from '${F}')`,
       // The catalog and system views, under every qualification.
-      'select * from duckdb_settings()', 'select * from duckdb_settings', 'select * from "DUCKDB_SETTINGS"()', 'select * from duckdb_tables',
-      'select * from duckdb_views()', 'select * from duckdb_extensions()', 'select * from duckdb_secrets()', 'select * from duckdb_databases()',
-      'select * from duckdb_functions()', 'select * from pragma_database_list', 'select * from pragma_version()', 'select * from which_secret(\'x\', \'s3\')',
-      'select * from information_schema.tables', 'select * from "information_schema"."columns"', 'select * from pg_catalog.pg_settings',
-      'select * from sqlite_master', 'select * from system.main.duckdb_settings', 'select * from memory.main.edge_logs', 'select * from main.edge_logs',
-      'select * from temp.main.t', 'select * from edge_logs at (version => 1)',
+      'select * from duckdb_settings()',
+      'select * from duckdb_settings',
+      'select * from "DUCKDB_SETTINGS"()',
+      'select * from duckdb_tables',
+      'select * from duckdb_views()',
+      'select * from duckdb_extensions()',
+      'select * from duckdb_secrets()',
+      'select * from duckdb_databases()',
+      'select * from duckdb_functions()',
+      'select * from pragma_database_list',
+      'select * from pragma_version()',
+      "select * from which_secret('x', 's3')",
+      'select * from information_schema.tables',
+      'select * from "information_schema"."columns"',
+      'select * from pg_catalog.pg_settings',
+      'select * from sqlite_master',
+      'select * from system.main.duckdb_settings',
+      'select * from memory.main.edge_logs',
+      'select * from main.edge_logs',
+      'select * from temp.main.t',
+      'select * from edge_logs at (version => 1)',
       // Prepared-statement tricks and queries in strings.
-      'select $1', 'select ?', 'select * from edge_logs where id = $project', "select * from query('select getenv(''HOME'')')",
-      "select * from query_table('edge_logs')", 'execute p', "prepare p as select * from read_text('x')",
+      'select $1',
+      'select ?',
+      'select * from edge_logs where id = $project',
+      "select * from query('select getenv(''HOME'')')",
+      "select * from query_table('edge_logs')",
+      'execute p',
+      "prepare p as select * from read_text('x')",
       // CTE scope tricks: a CTE seen only inside its subquery, a later sibling, itself.
       'select * from (with duckdb_tables as (select 1) select 1), duckdb_tables',
       '(with duckdb_views as (select 1) select 1) union all select * from duckdb_views',
       'with a as (select * from duckdb_settings), duckdb_settings as (select 1) select * from a',
       'with duckdb_settings as (select * from duckdb_settings) select * from duckdb_settings',
       // Types of the catalog, SQL value functions, collations.
-      "select 'x'::my_type", 'select current_user', 'select session_user', 'select current_schema', 'select user',
-      "select 'a' collate de_de", 'select * from (summarize edge_logs)', 'select * from (describe edge_logs)',
+      "select 'x'::my_type",
+      'select current_user',
+      'select session_user',
+      'select current_schema',
+      'select user',
+      "select 'a' collate de_de",
+      'select * from (summarize edge_logs)',
+      'select * from (describe edge_logs)',
     );
     for (const s of STATEMENTS) out.push(s, `select 1; ${s}`, `${s}; select 1`);
     out.push('select 1; select 2', 'select 1;;select 2', 'select 1 /* ; */ ; select * from edge_logs');
@@ -154,10 +238,7 @@ describe('sandbox escape attempts over HTTP', () => {
     }
     // The query string and a GET body go through the same rules.
     for (const sql of list.filter((s) => s.length < 2000).slice(0, 40)) {
-      for (const answer of [
-        await send(server.port, 'GET', `${QUERY}&sql=${encodeURIComponent(sql)}`),
-        await send(server.port, 'GET', QUERY, JSON.stringify({ sql })),
-      ]) {
+      for (const answer of [await send(server.port, 'GET', `${QUERY}&sql=${encodeURIComponent(sql)}`), await send(server.port, 'GET', QUERY, JSON.stringify({ sql }))]) {
         expect([sql, answer.status]).toEqual([sql, 400]);
         expectNothingLeaked(answer, forbidden);
       }
@@ -182,8 +263,13 @@ describe('sandbox escape attempts over HTTP', () => {
 
   it('names no path or secret in the errors of queries that run and fail', async () => {
     const failing = [
-      'select nope from edge_logs', "select cast(event_message as int) from edge_logs", `select cast('${secretFile}' as int)`,
-      "select json_extract('not json', '$.x')", 'select 1 / 0 :: int', "select regexp_matches('a', '(')", 'select [1][0:1e20::bigint]',
+      'select nope from edge_logs',
+      'select cast(event_message as int) from edge_logs',
+      `select cast('${secretFile}' as int)`,
+      "select json_extract('not json', '$.x')",
+      'select 1 / 0 :: int',
+      "select regexp_matches('a', '(')",
+      'select [1][0:1e20::bigint]',
     ];
     for (const sql of failing) {
       const answer = await send(server.port, 'POST', QUERY, JSON.stringify({ sql }));
@@ -213,37 +299,74 @@ describe('sandbox escape attempts spelled in BigQuery', () => {
 
   const attempts = (F: string): string[] => [
     // Backticks per segment: a reader in quotes, a schema in quotes, a dotted name in one pair.
-    `select * from \`read_csv\`('${F}')`, `select * from \`read_text\`('${F}')`, 'select * from `main`.`edge_logs`', 'select * from `main.edge_logs`',
-    'select * from `system`.`main`.`duckdb_settings`', 'select * from `duckdb_settings`()', `select \`getenv\`('HOME')`, `select \`main\`.\`getenv\`('HOME')`,
+    `select * from \`read_csv\`('${F}')`,
+    `select * from \`read_text\`('${F}')`,
+    'select * from `main`.`edge_logs`',
+    'select * from `main.edge_logs`',
+    'select * from `system`.`main`.`duckdb_settings`',
+    'select * from `duckdb_settings`()',
+    `select \`getenv\`('HOME')`,
+    `select \`main\`.\`getenv\`('HOME')`,
     // UNNEST of files, globs and other table functions.
-    `select x from edge_logs cross join unnest(read_text('${F}')) as x`, "select x from edge_logs, unnest(glob('*')) as x", "select x from unnest(glob('*')) as x",
-    `select x from unnest(read_csv('${F}')) as x`, `select x from edge_logs left join unnest(read_blob('${F}')) as x on true`, 'select x from edge_logs cross join unnest(range(10)) as x',
+    `select x from edge_logs cross join unnest(read_text('${F}')) as x`,
+    "select x from edge_logs, unnest(glob('*')) as x",
+    "select x from unnest(glob('*')) as x",
+    `select x from unnest(read_csv('${F}')) as x`,
+    `select x from edge_logs left join unnest(read_blob('${F}')) as x on true`,
+    'select x from edge_logs cross join unnest(range(10)) as x',
     `select x from edge_logs cross join unnest(split(getenv('HOME'), '/')) as x`,
     // :: casts to table functions and catalog types.
-    `select '${F}'::read_text`, `select id from edge_logs where id = ('${F}'::read_csv)`, "select 'x'::my_type", `select cast('${F}' as read_text)`,
+    `select '${F}'::read_text`,
+    `select id from edge_logs where id = ('${F}'::read_csv)`,
+    "select 'x'::my_type",
+    `select cast('${F}' as read_text)`,
     // SAFE_CAST of subqueries of table functions.
-    `select safe_cast((select * from read_csv('${F}')) as string)`, `select safe_cast((select content from read_text('${F}')) as int64)`,
-    `select cast((select count(*) from glob('*')) as string)`, `select ifnull((select content from read_text('${F}')), 'x')`,
+    `select safe_cast((select * from read_csv('${F}')) as string)`,
+    `select safe_cast((select content from read_text('${F}')) as int64)`,
+    `select cast((select count(*) from glob('*')) as string)`,
+    `select ifnull((select content from read_text('${F}')), 'x')`,
     // Functions outside the allowlist, BigQuery style.
-    "select GETENV('HOME')", "select current_setting('memory_limit')", `select read_text('${F}')`, "select SESSION_USER()", 'select CURRENT_TIMESTAMP()',
-    `select json_value(read_text('${F}'), '$')`, `select regexp_contains(event_message, read_text('${F}')) from edge_logs`, "select version()",
-    `select countif(getenv('HOME') is null) from edge_logs`, `select id from edge_logs order by getenv('HOME')`, "select `query`('select 1')",
+    "select GETENV('HOME')",
+    "select current_setting('memory_limit')",
+    `select read_text('${F}')`,
+    'select SESSION_USER()',
+    'select CURRENT_TIMESTAMP()',
+    `select json_value(read_text('${F}'), '$')`,
+    `select regexp_contains(event_message, read_text('${F}')) from edge_logs`,
+    'select version()',
+    `select countif(getenv('HOME') is null) from edge_logs`,
+    `select id from edge_logs order by getenv('HOME')`,
+    "select `query`('select 1')",
     // Comments hiding text.
-    "select id from edge_logs -- ; select getenv('HOME')\n where getenv('HOME') is null", `select id from edge_logs /* */ , read_csv('${F}')`,
-    "select id from edge_logs where id = '--' or getenv('x') is null", "select id from edge_logs # comment\n, glob('*')",
+    "select id from edge_logs -- ; select getenv('HOME')\n where getenv('HOME') is null",
+    `select id from edge_logs /* */ , read_csv('${F}')`,
+    "select id from edge_logs where id = '--' or getenv('x') is null",
+    "select id from edge_logs # comment\n, glob('*')",
     `select id /* ' */ from edge_logs, read_text('${F}') /* ' */`,
     // Unicode look-alikes: Cyrillic letters, fullwidth letters, a zero-width space.
-    'select * from \u0435dge_logs', `select * from re\u0430d_csv('${F}')`, '\u0455elect id from edge_logs', '\uff53\uff45\uff4c\uff45\uff43\uff54 1',
-    "select \uff47\uff45\uff54\uff45\uff4e\uff56('HOME')", 'select id from edge\u200b_logs', `select * from \`read\u200b_csv\`('${F}')`,
+    'select * from \u0435dge_logs',
+    `select * from re\u0430d_csv('${F}')`,
+    '\u0455elect id from edge_logs',
+    '\uff53\uff45\uff4c\uff45\uff43\uff54 1',
+    "select \uff47\uff45\uff54\uff45\uff4e\uff56('HOME')",
+    'select id from edge\u200b_logs',
+    `select * from \`read\u200b_csv\`('${F}')`,
     // Statements and parameters.
-    "EXECUTE IMMEDIATE 'select 1'", 'DECLARE x INT64', `LOAD DATA INTO edge_logs FROM FILES (uris = ['${F}'])`, 'select @@version', 'select @p',
+    "EXECUTE IMMEDIATE 'select 1'",
+    'DECLARE x INT64',
+    `LOAD DATA INTO edge_logs FROM FILES (uris = ['${F}'])`,
+    'select @@version',
+    'select @p',
   ];
 
   it('refuses every one with 400 invalid_sql, translated or not, and names no file content', async () => {
     const list = attempts(secretFile);
     expect(list.length).toBeGreaterThanOrEqual(50);
     for (const sql of list) {
-      const error = await checkBigQuery(sql, SCHEMA, 'duckdb', { tables: TABLES, maxRows: 1000 }, serialize).then(() => null, (e: unknown) => e);
+      const error = await checkBigQuery(sql, SCHEMA, 'duckdb', { tables: TABLES, maxRows: 1000 }, serialize).then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect([sql, error instanceof InvalidSqlError ? (error as InvalidSqlError).status : error]).toEqual([sql, 400]);
       expect(String((error as Error).message)).not.toContain(secret);
     }

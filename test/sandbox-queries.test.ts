@@ -98,7 +98,13 @@ describe('sandboxed queries over logs.all', () => {
     );
     const reader = await db.runAndReadAll(sql);
     const columns = callerColumns(reader);
-    return { columns, rows: shapeRows(columns.map((c) => ({ ...c, description: '' })), callerRows(reader, columns)) };
+    return {
+      columns,
+      rows: shapeRows(
+        columns.map((c) => ({ ...c, description: '' })),
+        callerRows(reader, columns),
+      ),
+    };
   }
 
   it('legitimate queries answer what plain DuckDB answers over the same rows', async () => {
@@ -113,7 +119,7 @@ describe('sandboxed queries over logs.all', () => {
       "select id, regexp_extract(event_message, '^(\\w+) \\| (\\d+)', 2) as status, event_message ~ '.*realtime.*' as realtime from edge_logs where regexp_matches(event_message, '\\| 5\\d\\d \\|') order by id",
       "select id from edge_logs where event_message like 'GET%' except select id from edge_logs where timestamp < timestamp '2026-11-20 12:00:00' order by id",
       'select id, timestamp from edge_logs where timestamp = (select max(timestamp) from edge_logs) order by id',
-      'select list(id order by id) as ids, min(timestamp) as first, bool_and(id is not null) as all_ids, {\'n\': count(*)} as s from edge_logs',
+      "select list(id order by id) as ids, min(timestamp) as first, bool_and(id is not null) as all_ids, {'n': count(*)} as s from edge_logs",
     ];
     for (const tier of ['FREE', 'PRO']) {
       const rows = visible(events, 'alpha', tier);
@@ -162,7 +168,7 @@ describe('sandboxed queries over logs.all', () => {
     );
   });
 
-  it('caps rows at the endpoint\'s max rows; a LIMIT of the caller\'s only lowers it', async () => {
+  it("caps rows at the endpoint's max rows; a LIMIT of the caller's only lowers it", async () => {
     const params = { project: 'alpha', project_tier: 'PRO' };
     const cross = 'select a.id, b.id as b from edge_logs a, edge_logs b';
     expect((await ep.query('logs.all', params, { sql: cross })).result).toHaveLength(1000);
@@ -181,9 +187,12 @@ describe('sandboxed queries over logs.all', () => {
     }
   });
 
-  it('refuses sql on an endpoint that is not sandboxable, and a caller\'s SQL the engine cannot run, with 400s', async () => {
+  it("refuses sql on an endpoint that is not sandboxable, and a caller's SQL the engine cannot run, with 400s", async () => {
     await expect(plain.query('logs.all', { project: 'alpha', project_tier: 'PRO' }, { sql: 'select 1' })).rejects.toMatchObject({
-      code: 'invalid_parameter', status: 400, param: 'sql', message: expect.stringMatching(/not sandboxable/),
+      code: 'invalid_parameter',
+      status: 400,
+      param: 'sql',
+      message: expect.stringMatching(/not sandboxable/),
     });
     await expect(ep.query('usage.api-counts', { project: 'alpha', interval: 'daily' }, { sql: 'select 1' })).rejects.toBeInstanceOf(InvalidParameterError);
     const unknownColumn = ep.query('logs.all', { project: 'alpha', project_tier: 'PRO' }, { sql: 'select request_path from edge_logs' });
@@ -191,11 +200,13 @@ describe('sandboxed queries over logs.all', () => {
     await expect(unknownColumn).rejects.toMatchObject({ rule: 'query', message: expect.stringMatching(/column "request_path" not found/) });
     // A table the instance does not have is refused naming those it has.
     await expect(ep.query('logs.all', { project: 'alpha', project_tier: 'PRO' }, { sql: 'select count(*) from auth_logs' })).rejects.toMatchObject({
-      code: 'invalid_sql', rule: 'table', message: expect.stringMatching(/edge_logs, function_edge_logs, postgres_logs/),
+      code: 'invalid_sql',
+      rule: 'table',
+      message: expect.stringMatching(/edge_logs, function_edge_logs, postgres_logs/),
     });
   });
 
-  it('blames the caller, not a log file, for an error that merely quotes the file\'s path', async () => {
+  it("blames the caller, not a log file, for an error that merely quotes the file's path", async () => {
     const path = tmp.path('edge', 'a.ndjson');
     const failed = ep.query('logs.all', { project: 'alpha', project_tier: 'PRO' }, { sql: `select cast('${path}' as int) from edge_logs` });
     await expect(failed).rejects.toMatchObject({ code: 'invalid_sql', rule: 'query' });
@@ -205,7 +216,7 @@ describe('sandboxed queries over logs.all', () => {
     expect(await ep.logsAll({ project: 'alpha', project_tier: 'PRO' })).toHaveLength(100);
   });
 
-  it('over HTTP: Studio\'s query in the query string, a GET JSON body and a POST JSON body answer the right rows', async () => {
+  it("over HTTP: Studio's query in the query string, a GET JSON body and a POST JSON body answer the right rows", async () => {
     const handler = createHandler(ep, { apiKeys: [KEY] });
     const server = await listen(toNodeListener(handler));
     try {
@@ -244,7 +255,9 @@ describe('sandboxed queries over logs.all', () => {
       expect(openapi.paths['/api/endpoints/usage.api-counts']).not.toHaveProperty('post');
       const listed = JSON.parse((await send(server.port, 'GET', '/api/endpoints')).body).result;
       expect(listed.map((d: { name: string; sandboxed: boolean }) => [d.name, d.sandboxed])).toEqual([
-        ['functions.invocation-stats', false], ['logs.all', true], ['usage.api-counts', false],
+        ['functions.invocation-stats', false],
+        ['logs.all', true],
+        ['usage.api-counts', false],
       ]);
     } finally {
       await server.close();
@@ -292,26 +305,33 @@ describe('sandboxed answers and the cache', () => {
 
   it('refuses at start an endpoint whose SQL has no CTEs for a caller to select from', async () => {
     await expect(createEndpoints({ sources: { edgeLogs: tmp.path('edge', '*.ndjson') }, sandboxable: ['usage.api-counts'] })).rejects.toMatchObject({
-      code: 'invalid_option', option: 'sandboxable',
+      code: 'invalid_option',
+      option: 'sandboxable',
     });
     await expect(createEndpoints({ sources: { edgeLogs: tmp.path('edge', '*.ndjson') }, sandboxable: ['logs.everything' as never] })).rejects.toMatchObject({
-      code: 'invalid_option', option: 'sandboxable',
+      code: 'invalid_option',
+      option: 'sandboxable',
     });
   });
 
-  it('the ClickHouse engine takes callers\' SQL in the BigQuery dialect only, and refuses what the sandbox refuses before reaching its server', async () => {
+  it("the ClickHouse engine takes callers' SQL in the BigQuery dialect only, and refuses what the sandbox refuses before reaching its server", async () => {
     const engine = () => clickhouseEngine({ url: 'http://127.0.0.1:9', database: 'logs' });
     await expect(createEndpoints({ engine: engine(), sandboxable: ['logs.all'] })).rejects.toMatchObject({
-      code: 'invalid_option', option: 'sandboxable', message: expect.stringMatching(/ClickHouse engine runs a caller's sql in the BigQuery dialect/),
+      code: 'invalid_option',
+      option: 'sandboxable',
+      message: expect.stringMatching(/ClickHouse engine runs a caller's sql in the BigQuery dialect/),
     });
     const ch = await createEndpoints({ engine: engine(), sandboxable: ['logs.all'], sqlDialect: 'bigquery' });
     try {
       // Nothing listens on port 9: a refusal here was decided without the server.
       await expect(ch.query('logs.all', { project: 'alpha', project_tier: 'PRO' }, { sql: "select * from read_csv('/etc/passwd')" })).rejects.toMatchObject({
-        code: 'invalid_sql', status: 400,
+        code: 'invalid_sql',
+        status: 400,
       });
       await expect(ch.query('logs.all', { project: 'alpha', project_tier: 'PRO' }, { sql: 'select count(*) from auth_logs' })).rejects.toMatchObject({
-        code: 'invalid_sql', status: 400, message: expect.stringMatching(/edge_logs, function_edge_logs/),
+        code: 'invalid_sql',
+        status: 400,
+        message: expect.stringMatching(/edge_logs, function_edge_logs/),
       });
     } finally {
       await ch.close();

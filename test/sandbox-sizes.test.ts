@@ -8,8 +8,7 @@ import { validateCallerSql } from '../src/sandbox/validate-caller-sql';
 describe('the size check of callers\' SQL (docs/sandboxing.md, "Limits")', () => {
   let instance: DuckDBInstance;
   let connection: DuckDBConnection;
-  const serialize = async (sql: string) =>
-    String((await connection.runAndReadAll('SELECT json_serialize_sql($sql::VARCHAR)', { sql }, { sql: VARCHAR })).getRows()[0]![0]);
+  const serialize = async (sql: string) => String((await connection.runAndReadAll('SELECT json_serialize_sql($sql::VARCHAR)', { sql }, { sql: VARCHAR })).getRows()[0]![0]);
   /** 'ok', or the refusal's message when the rule is too_large (any other refusal fails the test). */
   const verdict = async (sql: string) => {
     try {
@@ -38,7 +37,7 @@ describe('the size check of callers\' SQL (docs/sandboxing.md, "Limits")', () =>
       ["select generate_series('2020-01-01'::timestamp, '2026-01-01'::timestamp, interval 1 minute)", /at most 100000 elements/],
       ['select range(len(id)) from edge_logs', /take constant arguments/],
       ['select equi_width_bins(0, 10, 1000000, false)', /too large/],
-      ["select repeat(id, len(id)) from edge_logs", /size argument of repeat must be a constant/],
+      ['select repeat(id, len(id)) from edge_logs', /size argument of repeat must be a constant/],
       ["select repeat('x', 1000000000)", /constants take more than/],
       ["select lpad(id, 1000000, 'y') from edge_logs", /more than 262144 bytes for one row/],
       ["select printf('%0900000000d', 1)", /constants take more than/],
@@ -49,7 +48,7 @@ describe('the size check of callers\' SQL (docs/sandboxing.md, "Limits")', () =>
       ['select list_transform(range(10000), x -> range(10000))', /constants take more than/],
       ["select replace(event_message, 'a', metadata::varchar) from edge_logs", /square of the data/],
       ["select list_transform(str_split(event_message, ''), x -> metadata) from edge_logs", /square of the data/],
-      ["select repeat(metadata::varchar, 100) from edge_logs", /times the size of an event/],
+      ['select repeat(metadata::varchar, 100) from edge_logs', /times the size of an event/],
       ["with recursive t(s) as (select 'x' union all select s || s from t) select len(s) from t", /its own row more than once/],
       ["select list_reduce(['a', 'b'], (a, b) -> a || a)", /accumulator more than once/],
       ["with a as (select string_agg(id, '') s from edge_logs) select s || s || s || s || s from a", /aggregates' whole states/],
@@ -58,8 +57,8 @@ describe('the size check of callers\' SQL (docs/sandboxing.md, "Limits")', () =>
       ['select repeat(w, 100) from (select *, metadata::varchar as w from edge_logs)', /times the size of an event/],
       ['select repeat(w, 100) from (select * from (select metadata::varchar as w from edge_logs))', /times the size of an event/],
       ["with t as (select list_transform(str_split(event_message, ''), x -> metadata) as l from edge_logs) select * from t", /square of the data/],
-      ["select repeat(v, 100) from (select metadata::varchar as w from edge_logs) as s(v)", /times the size of an event/],
-      ["select metadata::varchar as w, repeat(w, 100) from edge_logs", /times the size of an event/],
+      ['select repeat(v, 100) from (select metadata::varchar as w from edge_logs) as s(v)', /times the size of an event/],
+      ['select metadata::varchar as w, repeat(w, 100) from edge_logs', /times the size of an event/],
     ];
     for (const [sql, message] of refused) expect([sql, await verdict(sql)]).toEqual([sql, expect.stringMatching(message)]);
   });

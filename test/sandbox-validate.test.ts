@@ -11,8 +11,7 @@ const TABLES = ['edge_logs', 'postgres_logs'];
 describe('validateCallerSql', () => {
   let instance: DuckDBInstance;
   let connection: DuckDBConnection;
-  const serialize = async (sql: string) =>
-    String((await connection.runAndReadAll('SELECT json_serialize_sql($sql::VARCHAR)', { sql }, { sql: VARCHAR })).getRows()[0]![0]);
+  const serialize = async (sql: string) => String((await connection.runAndReadAll('SELECT json_serialize_sql($sql::VARCHAR)', { sql }, { sql: VARCHAR })).getRows()[0]![0]);
   const check = (sql: string) => validateCallerSql(sql, { tables: TABLES, maxRows: 1000 }, serialize);
   /** The rule a text breaks, or 'ok'. */
   const ruleOf = async (sql: string) => {
@@ -42,23 +41,23 @@ describe('validateCallerSql', () => {
       "select metadata->>'$.request.path' as path, count(*) from edge_logs group by 1 having count(*) > 1",
       "select regexp_extract(event_message, '(\\d{3})', 1) as status from edge_logs where regexp_matches(event_message, '5\\d\\d') or event_message ~ 'x.*'",
       'select e.id, p.id from edge_logs e left join postgres_logs p on p.id = e.id',
-      'with recent as (select * from edge_logs where timestamp > timestamp \'2026-01-01\') select count(*) from recent',
+      "with recent as (select * from edge_logs where timestamp > timestamp '2026-01-01') select count(*) from recent",
       'with a as (select id from edge_logs), b as (select id from a) select * from b union all select id from a',
       'with recursive t(n) as (select 1 union all select n + 1 from t where n < 10) select * from t',
       'select id, row_number() over (partition by event_message order by timestamp desc) rn, lag(timestamp) over w from edge_logs window w as (order by timestamp) qualify rn = 1',
-      'select quantile_cont(len(event_message), [0.5, 0.99]), approx_count_distinct(id), string_agg(id, \',\' order by id) from edge_logs',
-      'select * exclude (metadata), json_extract_string(metadata, \'$.response.status_code\')::int as status from edge_logs',
-      'select list_filter([1, 2, 3], x -> x > 1), [x * 2 for x in [1, 2]], {\'a\': 1}.a, coalesce(null, 1), ifnull(null, 2), if(true, 1, 2), nullif(1, 1)',
+      "select quantile_cont(len(event_message), [0.5, 0.99]), approx_count_distinct(id), string_agg(id, ',' order by id) from edge_logs",
+      "select * exclude (metadata), json_extract_string(metadata, '$.response.status_code')::int as status from edge_logs",
+      "select list_filter([1, 2, 3], x -> x > 1), [x * 2 for x in [1, 2]], {'a': 1}.a, coalesce(null, 1), ifnull(null, 2), if(true, 1, 2), nullif(1, 1)",
       "select strftime(timestamp, '%Y-%m-%d'), epoch_ms(timestamp), timestamp + interval 1 hour, extract(hour from timestamp) from edge_logs",
       'select exists (select 1 from edge_logs), (select max(timestamp) from edge_logs), id in (select id from postgres_logs) from edge_logs',
-      'select * from (values (1, \'a\'), (2, \'b\')) v(n, s)',
+      "select * from (values (1, 'a'), (2, 'b')) v(n, s)",
       'select "ID", "Timestamp" from EDGE_LOGS',
       'from edge_logs select id',
       'select id from edge_logs;',
-      'select count(*) filter (where event_message like \'%GET%\'), sum(case when id is null then 0 else 1 end) from edge_logs',
+      "select count(*) filter (where event_message like '%GET%'), sum(case when id is null then 0 else 1 end) from edge_logs",
       'select distinct on (event_message) event_message, id from edge_logs order by event_message, timestamp',
       'select upper(id) collate nocase from edge_logs using sample 10 percent (bernoulli)',
-      'select * replace (upper(id) as id), columns(\'^event\') from edge_logs',
+      "select * replace (upper(id) as id), columns('^event') from edge_logs",
       "select id from edge_logs where event_message similar to 'GET.*' and event_message glob 'G*' union by name select id from postgres_logs",
       "select if(id is null, 'none', id), extract(year from timestamp), [upper(x) for x in ['a']], try_cast(id as int) from edge_logs",
       'with x as materialized (select * from edge_logs), y as not materialized (select 1) select * from x limit 10% offset 2',
@@ -87,7 +86,7 @@ describe('validateCallerSql', () => {
       ["select * from read_text('/etc/passwd')", 'table_function'],
       ['select * from other_table', 'table'],
       ['select * from main.edge_logs', 'table'],
-      ['select getenv(\'HOME\')', 'function'],
+      ["select getenv('HOME')", 'function'],
       ['select current_user', 'function'],
       ['select $1', 'parameter'],
       ['select * from edge_logs where id = ?', 'parameter'],
@@ -116,23 +115,53 @@ describe('validateCallerSql', () => {
     const inScope = [
       'with duckdb_tables as (select 1) select * from (select * from duckdb_tables)',
       'with read_text as (select 1 as x) select * from read_text',
-      "with \"x.csv\" as (select 1) select * from 'x.csv'",
+      'with "x.csv" as (select 1) select * from \'x.csv\'',
       'with edge_logs as (select * from edge_logs where id is not null) select count(*) from edge_logs',
     ];
     for (const sql of inScope) expect([sql, await ruleOf(sql)]).toEqual([sql, 'ok']);
   });
 
   it('allows only functions DuckDB has, and none that reads files, settings, the environment, the catalog or the clock', async () => {
-    const known = new Set(
-      (await connection.runAndReadAll("SELECT DISTINCT lower(function_name) FROM duckdb_functions() WHERE schema_name = 'main'")).getRows().map((r) => String(r[0])),
-    );
+    const known = new Set((await connection.runAndReadAll("SELECT DISTINCT lower(function_name) FROM duckdb_functions() WHERE schema_name = 'main'")).getRows().map((r) => String(r[0])));
     expect([...ALLOWED_FUNCTIONS, ...ALLOWED_WINDOW_FUNCTIONS].filter((name) => !known.has(name))).toEqual([]);
     const stateful = [
-      'getenv', 'current_setting', 'getvariable', 'current_database', 'current_schema', 'current_query', 'version', 'now',
-      'today', 'get_current_timestamp', 'random', 'setseed', 'uuid', 'gen_random_uuid', 'nextval', 'currval', 'txid_current',
-      'read_text', 'read_blob', 'read_csv', 'glob', 'json_serialize_sql', 'json_deserialize_sql', 'sleep_ms', 'error',
-      'write_log', 'le_timestamp', 'in_search_path', 'parse_filename', 'stats', 'current_localtimestamp', 'enum_range',
-      'list_aggregate', 'array_aggregate', 'list_aggr', 'array_aggr', 'aggregate',
+      'getenv',
+      'current_setting',
+      'getvariable',
+      'current_database',
+      'current_schema',
+      'current_query',
+      'version',
+      'now',
+      'today',
+      'get_current_timestamp',
+      'random',
+      'setseed',
+      'uuid',
+      'gen_random_uuid',
+      'nextval',
+      'currval',
+      'txid_current',
+      'read_text',
+      'read_blob',
+      'read_csv',
+      'glob',
+      'json_serialize_sql',
+      'json_deserialize_sql',
+      'sleep_ms',
+      'error',
+      'write_log',
+      'le_timestamp',
+      'in_search_path',
+      'parse_filename',
+      'stats',
+      'current_localtimestamp',
+      'enum_range',
+      'list_aggregate',
+      'array_aggregate',
+      'list_aggr',
+      'array_aggr',
+      'aggregate',
     ];
     expect(stateful.filter((name) => ALLOWED_FUNCTIONS.has(name) || ALLOWED_WINDOW_FUNCTIONS.has(name))).toEqual([]);
   });
@@ -140,17 +169,20 @@ describe('validateCallerSql', () => {
   it('lists in docs/sandboxing.md exactly the functions it allows', () => {
     const docs = readFileSync(new URL('../docs/sandboxing.md', import.meta.url), 'utf8');
     const section = docs.slice(docs.indexOf('\n## Functions'), docs.indexOf('\n## Limits'));
-    const listed = section.split('\n').filter((l) => l.startsWith('- **')).flatMap((l) => [...l.split('**: ')[1]!.matchAll(/`([^`]+)`/g)].map((m) => m[1]!.toLowerCase()));
+    const listed = section
+      .split('\n')
+      .filter((l) => l.startsWith('- **'))
+      .flatMap((l) => [...l.split('**: ')[1]!.matchAll(/`([^`]+)`/g)].map((m) => m[1]!.toLowerCase()));
     expect(new Set(listed)).toEqual(new Set([...ALLOWED_FUNCTIONS, ...ALLOWED_WINDOW_FUNCTIONS]));
   });
 });
 
 describe('composeSandboxedSql', () => {
-  it('keeps the endpoint\'s WITH clause and puts the caller\'s query under the max rows, on lines of its own', () => {
-    const endpoint = "-- comment\nWITH a AS (SELECT ')' AS x, \"(\" FROM t WHERE p = $p), \"B c\"(y) AS MATERIALIZED (SELECT $$)$$ -- )\n)\nSELECT * FROM a ORDER BY 1";
+  it("keeps the endpoint's WITH clause and puts the caller's query under the max rows, on lines of its own", () => {
+    const endpoint = '-- comment\nWITH a AS (SELECT \')\' AS x, "(" FROM t WHERE p = $p), "B c"(y) AS MATERIALIZED (SELECT $$)$$ -- )\n)\nSELECT * FROM a ORDER BY 1';
     expect(splitEndpointSql(endpoint).tables).toEqual(['a', 'b c']);
     expect(composeSandboxedSql(endpoint, 'select 1 -- note', 5)).toBe(
-      "-- comment\nWITH a AS (SELECT ')' AS x, \"(\" FROM t WHERE p = $p), \"B c\"(y) AS MATERIALIZED (SELECT $$)$$ -- )\n)\nSELECT * FROM (\nselect 1 -- note\n) AS sandboxed LIMIT 5",
+      '-- comment\nWITH a AS (SELECT \')\' AS x, "(" FROM t WHERE p = $p), "B c"(y) AS MATERIALIZED (SELECT $$)$$ -- )\n)\nSELECT * FROM (\nselect 1 -- note\n) AS sandboxed LIMIT 5',
     );
     expect(() => splitEndpointSql('SELECT 1')).toThrow(/must start with WITH/);
   });

@@ -47,7 +47,12 @@ describe('SerialRuns: background work one run at a time, on demand', () => {
   it('while paused a trigger starts nothing; after stop nothing starts at all', async () => {
     let paused = true;
     let started = 0;
-    const runs = new SerialRuns(async () => { started++; }, () => paused);
+    const runs = new SerialRuns(
+      async () => {
+        started++;
+      },
+      () => paused,
+    );
     runs.trigger();
     await runs.settled();
     expect(started).toBe(0);

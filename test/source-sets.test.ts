@@ -20,12 +20,18 @@ const NOW = new Date('2026-11-21T12:00:00Z');
 
 /** A source of one shape under a relation another instance gives another shape. */
 const authA = defineSource({
-  name: 'authLogs', relation: 'auth_logs', logflare: { names: ['gotrue.logs.prod'] },
-  columns: { project: 'text', status: { type: 'integer', path: '$.status' } }, projectColumn: 'project',
+  name: 'authLogs',
+  relation: 'auth_logs',
+  logflare: { names: ['gotrue.logs.prod'] },
+  columns: { project: 'text', status: { type: 'integer', path: '$.status' } },
+  projectColumn: 'project',
 });
 const authB = defineSource({
-  name: 'authEvents', relation: 'auth_logs', logflare: { names: ['auth.events'] },
-  columns: { project_ref: 'text', level: { type: 'text', path: '$.level' } }, projectColumn: 'project_ref',
+  name: 'authEvents',
+  relation: 'auth_logs',
+  logflare: { names: ['auth.events'] },
+  columns: { project_ref: 'text', level: { type: 'text', path: '$.level' } },
+  projectColumn: 'project_ref',
 });
 const count = (sql: string) => defineEndpoint({ name: 'auth.count', params: { project: p.text() }, sql: { duckdb: sql }, columns: { n: 'integer' } });
 
@@ -34,22 +40,37 @@ const count = (sql: string) => defineEndpoint({ name: 'auth.count', params: { pr
  * PostgREST log, whose Logflare name Studio sends lower-cased.
  */
 const postgrestLogs = defineSource({
-  name: 'postgrestLogs', relation: 'postgrest_logs', description: 'PostgREST request log.',
+  name: 'postgrestLogs',
+  relation: 'postgrest_logs',
+  description: 'PostgREST request log.',
   logflare: { names: ['postgREST.logs.prod'] },
-  columns: { project: 'text', status: { type: 'integer', path: '$.status' } }, projectColumn: 'project',
+  columns: { project: 'text', status: { type: 'integer', path: '$.status' } },
+  projectColumn: 'project',
   cli: { flag: 'postgrest-logs', tableFlag: 'postgrest-table', alias: 'postgrest' },
 });
 
 describe('two instances in one process', () => {
   it('each answers from its own sources, though both name the relation auth_logs', async () => {
-    writeLines(tmp.path('a', 'a.ndjson'), [1, 2, 3].map((i) => ({ id: `a${i}`, timestamp: '2026-11-21T11:00:00Z', project: 'p', metadata: { status: 401 } })));
-    writeLines(tmp.path('b', 'b.ndjson'), [1, 2].map((i) => ({ id: `b${i}`, timestamp: '2026-11-21T11:00:00Z', project_ref: 'p', metadata: { level: 'error' } })));
+    writeLines(
+      tmp.path('a', 'a.ndjson'),
+      [1, 2, 3].map((i) => ({ id: `a${i}`, timestamp: '2026-11-21T11:00:00Z', project: 'p', metadata: { status: 401 } })),
+    );
+    writeLines(
+      tmp.path('b', 'b.ndjson'),
+      [1, 2].map((i) => ({ id: `b${i}`, timestamp: '2026-11-21T11:00:00Z', project_ref: 'p', metadata: { level: 'error' } })),
+    );
     const a = await createEndpoints({
-      sources: { authLogs: tmp.path('a', '*.ndjson') }, sourceDefinitions: [authA], now: () => NOW, cache: false,
+      sources: { authLogs: tmp.path('a', '*.ndjson') },
+      sourceDefinitions: [authA],
+      now: () => NOW,
+      cache: false,
       endpoints: [count('SELECT count(*) AS n FROM auth_logs WHERE project = $project AND status = 401')],
     });
     const b = await createEndpoints({
-      sources: { authEvents: tmp.path('b', '*.ndjson') }, sourceDefinitions: [authB], now: () => NOW, cache: false,
+      sources: { authEvents: tmp.path('b', '*.ndjson') },
+      sourceDefinitions: [authB],
+      now: () => NOW,
+      cache: false,
       endpoints: [count("SELECT count(*) AS n FROM auth_logs WHERE project_ref = $project AND level = 'error'")],
     });
     try {
@@ -66,19 +87,37 @@ describe('two instances in one process', () => {
   });
 
   it('compactLogs takes the sources it works with: a user source compacts without createEndpoints (and without looksLike)', async () => {
-    writeLines(tmp.path('c', 'c.ndjson'), [1, 2, 3, 4].map((i) => ({ id: `c${i}`, timestamp: `2026-11-2${i}T11:00:00Z`, project: 'p', metadata: { status: 500 + i } })));
-    await expect(compactLogs({ source: 'authLogs', inputs: tmp.path('c', '*.ndjson'), outDir: tmp.path('c-out') })).rejects.toThrow(/source "authLogs" is not a log source; the sources are edgeLogs, functionEdgeLogs/);
+    writeLines(
+      tmp.path('c', 'c.ndjson'),
+      [1, 2, 3, 4].map((i) => ({ id: `c${i}`, timestamp: `2026-11-2${i}T11:00:00Z`, project: 'p', metadata: { status: 500 + i } })),
+    );
+    await expect(compactLogs({ source: 'authLogs', inputs: tmp.path('c', '*.ndjson'), outDir: tmp.path('c-out') })).rejects.toThrow(
+      /source "authLogs" is not a log source; the sources are edgeLogs, functionEdgeLogs/,
+    );
     const result = await compactLogs({ source: 'authLogs', sourceDefinitions: [authA], inputs: tmp.path('c', '*.ndjson'), outDir: tmp.path('c-out') });
     expect(result).toMatchObject({ rows: 4, skippedLines: 0 });
-    expect(readdirSync(tmp.path('c-out')).filter((d) => d.startsWith('date=')).sort()).toEqual(['date=2026-11-21', 'date=2026-11-22', 'date=2026-11-23', 'date=2026-11-24']);
+    expect(
+      readdirSync(tmp.path('c-out'))
+        .filter((d) => d.startsWith('date='))
+        .sort(),
+    ).toEqual(['date=2026-11-21', 'date=2026-11-22', 'date=2026-11-23', 'date=2026-11-24']);
   });
 
-  it('refuses an engine that does not know one of the instance\'s sources', async () => {
+  it("refuses an engine that does not know one of the instance's sources", async () => {
     const engine: Engine = {
-      dialect: 'duckdb', sourceNames: ['edgeLogs', 'functionEdgeLogs'], run: async () => ({ rows: [], engineMs: 0 }), checkPattern: async () => null,
-      ping: async () => undefined, inspectSources: async () => [], close: async () => undefined,
+      dialect: 'duckdb',
+      sourceNames: ['edgeLogs', 'functionEdgeLogs'],
+      run: async () => ({ rows: [], engineMs: 0 }),
+      checkPattern: async () => null,
+      ping: async () => undefined,
+      inspectSources: async () => [],
+      close: async () => undefined,
     };
-    await expect(createEndpoints({ engine, sourceDefinitions: [authA] })).rejects.toMatchObject({ code: 'invalid_option', option: 'engine', message: expect.stringMatching(/does not know the source authLogs/) });
+    await expect(createEndpoints({ engine, sourceDefinitions: [authA] })).rejects.toMatchObject({
+      code: 'invalid_option',
+      option: 'engine',
+      message: expect.stringMatching(/does not know the source authLogs/),
+    });
   });
 });
 
@@ -109,7 +148,9 @@ describe('adding a built-in source is its descriptor and a line in the list: eve
     expect(help).toContain('?source_name=cloudflare.logs.prod|deno-relay-logs|postgREST.logs.prod');
     expect(helpText('clickhouse', sources)).toContain('postgrestLogs (postgrest_logs, postgrest), --postgrest-table <name>');
     for (const name of ['postgrestLogs', 'postgrest_logs', 'postgrest']) expect(sourceFromCli('compact', name, sources)).toBe(postgrestLogs);
-    expect(() => sourceFromCli('compact', 'postgres', sources)).toThrow(/--source must name a source: edgeLogs \(edge_logs, edge\), functionEdgeLogs \(function_edge_logs, functions\), postgrestLogs \(postgrest_logs, postgrest\), not "postgres"/);
+    expect(() => sourceFromCli('compact', 'postgres', sources)).toThrow(
+      /--source must name a source: edgeLogs \(edge_logs, edge\), functionEdgeLogs \(function_edge_logs, functions\), postgrestLogs \(postgrest_logs, postgrest\), not "postgres"/,
+    );
     expect(globFlagOptions(sources)).toMatchObject({ 'postgrest-logs': { type: 'string', multiple: true } });
     expect(tableFlagOptions(sources)).toMatchObject({ 'postgrest-table': { type: 'string' } });
     const globs = globsOfFlags('serve', { source: ['postgrest_logs=a/*.ndjson', 'edge=e/*.ndjson'], 'postgrest-logs': ['b/*.ndjson'] }, sources);
@@ -128,8 +169,18 @@ describe('adding a built-in source is its descriptor and a line in the list: eve
   it('managed storage: its WAL folder and memory table, ingest by the lower-cased name, read at once', async () => {
     const dataDir = tmp.path('built-in-data');
     const ep = await createEndpoints({
-      storage: { dataDir }, sourceDefinitions: [postgrestLogs], now: () => NOW, cache: false,
-      endpoints: [defineEndpoint({ name: 'postgrest.errors', params: { project: p.text() }, sql: { duckdb: 'SELECT count(*) AS n FROM postgrest_logs WHERE project = $project AND status >= 500' }, columns: { n: 'integer' } })],
+      storage: { dataDir },
+      sourceDefinitions: [postgrestLogs],
+      now: () => NOW,
+      cache: false,
+      endpoints: [
+        defineEndpoint({
+          name: 'postgrest.errors',
+          params: { project: p.text() },
+          sql: { duckdb: 'SELECT count(*) AS n FROM postgrest_logs WHERE project = $project AND status >= 500' },
+          columns: { n: 'integer' },
+        }),
+      ],
     });
     try {
       await ep.ingest('postgrest.logs.prod', [{ timestamp: '2026-11-21T11:00:00Z', project: 'p', message: 'x', metadata: { status: 503 } }]);
@@ -142,18 +193,31 @@ describe('adding a built-in source is its descriptor and a line in the list: eve
       // The ingest route names them too, and takes the name Studio sends.
       const handler = createHandler(ep, { auth: false });
       const unnamed = await handler(new Request('http://localhost/api/logs', { method: 'POST', body: '[]' }));
-      expect(((await unnamed.json()) as { error: { message: string } }).error.message).toBe('Name the source: ?source_name=cloudflare.logs.prod (or deno-relay-logs, postgREST.logs.prod), or ?source=<uuid>.');
-      const studio = await handler(new Request('http://localhost/api/logs?source_name=postgrest.logs.prod', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify([{ project: 'q', metadata: { status: 500 } }]) }));
+      expect(((await unnamed.json()) as { error: { message: string } }).error.message).toBe(
+        'Name the source: ?source_name=cloudflare.logs.prod (or deno-relay-logs, postgREST.logs.prod), or ?source=<uuid>.',
+      );
+      const studio = await handler(
+        new Request('http://localhost/api/logs?source_name=postgrest.logs.prod', {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify([{ project: 'q', metadata: { status: 500 } }]),
+        }),
+      );
       expect(studio.status).toBe(200);
     } finally {
       await ep.close();
     }
   });
 
-  it('the ClickHouse tables: its DDL beside the built-ins\', named by its relation or its table option', () => {
+  it("the ClickHouse tables: its DDL beside the built-ins', named by its relation or its table option", () => {
     const ddl = schemaStatements({ database: 'logs', cluster: 'c1', sourceDefinitions: [postgrestLogs] });
     expect(ddl.filter((s) => s.startsWith('CREATE TABLE')).map((s) => /^CREATE TABLE IF NOT EXISTS `logs`\.`(\w+)`/.exec(s)![1])).toEqual([
-      'edge_logs_local', 'edge_logs', 'function_edge_logs_local', 'function_edge_logs', 'postgrest_logs_local', 'postgrest_logs',
+      'edge_logs_local',
+      'edge_logs',
+      'function_edge_logs_local',
+      'function_edge_logs',
+      'postgrest_logs_local',
+      'postgrest_logs',
     ]);
     expect(ddl.find((s) => s.includes('`postgrest_logs_local` ('))).toMatch(/`project` String,[\s\S]*`status` Nullable\(Int64\)[\s\S]*ORDER BY \(project, timestamp\)/);
     expect(schemaStatements({ database: 'logs', sourceDefinitions: [postgrestLogs], tables: { postgrestLogs: 'rest' } }).join('\n')).toContain('CREATE TABLE IF NOT EXISTS `logs`.`rest` (');

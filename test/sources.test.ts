@@ -55,10 +55,7 @@ describe('log sources', () => {
     duck = await DuckDBInstance.create(':memory:');
     writeLines(tmp.path('base', 'edge.ndjson'), EDGE);
     writeLines(tmp.path('base', 'fn.ndjson'), FUNCTIONS);
-    baseline = await withEndpoints(
-      { edgeLogs: tmp.path('base', 'edge.ndjson'), functionEdgeLogs: tmp.path('base', 'fn.ndjson') },
-      answers,
-    );
+    baseline = await withEndpoints({ edgeLogs: tmp.path('base', 'edge.ndjson'), functionEdgeLogs: tmp.path('base', 'fn.ndjson') }, answers);
   });
   afterAll(() => {
     duck.closeSync();
@@ -72,9 +69,7 @@ describe('log sources', () => {
       ['e2', '2026-11-21T10:15:02.123457Z'],
       ['e1', '2026-11-21T10:15:02.123456Z'],
     ]);
-    expect(baseline.usage).toEqual([
-      { timestamp: '2026-11-21T00:00:00.000000Z', total_rest_requests: 1, total_storage_requests: 1, total_auth_requests: 1, total_realtime_requests: 0 },
-    ]);
+    expect(baseline.usage).toEqual([{ timestamp: '2026-11-21T00:00:00.000000Z', total_rest_requests: 1, total_storage_requests: 1, total_auth_requests: 1, total_realtime_requests: 0 }]);
   });
 
   it('a broken line in the middle of a file loses nothing around it, and is counted', async () => {
@@ -86,12 +81,26 @@ describe('log sources', () => {
       const inspection = await ep.inspectSources();
       expect(inspection).toEqual([
         {
-          source: 'edgeLogs', files: 1, lines: 6, skippedLines: 2, parquetRows: 0,
-          globs: [{ glob: tmp.path('broken', 'edge.ndjson'), files: 1 }], emptyGlobs: [], skippedFiles: [], coveredFiles: 0,
+          source: 'edgeLogs',
+          files: 1,
+          lines: 6,
+          skippedLines: 2,
+          parquetRows: 0,
+          globs: [{ glob: tmp.path('broken', 'edge.ndjson'), files: 1 }],
+          emptyGlobs: [],
+          skippedFiles: [],
+          coveredFiles: 0,
         },
         {
-          source: 'functionEdgeLogs', files: 1, lines: 5, skippedLines: 2, parquetRows: 0,
-          globs: [{ glob: tmp.path('broken', 'fn.ndjson'), files: 1 }], emptyGlobs: [], skippedFiles: [], coveredFiles: 0,
+          source: 'functionEdgeLogs',
+          files: 1,
+          lines: 5,
+          skippedLines: 2,
+          parquetRows: 0,
+          globs: [{ glob: tmp.path('broken', 'fn.ndjson'), files: 1 }],
+          emptyGlobs: [],
+          skippedFiles: [],
+          coveredFiles: 0,
         },
       ]);
     });
@@ -100,7 +109,14 @@ describe('log sources', () => {
   it('reads .jsonl, .json, gzip and zstd newline-delimited JSON', async () => {
     writeLines(tmp.path('ext', 'edge-1.jsonl'), EDGE.slice(0, 1));
     writeLines(tmp.path('ext', 'edge-2.json'), EDGE.slice(1, 2));
-    writeFileSync(tmp.path('ext', 'edge-3.ndjson.gz'), gzipSync(EDGE.slice(2).map((e) => JSON.stringify(e)).join('\n') + '\n'));
+    writeFileSync(
+      tmp.path('ext', 'edge-3.ndjson.gz'),
+      gzipSync(
+        EDGE.slice(2)
+          .map((e) => JSON.stringify(e))
+          .join('\n') + '\n',
+      ),
+    );
     writeLines(tmp.path('ext', 'plain-fn.ndjson'), FUNCTIONS);
     await sql(`COPY (SELECT * FROM read_json('${tmp.path('ext', 'plain-fn.ndjson')}')) TO '${tmp.path('ext', 'fn.ndjson.zst')}' (FORMAT json, COMPRESSION zstd)`);
     await withEndpoints({ edgeLogs: tmp.path('ext', 'edge-*'), functionEdgeLogs: tmp.path('ext', '*.zst') }, async (ep) => {
@@ -147,8 +163,7 @@ describe('log sources', () => {
   it('a file rewritten under the same name is read anew (kept prepared statements never hold old data)', async () => {
     const ndjsonFile = tmp.path('same', 'edge.ndjson');
     const parquetFile = tmp.path('same', 'edge.parquet');
-    const toParquet = () =>
-      sql(`COPY (SELECT * FROM read_json('${ndjsonFile}', columns = {id: 'VARCHAR', timestamp: 'VARCHAR', project: 'VARCHAR'})) TO '${parquetFile}' (FORMAT parquet)`);
+    const toParquet = () => sql(`COPY (SELECT * FROM read_json('${ndjsonFile}', columns = {id: 'VARCHAR', timestamp: 'VARCHAR', project: 'VARCHAR'})) TO '${parquetFile}' (FORMAT parquet)`);
     writeLines(ndjsonFile, EDGE.slice(0, 1));
     await toParquet();
     await withEndpoints({ edgeLogs: tmp.path('same', 'edge.*') }, async (ep) => {
@@ -160,7 +175,7 @@ describe('log sources', () => {
     });
   });
 
-  it("a path with a quote in it is escaped, not SQL", async () => {
+  it('a path with a quote in it is escaped, not SQL', async () => {
     writeLines(tmp.path("it's", 'edge.ndjson'), EDGE);
     writeLines(tmp.path("it's", 'fn.ndjson'), FUNCTIONS);
     await withEndpoints({ edgeLogs: tmp.path("it's", 'edge.ndjson'), functionEdgeLogs: tmp.path("it's", 'fn.ndjson') }, async (ep) => {
@@ -218,14 +233,16 @@ describe('log sources', () => {
     }
 
     it('one source may mix NDJSON and Parquet files', async () => {
-      writeLines(tmp.path('mixed', 'part.ndjson'), EDGE.filter((e) => e.id === 'e2' || e.id === 'e3'));
+      writeLines(
+        tmp.path('mixed', 'part.ndjson'),
+        EDGE.filter((e) => e.id === 'e2' || e.id === 'e3'),
+      );
       await sql(`COPY (SELECT id, ${ts} AS timestamp, event_message, project, metadata FROM ${edgeJson()} WHERE id IN ('e1', 'e4')) TO '${tmp.path('mixed', 'part.parquet')}' (FORMAT parquet)`);
       await withEndpoints({ edgeLogs: tmp.path('mixed', 'part.*'), functionEdgeLogs: tmp.path('base', 'fn.ndjson') }, async (ep) => {
         expect(await answers(ep)).toEqual(baseline);
       });
     });
   });
-
 });
 
 describe('what a glob lists', () => {

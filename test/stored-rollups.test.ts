@@ -75,7 +75,11 @@ describe('stored rollups and the rule that chooses a rollup variant', () => {
     writeLines(tmp.path('gate', 'b.ndjson'), [gate('2026-11-21T10:05:00Z', 200), gate('2026-11-21T10:35:00Z', 503), gate('2026-11-21T11:10:00Z', 500)]);
     writeLines(tmp.path('gate', 'c.ndjson'), [gate('2026-11-21T10:50:00Z', 502), gate('2026-11-21T11:20:00Z', 200)]);
     ep = await createEndpoints({
-      sources: { storedGateLogs: [tmp.path('gate', '*.ndjson'), out] }, sourceDefinitions: [gateLogs], endpoints: [gateErrors], now: () => new Date(NOW), cache: false,
+      sources: { storedGateLogs: [tmp.path('gate', '*.ndjson'), out] },
+      sourceDefinitions: [gateLogs],
+      endpoints: [gateErrors],
+      now: () => new Date(NOW),
+      cache: false,
     });
   });
   afterAll(async () => {
@@ -167,10 +171,13 @@ describe('the built-in endpoints over stored rollups', () => {
   afterAll(() => tmp.cleanup());
 
   const answers = async () => {
-    const { ep } = await endpointsAt({
-      edgeLogs: [tmp.path('edge', '*.ndjson'), tmp.path('edge-parquet')],
-      functionEdgeLogs: [tmp.path('fn', '*.ndjson'), tmp.path('fn-parquet')],
-    }, NOW);
+    const { ep } = await endpointsAt(
+      {
+        edgeLogs: [tmp.path('edge', '*.ndjson'), tmp.path('edge-parquet')],
+        functionEdgeLogs: [tmp.path('fn', '*.ndjson'), tmp.path('fn-parquet')],
+      },
+      NOW,
+    );
     try {
       const out: Record<string, unknown> = {};
       for (const interval of INVOCATION) {
@@ -199,9 +206,11 @@ describe('the built-in endpoints over stored rollups', () => {
 });
 
 describe('what is not stored', () => {
-  it('is computed by the rollup\'s cheaper SQL when it declares one: the trigram map of an uncompacted tail is NULL, not computed', () => {
+  it("is computed by the rollup's cheaper SQL when it declares one: the trigram map of an uncompacted tail is NULL, not computed", () => {
     const files = {
-      ndjson: ['tail.ndjson'], parquet: ['date=2026-11-21/a.parquet'], parquetTypes: new Map<string, string>(),
+      ndjson: ['tail.ndjson'],
+      parquet: ['date=2026-11-21/a.parquet'],
+      parquetTypes: new Map<string, string>(),
       stored: { edge_logs_url_grams: { companions: ['_rollups/edge_logs_url_grams/date=2026-11-21/a.parquet'], dataFiles: ['date=2026-11-21/a.parquet'] } },
     };
     const sql = fullQuerySql('SELECT origin FROM edge_logs_url_grams', new Map([[edgeLogs, files]]));
@@ -219,24 +228,31 @@ describe('a changed rollup definition (docs/definitions.md, "Rollups")', () => {
   afterAll(() => tmp.cleanup());
   const ROOT = fileURLToPath(new URL('..', import.meta.url));
   /** The endpoint's answer in a process of its own with version 1 or 2 of the rollup (and of the endpoint's base SQL). */
-  const run = (version: 1 | 2, action: 'compact' | 'ask') => new Promise<{ via: unknown; rows: unknown[] }>((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/rollup-definition-child.ts', String(version), action, tmp.path('gate', '*.ndjson'), tmp.path('parquet')], { cwd: ROOT });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (c) => (out += c));
-    child.stderr.on('data', (c) => (err += c));
-    const timer = setTimeout(() => child.kill('SIGKILL'), HANG_MS);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      if (code === 0) resolve(JSON.parse(out));
-      else reject(new Error(`exit ${code}: ${err}`));
+  const run = (version: 1 | 2, action: 'compact' | 'ask') =>
+    new Promise<{ via: unknown; rows: unknown[] }>((resolve, reject) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/rollup-definition-child.ts', String(version), action, tmp.path('gate', '*.ndjson'), tmp.path('parquet')], { cwd: ROOT });
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (c) => (out += c));
+      child.stderr.on('data', (c) => (err += c));
+      const timer = setTimeout(() => child.kill('SIGKILL'), HANG_MS);
+      child.on('close', (code) => {
+        clearTimeout(timer);
+        if (code === 0) resolve(JSON.parse(out));
+        else reject(new Error(`exit ${code}: ${err}`));
+      });
     });
-  });
 
   it('is never read by the old numbers: the base statement answers until compaction computes it again', async () => {
     writeLines(tmp.path('gate', 'a.ndjson'), [gate('2026-11-21T10:05:00Z', 200), gate('2026-11-21T10:10:00Z', 404), gate('2026-11-21T10:35:00Z', 503), gate('2026-11-21T11:10:00Z', 500)]);
-    const v1 = [{ hour: '2026-11-21T10:00:00.000000Z', count: 3, errors: 1 }, { hour: '2026-11-21T11:00:00.000000Z', count: 1, errors: 1 }];
-    const v2 = [{ hour: '2026-11-21T10:00:00.000000Z', count: 3, errors: 2 }, { hour: '2026-11-21T11:00:00.000000Z', count: 1, errors: 1 }];
+    const v1 = [
+      { hour: '2026-11-21T10:00:00.000000Z', count: 3, errors: 1 },
+      { hour: '2026-11-21T11:00:00.000000Z', count: 1, errors: 1 },
+    ];
+    const v2 = [
+      { hour: '2026-11-21T10:00:00.000000Z', count: 3, errors: 2 },
+      { hour: '2026-11-21T11:00:00.000000Z', count: 1, errors: 1 },
+    ];
     // Compacted by version 1: its stored rollups answer.
     expect(await run(1, 'compact')).toEqual({ via: 'rollup', rows: v1 });
     // Version 2 never reads them: its own base statement answers, by its own rule.

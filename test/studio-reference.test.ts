@@ -32,7 +32,9 @@ beforeAll(async () => {
   duck = await db.connect();
   for (const table of LOG_TABLES) {
     const file = writeLines(tmp.path(`${table}.ndjson`), events[table]);
-    await duck.run(`CREATE VIEW ${table} AS SELECT json->>'$.id' AS id, CAST(json->>'$.timestamp' AS TIMESTAMP) AS ts, json->>'$.event_message' AS msg, json->'$.metadata' AS md FROM read_ndjson_objects('${file}')`);
+    await duck.run(
+      `CREATE VIEW ${table} AS SELECT json->>'$.id' AS id, CAST(json->>'$.timestamp' AS TIMESTAMP) AS ts, json->>'$.event_message' AS msg, json->'$.metadata' AS md FROM read_ndjson_objects('${file}')`,
+    );
   }
 });
 
@@ -66,7 +68,8 @@ const AUTH_STATUS = "coalesce(TRY_CAST(json_extract_string(md, '$.status') AS BI
 const AUTH_ERROR = `(${AUTH_LEVEL} IN ('error', 'fatal') OR ${AUTH_STATUS} >= 500)`;
 const AUTH_WARNING = `(${AUTH_LEVEL} = 'warning' OR ${AUTH_STATUS} BETWEEN 400 AND 499)`;
 const STATUS = "CAST(md->'$.response.status_code' AS INTEGER)";
-const EDGE_LIST = "json_object('id', id, 'timestamp', epoch_us(ts), 'event_message', msg, 'method', md->'$.request.method', 'path', md->'$.request.path', 'search', md->'$.request.search', 'status_code', md->'$.response.status_code')";
+const EDGE_LIST =
+  "json_object('id', id, 'timestamp', epoch_us(ts), 'event_message', msg, 'method', md->'$.request.method', 'path', md->'$.request.path', 'search', md->'$.request.search', 'status_code', md->'$.response.status_code')";
 
 /** A chart over `from` in DuckDB: buckets of `unit` after the chart's own bound, counts by severity. */
 function chart(r: StudioRequest, from: string, unit: string, error: string, warning: string, where = 'true'): string {
@@ -83,8 +86,7 @@ const CROSS_CHECKS: Record<string, (r: StudioRequest) => string> = {
     `SELECT ${EDGE_LIST} AS row FROM edge_logs WHERE ${win(r)} AND (json_extract_string(md, '$.request.path') LIKE '/rest/%' OR json_extract_string(md, '$.request.path') LIKE '/graphql/%') ORDER BY ts DESC, id LIMIT 100`,
   'API Gateway: list, last hour, search "[Ee]rror|\\\\s[45][0-9][0-9]\\\\s"': (r) =>
     `SELECT ${EDGE_LIST} AS row FROM edge_logs WHERE ${win(r)} AND regexp_matches(msg, '[Ee]rror|\\s[45][0-9][0-9]\\s') ORDER BY ts DESC, id LIMIT 100`,
-  'API Gateway: list, last hour, search "\\\\\\\\x22quoted"': (r) =>
-    `SELECT ${EDGE_LIST} AS row FROM edge_logs WHERE ${win(r)} AND contains(msg, '\\x22quoted') ORDER BY ts DESC, id LIMIT 100`,
+  'API Gateway: list, last hour, search "\\\\\\\\x22quoted"': (r) => `SELECT ${EDGE_LIST} AS row FROM edge_logs WHERE ${win(r)} AND contains(msg, '\\x22quoted') ORDER BY ts DESC, id LIMIT 100`,
   'API Gateway: list, a bar of the chart': (r) => `SELECT ${EDGE_LIST} AS row FROM edge_logs WHERE ${win(r)} ORDER BY ts DESC, id LIMIT 100`,
   'API Gateway: list, last 3 days': (r) => `SELECT ${EDGE_LIST} AS row FROM edge_logs WHERE ${win(r)} ORDER BY ts DESC, id LIMIT 100`,
   'API Gateway: chart by minute, last hour': (r) => chart(r, 'edge_logs', 'minute', `${STATUS} >= 500`, `(${STATUS} >= 400 AND ${STATUS} < 500)`),
@@ -102,17 +104,32 @@ const CROSS_CHECKS: Record<string, (r: StudioRequest) => string> = {
     `SELECT json_object('id', id, 'timestamp', epoch_us(ts), 'event_message', msg, 'error_severity', md->'$.parsed.error_severity', 'query', md->'$.parsed.query') AS row
      FROM postgres_logs WHERE ${win(r)} AND (json_extract_string(md, '$.parsed.application_name') = 'pg_cron' OR msg LIKE '%cron job%') ORDER BY ts DESC, id LIMIT 100`,
   'Cron: chart by minute, last hour, filtered': (r) =>
-    chart(r, 'postgres_logs', 'minute', "json_extract_string(md, '$.parsed.error_severity') IN ('ERROR', 'FATAL', 'PANIC')", 'false', "(json_extract_string(md, '$.parsed.application_name') = 'pg_cron' OR msg LIKE '%cron job%')"),
+    chart(
+      r,
+      'postgres_logs',
+      'minute',
+      "json_extract_string(md, '$.parsed.error_severity') IN ('ERROR', 'FATAL', 'PANIC')",
+      'false',
+      "(json_extract_string(md, '$.parsed.application_name') = 'pg_cron' OR msg LIKE '%cron job%')",
+    ),
   'Function hello: Logs: list, last 24 hours, {"severity":{"error":true,"warn":true}} and search': (r) =>
     `SELECT json_object('id', id, 'timestamp', epoch_us(ts), 'event_message', msg, 'event_type', md->'$.event_type', 'function_id', md->'$.function_id', 'execution_id', md->'$.execution_id', 'level', md->'$.level') AS row
      FROM function_logs WHERE ${win(r)} AND (json_extract_string(md, '$.level') = 'error' OR json_extract_string(md, '$.level') = 'warn') AND json_extract_string(md, '$.function_id') = 'hello' AND regexp_matches(msg, 'Error') ORDER BY ts DESC, id LIMIT 100`,
-  'Function hello: Invocations: list, last hour': (r) => `SELECT json_object('id', id, 'timestamp', epoch_us(ts), 'event_message', msg) AS row FROM function_edge_logs WHERE ${win(r)} ORDER BY ts DESC, id LIMIT 100`,
+  'Function hello: Invocations: list, last hour': (r) =>
+    `SELECT json_object('id', id, 'timestamp', epoch_us(ts), 'event_message', msg) AS row FROM function_edge_logs WHERE ${win(r)} ORDER BY ts DESC, id LIMIT 100`,
   'Function hello: Invocations: chart by minute, last hour': (r) =>
     chart(r, 'function_edge_logs', 'minute', `${STATUS} >= 500`, `(${STATUS} >= 400 AND ${STATUS} < 500)`, "json_extract_string(md, '$.function_id') = 'hello'"),
   // Runtime lines have no response: NULL severities, counted in no column (not even ok_count).
   'Edge Functions: chart by hour, last 24 hours': (r) => chart(r, 'function_edge_logs', 'hour', `${STATUS} >= 500`, `(${STATUS} >= 400 AND ${STATUS} < 500)`),
   'Function hello: Logs: chart by hour, last 24 hours': (r) =>
-    chart(r, 'function_logs', 'hour', "json_extract_string(md, '$.level') IN ('error', 'fatal')", "json_extract_string(md, '$.level') IN ('warning')", "json_extract_string(md, '$.function_id') = 'hello'"),
+    chart(
+      r,
+      'function_logs',
+      'hour',
+      "json_extract_string(md, '$.level') IN ('error', 'fatal')",
+      "json_extract_string(md, '$.level') IN ('warning')",
+      "json_extract_string(md, '$.function_id') = 'hello'",
+    ),
   'Storage: list, last 24 hours': (r) => `SELECT json_object('id', id, 'timestamp', epoch_us(ts), 'event_message', msg) AS row FROM storage_logs WHERE ${win(r)} ORDER BY ts DESC, id LIMIT 100`,
   'Realtime: new-logs count, since a refresh 5 minutes ago, filtered': (r) =>
     `SELECT json_object('count', count(*)) AS row FROM realtime_logs WHERE ${win(r)} AND regexp_matches(msg, 'doesn''t exist')`,
@@ -154,7 +171,9 @@ describe('the reference agrees with hand-written DuckDB SQL over the same events
   it('a log opened by its id: the whole metadata, objects wrapped in one-element arrays (the wire format)', async () => {
     const target = events.postgres_logs.find((e) => (e.metadata as { parsed?: { detail?: unknown } }).parsed?.detail !== undefined && Date.parse(e.timestamp as string) > NOW.getTime() - DAY / 1000)!;
     const r = singleLogRequest('postgres_logs', target.id as string, { label: 'no range', start: '', end: '' });
-    const rows = await duckRows(`SELECT json_object('id', id, 'timestamp', epoch_us(ts), 'event_message', msg, 'metadata', md) AS row FROM postgres_logs WHERE ${win(r)} AND id = '${target.id}' LIMIT 1`);
+    const rows = await duckRows(
+      `SELECT json_object('id', id, 'timestamp', epoch_us(ts), 'event_message', msg, 'metadata', md) AS row FROM postgres_logs WHERE ${win(r)} AND id = '${target.id}' LIMIT 1`,
+    );
     const wrapped = rows.map((row) => ({ ...row, metadata: [recordOf(row.metadata as Record<string, unknown>)] }));
     expect(wrapped[0]!.metadata).toMatchObject([{ host: 'db-default', parsed: [{ detail: expect.any(String) }] }]);
     expect(rowsProblem(expectedAnswer(r, events, NOW) as Extract<Expected, { status: 200 }>, wrapped)).toBeNull();
@@ -176,7 +195,11 @@ function recordOf(object: Record<string, unknown>): Record<string, unknown> {
 describe('the reference holds what the generator put there by construction', () => {
   const now = microsOf(NOW);
   const count = (table: LogTable, start: string) =>
-    expectedAnswer({ name: 'count', table, sql: '', iso_timestamp_start: start, iso_timestamp_end: '', via: 'useLogsPreview count', spec: { kind: 'count', page: table, filters: {} } }, generated, NOW);
+    expectedAnswer(
+      { name: 'count', table, sql: '', iso_timestamp_start: start, iso_timestamp_end: '', via: 'useLogsPreview count', spec: { kind: 'count', page: table, filters: {} } },
+      generated,
+      NOW,
+    );
 
   it.each(LOG_TABLES)('%s: the last hour, the last day, and after now', (table) => {
     const c = census[table];
@@ -224,9 +247,28 @@ describe('the comparison of answers', () => {
   });
 
   it('matches ids the server made to ANY_ID, each once', () => {
-    const any: Expected = { status: 200, groups: [[{ id: ANY_ID, n: 1 }, { id: ANY_ID, n: 2 }]], limit: 10 };
-    expect(rowsProblem(any, [{ id: 'f0e1', n: 2 }, { id: '9c2d', n: 1 }])).toBeNull();
-    expect(rowsProblem(any, [{ id: 'f0e1', n: 2 }, { id: 'f0e1', n: 1 }])).toMatch(/ids repeat/);
+    const any: Expected = {
+      status: 200,
+      groups: [
+        [
+          { id: ANY_ID, n: 1 },
+          { id: ANY_ID, n: 2 },
+        ],
+      ],
+      limit: 10,
+    };
+    expect(
+      rowsProblem(any, [
+        { id: 'f0e1', n: 2 },
+        { id: '9c2d', n: 1 },
+      ]),
+    ).toBeNull();
+    expect(
+      rowsProblem(any, [
+        { id: 'f0e1', n: 2 },
+        { id: 'f0e1', n: 1 },
+      ]),
+    ).toMatch(/ids repeat/);
   });
 
   it('reads a refusal by its status and the names its message gives', () => {
@@ -261,7 +303,11 @@ describe('the generator', () => {
   });
 
   it("writes every object's keys in byte order, as Vector's JSON codec does", () => {
-    for (const table of LOG_TABLES) expect(generated[table].filter((e) => !keysInVectorOrder(e)), table).toEqual([]);
+    for (const table of LOG_TABLES)
+      expect(
+        generated[table].filter((e) => !keysInVectorOrder(e)),
+        table,
+      ).toEqual([]);
     expect(keysInVectorOrder({ b: 1, a: 2 })).toBe(false);
     expect(keysInVectorOrder({ a: [{ d: 1, c: 2 }] })).toBe(false);
   });

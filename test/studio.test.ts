@@ -69,7 +69,10 @@ describe('Supabase Studio (self-hosted) gets 200 with rows', () => {
     const response = await handler(studioRequest('functions.invocation-stats', { interval: '1hr', function_id: 'f1' }));
     expect(response.status).toBe(200);
     const { result } = (await response.json()) as { result: Array<Record<string, number>> };
-    expect(result.map((r) => [r.count, r.error_count])).toEqual([[1, 0], [1, 1]]);
+    expect(result.map((r) => [r.count, r.error_count])).toEqual([
+      [1, 0],
+      [1, 1],
+    ]);
   });
 
   it('without singleProject, project=default is a project like any other: 200 and no rows, never a 400', async () => {

@@ -5,14 +5,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createEndpoints,
-  defineSource,
-  InvalidOptionError,
-  SUPABASE_SOURCES,
-  supabasePreset,
-  type Endpoints,
-} from '../src/index';
+import { createEndpoints, defineSource, InvalidOptionError, SUPABASE_SOURCES, supabasePreset, type Endpoints } from '../src/index';
 import { createHandler } from '../src/http';
 import { toNodeListener } from '../src/node';
 import { everyProject } from '../src/engine/clickhouse/every-project';
@@ -56,7 +49,15 @@ describe('the Supabase preset', () => {
 
   it('is the nine sources, one project, logs.all sandboxable in the BigQuery dialect, and the wire format', () => {
     expect(SUPABASE_SOURCES.map((s) => s.relation).sort()).toEqual([
-      'auth_logs', 'edge_logs', 'function_edge_logs', 'function_logs', 'pgbouncer_logs', 'postgres_logs', 'postgrest_logs', 'realtime_logs', 'storage_logs',
+      'auth_logs',
+      'edge_logs',
+      'function_edge_logs',
+      'function_logs',
+      'pgbouncer_logs',
+      'postgres_logs',
+      'postgrest_logs',
+      'realtime_logs',
+      'storage_logs',
     ]);
     expect(supabasePreset).toMatchObject({ singleProject: true, sandboxable: ['logs.all'], sqlDialect: 'bigquery', wireFormat: 'logflare' });
     expect(Object.isFrozen(supabasePreset)).toBe(true);
@@ -77,13 +78,15 @@ describe('the Supabase preset', () => {
     expect(pg).toEqual({ error_severity: 'ERROR', user_name: 'postgres' });
     const [storage] = (await query('select metadata from storage_logs')).result;
     expect(storage!.metadata).toEqual([{ project: 'default', tenantId: 'default', level: 'info', context: [{ host: 'h', pid: 7 }] }]);
-    const [auth] = (await query("select count(*) as n from auth_logs cross join unnest(metadata) as metadata where IFNULL(SAFE_CAST(metadata.status AS INT64), 0) >= 500")).result;
+    const [auth] = (await query('select count(*) as n from auth_logs cross join unnest(metadata) as metadata where IFNULL(SAFE_CAST(metadata.status AS INT64), 0) >= 500')).result;
     expect(auth).toEqual({ n: 1 });
   });
 
   it('limits every table to the window and the bounds; empty bounds are none', async () => {
     const counts = async (params: Record<string, string>) => {
-      const sql = Object.values(EVENTS).map((_, i) => `select '${i}' as s from ${SUPABASE_SOURCES[i]!.relation}`).join(' union all ');
+      const sql = Object.values(EVENTS)
+        .map((_, i) => `select '${i}' as s from ${SUPABASE_SOURCES[i]!.relation}`)
+        .join(' union all ');
       return (await query(`select count(*) as n from (${sql})`, params)).result[0]!.n;
     };
     expect(await counts({ iso_timestamp_start: '', iso_timestamp_end: '' })).toBe(9);
@@ -99,7 +102,7 @@ describe('the Supabase preset', () => {
     expect((error as Error).message).toContain('auth_audit_logs');
   });
 
-  it('answers over HTTP in the wire format without any handler option, as Studio\'s proxy calls it', async () => {
+  it("answers over HTTP in the wire format without any handler option, as Studio's proxy calls it", async () => {
     const server = await listen(toNodeListener(createHandler(ep, { apiKeys: ['private'] })));
     try {
       const url = new URL(`${server.url}/api/endpoints/query/logs.all`);
@@ -123,9 +126,14 @@ describe("logs.all's source tables", () => {
   let ep: Endpoints;
   const PROJECTS = ['alpha', 'beta'];
   beforeAll(async () => {
-    const events = Array.from({ length: 400 }, (_, i) => edgeEvent({
-      id: `e${String(i % 37).padStart(3, '0')}-${i}`, project: PROJECTS[i % 2]!, timestamp: at((i * 37) % (60 * 24 * 9)), path: '/rest/v1/x',
-    }));
+    const events = Array.from({ length: 400 }, (_, i) =>
+      edgeEvent({
+        id: `e${String(i % 37).padStart(3, '0')}-${i}`,
+        project: PROJECTS[i % 2]!,
+        timestamp: at((i * 37) % (60 * 24 * 9)),
+        path: '/rest/v1/x',
+      }),
+    );
     ep = await createEndpoints({ sources: { edgeLogs: writeLines(tmp.path('edge', 'a.ndjson'), events) }, now: () => new Date(NOW), cache: false, sandboxable: ['logs.all'] });
   });
   afterAll(async () => {
@@ -133,7 +141,7 @@ describe("logs.all's source tables", () => {
     tmp.cleanup();
   });
 
-  it('hold what the endpoint\'s own rows hold (two statements of one rule, held equal): every project, tier and bound', async () => {
+  it("hold what the endpoint's own rows hold (two statements of one rule, held equal): every project, tier and bound", async () => {
     const bound = fc.option(fc.integer({ min: 0, max: 60 * 24 * 10 }).map(at), { nil: undefined });
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...PROJECTS), fc.constantFrom('FREE', 'PRO', 'PAYG'), bound, bound, async (project, tier, start, end) => {
@@ -147,7 +155,7 @@ describe("logs.all's source tables", () => {
     );
   });
 
-  it('come from the instance\'s sources: a user source with its own table name is read the same way', async () => {
+  it("come from the instance's sources: a user source with its own table name is read the same way", async () => {
     const jobLogs = defineSource({ name: 'jobLogs', relation: 'job_logs', logflare: { names: ['jobs'] }, columns: { project: 'text' }, projectColumn: 'project' });
     const file = writeLines(tmp.path('jobs', 'a.ndjson'), [
       { id: 'j1', timestamp: at(5), event_message: 'done', project: 'alpha', metadata: { ms: 5 } },
@@ -162,9 +170,8 @@ describe("logs.all's source tables", () => {
     }
   });
 
-  it('are what BigQuery SQL reads: an endpoint with CTEs of its own takes DuckDB\'s dialect only', async () => {
-    const tables = await createEndpoints({ sources: {}, now: () => new Date(NOW), cache: false, sandboxable: ['functions.invocation-stats'], sqlDialect: 'bigquery' })
-      .catch((e: unknown) => e);
+  it("are what BigQuery SQL reads: an endpoint with CTEs of its own takes DuckDB's dialect only", async () => {
+    const tables = await createEndpoints({ sources: {}, now: () => new Date(NOW), cache: false, sandboxable: ['functions.invocation-stats'], sqlDialect: 'bigquery' }).catch((e: unknown) => e);
     expect(tables).toBeInstanceOf(InvalidOptionError);
     expect(tables).toMatchObject({ option: 'sandboxable', message: expect.stringMatching(/BigQuery SQL reads source tables/) });
   });
@@ -172,14 +179,18 @@ describe("logs.all's source tables", () => {
 
 describe('the options the preset is made of', () => {
   it('sqlDialect and wireFormat take their values only', async () => {
-    for (const [option, value] of [['sqlDialect', 'postgres'], ['wireFormat', 'bigquery'], ['sqlDialect', 1]] as const) {
+    for (const [option, value] of [
+      ['sqlDialect', 'postgres'],
+      ['wireFormat', 'bigquery'],
+      ['sqlDialect', 1],
+    ] as const) {
       await expect(createEndpoints({ sources: {}, [option]: value } as never)).rejects.toMatchObject({ code: 'invalid_option', option });
     }
   });
 });
 
 describe('serve --supabase', () => {
-  it('needs somewhere to keep events, and keys from Supabase\'s two tokens or the flags', async () => {
+  it("needs somewhere to keep events, and keys from Supabase's two tokens or the flags", async () => {
     const noDir = memoryIO({ LOGFLARE_PRIVATE_ACCESS_TOKEN: 'priv', LOGFLARE_PUBLIC_ACCESS_TOKEN: 'pub' });
     expect(await main(['serve', '--supabase', '--port', '0'], noDir.io, 'test')).toBe(2);
     expect(noDir.out.stderr).toContain('--supabase keeps the events Vector sends: add --data-dir <dir>');
@@ -205,8 +216,7 @@ describe('serve --supabase', () => {
 
 describe('singleProject on ClickHouse: the project tests a statement drops', () => {
   it('drops `<column> = {project:String}` and the pattern search, and refuses any other use', () => {
-    expect(everyProject('SELECT 1 FROM t WHERE project = {project:String} AND `project_ref` = {project:String} AND x = 1', 'project'))
-      .toBe('SELECT 1 FROM t WHERE 1 = 1 AND 1 = 1 AND x = 1');
+    expect(everyProject('SELECT 1 FROM t WHERE project = {project:String} AND `project_ref` = {project:String} AND x = 1', 'project')).toBe('SELECT 1 FROM t WHERE 1 = 1 AND 1 = 1 AND x = 1');
     expect(everyProject("WHERE t >= 1 AND match(request_url, concat('(?-s)(?:', {project:String}, ')'))", 'project')).toBe('WHERE t >= 1 AND 1 = 1');
     expect(() => everyProject('SELECT {project:String} AS p', 'project')).toThrow(/singleProject/);
     expect(everyProject('WHERE id = {id:String}', 'project')).toBe('WHERE id = {id:String}');

@@ -40,8 +40,20 @@ function events(): Array<Record<string, unknown>> {
 }
 
 const PATTERNS: Array<string | null> = [
-  REFS[0]!, REFS[1]!, `${REFS[2]}(\\.|$)`, `${REFS[1]}\\.supabase`, 'supabase', 'app\\.com/rest', '(?i)AAAABBBB', `${REFS[0]}|${REFS[2]}`,
-  '.*', 'ab', '^ab$', '東京', 'no-such-text', null,
+  REFS[0]!,
+  REFS[1]!,
+  `${REFS[2]}(\\.|$)`,
+  `${REFS[1]}\\.supabase`,
+  'supabase',
+  'app\\.com/rest',
+  '(?i)AAAABBBB',
+  `${REFS[0]}|${REFS[2]}`,
+  '.*',
+  'ab',
+  '^ab$',
+  '東京',
+  'no-such-text',
+  null,
 ];
 // Every interval with hour or day buckets, at an instant on the hour and at instants inside one
 // (the partial first hour then comes from the raw relation).
@@ -60,7 +72,12 @@ describe('usage.api-counts over rollups', () => {
     for (const macro of TIMESTAMP_MACROS) await db.run(macro);
     const all = events();
     // Three files, each with its own rollups, as compaction writes them; the raw relation is all events.
-    const parts = [0, 1, 2].map((k) => writeLines(tmp.path(`part-${k}.ndjson`), all.filter((_, i) => i % 3 === k)));
+    const parts = [0, 1, 2].map((k) =>
+      writeLines(
+        tmp.path(`part-${k}.ndjson`),
+        all.filter((_, i) => i % 3 === k),
+      ),
+    );
     const relationOf = (files: string[]) => sourceRelation(edgeLogs, { ndjson: files, parquet: [], parquetTypes: new Map() });
     await db.run(`CREATE TABLE edge_logs AS ${relationOf(parts)}`);
     for (const rollup of ['edge_logs_url_hourly', 'edge_logs_url_grams']) {

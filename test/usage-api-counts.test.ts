@@ -95,14 +95,16 @@ describe('usage.api-counts', () => {
     const hourly = await ep.usageApiCounts({ project: '^https://cls\\.', interval: 'hourly' });
     expect(hourly[0]).toEqual({
       timestamp: '2026-11-21T10:00:00.000000Z',
-      total_rest_requests: 0, total_storage_requests: 0, total_auth_requests: 0, total_realtime_requests: 0,
+      total_rest_requests: 0,
+      total_storage_requests: 0,
+      total_auth_requests: 0,
+      total_realtime_requests: 0,
     });
   });
 
   it('project is a regular expression searched in the request URL', async () => {
     setNow(NOW);
-    const sum = async (project: string) =>
-      (await ep.usageApiCounts({ project, interval: 'daily' })).reduce((n, r) => n + r.total_rest_requests, 0);
+    const sum = async (project: string) => (await ep.usageApiCounts({ project, interval: 'daily' })).reduce((n, r) => n + r.total_rest_requests, 0);
     expect(await sum('cls')).toBe(3); // cls and cls2 both contain "cls"
     expect(await sum('^https://cls\\.')).toBe(2);
     expect(await sum('https://(cls|other)\\.supabase')).toBe(3);

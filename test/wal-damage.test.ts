@@ -99,7 +99,12 @@ describe('what a killed server acknowledged is served after a restart (docs/dura
       const first = await start(dataDir);
       // Ten requests one after the other: ten groups of 20 events (about 2.5 KB each).
       for (let g = 1; g <= 10; g++) {
-        const events = Array.from({ length: 20 }, (_, i) => ({ id: `g${String(g).padStart(2, '0')}-${String(i).padStart(2, '0')}`, timestamp: `2026-11-21T10:${String(g).padStart(2, '0')}:${String(i).padStart(2, '0')}Z`, message: `GET /rest/v1/items/${i}`, project: 'groups' }));
+        const events = Array.from({ length: 20 }, (_, i) => ({
+          id: `g${String(g).padStart(2, '0')}-${String(i).padStart(2, '0')}`,
+          timestamp: `2026-11-21T10:${String(g).padStart(2, '0')}:${String(i).padStart(2, '0')}Z`,
+          message: `GET /rest/v1/items/${i}`,
+          project: 'groups',
+        }));
         expect((await post(first.url, events)).status).toBe(200);
       }
       await kill9(first);
@@ -119,7 +124,9 @@ describe('what a killed server acknowledged is served after a restart (docs/dura
       expect(file).toMatch(/-damaged-\d{12}\.quarantined$/);
       const quarantined = readFileSync(join(quarantineDir(dataDir, 'edgeLogs'), file!));
       expect(quarantined.subarray(quarantined.indexOf(0x0a) + 1)).toEqual(bytes.subarray(starts[lost[0]! - 1]!, starts[lost[0]!]!));
-      expect(second.child.output.stderr).toMatch(/warning: \d+ bytes at offset \d+ of \d{20}\.ndjson do not match their group's checksum \(changed on disk\); the groups around them are intact and kept\. Kept in \S+\.quarantined\./);
+      expect(second.child.output.stderr).toMatch(
+        /warning: \d+ bytes at offset \d+ of \d{20}\.ndjson do not match their group's checksum \(changed on disk\); the groups around them are intact and kept\. Kept in \S+\.quarantined\./,
+      );
       expect(second.child.output.stderr).not.toMatch(/never acknowledged/);
       second.child.kill('SIGTERM');
       const [code] = await once(second.child, 'exit');

@@ -18,7 +18,10 @@ afterEach(() => vi.restoreAllMocks());
 let n = 0;
 const freshDir = () => tmp.path(`wal-${++n}`);
 const lines = (...events: object[]) => Buffer.from(events.map((e) => `${JSON.stringify(e)}\n`).join(''));
-const segments = (dir: string) => readdirSync(dir).filter((f) => segmentSeqOf(f) !== null).sort();
+const segments = (dir: string) =>
+  readdirSync(dir)
+    .filter((f) => segmentSeqOf(f) !== null)
+    .sort();
 
 /** The FileHandle prototype, to hold or fail fdatasync / writev from a test. */
 async function fileHandleProto() {
@@ -224,7 +227,10 @@ describe('recovery', () => {
     await wal.recovery;
     expect(handed).toEqual([1, 2, 3]);
     expect(wal.closedSegments().map((s) => s.seq)).toEqual([1, 2, 3, 4]);
-    expect(wal.recovered.map((r) => [r.path, r.damaged.length])).toEqual([[join(dir, segmentFileName(4)), 0], [damaged, 1]]);
+    expect(wal.recovered.map((r) => [r.path, r.damaged.length])).toEqual([
+      [join(dir, segmentFileName(4)), 0],
+      [damaged, 1],
+    ]);
     // Still left out by readers until compaction releases them.
     expect(wal.deferred().map((s) => s.seq)).toEqual([1, 2, 3]);
     await wal.release([join(dir, segmentFileName(1))]);
@@ -341,7 +347,10 @@ describe('rolling', () => {
     await vi.waitFor(() => expect(closed).toEqual([1]));
     expect(wal.closedSegments()).toEqual([{ path: join(dir, segmentFileName(1)), seq: 1, committedBytes: statSync(join(dir, segmentFileName(1))).size, closed: true }]);
     await wal.append(lines({ id: 'y' }));
-    expect(wal.snapshot().map((s) => [s.seq, s.closed])).toEqual([[1, true], [2, false]]);
+    expect(wal.snapshot().map((s) => [s.seq, s.closed])).toEqual([
+      [1, true],
+      [2, false],
+    ]);
     await wal.close();
   });
 

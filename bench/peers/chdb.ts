@@ -35,7 +35,9 @@ export async function openChdb(dataset: Dataset, log: (line: string) => void, da
       session.query(qualified(`DROP TABLE IF EXISTS ${load.table}`));
       session.query(qualified(EXPERT_TABLES[source]));
       const ms = await timeMs(async () => {
-        session.query(qualified(`INSERT INTO ${load.table} SELECT ${load.select} FROM file('${dataFilesGlob(dataset, source)}', Parquet, '${load.schema.replaceAll("'", "\\'")}') WHERE timestamp IS NOT NULL`));
+        session.query(
+          qualified(`INSERT INTO ${load.table} SELECT ${load.select} FROM file('${dataFilesGlob(dataset, source)}', Parquet, '${load.schema.replaceAll("'", "\\'")}') WHERE timestamp IS NOT NULL`),
+        );
         session.query(qualified(`OPTIMIZE TABLE ${load.table} FINAL`));
       });
       log(`chdb: loaded ${session.query(qualified(`SELECT count() FROM ${load.table}`), 'TSV').trim()} rows into ${database ? `${database}.` : ''}${load.table} in ${Math.round(ms / 1000)} s`);
@@ -48,7 +50,12 @@ export async function openChdb(dataset: Dataset, log: (line: string) => void, da
       const q = expertQuery(c);
       const result = await session.queryBindAsync(qualified(q.sql), q.params, { format: 'JSONEachRow' });
       const text = result.text();
-      return text === '' ? [] : text.trimEnd().split('\n').map((line) => q.shape(JSON.parse(line) as Record<string, unknown>));
+      return text === ''
+        ? []
+        : text
+            .trimEnd()
+            .split('\n')
+            .map((line) => q.shape(JSON.parse(line) as Record<string, unknown>));
     },
     async close() {
       // The data directory stays open while another dataset's peer uses it.

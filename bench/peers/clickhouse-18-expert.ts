@@ -24,7 +24,8 @@ export const EXPERT_18_TABLES = {
 /** The same events, copied on the server from the tables the library's loader filled (`from`). */
 export const EXPERT_18_FILLS = {
   edge: (from: string) => `INSERT INTO expert.edge_logs SELECT id, timestamp, event_message, project, ifNull(metadata, ''), request_path, request_url FROM ${from}.edge_logs`,
-  functions: (from: string) => `INSERT INTO expert.function_edge_logs SELECT id, timestamp, event_message, ifNull(metadata, ''), project_ref, function_id, execution_time_ms, status_code FROM ${from}.function_edge_logs`,
+  functions: (from: string) =>
+    `INSERT INTO expert.function_edge_logs SELECT id, timestamp, event_message, ifNull(metadata, ''), project_ref, function_id, execution_time_ms, status_code FROM ${from}.function_edge_logs`,
 } as const;
 
 const UNIT_MICROS: Record<string, number> = { second: 1e6, minute: 60e6, hour: 3600e6, day: 86_400e6 };
@@ -53,7 +54,8 @@ export function expert18Query(c: BenchCase): Expert18Query {
   if (c.endpoint === 'functions.invocation-stats') {
     const unit = UNIT_MICROS[String(p.unit)]!;
     return {
-      statements: [`
+      statements: [
+        `
         SELECT intDiv(timestamp, ${unit}) * ${unit} AS bucket,
                min(execution_time_ms) AS min_execution_time, max(execution_time_ms) AS max_execution_time,
                avg(execution_time_ms) AS avg_execution_time, quantiles(0.95, 0.99)(execution_time_ms) AS q,
@@ -61,14 +63,19 @@ export function expert18Query(c: BenchCase): Expert18Query {
         FROM expert.function_edge_logs
         WHERE project_ref = ${text(p.project)}${p.function_id === null ? '' : ` AND function_id = ${text(p.function_id)}`}
           AND timestamp >= ${micros(p.first)} AND timestamp < ${micros(p.end)}
-        GROUP BY bucket ORDER BY bucket LIMIT ${Number(p.max_rows)}`],
+        GROUP BY bucket ORDER BY bucket LIMIT ${Number(p.max_rows)}`,
+      ],
       shape: (r) => {
         const q = r.q as Array<number | null>;
         return {
           timestamp: iso(r.bucket),
-          min_execution_time: num(r.min_execution_time), max_execution_time: num(r.max_execution_time),
-          avg_execution_time: num(r.avg_execution_time), p95_execution_time: num(q[0]), p99_execution_time: num(q[1]),
-          count: Number(r.count), error_count: Number(r.error_count),
+          min_execution_time: num(r.min_execution_time),
+          max_execution_time: num(r.max_execution_time),
+          avg_execution_time: num(r.avg_execution_time),
+          p95_execution_time: num(q[0]),
+          p99_execution_time: num(q[1]),
+          count: Number(r.count),
+          error_count: Number(r.error_count),
         };
       },
     };
@@ -77,17 +84,21 @@ export function expert18Query(c: BenchCase): Expert18Query {
     const unit = UNIT_MICROS[String(p.unit)]!;
     const has = (part: string) => `countIf(ifNull(position(request_path, '${part}') > 0, 0))`;
     return {
-      statements: [`
+      statements: [
+        `
         SELECT intDiv(timestamp, ${unit}) * ${unit} AS bucket,
                ${has('/rest')} AS total_rest_requests, ${has('/storage')} AS total_storage_requests,
                ${has('/auth')} AS total_auth_requests, ${has('/realtime')} AS total_realtime_requests
         FROM expert.edge_logs
         WHERE timestamp >= ${micros(p.start)} AND match(request_url, ${text(p.project)})
-        GROUP BY bucket ORDER BY bucket LIMIT ${Number(p.max_rows)}`],
+        GROUP BY bucket ORDER BY bucket LIMIT ${Number(p.max_rows)}`,
+      ],
       shape: (r) => ({
         timestamp: iso(r.bucket),
-        total_rest_requests: Number(r.total_rest_requests), total_storage_requests: Number(r.total_storage_requests),
-        total_auth_requests: Number(r.total_auth_requests), total_realtime_requests: Number(r.total_realtime_requests),
+        total_rest_requests: Number(r.total_rest_requests),
+        total_storage_requests: Number(r.total_storage_requests),
+        total_auth_requests: Number(r.total_auth_requests),
+        total_realtime_requests: Number(r.total_realtime_requests),
       }),
     };
   }
@@ -102,7 +113,9 @@ export function expert18Query(c: BenchCase): Expert18Query {
          ORDER BY timestamp DESC, id ASC LIMIT ${limit}`,
       ],
       shape: (r) => ({
-        id: r.id ?? null, timestamp: iso(r.ts), event_message: r.event_message ?? null,
+        id: r.id ?? null,
+        timestamp: iso(r.ts),
+        event_message: r.event_message ?? null,
         metadata: r.metadata === '' || r.metadata === null ? null : JSON.parse(String(r.metadata)),
       }),
     };

@@ -38,7 +38,10 @@ export const EXPERT_LOADS = {
 } as const;
 
 const BUCKET: Record<string, string> = {
-  second: 'toStartOfSecond(timestamp)', minute: 'toStartOfMinute(timestamp)', hour: 'toStartOfHour(timestamp)', day: 'toStartOfDay(timestamp)',
+  second: 'toStartOfSecond(timestamp)',
+  minute: 'toStartOfMinute(timestamp)',
+  hour: 'toStartOfHour(timestamp)',
+  day: 'toStartOfDay(timestamp)',
 };
 
 /** One case as ClickHouse SQL with `{name:Type}` parameters, and how its rows become the library's. */
@@ -84,9 +87,13 @@ export function expertQuery(c: BenchCase): ExpertQuery {
         const q = r.q as Array<number | null>;
         return {
           timestamp: iso(BigInt(String(r.bucket)) * 1_000_000n),
-          min_execution_time: num(r.min_execution_time), max_execution_time: num(r.max_execution_time),
-          avg_execution_time: num(r.avg_execution_time), p95_execution_time: num(q[0]), p99_execution_time: num(q[1]),
-          count: Number(r.count), error_count: Number(r.error_count),
+          min_execution_time: num(r.min_execution_time),
+          max_execution_time: num(r.max_execution_time),
+          avg_execution_time: num(r.avg_execution_time),
+          p95_execution_time: num(q[0]),
+          p99_execution_time: num(q[1]),
+          count: Number(r.count),
+          error_count: Number(r.error_count),
         };
       },
     };
@@ -105,8 +112,10 @@ export function expertQuery(c: BenchCase): ExpertQuery {
       params: { project: String(p.project), start: chTime(p.start!), max_rows: Number(p.max_rows) },
       shape: (r) => ({
         timestamp: iso(BigInt(String(r.bucket)) * 1_000_000n),
-        total_rest_requests: Number(r.total_rest_requests), total_storage_requests: Number(r.total_storage_requests),
-        total_auth_requests: Number(r.total_auth_requests), total_realtime_requests: Number(r.total_realtime_requests),
+        total_rest_requests: Number(r.total_rest_requests),
+        total_storage_requests: Number(r.total_storage_requests),
+        total_auth_requests: Number(r.total_auth_requests),
+        total_realtime_requests: Number(r.total_realtime_requests),
       }),
     };
   }
@@ -124,7 +133,9 @@ export function expertQuery(c: BenchCase): ExpertQuery {
         LIMIT {limit:UInt32}`,
       params: { project: String(p.project), after: chTime(p.after!), ...(p.until === null ? {} : { until: chTime(p.until!) }), limit: Number(p.limit) },
       shape: (r) => ({
-        id: r.id ?? null, timestamp: iso(r.ts), event_message: r.event_message ?? null,
+        id: r.id ?? null,
+        timestamp: iso(r.ts),
+        event_message: r.event_message ?? null,
         metadata: r.metadata === '' || r.metadata === null ? null : JSON.parse(String(r.metadata)),
       }),
     };

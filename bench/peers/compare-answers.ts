@@ -21,8 +21,9 @@ async function rankBounds(dataset: Dataset, c: BenchCase): Promise<Bounds> {
   try {
     await connection.run("SET TimeZone = 'UTC'");
     // Integer arithmetic for the ranks: (q - 0.01) n = 94 n / 100 exactly.
-    const rank = (num: number, round: 'floor' | 'ceil') => round === 'floor' ? `greatest(1, (${num} * n) // 100)` : `least(n, ((${num} * n) + 99) // 100)`;
-    const reader = await connection.runAndReadAll(`
+    const rank = (num: number, round: 'floor' | 'ceil') => (round === 'floor' ? `greatest(1, (${num} * n) // 100)` : `least(n, ((${num} * n) + 99) // 100)`);
+    const reader = await connection.runAndReadAll(
+      `
       SELECT strftime(bucket, '%Y-%m-%dT%H:%M:%S.%fZ') AS bucket,
              v[${rank(94, 'floor')}] AS p95_lo, v[${rank(96, 'ceil')}] AS p95_hi,
              v[${rank(98, 'floor')}] AS p99_lo, v[${rank(100, 'ceil')}] AS p99_hi
@@ -34,10 +35,15 @@ async function rankBounds(dataset: Dataset, c: BenchCase): Promise<Bounds> {
             AND timestamp >= CAST($first AS TIMESTAMP) AND timestamp < CAST($end AS TIMESTAMP)
           GROUP BY 1
         )
-      )`, {
-      unit: String(p.unit), project: String(p.project), function_id: p.function_id === null ? null : String(p.function_id),
-      first: iso(p.first), end: iso(p.end),
-    });
+      )`,
+      {
+        unit: String(p.unit),
+        project: String(p.project),
+        function_id: p.function_id === null ? null : String(p.function_id),
+        first: iso(p.first),
+        end: iso(p.end),
+      },
+    );
     const out: Bounds = new Map();
     for (const r of reader.getRowObjects()) {
       out.set(String(r.bucket), { p95: [Number(r.p95_lo), Number(r.p95_hi)], p99: [Number(r.p99_lo), Number(r.p99_hi)] });

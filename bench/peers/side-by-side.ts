@@ -15,10 +15,7 @@ export async function measureSideBySide(dataset: Dataset, sources: SourceGlobs, 
   const ep = await createEndpoints({ sources, now: () => REFERENCE, cache: false, duckdb: { threads: 2 }, limits: { queryTimeoutMs: 600_000 } });
   try {
     const library = async () => (await ep.query(c.endpoint as string, c.params)).result as AnswerRow[];
-    const runners: Array<{ name: string; run: () => Promise<unknown> }> = [
-      { name: 'library-parquet', run: library },
-      ...peers.map((p) => ({ name: p.name, run: () => p.run(c) })),
-    ];
+    const runners: Array<{ name: string; run: () => Promise<unknown> }> = [{ name: 'library-parquet', run: library }, ...peers.map((p) => ({ name: p.name, run: () => p.run(c) }))];
     // The first run of each is its warm-up, and the answers compared.
     const expected = await library();
     for (const peer of peers) await assertSameAnswer(dataset, c, peer.name, expected, await peer.run(c));

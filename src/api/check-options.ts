@@ -3,25 +3,34 @@ import { InvalidOptionError } from '../errors';
 import { memoryLimitBytes, MIN_MEMORY_LIMIT_BYTES } from '../duckdb/open-database';
 import type { SourceSet } from '../sources/source-set';
 import { DEFINITIONS } from '../definitions/registry';
-import {
-  checkBoolean,
-  checkOneOf,
-  checkFunction,
-  checkInteger,
-  checkMethods,
-  checkObject,
-  checkPositiveNumber,
-  describeValue,
-} from '../util/option-checks';
+import { checkBoolean, checkOneOf, checkFunction, checkInteger, checkMethods, checkObject, checkPositiveNumber, describeValue } from '../util/option-checks';
 
 /**
  * Every option `createEndpoints` knows: anything else is a typo that would otherwise be ignored
  * silently (a misspelt `cachePolicy` leaves every endpoint on its default).
  */
 const KNOWN_OPTIONS = [
-  'sources', 'storage', 'now', 'cacheClock', 'cache', 'cachePolicy', 'warmingConcurrency', 'scheduler', 'maxWarmingKeys',
-  'storeTimeoutMs', 'duckdb', 'limits', 'fillEmptyBuckets', 'engine', 'onWarning', 'endpoints', 'sourceDefinitions',
-  'singleProject', 'sandboxable', 'sqlDialect', 'wireFormat',
+  'sources',
+  'storage',
+  'now',
+  'cacheClock',
+  'cache',
+  'cachePolicy',
+  'warmingConcurrency',
+  'scheduler',
+  'maxWarmingKeys',
+  'storeTimeoutMs',
+  'duckdb',
+  'limits',
+  'fillEmptyBuckets',
+  'engine',
+  'onWarning',
+  'endpoints',
+  'sourceDefinitions',
+  'singleProject',
+  'sandboxable',
+  'sqlDialect',
+  'wireFormat',
 ] as const satisfies readonly (keyof EndpointsOptions)[];
 
 const EXAMPLE = `createEndpoints({ sources: { edgeLogs: 'logs/edge/*.ndjson', functionEdgeLogs: 'logs/functions/*.ndjson' } })`;
@@ -39,7 +48,10 @@ export function checkEndpointsOptions(options: unknown): asserts options is Endp
   const unknown = Object.keys(o).filter((key) => !(KNOWN_OPTIONS as readonly string[]).includes(key));
   if (unknown.length) {
     const hint = unknown.map((key) => closest(key, KNOWN_OPTIONS)).filter(Boolean);
-    throw new InvalidOptionError(unknown[0]!, `createEndpoints does not know the option${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')}${hint.length ? ` (did you mean ${hint.map((h) => `"${h}"`).join(', ')}?)` : ''}; the options are ${KNOWN_OPTIONS.join(', ')}.`);
+    throw new InvalidOptionError(
+      unknown[0]!,
+      `createEndpoints does not know the option${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')}${hint.length ? ` (did you mean ${hint.map((h) => `"${h}"`).join(', ')}?)` : ''}; the options are ${KNOWN_OPTIONS.join(', ')}.`,
+    );
   }
   checkBoolean('singleProject', o.singleProject);
   checkOneOf('sqlDialect', o.sqlDialect, ['duckdb', 'bigquery']);

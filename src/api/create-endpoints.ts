@@ -1,18 +1,6 @@
 import { ManagedStorage } from './managed-storage';
 import { CheckedSqlMemo } from './checked-sql-memo';
-import type {
-  CacheStatus,
-  EndpointMethods,
-  Endpoints,
-  EndpointsCore,
-  EndpointsOptions,
-  EndpointsStats,
-  HealthReport,
-  ManagedStorageInfo,
-  QueryOptions,
-  QueryResult,
-  RawParams,
-} from './public-types';
+import type { CacheStatus, EndpointMethods, Endpoints, EndpointsCore, EndpointsOptions, EndpointsStats, HealthReport, ManagedStorageInfo, QueryOptions, QueryResult, RawParams } from './public-types';
 import { CacheLayer } from '../cache/cache-layer';
 import { effectivePolicies } from '../cache/cache-policy';
 import { memoryCache } from '../cache/memory-cache';
@@ -100,7 +88,10 @@ function checkEngineSources(engine: Engine | undefined, sources: SourceSet): voi
   if (!known) return;
   const missing = sources.names.filter((name) => !known.includes(name));
   if (missing.length) {
-    throw new InvalidOptionError('engine', `The engine does not know the source${missing.length > 1 ? 's' : ''} ${missing.join(', ')} of these endpoints: give it the same sourceDefinitions (e.g. clickhouseEngine({ ..., sourceDefinitions })).`);
+    throw new InvalidOptionError(
+      'engine',
+      `The engine does not know the source${missing.length > 1 ? 's' : ''} ${missing.join(', ')} of these endpoints: give it the same sourceDefinitions (e.g. clickhouseEngine({ ..., sourceDefinitions })).`,
+    );
   }
 }
 
@@ -117,7 +108,11 @@ async function checkDefinitions(endpoints: EndpointSet, engine: Engine, sandboxa
     for (const variant of [null, ...Object.keys(d.variants ?? {})]) {
       const problem = await engine.checkStatement?.(statementOf(d, variant));
       const which = variant === null ? `sql.${dialect}` : `variants.${variant}.${dialect}`;
-      if (problem) throw new InvalidOptionError(`endpoints["${d.name}"].${which}`, `Endpoint "${d.name}" cannot work: its ${dialect} SQL${variant === null ? '' : ` (variant ${variant})`} does not prepare: ${problem}`);
+      if (problem)
+        throw new InvalidOptionError(
+          `endpoints["${d.name}"].${which}`,
+          `Endpoint "${d.name}" cannot work: its ${dialect} SQL${variant === null ? '' : ` (variant ${variant})`} does not prepare: ${problem}`,
+        );
     }
     // A sandboxable endpoint whose SQL cannot take a caller's SELECT (no CTEs) fails now, not at its first call.
     if (d.sandboxable || sandboxable.includes(d.name)) {
@@ -131,7 +126,6 @@ async function checkDefinitions(endpoints: EndpointSet, engine: Engine, sandboxa
   }
 }
 
-
 /** Rows of one engine computation: what the cache stores. */
 type Computed = CacheEntry;
 
@@ -140,7 +134,19 @@ type Computed = CacheEntry;
  * of them gets no method (`EndpointMethods` leaves it out the same way).
  */
 const CORE_MEMBER_NAMES = [
-  'query', 'definitions', 'catalog', 'inspectSources', 'ping', 'now', 'cacheClock', 'stats', 'ingest', 'storage', 'sources', 'health', 'close',
+  'query',
+  'definitions',
+  'catalog',
+  'inspectSources',
+  'ping',
+  'now',
+  'cacheClock',
+  'stats',
+  'ingest',
+  'storage',
+  'sources',
+  'health',
+  'close',
 ] as const satisfies ReadonlyArray<keyof EndpointsCore>;
 const CORE_MEMBERS: ReadonlySet<string> = new Set(CORE_MEMBER_NAMES);
 // Compile-time: a member added to EndpointsCore and not to the list is an error here.
@@ -154,8 +160,13 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest 
   readonly #clock: () => Date;
   readonly #realClock: CacheClock;
   readonly #counters: Omit<EndpointsStats, 'warmingKeys'> = {
-    engineQueries: 0, engineFailures: 0,
-    cacheHits: 0, cacheMisses: 0, warmingRefreshes: 0, warmingFailures: 0, cacheErrors: 0,
+    engineQueries: 0,
+    engineFailures: 0,
+    cacheHits: 0,
+    cacheMisses: 0,
+    warmingRefreshes: 0,
+    warmingFailures: 0,
+    cacheErrors: 0,
   };
   readonly #cache: CacheLayer;
   #closed = false;
@@ -183,11 +194,13 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest 
     const builtIn = new Set<AnyEndpointDefinition>(BUILT_IN_ENDPOINTS);
     this.#sandboxable = new Set(endpoints.list.filter((d) => d.sandboxable || (options.sandboxable ?? []).includes(d.name)).map((d) => d.name));
     // The listed policy is the one in force, overrides and `cache: false` included.
-    this.definitions = endpoints.list.map((d) => describeDefinition(this.#inForce(d), {
-      cache: policies.get(d.name) ?? null,
-      sandboxed: this.#sandboxable.has(d.name),
-      builtIn: builtIn.has(d),
-    }));
+    this.definitions = endpoints.list.map((d) =>
+      describeDefinition(this.#inForce(d), {
+        cache: policies.get(d.name) ?? null,
+        sandboxed: this.#sandboxable.has(d.name),
+        builtIn: builtIn.has(d),
+      }),
+    );
     const store = options.cache === false ? null : (options.cache ?? memoryCache({ clock: this.#realClock }));
     // Warming is bounded like the store: a memoryCache's entry bound, else 1000 keys.
     const storeBound = store && 'maxEntries' in store && typeof store.maxEntries === 'number' ? store.maxEntries : 1000;
@@ -280,7 +293,10 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest 
   #engineAnswers(timeoutMs: number): Promise<boolean> {
     this.#pinging ??= Promise.resolve()
       .then(() => this.#engine.ping())
-      .then(() => true, () => false)
+      .then(
+        () => true,
+        () => false,
+      )
       .finally(() => (this.#pinging = null));
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<boolean>((resolve) => {
@@ -325,9 +341,7 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest 
     if (!this.#options.singleProject || project === undefined) return definition;
     return {
       ...definition,
-      params: definition.params.map((p) => (p.name === project
-        ? { ...p, required: false, description: `${p.description} Ignored: this server holds a single project.`.trim() }
-        : p)),
+      params: definition.params.map((p) => (p.name === project ? { ...p, required: false, description: `${p.description} Ignored: this server holds a single project.`.trim() } : p)),
     };
   }
 
@@ -361,7 +375,7 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest 
       throw new InvalidParameterError('sql', `The endpoint ${definition.name} is not sandboxable: it does not take sql.`);
     }
     if (typeof sql !== 'string') throw new InvalidParameterError('sql', 'Parameter "sql" must be a string.');
-    if (!this.#engine.checkSql) throw new InvalidParameterError('sql', 'This server\'s engine does not run a caller\'s sql.');
+    if (!this.#engine.checkSql) throw new InvalidParameterError('sql', "This server's engine does not run a caller's sql.");
     const checkSql = this.#engine.checkSql.bind(this.#engine);
     return this.#checkedSql.get(definition.name, sql, () => checkSql(statementOf(definition), sql, definition.maxRows, this.#options.sqlDialect));
   }
@@ -387,9 +401,7 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest 
     const skippedFiles = engineResult.skippedFiles ?? [];
     this.#warnSkipped(skippedFiles);
     // A caller's columns: as its check typed them (a translated SELECT), else as the engine did.
-    const columns = caller
-      ? (caller.columns?.map(({ name, kind }) => ({ name, type: kind })) ?? engineResult.columns ?? []).map(({ name, type }) => ({ name, type, description: '' }))
-      : null;
+    const columns = caller ? (caller.columns?.map(({ name, kind }) => ({ name, type: kind })) ?? engineResult.columns ?? []).map(({ name, type }) => ({ name, type, description: '' })) : null;
     const shaped = shapeRows(columns ?? definition.columns, rows.slice(0, definition.maxRows));
     return {
       // Answers to a caller's SQL in Logflare's wire format when asked (Supabase Studio reads it).

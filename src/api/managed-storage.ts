@@ -209,7 +209,10 @@ function startCompactors(sources: SourceSet, walSet: WalSet, options: EndpointsO
         onSegmentClosed: (listener) => wal.onSegmentClosed(listener),
         // Committed to the dataset: the in-memory copies go (once older queries are done), then the files.
         release: async (paths) => {
-          memory?.retire(source, paths.map((p) => segmentSeqOf(basename(p))).filter((n): n is number => n !== null));
+          memory?.retire(
+            source,
+            paths.map((p) => segmentSeqOf(basename(p))).filter((n): n is number => n !== null),
+          );
           await wal.release(paths);
         },
         verify: (path) => wal.verify(path),
@@ -257,7 +260,10 @@ async function startShippers(sources: SourceSet, walSet: WalSet, options: Endpoi
   const missing = target.sourceNames ? sources.names.filter((name) => !target.sourceNames!.includes(name)) : [];
   if (missing.length) {
     await close();
-    throw new InvalidOptionError('storage.clickhouse', `storage.clickhouse does not know the source${missing.length > 1 ? 's' : ''} ${missing.join(', ')} of these endpoints: give the loader the same sourceDefinitions.`);
+    throw new InvalidOptionError(
+      'storage.clickhouse',
+      `storage.clickhouse does not know the source${missing.length > 1 ? 's' : ''} ${missing.join(', ')} of these endpoints: give the loader the same sourceDefinitions.`,
+    );
   }
   let instanceId: string;
   try {
@@ -296,4 +302,3 @@ interface Shipping {
   shippers: ClickHouseShipper[];
   close(): Promise<void>;
 }
-

@@ -273,10 +273,18 @@ export interface EndpointsCore<D extends AnyEndpointDefinition = never> {
   /** An endpoint by name, typed from its definition. */
   query<N extends (BuiltInEndpoint | D)['name']>(name: N, params: DefinitionParams<Named<BuiltInEndpoint | D, N>>): Promise<QueryResult<DefinitionRow<Named<BuiltInEndpoint | D, N>>>>;
   /** The same, with the rows as an Arrow table too (timestamps in microseconds, integers as Int64). */
-  query<N extends (BuiltInEndpoint | D)['name']>(name: N, params: DefinitionParams<Named<BuiltInEndpoint | D, N>>, options: { format: 'arrow'; sql?: string }): Promise<ArrowQueryResult<DefinitionRow<Named<BuiltInEndpoint | D, N>>>>;
+  query<N extends (BuiltInEndpoint | D)['name']>(
+    name: N,
+    params: DefinitionParams<Named<BuiltInEndpoint | D, N>>,
+    options: { format: 'arrow'; sql?: string },
+  ): Promise<ArrowQueryResult<DefinitionRow<Named<BuiltInEndpoint | D, N>>>>;
   /** A caller's SELECT over the endpoint's CTEs (sandboxable endpoints): rows of its own columns. */
   query<N extends (BuiltInEndpoint | D)['name']>(name: N, params: DefinitionParams<Named<BuiltInEndpoint | D, N>>, options: QueryOptions & { sql: string }): Promise<QueryResult>;
-  query<N extends (BuiltInEndpoint | D)['name']>(name: N, params: DefinitionParams<Named<BuiltInEndpoint | D, N>>, options: QueryOptions): Promise<QueryResult<DefinitionRow<Named<BuiltInEndpoint | D, N>>>>;
+  query<N extends (BuiltInEndpoint | D)['name']>(
+    name: N,
+    params: DefinitionParams<Named<BuiltInEndpoint | D, N>>,
+    options: QueryOptions,
+  ): Promise<QueryResult<DefinitionRow<Named<BuiltInEndpoint | D, N>>>>;
   /**
    * Any endpoint by UUID, or by a name only known at run time, with text parameters as they come
    * from a query string. A known name never takes this untyped form.
@@ -337,4 +345,3 @@ export interface ManagedStorageInfo {
    */
   readonly recovered: readonly WalRecovery[];
 }
-

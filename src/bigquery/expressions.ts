@@ -37,7 +37,10 @@ export function translateExpr(node: unknown, ctx: ExprContext): Expr {
     case 'IsNull':
     case 'IsNotNull':
       return isNull(translateExpr(value, ctx), variant === 'IsNotNull');
-    case 'IsTrue': case 'IsFalse': case 'IsNotTrue': case 'IsNotFalse':
+    case 'IsTrue':
+    case 'IsFalse':
+    case 'IsNotTrue':
+    case 'IsNotFalse':
       return isBoolean(variant, translateExpr(value, ctx));
     case 'InList':
       return inList(v, ctx);
@@ -72,7 +75,7 @@ export function translateExpr(node: unknown, ctx: ExprContext): Expr {
       return { t: 'call', fn: 'substr', args: parts.map((p, i) => asKind(p, i === 0 ? 'text' : 'integer', 'SUBSTR')), kind: 'text' };
     }
     case 'ILike':
-      return refuse('construct', 'BigQuery has no ILIKE: write LOWER(x) LIKE \'...\'.');
+      return refuse('construct', "BigQuery has no ILIKE: write LOWER(x) LIKE '...'.");
     default:
       return refuse('construct', `${constructName(variant)} is not supported here.`);
   }
@@ -97,8 +100,12 @@ function literal(v: Node, ctx: ExprContext): Expr {
       return { t: 'lit', kind: 'boolean', value: value === true };
     case 'Null':
       return { t: 'lit', kind: 'null', value: null };
-    case 'SingleQuotedString': case 'DoubleQuotedString': case 'TripleSingleQuotedString': case 'TripleDoubleQuotedString':
-    case 'SingleQuotedRawStringLiteral': case 'DoubleQuotedRawStringLiteral':
+    case 'SingleQuotedString':
+    case 'DoubleQuotedString':
+    case 'TripleSingleQuotedString':
+    case 'TripleDoubleQuotedString':
+    case 'SingleQuotedRawStringLiteral':
+    case 'DoubleQuotedRawStringLiteral':
       return { t: 'lit', kind: 'text', value: bigQueryString(ctx.src.slice(v.span as never)) };
     default:
       return refuse('construct', `${constructName(variant)} literals are not supported here.`);
@@ -161,7 +168,15 @@ function isBoolean(variant: string, arg: Expr): Expr {
   const value = asKind(arg, 'boolean', variant);
   const truth: Expr = { t: 'lit', kind: 'boolean', value: variant === 'IsTrue' || variant === 'IsNotTrue' };
   // x IS TRUE: true only when x is true (never NULL).
-  const is: Expr = { t: 'call', fn: 'coalesce', args: [{ t: 'op', op: '=', args: [value, truth], kind: 'boolean' }, { t: 'lit', kind: 'boolean', value: false }], kind: 'boolean' };
+  const is: Expr = {
+    t: 'call',
+    fn: 'coalesce',
+    args: [
+      { t: 'op', op: '=', args: [value, truth], kind: 'boolean' },
+      { t: 'lit', kind: 'boolean', value: false },
+    ],
+    kind: 'boolean',
+  };
   return variant.startsWith('IsNot') ? { t: 'op', op: 'not', args: [is], kind: 'boolean' } : is;
 }
 
@@ -209,14 +224,27 @@ function caseExpr(v: Node, ctx: ExprContext): Expr {
 }
 
 const CAST_TYPES: Record<string, ColumnType> = {
-  Int64: 'integer', Int: 'integer', Integer: 'integer', BigInt: 'integer', Float64: 'float', Double: 'float', Float: 'float',
-  Bool: 'boolean', Boolean: 'boolean', String: 'text', Text: 'text', Varchar: 'text', Timestamp: 'timestamp', Datetime: 'timestamp',
+  Int64: 'integer',
+  Int: 'integer',
+  Integer: 'integer',
+  BigInt: 'integer',
+  Float64: 'float',
+  Double: 'float',
+  Float: 'float',
+  Bool: 'boolean',
+  Boolean: 'boolean',
+  String: 'text',
+  Text: 'text',
+  Varchar: 'text',
+  Timestamp: 'timestamp',
+  Datetime: 'timestamp',
 };
 
 function cast(v: Node, ctx: ExprContext): Expr {
   const [typeName, detail] = variantOf(v.data_type);
   const to = CAST_TYPES[typeName];
-  if (!to || (typeName === 'Timestamp' && Array.isArray(detail) && detail[1] !== 'None')) refuse('type', `CAST to ${constructName(typeName).replace("BigQuery's ", '')} is not supported here: cast to INT64, FLOAT64, BOOL, STRING, TIMESTAMP or DATETIME.`);
+  if (!to || (typeName === 'Timestamp' && Array.isArray(detail) && detail[1] !== 'None'))
+    refuse('type', `CAST to ${constructName(typeName).replace("BigQuery's ", '')} is not supported here: cast to INT64, FLOAT64, BOOL, STRING, TIMESTAMP or DATETIME.`);
   if (v.format !== null && v.format !== undefined) refuse('construct', 'CAST ... FORMAT is not supported here.');
   return castTo(translateExpr(v.expr, ctx), to!, v.kind === 'SafeCast' || v.kind === 'TryCast');
 }
@@ -235,13 +263,23 @@ function castTo(arg: Expr, to: ColumnType, safe: boolean): Expr {
 }
 
 const UNITS: Record<string, TimeUnit> = {
-  Microsecond: 'microsecond', Microseconds: 'microsecond', Millisecond: 'millisecond', Milliseconds: 'millisecond',
-  Second: 'second', Seconds: 'second', Minute: 'minute', Minutes: 'minute', Hour: 'hour', Hours: 'hour', Day: 'day', Days: 'day',
+  Microsecond: 'microsecond',
+  Microseconds: 'microsecond',
+  Millisecond: 'millisecond',
+  Milliseconds: 'millisecond',
+  Second: 'second',
+  Seconds: 'second',
+  Minute: 'minute',
+  Minutes: 'minute',
+  Hour: 'hour',
+  Hours: 'hour',
+  Day: 'day',
+  Days: 'day',
 };
 
 function interval(v: Node, ctx: ExprContext): Expr {
   const unit = UNITS[String(v.leading_field)];
-  if (!unit || v.last_field !== null && v.last_field !== undefined) refuse('construct', 'Only INTERVAL n MICROSECOND|MILLISECOND|SECOND|MINUTE|HOUR|DAY is supported here.');
+  if (!unit || (v.last_field !== null && v.last_field !== undefined)) refuse('construct', 'Only INTERVAL n MICROSECOND|MILLISECOND|SECOND|MINUTE|HOUR|DAY is supported here.');
   const n = translateExpr(v.value, ctx);
   const text = n.t === 'lit' && (n.kind === 'integer' || n.kind === 'text') ? String(n.value) : n.t === 'op' && n.op === 'neg' && n.args[0]!.t === 'lit' ? `-${String(n.args[0]!.value)}` : '';
   if (!/^-?[0-9]{1,15}$/.test(text.trim())) refuse('construct', 'An INTERVAL needs a whole number (INTERVAL 1 HOUR).');

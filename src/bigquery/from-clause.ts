@@ -52,7 +52,13 @@ function join(left: FromIR | null, right: FromIR | null, kind: 'inner' | 'left' 
 }
 
 const JOIN_KINDS: Record<string, 'inner' | 'left' | 'right' | 'full'> = {
-  Join: 'inner', Inner: 'inner', Left: 'left', LeftOuter: 'left', Right: 'right', RightOuter: 'right', FullOuter: 'full',
+  Join: 'inner',
+  Inner: 'inner',
+  Left: 'left',
+  LeftOuter: 'left',
+  Right: 'right',
+  RightOuter: 'right',
+  FullOuter: 'full',
 };
 
 function joinKind(operator: string, constraint: unknown, env: FromEnv, scope: Scope): ['inner' | 'left' | 'right' | 'full' | 'cross', import('./ir').Expr | null] {
@@ -91,7 +97,13 @@ function relation(node: Node, env: FromEnv, scope: Scope): FromIR | null {
       if (v.lateral === true) refuse('construct', 'LATERAL subqueries are not supported here.');
       const query = env.expr.query(v.subquery as Node, scope.parent);
       const alias = aliasName(v.alias) ?? `__subquery${scope.ranges.length + 1}`;
-      scope.addRange(rangeOf(alias, query.columns.map((c) => [c.name.toLowerCase(), c.kind]), {}));
+      scope.addRange(
+        rangeOf(
+          alias,
+          query.columns.map((c) => [c.name.toLowerCase(), c.kind]),
+          {},
+        ),
+      );
       return { t: 'subquery', query, alias, unnests: scope.ranges.at(-1)!.unnests };
     }
     case 'UNNEST':
@@ -99,14 +111,14 @@ function relation(node: Node, env: FromEnv, scope: Scope): FromIR | null {
       return null;
     case 'TableFunction':
     case 'Function':
-      return refuse('table_function', 'Table functions cannot be used: select from the endpoint\'s tables.');
+      return refuse('table_function', "Table functions cannot be used: select from the endpoint's tables.");
     default:
       return refuse('construct', `${constructName(kind)} is not supported in FROM.`);
   }
 }
 
 function table(v: Node, env: FromEnv, scope: Scope): FromIR {
-  if (!absent(v.args)) refuse('table_function', 'Table functions (read_csv, glob, ...) cannot be used: select from the endpoint\'s tables.');
+  if (!absent(v.args)) refuse('table_function', "Table functions (read_csv, glob, ...) cannot be used: select from the endpoint's tables.");
   for (const key of ['with_hints', 'version', 'partitions', 'json_path', 'sample', 'index_hints', 'with_ordinality']) {
     if (!absent(v[key])) refuse('construct', 'Table hints, versions, samples and partitions are not supported here.');
   }
@@ -117,7 +129,13 @@ function table(v: Node, env: FromEnv, scope: Scope): FromIR {
   const cte = [...env.ctes].reverse().find((c) => c.name === name);
   const alias = aliasName(v.alias) ?? name;
   if (cte) {
-    scope.addRange(rangeOf(alias, cte.query.columns.map((c) => [c.name.toLowerCase(), c.kind]), {}));
+    scope.addRange(
+      rangeOf(
+        alias,
+        cte.query.columns.map((c) => [c.name.toLowerCase(), c.kind]),
+        {},
+      ),
+    );
   } else {
     const t = env.schema.tables[name];
     if (!t || !Object.hasOwn(env.schema.tables, name)) return refuse('table', `Table ${shown(parts[0]!)} is not there: the tables are ${tables.join(', ')}.`);

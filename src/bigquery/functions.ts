@@ -18,14 +18,22 @@ const call = (fn: string, args: Expr[], kind: Kind): Expr => ({ t: 'call', fn, a
 function textFunction(name: string, arity: [number, number], kind: Kind, argKinds: Array<'text' | 'integer'> = []): Handler {
   return (args) => {
     count(name, args, ...arity);
-    return call(name, args.map((a, i) => (argKinds[i] === 'integer' ? integer(a, name) : text(a, name))), kind);
+    return call(
+      name,
+      args.map((a, i) => (argKinds[i] === 'integer' ? integer(a, name) : text(a, name))),
+      kind,
+    );
   };
 }
 
 function mathFunction(name: string, arity: [number, number], kind: Kind = 'float'): Handler {
   return (args) => {
     count(name, args, ...arity);
-    return call(name, args.map((a) => float(a, name)), kind);
+    return call(
+      name,
+      args.map((a) => float(a, name)),
+      kind,
+    );
   };
 }
 
@@ -50,7 +58,11 @@ const FUNCTIONS: Record<string, Handler> = {
   substring: textFunction('substr', [2, 3], 'text', ['text', 'integer', 'integer']),
   concat: (args) => {
     count('CONCAT', args, 1, 64);
-    return call('concat', args.map((a) => text(a, 'CONCAT')), 'text');
+    return call(
+      'concat',
+      args.map((a) => text(a, 'CONCAT')),
+      'text',
+    );
   },
   abs: mathFunction('abs', [1, 1]),
   floor: mathFunction('floor', [1, 1]),
@@ -69,14 +81,22 @@ const FUNCTIONS: Record<string, Handler> = {
   },
   mod: (args) => {
     count('MOD', args, 2, 2);
-    return call('mod', args.map((a) => integer(a, 'MOD')), 'integer');
+    return call(
+      'mod',
+      args.map((a) => integer(a, 'MOD')),
+      'integer',
+    );
   },
   ifnull: (args) => coalesce('IFNULL', args, 2, 2),
   coalesce: (args) => coalesce('COALESCE', args, 1, 64),
   nullif: (args) => {
     count('NULLIF', args, 2, 2);
     const kind = valueKind(commonKind(args, 'NULLIF'));
-    return call('nullif', args.map((a) => asKind(a, kind, 'NULLIF')), kind);
+    return call(
+      'nullif',
+      args.map((a) => asKind(a, kind, 'NULLIF')),
+      kind,
+    );
   },
   if: (args) => {
     count('IF', args, 3, 3);
@@ -116,16 +136,31 @@ const FUNCTIONS: Record<string, Handler> = {
 };
 
 const AGGREGATES: Record<string, AggFn> = {
-  count: 'count', countif: 'countif', sum: 'sum', avg: 'avg', min: 'min', max: 'max', any_value: 'any_value',
-  logical_and: 'logical_and', logical_or: 'logical_or', approx_count_distinct: 'approx_count_distinct',
+  count: 'count',
+  countif: 'countif',
+  sum: 'sum',
+  avg: 'avg',
+  min: 'min',
+  max: 'max',
+  any_value: 'any_value',
+  logical_and: 'logical_and',
+  logical_or: 'logical_or',
+  approx_count_distinct: 'approx_count_distinct',
 };
 
 /** BigQuery functions people reach for that are refused by name (each with what to use instead, when there is one). */
 const REFUSED: Record<string, string> = {
-  array_agg: 'it builds arrays', string_agg: 'it builds strings of many rows', approx_quantiles: 'use a percentile of your own over the rows',
-  array_length: 'arrays are not supported', generate_array: 'arrays are not supported', current_timestamp: 'bind the window with the endpoint\'s time parameters instead',
-  current_date: 'bind the window with the endpoint\'s time parameters instead', current_datetime: 'bind the window with the endpoint\'s time parameters instead',
-  session_user: 'it reads the session', rand: 'answers must depend only on the request', generate_uuid: 'answers must depend only on the request',
+  array_agg: 'it builds arrays',
+  string_agg: 'it builds strings of many rows',
+  approx_quantiles: 'use a percentile of your own over the rows',
+  array_length: 'arrays are not supported',
+  generate_array: 'arrays are not supported',
+  current_timestamp: "bind the window with the endpoint's time parameters instead",
+  current_date: "bind the window with the endpoint's time parameters instead",
+  current_datetime: "bind the window with the endpoint's time parameters instead",
+  session_user: 'it reads the session',
+  rand: 'answers must depend only on the request',
+  generate_uuid: 'answers must depend only on the request',
 };
 
 /**
@@ -201,14 +236,22 @@ function valueKind(kind: Kind): Kind {
 function coalesce(name: string, args: Expr[], min: number, max: number): Expr {
   count(name, args, min, max);
   const kind = commonKind(args, name);
-  return call('coalesce', args.map((a) => asKind(a, kind, name)), kind);
+  return call(
+    'coalesce',
+    args.map((a) => asKind(a, kind, name)),
+    kind,
+  );
 }
 
 function extreme(name: string, args: Expr[]): Expr {
   count(name, args, 1, 64);
   const kind = commonKind(args, name.toUpperCase());
   if (kind === 'json') refuse('function', `${name.toUpperCase()} of JSON values: cast them first.`);
-  return call(name, args.map((a) => asKind(a, kind, name)), kind);
+  return call(
+    name,
+    args.map((a) => asKind(a, kind, name)),
+    kind,
+  );
 }
 
 function shift(name: string, args: Expr[], sign: bigint): Expr {
@@ -299,7 +342,16 @@ function aggregate(fn: AggFn, raw: unknown[], star: boolean, distinct: boolean, 
 }
 
 const EXTRACT_PARTS: Record<string, string> = {
-  Second: 'second', Minute: 'minute', Hour: 'hour', Day: 'day', Month: 'month', Year: 'year', DayOfWeek: 'dayofweek', Dow: 'dayofweek', DayOfYear: 'dayofyear', Doy: 'dayofyear',
+  Second: 'second',
+  Minute: 'minute',
+  Hour: 'hour',
+  Day: 'day',
+  Month: 'month',
+  Year: 'year',
+  DayOfWeek: 'dayofweek',
+  Dow: 'dayofweek',
+  DayOfYear: 'dayofyear',
+  Doy: 'dayofyear',
 };
 
 /** EXTRACT(part FROM timestamp), in UTC.  *
@@ -312,4 +364,3 @@ export function extractPart(v: Node, ctx: ExprContext): Expr {
   if (!part) return refuse('function', 'EXTRACT supports SECOND, MINUTE, HOUR, DAY, MONTH, YEAR, DAYOFWEEK and DAYOFYEAR here.');
   return call('extract', [{ t: 'lit', kind: 'text', value: part }, timestamp(ctx.translate(v.expr, ctx), 'EXTRACT')], 'integer');
 }
-

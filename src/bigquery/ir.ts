@@ -43,9 +43,7 @@ export type Expr =
   | { t: 'subquery'; query: QueryIR; kind: Kind }
   | { t: 'pos'; index: number; kind: Kind };
 
-export type Op =
-  | '+' | '-' | '*' | '/' | '||' | '=' | '<>' | '<' | '<=' | '>' | '>=' | 'and' | 'or' | 'not' | 'neg'
-  | 'is_null' | 'is_not_null' | 'like' | 'not_like';
+export type Op = '+' | '-' | '*' | '/' | '||' | '=' | '<>' | '<' | '<=' | '>' | '>=' | 'and' | 'or' | 'not' | 'neg' | 'is_null' | 'is_not_null' | 'like' | 'not_like';
 
 export type AggFn = 'count' | 'countif' | 'sum' | 'avg' | 'min' | 'max' | 'any_value' | 'logical_and' | 'logical_or' | 'approx_count_distinct';
 

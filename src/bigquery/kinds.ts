@@ -13,19 +13,43 @@ import { refuse } from './refuse';
  */
 export function kindOf(e: Expr): Kind {
   switch (e.t) {
-    case 'lit': return e.kind;
-    case 'ts': return 'timestamp';
-    case 'interval': return 'interval';
-    case 'field': return 'json';
-    case 'conv': return e.to;
-    case 'cast': return e.to;
-    case 'in': case 'in_query': case 'exists': case 'between': return 'boolean';
-    case 'col': case 'call': case 'op': case 'case': case 'agg': case 'subquery': case 'pos': return e.kind;
+    case 'lit':
+      return e.kind;
+    case 'ts':
+      return 'timestamp';
+    case 'interval':
+      return 'interval';
+    case 'field':
+      return 'json';
+    case 'conv':
+      return e.to;
+    case 'cast':
+      return e.to;
+    case 'in':
+    case 'in_query':
+    case 'exists':
+    case 'between':
+      return 'boolean';
+    case 'col':
+    case 'call':
+    case 'op':
+    case 'case':
+    case 'agg':
+    case 'subquery':
+    case 'pos':
+      return e.kind;
   }
 }
 
 const NAMES: Record<Kind, string> = {
-  text: 'STRING', integer: 'INT64', float: 'FLOAT64', boolean: 'BOOL', timestamp: 'TIMESTAMP', json: 'JSON', null: 'NULL', interval: 'INTERVAL',
+  text: 'STRING',
+  integer: 'INT64',
+  float: 'FLOAT64',
+  boolean: 'BOOL',
+  timestamp: 'TIMESTAMP',
+  json: 'JSON',
+  null: 'NULL',
+  interval: 'INTERVAL',
 };
 
 /** BigQuery's name of a kind, for messages.  *

@@ -16,10 +16,18 @@ const q = (name: string) => `\`${name.replace(/[\\`]/g, (c) => `\\${c}`)}\``;
 const str = (text: string): string => {
   const literal = (t: string) => `'${t.replace(/[\\']/g, (c) => `\\${c}`)}'`;
   if (!text.includes('{')) return literal(text);
-  return `concat(${text.split('{').map((part, i) => (i === 0 ? literal(part) : `'{', ${literal(part)}`)).join(', ')})`;
+  return `concat(${text
+    .split('{')
+    .map((part, i) => (i === 0 ? literal(part) : `'{', ${literal(part)}`))
+    .join(', ')})`;
 };
 const UNIT_MICROS: Record<TimeUnit, bigint> = {
-  microsecond: 1n, millisecond: 1000n, second: 1_000_000n, minute: 60_000_000n, hour: 3_600_000_000n, day: 86_400_000_000n,
+  microsecond: 1n,
+  millisecond: 1000n,
+  second: 1_000_000n,
+  minute: 60_000_000n,
+  hour: 3_600_000_000n,
+  day: 86_400_000_000n,
 };
 const paths = (rel: string, column: string) => `${q(rel)}.${q(flatPathsColumn(column))}`;
 const values = (rel: string, column: string) => `${q(rel)}.${q(flatValuesColumn(column))}`;
@@ -49,7 +57,10 @@ class Printer {
   /** The SELECT items of the query being printed (ORDER BY reads JSON values through them). */
   private items: SelectIR['items'] = [];
 
-  constructor(private readonly tables: ClickHouseTables, private readonly ctes: ReadonlyMap<string, string>) {}
+  constructor(
+    private readonly tables: ClickHouseTables,
+    private readonly ctes: ReadonlyMap<string, string>,
+  ) {}
 
   query(query: QueryIR): string {
     let printer: Printer = this;
@@ -105,8 +116,10 @@ class Printer {
     const columns = [...new Set(f.unnests.map((u) => u.column))];
     const bound = columns.map((c) => `position(ifNull(${q(c)}, ''), '[') = 0`).join(' AND ');
     const prefixes = `tuple(${f.unnests.map((u) => str(jsonKeyPath(u.path))).join(', ')})`;
-    return `(SELECT *, ${prefixes} AS ${q(UNNEST_COLUMN)} FROM ${source} AS ${q(f.alias)} WHERE ${bound}`
-      + ` UNION ALL SELECT *, arrayJoin(${combinations(f.unnests)}) AS ${q(UNNEST_COLUMN)} FROM ${source} AS ${q(f.alias)} WHERE NOT (${bound})) AS ${q(f.alias)}`;
+    return (
+      `(SELECT *, ${prefixes} AS ${q(UNNEST_COLUMN)} FROM ${source} AS ${q(f.alias)} WHERE ${bound}` +
+      ` UNION ALL SELECT *, arrayJoin(${combinations(f.unnests)}) AS ${q(UNNEST_COLUMN)} FROM ${source} AS ${q(f.alias)} WHERE NOT (${bound})) AS ${q(f.alias)}`
+    );
   }
 
   /** A value where it is a result (SELECT, GROUP BY): a JSON field as its JSON text, a JSON null as NULL. */
@@ -203,17 +216,27 @@ class Printer {
     const [a, b] = e.args.map((x) => this.expr(x));
     switch (e.op) {
       // Three-valued logic spelled out: 18.16's OR reads NULL as false (NULL OR false is false, not NULL).
-      case 'and': return and(a!, b!);
-      case 'or': return kleene('greatest', a!, b!);
-      case 'not': return `(NOT ${a})`;
-      case 'neg': return `(-${a})`;
-      case 'is_null': return `(${a} IS NULL)`;
-      case 'is_not_null': return `(${a} IS NOT NULL)`;
+      case 'and':
+        return and(a!, b!);
+      case 'or':
+        return kleene('greatest', a!, b!);
+      case 'not':
+        return `(NOT ${a})`;
+      case 'neg':
+        return `(-${a})`;
+      case 'is_null':
+        return `(${a} IS NULL)`;
+      case 'is_not_null':
+        return `(${a} IS NOT NULL)`;
       // ClickHouse's LIKE escapes with a backslash, as BigQuery's.
-      case 'like': return `like(${a}, ${b})`;
-      case 'not_like': return `notLike(${a}, ${b})`;
-      case '<>': return `(${a} != ${b})`;
-      default: return `(${a} ${e.op} ${b})`;
+      case 'like':
+        return `like(${a}, ${b})`;
+      case 'not_like':
+        return `notLike(${a}, ${b})`;
+      case '<>':
+        return `(${a} != ${b})`;
+      default:
+        return `(${a} ${e.op} ${b})`;
     }
   }
 
@@ -223,15 +246,24 @@ class Printer {
     // BigQuery's aggregates of no value are NULL (ClickHouse's are 0 for non-Nullable values).
     const orNull = (sql: string) => `if(count(${arg}) = 0, NULL, ${sql})`;
     switch (e.fn) {
-      case 'count': return e.distinct ? `uniqExact(${arg})` : `count(${arg})`;
-      case 'approx_count_distinct': return `uniqExact(${arg})`;
-      case 'countif': return `countIf(ifNull(${arg}, 0))`;
-      case 'logical_and': return orNull(`min(${arg})`);
-      case 'logical_or': return orNull(`max(${arg})`);
-      case 'any_value': return orNull(`any(${arg})`);
-      case 'sum': return orNull(e.distinct ? `sumDistinct(${arg})` : `sum(${arg})`);
-      case 'avg': return e.distinct ? unsupported('AVG(DISTINCT ...)') : orNull(`avg(${arg})`);
-      default: return orNull(`${e.fn}(${arg})`);
+      case 'count':
+        return e.distinct ? `uniqExact(${arg})` : `count(${arg})`;
+      case 'approx_count_distinct':
+        return `uniqExact(${arg})`;
+      case 'countif':
+        return `countIf(ifNull(${arg}, 0))`;
+      case 'logical_and':
+        return orNull(`min(${arg})`);
+      case 'logical_or':
+        return orNull(`max(${arg})`);
+      case 'any_value':
+        return orNull(`any(${arg})`);
+      case 'sum':
+        return orNull(e.distinct ? `sumDistinct(${arg})` : `sum(${arg})`);
+      case 'avg':
+        return e.distinct ? unsupported('AVG(DISTINCT ...)') : orNull(`avg(${arg})`);
+      default:
+        return orNull(`${e.fn}(${arg})`);
     }
   }
 
@@ -239,17 +271,21 @@ class Printer {
     const from = kindOf(e.arg);
     const value = from === 'json' ? this.text(e.arg) : this.expr(e.arg);
     // Text read as a number: NULL when it is none for SAFE_CAST, the query's error for CAST (as DuckDB's).
-    const parsed = e.safe ? `toFloat64OrNull(${value})` : bind('__v', value, "plus(toFloat64OrNull(__v), throwIf(isNotNull(__v) AND isNull(toFloat64OrNull(__v))))");
+    const parsed = e.safe ? `toFloat64OrNull(${value})` : bind('__v', value, 'plus(toFloat64OrNull(__v), throwIf(isNotNull(__v) AND isNull(toFloat64OrNull(__v))))');
     const number = from === 'float' ? value : from === 'integer' || from === 'boolean' ? `toFloat64(${value})` : parsed;
     switch (e.to) {
-      case 'text': return `toString(${value})`;
-      case 'float': return from === 'integer' ? `toFloat64(${value})` : number;
+      case 'text':
+        return `toString(${value})`;
+      case 'float':
+        return from === 'integer' ? `toFloat64(${value})` : number;
       // BigQuery rounds half away from zero.
-      case 'integer': return from === 'boolean' ? `toInt64(${value})` : `toInt64(${bind('__n', number, 'if(__n < 0, -floor(-__n + 0.5), floor(__n + 0.5))')})`;
+      case 'integer':
+        return from === 'boolean' ? `toInt64(${value})` : `toInt64(${bind('__n', number, 'if(__n < 0, -floor(-__n + 0.5), floor(__n + 0.5))')})`;
       case 'boolean':
         if (from === 'integer') return `(${value} != 0)`;
         return bind('__b', `lower(${value})`, `multiIf(__b = 'true', 1, __b = 'false', 0, ${e.safe ? 'NULL' : "throwIf(isNotNull(__b) AND __b NOT IN ('true', 'false')) * NULL"})`);
-      default: return unsupported(`CAST to ${String(e.to).toUpperCase()}`);
+      default:
+        return unsupported(`CAST to ${String(e.to).toUpperCase()}`);
     }
   }
 
@@ -259,32 +295,53 @@ class Printer {
     const regex = (i: number) => (args[i]!.t === 'lit' ? str(`(?-s)${String((args[i] as { value: string }).value)}`) : `concat('(?-s)', ${a[i]})`);
     const ts = (x: string) => `toDateTime(intDiv(${x} - (((${x} % 1000000) + 1000000) % 1000000), 1000000), 'UTC')`;
     switch (fn) {
-      case 'regexp_contains': return `match(${a[0]}, ${regex(1)})`;
+      case 'regexp_contains':
+        return `match(${a[0]}, ${regex(1)})`;
       case 'regexp_extract':
         if (args[1]!.t !== 'lit' || capturingGroups(String((args[1] as { value: string }).value)) > 1) return unsupported('This REGEXP_EXTRACT');
         return `if(match(${a[0]}, ${regex(1)}), extract(${a[0]}, ${regex(1)}), NULL)`;
-      case 'regexp_replace': return `replaceRegexpAll(${a[0]}, ${regex(1)}, ${a[2]})`;
-      case 'starts_with': return `startsWith(${a[0]}, ${a[1]})`;
-      case 'ends_with': return `endsWith(${a[0]}, ${a[1]})`;
-      case 'strpos': return `toInt64(positionUTF8(${a[0]}, ${a[1]}))`;
-      case 'lower': return `lowerUTF8(${a[0]})`;
-      case 'upper': return `upperUTF8(${a[0]})`;
-      case 'trim': return `trimBoth(${a[0]})`;
-      case 'ltrim': return `trimLeft(${a[0]})`;
-      case 'rtrim': return `trimRight(${a[0]})`;
-      case 'length': return `toInt64(lengthUTF8(${a[0]}))`;
-      case 'replace': return `replaceAll(${a[0]}, ${a[1]}, ${a[2]})`;
+      case 'regexp_replace':
+        return `replaceRegexpAll(${a[0]}, ${regex(1)}, ${a[2]})`;
+      case 'starts_with':
+        return `startsWith(${a[0]}, ${a[1]})`;
+      case 'ends_with':
+        return `endsWith(${a[0]}, ${a[1]})`;
+      case 'strpos':
+        return `toInt64(positionUTF8(${a[0]}, ${a[1]}))`;
+      case 'lower':
+        return `lowerUTF8(${a[0]})`;
+      case 'upper':
+        return `upperUTF8(${a[0]})`;
+      case 'trim':
+        return `trimBoth(${a[0]})`;
+      case 'ltrim':
+        return `trimLeft(${a[0]})`;
+      case 'rtrim':
+        return `trimRight(${a[0]})`;
+      case 'length':
+        return `toInt64(lengthUTF8(${a[0]}))`;
+      case 'replace':
+        return `replaceAll(${a[0]}, ${a[1]}, ${a[2]})`;
       case 'substr':
         if (args[1]!.t !== 'lit' || !/^[1-9][0-9]*$/.test(String(args[1]!.value))) return unsupported('SUBSTR from a position that is not a positive number');
         return `substringUTF8(${a[0]}, toUInt64(${a[1]})${a[2] === undefined ? '' : `, toUInt64(greatest(${a[2]}, 0))`})`;
-      case 'concat': return `concat(${a.join(', ')})`;
-      case 'ln': return `log(${a[0]})`;
-      case 'safe_divide': return `if(${a[1]} = 0, NULL, ${a[0]} / ${a[1]})`;
-      case 'mod': return `(${a[0]} % ${a[1]})`;
-      case 'round': return a.length === 1 ? `if(${a[0]} < 0, -floor(-${a[0]} + 0.5), floor(${a[0]} + 0.5))` : `round(${a[0]}, ${a[1]})`;
-      case 'coalesce': return `coalesce(${a.join(', ')})`;
-      case 'nullif': return `nullIf(${a[0]}, ${a[1]})`;
-      case 'greatest': case 'least': return a.reduce((x, y) => `${fn}(${x}, ${y})`);
+      case 'concat':
+        return `concat(${a.join(', ')})`;
+      case 'ln':
+        return `log(${a[0]})`;
+      case 'safe_divide':
+        return `if(${a[1]} = 0, NULL, ${a[0]} / ${a[1]})`;
+      case 'mod':
+        return `(${a[0]} % ${a[1]})`;
+      case 'round':
+        return a.length === 1 ? `if(${a[0]} < 0, -floor(-${a[0]} + 0.5), floor(${a[0]} + 0.5))` : `round(${a[0]}, ${a[1]})`;
+      case 'coalesce':
+        return `coalesce(${a.join(', ')})`;
+      case 'nullif':
+        return `nullIf(${a[0]}, ${a[1]})`;
+      case 'greatest':
+      case 'least':
+        return a.reduce((x, y) => `${fn}(${x}, ${y})`);
       case 'timestamp_trunc': {
         // As Int64: 18.16 types 3600000000 as UInt32, and `x % u + u` then wraps past 2^32.
         const u = `toInt64(${UNIT_MICROS[(args[1] as { value: TimeUnit }).value]})`;
@@ -294,19 +351,43 @@ class Printer {
         const i = args[1] as Extract<Expr, { t: 'interval' }>;
         return `(${a[0]} + toInt64(${i.n * UNIT_MICROS[i.unit]}))`;
       }
-      case 'timestamp_diff': return `intDiv(${a[0]} - ${a[1]}, ${UNIT_MICROS[(args[2] as { value: TimeUnit }).value]})`;
-      case 'unix_seconds': return `intDiv(${a[0]} - (((${a[0]} % 1000000) + 1000000) % 1000000), 1000000)`;
-      case 'unix_millis': return `intDiv(${a[0]} - (((${a[0]} % 1000) + 1000) % 1000), 1000)`;
-      case 'unix_micros': return a[0]!;
-      case 'timestamp_seconds': return `(${a[0]} * 1000000)`;
-      case 'timestamp_millis': return `(${a[0]} * 1000)`;
-      case 'timestamp_micros': return a[0]!;
-      case 'format_timestamp': return `formatDateTime(${ts(a[1]!)}, ${str(String((args[0] as { value: string }).value).replace(/%Z/g, 'UTC').replace(/%z/g, '+0000'))}, 'UTC')`;
-      case 'extract': return extractPart(String((args[0] as { value: string }).value), ts(a[1]!), a[1]!);
-      case 'json_value': return this.output(args[0]!);
-      case 'json_value_text': case 'json_query_text': return unsupported('JSON_VALUE and JSON_QUERY of a STRING');
-      case 'abs': case 'floor': case 'ceil': case 'sqrt': case 'log10': case 'exp': case 'pow': return `${fn}(${a.join(', ')})`;
-      default: return unsupported(`The function ${fn.toUpperCase()}`);
+      case 'timestamp_diff':
+        return `intDiv(${a[0]} - ${a[1]}, ${UNIT_MICROS[(args[2] as { value: TimeUnit }).value]})`;
+      case 'unix_seconds':
+        return `intDiv(${a[0]} - (((${a[0]} % 1000000) + 1000000) % 1000000), 1000000)`;
+      case 'unix_millis':
+        return `intDiv(${a[0]} - (((${a[0]} % 1000) + 1000) % 1000), 1000)`;
+      case 'unix_micros':
+        return a[0]!;
+      case 'timestamp_seconds':
+        return `(${a[0]} * 1000000)`;
+      case 'timestamp_millis':
+        return `(${a[0]} * 1000)`;
+      case 'timestamp_micros':
+        return a[0]!;
+      case 'format_timestamp':
+        return `formatDateTime(${ts(a[1]!)}, ${str(
+          String((args[0] as { value: string }).value)
+            .replace(/%Z/g, 'UTC')
+            .replace(/%z/g, '+0000'),
+        )}, 'UTC')`;
+      case 'extract':
+        return extractPart(String((args[0] as { value: string }).value), ts(a[1]!), a[1]!);
+      case 'json_value':
+        return this.output(args[0]!);
+      case 'json_value_text':
+      case 'json_query_text':
+        return unsupported('JSON_VALUE and JSON_QUERY of a STRING');
+      case 'abs':
+      case 'floor':
+      case 'ceil':
+      case 'sqrt':
+      case 'log10':
+      case 'exp':
+      case 'pow':
+        return `${fn}(${a.join(', ')})`;
+      default:
+        return unsupported(`The function ${fn.toUpperCase()}`);
     }
   }
 }
@@ -356,15 +437,24 @@ function combinations(aliases: readonly UnnestAlias[]): string {
 
 function extractPart(part: string, dateTime: string, micros: string): string {
   switch (part) {
-    case 'second': return `toInt64(toSecond(${dateTime}))`;
-    case 'minute': return `toInt64(toMinute(${dateTime}))`;
-    case 'hour': return `toInt64(toHour(${dateTime}))`;
-    case 'day': return `toInt64(toDayOfMonth(${dateTime}))`;
-    case 'month': return `toInt64(toMonth(${dateTime}))`;
-    case 'year': return `toInt64(toYear(${dateTime}))`;
-    case 'dayofweek': return `toInt64(toDayOfWeek(${dateTime}) % 7 + 1)`;
-    case 'dayofyear': return `toInt64(toDayOfYear(${dateTime}))`;
-    default: return unsupported(`EXTRACT(${part.toUpperCase()}) of ${micros ? 'a timestamp' : ''}`);
+    case 'second':
+      return `toInt64(toSecond(${dateTime}))`;
+    case 'minute':
+      return `toInt64(toMinute(${dateTime}))`;
+    case 'hour':
+      return `toInt64(toHour(${dateTime}))`;
+    case 'day':
+      return `toInt64(toDayOfMonth(${dateTime}))`;
+    case 'month':
+      return `toInt64(toMonth(${dateTime}))`;
+    case 'year':
+      return `toInt64(toYear(${dateTime}))`;
+    case 'dayofweek':
+      return `toInt64(toDayOfWeek(${dateTime}) % 7 + 1)`;
+    case 'dayofyear':
+      return `toInt64(toDayOfYear(${dateTime}))`;
+    default:
+      return unsupported(`EXTRACT(${part.toUpperCase()}) of ${micros ? 'a timestamp' : ''}`);
   }
 }
 

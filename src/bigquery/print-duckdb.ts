@@ -8,7 +8,12 @@ const str = (text: string) => `'${text.replaceAll("'", "''")}'`;
 const jsonPath = (path: readonly string[]) => str(`$${path.map((k) => `."${k}"`).join('')}`);
 
 const UNIT_MICROS: Record<TimeUnit, bigint> = {
-  microsecond: 1n, millisecond: 1000n, second: 1_000_000n, minute: 60_000_000n, hour: 3_600_000_000n, day: 86_400_000_000n,
+  microsecond: 1n,
+  millisecond: 1000n,
+  second: 1_000_000n,
+  minute: 60_000_000n,
+  hour: 3_600_000_000n,
+  day: 86_400_000_000n,
 };
 
 /**
@@ -187,12 +192,18 @@ function expr(e: Expr): string {
 function op(e: Extract<Expr, { t: 'op' }>): string {
   const [a, b] = e.args.map(expr);
   switch (e.op) {
-    case 'and': return `(${a} AND ${b})`;
-    case 'or': return `(${a} OR ${b})`;
-    case 'not': return `(NOT ${a})`;
-    case 'neg': return `(-${a})`;
-    case 'is_null': return `(${a} IS NULL)`;
-    case 'is_not_null': return `(${a} IS NOT NULL)`;
+    case 'and':
+      return `(${a} AND ${b})`;
+    case 'or':
+      return `(${a} OR ${b})`;
+    case 'not':
+      return `(NOT ${a})`;
+    case 'neg':
+      return `(-${a})`;
+    case 'is_null':
+      return `(${a} IS NULL)`;
+    case 'is_not_null':
+      return `(${a} IS NOT NULL)`;
     case 'like':
     case 'not_like': {
       const pattern = e.args[1]!;
@@ -200,7 +211,8 @@ function op(e: Extract<Expr, { t: 'op' }>): string {
       if (pattern.t === 'lit' && !String(pattern.value).includes('\\')) return `(${a} ${e.op === 'like' ? 'LIKE' : 'NOT LIKE'} ${b})`;
       return `${e.op === 'like' ? '' : 'NOT '}like_escape(${a}, ${b}, '\\')`;
     }
-    default: return `(${a} ${e.op} ${b})`;
+    default:
+      return `(${a} ${e.op} ${b})`;
   }
 }
 
@@ -210,12 +222,18 @@ function aggregate(e: Extract<Expr, { t: 'agg' }>): string {
   const distinct = e.distinct ? 'DISTINCT ' : '';
   switch (e.fn) {
     // BigQuery's COUNTIF is 0 when no value is true (DuckDB's count_if of only NULLs is NULL).
-    case 'countif': return `count(CASE WHEN ${arg} THEN 1 END)`;
-    case 'logical_and': return `bool_and(${arg})`;
-    case 'logical_or': return `bool_or(${arg})`;
-    case 'approx_count_distinct': return `count(DISTINCT ${arg})`;
-    case 'sum': return e.kind === 'integer' ? `CAST(sum(${distinct}${arg}) AS BIGINT)` : `sum(${distinct}${arg})`;
-    default: return `${e.fn}(${distinct}${arg})`;
+    case 'countif':
+      return `count(CASE WHEN ${arg} THEN 1 END)`;
+    case 'logical_and':
+      return `bool_and(${arg})`;
+    case 'logical_or':
+      return `bool_or(${arg})`;
+    case 'approx_count_distinct':
+      return `count(DISTINCT ${arg})`;
+    case 'sum':
+      return e.kind === 'integer' ? `CAST(sum(${distinct}${arg}) AS BIGINT)` : `sum(${distinct}${arg})`;
+    default:
+      return `${e.fn}(${distinct}${arg})`;
   }
 }
 
@@ -237,14 +255,23 @@ function cast(e: Extract<Expr, { t: 'cast' }>): string {
 function call(fn: string, args: Expr[]): string {
   const a = args.map((x) => (x.t === 'interval' ? '' : expr(x)));
   switch (fn) {
-    case 'regexp_contains': return `regexp_matches(${a[0]}, ${a[1]})`;
-    case 'regexp_extract': return regexpExtract(args, a);
-    case 'regexp_replace': return `regexp_replace(${a[0]}, ${a[1]}, ${a[2]}, 'g')`;
-    case 'concat': return `(${a.join(' || ')})`;
-    case 'safe_divide': return `CASE WHEN ${a[1]} = 0 THEN NULL ELSE ${a[0]} / ${a[1]} END`;
-    case 'coalesce': return `COALESCE(${a.join(', ')})`;
-    case 'greatest': case 'least': return `CASE WHEN ${a.map((x) => `${x} IS NULL`).join(' OR ')} THEN NULL ELSE ${fn}(${a.join(', ')}) END`;
-    case 'timestamp_trunc': return `date_trunc(${a[1]}, ${a[0]})`;
+    case 'regexp_contains':
+      return `regexp_matches(${a[0]}, ${a[1]})`;
+    case 'regexp_extract':
+      return regexpExtract(args, a);
+    case 'regexp_replace':
+      return `regexp_replace(${a[0]}, ${a[1]}, ${a[2]}, 'g')`;
+    case 'concat':
+      return `(${a.join(' || ')})`;
+    case 'safe_divide':
+      return `CASE WHEN ${a[1]} = 0 THEN NULL ELSE ${a[0]} / ${a[1]} END`;
+    case 'coalesce':
+      return `COALESCE(${a.join(', ')})`;
+    case 'greatest':
+    case 'least':
+      return `CASE WHEN ${a.map((x) => `${x} IS NULL`).join(' OR ')} THEN NULL ELSE ${fn}(${a.join(', ')}) END`;
+    case 'timestamp_trunc':
+      return `date_trunc(${a[1]}, ${a[0]})`;
     case 'timestamp_add': {
       const i = args[1] as Extract<Expr, { t: 'interval' }>;
       return `make_timestamp(epoch_us(${a[0]}) + ${i.n * UNIT_MICROS[i.unit]})`;
@@ -254,19 +281,32 @@ function call(fn: string, args: Expr[]): string {
       const d = `(epoch_us(${a[0]}) - epoch_us(${a[1]}))`;
       return `((${d} - ${d} % ${unit}) // ${unit})`;
     }
-    case 'unix_seconds': return `CAST(floor(epoch_us(${a[0]}) / 1000000) AS BIGINT)`;
-    case 'unix_millis': return `CAST(floor(epoch_us(${a[0]}) / 1000) AS BIGINT)`;
-    case 'unix_micros': return `epoch_us(${a[0]})`;
-    case 'timestamp_seconds': return `make_timestamp(${a[0]} * 1000000)`;
-    case 'timestamp_millis': return `make_timestamp(${a[0]} * 1000)`;
-    case 'timestamp_micros': return `make_timestamp(${a[0]})`;
-    case 'format_timestamp': return `strftime(${a[1]}, ${str(duckdbFormat(String((args[0] as { value: string }).value)))})`;
-    case 'extract': return extractPart(String((args[0] as { value: string }).value), a[1]!);
-    case 'json_value_text': return `json_extract_string(CASE WHEN json_valid(${a[0]}) THEN ${a[0]} END, ${jsonPath(String((args[1] as { value: string }).value).split('\u0000'))})`;
-    case 'json_query_text': return `nullif(json_extract(CASE WHEN json_valid(${a[0]}) THEN ${a[0]} END, ${jsonPath(String((args[1] as { value: string }).value).split('\u0000'))}), CAST('null' AS JSON))`;
-    case 'pow': return `pow(${a[0]}, ${a[1]})`;
-    case 'json_value': return output(args[0]!);
-    default: return `${fn}(${a.join(', ')})`;
+    case 'unix_seconds':
+      return `CAST(floor(epoch_us(${a[0]}) / 1000000) AS BIGINT)`;
+    case 'unix_millis':
+      return `CAST(floor(epoch_us(${a[0]}) / 1000) AS BIGINT)`;
+    case 'unix_micros':
+      return `epoch_us(${a[0]})`;
+    case 'timestamp_seconds':
+      return `make_timestamp(${a[0]} * 1000000)`;
+    case 'timestamp_millis':
+      return `make_timestamp(${a[0]} * 1000)`;
+    case 'timestamp_micros':
+      return `make_timestamp(${a[0]})`;
+    case 'format_timestamp':
+      return `strftime(${a[1]}, ${str(duckdbFormat(String((args[0] as { value: string }).value)))})`;
+    case 'extract':
+      return extractPart(String((args[0] as { value: string }).value), a[1]!);
+    case 'json_value_text':
+      return `json_extract_string(CASE WHEN json_valid(${a[0]}) THEN ${a[0]} END, ${jsonPath(String((args[1] as { value: string }).value).split('\u0000'))})`;
+    case 'json_query_text':
+      return `nullif(json_extract(CASE WHEN json_valid(${a[0]}) THEN ${a[0]} END, ${jsonPath(String((args[1] as { value: string }).value).split('\u0000'))}), CAST('null' AS JSON))`;
+    case 'pow':
+      return `pow(${a[0]}, ${a[1]})`;
+    case 'json_value':
+      return output(args[0]!);
+    default:
+      return `${fn}(${a.join(', ')})`;
   }
 }
 
@@ -298,7 +338,7 @@ export function capturingGroups(pattern: string): number {
 }
 
 function duckdbFormat(format: string): string {
-  return format.replace(/%(.)/g, (m, c: string) => ({ F: '%Y-%m-%d', T: '%H:%M:%S', Z: 'UTC', z: '+0000' } as Record<string, string>)[c] ?? m);
+  return format.replace(/%(.)/g, (m, c: string) => (({ F: '%Y-%m-%d', T: '%H:%M:%S', Z: 'UTC', z: '+0000' }) as Record<string, string>)[c] ?? m);
 }
 
 function extractPart(part: string, ts: string): string {

@@ -74,7 +74,8 @@ function setOperation(kind: string, value: unknown, outer: Scope | null, env: Qu
   if (left.columns.length !== right.columns.length) refuse('query', `Queries in ${op.toUpperCase()} have different numbers of columns.`);
   left.columns.forEach((c, i) => {
     const r = right.columns[i]!;
-    if (c.kind !== r.kind && !(c.kind === 'float' && r.kind === 'integer') && !(c.kind === 'integer' && r.kind === 'float')) refuse('query', `Column ${i + 1} of ${op.toUpperCase()} has kinds ${c.kind} and ${r.kind}.`);
+    if (c.kind !== r.kind && !(c.kind === 'float' && r.kind === 'integer') && !(c.kind === 'integer' && r.kind === 'float'))
+      refuse('query', `Column ${i + 1} of ${op.toUpperCase()} has kinds ${c.kind} and ${r.kind}.`);
   });
   return { t: 'setop', op: op as 'union', all: quantifier === 'All', left, right };
 }
@@ -125,14 +126,31 @@ function orderItems(orderBy: unknown): Array<{ expr: unknown; desc: boolean; nul
   });
 }
 
-const SELECT_EXTRAS = ['top', 'exclude', 'into', 'lateral_views', 'prewhere', 'connect_by', 'cluster_by', 'distribute_by', 'sort_by', 'named_window', 'qualify', 'value_table_mode', 'select_modifiers'];
+const SELECT_EXTRAS = [
+  'top',
+  'exclude',
+  'into',
+  'lateral_views',
+  'prewhere',
+  'connect_by',
+  'cluster_by',
+  'distribute_by',
+  'sort_by',
+  'named_window',
+  'qualify',
+  'value_table_mode',
+  'select_modifiers',
+];
 
 function translateSelect(v: Node, orderByNode: unknown, outer: Scope | null, env: QueryEnv): { select: SelectIR; orderBy: OrderItem[] } {
   refuseIfPresent(v, SELECT_EXTRAS, (k) => `${k.replace(/_/g, ' ').toUpperCase()} in a SELECT`);
   if (v.distinct !== null && v.distinct !== 'Distinct') refuse('construct', 'SELECT DISTINCT ON is not supported here.');
   const scope = new Scope(outer);
   const ctx: ExprContext = {
-    src: env.src, scope, outputs: null, aggregates: false,
+    src: env.src,
+    scope,
+    outputs: null,
+    aggregates: false,
     query: (node, s) => translateQuery(node, s, env),
     translate: translateExpr,
   };
@@ -149,7 +167,10 @@ function translateSelect(v: Node, orderByNode: unknown, outer: Scope | null, env
     if (kindOf(e) !== 'json') return [{ e, desc, nullsFirst }];
     // Read from the value as selected or grouped (`json_value`), so a grouped query sorts by its groups.
     const value: Expr = { t: 'call', fn: 'json_value', args: [e], kind: 'json' };
-    return [{ e: asKind(value, 'float', 'ORDER BY'), desc, nullsFirst }, { e: asKind(value, 'text', 'ORDER BY'), desc, nullsFirst }];
+    return [
+      { e: asKind(value, 'float', 'ORDER BY'), desc, nullsFirst },
+      { e: asKind(value, 'text', 'ORDER BY'), desc, nullsFirst },
+    ];
   });
   return { select: { t: 'select', distinct: v.distinct === 'Distinct', items, from, where, groupBy, having }, orderBy };
 }
@@ -163,7 +184,7 @@ function selectItems(projection: unknown[], ctx: ExprContext): SelectIR['items']
     if (kind === 'UnnamedExpr' || kind === 'ExprWithAlias') {
       const exprNode = kind === 'UnnamedExpr' ? value : v.expr;
       const e = translateExpr(exprNode, ctx);
-      const name = kind === 'ExprWithAlias' ? String((v.alias as Node).value) : impliedName(exprNode) ?? `f${anonymous++}_`;
+      const name = kind === 'ExprWithAlias' ? String((v.alias as Node).value) : (impliedName(exprNode) ?? `f${anonymous++}_`);
       items.push({ e, name });
     } else if (kind === 'Wildcard' || kind === 'QualifiedWildcard') {
       items.push(...star(kind, value, ctx));
@@ -186,7 +207,9 @@ function impliedName(node: unknown): string | null {
 function star(kind: string, value: unknown, ctx: ExprContext): SelectIR['items'] {
   const options = (kind === 'Wildcard' ? value : (value as unknown[])[1]) as Node;
   refuseIfPresent(options, ['opt_ilike', 'opt_exclude', 'opt_replace', 'opt_rename'], () => '* REPLACE / RENAME');
-  const except = absent(options.opt_except) ? [] : [(options.opt_except as Node).first_element, ...((options.opt_except as Node).additional_elements as unknown[])].map((i) => String((i as Node).value).toLowerCase());
+  const except = absent(options.opt_except)
+    ? []
+    : [(options.opt_except as Node).first_element, ...((options.opt_except as Node).additional_elements as unknown[])].map((i) => String((i as Node).value).toLowerCase());
   let ranges = ctx.scope.ranges;
   if (kind === 'QualifiedWildcard') {
     const [, nameNode] = variantOf((value as unknown[])[0]);

@@ -13,9 +13,14 @@ import type { BigQuerySchema } from './schema';
  */
 export function bigQuerySchemaOf(sources: readonly SourceDescriptor[]): BigQuerySchema {
   return {
-    tables: Object.fromEntries(sources.map((s) => [s.relation, {
-      columns: sourceTableKinds(s),
-      fields: { metadata: s.columns.flatMap((c) => (c.path === null ? [] : [c.path.replace(/^\$\./, '')])) },
-    }])),
+    tables: Object.fromEntries(
+      sources.map((s) => [
+        s.relation,
+        {
+          columns: sourceTableKinds(s),
+          fields: { metadata: s.columns.flatMap((c) => (c.path === null ? [] : [c.path.replace(/^\$\./, '')])) },
+        },
+      ]),
+    ),
   };
 }

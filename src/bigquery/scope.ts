@@ -65,10 +65,7 @@ export class Scope {
         ...scope.ranges.filter((r) => r.columns.has(head)).map((r) => () => columnOf(r, head, rest)),
         ...scope.unnests.filter((u) => exposes(u, parts[0]!)).map((u) => () => fieldOf(u, parts)),
       ];
-      const names = [
-        ...scope.ranges.filter((r) => r.columns.has(head)).map((r) => `${r.name}.${head}`),
-        ...scope.unnests.filter((u) => exposes(u, parts[0]!)).map((u) => `${u.name}.${parts[0]}`),
-      ];
+      const names = [...scope.ranges.filter((r) => r.columns.has(head)).map((r) => `${r.name}.${head}`), ...scope.unnests.filter((u) => exposes(u, parts[0]!)).map((u) => `${u.name}.${parts[0]}`)];
       if (candidates.length > 1) refuse('query', `Column name ${shown(parts[0]!)} is ambiguous: it could be ${names.map(shown).join(' or ')}; qualify it.`);
       if (candidates.length === 1) return candidates[0]!();
     }

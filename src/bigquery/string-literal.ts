@@ -35,7 +35,18 @@ export class SourceText {
 }
 
 const SIMPLE_ESCAPES: Record<string, string> = {
-  a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', '?': '?', '"': '"', "'": "'", '`': '`',
+  a: '\x07',
+  b: '\b',
+  f: '\f',
+  n: '\n',
+  r: '\r',
+  t: '\t',
+  v: '\v',
+  '\\': '\\',
+  '?': '?',
+  '"': '"',
+  "'": "'",
+  '`': '`',
 };
 
 /**
@@ -77,7 +88,12 @@ export function bigQueryString(raw: string): string {
 function escape(text: string, at: number): [string, number] {
   const c = text[at];
   if (c !== undefined && c in SIMPLE_ESCAPES) return [SIMPLE_ESCAPES[c]!, 1];
-  const forms: Array<[RegExp, number]> = [[/^[0-7]{3}/, 8], [/^[xX][0-9a-fA-F]{2}/, 16], [/^u[0-9a-fA-F]{4}/, 16], [/^U[0-9a-fA-F]{8}/, 16]];
+  const forms: Array<[RegExp, number]> = [
+    [/^[0-7]{3}/, 8],
+    [/^[xX][0-9a-fA-F]{2}/, 16],
+    [/^u[0-9a-fA-F]{4}/, 16],
+    [/^U[0-9a-fA-F]{8}/, 16],
+  ];
   for (const [pattern, base] of forms) {
     const m = pattern.exec(text.slice(at));
     if (!m) continue;

@@ -160,7 +160,11 @@ export class CacheLayer {
       this.warm.delete(oldest.key);
     }
     const warm: WarmKey = {
-      key, policy, compute, lastReadAt: now, seenAt: Date.parse(entry.computedAt),
+      key,
+      policy,
+      compute,
+      lastReadAt: now,
+      seenAt: Date.parse(entry.computedAt),
       refreshAt: Date.parse(entry.computedAt) + policy.warmingSeconds * 1000,
       cancel: null,
     };
@@ -249,7 +253,11 @@ export class CacheLayer {
     if (!store?.tryLock) return NO_LOCK;
     // The expiry only matters if this process dies mid-refresh: the next interval may go ahead.
     // A lock granted after we stopped waiting is given back, so it does not block the interval.
-    return this.bounded(() => store.tryLock!(warm.key, warm.policy.warmingSeconds), null, (late) => late?.release());
+    return this.bounded(
+      () => store.tryLock!(warm.key, warm.policy.warmingSeconds),
+      null,
+      (late) => late?.release(),
+    );
   }
 
   private async load(key: string): Promise<CacheEntry | undefined> {

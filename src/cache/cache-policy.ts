@@ -14,11 +14,7 @@ export type CachePolicyOverrides = Partial<Record<EndpointName | (string & {}), 
  * The policy each endpoint runs with: its definition's own, replaced by an override when one is
  * given, and none at all when caching is off. Bad overrides fail here, at start-up (`InvalidOptionError`).
  */
-export function effectivePolicies(
-  definitions: readonly AnyEndpointDefinition[],
-  overrides: CachePolicyOverrides | undefined,
-  cacheEnabled: boolean,
-): ReadonlyMap<string, CachePolicy | null> {
+export function effectivePolicies(definitions: readonly AnyEndpointDefinition[], overrides: CachePolicyOverrides | undefined, cacheEnabled: boolean): ReadonlyMap<string, CachePolicy | null> {
   const known = new Set<string>(definitions.map((d) => d.name));
   for (const name of Object.keys(overrides ?? {})) {
     if (!known.has(name)) throw new InvalidOptionError(`cachePolicy["${name}"]`, `cachePolicy: no endpoint is named "${name}".`);

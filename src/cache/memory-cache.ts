@@ -55,7 +55,10 @@ interface Slot {
 export function memoryCache(options: MemoryCacheOptions = {}): MemoryCache {
   const maxEntries = options.maxEntries ?? DEFAULT_MEMORY_CACHE.maxEntries;
   const maxBytes = options.maxBytes ?? DEFAULT_MEMORY_CACHE.maxBytes;
-  for (const [name, value] of [['maxEntries', maxEntries], ['maxBytes', maxBytes]] as const) {
+  for (const [name, value] of [
+    ['maxEntries', maxEntries],
+    ['maxBytes', maxBytes],
+  ] as const) {
     if (!Number.isSafeInteger(value) || value < 1) {
       throw new InvalidOptionError(`memoryCache.${name}`, `memoryCache: ${name} must be a positive integer, not ${describeValue(value)}.`);
     }

@@ -29,13 +29,17 @@ export async function checkCommand(argv: string[], io: CliIO): Promise<number> {
   const report = await checkDataDir(values['data-dir'], { repair: values.repair, sources });
   for (const line of report.repaired) io.stdout.write(`Repaired: ${line}\n`);
   for (const c of report.checked) {
-    io.stdout.write(`${c.source}: ${c.segments} WAL segment${c.segments === 1 ? '' : 's'}, ${c.commits} commit${c.commits === 1 ? '' : 's'}, ${c.files} data file${c.files === 1 ? '' : 's'} checked.\n`);
+    io.stdout.write(
+      `${c.source}: ${c.segments} WAL segment${c.segments === 1 ? '' : 's'}, ${c.commits} commit${c.commits === 1 ? '' : 's'}, ${c.files} data file${c.files === 1 ? '' : 's'} checked.\n`,
+    );
   }
   for (const p of report.problems) io.stdout.write(`${p.kind} ${p.path}: ${p.message}\n`);
   if (report.problems.length === 0) {
     io.stdout.write(`${report.dataDir} is intact.\n`);
     return 0;
   }
-  io.stdout.write(`${report.problems.length} problem${report.problems.length === 1 ? '' : 's'} found${values.repair ? ' after the repair' : '; log-endpoints check --repair restores what can be restored'}.\n`);
+  io.stdout.write(
+    `${report.problems.length} problem${report.problems.length === 1 ? '' : 's'} found${values.repair ? ' after the repair' : '; log-endpoints check --repair restores what can be restored'}.\n`,
+  );
   return 1;
 }

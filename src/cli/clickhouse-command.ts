@@ -59,10 +59,14 @@ export async function clickhouseCommand(argv: string[], io: CliIO): Promise<numb
   const { config, sources } = await commandConfig('clickhouse', argv);
   if (sub === '--help' || sub === '-h' || sub === 'help') return help(io, sources);
   switch (sub) {
-    case 'init': return init(rest, io, sources);
-    case 'load': return load(rest, io, sources);
-    case 'serve': return serve(rest, io, config, sources);
-    default: throw new UsageError(`Unknown clickhouse command "${sub}". Commands: init, load, serve.`, 'clickhouse');
+    case 'init':
+      return init(rest, io, sources);
+    case 'load':
+      return load(rest, io, sources);
+    case 'serve':
+      return serve(rest, io, config, sources);
+    default:
+      throw new UsageError(`Unknown clickhouse command "${sub}". Commands: init, load, serve.`, 'clickhouse');
   }
 }
 
@@ -98,7 +102,9 @@ async function load(argv: string[], io: CliIO, sources: SourceSet): Promise<numb
     bar.finish();
     // Not an error (a cron job may find nothing new), but likely a typo when run by hand.
     if (result.files.length === 0) io.stderr.write(`No file matched --input ${values.input.join(' ')}.\n`);
-    io.stdout.write(`Loaded ${result.rows} events from ${result.files.length - result.failed} of ${result.files.length} files into ${target!.database}.${target!.tables?.[source.name] ?? source.clickhouse.table}.\n`);
+    io.stdout.write(
+      `Loaded ${result.rows} events from ${result.files.length - result.failed} of ${result.files.length} files into ${target!.database}.${target!.tables?.[source.name] ?? source.clickhouse.table}.\n`,
+    );
     if (result.skipped) io.stdout.write(`${result.skipped} lines were not events (broken JSON or no readable timestamp) and were skipped.\n`);
     for (const file of result.files) if (file.error) io.stderr.write(`could not read ${file.file}: ${file.error}\n`);
     return result.failed ? 1 : 0;
@@ -125,8 +131,11 @@ async function serve(argv: string[], io: CliIO, config: ConfigFile, sources: Sou
   const engine = clickhouseEngine({ ...target!, ...settings.limits });
   const { sources: _globs, ...fromConfig } = endpointsOptionsOf(config);
   const ep = await createEndpoints({
-    ...fromConfig, ...options,
-    sources: {}, engine, storage,
+    ...fromConfig,
+    ...options,
+    sources: {},
+    engine,
+    storage,
     onWarning: (warning) => {
       io.stderr.write(`${systemNow().toISOString()} warning: ${warning.message}\n`);
       config.onWarning?.(warning);

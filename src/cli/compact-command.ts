@@ -63,7 +63,8 @@ export async function compactCommand(argv: string[], io: CliIO): Promise<number>
     for (const skipped of result.skippedFiles) io.stderr.write(`warning: ${skipped.path} was not compacted: ${skipped.message}\n`);
     if (result.alreadyCompacted) io.stdout.write(`Nothing new: every event of the inputs is in ${values.out} already.\n`);
     else if (result.inputFiles.length === 0) io.stdout.write('No input to compact.\n');
-    else io.stdout.write(`Compacted ${result.inputFiles.length} file${result.inputFiles.length === 1 ? '' : 's'}: ${result.rows} events in ${result.files.length} Parquet files under ${values.out}.\n`);
+    else
+      io.stdout.write(`Compacted ${result.inputFiles.length} file${result.inputFiles.length === 1 ? '' : 's'}: ${result.rows} events in ${result.files.length} Parquet files under ${values.out}.\n`);
     if (result.backfilledFiles?.length) io.stdout.write(`Stored the rollups of ${result.backfilledFiles.length} Parquet file${result.backfilledFiles.length === 1 ? '' : 's'} compacted before.\n`);
     if (result.skippedLines) io.stdout.write(`${result.skippedLines} lines were not events (broken JSON or no timestamp) and were skipped.\n`);
     if (values['delete-source']) {

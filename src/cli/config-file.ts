@@ -41,7 +41,10 @@ export async function loadConfig(command: string, path: string | undefined, cwd 
     throw new UsageError(`--config ${path} must export default an object of createEndpoints options (sources, endpoints, ...).`, command);
   }
   const { apiKeys, ingestKeys } = config as ConfigFile;
-  for (const [name, keys] of [['apiKeys', apiKeys], ['ingestKeys', ingestKeys]] as const) {
+  for (const [name, keys] of [
+    ['apiKeys', apiKeys],
+    ['ingestKeys', ingestKeys],
+  ] as const) {
     if (keys !== undefined && (!Array.isArray(keys) || !keys.every((k) => typeof k === 'string' && k !== ''))) {
       throw new UsageError(`--config ${path}: ${name} must be a list of non-empty keys.`, command);
     }

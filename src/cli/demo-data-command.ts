@@ -16,10 +16,7 @@ export const DEMO_DATA_OPTIONS = {
 } as const;
 
 /** The demo dataset of `demo-data` and `demo`, with the progress bar on stderr. */
-export async function writeDemoData(
-  io: CliIO,
-  options: { out: string; events: number; days?: number; projects?: number; seed?: number; now: Date; parquet?: boolean },
-): Promise<GeneratedLogs> {
+export async function writeDemoData(io: CliIO, options: { out: string; events: number; days?: number; projects?: number; seed?: number; now: Date; parquet?: boolean }): Promise<GeneratedLogs> {
   const bar = progressBar(io.stderr, 'Writing demo logs');
   try {
     return await generateLogs({

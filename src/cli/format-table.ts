@@ -14,7 +14,10 @@ export function formatTable(columns: readonly ColumnSpec[], rows: readonly Row[]
   const widths = columns.map((c, i) => Math.max(c.name.length, ...cells.map((r) => r[i]!.length)));
   const numeric = columns.map((c) => c.type === 'integer' || c.type === 'float');
   const line = (values: string[]) =>
-    values.map((v, i) => (numeric[i] ? v.padStart(widths[i]!) : v.padEnd(widths[i]!))).join('  ').trimEnd();
+    values
+      .map((v, i) => (numeric[i] ? v.padStart(widths[i]!) : v.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
   const out = [line(columns.map((c) => c.name)), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.map(line)];
   return `${out.join('\n')}\n(${rows.length} row${rows.length === 1 ? '' : 's'})\n`;
 }

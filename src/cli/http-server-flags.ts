@@ -135,8 +135,15 @@ export function serveHttp(ep: Endpoints, settings: HttpServerSettings, io: CliIO
   return runServer(
     ep,
     {
-      host: settings.host, port: settings.port, apiKeys, ingestKeys, auth: noAuth ? false : undefined,
-      basePath: settings.basePath, cors: settings.cors, dashboard: settings.dashboard, shutdownGraceMs: settings.shutdownGraceMs,
+      host: settings.host,
+      port: settings.port,
+      apiKeys,
+      ingestKeys,
+      auth: noAuth ? false : undefined,
+      basePath: settings.basePath,
+      cors: settings.cors,
+      dashboard: settings.dashboard,
+      shutdownGraceMs: settings.shutdownGraceMs,
     },
     io,
     ({ url }) => {

@@ -32,10 +32,13 @@ const OPTIONS = {
  * left to the server, which may know more sources (null then).
  */
 function sourceOf(text: string | undefined, sources: SourceSet, remote: boolean): SourceDescriptor | null {
-  const found = text === undefined ? undefined : sources.fromCli(text) ?? sources.byLogflareName(text);
+  const found = text === undefined ? undefined : (sources.fromCli(text) ?? sources.byLogflareName(text));
   if (found) return found;
   if (remote && text) return null;
-  throw new UsageError(`--source must name a source: ${sourceChoices(sources)}, or one of their Logflare names (${sources.list.flatMap((d) => d.logflare.names).join(', ')})${text === undefined ? '' : `, not "${text}"`}.`, 'ingest');
+  throw new UsageError(
+    `--source must name a source: ${sourceChoices(sources)}, or one of their Logflare names (${sources.list.flatMap((d) => d.logflare.names).join(', ')})${text === undefined ? '' : `, not "${text}"`}.`,
+    'ingest',
+  );
 }
 
 /** Batches in flight at once: enough for group commit to share fsyncs, few enough to stay small. */
@@ -146,14 +149,7 @@ interface Report {
 }
 
 /** Reads one file's lines into batches and sends them, a few at a time. */
-async function loadFile(
-  file: string,
-  batchSize: number,
-  send: Send,
-  report: Report,
-  signal: AbortSignal,
-  progress: (read: number) => void,
-): Promise<void> {
+async function loadFile(file: string, batchSize: number, send: Send, report: Report, signal: AbortSignal, progress: (read: number) => void): Promise<void> {
   const raw = createReadStream(file);
   let read = 0;
   raw.on('data', (chunk) => {

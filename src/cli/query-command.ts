@@ -45,7 +45,8 @@ export async function queryCommand(argv: string[], io: CliIO): Promise<number> {
   const ep = await createEndpoints({
     ...endpointsOptionsOf(config),
     ...options,
-    sources: globs, cache: false,
+    sources: globs,
+    cache: false,
     onWarning: (warning) => io.stderr.write(`warning: ${warning.message}\n`),
   });
   // The endpoint asked for, when it is known: an unknown one is told by the query itself.

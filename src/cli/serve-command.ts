@@ -30,7 +30,9 @@ export async function serveCommand(argv: string[], io: CliIO): Promise<number> {
   const ep = await createEndpoints({
     ...endpointsOptionsOf(config),
     ...options,
-    sources: globs, storage: settings.storage, limits: definedOnly(settings.limits),
+    sources: globs,
+    storage: settings.storage,
+    limits: definedOnly(settings.limits),
     onWarning: (warning) => {
       io.stderr.write(`${systemNow().toISOString()} warning: ${warning.message}\n`);
       config.onWarning?.(warning);

@@ -11,7 +11,8 @@ export function warnEmptyGlobs(io: CliIO, flag: string, globs: readonly string[]
   const cache = new DirectoryCache();
   for (const glob of globs ?? []) {
     const listing = listGlob(compileGlob(glob), cache);
-    if (listing.files.length === 0 && listing.datasets.length === 0) io.stderr.write(`warning: ${flag}${flag.endsWith('=') ? '' : ' '}'${glob}' matches no log file (.ndjson, .jsonl, .json, .gz, .zst, .parquet)\n`);
+    if (listing.files.length === 0 && listing.datasets.length === 0)
+      io.stderr.write(`warning: ${flag}${flag.endsWith('=') ? '' : ' '}'${glob}' matches no log file (.ndjson, .jsonl, .json, .gz, .zst, .parquet)\n`);
   }
 }
 

@@ -29,7 +29,8 @@ export async function backfillRollups(state: DatasetState, source: SourceDescrip
     for (const file of lacking) {
       try {
         const written = await writeCompanions(connection, source, join(state.root, file.path), state.root, file.path, staging, {
-          head: false, rollups: missingRollups(source, file),
+          head: false,
+          rollups: missingRollups(source, file),
         });
         add.push({ ...file, rollups: { ...file.rollups, ...written.rollups } });
       } catch {
@@ -43,9 +44,10 @@ export async function backfillRollups(state: DatasetState, source: SourceDescrip
     }
   } catch (error) {
     // Not committed: what was written goes (or is an orphan the next run removes).
-    for (const file of add) for (const [name, r] of Object.entries(file.rollups ?? {})) {
-      if (!state.files.get(file.path)?.rollups?.[name]) await unlinkIfPresent(join(state.root, r.path));
-    }
+    for (const file of add)
+      for (const [name, r] of Object.entries(file.rollups ?? {})) {
+        if (!state.files.get(file.path)?.rollups?.[name]) await unlinkIfPresent(join(state.root, r.path));
+      }
     throw error;
   } finally {
     connection.closeSync();

@@ -10,14 +10,7 @@ import { parquetLayoutCopy } from '../duckdb/parquet-layout';
 import { sourceRelation } from '../duckdb/source-relations';
 import { sqlString, sqlStringList } from '../duckdb/sql-literal';
 import { InvalidOptionError, EngineError } from '../errors';
-import {
-  appendCommit,
-  checkpointIfDue,
-  readDatasetStateStable,
-  type DataFile,
-  type DatasetState,
-  type InputRecord,
-} from '../dataset/dataset-log';
+import { appendCommit, checkpointIfDue, readDatasetStateStable, type DataFile, type DatasetState, type InputRecord } from '../dataset/dataset-log';
 import { fsyncDir, fsyncFile, unlinkIfPresent } from '../util/durable-fs';
 import { fileCrc32 } from '../util/crc32';
 import { failpoint } from '../util/failpoint';
@@ -109,7 +102,11 @@ export interface CompactResult {
 export async function compactLogs(options: CompactOptions): Promise<CompactResult> {
   const sources = BUILT_IN_SOURCE_SET.extend(options.sourceDefinitions);
   const source = sources.find(options.source);
-  if (!source) throw new InvalidOptionError('source', `compactLogs: source ${JSON.stringify(options.source)} is not a log source; the sources are ${sources.names.join(', ')} (declare more with defineSource and sourceDefinitions).`);
+  if (!source)
+    throw new InvalidOptionError(
+      'source',
+      `compactLogs: source ${JSON.stringify(options.source)} is not a log source; the sources are ${sources.names.join(', ')} (declare more with defineSource and sourceDefinitions).`,
+    );
   const globs = typeof options.inputs === 'string' ? [options.inputs] : [...options.inputs];
   const directories = new DirectoryCache();
   const inputs = new Map<string, ListedFile>();
@@ -121,10 +118,12 @@ export async function compactLogs(options: CompactOptions): Promise<CompactResul
   const locks: DataDirLock[] = [];
   try {
     for (const dir of dataDirs) {
-      locks.push(await lockDataDir(dir, 'compact').catch((error: unknown) => {
-        if (!(error instanceof DataDirLockedError)) throw error;
-        throw new EngineError('overloaded', `${error.message} compact would race it: it writes and deletes files there itself (its own compaction).`, { cause: error });
-      }));
+      locks.push(
+        await lockDataDir(dir, 'compact').catch((error: unknown) => {
+          if (!(error instanceof DataDirLockedError)) throw error;
+          throw new EngineError('overloaded', `${error.message} compact would race it: it writes and deletes files there itself (its own compaction).`, { cause: error });
+        }),
+      );
     }
     const { inputs: _globs, sourceDefinitions: _definitions, ...rest } = options;
     return await compactFiles({ ...rest, source, sources, files: [...inputs.values()] });
@@ -156,8 +155,15 @@ export async function compactFiles(
   const outDir = resolve(options.outDir);
   const progress = options.onProgress ?? (() => undefined);
   const result: CompactResult = {
-    inputFiles: [], rows: 0, skippedLines: 0, files: [], alreadyCompacted: false,
-    deletedSource: false, deletedFiles: [], keptFiles: [], skippedFiles: [],
+    inputFiles: [],
+    rows: 0,
+    skippedLines: 0,
+    files: [],
+    alreadyCompacted: false,
+    deletedSource: false,
+    deletedFiles: [],
+    keptFiles: [],
+    skippedFiles: [],
   };
   checkAborted(options.signal);
   return withDatasetLock(outDir, 'compact', async () => {
@@ -259,9 +265,11 @@ async function writeRun(
     const files = [...readPaths.keys()];
     const relation = sourceRelation(options.source, { ndjson: files, parquet: [], parquetTypes: new Map() }, { withFilename: true });
     const counts = new Map<string, { rows: number; skipped: number }>();
-    for (const row of (await connection.runAndReadAll(
-      `SELECT filename, count(*) FILTER (WHERE timestamp IS NOT NULL) AS rows, count(*) FILTER (WHERE timestamp IS NULL) AS skipped FROM (${relation}) GROUP BY filename`,
-    )).getRowObjects()) {
+    for (const row of (
+      await connection.runAndReadAll(
+        `SELECT filename, count(*) FILTER (WHERE timestamp IS NOT NULL) AS rows, count(*) FILTER (WHERE timestamp IS NULL) AS skipped FROM (${relation}) GROUP BY filename`,
+      )
+    ).getRowObjects()) {
       counts.set(String(row.filename), { rows: Number(row.rows), skipped: Number(row.skipped) });
     }
     checkAborted(options.signal);
@@ -279,17 +287,22 @@ async function writeRun(
     const out = join(staging, 'out');
     // A sort of millions of events may not fit in memory: spill inside the staging folder.
     await connection.run(`SET temp_directory = ${sqlString(join(staging, 'spill'))}`);
-    await withQueryProgress(connection, (fraction) => progress({ stage: 'writing', fraction }), () => connection.run(
-      parquetLayoutCopy({
-        source: options.source,
-        ndjson: files,
-        target: out,
-        // An event without a usable timestamp has no day; it is counted as skipped instead.
-        where: 'timestamp IS NOT NULL',
-        partitionByDay: { filenamePattern: `part-${runId}-{i}` },
-        provenance: JSON.stringify(provenance),
-      }),
-    ));
+    await withQueryProgress(
+      connection,
+      (fraction) => progress({ stage: 'writing', fraction }),
+      () =>
+        connection.run(
+          parquetLayoutCopy({
+            source: options.source,
+            ndjson: files,
+            target: out,
+            // An event without a usable timestamp has no day; it is counted as skipped instead.
+            where: 'timestamp IS NOT NULL',
+            partitionByDay: { filenamePattern: `part-${runId}-{i}` },
+            provenance: JSON.stringify(provenance),
+          }),
+        ),
+    );
     progress({ stage: 'writing', fraction: 1 });
     failpoint('compact:written', options.source.name);
     checkAborted(options.signal);
@@ -306,9 +319,8 @@ async function writeRun(
     const staged = await parquetFilesUnder(out);
     const perFile = new Map<string, number>();
     if (staged.length) {
-      for (const row of (await connection.runAndReadAll(
-        `SELECT filename, count(*) AS n FROM read_parquet(${sqlStringList(staged)}, filename = true) GROUP BY filename`,
-      )).getRowObjects()) perFile.set(String(row.filename), Number(row.n));
+      for (const row of (await connection.runAndReadAll(`SELECT filename, count(*) AS n FROM read_parquet(${sqlStringList(staged)}, filename = true) GROUP BY filename`)).getRowObjects())
+        perFile.set(String(row.filename), Number(row.n));
     }
     const written = [...perFile.values()].reduce((n, c) => n + c, 0);
     if (written !== rows) throw new EngineError('storage_failed', `compact: wrote ${written} rows but read ${rows} events; nothing was committed`);
@@ -358,7 +370,8 @@ async function removeCompacted(
     const coveredNow = Math.max(scan.covered, scan.end);
     const skipped = scan.coveredSkippedLines + (newSkipped.get(scan.file.path) ?? 0);
     if (coveredNow < scan.file.size) result.keptFiles.push({ path: scan.file.path, reason: 'its last line is not complete yet (still being written)' });
-    else if (skipped > 0 && !options.setAside) result.keptFiles.push({ path: scan.file.path, reason: `${skipped} of its lines are not events (broken JSON or no usable timestamp); they exist only there` });
+    else if (skipped > 0 && !options.setAside)
+      result.keptFiles.push({ path: scan.file.path, reason: `${skipped} of its lines are not events (broken JSON or no usable timestamp); they exist only there` });
     else {
       if (skipped > 0) await options.setAside!(scan.file.path, skipped);
       eligible.push(scan);
@@ -407,7 +420,11 @@ async function cleanUp(outDir: string, state: DatasetState, source: SourceDescri
  */
 async function checkShape(source: SourceDescriptor, sources: SourceSet, work: InputScan[]): Promise<void> {
   if (!source.looksLike) return;
-  const verdict = await looksLikeSource(source, sources.list, work.map((w) => ({ path: w.file.path, start: w.covered, end: w.end, compressed: w.compressed })));
+  const verdict = await looksLikeSource(
+    source,
+    sources.list,
+    work.map((w) => ({ path: w.file.path, start: w.covered, end: w.end, compressed: w.compressed })),
+  );
   if (verdict.events > 0 && verdict.matching === 0) {
     const cliName = (d: SourceDescriptor) => d.cli.alias ?? d.name;
     const likely = verdict.others[0];

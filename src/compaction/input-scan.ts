@@ -36,7 +36,10 @@ export async function scanInput(file: ListedFile, index: InputIndex, listed: Rea
   const candidates = candidateRuns(file, index, listed, hashes);
   const boundaries = new Set<number>([Math.min(HEAD_BYTES, file.size)]);
   for (const run of candidates) if (run.end <= file.size) boundaries.add(run.end);
-  const pass = await hashPass(file, [...boundaries].sort((a, b) => a - b));
+  const pass = await hashPass(
+    file,
+    [...boundaries].sort((a, b) => a - b),
+  );
 
   let covered = 0;
   let coveredSkippedLines = 0;

@@ -28,13 +28,7 @@ const RUN = /^part-([0-9a-f]{16})-\d+\.parquet$/;
  * const entry = await rebuildFromInputs(connection, state, edgeLogs, damaged, staging);
  * if (entry) await appendCommit(state, { source: edgeLogs.name, add: [entry], remove: [damaged.path], inputs: [] });
  */
-export async function rebuildFromInputs(
-  connection: DuckDBConnection,
-  state: DatasetState,
-  source: SourceDescriptor,
-  file: DataFile,
-  staging: string,
-): Promise<DataFile | null> {
+export async function rebuildFromInputs(connection: DuckDBConnection, state: DatasetState, source: SourceDescriptor, file: DataFile, staging: string): Promise<DataFile | null> {
   const run = RUN.exec(file.path.split('/').pop() ?? '')?.[1];
   if (!run || file.day === null) return null;
   const siblings = [...state.files.values()].filter((f) => f.path.includes(`/part-${run}-`));
@@ -55,13 +49,15 @@ export async function rebuildFromInputs(
   const staged = join(staging, 'rebuilt.parquet');
   // Should the repair's commit be lost, the file says it replaces the damaged one (put back, as a merge's).
   const replacing: Provenance = { run: newRun, rows: file.rows, replaces: [file.path] };
-  await connection.run(parquetLayoutCopy({
-    source,
-    ndjson: copies,
-    target: staged,
-    where: `timestamp IS NOT NULL AND strftime(timestamp, '%Y-%m-%d') = ${sqlString(file.day)}`,
-    provenance: JSON.stringify(replacing),
-  }));
+  await connection.run(
+    parquetLayoutCopy({
+      source,
+      ndjson: copies,
+      target: staged,
+      where: `timestamp IS NOT NULL AND strftime(timestamp, '%Y-%m-%d') = ${sqlString(file.day)}`,
+      provenance: JSON.stringify(replacing),
+    }),
+  );
   const [count] = (await connection.runAndReadAll(`SELECT count(*) AS n FROM read_parquet(${sqlStringList([staged])})`)).getRowObjects();
   if (Number(count?.n) !== file.rows) return null;
   const companions = await writeCompanions(connection, source, staged, state.root, rel, staging);

@@ -197,7 +197,10 @@ function sha256(text: string): string {
 /** The names in a dataset's log folder, as a version string (empty when there is no log). */
 export function logVersion(root: string): string {
   try {
-    return readdirSync(join(root, DATASET_LOG_DIR)).filter((n) => COMMIT.test(n) || CHECKPOINT.test(n)).sort().join(',');
+    return readdirSync(join(root, DATASET_LOG_DIR))
+      .filter((n) => COMMIT.test(n) || CHECKPOINT.test(n))
+      .sort()
+      .join(',');
   } catch {
     return '';
   }
@@ -311,8 +314,8 @@ export function readNewest(dir: string, now = systemMs()): number {
     return 0;
   }
   const known = newestRead.get(dir);
-  if (known && known.ino === stats.ino && known.size === stats.size && known.mtimeMs === stats.mtimeMs
-    && known.ctimeMs === stats.ctimeMs && now - stats.mtimeMs > 2000 && now - stats.ctimeMs > 2000) return known.value;
+  if (known && known.ino === stats.ino && known.size === stats.size && known.mtimeMs === stats.mtimeMs && known.ctimeMs === stats.ctimeMs && now - stats.mtimeMs > 2000 && now - stats.ctimeMs > 2000)
+    return known.value;
   let value = 0;
   try {
     const n = Number(readFileSync(path, 'utf8').trim());
@@ -343,11 +346,7 @@ export function readDatasetStateStable(root: string): DatasetState {
  * Appends a commit after `state` (the caller holds the dataset lock). The commit appears whole or
  * not at all; resolves false when another writer took the sequence number first.
  */
-export async function appendCommit(
-  state: DatasetState,
-  entry: Omit<Commit, 'format' | 'seq' | 'createdAt'>,
-  now: Date = systemNow(),
-): Promise<boolean> {
+export async function appendCommit(state: DatasetState, entry: Omit<Commit, 'format' | 'seq' | 'createdAt'>, now: Date = systemNow()): Promise<boolean> {
   const dir = join(state.root, DATASET_LOG_DIR);
   await mkdir(dir, { recursive: true });
   const seq = state.seq + 1;
@@ -370,12 +369,20 @@ export async function checkpointIfDue(state: DatasetState): Promise<void> {
   if (state.damage.length) return;
   const dir = join(state.root, DATASET_LOG_DIR);
   const names = (await readdir(dir)).sort();
-  const last = names.filter((n) => CHECKPOINT.test(n)).map((n) => Number(CHECKPOINT.exec(n)![1])).at(-1) ?? 0;
+  const last =
+    names
+      .filter((n) => CHECKPOINT.test(n))
+      .map((n) => Number(CHECKPOINT.exec(n)![1]))
+      .at(-1) ?? 0;
   if (state.seq - last < CHECKPOINT_EVERY) return;
   // A removed file that is gone stays gone (names are never reused): only those still on disk are kept.
   const removed = [...state.removed].filter((path) => existsSync(join(state.root, path)));
   const checkpoint: Checkpoint = {
-    format: FORMAT, seq: state.seq, source: state.source, files: [...state.files.values()], inputs: [...state.inputs],
+    format: FORMAT,
+    seq: state.seq,
+    source: state.source,
+    files: [...state.files.values()],
+    inputs: [...state.inputs],
     ...(removed.length ? { removed } : {}),
   };
   await writeFileAtomic(join(dir, `${String(state.seq).padStart(20, '0')}.checkpoint.json`), seal(checkpoint), 'replace');

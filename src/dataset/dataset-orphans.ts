@@ -13,7 +13,6 @@ import { dataPathOfHead, headPathOf, HEADS_DIR, legacyHeadPathOf } from './newes
 import { dataPathOfRollup, rollupPathOf, ROLLUPS_DIR } from './stored-rollups';
 import { EngineError } from '../errors';
 
-
 /** What a data file says of the commit it was written for. */
 export interface Provenance {
   /** The run's id (also in the file's name, `part-<run>-<i>.parquet`). */
@@ -96,23 +95,25 @@ export async function settleOrphans(
     return { files, provenance, rows, verdict: judge(state, provenance, rows === provenance.rows, damaged) };
   });
   // The damage is settled by the restoring commits only when nothing is left kept.
-  const settles = damaged && verdicts.every((v) => v.verdict !== 'keep')
-    ? state.damage.map((d) => commitNumberOf(d.path)).filter((n): n is number => n !== null)
-    : [];
+  const settles = damaged && verdicts.every((v) => v.verdict !== 'keep') ? state.damage.map((d) => commitNumberOf(d.path)).filter((n): n is number => n !== null) : [];
   let current = state;
   for (const { files, provenance, rows, verdict } of verdicts) {
     if (verdict === 'delete') {
       for (const f of files) await removeWithHead(state.root, f.path, outcome);
     } else if (verdict === 'keep') {
-      const reason = rows === provenance.rows
-        ? 'its events may be in the dataset another way; kept while the log is damaged'
-        : `its run is incomplete (${rows} of ${provenance.rows} rows); kept while the log is damaged`;
+      const reason =
+        rows === provenance.rows
+          ? 'its events may be in the dataset another way; kept while the log is damaged'
+          : `its run is incomplete (${rows} of ${provenance.rows} rows); kept while the log is damaged`;
       for (const f of files) outcome.kept.push({ path: f.path, reason });
     } else {
       const add: DataFile[] = [];
       for (const f of files) add.push(await dataFileOf(state.root, f.path, f.rows, duckdb));
       const committed = await appendCommit(current, {
-        source, add, remove: (provenance.replaces ?? []).filter((p) => current.files.has(p)), inputs: provenance.inputs ?? [],
+        source,
+        add,
+        remove: (provenance.replaces ?? []).filter((p) => current.files.has(p)),
+        inputs: provenance.inputs ?? [],
         ...(settles.length ? { settles } : {}),
       });
       if (!committed) throw new EngineError('storage_failed', `${state.root}: another writer committed at the same time; nothing was restored`);
@@ -200,11 +201,7 @@ export async function orphansOf(state: DatasetState): Promise<{ data: string[]; 
 }
 
 /** Each orphan's rows and provenance, read one file at a time (one damaged file spoils no other). */
-async function readProvenance(
-  root: string,
-  paths: string[],
-  duckdb: DatabaseSettings,
-): Promise<Array<{ path: string; rows: number; provenance: Provenance | null; problem: string }>> {
+async function readProvenance(root: string, paths: string[], duckdb: DatabaseSettings): Promise<Array<{ path: string; rows: number; provenance: Provenance | null; problem: string }>> {
   const { instance, connection } = await openDatabase(duckdb);
   try {
     const out = [];
@@ -250,7 +247,11 @@ function parseProvenance(text: string): Provenance | null {
 async function dataFileOf(root: string, path: string, rows: number, duckdb: DatabaseSettings): Promise<DataFile> {
   // Its bytes now are all there is to vouch for it: their CRC-32 is recorded from here on.
   const entry: DataFile = {
-    path, rows, bytes: (await stat(join(root, path))).size, crc32: await fileCrc32(join(root, path)), day: /date=(\d{4}-\d{2}-\d{2})/.exec(path)?.[1] ?? null,
+    path,
+    rows,
+    bytes: (await stat(join(root, path))).size,
+    crc32: await fileCrc32(join(root, path)),
+    day: /date=(\d{4}-\d{2}-\d{2})/.exec(path)?.[1] ?? null,
   };
   const head = headPathOf(path).split('\\').join('/');
   const headStats = await stat(join(root, head)).catch(() => null);

@@ -67,9 +67,14 @@ export function rollupDefinition(source: SourceDescriptor, rollup: string): stri
   if (!known) definitions.set(source, (known = new Map()));
   let hash = known.get(rollup);
   if (hash === undefined) {
-    const code = codeOnly(source.rollups[rollup]?.sql ?? '').replace(/\s+/g, ' ').trim();
+    const code = codeOnly(source.rollups[rollup]?.sql ?? '')
+      .replace(/\s+/g, ' ')
+      .trim();
     const columns = source.columns.filter((c) => new RegExp(`\\b${c.name}\\b`, 'i').test(code)).map((c) => [c.name, c.type, c.path, c.duckdb]);
-    hash = createHash('sha256').update(JSON.stringify({ sql: code, columns })).digest('hex').slice(0, 16);
+    hash = createHash('sha256')
+      .update(JSON.stringify({ sql: code, columns }))
+      .digest('hex')
+      .slice(0, 16);
     known.set(rollup, hash);
   }
   return hash;

@@ -172,11 +172,13 @@ function checkSourceTables(templates: unknown, keys: { all: ReadonlySet<string> 
 function variantStatements(config: EndpointConfig<string, any, any>, fail: (problem: string) => never): Record<string, EndpointDefinition['sql']> {
   const out: Record<string, EndpointDefinition['sql']> = {};
   if (config.variants === undefined && config.variant === undefined) return out;
-  if (typeof config.variant !== 'function' || typeof config.variants !== 'object' || config.variants === null) fail('variants and variant go together: statements by name, and a function choosing one per call');
+  if (typeof config.variant !== 'function' || typeof config.variants !== 'object' || config.variants === null)
+    fail('variants and variant go together: statements by name, and a function choosing one per call');
   for (const [key, v] of Object.entries(config.variants!)) {
     if (!/^[A-Za-z0-9_-]{1,64}$/.test(key)) fail(`variant name ${JSON.stringify(key)} must be letters, digits, "_" or "-"`);
     const given = Object.entries(v ?? {}).filter(([, text]) => text !== undefined);
-    if (!given.length || given.some(([d, text]) => (d !== 'duckdb' && d !== 'clickhouse') || typeof text !== 'string' || !text.trim())) fail(`variant "${key}" must give a duckdb or clickhouse statement`);
+    if (!given.length || given.some(([d, text]) => (d !== 'duckdb' && d !== 'clickhouse') || typeof text !== 'string' || !text.trim()))
+      fail(`variant "${key}" must give a duckdb or clickhouse statement`);
     out[key] = Object.freeze({ ...config.sql, ...Object.fromEntries(given) }) as EndpointDefinition['sql'];
   }
   return out;
@@ -186,7 +188,8 @@ function variantStatements(config: EndpointConfig<string, any, any>, fail: (prob
 function variantChooser(choose: NonNullable<EndpointConfig<string, any, any>['variant']>, variants: Record<string, unknown>, name: string) {
   return (bound: Readonly<Record<string, EngineParam>>): string | null => {
     const chosen = choose(bound) ?? null;
-    if (chosen !== null && !(chosen in variants)) throw new InvalidOptionError(`endpoints["${name}"].variant`, `Endpoint "${name}" chose variant ${JSON.stringify(chosen)}, which it does not declare.`);
+    if (chosen !== null && !(chosen in variants))
+      throw new InvalidOptionError(`endpoints["${name}"].variant`, `Endpoint "${name}" chose variant ${JSON.stringify(chosen)}, which it does not declare.`);
     return chosen;
   };
 }
@@ -217,7 +220,9 @@ function bindKeys(config: EndpointConfig<string, any, any>, params: readonly Par
     try {
       values = config.bind(tracked, { now: new Date(Date.UTC(2026, 0, 1)) });
     } catch (error) {
-      throw new InvalidOptionError(`endpoints["${config.name}"].bind`, `Endpoint "${config.name}" cannot work: its bind hook failed on sample parameters: ${(error as Error)?.message ?? error}.`, { cause: error });
+      throw new InvalidOptionError(`endpoints["${config.name}"].bind`, `Endpoint "${config.name}" cannot work: its bind hook failed on sample parameters: ${(error as Error)?.message ?? error}.`, {
+        cause: error,
+      });
     }
     for (const key of Object.keys(values ?? {})) produced.add(key);
   }
@@ -246,16 +251,24 @@ function checkStatements(
     const unknown = used.filter((n) => !keys.all.has(n));
     if (unknown.length) fail(`its ${dialect} SQL uses ${unknown.map((n) => `$${n}`).join(', ')}, which ${unknown.length > 1 ? 'are' : 'is'} not declared in params (nor bound by bind)`);
     const unused = params.filter((s) => !used.includes(s.name) && !keys.read.has(s.name)).map((s) => s.name);
-    if (unused.length) fail(`parameter${unused.length > 1 ? 's' : ''} ${unused.join(', ')} ${unused.length > 1 ? 'are' : 'is'} declared but its ${dialect} SQL never uses ${unused.length > 1 ? 'them' : 'it'}`);
+    if (unused.length)
+      fail(`parameter${unused.length > 1 ? 's' : ''} ${unused.join(', ')} ${unused.length > 1 ? 'are' : 'is'} declared but its ${dialect} SQL never uses ${unused.length > 1 ? 'them' : 'it'}`);
     const clock = clockFunctionIn(text);
     if (clock) fail(`its ${dialect} SQL calls ${clock}(): use $now, bound from the library's clock, so replays and tests hold`);
   }
 }
 
 function validPolicy(policy: CachePolicy): boolean {
-  return typeof policy === 'object' && policy !== null
-    && typeof policy.ttlSeconds === 'number' && Number.isFinite(policy.ttlSeconds) && policy.ttlSeconds > 0
-    && typeof policy.warmingSeconds === 'number' && Number.isFinite(policy.warmingSeconds) && policy.warmingSeconds >= 0;
+  return (
+    typeof policy === 'object' &&
+    policy !== null &&
+    typeof policy.ttlSeconds === 'number' &&
+    Number.isFinite(policy.ttlSeconds) &&
+    policy.ttlSeconds > 0 &&
+    typeof policy.warmingSeconds === 'number' &&
+    Number.isFinite(policy.warmingSeconds) &&
+    policy.warmingSeconds >= 0
+  );
 }
 
 function engineParam(value: BindValue): EngineParam {

@@ -46,7 +46,8 @@ export const functionsInvocationStats = defineEndpoint({
   params: {
     project: p.text().describe('Project reference; only invocations of this project are counted.'),
     function_id: p.text().optional().describe('Only invocations of this function; absent or empty for all functions.'),
-    interval: p.oneOf(INVOCATION_INTERVALS, { otherwise: '1day' })
+    interval: p
+      .oneOf(INVOCATION_INTERVALS, { otherwise: '1day' })
       .describe('Window and bucket: 5min (seconds), 15min and 1hr (minutes), 1day (hours), 7day (days). Any other value behaves like 1day.'),
   },
   sql: { duckdb: querySql('duckdb', 'functions.invocation-stats'), clickhouse: querySql('clickhouse', 'functions.invocation-stats') },
@@ -65,10 +66,18 @@ export const functionsInvocationStats = defineEndpoint({
   emptyBuckets: (params, now) => {
     const { unit, first, last } = window(params.interval ?? null, now);
     return {
-      unit, first, last,
+      unit,
+      first,
+      last,
       empty: (timestamp) => ({
-        timestamp, min_execution_time: null, max_execution_time: null, avg_execution_time: null,
-        p95_execution_time: null, p99_execution_time: null, count: 0, error_count: 0,
+        timestamp,
+        min_execution_time: null,
+        max_execution_time: null,
+        avg_execution_time: null,
+        p95_execution_time: null,
+        p99_execution_time: null,
+        count: 0,
+        error_count: 0,
       }),
     };
   },

@@ -24,13 +24,15 @@ const LIMIT = 100;
 export const logsAll = defineEndpoint({
   name: 'logs.all',
   id: '3e715bbd-1626-41ec-8a34-3544ab01d99e',
-  description: 'The newest gateway log entries of one project within its tier\'s retention window.',
+  description: "The newest gateway log entries of one project within its tier's retention window.",
   maxRows: 1000,
   cache: 'never',
   params: {
     project: p.text().describe('Project reference; only entries of this project.'),
     // Supabase Studio never sends it: absent or empty is FREE, like any other value.
-    project_tier: p.oneOf(Object.keys(RETENTION) as ProjectTier[], { otherwise: 'FREE' }).default('FREE')
+    project_tier: p
+      .oneOf(Object.keys(RETENTION) as ProjectTier[], { otherwise: 'FREE' })
+      .default('FREE')
       .describe('Retention window: FREE 1 day, PRO 7 days, PAYG and ENTERPRISE 90 days. Absent, empty or any other value behaves like FREE.'),
     iso_timestamp_start: p.isoTimestamp().optional().describe('Only entries strictly after this ISO 8601 instant.'),
     iso_timestamp_end: p.isoTimestamp().optional().describe('Only entries at or before this ISO 8601 instant (not before iso_timestamp_start).'),

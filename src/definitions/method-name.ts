@@ -2,11 +2,13 @@
  * An endpoint's name as a method of `Endpoints`: each `.`, `-` or `_` starts a capital
  * (`usage.api-counts` is `ep.usageApiCounts`). The type and the function follow the same rule.
  */
-export type MethodName<S extends string> =
-  S extends `${infer A}.${infer B}` ? `${MethodName<A>}${Capitalize<MethodName<B>>}`
-    : S extends `${infer A}-${infer B}` ? `${MethodName<A>}${Capitalize<MethodName<B>>}`
-      : S extends `${infer A}_${infer B}` ? `${MethodName<A>}${Capitalize<MethodName<B>>}`
-        : S;
+export type MethodName<S extends string> = S extends `${infer A}.${infer B}`
+  ? `${MethodName<A>}${Capitalize<MethodName<B>>}`
+  : S extends `${infer A}-${infer B}`
+    ? `${MethodName<A>}${Capitalize<MethodName<B>>}`
+    : S extends `${infer A}_${infer B}`
+      ? `${MethodName<A>}${Capitalize<MethodName<B>>}`
+      : S;
 
 /**
  * The method name of an endpoint name.

@@ -118,7 +118,10 @@ export const p = {
    */
   oneOf: <const V extends string, const O extends V | undefined = undefined>(values: readonly V[], options: { otherwise?: O } = {}) =>
     param<O extends string ? V | (string & {}) : V, true>({
-      format: 'one-of', required: true, description: '', values: Object.freeze([...values]),
+      format: 'one-of',
+      required: true,
+      description: '',
+      values: Object.freeze([...values]),
       ...(options.otherwise !== undefined ? { otherwise: options.otherwise } : {}),
       ...(values.length > 0 && values.every(isInterval) ? { intervals: Object.freeze(Object.fromEntries(values.map((v) => [v, Object.freeze(intervalSeconds(v as IntervalName))]))) } : {}),
     }),
@@ -127,8 +130,7 @@ export const p = {
   /** An RE2 regular expression, checked by the engine before the query runs; bound as VARCHAR. */
   re2: () => param<string, true>({ format: 'regex', required: true, description: '' }),
   /** A whole number (optionally between `min` and `max`), bound as BIGINT. */
-  integer: (range: { min?: number; max?: number } = {}) =>
-    param<number | string, true>({ format: 'integer', required: true, description: '', ...range }),
+  integer: (range: { min?: number; max?: number } = {}) => param<number | string, true>({ format: 'integer', required: true, description: '', ...range }),
 };
 
 /** Validates and normalises one present, non-empty value (the cache key holds the result). */

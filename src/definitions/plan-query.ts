@@ -24,7 +24,8 @@ export function planQuery(definition: AnyEndpointDefinition, params: NormalizedP
 export function statementOf(definition: AnyEndpointDefinition, variant: string | null = null): EngineStatement {
   const sql = variant === null ? definition.sql : definition.variants![variant]!;
   return {
-    name: definition.name, sql,
+    name: definition.name,
+    sql,
     ...(variant === null ? {} : { fallback: definition.sql }),
     ...(definition.newestFirst ? { newestFirst: definition.newestFirst } : {}),
     ...(definition.sourceTables ? { sourceTables: definition.sourceTables } : {}),

@@ -47,10 +47,12 @@ export const usageApiCounts = defineEndpoint({
   cache: { ttlSeconds: 900, warmingSeconds: 300 },
   params: {
     project: p.re2().describe('RE2 regular expression searched in the request URL.'),
-    interval: p.oneOf(USAGE_INTERVALS).describe(
-      'hourly (last hour, hour buckets), daily (last 7 days, day buckets), minutely (last 60 minutes, minute buckets); '
-      + '15min, 30min, 1hr (that span, minute buckets), 3hr, 1day, 3day (hour buckets), 7day (day buckets).',
-    ),
+    interval: p
+      .oneOf(USAGE_INTERVALS)
+      .describe(
+        'hourly (last hour, hour buckets), daily (last 7 days, day buckets), minutely (last 60 minutes, minute buckets); ' +
+          '15min, 30min, 1hr (that span, minute buckets), 3hr, 1day, 3day (hour buckets), 7day (day buckets).',
+      ),
   },
   sql: { duckdb: querySql('duckdb', 'usage.api-counts'), clickhouse: querySql('clickhouse', 'usage.api-counts') },
   // The edge log's rollups (src/sources/edge-logs.ts), stored at compaction; the engine runs the

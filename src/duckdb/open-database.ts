@@ -24,16 +24,21 @@ const UNIT_BYTES: Record<string, number> = { b: 1, kb: 1e3, mb: 1e6, gb: 1e9, tb
 /** Bytes of a memory limit as DuckDB reads it (`256MB` = 256 × 10^6), or null when it is not a size. */
 export function memoryLimitBytes(text: string): number | null {
   const m = MEMORY_LIMIT_PATTERN.exec(text.trim());
-  return m ? Number(text.trim().slice(0, text.trim().length - m[2]!.length).trim()) * UNIT_BYTES[m[2]!.toLowerCase()]! : null;
+  return m
+    ? Number(
+        text
+          .trim()
+          .slice(0, text.trim().length - m[2]!.length)
+          .trim(),
+      ) * UNIT_BYTES[m[2]!.toLowerCase()]!
+    : null;
 }
 
 /**
  * An in-memory DuckDB set up the one way every part of the library uses it: offline, UTC, and
  * with the macros the source relations need.
  */
-export async function openDatabase(
-  settings: DatabaseSettings = {},
-): Promise<{ instance: DuckDBInstance; connection: DuckDBConnection; relief: MemoryRelief | null }> {
+export async function openDatabase(settings: DatabaseSettings = {}): Promise<{ instance: DuckDBInstance; connection: DuckDBConnection; relief: MemoryRelief | null }> {
   const config: Record<string, string> = {
     // Offline by design: json and parquet are built in, nothing is ever downloaded.
     autoinstall_known_extensions: 'false',

@@ -47,9 +47,7 @@ export function parquetLayoutCopy(options: {
       WHERE ${options.where}
       ORDER BY ${day ? 'date, ' : ''}${layout.projectColumn}, timestamp DESC, id
     ) TO ${sqlString(options.target)} (
-      FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${layout.rowGroupRows}${
-        layout.dictionaryEntries ? `, DICTIONARY_SIZE_LIMIT ${layout.dictionaryEntries}` : ''
-      }${
+      FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${layout.rowGroupRows}${layout.dictionaryEntries ? `, DICTIONARY_SIZE_LIMIT ${layout.dictionaryEntries}` : ''}${
         day ? `, PARTITION_BY (date), FILENAME_PATTERN ${sqlString(day.filenamePattern)}, OVERWRITE_OR_IGNORE true` : ''
       }${options.provenance === undefined ? '' : `, KV_METADATA {${PROVENANCE_KEY}: ${sqlString(options.provenance)}}`}
     )`;

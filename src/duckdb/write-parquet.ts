@@ -5,7 +5,6 @@ import { openDatabase, type DatabaseSettings } from './open-database';
 import { IS_EVENT, parquetLayoutCopy } from './parquet-layout';
 import { sqlString } from './sql-literal';
 
-
 let sequence = 0;
 
 /**
@@ -18,12 +17,7 @@ let sequence = 0;
  * @example
  * await writeParquet(edgeLogs, ['logs/edge/2026-11-21.ndjson'], 'logs/edge/2026-11-21.parquet');
  */
-export async function writeParquet(
-  source: SourceDescriptor,
-  inputFiles: string[],
-  outFile: string,
-  settings: DatabaseSettings = {},
-): Promise<{ rows: number }> {
+export async function writeParquet(source: SourceDescriptor, inputFiles: string[], outFile: string, settings: DatabaseSettings = {}): Promise<{ rows: number }> {
   const dir = dirname(outFile);
   const temp = join(dir, `.${basename(outFile)}.${process.pid}.${++sequence}.tmp`);
   const spill = `${temp}.spill`;

@@ -136,7 +136,7 @@ async function verifyCrc(file: ListedFile, expected: number): Promise<SkippedFil
     return { path: file.path, reason: 'checksum_mismatch', message: 'its bytes do not match the checksum its commit recorded (changed on disk)' };
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return { path: file.path, reason: 'missing', message: 'named by its dataset\'s log but not on disk' };
+    if (code === 'ENOENT') return { path: file.path, reason: 'missing', message: "named by its dataset's log but not on disk" };
     // A shortage of the process, not a fault of the file: never a reason to leave a file out.
     if (code === 'EMFILE' || code === 'ENFILE' || code === 'ENOMEM' || code === 'EAGAIN') {
       throw new EngineError('overloaded', 'The process is short of open files or memory for now; retry shortly.', { cause: error, retryAfterSeconds: 1 });
@@ -153,7 +153,7 @@ async function checkFile(file: ListedFile): Promise<SkippedFile | null> {
     const code = (error as NodeJS.ErrnoException).code;
     // Named by a dataset's log, it should be there; anything else that is gone was rotated or
     // compacted away, and the listing of the next attempt will not have it.
-    if (code === 'ENOENT') return file.dataset ? { path: file.path, reason: 'missing', message: 'named by its dataset\'s log but not on disk' } : null;
+    if (code === 'ENOENT') return file.dataset ? { path: file.path, reason: 'missing', message: "named by its dataset's log but not on disk" } : null;
     return { path: file.path, reason: 'unreadable', message: `cannot be opened (${code ?? String(error)})` };
   }
   try {

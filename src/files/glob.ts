@@ -42,7 +42,15 @@ export function compileGlob(pattern: string, cwd: string = process.cwd()): Compi
   const star = rest.indexOf('**');
   // A folder at depth k may hold matches when its names match the first k segments; past a `**`
   // any folder may (the segments before it were checked on the way down).
-  const prefixes = rest.map((_, k) => new RegExp(`^${rest.slice(0, k + 1).map((s, i) => segmentSource(s, i === k)).join('')}$`));
+  const prefixes = rest.map(
+    (_, k) =>
+      new RegExp(
+        `^${rest
+          .slice(0, k + 1)
+          .map((s, i) => segmentSource(s, i === k))
+          .join('')}$`,
+      ),
+  );
   return {
     pattern,
     base: resolve(base),

@@ -89,9 +89,7 @@ export function hashRange(path: string, start: number, end: number): string | nu
 }
 
 /** The end of the run of records covering a file from byte 0 without a gap, with the last one. */
-export function contiguousCoverage(
-  records: readonly InputRecord[],
-): { end: number; first: InputRecord; last: InputRecord; skippedLines: number } | null {
+export function contiguousCoverage(records: readonly InputRecord[]): { end: number; first: InputRecord; last: InputRecord; skippedLines: number } | null {
   const first = records.find((r) => r.start === 0);
   if (!first) return null;
   let last = first;

@@ -43,7 +43,10 @@ export class LongLineCopies {
         if (this.copies.size <= KEEP) break;
         this.copies.delete(old);
         // A query may still be reading it; on Linux the open file stays readable after the unlink.
-        void copy.then((file) => rm(file, { force: true }), () => undefined);
+        void copy.then(
+          (file) => rm(file, { force: true }),
+          () => undefined,
+        );
       }
     }
     return made;

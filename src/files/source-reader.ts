@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
-import type { SourceDescriptor, SourceName } from '../sources/source-descriptor';
+import type { SourceDescriptor } from '../sources/source-descriptor';
 import { rollupDefinition } from '../dataset/stored-rollups';
 import { partitionDay } from './file-kinds';
 import { readDatasetStateStable, type DataFile, type DatasetState } from '../dataset/dataset-log';
@@ -120,7 +120,12 @@ export class SourceReader {
         matched++;
         if (earliestDay !== null && data.day !== null && data.day < earliestDay) continue;
         parquet.set(path, {
-          path, kind: 'parquet', size: data.bytes, mtimeMs: 0, ino: 0, dataset: root,
+          path,
+          kind: 'parquet',
+          size: data.bytes,
+          mtimeMs: 0,
+          ino: 0,
+          dataset: root,
           ...(data.crc32 === undefined ? {} : { crc32: data.crc32 }),
           ...(data.head ? { head: this.pathOf(root, data.head), headBytes: data.head.bytes, headRows: data.head.rows, headCrc32: data.head.crc32 } : {}),
           ...(data.rollups ? { rollups: this.rollupsOf(root, data.rollups) } : {}),
@@ -173,7 +178,7 @@ export class SourceReader {
       if (problem) out.skipped.push(problem);
       const head = headOf(file);
       if (!problem && head && (await this.checks.check(head))) delete file.head;
-      for (const [name, rollup] of Object.entries(problem ? {} : file.rollups ?? {})) {
+      for (const [name, rollup] of Object.entries(problem ? {} : (file.rollups ?? {}))) {
         if (await this.checks.check(rollupOf(file, rollup))) file.rollups = withoutKey(file.rollups!, name);
       }
       return problem === null;
@@ -195,13 +200,17 @@ export class SourceReader {
    */
   async verifyRows(read: ReadSet, files: readonly ListedFile[] = read.parquet): Promise<number> {
     const bad = new Set<ListedFile>();
-    await Promise.all(files.filter((f) => f.dataset && f.crc32 !== undefined).map(async (file) => {
-      versionOf(file);
-      const problem = await this.checks.verify(file);
-      if (problem === null) return;
-      read.skipped.push(this.checks.mark(file, problem.reason, problem.message));
-      bad.add(file);
-    }));
+    await Promise.all(
+      files
+        .filter((f) => f.dataset && f.crc32 !== undefined)
+        .map(async (file) => {
+          versionOf(file);
+          const problem = await this.checks.verify(file);
+          if (problem === null) return;
+          read.skipped.push(this.checks.mark(file, problem.reason, problem.message));
+          bad.add(file);
+        }),
+    );
     if (bad.size) read.parquet = read.parquet.filter((f) => !bad.has(f));
     return bad.size;
   }
@@ -214,14 +223,16 @@ export class SourceReader {
   async verifyCompanions(read: ReadSet, which: { heads?: boolean; rollups?: readonly string[]; files?: readonly ListedFile[] }): Promise<void> {
     const rollups = which.rollups ?? [];
     if (!which.heads && rollups.length === 0) return;
-    await Promise.all((which.files ?? read.parquet).map(async (file) => {
-      const head = which.heads ? headOf(file) : null;
-      if (head && !(await this.intact(head))) delete file.head;
-      for (const name of rollups) {
-        const rollup = file.rollups?.[name];
-        if (rollup && !(await this.intact(rollupOf(file, rollup)))) file.rollups = withoutKey(file.rollups!, name);
-      }
-    }));
+    await Promise.all(
+      (which.files ?? read.parquet).map(async (file) => {
+        const head = which.heads ? headOf(file) : null;
+        if (head && !(await this.intact(head))) delete file.head;
+        for (const name of rollups) {
+          const rollup = file.rollups?.[name];
+          if (rollup && !(await this.intact(rollupOf(file, rollup)))) file.rollups = withoutKey(file.rollups!, name);
+        }
+      }),
+    );
   }
 
   /** Whether a head or stored rollup holds the bytes its commit recorded (marked damaged otherwise). */
@@ -265,7 +276,12 @@ export class SourceReader {
 export function headOf(file: ListedFile): ListedFile | null {
   if (!file.head) return null;
   return {
-    path: file.head, kind: 'parquet', size: file.headBytes ?? 0, mtimeMs: 0, ino: 0, dataset: file.dataset,
+    path: file.head,
+    kind: 'parquet',
+    size: file.headBytes ?? 0,
+    mtimeMs: 0,
+    ino: 0,
+    dataset: file.dataset,
     ...(file.headRows === undefined ? {} : { headRows: file.headRows }),
     ...(file.headCrc32 === undefined ? {} : { crc32: file.headCrc32 }),
   };

@@ -105,7 +105,10 @@ export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHand
         return sendJson(200, []);
       case 'sources':
         // Logflare's source list as Studio's Log Drains page reads it: each source by its fixed UUID and Logflare name.
-        return sendJson(200, ep.sources.map((s) => ({ id: s.logflare.id, token: s.logflare.id, name: s.logflare.names[0] ?? s.name, source: s.name })));
+        return sendJson(
+          200,
+          ep.sources.map((s) => ({ id: s.logflare.id, token: s.logflare.id, name: s.logflare.names[0] ?? s.name, source: s.name })),
+        );
     }
   }
 

@@ -35,7 +35,9 @@ export function openApiDocument(definitions: readonly EndpointDescription[], opt
         summary: 'The projects seen in the logs, busiest first, with their edge-function ids (what pickers offer).',
         parameters: [
           {
-            name: 'days', in: 'query', required: false,
+            name: 'days',
+            in: 'query',
+            required: false,
             description: `How many days back to look (default 7, at most ${CATALOG_MAX_DAYS}).`,
             schema: { type: 'string', pattern: '^[0-9]+$', examples: ['7'] },
           },
@@ -153,14 +155,16 @@ const SANDBOXED =
   ' Sandboxed: `sql` (query string, or `{"sql": ...}` in a GET or POST JSON body) is a SELECT over the endpoint\'s CTEs that replaces its outer SELECT; the rows then have its columns. Rules: docs/sandboxing.md; refusals are 400 `invalid_sql`.';
 
 const SQL_PARAMETER: Json = {
-  name: 'sql', in: 'query', required: false,
-  description: 'A SELECT over the endpoint\'s CTEs (docs/sandboxing.md).',
+  name: 'sql',
+  in: 'query',
+  required: false,
+  description: "A SELECT over the endpoint's CTEs (docs/sandboxing.md).",
   schema: { type: 'string', examples: ['select id, timestamp, event_message from edge_logs order by timestamp desc limit 100'] },
 };
 
 const SQL_BODY: Json = {
   required: false,
-  content: jsonContent({ type: 'object', properties: { sql: { type: 'string', description: 'A SELECT over the endpoint\'s CTEs.' } } }),
+  content: jsonContent({ type: 'object', properties: { sql: { type: 'string', description: "A SELECT over the endpoint's CTEs." } } }),
 };
 
 function parameter(p: ParamSpec): Json {

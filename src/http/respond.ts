@@ -25,11 +25,7 @@ export function sendJson(status: number, value: unknown, cacheControl = 'no-stor
 }
 
 /** The answer to a query in the negotiated format, with the cache and timing headers. */
-export function sendResult(
-  result: QueryResult & { table?: Table },
-  columns: readonly ColumnSpec[],
-  format: OutputFormat,
-): PlainResponse {
+export function sendResult(result: QueryResult & { table?: Table }, columns: readonly ColumnSpec[], format: OutputFormat): PlainResponse {
   const headers: Record<string, string> = {
     'Content-Type': CONTENT_TYPES[format],
     'X-Cache': result.cache.toUpperCase(),
@@ -49,9 +45,7 @@ export function sendResult(
  * the server's folder layout), percent-encoded so the header stays ASCII.
  */
 export function skippedFilesHeader(files: QueryResult['skippedFiles']): string {
-  return files
-    .map((f) => `${encodeURIComponent(f.path.split(/[\\/]/).slice(-2).join('/')).replaceAll('%2F', '/')};reason=${f.reason}`)
-    .join(', ');
+  return files.map((f) => `${encodeURIComponent(f.path.split(/[\\/]/).slice(-2).join('/')).replaceAll('%2F', '/')};reason=${f.reason}`).join(', ');
 }
 
 function body(result: QueryResult & { table?: Table }, columns: readonly ColumnSpec[], format: OutputFormat): string | Uint8Array {

@@ -46,9 +46,7 @@ export function createDashboard(basePath: string, options: DashboardOptions = {}
   const assets = loadDashboardAssets(options.assetsDir);
   const html = new TextEncoder().encode(pageHtml(basePath, assets, auth));
   const htmlTag = etag(html);
-  const byName = new Map<string, DashboardAsset & { etag: string }>(
-    [assets.js, assets.css].map((a) => [a.name, { ...a, etag: `"${a.name}"` }]),
-  );
+  const byName = new Map<string, DashboardAsset & { etag: string }>([assets.js, assets.css].map((a) => [a.name, { ...a, etag: `"${a.name}"` }]));
   return {
     page(request) {
       const headers = {

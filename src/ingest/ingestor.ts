@@ -55,9 +55,7 @@ export class Ingestor {
   async ingestBody(ref: string, body: Uint8Array, contentType: string | null): Promise<IngestResult> {
     const source = this.resolveSource(ref);
     const arrival = this.arrival();
-    const prepared = body.length >= OFF_THREAD_BYTES
-      ? await bodyLinesOffThread(body, contentType, arrival, this.limits)
-      : bodyLines(body, contentType, arrival, this.limits);
+    const prepared = body.length >= OFF_THREAD_BYTES ? await bodyLinesOffThread(body, contentType, arrival, this.limits) : bodyLines(body, contentType, arrival, this.limits);
     return this.store(source, prepared);
   }
 

@@ -28,9 +28,7 @@ interface Job {
   limits: BatchLimits;
 }
 
-type Answer =
-  | { id: number; lines: Uint8Array; events: number }
-  | { id: number; error: { kind: 'invalid_body' | 'payload_too_large' | 'other'; message: string; index?: number; limit?: number } };
+type Answer = { id: number; lines: Uint8Array; events: number } | { id: number; error: { kind: 'invalid_body' | 'payload_too_large' | 'other'; message: string; index?: number; limit?: number } };
 
 /**
  * `bodyLines` on a thread of its own, so a large body (JSON.parse of a 12 MiB event with many

@@ -91,11 +91,7 @@ function decoderOf(contentEncoding: string | null): zlib.Gunzip | zlib.Inflate |
   if (codings.length === 0) return null;
   if (codings.length === 1 && (codings[0] === 'gzip' || codings[0] === 'x-gzip')) return zlib.createGunzip();
   if (codings.length === 1 && codings[0] === 'deflate') return zlib.createInflate();
-  throw new LogEndpointsError(
-    'unsupported_media_type',
-    415,
-    `Content-Encoding "${printable(contentEncoding ?? '', 40)}" is not supported; send gzip, deflate or an uncompressed body.`,
-  );
+  throw new LogEndpointsError('unsupported_media_type', 415, `Content-Encoding "${printable(contentEncoding ?? '', 40)}" is not supported; send gzip, deflate or an uncompressed body.`);
 }
 
 function isZlibError(error: unknown): boolean {

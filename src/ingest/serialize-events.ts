@@ -35,10 +35,7 @@ export function normalizeEvent(raw: unknown, index: number, arrival: string): Re
   let timestamp = event.timestamp;
   if (timestamp instanceof Date) timestamp = Number.isNaN(timestamp.getTime()) ? 'Invalid Date' : timestamp.toISOString();
   if (timestamp !== undefined && timestamp !== null && eventTimestampMicros(timestamp) === null) {
-    throw new InvalidBodyError(
-      `Event ${index}: "timestamp" ${describe(timestamp)} is not an ISO 8601 time or a number since the epoch (seconds, ms, µs or ns) within years 1 to 9999.`,
-      { index },
-    );
+    throw new InvalidBodyError(`Event ${index}: "timestamp" ${describe(timestamp)} is not an ISO 8601 time or a number since the epoch (seconds, ms, µs or ns) within years 1 to 9999.`, { index });
   }
   const out: Record<string, unknown> = { id: id ?? randomUUID(), timestamp: timestamp ?? arrival };
   if (message !== undefined && message !== null) out.event_message = message;

@@ -90,7 +90,12 @@ export async function checkDataDir(
       for (const bad of await unreadableFiles(state, duckdb)) report.problems.push({ source, kind: 'committed_file', ...bad });
       const { data, heads } = await orphansOf(state);
       for (const path of [...data, ...heads]) {
-        report.problems.push({ source, kind: 'orphan_file', path: join(root, path), message: 'no commit names it (a compaction running now, or a lost commit: check --repair puts it back when it verifies)' });
+        report.problems.push({
+          source,
+          kind: 'orphan_file',
+          path: join(root, path),
+          message: 'no commit names it (a compaction running now, or a lost commit: check --repair puts it back when it verifies)',
+        });
       }
     }
   } finally {
@@ -168,7 +173,12 @@ async function unreadableFiles(state: DatasetState, duckdb: DatabaseSettings): P
         try {
           await connection.run(`SELECT min(hash(COLUMNS(*))) FROM read_parquet(${sqlStringList([path])})`);
         } catch (error) {
-          bad.push({ path, message: `unreadable_by_engine: ${String((error as Error)?.message ?? error).split('\n')[0]!.replaceAll(path, 'the file')}` });
+          bad.push({
+            path,
+            message: `unreadable_by_engine: ${String((error as Error)?.message ?? error)
+              .split('\n')[0]!
+              .replaceAll(path, 'the file')}`,
+          });
         }
       }
     }
@@ -200,12 +210,21 @@ function withoutCompanions(file: DataFile, lost: readonly string[]): DataFile {
 async function repairDataset(root: string, source: SourceName, descriptor: SourceDescriptor | undefined, duckdb: DatabaseSettings, report: DataDirReport): Promise<void> {
   const { state: settled, outcome } = await settleOrphans(readDatasetStateStable(root), source, duckdb);
   if (outcome.restored.length) report.repaired.push(`${source}: put ${outcome.restored.length} file(s) of lost commits back into the log: ${outcome.restored.join(', ')}`);
-  if (outcome.deleted.length) report.repaired.push(`${source}: deleted ${outcome.deleted.length} file(s) no commit named whose events the dataset holds already (or a killed run's): ${outcome.deleted.join(', ')}`);
+  if (outcome.deleted.length)
+    report.repaired.push(`${source}: deleted ${outcome.deleted.length} file(s) no commit named whose events the dataset holds already (or a killed run's): ${outcome.deleted.join(', ')}`);
   const state = settled;
-  const bad = (await unreadableFiles(state, duckdb)).map((b) => b.path.slice(root.length + 1).split('\\').join('/'));
+  const bad = (await unreadableFiles(state, duckdb)).map((b) =>
+    b.path
+      .slice(root.length + 1)
+      .split('\\')
+      .join('/'),
+  );
   const lostData = bad.filter((p) => state.files.has(p));
   const lostCompanions = bad.filter((p) => !state.files.has(p));
-  const unsettled = state.damage.map((d) => /(\d{20})\.json$/.exec(d.path)).filter((m): m is RegExpExecArray => m !== null).map((m) => Number(m[1]));
+  const unsettled = state.damage
+    .map((d) => /(\d{20})\.json$/.exec(d.path))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => Number(m[1]));
   if (lostData.length || lostCompanions.length || unsettled.length) {
     const staging = join(root, `.compact-${randomBytes(8).toString('hex')}.tmp`);
     const { instance, connection } = await openDatabase(duckdb);
@@ -236,7 +255,7 @@ async function repairFiles(
   // Rebuilt before anything moves: the damaged file's footer may still say which inputs it came from.
   const rebuilt = new Map<string, DataFile>();
   for (const [i, path] of lostData.entries()) {
-    const entry = descriptor && await rebuildFromInputs(connection, state, descriptor, state.files.get(path)!, join(staging, `rebuild-${i}`)).catch(() => null);
+    const entry = descriptor && (await rebuildFromInputs(connection, state, descriptor, state.files.get(path)!, join(staging, `rebuild-${i}`)).catch(() => null));
     if (entry) rebuilt.set(path, entry);
   }
   // A lost data file's companions go with it (alone they are of no use, and no commit would name them).
@@ -254,10 +273,15 @@ async function repairFiles(
   let written = 0;
   for (const file of [...state.files.values()].filter((f) => !lostData.includes(f.path) && companionPathsOf(f).some((c) => lostCompanions.includes(c)))) {
     const kept = withoutCompanions(file, lostCompanions);
-    const rollups = Object.entries(file.rollups ?? {}).filter(([, r]) => lostCompanions.includes(r.path)).map(([name]) => name);
+    const rollups = Object.entries(file.rollups ?? {})
+      .filter(([, r]) => lostCompanions.includes(r.path))
+      .map(([name]) => name);
     try {
       if (!descriptor) throw new InternalError('not_declared', 'its source is not declared here');
-      const again = await writeCompanions(connection, descriptor, join(root, file.path), root, file.path, staging, { head: file.head !== undefined && lostCompanions.includes(file.head.path), rollups });
+      const again = await writeCompanions(connection, descriptor, join(root, file.path), root, file.path, staging, {
+        head: file.head !== undefined && lostCompanions.includes(file.head.path),
+        rollups,
+      });
       written += (again.head ? 1 : 0) + Object.keys(again.rollups ?? {}).length;
       rewritten.push({ ...kept, ...(again.head ? { head: again.head } : {}), ...(again.rollups || kept.rollups ? { rollups: { ...kept.rollups, ...again.rollups } } : {}) });
     } catch {
@@ -273,8 +297,15 @@ async function repairFiles(
   });
   if (!committed) throw new EngineError('storage_failed', `${root}: another writer committed at the same time; run check --repair again`);
   const lost = lostData.filter((p) => !rebuilt.has(p));
-  if (rebuilt.size) report.repaired.push(`${source}: wrote ${rebuilt.size} damaged file(s) again from their inputs (the damaged ones moved to ${join(root, '_quarantine')}): ${[...rebuilt.keys()].join(', ')}`);
-  if (lost.length) report.repaired.push(`${source}: took ${lost.length} missing or unreadable file(s) out of the log, the unreadable ones moved to ${join(root, '_quarantine')} (their events are lost unless restored from a backup): ${lost.join(', ')}`);
-  if (lostCompanions.length) report.repaired.push(`${source}: wrote ${written} of ${lostCompanions.length} damaged head(s) or stored rollup(s) again from their data files (the damaged ones moved to ${join(root, '_quarantine')}; queries read the data files of the others)`);
+  if (rebuilt.size)
+    report.repaired.push(`${source}: wrote ${rebuilt.size} damaged file(s) again from their inputs (the damaged ones moved to ${join(root, '_quarantine')}): ${[...rebuilt.keys()].join(', ')}`);
+  if (lost.length)
+    report.repaired.push(
+      `${source}: took ${lost.length} missing or unreadable file(s) out of the log, the unreadable ones moved to ${join(root, '_quarantine')} (their events are lost unless restored from a backup): ${lost.join(', ')}`,
+    );
+  if (lostCompanions.length)
+    report.repaired.push(
+      `${source}: wrote ${written} of ${lostCompanions.length} damaged head(s) or stored rollup(s) again from their data files (the damaged ones moved to ${join(root, '_quarantine')}; queries read the data files of the others)`,
+    );
   if (unsettled.length) report.repaired.push(`${source}: acknowledged the damage of commit(s) ${unsettled.join(', ')}: what could be restored was; queries stop reporting it`);
 }

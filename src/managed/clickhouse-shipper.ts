@@ -40,13 +40,7 @@ export interface ShipTarget {
    */
   isStillRunning?(error: unknown): boolean;
   /** Inserts rows with their positions, in one INSERT. */
-  insertAt(
-    source: SourceName,
-    segment: string,
-    rows: readonly unknown[][],
-    offsets: readonly number[],
-    options: { queryId: string; midway?: () => void },
-  ): Promise<void>;
+  insertAt(source: SourceName, segment: string, rows: readonly unknown[][], offsets: readonly number[], options: { queryId: string; midway?: () => void }): Promise<void>;
 }
 
 /** The part of the write-ahead log the shipper needs. */
@@ -97,7 +91,10 @@ export interface ClickHouseShipperOptions {
  * against the WAL's bound (ingest answers 503 past it).
  */
 export class ClickHouseShipper {
-  private readonly runs = new SerialRuns(() => this.runGuarded(), () => this.cancelRetry !== null);
+  private readonly runs = new SerialRuns(
+    () => this.runGuarded(),
+    () => this.cancelRetry !== null,
+  );
   private failuresInARow = 0;
   private cancelRetry: (() => void) | null = null;
   private cleaned = false;
@@ -214,10 +211,16 @@ export class ClickHouseShipper {
     const batchRows = this.options.batchRows ?? target.batchRows ?? 100_000;
     for (let from = 0; from < missing.length; from += batchRows) {
       const batch = missing.slice(from, from + batchRows);
-      await target.insertAt(source, id, batch.map((i) => read.rows[i]!), batch.map((i) => offsets[i]!), {
-        queryId,
-        midway: () => failpoint('ship:mid-insert'),
-      });
+      await target.insertAt(
+        source,
+        id,
+        batch.map((i) => read.rows[i]!),
+        batch.map((i) => offsets[i]!),
+        {
+          queryId,
+          midway: () => failpoint('ship:mid-insert'),
+        },
+      );
       if (from + batchRows < missing.length) failpoint('ship:batch-inserted');
     }
     failpoint('ship:inserted');

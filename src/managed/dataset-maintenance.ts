@@ -57,13 +57,15 @@ async function mergeDay(state: DatasetState, source: SourceDescriptor, day: stri
     const rows = files.reduce((n, f) => n + f.rows, 0);
     // Should the merge's commit be lost after the small files are deleted, the merged file says what it replaces.
     const provenance: Provenance = { run: runId, rows, replaces: files.map((f) => f.path) };
-    await connection.run(parquetLayoutCopy({
-      source,
-      files: { ndjson: [], parquet: paths, parquetTypes: await parquetSchema(connection, paths) },
-      target: staged,
-      where: 'true',
-      provenance: JSON.stringify(provenance),
-    }));
+    await connection.run(
+      parquetLayoutCopy({
+        source,
+        files: { ndjson: [], parquet: paths, parquetTypes: await parquetSchema(connection, paths) },
+        target: staged,
+        where: 'true',
+        provenance: JSON.stringify(provenance),
+      }),
+    );
     const [count] = (await connection.runAndReadAll(`SELECT count(*) AS n FROM read_parquet(${sqlStringList([staged])})`)).getRowObjects();
     if (Number(count?.n) !== rows) throw new EngineError('storage_failed', `merge: wrote ${Number(count?.n)} rows of ${rows}; nothing was committed`);
     // Its head and stored rollups, written as compaction writes them (one path: stored-rollups.ts).

@@ -62,4 +62,3 @@ export function managedInputs(dataDir: string, source: SourceName, wal: Pick<Wal
     },
   };
 }
-

@@ -283,7 +283,9 @@ export class MemoryTables {
   view(source: SourceName): MemoryView {
     const mirrored = new Set(this.mirrored.get(source) ?? []);
     const d = this.sources.get(source);
-    const columns = relationColumns(d).map(([name]) => name).join(', ');
+    const columns = relationColumns(d)
+      .map(([name]) => name)
+      .join(', ');
     // Before the tables exist no insert has finished, so nothing acknowledged is held yet (a query
     // racing the first ingest after a start must not name a table still being created).
     const created = this.created;
@@ -384,7 +386,9 @@ export class MemoryTables {
       if (!this.instance) throw new EngineError('storage_failed', 'MemoryTables: not attached to a DuckDB instance');
       this.connection = await this.instance.connect();
       for (const source of this.sources.list) {
-        const columns = relationColumns(source).map(([name, type]) => `${name} ${type}`).join(', ');
+        const columns = relationColumns(source)
+          .map(([name, type]) => `${name} ${type}`)
+          .join(', ');
         // le_seq: the segment of each row; le_n: the insert that brought it.
         await this.connection.run(`CREATE TABLE IF NOT EXISTS ${tableOf(source)} (${columns}, le_seq BIGINT, le_n BIGINT)`);
         if (hasNewest(source)) await this.connection.run(`CREATE TABLE IF NOT EXISTS ${newestOf(source)} (${columns}, le_seq BIGINT, le_n BIGINT)`);

@@ -62,7 +62,10 @@ async function unreadOffsets(source: SourceDescriptor, path: string, lines: read
   try {
     const relation = sourceRelation(source, { ndjson: [path], parquet: [], parquetTypes: new Map() });
     const rows = (await connection.runAndReadAll(`SELECT id, timestamp IS NULL AS unusable FROM (${relation})`)).getRows();
-    const { offsets } = assignOffsets(lines, rows.map(([id]) => (id === null ? null : String(id))));
+    const { offsets } = assignOffsets(
+      lines,
+      rows.map(([id]) => (id === null ? null : String(id))),
+    );
     const read = new Set(offsets.filter((_, i) => rows[i]![1] === false));
     return lines.filter((l) => !read.has(l.offset)).map((l) => l.offset);
   } finally {

@@ -67,7 +67,10 @@ function columnData(column: ColumnSpec, rows: readonly Row[]): Data {
   const values = rows.map((row) => row[column.name] ?? null);
   switch (column.type) {
     case 'boolean':
-      return vectorFromArray(values.map((v) => (v === null ? null : Boolean(v))), new Bool()).data[0]!;
+      return vectorFromArray(
+        values.map((v) => (v === null ? null : Boolean(v))),
+        new Bool(),
+      ).data[0]!;
     case 'timestamp':
       // Built from the raw int64 micros: Arrow's own builders take milliseconds as a float and lose the last digits.
       return fixedWidth(new TimestampMicrosecond('UTC'), values, BigInt64Array, (v) => parseIsoMicros(String(v)) ?? 0n);
@@ -76,9 +79,15 @@ function columnData(column: ColumnSpec, rows: readonly Row[]): Data {
     case 'float':
       return fixedWidth(new Float64(), values, Float64Array, (v) => Number(v));
     case 'text':
-      return vectorFromArray(values.map((v) => (v === null ? null : String(v))), new Utf8()).data[0]!;
+      return vectorFromArray(
+        values.map((v) => (v === null ? null : String(v))),
+        new Utf8(),
+      ).data[0]!;
     case 'json':
-      return vectorFromArray(values.map((v) => (v === null ? null : stringifyExactJson(v))), new Utf8()).data[0]!;
+      return vectorFromArray(
+        values.map((v) => (v === null ? null : stringifyExactJson(v))),
+        new Utf8(),
+      ).data[0]!;
   }
 }
 

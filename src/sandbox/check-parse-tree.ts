@@ -1,10 +1,5 @@
 import { InvalidSqlError, type SandboxRule } from '../errors';
-import {
-  ALLOWED_COLLATIONS,
-  ALLOWED_FUNCTIONS,
-  ALLOWED_WINDOW_FUNCTIONS,
-  SQL_VALUE_FUNCTION_NAMES,
-} from './allowed-functions';
+import { ALLOWED_COLLATIONS, ALLOWED_FUNCTIONS, ALLOWED_WINDOW_FUNCTIONS, SQL_VALUE_FUNCTION_NAMES } from './allowed-functions';
 
 /**
  * The allowlist over DuckDB's parse tree of a SELECT (`json_serialize_sql`, DuckDB 1.5): every
@@ -68,24 +63,78 @@ const EXPRESSIONS: Record<string, string[]> = {
   STAR: ['relation_name', 'exclude_list', 'replace_list', 'columns', 'expr', 'unpacked', 'qualified_exclude_list', 'rename_list'],
   SUBQUERY: ['subquery_type', 'subquery', 'child', 'comparison_type'],
   WINDOW: [
-    'function_name', 'schema', 'catalog', 'children', 'partitions', 'orders', 'start', 'end', 'start_expr', 'end_expr',
-    'offset_expr', 'default_expr', 'ignore_nulls', 'filter_expr', 'exclude_clause', 'distinct', 'arg_orders',
+    'function_name',
+    'schema',
+    'catalog',
+    'children',
+    'partitions',
+    'orders',
+    'start',
+    'end',
+    'start_expr',
+    'end_expr',
+    'offset_expr',
+    'default_expr',
+    'ignore_nulls',
+    'filter_expr',
+    'exclude_clause',
+    'distinct',
+    'arg_orders',
   ],
 };
 
 /** Operator expressions (`OPERATOR` class) by type: fixed operations that read nothing. */
 const OPERATORS = new Set([
-  'OPERATOR_NOT', 'OPERATOR_IS_NULL', 'OPERATOR_IS_NOT_NULL', 'COMPARE_IN', 'COMPARE_NOT_IN', 'OPERATOR_COALESCE',
-  'ARRAY_EXTRACT', 'ARRAY_SLICE', 'STRUCT_EXTRACT', 'ARRAY_CONSTRUCTOR', 'OPERATOR_TRY', 'OPERATOR_UNPACK', 'GROUPING_FUNCTION',
+  'OPERATOR_NOT',
+  'OPERATOR_IS_NULL',
+  'OPERATOR_IS_NOT_NULL',
+  'COMPARE_IN',
+  'COMPARE_NOT_IN',
+  'OPERATOR_COALESCE',
+  'ARRAY_EXTRACT',
+  'ARRAY_SLICE',
+  'STRUCT_EXTRACT',
+  'ARRAY_CONSTRUCTOR',
+  'OPERATOR_TRY',
+  'OPERATOR_UNPACK',
+  'GROUPING_FUNCTION',
   'OPERATOR_NULLIF',
 ]);
 
 /** Types a caller may cast to; a named (unbound) type only if it is one of `NAMED_TYPES`. */
 const TYPE_IDS = new Set([
-  'BOOLEAN', 'TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'HUGEINT', 'UTINYINT', 'USMALLINT', 'UINTEGER', 'UBIGINT',
-  'UHUGEINT', 'FLOAT', 'DOUBLE', 'DECIMAL', 'VARCHAR', 'BLOB', 'DATE', 'TIME', 'TIME WITH TIME ZONE', 'TIMESTAMP',
-  'TIMESTAMP WITH TIME ZONE', 'TIMESTAMP_S', 'TIMESTAMP_MS', 'TIMESTAMP_NS', 'INTERVAL', 'UUID', 'LIST', 'STRUCT',
-  'MAP', 'ARRAY', 'UNION', 'UNBOUND',
+  'BOOLEAN',
+  'TINYINT',
+  'SMALLINT',
+  'INTEGER',
+  'BIGINT',
+  'HUGEINT',
+  'UTINYINT',
+  'USMALLINT',
+  'UINTEGER',
+  'UBIGINT',
+  'UHUGEINT',
+  'FLOAT',
+  'DOUBLE',
+  'DECIMAL',
+  'VARCHAR',
+  'BLOB',
+  'DATE',
+  'TIME',
+  'TIME WITH TIME ZONE',
+  'TIMESTAMP',
+  'TIMESTAMP WITH TIME ZONE',
+  'TIMESTAMP_S',
+  'TIMESTAMP_MS',
+  'TIMESTAMP_NS',
+  'INTERVAL',
+  'UUID',
+  'LIST',
+  'STRUCT',
+  'MAP',
+  'ARRAY',
+  'UNION',
+  'UNBOUND',
 ]);
 const NAMED_TYPES = new Set(['json']);
 const TYPE_INFO_KEYS: Record<string, string[]> = {
@@ -159,7 +208,7 @@ class TreeCheck {
     const ref = this.object(value);
     const type = String(ref.type);
     if (type === 'TABLE_FUNCTION') {
-      refuse('table_function', 'Table functions (read_csv, glob, range, ...) cannot be used: select from the endpoint\'s CTEs.');
+      refuse('table_function', "Table functions (read_csv, glob, range, ...) cannot be used: select from the endpoint's CTEs.");
     }
     const keys = TABLE_REFS[type];
     if (!keys) refuse('construct', `${constructName(type)} is not allowed in FROM.`);
@@ -214,7 +263,12 @@ class TreeCheck {
         break;
       case 'COLLATE':
         this.expression(e.child, scope);
-        if (!String(e.collation).toLowerCase().split('.').every((c) => ALLOWED_COLLATIONS.has(c))) {
+        if (
+          !String(e.collation)
+            .toLowerCase()
+            .split('.')
+            .every((c) => ALLOWED_COLLATIONS.has(c))
+        ) {
           refuse('function', `Only the collations ${[...ALLOWED_COLLATIONS].join(', ')} can be used.`);
         }
         break;

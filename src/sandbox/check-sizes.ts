@@ -1,9 +1,7 @@
 import { InvalidSqlError } from '../errors';
 import { constantNumber } from './constant-number';
 import { sizeRuleOf, type SizeRule } from './function-sizes';
-import {
-  constant, EVENT_VALUE, maxOf, POOL_VALUE, scale, substitute, sum, symbol, symbolic, times, without, type Bound,
-} from './size-bound';
+import { constant, EVENT_VALUE, maxOf, POOL_VALUE, scale, substitute, sum, symbol, symbolic, times, without, type Bound } from './size-bound';
 import { columnOf, EVENT_RELATION, opaque, renamed, selectRelation, widest, type Relation, type SelectItem } from './size-relations';
 
 /**
@@ -41,7 +39,13 @@ export const SIZE_LIMITS = {
  */
 export function checkSizes(statement: unknown, tables: readonly string[]): void {
   const scope: Scope = {
-    tables: new Map(tables.map((t) => [t.toLowerCase(), EVENT_RELATION])), view: [], aliases: new Map(), relations: [], from: constant(0), named: new Map(), params: new Map(),
+    tables: new Map(tables.map((t) => [t.toLowerCase(), EVENT_RELATION])),
+    view: [],
+    aliases: new Map(),
+    relations: [],
+    from: constant(0),
+    named: new Map(),
+    params: new Map(),
   };
   const answer = new SizeCheck().statement(statement as Json, scope).row;
   if (answer.c > SIZE_LIMITS.answerRowBytes || (answer.k.data ?? 0) > SIZE_LIMITS.answerDataFactor) {
@@ -72,9 +76,30 @@ const FIXED_VALUE = 16;
 
 /** Cast targets whose values take at most `FIXED_VALUE` bytes (DECIMAL and UUID 16, the rest 8 or less). */
 const FIXED_SIZE_TYPES = new Set([
-  'BOOLEAN', 'TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'HUGEINT', 'UTINYINT', 'USMALLINT', 'UINTEGER', 'UBIGINT', 'UHUGEINT',
-  'FLOAT', 'DOUBLE', 'DECIMAL', 'DATE', 'TIME', 'TIME WITH TIME ZONE', 'TIMESTAMP', 'TIMESTAMP WITH TIME ZONE', 'TIMESTAMP_S',
-  'TIMESTAMP_MS', 'TIMESTAMP_NS', 'INTERVAL', 'UUID',
+  'BOOLEAN',
+  'TINYINT',
+  'SMALLINT',
+  'INTEGER',
+  'BIGINT',
+  'HUGEINT',
+  'UTINYINT',
+  'USMALLINT',
+  'UINTEGER',
+  'UBIGINT',
+  'UHUGEINT',
+  'FLOAT',
+  'DOUBLE',
+  'DECIMAL',
+  'DATE',
+  'TIME',
+  'TIME WITH TIME ZONE',
+  'TIMESTAMP',
+  'TIMESTAMP WITH TIME ZONE',
+  'TIMESTAMP_S',
+  'TIMESTAMP_MS',
+  'TIMESTAMP_NS',
+  'INTERVAL',
+  'UUID',
 ]);
 
 class SizeCheck {
@@ -204,7 +229,10 @@ class SizeCheck {
       case 'CONSTANT':
         return constant(typeof e.value?.value === 'string' ? e.value.value.length : FIXED_VALUE);
       case 'COLUMN_REF':
-        return this.column(e.column_names.map((n: unknown) => String(n).toLowerCase()), scope);
+        return this.column(
+          e.column_names.map((n: unknown) => String(n).toLowerCase()),
+          scope,
+        );
       case 'POSITIONAL_REFERENCE':
         return this.anyColumn(scope);
       case 'STAR': {
@@ -238,7 +266,10 @@ class SizeCheck {
       default: {
         // COMPARISON, CONJUNCTION, BETWEEN: a boolean of whatever they compare.
         const parts = [e.left, e.right, e.input, e.lower, e.upper, ...(e.children ?? [])].map((c) => this.expression(c, scope));
-        return constant(1, parts.some((p) => p.row));
+        return constant(
+          1,
+          parts.some((p) => p.row),
+        );
       }
     }
   }
@@ -282,7 +313,10 @@ class SizeCheck {
       case 'OPERATOR_NULLIF':
         return { ...parts[0]!, row: parts.some((p) => p.row) };
       default:
-        return constant(1, parts.some((p) => p.row));
+        return constant(
+          1,
+          parts.some((p) => p.row),
+        );
     }
   }
 
@@ -308,7 +342,7 @@ class SizeCheck {
     const list = this.expression(listNode, scope);
     const start = init ? this.expression(init, scope) : constant(0);
     if (fn?.class !== 'LAMBDA') return sum([list, start]);
-    const names: string[] = (fn.lhs.class === 'COLUMN_REF' ? [fn.lhs] : fn.lhs.children ?? []).map((c: Json) => String(c.column_names?.[0]).toLowerCase());
+    const names: string[] = (fn.lhs.class === 'COLUMN_REF' ? [fn.lhs] : (fn.lhs.children ?? [])).map((c: Json) => String(c.column_names?.[0]).toLowerCase());
     const element = `e${++this.symbols}`;
     const acc = `a${this.symbols}`;
     this.env.set(element, list);
@@ -397,9 +431,7 @@ function sizeOf(name: string, rule: Exclude<SizeRule, 'transform' | 'filter' | '
     }
     case 'join':
       // array_to_string(list, sep): each element as text and a separator after it; concat_ws(sep, ...).
-      return name === 'concat_ws'
-        ? sum([...args.slice(1), scale(args[0]!, args.length)])
-        : sum([scale(args[0]!, 4), times(args[0]!, args[1] ?? constant(0))]);
+      return name === 'concat_ws' ? sum([...args.slice(1), scale(args[0]!, args.length)]) : sum([scale(args[0]!, 4), times(args[0]!, args[1] ?? constant(0))]);
     default:
       return scale(sum(args), rule.scale, FIXED_VALUE);
   }

@@ -42,7 +42,7 @@ export interface EndpointCtes {
  */
 export function splitEndpointSql(sql: string): EndpointCtes {
   const lexer = new Lexer(sql);
-  if (lexer.word()?.toUpperCase() !== 'WITH') throw new InvalidOptionError('sql', 'A sandboxable endpoint\'s SQL must start with WITH (its CTEs), then its SELECT.');
+  if (lexer.word()?.toUpperCase() !== 'WITH') throw new InvalidOptionError('sql', "A sandboxable endpoint's SQL must start with WITH (its CTEs), then its SELECT.");
   const tables: string[] = [];
   let end = 0;
   for (;;) {
@@ -117,7 +117,7 @@ class Lexer {
         else if (c === ')' && --depth === 0) return;
       }
     }
-    throw new InvalidOptionError('sql', 'Unbalanced parentheses in the endpoint\'s SQL.');
+    throw new InvalidOptionError('sql', "Unbalanced parentheses in the endpoint's SQL.");
   }
 
   private skipSpace(): void {
@@ -133,7 +133,7 @@ class Lexer {
   private skipQuoted(quote: string): void {
     for (;;) {
       const end = this.text.indexOf(quote, this.position);
-      if (end < 0) throw new InvalidOptionError('sql', 'Unterminated quote in the endpoint\'s SQL.');
+      if (end < 0) throw new InvalidOptionError('sql', "Unterminated quote in the endpoint's SQL.");
       this.position = end + 1;
       if (this.text[this.position] !== quote) return;
       this.position++;
@@ -145,7 +145,7 @@ class Lexer {
     const m = /^\$([A-Za-z_][A-Za-z0-9_]*)?\$/.exec(this.text.slice(this.position));
     if (!m) return false;
     const end = this.text.indexOf(m[0], this.position + m[0].length);
-    if (end < 0) throw new InvalidOptionError('sql', 'Unterminated $-quoted string in the endpoint\'s SQL.');
+    if (end < 0) throw new InvalidOptionError('sql', "Unterminated $-quoted string in the endpoint's SQL.");
     this.position = end + m[0].length;
     return true;
   }

@@ -2,12 +2,30 @@
 type Json = Record<string, any>;
 
 const UNIT_MICROS: Record<string, number> = {
-  to_microseconds: 1, to_milliseconds: 1e3, to_seconds: 1e6, to_minutes: 6e7, to_hours: 3.6e9, to_days: 8.64e10,
-  to_weeks: 6.048e11, to_months: 2.4192e12, to_quarters: 7.2576e12, to_years: 2.90304e13, to_decades: 2.90304e14,
-  to_centuries: 2.90304e15, to_millennia: 2.90304e16,
+  to_microseconds: 1,
+  to_milliseconds: 1e3,
+  to_seconds: 1e6,
+  to_minutes: 6e7,
+  to_hours: 3.6e9,
+  to_days: 8.64e10,
+  to_weeks: 6.048e11,
+  to_months: 2.4192e12,
+  to_quarters: 7.2576e12,
+  to_years: 2.90304e13,
+  to_decades: 2.90304e14,
+  to_centuries: 2.90304e15,
+  to_millennia: 2.90304e16,
 };
 const INTERVAL_WORD: Record<string, number> = {
-  microsecond: 1, millisecond: 1e3, second: 1e6, minute: 6e7, hour: 3.6e9, day: 8.64e10, week: 6.048e11, month: 2.4192e12, year: 2.90304e13,
+  microsecond: 1,
+  millisecond: 1e3,
+  second: 1e6,
+  minute: 6e7,
+  hour: 3.6e9,
+  day: 8.64e10,
+  week: 6.048e11,
+  month: 2.4192e12,
+  year: 2.90304e13,
 };
 
 /**
@@ -45,7 +63,15 @@ export function constantNumber(node: Json): number | null {
       if (name === 'trunc' && values.length === 1) return Math.trunc(a!);
       if (values.length === 1 && name === '-') return -a!;
       if (values.length !== 2) return null;
-      const ops: Record<string, (x: number, y: number) => number> = { '+': (x, y) => x + y, '-': (x, y) => x - y, '*': (x, y) => x * y, '/': (x, y) => x / y, '//': (x, y) => Math.floor(x / y), '**': (x, y) => x ** y, '^': (x, y) => x ** y };
+      const ops: Record<string, (x: number, y: number) => number> = {
+        '+': (x, y) => x + y,
+        '-': (x, y) => x - y,
+        '*': (x, y) => x * y,
+        '/': (x, y) => x / y,
+        '//': (x, y) => Math.floor(x / y),
+        '**': (x, y) => x ** y,
+        '^': (x, y) => x ** y,
+      };
       return ops[name] ? ops[name]!(a!, b!) : null;
     }
     default:

@@ -79,7 +79,10 @@ const BYTES_PER_ITEM = 4;
  */
 export function times(list: Bound, each: Bound): Bound {
   if (symbolic(list) && symbolic(each)) {
-    throw new InvalidSqlError('too_large', 'The query builds a value that grows with the square of the data (a value repeated for each element or match of another); the limits are in the docs (sandboxing).');
+    throw new InvalidSqlError(
+      'too_large',
+      'The query builds a value that grows with the square of the data (a value repeated for each element or match of another); the limits are in the docs (sandboxing).',
+    );
   }
   const row = list.row || each.row;
   if (list.items !== undefined || !symbolic(list)) {

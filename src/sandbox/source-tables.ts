@@ -37,7 +37,12 @@ export function fillSourceTable(template: string, source: SourceDescriptor, rows
 export function sourceTablesStatement(template: string, sources: readonly SourceDescriptor[]): string {
   if (!sources.length) return 'SELECT 1';
   const body = template.trim().replace(/^(\s*--[^\n]*\n)+/, '');
-  const ctes = sources.map((s) => `${s.relation} AS (SELECT ${sourceTableColumns(s).map((c) => c.name).join(', ')} FROM (\n${fillSourceTable(body, s)}\n))`);
+  const ctes = sources.map(
+    (s) =>
+      `${s.relation} AS (SELECT ${sourceTableColumns(s)
+        .map((c) => c.name)
+        .join(', ')} FROM (\n${fillSourceTable(body, s)}\n))`,
+  );
   // The statement's own SELECT never runs: a caller's SELECT replaces it.
   return `WITH ${ctes.join(',\n')}\nSELECT 1`;
 }

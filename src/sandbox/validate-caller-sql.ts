@@ -71,7 +71,9 @@ export async function validateCallerSql(text: string, rules: SandboxRules, seria
   checkParseTree(statement, rules.tables);
   // Only a tree of known parts reaches the size check.
   checkSizes(statement, rules.tables);
-  const key = createHash('sha256').update(JSON.stringify(statement, (k, v) => (k === 'query_location' ? undefined : v))).digest('hex');
+  const key = createHash('sha256')
+    .update(JSON.stringify(statement, (k, v) => (k === 'query_location' ? undefined : v)))
+    .digest('hex');
   return { sql, key };
 }
 

@@ -106,12 +106,22 @@ export interface SourceConfig<N extends string = string> {
 }
 
 const DUCKDB_TYPES: Record<ColumnType, string> = {
-  text: 'VARCHAR', timestamp: 'TIMESTAMP', json: 'JSON', float: 'DOUBLE', integer: 'BIGINT', boolean: 'BOOLEAN',
+  text: 'VARCHAR',
+  timestamp: 'TIMESTAMP',
+  json: 'JSON',
+  float: 'DOUBLE',
+  integer: 'BIGINT',
+  boolean: 'BOOLEAN',
 };
 
 const CLICKHOUSE_TYPES: Record<string, string> = {
-  VARCHAR: 'Nullable(String)', JSON: 'Nullable(String)', DOUBLE: 'Nullable(Float64)', BIGINT: 'Nullable(Int64)',
-  INTEGER: 'Nullable(Int32)', BOOLEAN: 'Nullable(UInt8)', TIMESTAMP: 'Int64',
+  VARCHAR: 'Nullable(String)',
+  JSON: 'Nullable(String)',
+  DOUBLE: 'Nullable(Float64)',
+  BIGINT: 'Nullable(Int64)',
+  INTEGER: 'Nullable(Int32)',
+  BOOLEAN: 'Nullable(UInt8)',
+  TIMESTAMP: 'Int64',
 };
 
 /** The fields every event has, in relation order. */

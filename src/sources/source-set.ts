@@ -101,7 +101,8 @@ export class SourceSet {
   /** The source of this name; an `InvalidOptionError` (`sources.<name>`) listing the names otherwise. */
   get(name: string): SourceDescriptor {
     const found = this.byName.get(name);
-    if (!found) throw new InvalidOptionError(`sources.${name}`, `sources.${name} is not a log source; the sources are ${this.names.join(', ')} (declare more with defineSource and sourceDefinitions).`);
+    if (!found)
+      throw new InvalidOptionError(`sources.${name}`, `sources.${name} is not a log source; the sources are ${this.names.join(', ')} (declare more with defineSource and sourceDefinitions).`);
     return found;
   }
 

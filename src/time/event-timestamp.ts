@@ -65,9 +65,11 @@ function scaled(text: string): bigint | null {
   // value = digits * 10^(exponent - fraction.length); scaled, the power grows by SCALE.
   const power = Number(exponent) - fraction.length + SCALE;
   let magnitude: bigint;
-  if (digits.length + power > 41) magnitude = 10n ** 41n; // far past any instant: byMagnitude refuses it
+  if (digits.length + power > 41)
+    magnitude = 10n ** 41n; // far past any instant: byMagnitude refuses it
   else if (power >= 0) magnitude = BigInt(digits) * 10n ** BigInt(power);
-  else if (digits.length + power < 0) magnitude = 0n; // below half a unit of the scale
+  else if (digits.length + power < 0)
+    magnitude = 0n; // below half a unit of the scale
   else {
     // The digits above the scale and the first one below it (which rounds).
     const kept = BigInt(digits.slice(0, digits.length + power + 1));
@@ -89,5 +91,5 @@ function byMagnitude(n: bigint): Micros {
 
 function floorDiv(a: bigint, b: bigint): bigint {
   const q = a / b;
-  return a % b !== 0n && (a < 0n) !== (b < 0n) ? q - 1n : q;
+  return a % b !== 0n && a < 0n !== b < 0n ? q - 1n : q;
 }

@@ -1,9 +1,5 @@
 import { UTCDate } from '@date-fns/utc';
-import {
-  addDays, addHours, addMinutes, addSeconds,
-  startOfDay, startOfHour, startOfMinute, startOfSecond,
-  subDays, subHours, subMinutes,
-} from 'date-fns';
+import { addDays, addHours, addMinutes, addSeconds, startOfDay, startOfHour, startOfMinute, startOfSecond, subDays, subHours, subMinutes } from 'date-fns';
 import { dateToMicros, type Micros } from './iso';
 
 /** The bucket units of the endpoints; also the DuckDB `date_trunc` part names. */

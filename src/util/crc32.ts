@@ -2,10 +2,7 @@ import { open } from 'node:fs/promises';
 import * as zlib from 'node:zlib';
 
 /** CRC-32 as `zlib.crc32` computes it, continuing from `previous` (Node before 20.15 lacks it: same table, in JS). */
-export const crc32: (data: Uint8Array, previous?: number) => number =
-  typeof (zlib as { crc32?: unknown }).crc32 === 'function'
-    ? (data, previous = 0) => zlib.crc32(data, previous)
-    : crc32Js;
+export const crc32: (data: Uint8Array, previous?: number) => number = typeof (zlib as { crc32?: unknown }).crc32 === 'function' ? (data, previous = 0) => zlib.crc32(data, previous) : crc32Js;
 
 let table: Uint32Array | null = null;
 

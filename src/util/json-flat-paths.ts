@@ -37,7 +37,10 @@ function skipSpace(text: string, at: number): number {
 }
 
 class Flattener {
-  constructor(private readonly text: string, private readonly out: { paths: string[]; values: string[] }) {}
+  constructor(
+    private readonly text: string,
+    private readonly out: { paths: string[]; values: string[] },
+  ) {}
 
   /** Reads the value at `at`, records it under `path` (unless it is the root); returns its end. */
   node(at: number, path: string, root = false): number {

@@ -139,8 +139,14 @@ const heldHere = new Map<string, { record: LockRecord }>();
 
 function newRecord(purpose: string): LockRecord {
   return {
-    token: randomBytes(16).toString('hex'), purpose, host: hostname(), pid: process.pid,
-    since: systemNow().toISOString(), beat: 0, boot: bootId(), socket: null,
+    token: randomBytes(16).toString('hex'),
+    purpose,
+    host: hostname(),
+    pid: process.pid,
+    since: systemNow().toISOString(),
+    beat: 0,
+    boot: bootId(),
+    socket: null,
   };
 }
 
@@ -250,7 +256,10 @@ async function hold(path: string, record: LockRecord, t: Required<LockTiming>): 
       return;
     }
     record.beat++;
-    await writeRecord(path, record).then(() => (renewedAt = t.now()), () => undefined);
+    await writeRecord(path, record).then(
+      () => (renewedAt = t.now()),
+      () => undefined,
+    );
   };
   const timer = setInterval(() => {
     if (renewing || !held) return;

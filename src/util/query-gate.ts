@@ -71,9 +71,7 @@ export class QueryGate {
       return Promise.resolve();
     }
     if (this.waiting.length >= this.limits.maxQueued) {
-      return Promise.reject(
-        new EngineError('overloaded', 'Too many queries are waiting; retry shortly.', { retryAfterSeconds: 1 }),
-      );
+      return Promise.reject(new EngineError('overloaded', 'Too many queries are waiting; retry shortly.', { retryAfterSeconds: 1 }));
     }
     return new Promise((resolve) => this.waiting.push(resolve));
   }

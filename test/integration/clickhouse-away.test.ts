@@ -64,8 +64,25 @@ describe('clickhouse serve --data-dir while ClickHouse is away', () => {
     await cluster.kill();
     const dataDir = tmp.path('data');
     const child = spawnCli([
-      'clickhouse', 'serve', '--url', cluster.url, '--database', DATABASE, '--cluster', cluster.name,
-      '--data-dir', dataDir, '--api-key', KEY, '--port', '0', '--now', CENSUS_NOW, '--no-cache', '--wal-segment-age-ms', '50',
+      'clickhouse',
+      'serve',
+      '--url',
+      cluster.url,
+      '--database',
+      DATABASE,
+      '--cluster',
+      cluster.name,
+      '--data-dir',
+      dataDir,
+      '--api-key',
+      KEY,
+      '--port',
+      '0',
+      '--now',
+      CENSUS_NOW,
+      '--no-cache',
+      '--wal-segment-age-ms',
+      '50',
     ]);
     const [, url] = await waitForStdout(child, /Listening on (http:\/\/\S+) /);
     expect(child.output.stdout).toContain('cannot be reached yet: queries answer 503 until it can');
@@ -74,7 +91,9 @@ describe('clickhouse serve --data-dir while ClickHouse is away', () => {
     for (let batch = 0; batch < 10; batch++) {
       const events = censusEvents(`away${batch}`, 20);
       const response = await fetch(`${url}/api/logs?source_name=cloudflare.logs.prod`, {
-        method: 'POST', headers: { 'X-API-KEY': KEY, 'Content-Type': 'application/json' }, body: JSON.stringify(events),
+        method: 'POST',
+        headers: { 'X-API-KEY': KEY, 'Content-Type': 'application/json' },
+        body: JSON.stringify(events),
       });
       expect(response.status).toBe(200);
       acknowledged.push(...events.map((e) => e.id as string));

@@ -18,18 +18,57 @@ import { startClickHouseCluster, type ClickHouseCluster } from './support/clickh
 
 const meta = (request: unknown, response: unknown) => ({ request, response });
 const EDGE: TestEvent[] = [
-  { id: 'e1', timestamp: '2026-11-20T10:00:01.000001Z', event_message: 'GET | 200 | /rest/v1/todos', metadata: meta({ path: '/rest/v1/todos', method: 'GET', search: '?select=*', headers: { x_real_ip: '10.0.0.1' }, cf: { country: 'NZ' } }, { status_code: 200, origin_time: 1500, headers: { cf_cache_status: 'HIT' } }) },
-  { id: 'e2', timestamp: '2026-11-20T10:01:30Z', event_message: 'POST | 503', metadata: meta([{ path: '/auth/v1/token', method: 'POST' }, { path: '/auth/v1/user', method: 'PUT', headers: [{ x_real_ip: 'a' }, { x_real_ip: 'b' }] }], { status_code: 503, origin_time: 20 }) },
+  {
+    id: 'e1',
+    timestamp: '2026-11-20T10:00:01.000001Z',
+    event_message: 'GET | 200 | /rest/v1/todos',
+    metadata: meta(
+      { path: '/rest/v1/todos', method: 'GET', search: '?select=*', headers: { x_real_ip: '10.0.0.1' }, cf: { country: 'NZ' } },
+      { status_code: 200, origin_time: 1500, headers: { cf_cache_status: 'HIT' } },
+    ),
+  },
+  {
+    id: 'e2',
+    timestamp: '2026-11-20T10:01:30Z',
+    event_message: 'POST | 503',
+    metadata: meta(
+      [
+        { path: '/auth/v1/token', method: 'POST' },
+        { path: '/auth/v1/user', method: 'PUT', headers: [{ x_real_ip: 'a' }, { x_real_ip: 'b' }] },
+      ],
+      { status_code: 503, origin_time: 20 },
+    ),
+  },
   { id: 'e3', timestamp: '2026-11-20T10:02:00Z', event_message: 'no metadata' },
-  { id: 'e4', timestamp: '2026-11-20T11:00:00Z', event_message: 'line one\nline two', metadata: meta({ path: '/storage/v1/object/a', method: 'GET', headers: {} }, { status_code: '404', origin_time: 999.5, headers: { cf_cache_status: 'MISS' } }) },
+  {
+    id: 'e4',
+    timestamp: '2026-11-20T11:00:00Z',
+    event_message: 'line one\nline two',
+    metadata: meta({ path: '/storage/v1/object/a', method: 'GET', headers: {} }, { status_code: '404', origin_time: 999.5, headers: { cf_cache_status: 'MISS' } }),
+  },
   { id: 'e5', timestamp: '2026-11-20T11:30:00Z', event_message: 'empty request list', metadata: { request: [], response: null, 'a.b': { 'c[d': 'dotted' } } },
   { id: 'e6', timestamp: '2026-11-20T11:31:00Z', event_message: 'text with [ bracket', metadata: meta({ path: '/rest/v1/[x]', method: 'GET', search: 'q="é\\\\n"\u00e9' }, { status_code: 500 }) },
-  { id: 'e7', timestamp: '2026-11-20T11:32:00.5Z', event_message: 'error 500 here', metadata: [meta({ path: '/graphql/v1', method: 'POST' }, { status_code: 200 }), meta({ path: '/auth/v1/x', method: 'GET' }, { status_code: 401 })] },
+  {
+    id: 'e7',
+    timestamp: '2026-11-20T11:32:00.5Z',
+    event_message: 'error 500 here',
+    metadata: [meta({ path: '/graphql/v1', method: 'POST' }, { status_code: 200 }), meta({ path: '/auth/v1/x', method: 'GET' }, { status_code: 401 })],
+  },
   { id: 'e8', timestamp: '2026-11-20T11:33:00Z', event_message: '{project:String}', metadata: meta({ path: null, method: 'DELETE' }, { status_code: 204, origin_time: -3 }) },
 ];
 const FUNCTIONS: TestEvent[] = [
-  { id: 'f1', timestamp: '2026-11-20T10:00:00Z', event_message: 'boot', metadata: { project_ref: 'alpha', function_id: 'fn-1', execution_time_ms: 12, request: { method: 'POST', pathname: '/hello' }, response: { status_code: 200 } } },
-  { id: 'f2', timestamp: '2026-11-20T10:05:00Z', event_message: 'fail', metadata: { project_ref: 'alpha', function_id: 'fn-2', execution_time_ms: 40.5, request: { method: 'GET' }, response: { status_code: 502 } } },
+  {
+    id: 'f1',
+    timestamp: '2026-11-20T10:00:00Z',
+    event_message: 'boot',
+    metadata: { project_ref: 'alpha', function_id: 'fn-1', execution_time_ms: 12, request: { method: 'POST', pathname: '/hello' }, response: { status_code: 200 } },
+  },
+  {
+    id: 'f2',
+    timestamp: '2026-11-20T10:05:00Z',
+    event_message: 'fail',
+    metadata: { project_ref: 'alpha', function_id: 'fn-2', execution_time_ms: 40.5, request: { method: 'GET' }, response: { status_code: 502 } },
+  },
 ];
 
 /** Queries of each feature over the tables ClickHouse keeps. */
@@ -45,7 +84,7 @@ const FEATURES = [
   'select id, s.origin_time from edge_logs cross join unnest(metadata) as m cross join unnest(m.response) as s where s.origin_time > 100',
   'select id, safe_cast(s.status_code as int64) as code, cast(s.origin_time as int64) as t, ifnull(safe_cast(s.status_code as float64), -1) as f, cast(s.status_code as string) as txt from edge_logs cross join unnest(metadata) as m cross join unnest(m.response) as s',
   "select timestamp_trunc(t.timestamp, hour) as timestamp, count(*) as n, from edge_logs t where t.timestamp > '2026-11-20T00:00:00Z' group by timestamp order by timestamp",
-  "select r.method as verb, count(*) as c, countif(s.status_code >= 500) as errors, count(distinct id) as ids from edge_logs cross join unnest(metadata) as m cross join unnest(m.request) as r cross join unnest(m.response) as s group by 1 order by 2 desc, 1",
+  'select r.method as verb, count(*) as c, countif(s.status_code >= 500) as errors, count(distinct id) as ids from edge_logs cross join unnest(metadata) as m cross join unnest(m.request) as r cross join unnest(m.response) as s group by 1 order by 2 desc, 1',
   'select id, timestamp_sub(timestamp, interval 1 hour) as a, timestamp_add(timestamp, interval 90 second) as b, unix_millis(timestamp) as ms, unix_micros(timestamp) as us, unix_seconds(timestamp) as s from edge_logs',
   "select id, format_timestamp('%F %T', timestamp) as f, extract(hour from timestamp) as h, extract(dayofweek from timestamp) as dow, timestamp_diff(timestamp, '2026-11-20T00:00:00Z', minute) as diff from edge_logs",
   "select id from edge_logs where regexp_contains(event_message, '[Ee]rror|\\\\s[45][0-9][0-9]\\\\s') or regexp_contains(event_message, 'one.line')",
@@ -56,10 +95,10 @@ const FEATURES = [
   "select id from edge_logs where id in (select id from edge_logs where timestamp > '2026-11-20T11:00:00Z') and event_message != '{project:String}'",
   "with recent as (select id, timestamp from edge_logs where timestamp > '2026-11-20T11:00:00Z') select id from recent union all select id from function_edge_logs",
   'select min(timestamp) as first, max(timestamp) as last, sum(cast(s.origin_time as float64)) as total, avg(s.origin_time) as mean from edge_logs cross join unnest(metadata) as m cross join unnest(m.response) as s',
-  'select sum(1) as n, max(id) as m, logical_or(id = \'e1\') as any1 from edge_logs where false',
+  "select sum(1) as n, max(id) as m, logical_or(id = 'e1') as any1 from edge_logs where false",
   "select id, case when s.status_code >= 500 then 'error' when s.status_code >= 400 then 'warning' else 'ok' end as level, s.status_code is null as missing from edge_logs cross join unnest(metadata) as m cross join unnest(m.response) as s",
   'select id, m.function_id, m.execution_time_ms, request.pathname from function_edge_logs cross join unnest(metadata) as m cross join unnest(m.request) as request',
-  "select distinct r.method from edge_logs cross join unnest(metadata) as m cross join unnest(m.request) as r where r.method is not null",
+  'select distinct r.method from edge_logs cross join unnest(metadata) as m cross join unnest(m.request) as r where r.method is not null',
   'select id, round(s.origin_time) as r, abs(s.origin_time) as a, safe_divide(1, s.origin_time) as d, mod(cast(s.status_code as int64), 7) as md from edge_logs cross join unnest(metadata) as m cross join unnest(m.response) as s',
 ];
 
@@ -85,11 +124,14 @@ describe('the BigQuery dialect on ClickHouse 18.16 (2 shards) versus DuckDB', ()
     await loader.insertEvents('functionEdgeLogs', FUNCTIONS);
     await duckdb.open({ edge_logs: EDGE, function_edge_logs: FUNCTIONS });
     connection = await connect({ url: cluster.url, database });
-    tables = clickhouseSandboxTables(querySql('clickhouse', 'logs.all.tables'), TABLES.map((relation) => ({
-      relation,
-      table: relation === 'edge_logs' ? `${database}.edge_logs` : relation === 'function_edge_logs' ? `${database}.function_edge_logs` : null,
-      projectColumn: relation === 'edge_logs' ? 'project' : 'project_ref',
-    })));
+    tables = clickhouseSandboxTables(
+      querySql('clickhouse', 'logs.all.tables'),
+      TABLES.map((relation) => ({
+        relation,
+        table: relation === 'edge_logs' ? `${database}.edge_logs` : relation === 'function_edge_logs' ? `${database}.function_edge_logs` : null,
+        projectColumn: relation === 'edge_logs' ? 'project' : 'project_ref',
+      })),
+    );
   });
   afterAll(async () => {
     duckdb.close();
@@ -131,7 +173,10 @@ describe('the BigQuery dialect on ClickHouse 18.16 (2 shards) versus DuckDB', ()
 function shape(value: unknown, kind: string): unknown {
   if (value === null || value === undefined) return null;
   if (kind === 'json') return JSON.parse(String(value));
-  if (kind === 'timestamp') return formatIsoMicros(BigInt(String(value))).replace(/\.000000Z$/, 'Z').replace(/(\.\d*?)0+Z$/, '$1Z');
+  if (kind === 'timestamp')
+    return formatIsoMicros(BigInt(String(value)))
+      .replace(/\.000000Z$/, 'Z')
+      .replace(/(\.\d*?)0+Z$/, '$1Z');
   if (kind === 'boolean') return Number(value) === 1;
   if (kind === 'integer' || kind === 'float') return Number(value);
   return value;

@@ -71,8 +71,10 @@ describe('differential: ClickHouse (2 shards, Distributed tables) versus DuckDB 
     // hand-made cases through `insertEvents` (what managed storage's ingest calls).
     const loader = clickhouseLoader({ ...target, url: cluster.url, batchRows: 700 });
     for (const [source, file] of [
-      ['edgeLogs', spread.byFormat.ndjson!.edgeLogs], ['functionEdgeLogs', spread.byFormat.ndjson!.functionEdgeLogs],
-      ['edgeLogs', dense.byFormat.parquet!.edgeLogs], ['functionEdgeLogs', dense.byFormat.parquet!.functionEdgeLogs],
+      ['edgeLogs', spread.byFormat.ndjson!.edgeLogs],
+      ['functionEdgeLogs', spread.byFormat.ndjson!.functionEdgeLogs],
+      ['edgeLogs', dense.byFormat.parquet!.edgeLogs],
+      ['functionEdgeLogs', dense.byFormat.parquet!.functionEdgeLogs],
     ] as const) {
       const result = await loader.load(source, file);
       expect(result.failed).toBe(0);
@@ -108,7 +110,16 @@ describe('differential: ClickHouse (2 shards, Distributed tables) versus DuckDB 
   });
 
   it('gives the same answers for every clock, project and parameter', async () => {
-    const coverage = { queries: 0, nonEmpty: { 'functions.invocation-stats': 0, 'logs.all': 0, 'usage.api-counts': 0 }, errors: 0, logsAtLimit: 0, ties: 0, nullStats: 0, withFunctionId: 0, bounded: 0 };
+    const coverage = {
+      queries: 0,
+      nonEmpty: { 'functions.invocation-stats': 0, 'logs.all': 0, 'usage.api-counts': 0 },
+      errors: 0,
+      logsAtLimit: 0,
+      ties: 0,
+      nullStats: 0,
+      withFunctionId: 0,
+      bounded: 0,
+    };
     for (const scenario of scenarios()) {
       clock = scenario.clock;
       const results = await inParallel(scenario.queries, async (q) => ({ q, expected: await outcome(duckdb, q), actual: await outcome(clickhouse, q) }));
@@ -148,7 +159,12 @@ describe('differential: ClickHouse (2 shards, Distributed tables) versus DuckDB 
   }, 900_000);
 
   it('gives the same catalog', async () => {
-    for (const [at, days] of [[NOW, 1], [NOW, 7], [new Date(NOW.getTime() - 3 * DAY), 2], [new Date(NOW.getTime() + 30 * DAY), 90]] as const) {
+    for (const [at, days] of [
+      [NOW, 1],
+      [NOW, 7],
+      [new Date(NOW.getTime() - 3 * DAY), 2],
+      [new Date(NOW.getTime() + 30 * DAY), 90],
+    ] as const) {
       clock = at;
       const expected = await duckdb.catalog({ days });
       expect(expected.projects.length).toBeGreaterThan(0);
@@ -189,7 +205,10 @@ describe('differential: ClickHouse (2 shards, Distributed tables) versus DuckDB 
     actual.forEach((row, i) => {
       const sorted = reference.sortedTimes[i]!;
       if (!sorted.length) return;
-      for (const [column, percent] of [['p95_execution_time', 95], ['p99_execution_time', 99]] as const) {
+      for (const [column, percent] of [
+        ['p95_execution_time', 95],
+        ['p99_execution_time', 99],
+      ] as const) {
         const [lo, hi] = quantileBound(sorted, percent);
         expect(row[column]! >= lo && row[column]! <= hi, `${label} ${row.timestamp} ${column} = ${row[column]} in [${lo}, ${hi}]`).toBe(true);
         checked++;
@@ -250,11 +269,25 @@ describe('differential: ClickHouse (2 shards, Distributed tables) versus DuckDB 
     const patterns = [
       ...list,
       `^https://(${projects[1]}|${projects[7]})\\.supabase\\.co`,
-      '.', '', '^$', '(?i)EDGECASE', 'rest.v1', 'supabase\\.co/rest/v1/(todos|profiles)', '-app\\.com/', '\\d{3}',
-      '(', '[a-', 'a{2,1}', 'a)|(b', '(?i)edge(?-i)CASE',
+      '.',
+      '',
+      '^$',
+      '(?i)EDGECASE',
+      'rest.v1',
+      'supabase\\.co/rest/v1/(todos|profiles)',
+      '-app\\.com/',
+      '\\d{3}',
+      '(',
+      '[a-',
+      'a{2,1}',
+      'a)|(b',
+      '(?i)edge(?-i)CASE',
     ];
     return patterns.flatMap((project, p) =>
-      [...rotate(USAGE_INTERVALS, 1, p + k), ...rotate(STUDIO_INTERVALS, 1, p + k), ...(p === k % patterns.length ? ['weekly'] : [])].map((interval): Query => ({ endpoint: 'usage.api-counts', params: { project, interval } })));
+      [...rotate(USAGE_INTERVALS, 1, p + k), ...rotate(STUDIO_INTERVALS, 1, p + k), ...(p === k % patterns.length ? ['weekly'] : [])].map(
+        (interval): Query => ({ endpoint: 'usage.api-counts', params: { project, interval } }),
+      ),
+    );
   }
 });
 
@@ -276,11 +309,13 @@ function rotate<T>(list: readonly T[], count: number, offset: number): T[] {
 async function inParallel<T, R>(items: readonly T[], work: (item: T) => Promise<R>): Promise<R[]> {
   const out: R[] = new Array(items.length);
   let next = 0;
-  await Promise.all(Array.from({ length: 4 }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await work(items[i]!);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await work(items[i]!);
+      }
+    }),
+  );
   return out;
 }

@@ -58,25 +58,39 @@ describe('ClickHouse engine on a 2-shard cluster', () => {
 
   it('carries any text value to the server and back unchanged (external data)', async () => {
     const text = fc.string({ unit: 'binary', maxLength: 300 });
-    await fc.assert(fc.asyncProperty(text, fc.option(text, { nil: null }), async (s, n) => {
-      const result = await runSql(client, features, { sql: 'SELECT {s:String} AS s, {n:Nullable(String)} AS n, length({s:String}) AS bytes', params: { s, n } });
-      expect(result.data[0]).toEqual({ s: toUtf8String(s), n: n === null ? null : toUtf8String(n), bytes: String(Buffer.byteLength(s)) });
-    }), { numRuns: 300 });
+    await fc.assert(
+      fc.asyncProperty(text, fc.option(text, { nil: null }), async (s, n) => {
+        const result = await runSql(client, features, { sql: 'SELECT {s:String} AS s, {n:Nullable(String)} AS n, length({s:String}) AS bytes', params: { s, n } });
+        expect(result.data[0]).toEqual({ s: toUtf8String(s), n: n === null ? null : toUtf8String(n), bytes: String(Buffer.byteLength(s)) });
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it('answers the endpoints through the Distributed tables', async () => {
     expect(await ep.logsAll({ project: 'abc', project_tier: 'FREE' })).toMatchObject([{ id: 'e1', timestamp: '2026-11-21T11:00:00.000000Z' }]);
-    expect(await ep.functionsInvocationStats({ project: 'abc', interval: '1day' })).toEqual([{
-      timestamp: '2026-11-21T11:00:00.000000Z', min_execution_time: 12, max_execution_time: 12, avg_execution_time: 12,
-      p95_execution_time: 12, p99_execution_time: 12, count: 1, error_count: 0,
-    }]);
+    expect(await ep.functionsInvocationStats({ project: 'abc', interval: '1day' })).toEqual([
+      {
+        timestamp: '2026-11-21T11:00:00.000000Z',
+        min_execution_time: 12,
+        max_execution_time: 12,
+        avg_execution_time: 12,
+        p95_execution_time: 12,
+        p99_execution_time: 12,
+        count: 1,
+        error_count: 0,
+      },
+    ]);
     await expect(ep.ping()).resolves.toBeUndefined();
   });
 
-  it('serves a source of the user\'s: its tables made by init, loaded, and read by an endpoint of its own', async () => {
+  it("serves a source of the user's: its tables made by init, loaded, and read by an endpoint of its own", async () => {
     const authLogs = defineSource({
-      name: 'authLogs', relation: 'auth_logs', logflare: { names: ['gotrue.logs.prod'] },
-      columns: { project: 'text', status: { type: 'integer', path: '$.status' } }, projectColumn: 'project',
+      name: 'authLogs',
+      relation: 'auth_logs',
+      logflare: { names: ['gotrue.logs.prod'] },
+      columns: { project: 'text', status: { type: 'integer', path: '$.status' } },
+      projectColumn: 'project',
     });
     const statuses = defineEndpoint({
       name: 'auth.statuses',
@@ -94,14 +108,21 @@ describe('ClickHouse engine on a 2-shard cluster', () => {
       await loader.close();
     }
     const loader = clickhouseLoader(mine);
-    await loader.insertEvents('authLogs', [401, 401, 200].map((status, i) => ({ id: `a${i}`, timestamp: '2026-11-21T11:00:00Z', project: 'abc', metadata: { status } })));
+    await loader.insertEvents(
+      'authLogs',
+      [401, 401, 200].map((status, i) => ({ id: `a${i}`, timestamp: '2026-11-21T11:00:00Z', project: 'abc', metadata: { status } })),
+    );
     await loader.close();
     // The instance and its engine know the same sources; an engine made without them is refused.
-    await expect(createEndpoints({ engine: clickhouseEngine({ ...mine, sourceDefinitions: [] }), sourceDefinitions: [authLogs], endpoints: [statuses] }))
-      .rejects.toThrow(/does not know the source authLogs/);
+    await expect(createEndpoints({ engine: clickhouseEngine({ ...mine, sourceDefinitions: [] }), sourceDefinitions: [authLogs], endpoints: [statuses] })).rejects.toThrow(
+      /does not know the source authLogs/,
+    );
     const users = await createEndpoints({ engine: clickhouseEngine(mine), sourceDefinitions: [authLogs], endpoints: [statuses], now: () => NOW, cache: false });
     try {
-      expect(await users.authStatuses({ project: 'abc' })).toEqual([{ status: 200, n: 1 }, { status: 401, n: 2 }]);
+      expect(await users.authStatuses({ project: 'abc' })).toEqual([
+        { status: 200, n: 1 },
+        { status: 401, n: 2 },
+      ]);
       expect(await users.logsAll({ project: 'abc', project_tier: 'FREE' })).toEqual([]);
     } finally {
       await users.close();
@@ -165,9 +186,14 @@ describe('ClickHouse engine on a 2-shard cluster', () => {
     // timestamps, then the few granules (8,192 rows) that hold the page: ~25 MB on both shards.
     const loader = clickhouseLoader(target());
     const start = Date.parse('2026-11-21T01:00:00Z');
-    const events = Array.from({ length: 200_000 }, (_, i) => edgeEvent({
-      project: 'wide', id: `w${i}`, timestamp: new Date(start + i * 180).toISOString(), extra: { padding: 'x'.repeat(400 + (i % 100)) },
-    }));
+    const events = Array.from({ length: 200_000 }, (_, i) =>
+      edgeEvent({
+        project: 'wide',
+        id: `w${i}`,
+        timestamp: new Date(start + i * 180).toISOString(),
+        extra: { padding: 'x'.repeat(400 + (i % 100)) },
+      }),
+    );
     await loader.insertEvents('edgeLogs', events);
     await loader.close();
     const bounded = await createEndpoints({ sources: {}, engine: clickhouseEngine({ ...target(), settings: { max_bytes_to_read: 50_000_000 } }), now: () => NOW, cache: false });
@@ -180,11 +206,21 @@ describe('ClickHouse engine on a 2-shard cluster', () => {
       // The same page from one statement over every row goes past the limit: the bound is not loose.
       const oneStatement = querySql('clickhouse', 'logs.all').replace(/AND timestamp >= \(\s*SELECT min[\s\S]*?\n  \)\n/, '');
       expect(oneStatement).not.toContain('min(timestamp)');
-      const tooMuch = await client.query({
-        query: oneStatement.replace(/FROM edge_logs/g, 'FROM engine_test.edge_logs').replace('{project:String}', "'wide'").replace('{after:Int64}', '0')
-          .replace('{until:Nullable(Int64)}', 'NULL').replace('{limit:UInt32}', '100'),
-        format: 'JSONEachRow', clickhouse_settings: { max_bytes_to_read: '50000000' },
-      }).then(() => 'answered', (error: unknown) => String(error));
+      const tooMuch = await client
+        .query({
+          query: oneStatement
+            .replace(/FROM edge_logs/g, 'FROM engine_test.edge_logs')
+            .replace('{project:String}', "'wide'")
+            .replace('{after:Int64}', '0')
+            .replace('{until:Nullable(Int64)}', 'NULL')
+            .replace('{limit:UInt32}', '100'),
+          format: 'JSONEachRow',
+          clickhouse_settings: { max_bytes_to_read: '50000000' },
+        })
+        .then(
+          () => 'answered',
+          (error: unknown) => String(error),
+        );
       expect(tooMuch).toMatch(/Limit for \(uncompressed\) bytes to read exceeded|TOO_MANY_BYTES/i);
     } finally {
       await bounded.close();
@@ -214,7 +250,7 @@ describe('ClickHouse engine on a 2-shard cluster', () => {
     }
   });
 
-  it('reads the server\'s own time limit error as timeout', async () => {
+  it("reads the server's own time limit error as timeout", async () => {
     const error = await runSql(client, features, { sql: 'SELECT count() AS n FROM system.numbers', params: {}, settings: { max_execution_time: 1 } }).catch((e: unknown) => e);
     expect(toEngineError(error, { timedOut: false, closed: false, timeoutMs: 1000 })).toMatchObject({ code: 'timeout', status: 504 });
   });
@@ -308,4 +344,3 @@ describe('ClickHouse engine on a 2-shard cluster', () => {
 function toUtf8String(s: string): string {
   return Buffer.from(s, 'utf8').toString('utf8');
 }
-

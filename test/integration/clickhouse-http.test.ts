@@ -24,7 +24,17 @@ describe('log-endpoints clickhouse: init, load and serve answer the HTTP API lik
 
   beforeAll(async () => {
     const started = startClickHouseCluster();
-    logs = await generateLogs({ outDir: tmp.path('logs'), now: new Date(NOW), seed: 7, days: 3, projects: 4, edgeEvents: 3000, functionEvents: 2000, formats: ['ndjson', 'parquet'], brokenLineRate: 0.01 });
+    logs = await generateLogs({
+      outDir: tmp.path('logs'),
+      now: new Date(NOW),
+      seed: 7,
+      days: 3,
+      projects: 4,
+      edgeEvents: 3000,
+      functionEvents: 2000,
+      formats: ['ndjson', 'parquet'],
+      brokenLineRate: 0.01,
+    });
     cluster = await started;
     const common = ['--database', 'http_test', '--cluster', cluster.name];
     const init = await runCli(['clickhouse', 'init', ...cluster.shards.flatMap((s) => ['--url', s.url]), ...common]);
@@ -40,7 +50,20 @@ describe('log-endpoints clickhouse: init, load and serve answer the HTTP API lik
     expect(fn.stdout).toMatch(/^Loaded 2000 events/);
 
     const ch = spawnCli(['clickhouse', 'serve', '--url', cluster.url, ...common, '--port', '0', '--api-key', KEY, '--now', NOW, '--no-cache']);
-    const dd = spawnCli(['serve', '--edge-logs', logs.byFormat.ndjson!.edgeLogs, '--function-logs', logs.byFormat.ndjson!.functionEdgeLogs, '--port', '0', '--api-key', KEY, '--now', NOW, '--no-cache']);
+    const dd = spawnCli([
+      'serve',
+      '--edge-logs',
+      logs.byFormat.ndjson!.edgeLogs,
+      '--function-logs',
+      logs.byFormat.ndjson!.functionEdgeLogs,
+      '--port',
+      '0',
+      '--api-key',
+      KEY,
+      '--now',
+      NOW,
+      '--no-cache',
+    ]);
     servers.push(ch, dd);
     clickhouseUrl = (await waitForStdout(ch, /Listening on (http:\/\/\S+)/))[1]!;
     duckdbUrl = (await waitForStdout(dd, /Listening on (http:\/\/\S+)/))[1]!;
@@ -91,7 +114,8 @@ describe('log-endpoints clickhouse: init, load and serve answer the HTTP API lik
       rows += got.length;
       expect(got.map(withoutAvg), path).toEqual(want.map(withoutAvg));
       got.forEach((row, i) => {
-        const a = row.avg_execution_time as number | null | undefined, b = want[i]!.avg_execution_time as number | null | undefined;
+        const a = row.avg_execution_time as number | null | undefined,
+          b = want[i]!.avg_execution_time as number | null | undefined;
         if (b === undefined || b === null) expect(a, path).toBe(b);
         else expect(Math.abs(a! - b), path).toBeLessThanOrEqual(1e-9 * Math.max(1, Math.abs(b)));
       });

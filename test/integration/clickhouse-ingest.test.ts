@@ -50,10 +50,31 @@ async function makeTables(database: string): Promise<void> {
 
 /** `log-endpoints clickhouse serve --data-dir` on the cluster, segments shipped 50 ms after their first event. */
 function startServer(database: string, dataDir: string, extra: string[] = [], env: Record<string, string> = {}) {
-  const child = spawnCli([
-    'clickhouse', 'serve', '--url', cluster.url, '--database', database, '--cluster', cluster.name,
-    '--data-dir', dataDir, '--api-key', KEY, '--port', '0', '--now', CENSUS_NOW, '--no-cache', '--wal-segment-age-ms', '50', ...extra,
-  ], env);
+  const child = spawnCli(
+    [
+      'clickhouse',
+      'serve',
+      '--url',
+      cluster.url,
+      '--database',
+      database,
+      '--cluster',
+      cluster.name,
+      '--data-dir',
+      dataDir,
+      '--api-key',
+      KEY,
+      '--port',
+      '0',
+      '--now',
+      CENSUS_NOW,
+      '--no-cache',
+      '--wal-segment-age-ms',
+      '50',
+      ...extra,
+    ],
+    env,
+  );
   children.add(child);
   const exited = new Promise<NodeJS.Signals | number | null>((resolve) => child.on('exit', (code, signal) => resolve(signal ?? code)));
   return { child, exited, url: waitForStdout(child, /Listening on (http:\/\/\S+) /).then((m) => m[1]!) };
@@ -119,7 +140,9 @@ async function clickhouseRows(sql: string): Promise<Array<Record<string, string>
 
 /** Event lines of a WAL segment file (commit markers are not events). */
 function eventLines(path: string): number {
-  return readFileSync(path, 'utf8').split('\n').filter((l) => l !== '' && !l.startsWith('{"_wal_commit"')).length;
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '' && !l.startsWith('{"_wal_commit"')).length;
 }
 
 /** Resolves once `done()` holds (an observable state), checking every 20 ms; fails past 60 s. */
@@ -158,11 +181,15 @@ describe('clickhouse serve --data-dir: ingest ships to the cluster', () => {
   it('serves events ingested over HTTP like DuckDB managed storage serves them, events sharing an id included', async () => {
     await makeTables('ingest_http');
     const logs = await generateLogs({ outDir: tmp.path('logs'), now: new Date(CENSUS_NOW), seed: 11, days: 3, projects: 4, edgeEvents: 1500, functionEvents: 1000 });
-    const read = (file: string) => readFileSync(file, 'utf8').split('\n').filter((l) => l.trim() !== '').map((l, i) => {
-      const event = JSON.parse(l) as Record<string, unknown>;
-      // Ids given here: a server would give an event without one its own random id.
-      return { ...event, id: event.id ?? `generated-${i}` };
-    });
+    const read = (file: string) =>
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+        .map((l, i) => {
+          const event = JSON.parse(l) as Record<string, unknown>;
+          // Ids given here: a server would give an event without one its own random id.
+          return { ...event, id: event.id ?? `generated-${i}` };
+        });
     const edge = read(logs.byFormat.ndjson!.edgeLogs);
     const functions = read(logs.byFormat.ndjson!.functionEdgeLogs);
     const [p0, p1] = logs.projects;
@@ -198,7 +225,8 @@ describe('clickhouse serve --data-dir: ingest ships to the cluster', () => {
       rows += a.length;
       expect(a.map(withoutAvg), path).toEqual(b.map(withoutAvg));
       a.forEach((row, i) => {
-        const x = row.avg_execution_time as number | null | undefined, y = b[i]!.avg_execution_time as number | null | undefined;
+        const x = row.avg_execution_time as number | null | undefined,
+          y = b[i]!.avg_execution_time as number | null | undefined;
         if (y === undefined || y === null) expect(x, path).toBe(y);
         else expect(Math.abs(x! - y), path).toBeLessThanOrEqual(1e-9 * Math.max(1, Math.abs(y)));
       });
@@ -309,20 +337,25 @@ describe('clickhouse serve --data-dir: ingest ships to the cluster', () => {
     const url = await server.url;
     const ingested = censusEvents('ingested', 20, 20);
     expect(await post(url, ingested)).toBe(200);
-    await waitForStderr(server.child, /warning: Shipping edgeLogs to ClickHouse failed \(retried shortly\): `upgraded`.`edge_logs` has no _wal_segment \/ _wal_offset columns .*run `log-endpoints clickhouse init` again/);
+    await waitForStderr(
+      server.child,
+      /warning: Shipping edgeLogs to ClickHouse failed \(retried shortly\): `upgraded`.`edge_logs` has no _wal_segment \/ _wal_offset columns .*run `log-endpoints clickhouse init` again/,
+    );
 
     const init = await runCli(['clickhouse', 'init', ...cluster.shards.flatMap((s) => ['--url', s.url]), '--database', database, '--cluster', cluster.name]);
     expect(init.code, init.stderr).toBe(0);
     const columns = await clickhouseRows(`SELECT table, name, type, default_kind FROM system.columns WHERE database = '${database}' AND name LIKE '\\\\_wal%' ORDER BY table, name`);
-    expect(columns).toEqual(['edge_logs', 'edge_logs_local', 'function_edge_logs', 'function_edge_logs_local'].flatMap((table) => [
-      { table, name: '_wal_offset', type: 'UInt64', default_kind: 'DEFAULT' },
-      { table, name: '_wal_segment', type: 'String', default_kind: 'DEFAULT' },
-    ]));
+    expect(columns).toEqual(
+      ['edge_logs', 'edge_logs_local', 'function_edge_logs', 'function_edge_logs_local'].flatMap((table) => [
+        { table, name: '_wal_offset', type: 'UInt64', default_kind: 'DEFAULT' },
+        { table, name: '_wal_segment', type: 'String', default_kind: 'DEFAULT' },
+      ]),
+    );
     // Rows loaded before keep the defaults. (Counted without WHERE: 18.16 answers nothing when a
     // filter on one column reads an added column of parts written before the ALTER.)
-    expect(await clickhouseRows(`SELECT _wal_segment AS segment, _wal_offset AS offset, countIf(startsWith(id, 'loaded-')) AS n FROM ${database}.edge_logs GROUP BY segment, offset HAVING n > 0`)).toEqual([
-      { segment: '', offset: '0', n: '20' },
-    ]);
+    expect(
+      await clickhouseRows(`SELECT _wal_segment AS segment, _wal_offset AS offset, countIf(startsWith(id, 'loaded-')) AS n FROM ${database}.edge_logs GROUP BY segment, offset HAVING n > 0`),
+    ).toEqual([{ segment: '', offset: '0', n: '20' }]);
     // A second init changes nothing.
     expect((await runCli(['clickhouse', 'init', '--url', cluster.url, '--database', database, '--cluster', cluster.name])).code).toBe(0);
 

@@ -9,8 +9,19 @@ import { writeFileSync } from 'node:fs';
 import type { Page, Route } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
-  chartState, chartX, colorsAt, enterKey, expectChartDrawsRows, ms, panelShows, SPARSE, SPARSE_ENTRIES, startDashboard, WAIT,
-  type Catalog, type DashboardHarness,
+  chartState,
+  chartX,
+  colorsAt,
+  enterKey,
+  expectChartDrawsRows,
+  ms,
+  panelShows,
+  SPARSE,
+  SPARSE_ENTRIES,
+  startDashboard,
+  WAIT,
+  type Catalog,
+  type DashboardHarness,
 } from './support/dashboard-browser';
 import { p as param } from '../../src/index';
 
@@ -236,7 +247,12 @@ async function stubEndpoint(page: Page, name: string, answer: (params: URLSearch
 }
 
 const BY_ROUTE = {
-  name: 'errors.by-route', id: '8b0e6c52-0d2a-4f0c-9d43-0c3c6a1f2b11', description: 'Requests and errors per route and bucket.', maxRows: 1000, cache: null, sandboxed: false,
+  name: 'errors.by-route',
+  id: '8b0e6c52-0d2a-4f0c-9d43-0c3c6a1f2b11',
+  description: 'Requests and errors per route and bucket.',
+  maxRows: 1000,
+  cache: null,
+  sandboxed: false,
   params: [
     { name: 'project', required: true, description: 'Project ref.', format: 'text' },
     // As a server describes a one-of of intervals: with what each value means (the page knows no table of its own).
@@ -251,7 +267,12 @@ const BY_ROUTE = {
   ],
 };
 const SLOW = {
-  name: 'slow.queries', id: '0f3a2d1e-5b6c-4d7e-8f90-a1b2c3d4e5f6', description: 'The slowest statements of a table.', maxRows: 100, cache: { ttlSeconds: 60, warmingSeconds: 0 }, sandboxed: false,
+  name: 'slow.queries',
+  id: '0f3a2d1e-5b6c-4d7e-8f90-a1b2c3d4e5f6',
+  description: 'The slowest statements of a table.',
+  maxRows: 100,
+  cache: { ttlSeconds: 60, warmingSeconds: 0 },
+  sandboxed: false,
   params: [
     { name: 'project', required: true, description: 'Project ref, a pattern.', format: 'regex' },
     { name: 'table', required: true, description: 'Table name.', format: 'text' },
@@ -337,7 +358,15 @@ describe('endpoints the page has never seen, and the query box', () => {
           const sql = params.get('sql');
           if (sql === null) return null;
           if (/drop/i.test(sql)) return { status: 400, json: { error: { code: 'invalid_sql', message: 'Only a SELECT is allowed (rule: one-select).' } } };
-          return { status: 200, json: { result: [{ status: 200, requests: 5 }, { status: 404, requests: 1 }] } };
+          return {
+            status: 200,
+            json: {
+              result: [
+                { status: 200, requests: 5 },
+                { status: 404, requests: 1 },
+              ],
+            },
+          };
         });
       },
     });
@@ -352,7 +381,10 @@ describe('endpoints the page has never seen, and the query box', () => {
     await error.waitFor(WAIT);
     expect(await error.textContent()).toBe('The server refused your query (400 invalid_sql): Only a SELECT is allowed (rule: one-select).');
     expect(Object.fromEntries(sent[0]!)).toEqual({
-      project: SPARSE, project_tier: 'PRO', iso_timestamp_start: '2026-11-20T12:00:00.000000Z', sql: 'drop table edge_logs',
+      project: SPARSE,
+      project_tier: 'PRO',
+      iso_timestamp_start: '2026-11-20T12:00:00.000000Z',
+      sql: 'drop table edge_logs',
     });
 
     await form.locator('textarea').fill('select status, count(*) as requests from edge_logs group by status');
@@ -405,7 +437,11 @@ describe('layout', () => {
     await page.mouse.move(0, 0);
     await page.evaluate('document.activeElement.blur()');
     const shots: Array<[string, { x: number; y: number; width: number; height: number }]> = [];
-    for (const [panel, file, maxHeight] of [['stats-panel', 'dashboard-invocations.png', 1000], ['usage-panel', 'dashboard-usage.png', 1000], ['logs-panel', 'dashboard-logs.png', 320]] as const) {
+    for (const [panel, file, maxHeight] of [
+      ['stats-panel', 'dashboard-invocations.png', 1000],
+      ['usage-panel', 'dashboard-usage.png', 1000],
+      ['logs-panel', 'dashboard-logs.png', 320],
+    ] as const) {
       const box = (await page.locator(`#${panel}`).boundingBox())!;
       shots.push([file, { ...box, height: Math.min(box.height, maxHeight) }]);
     }

@@ -60,10 +60,7 @@ afterAll(async () => {
 describe('syslog-ng', () => {
   it('the docs configuration ships log lines that logs.all then serves', async () => {
     const at = new Date(Math.floor(Date.now() / 1000) * 1000);
-    await send(syslogPort, [
-      `<14>1 ${at.toISOString()} web-1 billing 4242 - - invoice 17 sent`,
-      `<11>1 ${at.toISOString()} web-1 billing 4242 - - invoice 18 failed`,
-    ]);
+    await send(syslogPort, [`<14>1 ${at.toISOString()} web-1 billing 4242 - - invoice 17 sent`, `<11>1 ${at.toISOString()} web-1 billing 4242 - - invoice 18 failed`]);
     const rows = await delivered('my-host', 2);
 
     expect(rows.map((r) => r.event_message).sort(), syslogOutput).toEqual(['invoice 17 sent', 'invoice 18 failed']);
@@ -81,7 +78,10 @@ async function listening(port: number, child: ChildProcess): Promise<void> {
   for (;;) {
     if (child.exitCode !== null) throw new Error(`syslog-ng exited with code ${child.exitCode}: ${syslogOutput}`);
     const open = await new Promise<boolean>((resolve) => {
-      const socket = connect(port, '127.0.0.1', () => { socket.end(); resolve(true); });
+      const socket = connect(port, '127.0.0.1', () => {
+        socket.end();
+        resolve(true);
+      });
       socket.on('error', () => resolve(false));
     });
     if (open) return;

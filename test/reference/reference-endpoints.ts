@@ -172,9 +172,12 @@ export function formatIso(t: Micros): string {
   const day = floorDiv(t, DAY);
   let rest = t - day * DAY;
   const [y, mo, d] = civilFromDays(Number(day));
-  const hh = rest / HOUR; rest -= hh * HOUR;
-  const mi = rest / MINUTE; rest -= mi * MINUTE;
-  const ss = rest / SECOND; rest -= ss * SECOND;
+  const hh = rest / HOUR;
+  rest -= hh * HOUR;
+  const mi = rest / MINUTE;
+  rest -= mi * MINUTE;
+  const ss = rest / SECOND;
+  rest -= ss * SECOND;
   const p = (n: number | bigint, w = 2) => String(n).padStart(w, '0');
   return `${p(y, 4)}-${p(mo)}-${p(d)}T${p(hh)}:${p(mi)}:${p(ss)}.${p(rest, 6)}Z`;
 }
@@ -193,7 +196,7 @@ function civilFromDays(z: number): [number, number, number] {
 
 function floorDiv(a: bigint, b: bigint): bigint {
   const q = a / b;
-  return (a % b !== 0n && (a < 0n) !== (b < 0n)) ? q - 1n : q;
+  return a % b !== 0n && a < 0n !== b < 0n ? q - 1n : q;
 }
 
 /** UTC has no leap seconds in Unix time, so every unit divides the epoch evenly. */
@@ -227,11 +230,7 @@ export interface RefInvocationResult {
   sortedTimes: number[][];
 }
 
-export function refInvocationStats(
-  events: readonly RefFunctionEvent[],
-  params: { project: string; function_id?: string; interval: string },
-  now: Date,
-): RefInvocationResult {
+export function refInvocationStats(events: readonly RefFunctionEvent[], params: { project: string; function_id?: string; interval: string }, now: Date): RefInvocationResult {
   const { span, unit } = INVOCATION_INTERVALS[params.interval] ?? INVOCATION_INTERVALS['1day']!;
   const n = nowMicros(now);
   const first = trunc(n - span, unit);
@@ -292,20 +291,14 @@ export function quantileBound(sorted: readonly number[], percent: 95 | 99): [num
 
 const RETENTION: Record<string, Micros> = { FREE: DAY, PRO: 7n * DAY, PAYG: 90n * DAY, ENTERPRISE: 90n * DAY };
 
-export function refLogsAll(
-  events: readonly RefEdgeEvent[],
-  params: { project: string; project_tier?: string; iso_timestamp_start?: string; iso_timestamp_end?: string },
-  now: Date,
-): LogsAllRow[] {
+export function refLogsAll(events: readonly RefEdgeEvent[], params: { project: string; project_tier?: string; iso_timestamp_start?: string; iso_timestamp_end?: string }, now: Date): LogsAllRow[] {
   const retainedAfter = nowMicros(now) - (RETENTION[params.project_tier ?? 'FREE'] ?? DAY);
   const startText = given(params.iso_timestamp_start);
   const endText = given(params.iso_timestamp_end);
   const start = startText === undefined ? null : mustParse(startText);
   const end = endText === undefined ? null : mustParse(endText);
   if (start !== null && end !== null && start > end) throw new Error('reference: iso_timestamp_start is after iso_timestamp_end');
-  const picked = events.filter((e) =>
-    e.ts !== null && e.project === params.project && e.ts > retainedAfter &&
-    (start === null || e.ts > start) && (end === null || e.ts <= end));
+  const picked = events.filter((e) => e.ts !== null && e.project === params.project && e.ts > retainedAfter && (start === null || e.ts > start) && (end === null || e.ts <= end));
   picked.sort((a, b) => (a.ts! > b.ts! ? -1 : a.ts! < b.ts! ? 1 : compareIds(a.id, b.id)));
   return picked.slice(0, 100).map((e) => ({
     id: e.id,
@@ -326,7 +319,8 @@ export function compareIds(a: string | null, b: string | null): number {
   if (a === b) return 0;
   if (a === null) return 1;
   if (b === null) return -1;
-  const x = [...a], y = [...b];
+  const x = [...a],
+    y = [...b];
   for (let i = 0; i < Math.min(x.length, y.length); i++) {
     const d = x[i]!.codePointAt(0)! - y[i]!.codePointAt(0)!;
     if (d !== 0) return d;
@@ -350,11 +344,7 @@ const USAGE_INTERVALS: Record<string, { span: Micros; unit: Micros }> = {
   '7day': { span: 7n * DAY, unit: DAY },
 };
 
-export function refUsageApiCounts(
-  events: readonly RefEdgeEvent[],
-  params: { project: string; interval: string },
-  now: Date,
-): UsageApiCountsRow[] {
+export function refUsageApiCounts(events: readonly RefEdgeEvent[], params: { project: string; interval: string }, now: Date): UsageApiCountsRow[] {
   const interval = USAGE_INTERVALS[params.interval];
   if (!interval) throw new Error(`reference: interval must be one of ${Object.keys(USAGE_INTERVALS).join(', ')}`);
   const start = nowMicros(now) - interval.span;

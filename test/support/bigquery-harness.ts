@@ -16,14 +16,31 @@ export const TABLES = ['edge_logs', 'postgres_logs', 'auth_logs', 'function_logs
 
 /** The tables' schema: Logflare's four columns each, and the fields Studio's bare names need. */
 export const SCHEMA: BigQuerySchema = {
-  tables: Object.fromEntries(TABLES.map((t) => [t, {
-    columns: { id: 'text', timestamp: 'timestamp', event_message: 'text', metadata: 'json' },
-    fields: {
-      metadata: t === 'edge_logs'
-        ? ['request.path', 'request.method', 'request.search', 'request.headers.x_real_ip', 'request.cf.country', 'response.status_code', 'response.origin_time', 'response.headers.cf_cache_status']
-        : t === 'postgres_logs' ? ['parsed.error_severity', 'parsed.user_name', 'parsed.application_name'] : ['level', 'status', 'path', 'msg'],
-    },
-  }])),
+  tables: Object.fromEntries(
+    TABLES.map((t) => [
+      t,
+      {
+        columns: { id: 'text', timestamp: 'timestamp', event_message: 'text', metadata: 'json' },
+        fields: {
+          metadata:
+            t === 'edge_logs'
+              ? [
+                  'request.path',
+                  'request.method',
+                  'request.search',
+                  'request.headers.x_real_ip',
+                  'request.cf.country',
+                  'response.status_code',
+                  'response.origin_time',
+                  'response.headers.cf_cache_status',
+                ]
+              : t === 'postgres_logs'
+                ? ['parsed.error_severity', 'parsed.user_name', 'parsed.application_name']
+                : ['level', 'status', 'path', 'msg'],
+        },
+      },
+    ]),
+  ),
 };
 
 /**
@@ -47,8 +64,7 @@ export class BigQueryHarness {
     this.instance?.closeSync();
   }
 
-  serialize = async (sql: string): Promise<string> =>
-    String((await this.connection.runAndReadAll('SELECT json_serialize_sql($sql::VARCHAR)', { sql }, { sql: VARCHAR })).getRows()[0]![0]);
+  serialize = async (sql: string): Promise<string> => String((await this.connection.runAndReadAll('SELECT json_serialize_sql($sql::VARCHAR)', { sql }, { sql: VARCHAR })).getRows()[0]![0]);
 
   /** The DuckDB text of a translation (not run). */
   async translate(sql: string): Promise<string> {
@@ -82,6 +98,9 @@ const lit = (text: string) => `'${text.replaceAll("'", "''")}'`;
 function eventsSql(events: readonly TestEvent[]): string {
   const empty = 'SELECT CAST(NULL AS VARCHAR) AS id, CAST(NULL AS TIMESTAMP) AS timestamp, CAST(NULL AS VARCHAR) AS event_message, CAST(NULL AS JSON) AS metadata LIMIT 0';
   if (events.length === 0) return empty;
-  const rows = events.map((e) => `(${lit(e.id)}, CAST(${lit(e.timestamp.replace('Z', ''))} AS TIMESTAMP), ${lit(e.event_message)}, ${e.metadata === undefined ? 'NULL' : `CAST(${lit(JSON.stringify(e.metadata))} AS JSON)`})`);
+  const rows = events.map(
+    (e) =>
+      `(${lit(e.id)}, CAST(${lit(e.timestamp.replace('Z', ''))} AS TIMESTAMP), ${lit(e.event_message)}, ${e.metadata === undefined ? 'NULL' : `CAST(${lit(JSON.stringify(e.metadata))} AS JSON)`})`,
+  );
   return `SELECT * FROM (VALUES ${rows.join(', ')}) AS v(id, timestamp, event_message, metadata)`;
 }

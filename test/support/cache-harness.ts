@@ -1,14 +1,4 @@
-import {
-  createEndpoints,
-  EngineError,
-  memoryCache,
-  type CacheScheduler,
-  type Engine,
-  type EndpointsOptions,
-  type EngineRequest,
-  type EngineResult,
-  type ResultCache,
-} from '../../src/index';
+import { createEndpoints, EngineError, memoryCache, type CacheScheduler, type Engine, type EndpointsOptions, type EngineRequest, type EngineResult, type ResultCache } from '../../src/index';
 
 /**
  * A cache clock and a scheduler the test moves by hand (the `cacheClock` and `scheduler` options):
@@ -135,7 +125,13 @@ export async function cachedEndpoints(startIso: string, inner: Engine | null, ex
   const store = memoryCache({ clock: time.clock });
   const fixed = new Date(startIso);
   const ep = await createEndpoints({
-    sources: {}, engine: probe, now: () => fixed, cacheClock: time.clock, scheduler: time.scheduler, cache: store, ...extra,
+    sources: {},
+    engine: probe,
+    now: () => fixed,
+    cacheClock: time.clock,
+    scheduler: time.scheduler,
+    cache: store,
+    ...extra,
   });
   return { ep, time, probe, store };
 }
@@ -158,7 +154,7 @@ export function flakyStore(inner = memoryCache()) {
     get: (key) => gate('get', () => inner.get(key)),
     set: (key, value, ttl) => gate('set', () => inner.set(key, value, ttl)),
     delete: (key) => gate('delete', () => inner.delete(key)),
-    tryLock: (key, ttl) =>
+    tryLock: () =>
       gate('tryLock', async () => {
         locksHeld++;
         locksTaken++;

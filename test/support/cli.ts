@@ -16,12 +16,7 @@ process.once('exit', () => {
  * `preload` modules are imported first (`--import`), e.g. a test hook; `wrapper` runs it inside
  * another command (`['unshare', '--pid', '--fork', '--mount-proc']`).
  */
-export function spawnCli(
-  args: string[],
-  env: Record<string, string> = {},
-  preload: string[] = [],
-  wrapper: string[] = [],
-): ChildProcess & { output: { stdout: string; stderr: string } } {
+export function spawnCli(args: string[], env: Record<string, string> = {}, preload: string[] = [], wrapper: string[] = []): ChildProcess & { output: { stdout: string; stderr: string } } {
   const node = [process.execPath, '--import', 'tsx', ...preload.flatMap((p) => ['--import', p]), 'src/cli.ts', ...args];
   const [command, ...rest] = [...wrapper, ...node];
   const child = spawn(command!, rest, {

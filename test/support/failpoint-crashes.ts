@@ -44,9 +44,7 @@ const ALL_CENSUS = Object.values(CENSUS).map((c) => c.endpoint);
  * (the run the server starts with publishes two files, deletes two segments, merges eight files,
  * prunes many commits); retention drops one file (the history's one run of OLD).
  */
-export const CRASH_POINTS = DATASET_FAILPOINTS
-  .flatMap((p) => (p.includes('<n>') ? [p.replace('<n>', '1'), p.replace('<n>', '2')] : [p]))
-  .filter((p) => p !== 'retention:deleted:2');
+export const CRASH_POINTS = DATASET_FAILPOINTS.flatMap((p) => (p.includes('<n>') ? [p.replace('<n>', '1'), p.replace('<n>', '2')] : [p])).filter((p) => p !== 'retention:deleted:2');
 
 interface Template {
   acked: Record<string, string[]>;
@@ -66,32 +64,34 @@ async function buildTemplate(dataDir: string): Promise<Template> {
   const history = await ManagedHistory.open(dataDir, new Date(HISTORY_NOW));
   const old = new Set<string>();
   try {
-    await Promise.all(HISTORY_SOURCES.map(async (source) => {
-      for (const id of await history.segment(source, 6, at(OLD))) old.add(id);
-      for (let run = 0; run < 32; run++) {
-        await history.segment(source, 12, [...at(D1), ...at(D2)]);
-        if (run !== 0) await history.segment(source, 12, [...at(D2), ...at(D1)]);
-        await history.compact(source);
-      }
-      // 64 segments were deleted: their records were forgotten.
-      expect(history.goneInputs(source)).toBe(0);
-      // D1 ends with 7 small files (a merged one among them): the next compaction adds the 8th.
-      while (history.filesOfDay(source, D1) < 7) {
-        await history.segment(source, 4, at(D1));
-        await history.compact(source);
-      }
-      while (history.goneInputs(source) < 62) {
-        for (let i = Math.min(4, 62 - history.goneInputs(source)); i > 0; i--) await history.segment(source, 3, at(D2));
-        await history.compact(source);
-      }
-      expect(history.filesOfDay(source, D1)).toBe(7);
-      expect(history.goneInputs(source)).toBe(62);
-      await history.withoutRollups(source, D2);
-      await history.segment(source, 10, [...at(D1), ...at(D2)]);
-      await history.segment(source, 10, [...at(D2), ...at(D1)]);
-      // The first commit of the server's run is at least the 32nd since the last checkpoint.
-      await history.emptyCommits(source, Math.max(0, 31 - history.commitsSinceCheckpoint(source)));
-    }));
+    await Promise.all(
+      HISTORY_SOURCES.map(async (source) => {
+        for (const id of await history.segment(source, 6, at(OLD))) old.add(id);
+        for (let run = 0; run < 32; run++) {
+          await history.segment(source, 12, [...at(D1), ...at(D2)]);
+          if (run !== 0) await history.segment(source, 12, [...at(D2), ...at(D1)]);
+          await history.compact(source);
+        }
+        // 64 segments were deleted: their records were forgotten.
+        expect(history.goneInputs(source)).toBe(0);
+        // D1 ends with 7 small files (a merged one among them): the next compaction adds the 8th.
+        while (history.filesOfDay(source, D1) < 7) {
+          await history.segment(source, 4, at(D1));
+          await history.compact(source);
+        }
+        while (history.goneInputs(source) < 62) {
+          for (let i = Math.min(4, 62 - history.goneInputs(source)); i > 0; i--) await history.segment(source, 3, at(D2));
+          await history.compact(source);
+        }
+        expect(history.filesOfDay(source, D1)).toBe(7);
+        expect(history.goneInputs(source)).toBe(62);
+        await history.withoutRollups(source, D2);
+        await history.segment(source, 10, [...at(D1), ...at(D2)]);
+        await history.segment(source, 10, [...at(D2), ...at(D1)]);
+        // The first commit of the server's run is at least the 32nd since the last checkpoint.
+        await history.emptyCommits(source, Math.max(0, 31 - history.commitsSinceCheckpoint(source)));
+      }),
+    );
     return { acked: history.acked, old };
   } finally {
     await history.close();
@@ -136,16 +136,24 @@ export function describeFailpointCrashes(source: SourceName): void {
         let dead = false;
         void exited.then(() => (dead = true));
         // A client sends small batches to both sources until the server is gone.
-        const url = await waitForStdout(child, /Listening on (http:\/\/\S+) /).then((m) => m[1]!, () => null);
+        const url = await waitForStdout(child, /Listening on (http:\/\/\S+) /).then(
+          (m) => m[1]!,
+          () => null,
+        );
         // Until the server kills itself (a hang guard, should it never reach the failpoint).
         const deadline = Date.now() + HANG_MS;
         for (let batch = 0; url && !dead && Date.now() < deadline; batch++) {
-          for (const [name, ingestName] of [['edgeLogs', 'cloudflare.logs.prod'], ['functionEdgeLogs', 'deno-relay-logs']] as const) {
+          for (const [name, ingestName] of [
+            ['edgeLogs', 'cloudflare.logs.prod'],
+            ['functionEdgeLogs', 'deno-relay-logs'],
+          ] as const) {
             const events = liveEvents(name, batch);
             sent[name]!.push(...events.map((e) => e.id));
             try {
               const response = await fetch(`${url}/api/logs?source_name=${ingestName}`, {
-                method: 'POST', headers: { 'X-API-KEY': KEY, 'Content-Type': 'application/json' }, body: JSON.stringify(events),
+                method: 'POST',
+                headers: { 'X-API-KEY': KEY, 'Content-Type': 'application/json' },
+                body: JSON.stringify(events),
               });
               await response.arrayBuffer();
               if (response.status === 200) acked[name]!.push(...events.map((e) => e.id));
@@ -187,9 +195,7 @@ function liveEvents(source: string, batch: number): Array<Record<string, unknown
  * at most once: retention may have dropped them), an event sent but not acknowledged at most
  * once, nothing else is read, and the stored rollup counts what the rows hold.
  */
-async function expectExactlyOnce(
-  ep: Endpoints, source: string, acked: readonly string[], sent: readonly string[], old: ReadonlySet<string>, label: string,
-): Promise<void> {
+async function expectExactlyOnce(ep: Endpoints, source: string, acked: readonly string[], sent: readonly string[], old: ReadonlySet<string>, label: string): Promise<void> {
   const { relation } = CENSUS[source]!;
   const answer = (await ep.query(`census.${relation}`, {})).result as Array<{ id: string; copies: number }>;
   const rows = answer.filter((r) => r.id !== '#rollup');

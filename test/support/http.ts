@@ -97,12 +97,7 @@ export function heldEngine(options: { maxConcurrent?: number; maxQueued?: number
  * One request over node:http with an optional body, for what `fetch` cannot send (a GET with a
  * JSON body); answers the status, the body and the headers as JSON text.
  */
-export function sendRequest(
-  port: number,
-  method: string,
-  path: string,
-  options: { body?: string; headers?: Record<string, string> } = {},
-): Promise<{ status: number; body: string; headers: string }> {
+export function sendRequest(port: number, method: string, path: string, options: { body?: string; headers?: Record<string, string> } = {}): Promise<{ status: number; body: string; headers: string }> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = { ...options.headers };
     if (options.body !== undefined) Object.assign(headers, { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(options.body)) });

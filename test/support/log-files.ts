@@ -19,15 +19,7 @@ export function writeLines(file: string, lines: ReadonlyArray<object | string>):
 let seq = 0;
 
 /** A gateway log event (docs/semantics.md, "Event shapes"). */
-export function edgeEvent(e: {
-  timestamp: string | number;
-  project?: string;
-  path?: string;
-  url?: string;
-  id?: string;
-  message?: string;
-  extra?: Record<string, unknown>;
-}): Record<string, unknown> {
+export function edgeEvent(e: { timestamp: string | number; project?: string; path?: string; url?: string; id?: string; message?: string; extra?: Record<string, unknown> }): Record<string, unknown> {
   const project = e.project ?? 'abc';
   const path = e.path ?? '/rest/v1/todos';
   return {
@@ -44,14 +36,7 @@ export function edgeEvent(e: {
 }
 
 /** An edge-function invocation event (docs/semantics.md, "Event shapes"). */
-export function functionEvent(e: {
-  timestamp: string | number;
-  project?: string;
-  functionId?: string;
-  ms?: number | null;
-  status?: number | null;
-  id?: string;
-}): Record<string, unknown> {
+export function functionEvent(e: { timestamp: string | number; project?: string; functionId?: string; ms?: number | null; status?: number | null; id?: string }): Record<string, unknown> {
   const metadata: Record<string, unknown> = {
     project_ref: e.project ?? 'abc',
     function_id: e.functionId ?? 'f1',
@@ -65,11 +50,7 @@ export function functionEvent(e: {
 }
 
 /** Endpoints over the given sources with a clock the test moves. */
-export async function endpointsAt(
-  sources: EndpointsOptions['sources'],
-  now: string,
-  extra: Partial<EndpointsOptions> = {},
-): Promise<{ ep: Endpoints; setNow: (iso: string) => void }> {
+export async function endpointsAt(sources: EndpointsOptions['sources'], now: string, extra: Partial<EndpointsOptions> = {}): Promise<{ ep: Endpoints; setNow: (iso: string) => void }> {
   let clock = new Date(now);
   const ep = await createEndpoints({ sources, now: () => clock, cache: false, ...extra });
   return { ep, setNow: (iso) => (clock = new Date(iso)) };

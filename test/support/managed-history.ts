@@ -86,7 +86,14 @@ export class ManagedHistory {
   commitsSinceCheckpoint(source: SourceName): number {
     const root = datasetDir(this.dataDir, source);
     const state = readDatasetStateStable(root);
-    const checkpoint = Math.max(0, ...state.version.split(',').map((n) => /^(\d{20})\.checkpoint\.json$/.exec(n)).filter((m) => m !== null).map((m) => Number(m![1])));
+    const checkpoint = Math.max(
+      0,
+      ...state.version
+        .split(',')
+        .map((n) => /^(\d{20})\.checkpoint\.json$/.exec(n))
+        .filter((m) => m !== null)
+        .map((m) => Number(m![1])),
+    );
     return state.seq - checkpoint;
   }
 

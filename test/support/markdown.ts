@@ -52,7 +52,10 @@ export function headingAnchors(text: string): Set<string> {
 
 /** The anchor GitHub gives a heading (before duplicates are numbered): `## Single project` is `#single-project`. */
 export function headingAnchor(markdown: string): string {
-  return headingText(markdown).toLowerCase().replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '').replace(/ /g, '-');
+  return headingText(markdown)
+    .toLowerCase()
+    .replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '')
+    .replace(/ /g, '-');
 }
 
 /** A heading's rendered text: links as their text, no code or emphasis marks. */
@@ -63,11 +66,13 @@ function headingText(markdown: string): string {
 /** The links and images of a page's prose (not of its code), with the line each is on. */
 export function pageLinks(text: string): Array<{ target: string; line: number }> {
   const out: Array<{ target: string; line: number }> = [];
-  splitPage(text).prose.split('\n').forEach((line, i) => {
-    // Inline code may hold brackets and parentheses that are no link.
-    const bare = line.replace(/`[^`]*`/g, '');
-    for (const m of bare.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)) out.push({ target: m[1]!, line: i + 1 });
-  });
+  splitPage(text)
+    .prose.split('\n')
+    .forEach((line, i) => {
+      // Inline code may hold brackets and parentheses that are no link.
+      const bare = line.replace(/`[^`]*`/g, '');
+      for (const m of bare.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)) out.push({ target: m[1]!, line: i + 1 });
+    });
   return out;
 }
 

@@ -25,26 +25,52 @@ const AUTH_WARNING = "IFNULL(metadata.level, '') = 'warning' OR IFNULL(SAFE_CAST
 export const STUDIO_FILTERS: Record<string, string[]> = {
   edge_logs: [
     "regexp_contains(event_message, '[Ee]rror|\\\\s[45][0-9][0-9]\\\\s')",
-    'response.status_code between 500 and 599', 'response.status_code between 200 and 299', 'response.status_code between 400 and 499',
-    "request.path like '/rest/%' or request.path like '/graphql/%'", "request.path like '/storage/%'", "request.path like '/auth/%'", "request.path like '/realtime/%'",
-    "request.method = 'GET'", "request.method = 'POST'", "request.method = 'PUT'", "request.method = 'PATCH'", "request.method = 'DELETE'", "request.method = 'OPTIONS'",
+    'response.status_code between 500 and 599',
+    'response.status_code between 200 and 299',
+    'response.status_code between 400 and 499',
+    "request.path like '/rest/%' or request.path like '/graphql/%'",
+    "request.path like '/storage/%'",
+    "request.path like '/auth/%'",
+    "request.path like '/realtime/%'",
+    "request.method = 'GET'",
+    "request.method = 'POST'",
+    "request.method = 'PUT'",
+    "request.method = 'PATCH'",
+    "request.method = 'DELETE'",
+    "request.method = 'OPTIONS'",
   ],
   postgres_logs: [
-    "regexp_contains(event_message, 'it''s')", "parsed.error_severity in ('ERROR', 'FATAL', 'PANIC')",
-    "parsed.error_severity not in ('ERROR', 'FATAL', 'PANIC')", "parsed.error_severity = 'LOG'",
+    "regexp_contains(event_message, 'it''s')",
+    "parsed.error_severity in ('ERROR', 'FATAL', 'PANIC')",
+    "parsed.error_severity not in ('ERROR', 'FATAL', 'PANIC')",
+    "parsed.error_severity = 'LOG'",
   ],
   function_edge_logs: ["regexp_contains(event_message, 'boot')", 'response.status_code between 500 and 599', 'response.status_code between 200 and 299', 'response.status_code between 400 and 499'],
   function_logs: [
-    "regexp_contains(event_message, 'x')", "metadata.level = 'error'", "metadata.level != 'error'", "metadata.level = 'log'", "metadata.level = 'info'",
-    "metadata.level = 'debug'", "metadata.level = 'warn'", "`metadata`.`function_id` = 'fn-1'",
+    "regexp_contains(event_message, 'x')",
+    "metadata.level = 'error'",
+    "metadata.level != 'error'",
+    "metadata.level = 'log'",
+    "metadata.level = 'info'",
+    "metadata.level = 'debug'",
+    "metadata.level = 'warn'",
+    "`metadata`.`function_id` = 'fn-1'",
   ],
   auth_logs: [
-    "regexp_contains(event_message, 'login')", AUTH_ERROR, AUTH_WARNING, `NOT (${AUTH_ERROR}) AND NOT (${AUTH_WARNING})`,
-    'cast(metadata.status as int64) between 500 and 599', 'cast(metadata.status as int64) between 400 and 499',
-    'cast(metadata.status as int64) between 300 and 399', 'cast(metadata.status as int64) between 200 and 299',
-    'REGEXP_CONTAINS(metadata.path, "/admin")', 'REGEXP_CONTAINS(metadata.path, "/signup|/invite|/verify")',
-    'REGEXP_CONTAINS(metadata.path, "/token|/authorize|/callback|/otp|/magiclink")', 'REGEXP_CONTAINS(metadata.path, "/recover")',
-    'REGEXP_CONTAINS(metadata.path, "/user")', 'REGEXP_CONTAINS(metadata.path, "/logout")',
+    "regexp_contains(event_message, 'login')",
+    AUTH_ERROR,
+    AUTH_WARNING,
+    `NOT (${AUTH_ERROR}) AND NOT (${AUTH_WARNING})`,
+    'cast(metadata.status as int64) between 500 and 599',
+    'cast(metadata.status as int64) between 400 and 499',
+    'cast(metadata.status as int64) between 300 and 399',
+    'cast(metadata.status as int64) between 200 and 299',
+    'REGEXP_CONTAINS(metadata.path, "/admin")',
+    'REGEXP_CONTAINS(metadata.path, "/signup|/invite|/verify")',
+    'REGEXP_CONTAINS(metadata.path, "/token|/authorize|/callback|/otp|/magiclink")',
+    'REGEXP_CONTAINS(metadata.path, "/recover")',
+    'REGEXP_CONTAINS(metadata.path, "/user")',
+    'REGEXP_CONTAINS(metadata.path, "/logout")',
   ],
   realtime_logs: ["regexp_contains(event_message, 'join')"],
   storage_logs: ["regexp_contains(event_message, 'object')"],
@@ -89,12 +115,18 @@ export function studioCountQuery(table: string, where: string): string {
 }
 
 const ERROR_CONDITION: Record<string, string> = {
-  edge_logs: 'response.status_code >= 500', function_edge_logs: 'response.status_code >= 500',
-  postgres_logs: "parsed.error_severity IN ('ERROR', 'FATAL', 'PANIC')", auth_logs: AUTH_ERROR, function_logs: "metadata.level IN ('error', 'fatal')",
+  edge_logs: 'response.status_code >= 500',
+  function_edge_logs: 'response.status_code >= 500',
+  postgres_logs: "parsed.error_severity IN ('ERROR', 'FATAL', 'PANIC')",
+  auth_logs: AUTH_ERROR,
+  function_logs: "metadata.level IN ('error', 'fatal')",
 };
 const WARNING_CONDITION: Record<string, string> = {
-  edge_logs: 'response.status_code >= 400 AND response.status_code < 500', function_edge_logs: 'response.status_code >= 400 AND response.status_code < 500',
-  postgres_logs: "parsed.error_severity IN ('WARNING')", auth_logs: AUTH_WARNING, function_logs: "metadata.level IN ('warning')",
+  edge_logs: 'response.status_code >= 400 AND response.status_code < 500',
+  function_edge_logs: 'response.status_code >= 400 AND response.status_code < 500',
+  postgres_logs: "parsed.error_severity IN ('WARNING')",
+  auth_logs: AUTH_WARNING,
+  function_logs: "metadata.level IN ('warning')",
 };
 
 /** The chart query of a logs page (`trunc` by the window's length, `since` its extended start). */
@@ -112,19 +144,32 @@ export function studioSingleLogQuery(table: string, id: string): string {
 
 /** The Logs Explorer's templates (custom mode), by label. */
 export const STUDIO_TEMPLATES: Record<string, string> = {
-  'Commits By User': "select\n  p.user_name,\n  count(*) as count\nfrom postgres_logs\n  left join unnest(metadata) as m on true\n  left join unnest(m.parsed) as p on true\nwhere\n  regexp_contains(event_message, 'COMMIT')\ngroup by\n  p.user_name\n  ",
-  'Metadata IP': 'select\n  cast(timestamp as datetime) as timestamp,\n  h.x_real_ip\nfrom edge_logs\n  left join unnest(metadata) as m on true\n  left join unnest(m.request) as r on true\n  left join unnest(r.headers) as h on true\nwhere h.x_real_ip is not null\n',
-  'Requests by Geography': 'select\n  cf.country,\n  count(*) as count\nfrom edge_logs\n  left join unnest(metadata) as m on true\n  left join unnest(m.request) as r on true\n  left join unnest(r.cf) as cf on true\ngroup by\n  cf.country\norder by\n  count desc\n',
-  'Slow Response Time': 'select\n  cast(timestamp as datetime) as timestamp,\n  event_message,\n  r.origin_time\nfrom edge_logs\n  cross join unnest(metadata) as m\n  cross join unnest(m.response) as r\nwhere\n  r.origin_time > 1000\norder by\n  timestamp desc\nlimit 100\n',
-  '500 Request Codes': 'select\n  cast(timestamp as datetime) as timestamp,\n  event_message,\n  r.status_code\nfrom edge_logs\n  cross join unnest(metadata) as m\n  cross join unnest(m.response) as r\nwhere\n  r.status_code >= 500\norder by\n  timestamp desc\nlimit 100\n',
-  'Top Paths': 'select\n  r.path as path,\n  r.search as params,\n  count(timestamp) as c\nfrom edge_logs\n  cross join unnest(metadata) as m\n  cross join unnest(m.request) as r\ngroup by\n  path,\n  params\norder by\n  c desc\nlimit 100\n',
-  'REST Requests': "select\n  cast(timestamp as datetime) as timestamp,\n  event_message\nfrom edge_logs\n  cross join unnest(metadata) as m\n  cross join unnest(m.request) as r\nwhere\n  path like '%rest/v1%'\norder by\n  timestamp desc\nlimit 100\n",
-  'Errors': "select\n  cast(t.timestamp as datetime) as timestamp,\n  p.error_severity,\n  event_message\nfrom postgres_logs as t\n  cross join unnest(metadata) as m\n  cross join unnest(m.parsed) as p\nwhere\n  p.error_severity in ('ERROR', 'FATAL', 'PANIC')\norder by\n  timestamp desc\nlimit 100\n",
-  'Error Count by User': "select\n  count(t.timestamp) as count,\n  p.user_name,\n  p.error_severity\nfrom postgres_logs as t\n  cross join unnest(metadata) as m\n  cross join unnest(m.parsed) as p\nwhere\n  p.error_severity in ('ERROR', 'FATAL', 'PANIC')\ngroup by\n  p.user_name,\n  p.error_severity\norder by\n  count desc\nlimit 100\n",
-  'Auth Endpoint Events': 'select\n  t.timestamp,\n  event_message\nfrom auth_logs as t\nwhere\n  regexp_contains(event_message,"level.{3}(info|warning||error|fatal)")\n  -- and regexp_contains(event_message,"path.{3}(/token|/recover|/signup|/otp)")\nlimit 100\n',
-  'Storage Object Requests': "select\n  r.method as http_verb,\n  r.path as filepath,\n  count(*) as num_requests\nfrom edge_logs\n  cross join unnest(metadata) as m\n  cross join unnest(m.request) AS r\n  cross join unnest(r.headers) AS h\nwhere\n  path like '%storage/v1/object/%'\ngroup by\n  r.path, r.method\norder by\n  num_requests desc\nlimit 100\n",
-  'Storage Egress Requests': "select\n  request.method as http_verb,\n  request.path as filepath,\n  (responseHeaders.cf_cache_status = 'HIT') as cached,\n  count(*) as num_requests\nfrom\n  edge_logs\n  cross join unnest(metadata) as metadata\n  cross join unnest(metadata.request) as request\n  cross join unnest(metadata.response) as response\n  cross join unnest(response.headers) as responseHeaders\nwhere\n  (path like '%storage/v1/object/%' or path like '%storage/v1/render/%')\n  and request.method = 'GET'\ngroup by 1, 2, 3\norder by num_requests desc\nlimit 100;\n",
-  'Storage Top Cache Misses': "select\n  r.path as path,\n  r.search as search,\n  count(id) as count\nfrom edge_logs f\n  cross join unnest(f.metadata) as m\n  cross join unnest(m.request) as r\n  cross join unnest(m.response) as res\n  cross join unnest(res.headers) as h\nwhere starts_with(r.path, '/storage/v1/object')\n  and r.method = 'GET'\n  and h.cf_cache_status in ('MISS', 'NONE/UNKNOWN', 'EXPIRED', 'BYPASS', 'DYNAMIC')\ngroup by path, search\norder by count desc\nlimit 100;\n",
+  'Commits By User':
+    "select\n  p.user_name,\n  count(*) as count\nfrom postgres_logs\n  left join unnest(metadata) as m on true\n  left join unnest(m.parsed) as p on true\nwhere\n  regexp_contains(event_message, 'COMMIT')\ngroup by\n  p.user_name\n  ",
+  'Metadata IP':
+    'select\n  cast(timestamp as datetime) as timestamp,\n  h.x_real_ip\nfrom edge_logs\n  left join unnest(metadata) as m on true\n  left join unnest(m.request) as r on true\n  left join unnest(r.headers) as h on true\nwhere h.x_real_ip is not null\n',
+  'Requests by Geography':
+    'select\n  cf.country,\n  count(*) as count\nfrom edge_logs\n  left join unnest(metadata) as m on true\n  left join unnest(m.request) as r on true\n  left join unnest(r.cf) as cf on true\ngroup by\n  cf.country\norder by\n  count desc\n',
+  'Slow Response Time':
+    'select\n  cast(timestamp as datetime) as timestamp,\n  event_message,\n  r.origin_time\nfrom edge_logs\n  cross join unnest(metadata) as m\n  cross join unnest(m.response) as r\nwhere\n  r.origin_time > 1000\norder by\n  timestamp desc\nlimit 100\n',
+  '500 Request Codes':
+    'select\n  cast(timestamp as datetime) as timestamp,\n  event_message,\n  r.status_code\nfrom edge_logs\n  cross join unnest(metadata) as m\n  cross join unnest(m.response) as r\nwhere\n  r.status_code >= 500\norder by\n  timestamp desc\nlimit 100\n',
+  'Top Paths':
+    'select\n  r.path as path,\n  r.search as params,\n  count(timestamp) as c\nfrom edge_logs\n  cross join unnest(metadata) as m\n  cross join unnest(m.request) as r\ngroup by\n  path,\n  params\norder by\n  c desc\nlimit 100\n',
+  'REST Requests':
+    "select\n  cast(timestamp as datetime) as timestamp,\n  event_message\nfrom edge_logs\n  cross join unnest(metadata) as m\n  cross join unnest(m.request) as r\nwhere\n  path like '%rest/v1%'\norder by\n  timestamp desc\nlimit 100\n",
+  Errors:
+    "select\n  cast(t.timestamp as datetime) as timestamp,\n  p.error_severity,\n  event_message\nfrom postgres_logs as t\n  cross join unnest(metadata) as m\n  cross join unnest(m.parsed) as p\nwhere\n  p.error_severity in ('ERROR', 'FATAL', 'PANIC')\norder by\n  timestamp desc\nlimit 100\n",
+  'Error Count by User':
+    "select\n  count(t.timestamp) as count,\n  p.user_name,\n  p.error_severity\nfrom postgres_logs as t\n  cross join unnest(metadata) as m\n  cross join unnest(m.parsed) as p\nwhere\n  p.error_severity in ('ERROR', 'FATAL', 'PANIC')\ngroup by\n  p.user_name,\n  p.error_severity\norder by\n  count desc\nlimit 100\n",
+  'Auth Endpoint Events':
+    'select\n  t.timestamp,\n  event_message\nfrom auth_logs as t\nwhere\n  regexp_contains(event_message,"level.{3}(info|warning||error|fatal)")\n  -- and regexp_contains(event_message,"path.{3}(/token|/recover|/signup|/otp)")\nlimit 100\n',
+  'Storage Object Requests':
+    "select\n  r.method as http_verb,\n  r.path as filepath,\n  count(*) as num_requests\nfrom edge_logs\n  cross join unnest(metadata) as m\n  cross join unnest(m.request) AS r\n  cross join unnest(r.headers) AS h\nwhere\n  path like '%storage/v1/object/%'\ngroup by\n  r.path, r.method\norder by\n  num_requests desc\nlimit 100\n",
+  'Storage Egress Requests':
+    "select\n  request.method as http_verb,\n  request.path as filepath,\n  (responseHeaders.cf_cache_status = 'HIT') as cached,\n  count(*) as num_requests\nfrom\n  edge_logs\n  cross join unnest(metadata) as metadata\n  cross join unnest(metadata.request) as request\n  cross join unnest(metadata.response) as response\n  cross join unnest(response.headers) as responseHeaders\nwhere\n  (path like '%storage/v1/object/%' or path like '%storage/v1/render/%')\n  and request.method = 'GET'\ngroup by 1, 2, 3\norder by num_requests desc\nlimit 100;\n",
+  'Storage Top Cache Misses':
+    "select\n  r.path as path,\n  r.search as search,\n  count(id) as count\nfrom edge_logs f\n  cross join unnest(f.metadata) as m\n  cross join unnest(m.request) as r\n  cross join unnest(m.response) as res\n  cross join unnest(res.headers) as h\nwhere starts_with(r.path, '/storage/v1/object')\n  and r.method = 'GET'\n  and h.cf_cache_status in ('MISS', 'NONE/UNKNOWN', 'EXPIRED', 'BYPASS', 'DYNAMIC')\ngroup by path, search\norder by count desc\nlimit 100;\n",
 };
 
 /** Every query above (filters one at a time and all of a table's at once), named. */
@@ -136,12 +181,16 @@ export function allStudioQueries(): Array<{ name: string; sql: string }> {
       out.push({ name: `${table} list ${i}`, sql: studioListQuery(table, where) });
       out.push({ name: `${table} count ${i}`, sql: studioCountQuery(table, where) });
     });
-    for (const trunc of ['minute', 'hour', 'day'] as const) out.push({ name: `${table} chart ${trunc}`, sql: studioChartQuery(table, studioWhere(filters.slice(0, 1)), trunc, '2026-11-20T04:00:00.000Z') });
+    for (const trunc of ['minute', 'hour', 'day'] as const)
+      out.push({ name: `${table} chart ${trunc}`, sql: studioChartQuery(table, studioWhere(filters.slice(0, 1)), trunc, '2026-11-20T04:00:00.000Z') });
     out.push({ name: `${table} chart unfiltered`, sql: studioChartQuery(table, '', 'minute', '2026-11-20T04:00:00.000Z') });
     out.push({ name: `${table} single log`, sql: studioSingleLogQuery(table, "e'1\\") });
   }
   out.push({ name: 'pg_cron list', sql: STUDIO_PG_CRON_LIST });
-  out.push({ name: 'pg_cron count', sql: "SELECT count(*) as count FROM postgres_logs cross join unnest(metadata) as m\n  cross join unnest(m.parsed) as parsed where ( parsed.application_name = 'pg_cron' or event_message::text LIKE '%cron job%' )" });
+  out.push({
+    name: 'pg_cron count',
+    sql: "SELECT count(*) as count FROM postgres_logs cross join unnest(metadata) as m\n  cross join unnest(m.parsed) as parsed where ( parsed.application_name = 'pg_cron' or event_message::text LIKE '%cron job%' )",
+  });
   for (const [label, sql] of Object.entries(STUDIO_TEMPLATES)) out.push({ name: `template ${label}`, sql });
   return out;
 }

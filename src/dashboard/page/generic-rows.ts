@@ -82,7 +82,11 @@ export function rowsChart(columns: readonly RowColumn[], rows: readonly Row[]): 
   timed.sort((a, b) => a.x - b.x);
   const distinct = new Set(timed.map((t) => t.x)).size === timed.length;
   const numeric = columns.filter((c) => c.type === 'integer' || (distinct && c.type === 'float')).slice(0, MAX_SERIES);
-  if (numeric.length === 0) return countChart(time.name, timed.map((t) => t.x));
+  if (numeric.length === 0)
+    return countChart(
+      time.name,
+      timed.map((t) => t.x),
+    );
   const xs: number[] = [];
   const series: Array<Array<number | null>> = numeric.map(() => []);
   for (const { x, row } of timed) {

@@ -97,11 +97,7 @@ function entryRows(row: LogsAllRow, open: Set<string>): HTMLTableRowElement[] {
   toggle.className = 'toggle';
   toggle.textContent = row.timestamp.replace('T', ' ').replace(/\.(\d{3})\d*Z$/, '.$1');
   toggle.title = 'Show the metadata';
-  main.append(
-    cell(toggle),
-    cell(status === null ? '–' : String(status), status !== null && status >= 400 ? 'status bad' : 'status'),
-    cell(row.event_message ?? '', 'message'),
-  );
+  main.append(cell(toggle), cell(status === null ? '–' : String(status), status !== null && status >= 400 ? 'status bad' : 'status'), cell(row.event_message ?? '', 'message'));
   const details = document.createElement('tr');
   details.className = 'metadata';
   details.hidden = !open.has(row.id);

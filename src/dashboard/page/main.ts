@@ -131,7 +131,16 @@ function createDashboard(definitions: readonly Definition[]) {
   const wanted = parseViewState(location.hash);
   // One range for every panel: those some endpoint's interval list offers.
   const ranges = rangeChoices(definitions.map((d) => intervalParam(d.params)?.intervals ?? {}));
-  fillSelect(rangeSelect, ranges.map((r) => r.name), pick(ranges.map((r) => r.name), wanted.range, '1day'), (name) => ranges.find((r) => r.name === name)!.label);
+  fillSelect(
+    rangeSelect,
+    ranges.map((r) => r.name),
+    pick(
+      ranges.map((r) => r.name),
+      wanted.range,
+      '1day',
+    ),
+    (name) => ranges.find((r) => r.name === name)!.label,
+  );
   fillSelect(logs.tier, logsView.values('project_tier'), pick(logsView.values('project_tier'), wanted.tier, 'PRO'));
   logs.after.value = wanted.after ?? '';
   logs.until.value = wanted.until ?? '';

@@ -26,9 +26,7 @@ export function errorInWords(failure: ApiFailure): string {
       return 'The server did not accept the API key (401 unauthorized). Enter a valid key.';
     case 400:
       if (failure.code === 'invalid_sql') return `The server refused your query (400 invalid_sql):${detail}`;
-      return failure.param
-        ? `The server refused the parameter “${failure.param}” (400${code}):${detail}`
-        : `The server refused the request (400${code}):${detail}`;
+      return failure.param ? `The server refused the parameter “${failure.param}” (400${code}):${detail}` : `The server refused the request (400${code}):${detail}`;
     case 404:
       return `Not found (404${code}):${detail}`;
     case 503:

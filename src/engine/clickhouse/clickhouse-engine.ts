@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { EngineError } from '../../errors';
-import type { Engine, EngineRequest, EngineResult, SourceInspection, SourceName } from '../engine';
+import type { Engine, EngineRequest, EngineResult, SourceInspection } from '../engine';
 import type { SourceSet } from '../../sources/source-set';
 import { QueryGate } from '../../util/query-gate';
 import { patternProblem, toEngineError } from './classify-error';
@@ -90,20 +90,22 @@ class ClickHouseEngine implements Engine {
 
   async run(request: EngineRequest): Promise<EngineResult> {
     this.assertOpen();
-    return this.gate.run(() => this.limited(async (signal, queryId) => {
-      const started = monotonicMs();
-      // A caller's SELECT (translated by checkSql, its tables already subqueries) under the endpoint's max rows.
-      const text = request.sql !== undefined ? sandboxedSelect(request.sql, request.maxRows) : request.statement.sql.clickhouse;
-      if (text === undefined) throw new EngineError('query_failed', `${request.statement.name} has no ClickHouse SQL.`);
-      const project = request.statement.projectParam;
-      // With singleProject the project is NULL: its comparisons go, every project's rows count.
-      const single = project !== undefined && request.params[project] === null;
-      const scoped = single ? everyProject(text, project) : text;
-      // A caller's translated SELECT names its tables already (and its strings must stay as sent).
-      const sql = request.sql !== undefined ? scoped : preparedQuerySql(scoped, this.tables);
-      const result = await this.sql({ sql, params: { ...request.params, max_rows: request.maxRows }, signal, queryId });
-      return { rows: decodeRows(result), engineMs: monotonicMs() - started };
-    }));
+    return this.gate.run(() =>
+      this.limited(async (signal, queryId) => {
+        const started = monotonicMs();
+        // A caller's SELECT (translated by checkSql, its tables already subqueries) under the endpoint's max rows.
+        const text = request.sql !== undefined ? sandboxedSelect(request.sql, request.maxRows) : request.statement.sql.clickhouse;
+        if (text === undefined) throw new EngineError('query_failed', `${request.statement.name} has no ClickHouse SQL.`);
+        const project = request.statement.projectParam;
+        // With singleProject the project is NULL: its comparisons go, every project's rows count.
+        const single = project !== undefined && request.params[project] === null;
+        const scoped = single ? everyProject(text, project) : text;
+        // A caller's translated SELECT names its tables already (and its strings must stay as sent).
+        const sql = request.sql !== undefined ? scoped : preparedQuerySql(scoped, this.tables);
+        const result = await this.sql({ sql, params: { ...request.params, max_rows: request.maxRows }, signal, queryId });
+        return { rows: decodeRows(result), engineMs: monotonicMs() - started };
+      }),
+    );
   }
 
   /**
@@ -114,13 +116,16 @@ class ClickHouseEngine implements Engine {
   async checkSql(statement: EngineRequest['statement'], sql: string, maxRows: number, dialect: CallerDialect = 'duckdb'): Promise<CheckedSql> {
     this.assertOpen();
     if (dialect !== 'bigquery') {
-      throw new InvalidParameterError('sql', 'The ClickHouse engine runs a caller\'s sql in the BigQuery dialect (sqlDialect: \'bigquery\'), not DuckDB\'s.');
+      throw new InvalidParameterError('sql', "The ClickHouse engine runs a caller's sql in the BigQuery dialect (sqlDialect: 'bigquery'), not DuckDB's.");
     }
     const template = statement.sourceTables?.clickhouse;
     if (template === undefined) throw callerDialectRefused(statement.name);
     let tables = this.sourceTables.get(template);
     if (!tables) {
-      tables = clickhouseSandboxTables(template, this.sources.list.map((d) => ({ relation: d.relation, table: this.tables.get(d.relation)!, projectColumn: d.projectColumn })));
+      tables = clickhouseSandboxTables(
+        template,
+        this.sources.list.map((d) => ({ relation: d.relation, table: this.tables.get(d.relation)!, projectColumn: d.projectColumn })),
+      );
       this.sourceTables.set(template, tables);
     }
     this.bigQuerySchema ??= bigQuerySchemaOf(this.sources.list);
@@ -162,7 +167,15 @@ class ClickHouseEngine implements Engine {
   async inspectSources(): Promise<SourceInspection[]> {
     this.assertOpen();
     return this.sources.names.map((source) => ({
-      source, files: 0, lines: 0, skippedLines: 0, parquetRows: 0, globs: [], emptyGlobs: [], skippedFiles: [], coveredFiles: 0,
+      source,
+      files: 0,
+      lines: 0,
+      skippedLines: 0,
+      parquetRows: 0,
+      globs: [],
+      emptyGlobs: [],
+      skippedFiles: [],
+      coveredFiles: 0,
     }));
   }
 

@@ -146,12 +146,7 @@ export class ClickHouseLoader {
     }
   }
 
-  private async loadRead(
-    source: SourceDescriptor,
-    read: ReadSet,
-    copies: RangeCopies,
-    options: { onProgress?: (progress: LoadProgress) => void },
-  ): Promise<LoadResult> {
+  private async loadRead(source: SourceDescriptor, read: ReadSet, copies: RangeCopies, options: { onProgress?: (progress: LoadProgress) => void }): Promise<LoadResult> {
     const files: Array<{ file: string; kind: 'ndjson' | 'parquet' }> = [
       ...read.ndjson.map((f) => ({ file: f.path, kind: 'ndjson' as const })),
       ...(await Promise.all(read.ranges.map(async (r) => ({ file: await copies.copy(r), kind: 'ndjson' as const })))),
@@ -247,13 +242,7 @@ export class ClickHouseLoader {
    * one INSERT, on a cluster through the Distributed table with `insert_distributed_sync=1`.
    * `midway` runs when half the body is sent (crash tests).
    */
-  async insertAt(
-    name: SourceName,
-    segment: string,
-    rows: readonly unknown[][],
-    offsets: readonly number[],
-    options: { queryId: string; midway?: () => void },
-  ): Promise<void> {
+  async insertAt(name: SourceName, segment: string, rows: readonly unknown[][], offsets: readonly number[], options: { queryId: string; midway?: () => void }): Promise<void> {
     if (rows.length === 0) return;
     const source = this.sources.get(name);
     const { client } = await this.clickhouse();
@@ -264,7 +253,14 @@ export class ClickHouseLoader {
     for (let i = 0; i < rows.length; i++) writer.writeRow(encodings, [...keep(rows[i]!), segment, offsets[i]!]);
     const table = sqlTableName(this.options.database, tableOf(this.options, source));
     const settings = { ...this.options.settings, ...(this.options.cluster ? { insert_distributed_sync: 1 } : {}) };
-    await insertRowBinary(client, table, columns.map((c) => sqlIdentifier(c.name)), writer.take(), settings, options).catch((error) => {
+    await insertRowBinary(
+      client,
+      table,
+      columns.map((c) => sqlIdentifier(c.name)),
+      writer.take(),
+      settings,
+      options,
+    ).catch((error) => {
       throw positionColumnsHint(error, table);
     });
   }
@@ -289,7 +285,8 @@ export class ClickHouseLoader {
     const settings = { ...this.options.settings, ...(this.options.cluster ? { insert_distributed_sync: 1 } : {}) };
     return this.onDuckDB(async (connection) => {
       const writer = new RowBinaryWriter();
-      let rows = 0, skipped = 0;
+      let rows = 0,
+        skipped = 0;
       const flush = async () => {
         if (writer.rows === 0) return;
         rows += writer.rows;
@@ -400,12 +397,17 @@ const MISSING_COLUMN = new Set([
 function positionColumnsHint(error: unknown, table: string): unknown {
   const code = clickhouseErrorCode(error);
   if (code === null || !MISSING_COLUMN.has(code) || !/_wal_(segment|offset)/.test(String((error as Error)?.message))) return error;
-  return new EngineError('storage_failed', `${table} has no _wal_segment / _wal_offset columns (made by an earlier version): run \`log-endpoints clickhouse init\` again to add them.`, { cause: error });
+  return new EngineError('storage_failed', `${table} has no _wal_segment / _wal_offset columns (made by an earlier version): run \`log-endpoints clickhouse init\` again to add them.`, {
+    cause: error,
+  });
 }
 
 /** A log file DuckDB could not read; `rows` of it were inserted before the error. */
 class FileReadError extends Error {
-  constructor(cause: unknown, readonly rows: number) {
+  constructor(
+    cause: unknown,
+    readonly rows: number,
+  ) {
     super(String((cause as Error)?.message ?? cause).split('\n')[0], { cause });
   }
 }

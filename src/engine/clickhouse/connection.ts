@@ -6,7 +6,6 @@ import { InvalidOptionError } from '../../errors';
 
 export type { ServerFeatures };
 
-
 /** A client and what its server can do. */
 export interface Connection {
   client: ClickHouseClient;

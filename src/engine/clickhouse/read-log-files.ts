@@ -11,9 +11,7 @@ import { tableColumns } from './schema';
  * the line is broken or its timestamp unreadable: such rows are skipped by the caller).
  */
 export async function logFileSelect(connection: DuckDBConnection, source: SourceDescriptor, file: string, kind: 'ndjson' | 'parquet'): Promise<string> {
-  const files: SourceFiles = kind === 'ndjson'
-    ? { ndjson: [file], parquet: [], parquetTypes: new Map() }
-    : { ndjson: [], parquet: [file], parquetTypes: await parquetSchema(connection, [file]) };
+  const files: SourceFiles = kind === 'ndjson' ? { ndjson: [file], parquet: [], parquetTypes: new Map() } : { ndjson: [], parquet: [file], parquetTypes: await parquetSchema(connection, [file]) };
   const columns = tableColumns(source).map(({ name, encoding }) => {
     if (name === 'timestamp') return 'epoch_us(timestamp) AS timestamp';
     // The sorting key cannot be Nullable; no project matches '' (the parameter is required).

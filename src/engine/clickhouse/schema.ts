@@ -15,8 +15,11 @@ export interface ColumnSpec {
 
 /** How each column type of a source descriptor is written in RowBinary. */
 const ENCODINGS: Record<string, ColumnEncoding> = {
-  'Nullable(String)': 'nullable-string', 'Nullable(Float64)': 'nullable-float64', 'Nullable(Int32)': 'nullable-int32',
-  'Nullable(Int64)': 'nullable-int64', 'Nullable(UInt8)': 'nullable-uint8',
+  'Nullable(String)': 'nullable-string',
+  'Nullable(Float64)': 'nullable-float64',
+  'Nullable(Int32)': 'nullable-int32',
+  'Nullable(Int64)': 'nullable-int64',
+  'Nullable(UInt8)': 'nullable-uint8',
 };
 
 /**
@@ -58,10 +61,12 @@ export const POSITION_COLUMNS: readonly (ColumnSpec & { default: string })[] = [
  * flatJsonColumns(edgeLogs).map((c) => c.name); // ['_metadata_paths', '_metadata_values']
  */
 export function flatJsonColumns(source: SourceDescriptor): ReadonlyArray<ColumnSpec & { of: string; default: string }> {
-  return source.columns.filter((c) => c.type === 'json').flatMap((c) => [
-    { name: flatPathsColumn(c.name), type: 'Array(String)', encoding: 'string-array' as const, of: c.name, default: '[]' },
-    { name: flatValuesColumn(c.name), type: 'Array(String)', encoding: 'string-array' as const, of: c.name, default: '[]' },
-  ]);
+  return source.columns
+    .filter((c) => c.type === 'json')
+    .flatMap((c) => [
+      { name: flatPathsColumn(c.name), type: 'Array(String)', encoding: 'string-array' as const, of: c.name, default: '[]' },
+      { name: flatValuesColumn(c.name), type: 'Array(String)', encoding: 'string-array' as const, of: c.name, default: '[]' },
+    ]);
 }
 
 /** The sorting key: one project's rows of one day lie together, in time order. */
@@ -101,10 +106,7 @@ export function schemaStatements(target: Pick<ClickHouseTarget, 'database' | 'cl
       ...flatJsonColumns(source).map((c) => `  ${sqlIdentifier(c.name)} ${c.type} DEFAULT ${c.default}`),
       ...POSITION_COLUMNS.map((c) => `  ${sqlIdentifier(c.name)} ${c.type} DEFAULT ${c.default}`),
     ].join(',\n');
-    statements.push(
-      `CREATE TABLE IF NOT EXISTS ${local}${onCluster} (\n${columns}\n)\n` +
-        `ENGINE = MergeTree()\nPARTITION BY ${PARTITION_BY}\nORDER BY ${orderBy(source)}`,
-    );
+    statements.push(`CREATE TABLE IF NOT EXISTS ${local}${onCluster} (\n${columns}\n)\n` + `ENGINE = MergeTree()\nPARTITION BY ${PARTITION_BY}\nORDER BY ${orderBy(source)}`);
     if (target.cluster) {
       const distributed = sqlTableName(target.database, tableOf(target, source));
       const args = [sqlClusterName(target.cluster), `'${target.database}'`, `'${localTableOf(target, source)}'`, 'rand()'];

@@ -81,5 +81,11 @@ export function tsvField(value: string | null): string {
 }
 
 const TSV_ESCAPES: Record<string, string> = {
-  '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r', '\0': '\\0', '\b': '\\b', '\f': '\\f',
+  '\\': '\\\\',
+  '\t': '\\t',
+  '\n': '\\n',
+  '\r': '\\r',
+  '\0': '\\0',
+  '\b': '\\b',
+  '\f': '\\f',
 };

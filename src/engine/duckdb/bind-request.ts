@@ -1,13 +1,4 @@
-import {
-  type DuckDBPreparedStatement,
-  DuckDBTimestampValue,
-  BIGINT,
-  DOUBLE,
-  TIMESTAMP,
-  VARCHAR,
-  type DuckDBType,
-  type DuckDBValue,
-} from '@duckdb/node-api';
+import { type DuckDBPreparedStatement, DuckDBTimestampValue, BIGINT, DOUBLE, TIMESTAMP, VARCHAR, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
 import type { EngineParam, EngineRequest, EngineValue } from '../engine';
 import { InternalError } from '../../util/internal-error';
 
@@ -25,11 +16,7 @@ export function bindRequest(prepared: DuckDBPreparedStatement, request: EngineRe
 }
 
 /** Turns named engine parameters into DuckDB values and types, in the statement's own order. */
-function bindings(
-  params: Readonly<Record<string, EngineParam>>,
-  count: number,
-  nameOf: (index: number) => string,
-): { values: Record<string, DuckDBValue>; types: Record<string, DuckDBType> } {
+function bindings(params: Readonly<Record<string, EngineParam>>, count: number, nameOf: (index: number) => string): { values: Record<string, DuckDBValue>; types: Record<string, DuckDBType> } {
   const values: Record<string, DuckDBValue> = {};
   const types: Record<string, DuckDBType> = {};
   for (let i = 1; i <= count; i++) {

@@ -40,14 +40,12 @@ export function namesAFile(error: unknown, paths: readonly string[]): boolean {
  * @example
  * if (request.sql !== undefined) await blameCaller(error, reads, files, () => execute(connection, sql, { ...request, sql: undefined }, files));
  */
-export async function blameCaller(
-  error: unknown,
-  reads: ReadonlyMap<SourceDescriptor, ReadSet>,
-  files: ReadonlyMap<SourceDescriptor, ReadFiles>,
-  runOwn: () => Promise<unknown>,
-): Promise<void> {
+export async function blameCaller(error: unknown, reads: ReadonlyMap<SourceDescriptor, ReadSet>, files: ReadonlyMap<SourceDescriptor, ReadFiles>, runOwn: () => Promise<unknown>): Promise<void> {
   const paths = [...reads].flatMap(([source, read]) => [
-    ...read.ndjson.map((f) => f.path), ...read.ranges.map((r) => r.file.path), ...read.parquet.map((f) => f.path), ...(files.get(source)?.copies.keys() ?? []),
+    ...read.ndjson.map((f) => f.path),
+    ...read.ranges.map((r) => r.file.path),
+    ...read.parquet.map((f) => f.path),
+    ...(files.get(source)?.copies.keys() ?? []),
   ]);
   const refusal = callerSqlError(error, paths);
   if (refusal === null) return;

@@ -53,12 +53,18 @@ export function callerRows(reader: DuckDBResultReader, columns: Columns): Record
 }
 
 const INTEGER_TYPES = new Set([
-  DuckDBTypeId.TINYINT, DuckDBTypeId.SMALLINT, DuckDBTypeId.INTEGER, DuckDBTypeId.BIGINT, DuckDBTypeId.HUGEINT,
-  DuckDBTypeId.UTINYINT, DuckDBTypeId.USMALLINT, DuckDBTypeId.UINTEGER, DuckDBTypeId.UBIGINT, DuckDBTypeId.UHUGEINT,
+  DuckDBTypeId.TINYINT,
+  DuckDBTypeId.SMALLINT,
+  DuckDBTypeId.INTEGER,
+  DuckDBTypeId.BIGINT,
+  DuckDBTypeId.HUGEINT,
+  DuckDBTypeId.UTINYINT,
+  DuckDBTypeId.USMALLINT,
+  DuckDBTypeId.UINTEGER,
+  DuckDBTypeId.UBIGINT,
+  DuckDBTypeId.UHUGEINT,
 ]);
-const TIMESTAMP_TYPES = new Set([
-  DuckDBTypeId.TIMESTAMP, DuckDBTypeId.TIMESTAMP_TZ, DuckDBTypeId.TIMESTAMP_S, DuckDBTypeId.TIMESTAMP_MS, DuckDBTypeId.TIMESTAMP_NS,
-]);
+const TIMESTAMP_TYPES = new Set([DuckDBTypeId.TIMESTAMP, DuckDBTypeId.TIMESTAMP_TZ, DuckDBTypeId.TIMESTAMP_S, DuckDBTypeId.TIMESTAMP_MS, DuckDBTypeId.TIMESTAMP_NS]);
 const NESTED_TYPES = new Set([DuckDBTypeId.LIST, DuckDBTypeId.STRUCT, DuckDBTypeId.MAP, DuckDBTypeId.ARRAY, DuckDBTypeId.UNION]);
 
 function columnType(id: DuckDBTypeId, alias: string | undefined): ColumnType {
@@ -98,7 +104,12 @@ function engineValue(value: DuckDBValue, type: ColumnType, id: DuckDBTypeId, asJ
  * @example
  * const { rows, columns } = await executeCaller(connection, sql, request, files);
  */
-export async function executeCaller(connection: DuckDBConnection, sql: string, request: EngineRequest, files: ReadonlyMap<SourceDescriptor, SourceFiles>): Promise<Pick<EngineResult, 'rows' | 'columns'>> {
+export async function executeCaller(
+  connection: DuckDBConnection,
+  sql: string,
+  request: EngineRequest,
+  files: ReadonlyMap<SourceDescriptor, SourceFiles>,
+): Promise<Pick<EngineResult, 'rows' | 'columns'>> {
   const prepared = await connection.prepare(fullQuerySql(sql, files, { sql: request.sql!, maxRows: request.maxRows }));
   try {
     bindRequest(prepared, request);

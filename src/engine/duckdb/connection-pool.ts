@@ -51,7 +51,10 @@ export class ConnectionPool {
     } catch (error) {
       stopped ||= unwatch?.() ?? false;
       if (stopped) {
-        throw new EngineError('overloaded', `The query was stopped: the process grew past its memory ceiling (${Math.round(this.watch!.ceilingBytes / 2 ** 20)} MiB) while it ran.`, { cause: error, retryAfterSeconds: 1 });
+        throw new EngineError('overloaded', `The query was stopped: the process grew past its memory ceiling (${Math.round(this.watch!.ceilingBytes / 2 ** 20)} MiB) while it ran.`, {
+          cause: error,
+          retryAfterSeconds: 1,
+        });
       }
       // Ours already (an engine error, a caller's SQL refused): as it is.
       if (error instanceof LogEndpointsError) throw error;

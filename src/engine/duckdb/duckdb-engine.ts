@@ -117,32 +117,34 @@ class DuckDBEngine implements Engine {
     // A caller's SQL over source tables reads the tables of the sources it names, no others.
     const tables = request.sql !== undefined ? request.statement.sourceTables?.duckdb : undefined;
     const variantSql = tables === undefined ? statementSql(request) : sourceTablesStatement(tables, sourcesNamedBy(request.sql!, this.sourceSet.list));
-    return this.gate.run(() => this.pool.withConnection(async (connection) => {
-      const started = monotonicMs();
-      const sources = this.sourcesOf(variantSql);
-      // In-memory events a compaction covers stay until this query is done with its snapshot.
-      const leave = this.memory?.enter();
-      try {
-        for (let attempt = 1; ; attempt++) {
-          const { reads, sql, walksNewestFirst } = await this.snapshot(request, variantSql, sources);
-          const files = new Map<SourceDescriptor, ReadFiles>();
-          try {
-            for (const [source, read] of reads) files.set(source, await this.inputs.sourceFiles(connection, read));
-            const answer = await this.answer(connection, sql, request, sources, reads, files, walksNewestFirst);
-            // Taken once the statement ran: a newest-first walk names what it leaves out as it goes.
-            return { ...answer, engineMs: monotonicMs() - started, skippedFiles: [...reads.values()].flatMap((r) => r.skipped) };
-          } catch (error) {
-            if (request.sql !== undefined) await blameCaller(error, reads, files, () => this.execute(connection, sql, { ...request, sql: undefined }, files));
-            let retry = false;
-            for (const [source, read] of reads) if (await this.retryable(connection, error, source, read, files.get(source)?.copies)) retry = true;
-            if (!retry) throw error;
-            if (attempt >= MAX_ATTEMPTS) throw keptChanging(error);
+    return this.gate.run(() =>
+      this.pool.withConnection(async (connection) => {
+        const started = monotonicMs();
+        const sources = this.sourcesOf(variantSql);
+        // In-memory events a compaction covers stay until this query is done with its snapshot.
+        const leave = this.memory?.enter();
+        try {
+          for (let attempt = 1; ; attempt++) {
+            const { reads, sql, walksNewestFirst } = await this.snapshot(request, variantSql, sources);
+            const files = new Map<SourceDescriptor, ReadFiles>();
+            try {
+              for (const [source, read] of reads) files.set(source, await this.inputs.sourceFiles(connection, read));
+              const answer = await this.answer(connection, sql, request, sources, reads, files, walksNewestFirst);
+              // Taken once the statement ran: a newest-first walk names what it leaves out as it goes.
+              return { ...answer, engineMs: monotonicMs() - started, skippedFiles: [...reads.values()].flatMap((r) => r.skipped) };
+            } catch (error) {
+              if (request.sql !== undefined) await blameCaller(error, reads, files, () => this.execute(connection, sql, { ...request, sql: undefined }, files));
+              let retry = false;
+              for (const [source, read] of reads) if (await this.retryable(connection, error, source, read, files.get(source)?.copies)) retry = true;
+              if (!retry) throw error;
+              if (attempt >= MAX_ATTEMPTS) throw keptChanging(error);
+            }
           }
+        } finally {
+          leave?.();
         }
-      } finally {
-        leave?.();
-      }
-    }, request.sql !== undefined));
+      }, request.sql !== undefined),
+    );
   }
 
   /**
@@ -178,7 +180,13 @@ class DuckDBEngine implements Engine {
     if (!walksNewestFirst) return { rows: await this.execute(connection, sql, request, files) };
     const [only] = sources;
     const rows = await newestFirst({
-      connection, sql, request, source: only!, read: reads.get(only!)!, files: files.get(only!)!, heads: this.headTables,
+      connection,
+      sql,
+      request,
+      source: only!,
+      read: reads.get(only!)!,
+      files: files.get(only!)!,
+      heads: this.headTables,
       execute: (set) => this.execute(connection, sql, request, new Map([[only!, set]])),
       executePrepared: (text, r) => this.executePrepared(connection, text, r),
       fullSql: (text, set) => fullQuerySql(text, new Map([[only!, set]])),
@@ -201,7 +209,7 @@ class DuckDBEngine implements Engine {
     const tables = sources ? sources.map((s) => s.relation) : splitEndpointSql(statementSql({ statement, params: {}, maxRows })).tables;
     if (dialect === 'duckdb') return validateCallerSql(sql, { tables, maxRows }, serialize);
     if (!sources) throw callerDialectRefused(statement.name);
-    const checked = await checkBigQuery(sql, this.bigQuerySchema ??= bigQuerySchemaOf(sources), 'duckdb', { tables, maxRows }, serialize);
+    const checked = await checkBigQuery(sql, (this.bigQuerySchema ??= bigQuerySchemaOf(sources)), 'duckdb', { tables, maxRows }, serialize);
     return { sql: checked.sql, key: checked.key, columns: checked.columns };
   }
 
@@ -222,7 +230,9 @@ class DuckDBEngine implements Engine {
         prepared.destroySync();
         return null;
       } catch (error) {
-        return String((error as Error).message).split('\n')[0]!.replace(/^[A-Za-z ]*Error: /, '');
+        return String((error as Error).message)
+          .split('\n')[0]!
+          .replace(/^[A-Za-z ]*Error: /, '');
       }
     });
   }
@@ -266,7 +276,7 @@ class DuckDBEngine implements Engine {
     if (known !== undefined) return known;
     const verdict = await this.onControl(async () => {
       try {
-        await this.control.run('SELECT regexp_matches(\'\', $pattern)', { pattern }, { pattern: VARCHAR });
+        await this.control.run("SELECT regexp_matches('', $pattern)", { pattern }, { pattern: VARCHAR });
         return null;
       } catch (error) {
         return String((error as Error).message).replace(/^[A-Za-z ]*Error: /, '');
@@ -284,33 +294,35 @@ class DuckDBEngine implements Engine {
 
   async inspectSources(): Promise<SourceInspection[]> {
     this.assertOpen();
-    return this.gate.run(() => this.pool.withConnection(async (connection) => {
-      const out: SourceInspection[] = [];
-      for (const source of this.readers.keys()) {
-        // The same snapshot a query takes, memory included (its rows stay until we are done).
-        const leave = this.memory?.enter();
-        try {
-          // As a query does: a file found damaged (or with a line too long) is listed, not thrown.
-          for (let attempt = 1; ; attempt++) {
-            const read = await this.reader(source).snapshot();
-            let files: ReadFiles | undefined;
-            // Every data file's rows are counted: each is checked against its commit first.
-            await this.reader(source).verifyRows(read);
-            try {
-              files = await this.inputs.sourceFiles(connection, read);
-              out.push(await inspectSource(connection, source, read, files));
-              break;
-            } catch (error) {
-              if (!(await this.retryable(connection, error, source, read, files?.copies))) throw error;
-              if (attempt >= MAX_ATTEMPTS) throw keptChanging(error);
+    return this.gate.run(() =>
+      this.pool.withConnection(async (connection) => {
+        const out: SourceInspection[] = [];
+        for (const source of this.readers.keys()) {
+          // The same snapshot a query takes, memory included (its rows stay until we are done).
+          const leave = this.memory?.enter();
+          try {
+            // As a query does: a file found damaged (or with a line too long) is listed, not thrown.
+            for (let attempt = 1; ; attempt++) {
+              const read = await this.reader(source).snapshot();
+              let files: ReadFiles | undefined;
+              // Every data file's rows are counted: each is checked against its commit first.
+              await this.reader(source).verifyRows(read);
+              try {
+                files = await this.inputs.sourceFiles(connection, read);
+                out.push(await inspectSource(connection, source, read, files));
+                break;
+              } catch (error) {
+                if (!(await this.retryable(connection, error, source, read, files?.copies))) throw error;
+                if (attempt >= MAX_ATTEMPTS) throw keptChanging(error);
+              }
             }
+          } finally {
+            leave?.();
           }
-        } finally {
-          leave?.();
         }
-      }
-      return out;
-    }));
+        return out;
+      }),
+    );
   }
 
   async close(): Promise<void> {

@@ -118,5 +118,9 @@ function damageReason(file: ListedFile, message: string): SkipReason {
 
 /** The engine's one-line message about a file, without the path (answers never hold paths). */
 function engineDetail(message: string, path: string): string {
-  return message.split('\n')[0]!.replaceAll(path, 'the file').replace(/^[A-Za-z ]*Error: /, '').trim();
+  return message
+    .split('\n')[0]!
+    .replaceAll(path, 'the file')
+    .replace(/^[A-Za-z ]*Error: /, '')
+    .trim();
 }

@@ -64,7 +64,13 @@ export class HeadTables {
       const made = entry;
       this.entries.push(made);
       if (previous) previous.users++;
-      made.ready = this.make(connection, made, heads.filter((h) => !previous?.heads.has(versionOf(h))), parquetTypes, previous).finally(() => {
+      made.ready = this.make(
+        connection,
+        made,
+        heads.filter((h) => !previous?.heads.has(versionOf(h))),
+        parquetTypes,
+        previous,
+      ).finally(() => {
         if (previous) this.leave(previous);
       });
       made.ready.catch(() => {
@@ -83,7 +89,9 @@ export class HeadTables {
     let released = false;
     this.evict();
     return {
-      select: `SELECT ${relationColumns(source).map(([name]) => name).join(', ')} FROM ${held.table}`,
+      select: `SELECT ${relationColumns(source)
+        .map(([name]) => name)
+        .join(', ')} FROM ${held.table}`,
       release: () => {
         if (released) return;
         released = true;
@@ -100,7 +108,9 @@ export class HeadTables {
   private async make(connection: DuckDBConnection, entry: Entry, added: readonly ListedFile[], parquetTypes: ReadonlyMap<string, string>, previous: Entry | undefined): Promise<void> {
     const { source } = entry;
     await previous?.ready;
-    const columns = relationColumns(source).map(([name]) => name).join(', ');
+    const columns = relationColumns(source)
+      .map(([name]) => name)
+      .join(', ');
     const parts = [
       ...(previous ? [`SELECT ${columns} FROM ${previous.table}`] : []),
       ...(added.length ? [sourceRelation(source, { ndjson: [], parquet: added.map((h) => h.path), parquetTypes })] : []),

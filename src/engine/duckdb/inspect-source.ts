@@ -14,7 +14,9 @@ import type { SourceDescriptor } from '../../sources/source-descriptor';
  * const counts = await inspectSource(connection, source, read, await inputs.sourceFiles(connection, read));
  */
 export async function inspectSource(connection: DuckDBConnection, source: SourceDescriptor, read: ReadSet, files: SourceFiles): Promise<SourceInspection> {
-  let lines = 0, skippedLines = 0, parquetRows = 0;
+  let lines = 0,
+    skippedLines = 0,
+    parquetRows = 0;
   if (files.ndjson.length) {
     const r = await connection.runAndReadAll(`
         SELECT count(*) FILTER (WHERE ${NOT_A_COMMIT_MARKER}) AS lines,

@@ -69,7 +69,10 @@ export async function newestFirst(q: NewestFirstQuery): Promise<Rows> {
   const until = request.params[order.until];
   const untilMicros = until && typeof until === 'object' ? until.timestamp : null;
   // Newest first; days that start after the upper bound hold nothing to return.
-  const ordered = [...days.keys()].sort().reverse().filter((day) => untilMicros === null || dayStartMicros(day) <= untilMicros);
+  const ordered = [...days.keys()]
+    .sort()
+    .reverse()
+    .filter((day) => untilMicros === null || dayStartMicros(day) <= untilMicros);
   /**
    * A day's files, or their heads (each project's newest rows of each file) when they are enough:
    * every file has one, it holds at least `limit` rows per project, and no upper bound cuts into
@@ -81,7 +84,11 @@ export async function newestFirst(q: NewestFirstQuery): Promise<Rows> {
     const wanted = limit <= HEAD_ROWS_PER_PROJECT && (untilMicros === null || untilMicros >= dayStartMicros(day) + DAY_MICROS);
     if (wanted && days.get(day)!.every((f) => f.head)) await q.reader.verifyCompanions(read, { heads: true, files: days.get(day) });
     const heads = wanted && days.get(day)!.every((f) => f.head);
-    if (!heads && (await q.reader.verifyRows(read, days.get(day)))) days.set(day, days.get(day)!.filter((f) => read.parquet.includes(f)));
+    if (!heads && (await q.reader.verifyRows(read, days.get(day))))
+      days.set(
+        day,
+        days.get(day)!.filter((f) => read.parquet.includes(f)),
+      );
     const list = days.get(day)!;
     return { day, files: heads ? list.map((f) => headOf(f)!) : list, heads };
   };

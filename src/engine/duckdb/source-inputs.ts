@@ -72,7 +72,10 @@ export class SourceInputs {
     const key = files.map((f) => `${f.path}\0${f.size}\0${f.mtimeMs}`).join('\n');
     const known = this.parquetTypes.get(key);
     if (known) return known;
-    const types = await parquetSchema(connection, files.map((f) => f.path));
+    const types = await parquetSchema(
+      connection,
+      files.map((f) => f.path),
+    );
     if (this.parquetTypes.size >= 16) this.parquetTypes.clear();
     this.parquetTypes.set(key, types);
     return types;

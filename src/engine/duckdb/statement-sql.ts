@@ -56,7 +56,9 @@ export function fullQuerySql(sql: string, files: ReadonlyMap<SourceDescriptor, S
   // Each rollup the statement names follows its source's relation, as its SQL over that relation.
   const relations = sources.flatMap(([source, f]) => [
     `${source.relation} AS (\n${sourceRelation(source, f)}\n)`,
-    ...Object.entries(source.rollups).filter(([name]) => namesRelation(sql, name)).map(([name, r]) => `${name} AS (\n${rollupRelation(source, f, name, r)}\n)`),
+    ...Object.entries(source.rollups)
+      .filter(([name]) => namesRelation(sql, name))
+      .map(([name, r]) => `${name} AS (\n${rollupRelation(source, f, name, r)}\n)`),
   ]);
   const own = /^((?:\s*--[^\n]*\n)*)\s*WITH\s/i.exec(sql);
   // A statement whose CTEs shadow a relation (logs.all's `edge_logs`, already limited to one

@@ -1,4 +1,4 @@
-import { basename, join, resolve, sep } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import type { SourceName } from '../../sources/source-descriptor';
 import { EngineError, InvalidOptionError } from '../../errors';
 import type { LockTiming } from '../../util/lock-file';
@@ -12,7 +12,6 @@ import type { SourceSet } from '../../sources/source-set';
 export function walDir(dataDir: string, source: SourceName): string {
   return join(resolve(dataDir), source, 'wal');
 }
-
 
 /** The quarantine folder of a source: `<dataDir>/<source>/quarantine`. */
 export function quarantineDir(dataDir: string, source: SourceName): string {

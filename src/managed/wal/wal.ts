@@ -150,7 +150,10 @@ export class Wal {
     const dir = resolve(options.dir);
     await mkdir(dir, { recursive: true });
     const quarantine = options.quarantine ?? (await Quarantine.open(join(dirname(dir), 'quarantine')));
-    const seqs = (await readdir(dir)).map(segmentSeqOf).filter((s): s is number => s !== null).sort((a, b) => a - b);
+    const seqs = (await readdir(dir))
+      .map(segmentSeqOf)
+      .filter((s): s is number => s !== null)
+      .sort((a, b) => a - b);
     const sizes = await Promise.all(seqs.map(async (seq) => (await stat(join(dir, segmentFileName(seq)))).size));
     const newest = sizes.findLastIndex((size) => size > 0);
     // The newest first (its torn tail is cut before anything is appended after it), then the
@@ -172,7 +175,13 @@ export class Wal {
       found.push({ path, seq, committedBytes, closed: true });
     }
     if (recovered.length) await fsyncDir(dir);
-    const wal = new Wal(dir, options, found.filter((s) => s.committedBytes > 0), recovered, quarantine);
+    const wal = new Wal(
+      dir,
+      options,
+      found.filter((s) => s.committedBytes > 0),
+      recovered,
+      quarantine,
+    );
     for (const segment of found) wal.verified.add(segment.path);
     for (const [i, seq] of seqs.entries()) {
       if (!atOpen.has(i)) wal.deferredList.push({ path: join(dir, segmentFileName(seq)), seq, bytes: sizes[i]! });
@@ -237,15 +246,11 @@ export class Wal {
     if (lines[lines.length - 1] !== 0x0a) return Promise.reject(new TypeError('WAL lines must end with a newline.'));
     const size = lines.length;
     if (this.pendingBytes > 0 && this.pendingBytes + size > this.limits.maxPendingBytes) {
-      return Promise.reject(
-        new EngineError('overloaded', 'Too many events are waiting to be written; retry shortly.', { retryAfterSeconds: 1 }),
-      );
+      return Promise.reject(new EngineError('overloaded', 'Too many events are waiting to be written; retry shortly.', { retryAfterSeconds: 1 }));
     }
     const held = this.diskBytes + this.pendingBytes;
     if (held > 0 && held + size > this.limits.maxUncompactedBytes) {
-      return Promise.reject(
-        new EngineError('overloaded', 'The write-ahead log is full until compaction catches up; retry later.', { retryAfterSeconds: 5 }),
-      );
+      return Promise.reject(new EngineError('overloaded', 'The write-ahead log is full until compaction catches up; retry later.', { retryAfterSeconds: 5 }));
     }
     this.pendingBytes += size;
     const done = new Promise<{ seq: number }>((resolve, reject) => this.queue.push({ data: lines, resolve, reject }));

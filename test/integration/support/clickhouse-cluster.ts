@@ -43,22 +43,22 @@ export async function startClickHouseCluster(options: { shards?: number; name?: 
   const root = keep ? options.dir! : mkdtempSync(join(tmpdir(), 'le-clickhouse-'));
   const ports: Array<{ http: number; tcp: number }> = [];
   for (let i = 0; i < (options.shards ?? 2); i++) ports.push({ http: await freePort(), tcp: await freePort() });
-  const remoteServers = ports
-    .map((p) => `<shard><replica><host>127.0.0.1</host><port>${p.tcp}</port></replica></shard>`)
-    .join('');
+  const remoteServers = ports.map((p) => `<shard><replica><host>127.0.0.1</host><port>${p.tcp}</port></replica></shard>`).join('');
   const shards: ClickHouseShard[] = [];
   const launch = (dir: string) => spawn(binary, [`--config-file=${join(dir, 'config.xml')}`], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
   const dirOf = (i: number) => join(root, `shard-${i + 1}`);
   try {
-    await Promise.all(ports.map(async (p, i) => {
-      const dir = dirOf(i);
-      for (const sub of ['data', 'tmp', 'user_files', 'format_schemas']) mkdirSync(join(dir, sub), { recursive: true });
-      writeFileSync(join(dir, 'config.xml'), serverConfig(dir, p.http, p.tcp, name, remoteServers));
-      writeFileSync(join(dir, 'users.xml'), USERS);
-      const child = launch(dir);
-      shards.push({ url: `http://127.0.0.1:${p.http}`, httpPort: p.http, tcpPort: p.tcp, process: child });
-      await ready(child);
-    }));
+    await Promise.all(
+      ports.map(async (p, i) => {
+        const dir = dirOf(i);
+        for (const sub of ['data', 'tmp', 'user_files', 'format_schemas']) mkdirSync(join(dir, sub), { recursive: true });
+        writeFileSync(join(dir, 'config.xml'), serverConfig(dir, p.http, p.tcp, name, remoteServers));
+        writeFileSync(join(dir, 'users.xml'), USERS);
+        const child = launch(dir);
+        shards.push({ url: `http://127.0.0.1:${p.http}`, httpPort: p.http, tcpPort: p.tcp, process: child });
+        await ready(child);
+      }),
+    );
   } catch (error) {
     await stopAll(shards);
     if (!keep) rmSync(root, { recursive: true, force: true });
@@ -75,10 +75,12 @@ export async function startClickHouseCluster(options: { shards?: number; name?: 
     },
     kill: () => stopAll(shards),
     restart: async () => {
-      await Promise.all(shards.map(async (shard) => {
-        shard.process = launch(dirOf(ports.findIndex((p) => p.http === shard.httpPort)));
-        await ready(shard.process);
-      }));
+      await Promise.all(
+        shards.map(async (shard) => {
+          shard.process = launch(dirOf(ports.findIndex((p) => p.http === shard.httpPort)));
+          await ready(shard.process);
+        }),
+      );
     },
   };
 }
@@ -103,12 +105,14 @@ function ready(child: ChildProcess): Promise<void> {
 }
 
 async function stopAll(shards: ClickHouseShard[], signal: 'SIGKILL' | 'SIGTERM' = 'SIGKILL'): Promise<void> {
-  await Promise.all(shards.map(async ({ process: child }) => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    // SIGKILL when nothing is kept (the data folder is removed next).
-    child.kill(signal);
-    await once(child, 'exit');
-  }));
+  await Promise.all(
+    shards.map(async ({ process: child }) => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      // SIGKILL when nothing is kept (the data folder is removed next).
+      child.kill(signal);
+      await once(child, 'exit');
+    }),
+  );
 }
 
 function serverConfig(dir: string, httpPort: number, tcpPort: number, cluster: string, remoteServers: string): string {

@@ -29,7 +29,9 @@ export function edgeCaseEvents(): { edge: object[]; functions: object[] } {
     edgeEvent({ project: 'edgecase', timestamp: 'not a time', id: 'bad-time' }),
     // Text that is hard on escaping and encodings, kept whole in metadata.
     edgeEvent({
-      project: 'edgecase', timestamp: iso(NOW_MICROS - 5n * SECOND), id: "q'uote\\back\ttab",
+      project: 'edgecase',
+      timestamp: iso(NOW_MICROS - 5n * SECOND),
+      id: "q'uote\\back\ttab",
       message: 'ünïcødé 🚀 "quoted" \\ back \u0000 nul',
       extra: { nested: { list: [1, 2.5, null, true, 'x'], big: 12345678901234567890, tiny: 1e-300 }, 'key with space': '\n\t' },
     }),
@@ -51,7 +53,12 @@ export function edgeCaseEvents(): { edge: object[]; functions: object[] } {
     // Only NULL execution times in a bucket: null statistics, still counted.
     functionEvent({ project: 'edgecase', functionId: 'f-c', timestamp: iso(NOW_MICROS - 7200n * SECOND), ms: null, status: 500 }),
     // Strings where numbers are due: read as DuckDB reads them.
-    { id: 'str-ms', timestamp: iso(NOW_MICROS - 35n * SECOND), event_message: 'x', metadata: { project_ref: 'edgecase', function_id: 'f-a', execution_time_ms: '42.5', response: { status_code: '500' } } },
+    {
+      id: 'str-ms',
+      timestamp: iso(NOW_MICROS - 35n * SECOND),
+      event_message: 'x',
+      metadata: { project_ref: 'edgecase', function_id: 'f-a', execution_time_ms: '42.5', response: { status_code: '500' } },
+    },
     { id: 'no-fn', timestamp: iso(NOW_MICROS - 36n * SECOND), event_message: 'x', metadata: { project_ref: 'edgecase', execution_time_ms: 3 } },
     { id: 'no-project', timestamp: iso(NOW_MICROS - 37n * SECOND), event_message: 'x', metadata: { function_id: 'f-a', execution_time_ms: 3 } },
   ];

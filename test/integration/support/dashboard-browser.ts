@@ -16,10 +16,7 @@ import { requireBinary } from './servers';
 export const NOW = '2026-11-21T12:00:00Z';
 export const KEY = 'dashboard-test-key';
 /** The flags that keep Chromium off the network and out of the machine's profile. */
-const CHROMIUM_ARGS = [
-  '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-  '--no-first-run', '--disable-sync', '--disable-quic',
-];
+const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync', '--disable-quic'];
 /** Far above any wait of these tests on a loaded machine: a wait that ends is a pass, not a race. */
 export const WAIT = { timeout: 60_000 };
 
@@ -144,7 +141,10 @@ export async function startDashboard(): Promise<DashboardHarness> {
     },
     async closeTabs() {
       for (const tab of tabs.splice(0)) {
-        expect(tab.consoleErrors.filter((e) => !tab.expectedErrors.has(e)), 'console errors').toEqual([]);
+        expect(
+          tab.consoleErrors.filter((e) => !tab.expectedErrors.has(e)),
+          'console errors',
+        ).toEqual([]);
         expect(tab.foreignRequests, 'requests outside the server').toEqual([]);
         await tab.page.close();
       }
@@ -168,7 +168,10 @@ function writeSparseLogs(path: (name: string) => string): { edge: string; functi
     SPARSE_ENTRIES.map((e) => {
       const url = `https://${SPARSE}.supabase.co${e.path}`;
       return line({
-        id: e.id, timestamp: e.timestamp, project: SPARSE, event_message: `GET | ${e.status} | ${url}`,
+        id: e.id,
+        timestamp: e.timestamp,
+        project: SPARSE,
+        event_message: `GET | ${e.status} | ${url}`,
         metadata: { request: { method: 'GET', path: e.path, search: '', url, host: `${SPARSE}.supabase.co` }, response: { status_code: e.status } },
       });
     }).join(''),
@@ -177,7 +180,9 @@ function writeSparseLogs(path: (name: string) => string): { edge: string; functi
     functions,
     SPARSE_INVOCATIONS.map((f) =>
       line({
-        id: f.id, timestamp: f.timestamp, event_message: `GET | ${f.status} | https://${SPARSE}.supabase.co/functions/v1/hello`,
+        id: f.id,
+        timestamp: f.timestamp,
+        event_message: `GET | ${f.status} | https://${SPARSE}.supabase.co/functions/v1/hello`,
         metadata: { project_ref: SPARSE, function_id: 'hello', execution_time_ms: f.ms, request: { method: 'GET', pathname: '/hello' }, response: { status_code: f.status } },
       }),
     ).join(''),
@@ -194,13 +199,7 @@ export async function enterKey(page: Page, key: string = KEY): Promise<void> {
  * Waits until a panel shows rows for a query with these parameters (an empty value: absent),
  * then returns that query and the API's rows for exactly it.
  */
-export async function panelShows(
-  harness: DashboardHarness,
-  page: Page,
-  panel: string,
-  endpoint: string,
-  expected: Record<string, string>,
-): Promise<{ query: URLSearchParams; rows: unknown[] }> {
+export async function panelShows(harness: DashboardHarness, page: Page, panel: string, endpoint: string, expected: Record<string, string>): Promise<{ query: URLSearchParams; rows: unknown[] }> {
   const root = page.locator(panel.startsWith('[') ? panel : `#${panel}`);
   let query = '';
   await expect

@@ -28,7 +28,8 @@ export function answerProblem(expected: Expected, status: number, body: unknown)
 export function rowsProblem(expected: Extract<Expected, { status: 200 }>, rows: readonly WireRow[]): string | null {
   const total = expected.groups.reduce((n, g) => n + g.length, 0);
   const want = Math.min(total, expected.limit);
-  if (rows.length !== want) return `${rows.length} rows, expected ${want}${rows.length ? `; first: ${JSON.stringify(rows[0])}` : ''}${want ? `; expected first: ${JSON.stringify(expected.groups[0]![0])}` : ''}`;
+  if (rows.length !== want)
+    return `${rows.length} rows, expected ${want}${rows.length ? `; first: ${JSON.stringify(rows[0])}` : ''}${want ? `; expected first: ${JSON.stringify(expected.groups[0]![0])}` : ''}`;
   const anyId = expected.groups.some((g) => g.some((r) => r.id === ANY_ID));
   if (anyId) {
     // Each row is its own event here: the ids the server made are distinct.
@@ -45,7 +46,10 @@ export function rowsProblem(expected: Extract<Expected, { status: 200 }>, rows: 
     for (const [i, text] of segment.entries()) {
       const left = pool.get(text) ?? 0;
       if (left === 0) {
-        const expectedRows = group.slice(0, 3).map((r) => canonical(r, false)).join('\n  ');
+        const expectedRows = group
+          .slice(0, 3)
+          .map((r) => canonical(r, false))
+          .join('\n  ');
         return `row ${at + i} is ${text}; expected ${take === group.length ? '' : `${take} of `}these ${group.length} (first 3):\n  ${expectedRows}`;
       }
       pool.set(text, left - 1);
@@ -65,5 +69,9 @@ function canonical(row: WireRow, anyId: boolean): string {
 function sorted(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sorted);
   if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.keys(value).sort().map((k) => [k, sorted((value as Record<string, unknown>)[k])]));
+  return Object.fromEntries(
+    Object.keys(value)
+      .sort()
+      .map((k) => [k, sorted((value as Record<string, unknown>)[k])]),
+  );
 }

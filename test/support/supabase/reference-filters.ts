@@ -1,20 +1,4 @@
-import {
-  and3,
-  between,
-  castInt,
-  compare,
-  field,
-  ifNull,
-  isIn,
-  like,
-  not3,
-  or3,
-  regexpContains,
-  safeInt,
-  unnest,
-  type TableRow,
-  type Tri,
-} from './reference-rows';
+import { and3, between, castInt, compare, field, ifNull, isIn, like, not3, or3, regexpContains, safeInt, unnest, type TableRow, type Tri } from './reference-rows';
 import type { StudioFilters, StudioTable } from './studio-sql';
 
 /**
@@ -34,12 +18,26 @@ const metadataOf = (s: Scope) => s.row.metadata;
 
 /** `genCrossJoinUnnests` as data: each alias and what it unnests, in order. */
 const JOINS: Record<StudioTable, readonly Join[]> = {
-  edge_logs: [['m', metadataOf], ['request', (s) => field(s.m, 'request')], ['response', (s) => field(s.m, 'response')]],
-  postgres_logs: [['m', metadataOf], ['parsed', (s) => field(s.m, 'parsed')]],
-  pg_cron_logs: [['m', metadataOf], ['parsed', (s) => field(s.m, 'parsed')]],
+  edge_logs: [
+    ['m', metadataOf],
+    ['request', (s) => field(s.m, 'request')],
+    ['response', (s) => field(s.m, 'response')],
+  ],
+  postgres_logs: [
+    ['m', metadataOf],
+    ['parsed', (s) => field(s.m, 'parsed')],
+  ],
+  pg_cron_logs: [
+    ['m', metadataOf],
+    ['parsed', (s) => field(s.m, 'parsed')],
+  ],
   function_logs: [['metadata', metadataOf]],
   auth_logs: [['metadata', metadataOf]],
-  function_edge_logs: [['m', metadataOf], ['response', (s) => field(s.m, 'response')], ['request', (s) => field(s.m, 'request')]],
+  function_edge_logs: [
+    ['m', metadataOf],
+    ['response', (s) => field(s.m, 'response')],
+    ['request', (s) => field(s.m, 'request')],
+  ],
   realtime_logs: [],
   storage_logs: [],
   postgrest_logs: [],
@@ -61,13 +59,31 @@ export function pageScopes(table: StudioTable, rows: readonly TableRow[]): Scope
 type Predicate = (s: Scope, value: string) => Tri;
 
 const search: Predicate = (s, value) => regexpContains(s.row.event_message, value);
-const httpStatus = (low: number, high: number): Predicate => (s) => between(field(s.response, 'status_code'), low, high);
+const httpStatus =
+  (low: number, high: number): Predicate =>
+  (s) =>
+    between(field(s.response, 'status_code'), low, high);
 const path = (pattern: string) => (s: Scope) => like(field(s.request, 'path'), pattern);
-const method = (name: string): Predicate => (s) => compare(field(s.request, 'method'), '=', name);
-const severity = (list: string[]): Predicate => (s) => isIn(field(s.parsed, 'error_severity'), list);
-const level = (name: string, op: '=' | '!=' = '='): Predicate => (s) => compare(field(s.metadata, 'level'), op, name);
-const authStatus = (low: number, high: number): Predicate => (s) => between(castInt(field(s.metadata, 'status')), low, high);
-const authPath = (pattern: string): Predicate => (s) => regexpContains(field(s.metadata, 'path'), pattern);
+const method =
+  (name: string): Predicate =>
+  (s) =>
+    compare(field(s.request, 'method'), '=', name);
+const severity =
+  (list: string[]): Predicate =>
+  (s) =>
+    isIn(field(s.parsed, 'error_severity'), list);
+const level =
+  (name: string, op: '=' | '!=' = '='): Predicate =>
+  (s) =>
+    compare(field(s.metadata, 'level'), op, name);
+const authStatus =
+  (low: number, high: number): Predicate =>
+  (s) =>
+    between(castInt(field(s.metadata, 'status')), low, high);
+const authPath =
+  (pattern: string): Predicate =>
+  (s) =>
+    regexpContains(field(s.metadata, 'path'), pattern);
 
 const authStatusOr0 = (s: Scope) => ifNull(safeInt(field(s.metadata, 'status')), 0);
 const authLevel = (s: Scope) => ifNull(field(s.metadata, 'level'), '');
@@ -155,7 +171,9 @@ export function filtersHold(table: StudioTable, filters: StudioFilters, s: Scope
       if (value !== '') clauses.push(predicate(table, root)(s, value));
       continue;
     }
-    const options = Object.entries(value).filter(([, on]) => on).map(([option]) => predicate(table, `${root}.${option}`)(s, ''));
+    const options = Object.entries(value)
+      .filter(([, on]) => on)
+      .map(([option]) => predicate(table, `${root}.${option}`)(s, ''));
     if (options.length) clauses.push(or3(...options));
   }
   return and3(...clauses);

@@ -48,7 +48,13 @@ const TEMPLATES: Record<ExplorerTemplateLabel, (rows: Rows) => Expected> = {
   },
   'Requests by Geography': (rows) => {
     const scopes = joined(rows('edge_logs')!, [m, ['r', (s) => field(s.m, 'request')], ['cf', (s) => field(s.r, 'cf')]]);
-    return { ...byCountDesc(groupBy(scopes, (s) => [field(s.cf, 'country')]).map((g) => ({ country: wire(g.keys[0]), count: g.scopes.length })), 'count'), limit: MAX_ROWS };
+    return {
+      ...byCountDesc(
+        groupBy(scopes, (s) => [field(s.cf, 'country')]).map((g) => ({ country: wire(g.keys[0]), count: g.scopes.length })),
+        'count',
+      ),
+      limit: MAX_ROWS,
+    };
   },
   'Slow Response Time': (rows) => {
     const scopes = kept(joined(rows('edge_logs')!, [m, ['r', (s) => field(s.m, 'response')]]), (s) => compare(field(s.r, 'origin_time'), '>', 1000));
@@ -62,7 +68,10 @@ const TEMPLATES: Record<ExplorerTemplateLabel, (rows: Rows) => Expected> = {
     const scopes = joined(rows('edge_logs')!, [m, ['r', (s) => field(s.m, 'request')]]);
     // `group by path, params`: the SELECT's aliases (r.path, r.search).
     const groups = groupBy(scopes, (s) => [field(s.r, 'path'), field(s.r, 'search')]);
-    return byCountDesc(groups.map((g) => ({ path: wire(g.keys[0]), params: wire(g.keys[1]), c: g.scopes.length })), 'c');
+    return byCountDesc(
+      groups.map((g) => ({ path: wire(g.keys[0]), params: wire(g.keys[1]), c: g.scopes.length })),
+      'c',
+    );
   },
   'REST Requests': (rows) => {
     // `path` names no alias of its own: it is r.path.
@@ -74,11 +83,17 @@ const TEMPLATES: Record<ExplorerTemplateLabel, (rows: Rows) => Expected> = {
   },
   'Error Count by User': (rows) => {
     const groups = groupBy(postgresErrors(rows), (s) => [field(s.p, 'user_name'), field(s.p, 'error_severity')]);
-    return byCountDesc(groups.map((g) => ({ count: g.scopes.length, user_name: wire(g.keys[0]), error_severity: wire(g.keys[1]) })), 'count');
+    return byCountDesc(
+      groups.map((g) => ({ count: g.scopes.length, user_name: wire(g.keys[0]), error_severity: wire(g.keys[1]) })),
+      'count',
+    );
   },
   'Auth Endpoint Events': (rows) => {
     const scopes = kept(joined(rows('auth_logs')!, []), (s) => regexpContains(s.row.event_message, 'level.{3}(info|warning||error|fatal)'));
-    return unordered(scopes.map((s) => ({ timestamp: s.row.micros, event_message: s.row.event_message })), 100);
+    return unordered(
+      scopes.map((s) => ({ timestamp: s.row.micros, event_message: s.row.event_message })),
+      100,
+    );
   },
   'Auth Audit Logs': (rows) => {
     if (rows('auth_audit_logs') !== null) throw new Error('reference: auth_audit_logs is not a table of self-hosted');
@@ -86,8 +101,14 @@ const TEMPLATES: Record<ExplorerTemplateLabel, (rows: Rows) => Expected> = {
   },
   'Storage Object Requests': (rows) => {
     const scopes = joined(rows('edge_logs')!, [m, ['r', (s) => field(s.m, 'request')], ['h', (s) => field(s.r, 'headers')]]);
-    const groups = groupBy(kept(scopes, (s) => like(field(s.r, 'path'), '%storage/v1/object/%')), (s) => [field(s.r, 'path'), field(s.r, 'method')]);
-    return byCountDesc(groups.map((g) => ({ http_verb: wire(g.keys[1]), filepath: wire(g.keys[0]), num_requests: g.scopes.length })), 'num_requests');
+    const groups = groupBy(
+      kept(scopes, (s) => like(field(s.r, 'path'), '%storage/v1/object/%')),
+      (s) => [field(s.r, 'path'), field(s.r, 'method')],
+    );
+    return byCountDesc(
+      groups.map((g) => ({ http_verb: wire(g.keys[1]), filepath: wire(g.keys[0]), num_requests: g.scopes.length })),
+      'num_requests',
+    );
   },
   'Storage Egress Requests': (rows) => {
     const scopes = joined(rows('edge_logs')!, [
@@ -100,14 +121,20 @@ const TEMPLATES: Record<ExplorerTemplateLabel, (rows: Rows) => Expected> = {
     const wanted = kept(scopes, (s) => and3(or3(like(path(s), '%storage/v1/object/%'), like(path(s), '%storage/v1/render/%')), compare(field(s.request, 'method'), '=', 'GET')));
     // `group by 1, 2, 3`: the verb, the path and `cached` (NULL where the response has no headers).
     const groups = groupBy(wanted, (s) => [field(s.request, 'method'), path(s), compare(field(s.responseHeaders, 'cf_cache_status'), '=', 'HIT')]);
-    return byCountDesc(groups.map((g) => ({ http_verb: wire(g.keys[0]), filepath: wire(g.keys[1]), cached: g.keys[2], num_requests: g.scopes.length })), 'num_requests');
+    return byCountDesc(
+      groups.map((g) => ({ http_verb: wire(g.keys[0]), filepath: wire(g.keys[1]), cached: g.keys[2], num_requests: g.scopes.length })),
+      'num_requests',
+    );
   },
   'Storage Top Cache Misses': (rows) => {
     const scopes = joined(rows('edge_logs')!, [m, ['r', (s) => field(s.m, 'request')], ['res', (s) => field(s.m, 'response')], ['h', (s) => field(s.res, 'headers')]]);
     const misses = ['MISS', 'NONE/UNKNOWN', 'EXPIRED', 'BYPASS', 'DYNAMIC'];
     const wanted = kept(scopes, (s) => and3(startsWith(field(s.r, 'path'), '/storage/v1/object'), compare(field(s.r, 'method'), '=', 'GET'), isIn(field(s.h, 'cf_cache_status'), misses)));
     const groups = groupBy(wanted, (s) => [field(s.r, 'path'), field(s.r, 'search')]);
-    return byCountDesc(groups.map((g) => ({ path: wire(g.keys[0]), search: wire(g.keys[1]), count: g.scopes.length })), 'count');
+    return byCountDesc(
+      groups.map((g) => ({ path: wire(g.keys[0]), search: wire(g.keys[1]), count: g.scopes.length })),
+      'count',
+    );
   },
 };
 

@@ -69,9 +69,21 @@ function one(row: WireRow): Expected {
 
 /** The columns of each page's list (`genDefaultQuery`): a dotted path is named after its last part. */
 const LIST_COLUMNS: Record<StudioTable, ReadonlyArray<readonly [string, (s: Scope) => unknown]>> = {
-  edge_logs: [['method', (s) => field(s.request, 'method')], ['path', (s) => field(s.request, 'path')], ['search', (s) => field(s.request, 'search')], ['status_code', (s) => field(s.response, 'status_code')]],
-  postgres_logs: [['error_severity', (s) => field(s.parsed, 'error_severity')], ['detail', (s) => field(s.parsed, 'detail')], ['hint', (s) => field(s.parsed, 'hint')]],
-  pg_cron_logs: [['error_severity', (s) => field(s.parsed, 'error_severity')], ['query', (s) => field(s.parsed, 'query')]],
+  edge_logs: [
+    ['method', (s) => field(s.request, 'method')],
+    ['path', (s) => field(s.request, 'path')],
+    ['search', (s) => field(s.request, 'search')],
+    ['status_code', (s) => field(s.response, 'status_code')],
+  ],
+  postgres_logs: [
+    ['error_severity', (s) => field(s.parsed, 'error_severity')],
+    ['detail', (s) => field(s.parsed, 'detail')],
+    ['hint', (s) => field(s.parsed, 'hint')],
+  ],
+  pg_cron_logs: [
+    ['error_severity', (s) => field(s.parsed, 'error_severity')],
+    ['query', (s) => field(s.parsed, 'query')],
+  ],
   function_logs: ['event_type', 'function_id', 'execution_id', 'level'].map((k) => [k, (s: Scope) => field(s.metadata, k)] as const),
   auth_logs: ['level', 'status', 'path', 'msg', 'error'].map((k) => [k, (s: Scope) => field(s.metadata, k)] as const),
   function_edge_logs: [],
@@ -143,7 +155,12 @@ function singleAnswer(spec: Extract<RequestSpec, { kind: 'single' }>, rows: Tabl
 
 function usageAnswer(rows: TableRow[]): Expected {
   const buckets = new Map<Micros, WireRow>();
-  const products = [['total_rest_requests', '/rest/v1'], ['total_auth_requests', '/auth/v1'], ['total_storage_requests', '/storage/v1'], ['total_realtime_requests', '/realtime/v1']] as const;
+  const products = [
+    ['total_rest_requests', '/rest/v1'],
+    ['total_auth_requests', '/auth/v1'],
+    ['total_storage_requests', '/storage/v1'],
+    ['total_realtime_requests', '/realtime/v1'],
+  ] as const;
   for (const s of pageScopes('edge_logs', rows)) {
     const bucket = truncate(s.row.micros, 'hour');
     const row = buckets.get(bucket) ?? Object.fromEntries([['timestamp', bucket], ...products.map(([name]) => [name, 0])]);
@@ -152,4 +169,3 @@ function usageAnswer(rows: TableRow[]): Expected {
   }
   return { status: 200, groups: [...buckets.entries()].sort(([a], [b]) => a - b).map(([, row]) => [row]), limit: MAX_ROWS };
 }
-

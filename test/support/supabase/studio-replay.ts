@@ -29,12 +29,7 @@ export async function vectorPost(url: string, ingestKey: string, sourceName: str
 }
 
 /** Ships the part `pick` chooses of every feed (default all), batch after batch; returns how many events. */
-export async function shipLikeVector(
-  url: string,
-  ingestKey: string,
-  events: VectorEvents,
-  pick: (events: readonly VectorEvent[]) => readonly VectorEvent[] = (all) => all,
-): Promise<number> {
+export async function shipLikeVector(url: string, ingestKey: string, events: VectorEvents, pick: (events: readonly VectorEvent[]) => readonly VectorEvent[] = (all) => all): Promise<number> {
   let shipped = 0;
   for (const { table } of VECTOR_SOURCES) {
     const part = pick(events[table]);

@@ -94,13 +94,34 @@ function pageRequests(page: Page, now: Micros): StudioRequest[] {
   const out: StudioRequest[] = [];
   const ranges = rangesAt(now);
   const list = (range: Range, filters: StudioFilters, detail: string) =>
-    out.push({ ...at(range), name: `${page.label}: list, ${range.label}${detail}`, table: page.table, sql: defaultQuery(page.table, filters), via: 'useLogsPreview', spec: { kind: 'list', page: page.table, filters } });
+    out.push({
+      ...at(range),
+      name: `${page.label}: list, ${range.label}${detail}`,
+      table: page.table,
+      sql: defaultQuery(page.table, filters),
+      via: 'useLogsPreview',
+      spec: { kind: 'list', page: page.table, filters },
+    });
   const count = (range: Range, filters: StudioFilters, detail: string) =>
-    out.push({ ...at(range), name: `${page.label}: new-logs count, ${range.label}${detail}`, table: page.table, sql: countQuery(page.table, filters), via: 'useLogsPreview count', spec: { kind: 'count', page: page.table, filters } });
+    out.push({
+      ...at(range),
+      name: `${page.label}: new-logs count, ${range.label}${detail}`,
+      table: page.table,
+      sql: countQuery(page.table, filters),
+      via: 'useLogsPreview count',
+      spec: { kind: 'count', page: page.table, filters },
+    });
   const chart = (range: Range, filters: StudioFilters, detail: string) => {
     const { trunc, startOffset } = chartStart(range, now);
     const sql = chartQuery(page.table, range, filters, now);
-    out.push({ ...at(range), name: `${page.label}: chart by ${trunc}, ${range.label}${detail}`, table: page.table, sql, via: 'useLogsPreview chart', spec: { kind: 'chart', page: page.table, filters, trunc, startOffset } });
+    out.push({
+      ...at(range),
+      name: `${page.label}: chart by ${trunc}, ${range.label}${detail}`,
+      table: page.table,
+      sql,
+      via: 'useLogsPreview chart',
+      spec: { kind: 'chart', page: page.table, filters, trunc, startOffset },
+    });
   };
 
   const none = filtersOf(page);
@@ -168,7 +189,14 @@ export function studioRequests(studioNow: Date): StudioRequest[] {
   for (const range of [lastHour, last24h]) {
     for (const template of EXPLORER_TEMPLATES) {
       if (range === last24h && template.table === 'auth_audit_logs') continue;
-      requests.push({ ...at(range), name: `Explorer: template ${template.label}, ${range.label}`, table: template.table, sql: template.sql, via: 'useLogsQuery', spec: { kind: 'template', label: template.label } });
+      requests.push({
+        ...at(range),
+        name: `Explorer: template ${template.label}, ${range.label}`,
+        table: template.table,
+        sql: template.sql,
+        via: 'useLogsQuery',
+        spec: { kind: 'template', label: template.label },
+      });
     }
   }
   const usage = { start: isoMillis(now - DAY), end: isoMillis(now) };
@@ -180,12 +208,7 @@ export function studioRequests(studioNow: Date): StudioRequest[] {
  * The log a click opens (`useSingleLog`): with no range, or a minute either side of the row's own
  * timestamp (`resolveSingleLogWindow`). `sameAs` names the event when the id is one the server made.
  */
-export function singleLogRequest(
-  table: LogTable,
-  id: string,
-  range: { label: string; start: string; end: string },
-  sameAs?: { micros: Micros; event_message: string | null },
-): StudioRequest {
+export function singleLogRequest(table: LogTable, id: string, range: { label: string; start: string; end: string }, sameAs?: { micros: Micros; event_message: string | null }): StudioRequest {
   return {
     ...at(range),
     name: `${table}: single log ${JSON.stringify(id)}, ${range.label}`,
@@ -220,7 +243,10 @@ const SQL_FIRST: ReadonlySet<StudioHook> = new Set(['useLogsPreview count', 'use
 export function studioUrl(logflareUrl: string, request: StudioRequest): URL {
   const url = new URL(`${logflareUrl}/api/endpoints/query/logs.all`);
   url.searchParams.set('project', 'default');
-  const range: Array<[string, string]> = [['iso_timestamp_start', request.iso_timestamp_start], ['iso_timestamp_end', request.iso_timestamp_end]];
+  const range: Array<[string, string]> = [
+    ['iso_timestamp_start', request.iso_timestamp_start],
+    ['iso_timestamp_end', request.iso_timestamp_end],
+  ];
   const params: Array<[string, string]> = SQL_FIRST.has(request.via) ? [['sql', request.sql], ...range] : [...range, ['sql', request.sql]];
   for (const [key, value] of params) url.searchParams.set(key, value);
   return url;

@@ -28,7 +28,10 @@ export function analyticsLiteral(value: string | number): string {
 
 /** `quotedIdent` (safe-analytics-sql.ts): each part of a dotted name in backticks. */
 export function quotedIdent(dotted: string): string {
-  return dotted.split('.').map((part) => `\`${part}\``).join('.');
+  return dotted
+    .split('.')
+    .map((part) => `\`${part}\``)
+    .join('.');
 }
 
 // AUTH_LOG_*_CONDITION (Logs.constants.ts): severity from the level and the HTTP status.
@@ -117,7 +120,10 @@ export function whereClauses(table: StudioTable, filters: StudioFilters): string
       if (clause !== null) clauses.push(`(${clause})`);
       continue;
     }
-    const group = Object.entries(value).filter(([, on]) => on).map(([option]) => resolve(`${root}.${option}`, true)).filter((c): c is string => c !== null);
+    const group = Object.entries(value)
+      .filter(([, on]) => on)
+      .map(([option]) => resolve(`${root}.${option}`, true))
+      .filter((c): c is string => c !== null);
     if (group.length) clauses.push(`(${group.join(' or ')})`);
   }
   return clauses;

@@ -109,4 +109,5 @@ export const SEARCH_TEMPLATES = [
 ] as const;
 
 /** `SELF_HOSTED_USAGE_SQL`: requests per hour by product over the last day, on the self-hosted home page. */
-export const SELF_HOSTED_USAGE_SQL = "\nselect\n  cast(timestamp_trunc(t.timestamp, hour) as datetime) as timestamp,\n  countif(starts_with(request.path, '/rest/v1')) as total_rest_requests,\n  countif(starts_with(request.path, '/auth/v1')) as total_auth_requests,\n  countif(starts_with(request.path, '/storage/v1')) as total_storage_requests,\n  countif(starts_with(request.path, '/realtime/v1')) as total_realtime_requests\nfrom edge_logs t\n  cross join unnest(metadata) as m\n  cross join unnest(m.request) as request\ngroup by timestamp\norder by timestamp asc\n";
+export const SELF_HOSTED_USAGE_SQL =
+  "\nselect\n  cast(timestamp_trunc(t.timestamp, hour) as datetime) as timestamp,\n  countif(starts_with(request.path, '/rest/v1')) as total_rest_requests,\n  countif(starts_with(request.path, '/auth/v1')) as total_auth_requests,\n  countif(starts_with(request.path, '/storage/v1')) as total_storage_requests,\n  countif(starts_with(request.path, '/realtime/v1')) as total_realtime_requests\nfrom edge_logs t\n  cross join unnest(metadata) as m\n  cross join unnest(m.request) as request\ngroup by timestamp\norder by timestamp asc\n";

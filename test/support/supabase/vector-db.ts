@@ -31,10 +31,39 @@ const STATEMENTS = new Weighted<DbLine>([
   [{ severity: 'LOG', message: 'connection authorized: user=authenticator database=postgres application_name=PostgREST 12.2.3', user: 'authenticator', app: 'PostgREST 12.2.3' }, 4],
   [{ severity: 'LOG', message: 'checkpoint starting: time', user: null, app: null }, 3],
   [{ severity: 'LOG', message: 'checkpoint complete: wrote 12 buffers (0.1%); 0 WAL file(s) added, 0 removed, 0 recycled', user: null, app: null }, 2],
-  [{ severity: 'ERROR', message: 'relation "tâche" does not exist at character 15', user: 'authenticator', app: 'PostgREST 12.2.3', query: 'select * from "tâche"', hint: 'Perhaps you meant to reference the table "public.taches".' }, 3],
-  [{ severity: 'ERROR', message: 'duplicate key value violates unique constraint "todos_pkey"', user: 'authenticator', app: 'PostgREST 12.2.3', query: 'insert into todos (id) values (1)', detail: 'Key (id)=(1) already exists.' }, 3],
+  [
+    {
+      severity: 'ERROR',
+      message: 'relation "tâche" does not exist at character 15',
+      user: 'authenticator',
+      app: 'PostgREST 12.2.3',
+      query: 'select * from "tâche"',
+      hint: 'Perhaps you meant to reference the table "public.taches".',
+    },
+    3,
+  ],
+  [
+    {
+      severity: 'ERROR',
+      message: 'duplicate key value violates unique constraint "todos_pkey"',
+      user: 'authenticator',
+      app: 'PostgREST 12.2.3',
+      query: 'insert into todos (id) values (1)',
+      detail: 'Key (id)=(1) already exists.',
+    },
+    3,
+  ],
   [{ severity: 'ERROR', message: 'permission denied for table secrets', user: 'anon', app: 'PostgREST 12.2.3', query: 'select * from secrets' }, 1],
-  [{ severity: 'FATAL', message: 'password authentication failed for user "supabase_admin"', user: 'supabase_admin', app: '' , detail: 'Connection matched pg_hba.conf line 89: "host all all 0.0.0.0/0 scram-sha-256"' }, 2],
+  [
+    {
+      severity: 'FATAL',
+      message: 'password authentication failed for user "supabase_admin"',
+      user: 'supabase_admin',
+      app: '',
+      detail: 'Connection matched pg_hba.conf line 89: "host all all 0.0.0.0/0 scram-sha-256"',
+    },
+    2,
+  ],
   [{ severity: 'FATAL', message: 'terminating connection due to administrator command', user: 'postgres', app: 'Supavisor' }, 1],
   [{ severity: 'PANIC', message: 'could not write to file "pg_wal/xlogtemp.42": No space left on device', user: null, app: null }, 1],
   [{ severity: 'WARNING', message: 'there is no transaction in progress', user: 'postgres', app: 'psql', query: 'COMMIT' }, 2],
@@ -43,7 +72,16 @@ const STATEMENTS = new Weighted<DbLine>([
 ]);
 
 const CRON = new Weighted<DbLine>([
-  [{ severity: 'LOG', message: 'cron job 3 starting: SELECT net.http_get(\'http://kong:8000/functions/v1/hello\')', user: 'postgres', app: 'pg_cron', query: 'SELECT net.http_get(\'http://kong:8000/functions/v1/hello\')' }, 6],
+  [
+    {
+      severity: 'LOG',
+      message: "cron job 3 starting: SELECT net.http_get('http://kong:8000/functions/v1/hello')",
+      user: 'postgres',
+      app: 'pg_cron',
+      query: "SELECT net.http_get('http://kong:8000/functions/v1/hello')",
+    },
+    6,
+  ],
   [{ severity: 'LOG', message: 'cron job 3 COMMAND completed: SELECT 1', user: 'postgres', app: 'pg_cron' }, 6],
   [{ severity: 'ERROR', message: 'cron job 4 failed: relation "old_sessions" does not exist', user: 'postgres', app: 'pg_cron', query: 'delete from old_sessions' }, 1],
   [{ severity: 'LOG', message: 'pg_cron scheduler started', user: null, app: 'pg_cron' }, 1],

@@ -32,7 +32,15 @@ export function functionEdgeEvent(prng: Prng, at: At): VectorEvent {
   }
   const name = prng.pick(FUNCTIONS);
   const method = name === 'hello' && prng.chance(0.2) ? 'OPTIONS' : 'POST';
-  const status = new Weighted<number>([[200, 80], [201, 4], [400, 5], [401, 3], [404, 2], [500, 4], [546, 2]]).pick(prng);
+  const status = new Weighted<number>([
+    [200, 80],
+    [201, 4],
+    [400, 5],
+    [401, 3],
+    [404, 2],
+    [500, 4],
+    [546, 2],
+  ]).pick(prng);
   // A call that timed out has no response (nor an execution time): the missing nested record.
   const timedOut = prng.chance(0.05);
   const executionMs = timedOut ? undefined : Math.round(Math.exp(3 + prng.normal()));
@@ -56,7 +64,7 @@ const OUTPUT = new Weighted<readonly [string, string, string]>([
   [['Log', 'debug', 'payload: {"name":"Zoë"}'], 3],
   [['Log', 'warn', 'Deprecated API used: Deno.run'], 2],
   [['Log', 'error', 'Error: Stripe signature verification failed'], 2],
-  [['UncaughtException', 'error', 'TypeError: Cannot read properties of undefined (reading \'id\')\n    at handler (file:///home/deno/functions/stripe-webhook/index.ts:12:20)'], 1],
+  [['UncaughtException', 'error', "TypeError: Cannot read properties of undefined (reading 'id')\n    at handler (file:///home/deno/functions/stripe-webhook/index.ts:12:20)"], 1],
   [['Boot', 'log', 'booted (time: 31ms)'], 3],
   [['Shutdown', 'log', 'shutdown (reason: EarlyDrop)'], 2],
 ]);

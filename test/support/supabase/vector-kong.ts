@@ -26,36 +26,204 @@ interface Route {
 const STATUSES = new Map<Route, Weighted<number>>();
 
 const ROUTES = new Weighted<Route>([
-  [{ method: 'GET', path: '/rest/v1/todos?select=*', statuses: [[200, 95], [401, 3], [500, 1], [503, 1]] }, 30],
-  [{ method: 'GET', path: '/rest/v1/todos?select=*&id=eq.7', statuses: [[200, 9], [404, 1]] }, 6],
-  [{ method: 'POST', path: '/rest/v1/todos', statuses: [[201, 9], [400, 1], [409, 1]] }, 6],
-  [{ method: 'PATCH', path: '/rest/v1/todos?id=eq.3', statuses: [[204, 9], [400, 1]] }, 3],
+  [
+    {
+      method: 'GET',
+      path: '/rest/v1/todos?select=*',
+      statuses: [
+        [200, 95],
+        [401, 3],
+        [500, 1],
+        [503, 1],
+      ],
+    },
+    30,
+  ],
+  [
+    {
+      method: 'GET',
+      path: '/rest/v1/todos?select=*&id=eq.7',
+      statuses: [
+        [200, 9],
+        [404, 1],
+      ],
+    },
+    6,
+  ],
+  [
+    {
+      method: 'POST',
+      path: '/rest/v1/todos',
+      statuses: [
+        [201, 9],
+        [400, 1],
+        [409, 1],
+      ],
+    },
+    6,
+  ],
+  [
+    {
+      method: 'PATCH',
+      path: '/rest/v1/todos?id=eq.3',
+      statuses: [
+        [204, 9],
+        [400, 1],
+      ],
+    },
+    3,
+  ],
   [{ method: 'DELETE', path: '/rest/v1/todos?id=eq.3', statuses: [[204, 1]] }, 2],
   [{ method: 'GET', path: '/rest/v1/profiles?select=*&username=eq.zo%C3%AB', statuses: [[200, 1]] }, 2],
-  [{ method: 'GET', path: '/rest/v1/todos?select=*&title=eq.\\x22quoted\\x22', statuses: [[200, 1], [400, 1]] }, 1],
-  [{ method: 'POST', path: '/rest/v1/rpc/get_stats', statuses: [[200, 8], [404, 1], [500, 1]] }, 3],
+  [
+    {
+      method: 'GET',
+      path: '/rest/v1/todos?select=*&title=eq.\\x22quoted\\x22',
+      statuses: [
+        [200, 1],
+        [400, 1],
+      ],
+    },
+    1,
+  ],
+  [
+    {
+      method: 'POST',
+      path: '/rest/v1/rpc/get_stats',
+      statuses: [
+        [200, 8],
+        [404, 1],
+        [500, 1],
+      ],
+    },
+    3,
+  ],
   [{ method: 'GET', path: '/rest/v1/', statuses: [[200, 1]] }, 1],
   [{ method: 'OPTIONS', path: '/rest/v1/todos?select=*', statuses: [[200, 1]] }, 3],
-  [{ method: 'POST', path: '/graphql/v1', statuses: [[200, 9], [400, 1]] }, 2],
-  [{ method: 'POST', path: '/auth/v1/token?grant_type=password', statuses: [[200, 7], [400, 3]] }, 6],
-  [{ method: 'POST', path: '/auth/v1/token?grant_type=refresh_token', statuses: [[200, 9], [400, 1]] }, 4],
-  [{ method: 'POST', path: '/auth/v1/signup', statuses: [[200, 6], [422, 3], [429, 1]] }, 2],
-  [{ method: 'GET', path: '/auth/v1/user', statuses: [[200, 8], [401, 2], [403, 1]] }, 5],
+  [
+    {
+      method: 'POST',
+      path: '/graphql/v1',
+      statuses: [
+        [200, 9],
+        [400, 1],
+      ],
+    },
+    2,
+  ],
+  [
+    {
+      method: 'POST',
+      path: '/auth/v1/token?grant_type=password',
+      statuses: [
+        [200, 7],
+        [400, 3],
+      ],
+    },
+    6,
+  ],
+  [
+    {
+      method: 'POST',
+      path: '/auth/v1/token?grant_type=refresh_token',
+      statuses: [
+        [200, 9],
+        [400, 1],
+      ],
+    },
+    4,
+  ],
+  [
+    {
+      method: 'POST',
+      path: '/auth/v1/signup',
+      statuses: [
+        [200, 6],
+        [422, 3],
+        [429, 1],
+      ],
+    },
+    2,
+  ],
+  [
+    {
+      method: 'GET',
+      path: '/auth/v1/user',
+      statuses: [
+        [200, 8],
+        [401, 2],
+        [403, 1],
+      ],
+    },
+    5,
+  ],
   [{ method: 'POST', path: '/auth/v1/logout', statuses: [[204, 1]] }, 1],
   [{ method: 'GET', path: '/auth/v1/settings', statuses: [[200, 1]] }, 1],
   [{ method: 'GET', path: '/auth/v1/authorize?provider=github', statuses: [[302, 1]] }, 1],
-  [{ method: 'GET', path: '/auth/v1/admin/users?page=1', statuses: [[200, 9], [500, 1]] }, 1],
+  [
+    {
+      method: 'GET',
+      path: '/auth/v1/admin/users?page=1',
+      statuses: [
+        [200, 9],
+        [500, 1],
+      ],
+    },
+    1,
+  ],
   [{ method: 'PUT', path: '/auth/v1/user', statuses: [[200, 1]] }, 1],
-  [{ method: 'GET', path: '/storage/v1/object/public/avatars/a.png', statuses: [[200, 8], [404, 2]] }, 5],
+  [
+    {
+      method: 'GET',
+      path: '/storage/v1/object/public/avatars/a.png',
+      statuses: [
+        [200, 8],
+        [404, 2],
+      ],
+    },
+    5,
+  ],
   [{ method: 'GET', path: '/storage/v1/object/public/b%C3%BCcher/%C3%BC.png', statuses: [[200, 1]] }, 1],
-  [{ method: 'POST', path: '/storage/v1/object/avatars/a.png', statuses: [[200, 8], [400, 1], [413, 1]] }, 2],
-  [{ method: 'GET', path: '/storage/v1/object/sign/docs/report.pdf?token=eyJhbGciOi', statuses: [[200, 9], [400, 1]] }, 2],
+  [
+    {
+      method: 'POST',
+      path: '/storage/v1/object/avatars/a.png',
+      statuses: [
+        [200, 8],
+        [400, 1],
+        [413, 1],
+      ],
+    },
+    2,
+  ],
+  [
+    {
+      method: 'GET',
+      path: '/storage/v1/object/sign/docs/report.pdf?token=eyJhbGciOi',
+      statuses: [
+        [200, 9],
+        [400, 1],
+      ],
+    },
+    2,
+  ],
   [{ method: 'GET', path: '/storage/v1/render/image/public/avatars/a.png?width=200', statuses: [[200, 1]] }, 1],
   [{ method: 'GET', path: '/storage/v1/bucket', statuses: [[200, 1]] }, 1],
   [{ method: 'DELETE', path: '/storage/v1/object/avatars', statuses: [[200, 1]] }, 1],
   [{ method: 'GET', path: '/realtime/v1/websocket?apikey=eyJhbGciOi&vsn=1.0.0', statuses: [[101, 1]] }, 3],
   [{ method: 'GET', path: '/realtime/v1/api/tenants/realtime-dev/health', statuses: [[200, 1]] }, 1],
-  [{ method: 'POST', path: '/functions/v1/hello', statuses: [[200, 8], [500, 1], [546, 1]] }, 3],
+  [
+    {
+      method: 'POST',
+      path: '/functions/v1/hello',
+      statuses: [
+        [200, 8],
+        [500, 1],
+        [546, 1],
+      ],
+    },
+    3,
+  ],
   [{ method: 'OPTIONS', path: '/functions/v1/hello', statuses: [[200, 1]] }, 1],
   [{ method: 'GET', path: '/', statuses: [[404, 1]] }, 1],
   [{ method: 'GET', path: '/.env', statuses: [[404, 1]] }, 1],
@@ -63,14 +231,7 @@ const ROUTES = new Weighted<Route>([
 ]);
 
 const CLIENTS = ['172.18.0.1', '172.18.0.1', '172.18.0.9', '10.0.0.23', '2001:db8::7'];
-const AGENTS = [
-  'supabase-js/2.45.0',
-  'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0 Safari/537.36',
-  'node',
-  'Deno/1.45.2',
-  'curl/8.5.0',
-  null,
-];
+const AGENTS = ['supabase-js/2.45.0', 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0 Safari/537.36', 'node', 'Deno/1.45.2', 'curl/8.5.0', null];
 const REFERERS = ['http://localhost:3000/', 'http://localhost:3000/dashboard', null, null];
 
 /** A Kong line at `micros` (whole seconds): mostly access lines, some error lines. */

@@ -58,7 +58,7 @@ export function authEvent(prng: Prng, at: At): VectorEvent {
     const [level, msg] = prng.pick([
       ['info', 'Migrations already up to date, nothing to apply'],
       ['info', 'GoTrue API started on: 0.0.0.0:9999'],
-      ['warning', 'DEPRECATION NOTICE: GOTRUE_JWT_ADMIN_GROUP_NAME not supported by Supabase\'s GoTrue, will be removed soon'],
+      ['warning', "DEPRECATION NOTICE: GOTRUE_JWT_ADMIN_GROUP_NAME not supported by Supabase's GoTrue, will be removed soon"],
       ['fatal', 'running db migrations: error executing migrations/20221208132122_backfill_email_last_sign_in_at.up.sql'],
       ['error', 'Error sending magic link email: gomail: could not send email 1: dial tcp: lookup smtp on 127.0.0.11:53: no such host'],
     ] as const);
@@ -114,7 +114,7 @@ const POSTGREST_MESSAGES = [
   'Schema cache queried in 14.2 milliseconds',
   'Schema cache loaded 12 Relations, 9 Relationships, 3 Functions, 0 Domain Representations, 4 Media Type Handlers',
   'Schema cache loaded in 3.1 milliseconds',
-  "Received a config reload message on the \"pgrst\" channel",
+  'Received a config reload message on the "pgrst" channel',
   'Error: an error occurred when trying to query the database',
 ];
 
