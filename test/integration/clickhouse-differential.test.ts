@@ -131,7 +131,7 @@ describe('differential: ClickHouse (2 shards, Distributed tables) versus DuckDB 
           expect(actual, label).toEqual(expected);
           continue;
         }
-        expect('rows' in actual, `${label}: ${JSON.stringify(actual)}`).toBe(true);
+        expect('rows' in actual, `${label}: ${JSON.stringify(actual, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v))}`).toBe(true);
         const rows = (actual as { rows: unknown[] }).rows;
         if (rows.length) coverage.nonEmpty[q.endpoint]++;
         if (q.endpoint !== 'functions.invocation-stats') {
