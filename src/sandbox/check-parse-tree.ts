@@ -1,3 +1,4 @@
+import { CAST_TYPES } from './cast-types';
 import { InvalidSqlError, type SandboxRule } from '../errors';
 import { ALLOWED_COLLATIONS, ALLOWED_FUNCTIONS, ALLOWED_WINDOW_FUNCTIONS, SQL_VALUE_FUNCTION_NAMES } from './allowed-functions';
 
@@ -101,41 +102,7 @@ const OPERATORS = new Set([
   'OPERATOR_NULLIF',
 ]);
 
-/** Types a caller may cast to; a named (unbound) type only if it is one of `NAMED_TYPES`. */
-const TYPE_IDS = new Set([
-  'BOOLEAN',
-  'TINYINT',
-  'SMALLINT',
-  'INTEGER',
-  'BIGINT',
-  'HUGEINT',
-  'UTINYINT',
-  'USMALLINT',
-  'UINTEGER',
-  'UBIGINT',
-  'UHUGEINT',
-  'FLOAT',
-  'DOUBLE',
-  'DECIMAL',
-  'VARCHAR',
-  'BLOB',
-  'DATE',
-  'TIME',
-  'TIME WITH TIME ZONE',
-  'TIMESTAMP',
-  'TIMESTAMP WITH TIME ZONE',
-  'TIMESTAMP_S',
-  'TIMESTAMP_MS',
-  'TIMESTAMP_NS',
-  'INTERVAL',
-  'UUID',
-  'LIST',
-  'STRUCT',
-  'MAP',
-  'ARRAY',
-  'UNION',
-  'UNBOUND',
-]);
+/** A named (unbound) type is castable only if it is one of `NAMED_TYPES`; the others are `CAST_TYPES`. */
 const NAMED_TYPES = new Set(['json']);
 const TYPE_INFO_KEYS: Record<string, string[]> = {
   DECIMAL_TYPE_INFO: ['width', 'scale'],
@@ -368,7 +335,7 @@ class TreeCheck {
   /** A cast target: built-in types (nested ones checked whole) and JSON; never a type of the catalog. */
   type(value: unknown): void {
     const t = this.object(value, ['id', 'type_info']);
-    if (!TYPE_IDS.has(String(t.id))) refuse('type', 'This type cannot be used in a cast.');
+    if (!Object.hasOwn(CAST_TYPES, String(t.id))) refuse('type', 'This type cannot be used in a cast.');
     if (t.type_info === null) {
       if (t.id === 'UNBOUND') refuse('type', 'This type cannot be used in a cast.');
       return;

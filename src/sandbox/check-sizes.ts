@@ -1,3 +1,4 @@
+import { CAST_TYPES } from './cast-types';
 import { InvalidSqlError } from '../errors';
 import { constantNumber } from './constant-number';
 import { sizeRuleOf, type SizeRule } from './function-sizes';
@@ -75,32 +76,7 @@ interface Scope {
 const FIXED_VALUE = 16;
 
 /** Cast targets whose values take at most `FIXED_VALUE` bytes (DECIMAL and UUID 16, the rest 8 or less). */
-const FIXED_SIZE_TYPES = new Set([
-  'BOOLEAN',
-  'TINYINT',
-  'SMALLINT',
-  'INTEGER',
-  'BIGINT',
-  'HUGEINT',
-  'UTINYINT',
-  'USMALLINT',
-  'UINTEGER',
-  'UBIGINT',
-  'UHUGEINT',
-  'FLOAT',
-  'DOUBLE',
-  'DECIMAL',
-  'DATE',
-  'TIME',
-  'TIME WITH TIME ZONE',
-  'TIMESTAMP',
-  'TIMESTAMP WITH TIME ZONE',
-  'TIMESTAMP_S',
-  'TIMESTAMP_MS',
-  'TIMESTAMP_NS',
-  'INTERVAL',
-  'UUID',
-]);
+const FIXED_SIZE_TYPES = new Set(Object.keys(CAST_TYPES).filter((type) => CAST_TYPES[type] === 'fixed'));
 
 class SizeCheck {
   private constants = 0;
