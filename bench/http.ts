@@ -5,7 +5,7 @@ import type { BenchCase } from './cases';
 import type { Dataset } from './dataset';
 import { percentile, round } from './stats';
 import { freePort } from './free-port';
-import { BENCH_KEY, startServe } from './serve-process';
+import { BENCH_KEY, peakRssMb, startServe } from './serve-process';
 
 function stop(child: ChildProcess): Promise<void> {
   return new Promise((done) => {
@@ -36,13 +36,6 @@ function caseUrl(port: number, c: BenchCase): string {
 
 async function load(url: string, seconds: number, headers: Record<string, string>) {
   return autocannon({ url, connections: 32, pipelining: 1, duration: seconds, headers });
-}
-
-/** Peak resident set size of a process (Linux VmHWM), in MB. */
-function peakRssMb(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? NaN);
-  return round(kb / 1024, 1);
 }
 
 /**

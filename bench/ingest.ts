@@ -19,6 +19,7 @@ import { Prng } from '../src/fixtures/prng';
 import { serializeEvents } from '../src/ingest/serialize-events';
 import { round } from './stats';
 import { freePort } from './free-port';
+import { peakRssMb } from './serve-process';
 
 const KEY = 'bench-ingest-key';
 const CLI = resolve('dist', 'cli.js');
@@ -37,6 +38,9 @@ export interface IngestCase {
   /** The floor: the same stored bytes appended and fdatasync-ed per batch, sequentially. */
   baseline_events_per_s: number;
   bytes_per_event: number;
+  /** The server's peak RSS (MiB) over the run: what ingesting at that rate costs in memory. */
+  peak_rss_mb: number;
+  seconds: number;
 }
 
 /** A gateway event as Vector or a relay sends it: about 600 bytes, no id, its own timestamp. */
@@ -117,6 +121,7 @@ export async function measureIngest(seconds: number, log: (line: string) => void
       const port = await freePort();
       const child = await startServer(join(dir, 'data'), port);
       let load;
+      let rss = NaN;
       try {
         const connections = CONNECTIONS[size] ?? 8;
         load = await autocannon({
@@ -128,6 +133,7 @@ export async function measureIngest(seconds: number, log: (line: string) => void
           pipelining: 1,
           duration: seconds,
         });
+        rss = peakRssMb(child.pid!);
       } finally {
         await stop(child);
       }
@@ -141,9 +147,11 @@ export async function measureIngest(seconds: number, log: (line: string) => void
         non_2xx: load.non2xx,
         baseline_events_per_s: round(base, 0),
         bytes_per_event: round(stored.length / size, 0),
+        peak_rss_mb: rss,
+        seconds,
       };
       log(
-        `  batches of ${size}: ${result.events_per_s} events/s (${result.requests_per_s} req/s, p99 ${result.p99_ms} ms, non-2xx ${result.non_2xx}); append+fdatasync per batch: ${result.baseline_events_per_s} events/s`,
+        `  batches of ${size}: ${result.events_per_s} events/s (${result.requests_per_s} req/s, p99 ${result.p99_ms} ms, non-2xx ${result.non_2xx}, peak RSS ${result.peak_rss_mb} MiB over ${seconds} s); append+fdatasync per batch: ${result.baseline_events_per_s} events/s`,
       );
       results.push(result);
     } finally {
@@ -155,9 +163,14 @@ export async function measureIngest(seconds: number, log: (line: string) => void
 
 /** The markdown lines of the ingest results. */
 export function ingestMarkdown(results: readonly IngestCase[]): string[] {
-  const lines = ['| ingest, batch | events/s via HTTP (fsync per group) | req/s | p99 ms | non-2xx | append + fdatasync per batch, events/s | bytes/event |', '|---:|---:|---:|---:|---:|---:|---:|'];
+  const lines = [
+    '| ingest, batch | events/s via HTTP (fsync per group) | req/s | p99 ms | non-2xx | server peak RSS MiB (over the run) | append + fdatasync per batch, events/s | bytes/event |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ];
   for (const r of results) {
-    lines.push(`| ${r.batch} (${r.connections} connections) | ${r.events_per_s} | ${r.requests_per_s} | ${r.p99_ms} | ${r.non_2xx} | ${r.baseline_events_per_s} | ${r.bytes_per_event} |`);
+    lines.push(
+      `| ${r.batch} (${r.connections} connections) | ${r.events_per_s} | ${r.requests_per_s} | ${r.p99_ms} | ${r.non_2xx} | ${r.peak_rss_mb} (${r.seconds} s) | ${r.baseline_events_per_s} | ${r.bytes_per_event} |`,
+    );
   }
   return lines;
 }

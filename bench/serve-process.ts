@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { REFERENCE, type Dataset } from './dataset';
 
@@ -35,4 +36,11 @@ export function startServe(dataset: Dataset, port: number, options: { memoryLimi
     { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, ...options.env } },
   );
   return { child, startedAt };
+}
+
+/** Peak resident set size of a live process (Linux VmHWM), in MB (MiB: kB / 1024). */
+export function peakRssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? NaN);
+  return Math.round((kb / 1024) * 10) / 10;
 }

@@ -3,6 +3,7 @@ import { formatIsoMicros } from '../../src/time/iso';
 import type { BenchCase } from '../cases';
 import { planOf } from './clickhouse-expert';
 import type { AnswerRow } from './peer';
+import { expertUrlFilter } from './url-filter';
 
 /**
  * The expert layout on ClickHouse 18.16, database `expert`: MergeTree ordered by project and
@@ -46,7 +47,7 @@ export interface Expert18Query {
 /**
  * What an expert writes per case on 18.16: the project filter on the sort key, the window on the
  * timestamp, buckets by integer division, `quantiles` for p95/p99 (sampled, inside the rank
- * bound; checked before timing), `match` for the URL pattern, and logs.all in two phases (two
+ * bound; checked before timing), `position` or `match` for the URL pattern by its kind (`expertUrlFilter`), and logs.all in two phases (two
  * requests): the 100th-newest timestamp from the key columns, then the wide rows from there.
  */
 export function expert18Query(c: BenchCase): Expert18Query {
@@ -90,7 +91,7 @@ export function expert18Query(c: BenchCase): Expert18Query {
                ${has('/rest')} AS total_rest_requests, ${has('/storage')} AS total_storage_requests,
                ${has('/auth')} AS total_auth_requests, ${has('/realtime')} AS total_realtime_requests
         FROM expert.edge_logs
-        WHERE timestamp >= ${micros(p.start)} AND match(request_url, ${text(p.project)})
+        WHERE timestamp >= ${micros(p.start)} AND ${expertUrlFilter(String(p.project), (value) => text(value))}
         GROUP BY bucket ORDER BY bucket LIMIT ${Number(p.max_rows)}`,
       ],
       shape: (r) => ({

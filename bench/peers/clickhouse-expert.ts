@@ -6,6 +6,7 @@ import { formatIsoMicros } from '../../src/time/iso';
 import type { BenchCase } from '../cases';
 import { REFERENCE } from '../dataset';
 import type { AnswerRow } from './peer';
+import { expertUrlFilter } from './url-filter';
 
 /**
  * The layout a ClickHouse expert gives these logs: MergeTree ordered by project and timestamp,
@@ -65,8 +66,8 @@ const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
 
 /**
  * What an expert writes per case: the project filter on the sort key, the window on the
- * timestamp, `quantiles` (inside the contract's rank bound, checked before timing), `match` for
- * the URL pattern (ClickHouse finds the literal part of a pattern by itself), and logs.all in two
+ * timestamp, `quantiles` (inside the contract's rank bound, checked before timing), `position` or
+ * `match` for the URL pattern by its kind (`expertUrlFilter`), and logs.all in two
  * phases: the 100th-newest timestamp first (only the key columns), then the wide rows from there.
  */
 export function expertQuery(c: BenchCase): ExpertQuery {
@@ -99,6 +100,11 @@ export function expertQuery(c: BenchCase): ExpertQuery {
     };
   }
   if (c.endpoint === 'usage.api-counts') {
+    const bound: Record<string, string> = {};
+    const filter = expertUrlFilter(String(p.project), (text, name) => {
+      bound[name] = text;
+      return `{${name}:String}`;
+    });
     return {
       sql: `
         SELECT toUnixTimestamp(${BUCKET[String(p.unit)]}) AS bucket,
@@ -107,9 +113,9 @@ export function expertQuery(c: BenchCase): ExpertQuery {
                countIf(position(request_path, '/auth') > 0) AS total_auth_requests,
                countIf(position(request_path, '/realtime') > 0) AS total_realtime_requests
         FROM edge_logs
-        WHERE timestamp >= {start:DateTime64(6, 'UTC')} AND match(request_url, {project:String})
+        WHERE timestamp >= {start:DateTime64(6, 'UTC')} AND ${filter}
         GROUP BY bucket ORDER BY bucket LIMIT {max_rows:UInt32}`,
-      params: { project: String(p.project), start: chTime(p.start!), max_rows: Number(p.max_rows) },
+      params: { ...bound, start: chTime(p.start!), max_rows: Number(p.max_rows) },
       shape: (r) => ({
         timestamp: iso(BigInt(String(r.bucket)) * 1_000_000n),
         total_rest_requests: Number(r.total_rest_requests),

@@ -119,5 +119,17 @@ function skipGroupOrClass(chars: readonly string[], start: number): number {
  */
 export function prefilterLiteral(pattern: string | null): string {
   if (pattern === null) return '';
-  return /[\\^$.|?*+()[\]{}]/.test(pattern) ? requiredLiteral(pattern) : '';
+  return isPlainText(pattern) ? '' : requiredLiteral(pattern);
+}
+
+/**
+ * Whether an RE2 pattern has no special character, so that it matches exactly the strings that
+ * contain it as text (a substring search answers it).
+ *
+ * @example
+ * isPlainText('abc')        // true
+ * isPlainText('abc(\\.|$)') // false
+ */
+export function isPlainText(pattern: string): boolean {
+  return !/[\\^$.|?*+()[\]{}]/.test(pattern);
 }
