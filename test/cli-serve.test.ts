@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { main } from '../src/cli/main';
 import { startServer } from '../src/cli/start-server';
@@ -100,6 +101,27 @@ describe('graceful shutdown', () => {
     expect(((await a.json()) as any).result).toEqual([]);
     await stopped;
     await expect(ep.ping()).rejects.toMatchObject({ code: 'closed' });
+  });
+
+  it('closes a kept-alive connection once its answer in flight is sent, whatever the keep-alive timeout', async () => {
+    const held = heldEngine();
+    const ep = await createEndpoints({ sources: {}, engine: held.engine, now: () => new Date(NOW), cache: false });
+    const running = await startServer(ep, { host: '127.0.0.1', port: 0, apiKeys: ['k'] });
+    stops.push(() => running.stop());
+    // No idle timer of its own: only the stop can close this connection.
+    running.server.keepAliveTimeout = 0;
+    const socket = connect(Number(new URL(running.url).port), '127.0.0.1');
+    let received = '';
+    socket.on('data', (chunk) => (received += chunk));
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    socket.write('GET /api/endpoints/logs.all?project=a&project_tier=FREE HTTP/1.1\r\nHost: x\r\nX-API-KEY: k\r\nConnection: keep-alive\r\n\r\n');
+    await held.running(1);
+    const stopped = running.stop();
+    held.open();
+    await closed;
+    expect(received).toMatch(/^HTTP\/1\.1 200 /);
+    expect(received.toLowerCase()).toContain('connection: keep-alive');
+    await stopped;
   });
 
   it('past the grace period, answers the requests still running 503 closed, then closes the endpoints', async () => {

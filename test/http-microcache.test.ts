@@ -1,6 +1,9 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEndpoints, type Endpoints } from '../src/index';
 import { createHandler } from '../src/http';
+import { toNodeListener } from '../src/node';
 import { AnswerMemo } from '../src/http/answer-memo';
 import { edgeEvent, tempDir, writeLines } from './support/log-files';
 
@@ -67,6 +70,37 @@ describe('HTTP microcache of cached answers', () => {
     const on = createHandler(ep, { apiKeys: [KEY], microcacheMs: 3_600_000 });
     expect((await on(get(undefined, logs))).headers.get('x-cache')).toBe('BYPASS');
     expect((await on(get(undefined, logs))).headers.get('x-cache')).toBe('BYPASS');
+  });
+  it('answers a hit at once (hit), and the node adapter serves it the same way as a full request', async () => {
+    clock = Date.parse('2026-11-25T00:00:00Z');
+    const handler = createHandler(ep, { apiKeys: [KEY], microcacheMs: 3_600_000, cors: { origin: ['https://studio.example'] } });
+    const plain = (headers: Record<string, string>, method = 'GET') => ({ method, url: URL, header: (name: string) => headers[name.toLowerCase()] ?? null });
+    // Not stored yet: the request takes the full path.
+    expect(handler.hit!(plain({ 'x-api-key': KEY }))).toBeNull();
+    const server = createServer(toNodeListener(handler));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}${new globalThis.URL(URL).pathname}${new globalThis.URL(URL).search}`;
+      const headers = { 'X-API-KEY': KEY, Origin: 'https://studio.example', 'X-Request-Id': 'trace-1' };
+      const first = await fetch(url, { headers });
+      expect(first.headers.get('x-cache')).toBe('MISS');
+      const stored = handler.hit!(plain({ 'x-api-key': KEY }));
+      expect(stored).not.toBeInstanceOf(Promise);
+      expect(stored!.headers['X-Cache']).toBe('HIT');
+      // Without the right key, no hit: the full path answers 401.
+      expect(handler.hit!(plain({ 'x-api-key': 'wrong' }))).toBeNull();
+      const second = await fetch(url, { headers });
+      expect(second.headers.get('x-cache')).toBe('HIT');
+      expect(second.headers.get('x-request-id')).toBe('trace-1');
+      expect(second.headers.get('access-control-allow-origin')).toBe('https://studio.example');
+      expect(await second.text()).toBe(await first.text());
+      expect((await fetch(url, { headers: { 'X-API-KEY': 'wrong' } })).status).toBe(401);
+      const head = await fetch(url, { method: 'HEAD', headers });
+      expect(head.headers.get('x-cache')).toBe('HIT');
+      expect(await head.text()).toBe('');
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
 

@@ -52,9 +52,6 @@ export async function startServer(ep: Endpoints, options: ServerOptions): Promis
   const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
     // While stopping, keep-alive connections close after their current answer.
     if (stopping) res.setHeader('Connection', 'close');
-    res.on('finish', () => {
-      if (stopping) server.closeIdleConnections();
-    });
     listener(req, res);
   });
   await new Promise<void>((resolve, reject) => {
@@ -74,6 +71,10 @@ export async function startServer(ep: Endpoints, options: ServerOptions): Promis
     stop(graceMs = shutdownGraceMs) {
       stopped ??= (async () => {
         stopping = true;
+        // A connection whose answer was in flight closes as soon as that answer is sent: node arms
+        // an idle connection's timer with the keep-alive timeout read when the answer finishes
+        // (a listener per answer did the same, on every request's path).
+        server.keepAliveTimeout = 1;
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
         let linger: NodeJS.Timeout | undefined;
@@ -124,7 +125,9 @@ class Cutoff {
         );
       });
     };
-    this.handler = Object.assign((request: Request) => inner(request), { basePath: inner.basePath, dashboard: inner.dashboard, handle });
+    // A hit is answered at once, so it never runs past the grace period; once cut, none is served.
+    const hit = (request: PlainRequest): PlainResponse | null => (this.over ? null : (inner.hit?.(request) ?? null));
+    this.handler = Object.assign((request: Request) => inner(request), { basePath: inner.basePath, dashboard: inner.dashboard, handle, hit });
   }
 
   cut(): void {

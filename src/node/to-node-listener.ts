@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LogEndpointsError } from '../errors';
 import type { FetchHandler } from '../http/create-handler';
-import type { PlainResponse } from '../http/exchange';
+import type { PlainRequest, PlainResponse } from '../http/exchange';
 import { matchRoute, stripBasePath } from '../http/routes';
 import { declaresBody } from '../http/caller-sql';
 
@@ -42,20 +42,28 @@ async function serve(handler: FetchHandler, req: IncomingMessage, res: ServerRes
   // HEAD bodies mean nothing, and GET ones only when declared (a caller's SQL as JSON, see
   // docs/sandboxing.md): others are drained so keep-alive works. Bodies of other methods (POST)
   // and declared GET bodies go to the handler, which reads them within its limit.
-  const withBody = req.method === 'GET' ? declaresBody((name) => headerOf(req, name)) : req.method !== 'HEAD';
+  const header = (name: string) => headerOf(req, name);
+  const withBody = req.method === 'GET' ? declaresBody(header) : req.method !== 'HEAD';
   if (!withBody) req.resume();
-  const response = target.startsWith('/')
-    ? await handler.handle({
-        method: req.method ?? 'GET',
-        // Always absolute, so a target such as `//host/x` stays a path and never names a host.
-        url: `http://localhost${target}`,
-        header: (name) => headerOf(req, name),
-        body: withBody ? () => chunksOf(req) : undefined,
-      })
-    : badRequest();
+  if (!target.startsWith('/')) return send(req, res, badRequest());
+  const request: PlainRequest = {
+    method: req.method ?? 'GET',
+    // Always absolute, so a target such as `//host/x` stays a path and never names a host.
+    url: `http://localhost${target}`,
+    header,
+    body: withBody ? () => chunksOf(req) : undefined,
+  };
+  // A microcache hit is answered without a single await.
+  const cached = withBody ? null : (handler.hit?.(request) ?? null);
+  if (cached) return send(req, res, cached);
+  const response = await handler.handle(request);
   // Whatever the handler left unread (refused before or during reading) is discarded, so the
   // client can finish sending and read the answer, and keep-alive goes on.
   if (withBody && !req.readableEnded) req.resume();
+  send(req, res, response);
+}
+
+function send(req: IncomingMessage, res: ServerResponse, response: PlainResponse): void {
   res.writeHead(response.status, response.headers);
   res.end(response.body === null || req.method === 'HEAD' ? undefined : response.body);
 }
