@@ -6,7 +6,7 @@ import type { SourceSet } from '../sources/source-set';
 import type { ExtraInputs } from '../files/source-reader';
 import { Ingestor } from '../ingest/ingestor';
 import { SourceNames } from '../ingest/source-names';
-import type { StorageOptions } from '../ingest/storage-options';
+import { DEFAULT_COMPACTION_DUCKDB, type StorageOptions } from '../ingest/storage-options';
 import { openWalSet, walDir, type WalSet } from '../managed/wal/wal-set';
 import { BackgroundCompactor } from '../managed/background-compactor';
 import { ClickHouseShipper, type ShipTarget } from '../managed/clickhouse-shipper';
@@ -218,12 +218,12 @@ function startCompactors(sources: SourceSet, walSet: WalSet, options: EndpointsO
         verify: (path) => wal.verify(path),
       },
       setAside: async (path) => {
-        await quarantineUnreadableLines({ source: descriptor, path, quarantine: walSet.quarantines[source]!, duckdb: options.storage?.compactionDuckdb ?? { threads: 1, memoryLimit: '512MB' } });
+        await quarantineUnreadableLines({ source: descriptor, path, quarantine: walSet.quarantines[source]!, duckdb: options.storage?.compactionDuckdb ?? DEFAULT_COMPACTION_DUCKDB });
       },
       retentionDays: options.storage?.retentionDays ?? 90,
       // Retention judges the age of events: the injected clock, like the windows.
       now: options.now ?? systemNow,
-      duckdb: options.storage?.compactionDuckdb ?? { threads: 1, memoryLimit: '512MB' },
+      duckdb: options.storage?.compactionDuckdb ?? DEFAULT_COMPACTION_DUCKDB,
       onError: (error) => {
         try {
           options.onWarning?.({ code: 'compaction_failed', message: `Compaction of ${source} failed (retried shortly): ${(error as Error)?.message ?? String(error)}`, source, cause: error });
@@ -253,7 +253,7 @@ async function startShippers(sources: SourceSet, walSet: WalSet, options: Endpoi
     const { clickhouseLoader } = await import('../engine/clickhouse/clickhouse-loader');
     const { batchRows, duckdb, ...server } = config as Exclude<typeof config, ShipTarget>;
     // The instance's own sources: the loader maps each to its table.
-    const loader = clickhouseLoader({ ...server, batchRows, duckdb: duckdb ?? options.storage?.compactionDuckdb ?? { threads: 1, memoryLimit: '512MB' }, sourceDefinitions: sources.list });
+    const loader = clickhouseLoader({ ...server, batchRows, duckdb: duckdb ?? options.storage?.compactionDuckdb ?? DEFAULT_COMPACTION_DUCKDB, sourceDefinitions: sources.list });
     target = loader;
     close = () => loader.close();
   }

@@ -33,7 +33,7 @@ export interface StorageOptions {
   maxUncompactedBytes?: number;
   /** Days kept: a day's events are deleted once the whole day is older than this (default 90, the longest tier window). Not with `clickhouse`: old partitions are dropped there. */
   retentionDays?: number;
-  /** DuckDB settings of the background compaction (default one thread and 512MB: queries keep the rest). */
+  /** DuckDB settings of the background compaction (default `DEFAULT_COMPACTION_DUCKDB`: queries keep the rest). */
   compactionDuckdb?: { threads?: number; memoryLimit?: string };
 }
 
@@ -47,6 +47,9 @@ export interface StorageOptions {
 export interface ClickHouseShipping extends ClickHouseServer {
   /** Rows per INSERT (default 100 000): a larger segment goes in several. */
   batchRows?: number;
-  /** The in-process DuckDB that reads the segments (default: `compactionDuckdb`'s, one thread and 512MB). */
+  /** The in-process DuckDB that reads the segments (default: `compactionDuckdb`'s, else `DEFAULT_COMPACTION_DUCKDB`). */
   duckdb?: { threads?: number; memoryLimit?: string };
 }
+
+/** The background compaction's DuckDB when `compactionDuckdb` is not given: one thread and 512MB, queries keep the rest. */
+export const DEFAULT_COMPACTION_DUCKDB = { threads: 1, memoryLimit: '512MB' } as const;
