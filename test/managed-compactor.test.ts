@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readDatasetStateStable } from '../src/dataset/dataset-log';
@@ -97,40 +97,6 @@ describe('managed storage: the background compactor', () => {
       await compactor.stop();
       await ep.close();
       await raw.close();
-    }
-  });
-
-  it('takes a backlog in runs of at most maxRunBytes, oldest first, one after another until none is left', async () => {
-    const walDir = tmp.path('backlog', 'wal');
-    const datasetDir = tmp.path('backlog', 'parquet');
-    const wal = fakeLog(walDir);
-    for (let i = 0; i < 5; i++) wal.add(`${String(i).padStart(20, '0')}.ndjson`, censusEvents(`b${i}`, 10));
-    const runs: string[][] = [];
-    const errors: unknown[] = [];
-    const compactor = new BackgroundCompactor({
-      source: edgeLogs,
-      sources: BUILT_IN_SOURCE_SET,
-      datasetDir,
-      walDir,
-      wal,
-      retentionDays: 90,
-      now: () => new Date(CENSUS_NOW),
-      onError: (e) => errors.push(e),
-      onCompacted: (result) => runs.push(result.deletedFiles.map((p) => p.split(sep).at(-1)!.slice(17, 20))),
-      // Two segments of about one size fit, three do not: each run takes two, the last the fifth.
-      maxRunBytes: 2 * Math.max(...wal.closedSegments().map((s) => statSync(s.path).size)),
-    });
-    const { ep } = await endpointsAt({ edgeLogs: [join(walDir, '*.ndjson'), datasetDir] }, CENSUS_NOW);
-    try {
-      compactor.trigger();
-      await compactor.settled();
-      expect(errors).toEqual([]);
-      expect(runs).toEqual([['000', '001'], ['002', '003'], ['004']]);
-      expect(readdirSync(walDir)).toEqual([]);
-      expect((await census(ep)).total).toBe(50);
-    } finally {
-      await compactor.stop();
-      await ep.close();
     }
   });
 

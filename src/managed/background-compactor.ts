@@ -40,12 +40,7 @@ export interface BackgroundCompactorOptions {
   setAside?: (path: string, skippedLines: number) => Promise<void>;
   /** Pause before retrying after a failure, and between retention checks (default 30 s). */
   retryMs?: number;
-  /** Segment bytes one run takes at most (default MAX_RUN_BYTES); the rest go in the runs after it. */
-  maxRunBytes?: number;
 }
-
-/** Segment bytes one compaction run takes at most: four segments of the default 8 MiB. */
-export const MAX_RUN_BYTES = 32 * 1024 * 1024;
 
 /**
  * Managed storage's background compactor: closed write-ahead segments into the dataset, by the
@@ -102,22 +97,10 @@ export class BackgroundCompactor {
     const { source, datasetDir, wal } = this.options;
     this.counters.runs++;
     const files: ListedFile[] = [];
-    let bytes = 0;
-    let more = false;
     for (const segment of wal.closedSegments()) {
-      // A backlog goes in runs of at most maxRunBytes, oldest first: what one run sorts and writes
-      // stays the same size however far compaction fell behind (a run of hundreds of MB of
-      // segments ran out of its DuckDB memory), and the next run starts once this one succeeded.
-      if (files.length > 0 && bytes + (statOrNull(segment.path)?.size ?? 0) > (this.options.maxRunBytes ?? MAX_RUN_BYTES)) {
-        more = true;
-        break;
-      }
       await wal.verify?.(segment.path);
       const stats = statOrNull(segment.path);
-      if (stats) {
-        files.push({ path: segment.path, kind: 'ndjson', size: stats.size, mtimeMs: stats.mtimeMs, ino: stats.ino });
-        bytes += stats.size;
-      }
+      if (stats) files.push({ path: segment.path, kind: 'ndjson', size: stats.size, mtimeMs: stats.mtimeMs, ino: stats.ino });
     }
     // Also with no segment: the run settles data files no commit names (a lost commit's are put back).
     const result = await compactFiles({
@@ -139,6 +122,5 @@ export class BackgroundCompactor {
     const cutoff = new Date(this.options.now().getTime() - this.options.retentionDays * 86_400_000).toISOString().slice(0, 10);
     this.counters.droppedFiles += await dropDaysBefore(datasetDir, source, cutoff);
     await forgetDeletedInputs(datasetDir, source.name, this.options.walDir + sep);
-    if (more) this.trigger();
   }
 }
