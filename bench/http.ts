@@ -1,5 +1,4 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import type { BenchCase } from './cases';
 import type { Dataset } from './dataset';
