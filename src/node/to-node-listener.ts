@@ -45,7 +45,11 @@ async function serve(handler: FetchHandler, req: IncomingMessage, res: ServerRes
   const header = (name: string) => headerOf(req, name);
   const withBody = req.method === 'GET' ? declaresBody(header) : req.method !== 'HEAD';
   if (!withBody) req.resume();
-  if (!target.startsWith('/')) return send(req, res, badRequest());
+  if (!target.startsWith('/')) {
+    // Its body is discarded unread, as a refused body is below.
+    if (withBody) req.resume();
+    return send(req, res, badRequest());
+  }
   const request: PlainRequest = {
     method: req.method ?? 'GET',
     // Always absolute, so a target such as `//host/x` stays a path and never names a host.
