@@ -35,14 +35,17 @@ export async function prepareDataset(scale: Scale, log: (line: string) => void):
   const marker = join(dir, 'ready.json');
   const ndjson = { edgeLogs: join(dir, 'edge', 'edge-logs.ndjson'), functionEdgeLogs: join(dir, 'functions', 'function-logs.ndjson') };
   const parquet = { edgeLogs: join(dir, 'parquet', 'edge', '**', '*.parquet'), functionEdgeLogs: join(dir, 'parquet', 'functions', '**', '*.parquet') };
+  const compactBoth = async () => {
+    await compactLogs({ source: 'edgeLogs', inputs: ndjson.edgeLogs, outDir: join(dir, 'parquet', 'edge') });
+    await compactLogs({ source: 'functionEdgeLogs', inputs: ndjson.functionEdgeLogs, outDir: join(dir, 'parquet', 'functions') });
+  };
   if (existsSync(marker)) {
     const { projects } = JSON.parse(await readFile(marker, 'utf8')) as { projects: string[] };
     log(`dataset: reusing ${dir}`);
     // Compacting again adds nothing (exactly once) but the stored rollups a file lacks or holds
     // from another definition: a dataset compacted by an earlier version is read as users' are
     // once `compact` has run over it, not through the raw statements.
-    await compactLogs({ source: 'edgeLogs', inputs: ndjson.edgeLogs, outDir: join(dir, 'parquet', 'edge') });
-    await compactLogs({ source: 'functionEdgeLogs', inputs: ndjson.functionEdgeLogs, outDir: join(dir, 'parquet', 'functions') });
+    await compactBoth();
     return { scale, projects, ndjson, parquet, dir };
   }
   await rm(dir, { recursive: true, force: true });
@@ -63,8 +66,7 @@ export async function prepareDataset(scale: Scale, log: (line: string) => void):
     },
   });
   log('dataset: compacting to Parquet');
-  await compactLogs({ source: 'edgeLogs', inputs: ndjson.edgeLogs, outDir: join(dir, 'parquet', 'edge') });
-  await compactLogs({ source: 'functionEdgeLogs', inputs: ndjson.functionEdgeLogs, outDir: join(dir, 'parquet', 'functions') });
+  await compactBoth();
   await writeFile(marker, JSON.stringify({ projects: generated.projects }));
   return { scale, projects: generated.projects, ndjson, parquet, dir };
 }
