@@ -7,6 +7,7 @@ import type { SourceSet } from '../sources/source-set';
 import { BUILT_IN_SOURCE_SET } from '../sources/built-ins';
 import { openDatabase, type DatabaseSettings } from '../duckdb/open-database';
 import { parquetLayoutCopy } from '../duckdb/parquet-layout';
+import { stageRowsSql, stagedCountsSql, stagedRowsRelation } from '../duckdb/staged-rows';
 import { sourceRelation } from '../duckdb/source-relations';
 import { sqlString, sqlStringList } from '../duckdb/sql-literal';
 import { InvalidOptionError, EngineError } from '../errors';
@@ -263,13 +264,13 @@ async function writeRun(
       }
     }
     const files = [...readPaths.keys()];
-    const relation = sourceRelation(options.source, { ndjson: files, parquet: [], parquetTypes: new Map() }, { withFilename: true });
+    // A sort of millions of events may not fit in memory: spill inside the staging folder.
+    await connection.run(`SET temp_directory = ${sqlString(join(staging, 'spill'))}`);
+    // The lines are parsed once, into an unsorted file the counts and the sort read (staged-rows.ts).
+    const rowsFile = join(staging, 'rows.parquet');
+    await connection.run(stageRowsSql(options.source, sourceRelation(options.source, { ndjson: files, parquet: [], parquetTypes: new Map() }, { withFilename: true }), rowsFile));
     const counts = new Map<string, { rows: number; skipped: number }>();
-    for (const row of (
-      await connection.runAndReadAll(
-        `SELECT filename, count(*) FILTER (WHERE timestamp IS NOT NULL) AS rows, count(*) FILTER (WHERE timestamp IS NULL) AS skipped FROM (${relation}) GROUP BY filename`,
-      )
-    ).getRowObjects()) {
+    for (const row of (await connection.runAndReadAll(stagedCountsSql(rowsFile))).getRowObjects()) {
       counts.set(String(row.filename), { rows: Number(row.rows), skipped: Number(row.skipped) });
     }
     checkAborted(options.signal);
@@ -285,8 +286,6 @@ async function writeRun(
 
     progress({ stage: 'writing', fraction: 0 });
     const out = join(staging, 'out');
-    // A sort of millions of events may not fit in memory: spill inside the staging folder.
-    await connection.run(`SET temp_directory = ${sqlString(join(staging, 'spill'))}`);
     await withQueryProgress(
       connection,
       (fraction) => progress({ stage: 'writing', fraction }),
@@ -294,7 +293,7 @@ async function writeRun(
         connection.run(
           parquetLayoutCopy({
             source: options.source,
-            ndjson: files,
+            relation: stagedRowsRelation(options.source, rowsFile),
             target: out,
             // An event without a usable timestamp has no day; it is counted as skipped instead.
             where: 'timestamp IS NOT NULL',

@@ -28,9 +28,10 @@ export function parquetLayoutOf(d: SourceDescriptor): { projectColumn: string; r
  */
 export function parquetLayoutCopy(options: {
   source: SourceDescriptor;
-  /** NDJSON files to read, or the source files (NDJSON and Parquet, with the Parquet schema). */
+  /** NDJSON files to read, or the source files (NDJSON and Parquet, with the Parquet schema), or a SELECT of the source's relation (staged-rows.ts). */
   ndjson?: readonly string[];
   files?: SourceFiles;
+  relation?: string;
   target: string;
   where: string;
   partitionByDay?: { filenamePattern: string };
@@ -38,7 +39,7 @@ export function parquetLayoutCopy(options: {
   provenance?: string;
 }): string {
   const layout = parquetLayoutOf(options.source);
-  const relation = sourceRelation(options.source, options.files ?? { ndjson: [...(options.ndjson ?? [])], parquet: [], parquetTypes: new Map() });
+  const relation = options.relation ?? sourceRelation(options.source, options.files ?? { ndjson: [...(options.ndjson ?? [])], parquet: [], parquetTypes: new Map() });
   const day = options.partitionByDay;
   return `
     COPY (

@@ -51,5 +51,10 @@ export interface ClickHouseShipping extends ClickHouseServer {
   duckdb?: { threads?: number; memoryLimit?: string };
 }
 
-/** The background compaction's DuckDB when `compactionDuckdb` is not given: one thread and 512MB, queries keep the rest. */
-export const DEFAULT_COMPACTION_DUCKDB = { threads: 1, memoryLimit: '512MB' } as const;
+/**
+ * The background compaction's DuckDB when `compactionDuckdb` is not given: one thread and 128MB,
+ * queries keep the rest. A run's sort spills to disk past it (staged-rows.ts); a run that still
+ * runs out of memory (a few events of hundreds of thousands of keys) is retried with up to four
+ * times the limit (memory-retry.ts).
+ */
+export const DEFAULT_COMPACTION_DUCKDB = { threads: 1, memoryLimit: '128MB' } as const;

@@ -6,6 +6,7 @@ import { compactFiles, type CompactResult } from '../compaction/compact';
 import { statOrNull, type ListedFile } from '../files/list-glob';
 import { dropDaysBefore, forgetDeletedInputs, mergeSmallFiles } from './dataset-maintenance';
 import { SerialRuns } from '../util/serial-runs';
+import { withMemoryRetry } from '../duckdb/memory-retry';
 
 /** The part of the write-ahead log the compactor needs. */
 export interface CompactableLog {
@@ -103,22 +104,25 @@ export class BackgroundCompactor {
       if (stats) files.push({ path: segment.path, kind: 'ndjson', size: stats.size, mtimeMs: stats.mtimeMs, ino: stats.ino });
     }
     // Also with no segment: the run settles data files no commit names (a lost commit's are put back).
-    const result = await compactFiles({
-      source,
-      sources: this.options.sources,
-      outDir: datasetDir,
-      files,
-      deleteSource: true,
-      remove: (paths) => wal.release(paths),
-      // What the store holds is what clients sent: it is compacted whatever it looks like.
-      checkShape: false,
-      // A line no query reads never pins its segment: it goes to the quarantine.
-      setAside: this.options.setAside,
-      duckdb: this.options.duckdb,
-    });
+    // Out of memory (a few very wide events), the run is tried again at once with more (memory-retry.ts).
+    const result = await withMemoryRetry(this.options.duckdb, (duckdb) =>
+      compactFiles({
+        source,
+        sources: this.options.sources,
+        outDir: datasetDir,
+        files,
+        deleteSource: true,
+        remove: (paths) => wal.release(paths),
+        // What the store holds is what clients sent: it is compacted whatever it looks like.
+        checkShape: false,
+        // A line no query reads never pins its segment: it goes to the quarantine.
+        setAside: this.options.setAside,
+        duckdb,
+      }),
+    );
     this.counters.compactedSegments += result.deletedFiles.length;
     this.options.onCompacted?.(result);
-    this.counters.mergedFiles += await mergeSmallFiles(datasetDir, source, this.options.duckdb);
+    this.counters.mergedFiles += await withMemoryRetry(this.options.duckdb, (duckdb) => mergeSmallFiles(datasetDir, source, duckdb));
     const cutoff = new Date(this.options.now().getTime() - this.options.retentionDays * 86_400_000).toISOString().slice(0, 10);
     this.counters.droppedFiles += await dropDaysBefore(datasetDir, source, cutoff);
     await forgetDeletedInputs(datasetDir, source.name, this.options.walDir + sep);

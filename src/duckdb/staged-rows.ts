@@ -1,0 +1,41 @@
+import type { SourceDescriptor } from '../sources/source-descriptor';
+import { relationColumns } from './source-relations';
+import { sqlString } from './sql-literal';
+
+/**
+ * Types a Parquet file gives back to DuckDB as they went in, value for value. Any other column
+ * type (a source's own `duckdb` type, e.g. HUGEINT, which Parquet would turn into a DOUBLE) is
+ * staged as its text and cast back, which is exact for every DuckDB type.
+ */
+const PARQUET_EXACT = new Set(['VARCHAR', 'JSON', 'DOUBLE', 'BIGINT', 'INTEGER', 'BOOLEAN', 'TIMESTAMP']);
+
+/**
+ * Compaction parses newline-delimited JSON once into an unsorted Parquet file of the source's
+ * relation (and `filename`), then counts and sorts from that file. Why: DuckDB spills a sort of
+ * Parquet rows to disk past its memory limit, but a sort fed straight by the JSON reader ran out
+ * of memory instead (130 MB of gateway NDJSON: out of memory at a 128MB limit, 731 MB peak RSS at
+ * 512MB), and the counting pass no longer parses the JSON a second time.
+ *
+ * `stageRowsSql` writes the file; `stagedRowsRelation` reads it back with the relation's column
+ * names, order and types, ready for `parquetLayoutCopy({ relation })`.
+ *
+ * @example
+ * await connection.run(stageRowsSql(edgeLogs, sourceRelation(edgeLogs, files, { withFilename: true }), '/tmp/run/rows.parquet'));
+ * const relation = stagedRowsRelation(edgeLogs, '/tmp/run/rows.parquet');
+ */
+export function stageRowsSql(source: SourceDescriptor, relationWithFilename: string, path: string): string {
+  const columns = relationColumns(source).map(([name, type]) => (PARQUET_EXACT.has(type.toUpperCase()) ? name : `CAST(${name} AS VARCHAR) AS ${name}`));
+  // lz4: the file lives for one run; a cheap codec keeps it off the disk's way, not small.
+  return `COPY (SELECT ${[...columns, 'filename'].join(', ')} FROM (${relationWithFilename})) TO ${sqlString(path)} (FORMAT parquet, COMPRESSION lz4_raw, ROW_GROUP_SIZE 8192)`;
+}
+
+/** The staged file's rows as the source's relation (no `filename`); see `stageRowsSql`. */
+export function stagedRowsRelation(source: SourceDescriptor, path: string): string {
+  const columns = relationColumns(source).map(([name, type]) => (PARQUET_EXACT.has(type.toUpperCase()) ? name : `CAST(${name} AS ${type}) AS ${name}`));
+  return `SELECT ${columns.join(', ')} FROM read_parquet(${sqlString(path)})`;
+}
+
+/** The staged file's rows and lines that are not events per NDJSON file it was read from. */
+export function stagedCountsSql(path: string): string {
+  return `SELECT filename, count(*) FILTER (WHERE timestamp IS NOT NULL) AS rows, count(*) FILTER (WHERE timestamp IS NULL) AS skipped FROM read_parquet(${sqlString(path)}) GROUP BY filename`;
+}

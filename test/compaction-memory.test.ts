@@ -1,0 +1,131 @@
+import { existsSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { compactLogs } from '../src/compaction/compact';
+import { defineSource } from '../src/index';
+import { BUILT_IN_SOURCE_SET, edgeLogs } from '../src/sources/built-ins';
+import { sourceRelation } from '../src/duckdb/source-relations';
+import { openDatabase } from '../src/duckdb/open-database';
+import { isDuckDBOutOfMemory, MEMORY_RETRY_FACTOR, withMemoryRetry } from '../src/duckdb/memory-retry';
+import { BackgroundCompactor, type CompactableLog } from '../src/managed/background-compactor';
+import { readDatasetStateStable } from '../src/dataset/dataset-log';
+import { tempDir, writeLines } from './support/log-files';
+
+// docs/ingest.md, "Layout, compaction and retention": compaction parses the lines once into a
+// staging file and sorts from it (the sort spills to disk under a small memory limit), and a run
+// that runs out of memory is retried at once with twice the limit, up to four times it.
+
+const oom = () => Object.assign(new Error('Out of Memory Error: could not allocate block of size 256.0 KiB (121.8 MiB/122.0 MiB used)'));
+
+describe('withMemoryRetry: background work out of memory is tried again with more', () => {
+  it('doubles the limit up to four times the configured one, then fails as before', async () => {
+    const limits: Array<string | undefined> = [];
+    const failing = withMemoryRetry({ threads: 1, memoryLimit: '128MB' }, async (s) => {
+      limits.push(s?.memoryLimit);
+      throw oom();
+    });
+    await expect(failing).rejects.toThrow(/Out of Memory/);
+    expect(limits).toEqual(['128MB', '256MB', '512MB']);
+    expect(MEMORY_RETRY_FACTOR).toBe(4);
+  });
+
+  it('returns the first success, keeps other settings, and never retries other errors or work without a limit', async () => {
+    const seen: Array<{ threads?: number; memoryLimit?: string } | undefined> = [];
+    const answer = await withMemoryRetry({ threads: 1, memoryLimit: '100MB' }, async (s) => {
+      seen.push(s);
+      if (seen.length < 2) throw new Error('wrapped', { cause: oom() });
+      return 42;
+    });
+    expect(answer).toBe(42);
+    expect(seen).toEqual([
+      { threads: 1, memoryLimit: '100MB' },
+      { threads: 1, memoryLimit: '200MB' },
+    ]);
+    let calls = 0;
+    await expect(withMemoryRetry({ memoryLimit: '128MB' }, async () => (calls++, Promise.reject(new Error('disk full'))))).rejects.toThrow('disk full');
+    await expect(withMemoryRetry(undefined, async () => (calls++, Promise.reject(oom())))).rejects.toThrow(/Out of Memory/);
+    expect(calls).toBe(2);
+    expect(isDuckDBOutOfMemory(new Error('x', { cause: new Error('y', { cause: oom() }) }))).toBe(true);
+    expect(isDuckDBOutOfMemory(new Error('Binder Error'))).toBe(false);
+  });
+});
+
+describe('compaction under a small memory limit', () => {
+  const tmp = tempDir('le-compaction-memory-');
+  afterAll(() => tmp.cleanup());
+
+  it("writes exactly the relation's rows for a source's own column types (staged, then sorted)", async () => {
+    const ledger = defineSource({
+      name: 'ledger',
+      relation: 'ledger_logs',
+      columns: {
+        project: 'text',
+        amount: { type: 'float', path: '$.amount', duckdb: 'DECIMAL(38,2)' },
+        big: { type: 'integer', path: '$.big', duckdb: 'HUGEINT' },
+        day: { type: 'text', path: '$.day', duckdb: 'DATE' },
+        ref: { type: 'text', path: '$.ref', duckdb: 'UUID' },
+        small: { type: 'integer', path: '$.small', duckdb: 'SMALLINT' },
+      },
+      projectColumn: 'project',
+    });
+    const events = [
+      { amount: '123456789012345678901234567890123.45', big: '170141183460469231731687303715884105727', day: '2026-11-21', ref: '6f0c1d2e-3b4a-4c5d-8e6f-7a8b9c0d1e2f', small: 32767 },
+      { amount: '-0.01', big: '-9007199254740993', day: '0001-01-01', ref: null, small: -32768 },
+      { amount: null, big: null, day: null, ref: '00000000-0000-0000-0000-000000000000', small: null },
+    ].map((metadata, i) => ({ id: `e${i}`, timestamp: `2026-11-21T10:00:0${i}Z`, project: 'p', event_message: 'x', metadata }));
+    const input = writeLines(tmp.path('ledger', 'in.ndjson'), events);
+    const out = tmp.path('ledger', 'pq');
+    await compactLogs({ source: 'ledger', sourceDefinitions: [ledger], inputs: input, outDir: out, duckdb: { threads: 1, memoryLimit: '64MB' } });
+
+    const { instance, connection } = await openDatabase();
+    try {
+      const columns = ['id', 'amount', 'big', 'day', 'ref', 'small'].map((c) => `CAST(${c} AS VARCHAR) AS ${c}, typeof(${c}) AS ${c}_type`).join(', ');
+      const source = BUILT_IN_SOURCE_SET.extend([ledger]).find('ledger')!;
+      const direct = (await connection.runAndReadAll(`SELECT ${columns} FROM (${sourceRelation(source, { ndjson: [input], parquet: [], parquetTypes: new Map() })}) ORDER BY id`)).getRowObjects();
+      const files = readDatasetStateStable(out).files;
+      const written = (await connection.runAndReadAll(`SELECT ${columns} FROM read_parquet([${[...files.keys()].map((p) => `'${join(out, p)}'`).join(', ')}]) ORDER BY id`)).getRowObjects();
+      expect(direct).toHaveLength(3);
+      // Every value as DuckDB itself writes it (HUGEINT as a DOUBLE, as any Parquet file of DuckDB's holds it).
+      expect(written.map((r) => ({ ...r, big: null, big_type: null }))).toEqual(direct.map((r) => ({ ...r, big: null, big_type: null })));
+      expect(direct[0]!.amount).toBe('123456789012345678901234567890123.45');
+      expect(written.map((r) => r.big_type)).toEqual(['DOUBLE', 'DOUBLE', 'DOUBLE']);
+      expect(Number(written[1]!.big)).toBe(-9007199254740992);
+    } finally {
+      connection.closeSync();
+      instance.closeSync();
+    }
+  });
+
+  it('compacts events of 650,000 keys each by retrying out of memory with a larger limit, and fails past four times the limit', async () => {
+    const keys = Array.from({ length: 650_000 }, (_, i) => `"k${i}":${i}`).join(',');
+    const wide = (id: string) => `{"id":"${id}","event_message":"wide","project":"wide","timestamp":"2026-11-21T11:00:00Z","metadata":{${keys}}}`;
+    const run = async (memoryLimit: string, name: string) => {
+      const walDir = tmp.path(name, 'wal');
+      const datasetDir = tmp.path(name, 'parquet');
+      const segment = writeLines(join(walDir, '00000000000000000001.ndjson'), [wide('w1'), wide('w2'), wide('w3'), { _wal_commit: { seq: 1, bytes: 0, crc32: 0 } }]);
+      const listeners = new Set<() => void>();
+      const wal: CompactableLog = {
+        closedSegments: () => (existsSync(segment) ? [{ path: segment }] : []),
+        release: async (paths) => paths.forEach((p) => rmSync(p, { force: true })),
+        onSegmentClosed: (l) => (listeners.add(l), () => listeners.delete(l)),
+      };
+      const errors: unknown[] = [];
+      const compactor = new BackgroundCompactor({ source: edgeLogs, sources: BUILT_IN_SOURCE_SET, datasetDir, walDir, wal, retentionDays: 90, now: () => new Date('2026-11-21T12:00:00Z'), duckdb: { threads: 1, memoryLimit }, onError: (e) => errors.push(e) });
+      compactor.trigger();
+      await compactor.settled();
+      await compactor.stop();
+      return { errors, rows: [...readDatasetStateStable(datasetDir).files.values()].reduce((n, f) => n + f.rows, 0), segmentLeft: existsSync(segment) };
+    };
+    // The run alone does not fit in 128MB (the three events parse to about 250 MB): compacted at 512MB.
+    const retried = await run('128MB', 'wide-retried');
+    expect(retried.errors).toEqual([]);
+    expect(retried.rows).toBe(3);
+    expect(retried.segmentLeft).toBe(false);
+    // 32MB, retried up to 128MB: still out of memory, told, and the segment kept for the next run.
+    const refused = await run('32MB', 'wide-refused');
+    expect(refused.errors).toHaveLength(1);
+    expect(isDuckDBOutOfMemory(refused.errors[0])).toBe(true);
+    expect(refused.rows).toBe(0);
+    expect(refused.segmentLeft).toBe(true);
+  });
+});
