@@ -110,7 +110,17 @@ describe('compaction under a small memory limit', () => {
         onSegmentClosed: (l) => (listeners.add(l), () => listeners.delete(l)),
       };
       const errors: unknown[] = [];
-      const compactor = new BackgroundCompactor({ source: edgeLogs, sources: BUILT_IN_SOURCE_SET, datasetDir, walDir, wal, retentionDays: 90, now: () => new Date('2026-11-21T12:00:00Z'), duckdb: { threads: 1, memoryLimit }, onError: (e) => errors.push(e) });
+      const compactor = new BackgroundCompactor({
+        source: edgeLogs,
+        sources: BUILT_IN_SOURCE_SET,
+        datasetDir,
+        walDir,
+        wal,
+        retentionDays: 90,
+        now: () => new Date('2026-11-21T12:00:00Z'),
+        duckdb: { threads: 1, memoryLimit },
+        onError: (e) => errors.push(e),
+      });
       compactor.trigger();
       await compactor.settled();
       await compactor.stop();
