@@ -61,13 +61,20 @@ export function dataPathOfHead(headPath: string): string | null {
 export async function writeHead(connection: DuckDBConnection, source: SourceDescriptor, dataPath: string, headPath: string): Promise<number> {
   // A descriptor's column names are checked lower-case identifiers: written bare.
   const project = source.projectColumn;
+  // Ranked on the narrow columns, then the kept rows read whole by their row number: ranking the
+  // whole rows held every column of the file in the window (200 MB for a run of 216,000 gateway
+  // events, past a 128MB compaction limit) and took 2.4x as long.
+  const data = `read_parquet(${sqlString(dataPath)}, file_row_number = true)`;
   const reader = await connection.runAndReadAll(`
     COPY (
-      SELECT * EXCLUDE (le_rank) FROM (
-        SELECT *, row_number() OVER (PARTITION BY ${project} ORDER BY timestamp DESC, id ASC NULLS LAST) AS le_rank
-        FROM read_parquet(${sqlString(dataPath)})
+      SELECT * EXCLUDE (file_row_number) FROM ${data}
+      WHERE file_row_number IN (
+        SELECT file_row_number FROM (
+          SELECT file_row_number, row_number() OVER (PARTITION BY ${project} ORDER BY timestamp DESC, id ASC NULLS LAST) AS le_rank
+          FROM ${data}
+        )
+        WHERE le_rank <= ${HEAD_ROWS_PER_PROJECT}
       )
-      WHERE le_rank <= ${HEAD_ROWS_PER_PROJECT}
       ORDER BY ${project}, timestamp DESC, id
     ) TO ${sqlString(headPath)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 2048)`);
   return Number(reader.getRows()[0]?.[0] ?? 0);
