@@ -13,20 +13,20 @@ import { tempDir, writeLines } from './support/log-files';
 
 // docs/ingest.md, "Layout, compaction and retention": compaction parses the lines once into a
 // staging file and sorts from it (the sort spills to disk under a small memory limit), and a run
-// that runs out of memory is retried at once with twice the limit, up to four times it.
+// that runs out of memory is retried at once with twice the limit.
 
 const oom = () => Object.assign(new Error('Out of Memory Error: could not allocate block of size 256.0 KiB (121.8 MiB/122.0 MiB used)'));
 
 describe('withMemoryRetry: background work out of memory is tried again with more', () => {
-  it('doubles the limit up to four times the configured one, then fails as before', async () => {
+  it('doubles the limit once, then fails as before', async () => {
     const limits: Array<string | undefined> = [];
     const failing = withMemoryRetry({ threads: 1, memoryLimit: '128MB' }, async (s) => {
       limits.push(s?.memoryLimit);
       throw oom();
     });
     await expect(failing).rejects.toThrow(/Out of Memory/);
-    expect(limits).toEqual(['128MB', '256MB', '512MB']);
-    expect(MEMORY_RETRY_FACTOR).toBe(4);
+    expect(limits).toEqual(['128MB', '256MB']);
+    expect(MEMORY_RETRY_FACTOR).toBe(2);
   });
 
   it('returns the first success, keeps other settings, and never retries other errors or work without a limit', async () => {
@@ -96,7 +96,7 @@ describe('compaction under a small memory limit', () => {
     }
   });
 
-  it('compacts events of 650,000 keys each by retrying out of memory with a larger limit, and fails past four times the limit', async () => {
+  it('compacts events of 650,000 keys each by retrying out of memory with twice the limit, and fails past it', async () => {
     const keys = Array.from({ length: 650_000 }, (_, i) => `"k${i}":${i}`).join(',');
     const wide = (id: string) => `{"id":"${id}","event_message":"wide","project":"wide","timestamp":"2026-11-21T11:00:00Z","metadata":{${keys}}}`;
     const run = async (memoryLimit: string, name: string) => {
@@ -126,12 +126,12 @@ describe('compaction under a small memory limit', () => {
       await compactor.stop();
       return { errors, rows: [...readDatasetStateStable(datasetDir).files.values()].reduce((n, f) => n + f.rows, 0), segmentLeft: existsSync(segment) };
     };
-    // The run alone does not fit in 128MB (the three events parse to about 250 MB): compacted at 512MB.
-    const retried = await run('128MB', 'wide-retried');
+    // The run alone does not fit in 256MB (the three events parse to about 250 MB): compacted at 512MB.
+    const retried = await run('256MB', 'wide-retried');
     expect(retried.errors).toEqual([]);
     expect(retried.rows).toBe(3);
     expect(retried.segmentLeft).toBe(false);
-    // 32MB, retried up to 128MB: still out of memory, told, and the segment kept for the next run.
+    // 32MB, retried at 64MB: still out of memory, told, and the segment kept for the next run.
     const refused = await run('32MB', 'wide-refused');
     expect(refused.errors).toHaveLength(1);
     expect(isDuckDBOutOfMemory(refused.errors[0])).toBe(true);
