@@ -5,6 +5,8 @@ import { dirname, join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { SourceDescriptor } from '../sources/source-descriptor';
 import { parquetLayoutCopy } from '../duckdb/parquet-layout';
+import { stageRowsSql, stagedRowsRelation } from '../duckdb/staged-rows';
+import { sourceRelation } from '../duckdb/source-relations';
 import { sqlString, sqlStringList } from '../duckdb/sql-literal';
 import type { DataFile, DatasetState, InputRecord } from '../dataset/dataset-log';
 import { provenanceOf, type Provenance } from '../dataset/dataset-orphans';
@@ -49,10 +51,13 @@ export async function rebuildFromInputs(connection: DuckDBConnection, state: Dat
   const staged = join(staging, 'rebuilt.parquet');
   // Should the repair's commit be lost, the file says it replaces the damaged one (put back, as a merge's).
   const replacing: Provenance = { run: newRun, rows: file.rows, replaces: [file.path] };
+  // Parsed once into a staging file and sorted from it, as a compaction run does (staged-rows.ts).
+  const rowsFile = join(staging, 'rows.parquet');
+  await connection.run(stageRowsSql(source, sourceRelation(source, { ndjson: copies, parquet: [], parquetTypes: new Map() }, { withFilename: true }), rowsFile));
   await connection.run(
     parquetLayoutCopy({
       source,
-      ndjson: copies,
+      relation: stagedRowsRelation(source, rowsFile),
       target: staged,
       where: `timestamp IS NOT NULL AND strftime(timestamp, '%Y-%m-%d') = ${sqlString(file.day)}`,
       provenance: JSON.stringify(replacing),
@@ -68,6 +73,7 @@ export async function rebuildFromInputs(connection: DuckDBConnection, state: Dat
   await rename(staged, target);
   await fsyncDir(dirname(target));
   await rm(join(staging, 'inputs'), { recursive: true, force: true });
+  await rm(rowsFile, { force: true });
   return { path: rel, rows: file.rows, bytes: (await stat(target)).size, crc32, day: file.day, ...companions };
 }
 
