@@ -3,11 +3,18 @@ import { relationColumns } from './source-relations';
 import { sqlString } from './sql-literal';
 
 /**
- * Types a Parquet file gives back to DuckDB as they went in, value for value. Any other column
- * type (a source's own `duckdb` type, e.g. HUGEINT, which Parquet would turn into a DOUBLE) is
- * staged as its text and cast back, which is exact for every DuckDB type.
+ * Types a Parquet file gives back to DuckDB as they went in, value for value. Any other scalar
+ * column type (a source's own `duckdb` type: HUGEINT, which Parquet turns into a DOUBLE, INTERVAL,
+ * which it keeps to the millisecond) is staged as its text and cast back, exact for every scalar
+ * type; a nested one (a list, STRUCT, MAP) stays as it is, as the compacted file holds it anyway.
  */
 const PARQUET_EXACT = new Set(['VARCHAR', 'JSON', 'DOUBLE', 'BIGINT', 'INTEGER', 'BOOLEAN', 'TIMESTAMP']);
+
+/** Whether a column is staged as its own type (else as its text, cast back when read). */
+function stagedAsItself(type: string): boolean {
+  const upper = type.toUpperCase();
+  return PARQUET_EXACT.has(upper) || /\[|\b(STRUCT|MAP|UNION)\b/.test(upper);
+}
 
 /**
  * Compaction parses newline-delimited JSON once into an unsorted Parquet file of the source's
@@ -24,14 +31,14 @@ const PARQUET_EXACT = new Set(['VARCHAR', 'JSON', 'DOUBLE', 'BIGINT', 'INTEGER',
  * const relation = stagedRowsRelation(edgeLogs, '/tmp/run/rows.parquet');
  */
 export function stageRowsSql(source: SourceDescriptor, relationWithFilename: string, path: string): string {
-  const columns = relationColumns(source).map(([name, type]) => (PARQUET_EXACT.has(type.toUpperCase()) ? name : `CAST(${name} AS VARCHAR) AS ${name}`));
+  const columns = relationColumns(source).map(([name, type]) => (stagedAsItself(type) ? name : `CAST(${name} AS VARCHAR) AS ${name}`));
   // lz4: the file lives for one run; a cheap codec keeps it off the disk's way, not small.
   return `COPY (SELECT ${[...columns, 'filename'].join(', ')} FROM (${relationWithFilename})) TO ${sqlString(path)} (FORMAT parquet, COMPRESSION lz4_raw, ROW_GROUP_SIZE 8192)`;
 }
 
 /** The staged file's rows as the source's relation (no `filename`); see `stageRowsSql`. */
 export function stagedRowsRelation(source: SourceDescriptor, path: string): string {
-  const columns = relationColumns(source).map(([name, type]) => (PARQUET_EXACT.has(type.toUpperCase()) ? name : `CAST(${name} AS ${type}) AS ${name}`));
+  const columns = relationColumns(source).map(([name, type]) => (stagedAsItself(type) ? name : `CAST(${name} AS ${type}) AS ${name}`));
   return `SELECT ${columns.join(', ')} FROM read_parquet(${sqlString(path)})`;
 }
 
