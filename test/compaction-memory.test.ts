@@ -1,4 +1,4 @@
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { compactLogs } from '../src/compaction/compact';
@@ -7,9 +7,10 @@ import { BUILT_IN_SOURCE_SET, edgeLogs } from '../src/sources/built-ins';
 import { sourceRelation } from '../src/duckdb/source-relations';
 import { openDatabase } from '../src/duckdb/open-database';
 import { isDuckDBOutOfMemory, MEMORY_RETRY_FACTOR, withMemoryRetry } from '../src/duckdb/memory-retry';
-import { BackgroundCompactor, type CompactableLog } from '../src/managed/background-compactor';
+import { BackgroundCompactor } from '../src/managed/background-compactor';
 import { readDatasetStateStable } from '../src/dataset/dataset-log';
 import { tempDir, writeLines } from './support/log-files';
+import { fakeLog } from './support/fake-log';
 
 // docs/ingest.md, "Layout, compaction and retention": compaction parses the lines once into a
 // staging file and sorts from it (the sort spills to disk under a small memory limit), and a run
@@ -114,13 +115,9 @@ describe('compaction under a small memory limit', () => {
     const run = async (memoryLimit: string, name: string) => {
       const walDir = tmp.path(name, 'wal');
       const datasetDir = tmp.path(name, 'parquet');
-      const segment = writeLines(join(walDir, '00000000000000000001.ndjson'), [wide('w1'), wide('w2'), wide('w3'), { _wal_commit: { seq: 1, bytes: 0, crc32: 0 } }]);
-      const listeners = new Set<() => void>();
-      const wal: CompactableLog = {
-        closedSegments: () => (existsSync(segment) ? [{ path: segment }] : []),
-        release: async (paths) => paths.forEach((p) => rmSync(p, { force: true })),
-        onSegmentClosed: (l) => (listeners.add(l), () => listeners.delete(l)),
-      };
+      const wal = fakeLog(walDir);
+      wal.add('00000000000000000001.ndjson', [wide('w1'), wide('w2'), wide('w3')]);
+      const segment = join(walDir, '00000000000000000001.ndjson');
       const errors: unknown[] = [];
       const compactor = new BackgroundCompactor({
         source: edgeLogs,

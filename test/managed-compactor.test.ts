@@ -1,33 +1,14 @@
-import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readDatasetStateStable } from '../src/dataset/dataset-log';
 import { usageApiCounts } from '../src/definitions/usage-api-counts';
-import { BackgroundCompactor, type CompactableLog } from '../src/managed/background-compactor';
+import { BackgroundCompactor } from '../src/managed/background-compactor';
 import { forgetDeletedInputs } from '../src/managed/dataset-maintenance';
 import { census, CENSUS_NOW, censusEvents, idRange } from './support/census';
-import { edgeEvent, endpointsAt, tempDir, writeLines } from './support/log-files';
+import { edgeEvent, endpointsAt, tempDir } from './support/log-files';
+import { fakeLog } from './support/fake-log';
 import { BUILT_IN_SOURCE_SET, edgeLogs } from '../src/sources/built-ins';
-
-/** A write-ahead log stand-in: closed segments are files in a folder. */
-function fakeLog(dir: string): CompactableLog & { add(name: string, events: object[]): void; close(): void } {
-  const listeners = new Set<() => void>();
-  const closed: string[] = [];
-  return {
-    add(name, events) {
-      closed.push(writeLines(join(dir, name), [...events, { _wal_commit: { seq: 1, bytes: 0, crc32: 0 } }]));
-    },
-    close: () => listeners.forEach((l) => l()),
-    closedSegments: () => closed.filter((p) => existsSync(p)).map((path) => ({ path })),
-    release: async (paths) => {
-      for (const p of paths) rmSync(p, { force: true });
-    },
-    onSegmentClosed(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
-  };
-}
 
 describe('managed storage: the background compactor', () => {
   const tmp = tempDir('le-managed-');
