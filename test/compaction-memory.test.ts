@@ -3,14 +3,13 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { compactLogs } from '../src/compaction/compact';
 import { defineSource } from '../src/index';
-import { BUILT_IN_SOURCE_SET, edgeLogs } from '../src/sources/built-ins';
+import { BUILT_IN_SOURCE_SET } from '../src/sources/built-ins';
 import { sourceRelation } from '../src/duckdb/source-relations';
 import { openDatabase } from '../src/duckdb/open-database';
 import { isDuckDBOutOfMemory, MEMORY_RETRY_FACTOR, withMemoryRetry } from '../src/duckdb/memory-retry';
-import { BackgroundCompactor } from '../src/managed/background-compactor';
 import { readDatasetStateStable } from '../src/dataset/dataset-log';
 import { tempDir, writeLines } from './support/log-files';
-import { fakeLog } from './support/fake-log';
+import { fakeLog, gatewayCompactor } from './support/fake-log';
 
 // docs/ingest.md, "Layout, compaction and retention": compaction parses the lines once into a
 // staging file and sorts from it (the sort spills to disk under a small memory limit), and a run
@@ -119,13 +118,10 @@ describe('compaction under a small memory limit', () => {
       wal.add('00000000000000000001.ndjson', [wide('w1'), wide('w2'), wide('w3')]);
       const segment = join(walDir, '00000000000000000001.ndjson');
       const errors: unknown[] = [];
-      const compactor = new BackgroundCompactor({
-        source: edgeLogs,
-        sources: BUILT_IN_SOURCE_SET,
+      const compactor = gatewayCompactor({
         datasetDir,
         walDir,
         wal,
-        retentionDays: 90,
         now: () => new Date('2026-11-21T12:00:00Z'),
         duckdb: { threads: 1, memoryLimit },
         onError: (e) => errors.push(e),

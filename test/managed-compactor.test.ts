@@ -3,12 +3,10 @@ import { join, sep } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readDatasetStateStable } from '../src/dataset/dataset-log';
 import { usageApiCounts } from '../src/definitions/usage-api-counts';
-import { BackgroundCompactor } from '../src/managed/background-compactor';
 import { forgetDeletedInputs } from '../src/managed/dataset-maintenance';
 import { census, CENSUS_NOW, censusEvents, idRange } from './support/census';
 import { edgeEvent, endpointsAt, tempDir } from './support/log-files';
-import { fakeLog } from './support/fake-log';
-import { BUILT_IN_SOURCE_SET, edgeLogs } from '../src/sources/built-ins';
+import { fakeLog, gatewayCompactor } from './support/fake-log';
 
 describe('managed storage: the background compactor', () => {
   const tmp = tempDir('le-managed-');
@@ -19,13 +17,10 @@ describe('managed storage: the background compactor', () => {
     const datasetDir = tmp.path('edgeLogs', 'parquet');
     const wal = fakeLog(walDir);
     const errors: unknown[] = [];
-    const compactor = new BackgroundCompactor({
-      source: edgeLogs,
-      sources: BUILT_IN_SOURCE_SET,
+    const compactor = gatewayCompactor({
       datasetDir,
       walDir,
       wal,
-      retentionDays: 90,
       now: () => new Date(CENSUS_NOW),
       onError: (e) => errors.push(e),
     });
@@ -86,9 +81,7 @@ describe('managed storage: the background compactor', () => {
     const datasetDir = tmp.path('ret', 'parquet');
     const wal = fakeLog(walDir);
     let now = new Date(CENSUS_NOW);
-    const compactor = new BackgroundCompactor({
-      source: edgeLogs,
-      sources: BUILT_IN_SOURCE_SET,
+    const compactor = gatewayCompactor({
       datasetDir,
       walDir,
       wal,

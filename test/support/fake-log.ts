@@ -1,6 +1,7 @@
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { CompactableLog } from '../../src/managed/background-compactor';
+import { BackgroundCompactor, type BackgroundCompactorOptions, type CompactableLog } from '../../src/managed/background-compactor';
+import { BUILT_IN_SOURCE_SET, edgeLogs } from '../../src/sources/built-ins';
 import { writeLines } from './log-files';
 
 /** A write-ahead log stand-in: closed segments are files in a folder. */
@@ -21,4 +22,9 @@ export function fakeLog(dir: string): CompactableLog & { add(name: string, event
       return () => listeners.delete(listener);
     },
   };
+}
+
+/** A background compactor of the gateway log over `wal`, keeping 90 days unless told otherwise. */
+export function gatewayCompactor(options: Pick<BackgroundCompactorOptions, 'datasetDir' | 'walDir' | 'wal' | 'now' | 'onError'> & Partial<BackgroundCompactorOptions>): BackgroundCompactor {
+  return new BackgroundCompactor({ source: edgeLogs, sources: BUILT_IN_SOURCE_SET, retentionDays: 90, ...options });
 }
