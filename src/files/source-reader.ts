@@ -5,6 +5,7 @@ import { rollupDefinition } from '../dataset/stored-rollups';
 import { partitionDay } from './file-kinds';
 import { readDatasetStateStable, type DataFile, type DatasetState } from '../dataset/dataset-log';
 import { FileChecks, type SkipReason, type SkippedFile } from './file-checks';
+import { InternalError } from '../util/internal-error';
 import { compileGlob, type CompiledGlob } from './glob';
 import { coveredBytes, InputIndex, RangeHashes } from './input-coverage';
 import { DirectoryCache, listGlob, type ListedFile } from './list-glob';
@@ -57,6 +58,14 @@ export interface ExtraInputs {
     /** Files not read yet (a backlog being recovered): named in the answer unless a dataset holds them. */
     recovering?: readonly FileRange[];
   };
+}
+
+/**
+ * Whether `verifyRows` found a data file its snapshot named removed by a newer commit (a merge,
+ * retention) before it was checked: the snapshot is stale, not damaged; take another.
+ */
+export function staleSnapshot(error: unknown): boolean {
+  return error instanceof InternalError && error.code === 'ENOENT';
 }
 
 /**
@@ -207,12 +216,21 @@ export class SourceReader {
           versionOf(file);
           const problem = await this.checks.verify(file);
           if (problem === null) return;
+          // Gone because a newer commit removed it (a merge, retention) after the snapshot was taken:
+          // not damage, a stale snapshot; the query takes a fresh one (failed-reads.ts).
+          if (problem.reason === 'missing' && this.removedByNewerCommit(file)) throw new InternalError('ENOENT', `${file.path} was removed by a newer commit of its dataset`);
           read.skipped.push(this.checks.mark(file, problem.reason, problem.message));
           bad.add(file);
         }),
     );
     if (bad.size) read.parquet = read.parquet.filter((f) => !bad.has(f));
     return bad.size;
+  }
+
+  /** Whether the dataset's log, read now, no longer names this data file. */
+  private removedByNewerCommit(file: ListedFile): boolean {
+    const root = file.dataset!;
+    return ![...readDatasetStateStable(root).files.values()].some((d) => this.pathOf(root, d) === file.path);
   }
 
   /**

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import type { SourceDescriptor, SourceName } from '../../sources/source-descriptor';
 import type { SourceSet } from '../../sources/source-set';
-import { SourceReader, type ReadSet } from '../../files/source-reader';
+import { SourceReader, staleSnapshot, type ReadSet } from '../../files/source-reader';
 import { RangeCopies } from '../../files/range-copies';
 import { openDatabase, type DatabaseSettings } from '../../duckdb/open-database';
 import { clickhouseErrorCode } from './classify-error';
@@ -135,9 +135,18 @@ export class ClickHouseLoader {
     // What a query of these globs reads: each event once (a compacted dataset through its log,
     // NDJSON it already holds left out, damaged files reported instead of read).
     const reader = new SourceReader(globs, undefined, this.sources.get(source));
-    const read = await reader.snapshot();
-    // A dataset's file whose bytes are not those its commit recorded is reported, not loaded.
-    await reader.verifyRows(read);
+    let read = await reader.snapshot();
+    // A dataset's file whose bytes are not those its commit recorded is reported, not loaded; one
+    // a newer commit removed meanwhile (a merge) sends it to a fresh snapshot.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await reader.verifyRows(read);
+        break;
+      } catch (error) {
+        if (!staleSnapshot(error) || attempt >= 8) throw error;
+        read = await reader.snapshot();
+      }
+    }
     const copies = new RangeCopies();
     try {
       return await this.loadRead(this.sources.get(source), read, copies, options);

@@ -3,7 +3,7 @@ import { VARCHAR } from '@duckdb/node-api';
 import { EngineError } from '../../errors';
 import type { Engine, EngineRequest, EngineResult, EngineValue, SourceInspection, SourceName } from '../engine';
 import { QueryGate } from '../../util/query-gate';
-import { SourceReader, type ExtraInputs, type FileRange, type ReadSet } from '../../files/source-reader';
+import { SourceReader, staleSnapshot, type ExtraInputs, type FileRange, type ReadSet } from '../../files/source-reader';
 import { earliestDayOf } from './list-files';
 import type { MemoryTables } from '../../managed/memory-tables';
 import { memoryLimitBytes, openDatabase, type DatabaseSettings, type MemoryRelief } from '../../duckdb/open-database';
@@ -125,7 +125,16 @@ class DuckDBEngine implements Engine {
         const leave = this.memory?.enter();
         try {
           for (let attempt = 1; ; attempt++) {
-            const { reads, sql, walksNewestFirst } = await this.snapshot(request, variantSql, sources);
+            let snapshot: Awaited<ReturnType<DuckDBEngine['snapshot']>>;
+            try {
+              snapshot = await this.snapshot(request, variantSql, sources);
+            } catch (error) {
+              // A file the snapshot named was removed by a newer commit before it was checked: take another.
+              if (!staleSnapshot(error)) throw error;
+              if (attempt >= MAX_ATTEMPTS) throw keptChanging(error);
+              continue;
+            }
+            const { reads, sql, walksNewestFirst } = snapshot;
             const files = new Map<SourceDescriptor, ReadFiles>();
             try {
               for (const [source, read] of reads) files.set(source, await this.inputs.sourceFiles(connection, read));
@@ -305,9 +314,9 @@ class DuckDBEngine implements Engine {
             for (let attempt = 1; ; attempt++) {
               const read = await this.reader(source).snapshot();
               let files: ReadFiles | undefined;
-              // Every data file's rows are counted: each is checked against its commit first.
-              await this.reader(source).verifyRows(read);
               try {
+                // Every data file's rows are counted: each is checked against its commit first.
+                await this.reader(source).verifyRows(read);
                 files = await this.inputs.sourceFiles(connection, read);
                 out.push(await inspectSource(connection, source, read, files));
                 break;
