@@ -1,10 +1,11 @@
 import { rmSync } from 'node:fs';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { compactLogs } from '../src/compaction/compact';
 import { SourceReader, staleSnapshot } from '../src/files/source-reader';
 import { mergeSmallFiles } from '../src/managed/dataset-maintenance';
 import { edgeLogs } from '../src/sources/built-ins';
 import { edgeEvent, tempDir, writeLines } from './support/log-files';
+import { createEndpoints } from '../src/index';
 
 // docs/damaged-data.md: a data file its dataset's log names but that is not on disk is left out
 // and named; one a newer commit removed after the query's snapshot (a merge) is no damage: the
@@ -38,6 +39,38 @@ describe('a snapshot that names a file a newer commit removed', () => {
     const fresh = await reader.snapshot();
     expect(await reader.verifyRows(fresh)).toBe(0);
     expect(fresh.parquet).toHaveLength(1);
+  });
+
+  /** Runs `query` over a day of two files that a merge replaces right after the query's first snapshot. */
+  const acrossMerge = async <T>(name: string, query: (ep: Awaited<ReturnType<typeof createEndpoints>>) => Promise<T>): Promise<T> => {
+    const { out } = await dayOfTwoFiles(name);
+    const ep = await createEndpoints({ sources: { edgeLogs: out }, now: () => new Date('2026-11-21T12:00:00Z'), cache: false });
+    const snapshot = SourceReader.prototype.snapshot;
+    let merged = false;
+    const spy = vi.spyOn(SourceReader.prototype, 'snapshot').mockImplementation(async function (this: SourceReader, ...args) {
+      const read = await snapshot.apply(this, args);
+      if (!merged) merged = (await mergeSmallFiles(out, edgeLogs)) > 0;
+      return read;
+    });
+    try {
+      const answer = await query(ep);
+      expect(merged).toBe(true);
+      return answer;
+    } finally {
+      spy.mockRestore();
+      await ep.close();
+    }
+  };
+
+  it('a query whose snapshot a merge made stale answers every row, from a fresh snapshot', async () => {
+    // logs.all checks each day's files as its newest-first walk reaches them.
+    const page = await acrossMerge('page', (ep) => ep.query('logs.all', { project: 'abc', project_tier: 'PAYG' }));
+    expect(page.result.map((r) => r.id).sort()).toEqual(['a1', 'b1']);
+    expect(page.skippedFiles ?? []).toEqual([]);
+    // usage.api-counts checks them with the snapshot (its rollups gone, the files' rows are read).
+    const usage = await acrossMerge('usage', (ep) => ep.query('usage.api-counts', { project: 'abc', interval: 'daily' }));
+    expect(usage.result.reduce((n, r) => n + Number(r.total_rest_requests), 0)).toBe(2);
+    expect(usage.skippedFiles ?? []).toEqual([]);
   });
 
   it('a file the log still names but the disk lost is left out and named, as before', async () => {

@@ -24,14 +24,12 @@ export function isDuckDBOutOfMemory(error: unknown): boolean {
  */
 export async function withMemoryRetry<T>(settings: DatabaseSettings | undefined, work: (settings: DatabaseSettings | undefined) => Promise<T>): Promise<T> {
   const configured = settings?.memoryLimit === undefined ? null : memoryLimitBytes(settings.memoryLimit);
-  let current = settings;
-  for (let limit = configured; ; ) {
+  if (configured === null) return work(settings);
+  for (let limit = configured; ; limit *= 2) {
     try {
-      return await work(current);
+      return await work(limit === configured ? settings : { ...settings, memoryLimit: `${Math.ceil(limit / 1e6)}MB` });
     } catch (error) {
-      if (limit === null || configured === null || !isDuckDBOutOfMemory(error) || limit * 2 > configured * MEMORY_RETRY_FACTOR) throw error;
-      limit *= 2;
-      current = { ...current, memoryLimit: `${Math.ceil(limit / 1e6)}MB` };
+      if (!isDuckDBOutOfMemory(error) || limit * 2 > configured * MEMORY_RETRY_FACTOR) throw error;
     }
   }
 }

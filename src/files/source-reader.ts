@@ -61,6 +61,12 @@ export interface ExtraInputs {
 }
 
 /**
+ * Reads of one query: a file that vanishes or turns out damaged between the listing and the read
+ * sends the query back to a fresh listing, at most this many times (docs/semantics.md, "Files").
+ */
+export const MAX_ATTEMPTS = 8;
+
+/**
  * Whether `verifyRows` found a data file its snapshot named removed by a newer commit (a merge,
  * retention) before it was checked: the snapshot is stale, not damaged; take another.
  */
@@ -217,7 +223,7 @@ export class SourceReader {
           const problem = await this.checks.verify(file);
           if (problem === null) return;
           // Gone because a newer commit removed it (a merge, retention) after the snapshot was taken:
-          // not damage, a stale snapshot; the query takes a fresh one (failed-reads.ts).
+          // not damage, a stale snapshot; the caller takes a fresh one (`staleSnapshot`).
           if (problem.reason === 'missing' && this.removedByNewerCommit(file)) throw new InternalError('ENOENT', `${file.path} was removed by a newer commit of its dataset`);
           read.skipped.push(this.checks.mark(file, problem.reason, problem.message));
           bad.add(file);

@@ -47,7 +47,7 @@ async function serve(handler: FetchHandler, req: IncomingMessage, res: ServerRes
   if (!withBody) req.resume();
   if (!target.startsWith('/')) {
     // Its body is discarded unread, as a refused body is below.
-    if (withBody) req.resume();
+    req.resume();
     return send(req, res, badRequest());
   }
   const request: PlainRequest = {

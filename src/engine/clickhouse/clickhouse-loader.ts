@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import type { SourceDescriptor, SourceName } from '../../sources/source-descriptor';
 import type { SourceSet } from '../../sources/source-set';
-import { SourceReader, staleSnapshot, type ReadSet } from '../../files/source-reader';
+import { MAX_ATTEMPTS, SourceReader, staleSnapshot, type ReadSet } from '../../files/source-reader';
 import { RangeCopies } from '../../files/range-copies';
 import { openDatabase, type DatabaseSettings } from '../../duckdb/open-database';
 import { clickhouseErrorCode } from './classify-error';
@@ -143,7 +143,7 @@ export class ClickHouseLoader {
         await reader.verifyRows(read);
         break;
       } catch (error) {
-        if (!staleSnapshot(error) || attempt >= 8) throw error;
+        if (!staleSnapshot(error) || attempt >= MAX_ATTEMPTS) throw error;
         read = await reader.snapshot();
       }
     }

@@ -1,6 +1,7 @@
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { EngineError, LogEndpointsError } from '../../errors';
 import type { MemoryRelief } from '../../duckdb/open-database';
+import { isDuckDBOutOfMemory } from '../../duckdb/memory-retry';
 import type { MemoryWatch } from './memory-watch';
 import { InternalError } from '../../util/internal-error';
 
@@ -61,7 +62,7 @@ export class ConnectionPool {
       if (timedOut) throw new EngineError('timeout', `The query ran past its time limit of ${this.timeoutMs} ms.`, { cause: error });
       if (this.closed()) throw new EngineError('closed', 'The endpoints were closed.', { cause: error });
       // Past the memory limit under concurrent queries: a retry later can succeed, so 503.
-      if (/Out of Memory Error/i.test(String((error as Error)?.message))) {
+      if (isDuckDBOutOfMemory(error)) {
         throw new EngineError('overloaded', 'The engine is out of memory for now; retry shortly.', { cause: error, retryAfterSeconds: 1 });
       }
       throw new EngineError('query_failed', 'The query failed in the engine.', { cause: error });
@@ -99,5 +100,5 @@ export class ConnectionPool {
  * new QueryGate({ maxConcurrent: 4, maxQueued: 64, retryAloneWhen: isOutOfMemory });
  */
 export function isOutOfMemory(error: unknown): boolean {
-  return error instanceof EngineError && error.code === 'overloaded' && /Out of Memory/i.test(String((error.cause as Error | undefined)?.message));
+  return error instanceof EngineError && error.code === 'overloaded' && isDuckDBOutOfMemory(error.cause);
 }

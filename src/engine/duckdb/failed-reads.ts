@@ -10,11 +10,7 @@ import type { SourceInputs } from './source-inputs';
 // The judgement of a read that failed: whether its files changed or one is damaged (then it is
 // listed again, the damaged file left out and named), or the failure is the engine's to report.
 
-/**
- * Reads of one query: a file that vanishes or turns out damaged between the listing and the read
- * sends the query back to a fresh listing, at most this many times (docs/semantics.md, "Files").
- */
-export const MAX_ATTEMPTS = 8;
+export { MAX_ATTEMPTS } from '../../files/source-reader';
 
 /** The error of a query whose files kept changing for `MAX_ATTEMPTS` reads. */
 export function keptChanging(cause: unknown): EngineError {
