@@ -7,6 +7,8 @@ import { compactLogs, createEndpoints, defineEndpoint, defineSource, p, type End
 import { appendCommit, readDatasetStateStable, type DataFile } from '../src/dataset/dataset-log';
 import { dataPathOfRollup, rollupPathOf } from '../src/dataset/stored-rollups';
 import { fullQuerySql } from '../src/engine/duckdb/statement-sql';
+import { openDatabase } from '../src/duckdb/open-database';
+import type { SourceFiles } from '../src/duckdb/source-relations';
 import { edgeEvent, endpointsAt, functionEvent, tempDir, writeLines } from './support/log-files';
 import { HANG_MS } from './support/hang-guard';
 import { edgeLogs } from '../src/sources/built-ins';
@@ -220,6 +222,32 @@ describe('what is not stored', () => {
     expect(rest).not.toContain('bitstring_agg');
     // Nothing stored: the rollup's own SQL over everything (the variant then falls back anyway).
     expect(fullQuerySql('SELECT origin FROM edge_logs_url_grams', new Map([[edgeLogs, { ...files, stored: {} }]]))).toContain('bitstring_agg');
+  });
+
+  it('leaves a rollup the columns of its SQL and its rest whatever is stored: a statement binds on every state of the data', async () => {
+    const tmp = tempDir();
+    const { instance, connection } = await openDatabase({ threads: 1 });
+    try {
+      const url = 'https://aaaabbbbccccddddeeee.supabase.co/rest/v1/todos';
+      writeLines(tmp.path('tail.ndjson'), [edgeEvent({ project: 'aaaabbbbccccddddeeee', timestamp: '2026-11-21T10:00:00Z', path: '/rest/v1/todos', url })]);
+      const companion = tmp.path('grams.parquet');
+      await connection.run(`COPY (SELECT 'stored.example' AS origin, '\\x01'::BLOB AS grams) TO '${companion}' (FORMAT parquet)`);
+      const stored = { edge_logs_url_grams: { companions: [companion], dataFiles: [] } };
+      const none = { ndjson: [], parquet: [], parquetTypes: new Map<string, string>() };
+      const tail = { ...none, ndjson: [tmp.path('tail.ndjson')] };
+      const rows = async (files: SourceFiles) =>
+        (await connection.runAndReadAll(fullQuerySql('SELECT origin, grams IS NULL AS no_map, request_url FROM edge_logs_url_grams ORDER BY origin', new Map([[edgeLogs, files]])))).getRowObjectsJS();
+      const ofTail = { origin: 'aaaabbbbccccddddeeee.supabase.co', no_map: true, request_url: url };
+      const ofStored = { origin: 'stored.example', no_map: false, request_url: null };
+      // Nothing stored (the rollup's SQL: a map, no URL), all stored, stored and an uncompacted tail.
+      expect(await rows(tail)).toEqual([{ ...ofTail, no_map: false, request_url: null }]);
+      expect(await rows({ ...none, stored })).toEqual([ofStored]);
+      expect(await rows({ ...tail, stored })).toEqual([ofTail, ofStored]);
+    } finally {
+      connection.closeSync();
+      instance.closeSync();
+      tmp.cleanup();
+    }
   });
 });
 

@@ -60,7 +60,12 @@ const PATTERNS: Array<string | null> = [
 const INTERVALS: UsageInterval[] = ['hourly', 'daily', '3hr', '1day', '3day', '7day'];
 const NOWS = ['2026-11-21T12:00:00.000Z', '2026-11-21T12:37:12.345Z', '2026-11-21T10:00:00.001Z', '2026-11-21T11:59:59.999Z'];
 
-describe('usage.api-counts over rollups', () => {
+// Every file stored, or the last one an uncompacted tail: its rollups are then computed per query
+// as the engine does, the trigram maps by their `rest` (each URL, no map).
+describe.each([
+  { layout: 'every file stored', tail: false },
+  { layout: 'the last file an uncompacted tail', tail: true },
+])('usage.api-counts over rollups ($layout)', ({ tail }) => {
   const tmp = tempDir();
   let instance: DuckDBInstance;
   let db: DuckDBConnection;
@@ -80,10 +85,12 @@ describe('usage.api-counts over rollups', () => {
     );
     const relationOf = (files: string[]) => sourceRelation(edgeLogs, { ndjson: files, parquet: [], parquetTypes: new Map() });
     await db.run(`CREATE TABLE edge_logs AS ${relationOf(parts)}`);
-    for (const rollup of ['edge_logs_url_hourly', 'edge_logs_url_grams']) {
+    for (const [rollup, { sql: stored, rest }] of Object.entries(edgeLogs.rollups)) {
       for (const [k, file] of parts.entries()) {
-        const sql = `WITH edge_logs AS (${relationOf([file])}) ${querySql('duckdb', rollup)}`;
-        await db.run(k === 0 ? `CREATE TABLE ${rollup} AS ${sql}` : `INSERT INTO ${rollup} ${sql}`);
+        const sql = `WITH edge_logs AS (${relationOf([file])}) ${tail && k === 2 ? (rest ?? stored) : stored}`;
+        await db.run(k === 0 ? `CREATE TABLE ${rollup} AS ${sql}` : `INSERT INTO ${rollup} BY NAME ${sql}`);
+        // The relation has the rest's columns whatever is stored (statement-sql.ts, rollupRelation).
+        if (k === 0 && rest !== undefined) await db.run(`ALTER TABLE ${rollup} ADD COLUMN request_url VARCHAR`);
       }
     }
   });
@@ -130,7 +137,7 @@ describe('usage.api-counts over rollups', () => {
     await db.run(`CREATE TABLE kept_maps AS SELECT * FROM edge_logs_url_grams WHERE origin = '${origin}'`);
     try {
       await db.run(`DELETE FROM edge_logs_url_grams WHERE origin = '${origin}'`);
-      await db.run(`INSERT INTO edge_logs_url_grams VALUES ('${origin}', NULL)`);
+      await db.run(`INSERT INTO edge_logs_url_grams (origin, grams) VALUES ('${origin}', NULL)`);
       const raw = await answer('usage.api-counts', REFS[0]!, 'daily', NOWS[1]!);
       expect(await answer('usage.api-counts.rollups', REFS[0]!, 'daily', NOWS[1]!)).toEqual(raw);
     } finally {
@@ -148,6 +155,29 @@ describe('usage.api-counts over rollups', () => {
     expect(origins).toContain('kkkkllllmmmmnnnnoooo.supabase.co');
     expect(origins).not.toContain('api.kkkkll-app.com');
     expect(origins).toContain('ffffgggghhhhiiiijjjj.supabase.co');
+  });
+
+  it("lets through an uncompacted tail's origin only when one of its URLs holds the literal", async () => {
+    // The tail's rows of the maps (every request uncompacted here): its URLs, no map. A tail
+    // holds every project while a writer ingests; each origin of it a candidate read the stored
+    // rollups of every origin.
+    const rest = `WITH edge_logs_url_grams AS (${edgeLogs.rollups.edge_logs_url_grams!.rest}), `;
+    const candidates = `${querySql('duckdb', 'usage.api-counts.rollups')
+      .split('counted AS')[0]!
+      .replace(/,\s*$/, '')
+      .replace(/^(\s*--[^\n]*\n)*\s*WITH\s/, rest)} SELECT DISTINCT origin FROM candidate_origins ORDER BY 1`;
+    for (const literal of [REFS[0]!, `${REFS[1]}.supabase`, 'app.com/rest', '東京', 'no-such-text']) {
+      const prepared = await db.prepare(candidates);
+      prepared.bind({ project_required: literal }, { project_required: VARCHAR });
+      const holding = await db.prepare("SELECT DISTINCT split_part(request_url, '/', 3) FROM edge_logs WHERE contains(request_url, $literal) ORDER BY 1");
+      holding.bind({ literal }, { literal: VARCHAR });
+      const expected = (await holding.runAndReadAll()).getRowsJS().map((r) => r[0]);
+      expect(
+        (await prepared.runAndReadAll()).getRowsJS().map((r) => r[0]),
+        literal,
+      ).toEqual(expected);
+      if (literal !== 'no-such-text') expect(expected.length, literal).toBeGreaterThan(0);
+    }
   });
 });
 

@@ -3,7 +3,8 @@
 --
 -- Relations provided by the engine: `edge_logs` (usage.api-counts.sql), and the gateway log's
 -- rollups `edge_logs_url_hourly` (edge_logs_url_hourly.sql: hour, origin, request_url and the
--- four class counts) and `edge_logs_url_grams` (edge_logs_url_grams.sql: origin, trigram map).
+-- four class counts) and `edge_logs_url_grams` (edge_logs_url_grams.sql: origin, trigram map; an
+-- uncompacted tail's rows: origin, URL, no map, edge_logs_url_grams.rest.sql).
 --
 -- Parameters:
 --   $project           RE2 pattern searched in the request URL; only matching requests count (NULL
@@ -26,13 +27,17 @@ WITH
                + unicode(substr($project_required, i + 1, 1))::BIGINT * 31
                + unicode(substr($project_required, i + 2, 1))) % 65536)::INTEGER) AS grams
   ),
-  -- Origins some URL of which may hold the literal: every trigram of it is in their map. A NULL
-  -- map (events whose map is not worth computing per query, such as an uncompacted tail) rules
-  -- nothing out.
+  -- Origins some URL of which may hold the literal: every trigram of it is in their map. An
+  -- uncompacted tail's rows carry a URL and no map (edge_logs_url_grams.rest.sql): the URL itself
+  -- is tested. A NULL map without a URL rules nothing out.
   candidate_origins AS (
     SELECT origin
     FROM edge_logs_url_grams m, required r
-    WHERE m.grams IS NULL OR list_bool_and(list_transform(r.grams, g -> get_bit(m.grams::BIT, g) = 1))
+    WHERE CASE
+      WHEN m.grams IS NOT NULL THEN list_bool_and(list_transform(r.grams, g -> get_bit(m.grams::BIT, g) = 1))
+      WHEN m.request_url IS NOT NULL THEN contains(m.request_url, $project_required)
+      ELSE true
+    END
   ),
   counted AS (
     SELECT hour AS instant, rest_requests AS rest, storage_requests AS storage, auth_requests AS auth, realtime_requests AS realtime

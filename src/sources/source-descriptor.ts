@@ -74,7 +74,8 @@ export interface SourceRollup {
   /**
    * Its SELECT over the events that have no stored rollup (an uncompacted tail), computed on every
    * query: by default `sql`. A cheaper one must leave the endpoints' answers unchanged (the trigram
-   * map's NULL maps, which rule no origin out).
+   * maps' rest: each URL, no map, tested by the endpoint itself). The rollup's relation has the
+   * columns of both, whatever is stored.
    */
   readonly rest?: string;
 }

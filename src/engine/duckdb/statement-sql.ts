@@ -78,18 +78,22 @@ export function fullQuerySql(sql: string, files: ReadonlyMap<SourceDescriptor, S
  * A rollup's relation (docs/definitions.md, "Rollups"): the stored rollups of the Parquet files
  * that have one, and the rollup's SQL over everything else the source reads (NDJSON, byte ranges,
  * memory, Parquet files without it), whose relation is built by `sourceRelation` as the source's
- * is. Rows of one bucket may come from several parts: the endpoints' SQL re-aggregates.
+ * is. Rows of one bucket may come from several parts: the endpoints' SQL re-aggregates. A rollup
+ * with a `rest` has the columns of both SELECTs whatever is stored (a column only one gives is
+ * NULL in the other's rows), so a statement binds the same way on every state of the data.
  */
 function rollupRelation(source: SourceDescriptor, files: SourceFiles, name: string, rollup: SourceRollup): string {
   const stored = files.stored?.[name];
-  if (!stored?.companions.length) return rollup.sql;
-  // What is not stored is computed on every query: by the rollup's cheaper SQL when it has one.
-  const sql = rollup.rest ?? rollup.sql;
+  const computedBy = (sql: string, over: SourceFiles) => `SELECT * FROM (\nWITH ${source.relation} AS (\n${sourceRelation(source, over)}\n)\n${sql}\n)`;
+  // Over no events: only the rest's columns, for the parts that do not compute it.
+  const restColumns = rollup.rest === undefined ? [] : [computedBy(rollup.rest, { ndjson: [], parquet: [], parquetTypes: new Map() })];
+  if (!stored?.companions.length) return [rollup.rest === undefined ? rollup.sql : `SELECT * FROM (\n${rollup.sql}\n)`, ...restColumns].join('\nUNION ALL BY NAME\n');
   const read = `SELECT * FROM read_parquet(${sqlStringList(stored.companions)})`;
   const covered = new Set(stored.dataFiles);
   const rest: SourceFiles = { ...files, parquet: files.parquet.filter((p) => !covered.has(p)) };
-  if (!rest.ndjson.length && !rest.parquet.length && !rest.memory && !rest.held?.length) return read;
-  return `${read}\nUNION ALL BY NAME\nSELECT * FROM (\nWITH ${source.relation} AS (\n${sourceRelation(source, rest)}\n)\n${sql}\n)`;
+  // What is not stored is computed on every query: by the rollup's cheaper SQL when it has one.
+  const computed = rest.ndjson.length || rest.parquet.length || rest.memory || rest.held?.length ? [computedBy(rollup.rest ?? rollup.sql, rest)] : restColumns;
+  return [read, ...computed].join('\nUNION ALL BY NAME\n');
 }
 
 /**
