@@ -9,6 +9,7 @@ import { createEndpoints, defineSource, InvalidOptionError, SUPABASE_SOURCES, su
 import { createHandler } from '../src/http';
 import { toNodeListener } from '../src/node';
 import { everyProject } from '../src/engine/clickhouse/every-project';
+import { findDefinition } from '../src/definitions/registry';
 import { listen } from './support/http';
 import { main } from '../src/cli/main';
 import { withSupabase } from '../src/cli/supabase-flag';
@@ -220,5 +221,16 @@ describe('singleProject on ClickHouse: the project tests a statement drops', () 
     expect(everyProject("WHERE t >= 1 AND match(request_url, concat('(?-s)(?:', {project:String}, ')'))", 'project')).toBe('WHERE t >= 1 AND 1 = 1');
     expect(() => everyProject('SELECT {project:String} AS p', 'project')).toThrow(/singleProject/);
     expect(everyProject('WHERE id = {id:String}', 'project')).toBe('WHERE id = {id:String}');
+  });
+
+  it('drops a pattern search whatever expression of the project it holds, its parentheses counted in the code alone', () => {
+    const search = "match(request_url, if({project_required:String} = {project:String}, {project:String}, concat('(?-s)(?:', {project:String}, ')')))";
+    expect(everyProject(`WHERE ifNull(position(request_url, {project_literal:String}) > 0, 1)\n  AND ${search}\n  AND x = 1`, 'project')).toBe(
+      'WHERE ifNull(position(request_url, {project_literal:String}) > 0, 1)\n  AND 1 = 1\n  AND x = 1',
+    );
+    // A comment naming match( and a parenthesis in a string neither start nor end a call.
+    expect(everyProject(`-- match() (as the engine's own\nWHERE match(u, concat(')', {project:String})) AND y = ')'`, 'project')).toBe("-- match() (as the engine's own\nWHERE 1 = 1 AND y = ')'");
+    // The shipped statement: every mention of the project goes.
+    expect(everyProject(findDefinition('usage.api-counts').sql.clickhouse!, 'project')).not.toMatch(/\{project:/);
   });
 });

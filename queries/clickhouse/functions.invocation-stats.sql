@@ -14,7 +14,8 @@
 --   max_rows     UInt32            row cap of the endpoint
 --
 -- The buckets are computed from the microseconds (every unit is a fixed number of them in UTC),
--- so nothing depends on DateTime64 or toStartOfSecond, which ClickHouse 18 lacks. The inner
+-- so nothing depends on DateTime64 or toStartOfSecond, which ClickHouse 18 lacks; `unit` is
+-- named once (18.16 reads every mention of a text parameter from the external table again). The inner
 -- query names the bucket `bucket`: a SELECT alias `timestamp` would replace the column inside
 -- WHERE.
 SELECT
@@ -22,14 +23,16 @@ SELECT
   min_execution_time,
   max_execution_time,
   avg_execution_time,
-  p95_execution_time,
-  p99_execution_time,
+  -- A bucket with no execution time has no quantiles (an empty array: [1] would read 0).
+  if(timed = 0, NULL, exact_quantiles[1]) AS p95_execution_time,
+  if(timed = 0, NULL, exact_quantiles[2]) AS p99_execution_time,
   invocations                   AS count,
   errors                        AS error_count
 FROM (
-  WITH multiIf({unit:String} = 'second', 1000000,
-               {unit:String} = 'minute', 60000000,
-               {unit:String} = 'hour', 3600000000,
+  WITH {unit:String} AS unit_name,
+       multiIf(unit_name = 'second', 1000000,
+               unit_name = 'minute', 60000000,
+               unit_name = 'hour', 3600000000,
                86400000000) AS unit_micros
   SELECT
     -- floor to the unit, also for instants before 1970 (% keeps the sign of the dividend)
@@ -37,10 +40,12 @@ FROM (
     min(execution_time_ms)                                               AS min_execution_time,
     max(execution_time_ms)                                               AS max_execution_time,
     avg(execution_time_ms)                                               AS avg_execution_time,
-    -- quantileExact(q) picks rank floor(q * n) + 1, DuckDB's quantile_disc rank ceil(q * n);
-    -- a level just below q gives DuckDB's rank (for fewer than ten million values a bucket)
-    quantileExact(0.949999999)(execution_time_ms)                        AS p95_execution_time,
-    quantileExact(0.989999999)(execution_time_ms)                        AS p99_execution_time,
+    -- quantilesExact(q) picks rank floor(q * n) + 1, DuckDB's quantile_disc rank ceil(q * n);
+    -- a level just below q gives DuckDB's rank (for fewer than ten million values a bucket).
+    -- Both levels from one state: one copy of the bucket's values, not two (a 7-day week of the
+    -- busiest project on 18.16: 155 -> 129 ms).
+    quantilesExact(0.949999999, 0.989999999)(execution_time_ms)          AS exact_quantiles,
+    count(execution_time_ms)                                             AS timed,
     count()                                                              AS invocations,
     countIf(ifNull(status_code >= 400, 0))                               AS errors
   FROM function_edge_logs
