@@ -187,7 +187,7 @@ describe('saved queries', () => {
     const bound = {
       'functions.invocation-stats': ['project', 'function_id', 'unit', 'first', 'end', 'max_rows'],
       'logs.all': ['project', 'after', 'until', 'limit'],
-      'usage.api-counts': ['project', 'unit', 'start', 'max_rows'],
+      'usage.api-counts': ['project', 'project_literal', 'project_required', 'unit', 'start', 'max_rows'],
       'catalog.projects': ['after', 'max_rows'],
       'catalog.functions': ['after', 'max_rows'],
     } as const;

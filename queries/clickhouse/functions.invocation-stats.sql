@@ -43,7 +43,7 @@ FROM (
     -- quantilesExact(q) picks rank floor(q * n) + 1, DuckDB's quantile_disc rank ceil(q * n);
     -- a level just below q gives DuckDB's rank (for fewer than ten million values a bucket).
     -- Both levels from one state: one copy of the bucket's values, not two (a 7-day week of the
-    -- busiest project on 18.16: 155 -> 129 ms).
+    -- busiest project on 18.16: 154 -> 141 ms).
     quantilesExact(0.949999999, 0.989999999)(execution_time_ms)          AS exact_quantiles,
     count(execution_time_ms)                                             AS timed,
     count()                                                              AS invocations,
