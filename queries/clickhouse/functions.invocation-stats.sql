@@ -15,9 +15,9 @@
 --
 -- The buckets are computed from the microseconds (every unit is a fixed number of them in UTC),
 -- so nothing depends on DateTime64 or toStartOfSecond, which ClickHouse 18 lacks; `unit` is
--- named once (18.16 reads every mention of a text parameter from the external table again). The inner
--- query names the bucket `bucket`: a SELECT alias `timestamp` would replace the column inside
--- WHERE.
+-- named once (18.16 reads every mention of a text parameter from the external table again). The
+-- inner query names the bucket `bucket`: a SELECT alias `timestamp` would replace the column
+-- inside WHERE.
 SELECT
   bucket                        AS timestamp,
   min_execution_time,
