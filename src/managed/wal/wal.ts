@@ -441,13 +441,17 @@ export class Wal {
     this.rollRequested = false;
     const old = this.active;
     if (!old || old.firstWriteAt === null) return;
-    this.active = await this.createSegment(old.seq + 1);
+    const next = await this.createSegment(old.seq + 1);
+    // The old segment becomes closed in the same turn as the new one becomes active: a snapshot
+    // taken while its file is closed must hold it (queries take a segment missing from their
+    // snapshot for one compacted and released, and leave its events out).
+    const closed: WalSegment = { path: old.path, seq: old.seq, committedBytes: old.committedBytes, closed: true };
+    this.active = next;
+    this.closedList.push(closed);
     this.cancelAgeRoll?.();
     this.cancelAgeRoll = null;
-    // Its bytes are fsynced already; a failing close loses nothing.
+    // Its bytes are fsynced already, and nothing writes to it any more; a failing close loses nothing.
     await old.handle.close().catch(() => undefined);
-    const closed: WalSegment = { path: old.path, seq: old.seq, committedBytes: old.committedBytes, closed: true };
-    this.closedList.push(closed);
     this.notifyClosed(closed);
   }
 
