@@ -27,9 +27,9 @@
 -- match() (with singleProject, where the engine drops the match, it counts). The unit is named
 -- once: 18.16 reads each mention of a text parameter from the external table (le_params) again.
 -- The bucket is named `bucket` inside: an alias `timestamp` would replace the column inside
--- WHERE. The path classes are plain text
--- (a regular expression without special characters matches where the text occurs), so they are
--- searched as substrings, which 18.16 does faster than its regular-expression search.
+-- WHERE. The path classes are plain text (a regular expression without special characters
+-- matches where the text occurs), so they are searched as substrings, which 18.16 does faster
+-- than its regular-expression search.
 SELECT
   bucket                    AS timestamp,
   total_rest_requests,
