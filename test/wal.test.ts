@@ -387,6 +387,24 @@ describe('rolling', () => {
     await wal.close();
   });
 
+  it('a snapshot taken while close() closes the active file, or after, still holds it: a query answering during shutdown reads it', async () => {
+    const dir = freshDir();
+    const wal = await Wal.open({ dir });
+    await wal.append(lines({ id: 'a' }));
+    const during: Array<Array<[number, boolean]>> = [];
+    const handle = (wal as unknown as { active: { handle: { close: () => Promise<void> } } }).active.handle;
+    const close = handle.close.bind(handle);
+    handle.close = async () => {
+      during.push(wal.snapshot().map((s) => [s.seq, s.closed]));
+      return close();
+    };
+    // Called twice (two owners stopping at once): one close, the segment listed once.
+    await Promise.all([wal.close(), wal.close()]);
+    // The segment was missing from both snapshots before (active set to null first, then closed).
+    expect(during).toEqual([[[1, false]]]);
+    expect(wal.snapshot().map((s) => [s.seq, s.closed, s.committedBytes])).toEqual([[1, true, statSync(join(dir, segmentFileName(1))).size]]);
+  });
+
   it('closes it by age: the first group starts the clock, an idle segment is rolled by the timer', async () => {
     let now = 0;
     const timer = manualScheduler();

@@ -119,6 +119,7 @@ export class Wal {
   private cancelAgeRoll: (() => void) | null = null;
   private failure: Error | null = null;
   private closing = false;
+  private closed: Promise<void> | null = null;
   private readonly closeListeners = new Set<(segment: WalSegment) => void>();
   /** Old segments recovered in the background, or waiting for it, until released: readers leave them out. */
   private readonly deferredList: Array<{ path: string; seq: number; bytes: number }> = [];
@@ -335,7 +336,12 @@ export class Wal {
   }
 
   /** Writes what was accepted, then closes the files. Later appends reject with `closed`. */
-  async close(): Promise<void> {
+  close(): Promise<void> {
+    // One close however often it is called: the active file is closed and listed once.
+    return (this.closed ??= this.closeOnce());
+  }
+
+  private async closeOnce(): Promise<void> {
     this.closing = true;
     // A segment being recovered is finished (what is left waits for the next start).
     await this.recovery;
@@ -343,9 +349,14 @@ export class Wal {
     this.cancelAgeRoll?.();
     this.cancelAgeRoll = null;
     const active = this.active;
+    if (!active) return;
+    // Listed as active while its file closes and as closed after, never missing: a query still
+    // answering takes a segment missing from its snapshot for compacted and released, and would
+    // leave its events (still in memory) out. The file stays (it keeps the highest number); the
+    // next open treats it as closed.
+    await active.handle.close();
+    this.closedList.push({ path: active.path, seq: active.seq, committedBytes: active.committedBytes, closed: true });
     this.active = null;
-    // The active file stays (it keeps the highest number); the next open treats it as closed.
-    await active?.handle.close();
   }
 
   private kick(): void {
