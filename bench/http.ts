@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import type { BenchCase } from './cases';
 import type { Dataset } from './dataset';
@@ -80,28 +81,41 @@ export async function measureHttp(dataset: Dataset, c: BenchCase, seconds: numbe
       await firstAnswer(bareUrl);
       // Both servers in alternating rounds (the order turning each round), so a machine that gets
       // busier slows both alike; medians of the rounds.
+      // Requests per second depend on the load generator too, which shares this machine's cores
+      // with the server: rounds of the same server differ by up to 15 % here. The server's own CPU
+      // time per request (from /proc) is what the library adds, and varies far less.
       const libraryRuns: number[] = [],
         bareRuns: number[] = [],
+        libraryCpu: number[] = [],
+        bareCpu: number[] = [],
         p99s: number[] = [];
       let rss = 0;
       for (let r = 0; r < HTTP_ROUNDS; r++) {
         for (const which of r % 2 === 0 ? ['library', 'bare'] : ['bare', 'library']) {
           if (which === 'library') {
+            const before = cpuMs(child.pid!);
             const library = await load(url, seconds, { 'X-API-KEY': BENCH_KEY });
+            const us = ((cpuMs(child.pid!) - before) * 1000) / library.requests.total;
             rss = Math.max(rss, peakRssMb(child.pid!));
             libraryRuns.push(library.requests.average);
+            libraryCpu.push(us);
             p99s.push(library.latency.p99);
-            log(`  library: ${library.requests.average} req/s, p99 ${library.latency.p99} ms, non-2xx ${library.non2xx}`);
+            log(`  library: ${library.requests.average} req/s, ${round(us, 1)} µs of server CPU a request, p99 ${library.latency.p99} ms, non-2xx ${library.non2xx}`);
           } else {
+            const before = cpuMs(bare.pid!);
             const baseline = await load(bareUrl, seconds, { 'X-API-KEY': BENCH_KEY });
+            const us = ((cpuMs(bare.pid!) - before) * 1000) / baseline.requests.total;
             bareRuns.push(baseline.requests.average);
-            log(`  bare node:http: ${baseline.requests.average} req/s, p99 ${baseline.latency.p99} ms`);
+            bareCpu.push(us);
+            log(`  bare node:http: ${baseline.requests.average} req/s, ${round(us, 1)} µs of server CPU a request, p99 ${baseline.latency.p99} ms`);
           }
         }
       }
       return {
         rps: round(percentile(libraryRuns, 0.5), 0),
         baseline_rps: round(percentile(bareRuns, 0.5), 0),
+        cpu_us_per_request: round(percentile(libraryCpu, 0.5), 1),
+        baseline_cpu_us_per_request: round(percentile(bareCpu, 0.5), 1),
         p99_ms: percentile(p99s, 0.5),
         rss_mb_under_load: rss,
       };
@@ -114,7 +128,14 @@ export async function measureHttp(dataset: Dataset, c: BenchCase, seconds: numbe
 }
 
 /** Rounds of the cache-hit comparison, each timing the library's server and the bare one. */
-const HTTP_ROUNDS = 3;
+const HTTP_ROUNDS = 5;
+
+/** CPU time a process has used (user and system, Linux `/proc/<pid>/stat`), in ms. */
+function cpuMs(pid: number): number {
+  // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th, in clock ticks (100 a second).
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
 
 /**
  * Start-up time (spawn to the first 200 answer of an endpoint), and peak RSS after a burst of

@@ -144,7 +144,7 @@ try {
 const scans: Array<{ name: string } & Awaited<ReturnType<typeof scannedRows>>> = [];
 for (const c of cases) scans.push({ name: c.name, ...(await scannedRows(dataset.parquet, c)) });
 
-let http = { rps: NaN, baseline_rps: NaN, p99_ms: NaN, rss_mb_under_load: NaN };
+let http: Awaited<ReturnType<typeof measureHttp>> = { rps: NaN, baseline_rps: NaN, cpu_us_per_request: NaN, baseline_cpu_us_per_request: NaN, p99_ms: NaN, rss_mb_under_load: NaN };
 let server = { rss_mb_uncached_burst: NaN, startup_ms: NaN };
 let burst: BurstResult | null = null;
 let ingest: IngestCase[] = [];
@@ -301,7 +301,7 @@ function markdown(o: ReturnType<typeof output>): string {
   if (Number.isFinite(o.http.rps))
     lines.push(
       '',
-      `HTTP cache hits: ${o.http.rps} req/s through the node adapter vs ${o.http.baseline_rps} req/s bare node:http (ratio ${round(o.http.rps / o.http.baseline_rps)}), p99 ${o.http.p99_ms} ms`,
+      `HTTP cache hits: ${o.http.rps} req/s through the node adapter vs ${o.http.baseline_rps} req/s bare node:http (ratio ${round(o.http.rps / o.http.baseline_rps)}), p99 ${o.http.p99_ms} ms; server CPU a request ${o.http.cpu_us_per_request} µs vs ${o.http.baseline_cpu_us_per_request} µs (bare / library ${round(o.http.baseline_cpu_us_per_request / o.http.cpu_us_per_request)})`,
       `Serving process (memoryLimit 256MB): peak RSS ${o.rss_mb} MB under the HTTP benchmark, ${o.rss_mb_uncached_burst} MB after a burst of uncached logs.all queries; start to first answer ${o.startup_ms} ms`,
       '',
     );
