@@ -10,7 +10,7 @@
  *   npm run bench                                    (part of the full run)
  *   npx tsx bench/managed.ts [--events 1000000] [--project-rank 1,6]   (on its own, after the dataset exists)
  */
-import { createReadStream } from 'node:fs';
+import { createReadStream, existsSync } from 'node:fs';
 import { appendFile, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,6 +20,7 @@ import { isDeepStrictEqual, parseArgs } from 'node:util';
 import { createEndpoints, type Endpoints } from '../src/index';
 import { compactLogs } from '../src/compaction/compact';
 import { readDatasetState } from '../src/dataset/dataset-log';
+import { daySettled, SETTLE_QUIET_MS, settledFilesToMerge } from '../src/managed/merge-policy';
 import type { BenchCase } from './cases';
 import { REFERENCE, type Dataset } from './dataset';
 import { summarize, timeMs, type Timing } from './stats';
@@ -95,9 +96,29 @@ async function ingestAll(ep: Endpoints, source: string, lines: string[]): Promis
 
 /**
  * Until the compactor has nothing left to do: the write-ahead log drained (at most 16 MiB left,
- * waited for at most `maxSeconds`), then no compaction or merge for 3 s.
+ * waited for at most `maxSeconds`), then no compaction or merge for 3 s; then, a minute after the
+ * last file was written (`SETTLE_QUIET_MS`), the days before today are settled and their files
+ * merged into one: the compactor's own timer runs then, and this waits for it too.
  */
-export async function waitCompacted(ep: Endpoints, maxSeconds = 600): Promise<void> {
+export async function waitCompacted(ep: Endpoints, maxSeconds = 600, dataDir?: string): Promise<void> {
+  await waitQuiet(ep, maxSeconds);
+  await new Promise((resolve) => setTimeout(resolve, SETTLE_QUIET_MS + 2000));
+  await waitQuiet(ep, maxSeconds);
+  // The settled days' merges, seen in the datasets' logs (a merge may outlast the 3 quiet seconds).
+  const pending = () =>
+    (['edgeLogs', 'functionEdgeLogs'] as const).some((source) => {
+      const dir = join(dataDir!, source, 'parquet');
+      if (!existsSync(dir)) return false;
+      const files = [...readDatasetState(dir).files.values()];
+      return files.some((f) => f.day !== null && daySettled(f.day, REFERENCE.getTime(), Infinity) && settledFilesToMerge(files.filter((g) => g.day === f.day)).length > 0);
+    });
+  for (let i = 0; dataDir !== undefined && pending(); i++) {
+    if (i >= maxSeconds) throw new Error(`managed: the days before ${REFERENCE.toISOString()} were not merged within ${maxSeconds} s`);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+}
+
+async function waitQuiet(ep: Endpoints, maxSeconds: number): Promise<void> {
   // The write-ahead log empties as the compactor catches up (closed segments are released).
   for (let i = 0; i < maxSeconds * 10 && (ep.stats().storage?.walBytes ?? 0) > 16 * 1024 * 1024; i++) {
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -167,7 +188,7 @@ export async function measureManaged(dataset: Dataset, cases: BenchCase[], runs:
     try {
       await ingestAll(managed, 'cloudflare.logs.prod', edge);
       await ingestAll(managed, 'deno-relay-logs', functions);
-      await waitCompacted(managed);
+      await waitCompacted(managed, 600, join(dir, 'data'));
 
       const walMib = Math.round(((managed.stats().storage?.walBytes ?? 0) / 2 ** 20) * 10) / 10;
       log(`managed: ${walMib} MiB of write-ahead log not compacted yet`);

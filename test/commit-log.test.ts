@@ -99,7 +99,7 @@ describe('the commit log: damage is detected and reported, and never followed by
       );
       await compactLogs({ source: 'edgeLogs', inputs: tmp.path('merge', `${i}.ndjson`), outDir: out, deleteSource: true });
     }
-    expect(await mergeSmallFiles(out, edgeLogs)).toBe(8);
+    expect((await mergeSmallFiles(out, edgeLogs)).merged).toBe(8);
     const merge = logOf(out).at(-1)!;
     rmSync(join(out, '_compact', merge));
     const ids = Array.from({ length: 8 }, (_, i) => idRange(`g${i}`, 0, 5))
@@ -126,7 +126,7 @@ describe('the commit log: damage is detected and reported, and never followed by
     }
     const small = [...readDatasetStateStable(out).files.values()];
     for (const f of small) cpSync(join(out, f.path), join(saved, f.path));
-    expect(await mergeSmallFiles(out, edgeLogs)).toBe(8);
+    expect((await mergeSmallFiles(out, edgeLogs)).merged).toBe(8);
     // Killed after the merge's commit: the small files are still there (as the server left them).
     for (const f of small) cpSync(join(saved, f.path), join(out, f.path));
     // The log's cleanup: the records of the deleted inputs forgotten, then a checkpoint folds the commits.

@@ -1,9 +1,11 @@
+import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readDatasetStateStable } from '../src/dataset/dataset-log';
 import { usageApiCounts } from '../src/definitions/usage-api-counts';
 import { forgetDeletedInputs } from '../src/managed/dataset-maintenance';
+import { SETTLE_QUIET_MS } from '../src/managed/merge-policy';
 import { census, CENSUS_NOW, censusEvents, idRange } from './support/census';
 import { edgeEvent, endpointsAt, tempDir } from './support/log-files';
 import { fakeLog, gatewayCompactor } from './support/fake-log';
@@ -73,6 +75,71 @@ describe('managed storage: the background compactor', () => {
       await compactor.stop();
       await ep.close();
       await raw.close();
+    }
+  });
+
+  it("merges a settled day's files into one (ended an hour ago, no file written for a minute), not today's", async () => {
+    const walDir = tmp.path('settle', 'wal');
+    const datasetDir = tmp.path('settle', 'parquet');
+    const wal = fakeLog(walDir);
+    let elapsed = 0;
+    const compactor = gatewayCompactor({
+      datasetDir,
+      walDir,
+      wal,
+      now: () => new Date(CENSUS_NOW),
+      elapsedMs: () => elapsed,
+      onError: (e) => {
+        throw e;
+      },
+    });
+    // Events of random text: a file of several MiB per day, which the size tiers never merge with a file of one event.
+    const bulky = (day: string, count: number) =>
+      Array.from({ length: count }, (_, i) => edgeEvent({ id: `${day}-${i}`, project: 'p0', timestamp: `${day}T10:00:00.${String(i).padStart(6, '0')}Z`, message: randomBytes(30_000).toString('base64') }));
+    const late = (day: string) => edgeEvent({ id: `${day}-late`, project: 'p0', timestamp: `${day}T23:00:00Z` });
+    const perDay = () => {
+      const out: Record<string, number> = {};
+      for (const f of readDatasetStateStable(datasetDir).files.values()) out[f.day!] = (out[f.day!] ?? 0) + 1;
+      return out;
+    };
+    const rows = () => [...readDatasetStateStable(datasetDir).files.values()].reduce((n, f) => n + f.rows, 0);
+    try {
+      wal.add('00000000000000000001.ndjson', [...bulky('2026-11-20', 200), ...bulky('2026-11-21', 200)]);
+      wal.close();
+      await compactor.settled();
+      wal.add('00000000000000000002.ndjson', [late('2026-11-20'), late('2026-11-21')]);
+      wal.close();
+      await compactor.settled();
+      // Both days were written just now: a file of one event beside one of several MiB, each.
+      expect(perDay()).toEqual({ '2026-11-20': 2, '2026-11-21': 2 });
+      elapsed = SETTLE_QUIET_MS - 1;
+      compactor.trigger();
+      await compactor.settled();
+      expect(perDay()).toEqual({ '2026-11-20': 2, '2026-11-21': 2 });
+      // A minute without a file of 2026-11-20, which ended 12 hours before now: one file. Today stays as it is.
+      elapsed = SETTLE_QUIET_MS;
+      compactor.trigger();
+      await compactor.settled();
+      expect(perDay()).toEqual({ '2026-11-20': 1, '2026-11-21': 2 });
+      expect(rows()).toBe(402);
+      // Two settled days with two files each (a store written before this rule): one a run, the
+      // next run at once, until none is left.
+      wal.add('00000000000000000003.ndjson', [...bulky('2026-11-18', 200), ...bulky('2026-11-19', 200)]);
+      wal.close();
+      await compactor.settled();
+      wal.add('00000000000000000004.ndjson', [late('2026-11-18'), late('2026-11-19')]);
+      wal.close();
+      await compactor.settled();
+      expect(perDay()).toEqual({ '2026-11-18': 2, '2026-11-19': 2, '2026-11-20': 1, '2026-11-21': 2 });
+      elapsed = 2 * SETTLE_QUIET_MS;
+      const runs = compactor.counters.runs;
+      compactor.trigger();
+      await compactor.settled();
+      expect(perDay()).toEqual({ '2026-11-18': 1, '2026-11-19': 1, '2026-11-20': 1, '2026-11-21': 2 });
+      expect(compactor.counters.runs - runs).toBe(2);
+      expect(rows()).toBe(804);
+    } finally {
+      await compactor.stop();
     }
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { filesToMerge, MERGE_BELOW_BYTES, MERGE_FLOOR_BYTES } from '../src/managed/merge-policy';
+import { daySettled, filesToMerge, MERGE_BELOW_BYTES, MERGE_FLOOR_BYTES, SETTLE_AFTER_DAY_END_MS, SETTLE_QUIET_MS, settledFilesToMerge } from '../src/managed/merge-policy';
 
 const MIB = 1024 * 1024;
 const files = (...mib: number[]) => mib.map((m, i) => ({ path: `date=2026-11-21/part-${i}.parquet`, bytes: Math.round(m * MIB) }));
@@ -35,5 +35,26 @@ describe("managed storage merges a day's files by size", () => {
   it('chooses the same files whatever their order', () => {
     const list = files(3, 3, 3, 30);
     expect(paths(filesToMerge([...list].reverse()))).toEqual(paths(filesToMerge(list)));
+  });
+});
+
+describe("managed storage merges a settled day's files into one", () => {
+  const dayEnd = Date.parse('2026-11-21T00:00:00Z');
+
+  it('takes a day as settled once it ended an hour ago and no compaction wrote a file of it for a minute', () => {
+    expect(daySettled('2026-11-20', dayEnd + SETTLE_AFTER_DAY_END_MS, Infinity)).toBe(true);
+    expect(daySettled('2026-11-20', dayEnd + SETTLE_AFTER_DAY_END_MS - 1, Infinity)).toBe(false);
+    // Late events written lately: not yet, however long ago the day ended.
+    expect(daySettled('2026-11-20', dayEnd + 30 * 86_400_000, SETTLE_QUIET_MS - 1)).toBe(false);
+    expect(daySettled('2026-11-20', dayEnd + 30 * 86_400_000, SETTLE_QUIET_MS)).toBe(true);
+  });
+
+  it('merges every file below 64 MiB, whatever their sizes, and leaves larger ones and a lone file alone', () => {
+    // A file of a few late events beside one of 23 MiB: the size tiers keep both, a settled day merges them.
+    expect(filesToMerge(files(0.01, 23))).toEqual([]);
+    expect(paths(settledFilesToMerge(files(23, 0.01)))).toEqual(['date=2026-11-21/part-0.parquet', 'date=2026-11-21/part-1.parquet']);
+    expect(paths(settledFilesToMerge(files(MERGE_BELOW_BYTES / MIB, 0.5, 40)))).toEqual(['date=2026-11-21/part-1.parquet', 'date=2026-11-21/part-2.parquet']);
+    expect(settledFilesToMerge(files(MERGE_BELOW_BYTES / MIB, 0.5))).toEqual([]);
+    expect(settledFilesToMerge(files(3))).toEqual([]);
   });
 });

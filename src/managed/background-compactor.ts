@@ -7,6 +7,9 @@ import { statOrNull, type ListedFile } from '../files/list-glob';
 import { dropDaysBefore, forgetDeletedInputs, mergeSmallFiles } from './dataset-maintenance';
 import { SerialRuns } from '../util/serial-runs';
 import { withMemoryRetry } from '../duckdb/memory-retry';
+import { partitionDay } from '../files/file-kinds';
+import { monotonicMs } from '../time/clock';
+import { daySettled, SETTLE_QUIET_MS } from './merge-policy';
 
 /** The part of the write-ahead log the compactor needs. */
 export interface CompactableLog {
@@ -41,6 +44,8 @@ export interface BackgroundCompactorOptions {
   setAside?: (path: string, skippedLines: number) => Promise<void>;
   /** Pause before retrying after a failure, and between retention checks (default 30 s). */
   retryMs?: number;
+  /** Elapsed milliseconds (default the monotonic clock): how long ago a compaction last wrote a file of a day. */
+  elapsedMs?: () => number;
 }
 
 /**
@@ -53,6 +58,8 @@ export class BackgroundCompactor {
   private readonly runs = new SerialRuns(() => this.runGuarded());
   private timer: NodeJS.Timeout | null = null;
   private readonly unsubscribe: () => void;
+  /** When (`elapsedMs`) a compaction last wrote a file of each day, while that is under SETTLE_QUIET_MS ago. */
+  private readonly lastWritten = new Map<string, number>();
   readonly counters = { runs: 0, failures: 0, compactedSegments: 0, mergedFiles: 0, droppedFiles: 0 };
 
   constructor(private readonly options: BackgroundCompactorOptions) {
@@ -86,12 +93,28 @@ export class BackgroundCompactor {
     this.schedule();
   }
 
-  /** Retention and retries also run on a timer, so an idle store still drops old days. */
+  /**
+   * Retention and retries also run on a timer, so an idle store still drops old days; sooner when
+   * a day written lately turns quiet then (its files merge into one once it is settled).
+   */
   private schedule(): void {
     if (this.runs.stopped) return;
     if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.trigger(), this.options.retryMs ?? 30_000);
+    const elapsed = this.elapsed();
+    let delay = this.options.retryMs ?? 30_000;
+    for (const written of this.lastWritten.values()) delay = Math.min(delay, Math.max(0, written + SETTLE_QUIET_MS - elapsed) + 100);
+    this.timer = setTimeout(() => this.trigger(), delay);
     this.timer.unref();
+  }
+
+  private elapsed(): number {
+    return (this.options.elapsedMs ?? monotonicMs)();
+  }
+
+  /** Whether a day's files are merged into one now (merge-policy.ts). */
+  private settledDay(day: string): boolean {
+    const written = this.lastWritten.get(day);
+    return daySettled(day, this.options.now().getTime(), written === undefined ? Infinity : this.elapsed() - written);
   }
 
   private async runOnce(): Promise<void> {
@@ -122,7 +145,16 @@ export class BackgroundCompactor {
     );
     this.counters.compactedSegments += result.deletedFiles.length;
     this.options.onCompacted?.(result);
-    this.counters.mergedFiles += await withMemoryRetry(this.options.duckdb, (duckdb) => mergeSmallFiles(datasetDir, source, duckdb));
+    const elapsed = this.elapsed();
+    for (const [day, written] of this.lastWritten) if (elapsed - written >= SETTLE_QUIET_MS) this.lastWritten.delete(day);
+    for (const file of result.files) {
+      const day = partitionDay(file);
+      if (day !== null) this.lastWritten.set(day, elapsed);
+    }
+    const merges = await withMemoryRetry(this.options.duckdb, (duckdb) => mergeSmallFiles(datasetDir, source, duckdb, (day) => this.settledDay(day)));
+    this.counters.mergedFiles += merges.merged;
+    // Another settled day waits: the next run comes at once (each first compacts what closed meanwhile).
+    if (merges.settledLeft) this.trigger();
     const cutoff = new Date(this.options.now().getTime() - this.options.retentionDays * 86_400_000).toISOString().slice(0, 10);
     this.counters.droppedFiles += await dropDaysBefore(datasetDir, source, cutoff);
     await forgetDeletedInputs(datasetDir, source.name, this.options.walDir + sep);

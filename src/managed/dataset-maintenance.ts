@@ -15,7 +15,7 @@ import { fileCrc32 } from '../util/crc32';
 import { failpoint } from '../util/failpoint';
 import { HEADS_DIR } from '../dataset/newest-heads';
 import { companionPathsOf, ROLLUPS_DIR, writeCompanions } from '../dataset/stored-rollups';
-import { filesToMerge } from './merge-policy';
+import { filesToMerge, settledFilesToMerge } from './merge-policy';
 import { EngineError } from '../errors';
 
 /**
@@ -23,23 +23,44 @@ import { EngineError } from '../errors';
  * by size (merge-policy.ts), each merge into one file in the fast layout, so a query opens a few
  * files per day, not hundreds. One commit adds the merged file and removes the files it replaces;
  * they are deleted after it (a query still on the previous state finds them gone and lists again).
- * Returns the number of files merged away.
+ * A day `settled` says is over has its small files merged into one instead (one such day a call:
+ * `settledLeft` tells whether another waits). Returns the number of files merged away.
  */
-export async function mergeSmallFiles(root: string, source: SourceDescriptor, duckdb: DatabaseSettings = {}): Promise<number> {
+export async function mergeSmallFiles(
+  root: string,
+  source: SourceDescriptor,
+  duckdb: DatabaseSettings = {},
+  settled: (day: string) => boolean = () => false,
+): Promise<{ merged: number; settledLeft: boolean }> {
   return withDatasetLock(root, 'merge', async () => {
     let current = readDatasetStateStable(root);
     const days = new Set([...current.files.values()].map((f) => f.day).filter((d): d is string => d !== null));
     let merged = 0;
-    for (const day of [...days].sort()) {
+    let settledMerges = 0;
+    let settledLeft = false;
+    const filesOf = (day: string) => [...current.files.values()].filter((f) => f.day === day);
+    // Newest first: the days read most.
+    for (const day of [...days].sort().reverse()) {
+      // A settled day's small files become one (merge-policy.ts); a day still written merges by size.
+      // One settled day a run: a store that starts with many (written before this rule) catches
+      // up over its runs, and compaction of new segments never waits behind all of them.
+      const whole = settled(day) ? settledFilesToMerge(filesOf(day)) : [];
+      if (whole.length && settledMerges >= 1) settledLeft = true;
+      else if (whole.length) {
+        current = await mergeDay(current, source, day, whole, duckdb);
+        merged += whole.length;
+        settledMerges++;
+        continue;
+      }
       // A merge's file may merge again with the day's others (two of one size make one of twice it).
       for (let round = 0; round < 64; round++) {
-        const files = filesToMerge([...current.files.values()].filter((f) => f.day === day));
+        const files = filesToMerge(filesOf(day));
         if (!files.length) break;
         current = await mergeDay(current, source, day, files, duckdb);
         merged += files.length;
       }
     }
-    return merged;
+    return { merged, settledLeft };
   });
 }
 
