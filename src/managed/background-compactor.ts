@@ -101,8 +101,12 @@ export class BackgroundCompactor {
     if (this.runs.stopped) return;
     if (this.timer) clearTimeout(this.timer);
     const elapsed = this.elapsed();
+    const now = this.options.now().getTime();
     let delay = this.options.retryMs ?? 30_000;
-    for (const written of this.lastWritten.values()) delay = Math.min(delay, Math.max(0, written + SETTLE_QUIET_MS - elapsed) + 100);
+    for (const [day, written] of this.lastWritten) {
+      // A day that is over but was written lately: the run right after it turns quiet merges it.
+      if (daySettled(day, now, Infinity)) delay = Math.min(delay, Math.max(0, written + SETTLE_QUIET_MS - elapsed) + 100);
+    }
     this.timer = setTimeout(() => this.trigger(), delay);
     this.timer.unref();
   }
