@@ -95,7 +95,9 @@ describe('managed storage: the background compactor', () => {
     });
     // Events of random text: a file of several MiB per day, which the size tiers never merge with a file of one event.
     const bulky = (day: string, count: number) =>
-      Array.from({ length: count }, (_, i) => edgeEvent({ id: `${day}-${i}`, project: 'p0', timestamp: `${day}T10:00:00.${String(i).padStart(6, '0')}Z`, message: randomBytes(30_000).toString('base64') }));
+      Array.from({ length: count }, (_, i) =>
+        edgeEvent({ id: `${day}-${i}`, project: 'p0', timestamp: `${day}T10:00:00.${String(i).padStart(6, '0')}Z`, message: randomBytes(30_000).toString('base64') }),
+      );
     const late = (day: string) => edgeEvent({ id: `${day}-late`, project: 'p0', timestamp: `${day}T23:00:00Z` });
     const perDay = () => {
       const out: Record<string, number> = {};
