@@ -105,38 +105,36 @@ describe('managed storage: the background compactor', () => {
       return out;
     };
     const rows = () => [...readDatasetStateStable(datasetDir).files.values()].reduce((n, f) => n + f.rows, 0);
+    let segments = 0;
+    /** A segment of these events closes, and the run it starts ends. */
+    const compactSegment = async (events: object[]) => {
+      wal.add(`${String(++segments).padStart(20, '0')}.ndjson`, events);
+      wal.close();
+      await compactor.settled();
+    };
+    const runAt = async (ms: number) => {
+      elapsed = ms;
+      compactor.trigger();
+      await compactor.settled();
+    };
     try {
-      wal.add('00000000000000000001.ndjson', [...bulky('2026-11-20', 200), ...bulky('2026-11-21', 200)]);
-      wal.close();
-      await compactor.settled();
-      wal.add('00000000000000000002.ndjson', [late('2026-11-20'), late('2026-11-21')]);
-      wal.close();
-      await compactor.settled();
+      await compactSegment([...bulky('2026-11-20', 200), ...bulky('2026-11-21', 200)]);
+      await compactSegment([late('2026-11-20'), late('2026-11-21')]);
       // Both days were written just now: a file of one event beside one of several MiB, each.
       expect(perDay()).toEqual({ '2026-11-20': 2, '2026-11-21': 2 });
-      elapsed = SETTLE_QUIET_MS - 1;
-      compactor.trigger();
-      await compactor.settled();
+      await runAt(SETTLE_QUIET_MS - 1);
       expect(perDay()).toEqual({ '2026-11-20': 2, '2026-11-21': 2 });
       // A minute without a file of 2026-11-20, which ended 12 hours before now: one file. Today stays as it is.
-      elapsed = SETTLE_QUIET_MS;
-      compactor.trigger();
-      await compactor.settled();
+      await runAt(SETTLE_QUIET_MS);
       expect(perDay()).toEqual({ '2026-11-20': 1, '2026-11-21': 2 });
       expect(rows()).toBe(402);
       // Two settled days with two files each (a store written before this rule): one a run, the
       // next run at once, until none is left.
-      wal.add('00000000000000000003.ndjson', [...bulky('2026-11-18', 200), ...bulky('2026-11-19', 200)]);
-      wal.close();
-      await compactor.settled();
-      wal.add('00000000000000000004.ndjson', [late('2026-11-18'), late('2026-11-19')]);
-      wal.close();
-      await compactor.settled();
+      await compactSegment([...bulky('2026-11-18', 200), ...bulky('2026-11-19', 200)]);
+      await compactSegment([late('2026-11-18'), late('2026-11-19')]);
       expect(perDay()).toEqual({ '2026-11-18': 2, '2026-11-19': 2, '2026-11-20': 1, '2026-11-21': 2 });
-      elapsed = 2 * SETTLE_QUIET_MS;
       const runs = compactor.counters.runs;
-      compactor.trigger();
-      await compactor.settled();
+      await runAt(2 * SETTLE_QUIET_MS);
       expect(perDay()).toEqual({ '2026-11-18': 1, '2026-11-19': 1, '2026-11-20': 1, '2026-11-21': 2 });
       expect(compactor.counters.runs - runs).toBe(2);
       expect(rows()).toBe(804);
