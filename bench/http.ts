@@ -83,7 +83,8 @@ export async function measureHttp(dataset: Dataset, c: BenchCase, seconds: numbe
       // busier slows both alike; medians of the rounds.
       // Requests per second depend on the load generator too, which shares this machine's cores
       // with the server: rounds of the same server differ by up to 15 % here. The server's own CPU
-      // time per request (from /proc) is what the library adds, and varies far less.
+      // time per request (from /proc) is reported beside them: what each server spends on a hit
+      // (it too rises when fewer requests arrive per wakeup).
       const libraryRuns: number[] = [],
         bareRuns: number[] = [],
         libraryCpu: number[] = [],
@@ -133,7 +134,8 @@ const HTTP_ROUNDS = 5;
 /** CPU time a process has used (user and system, Linux `/proc/<pid>/stat`), in ms. */
 function cpuMs(pid: number): number {
   // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th, in clock ticks (100 a second).
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 

@@ -19,7 +19,7 @@ import { pathToFileURL } from 'node:url';
 import { isDeepStrictEqual, parseArgs } from 'node:util';
 import { createEndpoints, type Endpoints } from '../src/index';
 import { compactLogs } from '../src/compaction/compact';
-import { readDatasetState } from '../src/dataset/dataset-log';
+import { readDatasetState, readDatasetStateStable } from '../src/dataset/dataset-log';
 import { daySettled, SETTLE_QUIET_MS, settledFilesToMerge } from '../src/managed/merge-policy';
 import type { BenchCase } from './cases';
 import { REFERENCE, type Dataset } from './dataset';
@@ -112,7 +112,7 @@ export async function waitCompacted(ep: Endpoints, maxSeconds = 600, dataDir?: s
     (['edgeLogs', 'functionEdgeLogs'] as const).some((source) => {
       const dir = join(dataDir!, source, 'parquet');
       if (!existsSync(dir)) return false;
-      const files = [...readDatasetState(dir).files.values()];
+      const files = [...readDatasetStateStable(dir).files.values()];
       return files.some((f) => f.day !== null && daySettled(f.day, REFERENCE.getTime(), Infinity) && settledFilesToMerge(files.filter((g) => g.day === f.day)).length > 0);
     });
   for (let i = 0; dataDir !== undefined && pending(); i++) {
