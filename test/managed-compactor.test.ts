@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { join, sep } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { readDatasetStateStable } from '../src/dataset/dataset-log';
 import { usageApiCounts } from '../src/definitions/usage-api-counts';
 import { forgetDeletedInputs } from '../src/managed/dataset-maintenance';
@@ -139,6 +139,48 @@ describe('managed storage: the background compactor', () => {
       expect(compactor.counters.runs - runs).toBe(2);
       expect(rows()).toBe(804);
     } finally {
+      await compactor.stop();
+    }
+  });
+
+  it('sets its next run for when a day that is over turns quiet (sooner than its 30 s timer); today never settles', async () => {
+    const walDir = tmp.path('quiet', 'wal');
+    const datasetDir = tmp.path('quiet', 'parquet');
+    const wal = fakeLog(walDir);
+    let elapsed = 0;
+    const compactor = gatewayCompactor({
+      datasetDir,
+      walDir,
+      wal,
+      now: () => new Date(CENSUS_NOW),
+      elapsedMs: () => elapsed,
+      onError: (e) => {
+        throw e;
+      },
+    });
+    // The delay of the compactor's next timer, as it sets it at the end of each run.
+    const timers = vi.spyOn(globalThis, 'setTimeout');
+    const nextRunIn = () => timers.mock.calls.at(-1)![1];
+    const event = (day: string) => edgeEvent({ id: `${day}-1`, project: 'p0', timestamp: `${day}T12:00:00Z` });
+    try {
+      // Today written at elapsed 0: it never settles, the timer stays at 30 s.
+      wal.add('00000000000000000001.ndjson', [event('2026-11-21')]);
+      wal.close();
+      await compactor.settled();
+      elapsed = 40_000;
+      compactor.trigger();
+      await compactor.settled();
+      expect(nextRunIn()).toBe(30_000);
+      // A day that is over written at elapsed 40 s: quiet at 100 s, so a run at 80 s sets the timer for the 20 s left.
+      wal.add('00000000000000000002.ndjson', [event('2026-11-20')]);
+      wal.close();
+      await compactor.settled();
+      elapsed = 80_000;
+      compactor.trigger();
+      await compactor.settled();
+      expect(nextRunIn()).toBe(SETTLE_QUIET_MS - 40_000 + 100);
+    } finally {
+      timers.mockRestore();
       await compactor.stop();
     }
   });
