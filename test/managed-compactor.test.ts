@@ -14,6 +14,41 @@ describe('managed storage: the background compactor', () => {
   const tmp = tempDir('le-managed-');
   afterAll(() => tmp.cleanup());
 
+  /** A gateway compactor at CENSUS_NOW whose elapsed clock (when days turn quiet) the test sets. */
+  function settlingCompactor(name: string) {
+    const walDir = tmp.path(name, 'wal');
+    const datasetDir = tmp.path(name, 'parquet');
+    const wal = fakeLog(walDir);
+    const clock = { elapsed: 0 };
+    const compactor = gatewayCompactor({
+      datasetDir,
+      walDir,
+      wal,
+      now: () => new Date(CENSUS_NOW),
+      elapsedMs: () => clock.elapsed,
+      onError: (e) => {
+        throw e;
+      },
+    });
+    let segments = 0;
+    return {
+      datasetDir,
+      compactor,
+      /** A segment of these events closes, and the run it starts ends. */
+      async compactSegment(events: object[]) {
+        wal.add(`${String(++segments).padStart(20, '0')}.ndjson`, events);
+        wal.close();
+        await compactor.settled();
+      },
+      /** A run at this elapsed time, to its end. */
+      async runAt(ms: number) {
+        clock.elapsed = ms;
+        compactor.trigger();
+        await compactor.settled();
+      },
+    };
+  }
+
   it('compacts closed segments exactly once, merges a day of small files, forgets deleted segments', async () => {
     const walDir = tmp.path('edgeLogs', 'wal');
     const datasetDir = tmp.path('edgeLogs', 'parquet');
@@ -79,20 +114,7 @@ describe('managed storage: the background compactor', () => {
   });
 
   it("merges a settled day's files into one (ended an hour ago, no file written for a minute), not today's", async () => {
-    const walDir = tmp.path('settle', 'wal');
-    const datasetDir = tmp.path('settle', 'parquet');
-    const wal = fakeLog(walDir);
-    let elapsed = 0;
-    const compactor = gatewayCompactor({
-      datasetDir,
-      walDir,
-      wal,
-      now: () => new Date(CENSUS_NOW),
-      elapsedMs: () => elapsed,
-      onError: (e) => {
-        throw e;
-      },
-    });
+    const { datasetDir, compactor, compactSegment, runAt } = settlingCompactor('settle');
     // Events of random text: a file of several MiB per day, which the size tiers never merge with a file of one event.
     const bulky = (day: string, count: number) =>
       Array.from({ length: count }, (_, i) =>
@@ -105,18 +127,6 @@ describe('managed storage: the background compactor', () => {
       return out;
     };
     const rows = () => [...readDatasetStateStable(datasetDir).files.values()].reduce((n, f) => n + f.rows, 0);
-    let segments = 0;
-    /** A segment of these events closes, and the run it starts ends. */
-    const compactSegment = async (events: object[]) => {
-      wal.add(`${String(++segments).padStart(20, '0')}.ndjson`, events);
-      wal.close();
-      await compactor.settled();
-    };
-    const runAt = async (ms: number) => {
-      elapsed = ms;
-      compactor.trigger();
-      await compactor.settled();
-    };
     try {
       await compactSegment([...bulky('2026-11-20', 200), ...bulky('2026-11-21', 200)]);
       await compactSegment([late('2026-11-20'), late('2026-11-21')]);
@@ -144,40 +154,19 @@ describe('managed storage: the background compactor', () => {
   });
 
   it('sets its next run for when a day that is over turns quiet (sooner than its 30 s timer); today never settles', async () => {
-    const walDir = tmp.path('quiet', 'wal');
-    const datasetDir = tmp.path('quiet', 'parquet');
-    const wal = fakeLog(walDir);
-    let elapsed = 0;
-    const compactor = gatewayCompactor({
-      datasetDir,
-      walDir,
-      wal,
-      now: () => new Date(CENSUS_NOW),
-      elapsedMs: () => elapsed,
-      onError: (e) => {
-        throw e;
-      },
-    });
+    const { compactor, compactSegment, runAt } = settlingCompactor('quiet');
     // The delay of the compactor's next timer, as it sets it at the end of each run.
     const timers = vi.spyOn(globalThis, 'setTimeout');
     const nextRunIn = () => timers.mock.calls.at(-1)![1];
     const event = (day: string) => edgeEvent({ id: `${day}-1`, project: 'p0', timestamp: `${day}T12:00:00Z` });
     try {
       // Today written at elapsed 0: it never settles, the timer stays at 30 s.
-      wal.add('00000000000000000001.ndjson', [event('2026-11-21')]);
-      wal.close();
-      await compactor.settled();
-      elapsed = 40_000;
-      compactor.trigger();
-      await compactor.settled();
+      await compactSegment([event('2026-11-21')]);
+      await runAt(40_000);
       expect(nextRunIn()).toBe(30_000);
       // A day that is over written at elapsed 40 s: quiet at 100 s, so a run at 80 s sets the timer for the 20 s left.
-      wal.add('00000000000000000002.ndjson', [event('2026-11-20')]);
-      wal.close();
-      await compactor.settled();
-      elapsed = 80_000;
-      compactor.trigger();
-      await compactor.settled();
+      await compactSegment([event('2026-11-20')]);
+      await runAt(80_000);
       expect(nextRunIn()).toBe(SETTLE_QUIET_MS - 40_000 + 100);
     } finally {
       timers.mockRestore();

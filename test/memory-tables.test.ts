@@ -237,11 +237,14 @@ describe('managed storage holds its uncompacted events in memory', () => {
         [1, 'b', 30],
       ]);
       // A group that fails goes into neither table.
+      const held = async () => Number((await setup.runAndReadAll('SELECT count(*) AS n FROM le_memory_edge_logs WHERE le_seq = 1')).getRowObjects()[0]!.n);
+      const before = await held();
       await memory.insert('edgeLogs', 1, Buffer.from('{"id": "x", "timestamp": \n'));
       expect(await perSegment()).toEqual([
         [1, 'a', kept],
         [1, 'b', 30],
       ]);
+      expect(await held()).toBe(before);
     });
   });
 
