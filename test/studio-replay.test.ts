@@ -59,19 +59,19 @@ describe('Studio (self-hosted) against Vector-shipped feeds on managed storage',
 
   for (const request of requests) {
     it(request.name, async () => {
-      const { problem } = await replay(server.url, PRIVATE, request, events, NOW);
+      const { problem } = await replay(server.url, PRIVATE, request, events);
       expect(problem).toBeNull();
     });
   }
 
   it('answers what Studio asks next: the older page of each list, and the first row of each page opened by its id', async () => {
     const lists = [];
-    for (const request of requests.filter((r) => r.spec.kind === 'list')) lists.push(await replay(server.url, PRIVATE, request, events, NOW));
+    for (const request of requests.filter((r) => r.spec.kind === 'list')) lists.push(await replay(server.url, PRIVATE, request, events));
     const next = followUpRequests(lists);
     expect(next.filter((r) => r.spec.kind === 'single')).toHaveLength(2 * 11);
     const problems: string[] = [];
     for (const request of next) {
-      const { problem } = await replay(server.url, PRIVATE, request, events, NOW);
+      const { problem } = await replay(server.url, PRIVATE, request, events);
       if (problem) problems.push(problem);
     }
     expect(problems).toEqual([]);

@@ -53,7 +53,7 @@ describe('serve --supabase with the two tokens of a self-hosted stack', () => {
     expect(requests.length).toBeGreaterThanOrEqual(20);
     const problems: string[] = [];
     for (const request of requests) {
-      const { problem } = await replay(url, PRIVATE, request, events, NOW);
+      const { problem } = await replay(url, PRIVATE, request, events);
       if (problem) problems.push(problem);
     }
     expect(problems).toEqual([]);

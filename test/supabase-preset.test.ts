@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEndpoints, defineSource, InvalidOptionError, SUPABASE_SOURCES, supabasePreset, type Endpoints } from '../src/index';
+import { createEndpoints, defineSource, InvalidOptionError, SUPABASE_SOURCES, supabasePreset, type Endpoints, type EndpointsOptions } from '../src/index';
 import { createHandler } from '../src/http';
 import { toNodeListener } from '../src/node';
 import { everyProject } from '../src/engine/clickhouse/every-project';
@@ -118,6 +118,74 @@ describe('the Supabase preset', () => {
       expect(result[0]!.metadata[0]!.request[0]!.path).toBe('/rest/v1/todos');
     } finally {
       await server.close();
+    }
+  });
+});
+
+describe("the preset's logs.all has no tier window: the Explorer's ranges are answered whole", () => {
+  const tmp = tempDir('le-supabase-week-');
+  // Day i (0 = the last 24 hours) holds i + 1 events: 10 days, 55 events, 28 of them in the last 7 days.
+  const events = Array.from({ length: 10 }, (_, day) =>
+    Array.from({ length: day + 1 }, (_, k) => edgeEvent({ id: `d${day}-${k}`, project: 'default', timestamp: at(day * 24 * 60 + 30 + k), path: '/rest/v1/x' })),
+  ).flat();
+  let files: { edgeLogs: string };
+  let preset: Endpoints;
+  let seed: Endpoints;
+  beforeAll(async () => {
+    files = { edgeLogs: writeLines(tmp.path('edge', 'a.ndjson'), events) };
+    preset = await createEndpoints({ ...supabasePreset, sources: files, now: () => new Date(NOW), cache: false });
+    seed = await createEndpoints({ sources: files, now: () => new Date(NOW), cache: false, sandboxable: ['logs.all'], sqlDialect: 'bigquery' });
+  });
+  afterAll(async () => {
+    await preset.close();
+    await seed.close();
+    tmp.cleanup();
+  });
+
+  /** The Explorer's "Last 7 days", as Studio sends it: bounds in the query string, no project_tier. */
+  const lastSevenDays = async (ep: Endpoints, extra: Record<string, string> = {}) => {
+    const server = await listen(toNodeListener(createHandler(ep, { apiKeys: ['private'] })));
+    try {
+      const url = new URL(`${server.url}/api/endpoints/query/logs.all`);
+      url.searchParams.set('project', 'default');
+      url.searchParams.set('sql', 'select count(*) as count from edge_logs');
+      url.searchParams.set('iso_timestamp_start', at(7 * 24 * 60));
+      url.searchParams.set('iso_timestamp_end', NOW);
+      for (const [key, value] of Object.entries(extra)) url.searchParams.set(key, value);
+      const response = await fetch(url, { headers: { 'x-api-key': 'private', Accept: 'application/json' } });
+      expect(response.status).toBe(200);
+      return ((await response.json()) as { result: Array<{ count: number }> }).result[0]!.count;
+    } finally {
+      await server.close();
+    }
+  };
+
+  it('counts the week over 7 days, whatever project_tier says (accepted and ignored)', async () => {
+    expect(await lastSevenDays(preset)).toBe(28);
+    for (const tier of ['FREE', 'PRO', 'bogus']) expect(await lastSevenDays(preset, { project_tier: tier })).toBe(28);
+    // Without bounds, everything stored: the endpoint's own rows and a caller's SELECT alike.
+    expect(await preset.logsAll({ project: 'default' })).toHaveLength(55);
+    expect((await preset.query('logs.all', { project: 'default' }, { sql: 'select count(*) as n from edge_logs' })).result).toEqual([{ n: 55 }]);
+    const tier = preset.definitions.find((d) => d.name === 'logs.all')!.params.find((s) => s.name === 'project_tier')!;
+    expect(tier.description).toMatch(/Ignored: this server keeps no tier window\.$/);
+  });
+
+  it('keeps the tier window without the preset (the default): FREE is the last day, PRO the week', async () => {
+    expect(await lastSevenDays(seed)).toBe(1);
+    expect(await lastSevenDays(seed, { project_tier: 'PRO' })).toBe(28);
+    expect(await seed.logsAll({ project: 'default' })).toHaveLength(1);
+  });
+
+  it('is the option tierWindow, checked, and set by serve --supabase (a config setting it otherwise is an error)', async () => {
+    expect(supabasePreset).toMatchObject({ tierWindow: false });
+    await expect(createEndpoints({ sources: {}, tierWindow: 'no' } as never)).rejects.toMatchObject({ code: 'invalid_option', option: 'tierWindow' });
+    expect(withSupabase<EndpointsOptions>('serve', {}).tierWindow).toBe(false);
+    expect(() => withSupabase('serve', { tierWindow: true })).toThrow(/--supabase sets tierWindow to false, and the config's tierWindow is true/);
+    const own = await createEndpoints({ sources: files, now: () => new Date(NOW), cache: false, tierWindow: false });
+    try {
+      expect(await own.logsAll({ project: 'default', project_tier: 'FREE' })).toHaveLength(55);
+    } finally {
+      await own.close();
     }
   });
 });

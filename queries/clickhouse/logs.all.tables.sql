@@ -11,10 +11,11 @@
 -- Parameters:
 --   project  String           project reference; only rows of this project (with singleProject the
 --                              engine drops the comparison: docs/clickhouse.md, "Single project")
---   after    Int64            exclusive lower bound: the later of (now - retention window) and iso_timestamp_start
+--   after    Nullable(Int64)  exclusive lower bound: the later of (now - retention window) and iso_timestamp_start;
+--                              NULL for none (an instance without tier windows, and no iso_timestamp_start)
 --   until    Nullable(Int64)  inclusive upper bound (iso_timestamp_end), or NULL for none
 SELECT *
 FROM source_rows
 WHERE project_column = {project:String}
-  AND timestamp > {after:Int64}
+  AND timestamp > ifNull({after:Nullable(Int64)}, -9223372036854775807)
   AND timestamp <= ifNull({until:Nullable(Int64)}, 9223372036854775807)

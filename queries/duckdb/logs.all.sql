@@ -10,14 +10,15 @@
 --
 -- Parameters:
 --   $project  project reference; only entries of this project (NULL with singleProject: every entry)
---   $after    exclusive lower bound: the later of (now - retention window) and iso_timestamp_start
+--   $after    exclusive lower bound: the later of (now - retention window) and iso_timestamp_start;
+--             NULL for none (an instance without tier windows, and no iso_timestamp_start)
 --   $until    inclusive upper bound (iso_timestamp_end), or NULL for none
 --   $limit    the query's own row limit (100)
 WITH edge_logs AS (
   SELECT id, timestamp, event_message, metadata
   FROM edge_logs
   WHERE ($project IS NULL OR project = $project)
-    AND timestamp > $after
+    AND ($after IS NULL OR timestamp > $after)
     AND ($until IS NULL OR timestamp <= $until)
 )
 SELECT id, timestamp, event_message, metadata

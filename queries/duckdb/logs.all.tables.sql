@@ -10,10 +10,11 @@
 --
 -- Parameters:
 --   $project  project reference; only rows of this project (NULL with singleProject: every row)
---   $after    exclusive lower bound: the later of (now - retention window) and iso_timestamp_start
+--   $after    exclusive lower bound: the later of (now - retention window) and iso_timestamp_start;
+--             NULL for none (an instance without tier windows, and no iso_timestamp_start)
 --   $until    inclusive upper bound (iso_timestamp_end), or NULL for none
 SELECT *
 FROM source_rows
 WHERE ($project IS NULL OR project_column = $project)
-  AND timestamp > $after
+  AND ($after IS NULL OR timestamp > $after)
   AND ($until IS NULL OR timestamp <= $until)

@@ -28,6 +28,7 @@ const KNOWN_OPTIONS = [
   'endpoints',
   'sourceDefinitions',
   'singleProject',
+  'tierWindow',
   'sandboxable',
   'sqlDialect',
   'wireFormat',
@@ -54,6 +55,7 @@ export function checkEndpointsOptions(options: unknown): asserts options is Endp
     );
   }
   checkBoolean('singleProject', o.singleProject);
+  checkBoolean('tierWindow', o.tierWindow);
   checkOneOf('sqlDialect', o.sqlDialect, ['duckdb', 'bigquery']);
   checkOneOf('wireFormat', o.wireFormat, ['iso', 'logflare']);
   if (o.engine !== undefined) checkMethods('engine', o.engine, ['run', 'checkPattern', 'ping', 'inspectSources', 'close'], 'an Engine');

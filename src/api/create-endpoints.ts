@@ -337,19 +337,31 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest 
    * optional and ignored (every event belongs to the one project).
    */
   #inForce(definition: AnyEndpointDefinition): AnyEndpointDefinition {
-    const project = definition.projectParam;
-    if (!this.#options.singleProject || project === undefined) return definition;
+    const ignored = this.#ignoredParams(definition);
+    if (ignored.size === 0) return definition;
     return {
       ...definition,
-      params: definition.params.map((p) => (p.name === project ? { ...p, required: false, description: `${p.description} Ignored: this server holds a single project.`.trim() } : p)),
+      params: definition.params.map((p) => (ignored.has(p.name) ? { ...p, required: false, description: `${p.description} Ignored: ${ignored.get(p.name)}.`.trim() } : p)),
     };
+  }
+
+  /**
+   * The parameters this instance accepts and ignores (bound as NULL), with why: the project with
+   * `singleProject`, the tier with `tierWindow: false`.
+   */
+  #ignoredParams(definition: AnyEndpointDefinition): Map<string, string> {
+    const ignored = new Map<string, string>();
+    if (this.#options.singleProject && definition.projectParam !== undefined) ignored.set(definition.projectParam, 'this server holds a single project');
+    if (this.#options.tierWindow === false && definition.tierParam !== undefined) ignored.set(definition.tierParam, 'this server keeps no tier window');
+    return ignored;
   }
 
   /** Parameters as the cache keys them; a bad one never reaches the engine or the cache. */
   async #validate(definition: AnyEndpointDefinition, raw: RawParams): Promise<NormalizedParams> {
     const params: Record<string, string | null> = normalizeParams(definition, raw ?? {});
-    // With singleProject the project is accepted and ignored: bound as NULL, one cache key for all.
-    if (this.#options.singleProject && definition.projectParam !== undefined) params[definition.projectParam] = null;
+    // Accepted and ignored (the project with singleProject, the tier without tier windows): bound
+    // as NULL, one cache key for every value.
+    for (const name of this.#ignoredParams(definition).keys()) params[name] = null;
     for (const spec of definition.params) {
       const value = params[spec.name];
       if (spec.format !== 'regex' || value === null || value === undefined) continue;

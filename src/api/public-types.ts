@@ -86,10 +86,18 @@ export interface EndpointsOptions {
    */
   singleProject?: boolean;
   /**
+   * Whether `logs.all` keeps only its tier's retention window (`project_tier`: FREE 1 day, PRO 7
+   * days, ...). Default true. `false` (the Supabase preset: Studio sends no tier, and self-hosted
+   * Logflare has no window): `project_tier` is accepted and ignored, and only the time bounds (and
+   * the storage's retention) limit the rows, so the Logs Explorer's "Last 7 days" is the week.
+   * Definitions name their tier parameter with `tierParam`.
+   */
+  tierWindow?: boolean;
+  /**
    * Endpoints whose callers may send their own SELECT over the endpoint's CTEs (`sql`, see
    * docs/sandboxing.md), beside those defined as `sandboxable`. The built-ins are not, unless named
    * here: `logs.all` then exposes `edge_logs` (and empty tables of the other Logflare sources),
-   * already limited to the project, tier window and time bounds.
+   * already limited to the project, tier window (see `tierWindow`) and time bounds.
    */
   sandboxable?: readonly (EndpointName | (string & {}))[];
   /**

@@ -3,7 +3,8 @@ import type { EndpointsOptions } from './public-types';
 
 /**
  * Options that make an instance answer self-hosted Supabase as Logflare does (docs/supabase.md):
- * the sources of every feed Vector ships, one project (Studio sends `project=default`), `logs.all`
+ * the sources of every feed Vector ships, one project (Studio sends `project=default`), no tier
+ * window (Studio sends no `project_tier`: the Explorer's ranges are answered whole), `logs.all`
  * sandboxable in the BigQuery dialect (what Studio's Logs pages send) over a table per source,
  * and answers in Logflare's wire format. Spread it into the options; any key can be overridden.
  * `log-endpoints serve --supabase` is the same.
@@ -14,6 +15,7 @@ import type { EndpointsOptions } from './public-types';
 export const supabasePreset = Object.freeze({
   sourceDefinitions: SUPABASE_SOURCES,
   singleProject: true,
+  tierWindow: false,
   sandboxable: ['logs.all'],
   sqlDialect: 'bigquery',
   wireFormat: 'logflare',

@@ -9,15 +9,15 @@ export function asksSupabase(argv: readonly string[]): boolean {
 
 /**
  * A `--config` with `--supabase` on top (docs/supabase.md): its sources and sandboxable endpoints
- * add to the config's, like every list (docs/cli.md, "--config and flags"); one project, the
- * BigQuery dialect and Logflare's wire format are set, and a config that sets them otherwise is a
+ * add to the config's, like every list (docs/cli.md, "--config and flags"); one project, no tier
+ * window, the BigQuery dialect and Logflare's wire format are set, and a config that sets them otherwise is a
  * usage error naming both.
  *
  * @example
  * withSupabase('serve', {}).sqlDialect; // 'bigquery'
  */
 export function withSupabase<C extends EndpointsOptions>(command: string, config: C): C {
-  const set = <K extends 'singleProject' | 'sqlDialect' | 'wireFormat'>(key: K): EndpointsOptions[K] => {
+  const set = <K extends 'singleProject' | 'tierWindow' | 'sqlDialect' | 'wireFormat'>(key: K): EndpointsOptions[K] => {
     const value = supabasePreset[key] as EndpointsOptions[K];
     if (config[key] !== undefined && config[key] !== value) {
       throw new UsageError(`--supabase sets ${key} to ${JSON.stringify(value)}, and the config's ${key} is ${JSON.stringify(config[key])}: leave it out of the config.`, command);
@@ -29,6 +29,7 @@ export function withSupabase<C extends EndpointsOptions>(command: string, config
     sourceDefinitions: [...supabasePreset.sourceDefinitions, ...(config.sourceDefinitions ?? [])],
     sandboxable: [...new Set([...supabasePreset.sandboxable, ...(config.sandboxable ?? [])])],
     singleProject: set('singleProject'),
+    tierWindow: set('tierWindow'),
     sqlDialect: set('sqlDialect'),
     wireFormat: set('wireFormat'),
   };

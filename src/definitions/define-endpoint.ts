@@ -54,6 +54,11 @@ export interface EndpointConfig<N extends string, P extends Record<string, AnyPa
    * NULL, which the SQL must read as "every project" (`($project IS NULL OR project = $project)`).
    */
   projectParam?: keyof P & string;
+  /**
+   * The parameter choosing a retention window by tier. With `tierWindow: false` (the Supabase
+   * preset) it is accepted and ignored: bound as NULL, which `bind` must read as "no window".
+   */
+  tierParam?: keyof P & string;
   /** The name of a bound timestamp no row can be older than: engines skip older files. */
   notBefore?: string;
   /** See `EndpointDefinition.newestFirst`. */
@@ -123,7 +128,9 @@ export function defineEndpoint<const N extends string, const P extends Record<st
   if (config.sourceTables !== undefined) checkSourceTables(config.sourceTables, keys, fail);
   for (const v of Object.values(variants)) checkStatements(v, params, keys, fail);
   if (config.check !== undefined && typeof config.check !== 'function') fail('check must be a function');
-  if (config.projectParam !== undefined && !params.some((s) => s.name === config.projectParam)) fail(`projectParam "${config.projectParam}" is not a declared parameter`);
+  for (const key of ['projectParam', 'tierParam'] as const) {
+    if (config[key] !== undefined && !params.some((s) => s.name === config[key])) fail(`${key} "${config[key]}" is not a declared parameter`);
+  }
   for (const key of [config.notBefore, config.newestFirst?.limit, config.newestFirst?.until]) {
     if (key !== undefined && !keys.all.has(key)) fail(`"${key}" is not one of its bound values`);
   }
@@ -142,6 +149,7 @@ export function defineEndpoint<const N extends string, const P extends Record<st
     bindValues,
     ...(config.check ? { check: config.check } : {}),
     ...(config.projectParam ? { projectParam: config.projectParam } : {}),
+    ...(config.tierParam ? { tierParam: config.tierParam } : {}),
     ...(config.notBefore ? { notBefore: config.notBefore } : {}),
     ...(config.newestFirst ? { newestFirst: Object.freeze({ ...config.newestFirst }) } : {}),
     ...(config.sourceTables ? { sourceTables: Object.freeze({ ...config.sourceTables }) } : {}),

@@ -59,6 +59,8 @@ export interface EndpointDefinition<N extends string = string, P = Record<string
   check?(params: NormalizedParams): void;
   /** The parameter naming the project, ignored (bound as NULL) with `singleProject`. */
   readonly projectParam?: string;
+  /** The parameter choosing a tier's retention window, ignored (bound as NULL) with `tierWindow: false`. */
+  readonly tierParam?: string;
   /** The bound timestamp no row can be older than (lets engines skip older files), if any. */
   readonly notBefore?: string;
   /**

@@ -29,7 +29,8 @@ export const logsAll = defineEndpoint({
   cache: 'never',
   params: {
     project: p.text().describe('Project reference; only entries of this project.'),
-    // Supabase Studio never sends it: absent or empty is FREE, like any other value.
+    // Supabase Studio never sends it: absent or empty is FREE, like any other value; with
+    // `tierWindow: false` (the Supabase preset) it is ignored and there is no window.
     project_tier: p
       .oneOf(Object.keys(RETENTION) as ProjectTier[], { otherwise: 'FREE' })
       .default('FREE')
@@ -41,6 +42,7 @@ export const logsAll = defineEndpoint({
   // A caller's SQL (sandboxable) reads a table per source of the instance, limited like the rows.
   sourceTables: { duckdb: querySql('duckdb', 'logs.all.tables'), clickhouse: querySql('clickhouse', 'logs.all.tables') },
   projectParam: 'project',
+  tierParam: 'project_tier',
   check: ({ iso_timestamp_start: start, iso_timestamp_end: end }) => {
     // An empty answer would hide the mistake (start and end swapped): say so instead.
     if (start && end && parseIsoMicros(start)! > parseIsoMicros(end)!) {
@@ -48,12 +50,14 @@ export const logsAll = defineEndpoint({
     }
   },
   bind: ({ project_tier, iso_timestamp_start, iso_timestamp_end }, { now }) => {
-    const retained = dateToMicros(subtractSpan(now, RETENTION[project_tier as ProjectTier]));
+    // NULL when the instance has no tier windows (`tierParam` below): only the bounds limit the rows.
+    const tier = project_tier as ProjectTier | null;
+    const retained = tier === null ? null : dateToMicros(subtractSpan(now, RETENTION[tier]));
     const start = iso_timestamp_start === null ? null : parseIsoMicros(iso_timestamp_start);
     const end = iso_timestamp_end === null ? null : parseIsoMicros(iso_timestamp_end);
-    // Both lower bounds are exclusive, so the later one is the bound.
-    const after = start !== null && start > retained ? start : retained;
-    return { after: { timestamp: after }, until: end === null ? null : { timestamp: end }, limit: LIMIT };
+    // Both lower bounds are exclusive, so the later one is the bound; NULL is no lower bound.
+    const after = retained === null || (start !== null && start > retained) ? start : retained;
+    return { after: after === null ? null : { timestamp: after }, until: end === null ? null : { timestamp: end }, limit: LIMIT };
   },
   notBefore: 'after',
   newestFirst: { limit: 'limit', until: 'until' },

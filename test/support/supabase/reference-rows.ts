@@ -1,4 +1,4 @@
-import { DAY, type Micros } from './instants';
+import type { Micros } from './instants';
 import type { LogTable, VectorEvents } from './vector-sources';
 
 /**
@@ -40,13 +40,13 @@ export interface Range {
 }
 
 /**
- * The rows a table holds for a request: its feed's events after the later of `iso_timestamp_start`
- * and the FREE tier's window (a day before `now`; Studio sends no tier), both exclusive, and at
- * or before `iso_timestamp_end`. Every event counts for the one project (single-project mode).
+ * The rows a table holds for a request: its feed's events after `iso_timestamp_start` (exclusive)
+ * and at or before `iso_timestamp_end`, and no tier window (the preset keeps none: Studio sends no
+ * tier, and its "Last 7 days" is the week). Every event counts for the one project (single-project
+ * mode).
  */
-export function tableRows(events: VectorEvents, table: LogTable, range: Range, now: Micros): TableRow[] {
-  const start = range.iso_timestamp_start === '' ? -Infinity : Date.parse(range.iso_timestamp_start) * 1000;
-  const lower = Math.max(start, now - DAY);
+export function tableRows(events: VectorEvents, table: LogTable, range: Range): TableRow[] {
+  const lower = range.iso_timestamp_start === '' ? -Infinity : Date.parse(range.iso_timestamp_start) * 1000;
   const upper = range.iso_timestamp_end === '' ? Infinity : Date.parse(range.iso_timestamp_end) * 1000;
   const rows: TableRow[] = [];
   for (const event of events[table]) {

@@ -1,4 +1,4 @@
-import { HOUR, MINUTE, microsOf, type Micros } from './instants';
+import { HOUR, MINUTE, type Micros } from './instants';
 import { filtersHold, isCronLine, pageScopes, SEVERITY, type Scope } from './reference-filters';
 import { and3, field, not3, or3, startsWith, tableRows, tieGroups, wire, type TableRow, type Tri } from './reference-rows';
 import { templateAnswer } from './reference-templates';
@@ -13,7 +13,7 @@ import { LOG_TABLES, type LogTable, type VectorEvents } from './vector-sources';
  * Logflare's wire format (docs/supabase.md): timestamps as integer microseconds, objects wrapped.
  *
  * Semantics (docs/supabase.md, docs/sandboxing.md): each table holds its feed's events within the
- * request's bounds and the FREE tier's day (reference-rows.ts `tableRows`); every event is the one
+ * request's bounds, no tier window (reference-rows.ts `tableRows`); every event is the one
  * project's; `cross join unnest` keeps a row whose record is missing; a dotted path's column is
  * named after its last part; a bare name resolves through the unnest aliases; a SELECT alias wins
  * over a column of the same name in GROUP BY / ORDER BY; numbers compare as numbers; LIMIT, and the
@@ -34,14 +34,14 @@ export type Expected = { status: 200; groups: WireRow[][]; limit: number } | { s
 export const MAX_ROWS = 1000;
 
 /**
- * The answer `logs.all` owes `request` over `events` when its clock says `now`.
+ * The answer `logs.all` owes `request` over `events` (the request's bounds are instants already).
  *
  * @example
- * const expected = expectedAnswer(studioRequests(NOW)[0]!, events, NOW);
+ * const expected = expectedAnswer(studioRequests(NOW)[0]!, events);
  */
-export function expectedAnswer(request: StudioRequest, events: VectorEvents, now: Date): Expected {
+export function expectedAnswer(request: StudioRequest, events: VectorEvents): Expected {
   const spec = request.spec;
-  const rowsOf = (table: LogTable) => tableRows(events, table, request, microsOf(now));
+  const rowsOf = (table: LogTable) => tableRows(events, table, request);
   switch (spec.kind) {
     case 'list':
       return listAnswer(spec.page, spec.filters, rowsOf(readsFrom(spec.page)));

@@ -70,9 +70,9 @@ export interface Replayed {
  * Asks one request and compares. A refusal is also checked as Studio's user sees it: the proxy's
  * 500, whose message is ours.
  */
-export async function replay(url: string, privateToken: string, request: StudioRequest, events: VectorEvents, now: Date): Promise<Replayed> {
+export async function replay(url: string, privateToken: string, request: StudioRequest, events: VectorEvents): Promise<Replayed> {
   const answer = await askLikeStudio(url, privateToken, request);
-  const expected = expectedAnswer(request, events, now);
+  const expected = expectedAnswer(request, events);
   let problem = answerProblem(expected, answer.status, answer.body);
   if (problem === null && expected.status === 400) {
     const shown = throughStudioProxy(answer.status, answer.body);

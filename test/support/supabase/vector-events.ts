@@ -17,7 +17,8 @@ import { LOG_TABLES, type LogTable, type VectorEvent, type VectorEvents } from '
  *
  * Each feed's events fall in four bands around `now`, in time order, so what a query over a time
  * range holds is known by construction (`census`):
- * - `older`: 30 h to 24 h before `now`, outside the FREE tier's window of 1 day;
+ * - `older`: 30 h to 24 h before `now`, outside the last day (the FREE tier's window, which the
+ *   preset does not keep: a range that reaches back to it holds them);
  * - `lastDay`: within the last day but not the last hour;
  * - `lastHour`: within the last hour, `now` included (what Studio shows by default);
  * - `future`: up to 5 s after `now` (a container clock a little ahead).
