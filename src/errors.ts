@@ -45,6 +45,7 @@ export type ErrorCode =
   | 'unsupported_media_type'
   | 'query_failed'
   | 'overloaded'
+  | 'memory_limit'
   | 'timeout'
   | 'closed'
   // Managed storage could not write or fsync (an I/O error other than a full disk).
@@ -143,7 +144,9 @@ export class PayloadTooLargeError extends LogEndpointsError {
 
 /**
  * The engine could not answer: a failed query (`query_failed`, 500), too many queries waiting
- * (`overloaded`, 503), a query past its time limit (`timeout`, 504), or a call after `close()`
+ * (`overloaded`, 503), a query that does not fit in the memory budget even alone, or that grew the
+ * process past it (`memory_limit`, 503: the server stays up and answers the rest), a query past
+ * its time limit (`timeout`, 504), or a call after `close()`
  * (`closed`, 503). For ingest: more data waiting than managed storage's bounds allow, or a full
  * disk (`overloaded`), or a write that failed (`storage_failed`, 500). The message is generic; `cause` holds the engine's own error.
  *
@@ -151,7 +154,7 @@ export class PayloadTooLargeError extends LogEndpointsError {
  * catch (e) { if (e instanceof EngineError && e.code === 'overloaded') retryIn(e.retryAfterSeconds) }
  */
 export class EngineError extends LogEndpointsError {
-  constructor(code: 'query_failed' | 'overloaded' | 'timeout' | 'closed' | 'storage_failed', message: string, options?: { cause?: unknown; retryAfterSeconds?: number }) {
+  constructor(code: 'query_failed' | 'overloaded' | 'memory_limit' | 'timeout' | 'closed' | 'storage_failed', message: string, options?: { cause?: unknown; retryAfterSeconds?: number }) {
     super(code, STATUS[code], message, options);
   }
 }
@@ -176,4 +179,4 @@ export class InvalidOptionError extends LogEndpointsError {
   }
 }
 
-const STATUS = { query_failed: 500, overloaded: 503, timeout: 504, closed: 503, storage_failed: 500 } as const;
+const STATUS = { query_failed: 500, overloaded: 503, memory_limit: 503, timeout: 504, closed: 503, storage_failed: 500 } as const;

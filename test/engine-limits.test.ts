@@ -34,7 +34,7 @@ describe('engine memory limit (real DuckDB)', () => {
   const tmp = tempDir();
   afterAll(() => tmp.cleanup());
 
-  it('a query past the memory limit answers overloaded (503, Retry-After) with the detail on cause, not query_failed', async () => {
+  it('a query past the memory limit answers memory_limit (503, Retry-After) with the detail on cause, not query_failed', async () => {
     const lines = [];
     for (let i = 0; i < 50_000; i++) lines.push(edgeEvent({ project: `p${i % 7}`, timestamp: 1795256102123456 - i * 1_000_000 }));
     writeLines(tmp.path('edge.ndjson'), lines);
@@ -44,7 +44,7 @@ describe('engine memory limit (real DuckDB)', () => {
     try {
       const error = await ep.logsAll({ project: 'p1', project_tier: 'ENTERPRISE' }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(EngineError);
-      expect(error).toMatchObject({ code: 'overloaded', status: 503, retryAfterSeconds: 1 });
+      expect(error).toMatchObject({ code: 'memory_limit', status: 503, retryAfterSeconds: 1 });
       expect(String((error as Error).cause)).toMatch(/Out of Memory/);
     } finally {
       await ep.close();

@@ -1,4 +1,5 @@
 import type { EndpointsOptions } from './public-types';
+import { MIN_BUDGET_BYTES } from '../duckdb/memory-budget';
 import { InvalidOptionError } from '../errors';
 import { memoryLimitBytes, MIN_MEMORY_LIMIT_BYTES } from '../duckdb/open-database';
 import type { SourceSet } from '../sources/source-set';
@@ -20,6 +21,7 @@ const KNOWN_OPTIONS = [
   'scheduler',
   'maxWarmingKeys',
   'storeTimeoutMs',
+  'memoryLimit',
   'duckdb',
   'limits',
   'fillEmptyBuckets',
@@ -83,16 +85,8 @@ export function checkEndpointsOptions(options: unknown): asserts options is Endp
   if (o.scheduler !== undefined) checkMethods('scheduler', o.scheduler, ['schedule'], 'a CacheScheduler');
   const duckdb = checkObject('duckdb', o.duckdb);
   checkInteger('duckdb.threads', duckdb?.threads, 1, 1024);
-  const memoryLimit = duckdb?.memoryLimit;
-  if (memoryLimit !== undefined) {
-    const bytes = typeof memoryLimit === 'string' ? memoryLimitBytes(memoryLimit) : null;
-    if (bytes === null) {
-      throw new InvalidOptionError('duckdb.memoryLimit', `duckdb.memoryLimit must be a size such as '256MB' or '2GB', not ${describeValue(memoryLimit)}.`);
-    }
-    if (bytes < MIN_MEMORY_LIMIT_BYTES) {
-      throw new InvalidOptionError('duckdb.memoryLimit', `duckdb.memoryLimit must be at least 1MB (DuckDB cannot run below it), not ${describeValue(memoryLimit)}.`);
-    }
-  }
+  checkMemorySize('duckdb.memoryLimit', duckdb?.memoryLimit, MIN_MEMORY_LIMIT_BYTES);
+  checkMemorySize('memoryLimit', o.memoryLimit, MIN_BUDGET_BYTES);
   const limits = checkObject('limits', o.limits);
   checkInteger('limits.maxConcurrentQueries', limits?.maxConcurrentQueries, 1);
   checkInteger('limits.maxQueuedQueries', limits?.maxQueuedQueries, 0);
@@ -170,4 +164,17 @@ function editDistance(a: string, b: string): number {
     previous = current;
   }
   return previous[b.length]!;
+}
+
+/** A size such as '256MB' or '2GB', at least `min` bytes. */
+function checkMemorySize(option: string, value: unknown, min: number): void {
+  if (value === undefined) return;
+  const bytes = typeof value === 'string' ? memoryLimitBytes(value) : null;
+  if (bytes === null) throw new InvalidOptionError(option, `${option} must be a size such as '256MB' or '2GB', not ${describeValue(value)}.`);
+  if (bytes < min) {
+    throw new InvalidOptionError(
+      option,
+      `${option} must be at least ${Math.round(min / 1e6)}MB (${option === 'memoryLimit' ? 'the process alone takes about 120 MiB' : 'DuckDB cannot run below it'}), not ${describeValue(value)}.`,
+    );
+  }
 }

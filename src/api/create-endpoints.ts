@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { ManagedStorage } from './managed-storage';
 import { CheckedSqlMemo } from './checked-sql-memo';
 import type { CacheStatus, EndpointMethods, Endpoints, EndpointsCore, EndpointsOptions, EndpointsStats, HealthReport, ManagedStorageInfo, QueryOptions, QueryResult, RawParams } from './public-types';
@@ -17,7 +18,7 @@ import { BUILT_IN_ENDPOINTS, endpointSet, type EndpointSet } from '../definition
 import { createDuckDBEngine } from '../engine/duckdb/duckdb-engine';
 import type { Engine } from '../engine/engine';
 import { re2PatternProblem } from '../engine/re2-pattern';
-import { EngineError, InvalidOptionError, InvalidParameterError, NotFoundError } from '../errors';
+import { EngineError, InvalidOptionError, InvalidParameterError, LogEndpointsError, NotFoundError } from '../errors';
 import { INGEST_BODY, type BodyIngest, type IngestResult } from '../ingest/ingestor';
 import { checkEndpointsOptions, checkSourceGlobs } from './check-options';
 import { fillBuckets } from '../rows/fill-buckets';
@@ -30,8 +31,13 @@ import type { SourceDescriptor } from '../sources/source-descriptor';
 import type { CallerDialect, CheckedSql } from '../sandbox/validate-caller-sql';
 import type { SkippedFile } from '../files/file-checks';
 import { systemNow } from '../time/clock';
+import { memoryBudget, type MemoryBudget } from '../duckdb/memory-budget';
+import type { DatabaseSettings } from '../duckdb/open-database';
 
 export type * from './public-types';
+
+/** The folder of a data dir DuckDB spills into past its memory share (its files go when a query ends). */
+const SPILL_DIR = '.duckdb-spill';
 
 /**
  * Creates the endpoints over your log files, computed by an in-process DuckDB: the three
@@ -51,8 +57,13 @@ export async function createEndpoints<const D extends readonly AnyEndpointDefini
   checkSourceGlobs(options, sources);
   checkEngineSources(options.engine, sources);
   const endpoints = endpointSet(options.endpoints);
+  // One memory budget for the process (docs/operations.md, "Memory"): each DuckDB gets a share, and
+  // operators past their share spill into the data dir before a query fails.
+  const budget = memoryBudget(options.memoryLimit);
+  const tempDirectory = options.storage ? join(options.storage.dataDir, SPILL_DIR) : undefined;
+  const compactionDuckdb: DatabaseSettings = options.storage?.compactionDuckdb ?? { ...budget.compaction, tempDirectory };
   // Storage first: a data dir locked by another process fails before DuckDB starts.
-  const managed = options.storage ? await ManagedStorage.open(sources, { ...options, storage: options.storage }) : null;
+  const managed = options.storage ? await ManagedStorage.open(sources, { ...options, storage: { ...options.storage, compactionDuckdb } }, budget.memoryTablesBytes) : null;
   let engine: Engine | null = null;
   try {
     engine =
@@ -62,15 +73,18 @@ export async function createEndpoints<const D extends readonly AnyEndpointDefini
         sources: options.sources ?? {},
         extraInputs: managed?.inputs(),
         memory: managed?.memory,
-        threads: options.duckdb?.threads,
-        memoryLimit: options.duckdb?.memoryLimit,
+        // duckdb.memoryLimit / threads, when given, replace the queries' share of the budget.
+        threads: options.duckdb?.threads ?? (options.duckdb?.memoryLimit === undefined ? budget.queries.threads : undefined),
+        memoryLimit: options.duckdb?.memoryLimit ?? budget.queries.memoryLimit,
+        tempDirectory,
+        memoryCeilingBytes: budget.bytes,
         maxConcurrentQueries: options.limits?.maxConcurrentQueries,
         maxQueuedQueries: options.limits?.maxQueuedQueries,
         queryTimeoutMs: options.limits?.queryTimeoutMs,
       }));
     await checkDefinitions(endpoints, engine, options.sandboxable ?? [], options.sqlDialect);
     await managed?.start(options);
-    return new EndpointsImpl(engine, options, endpoints, managed, sources) as unknown as Endpoints<D[number]> & EndpointMethods<D[number]>;
+    return new EndpointsImpl(engine, options, endpoints, managed, sources, budget) as unknown as Endpoints<D[number]> & EndpointMethods<D[number]>;
   } catch (error) {
     // Nothing stays open behind a failed start: not DuckDB, not the data dir.
     if (engine && !options.engine) await engine.close().catch(() => undefined);
@@ -159,7 +173,7 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest 
   readonly sources: readonly SourceDescriptor[];
   readonly #clock: () => Date;
   readonly #realClock: CacheClock;
-  readonly #counters: Omit<EndpointsStats, 'warmingKeys'> = {
+  readonly #counters: Omit<EndpointsStats, 'warmingKeys' | 'memory' | 'storage' | 'ingestedEvents' | 'refusals'> = {
     engineQueries: 0,
     engineFailures: 0,
     cacheHits: 0,
@@ -179,10 +193,14 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest 
   readonly #engine: Engine;
   readonly #options: EndpointsOptions;
   readonly #endpoints: EndpointSet;
+  readonly #budget: MemoryBudget;
+  #ingestedEvents = 0;
+  readonly #refusals: Record<string, number> = {};
   readonly #managed: ManagedStorage | null;
 
-  constructor(engine: Engine, options: EndpointsOptions, endpoints: EndpointSet, managed: ManagedStorage | null, sources: SourceSet) {
+  constructor(engine: Engine, options: EndpointsOptions, endpoints: EndpointSet, managed: ManagedStorage | null, sources: SourceSet, budget: MemoryBudget) {
     this.sources = sources.list;
+    this.#budget = budget;
     this.#engine = engine;
     this.#options = options;
     this.#endpoints = endpoints;
@@ -225,6 +243,10 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest 
 
   // Returns `any`: the interface's overloads give each call its precise type.
   async query(nameOrId: string, raw: object, options?: QueryOptions): Promise<any> {
+    return this.#counted(() => this.#query(nameOrId, raw, options));
+  }
+
+  async #query(nameOrId: string, raw: object, options?: QueryOptions): Promise<any> {
     this.#assertOpen();
     const definition = this.#inForce(this.#endpoints.find(nameOrId));
     // Validation comes first: a bad parameter (or caller's SQL) never reaches the cache or the engine.
@@ -243,19 +265,32 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest 
   }
 
   async ingest(source: string, events: readonly object[]): Promise<IngestResult> {
-    this.#assertOpen();
-    if (!this.#managed) {
-      throw new NotFoundError('This instance has no managed storage: pass storage: { dataDir } to createEndpoints to ingest events.');
-    }
-    return this.#managed.ingestor.ingest(source, events);
+    return this.#counted(() => this.#ingestor().ingest(source, events), true);
   }
 
   async [INGEST_BODY](source: string, body: Uint8Array, contentType: string | null): Promise<IngestResult> {
+    return this.#counted(() => this.#ingestor().ingestBody(source, body, contentType), true);
+  }
+
+  #ingestor() {
     this.#assertOpen();
     if (!this.#managed) {
       throw new NotFoundError('This instance has no managed storage: pass storage: { dataDir } to createEndpoints to ingest events.');
     }
-    return this.#managed.ingestor.ingestBody(source, body, contentType);
+    return this.#managed.ingestor;
+  }
+
+  /** A call's outcome counted for `stats()` (and `/metrics`): events acknowledged, refusals by code. */
+  async #counted<T>(call: () => Promise<T>, ingest = false): Promise<T> {
+    try {
+      const result = await call();
+      if (ingest) this.#ingestedEvents += (result as IngestResult).ingested;
+      return result;
+    } catch (error) {
+      const code = error instanceof LogEndpointsError ? error.code : 'internal';
+      this.#refusals[code] = (this.#refusals[code] ?? 0) + 1;
+      throw error;
+    }
   }
 
   async inspectSources() {
@@ -314,7 +349,14 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest 
   }
 
   stats(): EndpointsStats {
-    const stats: EndpointsStats = { ...this.#counters, warmingKeys: this.#cache.warmingKeys };
+    const memory = { budgetBytes: this.#budget.bytes, residentBytes: process.memoryUsage.rss() };
+    const stats: EndpointsStats = {
+      ...this.#counters,
+      ingestedEvents: this.#ingestedEvents,
+      refusals: { ...this.#refusals },
+      warmingKeys: this.#cache.warmingKeys,
+      memory,
+    };
     if (this.#managed) stats.storage = this.#managed.stats();
     return stats;
   }

@@ -16,6 +16,7 @@ import { MemoryTables } from '../managed/memory-tables';
 import { segmentSeqOf } from '../managed/wal/segment-name';
 import { quarantineUnreadableLines } from '../managed/unreadable-lines';
 import { systemNow } from '../time/clock';
+import { oneAtATime } from '../util/one-at-a-time';
 import { InvalidOptionError } from '../errors';
 
 /**
@@ -51,7 +52,7 @@ export class ManagedStorage {
    * Takes the data dir (a dir another live process holds is refused before DuckDB starts) and
    * recovers its write-ahead logs. `start` begins compaction or shipping once the engine is up.
    */
-  static async open(sources: SourceSet, options: EndpointsOptions & { storage: StorageOptions }): Promise<ManagedStorage> {
+  static async open(sources: SourceSet, options: EndpointsOptions & { storage: StorageOptions }, memoryTablesBytes?: number): Promise<ManagedStorage> {
     const sourceNames = new SourceNames(sources, options.storage.sourceNames);
     const walSet = await openWalSet(options.storage.dataDir, sources, {
       ...walOptions(options.storage),
@@ -63,7 +64,7 @@ export class ManagedStorage {
         }
       },
     });
-    const memory = options.engine ? undefined : new MemoryTables(sources);
+    const memory = options.engine ? undefined : new MemoryTables(sources, memoryTablesBytes);
     const ingestor = new Ingestor(walSet, sourceNames, options.now ?? systemNow, undefined, memory && ((source, seq, lines) => memory.insert(source, seq, lines)));
     return new ManagedStorage(sources, walSet, memory, ingestor);
   }
@@ -122,7 +123,11 @@ export class ManagedStorage {
       ...this.quarantined(),
       recoveringSegments: wals.reduce((n, w) => n + w.deferred().length, 0),
       recoveringBytes: wals.reduce((n, w) => n + w.deferred().reduce((b, d) => b + d.bytes, 0), 0),
+      memoryTablesBytes: this.memory?.heldBytes ?? 0,
+      sources: Object.fromEntries(this.sources.list.map((d) => [d.relation, this.sourceBytes(d.name)])),
+      settled: false,
     };
+    stats.settled = Object.values(stats.sources).every((s) => s.lagBytes === 0);
     const shippers = this.shipping?.shippers;
     if (shippers) {
       const shipped = (pick: (c: ClickHouseShipper['counters']) => number) => shippers.reduce((n, c) => n + pick(c.counters), 0);
@@ -131,6 +136,13 @@ export class ManagedStorage {
       stats.shippingFailures = shipped((c) => c.failures);
     }
     return stats;
+  }
+
+  /** A source's write-ahead bytes, and those compaction (or shipping) has yet to take. */
+  private sourceBytes(source: SourceName): { walBytes: number; lagBytes: number } {
+    const wal = this.walSet.wals[source]!;
+    // Segments still recovering are closed segments too: counted once.
+    return { walBytes: wal.bytes.disk, lagBytes: wal.closedSegments().reduce((n, s) => n + s.committedBytes, 0) };
   }
 
   /**
@@ -196,6 +208,8 @@ function walOptions(storage: StorageOptions) {
  * days past retention dropped. Segments left closed by a previous process are compacted at once.
  */
 function startCompactors(sources: SourceSet, walSet: WalSet, options: EndpointsOptions, memory: MemoryTables | undefined): BackgroundCompactor[] {
+  // One compaction at a time in the process: one compaction DuckDB inside the memory budget.
+  const lane = oneAtATime();
   return sources.list.map((descriptor) => {
     const source = descriptor.name;
     const wal = walSet.wals[source]!;
@@ -220,6 +234,7 @@ function startCompactors(sources: SourceSet, walSet: WalSet, options: EndpointsO
       setAside: async (path) => {
         await quarantineUnreadableLines({ source: descriptor, path, quarantine: walSet.quarantines[source]!, duckdb: options.storage?.compactionDuckdb ?? DEFAULT_COMPACTION_DUCKDB });
       },
+      lane,
       retentionDays: options.storage?.retentionDays ?? 90,
       // Retention judges the age of events: the injected clock, like the windows.
       now: options.now ?? systemNow,

@@ -63,7 +63,15 @@ export interface EndpointsOptions {
   maxWarmingKeys?: number;
   /** Longest wait for one operation of the store (default 250 ms); past it the answer is computed and `cacheErrors` counts it. */
   storeTimeoutMs?: number;
-  /** In-process DuckDB settings. */
+  /**
+   * The process's memory budget, a size such as `'512MB'` (docs/operations.md, "Memory"). Default:
+   * 512 MiB, or 75 % of the container's limit (cgroup `memory.max`) when that is smaller. DuckDB's
+   * queries get 40 % of it and managed storage's compaction 15 % (one compaction at a time); past
+   * its share an operator spills to the data dir, and a caller's query that still does not fit,
+   * or that grows the process past the budget, fails with `memory_limit` while the rest goes on.
+   */
+  memoryLimit?: string;
+  /** In-process DuckDB settings: `memoryLimit` here replaces the queries' share of the budget. */
   duckdb?: { threads?: number; memoryLimit?: string };
   /** Limits every entry point gets: concurrency, wait queue and time per engine query. */
   limits?: { maxConcurrentQueries?: number; maxQueuedQueries?: number; queryTimeoutMs?: number };
@@ -207,6 +215,10 @@ export interface HealthReport {
 export interface EndpointsStats extends CacheCounters {
   engineQueries: number;
   engineFailures: number;
+  /** Events acknowledged by `ingest` and the HTTP ingest routes. */
+  ingestedEvents: number;
+  /** Queries and ingests answered with an error, by its code (`memory_limit`, `overloaded`, `invalid_sql`, ...). */
+  refusals: Record<string, number>;
   /**
    * Managed storage, when configured: bytes in the write-ahead log (on disk, accepted but not
    * yet fsynced), and what background compaction did (segments compacted, failed runs, small files
@@ -234,6 +246,15 @@ export interface EndpointsStats extends CacheCounters {
      */
     recoveringSegments: number;
     recoveringBytes: number;
+    /** NDJSON bytes of the newest events held in the memory tables. */
+    memoryTablesBytes: number;
+    /**
+     * Per source: bytes in its write-ahead log, and its compaction lag (closed segments not yet
+     * compacted, and segments still recovering).
+     */
+    sources: Record<string, { walBytes: number; lagBytes: number }>;
+    /** Every closed segment compacted (or shipped) and nothing recovering: the data is settled. */
+    settled: boolean;
     /** With `storage.clickhouse`: segments shipped (then deleted), events inserted, failed attempts. */
     shippedSegments?: number;
     shippedEvents?: number;
@@ -241,6 +262,11 @@ export interface EndpointsStats extends CacheCounters {
   };
   /** Keys this instance keeps warm now (read within their last lifetime). */
   warmingKeys: number;
+  /**
+   * The process's memory against its budget (`memoryLimit`, docs/operations.md): the budget and
+   * the resident bytes now.
+   */
+  memory: { budgetBytes: number; residentBytes: number };
 }
 
 /** Maps each built-in endpoint's name to its parameter and row types. */

@@ -98,17 +98,20 @@ export function combinedOptions(
   command: string,
   values: { threads?: number; memoryLimit?: string; now?: () => Date; singleProject?: boolean; noCache?: boolean },
   config: ConfigFile,
-): Pick<ConfigFile, 'duckdb' | 'now' | 'singleProject' | 'cache'> {
+): Pick<ConfigFile, 'duckdb' | 'memoryLimit' | 'now' | 'singleProject' | 'cache'> {
   const duckdb = definedOnly({
     threads: agreed(command, 'threads', values.threads, 'duckdb.threads', config.duckdb?.threads),
-    memoryLimit: agreed(command, 'memory-limit', values.memoryLimit, 'duckdb.memoryLimit', config.duckdb?.memoryLimit),
   });
+  // The process's memory budget (DuckDB gets a share of it); the config's duckdb.memoryLimit, when
+  // it gives one, stays DuckDB's own.
+  const memoryLimit = agreed(command, 'memory-limit', values.memoryLimit, 'memoryLimit', config.memoryLimit);
   // A clock function cannot be compared: given in both places, they disagree.
   const now = agreed(command, 'now', values.now, 'now', config.now, () => false);
   const singleProject = agreed(command, 'single-project', values.singleProject || undefined, 'singleProject', config.singleProject);
   const cache = agreed(command, 'no-cache', values.noCache ? (false as const) : undefined, 'cache', config.cache, (a, b) => a === b);
   return {
     ...(config.duckdb || Object.keys(duckdb).length ? { duckdb: { ...config.duckdb, ...duckdb } } : {}),
+    ...(memoryLimit !== undefined ? { memoryLimit } : {}),
     ...(now ? { now } : {}),
     ...(singleProject !== undefined ? { singleProject } : {}),
     ...(cache !== undefined ? { cache } : {}),

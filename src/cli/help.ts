@@ -78,15 +78,17 @@ Options:
   --base-path <path>             Serve every route under this prefix, e.g. /logs
   --cors-origin <origin>         Allow browsers from this origin ('*' for any); repeatable
   --dashboard                    Serve the dashboard page at / and /dashboard (it asks for a key)
+  --open-metrics                 GET /metrics (Prometheus) without a key
   --now <iso>                    Evaluate every relative window at this instant (replay an incident)
   --no-cache                     Do not cache results
   --max-concurrent-queries <n>   Engine queries at once (default 4)
   --max-queued-queries <n>       Queries waiting before 503 overloaded (default 64)
   --query-timeout-ms <n>         Time limit per query before 504 timeout (default 30000)
   --shutdown-grace <s>           Seconds requests in flight get to finish on SIGTERM (default 30)
-  --threads <n>                  DuckDB worker threads (default: the number of cores;
-                                 with --memory-limit, one per 128 MiB of it)
-  --memory-limit <size>          DuckDB memory limit, e.g. 256MB (default: 80% of RAM)
+  --threads <n>                  DuckDB worker threads (default: one per 128 MiB of the
+                                 queries' share of the budget, at most the cores)
+  --memory-limit <size>          The process's memory budget, e.g. 1GB (default 512MiB, or 75% of
+                                 the container's limit when smaller); DuckDB spills past its share
   -h, --help                     This help
 
 {{sources:globs}}`,
@@ -102,9 +104,9 @@ Options:
   --single-project           The project parameter is accepted and ignored
   --source <source>=<glob>   Logs of a source (NDJSON or Parquet), named as below; repeatable
   --now <iso>                Evaluate the relative window at this instant
-  --threads <n>              DuckDB worker threads (default: the number of cores;
-                             with --memory-limit, one per 128 MiB of it)
-  --memory-limit <size>      DuckDB memory limit, e.g. 256MB
+  --threads <n>              DuckDB worker threads (default: one per 128 MiB of the
+                             queries' share of the budget, at most the cores)
+  --memory-limit <size>      The process's memory budget, e.g. 1GB (default 512MiB)
   -h, --help                 This help
 
 Endpoints: functions.invocation-stats (project, interval, function_id?),

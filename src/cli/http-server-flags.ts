@@ -24,6 +24,7 @@ export const HTTP_SERVER_OPTIONS = {
   'max-queued-queries': { type: 'string' },
   'query-timeout-ms': { type: 'string' },
   dashboard: { type: 'boolean' },
+  'open-metrics': { type: 'boolean' },
   'data-dir': { type: 'string' },
   'ingest-key': { type: 'string', multiple: true },
   'wal-segment-bytes': { type: 'string' },
@@ -46,6 +47,7 @@ interface Values {
   'max-queued-queries'?: string;
   'query-timeout-ms'?: string;
   dashboard?: boolean;
+  'open-metrics'?: boolean;
   'data-dir'?: string;
   'ingest-key'?: string[];
   'wal-segment-bytes'?: string;
@@ -65,6 +67,8 @@ export interface HttpServerSettings {
   basePath: string | undefined;
   cors: { origin: string | string[] } | undefined;
   dashboard: boolean;
+  /** `/metrics` without a key (`--open-metrics`). */
+  openMetrics: boolean;
   shutdownGraceMs: number;
   noCache: boolean;
   /** The limits the flags and the config set (the library's defaults for the others). */
@@ -107,6 +111,7 @@ export function httpServerSettings(command: string, values: Values, env: CliIO['
     basePath: values['base-path'],
     cors: origins ? { origin: origins.includes('*') ? '*' : origins } : undefined,
     dashboard: values.dashboard === true,
+    openMetrics: values['open-metrics'] === true,
     shutdownGraceMs: secondsOf(command, values['shutdown-grace'], 30) * 1000,
     noCache: values['no-cache'] === true,
     limits: {
@@ -143,6 +148,7 @@ export function serveHttp(ep: Endpoints, settings: HttpServerSettings, io: CliIO
       basePath: settings.basePath,
       cors: settings.cors,
       dashboard: settings.dashboard,
+      openMetrics: settings.openMetrics,
       shutdownGraceMs: settings.shutdownGraceMs,
     },
     io,

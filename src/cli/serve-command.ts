@@ -10,6 +10,7 @@ import { commandConfig, endpointsOptionsOf } from './config-file';
 import { combinedGlobs, combinedOptions } from './config-and-flags';
 import { globFlagOptions, globsOfFlags, requireSomeGlobs } from './source-flags';
 import { systemNow } from '../time/clock';
+import { describeBudget, memoryBudget } from '../duckdb/memory-budget';
 
 /** `log-endpoints serve`: the HTTP API over the given logs until SIGINT/SIGTERM. */
 export async function serveCommand(argv: string[], io: CliIO): Promise<number> {
@@ -38,5 +39,8 @@ export async function serveCommand(argv: string[], io: CliIO): Promise<number> {
       config.onWarning?.(warning);
     },
   });
-  return serveHttp(ep, settings, io, [options.now ? `Every window is evaluated at ${options.now().toISOString()} (--now).` : null]);
+  return serveHttp(ep, settings, io, [
+    `Memory budget ${describeBudget(memoryBudget(options.memoryLimit))}${config.duckdb?.memoryLimit ? `; queries' DuckDB: ${config.duckdb.memoryLimit} (the config's duckdb.memoryLimit)` : ''}.`,
+    options.now ? `Every window is evaluated at ${options.now().toISOString()} (--now).` : null,
+  ]);
 }

@@ -11,6 +11,11 @@ export interface DatabaseSettings {
   threads?: number;
   /** DuckDB memory limit, e.g. '512MB' (default: DuckDB's, 80% of RAM). */
   memoryLimit?: string;
+  /**
+   * Where operators past the memory limit spill (DuckDB's `temp_directory`; default DuckDB's,
+   * `.tmp` in the working directory). Managed storage puts it in its data dir.
+   */
+  tempDirectory?: string;
 }
 
 /** A memory size DuckDB accepts: a number and a unit (`256MB`, `1.5GB`, `512MiB`; MB = 10^6 bytes). */
@@ -48,6 +53,7 @@ export async function openDatabase(settings: DatabaseSettings = {}): Promise<{ i
   if (settings.threads !== undefined) config.threads = String(settings.threads);
   else if (limit !== null) config.threads = String(threadsWithin(limit));
   if (settings.memoryLimit !== undefined) config.memory_limit = settings.memoryLimit;
+  if (settings.tempDirectory !== undefined) config.temp_directory = settings.tempDirectory;
   let instance: DuckDBInstance | undefined;
   try {
     instance = await DuckDBInstance.create(':memory:', config);

@@ -12,6 +12,7 @@ import { errorOf, send, sendError, sendJson, sendResult } from './respond';
 import { AnswerMemo } from './answer-memo';
 import { fromFetchRequest, toFetchResponse, type PlainRequest, type PlainResponse } from './exchange';
 import { isPublic, matchRoute, stripBasePath } from './routes';
+import { metricsText } from './metrics-text';
 import { createDashboard } from './serve-dashboard';
 import { catalogDays } from './catalog-days';
 import { InFlightBudget, ingestRoute } from './ingest-route';
@@ -87,11 +88,13 @@ export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHand
       const use = route.kind === 'query' ? 'GET, HEAD or POST' : 'GET or HEAD';
       throw Object.assign(new LogEndpointsError('method_not_allowed', 405, `Method ${printable(method, 32)} is not allowed; use ${use}.`), { allow });
     }
-    if (!isPublic(route)) requireKey(request);
+    if (!isPublic(route, { openMetrics: config.openMetrics })) requireKey(request);
 
     switch (route.kind) {
       case 'health':
         return health();
+      case 'metrics':
+        return send(200, metricsText(ep.stats()), { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8', 'Cache-Control': 'no-store' });
       case 'openapi':
         openapi ??= JSON.stringify(openApiDocument(ep.definitions, { basePath: config.basePath, auth: config.auth }));
         return send(200, openapi, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-cache' });

@@ -57,6 +57,11 @@ export interface HandlerOptions {
   dashboard?: boolean | DashboardOptions;
   /** Limits of the ingest routes. */
   ingest?: IngestLimits;
+  /**
+   * `GET /metrics` (Prometheus' text format, docs/operations.md) without a key, for a scraper that
+   * cannot send one (default: off, a query key is needed as on every route but `/health`).
+   */
+  openMetrics?: boolean;
 }
 
 /** The longest URL the handler serves by default, in bytes. */
@@ -99,6 +104,7 @@ export interface ResolvedOptions {
   microcacheMs: number;
   dashboard: DashboardOptions | null;
   ingest: Required<IngestLimits>;
+  openMetrics: boolean;
 }
 
 /** Defaults applied, the base path normalised, and a handler without keys refused. */
@@ -119,6 +125,7 @@ export function resolveOptions(options: HandlerOptions): ResolvedOptions {
     onError: options.onError ?? logToConsole,
     microcacheMs: Math.max(0, options.microcacheMs ?? 1000),
     dashboard: options.dashboard === true ? {} : options.dashboard || null,
+    openMetrics: options.openMetrics === true,
     ingest: {
       maxBodyBytes: positiveOr(options.ingest?.maxBodyBytes, MAX_BODY_BYTES, 'ingest.maxBodyBytes'),
       maxBytesInFlight: positiveOr(options.ingest?.maxBytesInFlight, 64 * 1024 * 1024, 'ingest.maxBytesInFlight'),

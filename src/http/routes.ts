@@ -4,6 +4,7 @@ import { decodePathSegment } from './query-string';
 /** What a path (below the base path) asks for. */
 export type Route =
   | { kind: 'health' }
+  | { kind: 'metrics' }
   | { kind: 'openapi' }
   | { kind: 'list' }
   | { kind: 'query'; nameOrId: string }
@@ -19,14 +20,16 @@ export type Route =
 /** What the handler serves besides the API: the dashboard's routes exist only when it is on. */
 export interface RouteOptions {
   dashboard?: boolean;
+  /** `/metrics` needs no key. */
+  openMetrics?: boolean;
 }
 
 /** Logflare's three ingest routes (docs/ingest.md), all the same here. */
 const INGEST_PATHS = new Set(['/api/logs', '/logs', '/api/events']);
 
 /** Routes anyone may call; every other path needs a key before it is even looked up. */
-export function isPublic(route: Route): boolean {
-  return route.kind === 'health' || route.kind === 'openapi' || route.kind === 'dashboard' || route.kind === 'dashboard-asset';
+export function isPublic(route: Route, options: RouteOptions = {}): boolean {
+  return route.kind === 'health' || (route.kind === 'metrics' && options.openMetrics === true) || route.kind === 'openapi' || route.kind === 'dashboard' || route.kind === 'dashboard-asset';
 }
 
 /**
@@ -36,6 +39,7 @@ export function isPublic(route: Route): boolean {
  */
 export function matchRoute(path: string, options: RouteOptions = {}): Route {
   if (path === '/health') return { kind: 'health' };
+  if (path === '/metrics') return { kind: 'metrics' };
   if (path === '/api/openapi.json') return { kind: 'openapi' };
   if (path === '/api/endpoints') return { kind: 'list' };
   if (path === '/api/catalog') return { kind: 'catalog' };

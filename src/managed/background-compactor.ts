@@ -46,6 +46,11 @@ export interface BackgroundCompactorOptions {
   retryMs?: number;
   /** Elapsed milliseconds (default the monotonic clock): how long ago a compaction last wrote a file of a day. */
   elapsedMs?: () => number;
+  /**
+   * The lane a run waits in (default: none, it runs at once). Managed storage gives every source's
+   * compactor one lane, so the process holds one compaction DuckDB at a time (its memory budget).
+   */
+  lane?: <T>(work: () => Promise<T>) => Promise<T>;
 }
 
 /**
@@ -85,7 +90,7 @@ export class BackgroundCompactor {
 
   private async runGuarded(): Promise<void> {
     try {
-      await this.runOnce();
+      await (this.options.lane ? this.options.lane(() => this.runOnce()) : this.runOnce());
     } catch (error) {
       this.counters.failures++;
       this.options.onError(error);

@@ -121,6 +121,11 @@ export class MemoryTables {
     private readonly maxBytes = DEFAULT_MAX_BYTES,
   ) {}
 
+  /** NDJSON bytes of the events held now (at most `maxBytes`). */
+  get heldBytes(): number {
+    return this.bytes;
+  }
+
   /** The DuckDB the tables live in: the query engine's own, so queries read them in the same statement. */
   attach(instance: DuckDBInstance): void {
     this.instance = instance;

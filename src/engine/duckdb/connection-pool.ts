@@ -52,18 +52,27 @@ export class ConnectionPool {
     } catch (error) {
       stopped ||= unwatch?.() ?? false;
       if (stopped) {
-        throw new EngineError('overloaded', `The query was stopped: the process grew past its memory ceiling (${Math.round(this.watch!.ceilingBytes / 2 ** 20)} MiB) while it ran.`, {
-          cause: error,
-          retryAfterSeconds: 1,
-        });
+        throw new EngineError(
+          'memory_limit',
+          `The query was stopped: it grew the process past its memory budget (${Math.round(this.watch!.ceilingBytes / 2 ** 20)} MiB). Narrow the time range, read fewer columns, or aggregate before joining.`,
+          { cause: error, retryAfterSeconds: 1 },
+        );
       }
       // Ours already (an engine error, a caller's SQL refused): as it is.
       if (error instanceof LogEndpointsError) throw error;
       if (timedOut) throw new EngineError('timeout', `The query ran past its time limit of ${this.timeoutMs} ms.`, { cause: error });
       if (this.closed()) throw new EngineError('closed', 'The endpoints were closed.', { cause: error });
-      // Past the memory limit under concurrent queries: a retry later can succeed, so 503.
+      // Past DuckDB's share of the budget (after spilling what it can): the gate runs it again
+      // alone (isOutOfMemory), and one that does not fit alone is refused with the same code.
       if (isDuckDBOutOfMemory(error)) {
-        throw new EngineError('overloaded', 'The engine is out of memory for now; retry shortly.', { cause: error, retryAfterSeconds: 1 });
+        throw new EngineError(
+          'memory_limit',
+          'The query needs more memory than its share of the memory budget, even after spilling to disk. Narrow the time range, read fewer columns, or aggregate before joining.',
+          {
+            cause: error,
+            retryAfterSeconds: 1,
+          },
+        );
       }
       throw new EngineError('query_failed', 'The query failed in the engine.', { cause: error });
     } finally {
@@ -94,11 +103,11 @@ export class ConnectionPool {
 }
 
 /**
- * DuckDB ran out of its memory limit (mapped to `overloaded` by `withConnection`).
+ * DuckDB ran out of its memory limit (mapped to `memory_limit` by `withConnection`).
  *
  * @example
  * new QueryGate({ maxConcurrent: 4, maxQueued: 64, retryAloneWhen: isOutOfMemory });
  */
 export function isOutOfMemory(error: unknown): boolean {
-  return error instanceof EngineError && error.code === 'overloaded' && isDuckDBOutOfMemory(error.cause);
+  return error instanceof EngineError && error.code === 'memory_limit' && isDuckDBOutOfMemory(error.cause);
 }

@@ -55,6 +55,11 @@ export interface DuckDBEngineOptions extends DatabaseSettings {
   maxQueuedQueries?: number;
   /** Per-query time limit in milliseconds, enforced by interrupting DuckDB (default 30000). */
   queryTimeoutMs?: number;
+  /**
+   * Resident bytes past which callers' queries are stopped (the process's memory budget); default
+   * from DuckDB's memory limit (`ceilingFor`).
+   */
+  memoryCeilingBytes?: number;
 }
 
 /**
@@ -68,7 +73,8 @@ export async function createDuckDBEngine(options: DuckDBEngineOptions): Promise<
   options.memory?.attach(instance);
   // The limit in force (DuckDB's default when none is set: 80% of RAM) sets the callers' ceiling.
   const limit = memoryLimitBytes(String((await connection.runAndReadAll("SELECT current_setting('memory_limit')")).getRows()[0]?.[0]));
-  return new DuckDBEngine(instance, connection, options, relief, limit === null ? null : new MemoryWatch(ceilingFor(limit)));
+  const ceiling = options.memoryCeilingBytes ?? (limit === null ? null : ceilingFor(limit));
+  return new DuckDBEngine(instance, connection, options, relief, ceiling === null ? null : new MemoryWatch(ceiling));
 }
 
 class DuckDBEngine implements Engine {

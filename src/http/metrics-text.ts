@@ -1,0 +1,83 @@
+import { readFileSync } from 'node:fs';
+import type { EndpointsStats } from '../api/public-types';
+
+/** One metric: its name, type, help, and its samples (labels and value). */
+interface Metric {
+  name: string;
+  type: 'gauge' | 'counter';
+  help: string;
+  samples: Array<{ labels?: Record<string, string>; value: number }>;
+}
+
+/**
+ * An instance's stats in Prometheus' text exposition format (version 0.0.4), as `GET /metrics`
+ * answers it (docs/operations.md, "Metrics"). `peakResidentBytes` is the kernel's high-water mark
+ * (VmHWM), null where /proc is not there.
+ *
+ * @example
+ * metricsText(ep.stats()); // '# HELP log_endpoints_memory_budget_bytes ...\n...'
+ */
+export function metricsText(stats: EndpointsStats, peakResidentBytes: number | null = peakResident()): string {
+  const storage = stats.storage;
+  const metrics: Metric[] = [
+    gauge('memory_budget_bytes', 'The process memory budget (--memory-limit).', stats.memory.budgetBytes),
+    gauge('resident_bytes', 'Resident memory of the process now (VmRSS).', stats.memory.residentBytes),
+    ...(peakResidentBytes === null ? [] : [gauge('resident_peak_bytes', 'Highest resident memory since the start (VmHWM).', peakResidentBytes)]),
+    counter('ingested_events_total', 'Events acknowledged.', stats.ingestedEvents),
+    counter('queries_total', 'Engine queries run (cache misses and warming).', stats.engineQueries),
+    counter('cache_hits_total', 'Answers served from the cache.', stats.cacheHits),
+    {
+      name: 'refusals_total',
+      type: 'counter',
+      help: 'Calls answered with an error, by its code.',
+      samples: Object.entries(stats.refusals).map(([code, value]) => ({ labels: { code }, value })),
+    },
+  ];
+  if (storage) {
+    const perSource = (pick: (s: { walBytes: number; lagBytes: number }) => number) => Object.entries(storage.sources).map(([source, s]) => ({ labels: { source }, value: pick(s) }));
+    metrics.push(
+      gauge('memory_tables_bytes', 'NDJSON bytes of the newest events held in memory.', storage.memoryTablesBytes),
+      { name: 'wal_bytes', type: 'gauge', help: 'Bytes in the write-ahead log.', samples: perSource((s) => s.walBytes) },
+      { name: 'compaction_lag_bytes', type: 'gauge', help: 'Closed write-ahead bytes not yet compacted.', samples: perSource((s) => s.lagBytes) },
+      gauge('settled', '1 when every closed segment is compacted and nothing is recovering.', storage.settled ? 1 : 0),
+      counter('compaction_failures_total', 'Failed compaction runs (each is retried).', storage.compactionFailures),
+    );
+  }
+  return metrics.map(render).join('');
+}
+
+function gauge(name: string, help: string, value: number): Metric {
+  return { name, type: 'gauge', help, samples: [{ value }] };
+}
+
+function counter(name: string, help: string, value: number): Metric {
+  return { name, type: 'counter', help, samples: [{ value }] };
+}
+
+function render(metric: Metric): string {
+  const name = `log_endpoints_${metric.name}`;
+  const lines = [`# HELP ${name} ${metric.help}`, `# TYPE ${name} ${metric.type}`];
+  for (const { labels, value } of metric.samples) {
+    const text = labels
+      ? `{${Object.entries(labels)
+          .map(([k, v]) => `${k}="${escapeLabel(v)}"`)
+          .join(',')}}`
+      : '';
+    lines.push(`${name}${text} ${value}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** A label value as the format writes it: backslash, double quote and newline escaped. */
+function escapeLabel(value: string): string {
+  return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+}
+
+function peakResident(): number | null {
+  try {
+    const kb = /VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1];
+    return kb === undefined ? null : Number(kb) * 1024;
+  } catch {
+    return null;
+  }
+}

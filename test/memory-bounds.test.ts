@@ -1,0 +1,144 @@
+/**
+ * The memory budget as an operator meets it (docs/operations.md): `serve --supabase` prints it, a
+ * Logs Explorer join that cannot fit answers `503 memory_limit` while the process goes on answering
+ * and ingesting, compaction finishes inside its share, and `/metrics` tells all of it.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deriveSeed, Prng } from '../src/fixtures/prng';
+import { metricsText } from '../src/http/metrics-text';
+import { spawnCli, waitForStdout } from './support/cli';
+import { HANG_MS } from './support/hang-guard';
+import { tempDir } from './support/log-files';
+import { microsOf } from './support/supabase/instants';
+import { BUILDERS } from './support/supabase/vector-events';
+
+const PRIVATE = 'bounds-private';
+const PUBLIC = 'bounds-public';
+const EVENTS = 20_000;
+
+/** One sample of a metric in Prometheus' text, or null. */
+function sample(text: string, name: string, labels = ''): number | null {
+  const line = text.split('\n').find((l) => l.startsWith(`log_endpoints_${name}${labels} `));
+  return line === undefined ? null : Number(line.split(' ')[1]);
+}
+
+describe('serve --supabase under a memory budget', () => {
+  const tmp = tempDir('le-bounds-');
+  let child: ReturnType<typeof spawnCli>;
+  let url: string;
+  const get = (path: string, key: string | null = PRIVATE) => fetch(`${url}${path}`, { headers: key ? { 'x-api-key': key } : {} });
+  const explorer = async (sql: string) => {
+    const query = new URLSearchParams({ project: 'default', sql, iso_timestamp_start: '', iso_timestamp_end: '' });
+    return get(`/api/endpoints/query/logs.all?${query}`);
+  };
+  const ingest = (events: object[]) =>
+    fetch(`${url}/api/logs?source_name=cloudflare.logs.prod`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': PUBLIC }, body: JSON.stringify(events) });
+  const metrics = async () => (await get('/metrics')).text();
+
+  beforeAll(async () => {
+    // The query time limit is far above any run: the budget, not the clock, must end the join.
+    child = spawnCli(['serve', '--supabase', '--data-dir', tmp.path('data'), '--port', '0', '--memory-limit', '400MiB', '--query-timeout-ms', String(HANG_MS), '--wal-segment-bytes', '1000000'], {
+      LOGFLARE_PRIVATE_ACCESS_TOKEN: PRIVATE,
+      LOGFLARE_PUBLIC_ACCESS_TOKEN: PUBLIC,
+    });
+    url = (await waitForStdout(child, /Listening on (http:\/\/\S+) /))[1]!;
+    const prng = new Prng(deriveSeed(3, 'bounds'));
+    const at = microsOf(new Date()) - 600_000_000;
+    for (let sent = 0; sent < EVENTS; sent += 1000) {
+      const response = await ingest(Array.from({ length: 1000 }, (_, i) => BUILDERS.edge_logs(prng, { micros: at + sent + i, nanos: 0 })));
+      expect(response.status).toBe(200);
+    }
+  });
+  afterAll(async () => {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+    tmp.cleanup();
+  });
+
+  it('prints the budget it runs under', () => {
+    expect(child.output.stdout).toMatch(/^Memory budget 400 MiB \(--memory-limit; DuckDB: queries 167MB on 1 thread, compaction 62MB\)\.$/m);
+  });
+
+  it('compacts inside its share: the data settles, no run failed, every event is answered', async () => {
+    const deadline = Date.now() + HANG_MS;
+    while (sample(await metrics(), 'settled') !== 1) {
+      if (Date.now() > deadline) throw new Error(`never settled: ${await metrics()}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const text = await metrics();
+    expect(sample(text, 'compaction_failures_total')).toBe(0);
+    expect(sample(text, 'compaction_lag_bytes', '{source="edge_logs"}')).toBe(0);
+    const response = await explorer('select count(*) as n from edge_logs');
+    expect(((await response.json()) as { result: Array<{ n: number }> }).result).toEqual([{ n: EVENTS }]);
+  });
+
+  it('answers a join that cannot fit with 503 memory_limit, then answers and ingests as before', async () => {
+    const bomb = await explorer('select count(*) from edge_logs a, edge_logs b, edge_logs c, edge_logs d');
+    expect(bomb.status).toBe(503);
+    const body = (await bomb.json()) as { error: { code: string; message: string } };
+    expect(body.error.code).toBe('memory_limit');
+    expect(body.error.message).toMatch(/memory budget \(400 MiB\)/);
+    expect((await get('/health', null)).status).toBe(200);
+    expect((await ingest([BUILDERS.edge_logs(new Prng(1), { micros: microsOf(new Date()), nanos: 0 })])).status).toBe(200);
+    const count = await explorer('select count(*) as n from edge_logs');
+    expect(count.status).toBe(200);
+    expect(((await count.json()) as { result: Array<{ n: number }> }).result).toEqual([{ n: EVENTS + 1 }]);
+    const text = await metrics();
+    expect(sample(text, 'refusals_total', '{code="memory_limit"}')).toBe(1);
+    expect(sample(text, 'ingested_events_total')).toBe(EVENTS + 1);
+    expect(sample(text, 'memory_budget_bytes')).toBe(400 * 2 ** 20);
+  });
+
+  it('keeps /metrics behind a query key: none is 401, an ingest key too', async () => {
+    expect((await get('/metrics', null)).status).toBe(401);
+    expect((await get('/metrics', PUBLIC)).status).toBe(401);
+  });
+});
+
+describe("/metrics' text", () => {
+  it("is Prometheus' exposition format: HELP and TYPE for each metric, labels escaped", () => {
+    const text = metricsText(
+      {
+        engineQueries: 3,
+        engineFailures: 0,
+        cacheHits: 2,
+        cacheMisses: 3,
+        warmingRefreshes: 0,
+        warmingFailures: 0,
+        cacheErrors: 0,
+        ingestedEvents: 10,
+        refusals: { memory_limit: 1, 'odd"code': 2 },
+        warmingKeys: 0,
+        memory: { budgetBytes: 512, residentBytes: 100 },
+      },
+      200,
+    );
+    expect(text).toBe(
+      [
+        '# HELP log_endpoints_memory_budget_bytes The process memory budget (--memory-limit).',
+        '# TYPE log_endpoints_memory_budget_bytes gauge',
+        'log_endpoints_memory_budget_bytes 512',
+        '# HELP log_endpoints_resident_bytes Resident memory of the process now (VmRSS).',
+        '# TYPE log_endpoints_resident_bytes gauge',
+        'log_endpoints_resident_bytes 100',
+        '# HELP log_endpoints_resident_peak_bytes Highest resident memory since the start (VmHWM).',
+        '# TYPE log_endpoints_resident_peak_bytes gauge',
+        'log_endpoints_resident_peak_bytes 200',
+        '# HELP log_endpoints_ingested_events_total Events acknowledged.',
+        '# TYPE log_endpoints_ingested_events_total counter',
+        'log_endpoints_ingested_events_total 10',
+        '# HELP log_endpoints_queries_total Engine queries run (cache misses and warming).',
+        '# TYPE log_endpoints_queries_total counter',
+        'log_endpoints_queries_total 3',
+        '# HELP log_endpoints_cache_hits_total Answers served from the cache.',
+        '# TYPE log_endpoints_cache_hits_total counter',
+        'log_endpoints_cache_hits_total 2',
+        '# HELP log_endpoints_refusals_total Calls answered with an error, by its code.',
+        '# TYPE log_endpoints_refusals_total counter',
+        'log_endpoints_refusals_total{code="memory_limit"} 1',
+        'log_endpoints_refusals_total{code="odd\\"code"} 2',
+        '',
+      ].join('\n'),
+    );
+  });
+});
