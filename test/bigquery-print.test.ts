@@ -56,8 +56,8 @@ describe('the BigQuery printers, side by side', () => {
     expect(await value('n <> 2')).toEqual({ duckdb: '("t"."n" <> 2)', clickhouse: '(`t`.`n` <> toInt64(2))' });
   });
 
-  it('ROUND and CAST to INT64 round half away from zero: DuckDB round() does, ClickHouse gets it spelled out', async () => {
-    const half = (x: string) => `arrayMap(__n -> if(__n < 0, -floor(-__n + 0.5), floor(__n + 0.5)), [${x}])[1]`;
+  it('ROUND and CAST to INT64 round half away from zero: DuckDB round() does, ClickHouse gets it spelled out from the exact fraction', async () => {
+    const half = (x: string) => `arrayMap(__n -> if(abs(__n - trunc(__n)) >= 0.5, trunc(__n) + if(__n < 0, -1, 1), trunc(__n)), [${x}])[1]`;
     expect(await value('round(x)')).toEqual({ duckdb: 'round("t"."x")', clickhouse: half('`t`.`x`') });
     expect(await value('round(x, 2)')).toEqual({ duckdb: 'round("t"."x", 2)', clickhouse: 'round(`t`.`x`, toInt64(2))' });
     expect(await value('cast(x as int64)')).toEqual({ duckdb: 'CAST(round("t"."x") AS BIGINT)', clickhouse: `toInt64(${half('`t`.`x`')})` });
@@ -67,7 +67,7 @@ describe('the BigQuery printers, side by side', () => {
     const parsed = 'arrayMap(__v -> plus(toFloat64OrNull(__v), throwIf(isNotNull(__v) AND isNull(toFloat64OrNull(__v)))), [`t`.`s`])[1]';
     expect(await value('cast(s as int64)')).toEqual({
       duckdb: 'CAST(round(CAST("t"."s" AS DOUBLE)) AS BIGINT)',
-      clickhouse: `toInt64(arrayMap(__n -> if(__n < 0, -floor(-__n + 0.5), floor(__n + 0.5)), [${parsed}])[1])`,
+      clickhouse: `toInt64(arrayMap(__n -> if(abs(__n - trunc(__n)) >= 0.5, trunc(__n) + if(__n < 0, -1, 1), trunc(__n)), [${parsed}])[1])`,
     });
     expect(await value('safe_cast(s as float64)')).toEqual({ duckdb: 'TRY_CAST("t"."s" AS DOUBLE)', clickhouse: 'toFloat64OrNull(`t`.`s`)' });
     expect(await value('cast(n as string)')).toEqual({ duckdb: 'CAST("t"."n" AS VARCHAR)', clickhouse: 'toString(`t`.`n`)' });

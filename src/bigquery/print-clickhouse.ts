@@ -209,9 +209,13 @@ class ClickHousePrinter extends SqlPrinter {
     }
   }
 
-  /** Spelled out: ClickHouse documents banker's rounding (2.5 to 2) for its round() of floats, BigQuery rounds half away from zero. */
+  /**
+   * Spelled out: ClickHouse documents banker's rounding (2.5 to 2) for its round() of floats, BigQuery
+   * rounds half away from zero. From the fraction, which `x - trunc(x)` gives exactly (floor(x + 0.5)
+   * would round x + 0.5 first: 0.49999999999999994 to 1, 2^52 + 1 to 2^52 + 2).
+   */
   protected override round(value: string): string {
-    return bind('__n', value, 'if(__n < 0, -floor(-__n + 0.5), floor(__n + 0.5))');
+    return bind('__n', value, 'if(abs(__n - trunc(__n)) >= 0.5, trunc(__n) + if(__n < 0, -1, 1), trunc(__n))');
   }
 
   // Three-valued logic spelled out: 18.16's OR reads NULL as false (NULL OR false is false, not NULL).
