@@ -69,6 +69,7 @@ describe('the BigQuery printers, side by side', () => {
       duckdb: 'CAST(round(CAST("t"."s" AS DOUBLE)) AS BIGINT)',
       clickhouse: `toInt64(arrayMap(__n -> if(abs(__n - trunc(__n)) >= 0.5, trunc(__n) + if(__n < 0, -1, 1), trunc(__n)), [${parsed}])[1])`,
     });
+    expect(await value('cast(null as bool)')).toEqual({ duckdb: 'CAST(NULL AS BOOLEAN)', clickhouse: 'NULL' });
     expect(await value('safe_cast(s as float64)')).toEqual({ duckdb: 'TRY_CAST("t"."s" AS DOUBLE)', clickhouse: 'toFloat64OrNull(`t`.`s`)' });
     expect(await value('cast(n as string)')).toEqual({ duckdb: 'CAST("t"."n" AS VARCHAR)', clickhouse: 'toString(`t`.`n`)' });
     expect(await value('cast(n as bool)')).toEqual({ duckdb: 'CAST("t"."n" AS BOOLEAN)', clickhouse: '(`t`.`n` != 0)' });

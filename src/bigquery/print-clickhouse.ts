@@ -190,6 +190,8 @@ class ClickHousePrinter extends SqlPrinter {
   }
 
   protected convert(value: string, from: Kind, to: ColumnType, safe: boolean): string {
+    // A NULL of no type yet stays one (the text functions below refuse a Nothing).
+    if (from === 'null') return 'NULL';
     switch (to) {
       case 'text':
         return `toString(${value})`;
