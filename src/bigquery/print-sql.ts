@@ -199,6 +199,7 @@ export abstract class SqlPrinter {
     return `(${this.expr(e.arg)} ${e.not ? 'NOT BETWEEN' : 'BETWEEN'} ${this.expr(e.lo)} AND ${this.expr(e.hi)})`;
   }
 
+  /** DuckDB's names; ClickHouse, whose aggregates of no value are 0, overrides them all. */
   protected aggregate(e: Of<'agg'>): string {
     if (e.arg === null) return 'count(*)';
     const arg = this.expr(e.arg);
