@@ -1,9 +1,10 @@
-import type { BodyIR, Expr, FromIR, QueryIR, SelectIR, TimeUnit, UnnestAlias } from './ir';
+import type { ColumnType } from '../sql/column-types';
+import type { BodyIR, Expr, FromIR, Kind, QueryIR, SelectIR, TimeUnit, UnnestAlias } from './ir';
 import { UNNEST_COLUMN } from './ir';
 import { kindOf } from './kinds';
 import { refuse } from './refuse';
 import { flatPathsColumn, flatValuesColumn, jsonKeyPath } from '../util/json-flat-paths';
-import { capturingGroups } from './print-duckdb';
+import { SqlPrinter, UNIT_MICROS } from './print-sql';
 
 /** Table name -> the FROM item ClickHouse reads it by: a subquery over the source's table, bound to the request. */
 export type ClickHouseTables = Readonly<Record<string, string>>;
@@ -21,14 +22,6 @@ const str = (text: string): string => {
     .map((part, i) => (i === 0 ? literal(part) : `'{', ${literal(part)}`))
     .join(', ')})`;
 };
-const UNIT_MICROS: Record<TimeUnit, bigint> = {
-  microsecond: 1n,
-  millisecond: 1000n,
-  second: 1_000_000n,
-  minute: 60_000_000n,
-  hour: 3_600_000_000n,
-  day: 86_400_000_000n,
-};
 const paths = (rel: string, column: string) => `${q(rel)}.${q(flatPathsColumn(column))}`;
 const values = (rel: string, column: string) => `${q(rel)}.${q(flatValuesColumn(column))}`;
 
@@ -42,29 +35,47 @@ function unsupported(what: string): never {
  * DuckDB text the sandbox checked, with only constructs that map one to one: timestamps are
  * microseconds in an Int64, JSON fields are read from each JSON column's flattened paths and
  * values (`_metadata_paths`, `_metadata_values`, written by the loader), unnests are `arrayJoin`s
- * over the same combinations as on DuckDB. Each SELECT's values get internal names and are named
- * outside it, since ClickHouse's aliases are seen everywhere in a query (an alias `timestamp`
- * would replace the column in WHERE). Anything else is an `InvalidSqlError` (never a 500).
+ * over the same combinations as on DuckDB. What both engines spell alike is printed by the
+ * shared printer (print-sql.ts); this one overrides only the rest. Each SELECT's values get
+ * internal names and are named outside it, since ClickHouse's aliases are seen everywhere in a
+ * query (an alias `timestamp` would replace the column in WHERE). Anything else is an
+ * `InvalidSqlError` (never a 500).
  *
  * @example
  * printClickHouse(query, { edge_logs: '(SELECT * FROM logs.edge_logs WHERE project = {project:String})' });
  */
 export function printClickHouse(query: QueryIR, tables: ClickHouseTables): string {
-  return new Printer(tables, new Map()).query(query);
+  return new ClickHousePrinter(tables, new Map()).query(query);
 }
 
-class Printer {
+/** ClickHouse's words for the shared printer (print-sql.ts): what 18.16 spells, stores or answers otherwise than DuckDB. */
+class ClickHousePrinter extends SqlPrinter {
+  protected override readonly names: Readonly<Record<string, string>> = {
+    starts_with: 'startsWith',
+    ends_with: 'endsWith',
+    strpos: 'positionUTF8',
+    lower: 'lowerUTF8',
+    upper: 'upperUTF8',
+    trim: 'trimBoth',
+    ltrim: 'trimLeft',
+    rtrim: 'trimRight',
+    length: 'lengthUTF8',
+    replace: 'replaceAll',
+    ln: 'log',
+  };
   /** The SELECT items of the query being printed (ORDER BY reads JSON values through them). */
   private items: SelectIR['items'] = [];
 
   constructor(
     private readonly tables: ClickHouseTables,
     private readonly ctes: ReadonlyMap<string, string>,
-  ) {}
+  ) {
+    super();
+  }
 
   query(query: QueryIR): string {
-    let printer: Printer = this;
-    for (const cte of query.ctes) printer = new Printer(this.tables, new Map([...printer.ctes, [cte.name, `(${printer.query(cte.query)})`]]));
+    let printer: ClickHousePrinter = this;
+    for (const cte of query.ctes) printer = new ClickHousePrinter(this.tables, new Map([...printer.ctes, [cte.name, `(${printer.query(cte.query)})`]]));
     return printer.body(query);
   }
 
@@ -86,7 +97,7 @@ class Printer {
     const extra = order.filter((o) => o.e.t !== 'pos');
     if (select.distinct && extra.length > 0) unsupported('ORDER BY an expression that is not selected, with DISTINCT,');
     const items = [...select.items.map((item, i) => `${this.output(item.e)} AS __c${i + 1}`), ...extra.map((o) => `${this.expr(o.e)} AS ${o.ref}`)];
-    const orderBy = order.length ? ` ORDER BY ${order.map((o) => `${o.ref} ${o.desc ? 'DESC' : 'ASC'} ${nulls(o.desc, o.nullsFirst)}`).join(', ')}` : '';
+    const orderBy = order.length ? ` ORDER BY ${order.map((o) => `${o.ref} ${this.direction(o)}`).join(', ')}` : '';
     const limit = query.limit === null ? '' : ` LIMIT ${query.offset === null ? '' : `${query.offset}, `}${query.limit}`;
     if (query.limit === null && query.offset !== null) unsupported('OFFSET without LIMIT');
     const inner = `SELECT ${select.distinct ? 'DISTINCT ' : ''}${items.join(', ')}${this.clauses(select)}${orderBy}${limit}`;
@@ -96,21 +107,16 @@ class Printer {
   private setOperation(query: QueryIR, b: Extract<BodyIR, { t: 'setop' }>, names: string[]): string {
     if (b.op !== 'union') unsupported(`${b.op.toUpperCase()}`);
     const union = `SELECT ${b.all ? '' : 'DISTINCT '}* FROM (${this.query(b.left)} UNION ALL ${this.query(b.right)})`;
-    const orderBy = query.orderBy.map((o) => `${q(names[(o.e as { index: number }).index - 1]!)} ${o.desc ? 'DESC' : 'ASC'} ${nulls(o.desc, o.nullsFirst)}`);
+    const orderBy = query.orderBy.map((o) => `${q(names[(o.e as { index: number }).index - 1]!)} ${this.direction(o)}`);
     const limit = query.limit === null ? '' : ` LIMIT ${query.offset === null ? '' : `${query.offset}, `}${query.limit}`;
-    return `SELECT ${names.map((n, i) => `${q(query.body.t === 'setop' ? query.body.left.columns[i]!.name : n)} AS ${q(n)}`).join(', ')} FROM (${union})${orderBy.length ? ` ORDER BY ${orderBy.join(', ')}` : ''}${limit}`;
+    return `SELECT ${names.map((n, i) => `${q(b.left.columns[i]!.name)} AS ${q(n)}`).join(', ')} FROM (${union})${orderBy.length ? ` ORDER BY ${orderBy.join(', ')}` : ''}${limit}`;
   }
 
-  private clauses(s: SelectIR): string {
-    let sql = s.from ? ` FROM ${this.from(s.from)}` : '';
-    if (s.where) sql += ` WHERE ${this.expr(s.where)}`;
-    if (s.groupBy.length) sql += ` GROUP BY ${s.groupBy.map((g) => this.output(g)).join(', ')}`;
-    if (s.having) sql += ` HAVING ${this.expr(s.having)}`;
-    return sql;
+  protected override from(f: FromIR): string {
+    return f.t === 'join' ? unsupported('A JOIN of two tables or subqueries') : super.from(f);
   }
 
-  private from(f: FromIR): string {
-    if (f.t === 'join') return unsupported('A JOIN of two tables or subqueries');
+  protected range(f: Exclude<FromIR, { t: 'join' }>): string {
     const source = f.t === 'subquery' ? `(${this.query(f.query)})` : (this.ctes.get(f.name) ?? this.tables[f.name] ?? unsupported(`The table ${f.name}`));
     if (f.unnests.length === 0) return `${source} AS ${q(f.alias)}`;
     const columns = [...new Set(f.unnests.map((u) => u.column))];
@@ -122,10 +128,14 @@ class Printer {
     );
   }
 
-  /** A value where it is a result (SELECT, GROUP BY): a JSON field as its JSON text, a JSON null as NULL. */
-  private output(e: Expr): string {
-    if (e.t === 'field') return `nullIf(nullIf(${this.fieldJson(e)}, ''), 'null')`;
-    return this.expr(e);
+  protected override subquery(query: QueryIR): string {
+    if (correlated(query)) unsupported('A correlated subquery');
+    return this.query(query);
+  }
+
+  /** A JSON field as its JSON text, a JSON null (or a missing field) as NULL. */
+  protected jsonField(e: Extract<Expr, { t: 'field' }>): string {
+    return `nullIf(nullIf(${this.fieldJson(e)}, ''), 'null')`;
   }
 
   /** A JSON value as selected (ORDER BY of a grouped query reads the selected value, not the rows'). */
@@ -144,103 +154,120 @@ class Printer {
     return `if(${prefix} = '', ifNull(${q(e.rel)}.${q(e.column)}, ''), ${lookup(prefix)})`;
   }
 
-  private text(e: Expr): string {
+  protected jsonText(e: Expr): string {
     const json = e.t === 'field' ? this.fieldJson(e) : e.t === 'call' && e.fn === 'json_value' ? this.selected(e.args[0]!) : unsupported('Reading a JSON value that is not a field');
     return bind('__j', json, `if(startsWith(__j, '"'), visitParamExtractString(concat('{"v":', __j, '}'), 'v'), nullIf(nullIf(__j, ''), 'null'))`);
   }
 
-  expr(e: Expr): string {
-    switch (e.t) {
-      case 'lit':
-        if (e.kind === 'null') return 'NULL';
-        if (e.kind === 'text') return str(String(e.value));
-        if (e.kind === 'boolean') return e.value ? '1' : '0';
-        if (e.kind === 'float') return `toFloat64(${str(String(e.value))})`;
-        return `toInt64(${e.value})`;
-      case 'ts':
-        return `toInt64(${e.micros})`;
-      case 'interval':
-        return unsupported('An INTERVAL outside TIMESTAMP_ADD and TIMESTAMP_SUB');
-      case 'col':
-        return `${q(e.rel)}.${q(e.name)}`;
-      case 'field':
-        return this.output(e);
-      case 'conv': {
-        const text = this.text(e.arg);
-        if (e.to === 'text') return text;
-        if (e.to === 'float') return `toFloat64OrNull(${text})`;
-        return bind('__t', `lower(${text})`, "multiIf(__t = 'true', 1, __t = 'false', 0, NULL)");
-      }
-      case 'cast':
-        return this.cast(e);
-      case 'call':
-        return this.call(e.fn, e.args);
-      case 'op':
-        return this.op(e);
-      case 'in': {
-        // NULL IN (...) is NULL (ClickHouse says 0).
-        const arg = this.expr(e.arg);
-        const float = kindOf(e.arg) === 'float' || e.list.some((x) => kindOf(x) === 'float');
-        const list = e.list.map((x) => (float ? this.float(x) : this.expr(x)));
-        return bind('__x', arg, `if(isNull(__x), NULL, ${float ? 'toFloat64(__x)' : '__x'} ${e.not ? 'NOT IN' : 'IN'} (${list.join(', ')}))`);
-      }
-      case 'in_query':
-        if (correlated(e.query)) unsupported('A correlated subquery');
-        return `(${this.expr(e.arg)} ${e.not ? 'NOT IN' : 'IN'} (${this.query(e.query)}))`;
-      case 'exists':
-        return unsupported('EXISTS');
-      case 'between': {
-        const inside = bind('__x', this.expr(e.arg), and(`(__x >= ${this.expr(e.lo)})`, `(__x <= ${this.expr(e.hi)})`));
-        return e.not ? `(NOT ${inside})` : inside;
-      }
-      case 'case': {
-        const value = (x: Expr) => (e.kind === 'float' ? this.float(x) : this.expr(x));
-        return `CASE ${e.whens.map(([c, r]) => `WHEN ${this.expr(c)} THEN ${value(r)}`).join(' ')} ELSE ${e.else ? value(e.else) : 'NULL'} END`;
-      }
-      case 'agg':
-        return this.aggregate(e);
-      case 'subquery':
-        if (correlated(e.query)) unsupported('A correlated subquery');
-        return `(${this.query(e.query)})`;
-      case 'pos':
-        return unsupported('A position outside ORDER BY');
+  protected quote(name: string): string {
+    return q(name);
+  }
+
+  protected string(text: string): string {
+    return str(text);
+  }
+
+  protected literal(kind: 'integer' | 'float' | 'boolean', value: string | boolean): string {
+    if (kind === 'boolean') return value ? '1' : '0';
+    return kind === 'float' ? `toFloat64(${str(String(value))})` : `toInt64(${value})`;
+  }
+
+  /** Timestamps are microseconds in an Int64. */
+  protected micros(timestamp: string): string {
+    return timestamp;
+  }
+
+  protected fromMicros(micros: string): string {
+    return `(${micros})`;
+  }
+
+  protected floorDiv(value: string, by: bigint): string {
+    return `intDiv(${value} - (((${value} % ${by}) + ${by}) % ${by}), ${by})`;
+  }
+
+  protected truncDiv(value: string, by: bigint): string {
+    return `intDiv(${value}, ${by})`;
+  }
+
+  protected convert(value: string, from: Kind, to: ColumnType, safe: boolean): string {
+    // A NULL of no type yet stays one (the text functions below refuse a Nothing).
+    if (from === 'null') return 'NULL';
+    switch (to) {
+      case 'text':
+        return `toString(${value})`;
+      case 'float':
+        if (from === 'float') return value;
+        if (from === 'integer' || from === 'boolean') return `toFloat64(${value})`;
+        // Text read as a number: NULL when it is none for SAFE_CAST, the query's error for CAST (as DuckDB's).
+        return safe ? `toFloat64OrNull(${value})` : bind('__v', value, 'plus(toFloat64OrNull(__v), throwIf(isNotNull(__v) AND isNull(toFloat64OrNull(__v))))');
+      case 'integer':
+        return `toInt64(${value})`;
+      case 'boolean':
+        if (from === 'integer') return `(${value} != 0)`;
+        if (from === 'boolean') return value;
+        return bind('__b', `lower(${value})`, `multiIf(__b = 'true', 1, __b = 'false', 0, ${safe ? 'NULL' : "throwIf(isNotNull(__b) AND __b NOT IN ('true', 'false')) * NULL"})`);
+      default:
+        return unsupported(`CAST to ${String(to).toUpperCase()}`);
     }
+  }
+
+  /**
+   * Spelled out: ClickHouse documents banker's rounding (2.5 to 2) for its round() of floats, BigQuery
+   * rounds half away from zero. From the fraction, which `x - trunc(x)` gives exactly (floor(x + 0.5)
+   * would round x + 0.5 first: 0.49999999999999994 to 1, 2^52 + 1 to 2^52 + 2).
+   */
+  protected override round(value: string): string {
+    return bind('__n', value, 'if(abs(__n - trunc(__n)) >= 0.5, trunc(__n) + if(__n < 0, -1, 1), trunc(__n))');
+  }
+
+  // Three-valued logic spelled out: 18.16's OR reads NULL as false (NULL OR false is false, not NULL).
+  protected override and(a: string, b: string): string {
+    return and(a, b);
+  }
+
+  protected override or(a: string, b: string): string {
+    return kleene('greatest', a, b);
   }
 
   /** A number as Float64 where floats and integers meet (18.16 finds no common type for Int64 and Float64). */
-  private float(e: Expr): string {
+  protected override float(e: Expr): string {
     return kindOf(e) === 'integer' ? `toFloat64(${this.expr(e)})` : this.expr(e);
   }
 
-  private op(e: Extract<Expr, { t: 'op' }>): string {
-    const [a, b] = e.args.map((x) => this.expr(x));
-    switch (e.op) {
-      // Three-valued logic spelled out: 18.16's OR reads NULL as false (NULL OR false is false, not NULL).
-      case 'and':
-        return and(a!, b!);
-      case 'or':
-        return kleene('greatest', a!, b!);
-      case 'not':
-        return `(NOT ${a})`;
-      case 'neg':
-        return `(-${a})`;
-      case 'is_null':
-        return `(${a} IS NULL)`;
-      case 'is_not_null':
-        return `(${a} IS NOT NULL)`;
-      // ClickHouse's LIKE escapes with a backslash, as BigQuery's.
-      case 'like':
-        return `like(${a}, ${b})`;
-      case 'not_like':
-        return `notLike(${a}, ${b})`;
-      case '<>':
-        return `(${a} != ${b})`;
-      default:
-        return `(${a} ${e.op} ${b})`;
-    }
+  // ClickHouse's LIKE escapes with a backslash, as BigQuery's.
+  protected like(not: boolean, value: string, pattern: string): string {
+    return `${not ? 'notLike' : 'like'}(${value}, ${pattern})`;
   }
 
-  private aggregate(e: Extract<Expr, { t: 'agg' }>): string {
+  protected matches(text: string, pattern: Expr, printed: string): string {
+    return `match(${text}, ${regex(pattern, printed)})`;
+  }
+
+  protected extractGroup(text: string, pattern: Expr, printed: string): string {
+    return `extract(${text}, ${regex(pattern, printed)})`;
+  }
+
+  override expr(e: Expr): string {
+    return e.t === 'pos' ? unsupported('A position outside ORDER BY') : super.expr(e);
+  }
+
+  /** NULL IN (...) is NULL (ClickHouse says 0). */
+  protected override in(e: Extract<Expr, { t: 'in' }>): string {
+    const float = kindOf(e.arg) === 'float' || e.list.some((x) => kindOf(x) === 'float');
+    const list = e.list.map((x) => (float ? this.float(x) : this.expr(x)));
+    return bind('__x', this.expr(e.arg), `if(isNull(__x), NULL, ${float ? 'toFloat64(__x)' : '__x'} ${e.not ? 'NOT IN' : 'IN'} (${list.join(', ')}))`);
+  }
+
+  protected override exists(): string {
+    return unsupported('EXISTS');
+  }
+
+  protected override between(e: Extract<Expr, { t: 'between' }>): string {
+    const inside = bind('__x', this.expr(e.arg), and(`(__x >= ${this.expr(e.lo)})`, `(__x <= ${this.expr(e.hi)})`));
+    return e.not ? `(NOT ${inside})` : inside;
+  }
+
+  protected override aggregate(e: Extract<Expr, { t: 'agg' }>): string {
     if (e.arg === null) return 'count()';
     const arg = this.expr(e.arg);
     // BigQuery's aggregates of no value are NULL (ClickHouse's are 0 for non-Nullable values).
@@ -267,129 +294,43 @@ class Printer {
     }
   }
 
-  private cast(e: Extract<Expr, { t: 'cast' }>): string {
-    const from = kindOf(e.arg);
-    const value = from === 'json' ? this.text(e.arg) : this.expr(e.arg);
-    // Text read as a number: NULL when it is none for SAFE_CAST, the query's error for CAST (as DuckDB's).
-    const parsed = e.safe ? `toFloat64OrNull(${value})` : bind('__v', value, 'plus(toFloat64OrNull(__v), throwIf(isNotNull(__v) AND isNull(toFloat64OrNull(__v))))');
-    const number = from === 'float' ? value : from === 'integer' || from === 'boolean' ? `toFloat64(${value})` : parsed;
-    switch (e.to) {
-      case 'text':
-        return `toString(${value})`;
-      case 'float':
-        return from === 'integer' ? `toFloat64(${value})` : number;
-      // BigQuery rounds half away from zero.
-      case 'integer':
-        return from === 'boolean' ? `toInt64(${value})` : `toInt64(${bind('__n', number, 'if(__n < 0, -floor(-__n + 0.5), floor(__n + 0.5))')})`;
-      case 'boolean':
-        if (from === 'integer') return `(${value} != 0)`;
-        return bind('__b', `lower(${value})`, `multiIf(__b = 'true', 1, __b = 'false', 0, ${e.safe ? 'NULL' : "throwIf(isNotNull(__b) AND __b NOT IN ('true', 'false')) * NULL"})`);
-      default:
-        return unsupported(`CAST to ${String(e.to).toUpperCase()}`);
-    }
-  }
-
-  private call(fn: string, args: Expr[]): string {
-    const float = ['coalesce', 'nullif', 'greatest', 'least'].includes(fn) && args.some((x) => kindOf(x) === 'float');
-    const a = args.map((x) => (x.t === 'interval' ? '' : float ? this.float(x) : this.expr(x)));
-    const regex = (i: number) => (args[i]!.t === 'lit' ? str(`(?-s)${String((args[i] as { value: string }).value)}`) : `concat('(?-s)', ${a[i]})`);
+  protected override call(fn: string, a: string[], args: Expr[]): string {
     const ts = (x: string) => `toDateTime(intDiv(${x} - (((${x} % 1000000) + 1000000) % 1000000), 1000000), 'UTC')`;
+    const textArg = (i: number) => String((args[i] as { value: string }).value);
     switch (fn) {
-      case 'regexp_contains':
-        return `match(${a[0]}, ${regex(1)})`;
-      case 'regexp_extract':
-        if (args[1]!.t !== 'lit' || capturingGroups(String((args[1] as { value: string }).value)) > 1) return unsupported('This REGEXP_EXTRACT');
-        return `if(match(${a[0]}, ${regex(1)}), extract(${a[0]}, ${regex(1)}), NULL)`;
       case 'regexp_replace':
-        return `replaceRegexpAll(${a[0]}, ${regex(1)}, ${a[2]})`;
-      case 'starts_with':
-        return `startsWith(${a[0]}, ${a[1]})`;
-      case 'ends_with':
-        return `endsWith(${a[0]}, ${a[1]})`;
+        return `replaceRegexpAll(${a[0]}, ${regex(args[1]!, a[1]!)}, ${a[2]})`;
       case 'strpos':
-        return `toInt64(positionUTF8(${a[0]}, ${a[1]}))`;
-      case 'lower':
-        return `lowerUTF8(${a[0]})`;
-      case 'upper':
-        return `upperUTF8(${a[0]})`;
-      case 'trim':
-        return `trimBoth(${a[0]})`;
-      case 'ltrim':
-        return `trimLeft(${a[0]})`;
-      case 'rtrim':
-        return `trimRight(${a[0]})`;
       case 'length':
-        return `toInt64(lengthUTF8(${a[0]}))`;
-      case 'replace':
-        return `replaceAll(${a[0]}, ${a[1]}, ${a[2]})`;
+        return `toInt64(${super.call(fn, a, args)})`;
       case 'substr':
         if (args[1]!.t !== 'lit' || !/^[1-9][0-9]*$/.test(String(args[1]!.value))) return unsupported('SUBSTR from a position that is not a positive number');
         return `substringUTF8(${a[0]}, toUInt64(${a[1]})${a[2] === undefined ? '' : `, toUInt64(greatest(${a[2]}, 0))`})`;
-      case 'concat':
-        return `concat(${a.join(', ')})`;
-      case 'ln':
-        return `log(${a[0]})`;
-      case 'safe_divide':
-        return `if(${a[1]} = 0, NULL, ${a[0]} / ${a[1]})`;
-      case 'mod':
-        return `(${a[0]} % ${a[1]})`;
-      case 'round':
-        return a.length === 1 ? `if(${a[0]} < 0, -floor(-${a[0]} + 0.5), floor(${a[0]} + 0.5))` : `round(${a[0]}, ${a[1]})`;
-      case 'coalesce':
-        return `coalesce(${a.join(', ')})`;
-      case 'nullif':
-        return `nullIf(${a[0]}, ${a[1]})`;
+      // Two at a time: 18.16's greatest and least take two arguments (NULL when either is, as BigQuery's).
       case 'greatest':
       case 'least':
         return a.reduce((x, y) => `${fn}(${x}, ${y})`);
       case 'timestamp_trunc': {
         // As Int64: 18.16 types 3600000000 as UInt32, and `x % u + u` then wraps past 2^32.
-        const u = `toInt64(${UNIT_MICROS[(args[1] as { value: TimeUnit }).value]})`;
+        const u = `toInt64(${UNIT_MICROS[textArg(1) as TimeUnit]})`;
         return `(${a[0]} - (((${a[0]} % ${u}) + ${u}) % ${u}))`;
       }
-      case 'timestamp_add': {
-        const i = args[1] as Extract<Expr, { t: 'interval' }>;
-        return `(${a[0]} + toInt64(${i.n * UNIT_MICROS[i.unit]}))`;
-      }
-      case 'timestamp_diff':
-        return `intDiv(${a[0]} - ${a[1]}, ${UNIT_MICROS[(args[2] as { value: TimeUnit }).value]})`;
-      case 'unix_seconds':
-        return `intDiv(${a[0]} - (((${a[0]} % 1000000) + 1000000) % 1000000), 1000000)`;
-      case 'unix_millis':
-        return `intDiv(${a[0]} - (((${a[0]} % 1000) + 1000) % 1000), 1000)`;
-      case 'unix_micros':
-        return a[0]!;
-      case 'timestamp_seconds':
-        return `(${a[0]} * 1000000)`;
-      case 'timestamp_millis':
-        return `(${a[0]} * 1000)`;
-      case 'timestamp_micros':
-        return a[0]!;
       case 'format_timestamp':
-        return `formatDateTime(${ts(a[1]!)}, ${str(
-          String((args[0] as { value: string }).value)
-            .replace(/%Z/g, 'UTC')
-            .replace(/%z/g, '+0000'),
-        )}, 'UTC')`;
+        return `formatDateTime(${ts(a[1]!)}, ${str(textArg(0).replace(/%Z/g, 'UTC').replace(/%z/g, '+0000'))}, 'UTC')`;
       case 'extract':
-        return extractPart(String((args[0] as { value: string }).value), ts(a[1]!), a[1]!);
-      case 'json_value':
-        return this.output(args[0]!);
+        return extractPart(textArg(0), ts(a[1]!));
       case 'json_value_text':
       case 'json_query_text':
         return unsupported('JSON_VALUE and JSON_QUERY of a STRING');
-      case 'abs':
-      case 'floor':
-      case 'ceil':
-      case 'sqrt':
-      case 'log10':
-      case 'exp':
-      case 'pow':
-        return `${fn}(${a.join(', ')})`;
       default:
-        return unsupported(`The function ${fn.toUpperCase()}`);
+        return super.call(fn, a, args);
     }
   }
+}
+
+/** An RE2 pattern where `.` does not match a newline, as in BigQuery (ClickHouse's does). */
+function regex(pattern: Expr, printed: string): string {
+  return pattern.t === 'lit' ? str(`(?-s)${String(pattern.value)}`) : `concat('(?-s)', ${printed})`;
 }
 
 /** AND with SQL's three values (false wins over NULL). */
@@ -409,10 +350,6 @@ function kleene(fn: 'least' | 'greatest', a: string, b: string): string {
 /** `body` with `value` bound to `name` once (a lambda over a one-element array), so the value's text is not repeated. */
 function bind(name: string, value: string, body: string): string {
   return `arrayMap(${name} -> ${body}, [${value}])[1]`;
-}
-
-function nulls(desc: boolean, nullsFirst: boolean | null): string {
-  return (nullsFirst ?? !desc) ? 'NULLS FIRST' : 'NULLS LAST';
 }
 
 /** An unnest alias's position in its range's tuple of combinations (1-based). */
@@ -435,7 +372,7 @@ function combinations(aliases: readonly UnnestAlias[]): string {
   return inner;
 }
 
-function extractPart(part: string, dateTime: string, micros: string): string {
+function extractPart(part: string, dateTime: string): string {
   switch (part) {
     case 'second':
       return `toInt64(toSecond(${dateTime}))`;
@@ -454,7 +391,7 @@ function extractPart(part: string, dateTime: string, micros: string): string {
     case 'dayofyear':
       return `toInt64(toDayOfYear(${dateTime}))`;
     default:
-      return unsupported(`EXTRACT(${part.toUpperCase()}) of ${micros ? 'a timestamp' : ''}`);
+      return unsupported(`EXTRACT(${part.toUpperCase()}) of a timestamp`);
   }
 }
 

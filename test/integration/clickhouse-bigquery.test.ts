@@ -100,6 +100,9 @@ const FEATURES = [
   'select id, m.function_id, m.execution_time_ms, request.pathname from function_edge_logs cross join unnest(metadata) as m cross join unnest(m.request) as request',
   'select distinct r.method from edge_logs cross join unnest(metadata) as m cross join unnest(m.request) as r where r.method is not null',
   'select id, round(s.origin_time) as r, abs(s.origin_time) as a, safe_divide(1, s.origin_time) as d, mod(cast(s.status_code as int64), 7) as md from edge_logs cross join unnest(metadata) as m cross join unnest(m.response) as s',
+  // Half away from zero, exactly: x + 0.5 is rounded itself for these two (to 1 and to 2^52 + 2).
+  "select round(0.49999999999999994) as a, round(4503599627370497.0) as b, round(-2.5) as c, round(2.5) as d, round(-0.5) as e, cast(-0.49999999999999994 as int64) as f from edge_logs where id = 'e1'",
+  "select id, id = 'e1' or cast(null as bool) as o, id = 'e1' and cast(null as bool) as a, not (id = 'e1' or cast(null as bool)) as n, id != 'e1' or cast(null as bool) as o2 from edge_logs",
 ];
 
 describe('the BigQuery dialect on ClickHouse 18.16 (2 shards) versus DuckDB', () => {

@@ -1,0 +1,234 @@
+import { DuckDBInstance, VARCHAR, type DuckDBConnection } from '@duckdb/node-api';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { InvalidSqlError } from '../src/errors';
+import type { BigQuerySchema } from '../src/bigquery/schema';
+import { checkBigQuery, translateBigQuery } from '../src/bigquery/translate-bigquery';
+
+// One printer of the translated query, two dialects (src/bigquery/print-sql.ts; docs/sandboxing.md,
+// "BigQuery dialect"): each test is one BigQuery input and the text DuckDB and ClickHouse are
+// given for it, side by side; a few semantics are also run on DuckDB. ClickHouse's answers are
+// compared with DuckDB's by test/integration/clickhouse-bigquery.test.ts.
+
+const SCHEMA: BigQuerySchema = {
+  tables: { t: { columns: { id: 'text', timestamp: 'timestamp', b1: 'boolean', b2: 'boolean', n: 'integer', x: 'float', s: 'text', metadata: 'json' } } },
+};
+
+type Printed = { duckdb: string; clickhouse: string };
+
+/** Both engines' text of a query, or of a ClickHouse refusal as `refused: <message>`. */
+async function printed(sql: string): Promise<Printed> {
+  const duckdb = (await translateBigQuery(sql, SCHEMA, 'duckdb')).sql;
+  const clickhouse = await translateBigQuery(sql, SCHEMA, 'clickhouse').then(
+    (t) => t.sql,
+    (error: unknown) => {
+      expect(error).toBeInstanceOf(InvalidSqlError);
+      return `refused: ${(error as Error).message}`;
+    },
+  );
+  return { duckdb, clickhouse };
+}
+
+/** Both engines' text of one value: `select <expr> as v from t`, without the SELECT around it (or the refusal). */
+async function value(expr: string): Promise<Printed> {
+  const { duckdb, clickhouse } = await printed(`select ${expr} as v from t`);
+  const inner = (text: string, shape: RegExp) => (text.startsWith('refused: ') ? text : (shape.exec(text)?.[1] ?? `not of the expected shape: ${text}`));
+  return {
+    duckdb: inner(duckdb, /^SELECT (.*) AS "v" FROM "t" AS "t"$/s),
+    clickhouse: inner(clickhouse, /^SELECT __c1 AS `v` FROM \(SELECT (.*) AS __c1 FROM `t` AS `t`\)$/s),
+  };
+}
+
+describe('the BigQuery printers, side by side', () => {
+  it('print a SELECT as each engine names its outputs (ClickHouse outside the SELECT, its aliases being seen in WHERE)', async () => {
+    expect(await printed('select s from t where n > 1 order by n desc limit 10 offset 5')).toEqual({
+      duckdb: 'SELECT "t"."s" AS "s" FROM "t" AS "t" WHERE ("t"."n" > 1) ORDER BY "t"."n" DESC NULLS LAST LIMIT 10 OFFSET 5',
+      clickhouse:
+        'SELECT __c1 AS `s` FROM (SELECT `t`.`s` AS __c1, `t`.`n` AS __o1 FROM `t` AS `t` WHERE (`t`.`n` > toInt64(1)) ORDER BY __o1 DESC NULLS LAST LIMIT 5, 10) ORDER BY __o1 DESC NULLS LAST',
+    });
+  });
+
+  it('three-valued logic: AND and OR as DuckDB has them, spelled out for ClickHouse 18.16 (whose OR reads NULL as false)', async () => {
+    const kleene = (fn: string) => `[toNullable(toUInt8(0)), NULL, toNullable(toUInt8(1))][${fn}(ifNull(toUInt8(\`t\`.\`b1\`) * 2, 1), ifNull(toUInt8(\`t\`.\`b2\`) * 2, 1)) + 1]`;
+    expect(await value('b1 or b2')).toEqual({ duckdb: '("t"."b1" OR "t"."b2")', clickhouse: kleene('greatest') });
+    expect(await value('b1 and b2')).toEqual({ duckdb: '("t"."b1" AND "t"."b2")', clickhouse: kleene('least') });
+    expect(await value('not b1')).toEqual({ duckdb: '(NOT "t"."b1")', clickhouse: '(NOT `t`.`b1`)' });
+    expect(await value('n is null')).toEqual({ duckdb: '("t"."n" IS NULL)', clickhouse: '(`t`.`n` IS NULL)' });
+    expect(await value('n <> 2')).toEqual({ duckdb: '("t"."n" <> 2)', clickhouse: '(`t`.`n` <> toInt64(2))' });
+  });
+
+  it('ROUND and CAST to INT64 round half away from zero: DuckDB round() does, ClickHouse gets it spelled out from the exact fraction', async () => {
+    const half = (x: string) => `arrayMap(__n -> if(abs(__n - trunc(__n)) >= 0.5, trunc(__n) + if(__n < 0, -1, 1), trunc(__n)), [${x}])[1]`;
+    expect(await value('round(x)')).toEqual({ duckdb: 'round("t"."x")', clickhouse: half('`t`.`x`') });
+    expect(await value('round(x, 2)')).toEqual({ duckdb: 'round("t"."x", 2)', clickhouse: 'round(`t`.`x`, toInt64(2))' });
+    expect(await value('cast(x as int64)')).toEqual({ duckdb: 'CAST(round("t"."x") AS BIGINT)', clickhouse: `toInt64(${half('`t`.`x`')})` });
+  });
+
+  it('casts: text read as a number fails the query (SAFE_CAST: NULL), BOOL from text is true or false only', async () => {
+    const parsed = 'arrayMap(__v -> plus(toFloat64OrNull(__v), throwIf(isNotNull(__v) AND isNull(toFloat64OrNull(__v)))), [`t`.`s`])[1]';
+    expect(await value('cast(s as int64)')).toEqual({
+      duckdb: 'CAST(round(CAST("t"."s" AS DOUBLE)) AS BIGINT)',
+      clickhouse: `toInt64(arrayMap(__n -> if(abs(__n - trunc(__n)) >= 0.5, trunc(__n) + if(__n < 0, -1, 1), trunc(__n)), [${parsed}])[1])`,
+    });
+    expect(await value('cast(null as bool)')).toEqual({ duckdb: 'CAST(NULL AS BOOLEAN)', clickhouse: 'NULL' });
+    expect(await value('safe_cast(s as float64)')).toEqual({ duckdb: 'TRY_CAST("t"."s" AS DOUBLE)', clickhouse: 'toFloat64OrNull(`t`.`s`)' });
+    expect(await value('cast(n as string)')).toEqual({ duckdb: 'CAST("t"."n" AS VARCHAR)', clickhouse: 'toString(`t`.`n`)' });
+    expect(await value('cast(n as bool)')).toEqual({ duckdb: 'CAST("t"."n" AS BOOLEAN)', clickhouse: '(`t`.`n` != 0)' });
+    expect(await value('cast(s as bool)')).toEqual({
+      duckdb: 'CAST("t"."s" AS BOOLEAN)',
+      clickhouse: "arrayMap(__b -> multiIf(__b = 'true', 1, __b = 'false', 0, throwIf(isNotNull(__b) AND __b NOT IN ('true', 'false')) * NULL), [lower(`t`.`s`)])[1]",
+    });
+    expect(await value('cast(s as timestamp)')).toEqual({
+      duckdb: 'CAST(CAST("t"."s" AS TIMESTAMPTZ) AS TIMESTAMP)',
+      clickhouse: 'refused: CAST to TIMESTAMP is not supported by the ClickHouse engine.',
+    });
+  });
+
+  it('CASE with ELSE NULL where BigQuery has none; its numbers as floats where floats and integers meet (ClickHouse)', async () => {
+    expect(await value('case when n > 1 then x when b1 then n end')).toEqual({
+      duckdb: 'CASE WHEN ("t"."n" > 1) THEN "t"."x" WHEN "t"."b1" THEN "t"."n" ELSE NULL END',
+      clickhouse: 'CASE WHEN (`t`.`n` > toInt64(1)) THEN `t`.`x` WHEN `t`.`b1` THEN toFloat64(`t`.`n`) ELSE NULL END',
+    });
+    expect(await value('if(b1, s, id)')).toEqual({ duckdb: 'CASE WHEN "t"."b1" THEN "t"."s" ELSE "t"."id" END', clickhouse: 'CASE WHEN `t`.`b1` THEN `t`.`s` ELSE `t`.`id` END' });
+  });
+
+  it('IN and BETWEEN: NULL IN (...) is NULL (ClickHouse says 0), BETWEEN as three-valued AND', async () => {
+    expect(await value('n in (1, 2.5)')).toEqual({
+      duckdb: '("t"."n" IN (1, CAST(2.5 AS DOUBLE)))',
+      clickhouse: "arrayMap(__x -> if(isNull(__x), NULL, toFloat64(__x) IN (toFloat64(toInt64(1)), toFloat64('2.5'))), [`t`.`n`])[1]",
+    });
+    expect(await value('x not between 1 and n')).toEqual({
+      duckdb: '("t"."x" NOT BETWEEN 1 AND "t"."n")',
+      clickhouse:
+        '(NOT arrayMap(__x -> [toNullable(toUInt8(0)), NULL, toNullable(toUInt8(1))][least(ifNull(toUInt8((__x >= toInt64(1))) * 2, 1), ifNull(toUInt8((__x <= `t`.`n`)) * 2, 1)) + 1], [`t`.`x`])[1])',
+    });
+  });
+
+  it('LIKE escapes with a backslash, as BigQuery (DuckDB only when told)', async () => {
+    expect(await value("s like 'a\\\\_%'")).toEqual({ duckdb: 'like_escape("t"."s", \'a\\_%\', \'\\\')', clickhouse: "like(`t`.`s`, 'a\\\\_%')" });
+    expect(await value("s not like 'a%'")).toEqual({ duckdb: '("t"."s" NOT LIKE \'a%\')', clickhouse: "notLike(`t`.`s`, 'a%')" });
+  });
+
+  it('REGEXP_CONTAINS and REGEXP_EXTRACT: `.` matches no newline (ClickHouse told so), NULL where nothing matches', async () => {
+    expect(await value("regexp_contains(s, 'a.b')")).toEqual({ duckdb: 'regexp_matches("t"."s", \'a.b\')', clickhouse: "match(`t`.`s`, '(?-s)a.b')" });
+    expect(await value("regexp_extract(s, 'id=([0-9]+)')")).toEqual({
+      duckdb: 'CASE WHEN regexp_matches("t"."s", \'id=([0-9]+)\') THEN regexp_extract("t"."s", \'id=([0-9]+)\', 1) ELSE NULL END',
+      clickhouse: "CASE WHEN match(`t`.`s`, '(?-s)id=([0-9]+)') THEN extract(`t`.`s`, '(?-s)id=([0-9]+)') ELSE NULL END",
+    });
+  });
+
+  it('functions written once where both engines spell them alike, renamed where only the name differs', async () => {
+    expect(await value('concat(s, id)')).toEqual({ duckdb: '("t"."s" || "t"."id")', clickhouse: '(`t`.`s` || `t`.`id`)' });
+    expect(await value('safe_divide(x, n)')).toEqual({
+      duckdb: 'CASE WHEN "t"."n" = 0 THEN NULL ELSE "t"."x" / "t"."n" END',
+      clickhouse: 'CASE WHEN `t`.`n` = 0 THEN NULL ELSE `t`.`x` / `t`.`n` END',
+    });
+    expect(await value('mod(n, 3)')).toEqual({ duckdb: '("t"."n" % 3)', clickhouse: '(`t`.`n` % toInt64(3))' });
+    expect(await value('coalesce(n, x)')).toEqual({ duckdb: 'coalesce("t"."n", "t"."x")', clickhouse: 'coalesce(toFloat64(`t`.`n`), `t`.`x`)' });
+    expect(await value('lower(s)')).toEqual({ duckdb: 'lower("t"."s")', clickhouse: 'lowerUTF8(`t`.`s`)' });
+    expect(await value('length(s)')).toEqual({ duckdb: 'length("t"."s")', clickhouse: 'toInt64(lengthUTF8(`t`.`s`))' });
+  });
+
+  it('timestamps: DuckDB TIMESTAMP, ClickHouse microseconds in an Int64; whole units towards zero, UNIX_SECONDS down', async () => {
+    expect(await value("timestamp_add(timestamp '2026-11-20T10:00:00Z', interval 2 minute)")).toEqual({
+      duckdb: 'make_timestamp(epoch_us(make_timestamp(1795168800000000)) + 120000000)',
+      clickhouse: '((toInt64(1795168800000000)) + toInt64(120000000))',
+    });
+    expect(await value("timestamp_diff(timestamp, timestamp '2026-11-20T10:00:00Z', second)")).toEqual({
+      duckdb: '(((epoch_us("t"."timestamp") - epoch_us(make_timestamp(1795168800000000))) - (epoch_us("t"."timestamp") - epoch_us(make_timestamp(1795168800000000))) % 1000000) // 1000000)',
+      clickhouse: 'intDiv(`t`.`timestamp` - (toInt64(1795168800000000)), 1000000)',
+    });
+    expect(await value('unix_seconds(timestamp)')).toEqual({
+      duckdb: 'CAST(floor(epoch_us("t"."timestamp") / 1000000) AS BIGINT)',
+      clickhouse: 'intDiv(`t`.`timestamp` - (((`t`.`timestamp` % 1000000) + 1000000) % 1000000), 1000000)',
+    });
+    expect(await value('timestamp_trunc(timestamp, hour)')).toEqual({
+      duckdb: 'date_trunc(\'hour\', "t"."timestamp")',
+      clickhouse: '(`t`.`timestamp` - (((`t`.`timestamp` % toInt64(3600000000)) + toInt64(3600000000)) % toInt64(3600000000)))',
+    });
+    expect(await value('extract(hour from timestamp)')).toEqual({
+      duckdb: 'date_part(\'hour\', "t"."timestamp")',
+      clickhouse: "toInt64(toHour(toDateTime(intDiv(`t`.`timestamp` - (((`t`.`timestamp` % 1000000) + 1000000) % 1000000), 1000000), 'UTC')))",
+    });
+  });
+
+  it('unnest: DuckDB a column per alias, ClickHouse the combinations of flattened paths; joins and EXISTS on DuckDB only', async () => {
+    expect(await printed('select m.level from t cross join unnest(metadata) as m')).toEqual({
+      duckdb:
+        'SELECT nullif(CASE WHEN "t"."__bq_a1" IS NULL THEN json_extract("t"."metadata", \'$."level"\') ELSE json_extract("t"."__bq_a1", \'$."level"\') END, CAST(\'null\' AS JSON)) AS "level" FROM (SELECT *, unnest(CASE WHEN contains("metadata", \'[\') THEN CASE WHEN json_type("metadata") = \'ARRAY\' THEN CASE WHEN json_array_length("metadata") > 0 THEN json_extract("metadata", \'$[*]\') ELSE [CAST(NULL AS JSON)] END ELSE ["metadata"] END ELSE [NULL] END) AS "__bq_a1" FROM "t" AS "t") AS "t"',
+      clickhouse:
+        "SELECT __c1 AS `level` FROM (SELECT nullIf(nullIf(arrayElement(`t`.`_metadata_values`, indexOf(`t`.`_metadata_paths`, concat(tupleElement(`t`.`__bq_unnest`, 1), '.level'))), ''), 'null') AS __c1 FROM (SELECT *, tuple('') AS `__bq_unnest` FROM `t` AS `t` WHERE position(ifNull(`metadata`, ''), '[') = 0 UNION ALL SELECT *, arrayJoin(arrayMap(__a1 -> tuple(__a1), if(startsWith(if('' = '', ifNull(`metadata`, ''), arrayElement(`_metadata_values`, indexOf(`_metadata_paths`, ''))), '['), if(empty(arrayFilter(p -> startsWith(p, concat('', '[')) AND match(substring(p, length('') + 2), '^[0-9]+\\\\]$'), `_metadata_paths`)), ['\\0'], arrayFilter(p -> startsWith(p, concat('', '[')) AND match(substring(p, length('') + 2), '^[0-9]+\\\\]$'), `_metadata_paths`)), ['']))) AS `__bq_unnest` FROM `t` AS `t` WHERE NOT (position(ifNull(`metadata`, ''), '[') = 0)) AS `t`)",
+    });
+    expect(await printed('select a.id from t as a join t as b on a.id = b.id')).toEqual({
+      duckdb: 'SELECT "a"."id" AS "id" FROM "t" AS "a" INNER JOIN "t" AS "b" ON ("a"."id" = "b"."id")',
+      clickhouse: 'refused: A JOIN of two tables or subqueries is not supported by the ClickHouse engine.',
+    });
+    expect(await printed('select id from t where exists (select 1 from t as u where u.n > 1)')).toEqual({
+      duckdb: 'SELECT "t"."id" AS "id" FROM "t" AS "t" WHERE (EXISTS (SELECT 1 AS "f0_" FROM "t" AS "u" WHERE ("u"."n" > 1)))',
+      clickhouse: 'refused: EXISTS is not supported by the ClickHouse engine.',
+    });
+  });
+});
+
+describe('the DuckDB text, run', () => {
+  // Every combination of TRUE, FALSE and NULL for b1 and b2; numbers at the edges of rounding.
+  const ROWS: Array<{ id: string; timestamp: string; b1: boolean | null; b2: boolean | null; n: number | null; x: number | null; s: string | null }> = [
+    { id: 'a', timestamp: '2026-11-20 10:00:00', b1: true, b2: true, n: 1, x: 2.5, s: 'a_b' },
+    { id: 'b', timestamp: '2026-11-20 10:00:01.5', b1: true, b2: false, n: 2, x: -2.5, s: 'ab' },
+    { id: 'c', timestamp: '1969-12-31 23:59:59.5', b1: true, b2: null, n: null, x: 0.5, s: 'a\nb' },
+    { id: 'd', timestamp: '2026-11-20 09:59:58.5', b1: false, b2: true, n: 0, x: -0.5, s: 'axb' },
+    { id: 'e', timestamp: '2026-11-20 10:00:00', b1: false, b2: false, n: 3, x: 1.5, s: null },
+    { id: 'f', timestamp: '2026-11-20 10:00:00', b1: false, b2: null, n: -7, x: 0.49999999999999994, s: '2.5' },
+    { id: 'g', timestamp: '2026-11-20 10:00:00', b1: null, b2: true, n: 5, x: 4503599627370497, s: '-2.5' },
+    { id: 'h', timestamp: '2026-11-20 10:00:00', b1: null, b2: false, n: 6, x: null, s: 'A_B' },
+    { id: 'i', timestamp: '2026-11-20 10:00:00', b1: null, b2: null, n: 7, x: -3.5, s: 'a%b' },
+  ];
+  let instance: DuckDBInstance;
+  let connection: DuckDBConnection;
+  beforeAll(async () => {
+    instance = await DuckDBInstance.create(':memory:', { threads: '1' });
+    connection = await instance.connect();
+    const sqlValue = (v: unknown) => (v === null ? 'NULL' : typeof v === 'string' ? `'${v.replaceAll("'", "''")}'` : String(v));
+    const rows = ROWS.map((r) => `(${[r.id, r.timestamp, r.b1, r.b2, r.n, r.x, r.s].map(sqlValue).join(', ')})`);
+    await connection.run(
+      `CREATE TABLE t AS SELECT id, CAST(ts AS TIMESTAMP) AS timestamp, b1, b2, CAST(n AS BIGINT) AS n, CAST(x AS DOUBLE) AS x, s, CAST(NULL AS JSON) AS metadata FROM (VALUES ${rows.join(', ')}) AS v(id, ts, b1, b2, n, x, s)`,
+    );
+  });
+  afterAll(() => {
+    connection?.closeSync();
+    instance?.closeSync();
+  });
+
+  /** One value per row (by id), from the text the sandbox checked and DuckDB runs. */
+  const run = async (expr: string): Promise<unknown[]> => {
+    const serialize = async (sql: string) => String((await connection.runAndReadAll('SELECT json_serialize_sql($sql::VARCHAR)', { sql }, { sql: VARCHAR })).getRows()[0]![0]);
+    const checked = await checkBigQuery(`select ${expr} as v from t order by id`, SCHEMA, 'duckdb', { tables: ['t'], maxRows: 100 }, serialize);
+    return (await connection.runAndReadAll(checked.sql)).getRowsJS().map((row) => (typeof row[0] === 'bigint' ? Number(row[0]) : row[0]));
+  };
+
+  it('answers AND, OR and NOT with three values: false wins AND, true wins OR, NULL otherwise', async () => {
+    const or = (a: boolean | null, b: boolean | null) => (a === true || b === true ? true : a === null || b === null ? null : false);
+    const and = (a: boolean | null, b: boolean | null) => (a === false || b === false ? false : a === null || b === null ? null : true);
+    expect(await run('b1 or b2')).toEqual(ROWS.map((r) => or(r.b1, r.b2)));
+    expect(await run('b1 and b2')).toEqual(ROWS.map((r) => and(r.b1, r.b2)));
+    expect(await run('not (b1 or b2)')).toEqual(ROWS.map((r) => (or(r.b1, r.b2) === null ? null : !or(r.b1, r.b2))));
+  });
+
+  it('rounds half away from zero, as BigQuery, exactly (0.49999999999999994 to 0, 2^52 + 1 kept)', async () => {
+    const expected = [3, -3, 1, -1, 2, 0, 4503599627370497, null, -4];
+    expect(await run('round(x)')).toEqual(expected);
+    expect(await run('cast(x as int64)')).toEqual(expected);
+    expect(await run('safe_cast(s as int64)')).toEqual([null, null, null, null, null, 3, -3, null, null]);
+  });
+
+  it('answers IN, CASE, LIKE and REGEXP_CONTAINS as BigQuery', async () => {
+    expect(await run('n in (1, 2.5, 3)')).toEqual([true, false, null, false, true, false, false, false, false]);
+    expect(await run('case when n > 1 then x when b1 then n end')).toEqual([1, -2.5, null, null, 1.5, null, 4503599627370497, null, -3.5]);
+    expect(await run("s like 'a\\\\_b'")).toEqual([true, false, false, false, null, false, false, false, false]);
+    expect(await run("regexp_contains(s, '^a.b$')")).toEqual([true, false, false, true, null, false, false, false, true]);
+  });
+
+  it('counts whole units towards zero (TIMESTAMP_DIFF) and seconds down before 1970 (UNIX_SECONDS)', async () => {
+    expect(await run("timestamp_diff(timestamp, timestamp '2026-11-20T10:00:00Z', second)")).toEqual([0, 1, -1795168800, -1, 0, 0, 0, 0, 0]);
+    expect((await run('unix_seconds(timestamp)'))[2]).toBe(-1);
+  });
+});
