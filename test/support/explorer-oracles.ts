@@ -483,6 +483,17 @@ export const EXPLORER_ORACLES: Record<string, Oracle> = {
       (s) => ({ timestamp: s.row.micros, event_message: s.row.event_message }),
       100,
     ),
+  ...Object.fromEntries(
+    (['edge_logs', 'auth_logs', 'storage_logs', 'realtime_logs'] as const).map((table) => [
+      `log-queries-${table.replace('_logs', '')}`,
+      (t: Tables) =>
+        newestFirst(
+          t[table].map((row) => ({ row })),
+          (s) => ({ id: s.row.id, timestamp: s.row.micros, event_message: s.row.event_message, metadata: wire(s.row.metadata) }),
+          1000,
+        ),
+    ]),
+  ),
   // Every event is of 2026: none is at or before 2025-10-31.
   'deletions-window': () => unordered([]),
 };

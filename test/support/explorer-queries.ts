@@ -45,6 +45,7 @@ const AUTH_OVERVIEW = 'supabase/supabase Studio, the Auth overview page (AUTH_CO
 const MONITOR = 'a public script on GitHub: a runtime-error monitor of two Supabase projects (`npm run check:logs`, Management API logs.all), SAMPLE_LIMIT 20';
 const SAUDE = 'a public script on GitHub: saude-turmas.mjs, a class-health check of four Supabase projects (Management API logs.all)';
 const FN_LOGS = 'a public script on GitHub: an edge-function log fetcher (buildRuntimeLogsQuery / buildEdgeLogsQuery), limit 100';
+const LOG_QUERIES = 'a public TypeScript module on GitHub: LOG_QUERIES, the SQL an app runs on each Supabase log table';
 const DELETIONS = 'a public SQL file on GitHub: "Supabase Logs & Analytics Queries" to investigate transaction deletions';
 
 /** The guide's query around its regexp_contains fragments. */
@@ -1186,6 +1187,69 @@ limit 200;`,
           limit 50`,
     source: 'a public edge function on GitHub: a log proxy for a dashboard (postgres branch, no search, limit 50)',
     constructs: 'the platform-only identifier column (read replicas)',
+    expect: 'bigquery-refuses',
+    refusal: 'identifier',
+    bigQueryRefuses: 'self-hosted postgres_logs has no identifier column: Unrecognized name',
+  },
+  ...(['edge_logs', 'auth_logs', 'storage_logs', 'realtime_logs'] as const).map(
+    (table): ExplorerQuery => ({
+      id: `log-queries-${table.replace('_logs', '')}`,
+      sql: `
+    SELECT
+      id,
+      timestamp,
+      event_message,
+      metadata
+    FROM ${table}
+    ORDER BY timestamp DESC
+    LIMIT 1000
+  `,
+      source: `${LOG_QUERIES}, its ${table} entry`,
+      constructs: 'the whole metadata in the wire format, newest first, LIMIT 1000',
+      expect: 'answers',
+    }),
+  ),
+  {
+    id: 'log-queries-postgres',
+    sql: `
+    SELECT
+      id,
+      timestamp,
+      event_message,
+      parsed.error_severity as error_severity,
+      parsed.user_name as user_name,
+      parsed.database_name as database_name,
+      parsed.command_tag as command_tag
+    FROM postgres_logs
+    ORDER BY timestamp DESC
+    LIMIT 1000
+  `,
+    source: `${LOG_QUERIES}, its postgres_logs entry`,
+    constructs: 'parsed.x with no unnest of metadata',
+    expect: 'bigquery-refuses',
+    refusal: 'parsed',
+    bigQueryRefuses: 'parsed is no column nor alias of postgres_logs without the unnests: Unrecognized name: parsed',
+  },
+  {
+    id: 'mcp-cron-logs',
+    sql: `SELECT
+  id,
+  postgres_logs.timestamp,
+  event_message,
+  identifier,
+  parsed.error_severity,
+  parsed.query,
+  parsed.application_name
+FROM postgres_logs
+CROSS JOIN unnest(metadata) AS m
+CROSS JOIN unnest(m.parsed) AS parsed
+WHERE (parsed.application_name = 'pg_cron' OR event_message LIKE '%cron job%')
+
+ORDER BY timestamp DESC
+LIMIT 100;
+`,
+    source: 'saicharanrajoju/supabase-mcp-ai src/services/database/sql/queries/logs/cron_logs.sql, {and_where_clause} empty and {limit} 100',
+    constructs: 'the platform-only identifier column, OR of = and LIKE',
     expect: 'bigquery-refuses',
     refusal: 'identifier',
     bigQueryRefuses: 'self-hosted postgres_logs has no identifier column: Unrecognized name',
