@@ -1,0 +1,86 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEndpoints, supabasePreset, type Endpoints } from '../src/index';
+import { createHandler } from '../src/http';
+import { toNodeListener } from '../src/node';
+import { EXPLORER_ORACLES } from './support/explorer-oracles';
+import { askExplorer, explorerDataset, EXPLORER_NOW, explorerProblem } from './support/explorer-corpus';
+import { EXPLORER_QUERIES } from './support/explorer-queries';
+import { listen } from './support/http';
+import { tempDir } from './support/log-files';
+import { DAY, microsOf } from './support/supabase/instants';
+import { timestampMicros } from './support/supabase/reference-rows';
+import { shipLikeVector } from './support/supabase/studio-replay';
+
+/**
+ * The Logs Explorer's queries as people write them (test/support/explorer-queries.ts: Supabase's
+ * docs, Studio's templates and reports, public scripts), each sent to `logs.all` as self-hosted
+ * Studio sends it, over Vector's nine feeds of the last day, on DuckDB. Each answer is checked
+ * against the answer computed by hand from the events (test/support/explorer-oracles.ts), never
+ * against the translator's own idea of it: a query that answers must answer that, a query we do
+ * not support yet must stay a clean refusal naming what it refuses (and the day it answers, its
+ * rows are checked), and a query BigQuery refuses too must be refused.
+ */
+
+const PUBLIC = 'logflare-public-access-token';
+const PRIVATE = 'logflare-private-access-token';
+const { events, tables } = explorerDataset();
+const tmp = tempDir('le-explorer-corpus-');
+let ep: Endpoints;
+let server: Awaited<ReturnType<typeof listen>>;
+
+beforeAll(async () => {
+  ep = await createEndpoints({ ...supabasePreset, storage: { dataDir: tmp.path('data') }, now: () => EXPLORER_NOW, cache: false });
+  server = await listen(toNodeListener(createHandler(ep, { apiKeys: [PRIVATE], ingestKeys: [PUBLIC] })));
+  await shipLikeVector(server.url, PUBLIC, events);
+});
+
+afterAll(async () => {
+  await server?.close();
+  await ep?.close();
+  tmp.cleanup();
+});
+
+describe('the Logs Explorer corpus on DuckDB', () => {
+  for (const query of EXPLORER_QUERIES) {
+    it(`${query.expect}: ${query.id}`, async () => {
+      const answer = await askExplorer(server.url, PRIVATE, query.sql);
+      expect(explorerProblem(query, answer, tables, query.expect)).toBeNull();
+    });
+  }
+});
+
+describe('the corpus itself', () => {
+  it('holds at least 60 queries, each with a unique id, a source and its constructs', () => {
+    expect(EXPLORER_QUERIES.length).toBeGreaterThanOrEqual(60);
+    expect(new Set(EXPLORER_QUERIES.map((q) => q.id)).size).toBe(EXPLORER_QUERIES.length);
+    for (const q of EXPLORER_QUERIES) {
+      expect(q.source.length, q.id).toBeGreaterThan(10);
+      expect(q.constructs.length, q.id).toBeGreaterThan(3);
+    }
+  });
+
+  it('has an oracle for every query that answers or will, none for what BigQuery refuses, which says why', () => {
+    for (const q of EXPLORER_QUERIES) {
+      expect(q.id in EXPLORER_ORACLES, q.id).toBe(q.expect !== 'bigquery-refuses');
+      expect(q.bigQueryRefuses !== undefined, q.id).toBe(q.expect === 'bigquery-refuses');
+      expect(q.refusal !== undefined, q.id).toBe(q.expect !== 'answers');
+    }
+    expect(Object.keys(EXPLORER_ORACLES).filter((id) => !EXPLORER_QUERIES.some((q) => q.id === id))).toEqual([]);
+  });
+
+  it('is checked on rows: most of the queries that answer expect some', () => {
+    const answering = EXPLORER_QUERIES.filter((q) => q.expect === 'answers');
+    const withRows = answering.filter((q) => {
+      const expected = EXPLORER_ORACLES[q.id]!(tables);
+      return expected.status === 200 && expected.groups.some((g) => g.length > 0);
+    });
+    expect(withRows.length).toBeGreaterThanOrEqual(Math.ceil(answering.length * 0.7));
+  });
+
+  it('ships only events of the last day before the clock (no window rule decides what a query sees)', () => {
+    const now = microsOf(EXPLORER_NOW);
+    const times = Object.values(events).flatMap((feed) => feed.map((event) => timestampMicros(event.timestamp as string)));
+    expect(times.length).toBeGreaterThan(900);
+    expect(times.filter((at) => at <= now - DAY || at > now)).toEqual([]);
+  });
+});
