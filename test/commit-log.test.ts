@@ -6,6 +6,7 @@ import { compactLogs } from '../src/compaction/compact';
 import { appendCommit, checkpointIfDue, readDatasetStateStable, readNewest } from '../src/dataset/dataset-log';
 import { forgetDeletedInputs, mergeSmallFiles } from '../src/managed/dataset-maintenance';
 import { census, CENSUS_NOW, censusEvents, idRange } from './support/census';
+import { HANG_MS } from './support/hang-guard';
 import { endpointsAt, tempDir, writeLines } from './support/log-files';
 import { edgeLogs } from '../src/sources/built-ins';
 
@@ -167,7 +168,7 @@ describe('managed storage with the newest of two commits deleted', () => {
   const reopen = async (ep: Endpoints, dataDir: string) => {
     await ep.close();
     const again = await open(dataDir);
-    await expect.poll(() => again.stats().storage!.compactedSegments, { timeout: 30_000 }).toBeGreaterThan(0);
+    await expect.poll(() => again.stats().storage!.compactedSegments, { timeout: HANG_MS }).toBeGreaterThan(0);
     return again;
   };
 
@@ -186,7 +187,7 @@ describe('managed storage with the newest of two commits deleted', () => {
     // Its segments are gone: the orphan Parquet holds the only copy of those events.
     ep = await open(dataDir);
     try {
-      await expect.poll(async () => (await census(ep)).total, { timeout: 30_000 }).toBe(200);
+      await expect.poll(async () => (await census(ep)).total, { timeout: HANG_MS }).toBe(200);
       expect(await census(ep)).toEqual({ total: 200, ids: idRange('m', 0, 200) });
       expect((await ep.query('logs.all', { project: 'p0', project_tier: 'PAYG' })).skippedFiles).toEqual([]);
     } finally {

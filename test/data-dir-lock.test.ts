@@ -8,6 +8,7 @@ import { acquireLock, LockedError, type LockRecord } from '../src/util/lock-file
 import { DataDirLockedError, LOCK_FILE, lockDataDir } from '../src/dataset/data-dir-lock';
 import { openWalSet } from '../src/managed/wal/wal-set';
 import { runCli, spawnCli, waitForStdout } from './support/cli';
+import { HANG_MS } from './support/hang-guard';
 import { tempDir } from './support/log-files';
 import { BUILT_IN_SOURCE_SET } from '../src/sources/built-ins';
 
@@ -169,7 +170,7 @@ describe('the lock: one writer whatever the PID namespace or host', () => {
             () => 'taken',
             () => 'refused',
           ),
-        { timeout: 10_000 },
+        { timeout: HANG_MS },
       )
       .toBe('taken');
     await set.close();
@@ -189,7 +190,7 @@ describe('the lock: one writer whatever the PID namespace or host', () => {
             () => 'taken',
             (e: Error) => e.message,
           ),
-        { timeout: 10_000 },
+        { timeout: HANG_MS },
       )
       .toMatch(/Another process took this data dir over/);
     await set.close();

@@ -5,6 +5,7 @@ import { createHandler } from '../src/http';
 import { createEndpoints, type Endpoints } from '../src/index';
 import { eventTimestampMicros } from '../src/time/event-timestamp';
 import { formatIsoMicros } from '../src/time/iso';
+import { waitUntil } from './support/hang-guard';
 import { tempDir } from './support/log-files';
 
 const NOW = '2026-11-21T12:00:00Z';
@@ -160,7 +161,7 @@ describe('what ingest acknowledges is served (docs/durability.md, "What ingest a
       await ep.close();
       ep = await createEndpoints({ storage: { dataDir }, now: () => new Date(NOW), cache: false });
       for (const [project, rows] of expected) expect(sortRows(await served(ep, project))).toEqual(sortRows(rows));
-      await waitFor(() => ep.stats().storage!.compactedSegments > 0);
+      await waitUntil(() => ep.stats().storage!.compactedSegments > 0);
       await ep.close();
       ep = await createEndpoints({ storage: { dataDir }, now: () => new Date(NOW), cache: false });
       for (const [project, rows] of expected) expect(sortRows(await served(ep, project))).toEqual(sortRows(rows));
@@ -173,9 +174,4 @@ describe('what ingest acknowledges is served (docs/durability.md, "What ingest a
 
 function sortRows<T extends { id: string }>(rows: T[]): T[] {
   return [...rows].map((r) => ({ ...r, metadata: (r as { metadata?: unknown }).metadata })).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-}
-
-async function waitFor(condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 600 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 100));
-  expect(condition()).toBe(true);
 }

@@ -14,29 +14,26 @@ afterAll(() => {
 
 /**
  * Sends `body` to a real `serve --data-dir` while another client asks `/health` without pause,
- * one request after the other: how long the body took, and the longest any health check waited.
+ * one request after the other: the answer, and how many health checks were answered meanwhile.
  */
 async function againstHealth(url: string, body: Uint8Array, headers: Record<string, string>) {
   let done = false;
-  const waits: number[] = [];
+  let answered = 0;
   const health = (async () => {
     while (!done) {
-      const started = performance.now();
       const response = await fetch(`${url}/health`);
       await response.arrayBuffer();
-      waits.push(performance.now() - started);
+      answered++;
     }
   })();
   // The health client is running before the body goes.
-  while (waits.length < 3) await new Promise((resolve) => setTimeout(resolve, 5));
-  const started = performance.now();
+  while (answered < 3) await new Promise((resolve) => setTimeout(resolve, 5));
   const response = await fetch(`${url}/api/logs?source_name=cloudflare.logs.prod`, { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body });
   const answer = await response.text();
-  const ms = performance.now() - started;
-  const during = waits.length;
+  const during = answered;
   done = true;
   await health;
-  return { status: response.status, answer, ms, longestHealthMs: Math.max(...waits), healthChecksDuring: during - 3 };
+  return { status: response.status, answer, healthChecksDuring: during - 3 };
 }
 
 describe('no request stalls the server (docs/durability.md, "What ingest accepts")', () => {
@@ -49,8 +46,8 @@ describe('no request stalls the server (docs/durability.md, "What ingest accepts
     const refused = await againstHealth(url, deep, { 'Content-Encoding': 'gzip' });
     expect(refused.status).toBe(400);
     expect(JSON.parse(refused.answer)).toMatchObject({ error: { code: 'invalid_body', message: expect.stringContaining('nested more than 128 levels') } });
-    // No time bound here (the suite runs beside CPU burners): that the scan refuses it before any
-    // parse is proven in test/ingest-bodies.test.ts; the numbers are printed below for the record.
+    // That the scan refuses it before the rest is inflated or parsed is proven in
+    // test/ingest-bodies.test.ts (by the bytes inflated); here, that a real server answers so.
 
     // One event with 650,000 keys (11 MB): JSON.parse and JSON.stringify of it take seconds of one thread.
     const keys = Array.from({ length: 650_000 }, (_, i) => `"k${i}":${i}`).join(',');
@@ -59,10 +56,6 @@ describe('no request stalls the server (docs/durability.md, "What ingest accepts
     expect(accepted.status).toBe(200);
     // Health checks were answered while the body was parsed: the event loop was not held by it.
     expect(accepted.healthChecksDuring).toBeGreaterThan(0);
-    process.stderr.write(
-      `stall: nested body answered in ${refused.ms.toFixed(0)} ms (longest /health ${refused.longestHealthMs.toFixed(0)} ms); ` +
-        `11 MB wide body in ${accepted.ms.toFixed(0)} ms (longest /health ${accepted.longestHealthMs.toFixed(0)} ms, ${accepted.healthChecksDuring} answered meanwhile)\n`,
-    );
 
     const rows = await fetch(`${url}/api/endpoints/logs.all?project=wide&project_tier=FREE`).then((r) => r.json() as Promise<{ result: Array<{ metadata: Record<string, number> }> }>);
     expect(rows.result).toHaveLength(1);

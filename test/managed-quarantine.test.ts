@@ -11,6 +11,7 @@ import { markerLine } from '../src/wal-format/commit-marker';
 import { headerOf } from '../src/managed/wal/quarantine';
 import { segmentFileName } from '../src/managed/wal/segment-name';
 import { openWalSet, quarantineDir, walDir } from '../src/managed/wal/wal-set';
+import { waitUntil } from './support/hang-guard';
 import { tempDir } from './support/log-files';
 import { BUILT_IN_SOURCE_SET, edgeLogs } from '../src/sources/built-ins';
 
@@ -43,11 +44,6 @@ function writeSegment(dataDir: string, seq: number, groups: string[][]): string 
   return path;
 }
 
-async function waitFor(condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 600 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 50));
-  expect(condition()).toBe(true);
-}
-
 describe('a line no query reads never pins its segment (docs/durability.md, "The quarantine")', () => {
   it('compaction sets such lines aside with their reason, counts and tells them, and releases the segment', async () => {
     const dataDir = tmp.path('poison');
@@ -60,7 +56,7 @@ describe('a line no query reads never pins its segment (docs/durability.md, "The
     const ep = await createEndpoints({ storage: { dataDir }, now: () => new Date(NOW), onWarning: (w) => warnings.push(w) });
     try {
       // Counted once the run that released it is done.
-      await waitFor(() => ep.stats().storage!.compactedSegments === 1);
+      await waitUntil(() => ep.stats().storage!.compactedSegments === 1);
       expect(existsSync(segment)).toBe(false);
       expect(ep.stats().storage).toMatchObject({ quarantinedFiles: 1, quarantinedLines: 3 });
       const rows = (await ep.query('logs.all', { project: 'q', project_tier: 'FREE' })).result.map((r) => r.id).sort();
@@ -102,7 +98,7 @@ describe('a line no query reads never pins its segment (docs/durability.md, "The
     expect(earlier.keptFiles).toEqual([{ path: segment, reason: expect.stringContaining('1 of its lines are not events') }]);
     const ep = await createEndpoints({ storage: { dataDir }, now: () => new Date(NOW) });
     try {
-      await waitFor(() => !existsSync(segment));
+      await waitUntil(() => !existsSync(segment));
       expect(ep.stats().storage).toMatchObject({ quarantinedLines: 1 });
       expect((await ep.query('logs.all', { project: 'q', project_tier: 'FREE' })).result.map((r) => r.id).sort()).toEqual(['b1', 'b2']);
     } finally {

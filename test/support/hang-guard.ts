@@ -1,8 +1,8 @@
 /**
  * How long one thing in a test (a spawned command, a wait for a line or a condition) may take
  * before the test calls it hung and fails. A hang guard, never a speed check: it sits far above
- * any run time, so the suite passes on a machine loaded many times over (CI runs it once more
- * beside two CPU burners) and still ends when something does hang. Whole tests and hooks get
+ * any run time, so the suite passes on a machine loaded many times over (CI runs it beside two
+ * CPU burners) and still ends when something does hang. Whole tests and hooks get
  * `testTimeout` of vitest.config.ts, above this.
  */
 export const HANG_MS = 5 * 60_000;
