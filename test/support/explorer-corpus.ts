@@ -53,7 +53,7 @@ export function explorerDataset(): { events: VectorEvents; tables: Tables } {
         ] as const,
     ),
   ) as VectorEvents;
-  const tables = Object.fromEntries(LOG_TABLES.map((t) => [t, tableRows(events, t, EXPLORER_RANGE, end)])) as Tables;
+  const tables = Object.fromEntries(LOG_TABLES.map((t) => [t, tableRows(events, t, EXPLORER_RANGE)])) as Tables;
   return { events, tables };
 }
 
