@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { compactLogs } from '../src/compaction/compact';
@@ -52,10 +52,7 @@ describe('withMemoryRetry: background work out of memory is tried again with mor
 });
 
 describe("compaction's DuckDB: one default, declared once", () => {
-  it('is the documented one, and work run without retry (check --repair) gets the limit a retried run reaches', async () => {
-    // docs/ingest.md's table of storage options states the default.
-    const ingestDocs = readFileSync(new URL('../docs/ingest.md', import.meta.url), 'utf8');
-    expect(ingestDocs).toContain(`| \`compactionDuckdb\` | \`{ threads: ${DEFAULT_COMPACTION_DUCKDB.threads}, memoryLimit: '${DEFAULT_COMPACTION_DUCKDB.memoryLimit}' }\` |`);
+  it('work run without retry (check --repair) gets the limit a retried run reaches', async () => {
     const limits: Array<string | undefined> = [];
     await withMemoryRetry(DEFAULT_COMPACTION_DUCKDB, async (s) => {
       limits.push(s?.memoryLimit);

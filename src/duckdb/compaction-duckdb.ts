@@ -2,8 +2,10 @@ import { MEMORY_RETRY_FACTOR } from './memory-retry';
 import { memoryLimitBytes, type DatabaseSettings } from './open-database';
 
 /**
- * The DuckDB of compaction and of the work beside it (merges, orphans, check --repair) when no
- * settings are given: one thread and 256MB, queries keep the rest. A run's sort spills to disk
+ * The DuckDB of compaction and of the work beside it (compact's clean-up of orphans, check --repair,
+ * managed storage opened without settings) where no memory budget gives it a share: one thread and
+ * 256MB. `createEndpoints` gives compaction its share of the process's budget instead
+ * (memory-budget.ts, docs/operations.md, "Memory"). A run's sort spills to disk
  * past it (staged-rows.ts); a run that still runs out of memory (a few events of hundreds of
  * thousands of keys) is retried with twice the limit (memory-retry.ts). At 128MB, sorted runs of
  * 800,000 gateway events ran out of memory in DuckDB's Parquet writer (its dictionaries), which
