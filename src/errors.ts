@@ -50,6 +50,8 @@ export type ErrorCode =
   | 'closed'
   // Managed storage could not write or fsync (an I/O error other than a full disk).
   | 'storage_failed'
+  // Managed storage's data dir is written by another live process (DataDirLockedError, at start-up).
+  | 'data_dir_locked'
   // An option of createEndpoints (or of a store, a server, a command) that cannot work.
   | 'invalid_option';
 

@@ -69,6 +69,8 @@ export {
   PayloadTooLargeError,
 } from './errors';
 export type { ErrorCode, SandboxRule } from './errors';
+// Managed storage's data dir written by another live process (code data_dir_locked).
+export { DataDirLockedError } from './dataset/data-dir-lock';
 export type { EndpointDescription } from './definitions/describe';
 export type { Catalog, CatalogOptions, CatalogProject } from './definitions/catalog';
 export type { CachePolicy, ColumnSpec, ColumnType, ParamSpec } from './definitions/definition';

@@ -16,7 +16,9 @@ import { clickhouseEngine, clickhouseLoader } from '../src/clickhouse';
 import { Readable } from 'node:stream';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { schemaStatements } from '../src/engine/clickhouse/schema';
+import { clickhouseSandboxTables } from '../src/engine/clickhouse/sandbox-tables';
 import { sqlClusterName, sqlIdentifier, sqlInteger, tsvField } from '../src/engine/clickhouse/sql-text';
+import { EngineError, InvalidOptionError } from '../src/errors';
 
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
@@ -51,9 +53,12 @@ describe('SQL text', () => {
   it('refuses anything that is not a whole number within the type', () => {
     const bad: unknown[] = [1.5, NaN, Infinity, -1, 2 ** 32, '1', '1; DROP TABLE x', null, {}, 2 ** 53];
     for (const value of bad) expect(() => sqlInteger(value as number, 'UInt32'), String(value)).toThrow();
-    expect(() => sqlInteger(INT64_MAX + 1n, 'Int64')).toThrow(RangeError);
-    expect(() => sqlInteger(INT64_MIN - 1n, 'Nullable(Int64)')).toThrow(RangeError);
-    expect(() => sqlInteger(1, 'String')).toThrow(TypeError);
+    expect(() => sqlInteger(INT64_MAX + 1n, 'Int64', 'after')).toThrow(
+      expect.objectContaining({ code: 'query_failed', message: expect.stringMatching(/^Query parameter after \(Int64\): .* outside the range of Int64/) }),
+    );
+    expect(() => sqlInteger(INT64_MIN - 1n, 'Nullable(Int64)')).toThrow(EngineError);
+    expect(() => sqlInteger(1.5, 'UInt32')).toThrow(EngineError);
+    expect(() => sqlInteger(1, 'String')).toThrow(expect.objectContaining({ code: 'invariant' }));
     fc.assert(
       fc.property(fc.double(), (x) => {
         if (Number.isSafeInteger(x) && x >= 0 && x < 2 ** 32) return;
@@ -67,7 +72,7 @@ describe('SQL text', () => {
       fc.property(fc.string({ maxLength: 140, unit: 'binary' }), (name) => {
         let quoted: string;
         try {
-          quoted = sqlIdentifier(name);
+          quoted = sqlIdentifier(name, 'database');
         } catch {
           expect(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/.test(name)).toBe(false);
           return;
@@ -76,7 +81,8 @@ describe('SQL text', () => {
         expect(/^`[A-Za-z_][A-Za-z0-9_]*`$/.test(quoted)).toBe(true);
       }),
     );
-    for (const bad of ['', '1abc', 'a-b', 'a`b', 'a b', "a'b", 'x;DROP', 'é']) expect(() => sqlIdentifier(bad)).toThrow(TypeError);
+    for (const bad of ['', '1abc', 'a-b', 'a`b', 'a b', "a'b", 'x;DROP', 'é'])
+      expect(() => sqlIdentifier(bad, 'database')).toThrow(expect.objectContaining({ code: 'invalid_option', option: 'database' }));
   });
 
   it('quotes cluster names as literals only when they hold no quote or backslash', () => {
@@ -121,7 +127,7 @@ describe('binding parameters', () => {
       { name: 'until', type: 'Nullable(Int64)' },
       { name: 'max_rows', type: 'UInt32' },
     ]);
-    expect(() => placeholders('{a:String} {a:Int64}')).toThrow(TypeError);
+    expect(() => placeholders('{a:String} {a:Int64}')).toThrow(expect.objectContaining({ code: 'query_failed', message: 'Query parameter a is used as String and as Int64.' }));
   });
 
   it('never lets a text value into the SQL: the text sent is the same whatever the values', () => {
@@ -160,7 +166,10 @@ describe('binding parameters', () => {
     expect(() => bindParams(SQL, { ...ok, project: null }, false)).toThrow(/NULL/);
     expect(() => bindParams(SQL, { ...ok, project: 5 }, false)).toThrow(/text/);
     expect(() => bindParams(SQL, { ...ok, after: '1; DROP TABLE t' }, false)).toThrow(/number/);
-    expect(() => bindParams(SQL, { ...ok, max_rows: -1 }, false)).toThrow(RangeError);
+    expect(() => bindParams(SQL, { ...ok, max_rows: -1 }, false)).toThrow(/max_rows \(UInt32\): -1 is outside the range of UInt32/);
+    // Each a statement that cannot run with its values: EngineError, query_failed.
+    expect(() => bindParams(SQL, missing, false)).toThrow(EngineError);
+    expect(() => bindParams('{x:Float64}', { x: 1 }, false)).toThrow(expect.objectContaining({ code: 'query_failed', status: 500 }));
     expect(() => bindParams('{x:Float64}', { x: 1 }, false)).toThrow(/unsupported/);
   });
 
@@ -218,8 +227,12 @@ describe('saved queries', () => {
     expect(clustered[0]).toBe("CREATE DATABASE IF NOT EXISTS `logs` ON CLUSTER 'c1'");
     expect(clustered[1]).toMatch(/`logs`.`gw_local` ON CLUSTER 'c1'/);
     expect(clustered[2]).toBe("CREATE TABLE IF NOT EXISTS `logs`.`gw` ON CLUSTER 'c1' AS `logs`.`gw_local`\nENGINE = Distributed('c1', 'logs', 'gw_local', rand())");
-    expect(() => schemaStatements({ database: 'logs; DROP' })).toThrow(TypeError);
-    expect(() => schemaStatements({ database: 'logs' }, { onCluster: true })).toThrow(/cluster/);
+    expect(() => schemaStatements({ database: 'logs; DROP' })).toThrow(expect.objectContaining({ code: 'invalid_option', option: 'database' }));
+    expect(() => schemaStatements({ database: 'logs', tables: { edgeLogs: 'gw-1' } })).toThrow(expect.objectContaining({ code: 'invalid_option', option: 'tables.edgeLogs' }));
+    expect(() => schemaStatements({ database: 'logs', cluster: "c'1" })).toThrow(expect.objectContaining({ code: 'invalid_option', option: 'cluster' }));
+    expect(() => schemaStatements({ database: 'logs' }, { onCluster: true })).toThrow(
+      expect.objectContaining({ code: 'invalid_option', option: 'cluster', message: 'onCluster needs a cluster name.' }),
+    );
   });
 });
 
@@ -291,6 +304,30 @@ describe('results and errors', () => {
           option: 'database',
           message: expect.stringMatching(new RegExp(`^${factory} needs database: `)),
         });
+      }
+    }
+  });
+
+  it('refuses a bad name or a missing url at once, with InvalidOptionError naming the option', () => {
+    const url = 'http://127.0.0.1:8123';
+    const bad: Array<[object, string]> = [
+      [{ url, database: 'logs; DROP' }, 'database'],
+      [{ url, database: 'logs', tables: { edgeLogs: 'edge logs' } }, 'tables.edgeLogs'],
+      [{ url, database: 'logs', tables: { functionEdgeLogs: '1st' } }, 'tables.functionEdgeLogs'],
+    ];
+    for (const [options, option] of bad) {
+      for (const make of [clickhouseEngine, clickhouseLoader]) expect(() => make(options as never)).toThrow(expect.objectContaining({ code: 'invalid_option', status: 500, option }));
+    }
+    // A source-table template of an endpoint that reads no source_rows.
+    expect(() => clickhouseSandboxTables('SELECT 1 -- FROM source_rows', [])).toThrow(expect.objectContaining({ code: 'invalid_option', option: 'sourceTables' }));
+    // Neither url nor client: nothing could connect.
+    for (const [factory, make] of [
+      ['clickhouseEngine', clickhouseEngine],
+      ['clickhouseLoader', clickhouseLoader],
+    ] as const) {
+      for (const options of [{ database: 'logs' }, { database: 'logs', url: '' }]) {
+        expect(() => make(options)).toThrow(expect.objectContaining({ code: 'invalid_option', option: 'url', message: expect.stringMatching(new RegExp(`^${factory} needs url`)) }));
+        expect(() => make(options)).toThrow(InvalidOptionError);
       }
     }
   });

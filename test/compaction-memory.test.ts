@@ -7,6 +7,7 @@ import { BUILT_IN_SOURCE_SET } from '../src/sources/built-ins';
 import { sourceRelation } from '../src/duckdb/source-relations';
 import { openDatabase } from '../src/duckdb/open-database';
 import { isDuckDBOutOfMemory, MEMORY_RETRY_FACTOR, withMemoryRetry } from '../src/duckdb/memory-retry';
+import { atRetryCeiling, DEFAULT_COMPACTION_DUCKDB } from '../src/duckdb/compaction-duckdb';
 import { readDatasetStateStable } from '../src/dataset/dataset-log';
 import { tempDir, writeLines } from './support/log-files';
 import { fakeLog, gatewayCompactor } from './support/fake-log';
@@ -47,6 +48,19 @@ describe('withMemoryRetry: background work out of memory is tried again with mor
     expect(calls).toBe(2);
     expect(isDuckDBOutOfMemory(new Error('x', { cause: new Error('y', { cause: oom() }) }))).toBe(true);
     expect(isDuckDBOutOfMemory(new Error('Binder Error'))).toBe(false);
+  });
+});
+
+describe("compaction's DuckDB: one default, declared once", () => {
+  it('work run without retry (check --repair) gets the limit a retried run reaches', async () => {
+    const limits: Array<string | undefined> = [];
+    await withMemoryRetry(DEFAULT_COMPACTION_DUCKDB, async (s) => {
+      limits.push(s?.memoryLimit);
+      if (limits.length === 1) throw oom();
+    });
+    expect(atRetryCeiling(DEFAULT_COMPACTION_DUCKDB)).toEqual({ threads: 1, memoryLimit: limits.at(-1) });
+    expect(limits).toEqual(['256MB', '512MB']);
+    expect(atRetryCeiling({ threads: 2 })).toEqual({ threads: 2 });
   });
 });
 

@@ -211,7 +211,7 @@ describe('every command that writes a data dir takes its lock', () => {
     const second = serve(dataDir);
     const code = await new Promise<number | null>((resolve) => second.once('exit', resolve));
     expect(code).toBe(1);
-    expect(second.output.stderr).toMatch(/error: The data dir .+ is in use by process 1 on host /);
+    expect(second.output.stderr).toMatch(/error \[data_dir_locked\]: The data dir .+ is in use by process 1 on host /);
     const post = await fetch(`${url}/api/logs?source_name=cloudflare.logs.prod`, {
       method: 'POST',
       headers: { 'X-API-KEY': 'k' },

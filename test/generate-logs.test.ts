@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../src/duckdb/open-database';
 import { writeParquet } from '../src/duckdb/write-parquet';
+import { InvalidOptionError } from '../src/errors';
 import { generateLogs, projectRefs, type GeneratedLogs } from '../src/fixtures/generate-logs';
 import { SMALL_FIXTURE } from '../scripts/small-fixture';
 import { eventTimestampMicros } from '../src/time/event-timestamp';
@@ -164,6 +165,10 @@ describe('generateLogs', () => {
   it('refuses bad options with a clear error', async () => {
     await expect(generateLogs({ outDir: outDir(), now: new Date('nope') })).rejects.toThrow(/now/);
     await expect(generateLogs({ outDir: outDir(), now: NOW, edgeEvents: -1 })).rejects.toThrow(/edgeEvents/);
+    await expect(generateLogs({ outDir: outDir(), now: NOW, days: 0 })).rejects.toThrow(
+      expect.objectContaining({ code: 'invalid_option', option: 'days', message: 'generateLogs: days must be positive' }),
+    );
+    await expect(generateLogs({ outDir: outDir(), now: NOW, projects: 1.5 })).rejects.toBeInstanceOf(InvalidOptionError);
     await expect(generateLogs({ outDir: outDir(), now: NOW, brokenLineRate: 1 })).rejects.toThrow(/brokenLineRate/);
     await expect(generateLogs({ outDir: outDir(), now: NOW, formats: [] })).rejects.toThrow(/formats/);
     await expect(generateLogs({ outDir: outDir(), now: NOW, formats: ['parquet'], filePerDay: { onDayFile: async () => {} } })).rejects.toThrow(/filePerDay/);

@@ -149,7 +149,7 @@ describe('log-endpoints serve --data-dir', () => {
     const holder = await createEndpoints({ storage: { dataDir } });
     const busy = memoryIO();
     expect(await main(['serve', '--data-dir', dataDir, '--api-key', 'k', '--port', '0'], busy.io, 'test')).toBe(1);
-    expect(busy.out.stderr).toMatch(/^error: The data dir .+ is in use by this process/);
+    expect(busy.out.stderr).toMatch(/^error \[data_dir_locked\]: The data dir .+ is in use by this process/);
     await holder.close();
     const wrong = memoryIO();
     expect(await main(['serve', '--edge-logs', 'x.ndjson', '--ingest-key', 'k', '--port', '0'], wrong.io, 'test')).toBe(2);

@@ -3,12 +3,11 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { createGzip, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createEndpoints, InvalidBodyError, NotFoundError, type Endpoints } from '../src/index';
+import { createEndpoints, DataDirLockedError, InvalidBodyError, LogEndpointsError, NotFoundError, type Endpoints } from '../src/index';
 import { parseEvents } from '../src/ingest/parse-body';
 import { readBody } from '../src/ingest/read-body';
 import { eventTimestampMicros as timestampMicros } from '../src/time/event-timestamp';
 import { LOGFLARE_SOURCE_NAMES } from '../src/ingest/source-names';
-import { DataDirLockedError } from '../src/dataset/data-dir-lock';
 import { walDir } from '../src/managed/wal/wal-set';
 import { tempDir } from './support/log-files';
 
@@ -147,7 +146,19 @@ describe('ep.ingest', () => {
   it('events survive a restart on the same data dir; a second instance on it is refused while the first runs', async () => {
     const { ep, dataDir } = await managed();
     await ep.ingest('cloudflare.logs.prod', [edge({ id: 'durable' })]);
-    await expect(createEndpoints({ storage: { dataDir } })).rejects.toBeInstanceOf(DataDirLockedError);
+    const refused = await createEndpoints({ storage: { dataDir } }).catch((e: unknown) => e);
+    // In the error family: a stable code and status, the lock's own refusal as cause, the message as before.
+    expect(refused).toBeInstanceOf(DataDirLockedError);
+    expect(refused).toBeInstanceOf(LogEndpointsError);
+    expect(refused).toMatchObject({
+      name: 'DataDirLockedError',
+      code: 'data_dir_locked',
+      status: 503,
+      dataDir,
+      message: expect.stringMatching(/^The data dir .+ is in use by this process\. Stop it first/),
+    });
+    expect((refused as Error).cause).toMatchObject({ name: 'LockedError', here: true });
+    expect((refused as LogEndpointsError).toJSON()).toEqual({ code: 'data_dir_locked', status: 503, message: (refused as Error).message });
     await ep.close();
     const again = await createEndpoints({ storage: { dataDir }, now: () => new Date(NOW) });
     expect((await again.logsAll({ project: 'abc', project_tier: 'FREE' })).map((r) => r.id)).toEqual(['durable']);

@@ -85,6 +85,34 @@ describe('the size check of callers\' SQL (docs/sandboxing.md, "Limits")', () =>
     for (const sql of legit) expect([sql, await verdict(sql)]).toEqual([sql, 'ok']);
   });
 
+  it('bounds the aggregates and list functions that can repeat a value: a count, repeated indexes, names and quantiles', async () => {
+    const many = (n: number, each: (i: number) => string) => Array.from({ length: n }, (_, i) => each(i)).join(', ');
+    const refused: Array<[string, RegExp]> = [
+      // max(x, n) and max_by(x, y, n) keep n values: an aggregate's whole state, as list does.
+      ['with a as (select max(id, 1000) m from edge_logs) select m || m || m || m || m from a', /aggregates' whole states/],
+      ['with a as (select max_by(id, timestamp, 1000) m from edge_logs) select m || m || m || m || m from a', /aggregates' whole states/],
+      [
+        'select max(id, 1000) over () as a, max(id, 1000) over () as b, min(id, 9) over () as c, arg_min(id, timestamp, 9) over () as d, min_by(id, timestamp, 9) over () as e from edge_logs',
+        /aggregates' whole states/,
+      ],
+      // One copy for each index, each group name, each quantile asked for.
+      [`select list_select([event_message], [${many(300, () => '1')}]) from edge_logs`, /times the size of an event/],
+      [`select regexp_extract(event_message, '(a)', [${many(300, (i) => `'g${i}'`)}]) from edge_logs`, /times the size of an event/],
+      [`select quantile_disc(event_message, [${many(300, (i) => `${i / 300}`)}]) from edge_logs`, /times the size of an event/],
+      [`select quantile_disc(event_message, [${many(300, (i) => `${i / 300}`)}]) over () from edge_logs`, /times the size of an event/],
+      // Indexes that grow with the data, of a list that does too.
+      ["select list_select(str_split(event_message, ''), list_transform(str_split(id, ''), x -> 1)) from edge_logs", /square of the data/],
+    ];
+    for (const [sql, message] of refused) expect([sql.slice(0, 80), await verdict(sql)]).toEqual([sql.slice(0, 80), expect.stringMatching(message)]);
+    // The same functions without a count, or with a few names or quantiles: one value of the rows each.
+    const legit = [
+      'with a as (select max(id) m, max_by(id, timestamp) b, arg_min(event_message, timestamp) c from edge_logs) select m || m || m || m || m, b || b || b, c || c from a',
+      "select list_select(str_split(event_message, ' '), [1, 2]), regexp_extract(event_message, '(\\w+) (\\w+)', ['a', 'b']), regexp_extract(event_message, '(\\w+)', 1) from edge_logs",
+      'select quantile_disc(event_message, [0.5, 0.9]), quantile_disc(event_message, 0.5), max(id) over (), lag(id) over (order by timestamp) from edge_logs',
+    ];
+    for (const sql of legit) expect([sql, await verdict(sql)]).toEqual([sql, 'ok']);
+  });
+
   it('reads constant arguments as DuckDB would: numbers, arithmetic, times and intervals (a month as 28 days)', async () => {
     const first = async (expression: string) => {
       const tree = JSON.parse(await serialize(`select ${expression}`));

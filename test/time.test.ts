@@ -2,9 +2,10 @@ import fc from 'fast-check';
 import { LIST, listValue, VARCHAR, type DuckDBConnection } from '@duckdb/node-api';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../src/duckdb/open-database';
+import { intervalSeconds } from '../src/definitions/intervals';
 import { eventTimestampMicros } from '../src/time/event-timestamp';
 import { formatIsoMicros, parseIsoMicros } from '../src/time/iso';
-import { addUnits, subtractSpan, truncate } from '../src/time/units';
+import { addUnits, spanSeconds, subtractSpan, truncate, UNIT_MICROS, unitMs, unitSeconds } from '../src/time/units';
 
 const us = (iso: string) => BigInt(Date.parse(iso)) * 1000n;
 
@@ -69,6 +70,21 @@ describe('UTC window arithmetic', () => {
     expect(subtractSpan(t, { days: 7 }).toISOString()).toBe('2026-11-14T10:15:02.123Z');
     expect(subtractSpan(t, { minutes: 5 }).toISOString()).toBe('2026-11-21T10:10:02.123Z');
     expect(addUnits(new Date('2026-11-21T23:00:00Z'), 'hour', 1).toISOString()).toBe('2026-11-22T00:00:00.000Z');
+  });
+  it('has one table of unit lengths, as the calendar arithmetic counts them; milliseconds, seconds and spans derived from it', () => {
+    for (const unit of ['second', 'minute', 'hour', 'day'] as const) {
+      const length = addUnits(t, unit, 1).getTime() - t.getTime();
+      expect([unit, unitMs(unit), UNIT_MICROS[unit]]).toEqual([unit, length, length * 1000]);
+    }
+    expect(UNIT_MICROS.week).toBe(7 * unitMs('day') * 1000);
+    expect([UNIT_MICROS.millisecond, UNIT_MICROS.microsecond, unitSeconds('hour'), unitSeconds('day')]).toEqual([1000, 1, 3600, 86_400]);
+    for (const span of [{ minutes: 15 }, { hours: 3 }, { days: 7 }]) expect(spanSeconds(span) * 1000).toBe(t.getTime() - subtractSpan(t, span).getTime());
+    // What descriptions (and so the dashboard) carry for an interval parameter's values.
+    expect([intervalSeconds('15min'), intervalSeconds('1day'), intervalSeconds('7day')]).toEqual([
+      { span: 900, bucket: 60 },
+      { span: 86_400, bucket: 3600 },
+      { span: 604_800, bucket: 86_400 },
+    ]);
   });
 });
 

@@ -1,4 +1,5 @@
 import { join, resolve, sep } from 'node:path';
+import { LogEndpointsError } from '../errors';
 import type { SourceSet } from '../sources/source-set';
 import { acquireLock, describeHolder, LockedError, type HeldLock, type LockRecord, type LockTiming } from '../util/lock-file';
 
@@ -11,20 +12,29 @@ export type DataDirLock = HeldLock;
 /**
  * The data dir is used by another live process (a running `serve --data-dir`, an `ingest`, a
  * `check --repair`), on this host or another: two writers would interleave segments and
- * compactions. `holder` says who, as its lock file tells.
+ * compactions. `holder` says who, as its lock file tells; `cause` is the lock's own refusal.
+ * Code `data_dir_locked`, status 503: thrown when managed storage starts (`createEndpoints({ storage })`),
+ * never by a query; it lasts until that process stops.
+ *
+ * @example
+ * try { await createEndpoints({ storage: { dataDir: './data' } }) }
+ * catch (e) { if (e instanceof DataDirLockedError) console.log(e.code, e.holder?.pid) } // 'data_dir_locked', 4242
  */
-export class DataDirLockedError extends Error {
+export class DataDirLockedError extends LogEndpointsError {
   constructor(
     readonly dataDir: string,
     readonly holder: LockRecord | null,
     here = false,
+    options?: { cause?: unknown },
   ) {
     super(
+      'data_dir_locked',
+      503,
       `The data dir ${dataDir} is in use by ${here ? 'this process' : holder ? `process ${holder.pid} on host ${holder.host} (${holder.purpose}, since ${holder.since})` : describeHolder(null)}. ` +
         'Stop it first, or send events to it over HTTP. A lock whose holder died is taken over by itself ' +
         '(at once on the same machine, after 10 s from another one).',
+      options,
     );
-    this.name = 'DataDirLockedError';
   }
 }
 
@@ -40,7 +50,7 @@ export async function lockDataDir(dataDir: string, purpose = 'serve', timing?: L
   try {
     return await acquireLock(join(dataDir, LOCK_FILE), purpose, timing);
   } catch (error) {
-    if (error instanceof LockedError) throw new DataDirLockedError(dataDir, error.record, error.here);
+    if (error instanceof LockedError) throw new DataDirLockedError(dataDir, error.record, error.here, { cause: error });
     throw error;
   }
 }

@@ -6,6 +6,7 @@ import type { SourceName } from '../sources/source-descriptor';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { openDatabase, type DatabaseSettings } from '../duckdb/open-database';
 import { sqlStringList } from '../duckdb/sql-literal';
+import { DEFAULT_COMPACTION_DUCKDB } from '../duckdb/compaction-duckdb';
 import { appendCommit, readDatasetStateStable, type DataFile, type DatasetState, type InputRecord } from './dataset-log';
 import { unlinkIfPresent } from '../util/durable-fs';
 import { fileCrc32 } from '../util/crc32';
@@ -54,11 +55,7 @@ const HEAD = /^_head-(part-[0-9a-f]{16}-\d+\.parquet)$/;
  * const { state, outcome } = await settleOrphans(readDatasetStateStable(root), 'edgeLogs');
  * // outcome.restored: ['date=2026-11-21/part-3f…-0.parquet']
  */
-export async function settleOrphans(
-  state: DatasetState,
-  source: SourceName,
-  duckdb: DatabaseSettings = { threads: 1, memoryLimit: '256MB' },
-): Promise<{ state: DatasetState; outcome: OrphanOutcome }> {
+export async function settleOrphans(state: DatasetState, source: SourceName, duckdb: DatabaseSettings = DEFAULT_COMPACTION_DUCKDB): Promise<{ state: DatasetState; outcome: OrphanOutcome }> {
   const outcome: OrphanOutcome = { restored: [], deleted: [], kept: [] };
   const orphans = await orphansOf(state);
   // A commit removed these and their deletion was cut short (a kill after a merge, retention or a

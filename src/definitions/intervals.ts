@@ -1,4 +1,4 @@
-import type { BucketUnit, Span } from '../time/units';
+import { spanSeconds, unitSeconds, type BucketUnit, type Span } from '../time/units';
 
 /**
  * What each interval value means, once for every endpoint that takes one: its window (`span`,
@@ -31,8 +31,6 @@ export interface IntervalSeconds {
   bucket: number;
 }
 
-const UNIT_SECONDS: Record<BucketUnit, number> = { second: 1, minute: 60, hour: 3600, day: 86_400 };
-
 /** Whether a value is an interval with a meaning. */
 export function isInterval(value: string): value is IntervalName {
   return Object.hasOwn(INTERVALS, value);
@@ -56,6 +54,5 @@ export function intervalMeaning(name: IntervalName): { span: Span; unit: BucketU
  */
 export function intervalSeconds(name: IntervalName): IntervalSeconds {
   const { span, unit } = INTERVALS[name];
-  const seconds = 'minutes' in span ? span.minutes * 60 : 'hours' in span ? span.hours * 3600 : span.days * 86_400;
-  return { span: seconds, bucket: UNIT_SECONDS[unit] };
+  return { span: spanSeconds(span), bucket: unitSeconds(unit) };
 }

@@ -1,7 +1,7 @@
 import { querySql } from '../sql/query-files';
 import { prefilterLiteral, requiredLiteral } from '../sql/required-literal';
 import { dateToMicros } from '../time/iso';
-import { subtractSpan } from '../time/units';
+import { subtractSpan, UNIT_MICROS } from '../time/units';
 import { intervalMeaning, type IntervalName } from './intervals';
 import type { DefinitionParams, DefinitionRow } from './definition';
 import type { EngineParam } from '../engine/engine';
@@ -31,7 +31,7 @@ const USAGE_INTERVALS = ['hourly', 'daily', 'minutely', '15min', '30min', '1hr',
 export function rollupsWhenStored(bound: Readonly<Record<string, EngineParam>>): 'rollups' | null {
   const { unit, start } = bound;
   if (unit !== 'hour' && unit !== 'day') return null;
-  const onTheHour = start !== null && typeof start === 'object' && start.timestamp % 3_600_000_000n === 0n;
+  const onTheHour = start !== null && typeof start === 'object' && start.timestamp % BigInt(UNIT_MICROS.hour) === 0n;
   return onTheHour || unit === 'day' ? 'rollups' : null;
 }
 

@@ -20,7 +20,7 @@ export function isDuckDBOutOfMemory(error: unknown): boolean {
  * limit set, or past the ceiling, fails as it would have.
  *
  * @example
- * const result = await withMemoryRetry({ threads: 1, memoryLimit: '256MB' }, (duckdb) => compactFiles({ ...options, duckdb }));
+ * const result = await withMemoryRetry(DEFAULT_COMPACTION_DUCKDB, (duckdb) => compactFiles({ ...options, duckdb }));
  */
 export async function withMemoryRetry<T>(settings: DatabaseSettings | undefined, work: (settings: DatabaseSettings | undefined) => Promise<T>): Promise<T> {
   const configured = settings?.memoryLimit === undefined ? null : memoryLimitBytes(settings.memoryLimit);

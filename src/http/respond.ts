@@ -1,3 +1,4 @@
+import { InternalError } from '../util/internal-error';
 import { LogEndpointsError } from '../errors';
 import type { QueryResult } from '../api/create-endpoints';
 import type { ColumnSpec } from '../definitions/definition';
@@ -58,7 +59,8 @@ function body(result: QueryResult & { table?: Table }, columns: readonly ColumnS
     case 'ndjson':
       return rowsToNdjson(columns, result.result);
     case 'arrow':
-      if (!result.table) throw new TypeError('An Arrow answer needs the table of the result.');
+      // The query asked the engine for a table when the format is Arrow.
+      if (!result.table) throw new InternalError('invariant', 'An Arrow answer needs the table of the result.');
       return arrowToIpcStream(result.table);
   }
 }

@@ -50,12 +50,3 @@ export interface ClickHouseShipping extends ClickHouseServer {
   /** The in-process DuckDB that reads the segments (default: `compactionDuckdb`'s, else `DEFAULT_COMPACTION_DUCKDB`). */
   duckdb?: { threads?: number; memoryLimit?: string };
 }
-
-/**
- * The background compaction's DuckDB when `compactionDuckdb` is not given: one thread and 256MB,
- * queries keep the rest. A run's sort spills to disk past it (staged-rows.ts); a run that still
- * runs out of memory (a few events of hundreds of thousands of keys) is retried with twice the
- * limit (memory-retry.ts). At 128MB, sorted runs of 800,000 gateway events ran out of memory in
- * DuckDB's Parquet writer (its dictionaries), which does not spill.
- */
-export const DEFAULT_COMPACTION_DUCKDB = { threads: 1, memoryLimit: '256MB' } as const;

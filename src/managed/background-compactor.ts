@@ -9,6 +9,7 @@ import { SerialRuns } from '../util/serial-runs';
 import { withMemoryRetry } from '../duckdb/memory-retry';
 import { partitionDay } from '../files/file-kinds';
 import { monotonicMs } from '../time/clock';
+import { unitMs } from '../time/units';
 import { daySettled, SETTLE_QUIET_MS } from './merge-policy';
 
 /** The part of the write-ahead log the compactor needs. */
@@ -164,7 +165,7 @@ export class BackgroundCompactor {
     this.counters.mergedFiles += merges.merged;
     // Another settled day waits: the next run comes at once (each first compacts what closed meanwhile).
     if (merges.settledLeft) this.trigger();
-    const cutoff = new Date(this.options.now().getTime() - this.options.retentionDays * 86_400_000).toISOString().slice(0, 10);
+    const cutoff = new Date(this.options.now().getTime() - this.options.retentionDays * unitMs('day')).toISOString().slice(0, 10);
     this.counters.droppedFiles += await dropDaysBefore(datasetDir, source, cutoff);
     await forgetDeletedInputs(datasetDir, source.name, this.options.walDir + sep);
   }

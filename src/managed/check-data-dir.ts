@@ -7,6 +7,7 @@ import type { SourceDescriptor, SourceName } from '../sources/source-descriptor'
 import type { SourceSet } from '../sources/source-set';
 import { openDatabase, type DatabaseSettings } from '../duckdb/open-database';
 import { sqlStringList } from '../duckdb/sql-literal';
+import { atRetryCeiling, DEFAULT_COMPACTION_DUCKDB } from '../duckdb/compaction-duckdb';
 import { appendCommit, readDatasetStateStable, type DataFile, type DatasetState } from '../dataset/dataset-log';
 import { companionPathsOf, writeCompanions } from '../dataset/stored-rollups';
 import { backfillRollups } from '../compaction/backfill-rollups';
@@ -72,7 +73,8 @@ export async function checkDataDir(
   const dir = resolve(dataDir);
   if (!existsSync(dir)) throw new InvalidOptionError('dataDir', `${dir} does not exist.`);
   const lock = options.repair ? await lockDataDir(dir, 'check --repair') : null;
-  const duckdb = options.duckdb ?? { threads: 1, memoryLimit: '512MB' };
+  // A repair runs once, without compaction's retry at twice the limit: it starts where that retry ends.
+  const duckdb = options.duckdb ?? atRetryCeiling(DEFAULT_COMPACTION_DUCKDB);
   const report: DataDirReport = { dataDir: dir, checked: [], problems: [], repaired: [] };
   try {
     const known = options.sources ?? BUILT_IN_SOURCE_SET;

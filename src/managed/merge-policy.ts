@@ -1,3 +1,5 @@
+import { unitMs } from '../time/units';
+
 /**
  * Which of a day's files managed storage merges into one (dataset-maintenance.ts), by size: each
  * background compaction writes a file per day it touched (one of a few MB while ingesting, one of
@@ -58,7 +60,7 @@ export function filesToMerge<F extends { path: string; bytes: number }>(files: r
  * A day ended this long ago (event time, on the storage's clock) takes few late events more: its
  * files merge into one once no compaction wrote one of its files for SETTLE_QUIET_MS either.
  */
-export const SETTLE_AFTER_DAY_END_MS = 60 * 60 * 1000;
+export const SETTLE_AFTER_DAY_END_MS = unitMs('hour');
 
 /**
  * How long no compaction may have written a file of a day (elapsed time) before the day is taken
@@ -73,7 +75,7 @@ export const SETTLE_QUIET_MS = 60 * 1000;
  * the process started) is at least SETTLE_QUIET_MS.
  */
 export function daySettled(day: string, nowMs: number, quietForMs: number): boolean {
-  return nowMs >= Date.parse(`${day}T00:00:00Z`) + 86_400_000 + SETTLE_AFTER_DAY_END_MS && quietForMs >= SETTLE_QUIET_MS;
+  return nowMs >= Date.parse(`${day}T00:00:00Z`) + unitMs('day') + SETTLE_AFTER_DAY_END_MS && quietForMs >= SETTLE_QUIET_MS;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { CAST_TYPES } from './cast-types';
 import { InvalidSqlError } from '../errors';
 import { constantNumber } from './constant-number';
-import { sizeRuleOf, type SizeRule } from './function-sizes';
+import { sizeRuleOf, type SizeRule } from './allowed-functions';
 import { constant, EVENT_VALUE, maxOf, POOL_VALUE, scale, substitute, sum, symbol, symbolic, times, without, type Bound } from './size-bound';
 import { columnOf, EVENT_RELATION, opaque, renamed, selectRelation, widest, type Relation, type SelectItem } from './size-relations';
 
@@ -33,7 +33,7 @@ export const SIZE_LIMITS = {
  * Refuses (`InvalidSqlError`, rule `too_large`) a caller's SELECT whose values can grow past
  * `SIZE_LIMITS`, from its parse tree (already checked by `checkParseTree`): the size arguments of
  * `range`, `repeat`, `lpad`, ... must be constants, and what every function can build is bounded
- * by the rules of `function-sizes.ts`, through subqueries, CTEs (recursive ones too) and lambdas.
+ * by the rules of `allowed-functions.ts`, through subqueries, CTEs (recursive ones too) and lambdas.
  *
  * @example
  * checkSizes(statement, ['edge_logs']); // throws for select range(1000000000)
@@ -346,10 +346,15 @@ class SizeCheck {
     for (const o of [...(e.orders ?? []), ...(e.arg_orders ?? [])]) this.expression(o.expression, scope);
     const rule = sizeRuleOf(String(e.function_name).toLowerCase());
     if (rule === 'fixed') return constant(FIXED_VALUE, true);
-    if (rule !== 'collect') return { ...sum(args), row: true };
-    // A list over a frame of n rows: n values; over any other frame, up to the whole partition.
-    const rows = frameRows(e);
-    return rows === null ? POOL_VALUE : { ...times({ ...constant(0), items: rows }, sum(args)), row: true };
+    const nodes: Json[] = e.children ?? [];
+    if (collects(rule, nodes)) {
+      // A list over a frame of n rows: n values; over any other frame, up to the whole partition.
+      const rows = frameRows(e);
+      return rows === null ? POOL_VALUE : { ...times({ ...constant(0), items: rows }, sum(args)), row: true };
+    }
+    // One value of its arguments (lag, first_value, max), or one for each quantile asked for.
+    const one = typeof rule === 'object' && 'each' in rule ? copies(args[0]!, nodes[rule.each], args[rule.each]) : sum(args);
+    return { ...one, row: true };
   }
 
   /** Adds a computed value to the totals and refuses the query once they pass the limits. */
@@ -409,9 +414,26 @@ function sizeOf(name: string, rule: Exclude<SizeRule, 'transform' | 'filter' | '
       // array_to_string(list, sep): each element as text and a separator after it; concat_ws(sep, ...).
       return name === 'concat_ws' ? sum([...args.slice(1), scale(args[0]!, args.length)]) : sum([scale(args[0]!, 4), times(args[0]!, args[1] ?? constant(0))]);
     default:
+      if ('top' in rule) return nodes.length > rule.top ? POOL_VALUE : scale(args[0]!, 1, FIXED_VALUE);
+      if ('each' in rule) return copies(args[0]!, nodes[rule.each], args[rule.each]);
       return scale(sum(args), rule.scale, FIXED_VALUE);
   }
 }
+
+/** Whether an aggregate's value is its whole state: `collect`, or a `top` given its count. */
+function collects(rule: SizeRule, nodes: readonly Json[]): boolean {
+  return rule === 'collect' || (typeof rule === 'object' && 'top' in rule && nodes.length > rule.top);
+}
+
+/** `value` once, or once for each element of `list` when it is one (a number, or no argument, picks one): a list written out counts its elements. */
+function copies(value: Bound, node: Json | undefined, list: Bound | undefined): Bound {
+  if (node === undefined || list === undefined || constantNumber(node) !== null) return scale(value, 1, FIXED_VALUE);
+  const written = LIST_LITERALS.has(String(node.function_name).toLowerCase()) || node.type === 'ARRAY_CONSTRUCTOR' ? (node.children ?? []).length : undefined;
+  return sum([times({ ...list, items: written ?? list.items }, sum([value, constant(FIXED_VALUE)]))], FIXED_VALUE);
+}
+
+/** Functions that build a list of their arguments (`[a, b]` is `ARRAY_CONSTRUCTOR`). */
+const LIST_LITERALS = new Set(['list_value', 'list_pack', 'array_value']);
 
 /** Elements of `range` / `generate_series` over constant arguments (numbers, times and intervals). */
 function rangeCount(nodes: readonly Json[], inclusive: boolean): number {

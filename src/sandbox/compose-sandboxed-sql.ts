@@ -1,3 +1,4 @@
+import { InternalError } from '../util/internal-error';
 import { InvalidOptionError } from '../errors';
 /**
  * How a caller's SELECT runs over an endpoint: the endpoint's SQL is `WITH <ctes> SELECT ...`;
@@ -20,7 +21,8 @@ export function composeSandboxedSql(endpointSql: string, callerSql: string, maxR
 
 /** The caller's query inside the wrapper that caps its rows (also what the validation parses). */
 export function sandboxedSelect(callerSql: string, maxRows: number): string {
-  if (!Number.isSafeInteger(maxRows) || maxRows < 0) throw new RangeError(`maxRows must be a non-negative integer, not ${maxRows}`);
+  // defineEndpoint checks maxRows (1 to 1,000,000); anything else here is a bug.
+  if (!Number.isSafeInteger(maxRows) || maxRows < 0) throw new InternalError('invariant', `maxRows must be a non-negative integer, not ${maxRows}`);
   return `SELECT * FROM (\n${callerSql}\n) AS sandboxed LIMIT ${maxRows}`;
 }
 

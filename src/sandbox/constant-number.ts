@@ -1,31 +1,23 @@
+import { UNIT_MICROS } from '../time/units';
+
 /** A node of DuckDB's parse tree (json_serialize_sql). */
 type Json = Record<string, any>;
 
-const UNIT_MICROS: Record<string, number> = {
-  to_microseconds: 1,
-  to_milliseconds: 1e3,
-  to_seconds: 1e6,
-  to_minutes: 6e7,
-  to_hours: 3.6e9,
-  to_days: 8.64e10,
-  to_weeks: 6.048e11,
-  to_months: 2.4192e12,
-  to_quarters: 7.2576e12,
-  to_years: 2.90304e13,
-  to_decades: 2.90304e14,
-  to_centuries: 2.90304e15,
-  to_millennia: 2.90304e16,
-};
-const INTERVAL_WORD: Record<string, number> = {
-  microsecond: 1,
-  millisecond: 1e3,
-  second: 1e6,
-  minute: 6e7,
-  hour: 3.6e9,
-  day: 8.64e10,
-  week: 6.048e11,
-  month: 2.4192e12,
-  year: 2.90304e13,
+/** A month as its shortest, so a count of them is never under-estimated. */
+const MONTH = 28 * UNIT_MICROS.day;
+
+/** The words of an interval's text (`'90 minutes'`), in microseconds. */
+const INTERVAL_WORD: Record<string, number> = { ...UNIT_MICROS, month: MONTH, year: 12 * MONTH };
+
+/** The `to_<unit>s(n)` functions (`to_hours(2)`), in microseconds. */
+const TO_UNIT: Record<string, number> = {
+  ...Object.fromEntries(Object.entries(UNIT_MICROS).map(([unit, micros]) => [`to_${unit}s`, micros])),
+  to_months: MONTH,
+  to_quarters: 3 * MONTH,
+  to_years: 12 * MONTH,
+  to_decades: 120 * MONTH,
+  to_centuries: 1200 * MONTH,
+  to_millennia: 12_000 * MONTH,
 };
 
 /**
@@ -59,7 +51,7 @@ export function constantNumber(node: Json): number | null {
       const values = (node.children ?? []).map((c: Json) => constantNumber(c));
       if (values.some((v: number | null) => v === null)) return null;
       const [a, b] = values as number[];
-      if (UNIT_MICROS[name] !== undefined && values.length === 1) return a! * UNIT_MICROS[name]!;
+      if (TO_UNIT[name] !== undefined && values.length === 1) return a! * TO_UNIT[name]!;
       if (name === 'trunc' && values.length === 1) return Math.trunc(a!);
       if (values.length === 1 && name === '-') return -a!;
       if (values.length !== 2) return null;

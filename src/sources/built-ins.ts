@@ -6,8 +6,9 @@ export { edgeLogs, functionEdgeLogs };
 
 /**
  * The sources every instance knows (descriptors made with `defineSource`, like a user's). Adding
- * one is its descriptor file and a line here: the command line, ingest names, managed storage,
- * compaction and the ClickHouse tables follow from the set.
+ * one is its descriptor file, a line here and its entry in the demo-data generator (the type check
+ * asks for it; docs/architecture.md): the command line, ingest names, managed storage, compaction
+ * and the ClickHouse tables follow from the set.
  */
 export const BUILT_IN_SOURCES = [edgeLogs, functionEdgeLogs] as const;
 

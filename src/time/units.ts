@@ -8,6 +8,40 @@ export type BucketUnit = 'second' | 'minute' | 'hour' | 'day';
 /** A window length, as date-fns counts it. */
 export type Span = { minutes: number } | { hours: number } | { days: number };
 
+/**
+ * The fixed units of time in microseconds: the one table of their lengths (a day is 24 hours in
+ * UTC, which has no daylight saving); milliseconds and seconds are derived from it.
+ *
+ * @example
+ * UNIT_MICROS.hour; // 3600000000
+ * unitMs('day'); // 86400000
+ */
+export const UNIT_MICROS = {
+  microsecond: 1,
+  millisecond: 1_000,
+  second: 1_000_000,
+  minute: 60 * 1_000_000,
+  hour: 60 * 60 * 1_000_000,
+  day: 24 * 60 * 60 * 1_000_000,
+  week: 7 * 24 * 60 * 60 * 1_000_000,
+} as const;
+
+/** A unit of `UNIT_MICROS`. */
+export type TimeUnitName = keyof typeof UNIT_MICROS;
+
+/** Milliseconds in a unit (`unitMs('day')` is 86,400,000). */
+export const unitMs = (unit: TimeUnitName): number => UNIT_MICROS[unit] / UNIT_MICROS.millisecond;
+
+/** Seconds in a unit (`unitSeconds('hour')` is 3,600). */
+export const unitSeconds = (unit: TimeUnitName): number => UNIT_MICROS[unit] / UNIT_MICROS.second;
+
+/** A span's length in seconds (`spanSeconds({ days: 1 })` is 86,400). */
+export function spanSeconds(span: Span): number {
+  if ('minutes' in span) return span.minutes * unitSeconds('minute');
+  if ('hours' in span) return span.hours * unitSeconds('hour');
+  return span.days * unitSeconds('day');
+}
+
 // date-fns on UTCDate does the calendar arithmetic in UTC whatever the process time zone is.
 const TRUNC = { second: startOfSecond, minute: startOfMinute, hour: startOfHour, day: startOfDay } as const;
 const ADD = { second: addSeconds, minute: addMinutes, hour: addHours, day: addDays } as const;

@@ -2,7 +2,9 @@
  * An error no caller sees as it is. Either a sentinel the code around it catches and turns into a
  * `LogEndpointsError` (a query that finished past its limit, an aborted request, a parser thread
  * that exited), or one that stands for a system error by its errno `code` (a short write as
- * `ENOSPC`, a file shorter than listed as `ENOENT`), so it takes the way that error takes.
+ * `ENOSPC`, a file shorter than listed as `ENOENT`), so it takes the way that error takes, or a
+ * state the code rules out (`invariant`: a bug of ours, never a caller's input; a generic 500 if it
+ * ever reaches HTTP).
  *
  * @example
  * if (bytesWritten !== total) throw new InternalError('ENOSPC', `Short write: ${bytesWritten} of ${total} bytes.`);
@@ -18,4 +20,4 @@ export class InternalError extends Error {
 }
 
 /** The stable codes of internal errors: errno codes they stand for, or the sentinel's kind. */
-export type InternalCode = 'ENOSPC' | 'ENOENT' | 'past_limit' | 'aborted' | 'parser_exited' | 'unbound_parameter' | 'not_declared';
+export type InternalCode = 'ENOSPC' | 'ENOENT' | 'past_limit' | 'aborted' | 'parser_exited' | 'unbound_parameter' | 'not_declared' | 'invariant';

@@ -1,3 +1,4 @@
+import { EngineError } from '../../errors';
 import type { EngineParam } from '../engine';
 import { integerType, sqlIdentifier, sqlInteger, tsvField } from './sql-text';
 
@@ -12,12 +13,20 @@ const PLACEHOLDER = /\{([A-Za-z_][A-Za-z0-9_]*):\s*([A-Za-z0-9]+(?:\([A-Za-z0-9]
 /** The external table that carries text values to servers without query parameters. */
 export const PARAMS_TABLE = 'le_params';
 
+/**
+ * A statement that cannot run with its values: a mistake of the endpoint's ClickHouse SQL or of
+ * what its bind hook gives it (`query_failed`), with the reason (names and types, never values).
+ */
+function unusable(message: string): EngineError {
+  return new EngineError('query_failed', message);
+}
+
 /** The placeholders of a query, each name once (a name used with two types is a mistake). */
 export function placeholders(sql: string): Placeholder[] {
   const found = new Map<string, string>();
   for (const [, name, type] of sql.matchAll(PLACEHOLDER)) {
     const known = found.get(name!);
-    if (known !== undefined && known !== type) throw new TypeError(`Query parameter ${name} is used as ${known} and as ${type}.`);
+    if (known !== undefined && known !== type) throw unusable(`Query parameter ${name} is used as ${known} and as ${type}.`);
     found.set(name!, type!);
   }
   return [...found].map(([name, type]) => ({ name, type }));
@@ -45,24 +54,24 @@ export interface BoundQuery {
 export function bindParams(sql: string, params: Readonly<Record<string, EngineParam>>, queryParameters: boolean): BoundQuery {
   const text: Array<{ name: string; type: string; value: string | null }> = [];
   for (const { name, type } of placeholders(sql)) {
-    if (params[name] === undefined) throw new TypeError(`No value for query parameter ${name}.`);
+    if (params[name] === undefined) throw unusable(`No value for query parameter ${name}.`);
     const value = params[name]!;
-    if (value === null && !type.startsWith('Nullable(')) throw new TypeError(`Query parameter ${name} (${type}) cannot be NULL.`);
+    if (value === null && !type.startsWith('Nullable(')) throw unusable(`Query parameter ${name} (${type}) cannot be NULL.`);
     if (integerType(type) !== null) continue;
-    if (type !== 'String' && type !== 'Nullable(String)') throw new TypeError(`Query parameter ${name} has the unsupported type ${type}.`);
-    if (value !== null && typeof value !== 'string') throw new TypeError(`Query parameter ${name} (${type}) needs text.`);
+    if (type !== 'String' && type !== 'Nullable(String)') throw unusable(`Query parameter ${name} has the unsupported type ${type}.`);
+    if (value !== null && typeof value !== 'string') throw unusable(`Query parameter ${name} (${type}) needs text.`);
     text.push({ name, type, value });
   }
   const bound = sql.replace(PLACEHOLDER, (whole, name: string, type: string) => {
     const value = params[name]!;
     if (integerType(type) !== null) {
       if (value === null) return 'NULL';
-      if (typeof value === 'object') return sqlInteger(value.timestamp, type);
-      if (typeof value === 'number') return sqlInteger(value, type);
-      throw new TypeError(`Query parameter ${name} (${type}) needs a number.`);
+      if (typeof value === 'object') return sqlInteger(value.timestamp, type, name);
+      if (typeof value === 'number') return sqlInteger(value, type, name);
+      throw unusable(`Query parameter ${name} (${type}) needs a number.`);
     }
     // Text: left to the server as a parameter, or read from the external table.
-    return queryParameters ? whole : `(SELECT ${sqlIdentifier(name)} FROM ${PARAMS_TABLE})`;
+    return queryParameters ? whole : `(SELECT ${sqlIdentifier(name, 'sql.clickhouse')} FROM ${PARAMS_TABLE})`;
   });
   if (text.length === 0) return { sql: bound };
   if (queryParameters) return { sql: bound, queryParams: Object.fromEntries(text.map((t) => [t.name, t.value])) };

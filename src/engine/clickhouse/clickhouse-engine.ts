@@ -6,7 +6,7 @@ import { QueryGate } from '../../util/query-gate';
 import { patternProblem, toEngineError } from './classify-error';
 import { openClient, probeServer, type ServerFeatures } from './connection';
 import { decodeRows } from './decode-rows';
-import { requireDatabase, sourcesOfTarget, tableOf, type ClickHouseTarget } from './options';
+import { requireDatabase, requireServer, sourcesOfTarget, tableOf, type ClickHouseTarget } from './options';
 import { preparedQuerySql } from './query-files';
 import { runCommand, runSql, type SqlRequest } from './run-sql';
 import { sqlTableName } from './sql-text';
@@ -77,6 +77,7 @@ class ClickHouseEngine implements Engine {
 
   constructor(private readonly options: ClickHouseEngineOptions) {
     requireDatabase(options, 'clickhouseEngine');
+    requireServer(options, 'clickhouseEngine');
     this.gate = new QueryGate({
       maxConcurrent: options.maxConcurrentQueries ?? 4,
       maxQueued: options.maxQueuedQueries ?? 64,
@@ -85,7 +86,7 @@ class ClickHouseEngine implements Engine {
     // Names are checked here, so a mistake shows at start-up rather than on the first query.
     this.sources = sourcesOfTarget(options);
     this.sourceNames = this.sources.names;
-    this.tables = new Map(this.sources.list.map((d) => [d.relation, sqlTableName(options.database, tableOf(options, d))]));
+    this.tables = new Map(this.sources.list.map((d) => [d.relation, sqlTableName(options.database, tableOf(options, d), `tables.${d.name}`)]));
   }
 
   async run(request: EngineRequest): Promise<EngineResult> {

@@ -9,7 +9,7 @@ import { RangeCopies } from '../../files/range-copies';
 import { openDatabase, type DatabaseSettings } from '../../duckdb/open-database';
 import { clickhouseErrorCode } from './classify-error';
 import { connect, type Connection } from './connection';
-import { localTableOf, requireDatabase, sourcesOfTarget, tableOf, type ClickHouseTarget } from './options';
+import { localTableOf, requireDatabase, requireServer, sourcesOfTarget, tableOf, type ClickHouseTarget } from './options';
 import { logFileSelect } from './read-log-files';
 import { RowBinaryWriter } from './row-binary';
 import { statementSql } from './query-files';
@@ -103,10 +103,11 @@ export class ClickHouseLoader {
     this.batchRows = options.batchRows ?? 100_000;
     // Checked at once: a missing or bad name is a configuration mistake.
     requireDatabase(options, 'clickhouseLoader');
-    sqlIdentifier(options.database);
+    requireServer(options, 'clickhouseLoader');
+    sqlIdentifier(options.database, 'database');
     this.sources = sourcesOfTarget(options);
     this.sourceNames = this.sources.names;
-    for (const source of this.sources.list) sqlIdentifier(tableOf(options, source));
+    for (const source of this.sources.list) sqlIdentifier(tableOf(options, source), `tables.${source.name}`);
   }
 
   /** Creates the database and tables on the connected server (IF NOT EXISTS); see `schemaStatements`. */
@@ -237,7 +238,7 @@ export class ClickHouseLoader {
 
   async shippedOffsets(source: SourceName, segment: string, range: { first: bigint; last: bigint }, queryId: string): Promise<Set<number>> {
     const { client, features } = await this.clickhouse();
-    const table = sqlTableName(this.options.database, tableOf(this.options, this.sources.get(source)));
+    const table = sqlTableName(this.options.database, tableOf(this.options, this.sources.get(source)), `tables.${source}`);
     const sql = statementSql('wal.shipped-offsets', 'wal_rows', table);
     const params = { segment, first: { timestamp: range.first }, last: { timestamp: range.last } };
     const { data } = await runSql(client, features, { sql, params, settings: this.options.settings, queryId }).catch((error) => {
@@ -260,12 +261,12 @@ export class ClickHouseLoader {
     const encodings = columns.map((c) => c.encoding);
     const writer = new RowBinaryWriter();
     for (let i = 0; i < rows.length; i++) writer.writeRow(encodings, [...keep(rows[i]!), segment, offsets[i]!]);
-    const table = sqlTableName(this.options.database, tableOf(this.options, source));
+    const table = sqlTableName(this.options.database, tableOf(this.options, source), `tables.${source.name}`);
     const settings = { ...this.options.settings, ...(this.options.cluster ? { insert_distributed_sync: 1 } : {}) };
     await insertRowBinary(
       client,
       table,
-      columns.map((c) => sqlIdentifier(c.name)),
+      columns.map((c) => sqlIdentifier(c.name, 'sourceDefinitions')),
       writer.take(),
       settings,
       options,
@@ -289,8 +290,8 @@ export class ClickHouseLoader {
     const { client } = await this.clickhouse();
     const { columns, keep } = await this.writableColumns(source);
     const encodings = columns.map((c) => c.encoding);
-    const table = sqlTableName(this.options.database, tableOf(this.options, source));
-    const names = columns.map((c) => sqlIdentifier(c.name));
+    const table = sqlTableName(this.options.database, tableOf(this.options, source), `tables.${source.name}`);
+    const names = columns.map((c) => sqlIdentifier(c.name, 'sourceDefinitions'));
     const settings = { ...this.options.settings, ...(this.options.cluster ? { insert_distributed_sync: 1 } : {}) };
     return this.onDuckDB(async (connection) => {
       const writer = new RowBinaryWriter();

@@ -37,7 +37,7 @@ export async function openClient(target: ClickHouseTarget): Promise<{ client: Cl
 }
 
 async function createClient(target: ClickHouseTarget): Promise<ClickHouseClient> {
-  if (!target.url) throw new TypeError('clickhouse: give `url` (or `client`).');
+  if (!target.url) throw new InvalidOptionError('url', 'clickhouse: give `url` (or `client`).');
   let module: typeof import('@clickhouse/client');
   try {
     module = await import('@clickhouse/client');

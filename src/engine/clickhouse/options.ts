@@ -65,3 +65,15 @@ export function requireDatabase(target: { database?: unknown; cluster?: unknown 
     `${factory} needs database: the database of ${tables} (\`log-endpoints clickhouse init\` creates it), e.g. { database: 'default' }, not ${target.database === '' ? 'an empty name' : typeof target.database}.`,
   );
 }
+
+/**
+ * A target's server, checked where an engine or a loader is made: `url`, or a `client` of yours.
+ * Without either, nothing could ever connect.
+ *
+ * @example
+ * requireServer({ database: 'logs' }, 'clickhouseEngine'); // throws InvalidOptionError (option 'url')
+ */
+export function requireServer(target: { url?: unknown; client?: unknown }, factory: string): void {
+  if (target.client || (typeof target.url === 'string' && target.url !== '')) return;
+  throw new InvalidOptionError('url', `${factory} needs url (e.g. 'http://localhost:8123') or a client made with @clickhouse/client.`);
+}

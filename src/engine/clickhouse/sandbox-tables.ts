@@ -1,3 +1,4 @@
+import { InvalidOptionError } from '../../errors';
 import { stripComments } from './query-files';
 import { sqlIdentifier } from './sql-text';
 import { flatPathsColumn, flatValuesColumn } from '../../util/json-flat-paths';
@@ -27,11 +28,11 @@ const EMPTY_SOURCE = `(SELECT '' AS id, toInt64(0) AS timestamp, '' AS event_mes
  */
 export function clickhouseSandboxTables(template: string, sources: readonly SandboxSource[]): Record<string, string> {
   const body = stripComments(template);
-  if (!/\bFROM\s+source_rows\b/.test(body)) throw new RangeError('A source-table template reads FROM source_rows.');
+  if (!/\bFROM\s+source_rows\b/.test(body)) throw new InvalidOptionError('sourceTables', 'A source-table template reads FROM source_rows.');
   return Object.fromEntries(
     sources.map((s) => {
       if (s.table === null) return [s.relation, EMPTY_SOURCE];
-      const sql = body.replace(/\bFROM\s+source_rows\b/g, `FROM ${s.table}`).replace(/\bproject_column\b/g, sqlIdentifier(s.projectColumn));
+      const sql = body.replace(/\bFROM\s+source_rows\b/g, `FROM ${s.table}`).replace(/\bproject_column\b/g, sqlIdentifier(s.projectColumn, 'sourceDefinitions'));
       return [s.relation, `(${sql.replace(/\s*\n\s*/g, ' ')})`];
     }),
   );

@@ -1,3 +1,4 @@
+import { InvalidOptionError } from '../../errors';
 import type { SourceDescriptor } from '../../sources/source-descriptor';
 import { localTableOf, sourcesOfTarget, tableOf, type ClickHouseTarget } from './options';
 import { sqlClusterName, sqlIdentifier, sqlTableName } from './sql-text';
@@ -98,17 +99,17 @@ export interface SchemaOptions {
  */
 export function schemaStatements(target: Pick<ClickHouseTarget, 'database' | 'cluster' | 'tables' | 'sourceDefinitions'>, options: SchemaOptions = {}): string[] {
   const onCluster = options.onCluster ? ` ON CLUSTER ${requireCluster(target)}` : '';
-  const statements = [`CREATE DATABASE IF NOT EXISTS ${sqlIdentifier(target.database)}${onCluster}`];
+  const statements = [`CREATE DATABASE IF NOT EXISTS ${sqlIdentifier(target.database, 'database')}${onCluster}`];
   for (const source of sourcesOfTarget(target).list) {
-    const local = sqlTableName(target.database, localTableOf(target, source));
+    const local = sqlTableName(target.database, localTableOf(target, source), `tables.${source.name}`);
     const columns = [
-      ...tableColumns(source).map((c) => `  ${sqlIdentifier(c.name)} ${c.type}`),
-      ...flatJsonColumns(source).map((c) => `  ${sqlIdentifier(c.name)} ${c.type} DEFAULT ${c.default}`),
-      ...POSITION_COLUMNS.map((c) => `  ${sqlIdentifier(c.name)} ${c.type} DEFAULT ${c.default}`),
+      ...tableColumns(source).map((c) => `  ${sqlIdentifier(c.name, 'sourceDefinitions')} ${c.type}`),
+      ...flatJsonColumns(source).map((c) => `  ${sqlIdentifier(c.name, 'sourceDefinitions')} ${c.type} DEFAULT ${c.default}`),
+      ...POSITION_COLUMNS.map((c) => `  ${sqlIdentifier(c.name, 'sourceDefinitions')} ${c.type} DEFAULT ${c.default}`),
     ].join(',\n');
     statements.push(`CREATE TABLE IF NOT EXISTS ${local}${onCluster} (\n${columns}\n)\n` + `ENGINE = MergeTree()\nPARTITION BY ${PARTITION_BY}\nORDER BY ${orderBy(source)}`);
     if (target.cluster) {
-      const distributed = sqlTableName(target.database, tableOf(target, source));
+      const distributed = sqlTableName(target.database, tableOf(target, source), `tables.${source.name}`);
       const args = [sqlClusterName(target.cluster), `'${target.database}'`, `'${localTableOf(target, source)}'`, 'rand()'];
       statements.push(`CREATE TABLE IF NOT EXISTS ${distributed}${onCluster} AS ${local}\nENGINE = Distributed(${args.join(', ')})`);
     }
@@ -136,11 +137,11 @@ export function addMissingColumns(
   const missing = wanted.filter((c) => !present.has(c.name));
   if (missing.length === 0) return [];
   const onCluster = options.onCluster ? ` ON CLUSTER ${requireCluster(target)}` : '';
-  const adds = missing.map((c) => `ADD COLUMN ${sqlIdentifier(c.name)} ${c.type}${c.default === null ? '' : ` DEFAULT ${c.default}`}`).join(', ');
-  return [`ALTER TABLE ${sqlTableName(target.database, table)}${onCluster} ${adds}`];
+  const adds = missing.map((c) => `ADD COLUMN ${sqlIdentifier(c.name, 'sourceDefinitions')} ${c.type}${c.default === null ? '' : ` DEFAULT ${c.default}`}`).join(', ');
+  return [`ALTER TABLE ${sqlTableName(target.database, table, `tables.${source.name}`)}${onCluster} ${adds}`];
 }
 
 function requireCluster(target: Pick<ClickHouseTarget, 'cluster'>): string {
-  if (!target.cluster) throw new TypeError('onCluster needs a cluster name.');
+  if (!target.cluster) throw new InvalidOptionError('cluster', 'onCluster needs a cluster name.');
   return sqlClusterName(target.cluster);
 }

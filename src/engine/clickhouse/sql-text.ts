@@ -1,3 +1,6 @@
+import { EngineError, InvalidOptionError } from '../../errors';
+import { InternalError } from '../../util/internal-error';
+
 /**
  * Everything of ours that becomes ClickHouse SQL text passes through here: names from the
  * configuration (database, tables, cluster) and integers. Request parameters that are text never
@@ -11,25 +14,26 @@ const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 const CLUSTER = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
 
 /**
- * A database or table name, back-quoted. Only plain names are accepted, so quoting is a
- * formality; a name with anything else is a configuration mistake, reported as such.
+ * A database, table or column name, back-quoted. Only plain names are accepted, so quoting is a
+ * formality; a name with anything else is a configuration mistake, reported as such
+ * (`InvalidOptionError` naming `option`, the option the name came from).
  */
-export function sqlIdentifier(name: string): string {
+export function sqlIdentifier(name: string, option: string): string {
   if (!NAME.test(name)) {
-    throw new TypeError(`"${name}" is not a usable ClickHouse name: use letters, digits and _ (not starting with a digit), at most 128.`);
+    throw new InvalidOptionError(option, `"${name}" is not a usable ClickHouse name: use letters, digits and _ (not starting with a digit), at most 128.`);
   }
   return `\`${name}\``;
 }
 
-/** `database`.`table`. */
-export function sqlTableName(database: string, table: string): string {
-  return `${sqlIdentifier(database)}.${sqlIdentifier(table)}`;
+/** `database`.`table`, the table's name from the option `tableOption` (`tables.<source>`). */
+export function sqlTableName(database: string, table: string, tableOption: string): string {
+  return `${sqlIdentifier(database, 'database')}.${sqlIdentifier(table, tableOption)}`;
 }
 
-/** A cluster name as the string literal `Distributed(...)` and `ON CLUSTER` take. */
+/** A cluster name (the option `cluster`) as the string literal `Distributed(...)` and `ON CLUSTER` take. */
 export function sqlClusterName(cluster: string): string {
   if (!CLUSTER.test(cluster)) {
-    throw new TypeError(`"${cluster}" is not a usable ClickHouse cluster name: use letters, digits, _, . and -.`);
+    throw new InvalidOptionError('cluster', `"${cluster}" is not a usable ClickHouse cluster name: use letters, digits, _, . and -.`);
   }
   return `'${cluster}'`;
 }
@@ -58,14 +62,17 @@ export function integerType(type: string): string | null {
  * typed through `toInt64(...)` and the like, as a query parameter would be; unsigned ones stay
  * bare literals, which ClickHouse 18 requires in LIMIT.
  */
-export function sqlInteger(value: number | bigint, type: string): string {
+export function sqlInteger(value: number | bigint, type: string, name = 'a value'): string {
   const bareType = integerType(type);
-  if (bareType === null) throw new TypeError(`${type} is not an integer type.`);
-  if (typeof value !== 'number' && typeof value !== 'bigint') throw new TypeError(`${String(value)} is not a number.`);
-  if (typeof value === 'number' && !Number.isSafeInteger(value)) throw new TypeError(`${value} is not a whole number.`);
+  // Only integer placeholders are written this way (bindParams asks integerType first).
+  if (bareType === null) throw new InternalError('invariant', `${type} is not an integer type.`);
+  // The statement cannot run with this value: its endpoint binds something its type cannot hold.
+  const unusable = (why: string) => new EngineError('query_failed', `Query parameter ${name} (${type}): ${why}.`);
+  if (typeof value !== 'number' && typeof value !== 'bigint') throw unusable(`${String(value)} is not a number`);
+  if (typeof value === 'number' && !Number.isSafeInteger(value)) throw unusable(`${value} is not a whole number`);
   const n = BigInt(value);
   const [min, max] = RANGES[bareType]!;
-  if (n < min || n > max) throw new RangeError(`${n} is outside the range of ${bareType}.`);
+  if (n < min || n > max) throw unusable(`${n} is outside the range of ${bareType}`);
   const digits = n.toString();
   return bareType.startsWith('U') ? digits : `to${bareType}(${digits})`;
 }

@@ -7,6 +7,7 @@ import { headOf, type ReadSet, type SourceReader } from '../../files/source-read
 import { partitionDay } from '../../files/file-kinds';
 import { HEAD_ROWS_PER_PROJECT } from '../../dataset/newest-heads';
 import { BOUND_PARAM, newestInTwoPhases } from './two-phase-newest';
+import { UNIT_MICROS } from '../../time/units';
 import type { HeadTables, HeldHeads } from './head-tables';
 
 type Rows = Record<string, EngineValue>[];
@@ -32,7 +33,7 @@ export interface NewestFirstQuery {
   relisted(): Promise<SourceFiles>;
 }
 
-const DAY_MICROS = 86_400_000_000n;
+const DAY_MICROS = BigInt(UNIT_MICROS.day);
 
 function dayStartMicros(day: string): bigint {
   return BigInt(Date.parse(`${day}T00:00:00Z`)) * 1000n;
