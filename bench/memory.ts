@@ -7,14 +7,14 @@ import { BENCH_KEY, startServe } from './serve-process';
 
 /** What a burst of uncached queries did to the serving process's memory. */
 export interface BurstResult {
-  /** The server's --memory-limit, in MB (10^6 bytes, as DuckDB reads it). */
+  /** The server's --memory-limit (the process's budget), in MB (10^6 bytes). */
   memory_limit_mb: number;
   requests: number;
   /** Answers by status and reason (`200`, `503 queue full`, `503 out of memory`, ...). */
   statuses: Record<string, number>;
   /** RSS once serving, before the burst. */
   rss_mb_before: number;
-  /** Peak RSS of the process (VmHWM), the target's measure: at most memoryLimit + 128 MB. */
+  /** Peak RSS of the process (VmHWM), the target's measure: at most the budget + 10 %. */
   rss_mb_peak: number;
   /** RSS one second after the last answer: what stays. */
   rss_mb_after: number;
@@ -61,7 +61,7 @@ export async function measureBurst(
   options: { requests?: number; memoryLimit?: string; serveArgs?: string[]; env?: Record<string, string> } = {},
 ): Promise<BurstResult> {
   const requests = options.requests ?? 200;
-  const memoryLimit = options.memoryLimit ?? '256MB';
+  const memoryLimit = options.memoryLimit ?? '512MB';
   const port = await freePort();
   const { child } = startServe(dataset, port, { memoryLimit, serveArgs: options.serveArgs, env: options.env });
   const url = `http://127.0.0.1:${port}`;

@@ -37,10 +37,28 @@ describe('serve --supabase under a memory budget', () => {
 
   beforeAll(async () => {
     // The query time limit is far above any run: the budget, not the clock, must end the join.
-    child = spawnCli(['serve', '--supabase', '--data-dir', tmp.path('data'), '--port', '0', '--memory-limit', '400MiB', '--query-timeout-ms', String(HANG_MS), '--wal-segment-bytes', '1000000'], {
-      LOGFLARE_PRIVATE_ACCESS_TOKEN: PRIVATE,
-      LOGFLARE_PUBLIC_ACCESS_TOKEN: PUBLIC,
-    });
+    child = spawnCli(
+      [
+        'serve',
+        '--supabase',
+        '--data-dir',
+        tmp.path('data'),
+        '--port',
+        '0',
+        '--memory-limit',
+        '400MiB',
+        '--query-timeout-ms',
+        String(HANG_MS),
+        '--wal-segment-bytes',
+        '1000000',
+        '--wal-segment-age-ms',
+        '500',
+      ],
+      {
+        LOGFLARE_PRIVATE_ACCESS_TOKEN: PRIVATE,
+        LOGFLARE_PUBLIC_ACCESS_TOKEN: PUBLIC,
+      },
+    );
     url = (await waitForStdout(child, /Listening on (http:\/\/\S+) /))[1]!;
     const prng = new Prng(deriveSeed(3, 'bounds'));
     const at = microsOf(new Date()) - 600_000_000;
@@ -109,7 +127,7 @@ describe("/metrics' text", () => {
         ingestedEvents: 10,
         refusals: { memory_limit: 1, 'odd"code': 2 },
         warmingKeys: 0,
-        memory: { budgetBytes: 512, residentBytes: 100 },
+        memory: { budgetBytes: 512, residentBytes: 100, heapBytes: 60, externalBytes: 5 },
       },
       200,
     );
@@ -124,6 +142,12 @@ describe("/metrics' text", () => {
         '# HELP log_endpoints_resident_peak_bytes Highest resident memory since the start (VmHWM).',
         '# TYPE log_endpoints_resident_peak_bytes gauge',
         'log_endpoints_resident_peak_bytes 200',
+        "# HELP log_endpoints_heap_bytes V8's heap (JavaScript objects).",
+        '# TYPE log_endpoints_heap_bytes gauge',
+        'log_endpoints_heap_bytes 60',
+        "# HELP log_endpoints_external_bytes JavaScript's buffers outside V8's heap.",
+        '# TYPE log_endpoints_external_bytes gauge',
+        'log_endpoints_external_bytes 5',
         '# HELP log_endpoints_ingested_events_total Events acknowledged.',
         '# TYPE log_endpoints_ingested_events_total counter',
         'log_endpoints_ingested_events_total 10',

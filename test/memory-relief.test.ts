@@ -1,5 +1,5 @@
-import { afterAll, describe, expect, it } from 'vitest';
-import { MemoryRelief, openDatabase, TRIM_SLACK_BYTES } from '../src/duckdb/open-database';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { IDLE_TRIM_MS, MemoryRelief, openDatabase, TRIM_SLACK_BYTES } from '../src/duckdb/open-database';
 
 // What the relief does is measured in `npm run bench` (peak RSS under a burst); here: when it runs.
 describe('MemoryRelief', () => {
@@ -56,5 +56,34 @@ describe('MemoryRelief', () => {
     resident = 300e6 + TRIM_SLACK_BYTES + 1;
     expect(await trimmed()).toBe(2);
     await relief.close();
+  });
+
+  it('trims while idle too: when grown since the last trim, and every third look while above its idle size', async () => {
+    const db = await open('256MB');
+    let resident = 150e6;
+    const relief = new MemoryRelief(db.instance, 2, 256e6, () => resident);
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      const tick = async () => {
+        vi.advanceTimersByTime(IDLE_TRIM_MS);
+        await relief.settled();
+        return relief.trims;
+      };
+      relief.startIdleTrims();
+      // Idle as it started: nothing to give back.
+      expect([await tick(), await tick(), await tick()]).toEqual([0, 0, 0]);
+      // Load: grown past the last trim (none yet) by the slack, trimmed at the next look.
+      resident = 150e6 + 2 * TRIM_SLACK_BYTES;
+      expect(await tick()).toBe(1);
+      // The same size (freed memory that a trim would return shows no growth): every third look.
+      expect([await tick(), await tick()]).toEqual([1, 2]);
+      // Back within the slack of idle: never again.
+      resident = 150e6 + TRIM_SLACK_BYTES / 2;
+      expect([await tick(), await tick(), await tick()]).toEqual([2, 2, 2]);
+      await relief.close();
+      expect(await tick()).toBe(2);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

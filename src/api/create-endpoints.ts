@@ -349,7 +349,8 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest 
   }
 
   stats(): EndpointsStats {
-    const memory = { budgetBytes: this.#budget.bytes, residentBytes: process.memoryUsage.rss() };
+    const { rss, heapTotal, external } = process.memoryUsage();
+    const memory = { budgetBytes: this.#budget.bytes, residentBytes: rss, heapBytes: heapTotal, externalBytes: external };
     const stats: EndpointsStats = {
       ...this.#counters,
       ingestedEvents: this.#ingestedEvents,

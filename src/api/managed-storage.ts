@@ -128,7 +128,9 @@ export class ManagedStorage {
       sources: Object.fromEntries(this.sources.list.map((d) => [d.relation, this.sourceBytes(d.name)])),
       settled: false,
     };
-    stats.settled = Object.values(stats.sources).every((s) => s.lagBytes === 0);
+    // Everything acknowledged is in the dataset: no write-ahead bytes left (the active segment
+    // rolls by age, so a quiet store settles), nothing recovering.
+    stats.settled = Object.values(stats.sources).every((s) => s.walBytes === 0) && stats.recoveringSegments === 0;
     const shippers = this.shipping?.shippers;
     if (shippers) {
       const shipped = (pick: (c: ClickHouseShipper['counters']) => number) => shippers.reduce((n, c) => n + pick(c.counters), 0);

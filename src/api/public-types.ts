@@ -253,7 +253,7 @@ export interface EndpointsStats extends CacheCounters {
      * compacted, and segments still recovering).
      */
     sources: Record<string, { walBytes: number; lagBytes: number }>;
-    /** Every closed segment compacted (or shipped) and nothing recovering: the data is settled. */
+    /** Every acknowledged event is in the dataset (or shipped): no write-ahead bytes, nothing recovering. */
     settled: boolean;
     /** With `storage.clickhouse`: segments shipped (then deleted), events inserted, failed attempts. */
     shippedSegments?: number;
@@ -263,10 +263,10 @@ export interface EndpointsStats extends CacheCounters {
   /** Keys this instance keeps warm now (read within their last lifetime). */
   warmingKeys: number;
   /**
-   * The process's memory against its budget (`memoryLimit`, docs/operations.md): the budget and
-   * the resident bytes now.
+   * The process's memory against its budget (`memoryLimit`, docs/operations.md): the budget, the
+   * resident bytes now, V8's heap and the bytes of JavaScript's buffers outside it.
    */
-  memory: { budgetBytes: number; residentBytes: number };
+  memory: { budgetBytes: number; residentBytes: number; heapBytes: number; externalBytes: number };
 }
 
 /** Maps each built-in endpoint's name to its parameter and row types. */

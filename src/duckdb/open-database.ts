@@ -107,6 +107,9 @@ export function threadsWithin(limitBytes: number, cores = availableParallelism()
 /** How much a process that stayed above its limit after a trim must grow before the next trim. */
 export const TRIM_SLACK_BYTES = 16 * 2 ** 20;
 
+/** How often the idle trim looks at the process's resident memory. */
+export const IDLE_TRIM_MS = 10_000;
+
 export class MemoryRelief {
   /** Trims done (for tests and benchmarks). */
   trims = 0;
@@ -123,6 +126,32 @@ export class MemoryRelief {
     readonly budgetBytes: number,
     private readonly residentBytes: () => number = () => process.memoryUsage.rss(),
   ) {}
+
+  /**
+   * Also trims on a timer, every `everyMs`, when the process grew by `TRIM_SLACK_BYTES` since the
+   * last trim: memory freed without a query (the memory tables' rows going once compacted, ingest's
+   * buffers) then goes back too. Measured: after a minute of 1,000 events/s the process kept
+   * 95 MiB above its idle figure with the heap and memory tables back to idle, until a trim.
+   */
+  startIdleTrims(everyMs = IDLE_TRIM_MS): void {
+    // What the process holds with nothing to give back: its size when the trims start.
+    const idle = this.residentBytes();
+    this.floor = Math.max(this.floor, idle);
+    let ticks = 0;
+    const timer = setInterval(() => {
+      if (this.closed) return clearInterval(timer);
+      const resident = this.residentBytes();
+      const third = ++ticks % 3 === 0;
+      // Grown since the last trim; or, every third tick, still above idle (memory freed since,
+      // e.g. compacted rows leaving the memory tables, shows only once trimmed).
+      const due = resident > this.floor + TRIM_SLACK_BYTES || (third && resident > idle + TRIM_SLACK_BYTES);
+      if (this.running !== null || !due) return;
+      this.running = this.trim()
+        .catch(() => undefined)
+        .finally(() => (this.running = null));
+    }, everyMs);
+    timer.unref();
+  }
 
   /** Called when a query ends: trims in the background when the process is above the budget. */
   afterQuery(): void {

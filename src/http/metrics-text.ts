@@ -23,6 +23,8 @@ export function metricsText(stats: EndpointsStats, peakResidentBytes: number | n
     gauge('memory_budget_bytes', 'The process memory budget (--memory-limit).', stats.memory.budgetBytes),
     gauge('resident_bytes', 'Resident memory of the process now (VmRSS).', stats.memory.residentBytes),
     ...(peakResidentBytes === null ? [] : [gauge('resident_peak_bytes', 'Highest resident memory since the start (VmHWM).', peakResidentBytes)]),
+    gauge('heap_bytes', "V8's heap (JavaScript objects).", stats.memory.heapBytes),
+    gauge('external_bytes', "JavaScript's buffers outside V8's heap.", stats.memory.externalBytes),
     counter('ingested_events_total', 'Events acknowledged.', stats.ingestedEvents),
     counter('queries_total', 'Engine queries run (cache misses and warming).', stats.engineQueries),
     counter('cache_hits_total', 'Answers served from the cache.', stats.cacheHits),
@@ -39,7 +41,7 @@ export function metricsText(stats: EndpointsStats, peakResidentBytes: number | n
       gauge('memory_tables_bytes', 'NDJSON bytes of the newest events held in memory.', storage.memoryTablesBytes),
       { name: 'wal_bytes', type: 'gauge', help: 'Bytes in the write-ahead log.', samples: perSource((s) => s.walBytes) },
       { name: 'compaction_lag_bytes', type: 'gauge', help: 'Closed write-ahead bytes not yet compacted.', samples: perSource((s) => s.lagBytes) },
-      gauge('settled', '1 when every closed segment is compacted and nothing is recovering.', storage.settled ? 1 : 0),
+      gauge('settled', '1 when every acknowledged event is compacted (no write-ahead bytes) and nothing is recovering.', storage.settled ? 1 : 0),
       counter('compaction_failures_total', 'Failed compaction runs (each is retried).', storage.compactionFailures),
     );
   }

@@ -70,6 +70,7 @@ export interface DuckDBEngineOptions extends DatabaseSettings {
  */
 export async function createDuckDBEngine(options: DuckDBEngineOptions): Promise<Engine> {
   const { instance, connection, relief } = await openDatabase(options);
+  relief?.startIdleTrims();
   options.memory?.attach(instance);
   // The limit in force (DuckDB's default when none is set: 80% of RAM) sets the callers' ceiling.
   const limit = memoryLimitBytes(String((await connection.runAndReadAll("SELECT current_setting('memory_limit')")).getRows()[0]?.[0]));
