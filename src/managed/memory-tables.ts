@@ -361,6 +361,11 @@ export class MemoryTables {
           await connection.run('ROLLBACK').catch(() => undefined);
           throw error;
         }
+        // Deleted rows keep their row groups in an in-memory DuckDB until a checkpoint: measured,
+        // 500,000 rows (114 MB) deleted held all 114 MB, and the process kept 85 MiB over its
+        // idle size after a minute of ingest; a checkpoint gives it back. It fails while another
+        // transaction (a query) is open: the next retirement tries again.
+        await connection.run('CHECKPOINT').catch(() => undefined);
       }).then(
         () => {
           for (const seq of seqs) {
