@@ -151,6 +151,13 @@ describe('the BigQuery printers, side by side', () => {
     });
   });
 
+  it('DATETIME(timestamp) is the timestamp read in UTC, as CAST(x AS DATETIME); another argument or time zone is refused naming DATETIME', async () => {
+    expect(await value('datetime(timestamp)')).toEqual({ duckdb: '"t"."timestamp"', clickhouse: '`t`.`timestamp`' });
+    expect(await value("datetime(timestamp, 'UTC')")).toEqual(await value('cast(timestamp as datetime)'));
+    await expect(value('datetime(s)')).rejects.toThrow('DATETIME takes a TIMESTAMP here');
+    await expect(value("datetime(timestamp, 'Europe/Paris')")).rejects.toThrow('DATETIME is supported in UTC only');
+  });
+
   it('unnest: DuckDB a column per alias, ClickHouse the combinations of flattened paths; joins and EXISTS on DuckDB only', async () => {
     expect(await printed('select m.level from t cross join unnest(metadata) as m')).toEqual({
       duckdb:

@@ -127,6 +127,13 @@ const FUNCTIONS: Record<string, Handler> = {
     if (args[2] && !(args[2].t === 'lit' && typeof args[2].value === 'string' && /^(UTC|Z|\+00(:00)?)$/i.test(args[2].value))) refuse('function', 'FORMAT_TIMESTAMP is supported in UTC only.');
     return call('format_timestamp', [{ t: 'lit', kind: 'text', value: checkedFormat(format.value as string) }, timestamp(args[1]!, 'FORMAT_TIMESTAMP')], 'text');
   },
+  // DATETIME(timestamp [, 'UTC']): the same instant read in UTC, as CAST(x AS DATETIME) is here.
+  datetime: (args) => {
+    count('DATETIME', args, 1, 2);
+    if (args[1] && !(args[1].t === 'lit' && typeof args[1].value === 'string' && /^(UTC|Z|\+00(:00)?)$/i.test(args[1].value))) refuse('function', 'DATETIME is supported in UTC only.');
+    if (kindOf(args[0]!) !== 'timestamp' && !(args[0]!.t === 'lit' && typeof args[0]!.value === 'string')) refuse('function', 'DATETIME takes a TIMESTAMP here (DATETIME(timestamp)).');
+    return timestamp(args[0]!, 'DATETIME');
+  },
   json_value: (args) => jsonPath('JSON_VALUE', args, 'text'),
   json_extract_scalar: (args) => jsonPath('JSON_EXTRACT_SCALAR', args, 'text'),
   json_query: (args) => jsonPath('JSON_QUERY', args, 'json'),

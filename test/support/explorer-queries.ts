@@ -219,8 +219,7 @@ from
   cross join unnest(t.metadata) as m;`,
     source: `${LOGS} (the "avoid" half of best practice 2)`,
     constructs: 'DATETIME(timestamp) unnamed (f0_), an unnest alias selected whole',
-    expect: 'not-yet',
-    refusal: "BigQuery's DATETIME",
+    expect: 'answers',
   },
   {
     id: 'logs-select-only-needed',
@@ -233,8 +232,7 @@ from
   cross join unnest(m.request) as r;`,
     source: `${LOGS} (the "do this" half of best practice 2)`,
     constructs: 'DATETIME(timestamp) unnamed (f0_), dotted column',
-    expect: 'not-yet',
-    refusal: "BigQuery's DATETIME",
+    expect: 'answers',
   },
   {
     id: 'logs-real-ip',
@@ -247,8 +245,7 @@ from
 where h.x_real_ip is not null and r.method = "GET";`,
     source: LOGS,
     constructs: 'double-quoted string literal, IS NOT NULL on a field self-hosted never sends',
-    expect: 'not-yet',
-    refusal: "BigQuery's DATETIME",
+    expect: 'answers',
   },
 
   // ---- The ClickHouse-era guide: what users now paste from the docs
@@ -990,8 +987,7 @@ ORDER BY t.timestamp DESC
 LIMIT 100`,
     source: `${FN_LOGS}, no function named`,
     constructs: 'DATETIME() aliased, ORDER BY a column the SELECT does not list',
-    expect: 'not-yet',
-    refusal: "BigQuery's DATETIME",
+    expect: 'answers',
   },
   {
     id: 'fn-runtime-logs-of-function',
@@ -1037,8 +1033,7 @@ ORDER BY t.timestamp DESC
 LIMIT 100`,
     source: `${FN_LOGS}, no function named`,
     constructs: 'WHERE TRUE AND ..., LIKE (self-hosted pathnames are /hello: no rows)',
-    expect: 'not-yet',
-    refusal: "BigQuery's DATETIME",
+    expect: 'answers',
   },
   {
     id: 'edge-fn-last-20',
