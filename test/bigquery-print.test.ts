@@ -158,6 +158,28 @@ describe('the BigQuery printers, side by side', () => {
     await expect(value("datetime(timestamp, 'Europe/Paris')")).rejects.toThrow('DATETIME is supported in UTC only');
   });
 
+  it('APPROX_QUANTILES(x, n)[OFFSET(k)]: the sorted values at position max(1, ceil(k * count / n)) on both engines; other subscripts refused naming them', async () => {
+    const p95 = {
+      duckdb: 'quantile_disc("t"."x", 0.95)',
+      clickhouse: 'if(count(`t`.`x`) = 0, NULL, arrayElement(arraySort(groupArray(`t`.`x`)), toUInt64(greatest(1, intDiv(count(`t`.`x`) * 95 + 99, 100)))))',
+    };
+    expect(await value('approx_quantiles(x, 100)[offset(95)]')).toEqual(p95);
+    expect(await value('approx_quantiles(x, 100)[ordinal(96)]')).toEqual(p95);
+    expect(await value('approx_quantiles(x, 100)[safe_offset(95)]')).toEqual(p95);
+    expect(await value('approx_quantiles(n, 4)[offset(1)]')).toEqual({
+      duckdb: 'quantile_disc("t"."n", 0.25)',
+      clickhouse: 'if(count(`t`.`n`) = 0, NULL, arrayElement(arraySort(groupArray(`t`.`n`)), toUInt64(greatest(1, intDiv(count(`t`.`n`) * 1 + 3, 4)))))',
+    });
+    expect(await value('approx_quantiles(x, 10)[safe_offset(11)]')).toEqual({ duckdb: 'NULL', clickhouse: 'NULL' });
+    await expect(value('approx_quantiles(x, 10)[offset(11)]')).rejects.toThrow('APPROX_QUANTILES(x, 10) has 11 values: OFFSET 11 is out of bounds.');
+    await expect(value('approx_quantiles(x, 3)[offset(1)]')).rejects.toThrow('the quantile 1/3 is no exact decimal');
+    await expect(value('approx_quantiles(x, 100)')).rejects.toThrow("BigQuery's APPROX_QUANTILES is not supported here (arrays are not supported");
+    await expect(value('metadata.parsed[safe_offset(0)].error_severity')).rejects.toThrow(
+      'An array subscript ([OFFSET(n)], [SAFE_OFFSET(n)], [ORDINAL(n)]) is supported here only on APPROX_QUANTILES',
+    );
+    await expect(value('approx_quantiles(x, 100)[offset(n)]')).rejects.toThrow('An array subscript here takes a whole number literal');
+  });
+
   it('unnest: DuckDB a column per alias, ClickHouse the combinations of flattened paths; joins and EXISTS on DuckDB only', async () => {
     expect(await printed('select m.level from t cross join unnest(metadata) as m')).toEqual({
       duckdb:
@@ -206,9 +228,9 @@ describe('the DuckDB text, run', () => {
   });
 
   /** One value per row (by id), from the text the sandbox checked and DuckDB runs. */
-  const run = async (expr: string): Promise<unknown[]> => {
+  const run = async (expr: string, order = ' order by id'): Promise<unknown[]> => {
     const serialize = async (sql: string) => String((await connection.runAndReadAll('SELECT json_serialize_sql($sql::VARCHAR)', { sql }, { sql: VARCHAR })).getRows()[0]![0]);
-    const checked = await checkBigQuery(`select ${expr} as v from t order by id`, SCHEMA, 'duckdb', { tables: ['t'], maxRows: 100 }, serialize);
+    const checked = await checkBigQuery(`select ${expr} as v from t${order}`, SCHEMA, 'duckdb', { tables: ['t'], maxRows: 100 }, serialize);
     return (await connection.runAndReadAll(checked.sql)).getRowsJS().map((row) => (typeof row[0] === 'bigint' ? Number(row[0]) : row[0]));
   };
 
@@ -232,6 +254,17 @@ describe('the DuckDB text, run', () => {
     expect(await run('case when n > 1 then x when b1 then n end')).toEqual([1, -2.5, null, null, 1.5, null, 4503599627370497, null, -3.5]);
     expect(await run("s like 'a\\\\_b'")).toEqual([true, false, false, false, null, false, false, false, false]);
     expect(await run("regexp_contains(s, '^a.b$')")).toEqual([true, false, false, true, null, false, false, false, true]);
+  });
+
+  it('APPROX_QUANTILES(x, n)[OFFSET(k)]: the minimum at 0, the maximum at n, the value at ceil(k * count / n) between; NULL of no value', async () => {
+    const one = async (expr: string) => (await run(expr, ''))[0];
+    // x sorted, NULL left out: -3.5, -2.5, -0.5, 0.49999999999999994, 0.5, 1.5, 2.5, 4503599627370497 (8 values)
+    expect(await one('approx_quantiles(x, 100)[offset(0)]')).toBe(-3.5);
+    expect(await one('approx_quantiles(x, 100)[offset(100)]')).toBe(4503599627370497);
+    expect(await one('approx_quantiles(x, 4)[offset(1)]')).toBe(-2.5);
+    expect(await one('approx_quantiles(x, 100)[offset(50)]')).toBe(0.49999999999999994);
+    expect(await one('approx_quantiles(x, 100)[offset(51)]')).toBe(0.5);
+    expect(await one('approx_quantiles(if(n > 100, x, null), 100)[offset(50)]')).toBeNull();
   });
 
   it('counts whole units towards zero (TIMESTAMP_DIFF) and seconds down before 1970 (UNIX_SECONDS)', async () => {

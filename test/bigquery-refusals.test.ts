@@ -10,7 +10,12 @@ const U = 'edge_logs cross join unnest(metadata) as m cross join unnest(m.reques
 const REFUSALS: Array<[sql: string, rule: string, message: RegExp]> = [
   ['select array_agg(id) from edge_logs', 'function', /BigQuery's ARRAY_AGG is not supported here \(it builds arrays\)/],
   ["select string_agg(id, ',') from edge_logs", 'function', /BigQuery's STRING_AGG is not supported/],
-  ['select approx_quantiles(1, 100)[offset(50)] from edge_logs', 'construct', /BigQuery's COMPOUND FIELD ACCESS is not supported here/],
+  ['select approx_quantiles(1, 3)[offset(1)] from edge_logs', 'function', /APPROX_QUANTILES\(x, 3\)\[OFFSET\(1\)\] is not supported here: the quantile 1\/3 is no exact decimal/],
+  [
+    'select m.parsed[safe_offset(0)].error_severity from postgres_logs cross join unnest(metadata) as m',
+    'construct',
+    /An array subscript \(\[OFFSET\(n\)\], \[SAFE_OFFSET\(n\)\], \[ORDINAL\(n\)\]\) is supported here only on APPROX_QUANTILES/,
+  ],
   ['select approx_quantiles(1, 100) from edge_logs', 'function', /BigQuery's APPROX_QUANTILES is not supported here/],
   ['select current_timestamp() from edge_logs', 'function', /CURRENT_TIMESTAMP is not supported here \(bind the window/],
   ['select rand() from edge_logs', 'function', /RAND is not supported/],

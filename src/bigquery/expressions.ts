@@ -6,6 +6,7 @@ import { asKind, commonKind, kindOf, timestampLiteral } from './kinds';
 import type { Node } from './parse-bigquery';
 import { refuse, shown } from './refuse';
 import { bigQueryString } from './string-literal';
+import { compoundAccess } from './subscripts';
 import { constructName, variantOf } from './tree';
 
 const COMPARISONS: Record<string, Op> = { Eq: '=', NotEq: '<>', Lt: '<', LtEq: '<=', Gt: '>', GtEq: '>=' };
@@ -74,6 +75,8 @@ export function translateExpr(node: unknown, ctx: ExprContext): Expr {
       if (v.substring_from === null || v.substring_from === undefined) refuse('function', 'SUBSTR takes 2 to 3 arguments.');
       return { t: 'call', fn: 'substr', args: parts.map((p, i) => asKind(p, i === 0 ? 'text' : 'integer', 'SUBSTR')), kind: 'text' };
     }
+    case 'CompoundFieldAccess':
+      return compoundAccess(v, ctx);
     case 'ILike':
       return refuse('construct', "BigQuery has no ILIKE: write LOWER(x) LIKE '...'.");
     default:

@@ -289,6 +289,9 @@ class ClickHousePrinter extends SqlPrinter {
         return orNull(e.distinct ? `sumDistinct(${arg})` : `sum(${arg})`);
       case 'avg':
         return e.distinct ? unsupported('AVG(DISTINCT ...)') : orNull(`avg(${arg})`);
+      // The sorted values at 1-based position max(1, ceil(k * count / n)), as DuckDB's quantile_disc (print-sql.ts).
+      case 'quantile':
+        return orNull(`arrayElement(arraySort(groupArray(${arg})), toUInt64(greatest(1, intDiv(count(${arg}) * ${e.at!.k} + ${e.at!.n - 1}, ${e.at!.n}))))`);
       default:
         return orNull(`${e.fn}(${arg})`);
     }

@@ -214,6 +214,9 @@ export abstract class SqlPrinter {
         return `bool_or(${arg})`;
       case 'approx_count_distinct':
         return `count(DISTINCT ${arg})`;
+      // At the exact decimal k/n: DuckDB then computes the position in integers.
+      case 'quantile':
+        return `quantile_disc(${arg}, ${e.at!.decimal})`;
       case 'sum':
         return e.kind === 'integer' ? `CAST(sum(${distinct}${arg}) AS BIGINT)` : `sum(${distinct}${arg})`;
       default:
