@@ -180,6 +180,20 @@ describe('the BigQuery printers, side by side', () => {
     await expect(value('approx_quantiles(x, 100)[offset(n)]')).rejects.toThrow('An array subscript here takes a whole number literal');
   });
 
+  it("CAST(timestamp AS STRING) is BigQuery's text: seconds by FORMAT_TIMESTAMP, the fraction from UNIX_MICROS without trailing zeros, then +00", async () => {
+    const fraction = {
+      duckdb: '((("t"."timestamp_micros" % 1000000) + 1000000) % 1000000)',
+      clickhouse: '(((`t`.`timestamp` % toInt64(1000000)) + toInt64(1000000)) % toInt64(1000000))',
+    };
+    const duckFraction = fraction.duckdb.replace('"t"."timestamp_micros"', 'epoch_us("t"."timestamp")');
+    expect(await value('cast(timestamp as string)')).toEqual({
+      duckdb: `(strftime("t"."timestamp", '%Y-%m-%d %H:%M:%S') || CASE WHEN (${duckFraction} = 0) THEN '' ELSE ('.' || regexp_replace(substr(CAST((${duckFraction} + 1000000) AS VARCHAR), 2), '0+$', '', 'g')) END || '+00')`,
+      clickhouse: `(formatDateTime(toDateTime(intDiv(\`t\`.\`timestamp\` - (((\`t\`.\`timestamp\` % 1000000) + 1000000) % 1000000), 1000000), 'UTC'), '%Y-%m-%d %H:%M:%S', 'UTC') || CASE WHEN (${fraction.clickhouse} = toInt64(0)) THEN '' ELSE ('.' || replaceRegexpAll(substringUTF8(toString((${fraction.clickhouse} + toInt64(1000000))), toUInt64(toInt64(2))), '(?-s)0+$', '')) END || '+00')`,
+    });
+    expect(await value('safe_cast(timestamp as string)')).toEqual(await value('cast(timestamp as string)'));
+    await expect(value('cast(timestamp as int64)')).rejects.toThrow('CAST of a TIMESTAMP to this type is not supported here: cast it to STRING, or use UNIX_MICROS.');
+  });
+
   it('unnest: DuckDB a column per alias, ClickHouse the combinations of flattened paths; joins and EXISTS on DuckDB only', async () => {
     expect(await printed('select m.level from t cross join unnest(metadata) as m')).toEqual({
       duckdb:
@@ -265,6 +279,18 @@ describe('the DuckDB text, run', () => {
     expect(await one('approx_quantiles(x, 100)[offset(50)]')).toBe(0.49999999999999994);
     expect(await one('approx_quantiles(x, 100)[offset(51)]')).toBe(0.5);
     expect(await one('approx_quantiles(if(n > 100, x, null), 100)[offset(50)]')).toBeNull();
+  });
+
+  it('prints CAST(timestamp AS STRING) as BigQuery: no trailing zeros in the fraction, none when whole, before 1970 too', async () => {
+    expect(await run('cast(timestamp as string)')).toEqual([
+      '2026-11-20 10:00:00+00',
+      '2026-11-20 10:00:01.5+00',
+      '1969-12-31 23:59:59.5+00',
+      '2026-11-20 09:59:58.5+00',
+      ...Array(5).fill('2026-11-20 10:00:00+00'),
+    ]);
+    expect(await run("cast(timestamp '2026-11-28T10:00:00.123456Z' as string)", ' limit 1')).toEqual(['2026-11-28 10:00:00.123456+00']);
+    expect(await run("cast(timestamp '2026-11-28T10:00:00.1204Z' as string)", ' limit 1')).toEqual(['2026-11-28 10:00:00.1204+00']);
   });
 
   it('counts whole units towards zero (TIMESTAMP_DIFF) and seconds down before 1970 (UNIX_SECONDS)', async () => {

@@ -60,7 +60,7 @@ const REFUSALS: Array<[sql: string, rule: string, message: RegExp]> = [
   ['select id from edge_logs where timestamp + 1 > 0', 'query', /Operator \+ on a TIMESTAMP: use TIMESTAMP_ADD/],
   ['select cast(id as date) from edge_logs', 'type', /CAST to DATE is not supported here/],
   ['select cast(id as numeric) from edge_logs', 'type', /CAST to .* is not supported here/],
-  ['select cast(timestamp as string) from edge_logs', 'type', /CAST of a TIMESTAMP to STRING: use FORMAT_TIMESTAMP/],
+  ['select cast(timestamp as bool) from edge_logs', 'type', /CAST of a TIMESTAMP to this type is not supported here: cast it to STRING/],
   ['select cast(1 as timestamp)', 'type', /Only a STRING can be cast to a TIMESTAMP/],
   ["select id from edge_logs where event_message ilike '%x%'", 'construct', /BigQuery has no ILIKE/],
   ["select id from edge_logs where id like any ('a', 'b')", 'construct', /LIKE ANY/],

@@ -257,12 +257,42 @@ function castTo(arg: Expr, to: ColumnType, safe: boolean): Expr {
   const from = kindOf(arg);
   if (from === to) return arg;
   if (from === 'null') return { t: 'cast', arg, to, safe };
-  if (from === 'timestamp' && to !== 'timestamp') refuse('type', `CAST of a TIMESTAMP to ${to === 'text' ? 'STRING: use FORMAT_TIMESTAMP' : 'this type'} is not supported here.`);
+  if (from === 'timestamp' && to === 'text') return timestampText(arg);
+  if (from === 'timestamp' && to !== 'timestamp') refuse('type', 'CAST of a TIMESTAMP to this type is not supported here: cast it to STRING, or use UNIX_MICROS.');
   if (from === 'boolean' && (to === 'float' || to === 'timestamp')) refuse('type', 'CAST of a BOOL to this type is not supported here.');
   if (to === 'timestamp' && from !== 'text' && from !== 'json') refuse('type', 'Only a STRING can be cast to a TIMESTAMP.');
   if (to === 'json' || from === 'interval') refuse('type', 'This CAST is not supported here.');
   if (to === 'timestamp' && arg.t === 'lit' && typeof arg.value === 'string') return timestampLiteral(arg.value);
   return { t: 'cast', arg, to, safe };
+}
+
+/**
+ * CAST(timestamp AS STRING) as BigQuery prints it: `2026-11-28 10:00:00.123456+00`, the fraction
+ * without its trailing zeros and left out when whole (`2026-11-28 10:00:00+00`). Built from the
+ * functions both printers have: the seconds by FORMAT_TIMESTAMP, the fraction from UNIX_MICROS
+ * (its six digits are those of 1000000 + micros, past the leading 1).
+ */
+function timestampText(arg: Expr): Expr {
+  const integer = (value: string): Expr => ({ t: 'lit', kind: 'integer', value });
+  const text = (value: string): Expr => ({ t: 'lit', kind: 'text', value });
+  const micros: Expr = { t: 'call', fn: 'unix_micros', args: [arg], kind: 'integer' };
+  const mod = (x: Expr): Expr => ({ t: 'call', fn: 'mod', args: [x, integer('1000000')], kind: 'integer' });
+  const fraction = mod({ t: 'op', op: '+', args: [mod(micros), integer('1000000')], kind: 'integer' });
+  const digits: Expr = {
+    t: 'call',
+    fn: 'substr',
+    args: [{ t: 'cast', arg: { t: 'op', op: '+', args: [fraction, integer('1000000')], kind: 'integer' }, to: 'text', safe: false }, integer('2')],
+    kind: 'text',
+  };
+  const trimmed: Expr = { t: 'call', fn: 'regexp_replace', args: [digits, text('0+$'), text('')], kind: 'text' };
+  const dot: Expr = {
+    t: 'case',
+    whens: [[{ t: 'op', op: '=', args: [fraction, integer('0')], kind: 'boolean' }, text('')]],
+    else: { t: 'op', op: '||', args: [text('.'), trimmed], kind: 'text' },
+    kind: 'text',
+  };
+  const seconds: Expr = { t: 'call', fn: 'format_timestamp', args: [text('%Y-%m-%d %H:%M:%S'), arg], kind: 'text' };
+  return { t: 'call', fn: 'concat', args: [seconds, dot, text('+00')], kind: 'text' };
 }
 
 const UNITS: Record<string, TimeUnit> = {

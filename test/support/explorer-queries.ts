@@ -899,8 +899,7 @@ limit 12
           limit 20`,
     source: MONITOR,
     constructs: 'CAST(timestamp AS STRING)',
-    expect: 'not-yet',
-    refusal: 'CAST of a TIMESTAMP to STRING',
+    expect: 'answers',
   },
   {
     id: 'monitor-auth-errors',
@@ -911,8 +910,7 @@ limit 12
           limit 20`,
     source: MONITOR,
     constructs: 'CAST(timestamp AS STRING), LIKE with double quotes inside',
-    expect: 'not-yet',
-    refusal: 'CAST of a TIMESTAMP to STRING',
+    expect: 'answers',
   },
   {
     id: 'monitor-postgres-errors',
