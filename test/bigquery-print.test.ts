@@ -187,8 +187,8 @@ describe('the BigQuery printers, side by side', () => {
     };
     const duckFraction = fraction.duckdb.replace('"t"."timestamp_micros"', 'epoch_us("t"."timestamp")');
     expect(await value('cast(timestamp as string)')).toEqual({
-      duckdb: `(strftime("t"."timestamp", '%Y-%m-%d %H:%M:%S') || CASE WHEN (${duckFraction} = 0) THEN '' ELSE ('.' || regexp_replace(substr(CAST((${duckFraction} + 1000000) AS VARCHAR), 2), '0+$', '', 'g')) END || '+00')`,
-      clickhouse: `(formatDateTime(toDateTime(intDiv(\`t\`.\`timestamp\` - (((\`t\`.\`timestamp\` % 1000000) + 1000000) % 1000000), 1000000), 'UTC'), '%Y-%m-%d %H:%M:%S', 'UTC') || CASE WHEN (${fraction.clickhouse} = toInt64(0)) THEN '' ELSE ('.' || replaceRegexpAll(substringUTF8(toString((${fraction.clickhouse} + toInt64(1000000))), toUInt64(toInt64(2))), '(?-s)0+$', '')) END || '+00')`,
+      duckdb: `(strftime("t"."timestamp", '%Y-%m-%d %H:%M:%S') || CASE WHEN (${duckFraction} = 0) THEN '' ELSE ('.' || regexp_replace(substr(CAST((${duckFraction} + 1000000) AS VARCHAR), 2, 6), '0+$', '', 'g')) END || '+00')`,
+      clickhouse: `(formatDateTime(toDateTime(intDiv(\`t\`.\`timestamp\` - (((\`t\`.\`timestamp\` % 1000000) + 1000000) % 1000000), 1000000), 'UTC'), '%Y-%m-%d %H:%M:%S', 'UTC') || CASE WHEN (${fraction.clickhouse} = toInt64(0)) THEN '' ELSE ('.' || replaceRegexpAll(substringUTF8(toString((${fraction.clickhouse} + toInt64(1000000))), toUInt64(toInt64(2)), toUInt64(greatest(toInt64(6), 0))), '(?-s)0+$', '')) END || '+00')`,
     });
     expect(await value('safe_cast(timestamp as string)')).toEqual(await value('cast(timestamp as string)'));
     await expect(value('cast(timestamp as int64)')).rejects.toThrow('CAST of a TIMESTAMP to this type is not supported here: cast it to STRING, or use UNIX_MICROS.');

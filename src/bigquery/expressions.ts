@@ -281,7 +281,7 @@ function timestampText(arg: Expr): Expr {
   const digits: Expr = {
     t: 'call',
     fn: 'substr',
-    args: [{ t: 'cast', arg: { t: 'op', op: '+', args: [fraction, integer('1000000')], kind: 'integer' }, to: 'text', safe: false }, integer('2')],
+    args: [{ t: 'cast', arg: { t: 'op', op: '+', args: [fraction, integer('1000000')], kind: 'integer' }, to: 'text', safe: false }, integer('2'), integer('6')],
     kind: 'text',
   };
   const trimmed: Expr = { t: 'call', fn: 'regexp_replace', args: [digits, text('0+$'), text('')], kind: 'text' };

@@ -27,6 +27,7 @@ const CLICKHOUSE_NOT_YET: Readonly<Record<string, string>> = {
   'auth-report-sign-in-attempts': 'JSON_VALUE and JSON_QUERY of a STRING',
   'auth-report-password-resets': 'JSON_VALUE and JSON_QUERY of a STRING',
   'auth-overview-combined': 'JSON_VALUE and JSON_QUERY of a STRING',
+  'auth-report-sign-in-latency': 'JSON_VALUE and JSON_QUERY of a STRING',
 };
 
 /**
