@@ -194,6 +194,17 @@ describe('the BigQuery printers, side by side', () => {
     await expect(value('cast(timestamp as int64)')).rejects.toThrow('CAST of a TIMESTAMP to this type is not supported here: cast it to STRING, or use UNIX_MICROS.');
   });
 
+  it("CURRENT_TIMESTAMP() and CURRENT_DATETIME() read the endpoint's bound $now, never the engine's clock; CURRENT_DATE is refused (no DATE values)", async () => {
+    expect(await value('timestamp_sub(current_timestamp(), interval 1 day)')).toEqual({
+      duckdb: 'make_timestamp(epoch_us($now) + -86400000000)',
+      clickhouse: '({now:Int64} + toInt64(-86400000000))',
+    });
+    expect(await value('current_timestamp')).toEqual({ duckdb: '$now', clickhouse: '{now:Int64}' });
+    expect(await value("current_datetime('UTC')")).toEqual({ duckdb: '$now', clickhouse: '{now:Int64}' });
+    await expect(value('current_date()')).rejects.toThrow("BigQuery's CURRENT_DATE is not supported here (DATE values are not supported: use TIMESTAMP_TRUNC(CURRENT_TIMESTAMP(), DAY))");
+    await expect(value('current_timestamp(1)')).rejects.toThrow('CURRENT_TIMESTAMP takes 0 arguments');
+  });
+
   it('unnest: DuckDB a column per alias, ClickHouse the combinations of flattened paths; joins and EXISTS on DuckDB only', async () => {
     expect(await printed('select m.level from t cross join unnest(metadata) as m')).toEqual({
       duckdb:

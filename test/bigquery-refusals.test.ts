@@ -17,7 +17,7 @@ const REFUSALS: Array<[sql: string, rule: string, message: RegExp]> = [
     /An array subscript \(\[OFFSET\(n\)\], \[SAFE_OFFSET\(n\)\], \[ORDINAL\(n\)\]\) is supported here only on APPROX_QUANTILES/,
   ],
   ['select approx_quantiles(1, 100) from edge_logs', 'function', /BigQuery's APPROX_QUANTILES is not supported here/],
-  ['select current_timestamp() from edge_logs', 'function', /CURRENT_TIMESTAMP is not supported here \(bind the window/],
+  ['select current_date() from edge_logs', 'function', /CURRENT_DATE is not supported here \(DATE values are not supported/],
   ['select rand() from edge_logs', 'function', /RAND is not supported/],
   ['select generate_uuid()', 'function', /GENERATE_UUID/],
   ['select net.host(id) from edge_logs', 'function', /BigQuery's NET\.HOST is not supported/],

@@ -128,6 +128,16 @@ const FUNCTIONS: Record<string, Handler> = {
     if (args[2] && !(args[2].t === 'lit' && typeof args[2].value === 'string' && /^(UTC|Z|\+00(:00)?)$/i.test(args[2].value))) refuse('function', 'FORMAT_TIMESTAMP is supported in UTC only.');
     return call('format_timestamp', [{ t: 'lit', kind: 'text', value: checkedFormat(format.value as string) }, timestamp(args[1]!, 'FORMAT_TIMESTAMP')], 'text');
   },
+  // The request's clock (the endpoint's `$now`), so answers depend only on the request; DATETIME is a timestamp in UTC here.
+  current_timestamp: (args) => {
+    count('CURRENT_TIMESTAMP', args, 0, 0);
+    return { t: 'now' };
+  },
+  current_datetime: (args) => {
+    if (args.length > 1 || (args[0] && !(args[0].t === 'lit' && typeof args[0].value === 'string' && /^(UTC|Z|\+00(:00)?)$/i.test(args[0].value))))
+      refuse('function', 'CURRENT_DATETIME is supported in UTC only.');
+    return { t: 'now' };
+  },
   // DATETIME(timestamp [, 'UTC']): the same instant read in UTC, as CAST(x AS DATETIME) is here.
   datetime: (args) => {
     count('DATETIME', args, 1, 2);
@@ -163,9 +173,7 @@ const REFUSED: Record<string, string> = {
   approx_quantiles: 'arrays are not supported: read one quantile, APPROX_QUANTILES(x, 100)[OFFSET(95)]',
   array_length: 'arrays are not supported',
   generate_array: 'arrays are not supported',
-  current_timestamp: "bind the window with the endpoint's time parameters instead",
-  current_date: "bind the window with the endpoint's time parameters instead",
-  current_datetime: "bind the window with the endpoint's time parameters instead",
+  current_date: 'DATE values are not supported: use TIMESTAMP_TRUNC(CURRENT_TIMESTAMP(), DAY)',
   session_user: 'it reads the session',
   rand: 'answers must depend only on the request',
   generate_uuid: 'answers must depend only on the request',

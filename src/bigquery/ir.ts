@@ -27,6 +27,8 @@ export interface UnnestAlias {
 export type Expr =
   | { t: 'lit'; kind: 'text' | 'integer' | 'float' | 'boolean' | 'null'; value: string | boolean | null }
   | { t: 'ts'; micros: bigint }
+  /** CURRENT_TIMESTAMP(): the request's clock, the endpoint's bound `$now` (never the engine's). */
+  | { t: 'now' }
   | { t: 'interval'; n: bigint; unit: TimeUnit }
   | { t: 'col'; rel: string; name: string; kind: Kind }
   | { t: 'field'; rel: string; column: string; unnest: UnnestAlias | null; path: string[] }

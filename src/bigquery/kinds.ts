@@ -16,6 +16,7 @@ export function kindOf(e: Expr): Kind {
     case 'lit':
       return e.kind;
     case 'ts':
+    case 'now':
       return 'timestamp';
     case 'interval':
       return 'interval';

@@ -181,6 +181,11 @@ class ClickHousePrinter extends SqlPrinter {
     return `(${micros})`;
   }
 
+  /** Bound as a literal of microseconds (bind-params.ts), as the endpoints' own statements read it. */
+  protected now(): string {
+    return '{now:Int64}';
+  }
+
   protected floorDiv(value: string, by: bigint): string {
     return `intDiv(${value} - (((${value} % ${by}) + ${by}) % ${by}), ${by})`;
   }

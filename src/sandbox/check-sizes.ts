@@ -209,6 +209,9 @@ class SizeCheck {
           e.column_names.map((n: unknown) => String(n).toLowerCase()),
           scope,
         );
+      // `$now`, a timestamp.
+      case 'PARAMETER':
+        return constant(FIXED_VALUE);
       case 'POSITIONAL_REFERENCE':
         return this.anyColumn(scope);
       case 'STAR': {

@@ -9,7 +9,7 @@ import { clickhouseEngine, clickhouseLoader } from '../../src/clickhouse';
 import { createEndpoints, supabasePreset, type Endpoints } from '../../src/index';
 import { createHandler } from '../../src/http';
 import { toNodeListener } from '../../src/node';
-import { askExplorer, explorerDataset, EXPLORER_NOW, explorerProblem } from '../support/explorer-corpus';
+import { askExplorer, clockQuery, explorerDataset, EXPLORER_NOW, explorerProblem } from '../support/explorer-corpus';
 import { EXPLORER_QUERIES, type ExplorerQuery } from '../support/explorer-queries';
 import { waitUntil } from '../support/hang-guard';
 import { listen } from '../support/http';
@@ -80,6 +80,11 @@ describe('the Logs Explorer corpus on the ClickHouse engine', () => {
       expect(explorerProblem(query, answer, tables, query.expect)).toBeNull();
     });
   }
+
+  it('reads CURRENT_TIMESTAMP() as the injected clock: the last hour is the hour before it', async () => {
+    const { sql, rows } = clockQuery(events);
+    expect(await askExplorer(server.url, PRIVATE, sql)).toEqual({ status: 200, body: { result: rows } });
+  });
 
   it('lists as ClickHouse-only refusals and wrong answers only queries DuckDB answers', () => {
     for (const id of [...Object.keys(CLICKHOUSE_NOT_YET), ...WRONG_ON_CLICKHOUSE]) expect(EXPLORER_QUERIES.find((q) => q.id === id)?.expect, id).toBe('answers');
