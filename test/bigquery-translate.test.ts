@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidSqlError } from '../src/errors';
+import { bigQuerySchemaOf } from '../src/bigquery/schema-of-sources';
+import { translateBigQuery } from '../src/bigquery/translate-bigquery';
+import { SUPABASE_SOURCES } from '../src/sources/supabase/supabase-sources';
 import { BigQueryHarness, type TestEvent } from './support/bigquery-harness';
 
 // The BigQuery dialect's semantics (docs/sandboxing.md, "BigQuery dialect"): each feature's
@@ -101,6 +104,16 @@ describe('the BigQuery dialect on DuckDB', () => {
     // `status_code` is a known field of both response aliases.
     expect(await refusal('select status_code from edge_logs cross join unnest(metadata) as m cross join unnest(m.response) as r1 cross join unnest(m.response) as r2')).toMatch(
       /^query: Column name status_code is ambiguous: it could be r1\.status_code or r2\.status_code/,
+    );
+    // The preset's sources declare what their events carry: Postgres's parsed fields, named bare through an UNNEST with or without alias.
+    const preset = bigQuerySchemaOf(SUPABASE_SOURCES);
+    for (const target of ['duckdb', 'clickhouse'] as const) {
+      const bare = await translateBigQuery('select error_severity, user_name from postgres_logs cross join unnest(metadata) m cross join unnest(m.parsed)', preset, target);
+      const qualified = await translateBigQuery('select p.error_severity, p.user_name from postgres_logs cross join unnest(metadata) m cross join unnest(m.parsed) as p', preset, target);
+      expect(bare.sql).toBe(qualified.sql);
+    }
+    await expect(translateBigQuery('select user_name from postgres_logs cross join unnest(metadata) m cross join unnest(m.parsed) cross join unnest(m.parsed) as q', preset, 'duckdb')).rejects.toThrow(
+      'Column name user_name is ambiguous: it could be the user_name of an UNNEST without alias or q.user_name; qualify it.',
     );
     // A table column and an alias field of the same name: ambiguous, as in BigQuery.
     expect(await refusal("select id from postgres_logs cross join unnest(metadata) as m cross join unnest(m.parsed) as p where user_name = 'x' and timestamp is null")).toBe('ok');

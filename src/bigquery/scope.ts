@@ -1,4 +1,4 @@
-import type { Expr, Kind, UnnestAlias } from './ir';
+import { RESERVED_PREFIX, type Expr, type Kind, type UnnestAlias } from './ir';
 import { refuse, shown } from './refuse';
 
 /** A range of a FROM clause: a table, a CTE or a subquery, with its unnest aliases. */
@@ -65,7 +65,10 @@ export class Scope {
         ...scope.ranges.filter((r) => r.columns.has(head)).map((r) => () => columnOf(r, head, rest)),
         ...scope.unnests.filter((u) => exposes(u, parts[0]!)).map((u) => () => fieldOf(u, parts)),
       ];
-      const names = [...scope.ranges.filter((r) => r.columns.has(head)).map((r) => `${r.name}.${head}`), ...scope.unnests.filter((u) => exposes(u, parts[0]!)).map((u) => `${u.name}.${parts[0]}`)];
+      const names = [
+        ...scope.ranges.filter((r) => r.columns.has(head)).map((r) => `${r.name}.${head}`),
+        ...scope.unnests.filter((u) => exposes(u, parts[0]!)).map((u) => (u.name.startsWith(RESERVED_PREFIX) ? `the ${parts[0]} of an UNNEST without alias` : `${u.name}.${parts[0]}`)),
+      ];
       if (candidates.length > 1) refuse('query', `Column name ${shown(parts[0]!)} is ambiguous: it could be ${names.map(shown).join(' or ')}; qualify it.`);
       if (candidates.length === 1) return candidates[0]!();
     }

@@ -171,8 +171,7 @@ from
   cross join unnest(metadata.parsed) as parsed;`,
     source: TSAF,
     constructs: 'bare field names resolved through unnest(metadata.parsed)',
-    expect: 'not-yet',
-    refusal: 'Unrecognized name: error_severity',
+    expect: 'answers',
   },
   {
     id: 'tsaf-storage-admin-errors',
