@@ -116,6 +116,13 @@ describe('the BigQuery printers, side by side', () => {
     });
   });
 
+  it('REGEXP_CONTAINS: flag groups keep their RE2 meaning on ClickHouse 18.16 as scoped groups to the end of their group (its match() reads (?i)x as needing x)', async () => {
+    expect(await value("regexp_contains(s, '(?i)COnnecTion')")).toEqual({ duckdb: 'regexp_matches("t"."s", \'(?i)COnnecTion\')', clickhouse: "match(`t`.`s`, '(?-s)(?i:COnnecTion)')" });
+    expect(await value("regexp_contains(s, 'a(?i)b(c(?s)d)e|f')")).toEqual({ duckdb: 'regexp_matches("t"."s", \'a(?i)b(c(?s)d)e|f\')', clickhouse: "match(`t`.`s`, '(?-s)a(?i:b(c(?s:d))e|f)')" });
+    // Not a flag group: escaped, in a class, a named group.
+    expect((await value("regexp_contains(s, '\\\\(?i)[(?i)](?P<n>x)')")).clickhouse).toBe("match(`t`.`s`, '(?-s)\\\\(?i)[(?i)](?P<n>x)')");
+  });
+
   it('functions written once where both engines spell them alike, renamed where only the name differs', async () => {
     expect(await value('concat(s, id)')).toEqual({ duckdb: '("t"."s" || "t"."id")', clickhouse: '(`t`.`s` || `t`.`id`)' });
     expect(await value('safe_divide(x, n)')).toEqual({

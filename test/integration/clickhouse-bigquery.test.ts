@@ -89,6 +89,7 @@ const FEATURES = [
   "select id, format_timestamp('%F %T', timestamp) as f, extract(hour from timestamp) as h, extract(dayofweek from timestamp) as dow, timestamp_diff(timestamp, '2026-11-20T00:00:00Z', minute) as diff from edge_logs",
   "select id from edge_logs where regexp_contains(event_message, '[Ee]rror|\\\\s[45][0-9][0-9]\\\\s') or regexp_contains(event_message, 'one.line')",
   "select id from edge_logs where regexp_contains(event_message, '(?s)one.line') or event_message like '%\\\\[%'",
+  "select id from edge_logs where regexp_contains(event_message, '(?i)LINE') or regexp_contains(event_message, 'x|(?i)GET')",
   "select id, regexp_extract(event_message, '([0-9]+)') as n, regexp_replace(event_message, '[aeiou]', '*') as r from edge_logs",
   "select id, starts_with(id, 'e1') as s, ends_with(id, '2') as e, strpos(event_message, '|') as p, concat(id, '-', event_message) as c, substr(event_message, 2, 3) as sub from edge_logs",
   "select id, json_value(m.request, '$.method') as verb from edge_logs cross join unnest(metadata) as m",
