@@ -212,6 +212,21 @@ describe('the BigQuery printers, side by side', () => {
     await expect(value('current_timestamp(1)')).rejects.toThrow('CURRENT_TIMESTAMP takes 0 arguments');
   });
 
+  it("IN a subquery selecting a JSON field reads it as the other side (text here); UNION ALL gives a bare NULL the other side's kind", async () => {
+    expect(await printed('select id from t where s in (select metadata.fn from t as u)')).toEqual({
+      duckdb: 'SELECT "t"."id" AS "id" FROM "t" AS "t" WHERE ("t"."s" IN (SELECT json_extract_string("u"."metadata", \'$."fn"\') AS "fn" FROM "t" AS "u"))',
+      clickhouse:
+        "SELECT __c1 AS `id` FROM (SELECT `t`.`id` AS __c1 FROM `t` AS `t` WHERE (`t`.`s` IN (SELECT __c1 AS `fn` FROM (SELECT arrayMap(__j -> if(startsWith(__j, '\"'), visitParamExtractString(concat('{\"v\":', __j, '}'), 'v'), nullIf(nullIf(__j, ''), 'null')), [arrayElement(`u`.`_metadata_values`, indexOf(`u`.`_metadata_paths`, '.fn'))])[1] AS __c1 FROM `t` AS `u`))))",
+    });
+    expect((await printed('select metadata.a as v from t union all select null from t')).duckdb).toBe(
+      '(SELECT nullif(json_extract("t"."metadata", \'$."a"\'), CAST(\'null\' AS JSON)) AS "v" FROM "t" AS "t") UNION ALL (SELECT CAST(NULL AS JSON) AS "f0_" FROM "t" AS "t")',
+    );
+    expect((await printed('select null as v from t union all select n from t')).duckdb).toBe('(SELECT CAST(NULL AS BIGINT) AS "v" FROM "t" AS "t") UNION ALL (SELECT "t"."n" AS "n" FROM "t" AS "t")');
+    await expect(printed('select n from t where n in (select metadata.fn from t as u)')).resolves.toBeTruthy();
+    await expect(printed('select timestamp from t where timestamp in (select metadata.fn from t as u)')).rejects.toThrow('IN: expected TIMESTAMP, found JSON.');
+    await expect(printed('select s from t union all select n from t')).rejects.toThrow('Column 1 of UNION has kinds text and integer.');
+  });
+
   it('unnest: DuckDB a column per alias, ClickHouse the combinations of flattened paths; joins and EXISTS on DuckDB only', async () => {
     expect(await printed('select m.level from t cross join unnest(metadata) as m')).toEqual({
       duckdb:

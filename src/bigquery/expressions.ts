@@ -2,7 +2,7 @@ import type { ColumnType } from '../sql/column-types';
 import type { ExprContext } from './context';
 import { callFunction, extractPart } from './functions';
 import type { Expr, Op, TimeUnit } from './ir';
-import { asKind, commonKind, kindOf, timestampLiteral } from './kinds';
+import { asKind, commonKind, kindOf, outputKind, retypedColumn, timestampLiteral } from './kinds';
 import type { Node } from './parse-bigquery';
 import { refuse, shown } from './refuse';
 import { bigQueryString } from './string-literal';
@@ -196,8 +196,11 @@ function subqueryIn(v: Node, ctx: ExprContext): { arg: Expr; query: import('./ir
   const query = ctx.query(v.subquery as Node, ctx.scope);
   if (query.columns.length !== 1) refuse('query', 'The subquery of IN must select exactly one column.');
   const kind = query.columns[0]!.kind;
-  if (kind === 'json') refuse('query', 'The subquery of IN selects a JSON value: cast it (CAST(x AS STRING)).');
-  return { arg: asKind(arg, kind, 'IN'), query };
+  if (kind !== 'json') return { arg: asKind(arg, kind, 'IN'), query };
+  // A JSON field selected: compared as the other side's kind (text when that is JSON too), as `=` compares it.
+  const argKind = kindOf(arg);
+  const as = argKind === 'json' || argKind === 'null' ? 'text' : argKind === 'integer' ? 'float' : outputKind(argKind);
+  return { arg: asKind(arg, as, 'IN'), query: retypedColumn(query, 0, (e) => asKind(e, as, 'IN'), as) };
 }
 
 function between(v: Node, ctx: ExprContext): Expr {

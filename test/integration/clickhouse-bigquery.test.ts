@@ -94,6 +94,9 @@ const FEATURES = [
   "select id, starts_with(id, 'e1') as s, ends_with(id, '2') as e, strpos(event_message, '|') as p, concat(id, '-', event_message) as c, substr(event_message, 2, 3) as sub from edge_logs",
   "select id, json_value(m.request, '$.method') as verb from edge_logs cross join unnest(metadata) as m",
   "select id from edge_logs where id in (select id from edge_logs where timestamp > '2026-11-20T11:00:00Z') and event_message != '{project:String}'",
+  // IN a subquery selecting a JSON field (compared as text, as = compares it), UNION ALL of a field and of values with a bare NULL.
+  "select id from function_edge_logs where id in (select m.function_id from function_edge_logs cross join unnest(metadata) as m) or 'fn-1' in (select distinct m.function_id from function_edge_logs cross join unnest(metadata) as m)",
+  'select m.function_id as v, m.execution_time_ms as t, null as n from function_edge_logs cross join unnest(metadata) as m union all select null, null, 2 from function_edge_logs',
   "with recent as (select id, timestamp from edge_logs where timestamp > '2026-11-20T11:00:00Z') select id from recent union all select id from function_edge_logs",
   'select min(timestamp) as first, max(timestamp) as last, sum(cast(s.origin_time as float64)) as total, avg(s.origin_time) as mean from edge_logs cross join unnest(metadata) as m cross join unnest(m.response) as s',
   "select sum(1) as n, max(id) as m, logical_or(id = 'e1') as any1 from edge_logs where false",

@@ -1007,8 +1007,7 @@ ORDER BY t.timestamp DESC
 LIMIT 100`,
     source: `${FN_LOGS}, function hello`,
     constructs: 'IN (subquery over another table), SELECT DISTINCT (self-hosted pathnames are /hello: no rows)',
-    expect: 'not-yet',
-    refusal: 'The subquery of IN selects a JSON value',
+    expect: 'answers',
   },
   {
     id: 'fn-edge-logs',
