@@ -182,6 +182,17 @@ describe('the BigQuery dialect on DuckDB', () => {
     expect(await ids("select id from edge_logs where regexp_contains(event_message, r'^line one\\nline')")).toEqual(['d']);
   });
 
+  it('groups by FORMAT_TIMESTAMP and CAST(timestamp AS STRING): a value of a few bytes a row, whatever the size check reads the time from', async () => {
+    expect(await h.rows("select format_timestamp('%Y-%m-%d %H:00', timestamp) as hour, count(*) as n from edge_logs group by hour order by hour")).toEqual([
+      { hour: '2026-11-20 10:00', n: 3 },
+      { hour: '2026-11-20 11:00', n: 2 },
+    ]);
+    expect(await h.rows("select cast(timestamp_trunc(timestamp, hour) as string) as hour, count(*) as n from edge_logs where id in ('a', 'd') group by 1 order by 1")).toEqual([
+      { hour: '2026-11-20 10:00:00+00', n: 1 },
+      { hour: '2026-11-20 11:00:00+00', n: 1 },
+    ]);
+  });
+
   it('timestamp functions: timestamp_trunc, timestamp_sub/add with intervals, unix_millis, unix_micros, format_timestamp, timestamp_diff, extract', async () => {
     const sql =
       "select timestamp_trunc(timestamp, minute) as m, timestamp_trunc(timestamp, day) as d, timestamp_sub(timestamp, interval 1 hour) as sub, timestamp_add(timestamp, interval 90 second) as ad, unix_millis(timestamp) as ms, unix_micros(timestamp) as us, unix_seconds(timestamp) as s, format_timestamp('%F %T', timestamp) as f, timestamp_diff(timestamp, '2026-11-20T00:00:00Z', minute) as diff, extract(hour from timestamp) as h, extract(dayofweek from timestamp) as dow from edge_logs where id = 'a'";

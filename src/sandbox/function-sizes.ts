@@ -32,6 +32,7 @@ export type SizeRule =
   | 'resize'
   | 'format'
   | 'printf'
+  | 'strftime'
   | 'replace'
   | 'transform'
   | 'filter'
@@ -230,10 +231,9 @@ const SCALED: Record<string, number> = {
   map_entries: 2,
   map_from_entries: 2,
   map: 2,
-  // Each argument as text (a double takes 25 characters), and each of strftime's specifiers up to 16 times its two.
+  // Each argument as text (a double takes 25 characters).
   format: 4,
   printf: 4,
-  strftime: 16,
 };
 
 const SPECIAL: Record<string, SizeRule> = {
@@ -247,6 +247,7 @@ const SPECIAL: Record<string, SizeRule> = {
   array_resize: 'resize',
   format: 'format',
   printf: 'printf',
+  strftime: 'strftime',
   replace: 'replace',
   regexp_replace: 'replace',
   list_transform: 'transform',
