@@ -249,8 +249,12 @@ const CAST_TYPES: Record<string, ColumnType> = {
 function cast(v: Node, ctx: ExprContext): Expr {
   const [typeName, detail] = variantOf(v.data_type);
   const to = CAST_TYPES[typeName];
-  if (!to || (typeName === 'Timestamp' && Array.isArray(detail) && detail[1] !== 'None'))
-    refuse('type', `CAST to ${constructName(typeName).replace("BigQuery's ", '')} is not supported here: cast to INT64, FLOAT64, BOOL, STRING, TIMESTAMP or DATETIME.`);
+  if (typeName === 'Timestamp' && Array.isArray(detail) && detail[1] !== 'None')
+    refuse(
+      'type',
+      "CAST to TIMESTAMP WITH TIME ZONE (::timestamptz) is not supported here: BigQuery's TIMESTAMP is already an instant in UTC, write CAST(x AS TIMESTAMP) or TIMESTAMP '2026-11-20T10:00:00Z'.",
+    );
+  if (!to) refuse('type', `CAST to ${constructName(typeName).replace("BigQuery's ", '')} is not supported here: cast to INT64, FLOAT64, BOOL, STRING, TIMESTAMP or DATETIME.`);
   if (v.format !== null && v.format !== undefined) refuse('construct', 'CAST ... FORMAT is not supported here.');
   return castTo(translateExpr(v.expr, ctx), to!, v.kind === 'SafeCast' || v.kind === 'TryCast');
 }

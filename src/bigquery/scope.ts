@@ -72,7 +72,22 @@ export class Scope {
       if (candidates.length > 1) refuse('query', `Column name ${shown(parts[0]!)} is ambiguous: it could be ${names.map(shown).join(' or ')}; qualify it.`);
       if (candidates.length === 1) return candidates[0]!();
     }
-    return refuse('query', `Unrecognized name: ${shown(parts[0]!)} (qualify a field of an unnest alias, e.g. r.${shown(parts[0]!)}).`);
+    return refuse('query', `Unrecognized name: ${shown(parts[0]!)}${this.hint(shown(parts[0]!))}.`);
+  }
+
+  /** How a field of that name would be read here: through an unnest alias in sight, or one to add over a JSON column. */
+  private hint(name: string): string {
+    for (let scope: Scope | null = this; scope; scope = scope.parent) {
+      const alias = scope.unnests.find((u) => !u.name.startsWith(RESERVED_PREFIX));
+      if (alias) return ` (a JSON field is read through its unnest alias: ${shown(alias.name)}.${name})`;
+    }
+    for (let scope: Scope | null = this; scope; scope = scope.parent) {
+      for (const range of scope.ranges) {
+        const column = [...range.columns].find(([, kind]) => kind === 'json')?.[0];
+        if (column) return ` (a field of ${shown(column)} is read through an unnest alias: cross join unnest(${shown(column)}) as m, then m.${name})`;
+      }
+    }
+    return '';
   }
 }
 
