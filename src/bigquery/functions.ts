@@ -1,6 +1,5 @@
 import type { ExprContext } from './context';
 import type { AggFn, Expr, Kind, TimeUnit } from './ir';
-import type { Subscript } from './subscripts';
 import { asKind, commonKind, kindOf } from './kinds';
 import type { Node } from './parse-bigquery';
 import { refuse, shown } from './refuse';
@@ -366,7 +365,7 @@ function aggregate(fn: AggFn, raw: unknown[], star: boolean, distinct: boolean, 
  * @example
  * approxQuantile(node /* approx_quantiles(x, 100) *\/, { offset: 95, safe: false }, ctx); // { t: 'agg', fn: 'quantile', at: { k: 95, n: 100, decimal: '0.95' }, ... }
  */
-export function approxQuantile(v: Node, at: Subscript, ctx: ExprContext): Expr {
+export function approxQuantile(v: Node, at: { offset: number; safe: boolean }, ctx: ExprContext): Expr {
   if (!ctx.aggregates) refuse('construct', 'Aggregate function APPROX_QUANTILES is not allowed here (only in SELECT, HAVING and ORDER BY).');
   if (v.over !== null && v.over !== undefined) refuse('construct', 'Window functions (OVER) are not supported here.');
   const { raw, star, distinct } = functionArguments(v, 'approx_quantiles');

@@ -68,5 +68,3 @@ function subscript(node: unknown): Subscript {
   if (!m) return refuse('construct', 'An array subscript here takes a whole number literal: [OFFSET(95)].');
   return { offset: Number(m[1]) - how.base, safe: how.safe };
 }
-
-export type { Subscript };
