@@ -116,6 +116,13 @@ describe('the BigQuery printers, side by side', () => {
     });
   });
 
+  it('REGEXP_CONTAINS: flag groups keep their RE2 meaning on ClickHouse 18.16 as scoped groups to the end of their group (its match() reads (?i)x as needing x)', async () => {
+    expect(await value("regexp_contains(s, '(?i)COnnecTion')")).toEqual({ duckdb: 'regexp_matches("t"."s", \'(?i)COnnecTion\')', clickhouse: "match(`t`.`s`, '(?-s)(?i:COnnecTion)')" });
+    expect(await value("regexp_contains(s, 'a(?i)b(c(?s)d)e|f')")).toEqual({ duckdb: 'regexp_matches("t"."s", \'a(?i)b(c(?s)d)e|f\')', clickhouse: "match(`t`.`s`, '(?-s)a(?i:b(c(?s:d))e|f)')" });
+    // Not a flag group: escaped, in a class, a named group.
+    expect((await value("regexp_contains(s, '\\\\(?i)[(?i)](?P<n>x)')")).clickhouse).toBe("match(`t`.`s`, '(?-s)\\\\(?i)[(?i)](?P<n>x)')");
+  });
+
   it('functions written once where both engines spell them alike, renamed where only the name differs', async () => {
     expect(await value('concat(s, id)')).toEqual({ duckdb: '("t"."s" || "t"."id")', clickhouse: '(`t`.`s` || `t`.`id`)' });
     expect(await value('safe_divide(x, n)')).toEqual({
@@ -149,6 +156,75 @@ describe('the BigQuery printers, side by side', () => {
       duckdb: 'date_part(\'hour\', "t"."timestamp")',
       clickhouse: "toInt64(toHour(toDateTime(intDiv(`t`.`timestamp` - (((`t`.`timestamp` % 1000000) + 1000000) % 1000000), 1000000), 'UTC')))",
     });
+  });
+
+  it('DATETIME(timestamp) is the timestamp read in UTC, as CAST(x AS DATETIME); another argument or time zone is refused naming DATETIME', async () => {
+    expect(await value('datetime(timestamp)')).toEqual({ duckdb: '"t"."timestamp"', clickhouse: '`t`.`timestamp`' });
+    expect(await value("datetime(timestamp, 'UTC')")).toEqual(await value('cast(timestamp as datetime)'));
+    await expect(value('datetime(s)')).rejects.toThrow('DATETIME takes a TIMESTAMP here');
+    await expect(value("datetime(timestamp, 'Europe/Paris')")).rejects.toThrow('DATETIME is supported in UTC only');
+  });
+
+  it('APPROX_QUANTILES(x, n)[OFFSET(k)]: the sorted values at position max(1, ceil(k * count / n)) on both engines; other subscripts refused naming them', async () => {
+    const p95 = {
+      duckdb: 'quantile_disc("t"."x", 0.95)',
+      clickhouse: 'if(count(`t`.`x`) = 0, NULL, arrayElement(arraySort(groupArray(`t`.`x`)), toUInt64(greatest(1, intDiv(count(`t`.`x`) * 95 + 99, 100)))))',
+    };
+    expect(await value('approx_quantiles(x, 100)[offset(95)]')).toEqual(p95);
+    expect(await value('approx_quantiles(x, 100)[ordinal(96)]')).toEqual(p95);
+    expect(await value('approx_quantiles(x, 100)[safe_offset(95)]')).toEqual(p95);
+    expect(await value('approx_quantiles(n, 4)[offset(1)]')).toEqual({
+      duckdb: 'quantile_disc("t"."n", 0.25)',
+      clickhouse: 'if(count(`t`.`n`) = 0, NULL, arrayElement(arraySort(groupArray(`t`.`n`)), toUInt64(greatest(1, intDiv(count(`t`.`n`) * 1 + 3, 4)))))',
+    });
+    expect(await value('approx_quantiles(x, 10)[safe_offset(11)]')).toEqual({ duckdb: 'NULL', clickhouse: 'NULL' });
+    await expect(value('approx_quantiles(x, 10)[offset(11)]')).rejects.toThrow('APPROX_QUANTILES(x, 10) has 11 values: OFFSET 11 is out of bounds.');
+    await expect(value('approx_quantiles(x, 3)[offset(1)]')).rejects.toThrow('the quantile 1/3 is no exact decimal');
+    await expect(value('approx_quantiles(x, 100)')).rejects.toThrow("BigQuery's APPROX_QUANTILES is not supported here (arrays are not supported");
+    await expect(value('metadata.parsed[safe_offset(0)].error_severity')).rejects.toThrow(
+      'An array subscript ([OFFSET(n)], [SAFE_OFFSET(n)], [ORDINAL(n)]) is supported here only on APPROX_QUANTILES',
+    );
+    await expect(value('approx_quantiles(x, 100)[offset(n)]')).rejects.toThrow('An array subscript here takes a whole number literal');
+  });
+
+  it("CAST(timestamp AS STRING) is BigQuery's text: seconds by FORMAT_TIMESTAMP, the fraction from UNIX_MICROS without trailing zeros, then +00", async () => {
+    const fraction = {
+      duckdb: '((("t"."timestamp_micros" % 1000000) + 1000000) % 1000000)',
+      clickhouse: '(((`t`.`timestamp` % toInt64(1000000)) + toInt64(1000000)) % toInt64(1000000))',
+    };
+    const duckFraction = fraction.duckdb.replace('"t"."timestamp_micros"', 'epoch_us("t"."timestamp")');
+    expect(await value('cast(timestamp as string)')).toEqual({
+      duckdb: `(strftime("t"."timestamp", '%Y-%m-%d %H:%M:%S') || CASE WHEN (${duckFraction} = 0) THEN '' ELSE ('.' || regexp_replace(substr(CAST((${duckFraction} + 1000000) AS VARCHAR), 2, 6), '0+$', '', 'g')) END || '+00')`,
+      clickhouse: `(formatDateTime(toDateTime(intDiv(\`t\`.\`timestamp\` - (((\`t\`.\`timestamp\` % 1000000) + 1000000) % 1000000), 1000000), 'UTC'), '%Y-%m-%d %H:%M:%S', 'UTC') || CASE WHEN (${fraction.clickhouse} = toInt64(0)) THEN '' ELSE ('.' || replaceRegexpAll(substringUTF8(toString((${fraction.clickhouse} + toInt64(1000000))), toUInt64(toInt64(2)), toUInt64(greatest(toInt64(6), 0))), '(?-s)0+$', '')) END || '+00')`,
+    });
+    expect(await value('safe_cast(timestamp as string)')).toEqual(await value('cast(timestamp as string)'));
+    await expect(value('cast(timestamp as int64)')).rejects.toThrow('CAST of a TIMESTAMP to this type is not supported here: cast it to STRING, or use UNIX_MICROS.');
+  });
+
+  it("CURRENT_TIMESTAMP() and CURRENT_DATETIME() read the endpoint's bound $now, never the engine's clock; CURRENT_DATE is refused (no DATE values)", async () => {
+    expect(await value('timestamp_sub(current_timestamp(), interval 1 day)')).toEqual({
+      duckdb: 'make_timestamp(epoch_us($now) + -86400000000)',
+      clickhouse: '({now:Int64} + toInt64(-86400000000))',
+    });
+    expect(await value('current_timestamp')).toEqual({ duckdb: '$now', clickhouse: '{now:Int64}' });
+    expect(await value("current_datetime('UTC')")).toEqual({ duckdb: '$now', clickhouse: '{now:Int64}' });
+    await expect(value('current_date()')).rejects.toThrow("BigQuery's CURRENT_DATE is not supported here (DATE values are not supported: use TIMESTAMP_TRUNC(CURRENT_TIMESTAMP(), DAY))");
+    await expect(value('current_timestamp(1)')).rejects.toThrow('CURRENT_TIMESTAMP takes 0 arguments');
+  });
+
+  it("IN a subquery selecting a JSON field reads it as the other side (text here); UNION ALL gives a bare NULL the other side's kind", async () => {
+    expect(await printed('select id from t where s in (select metadata.fn from t as u)')).toEqual({
+      duckdb: 'SELECT "t"."id" AS "id" FROM "t" AS "t" WHERE ("t"."s" IN (SELECT json_extract_string("u"."metadata", \'$."fn"\') AS "fn" FROM "t" AS "u"))',
+      clickhouse:
+        "SELECT __c1 AS `id` FROM (SELECT `t`.`id` AS __c1 FROM `t` AS `t` WHERE (`t`.`s` IN (SELECT __c1 AS `fn` FROM (SELECT arrayMap(__j -> if(startsWith(__j, '\"'), visitParamExtractString(concat('{\"v\":', __j, '}'), 'v'), nullIf(nullIf(__j, ''), 'null')), [arrayElement(`u`.`_metadata_values`, indexOf(`u`.`_metadata_paths`, '.fn'))])[1] AS __c1 FROM `t` AS `u`))))",
+    });
+    expect((await printed('select metadata.a as v from t union all select null from t')).duckdb).toBe(
+      '(SELECT nullif(json_extract("t"."metadata", \'$."a"\'), CAST(\'null\' AS JSON)) AS "v" FROM "t" AS "t") UNION ALL (SELECT CAST(NULL AS JSON) AS "f0_" FROM "t" AS "t")',
+    );
+    expect((await printed('select null as v from t union all select n from t')).duckdb).toBe('(SELECT CAST(NULL AS BIGINT) AS "v" FROM "t" AS "t") UNION ALL (SELECT "t"."n" AS "n" FROM "t" AS "t")');
+    await expect(printed('select n from t where n in (select metadata.fn from t as u)')).resolves.toBeTruthy();
+    await expect(printed('select timestamp from t where timestamp in (select metadata.fn from t as u)')).rejects.toThrow('IN: expected TIMESTAMP, found JSON.');
+    await expect(printed('select s from t union all select n from t')).rejects.toThrow('Column 1 of UNION has kinds text and integer.');
   });
 
   it('unnest: DuckDB a column per alias, ClickHouse the combinations of flattened paths; joins and EXISTS on DuckDB only', async () => {
@@ -199,9 +275,9 @@ describe('the DuckDB text, run', () => {
   });
 
   /** One value per row (by id), from the text the sandbox checked and DuckDB runs. */
-  const run = async (expr: string): Promise<unknown[]> => {
+  const run = async (expr: string, order = ' order by id'): Promise<unknown[]> => {
     const serialize = async (sql: string) => String((await connection.runAndReadAll('SELECT json_serialize_sql($sql::VARCHAR)', { sql }, { sql: VARCHAR })).getRows()[0]![0]);
-    const checked = await checkBigQuery(`select ${expr} as v from t order by id`, SCHEMA, 'duckdb', { tables: ['t'], maxRows: 100 }, serialize);
+    const checked = await checkBigQuery(`select ${expr} as v from t${order}`, SCHEMA, 'duckdb', { tables: ['t'], maxRows: 100 }, serialize);
     return (await connection.runAndReadAll(checked.sql)).getRowsJS().map((row) => (typeof row[0] === 'bigint' ? Number(row[0]) : row[0]));
   };
 
@@ -225,6 +301,29 @@ describe('the DuckDB text, run', () => {
     expect(await run('case when n > 1 then x when b1 then n end')).toEqual([1, -2.5, null, null, 1.5, null, 4503599627370497, null, -3.5]);
     expect(await run("s like 'a\\\\_b'")).toEqual([true, false, false, false, null, false, false, false, false]);
     expect(await run("regexp_contains(s, '^a.b$')")).toEqual([true, false, false, true, null, false, false, false, true]);
+  });
+
+  it('APPROX_QUANTILES(x, n)[OFFSET(k)]: the minimum at 0, the maximum at n, the value at ceil(k * count / n) between; NULL of no value', async () => {
+    const one = async (expr: string) => (await run(expr, ''))[0];
+    // x sorted, NULL left out: -3.5, -2.5, -0.5, 0.49999999999999994, 0.5, 1.5, 2.5, 4503599627370497 (8 values)
+    expect(await one('approx_quantiles(x, 100)[offset(0)]')).toBe(-3.5);
+    expect(await one('approx_quantiles(x, 100)[offset(100)]')).toBe(4503599627370497);
+    expect(await one('approx_quantiles(x, 4)[offset(1)]')).toBe(-2.5);
+    expect(await one('approx_quantiles(x, 100)[offset(50)]')).toBe(0.49999999999999994);
+    expect(await one('approx_quantiles(x, 100)[offset(51)]')).toBe(0.5);
+    expect(await one('approx_quantiles(if(n > 100, x, null), 100)[offset(50)]')).toBeNull();
+  });
+
+  it('prints CAST(timestamp AS STRING) as BigQuery: no trailing zeros in the fraction, none when whole, before 1970 too', async () => {
+    expect(await run('cast(timestamp as string)')).toEqual([
+      '2026-11-20 10:00:00+00',
+      '2026-11-20 10:00:01.5+00',
+      '1969-12-31 23:59:59.5+00',
+      '2026-11-20 09:59:58.5+00',
+      ...Array(5).fill('2026-11-20 10:00:00+00'),
+    ]);
+    expect(await run("cast(timestamp '2026-11-28T10:00:00.123456Z' as string)", ' limit 1')).toEqual(['2026-11-28 10:00:00.123456+00']);
+    expect(await run("cast(timestamp '2026-11-28T10:00:00.1204Z' as string)", ' limit 1')).toEqual(['2026-11-28 10:00:00.1204+00']);
   });
 
   it('counts whole units towards zero (TIMESTAMP_DIFF) and seconds down before 1970 (UNIX_SECONDS)', async () => {

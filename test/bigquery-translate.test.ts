@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidSqlError } from '../src/errors';
+import { bigQuerySchemaOf } from '../src/bigquery/schema-of-sources';
+import { translateBigQuery } from '../src/bigquery/translate-bigquery';
+import { SUPABASE_SOURCES } from '../src/sources/supabase/supabase-sources';
 import { BigQueryHarness, type TestEvent } from './support/bigquery-harness';
 
 // The BigQuery dialect's semantics (docs/sandboxing.md, "BigQuery dialect"): each feature's
@@ -102,6 +105,16 @@ describe('the BigQuery dialect on DuckDB', () => {
     expect(await refusal('select status_code from edge_logs cross join unnest(metadata) as m cross join unnest(m.response) as r1 cross join unnest(m.response) as r2')).toMatch(
       /^query: Column name status_code is ambiguous: it could be r1\.status_code or r2\.status_code/,
     );
+    // The preset's sources declare what their events carry: Postgres's parsed fields, named bare through an UNNEST with or without alias.
+    const preset = bigQuerySchemaOf(SUPABASE_SOURCES);
+    for (const target of ['duckdb', 'clickhouse'] as const) {
+      const bare = await translateBigQuery('select error_severity, user_name from postgres_logs cross join unnest(metadata) m cross join unnest(m.parsed)', preset, target);
+      const qualified = await translateBigQuery('select p.error_severity, p.user_name from postgres_logs cross join unnest(metadata) m cross join unnest(m.parsed) as p', preset, target);
+      expect(bare.sql).toBe(qualified.sql);
+    }
+    await expect(translateBigQuery('select user_name from postgres_logs cross join unnest(metadata) m cross join unnest(m.parsed) cross join unnest(m.parsed) as q', preset, 'duckdb')).rejects.toThrow(
+      'Column name user_name is ambiguous: it could be the user_name of an UNNEST without alias or q.user_name; qualify it.',
+    );
     // A table column and an alias field of the same name: ambiguous, as in BigQuery.
     expect(await refusal("select id from postgres_logs cross join unnest(metadata) as m cross join unnest(m.parsed) as p where user_name = 'x' and timestamp is null")).toBe('ok');
   });
@@ -167,6 +180,17 @@ describe('the BigQuery dialect on DuckDB', () => {
     expect(await ids("select id from edge_logs where regexp_contains(event_message, 'one.line')")).toEqual([]);
     expect(await ids("select id from edge_logs where regexp_contains(event_message, '(?s)one.line')")).toEqual(['d']);
     expect(await ids("select id from edge_logs where regexp_contains(event_message, r'^line one\\nline')")).toEqual(['d']);
+  });
+
+  it('groups by FORMAT_TIMESTAMP and CAST(timestamp AS STRING): a value of a few bytes a row, whatever the size check reads the time from', async () => {
+    expect(await h.rows("select format_timestamp('%Y-%m-%d %H:00', timestamp) as hour, count(*) as n from edge_logs group by hour order by hour")).toEqual([
+      { hour: '2026-11-20 10:00', n: 3 },
+      { hour: '2026-11-20 11:00', n: 2 },
+    ]);
+    expect(await h.rows("select cast(timestamp_trunc(timestamp, hour) as string) as hour, count(*) as n from edge_logs where id in ('a', 'd') group by 1 order by 1")).toEqual([
+      { hour: '2026-11-20 10:00:00+00', n: 1 },
+      { hour: '2026-11-20 11:00:00+00', n: 1 },
+    ]);
   });
 
   it('timestamp functions: timestamp_trunc, timestamp_sub/add with intervals, unix_millis, unix_micros, format_timestamp, timestamp_diff, extract', async () => {

@@ -3,7 +3,7 @@ import { createEndpoints, supabasePreset, type Endpoints } from '../src/index';
 import { createHandler } from '../src/http';
 import { toNodeListener } from '../src/node';
 import { EXPLORER_ORACLES } from './support/explorer-oracles';
-import { askExplorer, explorerDataset, EXPLORER_NOW, explorerProblem } from './support/explorer-corpus';
+import { askExplorer, clockQuery, explorerDataset, EXPLORER_NOW, explorerProblem } from './support/explorer-corpus';
 import { EXPLORER_QUERIES } from './support/explorer-queries';
 import { listen } from './support/http';
 import { tempDir } from './support/log-files';
@@ -47,6 +47,15 @@ describe('the Logs Explorer corpus on DuckDB', () => {
       expect(explorerProblem(query, answer, tables, query.expect)).toBeNull();
     });
   }
+});
+
+describe("the request's clock on DuckDB", () => {
+  it('reads CURRENT_TIMESTAMP() as the injected clock: the last hour is the hour before it', async () => {
+    const { sql, rows } = clockQuery(events);
+    expect(rows[0]!.n).toBeGreaterThan(0);
+    expect(rows[0]!.n).toBeLessThan(events.edge_logs.length);
+    expect(await askExplorer(server.url, PRIVATE, sql)).toEqual({ status: 200, body: { result: rows } });
+  });
 });
 
 describe('the corpus itself', () => {

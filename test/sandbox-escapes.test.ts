@@ -330,7 +330,7 @@ describe('sandbox escape attempts spelled in BigQuery', () => {
     "select current_setting('memory_limit')",
     `select read_text('${F}')`,
     'select SESSION_USER()',
-    'select CURRENT_TIMESTAMP()',
+    'select CURRENT_DATE()',
     `select json_value(read_text('${F}'), '$')`,
     `select regexp_contains(event_message, read_text('${F}')) from edge_logs`,
     'select version()',
@@ -357,6 +357,10 @@ describe('sandbox escape attempts spelled in BigQuery', () => {
     `LOAD DATA INTO edge_logs FROM FILES (uris = ['${F}'])`,
     'select @@version',
     'select @p',
+    // The request's clock is read from the bound $now; the engine's is never.
+    'select @@now',
+    'select now()',
+    "select current_datetime('Europe/Paris')",
   ];
 
   it('refuses every one with 400 invalid_sql, translated or not, and names no file content', async () => {

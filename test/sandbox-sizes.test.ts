@@ -59,6 +59,9 @@ describe('the size check of callers\' SQL (docs/sandboxing.md, "Limits")', () =>
       ["with t as (select list_transform(str_split(event_message, ''), x -> metadata) as l from edge_logs) select * from t", /square of the data/],
       ['select repeat(v, 100) from (select metadata::varchar as w from edge_logs) as s(v)', /times the size of an event/],
       ['select metadata::varchar as w, repeat(w, 100) from edge_logs', /times the size of an event/],
+      // strftime's format may come from the data (either argument can be it): then it grows with it.
+      ['select strftime(timestamp, metadata::varchar) || strftime(metadata::varchar, timestamp) as a, strftime(event_message, timestamp) as b from edge_logs', /times the size of an event/],
+      ["select strftime(timestamp, '%Y' || repeat(metadata::varchar, 16)) as a from edge_logs", /times the size of an event/],
     ];
     for (const [sql, message] of refused) expect([sql, await verdict(sql)]).toEqual([sql, expect.stringMatching(message)]);
   });
@@ -81,6 +84,9 @@ describe('the size check of callers\' SQL (docs/sandboxing.md, "Limits")', () =>
       `select json_extract_string(a2, '$.path') from (select *, unnest(json_extract(a1, '$.request[*]')) as a2
          from (select *, unnest(json_extract(metadata, '$[*]')) as a1 from edge_logs))`,
       'select cast(metadata as bigint) * 2, try_cast(event_message as timestamp) from edge_logs',
+      // A constant format bounds strftime's value whatever the time is read from (16 bytes a character at most).
+      `select ${Array.from({ length: 12 }, (_, i) => `strftime(e${i}."timestamp", '%Y-%m-%d %H:00') as h${i}`).join(', ')} from ${Array.from({ length: 12 }, (_, i) => `edge_logs as e${i}`).join(', ')} group by all`,
+      `select strftime(edge_logs."timestamp", '%Y-%m-%d'), count(*) from edge_logs group by strftime(edge_logs."timestamp", '%Y-%m-%d')`,
     ];
     for (const sql of legit) expect([sql, await verdict(sql)]).toEqual([sql, 'ok']);
   });

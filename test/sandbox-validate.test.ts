@@ -62,6 +62,7 @@ describe('validateCallerSql', () => {
       "select if(id is null, 'none', id), extract(year from timestamp), [upper(x) for x in ['a']], try_cast(id as int) from edge_logs",
       'with x as materialized (select * from edge_logs), y as not materialized (select 1) select * from x limit 10% offset 2',
       'with recursive t(n) using key (n) as (select 1 union select n + 1 from t where n < 3) select * from t',
+      'select count(*) from edge_logs where timestamp > $now - interval 1 hour',
     ];
     for (const sql of legit) expect([sql, await ruleOf(sql)]).toEqual([sql, 'ok']);
   });
@@ -90,6 +91,10 @@ describe('validateCallerSql', () => {
       ['select current_user', 'function'],
       ['select $1', 'parameter'],
       ['select * from edge_logs where id = ?', 'parameter'],
+      // $now alone, the request's clock, is read (CURRENT_TIMESTAMP() of the BigQuery dialect): no other name, nor a second one beside it.
+      ['select $max_rows', 'parameter'],
+      ['select $now, $project', 'parameter'],
+      ['select $NOW', 'parameter'],
       ['select 1::my_enum', 'type'],
       ['select * from (describe edge_logs)', 'construct'],
       ['select x collate de from edge_logs', 'function'],

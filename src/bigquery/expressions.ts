@@ -2,10 +2,11 @@ import type { ColumnType } from '../sql/column-types';
 import type { ExprContext } from './context';
 import { callFunction, extractPart } from './functions';
 import type { Expr, Op, TimeUnit } from './ir';
-import { asKind, commonKind, kindOf, timestampLiteral } from './kinds';
+import { asKind, commonKind, kindOf, outputKind, retypedColumn, timestampLiteral } from './kinds';
 import type { Node } from './parse-bigquery';
 import { refuse, shown } from './refuse';
 import { bigQueryString } from './string-literal';
+import { compoundAccess } from './subscripts';
 import { constructName, variantOf } from './tree';
 
 const COMPARISONS: Record<string, Op> = { Eq: '=', NotEq: '<>', Lt: '<', LtEq: '<=', Gt: '>', GtEq: '>=' };
@@ -74,6 +75,8 @@ export function translateExpr(node: unknown, ctx: ExprContext): Expr {
       if (v.substring_from === null || v.substring_from === undefined) refuse('function', 'SUBSTR takes 2 to 3 arguments.');
       return { t: 'call', fn: 'substr', args: parts.map((p, i) => asKind(p, i === 0 ? 'text' : 'integer', 'SUBSTR')), kind: 'text' };
     }
+    case 'CompoundFieldAccess':
+      return compoundAccess(v, ctx);
     case 'ILike':
       return refuse('construct', "BigQuery has no ILIKE: write LOWER(x) LIKE '...'.");
     default:
@@ -193,8 +196,11 @@ function subqueryIn(v: Node, ctx: ExprContext): { arg: Expr; query: import('./ir
   const query = ctx.query(v.subquery as Node, ctx.scope);
   if (query.columns.length !== 1) refuse('query', 'The subquery of IN must select exactly one column.');
   const kind = query.columns[0]!.kind;
-  if (kind === 'json') refuse('query', 'The subquery of IN selects a JSON value: cast it (CAST(x AS STRING)).');
-  return { arg: asKind(arg, kind, 'IN'), query };
+  if (kind !== 'json') return { arg: asKind(arg, kind, 'IN'), query };
+  // A JSON field selected: compared as the other side's kind (text when that is JSON too), as `=` compares it.
+  const argKind = kindOf(arg);
+  const as = argKind === 'json' || argKind === 'null' ? 'text' : argKind === 'integer' ? 'float' : outputKind(argKind);
+  return { arg: asKind(arg, as, 'IN'), query: retypedColumn(query, 0, (e) => asKind(e, as, 'IN'), as) };
 }
 
 function between(v: Node, ctx: ExprContext): Expr {
@@ -243,8 +249,12 @@ const CAST_TYPES: Record<string, ColumnType> = {
 function cast(v: Node, ctx: ExprContext): Expr {
   const [typeName, detail] = variantOf(v.data_type);
   const to = CAST_TYPES[typeName];
-  if (!to || (typeName === 'Timestamp' && Array.isArray(detail) && detail[1] !== 'None'))
-    refuse('type', `CAST to ${constructName(typeName).replace("BigQuery's ", '')} is not supported here: cast to INT64, FLOAT64, BOOL, STRING, TIMESTAMP or DATETIME.`);
+  if (typeName === 'Timestamp' && Array.isArray(detail) && detail[1] !== 'None')
+    refuse(
+      'type',
+      "CAST to TIMESTAMP WITH TIME ZONE (::timestamptz) is not supported here: BigQuery's TIMESTAMP is already an instant in UTC, write CAST(x AS TIMESTAMP) or TIMESTAMP '2026-11-20T10:00:00Z'.",
+    );
+  if (!to) refuse('type', `CAST to ${constructName(typeName).replace("BigQuery's ", '')} is not supported here: cast to INT64, FLOAT64, BOOL, STRING, TIMESTAMP or DATETIME.`);
   if (v.format !== null && v.format !== undefined) refuse('construct', 'CAST ... FORMAT is not supported here.');
   return castTo(translateExpr(v.expr, ctx), to!, v.kind === 'SafeCast' || v.kind === 'TryCast');
 }
@@ -254,12 +264,42 @@ function castTo(arg: Expr, to: ColumnType, safe: boolean): Expr {
   const from = kindOf(arg);
   if (from === to) return arg;
   if (from === 'null') return { t: 'cast', arg, to, safe };
-  if (from === 'timestamp' && to !== 'timestamp') refuse('type', `CAST of a TIMESTAMP to ${to === 'text' ? 'STRING: use FORMAT_TIMESTAMP' : 'this type'} is not supported here.`);
+  if (from === 'timestamp' && to === 'text') return timestampText(arg);
+  if (from === 'timestamp' && to !== 'timestamp') refuse('type', 'CAST of a TIMESTAMP to this type is not supported here: cast it to STRING, or use UNIX_MICROS.');
   if (from === 'boolean' && (to === 'float' || to === 'timestamp')) refuse('type', 'CAST of a BOOL to this type is not supported here.');
   if (to === 'timestamp' && from !== 'text' && from !== 'json') refuse('type', 'Only a STRING can be cast to a TIMESTAMP.');
   if (to === 'json' || from === 'interval') refuse('type', 'This CAST is not supported here.');
   if (to === 'timestamp' && arg.t === 'lit' && typeof arg.value === 'string') return timestampLiteral(arg.value);
   return { t: 'cast', arg, to, safe };
+}
+
+/**
+ * CAST(timestamp AS STRING) as BigQuery prints it: `2026-11-28 10:00:00.123456+00`, the fraction
+ * without its trailing zeros and left out when whole (`2026-11-28 10:00:00+00`). Built from the
+ * functions both printers have: the seconds by FORMAT_TIMESTAMP, the fraction from UNIX_MICROS
+ * (its six digits are those of 1000000 + micros, past the leading 1).
+ */
+function timestampText(arg: Expr): Expr {
+  const integer = (value: string): Expr => ({ t: 'lit', kind: 'integer', value });
+  const text = (value: string): Expr => ({ t: 'lit', kind: 'text', value });
+  const micros: Expr = { t: 'call', fn: 'unix_micros', args: [arg], kind: 'integer' };
+  const mod = (x: Expr): Expr => ({ t: 'call', fn: 'mod', args: [x, integer('1000000')], kind: 'integer' });
+  const fraction = mod({ t: 'op', op: '+', args: [mod(micros), integer('1000000')], kind: 'integer' });
+  const digits: Expr = {
+    t: 'call',
+    fn: 'substr',
+    args: [{ t: 'cast', arg: { t: 'op', op: '+', args: [fraction, integer('1000000')], kind: 'integer' }, to: 'text', safe: false }, integer('2'), integer('6')],
+    kind: 'text',
+  };
+  const trimmed: Expr = { t: 'call', fn: 'regexp_replace', args: [digits, text('0+$'), text('')], kind: 'text' };
+  const dot: Expr = {
+    t: 'case',
+    whens: [[{ t: 'op', op: '=', args: [fraction, integer('0')], kind: 'boolean' }, text('')]],
+    else: { t: 'op', op: '||', args: [text('.'), trimmed], kind: 'text' },
+    kind: 'text',
+  };
+  const seconds: Expr = { t: 'call', fn: 'format_timestamp', args: [text('%Y-%m-%d %H:%M:%S'), arg], kind: 'text' };
+  return { t: 'call', fn: 'concat', args: [seconds, dot, text('+00')], kind: 'text' };
 }
 
 const UNITS: Record<string, TimeUnit> = {

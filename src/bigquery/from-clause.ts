@@ -159,8 +159,8 @@ function aliasName(alias: unknown): string | null {
 /** `UNNEST(x) AS a`: x must be a JSON column of a range or a field of an unnest alias. */
 function unnest(v: Node, env: FromEnv, scope: Scope): void {
   if (v.with_offset === true || v.with_ordinality === true) refuse('construct', 'UNNEST ... WITH OFFSET is not supported here.');
-  const name = aliasName(v.alias);
-  if (!name) return refuse('construct', 'An UNNEST needs an alias here: UNNEST(metadata) AS m.');
+  // Without an alias its fields are named bare, as BigQuery's unaliased UNNEST of records (under a reserved name).
+  const name = aliasName(v.alias) ?? `${RESERVED_PREFIX}unnest${scope.unnests.length + 1}`;
   const exprs = v.array_exprs as unknown[];
   const [kind, value] = exprs.length === 1 ? variantOf(exprs[0]) : ['', null];
   if (kind !== 'Identifier' && kind !== 'CompoundIdentifier') {

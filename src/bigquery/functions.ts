@@ -127,6 +127,23 @@ const FUNCTIONS: Record<string, Handler> = {
     if (args[2] && !(args[2].t === 'lit' && typeof args[2].value === 'string' && /^(UTC|Z|\+00(:00)?)$/i.test(args[2].value))) refuse('function', 'FORMAT_TIMESTAMP is supported in UTC only.');
     return call('format_timestamp', [{ t: 'lit', kind: 'text', value: checkedFormat(format.value as string) }, timestamp(args[1]!, 'FORMAT_TIMESTAMP')], 'text');
   },
+  // The request's clock (the endpoint's `$now`), so answers depend only on the request; DATETIME is a timestamp in UTC here.
+  current_timestamp: (args) => {
+    count('CURRENT_TIMESTAMP', args, 0, 0);
+    return { t: 'now' };
+  },
+  current_datetime: (args) => {
+    if (args.length > 1 || (args[0] && !(args[0].t === 'lit' && typeof args[0].value === 'string' && /^(UTC|Z|\+00(:00)?)$/i.test(args[0].value))))
+      refuse('function', 'CURRENT_DATETIME is supported in UTC only.');
+    return { t: 'now' };
+  },
+  // DATETIME(timestamp [, 'UTC']): the same instant read in UTC, as CAST(x AS DATETIME) is here.
+  datetime: (args) => {
+    count('DATETIME', args, 1, 2);
+    if (args[1] && !(args[1].t === 'lit' && typeof args[1].value === 'string' && /^(UTC|Z|\+00(:00)?)$/i.test(args[1].value))) refuse('function', 'DATETIME is supported in UTC only.');
+    if (kindOf(args[0]!) !== 'timestamp' && !(args[0]!.t === 'lit' && typeof args[0]!.value === 'string')) refuse('function', 'DATETIME takes a TIMESTAMP here (DATETIME(timestamp)).');
+    return timestamp(args[0]!, 'DATETIME');
+  },
   json_value: (args) => jsonPath('JSON_VALUE', args, 'text'),
   json_extract_scalar: (args) => jsonPath('JSON_EXTRACT_SCALAR', args, 'text'),
   json_query: (args) => jsonPath('JSON_QUERY', args, 'json'),
@@ -152,12 +169,10 @@ const AGGREGATES: Record<string, AggFn> = {
 const REFUSED: Record<string, string> = {
   array_agg: 'it builds arrays',
   string_agg: 'it builds strings of many rows',
-  approx_quantiles: 'use a percentile of your own over the rows',
+  approx_quantiles: 'arrays are not supported: read one quantile, APPROX_QUANTILES(x, 100)[OFFSET(95)]',
   array_length: 'arrays are not supported',
   generate_array: 'arrays are not supported',
-  current_timestamp: "bind the window with the endpoint's time parameters instead",
-  current_date: "bind the window with the endpoint's time parameters instead",
-  current_datetime: "bind the window with the endpoint's time parameters instead",
+  current_date: 'DATE values are not supported: use TIMESTAMP_TRUNC(CURRENT_TIMESTAMP(), DAY)',
   session_user: 'it reads the session',
   rand: 'answers must depend only on the request',
   generate_uuid: 'answers must depend only on the request',
@@ -339,6 +354,52 @@ function aggregate(fn: AggFn, raw: unknown[], star: boolean, distinct: boolean, 
       if (kind === 'json') refuse('function', `${fn.toUpperCase()} of a JSON field: cast it first (${fn.toUpperCase()}(CAST(x AS INT64)) or ${fn.toUpperCase()}(CAST(x AS STRING))).`);
       return { t: 'agg', fn, arg, distinct, kind };
   }
+}
+
+/**
+ * `APPROX_QUANTILES(x, n)[OFFSET(k)]`: BigQuery's n + 1 values from the minimum to the maximum,
+ * the k-th of them, computed exactly: of the non-NULL values sorted, the one at 1-based position
+ * max(1, ceil(k * count / n)), NULL when there is none. k/n must be an exact decimal (n of the
+ * form 2^a * 5^b: 2, 4, 10, 20, 100, 1000, ...), which DuckDB's `quantile_disc` reads exactly.
+ *
+ * @example
+ * approxQuantile(node /* approx_quantiles(x, 100) *\/, { offset: 95, safe: false }, ctx); // { t: 'agg', fn: 'quantile', at: { k: 95, n: 100, decimal: '0.95' }, ... }
+ */
+export function approxQuantile(v: Node, at: { offset: number; safe: boolean }, ctx: ExprContext): Expr {
+  if (!ctx.aggregates) refuse('construct', 'Aggregate function APPROX_QUANTILES is not allowed here (only in SELECT, HAVING and ORDER BY).');
+  if (v.over !== null && v.over !== undefined) refuse('construct', 'Window functions (OVER) are not supported here.');
+  const { raw, star, distinct } = functionArguments(v, 'approx_quantiles');
+  if (star || distinct || raw.length !== 2) refuse('function', 'APPROX_QUANTILES takes 2 arguments here: APPROX_QUANTILES(x, 100)[OFFSET(95)].');
+  const count = JSON.stringify(((variantOf(raw[1])[1] as Node | null) ?? {}).value ?? null);
+  const m = /^\{"Number":\["([0-9]{1,6})",false\]\}$/.exec(count);
+  const n = m ? Number(m[1]) : 0;
+  if (n < 1) refuse('function', 'APPROX_QUANTILES takes its number of quantiles as a whole number literal from 1 to 999999.');
+  if (at.offset < 0 || at.offset > n) {
+    if (at.safe) return { t: 'lit', kind: 'null', value: null };
+    refuse('query', `APPROX_QUANTILES(x, ${n}) has ${n + 1} values: OFFSET ${at.offset} is out of bounds.`);
+  }
+  const decimal = exactDecimal(at.offset, n);
+  if (decimal === null)
+    return refuse('function', `APPROX_QUANTILES(x, ${n})[OFFSET(${at.offset})] is not supported here: the quantile ${at.offset}/${n} is no exact decimal (use n = 2, 4, 10, 20, 100, 1000, ...).`);
+  const arg = ctx.translate(raw[0], { ...ctx, aggregates: false, outputs: null });
+  const kind = kindOf(arg);
+  if (kind !== 'integer' && kind !== 'float' && kind !== 'json' && kind !== 'timestamp' && kind !== 'null')
+    refuse('function', 'APPROX_QUANTILES of this type is not supported here: numbers and timestamps.');
+  const value = kind === 'json' ? float(arg, 'APPROX_QUANTILES') : arg;
+  return { t: 'agg', fn: 'quantile', arg: value, distinct: false, kind: kindOf(value) === 'null' ? 'float' : kindOf(value), at: { k: at.offset, n, decimal } };
+}
+
+/** k/n as a decimal literal when it is one exactly (n = 2^a * 5^b), else null. */
+function exactDecimal(k: number, n: number): string | null {
+  let rest = n;
+  let twos = 0;
+  let fives = 0;
+  while (rest % 2 === 0) [rest, twos] = [rest / 2, twos + 1];
+  while (rest % 5 === 0) [rest, fives] = [rest / 5, fives + 1];
+  if (rest !== 1) return null;
+  const digits = Math.max(twos, fives);
+  const scaled = ((BigInt(k) * 10n ** BigInt(digits)) / BigInt(n)).toString().padStart(digits + 1, '0');
+  return digits === 0 ? scaled : `${scaled.slice(0, -digits)}.${scaled.slice(-digits)}`;
 }
 
 const EXTRACT_PARTS: Record<string, string> = {

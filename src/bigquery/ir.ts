@@ -27,6 +27,8 @@ export interface UnnestAlias {
 export type Expr =
   | { t: 'lit'; kind: 'text' | 'integer' | 'float' | 'boolean' | 'null'; value: string | boolean | null }
   | { t: 'ts'; micros: bigint }
+  /** CURRENT_TIMESTAMP(): the request's clock, the endpoint's bound `$now` (never the engine's). */
+  | { t: 'now' }
   | { t: 'interval'; n: bigint; unit: TimeUnit }
   | { t: 'col'; rel: string; name: string; kind: Kind }
   | { t: 'field'; rel: string; column: string; unnest: UnnestAlias | null; path: string[] }
@@ -39,13 +41,24 @@ export type Expr =
   | { t: 'between'; arg: Expr; lo: Expr; hi: Expr; not: boolean }
   | { t: 'case'; whens: Array<[Expr, Expr]>; else: Expr | null; kind: Kind }
   | { t: 'cast'; arg: Expr; to: ColumnType; safe: boolean }
-  | { t: 'agg'; fn: AggFn; arg: Expr | null; distinct: boolean; kind: Kind }
+  | { t: 'agg'; fn: AggFn; arg: Expr | null; distinct: boolean; kind: Kind; at?: Quantile }
   | { t: 'subquery'; query: QueryIR; kind: Kind }
   | { t: 'pos'; index: number; kind: Kind };
 
 export type Op = '+' | '-' | '*' | '/' | '||' | '=' | '<>' | '<' | '<=' | '>' | '>=' | 'and' | 'or' | 'not' | 'neg' | 'is_null' | 'is_not_null' | 'like' | 'not_like';
 
-export type AggFn = 'count' | 'countif' | 'sum' | 'avg' | 'min' | 'max' | 'any_value' | 'logical_and' | 'logical_or' | 'approx_count_distinct';
+export type AggFn = 'count' | 'countif' | 'sum' | 'avg' | 'min' | 'max' | 'any_value' | 'logical_and' | 'logical_or' | 'approx_count_distinct' | 'quantile';
+
+/**
+ * `APPROX_QUANTILES(x, n)[OFFSET(k)]`: of the non-NULL values sorted, the one at 1-based position
+ * max(1, ceil(k * count / n)) (DuckDB's `quantile_disc` at the exact decimal k/n), NULL when none.
+ */
+export interface Quantile {
+  k: number;
+  n: number;
+  /** k/n written as an exact decimal (`0.95`). */
+  decimal: string;
+}
 
 export interface OutputColumn {
   name: string;

@@ -1,6 +1,6 @@
 import type { ColumnType } from '../sql/column-types';
 import { parseIsoMicros } from '../time/iso';
-import type { Expr, Kind } from './ir';
+import type { Expr, Kind, QueryIR } from './ir';
 import { refuse } from './refuse';
 
 /**
@@ -16,6 +16,7 @@ export function kindOf(e: Expr): Kind {
     case 'lit':
       return e.kind;
     case 'ts':
+    case 'now':
       return 'timestamp';
     case 'interval':
       return 'interval';
@@ -126,4 +127,18 @@ export function outputKind(kind: Kind): ColumnType {
   if (kind === 'null') return 'text';
   if (kind === 'interval') return refuse('construct', 'An INTERVAL cannot be a column of the result.');
   return kind;
+}
+
+/**
+ * A query with one output column's value rewritten (`to` of its expression) and its kind set: how a
+ * JSON field selected by the subquery of IN is read as text, or a bare NULL of one side of UNION
+ * ALL takes the other side's kind. Refused where the query is a set operation itself.
+ *
+ * @example
+ * retypedColumn(query, 0, (e) => asKind(e, 'text', 'IN'), 'text');
+ */
+export function retypedColumn(query: QueryIR, index: number, to: (e: Expr) => Expr, kind: ColumnType): QueryIR {
+  if (query.body.t !== 'select') return refuse('query', 'A column of a nested UNION cannot be converted here: cast it in each SELECT (CAST(x AS STRING)).');
+  const items = query.body.items.map((item, i) => (i === index ? { ...item, e: to(item.e) } : item));
+  return { ...query, body: { ...query.body, items }, columns: query.columns.map((c, i) => (i === index ? { ...c, kind } : c)) };
 }

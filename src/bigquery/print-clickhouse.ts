@@ -181,6 +181,11 @@ class ClickHousePrinter extends SqlPrinter {
     return `(${micros})`;
   }
 
+  /** Bound as a literal of microseconds (bind-params.ts), as the endpoints' own statements read it. */
+  protected now(): string {
+    return '{now:Int64}';
+  }
+
   protected floorDiv(value: string, by: bigint): string {
     return `intDiv(${value} - (((${value} % ${by}) + ${by}) % ${by}), ${by})`;
   }
@@ -289,6 +294,9 @@ class ClickHousePrinter extends SqlPrinter {
         return orNull(e.distinct ? `sumDistinct(${arg})` : `sum(${arg})`);
       case 'avg':
         return e.distinct ? unsupported('AVG(DISTINCT ...)') : orNull(`avg(${arg})`);
+      // The sorted values at 1-based position max(1, ceil(k * count / n)), as DuckDB's quantile_disc (print-sql.ts).
+      case 'quantile':
+        return orNull(`arrayElement(arraySort(groupArray(${arg})), toUInt64(greatest(1, intDiv(count(${arg}) * ${e.at!.k} + ${e.at!.n - 1}, ${e.at!.n}))))`);
       default:
         return orNull(`${e.fn}(${arg})`);
     }
@@ -330,7 +338,55 @@ class ClickHousePrinter extends SqlPrinter {
 
 /** An RE2 pattern where `.` does not match a newline, as in BigQuery (ClickHouse's does). */
 function regex(pattern: Expr, printed: string): string {
-  return pattern.t === 'lit' ? str(`(?-s)${String(pattern.value)}`) : `concat('(?-s)', ${printed})`;
+  return pattern.t === 'lit' ? str(`(?-s)${scopedFlags(String(pattern.value))}`) : `concat('(?-s)', ${printed})`;
+}
+
+/**
+ * A pattern's flag groups `(?i)` made scoped groups `(?i:...)` to the end of the group they stand
+ * in: the same RE2 meaning, but ClickHouse 18.16's match() first looks for a literal it thinks
+ * required, case-sensitively, and takes `(?i)COnnecTion` to need `COnnecTion` (never found in
+ * `connection`), while it skips a `(?` group's contents.
+ *
+ * @example
+ * scopedFlags('a(?i)b(c(?s)d)e'); // 'a(?i:b(c(?s:d))e)'
+ */
+function scopedFlags(pattern: string): string {
+  let out = '';
+  const open: number[] = [0];
+  let inClass = false;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!;
+    if (c === '\\') {
+      out += pattern.slice(i, i + 2);
+      i++;
+    } else if (inClass) {
+      out += c;
+      if (c === ']') inClass = false;
+    } else if (c === '[') {
+      out += c;
+      inClass = true;
+      // A `]` (or `^]`) first in a class is literal.
+      const lead = /^\^?\]/.exec(pattern.slice(i + 1))?.[0] ?? '';
+      out += lead;
+      i += lead.length;
+    } else if (c === '(') {
+      const flags = /^\(\?[imsU-]+\)/.exec(pattern.slice(i))?.[0];
+      if (flags) {
+        out += `${flags.slice(0, -1)}:`;
+        open[open.length - 1]!++;
+        i += flags.length - 1;
+      } else {
+        out += c;
+        open.push(0);
+      }
+    } else if (c === ')') {
+      out += ')'.repeat(open.pop() ?? 0) + c;
+      if (open.length === 0) open.push(0);
+    } else {
+      out += c;
+    }
+  }
+  return out + ')'.repeat(open.reduce((a, b) => a + b, 0));
 }
 
 /** AND with SQL's three values (false wins over NULL). */

@@ -97,6 +97,10 @@ class DuckDbPrinter extends SqlPrinter {
     return `make_timestamp(${micros})`;
   }
 
+  protected now(): string {
+    return '$now';
+  }
+
   protected floorDiv(value: string, by: bigint): string {
     return `CAST(floor(${value} / ${by}) AS BIGINT)`;
   }

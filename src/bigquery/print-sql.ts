@@ -41,6 +41,8 @@ export abstract class SqlPrinter {
   protected abstract micros(timestamp: string): string;
   /** The timestamp of an integer of microseconds since the epoch. */
   protected abstract fromMicros(micros: string): string;
+  /** The request's clock: the endpoint's bound `now` parameter. */
+  protected abstract now(): string;
   /** Integer division rounding down (UNIX_SECONDS of a time before 1970). */
   protected abstract floorDiv(value: string, by: bigint): string;
   /** Integer division rounding towards zero (TIMESTAMP_DIFF counts whole units). */
@@ -125,6 +127,8 @@ export abstract class SqlPrinter {
         return this.literal(e.kind, e.value as string | boolean);
       case 'ts':
         return this.fromMicros(this.literal('integer', String(e.micros)));
+      case 'now':
+        return this.now();
       case 'interval':
         return refuse('construct', 'An INTERVAL is only an argument of TIMESTAMP_ADD and TIMESTAMP_SUB.');
       case 'col':
@@ -214,6 +218,9 @@ export abstract class SqlPrinter {
         return `bool_or(${arg})`;
       case 'approx_count_distinct':
         return `count(DISTINCT ${arg})`;
+      // At the exact decimal k/n: DuckDB then computes the position in integers.
+      case 'quantile':
+        return `quantile_disc(${arg}, ${e.at!.decimal})`;
       case 'sum':
         return e.kind === 'integer' ? `CAST(sum(${distinct}${arg}) AS BIGINT)` : `sum(${distinct}${arg})`;
       default:

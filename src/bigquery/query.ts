@@ -2,7 +2,7 @@ import type { ExprContext } from './context';
 import { translateExpr } from './expressions';
 import { translateFrom } from './from-clause';
 import type { Expr, OutputColumn, QueryIR, SelectIR } from './ir';
-import { asKind, kindOf, outputKind } from './kinds';
+import { asKind, kindOf, outputKind, retypedColumn } from './kinds';
 import type { Node } from './parse-bigquery';
 import { refuse, shown } from './refuse';
 import type { BigQuerySchema } from './schema';
@@ -69,15 +69,27 @@ function setOperation(kind: string, value: unknown, outer: Scope | null, env: Qu
     if (k === 'Query') return translateQuery(val as Node, outer, env);
     return { ctes: [], body: setOperation(k, val, outer, env), orderBy: [], limit: null, offset: null, columns: [] } as QueryIR;
   };
-  const left = fixColumns(side(v.left));
-  const right = fixColumns(side(v.right));
+  let left = fixColumns(side(v.left));
+  let right = fixColumns(side(v.right));
   if (left.columns.length !== right.columns.length) refuse('query', `Queries in ${op.toUpperCase()} have different numbers of columns.`);
+  // A bare NULL takes the other side's kind, as BigQuery coerces a NULL literal to any type.
+  left.columns.forEach((c, i) => {
+    const r = right.columns[i]!;
+    if (c.kind === r.kind) return;
+    if (isNullColumn(right, i)) right = retypedColumn(right, i, (e) => ({ t: 'cast', arg: e, to: c.kind, safe: false }), c.kind);
+    else if (isNullColumn(left, i)) left = retypedColumn(left, i, (e) => ({ t: 'cast', arg: e, to: r.kind, safe: false }), r.kind);
+  });
   left.columns.forEach((c, i) => {
     const r = right.columns[i]!;
     if (c.kind !== r.kind && !(c.kind === 'float' && r.kind === 'integer') && !(c.kind === 'integer' && r.kind === 'float'))
       refuse('query', `Column ${i + 1} of ${op.toUpperCase()} has kinds ${c.kind} and ${r.kind}.`);
   });
   return { t: 'setop', op: op as 'union', all: quantifier === 'All', left, right };
+}
+
+/** Whether a side's column is a bare NULL (of no kind yet). */
+function isNullColumn(q: QueryIR, index: number): boolean {
+  return q.body.t === 'select' && kindOf(q.body.items[index]!.e) === 'null';
 }
 
 function fixColumns(q: QueryIR): QueryIR {

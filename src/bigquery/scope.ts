@@ -1,4 +1,4 @@
-import type { Expr, Kind, UnnestAlias } from './ir';
+import { RESERVED_PREFIX, type Expr, type Kind, type UnnestAlias } from './ir';
 import { refuse, shown } from './refuse';
 
 /** A range of a FROM clause: a table, a CTE or a subquery, with its unnest aliases. */
@@ -65,11 +65,29 @@ export class Scope {
         ...scope.ranges.filter((r) => r.columns.has(head)).map((r) => () => columnOf(r, head, rest)),
         ...scope.unnests.filter((u) => exposes(u, parts[0]!)).map((u) => () => fieldOf(u, parts)),
       ];
-      const names = [...scope.ranges.filter((r) => r.columns.has(head)).map((r) => `${r.name}.${head}`), ...scope.unnests.filter((u) => exposes(u, parts[0]!)).map((u) => `${u.name}.${parts[0]}`)];
+      const names = [
+        ...scope.ranges.filter((r) => r.columns.has(head)).map((r) => `${r.name}.${head}`),
+        ...scope.unnests.filter((u) => exposes(u, parts[0]!)).map((u) => (u.name.startsWith(RESERVED_PREFIX) ? `the ${parts[0]} of an UNNEST without alias` : `${u.name}.${parts[0]}`)),
+      ];
       if (candidates.length > 1) refuse('query', `Column name ${shown(parts[0]!)} is ambiguous: it could be ${names.map(shown).join(' or ')}; qualify it.`);
       if (candidates.length === 1) return candidates[0]!();
     }
-    return refuse('query', `Unrecognized name: ${shown(parts[0]!)} (qualify a field of an unnest alias, e.g. r.${shown(parts[0]!)}).`);
+    return refuse('query', `Unrecognized name: ${shown(parts[0]!)}${this.hint(shown(parts[0]!))}.`);
+  }
+
+  /** How a field of that name would be read here: through an unnest alias in sight, or one to add over a JSON column. */
+  private hint(name: string): string {
+    for (let scope: Scope | null = this; scope; scope = scope.parent) {
+      const alias = scope.unnests.find((u) => !u.name.startsWith(RESERVED_PREFIX));
+      if (alias) return ` (a JSON field is read through its unnest alias: ${shown(alias.name)}.${name})`;
+    }
+    for (let scope: Scope | null = this; scope; scope = scope.parent) {
+      for (const range of scope.ranges) {
+        const column = [...range.columns].find(([, kind]) => kind === 'json')?.[0];
+        if (column) return ` (a field of ${shown(column)} is read through an unnest alias: cross join unnest(${shown(column)}) as m, then m.${name})`;
+      }
+    }
+    return '';
   }
 }
 

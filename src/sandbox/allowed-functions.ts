@@ -38,6 +38,7 @@ export type SizeRule =
   | 'resize'
   | 'format'
   | 'printf'
+  | 'strftime'
   | 'replace'
   | 'transform'
   | 'filter'
@@ -203,8 +204,8 @@ export const FUNCTION_GROUPS = {
     datesub: 'fixed',
     date_add: 'fixed',
     time_bucket: 'fixed',
-    // Each of strftime's specifiers up to 16 times its two characters.
-    strftime: { scale: 16 },
+    // Its format's own bound (each specifier up to 16 times its two characters), whatever the time.
+    strftime: 'strftime',
     strptime: 'fixed',
     try_strptime: 'fixed',
     epoch: 'fixed',

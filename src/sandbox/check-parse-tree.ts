@@ -112,11 +112,18 @@ const TYPE_INFO_KEYS: Record<string, string[]> = {
   UNBOUND_TYPE_INFO: ['name', 'catalog', 'schema', 'user_type_modifiers'],
 };
 
+const NO_PARAMETERS = "Query parameters ($1, ?, $name) cannot be used: the endpoint binds its own (only $now, the request's clock, can be read).";
+
+/** Whether a statement's parameters are `$now` alone. */
+function onlyNow(map: unknown): boolean {
+  return Array.isArray(map) && map.length === 1 && (map[0] as { key?: unknown } | null)?.key === 'now';
+}
+
 class TreeCheck {
   /** A SelectStatement: `{ node, named_param_map }`; parameters are refused where they appear. */
   statement(statement: unknown, scope: Scope, cteName?: string): void {
     const s = this.object(statement, ['node', 'named_param_map']);
-    if (!isEmptyList(s.named_param_map)) refuse('parameter', 'Query parameters ($1, ?, $name) cannot be used: the endpoint binds its own.');
+    if (!isEmptyList(s.named_param_map) && !onlyNow(s.named_param_map)) refuse('parameter', NO_PARAMETERS);
     this.query(s.node, scope, cteName);
   }
 
@@ -209,7 +216,12 @@ class TreeCheck {
     if (value === null || value === undefined) return;
     const e = this.object(value);
     const cls = String(e.class);
-    if (cls === 'PARAMETER') refuse('parameter', 'Query parameters ($1, ?, $name) cannot be used: the endpoint binds its own.');
+    if (cls === 'PARAMETER') {
+      // `$now`, the request's clock (what the BigQuery translation reads CURRENT_TIMESTAMP() from): bound for every statement.
+      if (e.type !== 'VALUE_PARAMETER' || e.identifier !== 'now') refuse('parameter', NO_PARAMETERS);
+      this.keys(e, [...EXPRESSION_KEYS, 'identifier']);
+      return;
+    }
     const keys = EXPRESSIONS[cls];
     if (!keys) refuse('construct', `${constructName(cls)} expressions are not allowed.`);
     this.keys(e, [...EXPRESSION_KEYS, ...keys]);

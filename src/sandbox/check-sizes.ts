@@ -209,6 +209,9 @@ class SizeCheck {
           e.column_names.map((n: unknown) => String(n).toLowerCase()),
           scope,
         );
+      // `$now`, a timestamp.
+      case 'PARAMETER':
+        return constant(FIXED_VALUE);
       case 'POSITIONAL_REFERENCE':
         return this.anyColumn(scope);
       case 'STAR': {
@@ -402,6 +405,8 @@ function sizeOf(name: string, rule: Exclude<SizeRule, 'transform' | 'filter' | '
     case 'format':
     case 'printf':
       return sum([scale(sum(args.slice(1)), 4), constant(formatWidth(name, nodes[0]))]);
+    case 'strftime':
+      return strftimeBound(nodes, args);
     case 'replace':
       // Each match (an empty pattern matches everywhere) replaced by the replacement.
       return sum([args[0]!, times(args[0]!, args[2] ?? constant(0))], FIXED_VALUE);
@@ -456,6 +461,23 @@ function sizeArgument(name: string, node: Json | undefined, max: number): number
   if (value === null) refuse(`The size argument of ${name} must be a constant number here, so the size of its value is known before it runs.`);
   if (!(value <= max)) refuse(`The size argument of ${name} is too large.`);
   return Math.max(0, Math.ceil(value));
+}
+
+/**
+ * strftime(time, format) or strftime(format, time): each specifier of the format up to 16 times
+ * its two characters, the time a fixed size. A constant with a `%` can only be the format (it is
+ * no time: read as one, it fails the query), so the value is bounded by it whatever the other
+ * argument reads (GROUP BY FORMAT_TIMESTAMP('%Y-%m-%d', timestamp) is a few bytes a row); else
+ * either argument may be the format.
+ */
+function strftimeBound(nodes: readonly Json[], args: readonly Bound[]): Bound {
+  const format = nodes.findIndex((n) => n?.class === 'CONSTANT' && typeof n.value?.value === 'string' && (n.value.value as string).includes('%'));
+  if (format >= 0)
+    return constant(
+      16 * (nodes[format]!.value.value as string).length + FIXED_VALUE,
+      args.some((a) => a.row),
+    );
+  return scale(sum(args), 16, FIXED_VALUE);
 }
 
 /** Widths and precisions of a constant format string, added up; a width taken from an argument is refused. */

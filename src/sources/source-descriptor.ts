@@ -37,6 +37,8 @@ export interface SourceDescriptor<N extends string = string> {
   readonly columns: readonly SourceColumn[];
   /** The project column: first key of the Parquet sort and of the ClickHouse table. */
   readonly projectColumn: string;
+  /** Field paths its events carry inside `metadata` besides its columns' (`parsed.error_severity`): BigQuery bare names resolve through them. */
+  readonly fields: readonly string[];
   /**
    * Rows per Parquet row group, dictionary entries per column chunk (when raised), and whether each
    * compacted file gets a head (its newest rows per project: what a newest-first endpoint reads).
@@ -97,6 +99,12 @@ export interface SourceConfig<N extends string = string> {
   columns: Record<string, SourceColumnDeclaration>;
   /** The column naming the project (sort and table key). */
   projectColumn: string;
+  /**
+   * Field paths its events carry inside `metadata` beyond its columns' paths, dotted
+   * (`parsed.error_severity`): a caller's BigQuery SQL may name them bare through an unnest alias
+   * (docs/sandboxing.md, "BigQuery dialect").
+   */
+  fields?: readonly string[];
   parquet?: { rowGroupRows?: number; dictionaryEntries?: number; heads?: boolean };
   clickhouse?: { table?: string };
   looksLike?: (event: Record<string, unknown>) => boolean;
@@ -182,6 +190,9 @@ export function defineSource<const N extends string>(config: SourceConfig<N>): S
   for (const key of ['flag', 'tableFlag', 'alias'] as const) {
     if (cli[key] !== undefined && !(typeof cli[key] === 'string' && CLI_NAME.test(cli[key]))) fail(`cli.${key} must be lower-case letters, digits and "-" (a command-line name)`);
   }
+  const fields = config.fields ?? [];
+  if (!Array.isArray(fields) || fields.some((f) => typeof f !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/.test(f)))
+    fail('fields must be dotted paths such as parsed.error_severity');
   const rowGroupRows = config.parquet?.rowGroupRows ?? 100_000;
   if (!Number.isInteger(rowGroupRows) || rowGroupRows < 1000) fail('parquet.rowGroupRows must be a whole number of at least 1000');
   return Object.freeze({
@@ -191,6 +202,7 @@ export function defineSource<const N extends string>(config: SourceConfig<N>): S
     logflare: Object.freeze({ names: Object.freeze([...names]), id }),
     columns: Object.freeze(columns),
     projectColumn: config.projectColumn,
+    fields: Object.freeze([...fields]),
     parquet: Object.freeze({
       rowGroupRows,
       ...(config.parquet?.dictionaryEntries ? { dictionaryEntries: config.parquet.dictionaryEntries } : {}),

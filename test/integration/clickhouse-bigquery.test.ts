@@ -89,10 +89,17 @@ const FEATURES = [
   "select id, format_timestamp('%F %T', timestamp) as f, extract(hour from timestamp) as h, extract(dayofweek from timestamp) as dow, timestamp_diff(timestamp, '2026-11-20T00:00:00Z', minute) as diff from edge_logs",
   "select id from edge_logs where regexp_contains(event_message, '[Ee]rror|\\\\s[45][0-9][0-9]\\\\s') or regexp_contains(event_message, 'one.line')",
   "select id from edge_logs where regexp_contains(event_message, '(?s)one.line') or event_message like '%\\\\[%'",
+  "select id from edge_logs where regexp_contains(event_message, '(?i)LINE') or regexp_contains(event_message, 'x|(?i)GET')",
   "select id, regexp_extract(event_message, '([0-9]+)') as n, regexp_replace(event_message, '[aeiou]', '*') as r from edge_logs",
   "select id, starts_with(id, 'e1') as s, ends_with(id, '2') as e, strpos(event_message, '|') as p, concat(id, '-', event_message) as c, substr(event_message, 2, 3) as sub from edge_logs",
   "select id, json_value(m.request, '$.method') as verb from edge_logs cross join unnest(metadata) as m",
   "select id from edge_logs where id in (select id from edge_logs where timestamp > '2026-11-20T11:00:00Z') and event_message != '{project:String}'",
+  // One exact quantile, the same position on both engines; BigQuery's text of a timestamp; the request's clock grouped by.
+  'select approx_quantiles(s.origin_time, 4)[offset(1)] as q1, approx_quantiles(s.origin_time, 100)[offset(50)] as p50, approx_quantiles(s.origin_time, 100)[safe_ordinal(101)] as mx, approx_quantiles(cast(s.status_code as int64), 10)[offset(9)] as p90 from edge_logs cross join unnest(metadata) as m cross join unnest(m.response) as s',
+  "select id, cast(timestamp as string) as ts, format_timestamp('%Y-%m-%d', timestamp) as d from edge_logs",
+  // IN a subquery selecting a JSON field (compared as text, as = compares it), UNION ALL of a field and of values with a bare NULL.
+  "select id from function_edge_logs where id in (select m.function_id from function_edge_logs cross join unnest(metadata) as m) or 'fn-1' in (select distinct m.function_id from function_edge_logs cross join unnest(metadata) as m)",
+  'select m.function_id as v, m.execution_time_ms as t, null as n from function_edge_logs cross join unnest(metadata) as m union all select null, null, 2 from function_edge_logs',
   "with recent as (select id, timestamp from edge_logs where timestamp > '2026-11-20T11:00:00Z') select id from recent union all select id from function_edge_logs",
   'select min(timestamp) as first, max(timestamp) as last, sum(cast(s.origin_time as float64)) as total, avg(s.origin_time) as mean from edge_logs cross join unnest(metadata) as m cross join unnest(m.response) as s',
   "select sum(1) as n, max(id) as m, logical_or(id = 'e1') as any1 from edge_logs where false",

@@ -80,6 +80,20 @@ export async function askExplorer(url: string, privateToken: string, sql: string
 }
 
 /**
+ * A query of the request's clock and what it must answer with the corpus's injected clock
+ * (EXPLORER_NOW): `CURRENT_TIMESTAMP()` is the endpoint's bound `$now`, never the engine's clock,
+ * so the last hour's count is the events within an hour before EXPLORER_NOW.
+ */
+export function clockQuery(events: VectorEvents): { sql: string; rows: Array<Record<string, unknown>> } {
+  const now = microsOf(EXPLORER_NOW);
+  const lastHour = events.edge_logs.filter((e) => timestampMicros(e.timestamp as string) > now - 3_600_000_000).length;
+  return {
+    sql: 'select current_timestamp() as now, cast(current_datetime() as string) as text, count(*) as n from edge_logs where timestamp > timestamp_sub(current_timestamp(), interval 1 hour)',
+    rows: [{ now, text: '2026-11-21 12:00:00+00', n: lastHour }],
+  };
+}
+
+/**
  * What is wrong with `answer` to `query` (null: nothing), when the engine is expected to do
  * `expectation` with it: answer the oracle's rows; refuse it as BigQuery does; or refuse it for
  * now, cleanly, naming what it refuses, with the oracle's rows the day it answers.

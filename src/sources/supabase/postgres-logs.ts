@@ -12,4 +12,6 @@ export const postgresLogs = defineSource({
   logflare: { names: ['postgres.logs'], id: '5332b17f-bd9b-4642-9e23-f7bbef9d3aa5' },
   columns: { project: 'text', appname: 'text' },
   projectColumn: 'project',
+  // What Vector parses from each line (not \`parsed.timestamp\`: a bare \`timestamp\` is the event's).
+  fields: ['host', ...['application_name', 'database_name', 'detail', 'error_severity', 'hint', 'query', 'user_name'].map((f) => `parsed.${f}`)],
 });
