@@ -5,20 +5,10 @@
  * refuses"), the query is `not-yet` here, listed below with the message that names the construct.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clickhouseEngine, clickhouseLoader } from '../../src/clickhouse';
-import { createEndpoints, supabasePreset, type Endpoints } from '../../src/index';
-import { createHandler } from '../../src/http';
-import { toNodeListener } from '../../src/node';
+import { PRIVATE, supabaseOnClickHouse } from './support/supabase-on-clickhouse';
 import { askExplorer, clockQuery, explorerDataset, EXPLORER_NOW, explorerProblem } from '../support/explorer-corpus';
 import { EXPLORER_QUERIES, type ExplorerQuery } from '../support/explorer-queries';
-import { waitUntil } from '../support/hang-guard';
-import { listen } from '../support/http';
-import { tempDir } from '../support/log-files';
-import { shipLikeVector } from '../support/supabase/studio-replay';
-import { startClickHouseCluster, type ClickHouseCluster } from './support/clickhouse-cluster';
 
-const PUBLIC = 'logflare-public-access-token';
-const PRIVATE = 'logflare-private-access-token';
 const DATABASE = 'explorer_corpus';
 
 /** Queries DuckDB answers and the ClickHouse engine refuses today: the refusal names the construct. */
@@ -38,32 +28,14 @@ const CLICKHOUSE_NOT_YET: Readonly<Record<string, string>> = {
 const WRONG_ON_CLICKHOUSE: ReadonlySet<string> = new Set([]);
 
 const { events, tables } = explorerDataset();
-const tmp = tempDir('le-explorer-ch-');
-let cluster: ClickHouseCluster;
-let ep: Endpoints;
-let server: Awaited<ReturnType<typeof listen>>;
+let studio: Awaited<ReturnType<typeof supabaseOnClickHouse>>;
 
 beforeAll(async () => {
-  cluster = await startClickHouseCluster();
-  const target = { url: cluster.url, database: DATABASE, cluster: cluster.name, sourceDefinitions: supabasePreset.sourceDefinitions };
-  // No ZooKeeper here: the tables are made on each server, as `clickhouse init` does.
-  for (const shard of cluster.shards) {
-    const loader = clickhouseLoader({ ...target, url: shard.url });
-    await loader.init();
-    await loader.close();
-  }
-  ep = await createEndpoints({ ...supabasePreset, engine: clickhouseEngine(target), storage: { dataDir: tmp.path('data'), clickhouse: target }, now: () => EXPLORER_NOW, cache: false });
-  server = await listen(toNodeListener(createHandler(ep, { apiKeys: [PRIVATE], ingestKeys: [PUBLIC] })));
-  const shipped = await shipLikeVector(server.url, PUBLIC, events);
-  // The Explorer reads the cluster: wait until every acknowledged event is in it.
-  await waitUntil(() => ep.stats().storage!.shippedEvents === shipped);
+  studio = await supabaseOnClickHouse(DATABASE, events, EXPLORER_NOW);
 });
 
 afterAll(async () => {
-  await server?.close();
-  await ep?.close();
-  await cluster?.stop();
-  tmp.cleanup();
+  await studio?.stop();
 });
 
 /** The query as the ClickHouse engine is expected to take it. */
@@ -75,14 +47,14 @@ function onClickHouse(query: ExplorerQuery): ExplorerQuery {
 describe('the Logs Explorer corpus on the ClickHouse engine', () => {
   for (const query of EXPLORER_QUERIES.filter((q) => !WRONG_ON_CLICKHOUSE.has(q.id)).map(onClickHouse)) {
     it(`${query.expect}: ${query.id}`, async () => {
-      const answer = await askExplorer(server.url, PRIVATE, query.sql);
+      const answer = await askExplorer(studio.url, PRIVATE, query.sql);
       expect(explorerProblem(query, answer, tables, query.expect)).toBeNull();
     });
   }
 
   it('reads CURRENT_TIMESTAMP() as the injected clock: the last hour is the hour before it', async () => {
     const { sql, rows } = clockQuery(events);
-    expect(await askExplorer(server.url, PRIVATE, sql)).toEqual({ status: 200, body: { result: rows } });
+    expect(await askExplorer(studio.url, PRIVATE, sql)).toEqual({ status: 200, body: { result: rows } });
   });
 
   it('lists as ClickHouse-only refusals and wrong answers only queries DuckDB answers', () => {

@@ -1,7 +1,7 @@
 import { answerProblem } from './supabase/compare-answer';
 import { DAY, isoMillis, microsOf } from './supabase/instants';
 import { tableRows, timestampMicros } from './supabase/reference-rows';
-import type { Answer } from './supabase/studio-replay';
+import { answerOf, type Answer } from './supabase/studio-replay';
 import { studioHeaders } from './supabase/studio-requests';
 import { generateVectorEvents } from './supabase/vector-events';
 import { LOG_TABLES, type VectorEvents } from './supabase/vector-sources';
@@ -68,15 +68,7 @@ export async function askExplorer(url: string, privateToken: string, sql: string
   target.searchParams.set('sql', sql);
   target.searchParams.set('iso_timestamp_start', EXPLORER_RANGE.iso_timestamp_start);
   target.searchParams.set('iso_timestamp_end', EXPLORER_RANGE.iso_timestamp_end);
-  const response = await fetch(target, { headers: studioHeaders(privateToken) });
-  const text = await response.text();
-  let body: unknown = text;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    // Not JSON: kept as text, so the problem shows it.
-  }
-  return { status: response.status, body };
+  return answerOf(await fetch(target, { headers: studioHeaders(privateToken) }));
 }
 
 /**

@@ -1,4 +1,4 @@
-import { joined, type Scope } from './supabase/reference-filters';
+import { groupBy, joined, type Scope } from './supabase/reference-filters';
 import { compare, field, like, regexpContains, startsWith, tieGroups, wire, type TableRow, type Tri } from './supabase/reference-rows';
 import { MAX_ROWS, type Expected, type WireRow } from './supabase/reference';
 import { HOUR, MINUTE, type Micros } from './supabase/instants';
@@ -34,19 +34,6 @@ function ordered<R>(items: readonly R[], key: (r: R) => number | string | null, 
   return { status: 200, groups: tieGroups(items, key, direction).map((g) => g.map(row)), limit: Math.min(limit, MAX_ROWS) };
 }
 const newestFirst = (scopes: readonly Scope[], row: (s: Scope) => WireRow, limit: number) => ordered(scopes, (s) => s.row.micros, 'desc', row, limit);
-
-/** Rows grouped by `key`: each group's key values and rows. */
-function groupBy(scopes: readonly Scope[], key: (s: Scope) => unknown[]): Array<{ keys: unknown[]; scopes: Scope[] }> {
-  const groups = new Map<string, { keys: unknown[]; scopes: Scope[] }>();
-  for (const s of scopes) {
-    const keys = key(s);
-    const id = JSON.stringify(keys);
-    const group = groups.get(id) ?? { keys, scopes: [] };
-    group.scopes.push(s);
-    groups.set(id, group);
-  }
-  return [...groups.values()];
-}
 
 const hourOf = (s: Scope): Micros => Math.floor(s.row.micros / HOUR) * HOUR;
 const minuteOf = (s: Scope): Micros => Math.floor(s.row.micros / MINUTE) * MINUTE;

@@ -205,3 +205,16 @@ function httpSeverity() {
     warning: (s: Scope) => and3(compare(status(s), '>=', 400), compare(status(s), '<', 500)),
   };
 }
+
+/** Rows grouped by `key`: each group's key values and its rows, in the order groups first appear. */
+export function groupBy(scopes: readonly Scope[], key: (s: Scope) => unknown[]): Array<{ keys: unknown[]; scopes: Scope[] }> {
+  const groups = new Map<string, { keys: unknown[]; scopes: Scope[] }>();
+  for (const s of scopes) {
+    const keys = key(s);
+    const id = JSON.stringify(keys);
+    const group = groups.get(id) ?? { keys, scopes: [] };
+    group.scopes.push(s);
+    groups.set(id, group);
+  }
+  return [...groups.values()];
+}

@@ -1,4 +1,4 @@
-import { joined, type Scope } from './reference-filters';
+import { groupBy, joined, type Scope } from './reference-filters';
 import { and3, compare, field, isIn, like, or3, regexpContains, startsWith, tieGroups, wire, type TableRow, type Tri } from './reference-rows';
 import type { Expected, WireRow } from './reference';
 import type { ExplorerTemplateLabel } from './studio-templates';
@@ -12,19 +12,6 @@ import { LOG_TABLES } from './vector-sources';
 const MAX_ROWS = 1000;
 const metadata = (s: Scope) => s.row.metadata;
 const m = ['m', metadata] as const;
-
-/** Rows grouped by `key`, each group's rows and key values. */
-function groupBy(scopes: readonly Scope[], key: (s: Scope) => unknown[]): Array<{ keys: unknown[]; scopes: Scope[] }> {
-  const groups = new Map<string, { keys: unknown[]; scopes: Scope[] }>();
-  for (const s of scopes) {
-    const keys = key(s);
-    const id = JSON.stringify(keys);
-    const group = groups.get(id) ?? { keys, scopes: [] };
-    group.scopes.push(s);
-    groups.set(id, group);
-  }
-  return [...groups.values()];
-}
 
 const kept = (scopes: Scope[], where: (s: Scope) => Tri) => scopes.filter((s) => where(s) === true);
 const unordered = (rows: WireRow[], limit = MAX_ROWS): Expected => ({ status: 200, groups: rows.length ? [rows] : [], limit });

@@ -47,13 +47,17 @@ export interface Answer {
 
 /** A request sent as Studio's proxy sends it (`studioUrl`, `studioHeaders`): GET, everything in the query string. */
 export async function askLikeStudio(url: string, privateToken: string, request: StudioRequest): Promise<Answer> {
-  const response = await fetch(studioUrl(url, request), { headers: studioHeaders(privateToken) });
+  return answerOf(await fetch(studioUrl(url, request), { headers: studioHeaders(privateToken) }));
+}
+
+/** A response as an answer: its status, and its body parsed (kept as text when it is not JSON, so the problem shows it). */
+export async function answerOf(response: Response): Promise<Answer> {
   const text = await response.text();
   let body: unknown = text;
   try {
     body = JSON.parse(text);
   } catch {
-    // Not JSON: kept as text, so the problem shows it.
+    // Not JSON: the text itself.
   }
   return { status: response.status, body };
 }
