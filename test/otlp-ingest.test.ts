@@ -94,6 +94,27 @@ const jsonRequest = (serviceName: string, records: object[]) => ({
   ],
 });
 
+/** Protobuf written by hand (the SDK sends one resource a request): a length-delimited field. */
+const varint = (n: number): number[] => (n < 128 ? [n] : [(n & 127) | 128, ...varint(n >>> 7)]);
+const field = (id: number, bytes: number[]): number[] => [(id << 3) | 2, ...varint(bytes.length), ...bytes];
+const utf8 = (text: string) => [...Buffer.from(text)];
+
+/** An ExportLogsServiceRequest of resources, each with its service.name and project abc, and records of string bodies. */
+function protobufRequest(resources: Array<[string, string[]]>): Uint8Array {
+  const attribute = (key: string, value: string) => field(1, [...field(1, utf8(key)), ...field(2, field(1, utf8(value)))]);
+  const bytes = resources.flatMap(([service, bodies]) => {
+    const resource = field(1, [...attribute('service.name', service), ...attribute('project', 'abc')]);
+    // LogRecord: time_unix_nano (fixed64, field 1) and body (field 5).
+    const records = bodies.flatMap((body) => {
+      const time = Buffer.alloc(8);
+      time.writeBigUInt64LE(BigInt(ELEVEN) * 1_000_000_000n);
+      return field(2, [0x09, ...time, ...field(5, field(1, utf8(body)))]);
+    });
+    return field(1, [...resource, ...field(2, records)]);
+  });
+  return new Uint8Array(bytes);
+}
+
 describe('OTLP/HTTP logs ingest (POST /v1/logs)', () => {
   let server: Server;
   beforeAll(async () => {
@@ -255,16 +276,41 @@ describe('OTLP/HTTP logs ingest (POST /v1/logs)', () => {
     expect((await rows(server)).length).toBe(before);
   });
 
-  it('keeps the ingest limits: a body past maxBodyBytes is 413', async () => {
+  it('keeps the ingest limits: a body past maxBodyBytes is 413, past the in-flight budget 503', async () => {
+    const big = JSON.stringify(jsonRequest('cloudflare.logs.prod', [{ body: { stringValue: 'x'.repeat(500) } }]));
     const small = await serve({ ingest: { maxBodyBytes: 200 } });
+    const tight = await serve({ ingest: { maxBytesInFlight: 200 } });
     try {
-      const big = JSON.stringify(jsonRequest('cloudflare.logs.prod', [{ body: { stringValue: 'x'.repeat(500) } }]));
       const answer = await post(small, big);
       expect([answer.status, answer.json.error.code]).toEqual([413, 'payload_too_large']);
       expect(await rows(small)).toEqual([]);
+      const busy = await post(tight, big);
+      expect([busy.status, busy.json.error.code]).toEqual([503, 'overloaded']);
+      expect(await rows(tight)).toEqual([]);
     } finally {
       await small.close();
+      await tight.close();
     }
+  });
+
+  it('answers a protobuf request whose records partly name no source with a protobuf partialSuccess, and one where none does with 400', async () => {
+    const before = (await rows(server)).length;
+    const both = protobufRequest([
+      ['cloudflare.logs.prod', ['routed in protobuf']],
+      ['nobody', ['lost 1', 'lost 2']],
+    ]);
+    const answer = await post(server, both, { 'Content-Type': 'application/x-protobuf' });
+    expect(answer).toMatchObject({ status: 200, type: 'application/x-protobuf' });
+    // partial_success (1) { rejected_log_records (1) = 2, error_message (2) = "..." }
+    expect([...answer.bytes.subarray(0, 1)]).toEqual([0x0a]);
+    expect([...answer.bytes.subarray(answer.bytes[1]! < 128 ? 2 : 3).subarray(0, 2)]).toEqual([0x08, 0x02]);
+    expect(Buffer.from(answer.bytes).toString('latin1')).toContain('nobody');
+    const all = await rows(server);
+    expect(all.length).toBe(before + 1);
+    expect(all.find((r) => r.event_message === 'routed in protobuf').metadata.resource['service.name']).toBe('cloudflare.logs.prod');
+    const none = await post(server, protobufRequest([['nobody', ['lost']]]), { 'Content-Type': 'application/x-protobuf' });
+    expect([none.status, none.json.error.code]).toEqual([400, 'invalid_parameter']);
+    expect((await rows(server)).length).toBe(before + 1);
   });
 
   it('refuses a default source that names none, when the handler is made; serve takes it as --otlp-default-source', async () => {
