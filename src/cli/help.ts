@@ -47,9 +47,10 @@ Exit codes: 0 success, 1 failure (engine, files, port), 2 wrong usage or invalid
 Serves GET /api/endpoints/<name>, /api/endpoints/query/<uuid|name>, /api/endpoints, /api/catalog,
 /api/openapi.json and /health (and with --dashboard the page at / and /dashboard). With --data-dir
 it also takes events on Logflare's ingest routes (POST /api/logs, /logs, /api/events
-?source_name={{ingest-names}}), keeps them durably in the data dir, compacts
-them in the background and serves them. Stops gracefully on SIGINT/SIGTERM: requests in flight are
-answered (after --shutdown-grace, with 503 closed), accepted events written, then it exits 0.
+?source_name={{ingest-names}})
+and OTLP/HTTP logs (POST /v1/logs), keeps them durably in the data dir, compacts them in the
+background and serves them. Stops gracefully on SIGINT/SIGTERM: requests in flight are answered
+(after --shutdown-grace, with 503 closed), accepted events written, then it exits 0.
 
 Options:
   --config <module>              An ES module whose default export holds createEndpoints options
@@ -68,6 +69,8 @@ Options:
   --data-dir <dir>               Managed storage: keep ingested events here (one server per dir)
   --ingest-key <key>             A key that may only ingest; repeatable. Also from
                                  LOG_ENDPOINTS_INGEST_KEYS (comma separated)
+  --otlp-default-source <name>   Where OTLP log records go when neither the request nor their
+                                 service.name names a source (default: refused)
   --wal-segment-bytes <n>        Close a WAL segment at this size (default 8388608)
   --wal-segment-age-ms <n>       ... or this long after its first event (default 60000)
   --api-key <key>                Accepted key (X-API-KEY or Authorization: Bearer); repeatable.

@@ -27,6 +27,7 @@ export const HTTP_SERVER_OPTIONS = {
   'open-metrics': { type: 'boolean' },
   'data-dir': { type: 'string' },
   'ingest-key': { type: 'string', multiple: true },
+  'otlp-default-source': { type: 'string' },
   'wal-segment-bytes': { type: 'string' },
   'wal-segment-age-ms': { type: 'string' },
   'shutdown-grace': { type: 'string' },
@@ -50,6 +51,7 @@ interface Values {
   'open-metrics'?: boolean;
   'data-dir'?: string;
   'ingest-key'?: string[];
+  'otlp-default-source'?: string;
   'wal-segment-bytes'?: string;
   'wal-segment-age-ms'?: string;
   'shutdown-grace'?: string;
@@ -69,6 +71,8 @@ export interface HttpServerSettings {
   dashboard: boolean;
   /** `/metrics` without a key (`--open-metrics`). */
   openMetrics: boolean;
+  /** Where OTLP log records naming no source go (`--otlp-default-source`). */
+  otlpDefaultSource: string | undefined;
   shutdownGraceMs: number;
   noCache: boolean;
   /** The limits the flags and the config set (the library's defaults for the others). */
@@ -112,6 +116,7 @@ export function httpServerSettings(command: string, values: Values, env: CliIO['
     cors: origins ? { origin: origins.includes('*') ? '*' : origins } : undefined,
     dashboard: values.dashboard === true,
     openMetrics: values['open-metrics'] === true,
+    otlpDefaultSource: values['otlp-default-source'],
     shutdownGraceMs: secondsOf(command, values['shutdown-grace'], 30) * 1000,
     noCache: values['no-cache'] === true,
     limits: {
@@ -149,6 +154,7 @@ export function serveHttp(ep: Endpoints, settings: HttpServerSettings, io: CliIO
       cors: settings.cors,
       dashboard: settings.dashboard,
       openMetrics: settings.openMetrics,
+      otlpDefaultSource: settings.otlpDefaultSource,
       shutdownGraceMs: settings.shutdownGraceMs,
     },
     io,

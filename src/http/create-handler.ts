@@ -1,6 +1,6 @@
 import type { Endpoints } from '../api/create-endpoints';
 import type { EndpointDescription } from '../definitions/describe';
-import { LogEndpointsError } from '../errors';
+import { InvalidOptionError, LogEndpointsError, NotFoundError } from '../errors';
 import { createKeyCheck, presentedKey } from './api-keys';
 import { applyCors, preflight } from './cors';
 import { resolveOptions, type HandlerOptions, type ResolvedOptions } from './handler-options';
@@ -16,6 +16,7 @@ import { metricsText } from './metrics-text';
 import { createDashboard } from './serve-dashboard';
 import { catalogDays } from './catalog-days';
 import { InFlightBudget, ingestRoute } from './ingest-route';
+import { otlpLogsRoute } from './otlp-route';
 import { callerSql, declaresBody } from './caller-sql';
 import { printable } from '../util/printable';
 
@@ -56,6 +57,7 @@ export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHand
   const checkKey = createKeyCheck(config.apiKeys);
   const checkIngestKey = createKeyCheck(config.ingestKeys);
   const ingestBudget = new InFlightBudget(config.ingest.maxBytesInFlight);
+  checkOtlpDefaultSource(ep, config.otlpDefaultSource);
   const memo = new AnswerMemo(config.microcacheMs);
   let openapi: string | null = null;
   // Reads the page build now: a missing build fails here, not as a blank page later.
@@ -71,7 +73,7 @@ export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHand
     const route = matchRoute(path, { dashboard: dashboard !== null });
     const method = request.method.toUpperCase();
     if (method === 'OPTIONS' && config.cors) {
-      const methods = route.kind === 'ingest' ? 'POST, OPTIONS' : route.kind === 'query' ? `${ALLOW_QUERY}, OPTIONS` : undefined;
+      const methods = route.kind === 'ingest' || route.kind === 'otlp-logs' ? 'POST, OPTIONS' : route.kind === 'query' ? `${ALLOW_QUERY}, OPTIONS` : undefined;
       return preflight(config.cors, request.header('origin'), methods);
     }
     // Whether a path exists is only told to callers with a key.
@@ -79,9 +81,10 @@ export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHand
       requireKey(request);
       throw notFound();
     }
-    if (route.kind === 'ingest') {
+    if (route.kind === 'ingest' || route.kind === 'otlp-logs') {
       const mayIngest = (key: string | null) => checkKey(key) || checkIngestKey(key);
-      return ingestRoute(ep, request, url.search, config, ingestBudget, mayIngest, presentedKey(request.header));
+      const serve = route.kind === 'ingest' ? ingestRoute : otlpLogsRoute;
+      return serve(ep, request, url.search, config, ingestBudget, mayIngest, presentedKey(request.header));
     }
     if (method !== 'GET' && method !== 'HEAD' && !(method === 'POST' && route.kind === 'query')) {
       const allow = route.kind === 'query' ? ALLOW_QUERY : ALLOW;
@@ -207,6 +210,17 @@ function answerError(thrown: unknown, request: PlainRequest, requestId: string, 
     }
   }
   return sendError(error, extra);
+}
+
+/** A default OTLP source that names no source is refused when the handler is made, not at the first request. */
+function checkOtlpDefaultSource(ep: Endpoints, source: string | null): void {
+  if (source === null || !ep.storage) return;
+  try {
+    ep.storage.resolveSource(source);
+  } catch (error) {
+    if (!(error instanceof NotFoundError)) throw error;
+    throw new InvalidOptionError('otlpDefaultSource', `createHandler: otlpDefaultSource names no source. ${error.message}`, { cause: error });
+  }
 }
 
 function describe(definitions: readonly EndpointDescription[], nameOrId: string): EndpointDescription | undefined {

@@ -58,6 +58,12 @@ export interface HandlerOptions {
   /** Limits of the ingest routes. */
   ingest?: IngestLimits;
   /**
+   * The source OTLP log records go to when the request names none and their resource's
+   * `service.name` is no source's ingest name (a name, UUID or source, e.g. `'edgeLogs'`; default:
+   * none, and such records are refused). docs/ingest.md, "OpenTelemetry (OTLP)".
+   */
+  otlpDefaultSource?: string;
+  /**
    * `GET /metrics` (Prometheus' text format, docs/operations.md) without a key, for a scraper that
    * cannot send one (default: off, a query key is needed as on every route but `/health`).
    */
@@ -105,6 +111,7 @@ export interface ResolvedOptions {
   dashboard: DashboardOptions | null;
   ingest: Required<IngestLimits>;
   openMetrics: boolean;
+  otlpDefaultSource: string | null;
 }
 
 /** Defaults applied, the base path normalised, and a handler without keys refused. */
@@ -126,6 +133,7 @@ export function resolveOptions(options: HandlerOptions): ResolvedOptions {
     microcacheMs: Math.max(0, options.microcacheMs ?? 1000),
     dashboard: options.dashboard === true ? {} : options.dashboard || null,
     openMetrics: options.openMetrics === true,
+    otlpDefaultSource: options.otlpDefaultSource || null,
     ingest: {
       maxBodyBytes: positiveOr(options.ingest?.maxBodyBytes, MAX_BODY_BYTES, 'ingest.maxBodyBytes'),
       maxBytesInFlight: positiveOr(options.ingest?.maxBytesInFlight, 64 * 1024 * 1024, 'ingest.maxBytesInFlight'),

@@ -63,47 +63,85 @@ export async function ingestRoute(
   mayIngest: (key: string | null) => boolean,
   presented: string | null,
 ): Promise<PlainResponse> {
+  const query = parseQueryString(search);
+  const storage = admitIngest(ep, request, query, config, mayIngest, presented);
+  const ref = requestedSource(query, null);
+  if (!ref) {
+    // The names of this instance's sources (each one's first Logflare name).
+    const names = storage.sources.filter((n) => n.id !== null).map((n) => n.name);
+    throw new InvalidParameterError('source_name', `Name the source: ?source_name=${names[0] ?? '<name>'}${names.length > 1 ? ` (or ${names.slice(1).join(', ')})` : ''}, or ?source=<uuid>.`);
+  }
+  // An unknown source is told before the body is read.
+  storage.resolveSource(ref);
+  await withIngestBody(request, config, budget, 'json', async (body) => {
+    const direct = (ep as Partial<BodyIngest>)[INGEST_BODY];
+    // Parsed off the main thread when large; each element is checked as ep.ingest checks it.
+    if (direct) await direct.call(ep, ref, body, request.header('content-type'));
+    else await ep.ingest(ref, parseEvents(body, request.header('content-type')) as object[]);
+  });
+  return sendJson(200, LOGGED);
+}
+
+/**
+ * The checks of every ingest route before anything else: `POST`, a key that may ingest (from the
+ * headers or, as older Logflare clients send it, `?api_key=`), and a data dir. Returns the
+ * instance's managed storage.
+ */
+export function admitIngest(
+  ep: Endpoints,
+  request: PlainRequest,
+  query: Map<string, string[]>,
+  config: ResolvedOptions,
+  mayIngest: (key: string | null) => boolean,
+  presented: string | null,
+): NonNullable<Endpoints['storage']> {
   const method = request.method.toUpperCase();
   if (method !== 'POST') {
     throw Object.assign(new LogEndpointsError('method_not_allowed', 405, `Method ${printable(method, 32)} is not allowed here; send events with POST.`), {
       allow: 'POST',
     });
   }
-  const query = parseQueryString(search);
   if (config.auth && !mayIngest(presented ?? query.get('api_key')?.[0] ?? null)) {
     throw new LogEndpointsError('unauthorized', 401, 'A valid API key is required (X-API-KEY header or Authorization: Bearer).');
   }
   if (!ep.storage) {
     throw new NotFoundError('This server keeps no events: start it with a data dir (serve --data-dir, or storage: { dataDir } in createEndpoints).');
   }
-  const ref = query.get('source')?.[0] || query.get('source_name')?.[0];
-  if (!ref) {
-    // The names of this instance's sources (each one's first Logflare name).
-    const names = ep.storage.sources.filter((n) => n.id !== null).map((n) => n.name);
-    throw new InvalidParameterError('source_name', `Name the source: ?source_name=${names[0] ?? '<name>'}${names.length > 1 ? ` (or ${names.slice(1).join(', ')})` : ''}, or ?source=<uuid>.`);
-  }
-  // An unknown source is told before the body is read.
-  ep.storage.resolveSource(ref);
+  return ep.storage;
+}
+
+/** The source a request names: `?source=<uuid>`, else `?source_name=`, else the `x-source` header (where given); null when none. */
+export function requestedSource(query: Map<string, string[]>, header: string | null): string | null {
+  return query.get('source')?.[0] || query.get('source_name')?.[0] || header || null;
+}
+
+/** Parse cost of a protobuf body: one value for every 8 bytes (a key-value pair of an OTLP record takes about that many at least). */
+const PROTOBUF_BYTES_PER_VALUE = 8;
+
+/**
+ * Reads an ingest body within the route's limits (`maxBodyBytes` after decompression, gzip and
+ * deflate) and runs `use` on it while its bytes and their parse's cost are held in the in-flight
+ * `budget`: a JSON body's values are counted as it arrives (and its nesting bounded), a protobuf
+ * body's are estimated from its size.
+ */
+export async function withIngestBody<T>(request: PlainRequest, config: ResolvedOptions, budget: InFlightBudget, kind: 'json' | 'protobuf', use: (body: Buffer) => Promise<T>): Promise<T> {
   let taken = 0;
   let cost = 0;
   try {
     const body = await readBody(request.body?.() ?? null, {
       contentEncoding: request.header('content-encoding'),
       maxBytes: config.ingest.maxBodyBytes,
-      maxNesting: MAX_NESTING,
+      ...(kind === 'json' ? { maxNesting: MAX_NESTING } : {}),
       onBytes: (bytes, values) => {
-        const more = bytes + values * PARSE_BYTES_PER_VALUE;
+        const counted = kind === 'json' ? values : Math.ceil(bytes / PROTOBUF_BYTES_PER_VALUE);
+        const more = bytes + counted * PARSE_BYTES_PER_VALUE;
         budget.take(bytes, more, cost);
         taken += bytes;
         cost += more;
       },
     });
-    const direct = (ep as Partial<BodyIngest>)[INGEST_BODY];
-    // Parsed off the main thread when large; each element is checked as ep.ingest checks it.
-    if (direct) await direct.call(ep, ref, body, request.header('content-type'));
-    else await ep.ingest(ref, parseEvents(body, request.header('content-type')) as object[]);
+    return await use(body);
   } finally {
     budget.give(taken, cost);
   }
-  return sendJson(200, LOGGED);
 }

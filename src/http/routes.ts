@@ -12,6 +12,8 @@ export type Route =
   | { kind: 'dashboard' }
   | { kind: 'dashboard-asset'; name: string }
   | { kind: 'ingest' }
+  // OTLP/HTTP's logs path (docs/ingest.md, "OpenTelemetry (OTLP)").
+  | { kind: 'otlp-logs' }
   // Logflare's management API as self-hosted Studio's Log Drains page calls it (docs/supabase.md).
   | { kind: 'backends' }
   | { kind: 'sources' }
@@ -49,6 +51,7 @@ export function matchRoute(path: string, options: RouteOptions = {}): Route {
     if (asset) return { kind: 'dashboard-asset', name: asset[1]! };
   }
   if (INGEST_PATHS.has(path)) return { kind: 'ingest' };
+  if (path === '/v1/logs') return { kind: 'otlp-logs' };
   if (path === '/api/backends') return { kind: 'backends' };
   if (path === '/api/sources') return { kind: 'sources' };
   const m = /^\/api\/endpoints\/(?:query\/)?([^/]+)$/.exec(path);
