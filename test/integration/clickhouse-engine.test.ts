@@ -211,7 +211,7 @@ describe('ClickHouse engine on a 2-shard cluster', () => {
           query: oneStatement
             .replace(/FROM edge_logs/g, 'FROM engine_test.edge_logs')
             .replace('{project:String}', "'wide'")
-            .replace('{after:Int64}', '0')
+            .replace('{after:Nullable(Int64)}', '0')
             .replace('{until:Nullable(Int64)}', 'NULL')
             .replace('{limit:UInt32}', '100'),
           format: 'JSONEachRow',
