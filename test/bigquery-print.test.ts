@@ -187,6 +187,19 @@ describe('the BigQuery printers, side by side', () => {
     await expect(value('approx_quantiles(x, 100)[offset(n)]')).rejects.toThrow('An array subscript here takes a whole number literal');
   });
 
+  it('MIN/MAX of a JSON field: each value CAST as a FLOAT64, a JSON string replaced by the reason, which fails the cast (the query fails naming the aggregate)', async () => {
+    const why = "'MAX of a JSON field compares numbers: this value is no number (for text, MAX(CAST(x AS STRING)))'";
+    const raw = "arrayElement(`t`.`_metadata_values`, indexOf(`t`.`_metadata_paths`, '.a'))";
+    const text = `arrayMap(__j -> if(startsWith(__j, '"'), visitParamExtractString(concat('{"v":', __j, '}'), 'v'), nullIf(nullIf(__j, ''), 'null')), [${raw}])[1]`;
+    const number = `arrayMap(__v -> plus(toFloat64OrNull(__v), throwIf(isNotNull(__v) AND isNull(toFloat64OrNull(__v)))), [CASE WHEN startsWith(${raw}, '"') THEN ${why} ELSE ${text} END])[1]`;
+    expect(await value('max(metadata.a)')).toEqual({
+      duckdb: `max(CAST(CASE WHEN (json_type(json_extract("t"."metadata", '$."a"')) = 'VARCHAR') THEN ${why} ELSE json_extract_string("t"."metadata", '$."a"') END AS DOUBLE))`,
+      clickhouse: `if(count(${number}) = 0, NULL, max(${number}))`,
+    });
+    expect((await value('min(metadata.a)')).duckdb).toContain("'MIN of a JSON field compares numbers");
+    await expect(value('any_value(metadata.a)')).rejects.toThrow('ANY_VALUE of a JSON field: cast it first');
+  });
+
   it("CAST(timestamp AS STRING) is BigQuery's text: seconds by FORMAT_TIMESTAMP, the fraction from UNIX_MICROS without trailing zeros, then +00", async () => {
     const fraction = {
       duckdb: '((("t"."timestamp_micros" % 1000000) + 1000000) % 1000000)',

@@ -221,6 +221,18 @@ describe('the BigQuery dialect on DuckDB', () => {
     expect(await ids("select id from auth_logs where id between 'x' and 'y' and id not like 'z%' and id in ('x', 'y', 'q') order by id")).toEqual(['x', 'y']);
   });
 
+  it('MIN/MAX of a JSON field compare numbers (a FLOAT64); a value that is no number, even "404", fails the query naming the aggregate', async () => {
+    const from = ' from edge_logs cross join unnest(metadata) as m cross join unnest(m.response) as r';
+    expect(await h.rows(`select max(r.origin_time) as mx, min(r.origin_time) as mn, max(distinct r.origin_time) as d${from}`)).toEqual([{ mx: 1500, mn: 20, d: 1500 }]);
+    expect(await h.rows(`select r.status_code, max(r.origin_time) as mx${from} where r.origin_time < 1000 group by 1 order by 2`)).toEqual([
+      { status_code: 503, mx: 20 },
+      { status_code: '404', mx: 999 },
+    ]);
+    expect(await refusal(`select max(r.status_code) as mx${from}`)).toMatch(/^query: .*MAX of a JSON field compares numbers: this value is no number \(for text, MAX\(CAST\(x AS STRING\)\)\)/);
+    expect(await refusal('select min(m.level) from auth_logs cross join unnest(metadata) as m')).toMatch(/MIN of a JSON field compares numbers/);
+    expect(await h.rows('select max(cast(m.level as string)) as top from auth_logs cross join unnest(metadata) as m')).toEqual([{ top: 'warning' }]);
+  });
+
   it("subqueries, the query's own CTEs, joins of tables, UNION ALL, SELECT * EXCEPT", async () => {
     expect(
       await ids("with errs as (select id from auth_logs cross join unnest(metadata) as metadata where metadata.level = 'error') select a.id from auth_logs a join errs on a.id = errs.id"),

@@ -350,10 +350,34 @@ function aggregate(fn: AggFn, raw: unknown[], star: boolean, distinct: boolean, 
       const value = kind === 'integer' && fn === 'sum' ? arg : float(arg, fn.toUpperCase());
       return { t: 'agg', fn, arg: value, distinct, kind: fn === 'sum' && kind === 'integer' ? 'integer' : 'float' };
     }
+    case 'min':
+    case 'max':
+      if (kind === 'json' && arg.t === 'field') return { t: 'agg', fn, arg: jsonNumber(arg, fn), distinct, kind: 'float' };
+      return typedAggregate(arg, fn, distinct, kind);
     default:
-      if (kind === 'json') refuse('function', `${fn.toUpperCase()} of a JSON field: cast it first (${fn.toUpperCase()}(CAST(x AS INT64)) or ${fn.toUpperCase()}(CAST(x AS STRING))).`);
-      return { t: 'agg', fn, arg, distinct, kind };
+      return typedAggregate(arg, fn, distinct, kind);
   }
+}
+
+/** An aggregate whose answer has its argument's kind (JSON refused: its values have no one order). */
+function typedAggregate(arg: Expr, fn: AggFn, distinct: boolean, kind: Kind): Expr {
+  if (kind === 'json') refuse('function', `${fn.toUpperCase()} of a JSON field: cast it first (${fn.toUpperCase()}(CAST(x AS INT64)) or ${fn.toUpperCase()}(CAST(x AS STRING))).`);
+  return { t: 'agg', fn, arg, distinct, kind };
+}
+
+/**
+ * MIN/MAX of a JSON field compare its values as numbers, as BigQuery's numeric field would (the
+ * answer a FLOAT64, as APPROX_QUANTILES's): a JSON number is its value, and a value that is no
+ * number (a string, even "12", true, an object) fails the query with a message naming the
+ * aggregate, where BigQuery's field of text would compare as text; MAX(CAST(x AS STRING)) does.
+ *
+ * @example
+ * jsonNumber(field, 'max'); // { t: 'call', fn: 'json_number', args: [field, { t: 'lit', kind: 'text', value: 'MAX of a JSON field holding ...' }], kind: 'float' }
+ */
+function jsonNumber(arg: Expr, fn: AggFn): Expr {
+  const name = fn.toUpperCase();
+  const why = `${name} of a JSON field compares numbers: this value is no number (for text, ${name}(CAST(x AS STRING)))`;
+  return call('json_number', [arg, { t: 'lit', kind: 'text', value: why }], 'float');
 }
 
 /**

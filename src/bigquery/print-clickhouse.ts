@@ -159,6 +159,10 @@ class ClickHousePrinter extends SqlPrinter {
     return bind('__j', json, `if(startsWith(__j, '"'), visitParamExtractString(concat('{"v":', __j, '}'), 'v'), nullIf(nullIf(__j, ''), 'null'))`);
   }
 
+  protected jsonIsString(e: Extract<Expr, { t: 'field' }>): string {
+    return `startsWith(${this.fieldJson(e)}, '"')`;
+  }
+
   protected quote(name: string): string {
     return q(name);
   }

@@ -119,6 +119,10 @@ class DuckDbPrinter extends SqlPrinter {
     return `json_extract_string(${this.expr(e)}, '$')`;
   }
 
+  protected jsonIsString(e: Extract<Expr, { t: 'field' }>): string {
+    return `(json_type(${field(e, 'json_extract')}) = 'VARCHAR')`;
+  }
+
   protected convert(value: string, _from: Kind, to: ColumnType, safe: boolean): string {
     const c = safe ? 'TRY_CAST' : 'CAST';
     if (to === 'timestamp') return `${c}(${c}(${value} AS TIMESTAMPTZ) AS TIMESTAMP)`;

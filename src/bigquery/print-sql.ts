@@ -51,6 +51,8 @@ export abstract class SqlPrinter {
   protected abstract jsonField(e: Of<'field'>): string;
   /** A JSON value read as text: a string's text, anything else its JSON. */
   protected abstract jsonText(e: Expr): string;
+  /** Whether a JSON field holds a string (NULL when it is missing or null). */
+  protected abstract jsonIsString(e: Of<'field'>): string;
   /** A value of kind `from` as a value of kind `to`; `safe` is NULL where CAST fails the query. */
   protected abstract convert(value: string, from: Kind, to: ColumnType, safe: boolean): string;
   /** `[NOT] LIKE` with BigQuery's escape, the backslash. */
@@ -291,6 +293,11 @@ export abstract class SqlPrinter {
         return this.fromMicros(a[0]!);
       case 'json_value':
         return this.output(args[0]!);
+      // MIN/MAX of a JSON field: its number, a string replaced by the reason, which no number cast reads (the query fails naming it).
+      case 'json_number': {
+        const f = args[0] as Of<'field'>;
+        return this.convert(`CASE WHEN ${this.jsonIsString(f)} THEN ${a[1]} ELSE ${this.jsonText(f)} END`, 'text', 'float', false);
+      }
       default:
         return `${this.names[fn] ?? fn}(${a.join(', ')})`;
     }

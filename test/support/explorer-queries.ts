@@ -941,8 +941,7 @@ cross join unnest(m.response) as response
 `,
     source: SAUDE,
     constructs: 'countIf in mixed case, APPROX_QUANTILES(...)[OFFSET(95)], MAX of a JSON number',
-    expect: 'not-yet',
-    refusal: 'MAX of a JSON field',
+    expect: 'answers',
   },
   {
     id: 'saude-per-minute',
@@ -964,8 +963,7 @@ group by minuto
 `,
     source: `${SAUDE}, the per-minute version, its LIMIAR_LENTA_MS put in as 2000 (the first version's literal)`,
     constructs: 'TIMESTAMP_TRUNC to minute grouped by alias, APPROX_QUANTILES(...)[OFFSET(n)], MAX of a JSON number, no ORDER BY',
-    expect: 'not-yet',
-    refusal: 'MAX of a JSON field',
+    expect: 'answers',
   },
   {
     id: 'fn-runtime-logs',
