@@ -181,8 +181,8 @@ describe('the BigQuery printers, side by side', () => {
     await expect(value('approx_quantiles(x, 10)[offset(11)]')).rejects.toThrow('APPROX_QUANTILES(x, 10) has 11 values: OFFSET 11 is out of bounds.');
     await expect(value('approx_quantiles(x, 3)[offset(1)]')).rejects.toThrow('the quantile 1/3 is no exact decimal');
     await expect(value('approx_quantiles(x, 100)')).rejects.toThrow("BigQuery's APPROX_QUANTILES is not supported here (arrays are not supported");
-    await expect(value('metadata.parsed[safe_offset(0)].error_severity')).rejects.toThrow(
-      'An array subscript ([OFFSET(n)], [SAFE_OFFSET(n)], [ORDINAL(n)]) is supported here only on APPROX_QUANTILES',
+    await expect(value('metadata.parsed[safe_offset(0)].a[offset(0)]')).rejects.toThrow(
+      'An array subscript ([OFFSET(n)], [SAFE_OFFSET(n)], [ORDINAL(n)]) is supported here on APPROX_QUANTILES(x, n) and once on a JSON field',
     );
     await expect(value('approx_quantiles(x, 100)[offset(n)]')).rejects.toThrow('An array subscript here takes a whole number literal');
   });
@@ -198,6 +198,22 @@ describe('the BigQuery printers, side by side', () => {
     });
     expect((await value('min(metadata.a)')).duckdb).toContain("'MIN of a JSON field compares numbers");
     await expect(value('any_value(metadata.a)')).rejects.toThrow('ANY_VALUE of a JSON field: cast it first');
+  });
+
+  it('a subscript of a JSON field: an array gives its element, anything else is its one element (index 0); OFFSET out of bounds fails the query', async () => {
+    const record = 'json_extract("t"."metadata", \'$."parsed"\')';
+    const raw = (path: string) => `arrayElement(\`t\`.\`_metadata_values\`, indexOf(\`t\`.\`_metadata_paths\`, ${path}))`;
+    expect(await value('metadata.parsed[safe_offset(0)].e')).toEqual({
+      duckdb: `nullif(CASE WHEN json_type(${record}) = 'ARRAY' THEN json_extract(json_extract(${record}, '$[0]'), '$."e"') ELSE json_extract(${record}, '$."e"') END, CAST('null' AS JSON))`,
+      clickhouse: `nullIf(nullIf(if(startsWith(${raw("'.parsed'")}, '['), ${raw("concat('.parsed', '[0].e')")}, ${raw("concat('.parsed', '.e')")}), ''), 'null')`,
+    });
+    expect(await value('metadata.parsed[safe_ordinal(1)].e')).toEqual(await value('metadata.parsed[safe_offset(0)].e'));
+    expect(await value('metadata.parsed[offset(1)]')).toEqual({
+      duckdb: `nullif(CASE WHEN (json_type(${record}) = 'ARRAY' AND json_array_length(${record}) <= 1) OR json_type(${record}) NOT IN ('ARRAY', 'NULL') THEN CAST(('Array index 1 is out of bounds of ' || json_type(${record})) AS JSON) ELSE CASE WHEN json_type(${record}) = 'ARRAY' THEN json_extract(${record}, '$[1]') ELSE NULL END END, CAST('null' AS JSON))`,
+      clickhouse: `nullIf(nullIf(if(throwIf((startsWith(${raw("'.parsed'")}, '[') AND indexOf(\`t\`.\`_metadata_paths\`, concat('.parsed', '[1]')) = 0) OR (${raw("'.parsed'")} NOT IN ('', 'null') AND NOT startsWith(${raw("'.parsed'")}, '['))) = 0, if(startsWith(${raw("'.parsed'")}, '['), ${raw("concat('.parsed', '[1]')")}, ''), ''), ''), 'null')`,
+    });
+    expect(await value('metadata.parsed[safe_ordinal(0)]')).toEqual({ duckdb: 'NULL', clickhouse: 'NULL' });
+    await expect(value('metadata.parsed[ordinal(0)]')).rejects.toThrow('ORDINAL(0) is out of bounds');
   });
 
   it("CAST(timestamp AS STRING) is BigQuery's text: seconds by FORMAT_TIMESTAMP, the fraction from UNIX_MICROS without trailing zeros, then +00", async () => {

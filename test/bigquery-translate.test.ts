@@ -233,6 +233,27 @@ describe('the BigQuery dialect on DuckDB', () => {
     expect(await h.rows('select max(cast(m.level as string)) as top from auth_logs cross join unnest(metadata) as m')).toEqual([{ top: 'warning' }]);
   });
 
+  it('a subscript of a JSON field: an array gives its element, an object is a repeated field of one element; SAFE_ is NULL out of bounds, OFFSET fails the query', async () => {
+    const from = ' from edge_logs cross join unnest(metadata) as m';
+    expect(
+      await h.rows(`select id, m.request[safe_offset(0)].path as p0, m.request[safe_ordinal(2)].method as m2, metadata.request[ordinal(1)].method as m1${from} where id != 'e' order by id`),
+    ).toEqual([
+      { id: 'a', p0: '/rest/v1/todos', m2: null, m1: 'GET' },
+      { id: 'b', p0: '/auth/v1/token', m2: 'PUT', m1: 'POST' },
+      { id: 'c', p0: null, m2: null, m1: null },
+      { id: 'd', p0: '/storage/v1/object/a', m2: null, m1: 'GET' },
+    ]);
+    expect(await h.rows(`select m.request[safe_offset(1)] as r, m.request[safe_offset(0)].path as p, m.request[safe_ordinal(0)] as z${from} where id in ('b', 'e') order by id`)).toEqual([
+      { r: { path: '/auth/v1/user', method: 'PUT' }, p: '/auth/v1/token', z: null },
+      { r: null, p: null, z: null },
+    ]);
+    expect(await h.rows(`select m.request[offset(1)].method as m${from} where id = 'b'`)).toEqual([{ m: 'PUT' }]);
+    expect(await refusal(`select m.request[offset(1)].method${from} where id = 'a'`)).toMatch(/^query: .*Array index 1 is out of bounds of OBJECT/);
+    expect(await refusal(`select m.request[offset(0)].method${from} where id = 'e'`)).toMatch(/Array index 0 is out of bounds/);
+    expect(await refusal(`select m.request[ordinal(0)]${from}`)).toMatch(/^query: ORDINAL\(0\) is out of bounds/);
+    expect(await refusal(`select m.request[offset(0)].headers[offset(0)]${from}`)).toMatch(/^construct: An array subscript .* once on a JSON field/);
+  });
+
   it("subqueries, the query's own CTEs, joins of tables, UNION ALL, SELECT * EXCEPT", async () => {
     expect(
       await ids("with errs as (select id from auth_logs cross join unnest(metadata) as metadata where metadata.level = 'error') select a.id from auth_logs a join errs on a.id = errs.id"),

@@ -31,7 +31,7 @@ export type Expr =
   | { t: 'now' }
   | { t: 'interval'; n: bigint; unit: TimeUnit }
   | { t: 'col'; rel: string; name: string; kind: Kind }
-  | { t: 'field'; rel: string; column: string; unnest: UnnestAlias | null; path: string[] }
+  | { t: 'field'; rel: string; column: string; unnest: UnnestAlias | null; path: string[]; element?: Element }
   | { t: 'conv'; to: 'text' | 'float' | 'boolean'; arg: Expr }
   | { t: 'call'; fn: string; args: Expr[]; kind: Kind }
   | { t: 'op'; op: Op; args: Expr[]; kind: Kind }
@@ -44,6 +44,19 @@ export type Expr =
   | { t: 'agg'; fn: AggFn; arg: Expr | null; distinct: boolean; kind: Kind; at?: Quantile }
   | { t: 'subquery'; query: QueryIR; kind: Kind }
   | { t: 'pos'; index: number; kind: Kind };
+
+/**
+ * `m.parsed[SAFE_OFFSET(k)].error_severity`: the field's path up to `at` is a repeated record and
+ * the rest of the path is read in its element k (0-based). An array gives its element k; any
+ * other value is a repeated field of one element, as BigQuery would see it (Logflare's schema
+ * makes an object one record), so element 0 is the value itself; a missing or null one is NULL.
+ * Out of bounds is NULL when `safe`, otherwise the query fails, as BigQuery's OFFSET does.
+ */
+export interface Element {
+  at: number;
+  k: number;
+  safe: boolean;
+}
 
 export type Op = '+' | '-' | '*' | '/' | '||' | '=' | '<>' | '<' | '<=' | '>' | '>=' | 'and' | 'or' | 'not' | 'neg' | 'is_null' | 'is_not_null' | 'like' | 'not_like';
 

@@ -105,6 +105,9 @@ const FEATURES = [
   // MIN/MAX of a JSON field of numbers (one with a fraction, one negative), overall and by group.
   'select max(s.origin_time) as mx, min(s.origin_time) as mn, max(distinct s.origin_time) as d from edge_logs cross join unnest(metadata) as m cross join unnest(m.response) as s',
   'select r.method, max(s.origin_time) as mx, min(s.origin_time) as mn from edge_logs cross join unnest(metadata) as m cross join unnest(m.request) as r cross join unnest(m.response) as s group by 1',
+  // A subscript of a field: an array's element, an object as its one element, missing, null and empty arrays NULL; a second subscript deeper.
+  'select id, m.request[safe_offset(0)].path as p0, m.request[safe_ordinal(2)].method as m2, metadata.request[safe_offset(1)] as r1, m.request[safe_offset(1)].headers as h from edge_logs cross join unnest(metadata) as m',
+  "select id, m.request[offset(0)].method as m0 from edge_logs cross join unnest(metadata) as m where id in ('e1', 'e2', 'e3', 'e8')",
   "select sum(1) as n, max(id) as m, logical_or(id = 'e1') as any1 from edge_logs where false",
   "select id, case when s.status_code >= 500 then 'error' when s.status_code >= 400 then 'warning' else 'ok' end as level, s.status_code is null as missing from edge_logs cross join unnest(metadata) as m cross join unnest(m.response) as s",
   'select id, m.function_id, m.execution_time_ms, request.pathname from function_edge_logs cross join unnest(metadata) as m cross join unnest(m.request) as request',
@@ -181,6 +184,16 @@ describe('the BigQuery dialect on ClickHouse 18.16 (2 shards) versus DuckDB', ()
     await expect(duckdb.rows(sql)).rejects.toThrow('MAX of a JSON field compares numbers');
     await expect(clickhouseRows(sql)).rejects.toThrow();
     expect(await clickhouseRows(`${sql} where s.status_code != '404'`)).toEqual(await duckdb.rows(`${sql} where s.status_code != '404'`));
+  });
+
+  it("fails OFFSET past a field's elements on both engines (an object has one, an empty array none), as DuckDB fails it", async () => {
+    for (const sql of [
+      "select m.request[offset(1)].path from edge_logs cross join unnest(metadata) as m where id = 'e1'",
+      "select m.request[offset(0)] from edge_logs cross join unnest(metadata) as m where id = 'e5'",
+    ]) {
+      await expect(duckdb.rows(sql)).rejects.toThrow('out of bounds');
+      await expect(clickhouseRows(sql)).rejects.toThrow();
+    }
   });
 
   it('answers every query of Supabase Studio as DuckDB does', async () => {

@@ -921,8 +921,7 @@ limit 12
           limit 20`,
     source: MONITOR,
     constructs: 'm.parsed[SAFE_OFFSET(0)].field (array subscript of a record), CAST(timestamp AS STRING)',
-    expect: 'not-yet',
-    refusal: 'An array subscript',
+    expect: 'answers',
   },
   {
     id: 'saude-window',
