@@ -233,6 +233,13 @@ describe('the BigQuery dialect on DuckDB', () => {
     expect(await h.rows('select max(cast(m.level as string)) as top from auth_logs cross join unnest(metadata) as m')).toEqual([{ top: 'warning' }]);
   });
 
+  it('APPROX_QUANTILES(x, n) as a whole: the n + 1 values of [OFFSET(k)], a JSON array, NULL when there is no value', async () => {
+    const from = ' from edge_logs cross join unnest(metadata) as m cross join unnest(m.response) as r';
+    const rows = await h.rows(`select approx_quantiles(r.origin_time, 4) as q, approx_quantiles(r.origin_time, 4)[offset(1)] as q1, approx_quantiles(cast(r.status_code as int64), 2) as s${from}`);
+    expect(rows).toEqual([{ q: [20, 20, 999, 1500, 1500], q1: 20, s: [200, 404, 503] }]);
+    expect(await h.rows(`select approx_quantiles(r.origin_time, 10) as q${from} where r.origin_time is null`)).toEqual([{ q: null }]);
+  });
+
   it('a subscript of a JSON field: an array gives its element, an object is a repeated field of one element; SAFE_ is NULL out of bounds, OFFSET fails the query', async () => {
     const from = ' from edge_logs cross join unnest(metadata) as m';
     expect(

@@ -41,7 +41,8 @@ export type Expr =
   | { t: 'between'; arg: Expr; lo: Expr; hi: Expr; not: boolean }
   | { t: 'case'; whens: Array<[Expr, Expr]>; else: Expr | null; kind: Kind }
   | { t: 'cast'; arg: Expr; to: ColumnType; safe: boolean }
-  | { t: 'agg'; fn: AggFn; arg: Expr | null; distinct: boolean; kind: Kind; at?: Quantile }
+  /** `at`: the one quantile of fn `quantile`; `every`: of fn `quantiles`, APPROX_QUANTILES(x, n) as a whole (kind JSON), the exact decimals k/n for k = 0..n, each by `Quantile`'s rule. */
+  | { t: 'agg'; fn: AggFn; arg: Expr | null; distinct: boolean; kind: Kind; at?: Quantile; every?: string[] }
   | { t: 'subquery'; query: QueryIR; kind: Kind }
   | { t: 'pos'; index: number; kind: Kind };
 
@@ -60,7 +61,7 @@ export interface Element {
 
 export type Op = '+' | '-' | '*' | '/' | '||' | '=' | '<>' | '<' | '<=' | '>' | '>=' | 'and' | 'or' | 'not' | 'neg' | 'is_null' | 'is_not_null' | 'like' | 'not_like';
 
-export type AggFn = 'count' | 'countif' | 'sum' | 'avg' | 'min' | 'max' | 'any_value' | 'logical_and' | 'logical_or' | 'approx_count_distinct' | 'quantile';
+export type AggFn = 'count' | 'countif' | 'sum' | 'avg' | 'min' | 'max' | 'any_value' | 'logical_and' | 'logical_or' | 'approx_count_distinct' | 'quantile' | 'quantiles';
 
 /**
  * `APPROX_QUANTILES(x, n)[OFFSET(k)]`: of the non-NULL values sorted, the one at 1-based position

@@ -327,6 +327,12 @@ class ClickHousePrinter extends SqlPrinter {
       // The sorted values at 1-based position max(1, ceil(k * count / n)), as DuckDB's quantile_disc (print-sql.ts).
       case 'quantile':
         return orNull(`arrayElement(arraySort(groupArray(${arg})), toUInt64(greatest(1, intDiv(count(${arg}) * ${e.at!.k} + ${e.at!.n - 1}, ${e.at!.n}))))`);
+      // Each of the n + 1 by the same rule, written as a JSON array (numbers as toString writes them, which JSON reads alike).
+      case 'quantiles': {
+        const n = e.every!.length - 1;
+        const each = `toString(assumeNotNull(arrayElement(__s, toUInt64(greatest(1, intDiv(length(__s) * __k + ${n - 1}, ${n}))))))`;
+        return bind('__s', `arraySort(groupArray(${arg}))`, `if(empty(__s), NULL, concat('[', arrayStringConcat(arrayMap(__k -> ${each}, range(${n + 1})), ','), ']'))`);
+      }
       default:
         return orNull(`${e.fn}(${arg})`);
     }

@@ -223,6 +223,11 @@ export abstract class SqlPrinter {
       // At the exact decimal k/n: DuckDB then computes the position in integers.
       case 'quantile':
         return `quantile_disc(${arg}, ${e.at!.decimal})`;
+      // The numbers cast to their own type: fixed-size values to the sandbox's size check (a column's value counts as an event's size there).
+      case 'quantiles': {
+        const kind = kindOf(e.arg) === 'integer' ? 'integer' : 'float';
+        return `to_json(quantile_disc(${this.convert(arg, kind, kind, false)}, [${e.every!.join(', ')}]))`;
+      }
       case 'sum':
         return e.kind === 'integer' ? `CAST(sum(${distinct}${arg}) AS BIGINT)` : `sum(${distinct}${arg})`;
       default:

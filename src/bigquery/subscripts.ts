@@ -13,10 +13,10 @@ interface Subscript {
 }
 
 /**
- * `x[OFFSET(k)]` and the rest of BigQuery's compound access (`a.b[OFFSET(0)].c`). Arrays are
- * not values here, so the one array that is supported is the one an aggregate builds and a
- * subscript reads at once: `APPROX_QUANTILES(x, n)[OFFSET(k)]`, one quantile (functions.ts).
- * Any other subscript is refused naming it.
+ * `x[OFFSET(k)]` and the rest of BigQuery's compound access (`a.b[OFFSET(0)].c`): one quantile,
+ * `APPROX_QUANTILES(x, n)[OFFSET(k)]` (functions.ts), or one subscript of a JSON field, a
+ * repeated record (`m.parsed[SAFE_OFFSET(0)].error_severity`, ir.ts `Element`). Any other
+ * subscript is refused naming it.
  *
  * @example
  * compoundAccess(node /* approx_quantiles(x, 100)[offset(95)] *\/, ctx); // { t: 'agg', fn: 'quantile', at: { k: 95, n: 100, ... } }

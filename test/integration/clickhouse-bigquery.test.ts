@@ -94,8 +94,11 @@ const FEATURES = [
   "select id, starts_with(id, 'e1') as s, ends_with(id, '2') as e, strpos(event_message, '|') as p, concat(id, '-', event_message) as c, substr(event_message, 2, 3) as sub from edge_logs",
   "select id, json_value(m.request, '$.method') as verb from edge_logs cross join unnest(metadata) as m",
   "select id from edge_logs where id in (select id from edge_logs where timestamp > '2026-11-20T11:00:00Z') and event_message != '{project:String}'",
-  // One exact quantile, the same position on both engines; BigQuery's text of a timestamp; the request's clock grouped by.
+  // One exact quantile, the same position on both engines, and the whole array of them; BigQuery's text of a timestamp; the request's clock grouped by.
   'select approx_quantiles(s.origin_time, 4)[offset(1)] as q1, approx_quantiles(s.origin_time, 100)[offset(50)] as p50, approx_quantiles(s.origin_time, 100)[safe_ordinal(101)] as mx, approx_quantiles(cast(s.status_code as int64), 10)[offset(9)] as p90 from edge_logs cross join unnest(metadata) as m cross join unnest(m.response) as s',
+  'select approx_quantiles(s.origin_time, 4) as q, approx_quantiles(cast(s.status_code as int64), 10) as c, approx_quantiles(s.origin_time, 2) as h from edge_logs cross join unnest(metadata) as m cross join unnest(m.response) as s',
+  'select approx_quantiles(s.origin_time, 4) as q from edge_logs cross join unnest(metadata) as m cross join unnest(m.response) as s where s.origin_time is null',
+  'select r.method, approx_quantiles(s.origin_time, 100) as q from edge_logs cross join unnest(metadata) as m cross join unnest(m.request) as r cross join unnest(m.response) as s group by 1',
   "select id, cast(timestamp as string) as ts, format_timestamp('%Y-%m-%d', timestamp) as d from edge_logs",
   // IN a subquery selecting a JSON field (compared as text, as = compares it), UNION ALL of a field and of values with a bare NULL.
   "select id from function_edge_logs where id in (select m.function_id from function_edge_logs cross join unnest(metadata) as m) or 'fn-1' in (select distinct m.function_id from function_edge_logs cross join unnest(metadata) as m)",

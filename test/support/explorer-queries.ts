@@ -661,8 +661,7 @@ limit 12
       `,
     source: 'supabase/supabase apps/studio/components/interfaces/Reports/Reports.constants.ts, an earlier version (responseSpeed with APPROX_QUANTILES), no report filter',
     constructs: 'APPROX_QUANTILES returning an array (NULL when every value is NULL)',
-    expect: 'not-yet',
-    refusal: 'APPROX_QUANTILES',
+    expect: 'answers',
   },
 
   // ---- Studio's Logs Explorer templates
