@@ -165,7 +165,7 @@ describe('the BigQuery printers, side by side', () => {
     await expect(value("datetime(timestamp, 'Europe/Paris')")).rejects.toThrow('DATETIME is supported in UTC only');
   });
 
-  it('APPROX_QUANTILES(x, n)[OFFSET(k)]: the sorted values at position max(1, ceil(k * count / n)) on both engines; other subscripts refused naming them', async () => {
+  it('APPROX_QUANTILES(x, n)[OFFSET(k)]: the sorted values at position max(1, ceil(k * count / n)) on both engines, and the whole array of them; other subscripts refused naming them', async () => {
     const p95 = {
       duckdb: 'quantile_disc("t"."x", 0.95)',
       clickhouse: 'if(count(`t`.`x`) = 0, NULL, arrayElement(arraySort(groupArray(`t`.`x`)), toUInt64(greatest(1, intDiv(count(`t`.`x`) * 95 + 99, 100)))))',
@@ -180,11 +180,47 @@ describe('the BigQuery printers, side by side', () => {
     expect(await value('approx_quantiles(x, 10)[safe_offset(11)]')).toEqual({ duckdb: 'NULL', clickhouse: 'NULL' });
     await expect(value('approx_quantiles(x, 10)[offset(11)]')).rejects.toThrow('APPROX_QUANTILES(x, 10) has 11 values: OFFSET 11 is out of bounds.');
     await expect(value('approx_quantiles(x, 3)[offset(1)]')).rejects.toThrow('the quantile 1/3 is no exact decimal');
-    await expect(value('approx_quantiles(x, 100)')).rejects.toThrow("BigQuery's APPROX_QUANTILES is not supported here (arrays are not supported");
-    await expect(value('metadata.parsed[safe_offset(0)].error_severity')).rejects.toThrow(
-      'An array subscript ([OFFSET(n)], [SAFE_OFFSET(n)], [ORDINAL(n)]) is supported here only on APPROX_QUANTILES',
+    expect(await value('approx_quantiles(x, 4)')).toEqual({
+      duckdb: 'to_json(quantile_disc(CAST("t"."x" AS DOUBLE), [0.00, 0.25, 0.50, 0.75, 1.00]))',
+      clickhouse:
+        "arrayMap(__s -> if(empty(__s), NULL, concat('[', arrayStringConcat(arrayMap(__k -> toString(assumeNotNull(arrayElement(__s, toUInt64(greatest(1, intDiv(length(__s) * __k + 3, 4)))))), range(5)), ','), ']')), [arraySort(groupArray(`t`.`x`))])[1]",
+    });
+    await expect(value('approx_quantiles(x, 3)')).rejects.toThrow('APPROX_QUANTILES(x, 3) is not supported here: its quantiles k/3 are no exact decimals');
+    await expect(value('approx_quantiles(x, 400)')).rejects.toThrow('APPROX_QUANTILES(x, 400) as a whole array is not supported here: n at most 250');
+    await expect(value('approx_quantiles(timestamp, 2)')).rejects.toThrow('APPROX_QUANTILES of this type is not supported here: numbers (a timestamp: read one quantile, [OFFSET(k)])');
+    await expect(value('metadata.parsed[safe_offset(0)].a[offset(0)]')).rejects.toThrow(
+      'An array subscript ([OFFSET(n)], [SAFE_OFFSET(n)], [ORDINAL(n)]) is supported here on APPROX_QUANTILES(x, n) and once on a JSON field',
     );
     await expect(value('approx_quantiles(x, 100)[offset(n)]')).rejects.toThrow('An array subscript here takes a whole number literal');
+  });
+
+  it('MIN/MAX of a JSON field: each value CAST as a FLOAT64, a JSON string replaced by the reason, which fails the cast (the query fails naming the aggregate)', async () => {
+    const why = "'MAX of a JSON field compares numbers: this value is no number (for text, MAX(CAST(x AS STRING)))'";
+    const raw = "arrayElement(`t`.`_metadata_values`, indexOf(`t`.`_metadata_paths`, '.a'))";
+    const text = `arrayMap(__j -> if(startsWith(__j, '"'), visitParamExtractString(concat('{"v":', __j, '}'), 'v'), nullIf(nullIf(__j, ''), 'null')), [${raw}])[1]`;
+    const number = `arrayMap(__v -> plus(toFloat64OrNull(__v), throwIf(isNotNull(__v) AND isNull(toFloat64OrNull(__v)))), [CASE WHEN startsWith(${raw}, '"') THEN ${why} ELSE ${text} END])[1]`;
+    expect(await value('max(metadata.a)')).toEqual({
+      duckdb: `max(CAST(CASE WHEN (json_type(json_extract("t"."metadata", '$."a"')) = 'VARCHAR') THEN ${why} ELSE json_extract_string("t"."metadata", '$."a"') END AS DOUBLE))`,
+      clickhouse: `if(count(${number}) = 0, NULL, max(${number}))`,
+    });
+    expect((await value('min(metadata.a)')).duckdb).toContain("'MIN of a JSON field compares numbers");
+    await expect(value('any_value(metadata.a)')).rejects.toThrow('ANY_VALUE of a JSON field: cast it first');
+  });
+
+  it('a subscript of a JSON field: an array gives its element, anything else is its one element (index 0); OFFSET out of bounds fails the query', async () => {
+    const record = 'json_extract("t"."metadata", \'$."parsed"\')';
+    const raw = (path: string) => `arrayElement(\`t\`.\`_metadata_values\`, indexOf(\`t\`.\`_metadata_paths\`, ${path}))`;
+    expect(await value('metadata.parsed[safe_offset(0)].e')).toEqual({
+      duckdb: `nullif(CASE WHEN json_type(${record}) = 'ARRAY' THEN json_extract(json_extract(${record}, '$[0]'), '$."e"') ELSE json_extract(${record}, '$."e"') END, CAST('null' AS JSON))`,
+      clickhouse: `nullIf(nullIf(if(startsWith(${raw("'.parsed'")}, '['), ${raw("concat('.parsed', '[0].e')")}, ${raw("concat('.parsed', '.e')")}), ''), 'null')`,
+    });
+    expect(await value('metadata.parsed[safe_ordinal(1)].e')).toEqual(await value('metadata.parsed[safe_offset(0)].e'));
+    expect(await value('metadata.parsed[offset(1)]')).toEqual({
+      duckdb: `nullif(CASE WHEN (json_type(${record}) = 'ARRAY' AND json_array_length(${record}) <= 1) OR json_type(${record}) NOT IN ('ARRAY', 'NULL') THEN CAST(('Array index 1 is out of bounds of ' || json_type(${record})) AS JSON) ELSE CASE WHEN json_type(${record}) = 'ARRAY' THEN json_extract(${record}, '$[1]') ELSE NULL END END, CAST('null' AS JSON))`,
+      clickhouse: `nullIf(nullIf(if(throwIf((startsWith(${raw("'.parsed'")}, '[') AND indexOf(\`t\`.\`_metadata_paths\`, concat('.parsed', '[1]')) = 0) OR (${raw("'.parsed'")} NOT IN ('', 'null') AND NOT startsWith(${raw("'.parsed'")}, '['))) = 0, if(startsWith(${raw("'.parsed'")}, '['), ${raw("concat('.parsed', '[1]')")}, ''), ''), ''), 'null')`,
+    });
+    expect(await value('metadata.parsed[safe_ordinal(0)]')).toEqual({ duckdb: 'NULL', clickhouse: 'NULL' });
+    await expect(value('metadata.parsed[ordinal(0)]')).rejects.toThrow('ORDINAL(0) is out of bounds');
   });
 
   it("CAST(timestamp AS STRING) is BigQuery's text: seconds by FORMAT_TIMESTAMP, the fraction from UNIX_MICROS without trailing zeros, then +00", async () => {
@@ -312,6 +348,12 @@ describe('the DuckDB text, run', () => {
     expect(await one('approx_quantiles(x, 100)[offset(50)]')).toBe(0.49999999999999994);
     expect(await one('approx_quantiles(x, 100)[offset(51)]')).toBe(0.5);
     expect(await one('approx_quantiles(if(n > 100, x, null), 100)[offset(50)]')).toBeNull();
+    // The whole array, through the sandbox's check at its largest n (250): value k is [OFFSET(k)]'s.
+    const sorted = [-3.5, -2.5, -0.5, 0.49999999999999994, 0.5, 1.5, 2.5, 4503599627370497];
+    const every = Array.from({ length: 251 }, (_, k) => sorted[Math.max(1, Math.ceil((k * 8) / 250)) - 1]);
+    expect(JSON.parse(String(await one('approx_quantiles(x, 250)')))).toEqual(every);
+    expect(JSON.parse(String(await one('approx_quantiles(x, 4)')))).toEqual([-3.5, -2.5, 0.49999999999999994, 1.5, 4503599627370497]);
+    expect(await one('approx_quantiles(if(n > 100, x, null), 4)')).toBeNull();
   });
 
   it('prints CAST(timestamp AS STRING) as BigQuery: no trailing zeros in the fraction, none when whole, before 1970 too', async () => {

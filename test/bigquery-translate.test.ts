@@ -221,6 +221,46 @@ describe('the BigQuery dialect on DuckDB', () => {
     expect(await ids("select id from auth_logs where id between 'x' and 'y' and id not like 'z%' and id in ('x', 'y', 'q') order by id")).toEqual(['x', 'y']);
   });
 
+  it('MIN/MAX of a JSON field compare numbers (a FLOAT64); a value that is no number, even "404", fails the query naming the aggregate', async () => {
+    const from = ' from edge_logs cross join unnest(metadata) as m cross join unnest(m.response) as r';
+    expect(await h.rows(`select max(r.origin_time) as mx, min(r.origin_time) as mn, max(distinct r.origin_time) as d${from}`)).toEqual([{ mx: 1500, mn: 20, d: 1500 }]);
+    expect(await h.rows(`select r.status_code, max(r.origin_time) as mx${from} where r.origin_time < 1000 group by 1 order by 2`)).toEqual([
+      { status_code: 503, mx: 20 },
+      { status_code: '404', mx: 999 },
+    ]);
+    expect(await refusal(`select max(r.status_code) as mx${from}`)).toMatch(/^query: .*MAX of a JSON field compares numbers: this value is no number \(for text, MAX\(CAST\(x AS STRING\)\)\)/);
+    expect(await refusal('select min(m.level) from auth_logs cross join unnest(metadata) as m')).toMatch(/MIN of a JSON field compares numbers/);
+    expect(await h.rows('select max(cast(m.level as string)) as top from auth_logs cross join unnest(metadata) as m')).toEqual([{ top: 'warning' }]);
+  });
+
+  it('APPROX_QUANTILES(x, n) as a whole: the n + 1 values of [OFFSET(k)], a JSON array, NULL when there is no value', async () => {
+    const from = ' from edge_logs cross join unnest(metadata) as m cross join unnest(m.response) as r';
+    const rows = await h.rows(`select approx_quantiles(r.origin_time, 4) as q, approx_quantiles(r.origin_time, 4)[offset(1)] as q1, approx_quantiles(cast(r.status_code as int64), 2) as s${from}`);
+    expect(rows).toEqual([{ q: [20, 20, 999, 1500, 1500], q1: 20, s: [200, 404, 503] }]);
+    expect(await h.rows(`select approx_quantiles(r.origin_time, 10) as q${from} where r.origin_time is null`)).toEqual([{ q: null }]);
+  });
+
+  it('a subscript of a JSON field: an array gives its element, an object is a repeated field of one element; SAFE_ is NULL out of bounds, OFFSET fails the query', async () => {
+    const from = ' from edge_logs cross join unnest(metadata) as m';
+    expect(
+      await h.rows(`select id, m.request[safe_offset(0)].path as p0, m.request[safe_ordinal(2)].method as m2, metadata.request[ordinal(1)].method as m1${from} where id != 'e' order by id`),
+    ).toEqual([
+      { id: 'a', p0: '/rest/v1/todos', m2: null, m1: 'GET' },
+      { id: 'b', p0: '/auth/v1/token', m2: 'PUT', m1: 'POST' },
+      { id: 'c', p0: null, m2: null, m1: null },
+      { id: 'd', p0: '/storage/v1/object/a', m2: null, m1: 'GET' },
+    ]);
+    expect(await h.rows(`select m.request[safe_offset(1)] as r, m.request[safe_offset(0)].path as p, m.request[safe_ordinal(0)] as z${from} where id in ('b', 'e') order by id`)).toEqual([
+      { r: { path: '/auth/v1/user', method: 'PUT' }, p: '/auth/v1/token', z: null },
+      { r: null, p: null, z: null },
+    ]);
+    expect(await h.rows(`select m.request[offset(1)].method as m${from} where id = 'b'`)).toEqual([{ m: 'PUT' }]);
+    expect(await refusal(`select m.request[offset(1)].method${from} where id = 'a'`)).toMatch(/^query: .*Array index 1 is out of bounds of OBJECT/);
+    expect(await refusal(`select m.request[offset(0)].method${from} where id = 'e'`)).toMatch(/Array index 0 is out of bounds/);
+    expect(await refusal(`select m.request[ordinal(0)]${from}`)).toMatch(/^query: ORDINAL\(0\) is out of bounds/);
+    expect(await refusal(`select m.request[offset(0)].headers[offset(0)]${from}`)).toMatch(/^construct: An array subscript .* once on a JSON field/);
+  });
+
   it("subqueries, the query's own CTEs, joins of tables, UNION ALL, SELECT * EXCEPT", async () => {
     expect(
       await ids("with errs as (select id from auth_logs cross join unnest(metadata) as metadata where metadata.level = 'error') select a.id from auth_logs a join errs on a.id = errs.id"),

@@ -169,7 +169,6 @@ const AGGREGATES: Record<string, AggFn> = {
 const REFUSED: Record<string, string> = {
   array_agg: 'it builds arrays',
   string_agg: 'it builds strings of many rows',
-  approx_quantiles: 'arrays are not supported: read one quantile, APPROX_QUANTILES(x, 100)[OFFSET(95)]',
   array_length: 'arrays are not supported',
   generate_array: 'arrays are not supported',
   current_date: 'DATE values are not supported: use TIMESTAMP_TRUNC(CURRENT_TIMESTAMP(), DAY)',
@@ -193,6 +192,7 @@ export function callFunction(v: Node, ctx: ExprContext): Expr {
   if ((v.filter !== null && v.filter !== undefined) || (v.null_treatment !== null && v.null_treatment !== undefined) || (Array.isArray(v.within_group) && v.within_group.length > 0)) {
     refuse('construct', `${shown(name.toUpperCase())} with FILTER, IGNORE NULLS or WITHIN GROUP is not supported here.`);
   }
+  if (name === 'approx_quantiles') return approxQuantiles(v, ctx);
   const { raw, star, distinct } = functionArguments(v, name);
   if (name in AGGREGATES) return aggregate(AGGREGATES[name]!, raw, star, distinct, ctx);
   const handler = FUNCTIONS[name];
@@ -350,10 +350,34 @@ function aggregate(fn: AggFn, raw: unknown[], star: boolean, distinct: boolean, 
       const value = kind === 'integer' && fn === 'sum' ? arg : float(arg, fn.toUpperCase());
       return { t: 'agg', fn, arg: value, distinct, kind: fn === 'sum' && kind === 'integer' ? 'integer' : 'float' };
     }
+    case 'min':
+    case 'max':
+      if (kind === 'json' && arg.t === 'field') return { t: 'agg', fn, arg: jsonNumber(arg, fn), distinct, kind: 'float' };
+      return typedAggregate(arg, fn, distinct, kind);
     default:
-      if (kind === 'json') refuse('function', `${fn.toUpperCase()} of a JSON field: cast it first (${fn.toUpperCase()}(CAST(x AS INT64)) or ${fn.toUpperCase()}(CAST(x AS STRING))).`);
-      return { t: 'agg', fn, arg, distinct, kind };
+      return typedAggregate(arg, fn, distinct, kind);
   }
+}
+
+/** An aggregate whose answer has its argument's kind (JSON refused: its values have no one order). */
+function typedAggregate(arg: Expr, fn: AggFn, distinct: boolean, kind: Kind): Expr {
+  if (kind === 'json') refuse('function', `${fn.toUpperCase()} of a JSON field: cast it first (${fn.toUpperCase()}(CAST(x AS INT64)) or ${fn.toUpperCase()}(CAST(x AS STRING))).`);
+  return { t: 'agg', fn, arg, distinct, kind };
+}
+
+/**
+ * MIN/MAX of a JSON field compare its values as numbers, as BigQuery's numeric field would (the
+ * answer a FLOAT64, as APPROX_QUANTILES's): a JSON number is its value, and a value that is no
+ * number (a string, even "12", true, an object) fails the query with a message naming the
+ * aggregate, where BigQuery's field of text would compare as text; MAX(CAST(x AS STRING)) does.
+ *
+ * @example
+ * jsonNumber(field, 'max'); // { t: 'call', fn: 'json_number', args: [field, { t: 'lit', kind: 'text', value: 'MAX of a JSON field holding ...' }], kind: 'float' }
+ */
+function jsonNumber(arg: Expr, fn: AggFn): Expr {
+  const name = fn.toUpperCase();
+  const why = `${name} of a JSON field compares numbers: this value is no number (for text, ${name}(CAST(x AS STRING)))`;
+  return call('json_number', [arg, { t: 'lit', kind: 'text', value: why }], 'float');
 }
 
 /**
@@ -366,6 +390,40 @@ function aggregate(fn: AggFn, raw: unknown[], star: boolean, distinct: boolean, 
  * approxQuantile(node /* approx_quantiles(x, 100) *\/, { offset: 95, safe: false }, ctx); // { t: 'agg', fn: 'quantile', at: { k: 95, n: 100, decimal: '0.95' }, ... }
  */
 export function approxQuantile(v: Node, at: { offset: number; safe: boolean }, ctx: ExprContext): Expr {
+  const { raw, n } = quantileArguments(v, ctx);
+  if (at.offset < 0 || at.offset > n) {
+    if (at.safe) return { t: 'lit', kind: 'null', value: null };
+    refuse('query', `APPROX_QUANTILES(x, ${n}) has ${n + 1} values: OFFSET ${at.offset} is out of bounds.`);
+  }
+  const decimal = exactDecimal(at.offset, n);
+  if (decimal === null)
+    return refuse('function', `APPROX_QUANTILES(x, ${n})[OFFSET(${at.offset})] is not supported here: the quantile ${at.offset}/${n} is no exact decimal (use n = 2, 4, 10, 20, 100, 1000, ...).`);
+  const value = quantileValue(raw[0], ctx, true);
+  return { t: 'agg', fn: 'quantile', arg: value, distinct: false, kind: kindOf(value) === 'null' ? 'float' : kindOf(value), at: { k: at.offset, n, decimal } };
+}
+
+/** The largest n of the whole array: its row stays within the sandbox's size of an answer's row (docs/sandboxing.md, "Limits"). */
+const MAX_QUANTILES = 250;
+
+/**
+ * `APPROX_QUANTILES(x, n)` as a whole: BigQuery's array of n + 1 numbers, the one at position k
+ * being `APPROX_QUANTILES(x, n)[OFFSET(k)]` (same rule, same exact decimals), as a JSON array
+ * (NULL when there is no value). Numbers only (a JSON field read as one), n up to 250.
+ *
+ * @example
+ * approxQuantiles(node /* approx_quantiles(x, 4) *\/, ctx); // { t: 'agg', fn: 'quantiles', every: ['0', '0.25', '0.5', '0.75', '1'], kind: 'json', ... }
+ */
+function approxQuantiles(v: Node, ctx: ExprContext): Expr {
+  const { raw, n } = quantileArguments(v, ctx);
+  if (n > MAX_QUANTILES) refuse('function', `APPROX_QUANTILES(x, ${n}) as a whole array is not supported here: n at most ${MAX_QUANTILES} (or read one, [OFFSET(k)]).`);
+  const every = Array.from({ length: n + 1 }, (_, k) => exactDecimal(k, n));
+  if (every.some((d) => d === null)) refuse('function', `APPROX_QUANTILES(x, ${n}) is not supported here: its quantiles k/${n} are no exact decimals (use n = 2, 4, 10, 20, 100, 1000, ...).`);
+  const value = quantileValue(raw[0], ctx, false);
+  return { t: 'agg', fn: 'quantiles', arg: value, distinct: false, kind: 'json', every: every as string[] };
+}
+
+/** APPROX_QUANTILES's two arguments checked: the value (untranslated) and n, a whole number literal. */
+function quantileArguments(v: Node, ctx: ExprContext): { raw: unknown[]; n: number } {
   if (!ctx.aggregates) refuse('construct', 'Aggregate function APPROX_QUANTILES is not allowed here (only in SELECT, HAVING and ORDER BY).');
   if (v.over !== null && v.over !== undefined) refuse('construct', 'Window functions (OVER) are not supported here.');
   const { raw, star, distinct } = functionArguments(v, 'approx_quantiles');
@@ -374,19 +432,16 @@ export function approxQuantile(v: Node, at: { offset: number; safe: boolean }, c
   const m = /^\{"Number":\["([0-9]{1,6})",false\]\}$/.exec(count);
   const n = m ? Number(m[1]) : 0;
   if (n < 1) refuse('function', 'APPROX_QUANTILES takes its number of quantiles as a whole number literal from 1 to 999999.');
-  if (at.offset < 0 || at.offset > n) {
-    if (at.safe) return { t: 'lit', kind: 'null', value: null };
-    refuse('query', `APPROX_QUANTILES(x, ${n}) has ${n + 1} values: OFFSET ${at.offset} is out of bounds.`);
-  }
-  const decimal = exactDecimal(at.offset, n);
-  if (decimal === null)
-    return refuse('function', `APPROX_QUANTILES(x, ${n})[OFFSET(${at.offset})] is not supported here: the quantile ${at.offset}/${n} is no exact decimal (use n = 2, 4, 10, 20, 100, 1000, ...).`);
-  const arg = ctx.translate(raw[0], { ...ctx, aggregates: false, outputs: null });
+  return { raw, n };
+}
+
+/** The value APPROX_QUANTILES sorts: a number (a JSON field read as one) or, for one quantile, a timestamp. */
+function quantileValue(raw: unknown, ctx: ExprContext, timestamps: boolean): Expr {
+  const arg = ctx.translate(raw, { ...ctx, aggregates: false, outputs: null });
   const kind = kindOf(arg);
-  if (kind !== 'integer' && kind !== 'float' && kind !== 'json' && kind !== 'timestamp' && kind !== 'null')
-    refuse('function', 'APPROX_QUANTILES of this type is not supported here: numbers and timestamps.');
-  const value = kind === 'json' ? float(arg, 'APPROX_QUANTILES') : arg;
-  return { t: 'agg', fn: 'quantile', arg: value, distinct: false, kind: kindOf(value) === 'null' ? 'float' : kindOf(value), at: { k: at.offset, n, decimal } };
+  if (kind !== 'integer' && kind !== 'float' && kind !== 'json' && !(timestamps && kind === 'timestamp') && kind !== 'null')
+    refuse('function', `APPROX_QUANTILES of this type is not supported here: numbers${timestamps ? ' and timestamps' : ' (a timestamp: read one quantile, [OFFSET(k)])'}.`);
+  return kind === 'json' || kind === 'null' ? float(arg, 'APPROX_QUANTILES') : arg;
 }
 
 /** k/n as a decimal literal when it is one exactly (n = 2^a * 5^b), else null. */

@@ -31,7 +31,7 @@ export type Expr =
   | { t: 'now' }
   | { t: 'interval'; n: bigint; unit: TimeUnit }
   | { t: 'col'; rel: string; name: string; kind: Kind }
-  | { t: 'field'; rel: string; column: string; unnest: UnnestAlias | null; path: string[] }
+  | { t: 'field'; rel: string; column: string; unnest: UnnestAlias | null; path: string[]; element?: Element }
   | { t: 'conv'; to: 'text' | 'float' | 'boolean'; arg: Expr }
   | { t: 'call'; fn: string; args: Expr[]; kind: Kind }
   | { t: 'op'; op: Op; args: Expr[]; kind: Kind }
@@ -41,13 +41,27 @@ export type Expr =
   | { t: 'between'; arg: Expr; lo: Expr; hi: Expr; not: boolean }
   | { t: 'case'; whens: Array<[Expr, Expr]>; else: Expr | null; kind: Kind }
   | { t: 'cast'; arg: Expr; to: ColumnType; safe: boolean }
-  | { t: 'agg'; fn: AggFn; arg: Expr | null; distinct: boolean; kind: Kind; at?: Quantile }
+  /** `at`: the one quantile of fn `quantile`; `every`: of fn `quantiles`, APPROX_QUANTILES(x, n) as a whole (kind JSON), the exact decimals k/n for k = 0..n, each by `Quantile`'s rule. */
+  | { t: 'agg'; fn: AggFn; arg: Expr | null; distinct: boolean; kind: Kind; at?: Quantile; every?: string[] }
   | { t: 'subquery'; query: QueryIR; kind: Kind }
   | { t: 'pos'; index: number; kind: Kind };
 
+/**
+ * `m.parsed[SAFE_OFFSET(k)].error_severity`: the field's path up to `at` is a repeated record and
+ * the rest of the path is read in its element k (0-based). An array gives its element k; any
+ * other value is a repeated field of one element, as BigQuery would see it (Logflare's schema
+ * makes an object one record), so element 0 is the value itself; a missing or null one is NULL.
+ * Out of bounds is NULL when `safe`, otherwise the query fails, as BigQuery's OFFSET does.
+ */
+export interface Element {
+  at: number;
+  k: number;
+  safe: boolean;
+}
+
 export type Op = '+' | '-' | '*' | '/' | '||' | '=' | '<>' | '<' | '<=' | '>' | '>=' | 'and' | 'or' | 'not' | 'neg' | 'is_null' | 'is_not_null' | 'like' | 'not_like';
 
-export type AggFn = 'count' | 'countif' | 'sum' | 'avg' | 'min' | 'max' | 'any_value' | 'logical_and' | 'logical_or' | 'approx_count_distinct' | 'quantile';
+export type AggFn = 'count' | 'countif' | 'sum' | 'avg' | 'min' | 'max' | 'any_value' | 'logical_and' | 'logical_or' | 'approx_count_distinct' | 'quantile' | 'quantiles';
 
 /**
  * `APPROX_QUANTILES(x, n)[OFFSET(k)]`: of the non-NULL values sorted, the one at 1-based position

@@ -25,6 +25,26 @@ const str = (text: string): string => {
 const paths = (rel: string, column: string) => `${q(rel)}.${q(flatPathsColumn(column))}`;
 const values = (rel: string, column: string) => `${q(rel)}.${q(flatValuesColumn(column))}`;
 
+/** The flattened path of a field's keys, as text SQL: after its unnest alias's prefix when it has one. */
+function pathAt(e: Extract<Expr, { t: 'field' }>, keys: readonly string[]): string {
+  if (!e.unnest) return str(jsonKeyPath(keys));
+  const prefix = `tupleElement(${q(e.rel)}.${q(UNNEST_COLUMN)}, ${slotIndex(e.unnest)})`;
+  return keys.length > 0 ? `concat(${prefix}, ${str(jsonKeyPath(keys))})` : prefix;
+}
+
+/** The JSON text at a flattened path of a field's column ('' when missing). */
+function lookup(e: Extract<Expr, { t: 'field' }>, path: string): string {
+  return `arrayElement(${values(e.rel, e.column)}, indexOf(${paths(e.rel, e.column)}, ${path}))`;
+}
+
+/** The JSON text of a field's keys ('' when missing); no keys under an alias of the column itself is the column. */
+function rawAt(e: Extract<Expr, { t: 'field' }>, keys: readonly string[]): string {
+  const where = pathAt(e, keys);
+  if (keys.length > 0) return lookup(e, where);
+  if (!e.unnest) return `ifNull(${q(e.rel)}.${q(e.column)}, '')`;
+  return `if(${where} = '', ifNull(${q(e.rel)}.${q(e.column)}, ''), ${lookup(e, where)})`;
+}
+
 /** Refuses what ClickHouse cannot run as DuckDB does. */
 function unsupported(what: string): never {
   return refuse('construct', `${what} is not supported by the ClickHouse engine.`);
@@ -145,18 +165,28 @@ class ClickHousePrinter extends SqlPrinter {
     return index < 0 ? (e.t === 'field' ? this.fieldJson(e) : unsupported('Reading a JSON value that is not a field')) : `__c${index + 1}`;
   }
 
-  /** The JSON text of a field ('' when missing). */
+  /** The JSON text of a field ('' when missing); with a subscript, of the rest of its path in the element (ir.ts, `Element`). */
   private fieldJson(e: Extract<Expr, { t: 'field' }>): string {
-    const lookup = (path: string) => `arrayElement(${values(e.rel, e.column)}, indexOf(${paths(e.rel, e.column)}, ${path}))`;
-    if (!e.unnest) return lookup(str(jsonKeyPath(e.path)));
-    const prefix = `tupleElement(${q(e.rel)}.${q(UNNEST_COLUMN)}, ${slotIndex(e.unnest)})`;
-    if (e.path.length > 0) return lookup(`concat(${prefix}, ${str(jsonKeyPath(e.path))})`);
-    return `if(${prefix} = '', ifNull(${q(e.rel)}.${q(e.column)}, ''), ${lookup(prefix)})`;
+    if (!e.element) return rawAt(e, e.path);
+    const { at, k, safe } = e.element;
+    const record = rawAt(e, e.path.slice(0, at));
+    const where = pathAt(e, e.path.slice(0, at));
+    const rest = jsonKeyPath(e.path.slice(at));
+    const single = k > 0 ? "''" : rest === '' ? record : lookup(e, `concat(${where}, ${str(rest)})`);
+    const value = `if(startsWith(${record}, '['), ${lookup(e, `concat(${where}, ${str(`[${k}]${rest}`)})`)}, ${single})`;
+    if (safe) return value;
+    // Out of bounds fails the query, as BigQuery's OFFSET does (and DuckDB's printing).
+    const out = `(startsWith(${record}, '[') AND indexOf(${paths(e.rel, e.column)}, concat(${where}, ${str(`[${k}]`)})) = 0)${k === 0 ? '' : ` OR (${record} NOT IN ('', 'null') AND NOT startsWith(${record}, '['))`}`;
+    return `if(throwIf(${out}) = 0, ${value}, '')`;
   }
 
   protected jsonText(e: Expr): string {
     const json = e.t === 'field' ? this.fieldJson(e) : e.t === 'call' && e.fn === 'json_value' ? this.selected(e.args[0]!) : unsupported('Reading a JSON value that is not a field');
     return bind('__j', json, `if(startsWith(__j, '"'), visitParamExtractString(concat('{"v":', __j, '}'), 'v'), nullIf(nullIf(__j, ''), 'null'))`);
+  }
+
+  protected jsonIsString(e: Extract<Expr, { t: 'field' }>): string {
+    return `startsWith(${this.fieldJson(e)}, '"')`;
   }
 
   protected quote(name: string): string {
@@ -297,6 +327,12 @@ class ClickHousePrinter extends SqlPrinter {
       // The sorted values at 1-based position max(1, ceil(k * count / n)), as DuckDB's quantile_disc (print-sql.ts).
       case 'quantile':
         return orNull(`arrayElement(arraySort(groupArray(${arg})), toUInt64(greatest(1, intDiv(count(${arg}) * ${e.at!.k} + ${e.at!.n - 1}, ${e.at!.n}))))`);
+      // Each of the n + 1 by the same rule, written as a JSON array (numbers as toString writes them, which JSON reads alike).
+      case 'quantiles': {
+        const n = e.every!.length - 1;
+        const each = `toString(assumeNotNull(arrayElement(__s, toUInt64(greatest(1, intDiv(length(__s) * __k + ${n - 1}, ${n}))))))`;
+        return bind('__s', `arraySort(groupArray(${arg}))`, `if(empty(__s), NULL, concat('[', arrayStringConcat(arrayMap(__k -> ${each}, range(${n + 1})), ','), ']'))`);
+      }
       default:
         return orNull(`${e.fn}(${arg})`);
     }

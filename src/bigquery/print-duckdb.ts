@@ -119,6 +119,10 @@ class DuckDbPrinter extends SqlPrinter {
     return `json_extract_string(${this.expr(e)}, '$')`;
   }
 
+  protected jsonIsString(e: Extract<Expr, { t: 'field' }>): string {
+    return `(json_type(${field(e, 'json_extract')}) = 'VARCHAR')`;
+  }
+
   protected convert(value: string, _from: Kind, to: ColumnType, safe: boolean): string {
     const c = safe ? 'TRY_CAST' : 'CAST';
     if (to === 'timestamp') return `${c}(${c}(${value} AS TIMESTAMPTZ) AS TIMESTAMP)`;
@@ -194,11 +198,26 @@ function extract(value: string, path: readonly string[], fn: 'json_extract' | 'j
   return `${fn}(${value}, ${jsonPath(path)})`;
 }
 
-/** A field read as JSON or as its text: from its alias's value, or by its whole path where that is NULL. */
+/** A field read as JSON or as its text; with a subscript, the rest of its path read in the element (ir.ts, `Element`). */
 function field(e: Extract<Expr, { t: 'field' }>, fn: 'json_extract' | 'json_extract_string'): string {
+  if (!e.element) return read(e, e.path, fn);
+  const { at, k, safe } = e.element;
+  const record = read(e, e.path.slice(0, at), 'json_extract');
+  const rest = e.path.slice(at);
+  const type = `json_type(${record})`;
+  const value = `CASE WHEN ${type} = 'ARRAY' THEN ${extract(`json_extract(${record}, '$[${k}]')`, rest, fn)} ELSE ${k === 0 ? extract(record, rest, fn) : 'NULL'} END`;
+  if (safe) return value;
+  // Out of bounds fails the query as BigQuery's OFFSET does: a text no JSON cast reads, naming it (not a constant, so only where reached).
+  const out = `(${type} = 'ARRAY' AND json_array_length(${record}) <= ${k})${k === 0 ? '' : ` OR ${type} NOT IN ('ARRAY', 'NULL')`}`;
+  const fail = `CAST(('Array index ${k} is out of bounds of ' || ${type}) AS JSON)`;
+  return `CASE WHEN ${out} THEN ${fn === 'json_extract' ? fail : `CAST(${fail} AS VARCHAR)`} ELSE ${value} END`;
+}
+
+/** A path of a field read as JSON or as its text: from its alias's value, or by its whole path where that is NULL. */
+function read(e: Extract<Expr, { t: 'field' }>, path: readonly string[], fn: 'json_extract' | 'json_extract_string'): string {
   const column = `${q(e.rel)}.${q(e.column)}`;
-  if (!e.unnest) return extract(column, e.path, fn);
-  const bound = extract(column, [...e.unnest.path, ...e.path], fn);
+  if (!e.unnest) return extract(column, path, fn);
+  const bound = extract(column, [...e.unnest.path, ...path], fn);
   const value = `${q(e.rel)}.${q(unnestColumn(e.unnest))}`;
-  return `CASE WHEN ${value} IS NULL THEN ${bound} ELSE ${extract(value, e.path, fn)} END`;
+  return `CASE WHEN ${value} IS NULL THEN ${bound} ELSE ${extract(value, path, fn)} END`;
 }

@@ -3,6 +3,7 @@ import { approxQuantile } from './functions';
 import type { Expr } from './ir';
 import type { Node } from './parse-bigquery';
 import { refuse, shown } from './refuse';
+import { checkedPath } from './scope';
 import { variantOf } from './tree';
 
 /** One array subscript: `[OFFSET(k)]`, `[SAFE_OFFSET(k)]`, `[ORDINAL(k)]`, `[SAFE_ORDINAL(k)]` or `[k]`, as a 0-based offset. */
@@ -12,10 +13,10 @@ interface Subscript {
 }
 
 /**
- * `x[OFFSET(k)]` and the rest of BigQuery's compound access (`a.b[OFFSET(0)].c`). Arrays are
- * not values here, so the one array that is supported is the one an aggregate builds and a
- * subscript reads at once: `APPROX_QUANTILES(x, n)[OFFSET(k)]`, one quantile (functions.ts).
- * Any other subscript is refused naming it.
+ * `x[OFFSET(k)]` and the rest of BigQuery's compound access (`a.b[OFFSET(0)].c`): one quantile,
+ * `APPROX_QUANTILES(x, n)[OFFSET(k)]` (functions.ts), or one subscript of a JSON field, a
+ * repeated record (`m.parsed[SAFE_OFFSET(0)].error_severity`, ir.ts `Element`). Any other
+ * subscript is refused naming it.
  *
  * @example
  * compoundAccess(node /* approx_quantiles(x, 100)[offset(95)] *\/, ctx); // { t: 'agg', fn: 'quantile', at: { k: 95, n: 100, ... } }
@@ -28,13 +29,40 @@ export function compoundAccess(v: Node, ctx: ExprContext): Expr {
     const name = ((root as Node).name as Node[]).map((p) => String((variantOf(p)[1] as Node).value).toLowerCase()).join('.');
     if (name === 'approx_quantiles') return approxQuantile(root as Node, subscript(first), ctx);
   }
-  if (chain.some((c) => variantOf(c)[0] === 'Subscript')) {
+  const subscripts = chain.filter((c) => variantOf(c)[0] === 'Subscript');
+  if (rootKind === 'Identifier' && subscripts.length === 1) return fieldElement(root as Node, chain, ctx);
+  if (subscripts.length > 0) {
     return refuse(
       'construct',
-      'An array subscript ([OFFSET(n)], [SAFE_OFFSET(n)], [ORDINAL(n)]) is supported here only on APPROX_QUANTILES(x, n): a JSON field is read by its path (m.parsed.error_severity).',
+      'An array subscript ([OFFSET(n)], [SAFE_OFFSET(n)], [ORDINAL(n)]) is supported here on APPROX_QUANTILES(x, n) and once on a JSON field (m.parsed[SAFE_OFFSET(0)].error_severity).',
     );
   }
   return refuse('construct', 'This field access is not supported here: read a JSON field by its path (m.request.path).');
+}
+
+/**
+ * `m.parsed[SAFE_OFFSET(0)].error_severity`: the field before the subscript as a repeated record,
+ * the keys after it read in its element (ir.ts, `Element`: an object is a repeated field of one
+ * element). ORDINAL(0) is refused (BigQuery fails it whatever the array), SAFE_ORDINAL(0) is NULL.
+ */
+function fieldElement(root: Node, chain: unknown[], ctx: ExprContext): Expr {
+  const at = chain.findIndex((c) => variantOf(c)[0] === 'Subscript');
+  const key = (c: unknown) => {
+    const [kind, value] = variantOf(c);
+    const [identKind, ident] = kind === 'Dot' ? variantOf(value) : ['', null];
+    if (identKind !== 'Identifier') refuse('construct', 'This field access is not supported here: read a JSON field by its path (m.request.path).');
+    return String((ident as Node).value);
+  };
+  const before = chain.slice(0, at).map(key);
+  const after = checkedPath(chain.slice(at + 1).map(key));
+  const record = ctx.scope.resolve([String(root.value), ...before]);
+  if (record.t !== 'field' || record.element) return refuse('construct', 'An array subscript is supported here on a JSON field (m.parsed[SAFE_OFFSET(0)]), not on this value.');
+  const { offset, safe } = subscript(variantOf(chain[at])[1]);
+  if (offset < 0) {
+    if (safe) return { t: 'lit', kind: 'null', value: null };
+    refuse('query', 'ORDINAL(0) is out of bounds: ORDINAL counts from 1.');
+  }
+  return { ...record, path: [...record.path, ...after], element: { at: record.path.length, k: offset, safe } };
 }
 
 const SUBSCRIPTS: Record<string, { base: number; safe: boolean }> = {

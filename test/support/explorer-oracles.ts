@@ -365,6 +365,7 @@ export const EXPLORER_ORACLES: Record<string, Oracle> = {
       20,
     ),
   // Logflare's schema holds parsed as a repeated record: its element 0 is Vector's object.
+  // m.parsed[SAFE_OFFSET(0)]: Postgres's parsed is an object, a repeated field of one element, so its one unnested row.
   'monitor-postgres-errors': (t) =>
     newestFirst(
       kept(pgParsed(t), (s) => (field(s.parsed, 'error_severity') === null ? null : ['ERROR', 'FATAL'].includes(field(s.parsed, 'error_severity') as string))),

@@ -661,8 +661,7 @@ limit 12
       `,
     source: 'supabase/supabase apps/studio/components/interfaces/Reports/Reports.constants.ts, an earlier version (responseSpeed with APPROX_QUANTILES), no report filter',
     constructs: 'APPROX_QUANTILES returning an array (NULL when every value is NULL)',
-    expect: 'not-yet',
-    refusal: 'APPROX_QUANTILES',
+    expect: 'answers',
   },
 
   // ---- Studio's Logs Explorer templates
@@ -921,8 +920,7 @@ limit 12
           limit 20`,
     source: MONITOR,
     constructs: 'm.parsed[SAFE_OFFSET(0)].field (array subscript of a record), CAST(timestamp AS STRING)',
-    expect: 'not-yet',
-    refusal: 'An array subscript',
+    expect: 'answers',
   },
   {
     id: 'saude-window',
@@ -941,8 +939,7 @@ cross join unnest(m.response) as response
 `,
     source: SAUDE,
     constructs: 'countIf in mixed case, APPROX_QUANTILES(...)[OFFSET(95)], MAX of a JSON number',
-    expect: 'not-yet',
-    refusal: 'MAX of a JSON field',
+    expect: 'answers',
   },
   {
     id: 'saude-per-minute',
@@ -964,8 +961,7 @@ group by minuto
 `,
     source: `${SAUDE}, the per-minute version, its LIMIAR_LENTA_MS put in as 2000 (the first version's literal)`,
     constructs: 'TIMESTAMP_TRUNC to minute grouped by alias, APPROX_QUANTILES(...)[OFFSET(n)], MAX of a JSON number, no ORDER BY',
-    expect: 'not-yet',
-    refusal: 'MAX of a JSON field',
+    expect: 'answers',
   },
   {
     id: 'fn-runtime-logs',
