@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDuckDBEngine } from '../src/engine/duckdb/duckdb-engine';
-import { createEndpoints, EngineError, InvalidParameterError, type CacheEntry, type Engine, type EndpointsOptions, type ResultCache } from '../src/index';
+import { createEndpoints, defineEndpoint, EngineError, InvalidParameterError, type CacheEntry, type Engine, type EndpointsOptions, type ResultCache } from '../src/index';
 import { cachedEndpoints, flakyStore, manualTime, ProbeEngine, settle } from './support/cache-harness';
 import { edgeEvent, functionEvent, tempDir, writeLines } from './support/log-files';
 import { BUILT_IN_SOURCE_SET } from '../src/sources/built-ins';
@@ -277,5 +277,39 @@ describe('result cache (in memory)', () => {
     expect(probe.runs).toBe(2);
     expect(ep.stats().cacheErrors).toBe(4);
     await ep.close();
+  });
+});
+
+describe("a cached, sandboxable endpoint and a caller's SQL that reads the clock", () => {
+  const tmp = tempDir('le-cache-now-');
+  afterAll(() => tmp.cleanup());
+
+  it('keys the answer by the instant when the SQL reads $now, and caches it as before when it does not', async () => {
+    const edge = writeLines(tmp.path('edge', 'a.ndjson'), [edgeEvent({ project: 'abc', timestamp: '2026-11-21T11:00:00Z', path: '/rest/v1/todos' })]);
+    const recent = defineEndpoint({
+      name: 'recent',
+      sql: { duckdb: 'WITH rows AS (SELECT id, timestamp FROM edge_logs) SELECT id, timestamp FROM rows' },
+      columns: { id: 'text', timestamp: 'timestamp' },
+      cache: { ttlSeconds: 3600, warmingSeconds: 0 },
+      sandboxable: true,
+    });
+    let now = new Date('2026-11-21T12:00:00Z');
+    const ep = await createEndpoints({ sources: { edgeLogs: edge }, endpoints: [recent], now: () => now });
+    try {
+      const clock = 'SELECT $now AS t FROM rows';
+      const first = await ep.query('recent', {}, { sql: clock });
+      now = new Date('2026-11-21T13:00:00Z');
+      const second = await ep.query('recent', {}, { sql: clock });
+      expect([first.cache, second.cache]).toEqual(['miss', 'miss']);
+      expect(second.result).not.toEqual(first.result);
+      // The same instant again, and SQL that does not read the clock: the cache serves them.
+      expect((await ep.query('recent', {}, { sql: clock })).cache).toBe('hit');
+      const plain = 'SELECT count(*) AS n FROM rows';
+      await ep.query('recent', {}, { sql: plain });
+      now = new Date('2026-11-21T14:00:00Z');
+      expect((await ep.query('recent', {}, { sql: plain })).cache).toBe('hit');
+    } finally {
+      await ep.close();
+    }
   });
 });

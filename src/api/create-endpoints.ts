@@ -36,6 +36,9 @@ import type { DatabaseSettings } from '../duckdb/open-database';
 
 export type * from './public-types';
 
+/** A statement that reads the request's clock. */
+const READS_NOW = /\$now\b/;
+
 /** The folder of a data dir DuckDB spills into past its memory share (its files go when a query ends). */
 const SPILL_DIR = '.duckdb-spill';
 
@@ -252,7 +255,10 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest 
     // Validation comes first: a bad parameter (or caller's SQL) never reaches the cache or the engine.
     const params = await this.#validate(definition, raw as RawParams);
     const caller = options?.sql === undefined ? undefined : await this.#checkSql(definition, options.sql);
-    const { entry, status, policy } = await this.#cache.read(definition, params, () => this.#compute(definition, params, caller), caller?.key);
+    // A caller's SELECT that reads the clock (`$now`, what CURRENT_TIMESTAMP() becomes) answers for
+    // one instant: its key holds that instant, so a cached endpoint never serves another's answer.
+    const key = caller && READS_NOW.test(caller.sql) ? `${caller.key}@${this.#clock().toISOString()}` : caller?.key;
+    const { entry, status, policy } = await this.#cache.read(definition, params, () => this.#compute(definition, params, caller), key);
     const answer = this.#answer(definition, entry, status, policy);
     return options?.format === 'arrow' ? withArrowTable(answer, answer.columns ?? definition.columns) : answer;
   }
@@ -380,24 +386,41 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest 
    * optional and ignored (every event belongs to the one project).
    */
   #inForce(definition: AnyEndpointDefinition): AnyEndpointDefinition {
-    const ignored = this.#ignoredParams(definition);
-    if (ignored.size === 0) return definition;
-    return {
-      ...definition,
-      params: definition.params.map((p) => (ignored.has(p.name) ? { ...p, required: false, description: `${p.description} Ignored: ${ignored.get(p.name)}.`.trim() } : p)),
-    };
+    let inForce = this.#inForceMemo.get(definition);
+    if (inForce === undefined) {
+      const ignored = this.#ignoredParams(definition);
+      inForce =
+        ignored.size === 0
+          ? definition
+          : {
+              ...definition,
+              params: definition.params.map((p) => (ignored.has(p.name) ? { ...p, required: false, description: `${p.description} Ignored: ${ignored.get(p.name)}.`.trim() } : p)),
+            };
+      // Once per definition, not per call: the options do not change.
+      this.#inForceMemo.set(definition, inForce);
+    }
+    return inForce;
   }
+
+  /** Each definition as this instance runs it (`#inForce`), made once. */
+  readonly #inForceMemo = new WeakMap<AnyEndpointDefinition, AnyEndpointDefinition>();
 
   /**
    * The parameters this instance accepts and ignores (bound as NULL), with why: the project with
    * `singleProject`, the tier with `tierWindow: false`.
    */
-  #ignoredParams(definition: AnyEndpointDefinition): Map<string, string> {
-    const ignored = new Map<string, string>();
-    if (this.#options.singleProject && definition.projectParam !== undefined) ignored.set(definition.projectParam, 'this server holds a single project');
-    if (this.#options.tierWindow === false && definition.tierParam !== undefined) ignored.set(definition.tierParam, 'this server keeps no tier window');
+  #ignoredParams(definition: AnyEndpointDefinition): ReadonlyMap<string, string> {
+    let ignored = this.#ignoredMemo.get(definition);
+    if (ignored === undefined) {
+      ignored = new Map<string, string>();
+      if (this.#options.singleProject && definition.projectParam !== undefined) ignored.set(definition.projectParam, 'this server holds a single project');
+      if (this.#options.tierWindow === false && definition.tierParam !== undefined) ignored.set(definition.tierParam, 'this server keeps no tier window');
+      this.#ignoredMemo.set(definition, ignored);
+    }
     return ignored;
   }
+
+  readonly #ignoredMemo = new WeakMap<AnyEndpointDefinition, Map<string, string>>();
 
   /** Parameters as the cache keys them; a bad one never reaches the engine or the cache. */
   async #validate(definition: AnyEndpointDefinition, raw: RawParams): Promise<NormalizedParams> {
