@@ -38,6 +38,9 @@ export interface FootprintCase {
   after60MiB: number;
   /** The process's CPU per accepted event (user + system). */
   cpuMicrosPerEvent: number;
+  /** What /metrics said as the sender stopped and 60 s after: V8's heap and the memory tables' NDJSON (MiB). */
+  heapMiB: [number, number];
+  memoryTablesMiB: [number, number];
   /** The budget the server said it runs under (its first lines). */
   budget: string;
 }
@@ -62,6 +65,13 @@ const cpuMicros = (pid: number): number => {
 };
 const round = (n: number) => Math.round(n * 10) / 10;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** V8's heap and the memory tables' NDJSON bytes (MiB), as the server's /metrics says them. */
+async function heldMiB(base: string): Promise<{ heap: number; memoryTables: number }> {
+  const text = await (await fetch(`${base}/metrics`, { headers: { 'x-api-key': PRIVATE } })).text();
+  const value = (name: string) => Number(new RegExp(`^log_endpoints_${name} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN) / 2 ** 20;
+  return { heap: round(value('heap_bytes')), memoryTables: round(value('memory_tables_bytes')) };
+}
 
 async function startSupabase(dataDir: string, port: number, args: readonly string[] = []): Promise<{ child: ChildProcess; banner: string }> {
   const child = spawn(process.execPath, [CLI, 'serve', '--supabase', '--data-dir', dataDir, '--port', String(port), '--host', '127.0.0.1', ...args], {
@@ -151,10 +161,12 @@ export async function measureFootprint(rate: number, seconds: number, log: (line
     const cpu = cpuMicros(pid) - cpuBefore;
     const peakMiB = status(pid, 'VmHWM');
     const sentSeconds = (Date.now() - started) / 1000;
+    const heldAtStop = await heldMiB(base);
     await sleep(30_000);
     const after30MiB = status(pid, 'VmRSS');
     await sleep(30_000);
     const after60MiB = status(pid, 'VmRSS');
+    const heldAfter = await heldMiB(base);
     const result: FootprintCase = {
       label: `${rate.toLocaleString('en-US')} events/s`,
       offeredPerSecond: rate,
@@ -166,6 +178,8 @@ export async function measureFootprint(rate: number, seconds: number, log: (line
       after30MiB: round(after30MiB),
       after60MiB: round(after60MiB),
       cpuMicrosPerEvent: round(cpu / Math.max(1, accepted)),
+      heapMiB: [heldAtStop.heap, heldAfter.heap],
+      memoryTablesMiB: [heldAtStop.memoryTables, heldAfter.memoryTables],
       budget: budgetOf(banner),
     };
     log(`footprint ${result.label}: peak ${result.peakMiB} MiB, idle ${result.idleMiB}, after 30 s ${result.after30MiB}, after 60 s ${result.after60MiB}, ${result.cpuMicrosPerEvent} µs CPU/event`);
@@ -239,9 +253,12 @@ export function footprintMarkdown(cases: readonly FootprintCase[], bombs: { budg
     '',
     `Budget the server printed: ${cases[0]?.budget ?? bombs?.budget ?? 'n/a'}. Logflare's analytics container: ~1.8 GB.`,
     '',
-    '| offered | seconds | accepted events | 503s | idle RSS (MiB) | peak RSS, VmHWM (MiB) | RSS 30 s after (MiB) | RSS 60 s after (MiB) | CPU per event (µs) |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
-    ...cases.map((c) => `| ${c.label} | ${c.seconds} | ${c.accepted} | ${c.refused} | ${c.idleMiB} | ${c.peakMiB} | ${c.after30MiB} | ${c.after60MiB} | ${c.cpuMicrosPerEvent} |`),
+    '| offered | seconds | accepted events | 503s | idle RSS (MiB) | peak RSS, VmHWM (MiB) | RSS 30 s after (MiB) | RSS 60 s after (MiB) | CPU per event (µs) | V8 heap at stop / 60 s after (MiB) | memory tables at stop / 60 s after (MiB NDJSON) |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...cases.map(
+      (c) =>
+        `| ${c.label} | ${c.seconds} | ${c.accepted} | ${c.refused} | ${c.idleMiB} | ${c.peakMiB} | ${c.after30MiB} | ${c.after60MiB} | ${c.cpuMicrosPerEvent} | ${c.heapMiB.join(' / ')} | ${c.memoryTablesMiB.join(' / ')} |`,
+    ),
   ];
   if (bombs) {
     lines.push(
