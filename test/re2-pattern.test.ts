@@ -9,6 +9,7 @@ const NOW = '2026-11-21T12:00:00Z';
 function lenientEngine() {
   const runs: EngineRequest[] = [];
   const engine: Engine = {
+    target: { dialect: 'duckdb' },
     run: async (request) => {
       runs.push(request);
       return { rows: [], engineMs: 1 };

@@ -1,6 +1,9 @@
 import { join } from 'node:path';
 import { ManagedStorage } from './managed-storage';
-import { CheckedSqlMemo } from './checked-sql-memo';
+import { CheckedSqlMemo } from '../query/checked-sql-memo';
+import { CallerSqlCheck } from '../query/check-caller-sql';
+import { checkDefinitions } from '../query/check-definitions';
+import { neutralSqlParser } from '../query/sql-parser';
 import type { CacheStatus, EndpointMethods, Endpoints, EndpointsCore, EndpointsOptions, EndpointsStats, HealthReport, ManagedStorageInfo, QueryOptions, QueryResult, RawParams } from './public-types';
 import { CacheLayer } from '../cache/cache-layer';
 import { effectivePolicies } from '../cache/cache-policy';
@@ -28,7 +31,7 @@ import { withArrowTable } from '../rows/to-arrow';
 import { BUILT_IN_SOURCE_SET } from '../sources/built-ins';
 import type { SourceSet } from '../sources/source-set';
 import type { SourceDescriptor } from '../sources/source-descriptor';
-import type { CallerDialect, CheckedSql } from '../sandbox/validate-caller-sql';
+import type { CheckedSql } from '../sandbox/validate-caller-sql';
 import type { SkippedFile } from '../files/file-checks';
 import { systemNow } from '../time/clock';
 import { memoryBudget, type MemoryBudget } from '../duckdb/memory-budget';
@@ -85,9 +88,11 @@ export async function createEndpoints<const D extends readonly AnyEndpointDefini
         maxQueuedQueries: options.limits?.maxQueuedQueries,
         queryTimeoutMs: options.limits?.queryTimeoutMs,
       }));
-    await checkDefinitions(endpoints, engine, options.sandboxable ?? [], options.sqlDialect);
+    // Callers' SQL is checked on the parser's tree for the engine's target, never by the engine.
+    const callers = new CallerSqlCheck(engine.target, sources, neutralSqlParser, options.sqlDialect);
+    await checkDefinitions(endpoints, engine.target, { sources, parser: neutralSqlParser, callers, sandboxable: sandboxableNames(endpoints, options) });
     await managed?.start(options);
-    return new EndpointsImpl(engine, options, endpoints, managed, sources, budget) as unknown as Endpoints<D[number]> & EndpointMethods<D[number]>;
+    return new EndpointsImpl(engine, options, endpoints, managed, sources, budget, callers) as unknown as Endpoints<D[number]> & EndpointMethods<D[number]>;
   } catch (error) {
     // Nothing stays open behind a failed start: not DuckDB, not the data dir.
     if (engine && !options.engine) await engine.close().catch(() => undefined);
@@ -101,8 +106,8 @@ export async function createEndpoints<const D extends readonly AnyEndpointDefini
  * one made without the same `sourceDefinitions` could not map their tables.
  */
 function checkEngineSources(engine: Engine | undefined, sources: SourceSet): void {
-  const known = engine?.sourceNames;
-  if (!known) return;
+  if (engine?.target.dialect !== 'clickhouse') return;
+  const known = engine.target.sources.names;
   const missing = sources.names.filter((name) => !known.includes(name));
   if (missing.length) {
     throw new InvalidOptionError(
@@ -112,35 +117,9 @@ function checkEngineSources(engine: Engine | undefined, sources: SourceSet): voi
   }
 }
 
-/**
- * Every definition runs on this engine: it has the engine's SQL, and that SQL prepares (over
- * empty sources). A definition that cannot work fails the start, naming the endpoint.
- */
-async function checkDefinitions(endpoints: EndpointSet, engine: Engine, sandboxable: readonly string[], sqlDialect?: CallerDialect): Promise<void> {
-  const dialect = engine.dialect ?? 'duckdb';
-  for (const d of endpoints.list) {
-    if (d.sql[dialect] === undefined) {
-      throw new InvalidOptionError(`endpoints["${d.name}"].sql.${dialect}`, `Endpoint "${d.name}" has no ${dialect} SQL, and the engine is ${dialect}: add sql.${dialect}.`);
-    }
-    for (const variant of [null, ...Object.keys(d.variants ?? {})]) {
-      const problem = await engine.checkStatement?.(statementOf(d, variant));
-      const which = variant === null ? `sql.${dialect}` : `variants.${variant}.${dialect}`;
-      if (problem)
-        throw new InvalidOptionError(
-          `endpoints["${d.name}"].${which}`,
-          `Endpoint "${d.name}" cannot work: its ${dialect} SQL${variant === null ? '' : ` (variant ${variant})`} does not prepare: ${problem}`,
-        );
-    }
-    // A sandboxable endpoint whose SQL cannot take a caller's SELECT (no CTEs) fails now, not at its first call.
-    if (d.sandboxable || sandboxable.includes(d.name)) {
-      try {
-        await engine.checkSql?.(statementOf(d), 'SELECT 1', 1, sqlDialect);
-      } catch (error) {
-        const option = d.sandboxable ? `endpoints["${d.name}"].sandboxable` : 'sandboxable';
-        throw new InvalidOptionError(option, `Endpoint "${d.name}" cannot be sandboxed: ${(error as Error)?.message ?? error}`, { cause: error });
-      }
-    }
-  }
+/** Endpoints that take a caller's SELECT: defined so, or named in the `sandboxable` option. */
+function sandboxableNames(endpoints: EndpointSet, options: EndpointsOptions): ReadonlySet<string> {
+  return new Set(endpoints.list.filter((d) => d.sandboxable || (options.sandboxable ?? []).includes(d.name)).map((d) => d.name));
 }
 
 /** Rows of one engine computation: what the cache stores. */
@@ -201,7 +180,10 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest 
   readonly #refusals: Record<string, number> = {};
   readonly #managed: ManagedStorage | null;
 
-  constructor(engine: Engine, options: EndpointsOptions, endpoints: EndpointSet, managed: ManagedStorage | null, sources: SourceSet, budget: MemoryBudget) {
+  readonly #callers: CallerSqlCheck;
+
+  constructor(engine: Engine, options: EndpointsOptions, endpoints: EndpointSet, managed: ManagedStorage | null, sources: SourceSet, budget: MemoryBudget, callers: CallerSqlCheck) {
+    this.#callers = callers;
     this.sources = sources.list;
     this.#budget = budget;
     this.#engine = engine;
@@ -213,7 +195,7 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest 
     this.#realClock = options.cacheClock ?? realClock;
     const policies = effectivePolicies(endpoints.list, options.cachePolicy, options.cache !== false);
     const builtIn = new Set<AnyEndpointDefinition>(BUILT_IN_ENDPOINTS);
-    this.#sandboxable = new Set(endpoints.list.filter((d) => d.sandboxable || (options.sandboxable ?? []).includes(d.name)).map((d) => d.name));
+    this.#sandboxable = sandboxableNames(endpoints, options);
     // The listed policy is the one in force, overrides and `cache: false` included.
     this.definitions = endpoints.list.map((d) =>
       describeDefinition(this.#inForce(d), {
@@ -320,7 +302,7 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest 
     if (this.#closed) return { status: 'unavailable', degraded: [] };
     const degraded = new Set<HealthReport['degraded'][number]>();
     // A busy engine (a long query holding DuckDB's threads) makes the report say so, never wait.
-    if (!(await this.#engineAnswers(options?.timeoutMs ?? 500))) degraded.add(this.#engine.dialect === 'clickhouse' ? 'clickhouse' : 'engine');
+    if (!(await this.#engineAnswers(options?.timeoutMs ?? 500))) degraded.add(this.#engine.target.dialect === 'clickhouse' ? 'clickhouse' : 'engine');
     const managed = this.#managed?.degraded();
     if (managed?.clickhouse) degraded.add('clickhouse');
     if (managed?.storage) degraded.add('storage');
@@ -453,9 +435,7 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest 
       throw new InvalidParameterError('sql', `The endpoint ${definition.name} is not sandboxable: it does not take sql.`);
     }
     if (typeof sql !== 'string') throw new InvalidParameterError('sql', 'Parameter "sql" must be a string.');
-    if (!this.#engine.checkSql) throw new InvalidParameterError('sql', "This server's engine does not run a caller's sql.");
-    const checkSql = this.#engine.checkSql.bind(this.#engine);
-    return this.#checkedSql.get(definition.name, sql, () => checkSql(statementOf(definition), sql, definition.maxRows, this.#options.sqlDialect));
+    return this.#checkedSql.get(definition.name, sql, () => this.#callers.check(statementOf(definition), sql, definition.maxRows));
   }
 
   /** One engine computation: bound values from the clock, the query (or a caller's SELECT over its CTEs), then row shaping. */

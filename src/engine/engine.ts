@@ -1,10 +1,10 @@
 import type { ColumnType } from '../sql/column-types';
-import type { CallerDialect, CheckedSql } from '../sandbox/validate-caller-sql';
 import type { SqlDialect } from '../sql/sql-scan';
 import type { SkippedFile } from '../files/file-checks';
 import type { Micros } from '../time/iso';
 
 import type { SourceName } from '../sources/source-descriptor';
+import type { SourceSet } from '../sources/source-set';
 
 export type { SourceName };
 
@@ -70,7 +70,7 @@ export interface EngineRequest {
    */
   notBefore?: Micros;
   /**
-   * A caller's SELECT, checked by `checkSql`, that replaces the statement's outer SELECT; its
+   * A caller's SELECT, checked by `src/query` (in the engine's dialect), that replaces the statement's outer SELECT; its
    * CTEs and parameters stay (docs/sandboxing.md). At most `maxRows` rows.
    */
   sql?: string;
@@ -115,32 +115,43 @@ export interface SourceInspection {
 }
 
 /**
+ * What the compiler of queries (`src/query`) needs to know of an engine: the SQL it runs, and where
+ * a ClickHouse engine keeps its sources (their tables, which its statements and a caller's
+ * translated SELECT name). Facts, not callbacks: nothing is asked of the engine to compile.
+ */
+export type EngineTarget =
+  | { readonly dialect: 'duckdb' }
+  | {
+      readonly dialect: 'clickhouse';
+      /** The sources it keeps: `createEndpoints` refuses an engine that lacks one of the instance's. */
+      readonly sources: SourceSet;
+      /** Each source's relation (`edge_logs`) -> its table's full name (`logs.edge_logs`). */
+      readonly tables: ReadonlyMap<string, string>;
+    };
+
+/**
  * The boundary between the endpoints and whatever computes them. Everything above it is
  * engine-neutral; the DuckDB engine is one implementation, a distributed one can be another
- * with its own SQL.
+ * with its own SQL. An engine runs what `src/query` compiled for its target; it checks nothing
+ * of a statement or a caller's SQL (docs/architecture.md, "A query").
+ *
+ * @example
+ * const engine: Engine = {
+ *   target: { dialect: 'duckdb' },
+ *   run: async () => ({ rows: [], engineMs: 0 }),
+ *   checkPattern: async () => null,
+ *   ping: async () => undefined,
+ *   inspectSources: async () => [],
+ *   close: async () => undefined,
+ * };
  */
 export interface Engine {
-  /** The SQL this engine runs (default `duckdb`): a statement without it cannot run here. */
-  readonly dialect?: SqlDialect;
-  /**
-   * The sources this engine can read, when it knows them: `createEndpoints` refuses an engine that
-   * lacks one of the instance's sources (made without the same `sourceDefinitions`).
-   */
-  readonly sourceNames?: readonly SourceName[];
-  /**
-   * Checks that a statement can run here (it prepares over empty sources): null, or why not.
-   * Definitions are checked with it at start.
-   */
-  checkStatement?(statement: EngineStatement): Promise<string | null>;
+  /** The SQL this engine runs and where its sources are: what queries are compiled for. */
+  readonly target: EngineTarget;
   /** Runs one saved query. Rejects with `EngineError` (query_failed, overloaded, timeout, closed). */
   run(request: EngineRequest): Promise<EngineResult>;
   /** Null when the engine accepts `pattern` as a regular expression, otherwise why not. */
   checkPattern(pattern: string): Promise<string | null>;
-  /**
-   * Checks a caller's SELECT against the sandbox's rules for a statement (docs/sandboxing.md) and
-   * rejects with `InvalidSqlError` when it breaks one. Engines without it cannot run caller SQL.
-   */
-  checkSql?(statement: EngineStatement, sql: string, maxRows: number, dialect?: CallerDialect): Promise<CheckedSql>;
   /** Resolves when the engine answers a trivial query. */
   ping(): Promise<void>;
   inspectSources(): Promise<SourceInspection[]>;

@@ -62,6 +62,10 @@ export class ProbeEngine implements Engine {
 
   constructor(private readonly inner: Engine | null = null) {}
 
+  get target(): Engine['target'] {
+    return this.inner?.target ?? { dialect: 'duckdb' };
+  }
+
   /** Runs started from now on wait until `release()`. */
   holdRuns(): void {
     let release!: () => void;

@@ -56,6 +56,7 @@ export function heldEngine(options: { maxConcurrent?: number; maxQueued?: number
   let opened = false;
   let fail: ((request: EngineRequest) => Error | null) | null = null;
   const engine: Engine = {
+    target: { dialect: 'duckdb' },
     run: (request) =>
       gate.run(async () => {
         started++;

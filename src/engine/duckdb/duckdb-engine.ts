@@ -11,13 +11,7 @@ import { ceilingFor, MemoryWatch } from './memory-watch';
 import type { SourceFiles } from '../../duckdb/source-relations';
 import { newestFirst } from './newest-first';
 import { HeadTables } from './head-tables';
-import { splitEndpointSql } from '../../sandbox/compose-sandboxed-sql';
-import { validateCallerSql, type CallerDialect, type CheckedSql } from '../../sandbox/validate-caller-sql';
 import { sourcesNamedBy, sourceTablesStatement } from '../../sandbox/source-tables';
-import { checkBigQuery } from '../../bigquery/translate-bigquery';
-import { bigQuerySchemaOf } from '../../bigquery/schema-of-sources';
-import type { BigQuerySchema } from '../../bigquery/schema';
-import { callerDialectRefused } from '../caller-dialect';
 import { executeCaller } from './caller-results';
 import { blameCaller } from './caller-errors';
 import type { SourceDescriptor } from '../../sources/source-descriptor';
@@ -81,8 +75,6 @@ export async function createDuckDBEngine(options: DuckDBEngineOptions): Promise<
 class DuckDBEngine implements Engine {
   private readonly readers = new Map<SourceDescriptor, SourceReader>();
   private readonly sourceSet: SourceSet;
-  /** The tables a BigQuery SELECT may read (one per source), built on first use. */
-  private bigQuerySchema: BigQuerySchema | undefined;
   private readonly memory: MemoryTables | undefined;
   /** Days' heads held as tables in memory (logs.all's pages read one per day). */
   private readonly headTables = new HeadTables((sql) => this.onControl(() => this.control.run(sql)));
@@ -117,7 +109,7 @@ class DuckDBEngine implements Engine {
     this.pool = new ConnectionPool(instance, options.queryTimeoutMs ?? 30_000, () => this.closed, relief, watch);
   }
 
-  readonly dialect = 'duckdb' as const;
+  readonly target = { dialect: 'duckdb' } as const;
 
   async run(request: EngineRequest): Promise<EngineResult> {
     this.assertOpen();
@@ -210,47 +202,6 @@ class DuckDBEngine implements Engine {
       relisted: () => this.inputs.sourceFiles(connection, reads.get(only!)!),
     });
     return { rows };
-  }
-
-  /**
-   * Checks a caller's SELECT against the sandbox's rules: over the statement's CTEs, or over a
-   * table per source of this engine when the statement has source tables. A BigQuery SELECT is
-   * translated first, and its DuckDB text is what the rules check and what runs.
-   */
-  async checkSql(statement: EngineRequest['statement'], sql: string, maxRows: number, dialect: CallerDialect = 'duckdb'): Promise<CheckedSql> {
-    this.assertOpen();
-    const serialize = (text: string) =>
-      this.onControl(async () => String((await this.control.runAndReadAll('SELECT json_serialize_sql($sql::VARCHAR)', { sql: text }, { sql: VARCHAR })).getRows()[0]![0]));
-    const sources = statement.sourceTables ? this.sourceSet.list : null;
-    const tables = sources ? sources.map((s) => s.relation) : splitEndpointSql(statementSql({ statement, params: {}, maxRows })).tables;
-    if (dialect === 'duckdb') return validateCallerSql(sql, { tables, maxRows }, serialize);
-    if (!sources) throw callerDialectRefused(statement.name);
-    const checked = await checkBigQuery(sql, (this.bigQuerySchema ??= bigQuerySchemaOf(sources)), 'duckdb', { tables, maxRows }, serialize);
-    return { sql: checked.sql, key: checked.key, columns: checked.columns };
-  }
-
-  /** Prepares a statement over empty sources: null when it would run, else DuckDB's reason. */
-  async checkStatement(statement: EngineRequest['statement']): Promise<string | null> {
-    this.assertOpen();
-    let sql: string;
-    try {
-      sql = statementSql({ statement, params: {}, maxRows: 1 });
-    } catch (error) {
-      return (error as Error).message;
-    }
-    const empty = new Map<SourceDescriptor, SourceFiles>();
-    for (const source of this.sourcesOf(sql)) empty.set(source, { ndjson: [], parquet: [], parquetTypes: new Map() });
-    return this.onControl(async () => {
-      try {
-        const prepared = await this.control.prepare(fullQuerySql(sql, empty));
-        prepared.destroySync();
-        return null;
-      } catch (error) {
-        return String((error as Error).message)
-          .split('\n')[0]!
-          .replace(/^[A-Za-z ]*Error: /, '');
-      }
-    });
   }
 
   private reader(source: SourceDescriptor): SourceReader {
