@@ -4,6 +4,7 @@ import { CheckedSqlMemo } from '../query/checked-sql-memo';
 import { CallerSqlCheck } from '../query/check-caller-sql';
 import { checkDefinitions } from '../query/check-definitions';
 import { neutralSqlParser } from '../query/sql-parser';
+import { compileCall, compileQuery } from '../query/compile-query';
 import type { CacheStatus, EndpointMethods, Endpoints, EndpointsCore, EndpointsOptions, EndpointsStats, HealthReport, ManagedStorageInfo, QueryOptions, QueryResult, RawParams } from './public-types';
 import { CacheLayer } from '../cache/cache-layer';
 import { effectivePolicies } from '../cache/cache-policy';
@@ -181,9 +182,11 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest 
   readonly #managed: ManagedStorage | null;
 
   readonly #callers: CallerSqlCheck;
+  readonly #sourceSet: SourceSet;
 
   constructor(engine: Engine, options: EndpointsOptions, endpoints: EndpointSet, managed: ManagedStorage | null, sources: SourceSet, budget: MemoryBudget, callers: CallerSqlCheck) {
     this.#callers = callers;
+    this.#sourceSet = sources;
     this.sources = sources.list;
     this.#budget = budget;
     this.#engine = engine;
@@ -248,7 +251,7 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest 
   async catalog(options?: CatalogOptions): Promise<Catalog> {
     this.#assertOpen();
     const { since, requests } = catalogRequests(this.#clock(), options);
-    const [projects, functions] = await Promise.all(requests.map((r) => this.#engine.run(r)));
+    const [projects, functions] = await Promise.all(requests.map((r) => this.#engine.run(compileQuery(r, this.#engine.target, this.#sourceSet))));
     return mergeCatalog(since, projects!, functions!);
   }
 
@@ -443,13 +446,11 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest 
     const now = this.#clock();
     // A real instant, whatever `now` replays: the result's age and lifetime start here.
     const computedAt = new Date(this.#realClock()).toISOString();
-    const request = planQuery(definition, params, now);
+    const plan = planQuery(definition, params, now);
     this.#counters.engineQueries++;
     let engineResult;
     try {
-      // The caller's SELECT was checked inside a wrapper capped at the endpoint's max rows: the same one runs.
-      // A caller's SELECT was checked against the endpoint's own statement's CTEs: it runs over that one, never a variant.
-      engineResult = await this.#engine.run(caller ? { ...request, statement: statementOf(definition), sql: caller.sql, maxRows: definition.maxRows } : request);
+      engineResult = await this.#engine.run(compileCall(definition, plan, this.#engine.target, this.#sourceSet, caller));
     } catch (error) {
       this.#counters.engineFailures++;
       throw error;

@@ -1,5 +1,5 @@
 import type { EngineTarget } from '../engine/engine';
-import { fullQuerySql, sourcesReadBy } from '../engine/duckdb/statement-sql';
+import { fullQuerySql } from '../engine/duckdb/statement-sql';
 import type { SourceFiles } from '../duckdb/source-relations';
 import { InvalidOptionError } from '../errors';
 import type { EndpointSet } from '../definitions/registry';
@@ -8,6 +8,7 @@ import type { SourceDescriptor } from '../sources/source-descriptor';
 import type { SourceSet } from '../sources/source-set';
 import type { CallerSqlCheck } from './check-caller-sql';
 import type { SqlParser } from './sql-parser';
+import { compiledStatement, sourcesReadBy } from './statement-reads';
 
 /**
  * Every definition runs on the target: it has the target's SQL, DuckDB's SQL prepares over empty
@@ -53,5 +54,5 @@ export async function checkDefinitions(
 function prepares(sql: string, sources: SourceSet, parser: SqlParser): Promise<string | null> {
   const empty = new Map<SourceDescriptor, SourceFiles>();
   for (const source of sourcesReadBy(sql, sources)) empty.set(source, { ndjson: [], parquet: [], parquetTypes: new Map() });
-  return parser.prepare(fullQuerySql(sql, empty));
+  return parser.prepare(fullQuerySql(compiledStatement(sql, sources), empty));
 }

@@ -1,18 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { EngineError } from '../../errors';
-import type { Engine, EngineRequest, EngineResult, EngineTarget, SourceInspection } from '../engine';
+import type { CompiledQuery, Engine, EngineResult, EngineTarget, SourceInspection } from '../engine';
 import type { SourceSet } from '../../sources/source-set';
 import { QueryGate } from '../../util/query-gate';
 import { patternProblem, toEngineError } from './classify-error';
 import { openClient, probeServer, type ServerFeatures } from './connection';
 import { decodeRows } from './decode-rows';
 import { requireDatabase, requireServer, sourcesOfTarget, tableOf, type ClickHouseTarget } from './options';
-import { preparedQuerySql } from './query-files';
 import { runCommand, runSql, type SqlRequest } from './run-sql';
 import { sqlTableName } from './sql-text';
 import { monotonicMs } from '../../time/clock';
-import { sandboxedSelect } from '../../sandbox/compose-sandboxed-sql';
-import { everyProject } from './every-project';
 import { InternalError } from '../../util/internal-error';
 
 /** Options of `clickhouseEngine`: where the tables are, and the limits every query runs under. */
@@ -76,21 +73,13 @@ class ClickHouseEngine implements Engine {
     this.target = { dialect: 'clickhouse', sources: this.sources, tables: this.tables };
   }
 
-  async run(request: EngineRequest): Promise<EngineResult> {
+  async run(query: CompiledQuery): Promise<EngineResult> {
     this.assertOpen();
     return this.gate.run(() =>
       this.limited(async (signal, queryId) => {
         const started = monotonicMs();
-        // A caller's SELECT (translated by src/query, its tables already subqueries) under the endpoint's max rows.
-        const text = request.sql !== undefined ? sandboxedSelect(request.sql, request.maxRows) : request.statement.sql.clickhouse;
-        if (text === undefined) throw new EngineError('query_failed', `${request.statement.name} has no ClickHouse SQL.`);
-        const project = request.statement.projectParam;
-        // With singleProject the project is NULL: its comparisons go, every project's rows count.
-        const single = project !== undefined && request.params[project] === null;
-        const scoped = single ? everyProject(text, project) : text;
-        // A caller's translated SELECT names its tables already (and its strings must stay as sent).
-        const sql = request.sql !== undefined ? scoped : preparedQuerySql(scoped, this.tables);
-        const result = await this.sql({ sql, params: { ...request.params, max_rows: request.maxRows }, signal, queryId });
+        // The statement as compiled for this engine's target: its tables named, a caller's SELECT in place.
+        const result = await this.sql({ sql: query.statement.sql, params: query.params, signal, queryId });
         return { rows: decodeRows(result), engineMs: monotonicMs() - started };
       }),
     );
