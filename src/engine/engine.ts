@@ -98,7 +98,7 @@ export interface CompiledStatement {
 /**
  * One request compiled for an engine's target (`compileQuery` in `src/query`): the statement's
  * text in the engine's dialect, what it reads, every bound value, and a caller's checked SELECT.
- * An engine runs it as it is and works none of it out again (docs/architecture.md, "A query").
+ * An engine runs it as it is and works none of it out again (docs/architecture.md).
  */
 export interface CompiledQuery {
   /** The endpoint's name (or the catalog query's): for messages, never for choosing SQL. */
@@ -126,9 +126,11 @@ export interface CompiledQuery {
   /** Earliest instant any row of the answer can have (inclusive): files or partitions before it may be skipped. */
   readonly notBefore?: Micros;
   /**
-   * A caller's checked SELECT in the engine's dialect (docs/sandboxing.md), at most `maxRows` rows:
-   * DuckDB runs it in place of the statement's outer SELECT, over its CTEs and parameters, inside
-   * the relations; ClickHouse's statement holds it already.
+   * A caller's checked SELECT (docs/sandboxing.md), composed for the engine's dialect: on DuckDB the
+   * statement's CTEs (and parameters), then the caller's SELECT under the wrapper capping its rows at
+   * `maxRows`, which runs instead of the statement, inside the relations (the statement itself
+   * stays for the reads, and to tell a file's fault from the caller's); ClickHouse's statement holds
+   * it already.
    */
   readonly caller?: string;
 }
@@ -190,7 +192,7 @@ export type EngineTarget =
  * The boundary between the endpoints and whatever computes them. Everything above it is
  * engine-neutral; the DuckDB engine is one implementation, a distributed one can be another
  * with its own SQL. An engine runs what `src/query` compiled for its target; it checks nothing
- * of a statement or a caller's SQL (docs/architecture.md, "A query").
+ * of a statement or a caller's SQL (docs/architecture.md).
  *
  * @example
  * const engine: Engine = {

@@ -1,6 +1,7 @@
 import type { CompiledQuery, CompiledStatement, EngineTarget, QueryPlan } from '../engine/engine';
 import type { AnyEndpointDefinition } from '../definitions/definition';
 import { statementOf } from '../definitions/plan-query';
+import { composeSandboxedSql } from '../sandbox/compose-sandboxed-sql';
 import type { CheckedSql } from '../sandbox/validate-caller-sql';
 import { sourcesNamedBy, sourceTablesStatement } from '../sandbox/source-tables';
 import type { SourceSet } from '../sources/source-set';
@@ -33,6 +34,8 @@ export function compileCall(definition: AnyEndpointDefinition, plan: QueryPlan, 
 export function compileQuery(plan: QueryPlan, target: EngineTarget, sources: SourceSet, caller?: string): CompiledQuery {
   const { statement } = plan;
   const compiled = target.dialect === 'clickhouse' ? { statement: clickhouseStatement(plan, target, caller) } : duckdbStatements(plan, sources, caller);
+  // DuckDB runs a caller's SELECT over the statement's CTEs: composed once, here (the CTEs lexed once per text).
+  const composed = caller === undefined ? undefined : target.dialect === 'clickhouse' ? caller : composeSandboxedSql(compiled.statement.sql, caller, plan.maxRows);
   return {
     name: statement.name,
     ...compiled,
@@ -40,7 +43,7 @@ export function compileQuery(plan: QueryPlan, target: EngineTarget, sources: Sou
     params: { ...plan.params, max_rows: plan.maxRows },
     maxRows: plan.maxRows,
     ...(plan.notBefore === undefined ? {} : { notBefore: plan.notBefore }),
-    ...(caller === undefined ? {} : { caller }),
+    ...(composed === undefined ? {} : { caller: composed }),
   };
 }
 

@@ -110,7 +110,7 @@ export async function executeCaller(
   query: CompiledQuery,
   files: ReadonlyMap<SourceDescriptor, SourceFiles>,
 ): Promise<Pick<EngineResult, 'rows' | 'columns'>> {
-  const prepared = await connection.prepare(fullQuerySql(statement, files, { sql: query.caller!, maxRows: query.maxRows }));
+  const prepared = await connection.prepare(fullQuerySql(statement, files, query.caller));
   try {
     bindRequest(prepared, query);
     const reader = await prepared.runAndReadAll();

@@ -3,7 +3,6 @@ import type { ListedFile } from '../../files/list-glob';
 import type { ReadSet } from '../../files/source-reader';
 import { sourceRelation, type SourceFiles } from '../../duckdb/source-relations';
 import { sqlStringList } from '../../duckdb/sql-literal';
-import { composeSandboxedSql } from '../../sandbox/compose-sandboxed-sql';
 import type { SourceDescriptor, SourceRollup } from '../../sources/source-descriptor';
 
 // The SQL DuckDB runs for a compiled statement: the relations and rollups it reads (found when it
@@ -11,13 +10,14 @@ import type { SourceDescriptor, SourceRollup } from '../../sources/source-descri
 
 /**
  * The complete SQL DuckDB runs for a statement over the given files: each source relation it
- * reads as a CTE, then the statement itself. Parameters stay named placeholders. With `caller`,
- * the caller's SELECT replaces the statement's outer SELECT (docs/sandboxing.md).
+ * reads as a CTE, then the statement itself. Parameters stay named placeholders. With `caller`
+ * (a compiled query's: the statement's CTEs, then the caller's SELECT under its wrapper), that runs
+ * instead (docs/sandboxing.md).
  *
  * @example
  * fullQuerySql(compiledStatement('SELECT count(*) FROM edge_logs', BUILT_IN_SOURCE_SET), new Map([[edgeLogs, { ndjson: ['a.ndjson'], parquet: [], parquetTypes: new Map() }]]));
  */
-export function fullQuerySql(statement: CompiledStatement, files: ReadonlyMap<SourceDescriptor, SourceFiles>, caller?: { sql: string; maxRows: number }): string {
+export function fullQuerySql(statement: CompiledStatement, files: ReadonlyMap<SourceDescriptor, SourceFiles>, caller?: string): string {
   const { sql } = statement;
   const sources = [...files];
   // Each rollup the statement names follows its source's relation, as its SQL over that relation.
@@ -29,8 +29,8 @@ export function fullQuerySql(statement: CompiledStatement, files: ReadonlyMap<So
   // A statement whose CTEs shadow a relation (logs.all's `edge_logs`, already limited to one
   // project) runs inside the relations, as does every caller's SELECT: the relations themselves
   // are then out of their reach.
-  if (caller || statement.shadows) {
-    const inner = caller ? composeSandboxedSql(sql, caller.sql, caller.maxRows) : sql;
+  if (caller !== undefined || statement.shadows) {
+    const inner = caller ?? sql;
     return relations.length ? `WITH ${relations.join(',\n')}\nSELECT * FROM (\n${inner}\n)` : inner;
   }
   if (!relations.length) return sql;
