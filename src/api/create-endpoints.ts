@@ -25,9 +25,9 @@ import { planQuery } from '../definitions/plan-query';
 import { BUILT_IN_ENDPOINTS, endpointSet, type EndpointSet } from '../definitions/registry';
 import { createDuckDBEngine } from '../engine/duckdb/duckdb-engine';
 import type { Engine } from '../engine/engine';
-import { EngineError, InvalidOptionError, LogEndpointsError, NotFoundError } from '../errors';
+import { EngineError, LogEndpointsError, NotFoundError } from '../errors';
 import { INGEST_BODY, type BodyIngest, type IngestResult } from '../ingest/ingestor';
-import { checkEndpointsOptions, checkSourceGlobs } from './check-options';
+import { checkEndpointsOptions, checkEngineSources, checkSourceGlobs } from './check-options';
 import { fillBuckets } from '../rows/fill-buckets';
 import { withArrowTable } from '../rows/to-arrow';
 import { BUILT_IN_SOURCE_SET } from '../sources/built-ins';
@@ -97,22 +97,6 @@ export async function createEndpoints<const D extends readonly AnyEndpointDefini
     if (engine && !options.engine) await engine.close().catch(() => undefined);
     await managed?.close().catch(() => undefined);
     throw error;
-  }
-}
-
-/**
- * An engine that knows its sources (the ClickHouse engine) must know every source of the instance:
- * one made without the same `sourceDefinitions` could not map their tables.
- */
-function checkEngineSources(engine: Engine | undefined, sources: SourceSet): void {
-  if (engine?.target.dialect !== 'clickhouse') return;
-  const known = engine.target.sources.names;
-  const missing = sources.names.filter((name) => !known.includes(name));
-  if (missing.length) {
-    throw new InvalidOptionError(
-      'engine',
-      `The engine does not know the source${missing.length > 1 ? 's' : ''} ${missing.join(', ')} of these endpoints: give it the same sourceDefinitions (e.g. clickhouseEngine({ ..., sourceDefinitions })).`,
-    );
   }
 }
 
