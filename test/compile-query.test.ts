@@ -56,6 +56,8 @@ describe('a call compiled for a target', () => {
 
   it("on DuckDB: a caller's SELECT over source tables reads the sources it names, no others, composed once", async () => {
     const checked = await new CallerSqlCheck(DUCKDB, BUILT_IN_SOURCE_SET, neutralSqlParser, 'bigquery').check(planQuery(logsAll, params(logsAll), NOW).statement, STUDIO_SQL, logsAll.maxRows);
+    // Found once, when the text is checked (and kept with it), not on each run.
+    expect(checked.sources).toEqual(['edgeLogs']);
     const query = compileCall(logsAll, planQuery(logsAll, params(logsAll), NOW), DUCKDB, BUILT_IN_SOURCE_SET, checked);
     expect(query.statement.reads.map((r) => r.source)).toEqual(['edgeLogs']);
     expect(query.statement.shadows).toBe(true);

@@ -4,6 +4,7 @@ import { checkBigQuery } from '../bigquery/translate-bigquery';
 import { bigQuerySchemaOf } from '../bigquery/schema-of-sources';
 import type { BigQuerySchema } from '../bigquery/schema';
 import { splitEndpointSql } from '../sandbox/compose-sandboxed-sql';
+import { sourcesNamedBy } from '../sandbox/source-tables';
 import { validateCallerSql, type CallerDialect, type CheckedSql } from '../sandbox/validate-caller-sql';
 import type { SourceSet } from '../sources/source-set';
 import { callerDialectRefused } from './caller-dialect';
@@ -36,8 +37,12 @@ export class CallerSqlCheck {
   ) {}
 
   /** The checked SELECT of `sql` over `statement`, capped at `maxRows`; `InvalidSqlError` when a rule is broken. */
-  check(statement: EngineStatement, sql: string, maxRows: number): Promise<CheckedSql> {
-    return this.target.dialect === 'clickhouse' ? this.#checkClickHouse(statement, sql, maxRows, this.target) : this.#checkDuckDB(statement, sql, maxRows);
+  async check(statement: EngineStatement, sql: string, maxRows: number): Promise<CheckedSql> {
+    const checked = this.target.dialect === 'clickhouse' ? await this.#checkClickHouse(statement, sql, maxRows, this.target) : await this.#checkDuckDB(statement, sql, maxRows);
+    if (!statement.sourceTables) return checked;
+    // The sources it names (each read costs a listing of its files), found once per text.
+    const sources = this.target.dialect === 'clickhouse' ? this.target.sources : this.sources;
+    return { ...checked, sources: sourcesNamedBy(checked.sql, sources.list).map((s) => s.name) };
   }
 
   async #checkDuckDB(statement: EngineStatement, sql: string, maxRows: number): Promise<CheckedSql> {

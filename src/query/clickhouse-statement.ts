@@ -1,10 +1,10 @@
 import type { CompiledStatement, EngineTarget, QueryPlan } from '../engine/engine';
 import { stripComments } from '../engine/clickhouse/query-files';
 import { sandboxedSelect } from '../sandbox/compose-sandboxed-sql';
-import { sourcesNamedBy } from '../sandbox/source-tables';
+import type { CheckedSql } from '../sandbox/validate-caller-sql';
 import { dialectSql } from './dialect-sql';
 import { everyProject } from './every-project';
-import { compiledStatement } from './statement-reads';
+import { compiledStatement, namedSources } from './statement-reads';
 
 /**
  * The ClickHouse dialect's part of compiling (what it spells otherwise): a statement with each
@@ -15,14 +15,15 @@ import { compiledStatement } from './statement-reads';
  * @example
  * clickhouseStatement(plan, engine.target, checked?.sql).sql; // 'SELECT ... FROM logs.edge_logs WHERE ...'
  */
-export function clickhouseStatement(plan: QueryPlan, target: Extract<EngineTarget, { dialect: 'clickhouse' }>, caller: string | undefined): CompiledStatement {
+export function clickhouseStatement(plan: QueryPlan, target: Extract<EngineTarget, { dialect: 'clickhouse' }>, checked: Pick<CheckedSql, 'sql' | 'sources'> | undefined): CompiledStatement {
+  const caller = checked?.sql;
   const { statement } = plan;
   const text = caller !== undefined ? sandboxedSelect(caller, plan.maxRows) : dialectSql(statement, 'clickhouse');
   const project = statement.projectParam;
   // With singleProject the project is NULL: its comparisons go, every project's rows count.
   const scoped = project !== undefined && plan.params[project] === null ? everyProject(text, project) : text;
   if (caller !== undefined) {
-    const reads = sourcesNamedBy(caller, target.sources.list).map((d) => ({ source: d.name, relation: true, rollups: [] }));
+    const reads = namedSources(checked!, target.sources).map((d) => ({ source: d.name, relation: true, rollups: [] }));
     return { sql: scoped, reads, shadows: false };
   }
   return { ...compiledStatement(text, target.sources, 'clickhouse'), sql: preparedQuerySql(scoped, target.tables) };

@@ -3,11 +3,11 @@ import type { AnyEndpointDefinition } from '../definitions/definition';
 import { statementOf } from '../definitions/plan-query';
 import { composeSandboxedSql } from '../sandbox/compose-sandboxed-sql';
 import type { CheckedSql } from '../sandbox/validate-caller-sql';
-import { sourcesNamedBy, sourceTablesStatement } from '../sandbox/source-tables';
+import { sourceTablesStatement } from '../sandbox/source-tables';
 import type { SourceSet } from '../sources/source-set';
 import { clickhouseStatement } from './clickhouse-statement';
 import { dialectSql } from './dialect-sql';
-import { compiledStatement } from './statement-reads';
+import { compiledStatement, namedSources } from './statement-reads';
 
 /**
  * One call of a definition compiled for an engine's target, in one place: its plan's bound values,
@@ -20,7 +20,7 @@ import { compiledStatement } from './statement-reads';
  * await engine.run(query);
  */
 export function compileCall(definition: AnyEndpointDefinition, plan: QueryPlan, target: EngineTarget, sources: SourceSet, caller?: CheckedSql): CompiledQuery {
-  return compileQuery(caller ? { ...plan, statement: statementOf(definition) } : plan, target, sources, caller?.sql);
+  return compileQuery(caller ? { ...plan, statement: statementOf(definition) } : plan, target, sources, caller);
 }
 
 /**
@@ -31,9 +31,10 @@ export function compileCall(definition: AnyEndpointDefinition, plan: QueryPlan, 
  * const [projects] = catalogRequests(new Date()).requests;
  * await engine.run(compileQuery(projects, engine.target, sources));
  */
-export function compileQuery(plan: QueryPlan, target: EngineTarget, sources: SourceSet, caller?: string): CompiledQuery {
+export function compileQuery(plan: QueryPlan, target: EngineTarget, sources: SourceSet, checked?: Pick<CheckedSql, 'sql' | 'sources'>): CompiledQuery {
+  const caller = checked?.sql;
   const { statement } = plan;
-  const compiled = target.dialect === 'clickhouse' ? { statement: clickhouseStatement(plan, target, caller) } : duckdbStatements(plan, sources, caller);
+  const compiled = target.dialect === 'clickhouse' ? { statement: clickhouseStatement(plan, target, checked) } : duckdbStatements(plan, sources, checked);
   // DuckDB runs a caller's SELECT over the statement's CTEs: composed once, here (the CTEs lexed once per text).
   const composed = caller === undefined ? undefined : target.dialect === 'clickhouse' ? caller : composeSandboxedSql(compiled.statement.sql, caller, plan.maxRows);
   return {
@@ -51,10 +52,10 @@ export function compileQuery(plan: QueryPlan, target: EngineTarget, sources: Sou
  * DuckDB's statement and a variant's fallback. A caller's SQL over source tables runs over a table
  * per source it names (docs/sandboxing.md, "Source tables"), no others.
  */
-function duckdbStatements(plan: QueryPlan, sources: SourceSet, caller: string | undefined): { statement: CompiledStatement; fallback?: CompiledStatement } {
+function duckdbStatements(plan: QueryPlan, sources: SourceSet, caller: Pick<CheckedSql, 'sql' | 'sources'> | undefined): { statement: CompiledStatement; fallback?: CompiledStatement } {
   const { statement } = plan;
   const tables = caller !== undefined ? statement.sourceTables?.duckdb : undefined;
-  const sql = tables === undefined ? dialectSql(statement, 'duckdb') : sourceTablesStatement(tables, sourcesNamedBy(caller!, sources.list));
+  const sql = tables === undefined ? dialectSql(statement, 'duckdb') : sourceTablesStatement(tables, namedSources(caller!, sources));
   const fallback = statement.fallback?.duckdb;
   return { statement: compiledStatement(sql, sources), ...(fallback === undefined ? {} : { fallback: compiledStatement(fallback, sources) }) };
 }

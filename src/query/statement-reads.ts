@@ -1,5 +1,7 @@
 import type { CompiledStatement, SourceRead, SqlDialect } from '../engine/engine';
 import { splitEndpointSql } from '../sandbox/compose-sandboxed-sql';
+import { sourcesNamedBy } from '../sandbox/source-tables';
+import type { CheckedSql } from '../sandbox/validate-caller-sql';
 import type { SourceDescriptor } from '../sources/source-descriptor';
 import { relationsOf, type SourceSet } from '../sources/source-set';
 import { codeOnly } from '../sql/sql-scan';
@@ -63,4 +65,14 @@ function shadows(sql: string, sources: SourceSet): boolean {
   if (!/^((?:\s*--[^\n]*\n)*)\s*WITH\s/i.test(sql)) return false;
   const ctes = splitEndpointSql(sql).tables;
   return ctes.some((t) => sources.list.some((source) => source.relation === t));
+}
+
+/**
+ * The sources a caller's SELECT over source tables names: as its check found them (else found now).
+ *
+ * @example
+ * namedSources({ sql: 'select count(*) from edge_logs', sources: ['edgeLogs'] }, BUILT_IN_SOURCE_SET); // [edgeLogs]
+ */
+export function namedSources(caller: Pick<CheckedSql, 'sql' | 'sources'>, sources: SourceSet): SourceDescriptor[] {
+  return caller.sources ? caller.sources.map((name) => sources.get(name)) : sourcesNamedBy(caller.sql, sources.list);
 }
