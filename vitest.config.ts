@@ -29,6 +29,8 @@ const TIERS = {
     'clickhouse-sql',
     'clock-reads',
     'dashboard-page',
+    'drains-http',
+    'drains-store',
     'definitions-types',
     'functions-invocation-stats',
     'head-tables',

@@ -18,6 +18,7 @@ import { catalogDays } from './catalog-days';
 import { InFlightBudget, ingestRoute } from './ingest-route';
 import { otlpLogsRoute } from './otlp-route';
 import { callerSql, declaresBody } from './caller-sql';
+import { drainsRoute } from './drains-route';
 import { printable } from '../util/printable';
 
 /** A fetch-style request handler, as Hono, Bun, Deno and service workers take it. */
@@ -86,6 +87,14 @@ export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHand
       const serve = route.kind === 'ingest' ? ingestRoute : otlpLogsRoute;
       return serve(ep, request, url.search, config, ingestBudget, mayIngest, presentedKey(request.header));
     }
+    if (config.drains && (route.kind === 'backends' || route.kind === 'backend' || route.kind === 'rules')) {
+      requireKey(request);
+      return drainsRoute(config.drains, route, method, url.search, request);
+    }
+    if (route.kind === 'backend' || route.kind === 'rules') {
+      requireKey(request);
+      throw notFound();
+    }
     if (method !== 'GET' && method !== 'HEAD' && !(method === 'POST' && route.kind === 'query')) {
       const allow = route.kind === 'query' ? ALLOW_QUERY : ALLOW;
       const use = route.kind === 'query' ? 'GET, HEAD or POST' : 'GET or HEAD';
@@ -112,8 +121,8 @@ export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHand
       case 'dashboard-asset':
         return dashboard!.asset(route.name, request);
       case 'backends':
-        // Studio's Log Drains page lists Logflare's backends of type log-drain: there are none
-        // here (events are not forwarded anywhere), and creating one is refused above (GET only).
+        // A handler without drains (createHandler's `drains`) lists none, and creating one is
+        // refused above (GET only).
         return sendJson(200, []);
       case 'sources':
         // Logflare's source list as Studio's Log Drains page reads it: each source by its fixed UUID and Logflare name.
