@@ -93,6 +93,7 @@ const TIERS = {
     'cli-serve',
     'clickhouse-shipper',
     'dashboard-serving',
+    'drains-forwarding',
     'data-dir-errors',
     'explorer-corpus',
     'data-dir-lock',

@@ -41,7 +41,10 @@ describe("Studio's Log Drains calls", () => {
     drains = await openDrains({ dataDir: tmp.dir, sources: ep.sources, now: () => new Date('2026-11-29T10:00:00Z') });
     handler = createHandler(ep, { apiKeys: [PRIVATE], ingestKeys: [PUBLIC], drains });
   });
-  afterEach(() => tmp.cleanup());
+  afterEach(() => {
+    drains.close();
+    tmp.cleanup();
+  });
 
   async function call(method: string, path: string, body?: unknown, token: string | null = PRIVATE): Promise<{ status: number; json: unknown; text: string }> {
     const headers: Record<string, string> = body === undefined ? {} : { 'Content-Type': 'application/json' };
