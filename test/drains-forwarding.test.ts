@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createEndpoints, openDrains, supabasePreset, type Drains, type DrainsOptions, type Endpoints } from '../src/index';
 import { decodeLogsRequest } from '../src/ingest/otlp-proto';
 import { main } from '../src/cli/main';
+import { createHandler } from '../src/http/create-handler';
 import { listen } from './support/http';
 import { memoryIO } from './support/cli';
 import { tempDir } from './support/log-files';
@@ -272,6 +273,28 @@ describe('events forwarded to drains', () => {
       'Log drain webhook drain (webhook): dropped 4 events (the receiver answered 500, 3 attempts); 4 dropped in all.',
       'Log drain webhook drain (webhook): dropped 2 events (the receiver answered 400); 6 dropped in all.',
     ]);
+  });
+
+  it('a failing drain is named in /health (still 200) and counted on /metrics, until a batch goes through', async () => {
+    await start({ maxAttempts: 1 });
+    await drainOf('webhook', { url: sink.url });
+    const handler = createHandler(ep, { apiKeys: ['k'], drains: drains! });
+    const get = async (path: string) => {
+      const response = await handler(new Request(`http://analytics:4000${path}`, { headers: { 'X-API-KEY': 'k' } }));
+      return { status: response.status, text: await response.text() };
+    };
+    sink.answer(() => 500);
+    await ep.ingest('gotrue.logs.prod', authEvents(0, 2));
+    await drains!.idle();
+    expect(await get('/health')).toEqual({ status: 200, text: '{"status":"ok","degraded":["drains"]}' });
+    const metrics = (await get('/metrics')).text;
+    expect(metrics).toContain('log_endpoints_drain_dropped_events_total{drain="1",name="webhook drain",type="webhook"} 2\n');
+    expect(metrics).toContain('log_endpoints_drain_failures_total{drain="1",name="webhook drain",type="webhook"} 1\n');
+    sink.answer(() => 200);
+    await ep.ingest('gotrue.logs.prod', authEvents(2, 3));
+    await drains!.idle();
+    expect(await get('/health')).toEqual({ status: 200, text: '{"status":"ok"}' });
+    expect((await get('/metrics')).text).toContain('log_endpoints_drain_sent_events_total{drain="1",name="webhook drain",type="webhook"} 3\n');
   });
 
   it('the backlog of a drain that stays down is bounded: past it the oldest events are dropped and counted, the newest sent', async () => {

@@ -106,7 +106,7 @@ export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHand
       case 'health':
         return health();
       case 'metrics':
-        return send(200, metricsText(ep.stats()), { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8', 'Cache-Control': 'no-store' });
+        return send(200, metricsText(ep.stats(), undefined, config.drains?.stats()), { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8', 'Cache-Control': 'no-store' });
       case 'openapi':
         openapi ??= JSON.stringify(openApiDocument(ep.definitions, { basePath: config.basePath, auth: config.auth }));
         return send(200, openapi, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-cache' });
@@ -172,7 +172,10 @@ export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHand
 
   /** Never waits on the engine past `healthTimeoutMs`: a busy engine is reported, not waited for. */
   async function health(): Promise<PlainResponse> {
-    const { status, degraded } = await ep.health({ timeoutMs: config.healthTimeoutMs });
+    const report = await ep.health({ timeoutMs: config.healthTimeoutMs });
+    const { status } = report;
+    // A log drain whose receiver fails is named, and the service stays up: its events wait or are dropped, ingest goes on.
+    const degraded = config.drains?.stats().some((d) => d.lastError !== null) ? [...report.degraded, 'drains'] : report.degraded;
     return sendJson(status === 'ok' ? 200 : 503, degraded.length ? { status, degraded } : { status });
   }
 
