@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createEndpoints, openDrains, supabasePreset, type Drains, type DrainsOptions, type Endpoints } from '../src/index';
@@ -370,6 +371,23 @@ describe('serve --supabase with log drains', () => {
       expect(await done).toBe(0);
     } finally {
       await sink.close();
+      tmp.cleanup();
+    }
+  });
+});
+
+describe('serve with a drains file that does not read', () => {
+  it('stops at start naming the file, and leaves it as it is', async () => {
+    const tmp = tempDir('le-drains-bad-');
+    try {
+      writeFileSync(tmp.path('drains.json'), '{"version": 2}');
+      const { io, out } = memoryIO({ LOGFLARE_PRIVATE_ACCESS_TOKEN: 'private' });
+      const code = await main(['serve', '--supabase', '--data-dir', tmp.dir, '--port', '0'], io, 'test');
+      expect(code).not.toBe(0);
+      expect(out.stderr).toContain(`The drains file ${tmp.path('drains.json')} is not one this version writes (version 1); fix or remove it.`);
+      expect(out.stdout).not.toContain('Listening on');
+      expect(readFileSync(tmp.path('drains.json'), 'utf8')).toBe('{"version": 2}');
+    } finally {
       tmp.cleanup();
     }
   });
