@@ -4,7 +4,7 @@ import { InvalidOptionError, InvalidParameterError, NotFoundError, SUPABASE_SOUR
 import { BUILT_IN_SOURCE_SET } from '../src/sources/built-ins';
 import { DrainStore, DRAINS_FILE, publicDrain } from '../src/drains/drain-store';
 import { checkDrainConfig, checkDrainType } from '../src/drains/drain-config';
-import { parseLql } from '../src/drains/lql';
+import { isEveryEvent, parseLql } from '../src/drains/lql';
 import { tempDir } from './support/log-files';
 
 const SOURCES = BUILT_IN_SOURCE_SET.extend(SUPABASE_SOURCES).list;
@@ -83,6 +83,11 @@ describe('LQL of rules', () => {
     expect(parseLql('m.context.host:~"^db-\\d$"')(event)).toBe(true);
     expect(parseLql('~"GET" m.level:error')(event)).toBe(true);
     expect(parseLql('~"GET" m.level:info')(event)).toBe(false);
+  });
+
+  it('tells a rule of every event (what Studio sends), which needs no event read', () => {
+    expect(['~".*?"', ' ~".*" '].map(isEveryEvent)).toEqual([true, true]);
+    expect(['~".+"', '~"error"', 'm.level:error', '~".*?" m.level:error'].map(isEveryEvent)).toEqual([false, false, false, false]);
   });
 
   it('refuses what it does not support with a 400 naming the supported forms', () => {

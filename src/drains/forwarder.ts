@@ -1,7 +1,7 @@
 import type { SourceName } from '../sources/source-descriptor';
 import { parseExactJson } from '../util/exact-json';
 import type { DrainStore, StoredDrain } from './drain-store';
-import { parseLql, type EventMatcher } from './lql';
+import { isEveryEvent, parseLql, type EventMatcher } from './lql';
 import { drainRequest, type DrainRequest, type OutgoingEvent } from './wire-formats';
 
 /** Events in one request to a receiver, at most (Logflare's adaptors send 250). */
@@ -58,10 +58,17 @@ export interface ForwarderOptions {
 
 interface Route {
   drain: number;
-  match: EventMatcher;
+  /** Null for every event: no line read to match it. */
+  match: EventMatcher | null;
 }
 
-interface Queued extends OutgoingEvent {
+/**
+ * An event waiting for a drain: its line as stored, parsed only when its batch is sent, so the
+ * backlog costs about its bytes (a parsed event takes several times its line in the heap).
+ */
+interface Queued {
+  source: string;
+  line: string;
   bytes: number;
 }
 
@@ -173,7 +180,7 @@ export class Forwarder {
       const source = this.options.store.sourceOf(rule);
       if (source === null || !drains.has(rule.backend_id)) continue;
       const list = routes.get(source) ?? [];
-      list.push({ drain: rule.backend_id, match: parseLql(rule.lql_string) });
+      list.push({ drain: rule.backend_id, match: isEveryEvent(rule.lql_string) ? null : parseLql(rule.lql_string) });
       routes.set(source, list);
     }
     this.routes = routes;
@@ -188,12 +195,13 @@ export class Forwarder {
       const routes = this.routes.get(source);
       if (!routes) continue;
       const name = this.names.get(source) ?? source;
+      const parse = routes.some((r) => r.match !== null);
       for (const line of Buffer.from(lines.buffer, lines.byteOffset, lines.length).toString('utf8').split('\n')) {
         if (line === '') continue;
-        const event = parseExactJson(line) as Record<string, unknown>;
+        const event = parse ? (parseExactJson(line) as Record<string, unknown>) : null;
         const to = new Set<number>();
-        for (const route of routes) if (!to.has(route.drain) && route.match(event)) to.add(route.drain);
-        for (const id of to) this.enqueue(id, { source: name, event, bytes: line.length + 1 });
+        for (const route of routes) if (!to.has(route.drain) && (route.match === null || route.match(event!))) to.add(route.drain);
+        for (const id of to) this.enqueue(id, { source: name, line, bytes: line.length + 1 });
       }
     }
     for (const [id, state] of this.drains) if (state.queue.length > 0 && state.running === null) this.start(id, state);
@@ -229,7 +237,8 @@ export class Forwarder {
     }
   }
 
-  private async deliver(id: number, state: DrainState, batch: Queued[]): Promise<void> {
+  private async deliver(id: number, state: DrainState, queued: Queued[]): Promise<void> {
+    const batch: OutgoingEvent[] = queued.map((q) => ({ source: q.source, event: parseExactJson(q.line) as Record<string, unknown> }));
     for (let attempt = 1; ; attempt++) {
       const drain = this.current(id);
       if (drain === null || this.closed) return;

@@ -21,6 +21,17 @@ export function parseLql(lql: unknown): EventMatcher {
   return terms.length === 1 ? terms[0]! : (event) => terms.every((t) => t(event));
 }
 
+/**
+ * Whether a rule's LQL is every event (`~".*?"`, what Studio sends, or `~".*"`): such a rule
+ * needs no event read to match it.
+ *
+ * @example
+ * isEveryEvent('~".*?"'); // true
+ */
+export function isEveryEvent(lql: string): boolean {
+  return /^~"\.\*\??"$/.test(lql.trim());
+}
+
 /** The terms of a query: separated by spaces outside double quotes. */
 function tokens(lql: string): string[] {
   const out: string[] = [];
