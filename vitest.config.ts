@@ -129,6 +129,7 @@ const TIERS = {
     'crash-failpoints-function',
     'crash-failpoints-gateway',
     'damaged-dataset',
+    'drains-crash',
     'managed-quarantine',
     'managed-storage',
     'restart-backlog',

@@ -1,56 +1,12 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { gunzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createEndpoints, openDrains, supabasePreset, type Drains, type DrainsOptions, type Endpoints } from '../src/index';
 import { decodeLogsRequest } from '../src/ingest/otlp-proto';
 import { main } from '../src/cli/main';
 import { createHandler } from '../src/http/create-handler';
-import { listen } from './support/http';
+import { drainReceiver } from './support/drain-receiver';
 import { memoryIO } from './support/cli';
 import { tempDir } from './support/log-files';
-
-/** One request a receiver got, its body decompressed. */
-interface Received {
-  method: string;
-  url: string;
-  headers: IncomingMessage['headers'];
-  body: Buffer;
-}
-
-/**
- * A drain's receiver on loopback: records every request; `answer` picks each status (default
- * 200) and may hold the answer until the test lets it go. `next(n)` resolves once n requests came.
- */
-async function receiver() {
-  const received: Received[] = [];
-  const waiters: { count: number; resolve: () => void }[] = [];
-  let answer: (index: number) => number | Promise<number> = () => 200;
-  const server = await listen((req: IncomingMessage, res: ServerResponse) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const raw = Buffer.concat(chunks);
-      const index = received.length;
-      received.push({ method: req.method!, url: req.url!, headers: req.headers, body: req.headers['content-encoding'] === 'gzip' ? gunzipSync(raw) : raw });
-      for (const w of waiters.splice(0)) {
-        if (received.length >= w.count) w.resolve();
-        else waiters.push(w);
-      }
-      void Promise.resolve(answer(index)).then((status) => res.writeHead(status).end());
-    });
-  });
-  return {
-    url: server.url,
-    received,
-    answer: (fn: typeof answer) => {
-      answer = fn;
-    },
-    next: (count: number) => new Promise<void>((resolve) => (received.length >= count ? resolve() : waiters.push({ count, resolve }))),
-    json: (i: number) => JSON.parse(received[i]!.body.toString('utf8')) as unknown,
-    close: server.close,
-  };
-}
 
 /** A gate a held answer waits on. */
 function gate() {
@@ -73,7 +29,7 @@ describe('events forwarded to drains', () => {
   let tmp: ReturnType<typeof tempDir>;
   let ep: Endpoints;
   let drains: Drains | undefined;
-  let sink: Awaited<ReturnType<typeof receiver>>;
+  let sink: Awaited<ReturnType<typeof drainReceiver>>;
   const sleeps: number[] = [];
   const warnings: string[] = [];
 
@@ -104,7 +60,7 @@ describe('events forwarded to drains', () => {
 
   beforeEach(async () => {
     tmp = tempDir('le-drains-fwd-');
-    sink = await receiver();
+    sink = await drainReceiver();
     sleeps.length = 0;
     warnings.length = 0;
   });
@@ -343,7 +299,7 @@ describe('events forwarded to drains', () => {
 describe('serve --supabase with log drains', () => {
   it("takes Studio's calls with the private token and forwards what Vector sends, Datadog to LOG_ENDPOINTS_DATADOG_URL", async () => {
     const tmp = tempDir('le-drains-serve-');
-    const sink = await receiver();
+    const sink = await drainReceiver();
     const env = { LOGFLARE_PRIVATE_ACCESS_TOKEN: 'private', LOGFLARE_PUBLIC_ACCESS_TOKEN: 'public', LOG_ENDPOINTS_DATADOG_URL: `${sink.url}/dd` };
     const { io, out, signal } = memoryIO(env);
     try {
