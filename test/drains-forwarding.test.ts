@@ -110,6 +110,17 @@ describe('events forwarded to drains', () => {
     await start();
   });
 
+  it('a batch that cannot be read is dropped with a warning, and forwarding goes on', async () => {
+    await start();
+    await drainOf('webhook', { url: sink.url }, 'm.level:error');
+    drains!.offer('authLogs', Buffer.from('not json\n'));
+    await drains!.idle();
+    expect(warnings).toEqual([expect.stringMatching(/^Log drains: a batch could not be read for forwarding \(.+\); it is dropped\.$/)]);
+    await ep.ingest('gotrue.logs.prod', authEvents(1, 1));
+    await drains!.idle();
+    expect(sink.webhookIds()).toEqual(['e1']);
+  });
+
   it('a rule with LQL forwards only the events it matches', async () => {
     await start();
     await drainOf('webhook', { url: sink.url }, 'm.level:error');

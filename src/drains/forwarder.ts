@@ -94,7 +94,6 @@ interface DrainState {
 export class Forwarder {
   private readonly inbox: { source: SourceName; lines: Uint8Array }[] = [];
   private inboxBytes = 0;
-  private pumping = false;
   private closed = false;
   private routes = new Map<SourceName, Route[]>();
   private readonly drains = new Map<number, DrainState>();
@@ -129,7 +128,14 @@ export class Forwarder {
       const events = countLines(dropped.lines);
       for (const route of this.routes.get(dropped.source) ?? []) this.drop(this.drains.get(route.drain), events, 'the backlog is full');
     }
-    this.pump ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.drainInbox());
+    this.schedulePump();
+  }
+
+  /** Reads the inbox later, one batch a turn of the event loop: ingest's answers go out in between. */
+  private schedulePump(): void {
+    this.pump ??= new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => this.drainInbox())
+      .catch((error: unknown) => this.warn('drain_failing', 0, `Log drains: a batch could not be read for forwarding (${(error as Error).message}); it is dropped.`));
   }
 
   /** Resolves once nothing waits: every offered event sent or dropped. */
@@ -186,14 +192,16 @@ export class Forwarder {
     this.routes = routes;
   }
 
-  /** Reads the waiting batches, matches each event to the drains' rules, and starts their senders. */
+  /** Reads the oldest waiting batch, matches each event to the drains' rules, and starts their senders. */
   private drainInbox(): void {
     this.pump = null;
-    while (this.inbox.length > 0) {
-      const { source, lines } = this.inbox.shift()!;
-      this.inboxBytes -= lines.length;
-      const routes = this.routes.get(source);
-      if (!routes) continue;
+    const next = this.inbox.shift();
+    if (next === undefined) return;
+    if (this.inbox.length > 0) this.schedulePump();
+    this.inboxBytes -= next.lines.length;
+    const { source, lines } = next;
+    const routes = this.routes.get(source);
+    if (routes) {
       const name = this.names.get(source) ?? source;
       const parse = routes.some((r) => r.match !== null);
       for (const line of Buffer.from(lines.buffer, lines.byteOffset, lines.length).toString('utf8').split('\n')) {
@@ -221,7 +229,10 @@ export class Forwarder {
   }
 
   private start(id: number, state: DrainState): void {
-    state.running = this.run(id, state).finally(() => {
+    const run = this.run(id, state).catch((error: unknown) =>
+      this.warn('drain_failing', id, `Log drain ${state.stats.name}: forwarding stopped on ${(error as Error).message}; it starts again with the next events.`),
+    );
+    state.running = run.finally(() => {
       state.running = null;
       if (state.queue.length > 0 && this.drains.get(id) === state && !this.closed) this.start(id, state);
     });
