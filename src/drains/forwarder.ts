@@ -3,6 +3,7 @@ import { parseExactJson } from '../util/exact-json';
 import type { DrainStore, StoredDrain } from './drain-store';
 import { isEveryEvent, parseLql, type EventMatcher } from './lql';
 import { drainRequest, type DrainRequest, type OutgoingEvent } from './wire-formats';
+import { Fifo } from './fifo';
 
 /** Events in one request to a receiver, at most (Logflare's adaptors send 250). */
 export const DRAIN_BATCH_EVENTS = 250;
@@ -73,7 +74,7 @@ interface Queued {
 }
 
 interface DrainState {
-  queue: Queued[];
+  queue: Fifo<Queued>;
   bytes: number;
   running: Promise<void> | null;
   stats: DrainStats;
@@ -92,7 +93,7 @@ interface DrainState {
  * forwarder.offer('authLogs', lines); // after the lines are durable
  */
 export class Forwarder {
-  private readonly inbox: { source: SourceName; lines: Uint8Array }[] = [];
+  private readonly inbox = new Fifo<{ source: SourceName; lines: Uint8Array }>();
   private inboxBytes = 0;
   private closed = false;
   private routes = new Map<SourceName, Route[]>();
@@ -155,8 +156,8 @@ export class Forwarder {
   /** Stops forwarding: what waits is dropped (it is in memory only). */
   close(): void {
     this.closed = true;
-    this.inbox.length = 0;
-    for (const drain of this.drains.values()) drain.queue.length = 0;
+    this.inbox.clear();
+    for (const drain of this.drains.values()) drain.queue.clear();
   }
 
   /** The routes and drains as the store holds them now: a deleted drain's backlog goes with it. */
@@ -164,7 +165,7 @@ export class Forwarder {
     const drains = new Map(this.options.store.list().map((d) => [d.id, d]));
     for (const [id, state] of this.drains) {
       if (!drains.has(id)) {
-        state.queue.length = 0;
+        state.queue.clear();
         state.bytes = 0;
         this.drains.delete(id);
       }
@@ -174,7 +175,7 @@ export class Forwarder {
       if (state) Object.assign(state.stats, { name: drain.name, type: drain.type });
       else
         this.drains.set(drain.id, {
-          queue: [],
+          queue: new Fifo<Queued>(),
           bytes: 0,
           running: null,
           overflowing: false,
@@ -241,7 +242,7 @@ export class Forwarder {
   /** Sends the drain's backlog, one batch at a time, each until it goes through or is given up. */
   private async run(id: number, state: DrainState): Promise<void> {
     while (state.queue.length > 0 && !this.closed) {
-      const batch = state.queue.splice(0, DRAIN_BATCH_EVENTS);
+      const batch = state.queue.take(DRAIN_BATCH_EVENTS);
       for (const item of batch) state.bytes -= item.bytes;
       if (state.queue.length === 0) state.overflowing = false;
       await this.deliver(id, state, batch);
