@@ -1,10 +1,11 @@
 import type { ColumnType } from '../sql/column-types';
 import type { BodyIR, Expr, FromIR, Kind, QueryIR, SelectIR, TimeUnit, UnnestAlias } from './ir';
-import { UNNEST_COLUMN } from './ir';
+import { jsonKeys, UNNEST_COLUMN } from './ir';
 import { kindOf } from './kinds';
 import { refuse } from './refuse';
 import { flatPathsColumn, flatValuesColumn, jsonKeyPath } from '../util/json-flat-paths';
 import { SqlPrinter, UNIT_MICROS } from './print-sql';
+import { jsonValueOfText } from './print-clickhouse-json';
 
 /** Table name -> the FROM item ClickHouse reads it by: a subquery over the source's table, bound to the request. */
 export type ClickHouseTables = Readonly<Record<string, string>>;
@@ -364,8 +365,9 @@ class ClickHousePrinter extends SqlPrinter {
       case 'extract':
         return extractPart(textArg(0), ts(a[1]!));
       case 'json_value_text':
+        return jsonValueOfText(a[0]!, jsonKeys(textArg(1)), { str, bind });
       case 'json_query_text':
-        return unsupported('JSON_VALUE and JSON_QUERY of a STRING');
+        return unsupported('JSON_QUERY of a STRING');
       default:
         return super.call(fn, a, args);
     }
