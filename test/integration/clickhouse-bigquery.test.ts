@@ -126,6 +126,8 @@ const FEATURES = [
   'select approx_quantiles(s.origin_time, 4) as q from edge_logs cross join unnest(metadata) as m cross join unnest(m.response) as s where s.origin_time is null',
   'select r.method, approx_quantiles(s.origin_time, 100) as q from edge_logs cross join unnest(metadata) as m cross join unnest(m.request) as r cross join unnest(m.response) as s group by 1',
   "select id, cast(timestamp as string) as ts, format_timestamp('%Y-%m-%d', timestamp) as d from edge_logs",
+  // %M is the minute (printed without formatDateTime's %M, which current ClickHouse reads as the month's name).
+  "select id, format_timestamp('%Y-%m-%d %H:%M', timestamp) as a, format_timestamp('%M', timestamp) as b, format_timestamp('%%M %M%%', timestamp) as c from edge_logs",
   // IN a subquery selecting a JSON field (compared as text, as = compares it), UNION ALL of a field and of values with a bare NULL.
   "select id from function_edge_logs where id in (select m.function_id from function_edge_logs cross join unnest(metadata) as m) or 'fn-1' in (select distinct m.function_id from function_edge_logs cross join unnest(metadata) as m)",
   'select m.function_id as v, m.execution_time_ms as t, null as n from function_edge_logs cross join unnest(metadata) as m union all select null, null, 2 from function_edge_logs',
