@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { chmod, chown, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -128,14 +128,36 @@ async function holdsDataset(client: pg.Client, dataset: Dataset): Promise<boolea
 }
 
 /**
+ * A Postgres program of this machine: on PATH, else in Debian's versioned folder
+ * (`/usr/lib/postgresql/<version>/bin`, where the `postgresql` package puts initdb), newest first.
+ */
+function postgresBinary(name: string): string | null {
+  const onPath = spawnSync('which', [name], { encoding: 'utf8' }).stdout.trim();
+  if (onPath) return onPath;
+  const root = '/usr/lib/postgresql';
+  const versions = existsSync(root) ? readdirSync(root).sort((a, b) => Number(b) - Number(a)) : [];
+  return versions.map((v) => join(root, v, 'bin', name)).find((path) => existsSync(path)) ?? null;
+}
+
+/**
+ * Why the bench cannot start a Postgres of its own here (null when it can): a run without one
+ * skips the Postgres peers with this one line instead of failing.
+ */
+export function missingPostgres(): string | null {
+  const missing = ['initdb', 'postgres', 'pg_ctl'].filter((name) => !postgresBinary(name));
+  return missing.length ? `Postgres is not installed (${missing.join(', ')} not found): apt-get install -y postgresql, or pass --postgres <url>` : null;
+}
+
+/**
  * A Postgres of this machine for the bench, when no URL is given: its own cluster in `dir`
  * (`<dataset>/peers/postgres`; kept, so the tables load once), on a loopback port, run as the
  * `postgres` user (Postgres refuses root).
  */
 export async function startLocalPostgres(dir: string, log: (line: string) => void): Promise<{ url: string; stop: () => Promise<void> }> {
   const asPostgres = (cmd: string, args: string[]) => (process.getuid?.() === 0 ? (['runuser', ['-u', 'postgres', '--', cmd, ...args]] as const) : ([cmd, args] as const));
-  const initdb = spawnSync('which', ['initdb'], { encoding: 'utf8' }).stdout.trim();
-  if (!initdb) throw new Error('postgres is not installed (initdb not found); install it (apt-get install -y postgresql) or pass --postgres <url>');
+  const missing = missingPostgres();
+  if (missing) throw new Error(missing);
+  const initdb = postgresBinary('initdb')!;
   if (!existsSync(join(dir, 'PG_VERSION'))) {
     await mkdir(dir, { recursive: true });
     await chmod(dir, 0o700);
@@ -148,7 +170,7 @@ export async function startLocalPostgres(dir: string, log: (line: string) => voi
     if (r.status !== 0) throw new Error('initdb failed');
   }
   const port = await freePort();
-  const postgres = spawnSync('which', ['postgres'], { encoding: 'utf8' }).stdout.trim();
+  const postgres = postgresBinary('postgres')!;
   const [cmd, args] = asPostgres(postgres, [
     '-D',
     dir,
@@ -183,7 +205,7 @@ export async function startLocalPostgres(dir: string, log: (line: string) => voi
   log(`postgres: local server on 127.0.0.1:${port} (${dir})`);
   // runuser does not pass signals on: pg_ctl stops the server itself.
   const stop = async () => {
-    const pgCtl = spawnSync('which', ['pg_ctl'], { encoding: 'utf8' }).stdout.trim();
+    const pgCtl = postgresBinary('pg_ctl')!;
     const [c, a] = asPostgres(pgCtl, ['-D', dir, 'stop', '-m', 'fast']);
     spawnSync(c, a, { stdio: 'ignore' });
     if (server.exitCode === null) await new Promise((r) => server.once('exit', r));

@@ -1,4 +1,4 @@
-import { DAY, HOUR, isoMillis, microsOf } from '../test/support/supabase/instants';
+import { HOUR, isoMillis, microsOf } from '../test/support/supabase/instants';
 import { singleLogRequest, studioRequests, type StudioRequest } from '../test/support/supabase/studio-requests';
 import type { LogTable } from '../test/support/supabase/vector-sources';
 import { REFERENCE } from './dataset';
@@ -45,9 +45,9 @@ function named(name: string): StudioRequest {
   return found;
 }
 
-/** ClickHouse's bounds of a request: Studio's range, within the 1-day window logs.all keeps (docs/supabase.md). */
+/** ClickHouse's bounds of a request: Studio's range; with the Supabase preset logs.all has no tier window, so no start is no lower bound. */
 function bounds(r: StudioRequest): { start: string; end: string } {
-  const start = r.iso_timestamp_start ? r.iso_timestamp_start : isoMillis(NOW - DAY);
+  const start = r.iso_timestamp_start ? r.iso_timestamp_start : isoMillis(0);
   const end = r.iso_timestamp_end ? r.iso_timestamp_end : isoMillis(NOW + HOUR);
   return { start: start.replace('T', ' ').replace('Z', ''), end: end.replace('T', ' ').replace('Z', '') };
 }
@@ -94,6 +94,74 @@ export function studioCases(singleId: string): StudioCase[] {
   // A CTE's timestamp compared with an ISO string (test "special handling of timestamp field for binary ops").
   const after = (iso: string) => `(to_timestamp(CAST(t.timestamp::TEXT AS BIGINT) / 1000000.0) AT TIME ZONE 'UTC') > '${iso}'`;
   const chartLower = (r: StudioRequest) => /t\.timestamp > '([^']+)'/.exec(r.sql)![1]!;
+  // A chart's bucket as Studio's SQL truncates it (minute up to 12 hours, hour past it).
+  const unitOf = (r: StudioRequest) => /timestamp_trunc\(t\.timestamp, (minute|hour)\)/.exec(r.sql)![1] as 'minute' | 'hour';
+  const startOf = (r: StudioRequest) => (unitOf(r) === 'minute' ? 'toStartOfMinute' : 'toStartOfHour');
+  const edgeChart = (r: StudioRequest, kind: string): StudioCase => ({
+    kind,
+    request: r,
+    shape: 'buckets',
+    // `GROUP BY timestamp` is left as Studio wrote it: Postgres resolves a GROUP BY name to the input
+    // column first, so it groups by the event's own timestamp (rows per instant, not per bucket).
+    postgres: pg(
+      'edge_logs',
+      r,
+      `SELECT ${trunc(unitOf(r))} AS timestamp,\n  count(CASE WHEN NOT (${tStatus} >= 500 OR ${tStatus} >= 400 AND ${tStatus} < 500) THEN 1 END) AS ok_count,\n  count(CASE WHEN ${tStatus} >= 500 THEN 1 END) AS error_count,\n  count(CASE WHEN ${tStatus} >= 400 AND ${tStatus} < 500 THEN 1 END) AS warning_count\nFROM edge_logs t\nWHERE ${after(chartLower(r))}\nGROUP BY timestamp\nORDER BY timestamp ASC`,
+    ),
+    clickhouse: ch(
+      r,
+      `SELECT toUnixTimestamp(${startOf(r)}(timestamp)) * 1000000 AS timestamp, countIf(NOT (ifNull(s >= 500, 0) OR ifNull(s >= 400 AND s < 500, 0))) AS ok_count, countIf(s >= 500) AS error_count, countIf(s >= 400 AND s < 500) AS warning_count FROM (SELECT timestamp, ${edgeStatus} AS s FROM edge_logs WHERE ${RANGE} AND timestamp > toDateTime64({lower:String}, 6, 'UTC')) GROUP BY timestamp ORDER BY timestamp ASC`,
+      { lower: chartLower(r).replace('T', ' ').replace('Z', '') },
+    ),
+  });
+  const pgChart = (r: StudioRequest, kind: string): StudioCase => ({
+    kind,
+    request: r,
+    shape: 'buckets',
+    postgres: pg(
+      'postgres_logs',
+      r,
+      `SELECT ${trunc(unitOf(r))} AS timestamp,\n  count(CASE WHEN NOT (${tSeverity} IN ('ERROR', 'FATAL', 'PANIC') OR ${tSeverity} IN ('WARNING')) THEN 1 END) AS ok_count,\n  count(CASE WHEN ${tSeverity} IN ('ERROR', 'FATAL', 'PANIC') THEN 1 END) AS error_count,\n  count(CASE WHEN ${tSeverity} IN ('WARNING') THEN 1 END) AS warning_count\nFROM postgres_logs t\nWHERE ${after(chartLower(r))}\nGROUP BY timestamp\nORDER BY timestamp ASC`,
+    ),
+    clickhouse: ch(
+      r,
+      `SELECT toUnixTimestamp(${startOf(r)}(timestamp)) * 1000000 AS timestamp, countIf(NOT (ifNull(s IN ('ERROR', 'FATAL', 'PANIC'), 0) OR ifNull(s = 'WARNING', 0))) AS ok_count, countIf(s IN ('ERROR', 'FATAL', 'PANIC')) AS error_count, countIf(s = 'WARNING') AS warning_count FROM (SELECT timestamp, ${severity} AS s FROM postgres_logs WHERE ${RANGE} AND timestamp > toDateTime64({lower:String}, 6, 'UTC')) GROUP BY timestamp ORDER BY timestamp ASC`,
+      { lower: chartLower(r).replace('T', ' ').replace('Z', '') },
+    ),
+  });
+  const topPathsCase = (r: StudioRequest, kind: string): StudioCase => ({
+    kind,
+    request: r,
+    shape: 'top',
+    groupBy: ['path', 'params'],
+    countColumn: 'c',
+    postgres: pg(
+      'edge_logs',
+      r,
+      `SELECT (metadata #>> '{request,path}') AS path, (metadata #>> '{request,search}') AS params, count(timestamp) AS c\nFROM edge_logs\nGROUP BY path, params\nORDER BY c DESC\nLIMIT 100`,
+    ),
+    clickhouse: ch(
+      r,
+      `SELECT JSONExtract(metadata, 'request', 'path', 'Nullable(String)') AS path, JSONExtract(metadata, 'request', 'search', 'Nullable(String)') AS params, count() AS c FROM edge_logs WHERE ${RANGE} GROUP BY path, params ORDER BY c DESC LIMIT 100`,
+    ),
+  });
+  const errorsByUserCase = (r: StudioRequest, kind: string): StudioCase => ({
+    kind,
+    request: r,
+    shape: 'top',
+    groupBy: ['user_name', 'error_severity'],
+    countColumn: 'count',
+    // `in` on a JSON field compares text (test "translate in operator arguments to text").
+    postgres: pg(
+      'postgres_logs',
+      r,
+      `SELECT count(t.timestamp) AS count, (t.metadata #>> '{parsed,user_name}') AS user_name, ${tSeverity} AS error_severity\nFROM postgres_logs AS t\nWHERE ${tSeverity} IN ('ERROR', 'FATAL', 'PANIC')\nGROUP BY (t.metadata #>> '{parsed,user_name}'), ${tSeverity}\nORDER BY count DESC\nLIMIT 100`,
+    ),
+    clickhouse: ch(
+      r,
+      `SELECT count() AS count, JSONExtract(metadata, 'parsed', 'user_name', 'Nullable(String)') AS user_name, ${severity} AS error_severity FROM postgres_logs WHERE ${RANGE} AND error_severity IN ('ERROR', 'FATAL', 'PANIC') GROUP BY user_name, error_severity ORDER BY count DESC LIMIT 100`,
+    ),
+  });
   return [
     {
       kind: 'list (API Gateway, last hour)',
@@ -131,38 +199,8 @@ export function studioCases(singleId: string): StudioCase[] {
       postgres: pg('edge_logs', count, `SELECT count(*) AS count FROM edge_logs WHERE (${status})::numeric BETWEEN 500 AND 599`),
       clickhouse: ch(count, `SELECT count() AS count FROM edge_logs WHERE ${RANGE} AND ${edgeStatus} BETWEEN 500 AND 599`),
     },
-    {
-      kind: 'chart by minute (API Gateway, last hour)',
-      request: minuteChart,
-      shape: 'buckets',
-      // `GROUP BY timestamp` is left as Studio wrote it: Postgres resolves a GROUP BY name to the input
-      // column first, so it groups by the event's own timestamp (rows per instant, not per minute).
-      postgres: pg(
-        'edge_logs',
-        minuteChart,
-        `SELECT ${trunc('minute')} AS timestamp,\n  count(CASE WHEN NOT (${tStatus} >= 500 OR ${tStatus} >= 400 AND ${tStatus} < 500) THEN 1 END) AS ok_count,\n  count(CASE WHEN ${tStatus} >= 500 THEN 1 END) AS error_count,\n  count(CASE WHEN ${tStatus} >= 400 AND ${tStatus} < 500 THEN 1 END) AS warning_count\nFROM edge_logs t\nWHERE ${after(chartLower(minuteChart))}\nGROUP BY timestamp\nORDER BY timestamp ASC`,
-      ),
-      clickhouse: ch(
-        minuteChart,
-        `SELECT toUnixTimestamp(toStartOfMinute(timestamp)) * 1000000 AS timestamp, countIf(NOT (ifNull(s >= 500, 0) OR ifNull(s >= 400 AND s < 500, 0))) AS ok_count, countIf(s >= 500) AS error_count, countIf(s >= 400 AND s < 500) AS warning_count FROM (SELECT timestamp, ${edgeStatus} AS s FROM edge_logs WHERE ${RANGE} AND timestamp > toDateTime64({lower:String}, 6, 'UTC')) GROUP BY timestamp ORDER BY timestamp ASC`,
-        { lower: chartLower(minuteChart).replace('T', ' ').replace('Z', '') },
-      ),
-    },
-    {
-      kind: 'chart by hour (Postgres, last 24 hours)',
-      request: hourChart,
-      shape: 'buckets',
-      postgres: pg(
-        'postgres_logs',
-        hourChart,
-        `SELECT ${trunc('hour')} AS timestamp,\n  count(CASE WHEN NOT (${tSeverity} IN ('ERROR', 'FATAL', 'PANIC') OR ${tSeverity} IN ('WARNING')) THEN 1 END) AS ok_count,\n  count(CASE WHEN ${tSeverity} IN ('ERROR', 'FATAL', 'PANIC') THEN 1 END) AS error_count,\n  count(CASE WHEN ${tSeverity} IN ('WARNING') THEN 1 END) AS warning_count\nFROM postgres_logs t\nWHERE ${after(chartLower(hourChart))}\nGROUP BY timestamp\nORDER BY timestamp ASC`,
-      ),
-      clickhouse: ch(
-        hourChart,
-        `SELECT toUnixTimestamp(toStartOfHour(timestamp)) * 1000000 AS timestamp, countIf(NOT (ifNull(s IN ('ERROR', 'FATAL', 'PANIC'), 0) OR ifNull(s = 'WARNING', 0))) AS ok_count, countIf(s IN ('ERROR', 'FATAL', 'PANIC')) AS error_count, countIf(s = 'WARNING') AS warning_count FROM (SELECT timestamp, ${severity} AS s FROM postgres_logs WHERE ${RANGE} AND timestamp > toDateTime64({lower:String}, 6, 'UTC')) GROUP BY timestamp ORDER BY timestamp ASC`,
-        { lower: chartLower(hourChart).replace('T', ' ').replace('Z', '') },
-      ),
-    },
+    edgeChart(minuteChart, 'chart by minute (API Gateway, last hour)'),
+    pgChart(hourChart, 'chart by hour (Postgres, last 24 hours)'),
     {
       kind: 'single log (API Gateway, by id, no range)',
       request: single,
@@ -175,38 +213,12 @@ export function studioCases(singleId: string): StudioCase[] {
       ),
       clickhouse: ch(single, `SELECT id, ${MICROS} AS micros, event_message, metadata FROM edge_logs WHERE ${RANGE} AND id = {id:String} LIMIT 1`, { id: singleId }),
     },
-    {
-      kind: 'Explorer: Top Paths (last hour)',
-      request: topPaths,
-      shape: 'top',
-      groupBy: ['path', 'params'],
-      countColumn: 'c',
-      postgres: pg(
-        'edge_logs',
-        topPaths,
-        `SELECT (metadata #>> '{request,path}') AS path, (metadata #>> '{request,search}') AS params, count(timestamp) AS c\nFROM edge_logs\nGROUP BY path, params\nORDER BY c DESC\nLIMIT 100`,
-      ),
-      clickhouse: ch(
-        topPaths,
-        `SELECT JSONExtract(metadata, 'request', 'path', 'Nullable(String)') AS path, JSONExtract(metadata, 'request', 'search', 'Nullable(String)') AS params, count() AS c FROM edge_logs WHERE ${RANGE} GROUP BY path, params ORDER BY c DESC LIMIT 100`,
-      ),
-    },
-    {
-      kind: 'Explorer: Error Count by User (last hour)',
-      request: errorsByUser,
-      shape: 'top',
-      groupBy: ['user_name', 'error_severity'],
-      countColumn: 'count',
-      // `in` on a JSON field compares text (test "translate in operator arguments to text").
-      postgres: pg(
-        'postgres_logs',
-        errorsByUser,
-        `SELECT count(t.timestamp) AS count, (t.metadata #>> '{parsed,user_name}') AS user_name, ${tSeverity} AS error_severity\nFROM postgres_logs AS t\nWHERE ${tSeverity} IN ('ERROR', 'FATAL', 'PANIC')\nGROUP BY (t.metadata #>> '{parsed,user_name}'), ${tSeverity}\nORDER BY count DESC\nLIMIT 100`,
-      ),
-      clickhouse: ch(
-        errorsByUser,
-        `SELECT count() AS count, JSONExtract(metadata, 'parsed', 'user_name', 'Nullable(String)') AS user_name, ${severity} AS error_severity FROM postgres_logs WHERE ${RANGE} AND error_severity IN ('ERROR', 'FATAL', 'PANIC') GROUP BY user_name, error_severity ORDER BY count DESC LIMIT 100`,
-      ),
-    },
+    topPathsCase(topPaths, 'Explorer: Top Paths (last hour)'),
+    errorsByUserCase(errorsByUser, 'Explorer: Error Count by User (last hour)'),
+    // "Last 7 days": the whole week (no tier window with the Supabase preset), every scan 7 times the day's.
+    edgeChart(named('API Gateway: chart by hour, last 7 days'), 'chart by hour (API Gateway, last 7 days)'),
+    pgChart(named('Postgres: chart by hour, last 7 days'), 'chart by hour (Postgres, last 7 days)'),
+    topPathsCase(named('Explorer: template Top Paths, last 7 days'), 'Explorer: Top Paths (last 7 days)'),
+    errorsByUserCase(named('Explorer: template Error Count by User, last 7 days'), 'Explorer: Error Count by User (last 7 days)'),
   ];
 }

@@ -20,6 +20,7 @@ import { studioCases, type StudioCase } from './studio-cases';
 import { openStudioChdb } from './studio-chdb';
 import { prepareStudioData, STUDIO_SCALES, weekId, type StudioScale } from './studio-data';
 import { openLogflarePostgres } from './studio-logflare';
+import { missingPostgres } from './postgres';
 import { openOurs } from './studio-ours';
 import { round, summarize, timeMs, type Timing } from './stats';
 
@@ -165,8 +166,10 @@ if (import.meta.url === pathToFileURL(process.argv[1]!).href) {
   const scale = values.scale as StudioScale;
   if (!(scale in STUDIO_SCALES)) throw new Error(`--scale must be one of ${Object.keys(STUDIO_SCALES).join(', ')}`);
   const log = (line: string) => process.stderr.write(`${line}\n`);
+  const noPostgres = values['skip-postgres'] ? null : missingPostgres();
+  if (noPostgres) log(`studio: Logflare on Postgres left out: ${noPostgres}`);
   const result = await measureStudio(
-    { scale, runs: Math.max(1, Number(values.runs)), pgRuns: Math.max(1, Number(values['pg-runs'])), postgres: !values['skip-postgres'], chdb: !values['skip-chdb'] },
+    { scale, runs: Math.max(1, Number(values.runs)), pgRuns: Math.max(1, Number(values['pg-runs'])), postgres: !values['skip-postgres'] && !noPostgres, chdb: !values['skip-chdb'] },
     log,
   );
   if (values.json) await writeFile(values.json, JSON.stringify(result, null, 2));

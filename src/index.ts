@@ -58,6 +58,10 @@ export type { ShipTarget } from './managed/clickhouse-shipper';
 export type { IngestResult } from './ingest/ingestor';
 export type { IngestSourceName } from './ingest/source-names';
 export { LOGFLARE_SOURCE_NAMES } from './ingest/source-names';
+// Log drains (docs/supabase.md, "Log Drains"): kept drains and rules, events forwarded once durable.
+export { openDrains } from './drains/open-drains';
+export type { Drains, DrainsOptions } from './drains/open-drains';
+export type { DrainStats } from './drains/forwarder';
 export {
   EngineError,
   InvalidBodyError,

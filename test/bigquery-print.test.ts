@@ -136,6 +136,16 @@ describe('the BigQuery printers, side by side', () => {
     expect(await value('length(s)')).toEqual({ duckdb: 'length("t"."s")', clickhouse: 'toInt64(lengthUTF8(`t`.`s`))' });
   });
 
+  it("FORMAT_TIMESTAMP's %M is the minute on every ClickHouse: cut from %T (current ClickHouse writes the month's name for %M, 18.16 has no %i)", async () => {
+    const at = "toDateTime(intDiv(`t`.`timestamp` - (((`t`.`timestamp` % 1000000) + 1000000) % 1000000), 1000000), 'UTC')";
+    const minute = "substring(formatDateTime(__f, '%T', 'UTC'), 4, 2)";
+    expect((await value("format_timestamp('%Y-%m-%d %H:%M %%M', timestamp)")).clickhouse).toBe(
+      `arrayMap(__f -> concat(formatDateTime(__f, '%Y-%m-%d %H:', 'UTC'), ${minute}, formatDateTime(__f, ' %%M', 'UTC')), [${at}])[1]`,
+    );
+    expect((await value("format_timestamp('%M', timestamp)")).clickhouse).toBe(`arrayMap(__f -> ${minute}, [${at}])[1]`);
+    expect((await value("format_timestamp('%F %T', timestamp)")).clickhouse).toBe(`arrayMap(__f -> formatDateTime(__f, '%F %T', 'UTC'), [${at}])[1]`);
+  });
+
   it('timestamps: DuckDB TIMESTAMP, ClickHouse microseconds in an Int64; whole units towards zero, UNIX_SECONDS down', async () => {
     expect(await value("timestamp_add(timestamp '2026-11-20T10:00:00Z', interval 2 minute)")).toEqual({
       duckdb: 'make_timestamp(epoch_us(make_timestamp(1795168800000000)) + 120000000)',
@@ -232,7 +242,7 @@ describe('the BigQuery printers, side by side', () => {
     const duckFraction = fraction.duckdb.replace('"t"."timestamp_micros"', 'epoch_us("t"."timestamp")');
     expect(await value('cast(timestamp as string)')).toEqual({
       duckdb: `(strftime("t"."timestamp", '%Y-%m-%d %H:%M:%S') || CASE WHEN (${duckFraction} = 0) THEN '' ELSE ('.' || regexp_replace(substr(CAST((${duckFraction} + 1000000) AS VARCHAR), 2, 6), '0+$', '', 'g')) END || '+00')`,
-      clickhouse: `(formatDateTime(toDateTime(intDiv(\`t\`.\`timestamp\` - (((\`t\`.\`timestamp\` % 1000000) + 1000000) % 1000000), 1000000), 'UTC'), '%Y-%m-%d %H:%M:%S', 'UTC') || CASE WHEN (${fraction.clickhouse} = toInt64(0)) THEN '' ELSE ('.' || replaceRegexpAll(substringUTF8(toString((${fraction.clickhouse} + toInt64(1000000))), toUInt64(toInt64(2)), toUInt64(greatest(toInt64(6), 0))), '(?-s)0+$', '')) END || '+00')`,
+      clickhouse: `(arrayMap(__f -> formatDateTime(__f, '%F %T', 'UTC'), [toDateTime(intDiv(\`t\`.\`timestamp\` - (((\`t\`.\`timestamp\` % 1000000) + 1000000) % 1000000), 1000000), 'UTC')])[1] || CASE WHEN (${fraction.clickhouse} = toInt64(0)) THEN '' ELSE ('.' || replaceRegexpAll(substringUTF8(toString((${fraction.clickhouse} + toInt64(1000000))), toUInt64(toInt64(2)), toUInt64(greatest(toInt64(6), 0))), '(?-s)0+$', '')) END || '+00')`,
     });
     expect(await value('safe_cast(timestamp as string)')).toEqual(await value('cast(timestamp as string)'));
     await expect(value('cast(timestamp as int64)')).rejects.toThrow('CAST of a TIMESTAMP to this type is not supported here: cast it to STRING, or use UNIX_MICROS.');

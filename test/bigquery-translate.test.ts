@@ -221,6 +221,15 @@ describe('the BigQuery dialect on DuckDB', () => {
     expect(await ids("select id from auth_logs where id between 'x' and 'y' and id not like 'z%' and id in ('x', 'y', 'q') order by id")).toEqual(['x', 'y']);
   });
 
+  it("JSON_VALUE of a string holding JSON: a scalar's text; an object, an array, null, a missing key and text that is no JSON are NULL", async () => {
+    const text = `'{"o":{"k":1},"l":[1],"n":null,"s":"v\\u00e9"}'`;
+    const sql = `select json_value(${text}, '$.o') as o, json_value(${text}, '$.l') as l, json_value(${text}, '$.n') as n, json_value(${text}, '$.s') as s, json_value(${text}, '$.o.k') as k, json_value(${text}, '$.x') as x, json_value(${text}, '$') as whole, json_value(event_message, '$.level') as level from auth_logs where id in ('x', 'z') order by id`;
+    expect(await h.rows(sql)).toEqual([
+      { o: null, l: null, n: null, s: 'v\u00e9', k: '1', x: null, whole: null, level: 'info' },
+      { o: null, l: null, n: null, s: 'v\u00e9', k: '1', x: null, whole: null, level: null },
+    ]);
+  });
+
   it('MIN/MAX of a JSON field compare numbers (a FLOAT64); a value that is no number, even "404", fails the query naming the aggregate', async () => {
     const from = ' from edge_logs cross join unnest(metadata) as m cross join unnest(m.response) as r';
     expect(await h.rows(`select max(r.origin_time) as mx, min(r.origin_time) as mn, max(distinct r.origin_time) as d${from}`)).toEqual([{ mx: 1500, mn: 20, d: 1500 }]);

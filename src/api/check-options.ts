@@ -28,6 +28,7 @@ const KNOWN_OPTIONS = [
   'fillEmptyBuckets',
   'engine',
   'onWarning',
+  'onIngested',
   'endpoints',
   'sourceDefinitions',
   'singleProject',
@@ -76,6 +77,7 @@ export function checkEndpointsOptions(options: unknown): asserts options is Endp
     if (storage.clickhouse !== undefined) checkShipping(storage, o.engine);
   }
   checkFunction('onWarning', o.onWarning, 'a function');
+  checkFunction('onIngested', o.onIngested, 'a function');
   checkFunction('now', o.now, 'a function returning a Date');
   checkFunction('cacheClock', o.cacheClock, 'a function returning milliseconds since the epoch');
   if (o.cache !== undefined && o.cache !== false) checkMethods('cache', o.cache, ['get', 'set', 'delete'], 'false or a ResultCache');

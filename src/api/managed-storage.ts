@@ -66,7 +66,19 @@ export class ManagedStorage {
       },
     });
     const memory = options.engine ? undefined : new MemoryTables(sources, memoryTablesBytes);
-    const ingestor = new Ingestor(walSet, sourceNames, options.now ?? systemNow, undefined, memory && ((source, seq, lines) => memory.insert(source, seq, lines)));
+    const told = options.onIngested;
+    const onDurable =
+      memory || told
+        ? async (source: SourceName, seq: number, lines: Uint8Array) => {
+            if (memory) await memory.insert(source, seq, lines);
+            try {
+              told?.(source, lines);
+            } catch {
+              // The batch is durable: a failing hook must not fail its ingest.
+            }
+          }
+        : undefined;
+    const ingestor = new Ingestor(walSet, sourceNames, options.now ?? systemNow, undefined, onDurable);
     return new ManagedStorage(sources, walSet, memory, ingestor);
   }
 

@@ -125,6 +125,12 @@ export interface EndpointsOptions {
    * damaged Parquet, broken compression, unreadable. Answers carry `skippedFiles` either way.
    */
   onWarning?: (warning: EndpointsWarning) => void;
+  /**
+   * Told of each batch once it is durable, before its ingest is answered: the source and the
+   * batch's lines as stored (UTF-8 JSON, one event per line). For forwarding (log drains'
+   * `offer`): it must return at once and never throw; it cannot fail or slow the ingest.
+   */
+  onIngested?: (source: SourceName, lines: Uint8Array) => void;
 }
 
 /**

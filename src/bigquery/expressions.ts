@@ -298,7 +298,7 @@ function timestampText(arg: Expr): Expr {
     else: { t: 'op', op: '||', args: [text('.'), trimmed], kind: 'text' },
     kind: 'text',
   };
-  const seconds: Expr = { t: 'call', fn: 'format_timestamp', args: [text('%Y-%m-%d %H:%M:%S'), arg], kind: 'text' };
+  const seconds: Expr = { t: 'call', fn: 'format_timestamp', args: [text('%F %T'), arg], kind: 'text' };
   return { t: 'call', fn: 'concat', args: [seconds, dot, text('+00')], kind: 'text' };
 }
 

@@ -1,5 +1,5 @@
 import type { ExprContext } from './context';
-import type { AggFn, Expr, Kind, TimeUnit } from './ir';
+import { jsonKeysText, type AggFn, type Expr, type Kind, type TimeUnit } from './ir';
 import { asKind, commonKind, kindOf } from './kinds';
 import type { Node } from './parse-bigquery';
 import { refuse, shown } from './refuse';
@@ -298,7 +298,7 @@ function jsonPath(name: string, args: Expr[], kind: 'text' | 'json'): Expr {
     return kind === 'text' ? asKind(field, 'text', name) : field;
   }
   if (kindOf(arg) !== 'text') refuse('function', `${name} reads a JSON field or a STRING holding JSON.`);
-  return call(kind === 'text' ? 'json_value_text' : 'json_query_text', [arg, { t: 'lit', kind: 'text', value: path.join('\u0000') }], kind);
+  return call(kind === 'text' ? 'json_value_text' : 'json_query_text', [arg, { t: 'lit', kind: 'text', value: jsonKeysText(path) }], kind);
 }
 
 /** `$.a.b` or `$."a b"` (no array subscripts) as keys. */

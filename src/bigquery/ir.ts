@@ -133,3 +133,19 @@ export const UNNEST_COLUMN = `${RESERVED_PREFIX}unnest`;
 export function unnestColumn(alias: UnnestAlias): string {
   return `${RESERVED_PREFIX}${alias.slot}`;
 }
+
+/**
+ * A JSONPath's keys as the text literal `json_value_text` and `json_query_text` carry (a key
+ * holds no NUL), and back; no keys (`$`) is the empty text.
+ *
+ * @example
+ * jsonKeys(jsonKeysText(['auth_event', 'action'])); // ['auth_event', 'action']
+ */
+export function jsonKeysText(keys: readonly string[]): string {
+  return keys.join('\u0000');
+}
+
+/** The keys of a `jsonKeysText` (above). @example jsonKeys(''); // [] */
+export function jsonKeys(text: string): string[] {
+  return text === '' ? [] : text.split('\u0000');
+}

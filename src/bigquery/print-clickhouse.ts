@@ -1,10 +1,11 @@
 import type { ColumnType } from '../sql/column-types';
 import type { BodyIR, Expr, FromIR, Kind, QueryIR, SelectIR, TimeUnit, UnnestAlias } from './ir';
-import { UNNEST_COLUMN } from './ir';
+import { jsonKeys, UNNEST_COLUMN } from './ir';
 import { kindOf } from './kinds';
 import { refuse } from './refuse';
 import { flatPathsColumn, flatValuesColumn, jsonKeyPath } from '../util/json-flat-paths';
 import { SqlPrinter, UNIT_MICROS } from './print-sql';
+import { jsonValueOfText } from './print-clickhouse-json';
 
 /** Table name -> the FROM item ClickHouse reads it by: a subquery over the source's table, bound to the request. */
 export type ClickHouseTables = Readonly<Record<string, string>>;
@@ -360,16 +361,48 @@ class ClickHousePrinter extends SqlPrinter {
         return `(${a[0]} - (((${a[0]} % ${u}) + ${u}) % ${u}))`;
       }
       case 'format_timestamp':
-        return `formatDateTime(${ts(a[1]!)}, ${str(textArg(0).replace(/%Z/g, 'UTC').replace(/%z/g, '+0000'))}, 'UTC')`;
+        return bind('__f', ts(a[1]!), formatTime('__f', textArg(0).replace(/%Z/g, 'UTC').replace(/%z/g, '+0000')));
       case 'extract':
         return extractPart(textArg(0), ts(a[1]!));
       case 'json_value_text':
+        return jsonValueOfText(a[0]!, jsonKeys(textArg(1)), { str, bind });
       case 'json_query_text':
-        return unsupported('JSON_VALUE and JSON_QUERY of a STRING');
+        return unsupported('JSON_QUERY of a STRING');
       default:
         return super.call(fn, a, args);
     }
   }
+}
+
+/**
+ * formatDateTime of a FORMAT_TIMESTAMP format, each `%M` (the minute) cut from `%T`: ClickHouse
+ * 18.16 writes the minute for `%M`, current ClickHouse the month's name ("November"), and the
+ * `%i` current ClickHouse has for the minute does not exist on 18.16.
+ *
+ * @example
+ * formatTime('__f', '%H:%M'); // "concat(formatDateTime(__f, '%H:', 'UTC'), substring(formatDateTime(__f, '%T', 'UTC'), 4, 2))"
+ */
+function formatTime(dateTime: string, format: string): string {
+  const pieces: string[] = [];
+  let text = '';
+  const flush = () => {
+    if (text !== '') pieces.push(`formatDateTime(${dateTime}, ${str(text)}, 'UTC')`);
+    text = '';
+  };
+  for (let i = 0; i < format.length; i++) {
+    if (format[i] === '%' && format[i + 1] === 'M') {
+      flush();
+      pieces.push(`substring(formatDateTime(${dateTime}, '%T', 'UTC'), 4, 2)`);
+      i++;
+    } else if (format[i] === '%') {
+      text += format.slice(i, i + 2);
+      i++;
+    } else {
+      text += format[i];
+    }
+  }
+  flush();
+  return pieces.length === 0 ? "''" : pieces.length === 1 ? pieces[0]! : `concat(${pieces.join(', ')})`;
 }
 
 /** An RE2 pattern where `.` does not match a newline, as in BigQuery (ClickHouse's does). */

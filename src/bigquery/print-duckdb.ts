@@ -1,6 +1,6 @@
 import type { ColumnType } from '../sql/column-types';
 import type { BodyIR, Expr, FromIR, Kind, QueryIR, UnnestAlias } from './ir';
-import { unnestColumn } from './ir';
+import { jsonKeys, unnestColumn } from './ir';
 import { SqlPrinter } from './print-sql';
 
 const q = (name: string) => `"${name.replaceAll('"', '""')}"`;
@@ -162,10 +162,14 @@ class DuckDbPrinter extends SqlPrinter {
         if (part === 'dayofyear') return `dayofyear(${a[1]})`;
         return `date_part(${str(part)}, ${a[1]})`;
       }
-      case 'json_value_text':
-        return `json_extract_string(CASE WHEN json_valid(${a[0]}) THEN ${a[0]} END, ${jsonPath(textArg(1).split('\u0000'))})`;
+      // A scalar's text: an object or an array is NULL, as in BigQuery (json_extract_string would give its JSON).
+      case 'json_value_text': {
+        const json = `CASE WHEN json_valid(${a[0]}) THEN ${a[0]} END`;
+        const path = jsonPath(jsonKeys(textArg(1)));
+        return `CASE WHEN json_type(${json}, ${path}) IN ('OBJECT', 'ARRAY') THEN NULL ELSE json_extract_string(${json}, ${path}) END`;
+      }
       case 'json_query_text':
-        return `nullif(json_extract(CASE WHEN json_valid(${a[0]}) THEN ${a[0]} END, ${jsonPath(textArg(1).split('\u0000'))}), CAST('null' AS JSON))`;
+        return `nullif(json_extract(CASE WHEN json_valid(${a[0]}) THEN ${a[0]} END, ${jsonPath(jsonKeys(textArg(1)))}), CAST('null' AS JSON))`;
       default:
         return super.call(fn, a, args);
     }

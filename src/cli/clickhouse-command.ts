@@ -14,6 +14,7 @@ import { progressBar } from './progress-bar';
 import { HTTP_SERVER_OPTIONS, httpServerSettings, serveHttp } from './http-server-flags';
 import { UsageError } from './usage-error';
 import { systemNow } from '../time/clock';
+import { serverDrains } from './server-drains';
 
 /** Where the tables are: every subcommand takes these. */
 const TARGET_OPTIONS = {
@@ -130,6 +131,8 @@ async function serve(argv: string[], io: CliIO, config: ConfigFile, sources: Sou
   const { duckdb: _duckdb, ...options } = combinedOptions('clickhouse', { now: clockOf('clickhouse', values.now), noCache: settings.noCache }, config);
   const engine = clickhouseEngine({ ...target!, ...settings.limits });
   const { sources: _globs, ...fromConfig } = endpointsOptionsOf(config);
+  // Log drains forward what ingest keeps, as with serve.
+  const drains = serverDrains(storage, io);
   const ep = await createEndpoints({
     ...fromConfig,
     ...options,
@@ -140,6 +143,7 @@ async function serve(argv: string[], io: CliIO, config: ConfigFile, sources: Sou
       io.stderr.write(`${systemNow().toISOString()} warning: ${warning.message}\n`);
       config.onWarning?.(warning);
     },
+    ...drains.endpointsOptions,
   });
   const now = options.now;
   let away = false;
@@ -158,7 +162,9 @@ async function serve(argv: string[], io: CliIO, config: ConfigFile, sources: Sou
     `Serving ClickHouse ${target!.database} at ${target!.url}`,
     away ? `ClickHouse at ${target!.url} cannot be reached yet: queries answer 503 until it can; ingested events wait in ${storage!.dataDir} and are shipped once it is back.` : null,
   ];
-  return serveHttp(ep, settings, io, intro, ' until shipped to ClickHouse');
+  const code = await serveHttp(ep, { ...settings, drains: await drains.open(ep) }, io, intro, ' until shipped to ClickHouse');
+  drains.close();
+  return code;
 }
 
 function help(io: CliIO, sources: SourceSet): number {

@@ -7,6 +7,7 @@ import { apiKeysOf, ingestKeysOf, integerOf } from './parse-options';
 import { runServer } from './run-server';
 import { UsageError } from './usage-error';
 import { supabaseKeys } from './supabase-flag';
+import type { Drains } from '../drains/open-drains';
 
 /**
  * The flags of every command that serves the HTTP API (`serve`, `clickhouse serve`): one list and
@@ -79,6 +80,8 @@ export interface HttpServerSettings {
   limits: { maxConcurrentQueries?: number; maxQueuedQueries?: number; queryTimeoutMs?: number };
   /** Managed storage (`--data-dir` and the config's `storage`, combined), when asked for. */
   storage: StorageOptions | undefined;
+  /** Log drains, served on Studio's routes (`serve` opens them with a data dir). */
+  drains?: Drains;
 }
 
 /**
@@ -156,6 +159,7 @@ export function serveHttp(ep: Endpoints, settings: HttpServerSettings, io: CliIO
       openMetrics: settings.openMetrics,
       otlpDefaultSource: settings.otlpDefaultSource,
       shutdownGraceMs: settings.shutdownGraceMs,
+      ...(settings.drains ? { drains: settings.drains } : {}),
     },
     io,
     ({ url }) => {

@@ -11,6 +11,7 @@ import { combinedGlobs, combinedOptions } from './config-and-flags';
 import { globFlagOptions, globsOfFlags, requireSomeGlobs } from './source-flags';
 import { systemNow } from '../time/clock';
 import { describeBudget, memoryBudget } from '../duckdb/memory-budget';
+import { serverDrains } from './server-drains';
 
 /** `log-endpoints serve`: the HTTP API over the given logs until SIGINT/SIGTERM. */
 export async function serveCommand(argv: string[], io: CliIO): Promise<number> {
@@ -28,6 +29,8 @@ export async function serveCommand(argv: string[], io: CliIO): Promise<number> {
   const options = combinedOptions('serve', { ...duckdbOf('serve', values), now: clockOf('serve', values.now), singleProject: values['single-project'], noCache: settings.noCache }, config);
   warnEmptySourceGlobs(io, values, sources);
   if (settings.storage === undefined) warnMissingSources(io, globs, sources, endpointSet(config.endpoints).list);
+  // Log drains forward what ingest keeps: with a data dir only.
+  const drains = serverDrains(settings.storage, io);
   const ep = await createEndpoints({
     ...endpointsOptionsOf(config),
     ...options,
@@ -38,9 +41,12 @@ export async function serveCommand(argv: string[], io: CliIO): Promise<number> {
       io.stderr.write(`${systemNow().toISOString()} warning: ${warning.message}\n`);
       config.onWarning?.(warning);
     },
+    ...drains.endpointsOptions,
   });
-  return serveHttp(ep, settings, io, [
+  const code = await serveHttp(ep, { ...settings, drains: await drains.open(ep) }, io, [
     `Memory budget ${describeBudget(memoryBudget(options.memoryLimit))}${config.duckdb?.memoryLimit ? `; queries' DuckDB: ${config.duckdb.memoryLimit} (the config's duckdb.memoryLimit)` : ''}.`,
     options.now ? `Every window is evaluated at ${options.now().toISOString()} (--now).` : null,
   ]);
+  drains.close();
+  return code;
 }

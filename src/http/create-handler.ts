@@ -18,6 +18,7 @@ import { catalogDays } from './catalog-days';
 import { InFlightBudget, ingestRoute } from './ingest-route';
 import { otlpLogsRoute } from './otlp-route';
 import { callerSql, declaresBody } from './caller-sql';
+import { drainsRoute } from './drains-route';
 import { printable } from '../util/printable';
 
 /** A fetch-style request handler, as Hono, Bun, Deno and service workers take it. */
@@ -86,6 +87,14 @@ export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHand
       const serve = route.kind === 'ingest' ? ingestRoute : otlpLogsRoute;
       return serve(ep, request, url.search, config, ingestBudget, mayIngest, presentedKey(request.header));
     }
+    if (config.drains && (route.kind === 'backends' || route.kind === 'backend' || route.kind === 'rules')) {
+      requireKey(request);
+      return drainsRoute(config.drains, route, method, url.search, request);
+    }
+    if (route.kind === 'backend' || route.kind === 'rules') {
+      requireKey(request);
+      throw notFound();
+    }
     if (method !== 'GET' && method !== 'HEAD' && !(method === 'POST' && route.kind === 'query')) {
       const allow = route.kind === 'query' ? ALLOW_QUERY : ALLOW;
       const use = route.kind === 'query' ? 'GET, HEAD or POST' : 'GET or HEAD';
@@ -97,7 +106,7 @@ export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHand
       case 'health':
         return health();
       case 'metrics':
-        return send(200, metricsText(ep.stats()), { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8', 'Cache-Control': 'no-store' });
+        return send(200, metricsText(ep.stats(), undefined, config.drains?.stats()), { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8', 'Cache-Control': 'no-store' });
       case 'openapi':
         openapi ??= JSON.stringify(openApiDocument(ep.definitions, { basePath: config.basePath, auth: config.auth }));
         return send(200, openapi, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-cache' });
@@ -112,8 +121,8 @@ export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHand
       case 'dashboard-asset':
         return dashboard!.asset(route.name, request);
       case 'backends':
-        // Studio's Log Drains page lists Logflare's backends of type log-drain: there are none
-        // here (events are not forwarded anywhere), and creating one is refused above (GET only).
+        // A handler without drains (createHandler's `drains`) lists none, and creating one is
+        // refused above (GET only).
         return sendJson(200, []);
       case 'sources':
         // Logflare's source list as Studio's Log Drains page reads it: each source by its fixed UUID and Logflare name.
@@ -163,7 +172,10 @@ export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHand
 
   /** Never waits on the engine past `healthTimeoutMs`: a busy engine is reported, not waited for. */
   async function health(): Promise<PlainResponse> {
-    const { status, degraded } = await ep.health({ timeoutMs: config.healthTimeoutMs });
+    const report = await ep.health({ timeoutMs: config.healthTimeoutMs });
+    const { status } = report;
+    // A log drain whose receiver fails is named, and the service stays up: its events wait or are dropped, ingest goes on.
+    const degraded = config.drains?.stats().some((d) => d.lastError !== null) ? [...report.degraded, 'drains'] : report.degraded;
     return sendJson(status === 'ok' ? 200 : 503, degraded.length ? { status, degraded } : { status });
   }
 

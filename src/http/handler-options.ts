@@ -1,5 +1,6 @@
 import { InvalidOptionError } from '../errors';
 import type { DashboardOptions } from './serve-dashboard';
+import type { Drains } from '../drains/open-drains';
 import { MAX_BODY_BYTES } from '../ingest/read-body';
 
 /** What the handler passes to `onError` with each error it answers with a 5xx status. */
@@ -68,6 +69,12 @@ export interface HandlerOptions {
    * cannot send one (default: off, a query key is needed as on every route but `/health`).
    */
   openMetrics?: boolean;
+  /**
+   * Log drains (`openDrains`): Studio's Log Drains calls (`/api/backends`, `/api/rules`) create,
+   * change and delete them, with a query key (docs/supabase.md, "Log Drains"). Without it the
+   * list is empty and creating one is refused.
+   */
+  drains?: Drains;
 }
 
 /** The longest URL the handler serves by default, in bytes. */
@@ -112,6 +119,7 @@ export interface ResolvedOptions {
   ingest: Required<IngestLimits>;
   openMetrics: boolean;
   otlpDefaultSource: string | null;
+  drains: Drains | null;
 }
 
 /** Defaults applied, the base path normalised, and a handler without keys refused. */
@@ -134,6 +142,7 @@ export function resolveOptions(options: HandlerOptions): ResolvedOptions {
     dashboard: options.dashboard === true ? {} : options.dashboard || null,
     openMetrics: options.openMetrics === true,
     otlpDefaultSource: options.otlpDefaultSource || null,
+    drains: options.drains ?? null,
     ingest: {
       maxBodyBytes: positiveOr(options.ingest?.maxBodyBytes, MAX_BODY_BYTES, 'ingest.maxBodyBytes'),
       maxBytesInFlight: positiveOr(options.ingest?.maxBytesInFlight, 64 * 1024 * 1024, 'ingest.maxBytesInFlight'),

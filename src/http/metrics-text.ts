@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { EndpointsStats } from '../api/public-types';
+import type { DrainStats } from '../drains/forwarder';
 
 /** One metric: its name, type, help, and its samples (labels and value). */
 interface Metric {
@@ -12,12 +13,12 @@ interface Metric {
 /**
  * An instance's stats in Prometheus' text exposition format (version 0.0.4), as `GET /metrics`
  * answers it (docs/operations.md, "Metrics"). `peakResidentBytes` is the kernel's high-water mark
- * (VmHWM), null where /proc is not there.
+ * (VmHWM), null where /proc is not there. `drains`: each log drain's counters, labelled by its id, name and type.
  *
  * @example
  * metricsText(ep.stats()); // '# HELP log_endpoints_memory_budget_bytes ...\n...'
  */
-export function metricsText(stats: EndpointsStats, peakResidentBytes: number | null = peakResident()): string {
+export function metricsText(stats: EndpointsStats, peakResidentBytes: number | null = peakResident(), drains: readonly DrainStats[] = []): string {
   const storage = stats.storage;
   const metrics: Metric[] = [
     gauge('memory_budget_bytes', 'The process memory budget (--memory-limit).', stats.memory.budgetBytes),
@@ -43,6 +44,15 @@ export function metricsText(stats: EndpointsStats, peakResidentBytes: number | n
       { name: 'compaction_lag_bytes', type: 'gauge', help: 'Closed write-ahead bytes not yet compacted.', samples: perSource((s) => s.lagBytes) },
       gauge('settled', '1 when every acknowledged event is compacted (no write-ahead bytes) and nothing is recovering.', storage.settled ? 1 : 0),
       counter('compaction_failures_total', 'Failed compaction runs (each is retried).', storage.compactionFailures),
+    );
+  }
+  if (drains.length > 0) {
+    const perDrain = (pick: (d: DrainStats) => number) => drains.map((d) => ({ labels: { drain: String(d.id), name: d.name, type: d.type }, value: pick(d) }));
+    metrics.push(
+      { name: 'drain_sent_events_total', type: 'counter', help: 'Events a log drain received (2xx).', samples: perDrain((d) => d.sent) },
+      { name: 'drain_dropped_events_total', type: 'counter', help: 'Events given up for a log drain (backlog full, attempts spent, refused).', samples: perDrain((d) => d.dropped) },
+      { name: 'drain_failures_total', type: 'counter', help: 'Failed attempts at sending to a log drain.', samples: perDrain((d) => d.failures) },
+      { name: 'drain_queued_events', type: 'gauge', help: 'Events waiting in memory for a log drain.', samples: perDrain((d) => d.queued) },
     );
   }
   return metrics.map(render).join('');

@@ -16,6 +16,8 @@ export type Route =
   | { kind: 'otlp-logs' }
   // Logflare's management API as self-hosted Studio's Log Drains page calls it (docs/supabase.md).
   | { kind: 'backends' }
+  | { kind: 'backend'; token: string }
+  | { kind: 'rules' }
   | { kind: 'sources' }
   | { kind: 'unknown' };
 
@@ -54,6 +56,13 @@ export function matchRoute(path: string, options: RouteOptions = {}): Route {
   if (path === '/v1/logs') return { kind: 'otlp-logs' };
   if (path === '/api/backends') return { kind: 'backends' };
   if (path === '/api/sources') return { kind: 'sources' };
+  if (path === '/api/rules') return { kind: 'rules' };
+  const backend = /^\/api\/backends\/([^/]+)$/.exec(path);
+  if (backend) {
+    const token = decodePathSegment(backend[1]!);
+    if (token === null) throw new LogEndpointsError('bad_request', 400, 'The URL path has malformed percent-encoding.');
+    return { kind: 'backend', token };
+  }
   const m = /^\/api\/endpoints\/(?:query\/)?([^/]+)$/.exec(path);
   if (!m) return { kind: 'unknown' };
   const nameOrId = decodePathSegment(m[1]!);

@@ -71,6 +71,32 @@ const FUNCTIONS: TestEvent[] = [
   },
 ];
 
+/**
+ * Log lines holding JSON (or not) for JSON_VALUE of a STRING, with BigQuery's answer for `$.a.b`
+ * and `$.a` of each: a scalar's text (a string decoded), NULL when missing, null, an object, an
+ * array or no JSON at all.
+ */
+const MESSAGES: Array<TestEvent & { ab: string | null; a: string | null }> = (
+  [
+    { id: 'j1', event_message: '{"a":{"b":"x\\"y\\\\z\\u00e9\\ud83d\\ude00\\n"}}', ab: 'x"y\\z\u00e9\u{1f600}\n', a: null },
+    { id: 'j2', event_message: ' {"a" : { "b" : 42 , "c" : [1, {"b": 2}] } }\n', ab: '42', a: null },
+    { id: 'j3', event_message: '{"x":{"b":1},"a":"top","b":2}', ab: null, a: 'top' },
+    { id: 'j4', event_message: '{"a":{"x":{"b":1}},"k":{"b":3}}', ab: null, a: null },
+    { id: 'j5', event_message: '{"a":[{"b":1}]}', ab: null, a: null },
+    { id: 'j6', event_message: '{"a":{"b":null}}', ab: null, a: null },
+    { id: 'j7', event_message: '{"a":{"b":true}}', ab: 'true', a: null },
+    { id: 'j8', event_message: '{"a":{"b":{"c":1}}}', ab: null, a: null },
+    { id: 'j9', event_message: '{"a":{"b":"{project:String}"}}', ab: '{project:String}', a: null },
+    { id: 'j10', event_message: '{"a":1} trailing', ab: null, a: null },
+    { id: 'j11', event_message: '{"a":{"b":1]}', ab: null, a: null },
+    { id: 'j12', event_message: '2026/11/20 10:00:00 [POP] info - 0.0123 seconds', ab: null, a: null },
+    { id: 'j13', event_message: '{"\\u0061":{"b":-7}}', ab: '-7', a: null },
+    { id: 'j14', event_message: '[{"a":1}]', ab: null, a: null },
+    { id: 'j15', event_message: '{"a":"x\ty"}', ab: null, a: null },
+    { id: 'j16', event_message: '"top-level"', ab: null, a: null },
+  ] as const
+).map((m, i) => ({ ...m, timestamp: `2026-11-20T12:00:${String(i).padStart(2, '0')}Z` }));
+
 /** Queries of each feature over the tables ClickHouse keeps. */
 const FEATURES = [
   'select id, r.path from edge_logs cross join unnest(metadata) as m cross join unnest(m.request) as r',
@@ -100,6 +126,8 @@ const FEATURES = [
   'select approx_quantiles(s.origin_time, 4) as q from edge_logs cross join unnest(metadata) as m cross join unnest(m.response) as s where s.origin_time is null',
   'select r.method, approx_quantiles(s.origin_time, 100) as q from edge_logs cross join unnest(metadata) as m cross join unnest(m.request) as r cross join unnest(m.response) as s group by 1',
   "select id, cast(timestamp as string) as ts, format_timestamp('%Y-%m-%d', timestamp) as d from edge_logs",
+  // %M is the minute (printed without formatDateTime's %M, which current ClickHouse reads as the month's name).
+  "select id, format_timestamp('%Y-%m-%d %H:%M', timestamp) as a, format_timestamp('%M', timestamp) as b, format_timestamp('%%M %M%%', timestamp) as c from edge_logs",
   // IN a subquery selecting a JSON field (compared as text, as = compares it), UNION ALL of a field and of values with a bare NULL.
   "select id from function_edge_logs where id in (select m.function_id from function_edge_logs cross join unnest(metadata) as m) or 'fn-1' in (select distinct m.function_id from function_edge_logs cross join unnest(metadata) as m)",
   'select m.function_id as v, m.execution_time_ms as t, null as n from function_edge_logs cross join unnest(metadata) as m union all select null, null, 2 from function_edge_logs',
@@ -139,9 +167,12 @@ describe('the BigQuery dialect on ClickHouse 18.16 (2 shards) versus DuckDB', ()
     }
     loader = clickhouseLoader({ url: cluster.url, database, cluster: cluster.name });
     const project = (p: string) => (e: TestEvent) => ({ ...e, project: p });
-    await loader.insertEvents('edgeLogs', [...EDGE.map(project('alpha')), ...EDGE.slice(0, 3).map((e) => ({ ...project('beta')(e), id: `beta-${e.id}` }))]);
+    await loader.insertEvents('edgeLogs', [
+      ...[...EDGE, ...MESSAGES.map(({ ab: _ab, a: _a, ...event }) => event)].map(project('alpha')),
+      ...EDGE.slice(0, 3).map((e) => ({ ...project('beta')(e), id: `beta-${e.id}` })),
+    ]);
     await loader.insertEvents('functionEdgeLogs', FUNCTIONS);
-    await duckdb.open({ edge_logs: EDGE, function_edge_logs: FUNCTIONS });
+    await duckdb.open({ edge_logs: [...EDGE, ...MESSAGES.map(({ ab: _ab, a: _a, ...event }) => event)], function_edge_logs: FUNCTIONS });
     connection = await connect({ url: cluster.url, database });
     tables = clickhouseSourceTables(
       querySql('clickhouse', 'logs.all.tables'),
@@ -180,6 +211,27 @@ describe('the BigQuery dialect on ClickHouse 18.16 (2 shards) versus DuckDB', ()
 
   it('answers each feature as DuckDB does', async () => {
     expect(await differences(FEATURES.map((sql) => ({ name: sql, sql })))).toEqual([]);
+  });
+
+  it('reads JSON_VALUE of a string holding JSON as BigQuery does, on both engines', async () => {
+    const sql = "select id, json_value(event_message, '$.a.b') as ab, json_extract_scalar(event_message, '$.a') as a from edge_logs where starts_with(id, 'j')";
+    const expected = sorted(MESSAGES.map(({ id, ab, a }) => ({ id, ab, a })));
+    expect(sorted(await clickhouseRows(sql))).toEqual(expected);
+    expect(sorted(await duckdb.rows(sql))).toEqual(expected);
+    const whole = "select id, json_value(event_message, '$') as v from edge_logs where id in ('j1', 'j12', 'j16')";
+    const top = sorted([
+      { id: 'j1', v: null },
+      { id: 'j12', v: null },
+      { id: 'j16', v: 'top-level' },
+    ]);
+    expect(sorted(await clickhouseRows(whole))).toEqual(top);
+    expect(sorted(await duckdb.rows(whole))).toEqual(top);
+  });
+
+  it('fails JSON_VALUE of a string nested deeper than 62 levels on ClickHouse, rather than answer it wrongly', async () => {
+    const nested = (depth: number) => `select json_value('${'['.repeat(depth)}${']'.repeat(depth)}', '$') as v from edge_logs where id = 'e1'`;
+    expect(await clickhouseRows(nested(62))).toEqual([{ v: null }]);
+    await expect(clickhouseRows(nested(63))).rejects.toThrow('JSON nested deeper than 62 levels');
   });
 
   it('fails MAX of a JSON field holding a string ("404") on both engines, as DuckDB fails it', async () => {

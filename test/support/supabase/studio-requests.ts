@@ -147,6 +147,10 @@ function pageRequests(page: Page, now: Micros): StudioRequest[] {
     list(ranges.last3days, none, '');
     chart(ranges.last3days, none, '');
   }
+  if (page.table === 'edge_logs' || (page.table === 'postgres_logs' && !page.override)) {
+    list(ranges.last7days, none, '');
+    chart(ranges.last7days, none, '');
+  }
   return out;
 }
 
@@ -157,6 +161,8 @@ function rangesAt(now: Micros) {
     lastHour: since('last hour', HOUR),
     last24h: since('last 24 hours', DAY),
     last3days: since('last 3 days', 3 * DAY),
+    // The Explorer's and the pages' "Last 7 days": the whole week, with no tier window (docs/supabase.md).
+    last7days: since('last 7 days', 7 * DAY),
     // A click on the chart's bar of one minute: one minute either side of it, both ends given.
     barClick: { label: 'a bar of the chart', start: isoMillis(now - HOUR - 2 * MINUTE), end: isoMillis(now - HOUR) },
     // The "new logs" count asks from the last refresh on: at page load, and five minutes later.
@@ -185,10 +191,10 @@ export function studioRequests(studioNow: Date): StudioRequest[] {
   const empty = { label: 'no range', start: '', end: '' };
   for (const table of LOG_TABLES) requests.push(singleLogRequest(table, NO_SUCH_ID, empty));
   requests.push(singleLogRequest('edge_logs', "x' or 'a'='a", empty));
-  const { lastHour, last24h } = rangesAt(now);
-  for (const range of [lastHour, last24h]) {
+  const { lastHour, last24h, last7days } = rangesAt(now);
+  for (const range of [lastHour, last24h, last7days]) {
     for (const template of EXPLORER_TEMPLATES) {
-      if (range === last24h && template.table === 'auth_audit_logs') continue;
+      if (range !== lastHour && template.table === 'auth_audit_logs') continue;
       requests.push({
         ...at(range),
         name: `Explorer: template ${template.label}, ${range.label}`,

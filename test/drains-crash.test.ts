@@ -1,0 +1,83 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { spawnCli, waitForStdout } from './support/cli';
+import { drainReceiver } from './support/drain-receiver';
+import { tempDir } from './support/log-files';
+
+const ENV = { LOGFLARE_PRIVATE_ACCESS_TOKEN: 'private', LOGFLARE_PUBLIC_ACCESS_TOKEN: 'public' };
+
+/** `serve --supabase` on the data dir, once it listens. */
+async function serve(dataDir: string) {
+  const child = spawnCli(['serve', '--supabase', '--data-dir', dataDir, '--port', '0'], ENV);
+  const url = (await waitForStdout(child, /Listening on (http:\/\/\S+)/))[1]!;
+  const studio = async (method: string, path: string, body?: object) => {
+    const response = await fetch(`${url}${path}`, { method, headers: { Authorization: 'Bearer private', 'Content-Type': 'application/json' }, body: body && JSON.stringify(body) });
+    const text = await response.text();
+    return { status: response.status, json: text ? (JSON.parse(text) as unknown) : null };
+  };
+  const ingest = async (from: number, count: number) => {
+    const events = Array.from({ length: count }, (_, k) => ({ id: `e${from + k}`, message: `line ${from + k}` }));
+    const response = await fetch(`${url}/api/logs?source_name=gotrue.logs.prod`, {
+      method: 'POST',
+      headers: { 'X-API-KEY': 'public', 'Content-Type': 'application/json' },
+      body: JSON.stringify(events),
+    });
+    expect(response.status).toBe(200);
+  };
+  const kill = () => new Promise<void>((resolve) => (child.once('exit', () => resolve()), child.kill('SIGKILL')));
+  return { child, studio, ingest, kill };
+}
+
+/** A webhook drain made as Studio makes it, with its rule for GoTrue's source. */
+async function studioDrain(server: Awaited<ReturnType<typeof serve>>, url: string): Promise<{ id: number; token: string }> {
+  const created = await server.studio('POST', '/api/backends', {
+    name: url,
+    description: '',
+    type: 'webhook',
+    config: { url, http: 'http1', gzip: false, headers: {} },
+    metadata: { type: 'log-drain' },
+  });
+  expect(created.status).toBe(201);
+  const drain = created.json as { id: number; token: string };
+  const sources = (await server.studio('GET', '/api/sources')).json as { id: string; name: string }[];
+  const gotrue = sources.find((s) => s.name.toLowerCase() === 'gotrue.logs.prod')!;
+  expect((await server.studio('POST', '/api/rules', { backend_id: drain.id, lql_string: '~".*?"', source_id: gotrue.id })).status).toBe(201);
+  return drain;
+}
+
+describe('log drains across kill -9', () => {
+  const tmp = tempDir('le-drains-crash-');
+  let sink: Awaited<ReturnType<typeof drainReceiver>> | undefined;
+  afterEach(async () => {
+    await sink?.close();
+    tmp.cleanup();
+  });
+
+  it('a drain made before a kill -9 is kept and forwards what is ingested after the restart; one deleted before a kill -9 stays gone', async () => {
+    sink = await drainReceiver();
+    const first = await serve(tmp.dir);
+    const kept = await studioDrain(first, `${sink.url}/kept`);
+    await first.ingest(0, 5);
+    await sink.until(() => sink!.webhookIds('/kept').length >= 5);
+    await first.kill();
+
+    const second = await serve(tmp.dir);
+    expect(((await second.studio('GET', '/api/backends?metadata[type]=log-drain')).json as { token: string }[]).map((d) => d.token)).toEqual([kept.token]);
+    await second.ingest(5, 5);
+    await sink.until(() => sink!.webhookIds('/kept').includes('e9'));
+    const ids = sink.webhookIds('/kept');
+    // Every event once: the kill came after the first five were taken, so none is sent again.
+    expect(ids).toEqual(Array.from({ length: 10 }, (_, k) => `e${k}`));
+    expect((await second.studio('DELETE', `/api/backends/${kept.token}`)).status).toBe(204);
+    await second.kill();
+
+    const third = await serve(tmp.dir);
+    expect((await third.studio('GET', '/api/backends?metadata[type]=log-drain')).json).toEqual([]);
+    expect((await third.studio('GET', `/api/backends/${kept.token}`)).status).toBe(404);
+    // A new drain gets the next events; the deleted one gets nothing more.
+    await studioDrain(third, `${sink.url}/new`);
+    await third.ingest(10, 1);
+    await sink.until(() => sink!.webhookIds('/new').includes('e10'));
+    expect(sink.webhookIds('/kept')).toEqual(ids);
+    await third.kill();
+  });
+});

@@ -1,0 +1,370 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createEndpoints, openDrains, supabasePreset, type Drains, type DrainsOptions, type Endpoints } from '../src/index';
+import { decodeLogsRequest } from '../src/ingest/otlp-proto';
+import { main } from '../src/cli/main';
+import { createHandler } from '../src/http/create-handler';
+import { drainReceiver } from './support/drain-receiver';
+import { memoryIO } from './support/cli';
+import { tempDir } from './support/log-files';
+
+/** A gate a held answer waits on. */
+function gate() {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { opened, open };
+}
+
+const AT = '2026-11-29T10:00:00';
+const MICROS = Date.parse(`${AT}Z`) * 1000;
+/** Events as Vector sends GoTrue's, each at AT + i µs. */
+function authEvents(from: number, count: number): object[] {
+  return Array.from({ length: count }, (_, k) => {
+    const i = from + k;
+    return { id: `e${i}`, timestamp: `${AT}.${String(i).padStart(6, '0')}Z`, message: `line ${i}`, metadata: { level: i % 2 ? 'error' : 'info', status: 200 + i } };
+  });
+}
+
+describe('events forwarded to drains', () => {
+  let tmp: ReturnType<typeof tempDir>;
+  let ep: Endpoints;
+  let drains: Drains | undefined;
+  let sink: Awaited<ReturnType<typeof drainReceiver>>;
+  const sleeps: number[] = [];
+  const warnings: string[] = [];
+
+  async function start(options: Partial<DrainsOptions> = {}): Promise<Drains> {
+    ep = await createEndpoints({ ...supabasePreset, storage: { dataDir: tmp.dir }, onIngested: (source, lines) => drains?.offer(source, lines) });
+    drains = await openDrains({
+      dataDir: tmp.dir,
+      sources: ep.sources,
+      // Backoff is recorded, never waited for.
+      sleep: async (ms) => void sleeps.push(ms),
+      onWarning: (w) => warnings.push(w.message),
+      ...options,
+    });
+    return drains;
+  }
+
+  async function stop(): Promise<void> {
+    drains?.close();
+    drains = undefined;
+    await ep.close();
+  }
+
+  async function drainOf(type: string, config: object, lql = '~".*?"', source = 'gotrue.logs.prod') {
+    const drain = await drains!.store.create({ name: `${type} drain`, description: '', type, config, metadata: { type: 'log-drain' } });
+    await drains!.store.addRule({ backend_id: drain.id, lql_string: lql, source_id: drains!.store.source(source).logflare.id });
+    return drain;
+  }
+
+  beforeEach(async () => {
+    tmp = tempDir('le-drains-fwd-');
+    sink = await drainReceiver();
+    sleeps.length = 0;
+    warnings.length = 0;
+  });
+  afterEach(async () => {
+    await stop();
+    await sink.close();
+    tmp.cleanup();
+  });
+
+  it('webhook: every event ingested after the drain was made, none from before, as a JSON array (µs timestamps) in batches of 250, gzip and headers as configured', async () => {
+    await start();
+    await ep.ingest('gotrue.logs.prod', authEvents(0, 2));
+    await drainOf('webhook', { url: `${sink.url}/hook`, gzip: true, headers: { 'X-Token': 'hook-secret' } });
+    await ep.ingest('gotrue.logs.prod', authEvents(2, 600));
+    // Another source, no rule: not forwarded.
+    await ep.ingest('postgres.logs', [{ message: 'not drained' }]);
+    await drains!.idle();
+    expect(sink.received.map((r) => [r.method, r.url, r.headers['content-type'], r.headers['content-encoding'], r.headers['x-token']])).toEqual(
+      Array(3).fill(['POST', '/hook', 'application/json', 'gzip', 'hook-secret']),
+    );
+    const batches = sink.received.map((_, i) => sink.json(i) as Record<string, unknown>[]);
+    expect(batches.map((b) => b.length)).toEqual([250, 250, 100]);
+    expect(batches[0]![0]).toEqual({ id: 'e2', timestamp: MICROS + 2, event_message: 'line 2', metadata: { level: 'info', status: 202 } });
+    expect(Object.keys(batches[0]![0]!)).toEqual(['id', 'timestamp', 'event_message', 'metadata']);
+    expect(batches.flat().map((e) => e.id)).toEqual(Array.from({ length: 600 }, (_, k) => `e${k + 2}`));
+    expect(drains!.stats()).toEqual([expect.objectContaining({ sent: 600, dropped: 0, failures: 0, queued: 0 })]);
+  });
+
+  it('onIngested is told each durable batch as stored; one that throws never fails the ingest; one that is no function is refused', async () => {
+    const told: string[] = [];
+    const throwing = await createEndpoints({
+      ...supabasePreset,
+      storage: { dataDir: tmp.path('hook') },
+      onIngested: (source, lines) => {
+        told.push(`${source} ${Buffer.from(lines).toString('utf8')}`);
+        throw new Error('hook failed');
+      },
+    });
+    try {
+      expect(await throwing.ingest('gotrue.logs.prod', authEvents(1, 1))).toEqual({ ingested: 1 });
+      expect(told).toEqual([`authLogs ${JSON.stringify({ id: 'e1', timestamp: `${AT}.000001Z`, event_message: 'line 1', metadata: { level: 'error', status: 201 } })}\n`]);
+    } finally {
+      await throwing.close();
+    }
+    await expect(createEndpoints({ ...supabasePreset, onIngested: 'drains' as never })).rejects.toMatchObject({ code: 'invalid_option', option: 'onIngested' });
+    // The suite's own instance, so afterEach has one to close.
+    await start();
+  });
+
+  it('a batch that cannot be read is dropped with a warning, and forwarding goes on', async () => {
+    await start();
+    await drainOf('webhook', { url: sink.url }, 'm.level:error');
+    drains!.offer('authLogs', Buffer.from('not json\n'));
+    await drains!.idle();
+    expect(warnings).toEqual([expect.stringMatching(/^Log drains: a batch could not be read for forwarding \(.+\); it is dropped\.$/)]);
+    await ep.ingest('gotrue.logs.prod', authEvents(1, 1));
+    await drains!.idle();
+    expect(sink.webhookIds()).toEqual(['e1']);
+  });
+
+  it('a rule with LQL forwards only the events it matches', async () => {
+    await start();
+    await drainOf('webhook', { url: sink.url }, 'm.level:error');
+    await ep.ingest('gotrue.logs.prod', authEvents(0, 6));
+    await drains!.idle();
+    expect((sink.json(0) as { id: string }[]).map((e) => e.id)).toEqual(['e1', 'e3', 'e5']);
+  });
+
+  it("datadog: the v2 intake JSON with DD-API-KEY, gzip, to the region's URL or the override (LOG_ENDPOINTS_DATADOG_URL)", async () => {
+    await start({ datadogUrl: `${sink.url}/api/v2/logs` });
+    await drainOf('datadog', { api_key: 'dd-key', region: 'EU' });
+    await ep.ingest('gotrue.logs.prod', authEvents(1, 1));
+    await drains!.idle();
+    const [request] = sink.received;
+    expect([request!.url, request!.headers['dd-api-key'], request!.headers['content-encoding'], request!.headers['content-type']]).toEqual(['/api/v2/logs', 'dd-key', 'gzip', 'application/json']);
+    expect(sink.json(0)).toEqual([
+      {
+        message: `${AT}.000001Z line 1`,
+        ddsource: 'Supabase',
+        service: 'gotrue.logs.prod',
+        data: { id: 'e1', timestamp: MICROS + 1, event_message: 'line 1', metadata: { level: 'error', status: 201 } },
+      },
+    ]);
+  });
+
+  it("loki: the push API's JSON, one stream per source, ns timestamps, fields flattened as strings, Basic auth, gzip", async () => {
+    await start();
+    await drainOf('loki', { url: `${sink.url}/loki/api/v1/push`, username: 'user', password: 'pw', headers: { 'X-Scope-OrgID': 'tenant' } });
+    await ep.ingest('gotrue.logs.prod', authEvents(1, 2));
+    await drains!.idle();
+    const [request] = sink.received;
+    expect([request!.url, request!.headers.authorization, request!.headers['x-scope-orgid'], request!.headers['content-encoding']]).toEqual([
+      '/loki/api/v1/push',
+      `Basic ${Buffer.from('user:pw').toString('base64')}`,
+      'tenant',
+      'gzip',
+    ]);
+    expect(sink.json(0)).toEqual({
+      streams: [
+        {
+          stream: { source: 'supabase', service: 'gotrue.logs.prod' },
+          values: [
+            [String((MICROS + 1) * 1000), 'line 1', { id: 'e1', 'metadata.level': 'error', 'metadata.status': '201' }],
+            [String((MICROS + 2) * 1000), 'line 2', { id: 'e2', 'metadata.level': 'info', 'metadata.status': '202' }],
+          ],
+        },
+      ],
+    });
+  });
+
+  it('otlp: an ExportLogsServiceRequest in protobuf, service.name the source, time_unix_nano, the message as body, the other fields as attributes', async () => {
+    await start();
+    await drainOf('otlp', { endpoint: `${sink.url}/v1/logs`, protocol: 'http/protobuf', gzip: true });
+    await ep.ingest('gotrue.logs.prod', authEvents(1, 1));
+    await drains!.idle();
+    const [request] = sink.received;
+    expect([request!.url, request!.headers['content-type'], request!.headers['content-encoding']]).toEqual(['/v1/logs', 'application/x-protobuf', 'gzip']);
+    const nanos = String(BigInt(MICROS + 1) * 1000n);
+    expect(decodeLogsRequest(request!.body)).toEqual({
+      resourceLogs: [
+        {
+          resource: { attributes: [{ key: 'service.name', value: { stringValue: 'gotrue.logs.prod' } }] },
+          scopeLogs: [
+            {
+              scope: { name: 'log-endpoints' },
+              logRecords: [
+                {
+                  timeUnixNano: nanos,
+                  observedTimeUnixNano: nanos,
+                  body: { stringValue: 'line 1' },
+                  attributes: [
+                    { key: 'id', value: { stringValue: 'e1' } },
+                    { key: 'metadata.level', value: { stringValue: 'error' } },
+                    { key: 'metadata.status', value: { intValue: '201' } },
+                  ],
+                },
+              ],
+            },
+          ],
+        },
+      ],
+    });
+  });
+
+  it('a receiver that is down: ingest is answered at once, the batch is retried with backoff, and every event arrives once', async () => {
+    await start();
+    await drainOf('webhook', { url: sink.url });
+    const held = gate();
+    // The first attempt hangs until the test lets go, the next two fail, then the receiver is back.
+    sink.answer((i) => (i === 0 ? held.opened.then(() => 503) : i < 3 ? 500 : 200));
+    await ep.ingest('gotrue.logs.prod', authEvents(0, 10));
+    await sink.next(1);
+    // Acknowledged while the first attempt is still unanswered: more ingest is not held up either.
+    await ep.ingest('gotrue.logs.prod', authEvents(10, 5));
+    held.open();
+    await drains!.idle();
+    expect(sleeps).toEqual([1000, 2000, 4000]);
+    const ids = sink.received.slice(3).flatMap((_, i) => (sink.json(i + 3) as { id: string }[]).map((e) => e.id));
+    expect(ids).toEqual(Array.from({ length: 15 }, (_, k) => `e${k}`));
+    expect(drains!.stats()[0]).toMatchObject({ sent: 15, dropped: 0, failures: 3, lastError: null });
+    expect(warnings).toEqual(['Log drain webhook drain (webhook): the receiver answered 503; retrying with backoff.']);
+  });
+
+  it('a batch is given up past its attempts, or at once when the receiver refuses it (4xx), counted and told', async () => {
+    await start({ maxAttempts: 3 });
+    await drainOf('webhook', { url: sink.url });
+    sink.answer(() => 500);
+    await ep.ingest('gotrue.logs.prod', authEvents(0, 4));
+    await drains!.idle();
+    expect(sink.received).toHaveLength(3);
+    expect(drains!.stats()[0]).toMatchObject({ sent: 0, dropped: 4, failures: 3 });
+    sink.answer(() => 400);
+    await ep.ingest('gotrue.logs.prod', authEvents(4, 2));
+    await drains!.idle();
+    expect(sink.received).toHaveLength(4);
+    expect(drains!.stats()[0]).toMatchObject({ sent: 0, dropped: 6, failures: 4, lastError: 'the receiver answered 400' });
+    expect(warnings.filter((w) => w.includes('dropped'))).toEqual([
+      'Log drain webhook drain (webhook): dropped 4 events (the receiver answered 500, 3 attempts); 4 dropped in all.',
+      'Log drain webhook drain (webhook): dropped 2 events (the receiver answered 400); 6 dropped in all.',
+    ]);
+  });
+
+  it('a failing drain is named in /health (still 200) and counted on /metrics, until a batch goes through', async () => {
+    await start({ maxAttempts: 1 });
+    await drainOf('webhook', { url: sink.url });
+    const handler = createHandler(ep, { apiKeys: ['k'], drains: drains! });
+    const get = async (path: string) => {
+      const response = await handler(new Request(`http://analytics:4000${path}`, { headers: { 'X-API-KEY': 'k' } }));
+      return { status: response.status, text: await response.text() };
+    };
+    sink.answer(() => 500);
+    await ep.ingest('gotrue.logs.prod', authEvents(0, 2));
+    await drains!.idle();
+    expect(await get('/health')).toEqual({ status: 200, text: '{"status":"ok","degraded":["drains"]}' });
+    const metrics = (await get('/metrics')).text;
+    expect(metrics).toContain('log_endpoints_drain_dropped_events_total{drain="1",name="webhook drain",type="webhook"} 2\n');
+    expect(metrics).toContain('log_endpoints_drain_failures_total{drain="1",name="webhook drain",type="webhook"} 1\n');
+    sink.answer(() => 200);
+    await ep.ingest('gotrue.logs.prod', authEvents(2, 3));
+    await drains!.idle();
+    expect(await get('/health')).toEqual({ status: 200, text: '{"status":"ok"}' });
+    expect((await get('/metrics')).text).toContain('log_endpoints_drain_sent_events_total{drain="1",name="webhook drain",type="webhook"} 3\n');
+  });
+
+  it('the backlog of a drain that stays down is bounded: past it the oldest events are dropped and counted, the newest sent', async () => {
+    // Room for about 3 events of ~100 bytes.
+    await start({ maxBacklogBytes: 300 });
+    await drainOf('webhook', { url: sink.url });
+    const held = gate();
+    sink.answer((i) => (i === 0 ? held.opened.then(() => 200) : 200));
+    await ep.ingest('gotrue.logs.prod', authEvents(0, 1));
+    await sink.next(1);
+    for (let i = 1; i <= 10; i++) await ep.ingest('gotrue.logs.prod', authEvents(i, 1));
+    held.open();
+    await drains!.idle();
+    const ids = sink.received.flatMap((_, i) => (sink.json(i) as { id: string }[]).map((e) => e.id));
+    const stats = drains!.stats()[0]!;
+    expect(stats.sent + stats.dropped).toBe(11);
+    expect(stats.dropped).toBeGreaterThan(0);
+    expect(ids[0]).toBe('e0');
+    expect(ids.at(-1)).toBe('e10');
+    // What was sent is in order, the dropped ones being the oldest of the backlog.
+    expect(ids).toEqual([...ids].sort((a, b) => Number(a.slice(1)) - Number(b.slice(1))));
+    expect(ids.slice(1)).toEqual(Array.from({ length: ids.length - 1 }, (_, k) => `e${11 - ids.length + 1 + k}`));
+    expect(warnings.filter((w) => w.includes('backlog is full'))).toHaveLength(1);
+  });
+
+  it('a deleted drain gets nothing more; drains and rules are kept across a restart, and forward what is ingested after it', async () => {
+    await start();
+    const kept = await drainOf('webhook', { url: `${sink.url}/kept` });
+    const gone = await drainOf('webhook', { url: `${sink.url}/gone` });
+    await drains!.store.remove(gone.token);
+    await ep.ingest('gotrue.logs.prod', authEvents(0, 1));
+    await drains!.idle();
+    expect(sink.received.map((r) => r.url)).toEqual(['/kept']);
+    await stop();
+
+    await start();
+    expect(drains!.store.list().map((d) => d.token)).toEqual([kept.token]);
+    await ep.ingest('gotrue.logs.prod', authEvents(1, 1));
+    await drains!.idle();
+    expect(sink.received.map((r) => r.url)).toEqual(['/kept', '/kept']);
+    expect((sink.json(1) as { id: string }[]).map((e) => e.id)).toEqual(['e1']);
+  });
+});
+
+describe('serve --supabase with log drains', () => {
+  it("takes Studio's calls with the private token and forwards what Vector sends, Datadog to LOG_ENDPOINTS_DATADOG_URL", async () => {
+    const tmp = tempDir('le-drains-serve-');
+    const sink = await drainReceiver();
+    const env = { LOGFLARE_PRIVATE_ACCESS_TOKEN: 'private', LOGFLARE_PUBLIC_ACCESS_TOKEN: 'public', LOG_ENDPOINTS_DATADOG_URL: `${sink.url}/dd` };
+    const { io, out, signal } = memoryIO(env);
+    try {
+      const done = main(['serve', '--supabase', '--data-dir', tmp.dir, '--port', '0'], io, 'test');
+      const url = await until(() => /Listening on (http:\/\/\S+)/.exec(out.stdout)?.[1]);
+      const studio = (method: string, path: string, body?: object) =>
+        fetch(`${url}${path}`, { method, headers: { Authorization: 'Bearer private', 'Content-Type': 'application/json' }, body: body && JSON.stringify(body) });
+      const created = await studio('POST', '/api/backends', { name: 'dd', description: '', type: 'datadog', config: { api_key: 'k', region: 'US1' }, metadata: { type: 'log-drain' } });
+      expect(created.status).toBe(201);
+      const drain = (await created.json()) as { id: number };
+      const sources = (await (await studio('GET', '/api/sources')).json()) as { id: string; name: string }[];
+      const gotrue = sources.find((s) => s.name.toLowerCase() === 'gotrue.logs.prod')!;
+      expect((await studio('POST', '/api/rules', { backend_id: drain.id, lql_string: '~".*?"', source_id: gotrue.id })).status).toBe(201);
+      const ingested = await fetch(`${url}/api/logs?source_name=gotrue.logs.prod`, {
+        method: 'POST',
+        headers: { 'X-API-KEY': 'public', 'Content-Type': 'application/json' },
+        body: JSON.stringify(authEvents(7, 1)),
+      });
+      expect(ingested.status).toBe(200);
+      await sink.next(1);
+      expect(sink.received[0]!.url).toBe('/dd');
+      expect(sink.json(0)).toEqual([expect.objectContaining({ ddsource: 'Supabase', service: 'gotrue.logs.prod', message: `${AT}.000007Z line 7` })]);
+      expect((await studio('GET', '/api/backends?metadata[type]=log-drain').then((r) => r.json())) as unknown[]).toHaveLength(1);
+      signal();
+      expect(await done).toBe(0);
+    } finally {
+      await sink.close();
+      tmp.cleanup();
+    }
+  });
+});
+
+describe('serve with a drains file that does not read', () => {
+  it('stops at start naming the file, and leaves it as it is', async () => {
+    const tmp = tempDir('le-drains-bad-');
+    try {
+      writeFileSync(tmp.path('drains.json'), '{"version": 2}');
+      const { io, out } = memoryIO({ LOGFLARE_PRIVATE_ACCESS_TOKEN: 'private' });
+      const code = await main(['serve', '--supabase', '--data-dir', tmp.dir, '--port', '0'], io, 'test');
+      expect(code).not.toBe(0);
+      expect(out.stderr).toContain(`The drains file ${tmp.path('drains.json')} is not one this version writes (version 1); fix or remove it.`);
+      expect(out.stdout).not.toContain('Listening on');
+      expect(readFileSync(tmp.path('drains.json'), 'utf8')).toBe('{"version": 2}');
+    } finally {
+      tmp.cleanup();
+    }
+  });
+});
+
+/** Waits, a turn of the event loop at a time, until `read` gives a value (the server prints its address once it listens). */
+async function until<T>(read: () => T | undefined): Promise<T> {
+  for (;;) {
+    const value = read();
+    if (value !== undefined) return value;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
