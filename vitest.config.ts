@@ -28,6 +28,7 @@ const TIERS = {
     'cli-errors',
     'clickhouse-sql',
     'clock-reads',
+    'compile-query',
     'dashboard-page',
     'drains-http',
     'drains-store',

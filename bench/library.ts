@@ -4,7 +4,8 @@ import { findDefinition } from '../src/definitions/registry';
 import { normalizeParams } from '../src/definitions/params';
 import { planQuery } from '../src/definitions/plan-query';
 import { bindRequest } from '../src/engine/duckdb/bind-request';
-import { fullQuerySql, sourcesReadBy } from '../src/engine/duckdb/statement-sql';
+import { fullQuerySql } from '../src/engine/duckdb/statement-sql';
+import { compiledStatement, sourcesReadBy } from '../src/query/statement-reads';
 import { BUILT_IN_SOURCE_SET } from '../src/sources/built-ins';
 import { earliestDayOf, parquetFilesOf } from '../src/engine/duckdb/list-files';
 import { parquetSchema } from '../src/duckdb/parquet-schema';
@@ -73,7 +74,7 @@ export async function measureBareDuckDB(sources: SourceGlobs, c: BenchCase, runs
   // baseline the library must now beat, over the same files and with the same parameters.
   const sql =
     sqlOf === 'current'
-      ? fullQuerySql(definition.sql.duckdb, new Map([[source, files]]))
+      ? fullQuerySql(compiledStatement(definition.sql.duckdb, BUILT_IN_SOURCE_SET), new Map([[source, files]]))
       : `WITH ${source.relation} AS (\n${sourceRelation(source, files)}\n)\n${readFileSync(new URL(`./baseline-sql/${c.endpoint}.sql`, import.meta.url), 'utf8')}`;
   setup.connection.closeSync();
   setup.instance.closeSync();

@@ -15,7 +15,8 @@ import { findDefinition } from '../src/definitions/registry';
 import { normalizeParams } from '../src/definitions/params';
 import { planQuery } from '../src/definitions/plan-query';
 import { bindRequest } from '../src/engine/duckdb/bind-request';
-import { fullQuerySql, sourcesReadBy } from '../src/engine/duckdb/statement-sql';
+import { fullQuerySql } from '../src/engine/duckdb/statement-sql';
+import { compiledStatement, sourcesReadBy } from '../src/query/statement-reads';
 import { BUILT_IN_SOURCE_SET } from '../src/sources/built-ins';
 import { earliestDayOf, parquetFilesOf } from '../src/engine/duckdb/list-files';
 import { parquetSchema } from '../src/duckdb/parquet-schema';
@@ -45,7 +46,7 @@ async function bare(endpoint: string, params: Record<string, string>) {
   await connection.run("SET TimeZone = 'UTC'");
   await connection.run('SET parquet_metadata_cache = true');
   const parquet = await parquetFilesOf(typeof globs === 'string' ? [globs] : [...globs], earliestDayOf(request.notBefore));
-  const sql = fullQuerySql(definition.sql.duckdb, new Map([[source, { ndjson: [], parquet, parquetTypes: await parquetSchema(connection, parquet) }]]));
+  const sql = fullQuerySql(compiledStatement(definition.sql.duckdb, BUILT_IN_SOURCE_SET), new Map([[source, { ndjson: [], parquet, parquetTypes: await parquetSchema(connection, parquet) }]]));
   const prepared = await connection.prepare(sql);
   return {
     run: async () => {

@@ -4,7 +4,8 @@ import { planQuery } from '../src/definitions/plan-query';
 import { normalizeParams } from '../src/definitions/params';
 import { findDefinition } from '../src/definitions/registry';
 import { bindRequest } from '../src/engine/duckdb/bind-request';
-import { fullQuerySql, sourcesReadBy } from '../src/engine/duckdb/statement-sql';
+import { fullQuerySql } from '../src/engine/duckdb/statement-sql';
+import { compiledStatement, sourcesReadBy } from '../src/query/statement-reads';
 import { BUILT_IN_SOURCE_SET } from '../src/sources/built-ins';
 import { earliestDayOf, parquetFilesOf } from '../src/engine/duckdb/list-files';
 import { parquetSchema } from '../src/duckdb/parquet-schema';
@@ -29,7 +30,7 @@ export async function scannedRows(sources: SourceGlobs, c: BenchCase): Promise<{
     const earliestDay = earliestDayOf(request.notBefore);
     const all = { parquet: await parquetFilesOf(list) };
     const parquet = await parquetFilesOf(list, earliestDay);
-    const sql = fullQuerySql(definition.sql.duckdb, new Map([[source, { ndjson: [], parquet, parquetTypes: await parquetSchema(connection, parquet) }]]));
+    const sql = fullQuerySql(compiledStatement(definition.sql.duckdb, BUILT_IN_SOURCE_SET), new Map([[source, { ndjson: [], parquet, parquetTypes: await parquetSchema(connection, parquet) }]]));
     const prepared = await connection.prepare(`EXPLAIN ANALYZE ${sql}`);
     bindRequest(prepared, request);
     const plan = String((await prepared.runAndReadAll()).getRows()[0]?.[1] ?? '');

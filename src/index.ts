@@ -98,7 +98,11 @@ export type { CacheClock } from './cache/real-clock';
 export type {
   Engine,
   EngineParam,
-  EngineRequest,
+  CompiledQuery,
+  CompiledStatement,
+  EngineTarget,
+  QueryPlan,
+  SourceRead,
   EngineResult,
   EngineValue,
   QueryName,

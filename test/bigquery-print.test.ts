@@ -1,4 +1,5 @@
-import { DuckDBInstance, VARCHAR, type DuckDBConnection } from '@duckdb/node-api';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { neutralSqlParser } from '../src/query/sql-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidSqlError } from '../src/errors';
 import type { BigQuerySchema } from '../src/bigquery/schema';
@@ -322,8 +323,7 @@ describe('the DuckDB text, run', () => {
 
   /** One value per row (by id), from the text the sandbox checked and DuckDB runs. */
   const run = async (expr: string, order = ' order by id'): Promise<unknown[]> => {
-    const serialize = async (sql: string) => String((await connection.runAndReadAll('SELECT json_serialize_sql($sql::VARCHAR)', { sql }, { sql: VARCHAR })).getRows()[0]![0]);
-    const checked = await checkBigQuery(`select ${expr} as v from t${order}`, SCHEMA, 'duckdb', { tables: ['t'], maxRows: 100 }, serialize);
+    const checked = await checkBigQuery(`select ${expr} as v from t${order}`, SCHEMA, 'duckdb', { tables: ['t'], maxRows: 100 }, neutralSqlParser.serialize);
     return (await connection.runAndReadAll(checked.sql)).getRowsJS().map((row) => (typeof row[0] === 'bigint' ? Number(row[0]) : row[0]));
   };
 

@@ -1,7 +1,8 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { createDuckDBEngine } from '../src/engine/duckdb/duckdb-engine';
-import { CheckedSqlMemo } from '../src/api/checked-sql-memo';
-import { createEndpoints, InvalidSqlError, type Engine } from '../src/index';
+import { CheckedSqlMemo } from '../src/query/checked-sql-memo';
+import { CallerSqlCheck } from '../src/query/check-caller-sql';
+import { createEndpoints, InvalidSqlError } from '../src/index';
 import { BUILT_IN_SOURCE_SET } from '../src/sources/built-ins';
 import { edgeEvent, tempDir, writeLines } from './support/log-files';
 
@@ -35,23 +36,19 @@ describe("callers' SQL checked once per text", () => {
   it('an instance checks a text once and answers every call of it; a refused text is refused every time', async () => {
     writeLines(tmp.path('edge', 'a.ndjson'), [edgeEvent({ id: 'a', project: 'p', timestamp: '2026-11-21T11:00:00Z' })]);
     const inner = await createDuckDBEngine({ sourceSet: BUILT_IN_SOURCE_SET, sources: { edgeLogs: tmp.path('edge', '*.ndjson') } });
-    let checks = 0;
-    const counting: Engine = Object.assign(Object.create(inner) as Engine, {
-      checkSql: (...args: Parameters<NonNullable<Engine['checkSql']>>) => {
-        checks++;
-        return inner.checkSql!(...args);
-      },
-    });
-    const ep = await createEndpoints({ engine: counting, sandboxable: ['logs.all'], cache: false, now: () => new Date('2026-11-21T12:00:00Z') });
+    // Every check of a caller's SQL goes through the instance's CallerSqlCheck: counted there.
+    const check = vi.spyOn(CallerSqlCheck.prototype, 'check');
+    const ep = await createEndpoints({ engine: inner, sandboxable: ['logs.all'], cache: false, now: () => new Date('2026-11-21T12:00:00Z') });
     try {
-      // createEndpoints checks that the engine takes a caller's SQL for each sandboxable endpoint.
-      checks = 0;
+      // createEndpoints checks that each sandboxable endpoint takes a caller's SQL.
+      check.mockClear();
       const params = { project: 'p', project_tier: 'FREE' };
       for (let i = 0; i < 3; i++) expect((await ep.query('logs.all', params, { sql: 'select id from edge_logs' })).result).toEqual([{ id: 'a' }]);
-      expect(checks).toBe(1);
+      expect(check).toHaveBeenCalledTimes(1);
       for (let i = 0; i < 2; i++) await expect(ep.query('logs.all', params, { sql: 'select nope(' })).rejects.toBeInstanceOf(InvalidSqlError);
-      expect(checks).toBe(3);
+      expect(check).toHaveBeenCalledTimes(3);
     } finally {
+      check.mockRestore();
       await ep.close();
       await inner.close();
     }

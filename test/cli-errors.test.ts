@@ -9,6 +9,7 @@ const CAUSE = new Error('Binder Error: Referenced column "timestamp" not found\n
 vi.mock(import('../src/engine/duckdb/duckdb-engine'), async (original) => ({
   ...(await original()),
   createDuckDBEngine: async (): Promise<Engine> => ({
+    target: { dialect: 'duckdb' },
     run: async () => {
       throw new EngineError('query_failed', 'The query failed in the engine.', { cause: CAUSE });
     },

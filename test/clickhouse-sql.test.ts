@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { bindParams, placeholders } from '../src/engine/clickhouse/bind-params';
 import { clickhouseErrorCode, patternProblem, toEngineError } from '../src/engine/clickhouse/classify-error';
 import { decodeRows } from '../src/engine/clickhouse/decode-rows';
-import { stripComments, preparedQuerySql } from '../src/engine/clickhouse/query-files';
+import { stripComments } from '../src/engine/clickhouse/query-files';
+import { preparedQuerySql } from '../src/query/clickhouse-statement';
 import { querySql } from '../src/sql/query-files';
 import { RowBinaryWriter } from '../src/engine/clickhouse/row-binary';
 import { multipart, runSql } from '../src/engine/clickhouse/run-sql';
@@ -16,7 +17,7 @@ import { clickhouseEngine, clickhouseLoader } from '../src/clickhouse';
 import { Readable } from 'node:stream';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { schemaStatements } from '../src/engine/clickhouse/schema';
-import { clickhouseSandboxTables } from '../src/engine/clickhouse/sandbox-tables';
+import { clickhouseSourceTables } from '../src/query/clickhouse-source-tables';
 import { sqlClusterName, sqlIdentifier, sqlInteger, tsvField } from '../src/engine/clickhouse/sql-text';
 import { EngineError, InvalidOptionError } from '../src/errors';
 
@@ -319,7 +320,7 @@ describe('results and errors', () => {
       for (const make of [clickhouseEngine, clickhouseLoader]) expect(() => make(options as never)).toThrow(expect.objectContaining({ code: 'invalid_option', status: 500, option }));
     }
     // A source-table template of an endpoint that reads no source_rows.
-    expect(() => clickhouseSandboxTables('SELECT 1 -- FROM source_rows', [])).toThrow(expect.objectContaining({ code: 'invalid_option', option: 'sourceTables' }));
+    expect(() => clickhouseSourceTables('SELECT 1 -- FROM source_rows', [])).toThrow(expect.objectContaining({ code: 'invalid_option', option: 'sourceTables' }));
     // Neither url nor client: nothing could connect.
     for (const [factory, make] of [
       ['clickhouseEngine', clickhouseEngine],

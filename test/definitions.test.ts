@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEndpoints, defineEndpoint, defineSource, InvalidOptionError, p, type Endpoints, type Engine } from '../src/index';
 import { uuidFromName } from '../src/definitions/define-endpoint';
+import { BUILT_IN_SOURCE_SET } from '../src/sources/built-ins';
 import { generateLogs } from '../src/fixtures/generate-logs';
 import { eventTimestampMicros } from '../src/time/event-timestamp';
 import { createHandler } from '../src/http/create-handler';
@@ -208,7 +209,7 @@ describe('definitions that cannot work are refused, naming the endpoint and the 
       /"errors\.by-path" and "errors-by_path" would both be the method ep\.errorsByPath/,
     );
     const clickhouseLike: Engine = {
-      dialect: 'clickhouse',
+      target: { dialect: 'clickhouse', sources: BUILT_IN_SOURCE_SET, tables: new Map() },
       run: async () => ({ rows: [], engineMs: 0 }),
       checkPattern: async () => null,
       ping: async () => undefined,

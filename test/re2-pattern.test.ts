@@ -1,14 +1,15 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { re2PatternProblem } from '../src/engine/re2-pattern';
-import { createEndpoints, InvalidParameterError, type Engine, type EngineRequest } from '../src/index';
+import { createEndpoints, InvalidParameterError, type Engine, type CompiledQuery } from '../src/index';
 import { edgeEvent, endpointsAt, tempDir, writeLines } from './support/log-files';
 
 const NOW = '2026-11-21T12:00:00Z';
 
 /** An engine that takes every pattern (as ClickHouse 26.x takes `(?<name>x)`) and records its queries. */
 function lenientEngine() {
-  const runs: EngineRequest[] = [];
+  const runs: CompiledQuery[] = [];
   const engine: Engine = {
+    target: { dialect: 'duckdb' },
     run: async (request) => {
       runs.push(request);
       return { rows: [], engineMs: 1 };

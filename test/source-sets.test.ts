@@ -105,8 +105,8 @@ describe('two instances in one process', () => {
 
   it("refuses an engine that does not know one of the instance's sources", async () => {
     const engine: Engine = {
-      dialect: 'duckdb',
-      sourceNames: ['edgeLogs', 'functionEdgeLogs'],
+      // An engine that keeps its own sources (as ClickHouse's tables), the built-ins only.
+      target: { dialect: 'clickhouse', sources: BUILT_IN_SOURCE_SET, tables: new Map() },
       run: async () => ({ rows: [], engineMs: 0 }),
       checkPattern: async () => null,
       ping: async () => undefined,

@@ -7,11 +7,12 @@ import { compactLogs, createEndpoints, defineEndpoint, defineSource, p, type End
 import { appendCommit, readDatasetStateStable, type DataFile } from '../src/dataset/dataset-log';
 import { dataPathOfRollup, rollupPathOf } from '../src/dataset/stored-rollups';
 import { fullQuerySql } from '../src/engine/duckdb/statement-sql';
+import { compiledStatement } from '../src/query/statement-reads';
 import { openDatabase } from '../src/duckdb/open-database';
 import type { SourceFiles } from '../src/duckdb/source-relations';
 import { edgeEvent, endpointsAt, functionEvent, tempDir, writeLines } from './support/log-files';
 import { HANG_MS } from './support/hang-guard';
-import { edgeLogs } from '../src/sources/built-ins';
+import { BUILT_IN_SOURCE_SET, edgeLogs } from '../src/sources/built-ins';
 
 // Rollups stored at compaction beside each data file, read by the engine in place of computing
 // them, and the rule that runs a rollup variant only where they are stored (docs/definitions.md,
@@ -215,13 +216,13 @@ describe('what is not stored', () => {
       parquetTypes: new Map<string, string>(),
       stored: { edge_logs_url_grams: { companions: ['_rollups/edge_logs_url_grams/date=2026-11-21/a.parquet'], dataFiles: ['date=2026-11-21/a.parquet'] } },
     };
-    const sql = fullQuerySql('SELECT origin FROM edge_logs_url_grams', new Map([[edgeLogs, files]]));
+    const sql = fullQuerySql(compiledStatement('SELECT origin FROM edge_logs_url_grams', BUILT_IN_SOURCE_SET), new Map([[edgeLogs, files]]));
     const [stored, rest] = sql.split('UNION ALL BY NAME');
     expect(stored).toContain("read_parquet(['_rollups/edge_logs_url_grams/date=2026-11-21/a.parquet'])");
     expect(rest).toContain('CAST(NULL AS BLOB)');
     expect(rest).not.toContain('bitstring_agg');
     // Nothing stored: the rollup's own SQL over everything (the variant then falls back anyway).
-    expect(fullQuerySql('SELECT origin FROM edge_logs_url_grams', new Map([[edgeLogs, { ...files, stored: {} }]]))).toContain('bitstring_agg');
+    expect(fullQuerySql(compiledStatement('SELECT origin FROM edge_logs_url_grams', BUILT_IN_SOURCE_SET), new Map([[edgeLogs, { ...files, stored: {} }]]))).toContain('bitstring_agg');
   });
 
   it('leaves a rollup the columns of its SQL and its rest whatever is stored: a statement binds on every state of the data', async () => {
@@ -236,7 +237,11 @@ describe('what is not stored', () => {
       const none = { ndjson: [], parquet: [], parquetTypes: new Map<string, string>() };
       const tail = { ...none, ndjson: [tmp.path('tail.ndjson')] };
       const rows = async (files: SourceFiles) =>
-        (await connection.runAndReadAll(fullQuerySql('SELECT origin, grams IS NULL AS no_map, request_url FROM edge_logs_url_grams ORDER BY origin', new Map([[edgeLogs, files]])))).getRowObjectsJS();
+        (
+          await connection.runAndReadAll(
+            fullQuerySql(compiledStatement('SELECT origin, grams IS NULL AS no_map, request_url FROM edge_logs_url_grams ORDER BY origin', BUILT_IN_SOURCE_SET), new Map([[edgeLogs, files]])),
+          )
+        ).getRowObjectsJS();
       const ofTail = { origin: 'aaaabbbbccccddddeeee.supabase.co', no_map: true, request_url: url };
       const ofStored = { origin: 'stored.example', no_map: false, request_url: null };
       // Nothing stored (the rollup's SQL: a map, no URL), all stored, stored and an uncompacted tail.

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEndpoints, defineSource, InvalidOptionError, SUPABASE_SOURCES, supabasePreset, type Endpoints, type EndpointsOptions } from '../src/index';
 import { createHandler } from '../src/http';
 import { toNodeListener } from '../src/node';
-import { everyProject } from '../src/engine/clickhouse/every-project';
+import { everyProject } from '../src/query/every-project';
 import { findDefinition } from '../src/definitions/registry';
 import { listen } from './support/http';
 import { main } from '../src/cli/main';

@@ -3,6 +3,7 @@ import { MIN_BUDGET_BYTES } from '../duckdb/memory-budget';
 import { InvalidOptionError } from '../errors';
 import { memoryLimitBytes, MIN_MEMORY_LIMIT_BYTES } from '../duckdb/open-database';
 import type { SourceSet } from '../sources/source-set';
+import type { Engine } from '../engine/engine';
 import { DEFINITIONS } from '../definitions/registry';
 import { checkBoolean, checkOneOf, checkFunction, checkInteger, checkMethods, checkObject, checkPositiveNumber, describeValue } from '../util/option-checks';
 
@@ -177,6 +178,25 @@ function checkMemorySize(option: string, value: unknown, min: number): void {
     throw new InvalidOptionError(
       option,
       `${option} must be at least ${Math.round(min / 1e6)}MB (${option === 'memoryLimit' ? 'the process alone takes about 120 MiB' : 'DuckDB cannot run below it'}), not ${describeValue(value)}.`,
+    );
+  }
+}
+
+/**
+ * An engine that knows its sources (the ClickHouse engine) must know every source of the instance:
+ * one made without the same `sourceDefinitions` could not map their tables.
+ *
+ * @example
+ * checkEngineSources(clickhouseEngine({ url, database: 'logs' }), BUILT_IN_SOURCE_SET.extend([authLogs])); // throws: ... authLogs ...
+ */
+export function checkEngineSources(engine: Engine | undefined, sources: SourceSet): void {
+  if (engine?.target.dialect !== 'clickhouse') return;
+  const known = engine.target.sources.names;
+  const missing = sources.names.filter((name) => !known.includes(name));
+  if (missing.length) {
+    throw new InvalidOptionError(
+      'engine',
+      `The engine does not know the source${missing.length > 1 ? 's' : ''} ${missing.join(', ')} of these endpoints: give it the same sourceDefinitions (e.g. clickhouseEngine({ ..., sourceDefinitions })).`,
     );
   }
 }

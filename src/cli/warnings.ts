@@ -2,7 +2,7 @@ import { compileGlob } from '../files/glob';
 import { DirectoryCache, listGlob } from '../files/list-glob';
 import type { CliIO } from './io';
 import type { AnyEndpointDefinition } from '../definitions/definition';
-import { sourcesReadBy } from '../engine/duckdb/statement-sql';
+import { sourcesReadBy } from '../query/statement-reads';
 import type { SourceDescriptor } from '../sources/source-descriptor';
 import type { SourceSet } from '../sources/source-set';
 

@@ -1,4 +1,4 @@
-import type { EngineRequest, EngineResult } from '../engine/engine';
+import type { QueryPlan, EngineResult } from '../engine/engine';
 import { querySql } from '../sql/query-files';
 import { InvalidOptionError } from '../errors';
 import { dateToMicros, formatIsoMicros } from '../time/iso';
@@ -48,7 +48,7 @@ const STATEMENTS = {
 } as const;
 
 /** The catalog's two engine requests for a clock and options; bad options are an `InvalidOptionError`. */
-export function catalogRequests(now: Date, options: CatalogOptions = {}): { since: bigint; requests: [EngineRequest, EngineRequest] } {
+export function catalogRequests(now: Date, options: CatalogOptions = {}): { since: bigint; requests: [QueryPlan, QueryPlan] } {
   const days = options.days ?? 7;
   if (!Number.isInteger(days) || days < 1 || days > CATALOG_MAX_DAYS) {
     throw new InvalidOptionError('days', `catalog: days must be a whole number from 1 to ${CATALOG_MAX_DAYS}.`);

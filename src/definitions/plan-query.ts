@@ -1,4 +1,4 @@
-import type { EngineRequest, EngineStatement } from '../engine/engine';
+import type { QueryPlan, EngineStatement } from '../engine/engine';
 import type { AnyEndpointDefinition, NormalizedParams } from './definition';
 
 /**
@@ -8,7 +8,7 @@ import type { AnyEndpointDefinition, NormalizedParams } from './definition';
  * @example
  * const request = planQuery(logsAll, normalizeParams(logsAll, { project: 'abc' }), new Date());
  */
-export function planQuery(definition: AnyEndpointDefinition, params: NormalizedParams, now: Date): EngineRequest {
+export function planQuery(definition: AnyEndpointDefinition, params: NormalizedParams, now: Date): QueryPlan {
   const values = definition.bindValues(params, now);
   const variant = definition.variantOf?.(values) ?? null;
   const earliest = definition.notBefore === undefined ? null : values[definition.notBefore];

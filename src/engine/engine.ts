@@ -1,10 +1,10 @@
 import type { ColumnType } from '../sql/column-types';
-import type { CallerDialect, CheckedSql } from '../sandbox/validate-caller-sql';
 import type { SqlDialect } from '../sql/sql-scan';
 import type { SkippedFile } from '../files/file-checks';
 import type { Micros } from '../time/iso';
 
 import type { SourceName } from '../sources/source-descriptor';
+import type { SourceSet } from '../sources/source-set';
 
 export type { SourceName };
 
@@ -58,7 +58,11 @@ export type EngineParam = string | number | null | { timestamp: Micros };
  */
 export type EngineValue = string | number | bigint | boolean | null;
 
-export interface EngineRequest {
+/**
+ * What one call of a definition (or a catalog query) asks for, before it is compiled for an
+ * engine (`planQuery`): its statement in every dialect it has, and its bound values.
+ */
+export interface QueryPlan {
   statement: EngineStatement;
   /** Named parameters: at least those the statement's SQL uses (others are ignored). */
   params: Readonly<Record<string, EngineParam>>;
@@ -69,11 +73,66 @@ export interface EngineRequest {
    * whole files or partitions; it never changes the answer.
    */
   notBefore?: Micros;
+}
+
+/** What a statement reads of one source by name: its relation (`edge_logs`), its rollups (`function_edge_logs_hourly`). */
+export interface SourceRead {
+  readonly source: SourceName;
+  /** Whether it names the source's relation (not only a CTE of its own of that name). */
+  readonly relation: boolean;
+  readonly rollups: readonly string[];
+}
+
+/** A statement's text in an engine's dialect, with what it reads, found once when it is compiled. */
+export interface CompiledStatement {
+  readonly sql: string;
+  /** The sources it reads, each with the relation and rollups it names: an engine reads these, no others. */
+  readonly reads: readonly SourceRead[];
   /**
-   * A caller's SELECT, checked by `checkSql`, that replaces the statement's outer SELECT; its
-   * CTEs and parameters stay (docs/sandboxing.md). At most `maxRows` rows.
+   * Its CTEs shadow a source's relation (logs.all's `edge_logs`, limited to one project): DuckDB
+   * runs it inside the relations, out of their reach.
    */
-  sql?: string;
+  readonly shadows: boolean;
+}
+
+/**
+ * One request compiled for an engine's target (`compileQuery` in `src/query`): the statement's
+ * text in the engine's dialect, what it reads, every bound value, and a caller's checked SELECT.
+ * An engine runs it as it is and works none of it out again (docs/architecture.md).
+ */
+export interface CompiledQuery {
+  /** The endpoint's name (or the catalog query's): for messages, never for choosing SQL. */
+  readonly name: QueryName;
+  /**
+   * The statement: a variant's when one applies; on ClickHouse with its tables named, the project's
+   * tests gone for every project, and a caller's SELECT, under the wrapper capping its rows, in place.
+   */
+  readonly statement: CompiledStatement;
+  /**
+   * A variant's base statement (the endpoint's own SQL), compiled the same way: what an engine runs
+   * instead when the rollups the variant reads are not stored for the files of the call
+   * (docs/definitions.md, "Rollups").
+   */
+  readonly fallback?: CompiledStatement;
+  /**
+   * The rows are the `$<limit>` newest of one source (`ORDER BY timestamp DESC, id`), `$<until>` an
+   * inclusive upper bound or NULL: an engine may read one day at a time, newest first.
+   */
+  readonly newestFirst?: { readonly limit: string; readonly until: string };
+  /** Named parameters, `max_rows` included: at least those the statement uses (others are ignored). */
+  readonly params: Readonly<Record<string, EngineParam>>;
+  /** Rows past this are not read. */
+  readonly maxRows: number;
+  /** Earliest instant any row of the answer can have (inclusive): files or partitions before it may be skipped. */
+  readonly notBefore?: Micros;
+  /**
+   * A caller's checked SELECT (docs/sandboxing.md), composed for the engine's dialect: on DuckDB the
+   * statement's CTEs (and parameters), then the caller's SELECT under the wrapper capping its rows at
+   * `maxRows`, which runs instead of the statement, inside the relations (the statement itself
+   * stays for the reads, and to tell a file's fault from the caller's); ClickHouse's statement holds
+   * it already.
+   */
+  readonly caller?: string;
 }
 
 export type { ColumnType };
@@ -115,32 +174,43 @@ export interface SourceInspection {
 }
 
 /**
+ * What the compiler of queries (`src/query`) needs to know of an engine: the SQL it runs, and where
+ * a ClickHouse engine keeps its sources (their tables, which its statements and a caller's
+ * translated SELECT name). Facts, not callbacks: nothing is asked of the engine to compile.
+ */
+export type EngineTarget =
+  | { readonly dialect: 'duckdb' }
+  | {
+      readonly dialect: 'clickhouse';
+      /** The sources it keeps: `createEndpoints` refuses an engine that lacks one of the instance's. */
+      readonly sources: SourceSet;
+      /** Each source's relation (`edge_logs`) -> its table's full name (`logs.edge_logs`). */
+      readonly tables: ReadonlyMap<string, string>;
+    };
+
+/**
  * The boundary between the endpoints and whatever computes them. Everything above it is
  * engine-neutral; the DuckDB engine is one implementation, a distributed one can be another
- * with its own SQL.
+ * with its own SQL. An engine runs what `src/query` compiled for its target; it checks nothing
+ * of a statement or a caller's SQL (docs/architecture.md).
+ *
+ * @example
+ * const engine: Engine = {
+ *   target: { dialect: 'duckdb' },
+ *   run: async () => ({ rows: [], engineMs: 0 }),
+ *   checkPattern: async () => null,
+ *   ping: async () => undefined,
+ *   inspectSources: async () => [],
+ *   close: async () => undefined,
+ * };
  */
 export interface Engine {
-  /** The SQL this engine runs (default `duckdb`): a statement without it cannot run here. */
-  readonly dialect?: SqlDialect;
-  /**
-   * The sources this engine can read, when it knows them: `createEndpoints` refuses an engine that
-   * lacks one of the instance's sources (made without the same `sourceDefinitions`).
-   */
-  readonly sourceNames?: readonly SourceName[];
-  /**
-   * Checks that a statement can run here (it prepares over empty sources): null, or why not.
-   * Definitions are checked with it at start.
-   */
-  checkStatement?(statement: EngineStatement): Promise<string | null>;
+  /** The SQL this engine runs and where its sources are: what queries are compiled for. */
+  readonly target: EngineTarget;
   /** Runs one saved query. Rejects with `EngineError` (query_failed, overloaded, timeout, closed). */
-  run(request: EngineRequest): Promise<EngineResult>;
+  run(query: CompiledQuery): Promise<EngineResult>;
   /** Null when the engine accepts `pattern` as a regular expression, otherwise why not. */
   checkPattern(pattern: string): Promise<string | null>;
-  /**
-   * Checks a caller's SELECT against the sandbox's rules for a statement (docs/sandboxing.md) and
-   * rejects with `InvalidSqlError` when it breaks one. Engines without it cannot run caller SQL.
-   */
-  checkSql?(statement: EngineStatement, sql: string, maxRows: number, dialect?: CallerDialect): Promise<CheckedSql>;
   /** Resolves when the engine answers a trivial query. */
   ping(): Promise<void>;
   inspectSources(): Promise<SourceInspection[]>;

@@ -1,10 +1,10 @@
-import { DuckDBInstance, VARCHAR, type DuckDBConnection } from '@duckdb/node-api';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 
 /**
  * A small DuckDB of the engines' own (one thread, no extensions, nothing read), for the checks
- * whose verdict must not depend on the engine that runs the query: RE2 patterns (`re2-pattern.ts`)
- * and callers' SQL, whose DuckDB parse tree the sandbox checks whatever engine runs it (the
- * ClickHouse engine needs none of the DuckDB engine's files). Checks run one at a time.
+ * whose verdict must not depend on the engine that runs the query: RE2 patterns (`re2-pattern.ts`),
+ * callers' SQL, whose DuckDB parse tree the sandbox checks whatever engine runs it, and the
+ * definitions' DuckDB SQL prepared at start (`src/query/sql-parser.ts`). Checks run one at a time.
  */
 let database: Promise<DuckDBConnection> | null = null;
 let queue: Promise<unknown> = Promise.resolve();
@@ -19,16 +19,6 @@ export function onNeutralDuckDB<T>(work: (connection: DuckDBConnection) => Promi
   const next = queue.then(async () => work(await open()));
   queue = next.catch(() => undefined);
   return next;
-}
-
-/**
- * DuckDB's parse tree of a SQL text (`json_serialize_sql`), as the sandbox reads it.
- *
- * @example
- * JSON.parse(await serializeSqlNeutrally('select 1')).statements.length; // 1
- */
-export function serializeSqlNeutrally(sql: string): Promise<string> {
-  return onNeutralDuckDB(async (c) => String((await c.runAndReadAll('SELECT json_serialize_sql($sql::VARCHAR)', { sql }, { sql: VARCHAR })).getRows()[0]![0]));
 }
 
 function open(): Promise<DuckDBConnection> {

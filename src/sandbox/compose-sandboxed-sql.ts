@@ -43,6 +43,19 @@ export interface EndpointCtes {
  * splitEndpointSql('WITH a AS (SELECT 1) SELECT * FROM a'); // { withClause: 'WITH a AS (SELECT 1)', tables: ['a'] }
  */
 export function splitEndpointSql(sql: string): EndpointCtes {
+  // An endpoint's CTEs are lexed once per text: every caller's SELECT over it is composed with them.
+  let known = SPLIT.get(sql);
+  if (!known) {
+    if (SPLIT.size >= 256) SPLIT.clear();
+    SPLIT.set(sql, (known = lexEndpointSql(sql)));
+  }
+  return { withClause: known.withClause, tables: [...known.tables] };
+}
+
+/** Endpoints' SQL split, by text (a few statements per instance). */
+const SPLIT = new Map<string, EndpointCtes>();
+
+function lexEndpointSql(sql: string): EndpointCtes {
   const lexer = new Lexer(sql);
   if (lexer.word()?.toUpperCase() !== 'WITH') throw new InvalidOptionError('sql', "A sandboxable endpoint's SQL must start with WITH (its CTEs), then its SELECT.");
   const tables: string[] = [];

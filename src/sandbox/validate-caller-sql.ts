@@ -40,6 +40,11 @@ export interface CheckedSql {
    * engines whose results do not carry SQL types (ClickHouse's timestamps are integers) shape by them.
    */
   columns?: ReadonlyArray<{ name: string; kind: ColumnType }>;
+  /**
+   * Over source tables: the sources whose tables it names (by name), found once when it is checked:
+   * a query reads those, no others.
+   */
+  sources?: readonly string[];
 }
 
 /** The dialect of a caller's SQL: DuckDB's own, or BigQuery's (what Supabase Studio writes: docs/sandboxing.md, "BigQuery dialect"). */

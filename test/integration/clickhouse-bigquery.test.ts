@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clickhouseLoader, type ClickHouseLoader } from '../../src/clickhouse';
 import { translateBigQuery } from '../../src/bigquery/translate-bigquery';
-import { clickhouseSandboxTables } from '../../src/engine/clickhouse/sandbox-tables';
+import { clickhouseSourceTables } from '../../src/query/clickhouse-source-tables';
 import { querySql } from '../../src/sql/query-files';
 import { connect, type Connection } from '../../src/engine/clickhouse/connection';
 import { runSql } from '../../src/engine/clickhouse/run-sql';
@@ -174,7 +174,7 @@ describe('the BigQuery dialect on ClickHouse 18.16 (2 shards) versus DuckDB', ()
     await loader.insertEvents('functionEdgeLogs', FUNCTIONS);
     await duckdb.open({ edge_logs: [...EDGE, ...MESSAGES.map(({ ab: _ab, a: _a, ...event }) => event)], function_edge_logs: FUNCTIONS });
     connection = await connect({ url: cluster.url, database });
-    tables = clickhouseSandboxTables(
+    tables = clickhouseSourceTables(
       querySql('clickhouse', 'logs.all.tables'),
       TABLES.map((relation) => ({
         relation,

@@ -4,6 +4,8 @@
  * engine, and the loader's handling of unreadable files and of events handed over as objects.
  */
 import { querySql } from '../../src/sql/query-files';
+import { compileQuery } from '../../src/query/compile-query';
+import { BUILT_IN_SOURCE_SET } from '../../src/sources/built-ins';
 import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
@@ -293,7 +295,8 @@ describe('ClickHouse engine on a 2-shard cluster', () => {
 
     it('refuses a query past the wait queue with overloaded, and close ends the one in flight with closed', async () => {
       const engine = clickhouseEngine({ url: `http://127.0.0.1:${port}`, database: 'x', maxConcurrentQueries: 1, maxQueuedQueries: 0, queryTimeoutMs: 600_000 });
-      const request = { statement: { name: 'catalog.projects', sql: { clickhouse: querySql('clickhouse', 'catalog.projects') } }, params: { after: { timestamp: 0n }, max_rows: 10 }, maxRows: 10 };
+      const plan = { statement: { name: 'catalog.projects', sql: { clickhouse: querySql('clickhouse', 'catalog.projects') } }, params: { after: { timestamp: 0n }, max_rows: 10 }, maxRows: 10 };
+      const request = compileQuery(plan, engine.target, BUILT_IN_SOURCE_SET);
       const seen = arrived();
       const first = engine.run(request).catch((e: unknown) => e);
       await seen;

@@ -1,4 +1,4 @@
-import { createEndpoints, EngineError, memoryCache, type CacheScheduler, type Engine, type EndpointsOptions, type EngineRequest, type EngineResult, type ResultCache } from '../../src/index';
+import { createEndpoints, EngineError, memoryCache, type CacheScheduler, type Engine, type EndpointsOptions, type CompiledQuery, type EngineResult, type ResultCache } from '../../src/index';
 
 /**
  * A cache clock and a scheduler the test moves by hand (the `cacheClock` and `scheduler` options):
@@ -52,7 +52,7 @@ export function manualTime(startIso: string) {
 export class ProbeEngine implements Engine {
   runs = 0;
   /** Every request run, in order. */
-  readonly requests: EngineRequest[] = [];
+  readonly requests: CompiledQuery[] = [];
   running = 0;
   maxRunning = 0;
   /** When set, runs fail with `query_failed` (after being counted). */
@@ -61,6 +61,10 @@ export class ProbeEngine implements Engine {
   private waiters: Array<() => void> = [];
 
   constructor(private readonly inner: Engine | null = null) {}
+
+  get target(): Engine['target'] {
+    return this.inner?.target ?? { dialect: 'duckdb' };
+  }
 
   /** Runs started from now on wait until `release()`. */
   holdRuns(): void {
@@ -79,7 +83,7 @@ export class ProbeEngine implements Engine {
     while (this.running < n) await new Promise<void>((resolve) => this.waiters.push(resolve));
   }
 
-  async run(request: EngineRequest): Promise<EngineResult> {
+  async run(request: CompiledQuery): Promise<EngineResult> {
     this.runs++;
     this.requests.push(request);
     this.running++;

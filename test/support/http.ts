@@ -1,6 +1,6 @@
 import { createServer, request as httpRequest, type RequestListener, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
-import type { Engine, EngineRequest, EngineResult } from '../../src/index';
+import type { Engine, CompiledQuery, EngineResult } from '../../src/index';
 import { QueryGate } from '../../src/util/query-gate';
 import { MAX_HEADER_BYTES } from '../../src/node';
 
@@ -54,8 +54,9 @@ export function heldEngine(options: { maxConcurrent?: number; maxQueued?: number
   const arrivals: Array<() => void> = [];
   let started = 0;
   let opened = false;
-  let fail: ((request: EngineRequest) => Error | null) | null = null;
+  let fail: ((request: CompiledQuery) => Error | null) | null = null;
   const engine: Engine = {
+    target: { dialect: 'duckdb' },
     run: (request) =>
       gate.run(async () => {
         started++;
@@ -87,7 +88,7 @@ export function heldEngine(options: { maxConcurrent?: number; maxQueued?: number
       held.splice(0).forEach((release) => release());
     },
     /** Makes released queries fail with this error. */
-    failWith(make: (request: EngineRequest) => Error | null): void {
+    failWith(make: (request: CompiledQuery) => Error | null): void {
       fail = make;
     },
   };

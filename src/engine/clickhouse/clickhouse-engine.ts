@@ -1,26 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { EngineError } from '../../errors';
-import type { Engine, EngineRequest, EngineResult, SourceInspection } from '../engine';
+import type { CompiledQuery, Engine, EngineResult, EngineTarget, SourceInspection } from '../engine';
 import type { SourceSet } from '../../sources/source-set';
 import { QueryGate } from '../../util/query-gate';
 import { patternProblem, toEngineError } from './classify-error';
 import { openClient, probeServer, type ServerFeatures } from './connection';
 import { decodeRows } from './decode-rows';
 import { requireDatabase, requireServer, sourcesOfTarget, tableOf, type ClickHouseTarget } from './options';
-import { preparedQuerySql } from './query-files';
 import { runCommand, runSql, type SqlRequest } from './run-sql';
 import { sqlTableName } from './sql-text';
 import { monotonicMs } from '../../time/clock';
-import { InvalidParameterError } from '../../errors';
-import { checkBigQuery } from '../../bigquery/translate-bigquery';
-import { bigQuerySchemaOf } from '../../bigquery/schema-of-sources';
-import type { BigQuerySchema } from '../../bigquery/schema';
-import { sandboxedSelect } from '../../sandbox/compose-sandboxed-sql';
-import type { CallerDialect, CheckedSql } from '../../sandbox/validate-caller-sql';
-import { serializeSqlNeutrally } from '../neutral-duckdb';
-import { callerDialectRefused } from '../caller-dialect';
-import { clickhouseSandboxTables } from './sandbox-tables';
-import { everyProject } from './every-project';
 import { InternalError } from '../../util/internal-error';
 
 /** Options of `clickhouseEngine`: where the tables are, and the limits every query runs under. */
@@ -58,17 +47,12 @@ export function clickhouseEngine(options: ClickHouseEngineOptions): Engine {
 }
 
 class ClickHouseEngine implements Engine {
-  readonly dialect = 'clickhouse' as const;
   private readonly gate: QueryGate;
   private readonly timeoutMs: number;
   /** Relation name -> the table's full name, for every source of the engine. */
   private readonly tables: Map<string, string>;
   private readonly sources: SourceSet;
-  /** The tables a BigQuery SELECT may read (one per source), built on first use. */
-  private bigQuerySchema: BigQuerySchema | undefined;
-  /** Source-table template -> each source's FROM item (a subquery: 18.16 has no WITH ... AS). */
-  private readonly sourceTables = new Map<string, Record<string, string>>();
-  readonly sourceNames: readonly string[];
+  readonly target: EngineTarget;
   private client: ReturnType<typeof openClient> | null = null;
   private features: Promise<ServerFeatures> | null = null;
   private readonly inFlight = new Set<{ abort: AbortController; done: Promise<unknown> }>();
@@ -85,54 +69,20 @@ class ClickHouseEngine implements Engine {
     this.timeoutMs = options.queryTimeoutMs ?? 30_000;
     // Names are checked here, so a mistake shows at start-up rather than on the first query.
     this.sources = sourcesOfTarget(options);
-    this.sourceNames = this.sources.names;
     this.tables = new Map(this.sources.list.map((d) => [d.relation, sqlTableName(options.database, tableOf(options, d), `tables.${d.name}`)]));
+    this.target = { dialect: 'clickhouse', sources: this.sources, tables: this.tables };
   }
 
-  async run(request: EngineRequest): Promise<EngineResult> {
+  async run(query: CompiledQuery): Promise<EngineResult> {
     this.assertOpen();
     return this.gate.run(() =>
       this.limited(async (signal, queryId) => {
         const started = monotonicMs();
-        // A caller's SELECT (translated by checkSql, its tables already subqueries) under the endpoint's max rows.
-        const text = request.sql !== undefined ? sandboxedSelect(request.sql, request.maxRows) : request.statement.sql.clickhouse;
-        if (text === undefined) throw new EngineError('query_failed', `${request.statement.name} has no ClickHouse SQL.`);
-        const project = request.statement.projectParam;
-        // With singleProject the project is NULL: its comparisons go, every project's rows count.
-        const single = project !== undefined && request.params[project] === null;
-        const scoped = single ? everyProject(text, project) : text;
-        // A caller's translated SELECT names its tables already (and its strings must stay as sent).
-        const sql = request.sql !== undefined ? scoped : preparedQuerySql(scoped, this.tables);
-        const result = await this.sql({ sql, params: { ...request.params, max_rows: request.maxRows }, signal, queryId });
+        // The statement as compiled for this engine's target: its tables named, a caller's SELECT in place.
+        const result = await this.sql({ sql: query.statement.sql, params: query.params, signal, queryId });
         return { rows: decodeRows(result), engineMs: monotonicMs() - started };
       }),
     );
-  }
-
-  /**
-   * Checks a caller's SELECT: BigQuery SQL over the statement's source tables, translated for
-   * ClickHouse from the same tree whose DuckDB text the sandbox's rules check (in the engines'
-   * neutral DuckDB, before anything reaches the server). DuckDB's dialect cannot run here.
-   */
-  async checkSql(statement: EngineRequest['statement'], sql: string, maxRows: number, dialect: CallerDialect = 'duckdb'): Promise<CheckedSql> {
-    this.assertOpen();
-    if (dialect !== 'bigquery') {
-      throw new InvalidParameterError('sql', "The ClickHouse engine runs a caller's sql in the BigQuery dialect (sqlDialect: 'bigquery'), not DuckDB's.");
-    }
-    const template = statement.sourceTables?.clickhouse;
-    if (template === undefined) throw callerDialectRefused(statement.name);
-    let tables = this.sourceTables.get(template);
-    if (!tables) {
-      tables = clickhouseSandboxTables(
-        template,
-        this.sources.list.map((d) => ({ relation: d.relation, table: this.tables.get(d.relation)!, projectColumn: d.projectColumn })),
-      );
-      this.sourceTables.set(template, tables);
-    }
-    this.bigQuerySchema ??= bigQuerySchemaOf(this.sources.list);
-    const rules = { tables: this.sources.list.map((d) => d.relation), maxRows };
-    const checked = await checkBigQuery(sql, this.bigQuerySchema, 'clickhouse', rules, serializeSqlNeutrally, tables);
-    return { sql: checked.sql, key: checked.key, columns: checked.columns };
   }
 
   async checkPattern(pattern: string): Promise<string | null> {

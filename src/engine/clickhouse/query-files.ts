@@ -2,19 +2,6 @@ import { querySql } from '../../sql/query-files';
 import { EngineError } from '../../errors';
 
 /**
- * The SQL sent for a statement: comments removed (18.x takes the query in the URL when it comes
- * with external data, so shorter is better) and each source relation it reads (`FROM edge_logs`,
- * `JOIN function_edge_logs`) replaced by the configured table's full name.
- */
-export function preparedQuerySql(sql: string, tables: ReadonlyMap<string, string>): string {
-  let out = stripComments(sql);
-  for (const [relation, qualifiedTable] of tables) {
-    out = out.replace(new RegExp(`\\b(FROM|JOIN)\\s+${relation}\\b`, 'gi'), (_, keyword: string) => `${keyword} ${qualifiedTable}`);
-  }
-  return out;
-}
-
-/**
  * The SQL of a statement of ours that is not an endpoint (e.g. `wal.shipped-offsets`) as sent:
  * comments removed and its placeholder relation (`FROM <relation>`) replaced by `qualifiedTable`.
  */

@@ -1,17 +1,17 @@
 import { type DuckDBPreparedStatement, DuckDBTimestampValue, BIGINT, DOUBLE, TIMESTAMP, VARCHAR, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
-import type { EngineParam, EngineRequest, EngineValue } from '../engine';
+import type { CompiledQuery, EngineParam, EngineValue } from '../engine';
 import { InternalError } from '../../util/internal-error';
 
 // Values in and out of DuckDB: a request's parameters bound by name, a row's values as the engine's.
 
 /**
- * Binds a request's parameters (and `$max_rows`) to a prepared statement of its query.
+ * Binds a compiled query's parameters (`$max_rows` among them) to a prepared statement of it.
  *
  * @example
- * bindRequest(await connection.prepare(fullQuerySql(sql, files)), request);
+ * bindRequest(await connection.prepare(fullQuerySql(query.statement, files)), query);
  */
-export function bindRequest(prepared: DuckDBPreparedStatement, request: EngineRequest): void {
-  const { values, types } = bindings({ ...request.params, max_rows: request.maxRows }, prepared.parameterCount, (i) => prepared.parameterName(i));
+export function bindRequest(prepared: DuckDBPreparedStatement, query: Pick<CompiledQuery, 'params'>): void {
+  const { values, types } = bindings(query.params, prepared.parameterCount, (i) => prepared.parameterName(i));
   prepared.bind(values, types);
 }
 

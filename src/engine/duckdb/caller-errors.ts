@@ -38,7 +38,7 @@ export function namesAFile(error: unknown, paths: readonly string[]): boolean {
  * files fine. Otherwise returns, and the error takes the engine's usual way (a damaged file left out, ...).
  *
  * @example
- * if (request.sql !== undefined) await blameCaller(error, reads, files, () => execute(connection, sql, { ...request, sql: undefined }, files));
+ * if (query.caller !== undefined) await blameCaller(error, reads, files, () => execute(connection, statement, query, files));
  */
 export async function blameCaller(error: unknown, reads: ReadonlyMap<SourceDescriptor, ReadSet>, files: ReadonlyMap<SourceDescriptor, ReadFiles>, runOwn: () => Promise<unknown>): Promise<void> {
   const paths = [...reads].flatMap(([source, read]) => [

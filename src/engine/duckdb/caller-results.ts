@@ -9,7 +9,7 @@ import {
 } from '@duckdb/node-api';
 import type { ColumnType } from '../engine';
 import { InvalidSqlError } from '../../errors';
-import type { EngineRequest, EngineResult, EngineValue } from '../engine';
+import type { CompiledQuery, CompiledStatement, EngineResult, EngineValue } from '../engine';
 import type { SourceFiles } from '../../duckdb/source-relations';
 import type { SourceDescriptor } from '../../sources/source-descriptor';
 import { bindRequest } from './bind-request';
@@ -102,17 +102,17 @@ function engineValue(value: DuckDBValue, type: ColumnType, id: DuckDBTypeId, asJ
  * only: callers' texts are many, and must not push the dashboard's statements out.
  *
  * @example
- * const { rows, columns } = await executeCaller(connection, sql, request, files);
+ * const { rows, columns } = await executeCaller(connection, query.statement, query, files);
  */
 export async function executeCaller(
   connection: DuckDBConnection,
-  sql: string,
-  request: EngineRequest,
+  statement: CompiledStatement,
+  query: CompiledQuery,
   files: ReadonlyMap<SourceDescriptor, SourceFiles>,
 ): Promise<Pick<EngineResult, 'rows' | 'columns'>> {
-  const prepared = await connection.prepare(fullQuerySql(sql, files, { sql: request.sql!, maxRows: request.maxRows }));
+  const prepared = await connection.prepare(fullQuerySql(statement, files, query.caller));
   try {
-    bindRequest(prepared, request);
+    bindRequest(prepared, query);
     const reader = await prepared.runAndReadAll();
     const columns = callerColumns(reader);
     return { rows: callerRows(reader, columns), columns };

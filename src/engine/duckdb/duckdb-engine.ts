@@ -1,7 +1,7 @@
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { VARCHAR } from '@duckdb/node-api';
 import { EngineError } from '../../errors';
-import type { Engine, EngineRequest, EngineResult, EngineValue, SourceInspection, SourceName } from '../engine';
+import type { CompiledQuery, CompiledStatement, Engine, EngineResult, EngineValue, SourceInspection, SourceName } from '../engine';
 import { QueryGate } from '../../util/query-gate';
 import { SourceReader, staleSnapshot, type ExtraInputs, type FileRange, type ReadSet } from '../../files/source-reader';
 import { earliestDayOf } from './list-files';
@@ -11,19 +11,12 @@ import { ceilingFor, MemoryWatch } from './memory-watch';
 import type { SourceFiles } from '../../duckdb/source-relations';
 import { newestFirst } from './newest-first';
 import { HeadTables } from './head-tables';
-import { splitEndpointSql } from '../../sandbox/compose-sandboxed-sql';
-import { validateCallerSql, type CallerDialect, type CheckedSql } from '../../sandbox/validate-caller-sql';
-import { sourcesNamedBy, sourceTablesStatement } from '../../sandbox/source-tables';
-import { checkBigQuery } from '../../bigquery/translate-bigquery';
-import { bigQuerySchemaOf } from '../../bigquery/schema-of-sources';
-import type { BigQuerySchema } from '../../bigquery/schema';
-import { callerDialectRefused } from '../caller-dialect';
 import { executeCaller } from './caller-results';
 import { blameCaller } from './caller-errors';
 import type { SourceDescriptor } from '../../sources/source-descriptor';
 import type { SourceSet } from '../../sources/source-set';
 import { monotonicMs } from '../../time/clock';
-import { fullQuerySql, rollupsNamedBy, rollupsStored, rowsRead, sourcesReadBy, statementSql } from './statement-sql';
+import { fullQuerySql, rollupsNamedBy, rollupsStored, rowsRead } from './statement-sql';
 import { bindRequest, toEngineRow } from './bind-request';
 import { PreparedStatements } from './prepared-statements';
 import { SourceInputs, type ReadFiles } from './source-inputs';
@@ -81,8 +74,6 @@ export async function createDuckDBEngine(options: DuckDBEngineOptions): Promise<
 class DuckDBEngine implements Engine {
   private readonly readers = new Map<SourceDescriptor, SourceReader>();
   private readonly sourceSet: SourceSet;
-  /** The tables a BigQuery SELECT may read (one per source), built on first use. */
-  private bigQuerySchema: BigQuerySchema | undefined;
   private readonly memory: MemoryTables | undefined;
   /** Days' heads held as tables in memory (logs.all's pages read one per day). */
   private readonly headTables = new HeadTables((sql) => this.onControl(() => this.control.run(sql)));
@@ -90,7 +81,6 @@ class DuckDBEngine implements Engine {
   private readonly gate: QueryGate;
   private readonly pool: ConnectionPool;
   private readonly patterns = new Map<string, string | null>();
-  private readonly statementSources = new Map<string, SourceDescriptor[]>();
   private readonly statements = new PreparedStatements();
   private controlQueue: Promise<unknown> = Promise.resolve();
   private closed = false;
@@ -117,39 +107,37 @@ class DuckDBEngine implements Engine {
     this.pool = new ConnectionPool(instance, options.queryTimeoutMs ?? 30_000, () => this.closed, relief, watch);
   }
 
-  readonly dialect = 'duckdb' as const;
+  readonly target = { dialect: 'duckdb' } as const;
 
-  async run(request: EngineRequest): Promise<EngineResult> {
+  async run(query: CompiledQuery): Promise<EngineResult> {
     this.assertOpen();
-    // A caller's SQL over source tables reads the tables of the sources it names, no others.
-    const tables = request.sql !== undefined ? request.statement.sourceTables?.duckdb : undefined;
-    const variantSql = tables === undefined ? statementSql(request) : sourceTablesStatement(tables, sourcesNamedBy(request.sql!, this.sourceSet.list));
     return this.gate.run(() =>
       this.pool.withConnection(async (connection) => {
         const started = monotonicMs();
-        const sources = this.sourcesOf(variantSql);
+        // The sources the statement reads, as compiled (a caller's over source tables: those it names).
+        const sources = query.statement.reads.map((r) => this.sourceSet.get(r.source));
         // In-memory events a compaction covers stay until this query is done with its snapshot.
         const leave = this.memory?.enter();
         try {
           for (let attempt = 1; ; attempt++) {
             let snapshot: Awaited<ReturnType<DuckDBEngine['snapshot']>>;
             try {
-              snapshot = await this.snapshot(request, variantSql, sources);
+              snapshot = await this.snapshot(query, sources);
             } catch (error) {
               // A file the snapshot named was removed by a newer commit before it was checked: take another.
               if (!staleSnapshot(error)) throw error;
               if (attempt >= MAX_ATTEMPTS) throw keptChanging(error);
               continue;
             }
-            const { reads, sql, walksNewestFirst } = snapshot;
+            const { reads, statement, walksNewestFirst } = snapshot;
             const files = new Map<SourceDescriptor, ReadFiles>();
             try {
               for (const [source, read] of reads) files.set(source, await this.inputs.sourceFiles(connection, read));
-              const answer = await this.answer(connection, sql, request, sources, reads, files, walksNewestFirst);
+              const answer = await this.answer(connection, statement, query, sources, reads, files, walksNewestFirst);
               // Taken once the statement ran: a newest-first walk names what it leaves out as it goes.
               return { ...answer, engineMs: monotonicMs() - started, skippedFiles: [...reads.values()].flatMap((r) => r.skipped) };
             } catch (error) {
-              if (request.sql !== undefined) await blameCaller(error, reads, files, () => this.execute(connection, sql, { ...request, sql: undefined }, files));
+              if (query.caller !== undefined) await blameCaller(error, reads, files, () => this.execute(connection, statement, query, files));
               let retry = false;
               for (const [source, read] of reads) if (await this.retryable(connection, error, source, read, files.get(source)?.copies)) retry = true;
               if (!retry) throw error;
@@ -159,98 +147,59 @@ class DuckDBEngine implements Engine {
         } finally {
           leave?.();
         }
-      }, request.sql !== undefined),
+      }, query.caller !== undefined),
     );
   }
 
   /**
-   * A fresh read of the sources a query reads, the SQL that runs over it (a rollup variant whose
-   * rollups are not stored for this read runs as the base statement), and whether it walks newest first.
+   * A fresh read of the sources a query reads, the statement that runs over it (a rollup variant
+   * whose rollups are not stored for this read runs as the base statement), and whether it walks
+   * newest first.
    */
-  private async snapshot(request: EngineRequest, variantSql: string, sources: readonly SourceDescriptor[]): Promise<{ reads: Map<SourceDescriptor, ReadSet>; sql: string; walksNewestFirst: boolean }> {
+  private async snapshot(query: CompiledQuery, sources: readonly SourceDescriptor[]): Promise<{ reads: Map<SourceDescriptor, ReadSet>; statement: CompiledStatement; walksNewestFirst: boolean }> {
     const reads = new Map<SourceDescriptor, ReadSet>();
-    for (const source of sources) reads.set(source, await this.reader(source).snapshot(earliestDayOf(request.notBefore)));
+    for (const source of sources) reads.set(source, await this.reader(source).snapshot(earliestDayOf(query.notBefore)));
     // The stored rollups the variant reads hold the bytes their commits recorded (a damaged one
     // is dropped: its file's rows stand in), checked before the variant is chosen.
-    for (const [source, read] of reads) await this.reader(source).verifyCompanions(read, { rollups: rollupsNamedBy(variantSql, source) });
+    for (const [source, read] of reads) await this.reader(source).verifyCompanions(read, { rollups: [...rollupsNamedBy(query.statement, source)] });
     // A rollup variant whose rollups are not stored for this read runs as the base statement.
-    const sql = request.statement.fallback && !rollupsStored(variantSql, reads) ? statementSql({ ...request, statement: { ...request.statement, sql: request.statement.fallback } }) : variantSql;
-    const walksNewestFirst = Boolean(request.statement.newestFirst) && sources.length === 1 && request.sql === undefined;
+    const statement = query.fallback && !rollupsStored(query.statement, reads) ? query.fallback : query.statement;
+    const walksNewestFirst = Boolean(query.newestFirst) && sources.length === 1 && query.caller === undefined;
     // So do the data files whose rows the statement reads (a newest-first walk checks each
     // day's as it reaches it); those that do not are left out, named.
-    if (!walksNewestFirst) for (const [source, read] of reads) await this.reader(source).verifyRows(read, rowsRead(sql, source, read));
-    return { reads, sql, walksNewestFirst };
+    if (!walksNewestFirst) for (const [source, read] of reads) await this.reader(source).verifyRows(read, rowsRead(statement, source, read));
+    return { reads, statement, walksNewestFirst };
   }
 
   /** Runs a query's statement (or the caller's SELECT) over one read's files. */
   private async answer(
     connection: DuckDBConnection,
-    sql: string,
-    request: EngineRequest,
+    statement: CompiledStatement,
+    query: CompiledQuery,
     sources: readonly SourceDescriptor[],
     reads: ReadonlyMap<SourceDescriptor, ReadSet>,
     files: ReadonlyMap<SourceDescriptor, ReadFiles>,
     walksNewestFirst: boolean,
   ): Promise<Pick<EngineResult, 'rows' | 'columns'>> {
-    if (request.sql !== undefined) return executeCaller(connection, sql, request, files);
-    if (!walksNewestFirst) return { rows: await this.execute(connection, sql, request, files) };
+    if (query.caller !== undefined) return executeCaller(connection, statement, query, files);
+    if (!walksNewestFirst) return { rows: await this.execute(connection, statement, query, files) };
     const [only] = sources;
     const rows = await newestFirst({
       connection,
-      sql,
-      request,
+      sql: statement.sql,
+      query,
       source: only!,
       read: reads.get(only!)!,
       files: files.get(only!)!,
       heads: this.headTables,
-      execute: (set) => this.execute(connection, sql, request, new Map([[only!, set]])),
-      executePrepared: (text, r) => this.executePrepared(connection, text, r),
-      fullSql: (text, set) => fullQuerySql(text, new Map([[only!, set]])),
+      execute: (set) => this.execute(connection, statement, query, new Map([[only!, set]])),
+      executePrepared: (text, q) => this.executePrepared(connection, text, q),
+      // The walk's texts are the statement's with a bound added: they read what it reads.
+      fullSql: (text, set) => fullQuerySql({ ...statement, sql: text }, new Map([[only!, set]])),
       reader: this.reader(only!),
       relisted: () => this.inputs.sourceFiles(connection, reads.get(only!)!),
     });
     return { rows };
-  }
-
-  /**
-   * Checks a caller's SELECT against the sandbox's rules: over the statement's CTEs, or over a
-   * table per source of this engine when the statement has source tables. A BigQuery SELECT is
-   * translated first, and its DuckDB text is what the rules check and what runs.
-   */
-  async checkSql(statement: EngineRequest['statement'], sql: string, maxRows: number, dialect: CallerDialect = 'duckdb'): Promise<CheckedSql> {
-    this.assertOpen();
-    const serialize = (text: string) =>
-      this.onControl(async () => String((await this.control.runAndReadAll('SELECT json_serialize_sql($sql::VARCHAR)', { sql: text }, { sql: VARCHAR })).getRows()[0]![0]));
-    const sources = statement.sourceTables ? this.sourceSet.list : null;
-    const tables = sources ? sources.map((s) => s.relation) : splitEndpointSql(statementSql({ statement, params: {}, maxRows })).tables;
-    if (dialect === 'duckdb') return validateCallerSql(sql, { tables, maxRows }, serialize);
-    if (!sources) throw callerDialectRefused(statement.name);
-    const checked = await checkBigQuery(sql, (this.bigQuerySchema ??= bigQuerySchemaOf(sources)), 'duckdb', { tables, maxRows }, serialize);
-    return { sql: checked.sql, key: checked.key, columns: checked.columns };
-  }
-
-  /** Prepares a statement over empty sources: null when it would run, else DuckDB's reason. */
-  async checkStatement(statement: EngineRequest['statement']): Promise<string | null> {
-    this.assertOpen();
-    let sql: string;
-    try {
-      sql = statementSql({ statement, params: {}, maxRows: 1 });
-    } catch (error) {
-      return (error as Error).message;
-    }
-    const empty = new Map<SourceDescriptor, SourceFiles>();
-    for (const source of this.sourcesOf(sql)) empty.set(source, { ndjson: [], parquet: [], parquetTypes: new Map() });
-    return this.onControl(async () => {
-      try {
-        const prepared = await this.control.prepare(fullQuerySql(sql, empty));
-        prepared.destroySync();
-        return null;
-      } catch (error) {
-        return String((error as Error).message)
-          .split('\n')[0]!
-          .replace(/^[A-Za-z ]*Error: /, '');
-      }
-    });
   }
 
   private reader(source: SourceDescriptor): SourceReader {
@@ -259,25 +208,15 @@ class DuckDBEngine implements Engine {
     return reader;
   }
 
-  /** The sources a statement reads (kept per SQL text). */
-  private sourcesOf(sql: string): SourceDescriptor[] {
-    let known = this.statementSources.get(sql);
-    if (!known) {
-      if (this.statementSources.size >= 256) this.statementSources.clear();
-      this.statementSources.set(sql, (known = sourcesReadBy(sql, this.sourceSet)));
-    }
-    return known;
-  }
-
   /** Runs a statement over these files (a prepared statement kept per SQL text). */
-  private async execute(connection: DuckDBConnection, sql: string, request: EngineRequest, files: ReadonlyMap<SourceDescriptor, SourceFiles>): Promise<Record<string, EngineValue>[]> {
-    return this.executePrepared(connection, fullQuerySql(sql, files), request);
+  private async execute(connection: DuckDBConnection, statement: CompiledStatement, query: CompiledQuery, files: ReadonlyMap<SourceDescriptor, SourceFiles>): Promise<Record<string, EngineValue>[]> {
+    return this.executePrepared(connection, fullQuerySql(statement, files), query);
   }
 
   /** Runs a full SQL text (a prepared statement kept per text). */
-  private async executePrepared(connection: DuckDBConnection, text: string, request: EngineRequest): Promise<Record<string, EngineValue>[]> {
+  private async executePrepared(connection: DuckDBConnection, text: string, query: Pick<CompiledQuery, 'params'>): Promise<Record<string, EngineValue>[]> {
     const prepared = await this.statements.statement(connection, text);
-    bindRequest(prepared, request);
+    bindRequest(prepared, query);
     return (await prepared.runAndReadAll()).getRowObjects().map(toEngineRow);
   }
 

@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { EngineRequest, EngineValue } from '../engine';
+import type { CompiledQuery, EngineValue } from '../engine';
 import type { SourceDescriptor } from '../../sources/source-descriptor';
 import type { SourceFiles } from '../../duckdb/source-relations';
 import type { ListedFile } from '../../files/list-glob';
@@ -16,14 +16,14 @@ type Rows = Record<string, EngineValue>[];
 export interface NewestFirstQuery {
   connection: DuckDBConnection;
   sql: string;
-  request: EngineRequest;
+  query: CompiledQuery;
   source: SourceDescriptor;
   read: ReadSet;
   files: SourceFiles;
   /** The statement `sql` over these files. */
   execute(files: SourceFiles): Promise<Rows>;
   /** A full SQL text with the request's parameters (or these). */
-  executePrepared(text: string, request: EngineRequest): Promise<Rows>;
+  executePrepared(text: string, query: Pick<CompiledQuery, 'params'>): Promise<Rows>;
   /** The full SQL text of a statement over these files. */
   fullSql(statement: string, files: SourceFiles): string;
   heads: HeadTables;
@@ -56,9 +56,9 @@ interface DayRead {
  * day's heads are read from one table in memory (head-tables.ts) when they fit.
  */
 export async function newestFirst(q: NewestFirstQuery): Promise<Rows> {
-  const { request, read, files } = q;
-  const order = request.statement.newestFirst!;
-  const limit = Number(request.params[order.limit]);
+  const { query, read, files } = q;
+  const order = query.newestFirst!;
+  const limit = Number(query.params[order.limit]);
   const days = new Map<string, ListedFile[]>();
   for (const file of read.parquet) {
     const day = file.dataset ? partitionDay(file.path) : null;
@@ -67,7 +67,7 @@ export async function newestFirst(q: NewestFirstQuery): Promise<Rows> {
     if (day === null) return q.execute((await q.reader.verifyRows(read)) ? await q.relisted() : files);
     days.set(day, [...(days.get(day) ?? []), file]);
   }
-  const until = request.params[order.until];
+  const until = query.params[order.until];
   const untilMicros = until && typeof until === 'object' ? until.timestamp : null;
   // Newest first; days that start after the upper bound hold nothing to return.
   const ordered = [...days.keys()]
@@ -146,9 +146,9 @@ async function readDays(q: NewestFirstQuery, days: readonly DayRead[], first: bo
     if (days.some((d) => d.heads) || set.ndjson.length || !set.parquet.length) return await q.execute(set);
     return await newestInTwoPhases(
       q.sql,
-      q.request.statement.newestFirst!.limit,
+      q.query.newestFirst!.limit,
       (text, cut) => q.fullSql(text, cut ? { ...set, where: `timestamp >= $${BOUND_PARAM}` } : set),
-      (text, bound) => q.executePrepared(text, bound === null ? q.request : { ...q.request, params: { ...q.request.params, [BOUND_PARAM]: { timestamp: bound } } }),
+      (text, bound) => q.executePrepared(text, bound === null ? q.query : { params: { ...q.query.params, [BOUND_PARAM]: { timestamp: bound } } }),
     );
   } finally {
     for (const h of held) h.release();

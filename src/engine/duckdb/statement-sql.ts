@@ -1,72 +1,36 @@
-import type { EngineRequest } from '../engine';
-import { EngineError } from '../../errors';
+import type { CompiledStatement } from '../engine';
 import type { ListedFile } from '../../files/list-glob';
 import type { ReadSet } from '../../files/source-reader';
 import { sourceRelation, type SourceFiles } from '../../duckdb/source-relations';
 import { sqlStringList } from '../../duckdb/sql-literal';
-import { composeSandboxedSql, splitEndpointSql } from '../../sandbox/compose-sandboxed-sql';
 import type { SourceDescriptor, SourceRollup } from '../../sources/source-descriptor';
-import { relationsOf, type SourceSet } from '../../sources/source-set';
-import { codeOnly } from '../../sql/sql-scan';
 
-// The SQL DuckDB runs for a statement: which sources and rollups it reads by name, and their
-// relations over a read's files put before it as CTEs.
-
-/**
- * The sources a statement reads: those whose relation it names (`FROM edge_logs`, a join, a CTE
- * over it), not counting a name it only defines as a CTE of its own (logs.all's empty
- * `function_edge_logs`). Reading a source costs a listing of its files; naming one it does not
- * have would fail the statement at start (definitions are prepared then).
- *
- * @example
- * sourcesReadBy('SELECT count(*) FROM edge_logs', BUILT_IN_SOURCE_SET); // [the edge_logs descriptor]
- */
-export function sourcesReadBy(sql: string, sources: SourceSet): SourceDescriptor[] {
-  // A rollup (function_edge_logs_hourly) is read over its source's relation: naming it reads the source.
-  return sources.list.filter((d) => relationsOf(d).some((relation) => namesRelation(sql, relation)));
-}
-
-/** Whether a statement reads a relation by name (not only defines a CTE of that name), kept per SQL text and name. */
-const NAMED = new Map<string, boolean>();
-function namesRelation(sql: string, relation: string): boolean {
-  const key = `${relation}\n${sql}`;
-  let known = NAMED.get(key);
-  if (known === undefined) {
-    if (NAMED.size >= 1024) NAMED.clear();
-    NAMED.set(key, (known = scanNamesRelation(sql, relation)));
-  }
-  return known;
-}
-
-function scanNamesRelation(sql: string, relation: string): boolean {
-  const uses = [...codeOnly(sql).matchAll(new RegExp(`(?<![\\w$.])${relation}(?![\\w(])(\\s+AS\\s*\\()?`, 'gi'))];
-  return uses.some((m) => m[1] === undefined);
-}
+// The SQL DuckDB runs for a compiled statement: the relations and rollups it reads (found when it
+// was compiled, src/query/statement-reads.ts) over a read's files, put before it as CTEs.
 
 /**
  * The complete SQL DuckDB runs for a statement over the given files: each source relation it
- * reads as a CTE, then the statement itself. Parameters stay named placeholders. With `caller`,
- * the caller's SELECT replaces the statement's outer SELECT (docs/sandboxing.md).
+ * reads as a CTE, then the statement itself. Parameters stay named placeholders. With `caller`
+ * (a compiled query's: the statement's CTEs, then the caller's SELECT under its wrapper), that runs
+ * instead (docs/sandboxing.md).
  *
  * @example
- * fullQuerySql('SELECT count(*) FROM edge_logs', new Map([[edgeLogs, { ndjson: ['a.ndjson'], parquet: [], parquetTypes: new Map() }]]));
+ * fullQuerySql(compiledStatement('SELECT count(*) FROM edge_logs', BUILT_IN_SOURCE_SET), new Map([[edgeLogs, { ndjson: ['a.ndjson'], parquet: [], parquetTypes: new Map() }]]));
  */
-export function fullQuerySql(sql: string, files: ReadonlyMap<SourceDescriptor, SourceFiles>, caller?: { sql: string; maxRows: number }): string {
+export function fullQuerySql(statement: CompiledStatement, files: ReadonlyMap<SourceDescriptor, SourceFiles>, caller?: string): string {
+  const { sql } = statement;
   const sources = [...files];
   // Each rollup the statement names follows its source's relation, as its SQL over that relation.
   const relations = sources.flatMap(([source, f]) => [
     `${source.relation} AS (\n${sourceRelation(source, f)}\n)`,
-    ...Object.entries(source.rollups)
-      .filter(([name]) => namesRelation(sql, name))
-      .map(([name, r]) => `${name} AS (\n${rollupRelation(source, f, name, r)}\n)`),
+    ...rollupsNamedBy(statement, source).map((name) => `${name} AS (\n${rollupRelation(source, f, name, source.rollups[name]!)}\n)`),
   ]);
   const own = /^((?:\s*--[^\n]*\n)*)\s*WITH\s/i.exec(sql);
   // A statement whose CTEs shadow a relation (logs.all's `edge_logs`, already limited to one
   // project) runs inside the relations, as does every caller's SELECT: the relations themselves
   // are then out of their reach.
-  const shadows = own !== null && ownCtes(sql).some((t) => sources.some(([source]) => source.relation === t));
-  if (caller || shadows) {
-    const inner = caller ? composeSandboxedSql(sql, caller.sql, caller.maxRows) : sql;
+  if (caller !== undefined || statement.shadows) {
+    const inner = caller ?? sql;
     return relations.length ? `WITH ${relations.join(',\n')}\nSELECT * FROM (\n${inner}\n)` : inner;
   }
   if (!relations.length) return sql;
@@ -101,44 +65,26 @@ function rollupRelation(source: SourceDescriptor, files: SourceFiles, name: stri
  * rollups the statement names, and there is at least one (docs/definitions.md, "Rollups"). Otherwise
  * the rollup would be computed mostly from raw rows, slower than the endpoint's base statement.
  */
-export function rollupsStored(sql: string, reads: ReadonlyMap<SourceDescriptor, ReadSet>): boolean {
+export function rollupsStored(statement: CompiledStatement, reads: ReadonlyMap<SourceDescriptor, ReadSet>): boolean {
   for (const [source, read] of reads) {
-    for (const name of Object.keys(source.rollups).filter((n) => namesRelation(sql, n))) {
+    for (const name of rollupsNamedBy(statement, source)) {
       if (read.parquet.length === 0 || read.parquet.some((f) => !f.rollups?.[name])) return false;
     }
   }
   return true;
 }
 
-/** The CTE names a statement defines, kept per SQL text (every query builds its SQL again). */
-const CTES = new Map<string, readonly string[]>();
-function ownCtes(sql: string): readonly string[] {
-  let known = CTES.get(sql);
-  if (!known) {
-    if (CTES.size >= 256) CTES.clear();
-    CTES.set(sql, (known = splitEndpointSql(sql).tables));
-  }
-  return known;
-}
-
 /**
  * The Parquet files whose rows a statement reads: all of them when it names the source's relation,
  * else (it reads rollups only) those lacking a stored rollup it names, computed from their rows.
  */
-export function rowsRead(sql: string, source: SourceDescriptor, read: ReadSet): ListedFile[] {
-  if (namesRelation(sql, source.relation)) return read.parquet;
-  const rollups = rollupsNamedBy(sql, source);
+export function rowsRead(statement: CompiledStatement, source: SourceDescriptor, read: ReadSet): ListedFile[] {
+  if (statement.reads.find((r) => r.source === source.name)?.relation) return read.parquet;
+  const rollups = rollupsNamedBy(statement, source);
   return read.parquet.filter((f) => rollups.some((name) => !f.rollups?.[name]));
 }
 
 /** The rollups of a source a statement reads by name. */
-export function rollupsNamedBy(sql: string, source: SourceDescriptor): string[] {
-  return Object.keys(source.rollups).filter((name) => namesRelation(sql, name));
-}
-
-/** The DuckDB SQL of a request, or an engine error saying the statement has none. */
-export function statementSql(request: EngineRequest): string {
-  const sql = request.statement.sql.duckdb;
-  if (sql === undefined) throw new EngineError('query_failed', `${request.statement.name} has no DuckDB SQL.`);
-  return sql;
+export function rollupsNamedBy(statement: CompiledStatement, source: SourceDescriptor): readonly string[] {
+  return statement.reads.find((r) => r.source === source.name)?.rollups ?? [];
 }

@@ -1,7 +1,7 @@
-import { InvalidOptionError } from '../../errors';
-import { stripComments } from './query-files';
-import { sqlIdentifier } from './sql-text';
-import { flatPathsColumn, flatValuesColumn } from '../../util/json-flat-paths';
+import { InvalidOptionError } from '../errors';
+import { stripComments } from '../engine/clickhouse/query-files';
+import { sqlIdentifier } from '../engine/clickhouse/sql-text';
+import { flatPathsColumn, flatValuesColumn } from '../util/json-flat-paths';
 
 /** A source a sandboxed query may read: its relation (the CTE's name) and where ClickHouse keeps it. */
 export interface SandboxSource {
@@ -23,10 +23,10 @@ const EMPTY_SOURCE = `(SELECT '' AS id, toInt64(0) AS timestamp, '' AS event_mes
  * project column named for `project_column`, as a subquery: 18.16 has no WITH ... AS (subquery).
  *
  * @example
- * clickhouseSandboxTables(querySql('clickhouse', 'logs.all.tables'), [{ relation: 'edge_logs', table: 'logs.edge_logs', projectColumn: 'project' }]);
+ * clickhouseSourceTables(querySql('clickhouse', 'logs.all.tables'), [{ relation: 'edge_logs', table: 'logs.edge_logs', projectColumn: 'project' }]);
  * // { edge_logs: '(SELECT * FROM logs.edge_logs WHERE ({project:Nullable(String)} IS NULL OR project = ...) AND ...)' }
  */
-export function clickhouseSandboxTables(template: string, sources: readonly SandboxSource[]): Record<string, string> {
+export function clickhouseSourceTables(template: string, sources: readonly SandboxSource[]): Record<string, string> {
   const body = stripComments(template);
   if (!/\bFROM\s+source_rows\b/.test(body)) throw new InvalidOptionError('sourceTables', 'A source-table template reads FROM source_rows.');
   return Object.fromEntries(

@@ -10,7 +10,7 @@ import type { CheckedSql } from '../sandbox/validate-caller-sql';
  *
  * @example
  * const memo = new CheckedSqlMemo();
- * const checked = await memo.get('logs.all', sql, () => engine.checkSql(statement, sql, 1000));
+ * const checked = await memo.get('logs.all', sql, () => check.check(statement, sql, 1000));
  */
 export class CheckedSqlMemo {
   readonly #entries = new Map<string, Promise<CheckedSql>>();

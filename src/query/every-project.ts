@@ -1,5 +1,5 @@
-import { EngineError } from '../../errors';
-import { codeOnly } from '../../sql/sql-scan';
+import { EngineError } from '../errors';
+import { codeOnly } from '../sql/sql-scan';
 
 /**
  * A ClickHouse statement for every project (`singleProject`: the project parameter is NULL):

@@ -1,0 +1,78 @@
+import { InvalidParameterError } from '../errors';
+import type { EngineStatement, EngineTarget } from '../engine/engine';
+import { checkBigQuery } from '../bigquery/translate-bigquery';
+import { bigQuerySchemaOf } from '../bigquery/schema-of-sources';
+import type { BigQuerySchema } from '../bigquery/schema';
+import { splitEndpointSql } from '../sandbox/compose-sandboxed-sql';
+import { sourcesNamedBy } from '../sandbox/source-tables';
+import { validateCallerSql, type CallerDialect, type CheckedSql } from '../sandbox/validate-caller-sql';
+import type { SourceSet } from '../sources/source-set';
+import { callerDialectRefused } from './caller-dialect';
+import { clickhouseSourceTables } from './clickhouse-source-tables';
+import type { SqlParser } from './sql-parser';
+import { dialectSql } from './dialect-sql';
+
+/**
+ * Checks callers' SELECTs for one instance (docs/sandboxing.md): over a statement's CTEs, or over
+ * a table per source when the statement has source tables. A BigQuery SELECT is translated for
+ * the target first; its DuckDB text is what the rules check, on the parser's tree, and the
+ * target's text is what runs. Nothing here asks the engine: the target says what it runs.
+ *
+ * @example
+ * const check = new CallerSqlCheck({ dialect: 'duckdb' }, BUILT_IN_SOURCE_SET, neutralSqlParser, 'bigquery');
+ * const { sql, key, columns } = await check.check(statementOf(logsAll), 'select count(*) as n from edge_logs', 1000);
+ */
+export class CallerSqlCheck {
+  /** The tables a BigQuery SELECT may read (one per source), built on first use. */
+  #schema: BigQuerySchema | undefined;
+  /** ClickHouse: source-table template -> each source's FROM item. */
+  readonly #clickhouseTables = new Map<string, Record<string, string>>();
+
+  constructor(
+    private readonly target: EngineTarget,
+    /** The instance's sources (a ClickHouse target reads its own: the same or more). */
+    private readonly sources: SourceSet,
+    private readonly parser: SqlParser,
+    private readonly dialect: CallerDialect = 'duckdb',
+  ) {}
+
+  /** The checked SELECT of `sql` over `statement`, capped at `maxRows`; `InvalidSqlError` when a rule is broken. */
+  async check(statement: EngineStatement, sql: string, maxRows: number): Promise<CheckedSql> {
+    const checked = this.target.dialect === 'clickhouse' ? await this.#checkClickHouse(statement, sql, maxRows, this.target) : await this.#checkDuckDB(statement, sql, maxRows);
+    if (!statement.sourceTables) return checked;
+    // The sources it names (each read costs a listing of its files), found once per text.
+    const sources = this.target.dialect === 'clickhouse' ? this.target.sources : this.sources;
+    return { ...checked, sources: sourcesNamedBy(checked.sql, sources.list).map((s) => s.name) };
+  }
+
+  async #checkDuckDB(statement: EngineStatement, sql: string, maxRows: number): Promise<CheckedSql> {
+    const serialize = this.parser.serialize;
+    const sources = statement.sourceTables ? this.sources.list : null;
+    const tables = sources ? sources.map((s) => s.relation) : splitEndpointSql(dialectSql(statement, 'duckdb')).tables;
+    if (this.dialect === 'duckdb') return validateCallerSql(sql, { tables, maxRows }, serialize);
+    if (!sources) throw callerDialectRefused(statement.name);
+    const checked = await checkBigQuery(sql, (this.#schema ??= bigQuerySchemaOf(sources)), 'duckdb', { tables, maxRows }, serialize);
+    return { sql: checked.sql, key: checked.key, columns: checked.columns };
+  }
+
+  /** BigQuery SQL over the statement's source tables, translated for ClickHouse: DuckDB's dialect cannot run there. */
+  async #checkClickHouse(statement: EngineStatement, sql: string, maxRows: number, target: Extract<EngineTarget, { dialect: 'clickhouse' }>): Promise<CheckedSql> {
+    if (this.dialect !== 'bigquery') {
+      throw new InvalidParameterError('sql', "The ClickHouse engine runs a caller's sql in the BigQuery dialect (sqlDialect: 'bigquery'), not DuckDB's.");
+    }
+    const template = statement.sourceTables?.clickhouse;
+    if (template === undefined) throw callerDialectRefused(statement.name);
+    const sources = target.sources.list;
+    let tables = this.#clickhouseTables.get(template);
+    if (!tables) {
+      tables = clickhouseSourceTables(
+        template,
+        sources.map((d) => ({ relation: d.relation, table: target.tables.get(d.relation)!, projectColumn: d.projectColumn })),
+      );
+      this.#clickhouseTables.set(template, tables);
+    }
+    const rules = { tables: sources.map((d) => d.relation), maxRows };
+    const checked = await checkBigQuery(sql, (this.#schema ??= bigQuerySchemaOf(sources)), 'clickhouse', rules, this.parser.serialize, tables);
+    return { sql: checked.sql, key: checked.key, columns: checked.columns };
+  }
+}

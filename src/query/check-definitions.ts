@@ -1,0 +1,58 @@
+import type { EngineTarget } from '../engine/engine';
+import { fullQuerySql } from '../engine/duckdb/statement-sql';
+import type { SourceFiles } from '../duckdb/source-relations';
+import { InvalidOptionError } from '../errors';
+import type { EndpointSet } from '../definitions/registry';
+import { statementOf } from '../definitions/plan-query';
+import type { SourceDescriptor } from '../sources/source-descriptor';
+import type { SourceSet } from '../sources/source-set';
+import type { CallerSqlCheck } from './check-caller-sql';
+import type { SqlParser } from './sql-parser';
+import { compiledStatement, sourcesReadBy } from './statement-reads';
+
+/**
+ * Every definition runs on the target: it has the target's SQL, DuckDB's SQL prepares over empty
+ * sources (each variant's too), and a sandboxable endpoint takes a caller's SELECT. A definition
+ * that cannot work fails the start, naming the endpoint and the option.
+ *
+ * @example
+ * await checkDefinitions(endpointSet([]), { dialect: 'duckdb' }, { sources: BUILT_IN_SOURCE_SET, parser: neutralSqlParser, callers, sandboxable: new Set() });
+ */
+export async function checkDefinitions(
+  endpoints: EndpointSet,
+  target: EngineTarget,
+  context: { sources: SourceSet; parser: SqlParser; callers: CallerSqlCheck; sandboxable: ReadonlySet<string> },
+): Promise<void> {
+  const dialect = target.dialect;
+  for (const d of endpoints.list) {
+    if (d.sql[dialect] === undefined) {
+      throw new InvalidOptionError(`endpoints["${d.name}"].sql.${dialect}`, `Endpoint "${d.name}" has no ${dialect} SQL, and the engine is ${dialect}: add sql.${dialect}.`);
+    }
+    for (const variant of dialect === 'duckdb' ? [null, ...Object.keys(d.variants ?? {})] : []) {
+      const sql = statementOf(d, variant).sql.duckdb;
+      const problem = sql === undefined ? `${d.name} has no DuckDB SQL.` : await prepares(sql, context.sources, context.parser);
+      const which = variant === null ? `sql.${dialect}` : `variants.${variant}.${dialect}`;
+      if (problem)
+        throw new InvalidOptionError(
+          `endpoints["${d.name}"].${which}`,
+          `Endpoint "${d.name}" cannot work: its ${dialect} SQL${variant === null ? '' : ` (variant ${variant})`} does not prepare: ${problem}`,
+        );
+    }
+    // A sandboxable endpoint whose SQL cannot take a caller's SELECT (no CTEs) fails now, not at its first call.
+    if (context.sandboxable.has(d.name)) {
+      try {
+        await context.callers.check(statementOf(d), 'SELECT 1', 1);
+      } catch (error) {
+        const option = d.sandboxable ? `endpoints["${d.name}"].sandboxable` : 'sandboxable';
+        throw new InvalidOptionError(option, `Endpoint "${d.name}" cannot be sandboxed: ${(error as Error)?.message ?? error}`, { cause: error });
+      }
+    }
+  }
+}
+
+/** Null when a statement's DuckDB SQL prepares over empty relations of the sources it reads, else why not. */
+function prepares(sql: string, sources: SourceSet, parser: SqlParser): Promise<string | null> {
+  const empty = new Map<SourceDescriptor, SourceFiles>();
+  for (const source of sourcesReadBy(sql, sources)) empty.set(source, { ndjson: [], parquet: [], parquetTypes: new Map() });
+  return parser.prepare(fullQuerySql(compiledStatement(sql, sources), empty));
+}

@@ -1,0 +1,61 @@
+import type { CompiledQuery, CompiledStatement, EngineTarget, QueryPlan } from '../engine/engine';
+import type { AnyEndpointDefinition } from '../definitions/definition';
+import { statementOf } from '../definitions/plan-query';
+import { composeSandboxedSql } from '../sandbox/compose-sandboxed-sql';
+import type { CheckedSql } from '../sandbox/validate-caller-sql';
+import { sourceTablesStatement } from '../sandbox/source-tables';
+import type { SourceSet } from '../sources/source-set';
+import { clickhouseStatement } from './clickhouse-statement';
+import { dialectSql } from './dialect-sql';
+import { compiledStatement, namedSources } from './statement-reads';
+
+/**
+ * One call of a definition compiled for an engine's target, in one place: its plan's bound values,
+ * the statement in the target's dialect (a variant's, or with a caller's checked SELECT the
+ * endpoint's own, the one it was checked against), what it reads, and the caller's SELECT (checked
+ * inside the wrapper capped at the endpoint's max rows: the same one runs). The engine runs it as it is.
+ *
+ * @example
+ * const query = compileCall(logsAll, planQuery(logsAll, params, new Date()), engine.target, sources);
+ * await engine.run(query);
+ */
+export function compileCall(definition: AnyEndpointDefinition, plan: QueryPlan, target: EngineTarget, sources: SourceSet, caller?: CheckedSql): CompiledQuery {
+  return compileQuery(caller ? { ...plan, statement: statementOf(definition) } : plan, target, sources, caller);
+}
+
+/**
+ * A planned query compiled for an engine's target: the default compiler (DuckDB's text, what it
+ * reads), with the ClickHouse dialect overriding the statement's text (`clickhouse-statement.ts`).
+ *
+ * @example
+ * const [projects] = catalogRequests(new Date()).requests;
+ * await engine.run(compileQuery(projects, engine.target, sources));
+ */
+export function compileQuery(plan: QueryPlan, target: EngineTarget, sources: SourceSet, checked?: Pick<CheckedSql, 'sql' | 'sources'>): CompiledQuery {
+  const caller = checked?.sql;
+  const { statement } = plan;
+  const compiled = target.dialect === 'clickhouse' ? { statement: clickhouseStatement(plan, target, checked) } : duckdbStatements(plan, sources, checked);
+  // DuckDB runs a caller's SELECT over the statement's CTEs: composed once, here (the CTEs lexed once per text).
+  const composed = caller === undefined ? undefined : target.dialect === 'clickhouse' ? caller : composeSandboxedSql(compiled.statement.sql, caller, plan.maxRows);
+  return {
+    name: statement.name,
+    ...compiled,
+    ...(statement.newestFirst ? { newestFirst: statement.newestFirst } : {}),
+    params: { ...plan.params, max_rows: plan.maxRows },
+    maxRows: plan.maxRows,
+    ...(plan.notBefore === undefined ? {} : { notBefore: plan.notBefore }),
+    ...(composed === undefined ? {} : { caller: composed }),
+  };
+}
+
+/**
+ * DuckDB's statement and a variant's fallback. A caller's SQL over source tables runs over a table
+ * per source it names (docs/sandboxing.md, "Source tables"), no others.
+ */
+function duckdbStatements(plan: QueryPlan, sources: SourceSet, caller: Pick<CheckedSql, 'sql' | 'sources'> | undefined): { statement: CompiledStatement; fallback?: CompiledStatement } {
+  const { statement } = plan;
+  const tables = caller !== undefined ? statement.sourceTables?.duckdb : undefined;
+  const sql = tables === undefined ? dialectSql(statement, 'duckdb') : sourceTablesStatement(tables, namedSources(caller!, sources));
+  const fallback = statement.fallback?.duckdb;
+  return { statement: compiledStatement(sql, sources), ...(fallback === undefined ? {} : { fallback: compiledStatement(fallback, sources) }) };
+}
