@@ -7,6 +7,7 @@ import { isCode, writeFileAtomic } from '../util/durable-fs';
 import { oneAtATime } from '../util/one-at-a-time';
 import { checkDrainConfig, checkDrainType, redactedConfig, type DrainConfig, type DrainType } from './drain-config';
 import { parseLql } from './lql';
+import { systemNow } from '../time/clock';
 
 /** The file of a data dir that keeps the drains and their rules. */
 export const DRAINS_FILE = 'drains.json';
@@ -96,7 +97,7 @@ export class DrainStore {
         }
       }
     }
-    return new DrainStore(state, file, options.sources, options.now ?? (() => new Date()));
+    return new DrainStore(state, file, options.sources, options.now ?? systemNow);
   }
 
   /** Calls `listener` after each change. */
