@@ -200,6 +200,31 @@ describe('managed storage holds its uncompacted events in memory', () => {
       expect(view.relation(() => false)?.rows).toMatch(/WHERE le_seq IN \(1, 3\)/);
     });
   });
+  it('is bounded in NDJSON bytes: a group past the bound sends its whole segment to its file, even a segment mirrored so far', async () => {
+    const group = (prefix: string) => lines(censusEvents(prefix, 4));
+    const one = group('a0').length;
+    await withMemoryTables(one * 2 + 10, async (memory, setup) => {
+      await memory.insert('edgeLogs', 1, group('a0'));
+      await memory.insert('edgeLogs', 1, group('a1'));
+      expect(memory.heldBytes).toBe(one * 2);
+      expect(memory.view('edgeLogs').mirrored(1)).toBe(true);
+      // The third group of the same segment would pass the bound: the segment is read from its file from now on.
+      await memory.insert('edgeLogs', 1, group('a2'));
+      const view = memory.view('edgeLogs');
+      expect(view.mirrored(1)).toBe(false);
+      expect(view.relation(() => false)).toBeUndefined();
+      // Nothing more went in; what it holds of segment 1 goes when a commit covers it.
+      expect(memory.heldBytes).toBe(one * 2);
+      expect(Number((await setup.runAndReadAll('SELECT count(*) AS n FROM le_memory_edge_logs')).getRowObjects()[0]!.n)).toBe(8);
+      memory.retire('edgeLogs', [1]);
+      await memory.settled();
+      expect(memory.heldBytes).toBe(0);
+      // With room again, the next segment is held.
+      await memory.insert('edgeLogs', 2, group('b0'));
+      expect(memory.view('edgeLogs').mirrored(2)).toBe(true);
+    });
+  });
+
   it('events go in as the bytes the WAL holds: text beyond ASCII reads back as sent', async () => {
     await withMemoryTables(async (memory, setup) => {
       const message = 'Zürich 東京 🚀 "quoted" \\ back';

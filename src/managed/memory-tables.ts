@@ -154,22 +154,29 @@ export class MemoryTables {
     const mirrored = this.set(this.mirrored, source);
     const broken = this.set(this.broken, source);
     if (broken.has(seq)) return;
-    if (!mirrored.has(seq)) {
-      // A segment is mirrored only from its first group on (one written by an earlier process is not).
-      if (this.bytes + lines.length > this.maxBytes || !this.isNewSegment(source, seq)) {
-        broken.add(seq);
-        return;
-      }
-      mirrored.add(seq);
+    // A segment is mirrored only from its first group on (one written by an earlier process is
+    // not), and only while the tables stay within their bound: a group past it sends its whole
+    // segment to its file (as a failed insert does), so the bound holds within a segment too.
+    if ((!mirrored.has(seq) && !this.isNewSegment(source, seq)) || this.bytes + lines.length > this.maxBytes) {
+      mirrored.delete(seq);
+      broken.add(seq);
+      return;
     }
-    if (await this.insertJoined(source, seq, lines)) {
-      this.bytes += lines.length;
-      this.segmentBytes.set(`${source}:${seq}`, (this.segmentBytes.get(`${source}:${seq}`) ?? 0) + lines.length);
-    } else {
+    mirrored.add(seq);
+    // Counted before the insert, so groups inserted together never pass the bound together.
+    this.hold(source, seq, lines.length);
+    if (!(await this.insertJoined(source, seq, lines))) {
+      this.hold(source, seq, -lines.length);
       // Read from the file from now on; what was inserted of it is left out of every query.
       mirrored.delete(seq);
       broken.add(seq);
     }
+  }
+
+  /** Counts NDJSON bytes held by a segment (given back when its rows go). */
+  private hold(source: SourceName, seq: number, bytes: number): void {
+    this.bytes += bytes;
+    this.segmentBytes.set(`${source}:${seq}`, (this.segmentBytes.get(`${source}:${seq}`) ?? 0) + bytes);
   }
 
   /**
