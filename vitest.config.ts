@@ -46,6 +46,7 @@ const TIERS = {
     'memory-watch',
     'merge-policy',
     'options',
+    'prepared-statements',
     'otlp-logs',
     'query-gate',
     're2-pattern',

@@ -6,7 +6,8 @@
  * - Logflare on Postgres: the same events in Logflare's layout, running what Logflare's translator
  *   makes of the same SQL (bench/studio-logflare.ts);
  * - chdb: the same question written for ClickHouse by hand (bench/studio-chdb.ts);
- * answers compared before anything is timed. Target: ours ≤ 50 ms p50, ≥ 10x Postgres.
+ * answers compared before anything is timed. Target: ours ≤ 50 ms p50, ≥ 10x Postgres. Ours is
+ * also timed stage by stage, idle, before the writer starts (bench/studio-stages.ts).
  *
  *   npm run bench                                   (a section of the full run; --skip-studio)
  *   npx tsx bench/studio.ts [--scale default|small|tiny] [--runs 20] [--pg-runs 5] [--json out.json]
@@ -23,6 +24,7 @@ import { openLogflarePostgres } from './studio-logflare';
 import { missingPostgres } from './postgres';
 import { openOurs } from './studio-ours';
 import { round, summarize, timeMs, type Timing } from './stats';
+import { installStageMeter, medianStages, type Stages } from './studio-stages';
 
 export interface StudioCaseResult {
   kind: string;
@@ -33,6 +35,8 @@ export interface StudioCaseResult {
   /** What differs from ours, per peer (null: the same answer). */
   postgres_difference: string | null;
   chdb_difference: string | null;
+  /** Ours stage by stage, idle (studio-stages.ts): the first call of the text, and the median of the calls after it. */
+  stages: { first: Stages; warm: Stages };
 }
 
 export interface StudioResult {
@@ -77,13 +81,26 @@ export async function measureStudio(options: StudioOptions, log: (line: string) 
   let ingested = 0;
   let peakRss = 0;
   try {
-    for (const c of cases) answers.set(c, await ours.answer(c.request));
+    // Stage by stage, idle, before the timings (the meter is uninstalled before they start).
+    const stages = new Map<StudioCase, StudioCaseResult['stages']>();
+    const meter = installStageMeter();
+    try {
+      for (const c of cases) {
+        const first = await meter.measure(async () => answers.set(c, await ours.answer(c.request)));
+        const warm: Stages[] = [];
+        for (let i = 0; i < options.runs; i++) warm.push(await meter.measure(() => ours.answer(c.request)));
+        stages.set(c, { first, warm: medianStages(warm) });
+        log(`studio: ${c.kind}: ours idle by stage, first call ${JSON.stringify(first)}, then ${JSON.stringify(stages.get(c)!.warm)}`);
+      }
+    } finally {
+      meter.uninstall();
+    }
     const writer = ours.startWriter();
     const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 100);
     try {
       for (const c of cases) {
         const timing = await warmTimes(options.runs, () => ours.answer(c.request));
-        results.set(c, { kind: c.kind, ours: timing, postgres: null, chdb: null, rows: answers.get(c)!.length, postgres_difference: null, chdb_difference: null });
+        results.set(c, { kind: c.kind, ours: timing, postgres: null, chdb: null, rows: answers.get(c)!.length, postgres_difference: null, chdb_difference: null, stages: stages.get(c)! });
         log(`studio: ${c.kind}: ours ${timing.p50_ms} ms p50 while ingesting (${answers.get(c)!.length} rows)`);
       }
     } finally {
@@ -149,6 +166,15 @@ export function studioMarkdown(r: StudioResult): string[] {
       (c) =>
         `| ${c.kind} | ${c.rows} | ${c.ours.p50_ms} (${c.ours.p95_ms}) | ${c.postgres?.p50_ms ?? ''} | ${c.chdb?.p50_ms ?? ''} | ${ratio(c.postgres, c.ours)} | ${ratio(c.chdb, c.ours)} | ${same(c.postgres_difference, c.postgres)}; ${same(c.chdb_difference, c.chdb)} |`,
     ),
+    '',
+    "Ours by stage, idle (before the writer starts; ms): the first call of each text, then the median of the calls after it. Translate and check: Studio's BigQuery SQL parsed, translated and checked by the sandbox's rules (once per text); parse: DuckDB's parse of the translated text the rules read; prepare: the DuckDB statement (once per text and connection); run: DuckDB running it and reading its result; rest: the snapshot and file lists, binding, shaping the rows.",
+    '',
+    '| request kind | first: total | translate and check | parse | prepare | run | rest | then: total | translate and check | parse | prepare | run | rest |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...r.cases.map((c) => {
+      const cells = (s: Stages) => [s.total_ms, s.translate_check_ms, s.parse_ms, s.prepare_ms, s.run_ms, s.rest_ms].join(' | ');
+      return `| ${c.kind} | ${cells(c.stages.first)} | ${cells(c.stages.warm)} |`;
+    }),
   ];
 }
 

@@ -1,6 +1,6 @@
 import { truncateSync } from 'node:fs';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { DuckDBInstance, DuckDBPreparedStatement, DuckDBTypeId, type DuckDBConnection } from '@duckdb/node-api';
+import { DuckDBConnection, DuckDBInstance, DuckDBPreparedStatement, DuckDBTypeId } from '@duckdb/node-api';
 import { MemoryTables } from '../src/managed/memory-tables';
 import { TIMESTAMP_MACROS } from '../src/duckdb/source-relations';
 import { createEndpoints } from '../src/index';
@@ -42,6 +42,25 @@ describe('managed storage holds its uncompacted events in memory', () => {
       // inspectSources counts what queries read: the events held in memory too.
       expect((await ep.inspectSources()).find((s) => s.source === 'edgeLogs')).toMatchObject({ lines: 20, skippedLines: 0, parquetRows: 0 });
     } finally {
+      await ep.close();
+    }
+  });
+
+  it('a caller\'s statement kept for its text reads the rows memory holds when it runs (docs/performance.md, "Prepared statements")', async () => {
+    const ep = await createEndpoints({ storage: { dataDir: tmp.path('kept') }, sandboxable: ['logs.all'], now: () => new Date(CENSUS_NOW), cache: false });
+    const prepare = vi.spyOn(DuckDBConnection.prototype, 'prepare');
+    try {
+      const sql = 'select id as kept_id from edge_logs order by id';
+      const ids = async () => (await ep.query('logs.all', { project: 'p0', project_tier: 'PAYG' }, { sql })).result.map((r) => (r as { kept_id: string }).kept_id);
+      const prepares = () => prepare.mock.calls.filter(([text]) => text.includes('kept_id')).length;
+      await ep.ingest('cloudflare.logs.prod', censusEvents('k', 20));
+      expect(await ids()).toEqual(idRange('k', 0, 20).filter((id) => Number(id.slice(2)) % 10 === 0));
+      // More events into the same segment: the same text, so the same statement, reading them too.
+      await ep.ingest('cloudflare.logs.prod', censusEvents('k', 20, 20));
+      expect(await ids()).toEqual(idRange('k', 0, 40).filter((id) => Number(id.slice(2)) % 10 === 0));
+      expect(prepares()).toBe(1);
+    } finally {
+      prepare.mockRestore();
       await ep.close();
     }
   });

@@ -3,7 +3,7 @@ import {
   DuckDBTimestampNanosecondsValue,
   DuckDBTimestampSecondsValue,
   DuckDBTypeId,
-  type DuckDBConnection,
+  type DuckDBPreparedStatement,
   type DuckDBResultReader,
   type DuckDBValue,
 } from '@duckdb/node-api';
@@ -98,25 +98,22 @@ function engineValue(value: DuckDBValue, type: ColumnType, id: DuckDBTypeId, asJ
 }
 
 /**
- * Runs a caller's SELECT over the statement's CTEs (docs/sandboxing.md). Prepared for this call
- * only: callers' texts are many, and must not push the dashboard's statements out.
+ * Runs a caller's SELECT over the statement's CTEs (docs/sandboxing.md), as a statement prepared
+ * by `prepare`: the engine keeps callers' statements apart from the endpoints' own, so a repeated
+ * text with other bounds is not prepared again and callers' many texts never push the dashboard's out.
  *
  * @example
- * const { rows, columns } = await executeCaller(connection, query.statement, query, files);
+ * const { rows, columns } = await executeCaller((sql) => callerStatements.statement(connection, sql), query.statement, query, files);
  */
 export async function executeCaller(
-  connection: DuckDBConnection,
+  prepare: (sql: string) => Promise<DuckDBPreparedStatement>,
   statement: CompiledStatement,
   query: CompiledQuery,
   files: ReadonlyMap<SourceDescriptor, SourceFiles>,
 ): Promise<Pick<EngineResult, 'rows' | 'columns'>> {
-  const prepared = await connection.prepare(fullQuerySql(statement, files, query.caller));
-  try {
-    bindRequest(prepared, query);
-    const reader = await prepared.runAndReadAll();
-    const columns = callerColumns(reader);
-    return { rows: callerRows(reader, columns), columns };
-  } finally {
-    prepared.destroySync();
-  }
+  const prepared = await prepare(fullQuerySql(statement, files, query.caller));
+  bindRequest(prepared, query);
+  const reader = await prepared.runAndReadAll();
+  const columns = callerColumns(reader);
+  return { rows: callerRows(reader, columns), columns };
 }

@@ -18,7 +18,7 @@ import type { SourceSet } from '../../sources/source-set';
 import { monotonicMs } from '../../time/clock';
 import { fullQuerySql, rollupsNamedBy, rollupsStored, rowsRead } from './statement-sql';
 import { bindRequest, toEngineRow } from './bind-request';
-import { PreparedStatements } from './prepared-statements';
+import { PreparedStatements, STATEMENTS_PER_CONNECTION } from './prepared-statements';
 import { SourceInputs, type ReadFiles } from './source-inputs';
 import { keptChanging, MAX_ATTEMPTS, retryable } from './failed-reads';
 import { inspectSource } from './inspect-source';
@@ -81,7 +81,9 @@ class DuckDBEngine implements Engine {
   private readonly gate: QueryGate;
   private readonly pool: ConnectionPool;
   private readonly patterns = new Map<string, string | null>();
-  private readonly statements = new PreparedStatements();
+  /** The endpoints' statements and callers' SELECTs, kept apart (prepared-statements.ts). */
+  private readonly statements = new PreparedStatements(STATEMENTS_PER_CONNECTION);
+  private readonly callerStatements = new PreparedStatements(STATEMENTS_PER_CONNECTION);
   private controlQueue: Promise<unknown> = Promise.resolve();
   private closed = false;
 
@@ -181,7 +183,7 @@ class DuckDBEngine implements Engine {
     files: ReadonlyMap<SourceDescriptor, ReadFiles>,
     walksNewestFirst: boolean,
   ): Promise<Pick<EngineResult, 'rows' | 'columns'>> {
-    if (query.caller !== undefined) return executeCaller(connection, statement, query, files);
+    if (query.caller !== undefined) return executeCaller((sql) => this.callerStatements.statement(connection, sql), statement, query, files);
     if (!walksNewestFirst) return { rows: await this.execute(connection, statement, query, files) };
     const [only] = sources;
     const rows = await newestFirst({
@@ -289,6 +291,7 @@ class DuckDBEngine implements Engine {
     await this.pool.drained();
     await this.relief?.close();
     this.statements.destroyAll();
+    this.callerStatements.destroyAll();
     this.pool.closeIdle();
     await this.memory?.settled();
     this.memory?.close();
