@@ -19,7 +19,7 @@ import { createDuckDBEngine } from '../engine/duckdb/duckdb-engine';
 import type { Engine } from '../engine/engine';
 import { re2PatternProblem } from '../engine/re2-pattern';
 import { EngineError, InvalidOptionError, InvalidParameterError, LogEndpointsError, NotFoundError } from '../errors';
-import { INGEST_BODY, type BodyIngest, type IngestResult } from '../ingest/ingestor';
+import { INGEST_BODY, INGEST_FROM_BODY, type BodyIngest, type BodyOrigin, type IngestResult } from '../ingest/ingestor';
 import { checkEndpointsOptions, checkSourceGlobs } from './check-options';
 import { fillBuckets } from '../rows/fill-buckets';
 import { shapeRows } from '../rows/shape-rows';
@@ -276,6 +276,10 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest 
 
   async [INGEST_BODY](source: string, body: Uint8Array, contentType: string | null): Promise<IngestResult> {
     return this.#counted(() => this.#ingestor().ingestBody(source, body, contentType), true);
+  }
+
+  async [INGEST_FROM_BODY](source: string, events: readonly object[], origin: BodyOrigin): Promise<IngestResult> {
+    return this.#counted(() => this.#ingestor().ingestFromBody(source, events, origin), true);
   }
 
   #ingestor() {

@@ -67,6 +67,8 @@ export class ManagedStorage {
     });
     const memory = options.engine ? undefined : new MemoryTables(sources, memoryTablesBytes);
     const ingestor = new Ingestor(walSet, sourceNames, options.now ?? systemNow, undefined, memory && ((source, seq, lines) => memory.insert(source, seq, lines)));
+    // Before the first ingest and before compaction takes the segments the previous process left.
+    await ingestor.recall();
     return new ManagedStorage(sources, walSet, memory, ingestor);
   }
 
