@@ -127,6 +127,7 @@ const TIERS = {
     'crash',
     'crash-failpoints-function',
     'crash-failpoints-gateway',
+    'crash-retries',
     'damaged-dataset',
     'managed-quarantine',
     'managed-storage',
