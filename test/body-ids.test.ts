@@ -54,6 +54,12 @@ describe('ids derived from the source, the body and the position', () => {
     expect(bodyKeyOfId(idsOf(first.lines)[1]!)).toBeNull();
   });
 
+  it('keeps random ids for a body of more events than the id has positions for', () => {
+    const stamped = { timestamp: '2026-11-21T11:00:00Z' };
+    expect(retryable(Array(MAX_POSITION + 1).fill(stamped))).toBe(true);
+    expect(retryable(Array(MAX_POSITION + 2).fill(stamped))).toBe(false);
+  });
+
   it('derives nothing without a source (ep.ingest has no body)', () => {
     expect(bodyLines(BODY, 'application/json', ARRIVAL).key).toBeNull();
   });

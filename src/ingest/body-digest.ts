@@ -21,7 +21,12 @@ const KEY_BYTES = 13;
 /** Positions fit the id's last 3 bytes. */
 export const MAX_POSITION = 0xffffff;
 
-/** A body's digest: SHA-256 of its bytes as read (after decompression). */
+/**
+ * A body's digest: SHA-256 of its bytes as read (after decompression).
+ *
+ * @example
+ * const key = bodyKey('edgeLogs', bodyDigest(body));
+ */
 export function bodyDigest(body: Uint8Array): Buffer {
   return createHash('sha256').update(body).digest();
 }
@@ -80,6 +85,8 @@ export function bodyKeyOfId(id: string): string | null {
  * retryable([{ message: 'ping' }]); // false
  */
 export function retryable(events: readonly unknown[]): boolean {
+  // Positions past the id's 3 bytes (no body within the limits has that many events) keep random ids.
+  if (events.length > MAX_POSITION + 1) return false;
   return events.every((event) => {
     if (typeof event !== 'object' || event === null) return true;
     const { timestamp, id } = event as { timestamp?: unknown; id?: unknown };

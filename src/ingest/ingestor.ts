@@ -2,7 +2,7 @@ import type { SourceName } from '../sources/source-descriptor';
 import { dateToMicros, formatIsoMicros } from '../time/iso';
 import type { WalSet } from '../managed/wal/wal-set';
 import { failpoint, holdpoint } from '../util/failpoint';
-import { bodyKey, derivedId, retryable } from './body-digest';
+import { bodyKey, derivedId, MAX_POSITION, retryable } from './body-digest';
 import { bodyLines, type BodyLines } from './body-lines';
 import { bodyLinesOffThread, OFF_THREAD_BYTES } from './parse-worker';
 import { RecentBodies, rememberLeftSegments } from './recent-bodies';
@@ -98,7 +98,7 @@ export class Ingestor {
    */
   async ingestFromBody(ref: string, events: readonly unknown[], origin: BodyOrigin): Promise<IngestResult> {
     const source = this.resolveSource(ref);
-    const key = retryable(events) ? bodyKey(source, origin.digest) : null;
+    const key = retryable(events) && (origin.positions.at(-1) ?? 0) <= MAX_POSITION ? bodyKey(source, origin.digest) : null;
     const newId = key === null ? undefined : (i: number) => derivedId(key, origin.positions[i] ?? i);
     return this.storeOnce(source, { lines: serializeEvents(events, this.arrival(), this.limits, newId), events: events.length, key });
   }

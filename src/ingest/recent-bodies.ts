@@ -113,6 +113,9 @@ function matches(bytes: Buffer, at: number): boolean {
  * Remembers the bodies of the segments a WAL found at open (left by the previous process, their
  * torn tails cut: only fsynced groups), and of those it recovers in the background as each is
  * recovered. Called before the first ingest; a segment compaction took first is skipped.
+ *
+ * @example
+ * for (const wal of Object.values(walSet.wals)) await rememberLeftSegments(wal, recent);
  */
 export async function rememberLeftSegments(wal: Wal, recent: RecentBodies): Promise<void> {
   const waiting = new Set(wal.deferred().map((d) => d.seq));
