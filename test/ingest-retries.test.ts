@@ -56,7 +56,7 @@ const gzipped = (events: unknown) => gzipSync(JSON.stringify(events));
 const logsAll = (ep: Endpoints) => ep.logsAll({ project: 'abc', project_tier: 'FREE' });
 
 describe('a body sent again after its acknowledgement (the answer lost): stored once', () => {
-  it('the same gzip body twice: both answered Logged!, each event read once, with ids derived from the body', async () => {
+  it('the same gzip body twice, then plain: each answered Logged!, each event read once, with ids derived from the body', async () => {
     const clock = { ms: START };
     const { ep, post, ids } = await open(fresh(), clock);
     try {
@@ -64,6 +64,8 @@ describe('a body sent again after its acknowledgement (the answer lost): stored 
       expect(await post(LOGS, body, { 'Content-Encoding': 'gzip' })).toEqual({ status: 200, json: { message: 'Logged!' } });
       clock.ms += 30_000;
       expect(await post(LOGS, body, { 'Content-Encoding': 'gzip' })).toEqual({ status: 200, json: { message: 'Logged!' } });
+      // The same bytes once inflated: the same body.
+      expect((await post(LOGS, JSON.stringify(vectorBatch(20, 'twice')))).status).toBe(200);
       expect((await logsAll(ep)).length).toBe(20);
       const stored = await ids('edge_logs');
       expect(stored.every((r) => r.copies === 1)).toBe(true);
