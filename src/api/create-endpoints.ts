@@ -26,7 +26,7 @@ import { BUILT_IN_ENDPOINTS, endpointSet, type EndpointSet } from '../definition
 import { createDuckDBEngine } from '../engine/duckdb/duckdb-engine';
 import type { Engine } from '../engine/engine';
 import { EngineError, LogEndpointsError, NotFoundError } from '../errors';
-import { INGEST_BODY, type BodyIngest, type IngestResult } from '../ingest/ingestor';
+import { INGEST_BODY, INGEST_FROM_BODY, type BodyIngest, type BodyOrigin, type IngestResult } from '../ingest/ingestor';
 import { checkEndpointsOptions, checkEngineSources, checkSourceGlobs } from './check-options';
 import { fillBuckets } from '../rows/fill-buckets';
 import { withArrowTable } from '../rows/to-arrow';
@@ -254,6 +254,10 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest 
 
   async [INGEST_BODY](source: string, body: Uint8Array, contentType: string | null): Promise<IngestResult> {
     return this.#counted(() => this.#ingestor().ingestBody(source, body, contentType), true);
+  }
+
+  async [INGEST_FROM_BODY](source: string, events: readonly object[], origin: BodyOrigin): Promise<IngestResult> {
+    return this.#counted(() => this.#ingestor().ingestFromBody(source, events, origin), true);
   }
 
   #ingestor() {

@@ -79,6 +79,8 @@ export class ManagedStorage {
           }
         : undefined;
     const ingestor = new Ingestor(walSet, sourceNames, options.now ?? systemNow, undefined, onDurable);
+    // Before the first ingest and before compaction takes the segments the previous process left.
+    await ingestor.recall();
     return new ManagedStorage(sources, walSet, memory, ingestor);
   }
 

@@ -1,5 +1,7 @@
 import type { Endpoints } from '../api/create-endpoints';
 import { InvalidParameterError, LogEndpointsError, NotFoundError } from '../errors';
+import { bodyDigest } from '../ingest/body-digest';
+import { INGEST_FROM_BODY, type BodyIngest } from '../ingest/ingestor';
 import { otlpLogEvents, type OtlpLogEvent } from '../ingest/otlp-logs';
 import { encodeLogsResponse, type LogsPartialSuccess } from '../ingest/otlp-proto';
 import type { PlainRequest, PlainResponse } from './exchange';
@@ -39,18 +41,28 @@ export async function otlpLogsRoute(
   const known = storage.sources.map((n) => n.name);
   const rejected = await withIngestBody(request, config, budget, encoding, async (body) => {
     const records = otlpLogEvents(body, encoding);
-    const groups = new Map<string, object[]>();
+    const groups = new Map<string, { events: object[]; positions: number[] }>();
     const unrouted: OtlpLogEvent[] = [];
     const byService = new Map<string, string | null>();
-    for (const record of records) {
+    for (const [position, record] of records.entries()) {
       const source = named ?? serviceSource(record.serviceName, byService, storage.resolveSource) ?? config.otlpDefaultSource;
       if (source === null) unrouted.push(record);
-      else if (groups.has(source)) groups.get(source)!.push(record.event);
-      else groups.set(source, [record.event]);
+      else {
+        const group = groups.get(source) ?? groups.set(source, { events: [], positions: [] }).get(source)!;
+        group.events.push(record.event);
+        group.positions.push(position);
+      }
     }
     if (unrouted.length > 0 && groups.size === 0) throw noSource(known, unrouted);
-    // One ep.ingest per source: each all or nothing, each durable before the answer.
-    for (const [source, events] of groups) await ep.ingest(source, events);
+    // One ingest per source: each all or nothing, each durable before the answer. A record
+    // without an id gets one derived from the body and its position, and a body acknowledged
+    // lately is acknowledged again (docs/ingest.md, "Retries and ids").
+    const direct = (ep as Partial<BodyIngest>)[INGEST_FROM_BODY];
+    const digest = direct ? bodyDigest(body) : null;
+    for (const [source, { events, positions }] of groups) {
+      if (direct) await direct.call(ep, source, events, { digest: digest!, positions });
+      else await ep.ingest(source, events);
+    }
     return unrouted;
   });
   const partialSuccess: LogsPartialSuccess | null = rejected.length === 0 ? null : { rejectedLogRecords: rejected.length, errorMessage: noSource(known, rejected).message };

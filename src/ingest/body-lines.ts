@@ -1,3 +1,4 @@
+import { bodyDigest, bodyKey, derivedId, retryable } from './body-digest';
 import { parseEvents } from './parse-body';
 import { BATCH_LIMITS, serializeEvents, type BatchLimits } from './serialize-events';
 
@@ -5,17 +6,22 @@ import { BATCH_LIMITS, serializeEvents, type BatchLimits } from './serialize-eve
 export interface BodyLines {
   lines: Buffer;
   events: number;
+  /** The body's key (body-digest.ts) when its events got ids derived from it; null otherwise. */
+  key?: string | null;
 }
 
 /**
  * The whole CPU work of an ingest body, in one place so it can run off the main thread: parsed
  * (`parseEvents`), checked and written as lines (`serializeEvents`). Throws `InvalidBodyError` or
- * `PayloadTooLargeError` as those do.
+ * `PayloadTooLargeError` as those do. With the `source` it goes to, an event without an id gets
+ * one derived from the source, the body and its position (body-digest.ts), when the body is
+ * `retryable`.
  *
  * @example
  * const { lines, events } = bodyLines(Buffer.from('[{"message":"a"}]'), 'application/json', '2026-11-21T12:00:00.000000Z');
  */
-export function bodyLines(body: Uint8Array, contentType: string | null, arrival: string, limits: BatchLimits = BATCH_LIMITS): BodyLines {
+export function bodyLines(body: Uint8Array, contentType: string | null, arrival: string, limits: BatchLimits = BATCH_LIMITS, source?: string): BodyLines {
   const events = parseEvents(body, contentType);
-  return { lines: serializeEvents(events, arrival, limits), events: events.length };
+  const key = source !== undefined && retryable(events) ? bodyKey(source, bodyDigest(body)) : null;
+  return { lines: serializeEvents(events, arrival, limits, key === null ? undefined : (i) => derivedId(key, i)), events: events.length, key };
 }

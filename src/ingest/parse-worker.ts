@@ -26,9 +26,12 @@ interface Job {
   contentType: string | null;
   arrival: string;
   limits: BatchLimits;
+  source?: string;
 }
 
-type Answer = { id: number; lines: Uint8Array; events: number } | { id: number; error: { kind: 'invalid_body' | 'payload_too_large' | 'other'; message: string; index?: number; limit?: number } };
+type Answer =
+  | { id: number; lines: Uint8Array; events: number; key: string | null }
+  | { id: number; error: { kind: 'invalid_body' | 'payload_too_large' | 'other'; message: string; index?: number; limit?: number } };
 
 /**
  * `bodyLines` on a thread of its own, so a large body (JSON.parse of a 12 MiB event with many
@@ -40,8 +43,8 @@ type Answer = { id: number; lines: Uint8Array; events: number } | { id: number; 
  * @example
  * const { lines, events } = await bodyLinesOffThread(body, 'application/json', arrival, BATCH_LIMITS);
  */
-export function bodyLinesOffThread(body: Uint8Array, contentType: string | null, arrival: string, limits: BatchLimits): Promise<BodyLines> {
-  return parser().run({ body, contentType, arrival, limits });
+export function bodyLinesOffThread(body: Uint8Array, contentType: string | null, arrival: string, limits: BatchLimits, source?: string): Promise<BodyLines> {
+  return parser().run({ body, contentType, arrival, limits, ...(source === undefined ? {} : { source }) });
 }
 
 let shared: Parser | null = null;
@@ -72,7 +75,7 @@ class Parser {
       if (!waiting) return;
       this.waiting.delete(answer.id);
       if ('error' in answer) waiting.reject(errorOf(answer.error));
-      else waiting.resolve({ lines: Buffer.from(answer.lines.buffer, answer.lines.byteOffset, answer.lines.length), events: answer.events });
+      else waiting.resolve({ lines: Buffer.from(answer.lines.buffer, answer.lines.byteOffset, answer.lines.length), events: answer.events, key: answer.key });
       if (this.waiting.size === 0) this.worker.unref();
     });
     const fail = (cause: unknown) => {
@@ -111,9 +114,9 @@ function serve(): void {
     let answer: Answer;
     let transfer: ArrayBuffer[] = [];
     try {
-      const { lines, events } = bodyLines(job.body, job.contentType, job.arrival, job.limits);
+      const { lines, events, key } = bodyLines(job.body, job.contentType, job.arrival, job.limits, job.source);
       const owned = lines.byteOffset === 0 && lines.byteLength === lines.buffer.byteLength ? lines : new Uint8Array(lines);
-      answer = { id: job.id, lines: owned, events };
+      answer = { id: job.id, lines: owned, events, key: key ?? null };
       transfer = [owned.buffer as ArrayBuffer];
     } catch (error) {
       if (error instanceof InvalidBodyError) answer = { id: job.id, error: { kind: 'invalid_body', message: error.message, index: error.index } };

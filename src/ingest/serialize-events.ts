@@ -11,11 +11,12 @@ const OWN = new Set(['id', 'timestamp', 'message', 'event_message']);
 
 /**
  * One event as it is stored (docs/ingest.md, "Requests"): `event_message` = `message` ?? `event_message`
- * (`message` then dropped), `id` kept or a new UUID, `timestamp` kept as sent (any form of §1.3,
- * validated; a `Date` becomes its ISO text) or the arrival time, every other field kept as sent.
- * Throws `InvalidBodyError` naming the field and the event's `index`.
+ * (`message` then dropped), `id` kept or `newId(index)` (a new UUID, or one derived from the
+ * body: body-digest.ts), `timestamp` kept as sent (any form of §1.3, validated; a `Date` becomes
+ * its ISO text) or the arrival time, every other field kept as sent. Throws `InvalidBodyError`
+ * naming the field and the event's `index`.
  */
-export function normalizeEvent(raw: unknown, index: number, arrival: string): Record<string, unknown> {
+export function normalizeEvent(raw: unknown, index: number, arrival: string, newId: (index: number) => string = () => randomUUID()): Record<string, unknown> {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     throw new InvalidBodyError(`Event ${index} is not a JSON object (it is ${kindOf(raw)}).`, { index });
   }
@@ -37,7 +38,7 @@ export function normalizeEvent(raw: unknown, index: number, arrival: string): Re
   if (timestamp !== undefined && timestamp !== null && eventTimestampMicros(timestamp) === null) {
     throw new InvalidBodyError(`Event ${index}: "timestamp" ${describe(timestamp)} is not an ISO 8601 time or a number since the epoch (seconds, ms, µs or ns) within years 1 to 9999.`, { index });
   }
-  const out: Record<string, unknown> = { id: id ?? randomUUID(), timestamp: timestamp ?? arrival };
+  const out: Record<string, unknown> = { id: id ?? newId(index), timestamp: timestamp ?? arrival };
   if (message !== undefined && message !== null) out.event_message = message;
   for (const key of Object.keys(event)) {
     if (OWN.has(key)) continue;
@@ -64,9 +65,9 @@ export const BATCH_LIMITS: BatchLimits = { maxEvents: 100_000, maxBytes: 32 * 10
  * Every line is one every query reads (docs/durability.md, "What ingest accepts"): a lone UTF-16
  * surrogate in any string or key (a string cut through an emoji) becomes U+FFFD, since no JSON
  * reader of the engine takes one; an event nested more than 128 levels deep, or longer than 16 MiB
- * as stored, is refused.
+ * as stored, is refused. An event without an id gets `newId(index)` (default: a new UUID).
  */
-export function serializeEvents(events: readonly unknown[], arrival: string, limits: BatchLimits = BATCH_LIMITS): Buffer {
+export function serializeEvents(events: readonly unknown[], arrival: string, limits: BatchLimits = BATCH_LIMITS, newId?: (index: number) => string): Buffer {
   if (!Array.isArray(events)) throw new InvalidBodyError('The events must be an array.');
   if (events.length > limits.maxEvents) {
     throw new PayloadTooLargeError(limits.maxEvents, `One batch holds at most ${limits.maxEvents} events, this one ${events.length}; send smaller batches.`);
@@ -75,7 +76,7 @@ export function serializeEvents(events: readonly unknown[], arrival: string, lim
   // Once an event holds a bigint, the others of its batch likely do: no failed attempt each.
   let exact = false;
   for (let i = 0; i < events.length; i++) {
-    const event = normalizeEvent(events[i], i, arrival);
+    const event = normalizeEvent(events[i], i, arrival, newId);
     let line = '';
     try {
       if (!exact) {

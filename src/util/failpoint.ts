@@ -28,6 +28,12 @@ export const DATASET_FAILPOINTS = [
   'forget:after-commit',
 ] as const;
 
+/**
+ * The failpoint of ingest: a batch fsynced (and remembered among the recent bodies), its answer
+ * not yet sent (test/crash-retries.test.ts: the lost acknowledgement).
+ */
+export const INGEST_FAILPOINTS = ['ingest:durable'] as const;
+
 /** The failpoints of managed storage's ClickHouse shipper (test/integration/clickhouse-ingest.test.ts). */
 export const SHIP_FAILPOINTS = ['ship:attempt-recorded', 'ship:mid-insert', 'ship:batch-inserted', 'ship:inserted', 'ship:released'] as const;
 
@@ -36,7 +42,7 @@ export const SHIP_FAILPOINTS = ['ship:attempt-recorded', 'ship:mid-insert', 'shi
  * `LOG_ENDPOINTS_FAILPOINT=<name>` in its environment, the process sends itself SIGKILL when it
  * reaches that point (no cleanup runs, as in a power cut of the process); with
  * `<name>@<source>`, only when it reaches it for that source (`merge:after-commit@functionEdgeLogs`).
- * Unset, this is a no-op. The names are `DATASET_FAILPOINTS` and `SHIP_FAILPOINTS`.
+ * Unset, this is a no-op. The names are `DATASET_FAILPOINTS`, `INGEST_FAILPOINTS` and `SHIP_FAILPOINTS`.
  */
 export function failpoint(name: string, source?: string): void {
   const wanted = process.env.LOG_ENDPOINTS_FAILPOINT;
@@ -44,8 +50,11 @@ export function failpoint(name: string, source?: string): void {
   if (wanted === name || (source !== undefined && wanted === `${name}@${source}`)) process.kill(process.pid, 'SIGKILL');
 }
 
-/** The points a test can hold a real process at (`LOG_ENDPOINTS_HOLD=<name>`): the background recovery of a write-ahead log. */
-export const HOLDPOINTS = ['wal:recovery'] as const;
+/**
+ * The points a test can hold a real process at (`LOG_ENDPOINTS_HOLD=<name>`): the background
+ * recovery of a write-ahead log; an ingest batch fsynced, its answer not yet sent.
+ */
+export const HOLDPOINTS = ['wal:recovery', 'ingest:durable'] as const;
 
 let released = false;
 let listening = false;
