@@ -52,10 +52,10 @@ export type {
   RawParams,
 } from './api/create-endpoints';
 // Managed storage and ingest (docs/ingest.md): `createEndpoints({ storage })`, `ep.ingest(source, events)`.
-export type { ClickHouseShipping, StorageOptions } from './ingest/storage-options';
+export type { ClickHouseShipping, StorageOptions } from './managed/storage-options';
 // `storage.clickhouse` also takes a loader (`clickhouseLoader` of 'log-endpoints/clickhouse' is one).
 export type { ShipTarget } from './managed/clickhouse-shipper';
-export type { IngestResult } from './ingest/ingestor';
+export type { IngestResult } from './managed/ingestor';
 export type { IngestSourceName } from './ingest/source-names';
 export { LOGFLARE_SOURCE_NAMES } from './ingest/source-names';
 // Log drains (docs/supabase.md, "Log Drains"): kept drains and rules, events forwarded once durable.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { bodyDigest, bodyKey, bodyKeyOfId, derivedId, MAX_POSITION, retryable } from '../src/ingest/body-digest';
 import { bodyLines } from '../src/ingest/body-lines';
-import { RecentBodies } from '../src/ingest/recent-bodies';
+import { RecentBodies } from '../src/managed/recent-bodies';
 
 // docs/ingest.md, "Retries and ids": the ids of events sent without one, and the window of recent bodies.
 

@@ -4,7 +4,7 @@ import { createHandler } from '../src/http';
 import { createEndpoints, defineEndpoint, type Endpoints } from '../src/index';
 import { bodyDigest, bodyKey, bodyKeyOfId, derivedId } from '../src/ingest/body-digest';
 import { OFF_THREAD_BYTES } from '../src/ingest/parse-worker';
-import { RECENT_BODIES } from '../src/ingest/recent-bodies';
+import { RECENT_BODIES } from '../src/managed/recent-bodies';
 import { tempDir } from './support/log-files';
 
 // docs/ingest.md, "Retries and ids": a body sent again after it was acknowledged (its answer lost

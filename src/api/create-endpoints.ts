@@ -1,5 +1,6 @@
 import { join } from 'node:path';
-import { ManagedStorage } from './managed-storage';
+import { ManagedStorage } from '../managed/managed-storage';
+import { shipTargetOf } from './ship-target';
 import { CallerSqlCheck } from '../query/check-caller-sql';
 import { AcceptCallerSql } from '../query/accept-caller-sql';
 import { acceptParams, patternJudge, type PatternJudge } from '../query/accept-params';
@@ -26,7 +27,7 @@ import { BUILT_IN_ENDPOINTS, endpointSet, type EndpointSet } from '../definition
 import { createDuckDBEngine } from '../engine/duckdb/duckdb-engine';
 import type { Engine } from '../engine/engine';
 import { EngineError, LogEndpointsError, NotFoundError } from '../errors';
-import { INGEST_BODY, INGEST_FROM_BODY, type BodyIngest, type BodyOrigin, type IngestResult } from '../ingest/ingestor';
+import { INGEST_BODY, INGEST_FROM_BODY, type BodyIngest, type BodyOrigin, type IngestResult } from '../managed/ingestor';
 import { checkEndpointsOptions, checkEngineSources, checkSourceGlobs } from './check-options';
 import { fillBuckets } from '../rows/fill-buckets';
 import { withArrowTable } from '../rows/to-arrow';
@@ -67,7 +68,9 @@ export async function createEndpoints<const D extends readonly AnyEndpointDefini
   const tempDirectory = options.storage ? join(options.storage.dataDir, SPILL_DIR) : undefined;
   const compactionDuckdb: DatabaseSettings = options.storage?.compactionDuckdb ?? { ...budget.compaction, tempDirectory };
   // Storage first: a data dir locked by another process fails before DuckDB starts.
-  const managed = options.storage ? await ManagedStorage.open(sources, { ...options, storage: { ...options.storage, compactionDuckdb } }, budget.memoryTablesBytes) : null;
+  // Compaction runs on its share of the budget: the same settings open and start it.
+  const managedOptions = options.storage ? { ...options, storage: { ...options.storage, compactionDuckdb } } : null;
+  const managed = managedOptions ? await ManagedStorage.open(sources, managedOptions, budget.memoryTablesBytes) : null;
   let engine: Engine | null = null;
   try {
     engine =
@@ -90,7 +93,7 @@ export async function createEndpoints<const D extends readonly AnyEndpointDefini
     const check = new CallerSqlCheck(engine.target, sources, neutralSqlParser, options.sqlDialect);
     const callers = new AcceptCallerSql(check, sandboxableNames(endpoints, options));
     await checkDefinitions(endpoints, engine.target, { sources, parser: neutralSqlParser, callers: check, sandboxable: callers.sandboxable });
-    await managed?.start(options);
+    if (managed && managedOptions) await managed.start(managedOptions, await shipTargetOf(managedOptions.storage, sources));
     return new EndpointsImpl({ engine, options, endpoints, managed, sources, budget, callers }) as unknown as Endpoints<D[number]> & EndpointMethods<D[number]>;
   } catch (error) {
     // Nothing stays open behind a failed start: not DuckDB, not the data dir.

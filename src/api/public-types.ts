@@ -12,16 +12,16 @@ import type { ColumnSpec } from '../definitions/columns';
 import type { MethodName } from '../definitions/method-name';
 import type { Engine, SourceInspection, SourceName } from '../engine/engine';
 import type { SourceGlobs } from '../engine/duckdb/duckdb-engine';
-import type { IngestResult } from '../ingest/ingestor';
-import type { IngestSourceName } from '../ingest/source-names';
-import type { StorageOptions } from '../ingest/storage-options';
+import type { IngestResult } from '../managed/ingestor';
+import type { StorageOptions } from '../managed/storage-options';
+import type { ManagedStorageInfo, ManagedStorageStats, ManagedStorageWarning } from '../managed/managed-storage-types';
+
+export type { ManagedStorageInfo, ManagedStorageStats, ManagedStorageWarning };
 import type { Row } from '../rows/shape-rows';
 import type { SourceDescriptor } from '../sources/source-descriptor';
 import type { SkippedFile } from '../files/file-checks';
 import type { CallerDialect } from '../sandbox/validate-caller-sql';
 import type { WireFormat } from '../rows/logflare-wire';
-import type { QuarantineReason } from '../managed/wal/quarantine';
-import type { WalRecovery } from '../managed/wal/wal';
 
 /** Raw parameters as they arrive: query-string text (numbers and Dates are accepted where typed). */
 export type RawParams = Readonly<Record<string, unknown>>;
@@ -139,18 +139,7 @@ export interface EndpointsOptions {
  * @example
  * const ep = await createEndpoints({ sources, onWarning: (w) => console.warn(w.message) });
  */
-export type EndpointsWarning =
-  | { code: 'file_skipped'; message: string; file: SkippedFile }
-  /** Managed storage's background compaction failed; it is tried again, and ingest is refused (503) only past its bounds. */
-  | { code: 'compaction_failed'; message: string; source: SourceName; cause: unknown }
-  /** Shipping a segment to ClickHouse (`storage.clickhouse`) failed; it is tried again with growing pauses, and ingest is refused (503) only past `maxUncompactedBytes`. */
-  | { code: 'shipping_failed'; message: string; source: SourceName; cause: unknown }
-  /**
-   * Managed storage set bytes aside in `<dataDir>/<source>/quarantine/` (`file`): a stretch of a
-   * write-ahead segment that fails its checksum (`damaged`), or lines no query can read
-   * (`unreadable`). They are never served; everything around them is. See docs/durability.md.
-   */
-  | { code: 'quarantined'; message: string; source: SourceName; reason: QuarantineReason; file: string; bytes: number; lines: number };
+export type EndpointsWarning = { code: 'file_skipped'; message: string; file: SkippedFile } | ManagedStorageWarning;
 
 export type { CacheStatus };
 
@@ -230,42 +219,7 @@ export interface EndpointsStats extends CacheCounters {
    * yet fsynced), and what background compaction did (segments compacted, failed runs, small files
    * merged, files dropped by retention).
    */
-  storage?: {
-    walBytes: number;
-    pendingBytes: number;
-    compactedSegments: number;
-    compactionFailures: number;
-    mergedFiles: number;
-    droppedFiles: number;
-    /**
-     * What is set aside in the quarantine folders (`<dataDir>/<source>/quarantine/`): files, bytes
-     * and lines of damaged write-ahead bytes and of lines no query can read. Never served; see
-     * docs/durability.md.
-     */
-    quarantinedFiles: number;
-    quarantinedBytes: number;
-    quarantinedLines: number;
-    /**
-     * Write-ahead segments left by the previous process that are still being recovered (checked,
-     * then compacted) in the background, and their bytes: queries leave them out and name them
-     * (`skippedFiles`, reason `recovering`) until then; 0 once every acknowledged event is read.
-     */
-    recoveringSegments: number;
-    recoveringBytes: number;
-    /** NDJSON bytes of the newest events held in the memory tables. */
-    memoryTablesBytes: number;
-    /**
-     * Per source: bytes in its write-ahead log, and its compaction lag (closed segments not yet
-     * compacted, and segments still recovering).
-     */
-    sources: Record<string, { walBytes: number; lagBytes: number }>;
-    /** Every acknowledged event is in the dataset (or shipped): no write-ahead bytes, nothing recovering. */
-    settled: boolean;
-    /** With `storage.clickhouse`: segments shipped (then deleted), events inserted, failed attempts. */
-    shippedSegments?: number;
-    shippedEvents?: number;
-    shippingFailures?: number;
-  };
+  storage?: ManagedStorageStats;
   /** Keys this instance keeps warm now (read within their last lifetime). */
   warmingKeys: number;
   /**
@@ -369,19 +323,4 @@ export interface EndpointsCore<D extends AnyEndpointDefinition = never> {
   readonly sources: readonly SourceDescriptor[];
   /** Stops all cache warming, flushes and closes managed storage, releases DuckDB; later calls fail with a `closed` error. */
   close(): Promise<void>;
-}
-
-/** What `ep.storage` tells about managed storage. */
-export interface ManagedStorageInfo {
-  /** The data dir, absolute. */
-  readonly dataDir: string;
-  /** Names (and fixed UUIDs) ingest accepts, and the source each one feeds. */
-  readonly sources: readonly IngestSourceName[];
-  /** The source a name or UUID means; `NotFoundError` listing the known names otherwise. */
-  resolveSource(nameOrId: string): SourceName;
-  /**
-   * What recovery cut (unfinished writes at the end of WAL segments, at open) or set aside
-   * (damaged bytes, also found by the background recovery of a large backlog): empty after a clean stop.
-   */
-  readonly recovered: readonly WalRecovery[];
 }

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import type { StorageOptions } from '../ingest/storage-options';
+import type { StorageOptions } from '../managed/storage-options';
 import type { SourceSet } from '../sources/source-set';
 import { describeValue } from '../util/option-checks';
 import type { ConfigFile } from './config-file';

@@ -1,5 +1,5 @@
 import type { Endpoints } from '../api/create-endpoints';
-import type { StorageOptions } from '../ingest/storage-options';
+import type { StorageOptions } from '../managed/storage-options';
 import type { ConfigFile } from './config-file';
 import { agreed, combinedStorage } from './config-and-flags';
 import type { CliIO } from './io';

@@ -2,7 +2,7 @@ import type { Endpoints } from '../api/create-endpoints';
 import type { EndpointsOptions } from '../api/public-types';
 import { openDrains, type Drains } from '../drains/open-drains';
 import { DATADOG_URL_VARIABLE } from '../drains/wire-formats';
-import type { StorageOptions } from '../ingest/storage-options';
+import type { StorageOptions } from '../managed/storage-options';
 import { systemNow } from '../time/clock';
 import type { CliIO } from './io';
 

@@ -1,7 +1,7 @@
 import type { Endpoints } from '../api/create-endpoints';
 import { EngineError, InvalidParameterError, LogEndpointsError, NotFoundError } from '../errors';
 import { MAX_NESTING } from '../ingest/json-nesting';
-import { INGEST_BODY, type BodyIngest } from '../ingest/ingestor';
+import { INGEST_BODY, type BodyIngest } from '../managed/ingestor';
 import { parseEvents } from '../ingest/parse-body';
 import { readBody } from '../ingest/read-body';
 import type { PlainRequest, PlainResponse } from './exchange';

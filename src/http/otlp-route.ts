@@ -1,7 +1,7 @@
 import type { Endpoints } from '../api/create-endpoints';
 import { InvalidParameterError, LogEndpointsError, NotFoundError } from '../errors';
 import { bodyDigest } from '../ingest/body-digest';
-import { INGEST_FROM_BODY, type BodyIngest } from '../ingest/ingestor';
+import { INGEST_FROM_BODY, type BodyIngest } from '../managed/ingestor';
 import { otlpLogEvents, type OtlpLogEvent } from '../ingest/otlp-logs';
 import { encodeLogsResponse, type LogsPartialSuccess } from '../ingest/otlp-proto';
 import type { PlainRequest, PlainResponse } from './exchange';

@@ -4,7 +4,7 @@ import { appendCommit, readDatasetStateStable } from '../../src/dataset/dataset-
 import { BackgroundCompactor } from '../../src/managed/background-compactor';
 import { datasetDir } from '../../src/managed/managed-inputs';
 import { openWalSet, walDir, type WalSet } from '../../src/managed/wal/wal-set';
-import { Ingestor } from '../../src/ingest/ingestor';
+import { Ingestor } from '../../src/managed/ingestor';
 import { SourceNames } from '../../src/ingest/source-names';
 import { BUILT_IN_SOURCE_SET } from '../../src/sources/built-ins';
 import { edgeEvent, functionEvent } from './log-files';

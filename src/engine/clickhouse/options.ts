@@ -3,11 +3,11 @@ import { InvalidOptionError } from '../../errors';
 import type { SourceDescriptor } from '../../sources/source-descriptor';
 import { BUILT_IN_SOURCE_SET } from '../../sources/built-ins';
 import type { SourceSet } from '../../sources/source-set';
-import type { ClickHouseServer } from './server-options';
+import type { ClickHouseServer } from '../../managed/clickhouse-server';
 
 // The plain-configuration part lives apart, without the client's types: the core's managed
 // storage names it, and the core's types must not need the optional peer @clickhouse/client.
-export type { ClickHouseServer, ClickHouseTables } from './server-options';
+export type { ClickHouseServer, ClickHouseTables } from '../../managed/clickhouse-server';
 
 /**
  * Where the logs live in ClickHouse. Give `url` (and credentials), or a `client` you created

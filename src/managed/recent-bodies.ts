@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import type { Wal } from '../managed/wal/wal';
-import { bodyKeyOfId } from './body-digest';
+import type { Wal } from './wal/wal';
+import { bodyKeyOfId } from '../ingest/body-digest';
 
 /** How long a body acknowledged stays recognised, and how many are kept (docs/ingest.md, "Retries and ids"). */
 export const RECENT_BODIES = { windowMs: 5 * 60_000, maxBodies: 100_000 } as const;

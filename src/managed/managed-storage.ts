@@ -1,24 +1,30 @@
 import { readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import type { EndpointsOptions, EndpointsStats, ManagedStorageInfo } from './public-types';
 import type { SourceName } from '../sources/source-descriptor';
 import type { SourceSet } from '../sources/source-set';
 import type { ExtraInputs } from '../files/source-reader';
-import { Ingestor } from '../ingest/ingestor';
 import { SourceNames } from '../ingest/source-names';
-import type { StorageOptions } from '../ingest/storage-options';
 import { DEFAULT_COMPACTION_DUCKDB } from '../duckdb/compaction-duckdb';
-import { openWalSet, walDir, type WalSet } from '../managed/wal/wal-set';
-import { BackgroundCompactor } from '../managed/background-compactor';
-import { ClickHouseShipper, type ShipTarget } from '../managed/clickhouse-shipper';
-import { dataDirInstanceId } from '../managed/instance-id';
-import { datasetDir, managedInputs } from '../managed/managed-inputs';
-import { MemoryTables } from '../managed/memory-tables';
-import { segmentSeqOf } from '../managed/wal/segment-name';
-import { quarantineUnreadableLines } from '../managed/unreadable-lines';
 import { systemNow } from '../time/clock';
 import { oneAtATime } from '../util/one-at-a-time';
 import { InvalidOptionError } from '../errors';
+import { Ingestor } from './ingestor';
+import type { StorageOptions } from './storage-options';
+import type { ManagedStorageInfo, ManagedStorageOptions, ManagedStorageStats } from './managed-storage-types';
+import { openWalSet, walDir, type WalSet } from './wal/wal-set';
+import { BackgroundCompactor } from './background-compactor';
+import { ClickHouseShipper, type ShipTarget } from './clickhouse-shipper';
+import { dataDirInstanceId } from './instance-id';
+import { datasetDir, managedInputs } from './managed-inputs';
+import { MemoryTables } from './memory-tables';
+import { segmentSeqOf } from './wal/segment-name';
+import { quarantineUnreadableLines } from './unreadable-lines';
+
+/** Where `storage.clickhouse` ships, resolved by the caller (a loader made from configuration is closed with the storage). */
+export interface ShipTo {
+  target: ShipTarget;
+  close(): Promise<void>;
+}
 
 /**
  * Managed storage of an instance (docs/durability.md): the locked write-ahead logs, the one
@@ -53,7 +59,7 @@ export class ManagedStorage {
    * Takes the data dir (a dir another live process holds is refused before DuckDB starts) and
    * recovers its write-ahead logs. `start` begins compaction or shipping once the engine is up.
    */
-  static async open(sources: SourceSet, options: EndpointsOptions & { storage: StorageOptions }, memoryTablesBytes?: number): Promise<ManagedStorage> {
+  static async open(sources: SourceSet, options: ManagedStorageOptions, memoryTablesBytes?: number): Promise<ManagedStorage> {
     const sourceNames = new SourceNames(sources, options.storage.sourceNames);
     const walSet = await openWalSet(options.storage.dataDir, sources, {
       ...walOptions(options.storage),
@@ -91,9 +97,12 @@ export class ManagedStorage {
     return out;
   }
 
-  /** Starts background compaction, or shipping to ClickHouse with `storage.clickhouse`. */
-  async start(options: EndpointsOptions): Promise<void> {
-    if (options.storage?.clickhouse) this.shipping = await startShippers(this.sources, this.walSet, options);
+  /**
+   * Starts background compaction, or with `shipTo` (`storage.clickhouse`, resolved by the caller)
+   * shipping to ClickHouse.
+   */
+  async start(options: ManagedStorageOptions, shipTo?: ShipTo): Promise<void> {
+    if (shipTo) this.shipping = await startShippers(this.sources, this.walSet, options, shipTo);
     else this.compactors = startCompactors(this.sources, this.walSet, options, this.memory);
     this.loading = this.loadLeftovers();
   }
@@ -125,10 +134,10 @@ export class ManagedStorage {
 
   private closing = false;
 
-  stats(): NonNullable<EndpointsStats['storage']> {
+  stats(): ManagedStorageStats {
     const wals = this.sources.names.map((s) => this.walSet.wals[s]!);
     const sum = (pick: (c: BackgroundCompactor['counters']) => number) => this.compactors.reduce((n, c) => n + pick(c.counters), 0);
-    const stats: NonNullable<EndpointsStats['storage']> = {
+    const stats: ManagedStorageStats = {
       walBytes: wals.reduce((n, w) => n + w.bytes.disk, 0),
       pendingBytes: wals.reduce((n, w) => n + w.bytes.pending, 0),
       compactedSegments: sum((c) => c.compactedSegments),
@@ -224,7 +233,7 @@ function walOptions(storage: StorageOptions) {
  * One background compactor per source: closed segments into the dataset, small files merged,
  * days past retention dropped. Segments left closed by a previous process are compacted at once.
  */
-function startCompactors(sources: SourceSet, walSet: WalSet, options: EndpointsOptions, memory: MemoryTables | undefined): BackgroundCompactor[] {
+function startCompactors(sources: SourceSet, walSet: WalSet, options: ManagedStorageOptions, memory: MemoryTables | undefined): BackgroundCompactor[] {
   // One compaction at a time in the process: one compaction DuckDB inside the memory budget.
   const lane = oneAtATime();
   return sources.list.map((descriptor) => {
@@ -271,24 +280,9 @@ function startCompactors(sources: SourceSet, walSet: WalSet, options: EndpointsO
 
 /**
  * With `storage.clickhouse`: one shipper per source instead of the compactors: closed segments
- * into ClickHouse, exactly once, then deleted. The loader is closed with the endpoints when it was
- * made here from options.
+ * into ClickHouse, exactly once, then deleted. `shipTo.close` runs with the storage's close.
  */
-async function startShippers(sources: SourceSet, walSet: WalSet, options: EndpointsOptions): Promise<Shipping> {
-  const config = options.storage!.clickhouse!;
-  let target: ShipTarget;
-  let close = async () => undefined as void;
-  if (typeof (config as ShipTarget).insertAt === 'function') {
-    target = config as ShipTarget;
-  } else {
-    // Loaded only here: instances without ClickHouse never load its code.
-    const { clickhouseLoader } = await import('../engine/clickhouse/clickhouse-loader');
-    const { batchRows, duckdb, ...server } = config as Exclude<typeof config, ShipTarget>;
-    // The instance's own sources: the loader maps each to its table.
-    const loader = clickhouseLoader({ ...server, batchRows, duckdb: duckdb ?? options.storage?.compactionDuckdb ?? DEFAULT_COMPACTION_DUCKDB, sourceDefinitions: sources.list });
-    target = loader;
-    close = () => loader.close();
-  }
+async function startShippers(sources: SourceSet, walSet: WalSet, options: ManagedStorageOptions, { target, close }: ShipTo): Promise<Shipping> {
   const missing = target.sourceNames ? sources.names.filter((name) => !target.sourceNames!.includes(name)) : [];
   if (missing.length) {
     await close();

@@ -1,6 +1,6 @@
-import type { ClickHouseServer } from '../engine/clickhouse/server-options';
+import type { ClickHouseServer } from './clickhouse-server';
 import type { SourceName } from '../sources/source-descriptor';
-import type { ShipTarget } from '../managed/clickhouse-shipper';
+import type { ShipTarget } from './clickhouse-shipper';
 
 /**
  * Managed storage (`createEndpoints({ storage: { dataDir } })`): the library keeps the events it

@@ -1,13 +1,13 @@
 import type { SourceName } from '../sources/source-descriptor';
 import { dateToMicros, formatIsoMicros } from '../time/iso';
-import type { WalSet } from '../managed/wal/wal-set';
+import type { WalSet } from './wal/wal-set';
 import { failpoint, holdpoint } from '../util/failpoint';
-import { bodyKey, derivedId, MAX_POSITION, retryable } from './body-digest';
-import { bodyLines, type BodyLines } from './body-lines';
-import { bodyLinesOffThread, OFF_THREAD_BYTES } from './parse-worker';
+import { bodyKey, derivedId, MAX_POSITION, retryable } from '../ingest/body-digest';
+import { bodyLines, type BodyLines } from '../ingest/body-lines';
+import { bodyLinesOffThread, OFF_THREAD_BYTES } from '../ingest/parse-worker';
 import { RecentBodies, rememberLeftSegments } from './recent-bodies';
-import { BATCH_LIMITS, serializeEvents, type BatchLimits } from './serialize-events';
-import type { SourceNames } from './source-names';
+import { BATCH_LIMITS, serializeEvents, type BatchLimits } from '../ingest/serialize-events';
+import type { SourceNames } from '../ingest/source-names';
 
 /**
  * The method by which an instance of `createEndpoints` takes an HTTP ingest body as it came

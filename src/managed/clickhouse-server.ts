@@ -1,4 +1,4 @@
-import type { SourceName } from '../../sources/source-descriptor';
+import type { SourceName } from '../sources/source-descriptor';
 
 /** Table names per source; see `ClickHouseTarget.tables`. */
 export type ClickHouseTables = Partial<Record<SourceName, string>>;
