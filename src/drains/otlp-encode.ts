@@ -1,34 +1,4 @@
-import * as protobuf from 'protobufjs/light.js';
-
-/**
- * The part of OTLP's logs messages (opentelemetry-proto: collector/logs/v1, logs/v1, common/v1,
- * resource/v1) a drain writes, field numbers as the .proto files declare them. The ingest side's
- * descriptor (src/ingest/otlp-proto.ts) only decodes requests; this one encodes what is sent.
- */
-const OTLP_LOGS_OUT = {
-  nested: {
-    ExportLogsServiceRequest: { fields: { resourceLogs: { rule: 'repeated', type: 'ResourceLogs', id: 1 } } },
-    ResourceLogs: { fields: { resource: { type: 'Resource', id: 1 }, scopeLogs: { rule: 'repeated', type: 'ScopeLogs', id: 2 } } },
-    Resource: { fields: { attributes: { rule: 'repeated', type: 'KeyValue', id: 1 } } },
-    ScopeLogs: { fields: { scope: { type: 'InstrumentationScope', id: 1 }, logRecords: { rule: 'repeated', type: 'LogRecord', id: 2 } } },
-    InstrumentationScope: { fields: { name: { type: 'string', id: 1 } } },
-    LogRecord: {
-      fields: {
-        timeUnixNano: { type: 'fixed64', id: 1 },
-        observedTimeUnixNano: { type: 'fixed64', id: 11 },
-        body: { type: 'AnyValue', id: 5 },
-        attributes: { rule: 'repeated', type: 'KeyValue', id: 6 },
-      },
-    },
-    AnyValue: {
-      oneofs: { value: { oneof: ['stringValue', 'boolValue', 'intValue', 'doubleValue'] } },
-      fields: { stringValue: { type: 'string', id: 1 }, boolValue: { type: 'bool', id: 2 }, intValue: { type: 'int64', id: 3 }, doubleValue: { type: 'double', id: 4 } },
-    },
-    KeyValue: { fields: { key: { type: 'string', id: 1 }, value: { type: 'AnyValue', id: 2 } } },
-  },
-};
-
-const Request = protobuf.Root.fromJSON(OTLP_LOGS_OUT).lookupType('ExportLogsServiceRequest');
+import { encodeLogsRequest } from '../ingest/otlp-proto';
 
 /** One event for an OTLP drain. */
 export interface OtlpOutgoing {
@@ -64,7 +34,7 @@ export function encodeOtlpLogs(batch: readonly OtlpOutgoing[]): Uint8Array {
     resource: { attributes: [{ key: 'service.name', value: { stringValue: source } }] },
     scopeLogs: [{ scope: { name: 'log-endpoints' }, logRecords }],
   }));
-  return Request.encode(Request.fromObject({ resourceLogs })).finish();
+  return encodeLogsRequest({ resourceLogs });
 }
 
 function attributesOf(value: Readonly<Record<string, unknown>>, prefix = '', out: unknown[] = []): unknown[] {

@@ -89,3 +89,15 @@ export interface LogsPartialSuccess {
 export function encodeLogsResponse(partialSuccess: LogsPartialSuccess | null): Uint8Array {
   return Response.encode(Response.fromObject(partialSuccess ? { partialSuccess } : {})).finish();
 }
+
+/**
+ * An `ExportLogsServiceRequest` in protobuf from a plain object shaped like its OTLP/JSON form
+ * (64-bit integers as decimal strings): what an OTLP log drain sends. One descriptor for both
+ * directions, so what we send is what we read.
+ *
+ * @example
+ * encodeLogsRequest({ resourceLogs: [{ scopeLogs: [{ logRecords: [{ timeUnixNano: '1795256102123456000', body: { stringValue: 'hi' } }] }] }] });
+ */
+export function encodeLogsRequest(request: { resourceLogs: readonly unknown[] }): Uint8Array {
+  return Request.encode(Request.fromObject(request)).finish();
+}
