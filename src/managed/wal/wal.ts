@@ -1,4 +1,4 @@
-import { mkdir, open, readdir, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { timerScheduler, type CacheScheduler } from '../../util/scheduler';
 import { EngineError } from '../../errors';
@@ -6,25 +6,13 @@ import { crc32, markerLine } from '../../wal-format/commit-marker';
 import { fsyncDir, isCode } from '../../util/durable-fs';
 import { Quarantine } from './quarantine';
 import { recoverSegment, type DamagedBytes } from './recover-segment';
-import { segmentFileName, segmentSeqOf } from './segment-name';
+import { recoverAtOpen, type DeferredSegment, type WalRecovery, type WalSegment } from './recover-at-open';
+
+export type { WalRecovery, WalSegment };
+import { segmentFileName } from './segment-name';
 import { monotonicMs } from '../../time/clock';
 import { failpoint, holdpoint } from '../../util/failpoint';
 import { InternalError } from '../../util/internal-error';
-
-/** A segment of the WAL as readers see it. */
-export interface WalSegment {
-  /** Absolute path of the segment file. */
-  path: string;
-  /** Its number (the file name without zeros and extension). */
-  seq: number;
-  /**
-   * Bytes of complete, fsynced groups. A reader reads only these: past them may be a group being
-   * written, whose requests have not been answered yet.
-   */
-  committedBytes: number;
-  /** Closed segments never change again; the active one (one at most, the newest) grows. */
-  closed: boolean;
-}
 
 /** Limits and rolling of one WAL. */
 export interface WalOptions {
@@ -58,15 +46,6 @@ export const WAL_DEFAULTS = {
   maxPendingBytes: 64 * 1024 * 1024,
   maxUncompactedBytes: 1024 * 1024 * 1024,
 } as const;
-
-/** What recovery did at open, per segment it had to cut (a torn tail) or found damaged. */
-export interface WalRecovery {
-  path: string;
-  /** Bytes of a write in progress at a crash, never acknowledged, cut off the newest segment. */
-  cutBytes: number;
-  /** Stretches that failed their checksum, set aside in the quarantine (the groups around them are kept). */
-  damaged: DamagedBytes[];
-}
 
 interface Pending {
   data: Uint8Array;
@@ -122,7 +101,7 @@ export class Wal {
   private closed: Promise<void> | null = null;
   private readonly closeListeners = new Set<(segment: WalSegment) => void>();
   /** Old segments recovered in the background, or waiting for it, until released: readers leave them out. */
-  private readonly deferredList: Array<{ path: string; seq: number; bytes: number }> = [];
+  private readonly deferredList: DeferredSegment[] = [];
 
   private constructor(dir: string, options: WalOptions, closed: WalSegment[], recovered: WalRecovery[], quarantine: Quarantine) {
     this.dir = dir;
@@ -141,41 +120,15 @@ export class Wal {
   }
 
   /**
-   * Opens (creating) the WAL in `options.dir`: recovers the segments there (all closed from now
-   * on), each verified group by group against its checksums (`recoverSegment`): the newest cut
-   * after its last valid group (a write in progress at a crash), damage anywhere set aside in
-   * the quarantine with every valid group around it kept; then starts a new active segment.
-   * Empty segments are deleted.
+   * Opens (creating) the WAL in `options.dir`: recovers the segments there (`recoverAtOpen`; all
+   * closed from now on, the older ones of a large backlog in the background), then starts a new
+   * active segment. Empty segments are deleted.
    */
   static async open(options: WalOptions): Promise<Wal> {
     const dir = resolve(options.dir);
     await mkdir(dir, { recursive: true });
     const quarantine = options.quarantine ?? (await Quarantine.open(join(dirname(dir), 'quarantine')));
-    const seqs = (await readdir(dir))
-      .map(segmentSeqOf)
-      .filter((s): s is number => s !== null)
-      .sort((a, b) => a - b);
-    const sizes = await Promise.all(seqs.map(async (seq) => (await stat(join(dir, segmentFileName(seq)))).size));
-    const newest = sizes.findLastIndex((size) => size > 0);
-    // The newest first (its torn tail is cut before anything is appended after it), then the
-    // next newest while the budget lasts; the rest waits for the background.
-    const atOpen = new Set<number>();
-    let budget = options.recoverAtOpenBytes ?? Number.POSITIVE_INFINITY;
-    for (let i = seqs.length - 1; i >= 0; i--) {
-      if (i !== newest && sizes[i]! > budget) break;
-      atOpen.add(i);
-      budget -= sizes[i]!;
-    }
-    const found: WalSegment[] = [];
-    const recovered: WalRecovery[] = [];
-    for (const [i, seq] of seqs.entries()) {
-      if (!atOpen.has(i)) continue;
-      const path = join(dir, segmentFileName(seq));
-      const { committedBytes, cutBytes, damaged } = await recoverSegment(path, { newest: i === newest, quarantine });
-      if (cutBytes > 0 || damaged.length) recovered.push({ path, cutBytes, damaged });
-      found.push({ path, seq, committedBytes, closed: true });
-    }
-    if (recovered.length) await fsyncDir(dir);
+    const { found, recovered, deferred, nextSeq } = await recoverAtOpen(dir, quarantine, options.recoverAtOpenBytes);
     const wal = new Wal(
       dir,
       options,
@@ -184,13 +137,11 @@ export class Wal {
       quarantine,
     );
     for (const segment of found) wal.verified.add(segment.path);
-    for (const [i, seq] of seqs.entries()) {
-      if (!atOpen.has(i)) wal.deferredList.push({ path: join(dir, segmentFileName(seq)), seq, bytes: sizes[i]! });
-    }
+    wal.deferredList.push(...deferred);
     // Counted against the uncompacted bound from the start.
     wal.diskBytes += wal.deferredList.reduce((n, s) => n + s.bytes, 0);
     // The new active segment comes first: the highest number stays on disk, so numbers never repeat.
-    wal.active = await wal.createSegment((seqs.at(-1) ?? 0) + 1);
+    wal.active = await wal.createSegment(nextSeq);
     const empty = found.filter((s) => s.committedBytes === 0);
     for (const s of empty) await unlink(s.path).catch(ignoreMissing);
     if (empty.length) await fsyncDir(dir);
@@ -203,7 +154,7 @@ export class Wal {
    * until compaction releases them: readers leave them out (and say so) instead of parsing a large
    * backlog on every query; each is handed to compaction (`onSegmentClosed`) once recovered.
    */
-  deferred(): Array<{ path: string; seq: number; bytes: number }> {
+  deferred(): DeferredSegment[] {
     return this.deferredList.map((s) => ({ ...s }));
   }
 
