@@ -1,7 +1,8 @@
 import { once } from 'node:events';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createEndpoints, defineEndpoint, type Endpoints } from '../src/index';
+import { createEndpoints, type Endpoints } from '../src/index';
+import { copiesEndpoint } from './support/copies-endpoint';
 import { bodyDigest, bodyKey, derivedId } from '../src/ingest/body-digest';
 import { spawnCli, waitForStderr, waitForStdout } from './support/cli';
 import { tempDir } from './support/log-files';
@@ -130,19 +131,11 @@ async function sendUntilAcknowledged(server: Server, dataDir: string, body: Body
   }
 }
 
-/** Every id of a source with how many times a query reads it. */
-const copies = (relation: string) =>
-  defineEndpoint({
-    name: `copies.${relation}`,
-    sql: { duckdb: `SELECT id, count(*)::INTEGER AS copies FROM ${relation} GROUP BY id ORDER BY id` },
-    maxRows: 100_000,
-    columns: { id: 'text', copies: 'integer' },
-  });
 const RELATIONS: Record<Source, string> = { edgeLogs: 'edge_logs', functionEdgeLogs: 'function_edge_logs' };
 
 /** Opens the data dir once the server is stopped and checks every expected id is read exactly once, nothing else. */
 async function expectExactlyOnce(dataDir: string, bodies: readonly Body[]): Promise<void> {
-  const ep: Endpoints = await createEndpoints({ storage: { dataDir }, now: () => new Date(NOW), cache: false, endpoints: Object.values(RELATIONS).map(copies) });
+  const ep: Endpoints = await createEndpoints({ storage: { dataDir }, now: () => new Date(NOW), cache: false, endpoints: Object.values(RELATIONS).map((relation) => copiesEndpoint(relation)) });
   try {
     for (const source of Object.keys(RELATIONS) as Source[]) {
       const expected = bodies.flatMap((b) => b.expected[source]);

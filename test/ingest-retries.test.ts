@@ -1,7 +1,8 @@
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createHandler } from '../src/http';
-import { createEndpoints, defineEndpoint, type Endpoints } from '../src/index';
+import { createEndpoints, type Endpoints } from '../src/index';
+import { copiesEndpoint } from './support/copies-endpoint';
 import { bodyDigest, bodyKey, bodyKeyOfId, derivedId } from '../src/ingest/body-digest';
 import { OFF_THREAD_BYTES } from '../src/ingest/parse-worker';
 import { RECENT_BODIES } from '../src/managed/recent-bodies';
@@ -15,15 +16,7 @@ const START = Date.parse('2026-11-21T12:00:00Z');
 const tmp = tempDir('le-retries-');
 afterAll(() => tmp.cleanup());
 
-/** Every id of both built-in sources with how often a query reads it. */
-const copies = (relation: string) =>
-  defineEndpoint({
-    name: `copies.${relation}`,
-    sql: { duckdb: `SELECT id, count(*)::INTEGER AS copies FROM ${relation} GROUP BY id ORDER BY id` },
-    maxRows: 100_000,
-    columns: { id: 'text', copies: 'integer' },
-  });
-const COPIES = [copies('edge_logs'), copies('function_edge_logs')];
+const COPIES = [copiesEndpoint('edge_logs'), copiesEndpoint('function_edge_logs')];
 
 /** Managed storage on `dir` behind the HTTP handler, on a clock the test moves. */
 async function open(dir: string, clock: { ms: number }) {
