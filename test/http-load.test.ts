@@ -8,6 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ShipTarget } from '../src/index';
 import { heldEngine, listen } from './support/http';
+import { BUILT_IN_SOURCE_SET } from '../src/sources/built-ins';
+
+/** What a ClickHouse engine declares: the built-in sources and their tables. */
+const CLICKHOUSE_TARGET = { dialect: 'clickhouse' as const, sources: BUILT_IN_SOURCE_SET, tables: new Map(BUILT_IN_SOURCE_SET.list.map((d) => [d.relation, `logs.${d.relation}`])) };
 import { HANG_MS } from './support/hang-guard';
 
 const KEY = 'k';
@@ -148,7 +152,8 @@ describe('health', () => {
     const { url } = await serve(await endpointsOver(held.engine));
     expect(await (await fetch(`${url}/health`)).json()).toEqual({ status: 'ok', degraded: ['engine'] });
     const away = heldEngine();
-    Object.assign(away.engine, { dialect: 'clickhouse', ping: async () => Promise.reject(new Error('connect ECONNREFUSED')) });
+    // A ClickHouse engine by its target: the instance's sources, their tables.
+    Object.assign(away.engine, { target: CLICKHOUSE_TARGET, ping: async () => Promise.reject(new Error('connect ECONNREFUSED')) });
     const other = await serve(await createEndpoints({ sources: {}, engine: away.engine, now: () => NOW, cache: false }).then((ep) => (open.push(() => ep.close()), ep)));
     expect(await (await fetch(`${other.url}/health`)).json()).toEqual({ status: 'ok', degraded: ['clickhouse'] });
   });
@@ -168,7 +173,7 @@ describe('health', () => {
     };
     // Each segment closes 1 ms after its first event, and its shipping is tried at once.
     const ep = await createEndpoints({
-      engine: Object.assign(held.engine, { dialect: 'clickhouse' as const }),
+      engine: Object.assign(held.engine, { target: CLICKHOUSE_TARGET }),
       now: () => NOW,
       cache: false,
       storage: { dataDir, clickhouse: target, maxSegmentAgeMs: 1 },
