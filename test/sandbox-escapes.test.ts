@@ -350,6 +350,17 @@ describe('sandbox escape attempts spelled in BigQuery', () => {
     `LOAD DATA INTO edge_logs FROM FILES (uris = ['${F}'])`,
     'select @@version',
     'select @p',
+    // The Explorer's constructs (docs/supabase.md, "The Logs Explorer") around a table function.
+    `select datetime(read_text('${F}'))`,
+    `select cast(read_text('${F}') as string)`,
+    `select format_timestamp(read_text('${F}'), timestamp) from edge_logs`,
+    `select approx_quantiles(length(read_text('${F}')), 100)[offset(95)] from edge_logs`,
+    `select m.parsed[safe_offset(0)] from edge_logs cross join unnest(read_json('${F}')) as m`,
+    `select id from edge_logs where id in (select content from read_text('${F}'))`,
+    `select id from edge_logs union all select content from read_text('${F}')`,
+    `select a.id from edge_logs a left join read_csv('${F}') b on a.id = b.id`,
+    "select timestamp_sub(current_timestamp(), interval (select count(*) from glob('*')) day)",
+    `select json_value(event_message, read_text('${F}')) from edge_logs`,
     // The request's clock is read from the bound $now; the engine's is never.
     'select @@now',
     'select now()',
