@@ -88,6 +88,11 @@ describe('createEndpoints options are checked up front', () => {
 
   it('refuses an engine that is not one, and a non-boolean fillEmptyBuckets', async () => {
     await refused({ engine: {} }, 'engine', /an Engine \(with run, checkPattern, ping, inspectSources, close\)/);
+    // One written against the engine contract before targets (a `dialect` of its own) is named, not run.
+    const { target: _target, ...withoutTarget } = new ProbeEngine(null);
+    const methods = { run: async () => ({ rows: [] }), checkPattern: async () => null, ping: async () => undefined, inspectSources: async () => [], close: async () => undefined };
+    await refused({ sources, engine: { ...withoutTarget, ...methods, dialect: 'duckdb' } as never }, 'engine', /declares its target/);
+    await refused({ sources, engine: { ...methods, target: { dialect: 'postgres' } } as never }, 'engine', /declares its target/);
     await refused({ sources, fillEmptyBuckets: 'yes' }, 'fillEmptyBuckets', /true or false/);
   });
 

@@ -62,7 +62,15 @@ export function checkEndpointsOptions(options: unknown): asserts options is Endp
   checkBoolean('tierWindow', o.tierWindow);
   checkOneOf('sqlDialect', o.sqlDialect, ['duckdb', 'bigquery']);
   checkOneOf('wireFormat', o.wireFormat, ['iso', 'logflare']);
-  if (o.engine !== undefined) checkMethods('engine', o.engine, ['run', 'checkPattern', 'ping', 'inspectSources', 'close'], 'an Engine');
+  if (o.engine !== undefined) {
+    checkMethods('engine', o.engine, ['run', 'checkPattern', 'ping', 'inspectSources', 'close'], 'an Engine');
+    // An engine declares the target it runs compiled queries for; one written before (a
+    // `dialect` of its own) would otherwise fail on its first query.
+    const target = (o.engine as { target?: { dialect?: unknown } }).target;
+    if (target?.dialect !== 'duckdb' && target?.dialect !== 'clickhouse') {
+      throw new InvalidOptionError('engine', "An engine declares its target: target: { dialect: 'duckdb' }, or a ClickHouse engine's (docs/api.md, the engine option).");
+    }
+  }
   if (o.storage !== undefined) {
     const storage = checkObject('storage', o.storage, false)!;
     if (typeof storage.dataDir !== 'string' || storage.dataDir === '') {
