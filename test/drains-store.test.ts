@@ -1,4 +1,5 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { InvalidOptionError, InvalidParameterError, NotFoundError, SUPABASE_SOURCES } from '../src/index';
 import { BUILT_IN_SOURCE_SET } from '../src/sources/built-ins';
@@ -128,6 +129,14 @@ describe('the drain store', () => {
     expect(again.rules()).toEqual([]);
     // Ids are never reused.
     expect((await again.create(WEBHOOK)).id).toBe(4);
+  });
+
+  it("writes the drains file for its owner alone: it holds receivers' secrets", async () => {
+    const store = await DrainStore.open({ dataDir: tmp.dir, sources: SOURCES, now: NOW });
+    await store.create({ name: 'dd', type: 'datadog', config: { api_key: 'dd-secret', region: 'US1' }, metadata: { type: 'log-drain' } });
+    const file = join(tmp.dir, DRAINS_FILE);
+    expect(readFileSync(file, 'utf8')).toContain('dd-secret');
+    expect((statSync(file).mode & 0o777).toString(8)).toBe('600');
   });
 
   it('answers secrets as "REDACTED"; an update sending "REDACTED" (or leaving a header out) keeps the stored secret, and one without metadata keeps it', async () => {

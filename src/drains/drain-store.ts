@@ -4,6 +4,9 @@ import { join } from 'node:path';
 import { InvalidBodyError, InvalidOptionError, InvalidParameterError, NotFoundError } from '../errors';
 import type { SourceDescriptor, SourceName } from '../sources/source-descriptor';
 import { isCode, writeFileAtomic } from '../util/durable-fs';
+
+/** The drains file holds receivers' secrets (API keys, passwords, header values): its owner's alone. */
+const OWNER_ONLY = 0o600;
 import { oneAtATime } from '../util/one-at-a-time';
 import { checkDrainConfig, checkDrainType, redactedConfig, type DrainConfig, type DrainType } from './drain-config';
 import { parseLql } from './lql';
@@ -215,7 +218,7 @@ export class DrainStore {
     return this.lane(async () => {
       const next: State = structuredClone(this.state);
       const result = apply(next);
-      if (this.file !== null) await writeFileAtomic(this.file, `${JSON.stringify(next)}\n`, 'replace');
+      if (this.file !== null) await writeFileAtomic(this.file, `${JSON.stringify(next)}\n`, 'replace', OWNER_ONLY);
       this.state = next;
       for (const listener of this.listeners) listener();
       return result;

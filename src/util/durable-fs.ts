@@ -44,11 +44,13 @@ export function isCode(error: unknown, code: string): boolean {
  * Writes a file so that it appears whole or not at all, durably: a temporary name beside it,
  * fsync, then a rename (`replace`) or a link that fails when the name exists (`create`), then the
  * folder's fsync. With `create`, resolves false when the name was taken by someone else.
+ * `permissions` are the file's from its first byte (0o600 for secrets: never readable by others,
+ * not even for an instant); the default is the process's umask.
  */
-export async function writeFileAtomic(path: string, data: string | Uint8Array, mode: 'replace' | 'create'): Promise<boolean> {
+export async function writeFileAtomic(path: string, data: string | Uint8Array, mode: 'replace' | 'create', permissions?: number): Promise<boolean> {
   // Random, not the pid: two containers' processes are often both pid 1.
   const temp = `${dirname(path)}/.${path.slice(dirname(path).length + 1)}.${randomBytes(8).toString('hex')}.tmp`;
-  await writeFile(temp, data);
+  await writeFile(temp, data, permissions === undefined ? undefined : { mode: permissions });
   try {
     await fsyncFile(temp);
     if (mode === 'replace') {
