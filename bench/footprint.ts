@@ -82,10 +82,13 @@ async function heldMiB(base: string): Promise<{ heap: number; memoryTables: numb
   return { heap: round(value('heap_bytes')), memoryTables: round(value('memory_tables_bytes')) };
 }
 
-async function startSupabase(dataDir: string, port: number, args: readonly string[] = []): Promise<{ child: ChildProcess; banner: string }> {
+/** The documented environment without the allocator setting: glibc's default arenas, its peer in the footprint table. */
+export const GLIBC_DEFAULT_ARENAS: Record<string, string | undefined> = { MALLOC_ARENA_MAX: undefined };
+
+async function startSupabase(dataDir: string, port: number, args: readonly string[] = [], env: Record<string, string | undefined> = {}): Promise<{ child: ChildProcess; banner: string }> {
   const child = spawn(process.execPath, [CLI, 'serve', '--supabase', '--data-dir', dataDir, '--port', String(port), '--host', '127.0.0.1', ...args], {
     stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, ...DOCUMENTED_ENV, LOGFLARE_PRIVATE_ACCESS_TOKEN: PRIVATE, LOGFLARE_PUBLIC_ACCESS_TOKEN: PUBLIC },
+    env: { ...process.env, ...DOCUMENTED_ENV, ...env, LOGFLARE_PRIVATE_ACCESS_TOKEN: PRIVATE, LOGFLARE_PUBLIC_ACCESS_TOKEN: PUBLIC },
   });
   const banner = await new Promise<string>((done, fail) => {
     let out = '';
@@ -140,10 +143,10 @@ async function askStudio(base: string, now: Date): Promise<void> {
  * Offers `rate` events a second over the nine feeds (weighted as a used stack logs) for
  * `seconds`, asks Studio's list and chart every 5 s, then idles 60 s.
  */
-export async function measureFootprint(rate: number, seconds: number, log: (line: string) => void, args: readonly string[] = []): Promise<FootprintCase> {
+export async function measureFootprint(rate: number, seconds: number, log: (line: string) => void, args: readonly string[] = [], env: Record<string, string | undefined> = {}): Promise<FootprintCase> {
   const dir = await mkdtemp(join(tmpdir(), 'le-footprint-'));
   const port = await freePort();
-  const { child, banner } = await startSupabase(join(dir, 'data'), port, args);
+  const { child, banner } = await startSupabase(join(dir, 'data'), port, args, env);
   const base = `http://127.0.0.1:${port}`;
   const pid = child.pid!;
   try {
@@ -177,7 +180,7 @@ export async function measureFootprint(rate: number, seconds: number, log: (line
     const after60MiB = status(pid, 'VmRSS');
     const heldAfter = await heldMiB(base);
     const result: FootprintCase = {
-      label: `${rate.toLocaleString('en-US')} events/s`,
+      label: `${rate.toLocaleString('en-US')} events/s${env === GLIBC_DEFAULT_ARENAS ? ", glibc's default arenas" : ''}`,
       offeredPerSecond: rate,
       seconds: round(sentSeconds),
       accepted,

@@ -21,7 +21,7 @@ import { measureBurst, type BurstResult } from './memory';
 import { summarize, round, type Timing } from './stats';
 import { scannedRows } from './pruning';
 import { ingestMarkdown, measureIngest, type IngestCase } from './ingest';
-import { footprintMarkdown, measureFootprint, measureJoinBombs, type BombCase, type FootprintCase } from './footprint';
+import { footprintMarkdown, GLIBC_DEFAULT_ARENAS, measureFootprint, measureJoinBombs, type BombCase, type FootprintCase } from './footprint';
 import { managedMarkdown, measureManaged, type ManagedResult } from './managed';
 import { measureStudio, studioMarkdown, type StudioResult } from './studio';
 
@@ -213,6 +213,8 @@ try {
   if (!values['skip-footprint'] && !burstOnly) {
     log('footprint: serve --supabase as documented, a Vector-like sender over nine sources, then idle; then the join bombs');
     for (const rate of values['footprint-rates'].split(',').map(Number)) footprint.push(await measureFootprint(rate, Number(values['footprint-seconds']), log));
+    // The documented MALLOC_ARENA_MAX beside its peer, glibc's default: what memory comes back after the load.
+    footprint.push(await measureFootprint(1000, Number(values['footprint-seconds']), log, [], GLIBC_DEFAULT_ARENAS));
     bombs = await measureJoinBombs(60_000, log);
   }
 
