@@ -152,7 +152,7 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest 
   readonly sources: readonly SourceDescriptor[];
   readonly #clock: () => Date;
   readonly #realClock: CacheClock;
-  readonly #counters: Omit<EndpointsStats, 'warmingKeys' | 'memory' | 'storage' | 'ingestedEvents' | 'refusals'> = {
+  readonly #counters: Omit<EndpointsStats, 'warmingKeys' | 'memory' | 'storage' | 'ingestedEvents' | 'repeatedEvents' | 'refusals'> = {
     engineQueries: 0,
     engineFailures: 0,
     cacheHits: 0,
@@ -173,6 +173,7 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest 
   readonly #endpoints: EndpointSet;
   readonly #budget: MemoryBudget;
   #ingestedEvents = 0;
+  #repeatedEvents = 0;
   readonly #refusals: Record<string, number> = {};
   readonly #managed: ManagedStorage | null;
 
@@ -275,7 +276,11 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest 
   async #counted<T>(call: () => Promise<T>, ingest = false): Promise<T> {
     try {
       const result = await call();
-      if (ingest) this.#ingestedEvents += (result as IngestResult).ingested;
+      if (ingest) {
+        const { ingested, repeated } = result as IngestResult;
+        this.#ingestedEvents += ingested;
+        if (repeated) this.#repeatedEvents += ingested;
+      }
       return result;
     } catch (error) {
       const code = error instanceof LogEndpointsError ? error.code : 'internal';
@@ -327,6 +332,7 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest 
     const stats: EndpointsStats = {
       ...this.#counters,
       ingestedEvents: this.#ingestedEvents,
+      repeatedEvents: this.#repeatedEvents,
       refusals: { ...this.#refusals },
       warmingKeys: this.#cache.warmingKeys,
       memory,
