@@ -61,6 +61,7 @@ const TIERS = {
     'test-tiers',
     'time',
     'usage-api-counts',
+    'wal-rooms',
   ],
   /**
    * In process too, but longer: managed storage and compaction on disk (the write-ahead log,
