@@ -2,7 +2,9 @@ import { readFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseMarkerLine } from '../src/wal-format/commit-marker';
+import { InvalidOptionError } from '../src/errors';
 import { GroupCommit, writeGroup } from '../src/managed/wal/group-commit';
+import { Wal } from '../src/managed/wal/wal';
 import { createSegment, SegmentRolling } from '../src/managed/wal/segment-rolling';
 import { tempDir } from './support/log-files';
 
@@ -120,5 +122,20 @@ describe('rolling (when a WAL segment closes)', () => {
     expect(rolling.requested).toBe(false);
     expect(timers).toHaveLength(0);
     await rolling.active!.handle.close();
+  });
+});
+
+describe('the options of a WAL', () => {
+  it('a bound that is not a positive number is an InvalidOptionError naming it, never a RangeError', async () => {
+    for (const [option, value] of [
+      ['maxSegmentBytes', 0],
+      ['maxSegmentAgeMs', -1],
+      ['maxPendingBytes', Number.NaN],
+      ['maxUncompactedBytes', Number.POSITIVE_INFINITY],
+    ] as const) {
+      const refused = await Wal.open({ dir: tmp.path(`options-${option}`), [option]: value }).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(InvalidOptionError);
+      expect(refused).toMatchObject({ code: 'invalid_option', option, message: expect.stringContaining(`${option} must be a positive number of`) });
+    }
   });
 });

@@ -3,6 +3,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { timerScheduler, type CacheScheduler } from '../../util/scheduler';
 import { EngineError } from '../../errors';
 import { fsyncDir, isCode } from '../../util/durable-fs';
+import { checkPositiveNumber } from '../../util/option-checks';
 import { Quarantine } from './quarantine';
 import { recoverSegment, type DamagedBytes } from './recover-segment';
 import { recoverAtOpen, type DeferredSegment, type WalRecovery, type WalSegment } from './recover-at-open';
@@ -192,6 +193,8 @@ export class Wal {
     if (this.closing) return Promise.reject(new EngineError('closed', 'The storage was closed.'));
     if (this.failure) return Promise.reject(this.failure);
     if (lines.length === 0) return Promise.resolve({ seq: this.active?.seq ?? 0 });
+    // An invariant, not a caller's mistake: the WAL is internal and its one writer (the ingestor)
+    // appends serialised lines, each ending with a newline (kept a TypeError for the WAL's tests).
     if (lines[lines.length - 1] !== 0x0a) return Promise.reject(new TypeError('WAL lines must end with a newline.'));
     const size = lines.length;
     const pending = this.groups.pendingBytes;
@@ -360,10 +363,10 @@ function storageError(error: unknown): Error {
   return new EngineError('storage_failed', 'The events could not be stored.', { cause: error });
 }
 
+/** A bound of the options (createEndpoints checked it already, naming `storage.<name>`), or its default. */
 function positive(value: number | undefined, fallback: number, name: string): number {
-  if (value === undefined) return fallback;
-  if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number.`);
-  return value;
+  checkPositiveNumber(name, value, name.endsWith('Ms') ? 'milliseconds' : 'bytes');
+  return value ?? fallback;
 }
 
 function ignoreMissing(error: unknown): void {
