@@ -15,7 +15,7 @@ import { isPublic, matchRoute, stripBasePath } from './routes';
 import { metricsText } from './metrics-text';
 import { createDashboard } from './serve-dashboard';
 import { catalogDays } from './catalog-days';
-import { InFlightBudget, ingestRoute } from './ingest-route';
+import { InFlightBudget, ingestRoute, type IngestContext } from './ingest-route';
 import { otlpLogsRoute } from './otlp-route';
 import { callerSql, declaresBody } from './caller-sql';
 import { drainsRoute } from './drains-route';
@@ -57,7 +57,12 @@ export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHand
   const config = resolveOptions(options);
   const checkKey = createKeyCheck(config.apiKeys);
   const checkIngestKey = createKeyCheck(config.ingestKeys);
-  const ingestBudget = new InFlightBudget(config.ingest.maxBytesInFlight);
+  const ingest: IngestContext = {
+    ep,
+    config,
+    budget: new InFlightBudget(config.ingest.maxBytesInFlight),
+    mayIngest: (key) => checkKey(key) || checkIngestKey(key),
+  };
   checkOtlpDefaultSource(ep, config.otlpDefaultSource);
   const memo = new AnswerMemo(config.microcacheMs);
   let openapi: string | null = null;
@@ -83,9 +88,8 @@ export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHand
       throw notFound();
     }
     if (route.kind === 'ingest' || route.kind === 'otlp-logs') {
-      const mayIngest = (key: string | null) => checkKey(key) || checkIngestKey(key);
       const serve = route.kind === 'ingest' ? ingestRoute : otlpLogsRoute;
-      return serve(ep, request, url.search, config, ingestBudget, mayIngest, presentedKey(request.header));
+      return serve(ingest, request, url.search);
     }
     if (config.drains && (route.kind === 'backends' || route.kind === 'backend' || route.kind === 'rules')) {
       requireKey(request);
