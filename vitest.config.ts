@@ -37,6 +37,7 @@ const TIERS = {
     'functions-invocation-stats',
     'head-tables',
     'http-api-keys',
+    'http-endpoint-lookup',
     'http-formats',
     'integration-support',
     'json-flat-paths',

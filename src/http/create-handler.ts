@@ -1,5 +1,5 @@
 import type { Endpoints } from '../api/create-endpoints';
-import type { EndpointDescription } from '../definitions/describe';
+import { resolveEndpoint } from '../api/resolved-endpoint';
 import { InvalidOptionError, LogEndpointsError, NotFoundError } from '../errors';
 import { createKeyCheck, presentedKey } from './api-keys';
 import { applyCors, preflight } from './cors';
@@ -147,13 +147,15 @@ export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHand
   }
 
   async function query(nameOrId: string, search: string, request: PlainRequest): Promise<PlainResponse> {
-    const description = describe(ep.definitions, nameOrId);
+    // Looked up once: its parameters read the query string, and it is queried without a second look-up.
+    const endpoint = resolveEndpoint(ep, nameOrId);
+    const description = endpoint.description;
     const { sql: sqlParam, ...params } = singleValues(parseQueryString(search), [...(description?.params.map((p) => p.name) ?? []), 'sql']);
     const caller = await callerSql(request, sqlParam);
     const format = negotiateFormat(request.header('accept'));
     const options = { ...(format === 'arrow' ? { format: 'arrow' as const } : {}), ...(caller ? { sql: caller.sql } : {}) };
     // An unknown name or UUID is refused by the library itself (404 not_found), `sql` on an endpoint that is not sandboxable too (400).
-    const result = await ep.query(nameOrId, params, options);
+    const result = await endpoint.query(params, options);
     const response = sendResult(result, result.columns ?? description?.columns ?? [], format);
     // The memo is keyed by URL: an answer to SQL sent in a body is never reused.
     if (result.ttlRemainingSeconds !== null && memo.enabled && !caller?.inBody) {
@@ -237,11 +239,6 @@ function checkOtlpDefaultSource(ep: Endpoints, source: string | null): void {
     if (!(error instanceof NotFoundError)) throw error;
     throw new InvalidOptionError('otlpDefaultSource', `createHandler: otlpDefaultSource names no source. ${error.message}`, { cause: error });
   }
-}
-
-function describe(definitions: readonly EndpointDescription[], nameOrId: string): EndpointDescription | undefined {
-  const lower = nameOrId.toLowerCase();
-  return definitions.find((d) => d.name === nameOrId || d.id === lower);
 }
 
 /** Same URL (path and parameters exactly) and same output format: the same answer bytes. */
