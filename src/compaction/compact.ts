@@ -300,7 +300,12 @@ async function readPathsOf(work: InputScan[], staging: string): Promise<ReadPath
   return readPaths;
 }
 
-/** Whether compaction reads an input where it is (docs/cli.md, "Compacting logs exactly once"): whole, and compressed or steady. */
+/**
+ * Whether compaction reads an input where it is (docs/cli.md, "Compacting logs exactly once"): whole, and compressed or steady.
+ *
+ * @example
+ * readsInPlace(await scanInput(file, index, listed, hashes)); // false for a file appended since its listing
+ */
 export function readsInPlace(scan: Pick<InputScan, 'covered' | 'end' | 'file' | 'compressed' | 'steady'>): boolean {
   const whole = scan.covered === 0 && scan.end === scan.file.size;
   return whole && (scan.compressed || scan.steady);

@@ -103,7 +103,12 @@ export class SegmentRolling {
   }
 }
 
-/** Creates segment `seq`'s file in `dir` (never one that exists, so numbers never repeat) and fsyncs the folder. */
+/**
+ * Creates segment `seq`'s file in `dir` (never one that exists, so numbers never repeat) and fsyncs the folder.
+ *
+ * @example
+ * const active = await createSegment('data/edgeLogs/wal', 42); // data/edgeLogs/wal/00000000000000000042.ndjson
+ */
 export async function createSegment(dir: string, seq: number): Promise<ActiveSegment> {
   const path = join(dir, segmentFileName(seq));
   const handle = await open(path, 'wx');
