@@ -267,22 +267,62 @@ describe('compactLogs: nothing lost, nothing doubled (docs/semantics.md, "Compac
     return { path, kind: 'ndjson', size: st.size, mtimeMs: st.mtimeMs, ino: st.ino };
   };
 
-  it('reads an input in place only when its scan saw it unchanged since its listing, whatever its mtime says (docs/cli.md)', async () => {
+  it('reads an input in place only when its scan saw it unchanged since its listing and it was last written before the quiet mark, or it is sealed (docs/cli.md)', async () => {
     const file = tmp.path('steady', 'logs', 'a.ndjson');
     writeLines(file, censusEvents('s', 10));
     const scanOf = (listed: ListedFile) => scanInput(listed, new InputIndex([]), new Map([[listed.path, listed]]), new RangeHashes());
-    // Just written (an mtime of now): unchanged from its listing to the end of its scan, so read where it is.
-    const fresh = await scanOf(listedNow(file));
-    expect(fresh.steady).toBe(true);
-    expect(readsInPlace(fresh)).toBe(true);
-    // An old mtime, but appended after its listing: read from a copy of the listed bytes.
-    utimesSync(file, new Date(Date.parse('2020-01-01T00:00:00Z')), new Date(Date.parse('2020-01-01T00:00:00Z')));
+    const old = new Date(Date.parse('2020-01-01T00:00:00Z'));
+    utimesSync(file, old, old);
+    const mark = Date.parse('2020-01-01T00:00:05Z');
+    // Unchanged from its listing to the end of its scan, last written before the mark: read where it is.
+    const quiet = await scanOf(listedNow(file));
+    expect(quiet.steady).toBe(true);
+    expect(readsInPlace(quiet, mark)).toBe(true);
+    // Written after the mark (a live log appended every second, steady for the instant of a scan): a copy.
+    expect(readsInPlace(quiet, old.getTime() - 1)).toBe(false);
+    // ... unless sealed: nobody writes it again.
+    expect(readsInPlace(quiet, Infinity)).toBe(true);
+    // Appended after its listing: read from a copy of the listed bytes, whatever its mtime says.
     const listed = listedNow(file);
     appendFileSync(file, `${JSON.stringify(censusEvents('s', 1, 10)[0])}\n`);
+    utimesSync(file, old, old);
     const grown = await scanOf(listed);
     expect(grown.steady).toBe(false);
-    expect(readsInPlace(grown)).toBe(false);
-    expect(readsInPlace({ ...grown, compressed: true })).toBe(true);
+    expect(readsInPlace(grown, Infinity)).toBe(false);
+    expect(readsInPlace({ ...grown, compressed: true }, mark)).toBe(true);
+  });
+
+  it('compacts a live log (last written just now) from a copy: a line appended while DuckDB reads fails nothing; a quiet file is read in place', async () => {
+    /** Compacts `file` once, appending one event the moment its rows are staged (the read done). */
+    const runAppending = (file: string, out: string, tag: string) => {
+      let appended = false;
+      return compactLogs({
+        source: 'edgeLogs',
+        inputs: file,
+        outDir: out,
+        onProgress: ({ stage }) => {
+          if (stage !== 'writing' || appended) return;
+          appended = true;
+          appendFileSync(file, `${JSON.stringify(censusEvents(tag, 1, 30)[0])}\n`);
+        },
+      });
+    };
+    const live = tmp.path('live-now', 'logs', 'a.ndjson');
+    const liveOut = tmp.path('live-now', 'out');
+    writeLines(live, censusEvents('now', 30));
+    // Its mtime ahead of the run's start on the filesystem's clock, whatever the load on this machine.
+    const ahead = new Date(statSync(live).mtimeMs + 3_600_000);
+    utimesSync(live, ahead, ahead);
+    expect((await runAppending(live, liveOut, 'now')).rows).toBe(30);
+    expect((await compactLogs({ source: 'edgeLogs', inputs: live, outDir: liveOut })).rows).toBe(1);
+    expect((await censusOf(liveOut)).ids).toEqual(idRange('now', 0, 31));
+    // The same append to a file last written long ago: read in place, so the run sees it change
+    // and commits nothing (what the copy above spares a live log).
+    const quiet = tmp.path('quiet', 'logs', 'a.ndjson');
+    writeLines(quiet, censusEvents('quiet', 30));
+    const old = new Date(Date.parse('2020-01-01T00:00:00Z'));
+    utimesSync(quiet, old, old);
+    await expect(runAppending(quiet, tmp.path('quiet', 'out'), 'quiet')).rejects.toMatchObject({ code: 'storage_failed' });
   });
 
   it('an input with an old mtime appended after its listing is compacted from a copy: the listed events once, the rest next run', async () => {

@@ -150,6 +150,12 @@ export async function compactFiles(
      * kept, since those lines exist only there.
      */
     setAside?: (path: string, skippedLines: number) => Promise<void>;
+    /**
+     * The inputs are never written again (managed storage's closed segments): each is read where
+     * it is once its scan saw it unchanged, however recently it was written. Default false: a
+     * file written lately may be a live log still being appended, so it is read from a copy.
+     */
+    sealed?: boolean;
   },
 ): Promise<CompactResult> {
   const outDir = resolve(options.outDir);
@@ -241,6 +247,7 @@ type ReadPaths = Map<string, InputScan>;
 /** What a run needs of compaction's options. */
 interface RunOptions {
   source: SourceDescriptor;
+  sealed?: boolean;
   signal?: AbortSignal;
   duckdb?: DatabaseSettings;
 }
@@ -260,7 +267,7 @@ async function writeRun(outDir: string, options: RunOptions, work: InputScan[], 
   const abort = () => connection.interrupt();
   options.signal?.addEventListener('abort', abort);
   try {
-    const readPaths = await readPathsOf(work, staging);
+    const readPaths = await readPathsOf(work, staging, options.sealed ?? false);
     const { rowsFile, counts } = await stageRows(connection, options.source, readPaths, staging);
     checkAborted(options.signal);
     const { records, rows } = runRecords(readPaths, counts);
@@ -282,14 +289,16 @@ async function writeRun(outDir: string, options: RunOptions, work: InputScan[], 
 
 /**
  * Exactly the bytes each record will claim are read: a whole input is read in place when it
- * cannot be growing under the run (compressed, or seen unchanged from its listing to the end of
- * its scan: `InputScan.steady`); a file still being appended, or one part of which is already in
- * the dataset, is read from a copy of that byte range in the staging folder.
+ * cannot be growing under the run (`readsInPlace`); a file still being appended, or one part of
+ * which is already in the dataset, is read from a copy of that byte range in the staging folder.
  */
-async function readPathsOf(work: InputScan[], staging: string): Promise<ReadPaths> {
+async function readPathsOf(work: InputScan[], staging: string, sealed: boolean): Promise<ReadPaths> {
+  // "Now" on the filesystem's own clock (the staging folder was just made), never this host's:
+  // the inputs' mtimes are stamped by that same clock, whoever wrote them.
+  const quietBeforeMs = (await stat(staging)).mtimeMs - QUIET_MS;
   const readPaths: ReadPaths = new Map();
   for (const [i, scan] of work.entries()) {
-    if (readsInPlace(scan)) {
+    if (readsInPlace(scan, sealed ? Infinity : quietBeforeMs)) {
       readPaths.set(scan.file.path, scan);
     } else {
       const copy = join(staging, 'inputs', `${i}.ndjson`);
@@ -300,15 +309,22 @@ async function readPathsOf(work: InputScan[], staging: string): Promise<ReadPath
   return readPaths;
 }
 
+/** How long an input's mtime must lie behind the run's start before it counts as no longer written. */
+const QUIET_MS = 2000;
+
 /**
- * Whether compaction reads an input where it is (docs/cli.md, "Compacting logs exactly once"): whole, and compressed or steady.
+ * Whether compaction reads an input where it is (docs/cli.md, "Compacting logs exactly once"):
+ * whole, and compressed, or steady (unchanged from its listing to the end of its scan) and last
+ * written before `quietBeforeMs` on the filesystem's clock (a live log appended every second is
+ * steady for the instant of a scan, then grows while DuckDB reads it, and the run would commit
+ * nothing). Sealed inputs pass `Infinity`: nobody writes them again.
  *
  * @example
- * readsInPlace(await scanInput(file, index, listed, hashes)); // false for a file appended since its listing
+ * readsInPlace(await scanInput(file, index, listed, hashes), stagingMtimeMs - 2000); // false for a file appended since its listing
  */
-export function readsInPlace(scan: Pick<InputScan, 'covered' | 'end' | 'file' | 'compressed' | 'steady'>): boolean {
+export function readsInPlace(scan: Pick<InputScan, 'covered' | 'end' | 'file' | 'compressed' | 'steady'>, quietBeforeMs: number): boolean {
   const whole = scan.covered === 0 && scan.end === scan.file.size;
-  return whole && (scan.compressed || scan.steady);
+  return whole && (scan.compressed || (scan.steady && scan.file.mtimeMs <= quietBeforeMs));
 }
 
 /** The lines parsed once, into an unsorted file the counts and the sort read (staged-rows.ts); the events and skipped lines per file read. */
