@@ -6,7 +6,7 @@ import type { SourceDescriptor, SourceName } from '../sources/source-descriptor'
 import type { SourceSet } from '../sources/source-set';
 import { BUILT_IN_SOURCE_SET } from '../sources/built-ins';
 import { openDatabase, type DatabaseSettings } from '../duckdb/open-database';
-import { parquetLayoutCopy } from '../duckdb/parquet-layout';
+import { parquetLayoutCopy, typedFieldsWritten } from '../duckdb/parquet-layout';
 import { stageRowsSql, stagedCountsSql, stagedRowsRelation } from '../duckdb/staged-rows';
 import { sourceRelation } from '../duckdb/source-relations';
 import { sqlString, sqlStringList } from '../duckdb/sql-literal';
@@ -51,6 +51,11 @@ export interface CompactOptions {
   /** Stops the run between steps (and interrupts DuckDB); nothing is committed then. */
   signal?: AbortSignal;
   duckdb?: DatabaseSettings;
+  /**
+   * Whether the Parquet files get the source's typed fields as columns of their own beside
+   * `metadata` (default true; docs/durability.md, "Typed columns"). Answers are the same either way.
+   */
+  typedColumns?: boolean;
 }
 
 export type CompactStage = 'listing' | 'writing' | 'verifying' | 'publishing' | 'deleting';
@@ -239,7 +244,7 @@ interface WrittenRun {
 /** Stages the new bytes, writes and counts the Parquet, and publishes it (not yet committed). */
 async function writeRun(
   outDir: string,
-  options: { source: SourceDescriptor; signal?: AbortSignal; duckdb?: DatabaseSettings },
+  options: { source: SourceDescriptor; signal?: AbortSignal; duckdb?: DatabaseSettings; typedColumns?: boolean },
   work: InputScan[],
   progress: NonNullable<CompactOptions['onProgress']>,
 ): Promise<WrittenRun> {
@@ -299,6 +304,7 @@ async function writeRun(
             where: 'timestamp IS NOT NULL',
             partitionByDay: { filenamePattern: `part-${runId}-{i}` },
             provenance: JSON.stringify(provenance),
+            typedColumns: options.typedColumns ?? true,
           }),
         ),
     );
@@ -333,6 +339,7 @@ async function writeRun(
       const rel = relative(out, file).split(sep).join('/');
       const target = join(outDir, rel);
       const entry: DataFile = { path: rel, rows: perFile.get(file) ?? 0, bytes: 0, day: /date=(\d{4}-\d{2}-\d{2})/.exec(rel)?.[1] ?? null };
+      Object.assign(entry, typedFieldsWritten(options.source, options.typedColumns ?? true));
       await mkdir(dirname(target), { recursive: true });
       // Its head and stored rollups, in place before the file (none is named until the commit).
       Object.assign(entry, await writeCompanions(connection, options.source, file, outDir, rel, staging));

@@ -1,6 +1,8 @@
 import type { SourceDescriptor } from '../sources/source-descriptor';
 import { sourceRelation, type SourceFiles } from './source-relations';
 import { sqlString } from './sql-literal';
+import { typedColumnsOf } from '../sources/typed-fields';
+import { columnName } from '../sql/column-name';
 
 /**
  * The Parquet key-value metadata key under which each data file records the commit it was
@@ -37,13 +39,18 @@ export function parquetLayoutCopy(options: {
   partitionByDay?: { filenamePattern: string };
   /** Text every file written carries in its key-value metadata under PROVENANCE_KEY (see dataset-orphans.ts). */
   provenance?: string;
+  /**
+   * Whether the files get the source's typed columns (typed-columns.ts) beside `metadata` (default
+   * not: the layout of JSON alone). Whoever commits the files records it (`typedFieldsWritten`).
+   */
+  typedColumns?: boolean;
 }): string {
   const layout = parquetLayoutOf(options.source);
   const relation = options.relation ?? sourceRelation(options.source, options.files ?? { ndjson: [...(options.ndjson ?? [])], parquet: [], parquetTypes: new Map() });
   const day = options.partitionByDay;
   return `
     COPY (
-      SELECT *${day ? ", strftime(timestamp, '%Y-%m-%d') AS date" : ''}
+      SELECT *${typedColumnsLeftOut(options.source, options.typedColumns ?? false)}${day ? ", strftime(timestamp, '%Y-%m-%d') AS date" : ''}
       FROM (${relation})
       WHERE ${options.where}
       ORDER BY ${day ? 'date, ' : ''}${layout.projectColumn}, timestamp DESC, id
@@ -52,6 +59,23 @@ export function parquetLayoutCopy(options: {
         day ? `, PARTITION_BY (date), FILENAME_PATTERN ${sqlString(day.filenamePattern)}, OVERWRITE_OR_IGNORE true` : ''
       }${options.provenance === undefined ? '' : `, KV_METADATA {${PROVENANCE_KEY}: ${sqlString(options.provenance)}}`}
     )`;
+}
+
+/** ` EXCLUDE (...)` of the typed columns when they are left out of the files written. */
+function typedColumnsLeftOut(source: SourceDescriptor, written: boolean): string {
+  const typed = typedColumnsOf(source);
+  return written || !typed.length ? '' : ` EXCLUDE (${typed.map(([name]) => columnName(name)).join(', ')})`;
+}
+
+/**
+ * What a commit records of a data file written by `parquetLayoutCopy` with `typedColumns`: the
+ * typed fields it holds (src/dataset/dataset-log.ts, `DataFile.typedFields`), or nothing.
+ *
+ * @example
+ * Object.assign(entry, typedFieldsWritten(postgresLogs, true)); // { typedFields: ['parsed.error_severity', ...] }
+ */
+export function typedFieldsWritten(source: SourceDescriptor, written: boolean): { typedFields?: string[] } {
+  return written && source.typedFields.length ? { typedFields: [...source.typedFields] } : {};
 }
 
 /** Rows that hold an event: a broken line has none of these. */

@@ -1,6 +1,7 @@
 import type { SourceDescriptor } from '../sources/source-descriptor';
 import { relationColumns } from './source-relations';
 import { sqlString } from './sql-literal';
+import { columnName } from '../sql/column-name';
 
 /**
  * Types a Parquet file gives back to DuckDB as they went in, value for value. Any other scalar
@@ -31,14 +32,14 @@ function stagedAsItself(type: string): boolean {
  * const relation = stagedRowsRelation(edgeLogs, '/tmp/run/rows.parquet');
  */
 export function stageRowsSql(source: SourceDescriptor, relationWithFilename: string, path: string): string {
-  const columns = relationColumns(source).map(([name, type]) => (stagedAsItself(type) ? name : `CAST(${name} AS VARCHAR) AS ${name}`));
+  const columns = relationColumns(source).map(([name, type]) => (stagedAsItself(type) ? columnName(name) : `CAST(${name} AS VARCHAR) AS ${name}`));
   // lz4: the file lives for one run; a cheap codec keeps it off the disk's way, not small.
   return `COPY (SELECT ${[...columns, 'filename'].join(', ')} FROM (${relationWithFilename})) TO ${sqlString(path)} (FORMAT parquet, COMPRESSION lz4_raw, ROW_GROUP_SIZE 8192)`;
 }
 
 /** The staged file's rows as the source's relation (no `filename`); see `stageRowsSql`. */
 export function stagedRowsRelation(source: SourceDescriptor, path: string): string {
-  const columns = relationColumns(source).map(([name, type]) => (stagedAsItself(type) ? name : `CAST(${name} AS ${type}) AS ${name}`));
+  const columns = relationColumns(source).map(([name, type]) => (stagedAsItself(type) ? columnName(name) : `CAST(${name} AS ${type}) AS ${name}`));
   return `SELECT ${columns.join(', ')} FROM read_parquet(${sqlString(path)})`;
 }
 

@@ -2,6 +2,7 @@ import { BIGINT, BLOB, blobValue, type DuckDBConnection, type DuckDBInstance, ty
 import type { SourceDescriptor, SourceName } from '../sources/source-descriptor';
 import type { SourceSet } from '../sources/source-set';
 import { ndjsonTextRelation, relationColumns } from '../duckdb/source-relations';
+import { columnName } from '../sql/column-name';
 import { hasHeads, HEAD_ROWS_PER_PROJECT } from '../dataset/newest-heads';
 import { EngineError } from '../errors';
 
@@ -307,7 +308,7 @@ export class MemoryTables {
     const mirrored = new Set(this.mirrored.get(source) ?? []);
     const d = this.sources.get(source);
     const columns = relationColumns(d)
-      .map(([name]) => name)
+      .map(([name]) => columnName(name))
       .join(', ');
     // Before the tables exist no insert has finished, so nothing acknowledged is held yet (a query
     // racing the first ingest after a start must not name a table still being created).
@@ -415,7 +416,7 @@ export class MemoryTables {
       this.connection = await this.instance.connect();
       for (const source of this.sources.list) {
         const columns = relationColumns(source)
-          .map(([name, type]) => `${name} ${type}`)
+          .map(([name, type]) => `${columnName(name)} ${type}`)
           .join(', ');
         // le_seq: the segment of each row; le_n: the insert that brought it.
         await this.connection.run(`CREATE TABLE IF NOT EXISTS ${tableOf(source)} (${columns}, le_seq BIGINT, le_n BIGINT)`);

@@ -52,7 +52,7 @@ export class CallerSqlCheck {
     if (this.dialect === 'duckdb') return validateCallerSql(sql, { tables, maxRows }, serialize);
     if (!sources) throw callerDialectRefused(statement.name);
     const checked = await checkBigQuery(sql, (this.#schema ??= bigQuerySchemaOf(sources)), 'duckdb', { tables, maxRows }, serialize);
-    return { sql: checked.sql, key: checked.key, columns: checked.columns };
+    return { sql: checked.sql, key: checked.key, columns: checked.columns, typedColumns: true };
   }
 
   /** BigQuery SQL over the statement's source tables, translated for ClickHouse: DuckDB's dialect cannot run there. */
