@@ -12,7 +12,7 @@ import { toNodeListener } from '../src/node';
 import { waitUntil } from './support/hang-guard';
 import { listen } from './support/http';
 import { tempDir, writeLines } from './support/log-files';
-import { chartQuery } from './support/supabase/studio-sql';
+import { chartQuery, defaultQuery } from './support/supabase/studio-sql';
 import { studioRequests } from './support/supabase/studio-requests';
 import { replay, shipLikeVector } from './support/supabase/studio-replay';
 import { typedFileCounts } from './support/supabase/storage-layouts';
@@ -74,6 +74,13 @@ describe('the relation of a source with typed fields', () => {
     expect(duckdb).toContain('"t"."text:metadata.parsed.error_severity"');
     expect(duckdb).not.toMatch(/json_extract_string\("t"\."metadata"/);
     expect(rowsWith).toContain(`WHERE coalesce("arrays:metadata", false)`);
+  });
+
+  it('is not split after a cut of the rows before their unnests (each half would cut again, and tied rows could land in both)', async () => {
+    // The gateway's list without filters: the newest 100 events are cut first, then unnested.
+    const { sql: duckdb } = await translateBigQuery(defaultQuery('edge_logs', {}), bigQuerySchemaOf(SUPABASE_SOURCES), 'duckdb');
+    expect(duckdb).toContain('FROM (SELECT * FROM "edge_logs" AS "edge_logs" ORDER BY "edge_logs"."timestamp" DESC NULLS LAST LIMIT 100)');
+    expect(duckdb).not.toContain('UNION ALL');
   });
 });
 

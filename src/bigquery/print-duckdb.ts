@@ -77,7 +77,9 @@ class DuckDbPrinter extends SqlPrinter {
   protected range(f: Exclude<FromIR, { t: 'join' }>, before: string | null = null): string {
     const plain = f.t === 'table' ? q(f.name) : `(${this.query(f.query)})`;
     const source = before ? `(SELECT * FROM ${plain} AS ${q(f.alias)} ${before})` : plain;
-    const flag = f.t === 'table' ? arraysFlag(f) : null;
+    // Not after a cut: its two halves would each cut the rows again, and rows tied at the cut could
+    // land in both or neither; the cut leaves the unnests a page of rows anyway.
+    const flag = f.t === 'table' && before === null ? arraysFlag(f) : null;
     let range = flag === null ? `${source} AS ${q(f.alias)}` : `(SELECT * FROM ${source} AS ${q(f.alias)} WHERE ${flag}) AS ${q(f.alias)}`;
     // One level per alias, each a column of its own: an alias's rows are its value's elements, and
     // the rows before it are repeated for each (DuckDB's UNNEST operator multiplies rows; no value
