@@ -130,9 +130,7 @@ describe('managed storage holds its uncompacted events in memory', () => {
     await withMemoryTables(async (memory, setup) => {
       const held = async () => Number((await setup.runAndReadAll('SELECT sum(memory_usage_bytes) AS n FROM duckdb_memory()')).getRowObjects()[0]!.n);
       const before = await held();
-      // Fewer rows than DuckDB's automatic checkpoint takes (it compresses the table: what it holds
-      // would then fall without a retirement); the gateway's rows carry its typed columns too.
-      for (let seq = 1; seq <= 4; seq++) await memory.insert('edgeLogs', seq, lines(censusEvents(`r${seq}`, 12_000)));
+      for (let seq = 1; seq <= 4; seq++) await memory.insert('edgeLogs', seq, lines(censusEvents(`r${seq}`, 20_000)));
       const full = await held();
       expect(full - before).toBeGreaterThan(8 * 2 ** 20);
       memory.retire('edgeLogs', [1, 2, 3, 4]);

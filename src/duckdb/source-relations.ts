@@ -156,12 +156,12 @@ function ndjsonRelation(source: SourceDescriptor, files: readonly string[], with
  * files are read. Bytes, not text: a JS string of the lines cost a UTF-8 decode and encode per
  * batch on the main thread; `decode` turns them into text inside DuckDB.
  */
-export function ndjsonTextRelation(source: SourceDescriptor, param: string): string {
-  return eventsOfLines(source, `(SELECT json FROM (SELECT unnest(string_split(decode($${param}), chr(10))) AS json) WHERE json <> '')`, false);
+export function ndjsonTextRelation(source: SourceDescriptor, param: string, options: { typedColumns?: boolean } = {}): string {
+  return eventsOfLines(source, `(SELECT json FROM (SELECT unnest(string_split(decode($${param}), chr(10))) AS json) WHERE json <> '')`, false, options.typedColumns ?? true);
 }
 
-/** The source's columns from rows of one JSON object each (`json`), marker lines left out. */
-function eventsOfLines(source: SourceDescriptor, lines: string, withFilename: boolean): string {
+/** The source's columns from rows of one JSON object each (`json`), marker lines left out; its typed columns unless told. */
+function eventsOfLines(source: SourceDescriptor, lines: string, withFilename: boolean, typedColumns = true): string {
   const struct = JSON.stringify(jsonFieldsOf(source));
   const paths = Object.entries(metadataPathsOf(source));
   // One JSON parse of metadata extracts every derived field at once.
@@ -173,9 +173,7 @@ function eventsOfLines(source: SourceDescriptor, lines: string, withFilename: bo
     return `${name}`;
   });
   if (withFilename) select.push('filename');
-  return withTypedColumns(
-    source,
-    `SELECT ${select.join(', ')} FROM (
+  const declared = `SELECT ${select.join(', ')} FROM (
     SELECT *, ${extract} AS m
     FROM (
       SELECT s.*${withFilename ? ', filename' : ''} FROM (
@@ -184,16 +182,18 @@ function eventsOfLines(source: SourceDescriptor, lines: string, withFilename: bo
         WHERE ${NOT_A_COMMIT_MARKER}
       )
     )
-  )`,
-  );
+  )`;
+  return typedColumns ? withTypedColumns(source, declared) : declared;
 }
 
-/**
- * `CREATE TABLE` columns of a source's relation (what an in-memory table of its events holds): its
- * declared columns, then its typed columns (names to quote: `columnName`).
- */
+/** The columns of a source's relation: its declared columns, then its typed columns (names to quote: `columnName`). */
 export function relationColumns(source: SourceDescriptor): ReadonlyArray<[name: string, type: string]> {
-  return [...Object.entries(columnsOf(source)), ...typedColumnsOf(source)];
+  return [...declaredColumns(source), ...typedColumnsOf(source)];
+}
+
+/** `CREATE TABLE` columns of a source's declared columns (what an in-memory table of its events holds; its typed columns come after them in the relation). */
+export function declaredColumns(source: SourceDescriptor): ReadonlyArray<[name: string, type: string]> {
+  return Object.entries(columnsOf(source));
 }
 
 /**
