@@ -154,7 +154,8 @@ function ndjsonRelation(source: SourceDescriptor, files: readonly string[], with
  * SQL of the relation over NDJSON bytes bound to a parameter (`$<param>`, a BLOB of UTF-8, one
  * event per line): what managed storage's in-memory tables are filled from, typed exactly as the
  * files are read. Bytes, not text: a JS string of the lines cost a UTF-8 decode and encode per
- * batch on the main thread; `decode` turns them into text inside DuckDB.
+ * batch on the main thread; `decode` turns them into text inside DuckDB. `typedColumns: false`
+ * leaves the typed columns out (the memory tables compute them when read).
  */
 export function ndjsonTextRelation(source: SourceDescriptor, param: string, options: { typedColumns?: boolean } = {}): string {
   return eventsOfLines(source, `(SELECT json FROM (SELECT unnest(string_split(decode($${param}), chr(10))) AS json) WHERE json <> '')`, false, options.typedColumns ?? true);
@@ -186,12 +187,23 @@ function eventsOfLines(source: SourceDescriptor, lines: string, withFilename: bo
   return typedColumns ? withTypedColumns(source, declared) : declared;
 }
 
-/** The columns of a source's relation: its declared columns, then its typed columns (names to quote: `columnName`). */
+/**
+ * The columns of a source's relation: its declared columns, then its typed columns (names to quote: `columnName`).
+ *
+ * @example
+ * relationColumns(postgresLogs).at(-1); // ['arrays:metadata', 'BOOLEAN']
+ */
 export function relationColumns(source: SourceDescriptor): ReadonlyArray<[name: string, type: string]> {
   return [...declaredColumns(source), ...typedColumnsOf(source)];
 }
 
-/** `CREATE TABLE` columns of a source's declared columns (what an in-memory table of its events holds; its typed columns come after them in the relation). */
+/**
+ * `CREATE TABLE` columns of a source's declared columns (what an in-memory table of its events
+ * holds; its typed columns come after them in the relation).
+ *
+ * @example
+ * declaredColumns(edgeLogs)[0]; // ['id', 'VARCHAR']
+ */
 export function declaredColumns(source: SourceDescriptor): ReadonlyArray<[name: string, type: string]> {
   return Object.entries(columnsOf(source));
 }
