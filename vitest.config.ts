@@ -125,6 +125,7 @@ const TIERS = {
     'studio-replay',
     'studio-serve',
     'supabase-preset',
+    'typed-columns',
   ],
   /** Processes killed (failpoints, kill -9) and files damaged on disk, then what recovery and check make of it. */
   crash: [

@@ -1,5 +1,5 @@
 import { createReadStream, existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { createEndpoints, supabasePreset, type Endpoints } from '../src/index';
@@ -13,7 +13,8 @@ import type { StudioData } from './studio-data';
  * Ours for the Studio cases: `createEndpoints({ ...supabasePreset, storage: { dataDir } })` (what
  * `serve --supabase` runs), the week ingested through `ep.ingest` as Vector's feeds (batches of
  * 1,000), compacted by the background compactor. The data directory (`<data>/managed`) is kept and
- * reused by later runs once ingested and compacted.
+ * reused by later runs once ingested and compacted. With `typedColumns: false` the Parquet holds
+ * `metadata` alone (docs/durability.md, "Typed columns"), in `<data>/managed-json-only`.
  */
 
 export interface Ours {
@@ -42,13 +43,18 @@ async function ingestFeeds(ep: Endpoints, data: StudioData, log: (line: string) 
   }
 }
 
-export async function openOurs(data: StudioData, log: (line: string) => void): Promise<Ours> {
-  const dataDir = join(data.dir, 'managed');
-  const marker = join(data.dir, 'managed-ingested.json');
-  const expected = JSON.stringify(data.counts);
-  const ep = await createEndpoints({ ...supabasePreset, storage: { dataDir }, now: () => REFERENCE, cache: false, duckdb: { threads: 2 } });
+export async function openOurs(data: StudioData, log: (line: string) => void, layout: { typedColumns: boolean } = { typedColumns: true }): Promise<Ours> {
+  const name = layout.typedColumns ? 'managed' : 'managed-json-only';
+  const dataDir = join(data.dir, name);
+  const marker = join(data.dir, `${name}-ingested.json`);
+  // The layout is in the marker: a folder compacted before typed columns existed is ingested again.
+  const expected = JSON.stringify({ ...data.counts, typedColumns: layout.typedColumns });
+  const fresh = !(existsSync(marker) && (await readFile(marker, 'utf8')) === expected);
+  // Ingested again from nothing: what an earlier run left would be read twice.
+  if (fresh) await rm(dataDir, { recursive: true, force: true });
+  const ep = await createEndpoints({ ...supabasePreset, storage: { dataDir, typedColumns: layout.typedColumns }, now: () => REFERENCE, cache: false, duckdb: { threads: 2 } });
   try {
-    if (existsSync(marker) && (await readFile(marker, 'utf8')) === expected) {
+    if (!fresh) {
       log(`ours: reusing the managed storage in ${dataDir}`);
     } else {
       log(`ours: ingesting the week into managed storage (${dataDir})`);

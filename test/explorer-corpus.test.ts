@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEndpoints, supabasePreset, type Endpoints } from '../src/index';
+import { createEndpoints, SUPABASE_SOURCES, supabasePreset, type Endpoints } from '../src/index';
 import { createHandler } from '../src/http';
 import { toNodeListener } from '../src/node';
 import { EXPLORER_ORACLES } from './support/explorer-oracles';
@@ -10,6 +10,8 @@ import { tempDir } from './support/log-files';
 import { DAY, microsOf } from './support/supabase/instants';
 import { timestampMicros } from './support/supabase/reference-rows';
 import { shipLikeVector } from './support/supabase/studio-replay';
+import { STORAGE_LAYOUTS, typedFileCounts } from './support/supabase/storage-layouts';
+import { waitUntil } from './support/hang-guard';
 
 /**
  * The Logs Explorer's queries as people write them (test/support/explorer-queries.ts: Supabase's
@@ -18,45 +20,67 @@ import { shipLikeVector } from './support/supabase/studio-replay';
  * against the answer computed by hand from the events (test/support/explorer-oracles.ts), never
  * against the translator's own idea of it: a query that answers must answer that, a query we do
  * not support yet must stay a clean refusal naming what it refuses (and the day it answers, its
- * rows are checked), and a query BigQuery refuses too must be refused.
+ * rows are checked), and a query BigQuery refuses too must be refused. Half of the events are
+ * compacted into Parquet before the rest arrive, once in each layout (typed columns, and JSON
+ * only: docs/durability.md, "Typed columns").
  */
 
 const PUBLIC = 'logflare-public-access-token';
 const PRIVATE = 'logflare-private-access-token';
 const { events, tables } = explorerDataset();
-const tmp = tempDir('le-explorer-corpus-');
-let ep: Endpoints;
-let server: Awaited<ReturnType<typeof listen>>;
 
-beforeAll(async () => {
-  ep = await createEndpoints({ ...supabasePreset, storage: { dataDir: tmp.path('data') }, now: () => EXPLORER_NOW, cache: false });
-  server = await listen(toNodeListener(createHandler(ep, { apiKeys: [PRIVATE], ingestKeys: [PUBLIC] })));
-  await shipLikeVector(server.url, PUBLIC, events);
-});
+for (const layout of STORAGE_LAYOUTS) {
+  describe(`on DuckDB, ${layout.name}`, () => {
+    const tmp = tempDir('le-explorer-corpus-');
+    let ep: Endpoints;
+    let server: Awaited<ReturnType<typeof listen>>;
+    let files = { typed: 0, plain: 0 };
 
-afterAll(async () => {
-  await server?.close();
-  await ep?.close();
-  tmp.cleanup();
-});
-
-describe('the Logs Explorer corpus on DuckDB', () => {
-  for (const query of EXPLORER_QUERIES) {
-    it(`${query.expect}: ${query.id}`, async () => {
-      const answer = await askExplorer(server.url, PRIVATE, query.sql);
-      expect(explorerProblem(query, answer, tables, query.expect)).toBeNull();
+    beforeAll(async () => {
+      // Small segments: the first half of the feeds is compacted into Parquet of the layout, the rest stays in memory.
+      const storage = { dataDir: tmp.path('data'), maxSegmentBytes: 16 * 1024, typedColumns: layout.typedColumns };
+      ep = await createEndpoints({ ...supabasePreset, storage, now: () => EXPLORER_NOW, cache: false });
+      server = await listen(toNodeListener(createHandler(ep, { apiKeys: [PRIVATE], ingestKeys: [PUBLIC] })));
+      const half = (all: readonly unknown[]) => Math.ceil(all.length / 2);
+      await shipLikeVector(server.url, PUBLIC, events, (all) => all.slice(0, half(all)));
+      await waitUntil(() => {
+        const stats = ep.stats().storage!;
+        return stats.compactedSegments > 0 && Object.values(stats.sources).every((s) => s.lagBytes === 0);
+      });
+      await shipLikeVector(server.url, PUBLIC, events, (all) => all.slice(half(all)));
+      files = typedFileCounts(storage.dataDir, SUPABASE_SOURCES);
     });
-  }
-});
 
-describe("the request's clock on DuckDB", () => {
-  it('reads CURRENT_TIMESTAMP() as the injected clock: the last hour is the hour before it', async () => {
-    const { sql, rows } = clockQuery(events);
-    expect(rows[0]!.n).toBeGreaterThan(0);
-    expect(rows[0]!.n).toBeLessThan(events.edge_logs.length);
-    expect(await askExplorer(server.url, PRIVATE, sql)).toEqual({ status: 200, body: { result: rows } });
+    afterAll(async () => {
+      await server?.close();
+      await ep?.close();
+      tmp.cleanup();
+    });
+
+    it('holds part of the events compacted in its layout', () => {
+      expect(layout.typedColumns ? files.typed : files.plain).toBeGreaterThan(0);
+      expect(layout.typedColumns ? files.plain : files.typed).toBe(0);
+    });
+
+    describe('the Logs Explorer corpus', () => {
+      for (const query of EXPLORER_QUERIES) {
+        it(`${query.expect}: ${query.id}`, async () => {
+          const answer = await askExplorer(server.url, PRIVATE, query.sql);
+          expect(explorerProblem(query, answer, tables, query.expect)).toBeNull();
+        });
+      }
+    });
+
+    describe("the request's clock", () => {
+      it('reads CURRENT_TIMESTAMP() as the injected clock: the last hour is the hour before it', async () => {
+        const { sql, rows } = clockQuery(events);
+        expect(rows[0]!.n).toBeGreaterThan(0);
+        expect(rows[0]!.n).toBeLessThan(events.edge_logs.length);
+        expect(await askExplorer(server.url, PRIVATE, sql)).toEqual({ status: 200, body: { result: rows } });
+      });
+    });
   });
-});
+}
 
 describe('the corpus itself', () => {
   it('holds at least 60 queries, each with a unique id, a source and its constructs', () => {

@@ -82,6 +82,7 @@ export function checkEndpointsOptions(options: unknown): asserts options is Endp
       checkPositiveNumber(`storage.${bound}`, storage[bound], bound.endsWith('Ms') ? 'milliseconds' : 'bytes');
     }
     checkObject('storage.sourceNames', storage.sourceNames);
+    checkBoolean('storage.typedColumns', storage.typedColumns);
     if (storage.clickhouse !== undefined) checkShipping(storage, o.engine);
   }
   checkFunction('onWarning', o.onWarning, 'a function');

@@ -139,7 +139,8 @@ function table(v: Node, env: FromEnv, scope: Scope): FromIR {
   } else {
     const t = env.schema.tables[name];
     if (!t || !Object.hasOwn(env.schema.tables, name)) return refuse('table', `Table ${shown(parts[0]!)} is not there: the tables are ${tables.join(', ')}.`);
-    scope.addRange(rangeOf(alias, Object.entries(t.columns), t.fields ?? {}));
+    scope.addRange({ ...rangeOf(alias, Object.entries(t.columns), t.fields ?? {}), ...(t.typed ? { typed: t.typed } : {}) });
+    return { t: 'table', name, alias, unnests: scope.ranges.at(-1)!.unnests, cte: false, ...(t.typed ? { typed: t.typed } : {}) };
   }
   return { t: 'table', name, alias, unnests: scope.ranges.at(-1)!.unnests, cte: cte !== undefined };
 }

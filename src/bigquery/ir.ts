@@ -1,4 +1,5 @@
 import type { ColumnType } from '../sql/column-types';
+import type { TypedJson } from './schema';
 
 /**
  * The translated query, between BigQuery's tree and the engines' SQL: names resolved, every value
@@ -31,7 +32,8 @@ export type Expr =
   | { t: 'now' }
   | { t: 'interval'; n: bigint; unit: TimeUnit }
   | { t: 'col'; rel: string; name: string; kind: Kind }
-  | { t: 'field'; rel: string; column: string; unnest: UnnestAlias | null; path: string[]; element?: Element }
+  /** `typed`: the JSON column's fields its range also holds as columns (schema.ts, `TypedJson`). */
+  | { t: 'field'; rel: string; column: string; unnest: UnnestAlias | null; path: string[]; element?: Element; typed?: TypedJson }
   | { t: 'conv'; to: 'text' | 'float' | 'boolean'; arg: Expr }
   | { t: 'call'; fn: string; args: Expr[]; kind: Kind }
   | { t: 'op'; op: Op; args: Expr[]; kind: Kind }
@@ -110,7 +112,7 @@ export interface SelectIR {
 
 /** A range in FROM: a table (an endpoint's CTE or the query's own) or a subquery, with its unnests. */
 export type FromIR =
-  | { t: 'table'; name: string; alias: string; unnests: UnnestAlias[]; cte: boolean }
+  | { t: 'table'; name: string; alias: string; unnests: UnnestAlias[]; cte: boolean; typed?: Readonly<Record<string, TypedJson>> }
   | { t: 'subquery'; query: QueryIR; alias: string; unnests: UnnestAlias[] }
   | { t: 'join'; kind: 'inner' | 'left' | 'right' | 'full' | 'cross'; left: FromIR; right: FromIR; on: Expr | null };
 

@@ -1,11 +1,13 @@
 import type { ColumnType } from '../sql/column-types';
 import type { BodyIR, Expr, FromIR, Kind, QueryIR, UnnestAlias } from './ir';
-import { jsonKeys, unnestColumn } from './ir';
+import { jsonKeys, jsonKeysText, unnestColumn } from './ir';
+import { jsonPathLiteral } from '../duckdb/typed-columns';
 import { SqlPrinter } from './print-sql';
 
 const q = (name: string) => `"${name.replaceAll('"', '""')}"`;
 const str = (text: string) => `'${text.replaceAll("'", "''")}'`;
-const jsonPath = (path: readonly string[]) => str(`$${path.map((k) => `."${k}"`).join('')}`);
+// The one spelling of a field's path: the typed columns hold what these expressions give (typed-columns.ts).
+const jsonPath = jsonPathLiteral;
 const TYPES = { text: 'VARCHAR', integer: 'BIGINT', float: 'DOUBLE', boolean: 'BOOLEAN', timestamp: 'TIMESTAMP', json: 'JSON' } as const;
 
 /**
@@ -16,6 +18,12 @@ const TYPES = { text: 'VARCHAR', integer: 'BIGINT', float: 'DOUBLE', boolean: 'B
  * with unnest aliases gets one column of the combinations of its aliases' values, computed only for
  * rows whose JSON text holds a `[` (elsewhere no value can be an array, so every alias has exactly
  * one value, read straight from the column by its whole path).
+ *
+ * A source table's typed fields (schema.ts, `TypedJson`) are read from their columns: a field's
+ * whole-path read is its column, and a range with unnests over a JSON column that has them is
+ * split in two: the rows whose JSON text holds no `[` (the column's `arrays` flag), whose aliases
+ * are all NULL without reading the JSON, and the others, unnested as above. Each column holds what
+ * its expression gives on that row, so the answer is the same as reading the JSON.
  *
  * @example
  * printDuckDb(translated); // 'SELECT "id" AS "id" FROM "edge_logs" AS "edge_logs"'
@@ -69,12 +77,18 @@ class DuckDbPrinter extends SqlPrinter {
   protected range(f: Exclude<FromIR, { t: 'join' }>, before: string | null = null): string {
     const plain = f.t === 'table' ? q(f.name) : `(${this.query(f.query)})`;
     const source = before ? `(SELECT * FROM ${plain} AS ${q(f.alias)} ${before})` : plain;
-    let range = `${source} AS ${q(f.alias)}`;
+    // Not after a cut: its two halves would each cut the rows again, and rows tied at the cut could
+    // land in both or neither; the cut leaves the unnests a page of rows anyway.
+    const flag = f.t === 'table' && before === null ? arraysFlag(f) : null;
+    let range = flag === null ? `${source} AS ${q(f.alias)}` : `(SELECT * FROM ${source} AS ${q(f.alias)} WHERE ${flag}) AS ${q(f.alias)}`;
     // One level per alias, each a column of its own: an alias's rows are its value's elements, and
     // the rows before it are repeated for each (DuckDB's UNNEST operator multiplies rows; no value
     // holds more than one JSON value's elements).
     for (const a of f.unnests) range = `(SELECT *, unnest(${values(a)}) AS ${q(unnestColumn(a))} FROM ${range}) AS ${q(f.alias)}`;
-    return range;
+    if (flag === null) return range;
+    // Where no JSON text holds a '[', every alias has one value, NULL (values() below): no JSON read.
+    const none = `SELECT *, ${f.unnests.map((a) => `CAST(NULL AS JSON) AS ${q(unnestColumn(a))}`).join(', ')} FROM ${source} AS ${q(f.alias)} WHERE NOT (${flag})`;
+    return `((${none}) UNION ALL (SELECT * FROM ${range})) AS ${q(f.alias)}`;
   }
 
   protected quote(name: string): string {
@@ -176,6 +190,17 @@ class DuckDbPrinter extends SqlPrinter {
   }
 }
 
+/**
+ * The condition of the rows where some unnest alias of a table range may have elements (its JSON
+ * column's text holds a `[`), read from the columns flagging it; null when a root alias's column
+ * has no such flag (or there is no unnest).
+ */
+function arraysFlag(f: Extract<FromIR, { t: 'table' }>): string | null {
+  const roots = f.unnests.filter((a) => a.parent === null);
+  if (!roots.length || !roots.every((a) => f.typed?.[a.column])) return null;
+  return [...new Set(roots.map((a) => f.typed![a.column]!.arrays))].map((c) => `coalesce(${q(c)}, false)`).join(' OR ');
+}
+
 function hasAggregate(e: unknown): boolean {
   if (e === null || typeof e !== 'object') return false;
   if ((e as { t?: unknown }).t === 'agg') return true;
@@ -217,11 +242,15 @@ function field(e: Extract<Expr, { t: 'field' }>, fn: 'json_extract' | 'json_extr
   return `CASE WHEN ${out} THEN ${fn === 'json_extract' ? fail : `CAST(${fail} AS VARCHAR)`} ELSE ${value} END`;
 }
 
-/** A path of a field read as JSON or as its text: from its alias's value, or by its whole path where that is NULL. */
+/**
+ * A path of a field read as JSON or as its text: from its alias's value, or by its whole path where
+ * that is NULL; by its whole path, a typed field's column (which holds what that read gives).
+ */
 function read(e: Extract<Expr, { t: 'field' }>, path: readonly string[], fn: 'json_extract' | 'json_extract_string'): string {
-  const column = `${q(e.rel)}.${q(e.column)}`;
-  if (!e.unnest) return extract(column, path, fn);
-  const bound = extract(column, [...e.unnest.path, ...path], fn);
+  const whole = [...(e.unnest?.path ?? []), ...path];
+  const typed = e.typed?.fields[jsonKeysText(whole)];
+  const bound = typed ? `${q(e.rel)}.${q(fn === 'json_extract' ? typed.json : typed.text)}` : extract(`${q(e.rel)}.${q(e.column)}`, whole, fn);
+  if (!e.unnest) return bound;
   const value = `${q(e.rel)}.${q(unnestColumn(e.unnest))}`;
   return `CASE WHEN ${value} IS NULL THEN ${bound} ELSE ${extract(value, path, fn)} END`;
 }

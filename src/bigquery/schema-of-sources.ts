@@ -1,13 +1,22 @@
 import type { SourceDescriptor } from '../sources/source-descriptor';
 import { sourceTableKinds } from '../sandbox/source-tables';
-import type { BigQuerySchema } from './schema';
+import { ARRAYS_COLUMN, typedFieldsOf } from '../sources/typed-fields';
+import { jsonKeysText } from './ir';
+import type { BigQuerySchema, BigQueryTable } from './schema';
+
+/** The source's typed fields as the translator reads them (none: no `typed`). */
+function typedOf(source: SourceDescriptor): Pick<BigQueryTable, 'typed'> {
+  const fields = typedFieldsOf(source);
+  if (!fields.length) return {};
+  return { typed: { metadata: { arrays: ARRAYS_COLUMN, fields: Object.fromEntries(fields.map((f) => [jsonKeysText(f.keys), { text: f.text, json: f.json }])) } } };
+}
 
 /**
  * What a caller's BigQuery SQL may read over these sources: a table per source named by its
  * relation, with the columns its source table shows (docs/sandboxing.md, "Source tables"), and as
  * known fields of `metadata` the paths its descriptor derives columns from (`request.path`) and the
  * fields it declares (`parsed.error_severity`), which let a bare name (`where path like ...`)
- * resolve through an unnest alias.
+ * resolve through an unnest alias; and the typed fields it keeps as columns (`typed`).
  *
  * @example
  * bigQuerySchemaOf([edgeLogs]).tables.edge_logs.fields; // { metadata: ['request.path', 'request.url', 'response.status_code'] }
@@ -19,7 +28,8 @@ export function bigQuerySchemaOf(sources: readonly SourceDescriptor[]): BigQuery
         s.relation,
         {
           columns: sourceTableKinds(s),
-          fields: { metadata: [...s.columns.flatMap((c) => (c.path === null ? [] : [c.path.replace(/^\$\./, '')])), ...s.fields] },
+          fields: { metadata: [...new Set([...s.columns.flatMap((c) => (c.path === null ? [] : [c.path.replace(/^\$\./, '')])), ...s.fields, ...s.typedFields])] },
+          ...typedOf(s),
         },
       ]),
     ),

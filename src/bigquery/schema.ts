@@ -34,4 +34,23 @@ export interface BigQueryTable {
    * still read fine when qualified (`r.anything`).
    */
   readonly fields?: Readonly<Record<string, readonly string[]>>;
+  /**
+   * By JSON column: its fields the table also holds as columns of their own (a source's typed
+   * fields, src/sources/typed-fields.ts), which the DuckDB text reads instead of parsing the JSON.
+   */
+  readonly typed?: Readonly<Record<string, TypedJson>>;
+}
+
+/**
+ * A JSON column's fields held as columns of their own: each column holds, on every row, what the
+ * DuckDB text's expression of the field gives (`json_extract_string` and `json_extract` by its
+ * whole path), and `arrays` whether the JSON text holds a `[` (`contains`).
+ *
+ * @example
+ * const typed: TypedJson = { arrays: 'arrays:metadata', fields: { [jsonKeysText(['request', 'path'])]: { text: 'text:metadata.request.path', json: 'json:metadata.request.path' } } };
+ */
+export interface TypedJson {
+  readonly arrays: string;
+  /** By the path's keys (`jsonKeysText`, ir.ts): the columns of its text and of its JSON value. */
+  readonly fields: Readonly<Record<string, { readonly text: string; readonly json: string }>>;
 }

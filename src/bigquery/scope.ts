@@ -1,4 +1,5 @@
 import { RESERVED_PREFIX, type Expr, type Kind, type UnnestAlias } from './ir';
+import type { TypedJson } from './schema';
 import { refuse, shown } from './refuse';
 
 /** A range of a FROM clause: a table, a CTE or a subquery, with its unnest aliases. */
@@ -9,6 +10,8 @@ export interface Range {
   columns: Map<string, Kind>;
   /** Known field paths inside JSON columns (for bare names). */
   fields: Readonly<Record<string, readonly string[]>>;
+  /** By JSON column: its fields held as columns of their own (a source table's typed fields). */
+  typed?: Readonly<Record<string, TypedJson>>;
   unnests: UnnestAlias[];
 }
 
@@ -97,11 +100,16 @@ function columnOf(range: Range, name: string, path: readonly string[]): Expr {
   if (kind === undefined) return refuse('query', `Name ${shown(name)} not found inside ${shown(range.name)}.`);
   if (path.length === 0) return { t: 'col', rel: range.name, name: column, kind };
   if (kind !== 'json') refuse('query', `Cannot access field ${shown(path[0]!)} on a value of ${shown(range.name)}.${shown(column)}, which is not JSON.`);
-  return { t: 'field', rel: range.name, column, unnest: null, path: checkedPath(path) };
+  return { t: 'field', rel: range.name, column, unnest: null, path: checkedPath(path), ...typedOf(range, column) };
 }
 
 function fieldOf(unnest: UnnestVariable, path: readonly string[]): Expr {
-  return { t: 'field', rel: unnest.range.name, column: unnest.alias.column, unnest: unnest.alias, path: checkedPath(path) };
+  return { t: 'field', rel: unnest.range.name, column: unnest.alias.column, unnest: unnest.alias, path: checkedPath(path), ...typedOf(unnest.range, unnest.alias.column) };
+}
+
+function typedOf(range: Range, column: string): { typed?: TypedJson } {
+  const typed = range.typed?.[column];
+  return typed ? { typed } : {};
 }
 
 /** Whether the known fields of the alias's column have `name` right under the alias's path. */

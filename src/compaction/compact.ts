@@ -6,7 +6,7 @@ import type { SourceDescriptor, SourceName } from '../sources/source-descriptor'
 import type { SourceSet } from '../sources/source-set';
 import { BUILT_IN_SOURCE_SET } from '../sources/built-ins';
 import { openDatabase, type DatabaseSettings } from '../duckdb/open-database';
-import { parquetLayoutCopy } from '../duckdb/parquet-layout';
+import { parquetLayoutCopy, typedFieldsWritten } from '../duckdb/parquet-layout';
 import { stageRowsSql, stagedCountsSql, stagedRowsRelation } from '../duckdb/staged-rows';
 import { sourceRelation } from '../duckdb/source-relations';
 import { sqlString, sqlStringList } from '../duckdb/sql-literal';
@@ -50,6 +50,11 @@ export interface CompactOptions {
   /** Stops the run between steps (and interrupts DuckDB); nothing is committed then. */
   signal?: AbortSignal;
   duckdb?: DatabaseSettings;
+  /**
+   * Whether the Parquet files get the source's typed fields as columns of their own beside
+   * `metadata` (default true; docs/durability.md, "Typed columns"). Answers are the same either way.
+   */
+  typedColumns?: boolean;
 }
 
 export type CompactStage = 'listing' | 'writing' | 'verifying' | 'publishing' | 'deleting';
@@ -250,6 +255,7 @@ interface RunOptions {
   sealed?: boolean;
   signal?: AbortSignal;
   duckdb?: DatabaseSettings;
+  typedColumns?: boolean;
 }
 
 type Progress = NonNullable<CompactOptions['onProgress']>;
@@ -277,7 +283,7 @@ async function writeRun(outDir: string, options: RunOptions, work: InputScan[], 
     const { staged, perFile } = await verifyRun(connection, readPaths, out, rows);
     progress({ stage: 'verifying', fraction: 1 });
     checkAborted(options.signal);
-    const add = await publishRun(connection, options.source, { outDir, out, staging, staged, perFile }, progress);
+    const add = await publishRun(connection, options.source, { outDir, out, staging, staged, perFile, typedColumns: options.typedColumns ?? true }, progress);
     return { add, records, rows, skippedLines: [...counts.values()].reduce((n, c) => n + c.skipped, 0) };
   } finally {
     options.signal?.removeEventListener('abort', abort);
@@ -375,6 +381,7 @@ async function writeParquet(connection: DuckDBConnection, options: RunOptions, r
           where: 'timestamp IS NOT NULL',
           partitionByDay: { filenamePattern: `part-${run.runId}-{i}` },
           provenance: JSON.stringify(run.provenance),
+          typedColumns: options.typedColumns ?? true,
         }),
       ),
   );
@@ -408,7 +415,7 @@ async function verifyRun(connection: DuckDBConnection, readPaths: ReadPaths, out
 async function publishRun(
   connection: DuckDBConnection,
   source: SourceDescriptor,
-  run: { outDir: string; out: string; staging: string; staged: string[]; perFile: ReadonlyMap<string, number> },
+  run: { outDir: string; out: string; staging: string; staged: string[]; perFile: ReadonlyMap<string, number>; typedColumns: boolean },
   progress: Progress,
 ): Promise<DataFile[]> {
   const { outDir, out, staged } = run;
@@ -418,6 +425,7 @@ async function publishRun(
     const rel = relative(out, file).split(sep).join('/');
     const target = join(outDir, rel);
     const entry: DataFile = { path: rel, rows: run.perFile.get(file) ?? 0, bytes: 0, day: /date=(\d{4}-\d{2}-\d{2})/.exec(rel)?.[1] ?? null };
+    Object.assign(entry, typedFieldsWritten(source, run.typedColumns));
     await mkdir(dirname(target), { recursive: true });
     // Its head and stored rollups, in place before the file (none is named until the commit).
     Object.assign(entry, await writeCompanions(connection, source, file, outDir, rel, run.staging));

@@ -53,6 +53,12 @@ export interface DataFile {
    * it was computed by (`rollupDefinition`): one of another definition is never read.
    */
   rollups?: Record<string, CompanionFile & { writtenMs?: number; definition?: string }>;
+  /**
+   * The typed fields (its source's `typedFields`, src/sources/typed-fields.ts) it holds as columns
+   * of their own. Absent in entries written before they existed, or without them: a reader then
+   * computes them from the file's `metadata`.
+   */
+  typedFields?: string[];
 }
 
 /** A file written beside a data file from its rows (a head, a stored rollup), with its own CRC-32. */

@@ -1,6 +1,7 @@
 import type { SourceDescriptor } from '../sources/source-descriptor';
-import { sourceRelation, type SourceFiles } from './source-relations';
+import { declaredColumns, sourceRelation, type SourceFiles } from './source-relations';
 import { sqlString } from './sql-literal';
+import { withTypedColumns } from './typed-columns';
 
 /**
  * The Parquet key-value metadata key under which each data file records the commit it was
@@ -37,21 +38,54 @@ export function parquetLayoutCopy(options: {
   partitionByDay?: { filenamePattern: string };
   /** Text every file written carries in its key-value metadata under PROVENANCE_KEY (see dataset-orphans.ts). */
   provenance?: string;
+  /**
+   * Whether the files get the source's typed columns (typed-columns.ts) beside `metadata` (default
+   * not: the layout of JSON alone). Whoever commits the files records it (`typedFieldsWritten`).
+   */
+  typedColumns?: boolean;
 }): string {
   const layout = parquetLayoutOf(options.source);
   const relation = options.relation ?? sourceRelation(options.source, options.files ?? { ndjson: [...(options.ndjson ?? [])], parquet: [], parquetTypes: new Map() });
   const day = options.partitionByDay;
-  return `
-    COPY (
-      SELECT *${day ? ", strftime(timestamp, '%Y-%m-%d') AS date" : ''}
+  // The rows are sorted with their declared columns only, and the typed columns computed from the
+  // sorted rows as they stream to the file: carried through the sort (or computed before it) they
+  // took compaction past its share of the memory budget (62MB, 8 MiB gateway segments).
+  const sorted = `SELECT ${declaredColumns(options.source)
+    .map(([name]) => name)
+    .join(', ')}${day ? ", strftime(timestamp, '%Y-%m-%d') AS date" : ''}
       FROM (${relation})
       WHERE ${options.where}
-      ORDER BY ${day ? 'date, ' : ''}${layout.projectColumn}, timestamp DESC, id
+      ORDER BY ${day ? 'date, ' : ''}${layout.projectColumn}, timestamp DESC, id`;
+  return `
+    COPY (
+      ${options.typedColumns ? withTypedColumns(options.source, sorted) : sorted}
     ) TO ${sqlString(options.target)} (
-      FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${layout.rowGroupRows}${layout.dictionaryEntries ? `, DICTIONARY_SIZE_LIMIT ${layout.dictionaryEntries}` : ''}${
+      FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${layout.rowGroupRows}${layout.dictionaryEntries ? `, DICTIONARY_SIZE_LIMIT ${writtenDictionaryEntries(layout)}` : ''}${
         day ? `, PARTITION_BY (date), FILENAME_PATTERN ${sqlString(day.filenamePattern)}, OVERWRITE_OR_IGNORE true` : ''
       }${options.provenance === undefined ? '' : `, KV_METADATA {${PROVENANCE_KEY}: ${sqlString(options.provenance)}}`}
     )`;
+}
+
+/**
+ * The dictionary limit the writer is given: the descriptor's, but never more than a column chunk
+ * can hold (its row group's rows; DuckDB's writer fills a group by chunks of 2,048). The writer
+ * sets aside room for the limit in every string column, so a limit of 100,000 cost about 6 MiB a
+ * column: with the typed columns, more than compaction's share of the memory budget. A chunk
+ * never has more distinct values than rows, so the files are the same, byte for byte.
+ */
+function writtenDictionaryEntries(layout: { rowGroupRows: number; dictionaryEntries?: number }): number {
+  return Math.min(layout.dictionaryEntries!, layout.rowGroupRows + 2048);
+}
+
+/**
+ * What a commit records of a data file written by `parquetLayoutCopy` with `typedColumns`: the
+ * typed fields it holds (src/dataset/dataset-log.ts, `DataFile.typedFields`), or nothing.
+ *
+ * @example
+ * Object.assign(entry, typedFieldsWritten(postgresLogs, true)); // { typedFields: ['parsed.error_severity', ...] }
+ */
+export function typedFieldsWritten(source: SourceDescriptor, written: boolean): { typedFields?: string[] } {
+  return written && source.typedFields.length ? { typedFields: [...source.typedFields] } : {};
 }
 
 /** Rows that hold an event: a broken line has none of these. */

@@ -2,11 +2,16 @@ import type { SourceDescriptor } from '../sources/source-descriptor';
 import { emptyNdjsonFile } from './empty-ndjson-file';
 import { sqlStringList } from './sql-literal';
 import { MARKER_FIELD } from '../wal-format/commit-marker';
+import { typedColumnsOf } from '../sources/typed-fields';
+import { columnName } from '../sql/column-name';
+import { hasTypedColumns, storedTypedColumns, withTypedColumns } from './typed-columns';
 
 // The relation each source presents to the endpoints' SQL (its descriptor's `relation`), whatever
 // the files hold: the event's own fields (`timestamp` as TIMESTAMP, UTC, microseconds; `metadata`
 // whole, as JSON) plus the metadata fields its descriptor derives, flattened (src/sources/). It is
 // also the Parquet layout `compact` writes, so reading that layout back needs no JSON parsing.
+// After those, a source with typed fields has its typed columns (typed-columns.ts): read as stored
+// from the Parquet files whose commit records them, computed from `metadata` everywhere else.
 
 /** Column name -> DuckDB type of a source's relation, in order. */
 function columnsOf(source: SourceDescriptor): Record<string, string> {
@@ -131,7 +136,7 @@ export const TIMESTAMP_MACROS = [
 
 /** SQL of an empty relation with the source's columns. */
 function emptyRelation(source: SourceDescriptor): string {
-  const cols = Object.entries(columnsOf(source)).map(([name, type]) => `CAST(NULL AS ${type}) AS ${name}`);
+  const cols = relationColumns(source).map(([name, type]) => `CAST(NULL AS ${type}) AS ${columnName(name)}`);
   return `SELECT ${cols.join(', ')} LIMIT 0`;
 }
 
@@ -149,14 +154,15 @@ function ndjsonRelation(source: SourceDescriptor, files: readonly string[], with
  * SQL of the relation over NDJSON bytes bound to a parameter (`$<param>`, a BLOB of UTF-8, one
  * event per line): what managed storage's in-memory tables are filled from, typed exactly as the
  * files are read. Bytes, not text: a JS string of the lines cost a UTF-8 decode and encode per
- * batch on the main thread; `decode` turns them into text inside DuckDB.
+ * batch on the main thread; `decode` turns them into text inside DuckDB. `typedColumns: false`
+ * leaves the typed columns out (the memory tables compute them when read).
  */
-export function ndjsonTextRelation(source: SourceDescriptor, param: string): string {
-  return eventsOfLines(source, `(SELECT json FROM (SELECT unnest(string_split(decode($${param}), chr(10))) AS json) WHERE json <> '')`, false);
+export function ndjsonTextRelation(source: SourceDescriptor, param: string, options: { typedColumns?: boolean } = {}): string {
+  return eventsOfLines(source, `(SELECT json FROM (SELECT unnest(string_split(decode($${param}), chr(10))) AS json) WHERE json <> '')`, false, options.typedColumns ?? true);
 }
 
-/** The source's columns from rows of one JSON object each (`json`), marker lines left out. */
-function eventsOfLines(source: SourceDescriptor, lines: string, withFilename: boolean): string {
+/** The source's columns from rows of one JSON object each (`json`), marker lines left out; its typed columns unless told. */
+function eventsOfLines(source: SourceDescriptor, lines: string, withFilename: boolean, typedColumns = true): string {
   const struct = JSON.stringify(jsonFieldsOf(source));
   const paths = Object.entries(metadataPathsOf(source));
   // One JSON parse of metadata extracts every derived field at once.
@@ -168,7 +174,7 @@ function eventsOfLines(source: SourceDescriptor, lines: string, withFilename: bo
     return `${name}`;
   });
   if (withFilename) select.push('filename');
-  return `SELECT ${select.join(', ')} FROM (
+  const declared = `SELECT ${select.join(', ')} FROM (
     SELECT *, ${extract} AS m
     FROM (
       SELECT s.*${withFilename ? ', filename' : ''} FROM (
@@ -178,10 +184,27 @@ function eventsOfLines(source: SourceDescriptor, lines: string, withFilename: bo
       )
     )
   )`;
+  return typedColumns ? withTypedColumns(source, declared) : declared;
 }
 
-/** `CREATE TABLE` columns of a source's relation (what an in-memory table of its events holds). */
+/**
+ * The columns of a source's relation: its declared columns, then its typed columns (names to quote: `columnName`).
+ *
+ * @example
+ * relationColumns(postgresLogs).at(-1); // ['arrays:metadata', 'BOOLEAN']
+ */
 export function relationColumns(source: SourceDescriptor): ReadonlyArray<[name: string, type: string]> {
+  return [...declaredColumns(source), ...typedColumnsOf(source)];
+}
+
+/**
+ * `CREATE TABLE` columns of a source's declared columns (what an in-memory table of its events
+ * holds; its typed columns come after them in the relation).
+ *
+ * @example
+ * declaredColumns(edgeLogs)[0]; // ['id', 'VARCHAR']
+ */
+export function declaredColumns(source: SourceDescriptor): ReadonlyArray<[name: string, type: string]> {
   return Object.entries(columnsOf(source));
 }
 
@@ -191,7 +214,18 @@ export function relationColumns(source: SourceDescriptor): ReadonlyArray<[name: 
  * as a STRUCT or JSON text. Flat columns named like the derived ones (`project_ref`,
  * `request_path`, ..., what `compact` writes) are used directly instead of digging in metadata.
  */
-function parquetRelation(source: SourceDescriptor, files: readonly string[], types: ReadonlyMap<string, string>): string {
+function parquetRelation(source: SourceDescriptor, files: readonly string[], types: ReadonlyMap<string, string>, typedFields: SourceFiles['typedFields']): string {
+  // Files that have the typed columns read them; the others compute them (one read of each group).
+  const typed = files.filter((f) => hasTypedColumns(source, typedFields?.get(f)));
+  const plain = files.filter((f) => !hasTypedColumns(source, typedFields?.get(f)));
+  const parts: string[] = [];
+  if (typed.length) parts.push(parquetColumns(source, typed, types, storedTypedColumns(source, types)));
+  if (plain.length) parts.push(withTypedColumns(source, parquetColumns(source, plain, types, [])));
+  return parts.length === 1 ? parts[0]! : parts.map((p) => `(${p})`).join('\nUNION ALL\n');
+}
+
+/** The declared columns of Parquet files read together, then `extra` (the typed columns as stored). */
+function parquetColumns(source: SourceDescriptor, files: readonly string[], types: ReadonlyMap<string, string>, extra: readonly string[]): string {
   const paths = metadataPathsOf(source);
   const select = Object.entries(columnsOf(source)).map(([name, type]) => {
     const stored = types.get(name);
@@ -207,7 +241,7 @@ function parquetRelation(source: SourceDescriptor, files: readonly string[], typ
     }
     return `CAST(NULL AS ${type}) AS ${name}`;
   });
-  return `SELECT ${select.join(', ')} FROM read_parquet(${sqlStringList(files)}, union_by_name = true)`;
+  return `SELECT ${[...select, ...extra].join(', ')} FROM read_parquet(${sqlStringList(files)}, union_by_name = true)`;
 }
 
 function timestampExpression(stored: string | undefined): string {
@@ -230,6 +264,11 @@ export interface SourceFiles {
   parquet: string[];
   /** Column name -> DuckDB type of the Parquet files (union by name). */
   parquetTypes: ReadonlyMap<string, string>;
+  /**
+   * Per Parquet file (as in `parquet`), the typed fields its commit records it has as columns (the
+   * dataset log's `typedFields`); a file not here has none, and its typed columns are computed.
+   */
+  typedFields?: ReadonlyMap<string, readonly string[]>;
   /** A SELECT of events held in memory (managed storage's in-memory table), with the source's columns. */
   memory?: string;
   /** SELECTs of rows the engine holds in tables of its own (a day's heads: head-tables.ts), with the source's columns in relation order. */
@@ -250,7 +289,7 @@ export interface SourceFiles {
 export function sourceRelation(source: SourceDescriptor, files: SourceFiles, options: { withFilename?: boolean } = {}): string {
   const parts: string[] = [];
   if (files.ndjson.length) parts.push(ndjsonRelation(source, files.ndjson, options.withFilename ?? false));
-  if (files.parquet.length) parts.push(parquetRelation(source, files.parquet, files.parquetTypes));
+  if (files.parquet.length) parts.push(parquetRelation(source, files.parquet, files.parquetTypes, files.typedFields));
   parts.push(...(files.held ?? []));
   if (files.memory) parts.push(files.memory);
   if (!parts.length) return emptyRelation(source);

@@ -1,6 +1,7 @@
 import type { SourceDescriptor } from '../sources/source-descriptor';
-import { relationColumns } from './source-relations';
+import { declaredColumns } from './source-relations';
 import { sqlString } from './sql-literal';
+import { withTypedColumns } from './typed-columns';
 
 /**
  * Types a Parquet file gives back to DuckDB as they went in, value for value. Any other scalar
@@ -24,22 +25,25 @@ function stagedAsItself(type: string): boolean {
  * 512MB), and the counting pass no longer parses the JSON a second time.
  *
  * `stageRowsSql` writes the file; `stagedRowsRelation` reads it back with the relation's column
- * names, order and types, ready for `parquetLayoutCopy({ relation })`.
+ * names, order and types, ready for `parquetLayoutCopy({ relation })`. The typed columns are not
+ * staged: the read back computes them (typed-columns.ts), so a layout without them never parses
+ * `metadata` for them, and one with them does so apart from the staging's own parse (an event of
+ * hundreds of thousands of keys is parsed by one expression at a time).
  *
  * @example
  * await connection.run(stageRowsSql(edgeLogs, sourceRelation(edgeLogs, files, { withFilename: true }), '/tmp/run/rows.parquet'));
  * const relation = stagedRowsRelation(edgeLogs, '/tmp/run/rows.parquet');
  */
 export function stageRowsSql(source: SourceDescriptor, relationWithFilename: string, path: string): string {
-  const columns = relationColumns(source).map(([name, type]) => (stagedAsItself(type) ? name : `CAST(${name} AS VARCHAR) AS ${name}`));
+  const columns = declaredColumns(source).map(([name, type]) => (stagedAsItself(type) ? name : `CAST(${name} AS VARCHAR) AS ${name}`));
   // lz4: the file lives for one run; a cheap codec keeps it off the disk's way, not small.
   return `COPY (SELECT ${[...columns, 'filename'].join(', ')} FROM (${relationWithFilename})) TO ${sqlString(path)} (FORMAT parquet, COMPRESSION lz4_raw, ROW_GROUP_SIZE 8192)`;
 }
 
 /** The staged file's rows as the source's relation (no `filename`); see `stageRowsSql`. */
 export function stagedRowsRelation(source: SourceDescriptor, path: string): string {
-  const columns = relationColumns(source).map(([name, type]) => (stagedAsItself(type) ? name : `CAST(${name} AS ${type}) AS ${name}`));
-  return `SELECT ${columns.join(', ')} FROM read_parquet(${sqlString(path)})`;
+  const columns = declaredColumns(source).map(([name, type]) => (stagedAsItself(type) ? name : `CAST(${name} AS ${type}) AS ${name}`));
+  return withTypedColumns(source, `SELECT ${columns.join(', ')} FROM read_parquet(${sqlString(path)})`);
 }
 
 /** The staged file's rows and lines that are not events per NDJSON file it was read from. */

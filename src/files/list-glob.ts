@@ -27,6 +27,8 @@ export interface ListedFile {
   headCrc32?: number;
   /** For a dataset's data file: its stored rollups by name (absolute path, size and CRC-32 as committed). */
   rollups?: Record<string, { path: string; bytes: number; writtenMs?: number; crc32?: number }>;
+  /** For a dataset's data file: the typed fields its commit records it has as columns. */
+  typedFields?: readonly string[];
 }
 
 /** What one glob matches now. */

@@ -144,6 +144,7 @@ export class SourceReader {
           ...(data.crc32 === undefined ? {} : { crc32: data.crc32 }),
           ...(data.head ? { head: this.pathOf(root, data.head), headBytes: data.head.bytes, headRows: data.head.rows, headCrc32: data.head.crc32 } : {}),
           ...(data.rollups ? { rollups: this.rollupsOf(root, data.rollups) } : {}),
+          ...(data.typedFields?.length ? { typedFields: data.typedFields } : {}),
         });
       }
       const entry = glob ? out.globs.find((g) => g.glob === glob.pattern) : undefined;

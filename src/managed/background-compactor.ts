@@ -38,6 +38,8 @@ export interface BackgroundCompactorOptions {
   /** The wall clock retention is measured with. */
   now: () => Date;
   duckdb?: DatabaseSettings;
+  /** Whether the Parquet files get the source's typed columns (default true; docs/durability.md, "Typed columns"). */
+  typedColumns?: boolean;
   /** A run that failed; it is tried again after `retryMs`. */
   onError: (error: unknown) => void;
   onCompacted?: (result: CompactResult) => void;
@@ -153,6 +155,7 @@ export class BackgroundCompactor {
         // A line no query reads never pins its segment: it goes to the quarantine.
         setAside: this.options.setAside,
         duckdb,
+        typedColumns: this.options.typedColumns ?? true,
       }),
     );
     this.counters.compactedSegments += result.deletedFiles.length;
@@ -163,7 +166,7 @@ export class BackgroundCompactor {
       const day = partitionDay(file);
       if (day !== null) this.lastWritten.set(day, elapsed);
     }
-    const merges = await withMemoryRetry(this.options.duckdb, (duckdb) => mergeSmallFiles(datasetDir, source, duckdb, (day) => this.settledDay(day)));
+    const merges = await withMemoryRetry(this.options.duckdb, (duckdb) => mergeSmallFiles(datasetDir, source, duckdb, (day) => this.settledDay(day), this.options.typedColumns ?? true));
     this.counters.mergedFiles += merges.merged;
     // Another settled day waits: the next run comes at once (each first compacts what closed meanwhile).
     if (merges.settledLeft) this.trigger();

@@ -4,7 +4,7 @@ import { mkdir, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SourceDescriptor, SourceName } from '../sources/source-descriptor';
 import { openDatabase, type DatabaseSettings } from '../duckdb/open-database';
-import { parquetLayoutCopy } from '../duckdb/parquet-layout';
+import { parquetLayoutCopy, typedFieldsWritten } from '../duckdb/parquet-layout';
 import { parquetSchema } from '../duckdb/parquet-schema';
 import { sqlString, sqlStringList } from '../duckdb/sql-literal';
 import { appendCommit, checkpointIfDue, readDatasetStateStable, type DataFile, type DatasetState } from '../dataset/dataset-log';
@@ -31,6 +31,7 @@ export async function mergeSmallFiles(
   source: SourceDescriptor,
   duckdb: DatabaseSettings = {},
   settled: (day: string) => boolean = () => false,
+  typedColumns = true,
 ): Promise<{ merged: number; settledLeft: boolean }> {
   return withDatasetLock(root, 'merge', async () => {
     let current = readDatasetStateStable(root);
@@ -47,7 +48,7 @@ export async function mergeSmallFiles(
       const whole = settled(day) ? settledFilesToMerge(filesOf(day)) : [];
       if (whole.length && settledMerges >= 1) settledLeft = true;
       else if (whole.length) {
-        current = await mergeDay(current, source, day, whole, duckdb);
+        current = await mergeDay(current, source, day, whole, duckdb, typedColumns);
         merged += whole.length;
         settledMerges++;
         continue;
@@ -56,7 +57,7 @@ export async function mergeSmallFiles(
       for (let round = 0; round < 64; round++) {
         const files = filesToMerge(filesOf(day));
         if (!files.length) break;
-        current = await mergeDay(current, source, day, files, duckdb);
+        current = await mergeDay(current, source, day, files, duckdb, typedColumns);
         merged += files.length;
       }
     }
@@ -64,7 +65,7 @@ export async function mergeSmallFiles(
   });
 }
 
-async function mergeDay(state: DatasetState, source: SourceDescriptor, day: string, files: DataFile[], duckdb: DatabaseSettings): Promise<DatasetState> {
+async function mergeDay(state: DatasetState, source: SourceDescriptor, day: string, files: DataFile[], duckdb: DatabaseSettings, typedColumns: boolean): Promise<DatasetState> {
   const root = state.root;
   const runId = randomBytes(8).toString('hex');
   const staging = join(root, `.compact-${runId}.tmp`);
@@ -81,10 +82,17 @@ async function mergeDay(state: DatasetState, source: SourceDescriptor, day: stri
     await connection.run(
       parquetLayoutCopy({
         source,
-        files: { ndjson: [], parquet: paths, parquetTypes: await parquetSchema(connection, paths) },
+        files: {
+          ndjson: [],
+          parquet: paths,
+          parquetTypes: await parquetSchema(connection, paths),
+          // Files that have the typed columns give them as they are; the others' are computed.
+          typedFields: new Map(files.flatMap((f, i) => (f.typedFields ? [[paths[i]!, f.typedFields] as const] : []))),
+        },
         target: staged,
         where: 'true',
         provenance: JSON.stringify(provenance),
+        typedColumns,
       }),
     );
     const [count] = (await connection.runAndReadAll(`SELECT count(*) AS n FROM read_parquet(${sqlStringList([staged])})`)).getRowObjects();
@@ -95,7 +103,7 @@ async function mergeDay(state: DatasetState, source: SourceDescriptor, day: stri
     const crc32 = await fileCrc32(staged);
     await rename(staged, join(root, name));
     await fsyncDir(join(root, `date=${day}`));
-    const add: DataFile = { path: name, rows, bytes: (await stat(join(root, name))).size, crc32, day, ...companions };
+    const add: DataFile = { path: name, rows, bytes: (await stat(join(root, name))).size, crc32, day, ...companions, ...typedFieldsWritten(source, typedColumns) };
     failpoint('merge:written', source.name);
     if (!(await appendCommit(state, { source: source.name, add: [add], remove: files.map((f) => f.path), inputs: [] }))) {
       throw new EngineError('storage_failed', `${root}: another writer committed at the same time; the merge was not committed`);

@@ -1,6 +1,7 @@
 import type { SourceName } from '../sources/source-descriptor';
 import type { IngestSourceName } from '../ingest/source-names';
 import type { StorageOptions } from './storage-options';
+import type { StorageLayoutOptions } from './storage-layout';
 import type { QuarantineReason } from './wal/quarantine';
 import type { WalRecovery } from './wal/wal';
 
@@ -24,7 +25,7 @@ export type ManagedStorageWarning =
 
 /** What managed storage is opened with: the instance's options it reads (`createEndpoints` passes its own). */
 export interface ManagedStorageOptions {
-  storage: StorageOptions;
+  storage: StorageOptions & StorageLayoutOptions;
   /** With an engine of the application's (ClickHouse), no memory tables are kept. */
   engine?: unknown;
   now?: () => Date;

@@ -265,6 +265,7 @@ function startCompactors(sources: SourceSet, walSet: WalSet, options: ManagedSto
       // Retention judges the age of events: the injected clock, like the windows.
       now: options.now ?? systemNow,
       duckdb: options.storage?.compactionDuckdb ?? DEFAULT_COMPACTION_DUCKDB,
+      typedColumns: options.storage?.typedColumns ?? true,
       onError: (error) => {
         try {
           options.onWarning?.({ code: 'compaction_failed', message: `Compaction of ${source} failed (retried shortly): ${(error as Error)?.message ?? String(error)}`, source, cause: error });

@@ -31,7 +31,7 @@ export function compileCall(definition: AnyEndpointDefinition, plan: QueryPlan, 
  * const [projects] = catalogRequests(new Date()).requests;
  * await engine.run(compileQuery(projects, engine.target, sources));
  */
-export function compileQuery(plan: QueryPlan, target: EngineTarget, sources: SourceSet, checked?: Pick<CheckedSql, 'sql' | 'sources'>): CompiledQuery {
+export function compileQuery(plan: QueryPlan, target: EngineTarget, sources: SourceSet, checked?: Pick<CheckedSql, 'sql' | 'sources' | 'typedColumns'>): CompiledQuery {
   const caller = checked?.sql;
   const { statement } = plan;
   const compiled = target.dialect === 'clickhouse' ? { statement: clickhouseStatement(plan, target, checked) } : duckdbStatements(plan, sources, checked);
@@ -52,10 +52,14 @@ export function compileQuery(plan: QueryPlan, target: EngineTarget, sources: Sou
  * DuckDB's statement and a variant's fallback. A caller's SQL over source tables runs over a table
  * per source it names (docs/sandboxing.md, "Source tables"), no others.
  */
-function duckdbStatements(plan: QueryPlan, sources: SourceSet, caller: Pick<CheckedSql, 'sql' | 'sources'> | undefined): { statement: CompiledStatement; fallback?: CompiledStatement } {
+function duckdbStatements(
+  plan: QueryPlan,
+  sources: SourceSet,
+  caller: Pick<CheckedSql, 'sql' | 'sources' | 'typedColumns'> | undefined,
+): { statement: CompiledStatement; fallback?: CompiledStatement } {
   const { statement } = plan;
   const tables = caller !== undefined ? statement.sourceTables?.duckdb : undefined;
-  const sql = tables === undefined ? dialectSql(statement, 'duckdb') : sourceTablesStatement(tables, namedSources(caller!, sources));
+  const sql = tables === undefined ? dialectSql(statement, 'duckdb') : sourceTablesStatement(tables, namedSources(caller!, sources), caller!.typedColumns ?? false);
   const fallback = statement.fallback?.duckdb;
   return { statement: compiledStatement(sql, sources), ...(fallback === undefined ? {} : { fallback: compiledStatement(fallback, sources) }) };
 }

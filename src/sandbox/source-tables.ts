@@ -1,6 +1,8 @@
 import type { SourceColumn, SourceDescriptor } from '../sources/source-descriptor';
 import type { ColumnType } from '../sql/column-types';
 import { codeOnly } from '../sql/sql-scan';
+import { typedColumnsOf } from '../sources/typed-fields';
+import { columnName } from '../sql/column-name';
 
 /** The placeholders of a source-table template (queries/<dialect>/logs.all.tables.sql). */
 const SOURCE_ROWS = /\bsource_rows\b/g;
@@ -28,20 +30,19 @@ export function fillSourceTable(template: string, source: SourceDescriptor, rows
  * The WITH clause of a caller's SQL over source tables (DuckDB): one CTE per source, named by its
  * relation, holding the template's rows with the source's own columns. Each CTE shadows the
  * engine's relation of the same name, which it reads (the engine runs the statement inside the
- * relations).
+ * relations). With `typedColumns` (a translated BigQuery SELECT: it alone reads them) each CTE
+ * also has its source's typed columns (src/sources/typed-fields.ts).
  *
  * @example
  * sourceTablesStatement(querySql('duckdb', 'logs.all.tables'), [edgeLogs]);
  * // 'WITH edge_logs AS (SELECT id, timestamp, event_message, metadata, project FROM (SELECT * FROM edge_logs WHERE ...))\nSELECT 1'
  */
-export function sourceTablesStatement(template: string, sources: readonly SourceDescriptor[]): string {
+export function sourceTablesStatement(template: string, sources: readonly SourceDescriptor[], typedColumns = false): string {
   if (!sources.length) return 'SELECT 1';
   const body = template.trim().replace(/^(\s*--[^\n]*\n)+/, '');
   const ctes = sources.map(
     (s) =>
-      `${s.relation} AS (SELECT ${sourceTableColumns(s)
-        .map((c) => c.name)
-        .join(', ')} FROM (\n${fillSourceTable(body, s)}\n))`,
+      `${s.relation} AS (SELECT ${[...sourceTableColumns(s).map((c) => c.name), ...(typedColumns ? typedColumnsOf(s).map(([name]) => columnName(name)) : [])].join(', ')} FROM (\n${fillSourceTable(body, s)}\n))`,
   );
   // The statement's own SELECT never runs: a caller's SELECT replaces it.
   return `WITH ${ctes.join(',\n')}\nSELECT 1`;

@@ -53,6 +53,11 @@ export interface CheckedSql {
    * a query reads those, no others.
    */
   sources?: readonly string[];
+  /**
+   * A translated BigQuery SELECT: it reads the sources' typed columns (src/sources/typed-fields.ts)
+   * where it reads their fields, so its source tables show them (a caller's own SQL never sees them).
+   */
+  typedColumns?: boolean;
 }
 
 /** The dialect of a caller's SQL: DuckDB's own, or BigQuery's (what Supabase Studio writes: docs/sandboxing.md, "BigQuery dialect"). */

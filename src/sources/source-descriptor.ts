@@ -40,6 +40,12 @@ export interface SourceDescriptor<N extends string = string> {
   /** Field paths its events carry inside `metadata` besides its columns' (`parsed.error_severity`): BigQuery bare names resolve through them. */
   readonly fields: readonly string[];
   /**
+   * Field paths inside `metadata` that queries read on every row (filters, charts, groups), dotted
+   * (`parsed.error_severity`): kept as typed columns of their own beside the whole `metadata`
+   * (typed-fields.ts; docs/definitions.md, "Typed fields").
+   */
+  readonly typedFields: readonly string[];
+  /**
    * Rows per Parquet row group, dictionary entries per column chunk (when raised), and whether each
    * compacted file gets a head (its newest rows per project: what a newest-first endpoint reads).
    */
@@ -105,6 +111,13 @@ export interface SourceConfig<N extends string = string> {
    * (docs/sandboxing.md, "BigQuery dialect").
    */
   fields?: readonly string[];
+  /**
+   * Field paths inside `metadata` that queries read on every row, dotted (`request.path`):
+   * compaction and the memory tables keep each as a column of its own beside `metadata`, and a
+   * caller's BigQuery SQL reads the column instead of parsing `metadata` (docs/definitions.md,
+   * "Typed fields"). Answers are the same with or without.
+   */
+  typedFields?: readonly string[];
   parquet?: { rowGroupRows?: number; dictionaryEntries?: number; heads?: boolean };
   clickhouse?: { table?: string };
   looksLike?: (event: Record<string, unknown>) => boolean;
@@ -193,6 +206,10 @@ export function defineSource<const N extends string>(config: SourceConfig<N>): S
   const fields = config.fields ?? [];
   if (!Array.isArray(fields) || fields.some((f) => typeof f !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/.test(f)))
     fail('fields must be dotted paths such as parsed.error_severity');
+  const typedFields = config.typedFields ?? [];
+  if (!Array.isArray(typedFields) || typedFields.some((f) => typeof f !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/.test(f)))
+    fail('typedFields must be dotted paths such as parsed.error_severity');
+  if (new Set(typedFields).size !== typedFields.length) fail('typedFields names a path twice');
   const rowGroupRows = config.parquet?.rowGroupRows ?? 100_000;
   if (!Number.isInteger(rowGroupRows) || rowGroupRows < 1000) fail('parquet.rowGroupRows must be a whole number of at least 1000');
   return Object.freeze({
@@ -203,6 +220,7 @@ export function defineSource<const N extends string>(config: SourceConfig<N>): S
     columns: Object.freeze(columns),
     projectColumn: config.projectColumn,
     fields: Object.freeze([...fields]),
+    typedFields: Object.freeze([...typedFields]),
     parquet: Object.freeze({
       rowGroupRows,
       ...(config.parquet?.dictionaryEntries ? { dictionaryEntries: config.parquet.dictionaryEntries } : {}),

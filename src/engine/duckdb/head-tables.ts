@@ -2,6 +2,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { ListedFile } from '../../files/list-glob';
 import { HEAD_ROWS_PER_PROJECT } from '../../dataset/newest-heads';
 import { relationColumns, sourceRelation } from '../../duckdb/source-relations';
+import { columnName } from '../../sql/column-name';
 import type { SourceDescriptor } from '../../sources/source-descriptor';
 
 /** Head rows held in all (about 1 KB each with the bench's events): a few busy days of a few hundred projects. */
@@ -90,7 +91,7 @@ export class HeadTables {
     this.evict();
     return {
       select: `SELECT ${relationColumns(source)
-        .map(([name]) => name)
+        .map(([name]) => columnName(name))
         .join(', ')} FROM ${held.table}`,
       release: () => {
         if (released) return;
@@ -109,7 +110,7 @@ export class HeadTables {
     const { source } = entry;
     await previous?.ready;
     const columns = relationColumns(source)
-      .map(([name]) => name)
+      .map(([name]) => columnName(name))
       .join(', ');
     const parts = [
       ...(previous ? [`SELECT ${columns} FROM ${previous.table}`] : []),

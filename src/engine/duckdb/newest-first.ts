@@ -140,6 +140,7 @@ async function readDays(q: NewestFirstQuery, days: readonly DayRead[], first: bo
       ndjson: first ? q.files.ndjson : [],
       parquet,
       parquetTypes: q.files.parquetTypes,
+      ...(q.files.typedFields ? { typedFields: q.files.typedFields } : {}),
       ...(held.length ? { held: held.map((h) => h.select) } : {}),
       ...(first && memory ? { memory } : {}),
     };

@@ -48,7 +48,8 @@ export class SourceInputs {
         entry.dataFiles.push(file.path);
       }
     }
-    return { ndjson, parquet, parquetTypes, copies, stored, ...(read.memory ? { memory: read.memory } : {}) };
+    const typedFields = new Map(read.parquet.flatMap((f) => (f.typedFields ? [[f.path, f.typedFields] as const] : [])));
+    return { ndjson, parquet, parquetTypes, typedFields, copies, stored, ...(read.memory ? { memory: read.memory } : {}) };
   }
 
   /** Whether this version of a file is read from a copy without its lines too long for DuckDB. */

@@ -12,4 +12,7 @@ export const authLogs = defineSource({
   logflare: { names: ['gotrue.logs.prod'], id: 'eac67572-ca09-4e09-803c-31a4b3a514ac' },
   columns: { project: 'text', appname: 'text' },
   projectColumn: 'project',
+  // What Studio's filters and chart read on every row: the level, the HTTP status (a number or a
+  // text, as GoTrue wrote it), the path.
+  typedFields: ['level', 'status', 'path'],
 });

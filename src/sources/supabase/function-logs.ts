@@ -11,4 +11,6 @@ export const functionLogs = defineSource({
   logflare: { names: ['deno-subhosting-events'], id: '2c8e2d56-cf71-4339-b42c-e9b643c09f46' },
   columns: { project_ref: { type: 'text', path: '$.project_ref' }, appname: 'text' },
   projectColumn: 'project_ref',
+  // What Studio's severity filter and chart read on every row.
+  typedFields: ['level'],
 });

@@ -14,4 +14,7 @@ export const postgresLogs = defineSource({
   projectColumn: 'project',
   // What Vector parses from each line (not \`parsed.timestamp\`: a bare \`timestamp\` is the event's).
   fields: ['host', ...['application_name', 'database_name', 'detail', 'error_severity', 'hint', 'query', 'user_name'].map((f) => `parsed.${f}`)],
+  // What Studio reads on every row: the severity (the page's filter, its chart, the Explorer's
+  // Errors), the user (Commits By User, Error Count by User) and the application (the Cron page).
+  typedFields: ['parsed.error_severity', 'parsed.user_name', 'parsed.application_name'],
 });

@@ -1,0 +1,216 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { compactLogs } from '../src/compaction/compact';
+import { readDatasetStateStable } from '../src/dataset/dataset-log';
+import { sourceRelation, TIMESTAMP_MACROS } from '../src/duckdb/source-relations';
+import { createEndpoints, defineSource, InvalidOptionError, SUPABASE_SOURCES, supabasePreset, type Endpoints } from '../src/index';
+import { translateBigQuery } from '../src/bigquery/translate-bigquery';
+import { bigQuerySchemaOf } from '../src/bigquery/schema-of-sources';
+import { authLogs, postgresLogs } from '../src/sources/supabase/supabase-sources';
+import { createHandler } from '../src/http';
+import { toNodeListener } from '../src/node';
+import { waitUntil } from './support/hang-guard';
+import { listen } from './support/http';
+import { tempDir, writeLines } from './support/log-files';
+import { chartQuery, defaultQuery } from './support/supabase/studio-sql';
+import { studioRequests } from './support/supabase/studio-requests';
+import { replay, shipLikeVector } from './support/supabase/studio-replay';
+import { typedFileCounts } from './support/supabase/storage-layouts';
+import { generateVectorEvents } from './support/supabase/vector-events';
+import { microsOf } from './support/supabase/instants';
+
+/**
+ * Typed columns (docs/durability.md, "Typed columns"): a source's typed fields kept as columns of
+ * their own beside `metadata`. A column is read only from the files whose commit records it; old
+ * files and new ones together answer as the events do; a field whose type varies from event to
+ * event answers the same from the columns, from `metadata` alone and from memory.
+ */
+
+const tmp = tempDir('le-typed-columns-');
+afterAll(() => tmp.cleanup());
+
+describe('the relation of a source with typed fields', () => {
+  it('reads a typed column from the files whose commit records it, and computes it from metadata for the others', async () => {
+    // Two files whose stored column says STORED while their metadata says LOG: only the file
+    // recorded as having the column may give STORED.
+    const instance = await DuckDBInstance.create(':memory:');
+    const connection = await instance.connect();
+    try {
+      for (const macro of TIMESTAMP_MACROS) await connection.run(macro);
+      const typed = sourceRelation(postgresLogs, { ndjson: [], parquet: [], parquetTypes: new Map() });
+      for (const name of ['a', 'b']) {
+        const file = tmp.path('forged', `${name}.parquet`);
+        await connection.run(`CREATE OR REPLACE TABLE rows AS SELECT * FROM (${typed}) LIMIT 0`);
+        await connection.run(
+          `INSERT INTO rows (id, timestamp, metadata, project, "text:metadata.parsed.error_severity", "arrays:metadata") VALUES ('${name}', TIMESTAMP '2026-11-21 10:00:00', '{"parsed":{"error_severity":"LOG"}}', 'default', 'STORED', false)`,
+        );
+        await import('node:fs').then((fs) => fs.mkdirSync(tmp.path('forged'), { recursive: true }));
+        await connection.run(`COPY rows TO '${file}' (FORMAT parquet)`);
+      }
+      const files = [tmp.path('forged', 'a.parquet'), tmp.path('forged', 'b.parquet')];
+      const types = new Map((await connection.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet('${files[0]}')`)).getRowObjects().map((r) => [String(r.column_name), String(r.column_type)]));
+      const relation = sourceRelation(postgresLogs, { ndjson: [], parquet: files, parquetTypes: types, typedFields: new Map([[files[0]!, [...postgresLogs.typedFields]]]) });
+      const rows = (await connection.runAndReadAll(`SELECT id, "text:metadata.parsed.error_severity" AS severity FROM (${relation}) ORDER BY id`)).getRowObjects();
+      expect(rows).toEqual([
+        { id: 'a', severity: 'STORED' },
+        { id: 'b', severity: 'LOG' },
+      ]);
+      // A record of other fields than the source declares now is no record: computed.
+      const older = sourceRelation(postgresLogs, { ndjson: [], parquet: files, parquetTypes: types, typedFields: new Map([[files[0]!, ['parsed.error_severity']]]) });
+      expect((await connection.runAndReadAll(`SELECT DISTINCT "text:metadata.parsed.error_severity" AS s FROM (${older})`)).getRowObjects()).toEqual([{ s: 'LOG' }]);
+    } finally {
+      connection.closeSync();
+      instance.closeSync();
+    }
+  });
+
+  it("is read by the translation of Studio's chart over Postgres's log without parsing metadata where it holds no '['", async () => {
+    const now = microsOf(new Date('2026-11-21T12:00:00Z'));
+    const sql = chartQuery('postgres_logs', { start: '2026-11-20T12:00:00Z', end: '' }, {}, now);
+    const { sql: duckdb } = await translateBigQuery(sql, bigQuerySchemaOf(SUPABASE_SOURCES), 'duckdb');
+    const [rowsWithout, rowsWith] = duckdb.split(' UNION ALL ');
+    expect(rowsWithout).toContain(`WHERE NOT (coalesce("arrays:metadata", false))`);
+    expect(rowsWithout).not.toContain('"metadata"');
+    expect(duckdb).toContain('"t"."text:metadata.parsed.error_severity"');
+    expect(duckdb).not.toMatch(/json_extract_string\("t"\."metadata"/);
+    expect(rowsWith).toContain(`WHERE coalesce("arrays:metadata", false)`);
+  });
+
+  it('is not split after a cut of the rows before their unnests (each half would cut again, and tied rows could land in both)', async () => {
+    // The gateway's list without filters: the newest 100 events are cut first, then unnested.
+    const { sql: duckdb } = await translateBigQuery(defaultQuery('edge_logs', {}), bigQuerySchemaOf(SUPABASE_SOURCES), 'duckdb');
+    expect(duckdb).toContain('FROM (SELECT * FROM "edge_logs" AS "edge_logs" ORDER BY "edge_logs"."timestamp" DESC NULLS LAST LIMIT 100)');
+    expect(duckdb).not.toContain('UNION ALL');
+  });
+});
+
+describe('declaring typed fields', () => {
+  it('refuses a path that is not dotted names, a path named twice, and a storage.typedColumns that is not a boolean', async () => {
+    const base = { name: 'myLogs', relation: 'my_logs', columns: { project: 'text' as const }, projectColumn: 'project' };
+    expect(() => defineSource({ ...base, typedFields: ['request..path'] })).toThrow(InvalidOptionError);
+    expect(() => defineSource({ ...base, typedFields: ['a.b', 'a.b'] })).toThrow(/twice/);
+    expect(defineSource({ ...base, typedFields: ['request.path'] }).typedFields).toEqual(['request.path']);
+    await expect(createEndpoints({ storage: { dataDir: tmp.path('bad-option'), typedColumns: 'yes' as never } })).rejects.toThrow(InvalidOptionError);
+  });
+});
+
+describe('files compacted before typed columns and after, together', () => {
+  const NOW = new Date('2026-11-21T12:00:00Z');
+  const PUBLIC = 'logflare-public-access-token';
+  const PRIVATE = 'logflare-private-access-token';
+  const { events } = generateVectorEvents({ now: NOW });
+  const dataDir = tmp.path('mixed');
+  let ep: Endpoints;
+  let server: Awaited<ReturnType<typeof listen>>;
+  let files = { typed: 0, plain: 0 };
+  const half = (all: readonly unknown[]) => Math.ceil(all.length / 2);
+  const compacted = (e: Endpoints) => () => {
+    const stats = e.stats().storage!;
+    return stats.compactedSegments > 0 && Object.values(stats.sources).every((s) => s.lagBytes === 0);
+  };
+
+  beforeAll(async () => {
+    // The first half compacted by an instance that writes metadata alone (as before typed columns)...
+    const options = { ...supabasePreset, now: () => NOW, cache: false as const };
+    const before = await createEndpoints({ ...options, storage: { dataDir, maxSegmentBytes: 32 * 1024, typedColumns: false } });
+    const first = await listen(toNodeListener(createHandler(before, { apiKeys: [PRIVATE], ingestKeys: [PUBLIC] })));
+    await shipLikeVector(first.url, PUBLIC, events, (all) => all.slice(0, half(all)));
+    await waitUntil(compacted(before));
+    await first.close();
+    await before.close();
+    // ...the second half by one that writes typed columns, on the same data dir.
+    ep = await createEndpoints({ ...options, storage: { dataDir, maxSegmentBytes: 32 * 1024 } });
+    server = await listen(toNodeListener(createHandler(ep, { apiKeys: [PRIVATE], ingestKeys: [PUBLIC] })));
+    await shipLikeVector(server.url, PUBLIC, events, (all) => all.slice(half(all)));
+    await waitUntil(compacted(ep));
+    files = typedFileCounts(dataDir, SUPABASE_SOURCES);
+  });
+
+  afterAll(async () => {
+    await server?.close();
+    await ep?.close();
+  });
+
+  it('holds files of both layouts', () => {
+    expect(files.plain).toBeGreaterThan(0);
+    expect(files.typed).toBeGreaterThan(0);
+  });
+
+  it("answers every request of Studio's as the events do", async () => {
+    const problems: string[] = [];
+    for (const request of studioRequests(NOW)) {
+      const { problem } = await replay(server.url, PRIVATE, request, events);
+      if (problem) problems.push(problem);
+    }
+    expect(problems).toEqual([]);
+  });
+});
+
+describe('a typed field whose type varies from event to event', () => {
+  // GoTrue's `status` as numbers, numeric and other texts, null, an object, an array (its event's
+  // metadata holds a '['), a boolean, a decimal, or missing.
+  const statuses: unknown[] = [500, 200, '503', 'abc', null, { code: 500 }, [500, 404], true, 500.5, 1e21, 'é"\\', undefined];
+  const events = statuses.flatMap((status, i) =>
+    [0, 1].map((copy) => ({
+      id: `e${i}-${copy}`,
+      timestamp: `2026-11-21T11:${String(10 + i).padStart(2, '0')}:0${copy}Z`,
+      event_message: `status ${JSON.stringify(status)}`,
+      project: 'default',
+      metadata: { level: i % 2 ? 'error' : 'info', path: `/p${i}`, ...(status === undefined ? {} : { status }) },
+    })),
+  );
+  const queries = [
+    'select metadata.status as status, count(*) as n from auth_logs cross join unnest(metadata) as metadata group by status order by n, status',
+    'select id, metadata.status from auth_logs cross join unnest(metadata) as metadata order by id',
+    'select id from auth_logs cross join unnest(metadata) as metadata where SAFE_CAST(metadata.status AS INT64) >= 500 order by id',
+    "select id from auth_logs cross join unnest(metadata) as metadata where IFNULL(metadata.level, '') IN ('error', 'fatal') OR IFNULL(SAFE_CAST(metadata.status AS INT64), 0) >= 500 order by id",
+    "select id from auth_logs cross join unnest(metadata) as metadata where metadata.status = '503' or metadata.status = 'abc' order by id",
+    'select count(metadata.status) as n, countif(metadata.status is null) as missing from auth_logs cross join unnest(metadata) as metadata',
+    'select id, s from auth_logs cross join unnest(metadata) as m cross join unnest(m.status) as s order by id, s',
+  ];
+  const answers: Record<string, unknown[]> = {};
+
+  beforeAll(async () => {
+    writeLines(tmp.path('varied', 'auth.ndjson'), events);
+    for (const layout of [
+      { name: 'typed columns', typedColumns: true },
+      { name: 'JSON only', typedColumns: false },
+    ]) {
+      const outDir = tmp.path('varied', layout.name);
+      await compactLogs({ source: 'authLogs', sourceDefinitions: SUPABASE_SOURCES, inputs: tmp.path('varied', 'auth.ndjson'), outDir, typedColumns: layout.typedColumns });
+      const recorded = [...readDatasetStateStable(outDir).files.values()].map((f) => f.typedFields ?? []);
+      expect(recorded).toEqual([layout.typedColumns ? [...authLogs.typedFields] : []]);
+      answers[layout.name] = await answersOver({ authLogs: outDir });
+    }
+    answers.NDJSON = await answersOver({ authLogs: tmp.path('varied', 'auth.ndjson') });
+  });
+
+  async function answersOver(sources: Record<string, string>): Promise<unknown[]> {
+    const ep = await createEndpoints({ ...supabasePreset, sources, now: () => new Date('2026-11-21T12:00:00Z'), cache: false });
+    try {
+      const out: unknown[] = [];
+      for (const sql of queries) {
+        out.push((await ep.query('logs.all', { project: 'default', iso_timestamp_start: '2026-11-21T00:00:00Z', iso_timestamp_end: '2026-11-21T12:00:00Z' }, { sql })).result);
+      }
+      return out;
+    } finally {
+      await ep.close();
+    }
+  }
+
+  it('answers the same from the typed columns, from metadata alone and from NDJSON', () => {
+    expect(answers['typed columns']).toEqual(answers.NDJSON);
+    expect(answers['JSON only']).toEqual(answers.NDJSON);
+  });
+
+  it('answers what the events hold: a missing or null status is NULL, an object or array is its JSON', () => {
+    const [groups, , , , texts, counts, unnested] = answers['typed columns'] as Array<Array<Record<string, unknown>>>;
+    expect(groups).toHaveLength(statuses.length - 1);
+    expect(groups!.find((g) => g.status === null)).toEqual({ status: null, n: 4 });
+    expect(texts!.map((r) => r.id)).toEqual(['e2-0', 'e2-1', 'e3-0', 'e3-1']);
+    expect(counts).toEqual([{ n: 2 * (statuses.length - 2), missing: 4 }]);
+    // The array's elements are rows of their own (its event's metadata holds a '['), the rest one row each.
+    expect(unnested!.filter((r) => String(r.id).startsWith('e6-'))).toHaveLength(4);
+    expect(unnested).toHaveLength(2 * statuses.length + 2);
+  });
+});
