@@ -4,6 +4,7 @@ import type { CachePolicyOverrides } from '../cache/cache-policy';
 import type { CacheClock } from '../cache/real-clock';
 import type { ResultCache } from '../cache/result-cache';
 import type { CacheScheduler } from '../util/scheduler';
+import type { SegmentKeeper } from '../managed/segment-keeper';
 import type { Catalog, CatalogOptions } from '../definitions/catalog';
 import type { AnyEndpointDefinition, DefinitionParams, DefinitionRow } from '../definitions/definition';
 import type { EndpointDescription } from '../definitions/describe';
@@ -131,6 +132,11 @@ export interface EndpointsOptions {
    * `offer`): it must return at once and never throw; it cannot fail or slow the ingest.
    */
   onIngested?: (source: SourceName, lines: Uint8Array) => void;
+  /**
+   * With `storage`: reads the write-ahead log after ingest and keeps the closed segments it has
+   * yet to read when compaction is done with them (log drains: `drainLog().segmentKeeper`).
+   */
+  segmentKeeper?: SegmentKeeper;
 }
 
 /**
