@@ -32,6 +32,7 @@ const TIERS = {
     'compile-query',
     'dashboard-page',
     'drains-http',
+    'drains-log',
     'drains-store',
     'definitions-types',
     'functions-invocation-stats',

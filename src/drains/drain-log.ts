@@ -65,11 +65,13 @@ export class DrainLog implements SegmentKeeper {
   }
 
   /** Managed storage's logs, open: the kept segments and the cursors are read before compaction starts. */
-  async attach(dataDir: string, logs: Readonly<Record<SourceName, KeptLog>>): Promise<void> {
+  async attach(dataDir: string, logs: Readonly<Partial<Record<SourceName, KeptLog>>>): Promise<void> {
     this.dataDir = dataDir;
     this.logs = logs;
     for (const [id, positions] of await readCursors(dataDir)) this.positions.set(id, positions);
     for (const source of Object.keys(logs) as SourceName[]) {
+      // Segments recovered in the background become readable then: the drains waiting on them are woken.
+      void logs[source]!.recovery.then(() => this.appended(source)).catch(() => undefined);
       const dir = this.keptDir(source);
       let names: string[] = [];
       try {
@@ -252,6 +254,8 @@ export class DrainLog implements SegmentKeeper {
     if (here && at.offset < here.end) return here;
     // At the end of the active segment: nothing more now.
     if (here && !here.closed) return null;
+    // A segment after this one is still being recovered (a backlog left by a crash): wait for it, never skip it.
+    if ((this.logs[source]?.deferred() ?? []).some((d) => d.seq >= at.seq && !segments.some((s) => s.seq === d.seq))) return null;
     const next = segments.find((s) => s.seq > at.seq);
     return next ? { moveTo: { seq: next.seq, offset: 0 } } : null;
   }

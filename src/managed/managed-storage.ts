@@ -79,10 +79,10 @@ export class ManagedStorage {
       const logs: Partial<Record<SourceName, KeptLog>> = {};
       for (const source of sources.names) {
         const wal = walSet.wals[source]!;
-        logs[source] = { dir: wal.dir, snapshot: () => wal.snapshot() };
+        logs[source] = { dir: wal.dir, snapshot: () => wal.snapshot(), deferred: () => wal.deferred(), recovery: wal.recovery };
       }
       try {
-        await keeper.attach(walSet.dataDir, logs as Record<SourceName, KeptLog>);
+        await keeper.attach(walSet.dataDir, logs);
       } catch (error) {
         await walSet.close();
         throw error;

@@ -7,6 +7,10 @@ export interface KeptLog {
   readonly dir: string;
   /** Every segment on disk, oldest first, with its committed bytes; the active one last. */
   snapshot(): WalSegment[];
+  /** Segments left by the previous process that the background recovers, until compaction releases them (in `snapshot` once recovered). */
+  deferred(): ReadonlyArray<{ seq: number }>;
+  /** Settles once they are all recovered. */
+  readonly recovery: Promise<void>;
 }
 
 /**
@@ -26,7 +30,7 @@ export interface KeptLog {
  */
 export interface SegmentKeeper {
   /** Told once the logs are open and recovered, before compaction or shipping starts. */
-  attach(dataDir: string, logs: Readonly<Record<SourceName, KeptLog>>): Promise<void>;
+  attach(dataDir: string, logs: Readonly<Partial<Record<SourceName, KeptLog>>>): Promise<void>;
   /** Told after each durable group, before its ingest is answered: must return at once and never throw. */
   appended(source: SourceName): void;
   /**
