@@ -143,6 +143,23 @@ describe('the write-ahead log as drains read it (DrainLog)', () => {
     expect(readdirSync(tmp.path('authLogs', KEPT_DIR))).toEqual([segmentFileName(1)]);
   });
 
+  it('lets a segment go, counted for the drains that wanted it, when it cannot be kept: compaction never waits on a drain', async () => {
+    const wal = fakeLog(tmp.dir);
+    const one = wal.write(1, [['a']]);
+    wal.write(2, [[]], false);
+    const log = new DrainLog();
+    const dropped: string[] = [];
+    log.onDrop(async (_source, segment, why) => void dropped.push(`${segment.seq}: ${why}`));
+    await log.attach(tmp.dir, { authLogs: wal.log });
+    // A file where the folder of kept segments goes: it cannot be made.
+    writeFileSync(tmp.path('authLogs', KEPT_DIR), '');
+    await log.createCursor(1);
+    log.advance(1, 'authLogs', { seq: 1, offset: 0 });
+    await log.releasing('authLogs', [one]);
+    expect(dropped).toEqual([expect.stringMatching(/^1: it could not be kept: /)]);
+    expect(log.keptBytes('authLogs')).toBe(0);
+  });
+
   it('refuses a cursor file that does not read, naming it', async () => {
     const wal = fakeLog(tmp.dir);
     mkdirSync(tmp.path(CURSORS_DIR));

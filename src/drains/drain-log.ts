@@ -9,7 +9,13 @@ import { fsyncDir, isCode, unlinkIfPresent } from '../util/durable-fs';
 import { oneAtATime } from '../util/one-at-a-time';
 import { readCursors, removeCursor, writeCursor, type LogPosition } from './drain-cursors';
 
-/** Bytes of segments kept for drains per source, at most, by default: past it the oldest is deleted and its undelivered events counted as dropped. */
+/**
+ * Bytes of segments kept for drains per source, at most, by default: past it the oldest is deleted
+ * and its undelivered events counted as dropped.
+ *
+ * @example
+ * new DrainLog({ maxBacklogBytes: DEFAULT_DRAIN_BACKLOG_BYTES / 4 }); // 64 MiB per source
+ */
 export const DEFAULT_DRAIN_BACKLOG_BYTES = 256 * 1024 * 1024;
 
 /** The folder of a source that keeps, for the drains, segments compaction is done with: `<dataDir>/<source>/drain-kept`. */
@@ -31,8 +37,8 @@ export interface LogBatch {
   next: LogPosition;
 }
 
-/** Told before a kept segment is deleted past the bound: the drains still before its end count what they lose. */
-export type DropHandler = (source: SourceName, segment: KeptSegment) => Promise<void>;
+/** Told before a segment a drain wants is deleted anyway (past the bound, or it could not be kept): the drains still before its end count what they lose, and why. */
+export type DropHandler = (source: SourceName, segment: KeptSegment, why: string) => Promise<void>;
 
 /**
  * The write-ahead logs as log drains read them, and the segments kept for them
@@ -126,12 +132,12 @@ export class DrainLog implements SegmentKeeper {
         if (!this.wanted(source, segment.seq, segment.committedBytes)) continue;
         const dir = this.keptDir(source);
         const path = join(dir, basename(segment.path));
-        await mkdir(dir, { recursive: true });
-        try {
-          await link(segment.path, path);
-        } catch (error) {
-          // Kept already: a crash came between keeping it and its deletion from the log, which compaction did again.
-          if (!isCode(error, 'EEXIST')) throw error;
+        const failure = await hardLink(segment.path, dir, path);
+        if (failure !== null) {
+          // Never kept (a full disk, a folder that cannot be made): the log lets it go all the same, so
+          // compaction, and ingest behind it, never wait on a drain; what the drains lose is counted.
+          await this.drop(source, { seq: segment.seq, path: segment.path, bytes: segment.committedBytes }, `it could not be kept: ${failure}`);
+          continue;
         }
         linked = true;
         if (!list.some((k) => k.seq === segment.seq)) list.push({ seq: segment.seq, path, bytes: segment.committedBytes });
@@ -265,10 +271,19 @@ export class DrainLog implements SegmentKeeper {
     const list = this.kept.get(source) ?? [];
     while (list.length > 0 && this.keptBytes(source) > this.maxBacklogBytes) {
       const oldest = list[0]!;
-      await this.dropHandler?.(source, oldest);
+      await this.drop(source, oldest, `its backlog in ${source} passed ${this.maxBacklogBytes} bytes`);
       await unlinkIfPresent(oldest.path);
       list.shift();
       await fsyncDir(this.keptDir(source));
+    }
+  }
+
+  /** The drains are told of a segment they lose; their failing (a cursor not written) never stops the release. */
+  private async drop(source: SourceName, segment: KeptSegment, why: string): Promise<void> {
+    try {
+      await this.dropHandler?.(source, segment, why);
+    } catch {
+      // Counted in memory already; the cursor is written with the drain's next batch.
     }
   }
 
@@ -287,6 +302,22 @@ export class DrainLog implements SegmentKeeper {
       }
     });
   }
+}
+
+/** Links `from` as `to` in `dir` (made when missing); null once done, else why not. A link there already is one kept before a crash: done. */
+async function hardLink(from: string, dir: string, to: string): Promise<string | null> {
+  try {
+    await mkdir(dir, { recursive: true });
+  } catch (error) {
+    return (error as Error).message;
+  }
+  try {
+    await link(from, to);
+  } catch (error) {
+    // Kept already: a crash came between keeping it and its deletion from the log, which compaction did again.
+    if (!isCode(error, 'EEXIST')) return (error as Error).message;
+  }
+  return null;
 }
 
 /** Up to `max` event lines of a segment from `offset` (a line start) to `end`; null when the file is gone. */

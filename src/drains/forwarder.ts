@@ -95,7 +95,7 @@ export class Forwarder {
     this.unsubscribe = options.log.onAppended(() => {
       for (const runner of this.runners.values()) this.poke(runner);
     });
-    options.log.onDrop((source, segment) => this.dropped(source, segment));
+    options.log.onDrop((source, segment, why) => this.dropped(source, segment, why));
     options.store.onChange(() => void (this.started && this.follow()));
   }
 
@@ -292,10 +292,11 @@ export class Forwarder {
   }
 
   /**
-   * A kept segment deleted past the backlog bound: each drain still before its end counts the
-   * events of it its rules match and it has not been sent, and its cursor moves past it.
+   * A segment deleted though drains want it (a kept one past the backlog bound): each drain still
+   * before its end counts the events of it its rules match and it has not been sent, and its
+   * cursor moves past it.
    */
-  private async dropped(source: SourceName, segment: KeptSegment): Promise<void> {
+  private async dropped(source: SourceName, segment: KeptSegment, why: string): Promise<void> {
     const { log } = this.options;
     for (const runner of this.runners.values()) {
       const matchers = runner.routes.get(source);
@@ -313,7 +314,7 @@ export class Forwarder {
       }
       log.advance(runner.id, source, { seq: segment.seq + 1, offset: 0 });
       await log.persist(runner.id);
-      this.drop(runner, events, `its backlog in ${source} passed ${log.maxBacklogBytes} bytes`);
+      this.drop(runner, events, why);
     }
   }
 

@@ -1,7 +1,12 @@
 import type { SourceName } from '../sources/source-descriptor';
 import type { WalSegment } from './wal/recover-at-open';
 
-/** What managed storage shows a segment keeper of one source's write-ahead log. */
+/**
+ * What managed storage shows a segment keeper of one source's write-ahead log.
+ *
+ * @example
+ * const end = log.snapshot().at(-1); // the active segment: { seq, committedBytes, ... }
+ */
 export interface KeptLog {
   /** The log's folder (`<dataDir>/<source>/wal`). */
   readonly dir: string;
@@ -35,7 +40,8 @@ export interface SegmentKeeper {
   appended(source: SourceName): void;
   /**
    * Told before closed segments are deleted (their events committed to the dataset or shipped);
-   * resolves once it has kept those it still needs. A rejection leaves them in the log, released later.
+   * resolves once it has kept those it still needs. A rejection leaves them in the log, released
+   * later: a keeper that cannot keep one should let it go (and count it) rather than reject.
    */
   releasing(source: SourceName, segments: readonly WalSegment[]): Promise<void>;
 }
