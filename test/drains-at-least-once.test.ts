@@ -86,6 +86,7 @@ describe('log drains deliver at least once', () => {
     await sink.until(() => outcome.includes('held'));
     await waitUntil(() => existsSync(tmp.path('authLogs', KEPT_DIR)) && readdirSync(tmp.path('authLogs', KEPT_DIR)).length > 0);
     await server.kill();
+    // The batch in flight (sent again, held again, should its request time out on a slow machine).
     const inFlight = sink.received.flatMap((r, i) => (outcome[i] === 'held' ? (JSON.parse(r.body.toString('utf8')) as { id: string }[]).map((e) => e.id) : []));
     expect(inFlight.length).toBeGreaterThan(0);
 
@@ -100,11 +101,12 @@ describe('log drains deliver at least once', () => {
     expect([...new Set(got)].sort()).toEqual(ids('e', 0, 810).sort());
     // In order: each event first arrives after the one ingested before it.
     expect([...new Set(got)]).toEqual(ids('e', 0, 810));
-    // Repeats come from the crash window only: the batch in flight at the kill, once more at most.
+    // Repeats come from the crash window only: the batch in flight at the kill, sent once more after the restart.
     const counts = new Map<string, number>();
     for (const id of got) counts.set(id, (counts.get(id) ?? 0) + 1);
     const repeated = [...counts].filter(([, n]) => n > 1);
-    expect(repeated.every(([id, n]) => n === 2 && inFlight.includes(id))).toBe(true);
+    expect(repeated.filter(([id, n]) => n - 1 > inFlight.filter((held) => held === id).length)).toEqual([]);
     expect(repeated.length).toBeLessThanOrEqual(250);
+    expect(repeated.length).toBeGreaterThan(0);
   });
 });
