@@ -38,6 +38,7 @@ const TIERS = {
     'functions-invocation-stats',
     'head-tables',
     'http-api-keys',
+    'http-endpoint-lookup',
     'http-formats',
     'integration-support',
     'json-flat-paths',
@@ -62,6 +63,7 @@ const TIERS = {
     'test-tiers',
     'time',
     'usage-api-counts',
+    'wal-rooms',
   ],
   /**
    * In process too, but longer: managed storage and compaction on disk (the write-ahead log,

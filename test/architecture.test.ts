@@ -1,6 +1,6 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
@@ -132,6 +132,44 @@ describe('the errors of src/', () => {
     try {
       writeFileSync(join(dir, 'a.ts'), "/** @example throw new Error('x') */\nconst e = new Error('x');\n  // new Error('y')\nthrow Error('z');\nthrow new EngineError('query_failed', 'w');\n");
       expect(plainErrors([join(dir, 'a.ts')]).map((at) => at.replace(/^.*\//, ''))).toEqual(['a.ts:2', 'a.ts:4']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+/**
+ * The `TypeError`s and `RangeError`s src/ may still make: invariants no caller can reach (their
+ * inputs are the code's own), each said so in a comment where it is thrown. Anything a caller can
+ * reach (an option, a body, a parameter) is an error of src/errors.ts with a stable code.
+ */
+const BUILT_IN_ERRORS_ALLOWED = new Map([
+  ['managed/wal/wal.ts', 'the lines the ingestor appends end with a newline'],
+  ['managed/wal/segment-name.ts', "segment numbers come from the WAL's own count"],
+]);
+
+/** `file` of each `new TypeError(` / `new RangeError(` (or `throw TypeError(`...) outside comments. */
+function builtInErrors(files: readonly string[]): string[] {
+  return files.flatMap((file) =>
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .flatMap((line) => (/^\s*(\*|\/\/|\/\*)/.test(line) || !/\b(new|throw) (Type|Range)Error\(/.test(line) ? [] : [relative(SRC, file).split(sep).join('/')])),
+  );
+}
+
+describe('the TypeErrors and RangeErrors of src/', () => {
+  it('are made only where the allowed list says (invariants no caller reaches); the rest is the error family', () => {
+    const found = builtInErrors(sourceFiles(SRC));
+    expect([...new Set(found.filter((file) => !BUILT_IN_ERRORS_ALLOWED.has(file)))]).toEqual([]);
+    // No stale entry: each allowed file still makes one.
+    expect([...BUILT_IN_ERRORS_ALLOWED.keys()].filter((file) => !found.includes(file))).toEqual([]);
+  });
+
+  it('are found by that check wherever one is made, and not in a comment', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'built-in-errors-'));
+    try {
+      writeFileSync(join(dir, 'a.ts'), "// new TypeError('x')\nthrow new RangeError('y');\nreturn Promise.reject(new TypeError('z'));\nthrow new InvalidOptionError('o', 'w');\n");
+      expect(builtInErrors([join(dir, 'a.ts')]).map((at) => at.replace(/^.*\//, ''))).toEqual(['a.ts', 'a.ts']);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -3,7 +3,8 @@ import { neutralSqlParser } from '../src/query/sql-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidSqlError } from '../src/errors';
 import type { BigQuerySchema } from '../src/bigquery/schema';
-import { checkBigQuery, translateBigQuery } from '../src/bigquery/translate-bigquery';
+import { translateBigQuery } from '../src/bigquery/translate-bigquery';
+import { checkBigQueryText } from '../src/query/sandboxed-check';
 
 // One printer of the translated query, two dialects (src/bigquery/print-sql.ts; docs/sandboxing.md,
 // "BigQuery dialect"): each test is one BigQuery input and the text DuckDB and ClickHouse are
@@ -323,7 +324,7 @@ describe('the DuckDB text, run', () => {
 
   /** One value per row (by id), from the text the sandbox checked and DuckDB runs. */
   const run = async (expr: string, order = ' order by id'): Promise<unknown[]> => {
-    const checked = await checkBigQuery(`select ${expr} as v from t${order}`, SCHEMA, 'duckdb', { tables: ['t'], maxRows: 100 }, neutralSqlParser.serialize);
+    const checked = await checkBigQueryText(`select ${expr} as v from t${order}`, SCHEMA, 'duckdb', { tables: ['t'], maxRows: 100 }, neutralSqlParser);
     return (await connection.runAndReadAll(checked.sql)).getRowsJS().map((row) => (typeof row[0] === 'bigint' ? Number(row[0]) : row[0]));
   };
 

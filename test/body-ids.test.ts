@@ -38,7 +38,8 @@ describe('ids derived from the source, the body and the position', () => {
     expect(bodyKey('functionEdgeLogs', bodyDigest(BODY))).not.toBe(key);
     expect(bodyKey('edgeLogs', bodyDigest(Buffer.from(`${BODY} `)))).not.toBe(key);
     expect(new Set([0, 1, 2, 255, 256].map((p) => derivedId(key, p))).size).toBe(5);
-    expect(() => derivedId(key, MAX_POSITION + 1)).toThrow(RangeError);
+    // Past the positions an id can number: refused as too large (a code of the error family), never a crash.
+    expect(() => derivedId(key, MAX_POSITION + 1)).toThrow(expect.objectContaining({ code: 'payload_too_large', status: 413 }));
     // A random UUID (v4), or any other text, names no body.
     expect(bodyKeyOfId('5b8efff7-9803-4103-9269-b633813fc60c')).toBeNull();
     expect(bodyKeyOfId('own-1')).toBeNull();

@@ -1,8 +1,12 @@
-import { appendFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hostname } from 'node:os';
-import { compactLogs } from '../src/compaction/compact';
+import { compactFiles, compactLogs, readsInPlace } from '../src/compaction/compact';
+import { scanInput } from '../src/compaction/input-scan';
+import { InputIndex, RangeHashes } from '../src/files/input-coverage';
+import type { ListedFile } from '../src/files/list-glob';
+import { BUILT_IN_SOURCE_SET } from '../src/sources/built-ins';
 import { appendCommit, ensureDataset, readDatasetStateStable } from '../src/dataset/dataset-log';
 import { acquireLock } from '../src/util/lock-file';
 import { InvalidOptionError, type Endpoints } from '../src/index';
@@ -255,6 +259,94 @@ describe('compactLogs: nothing lost, nothing doubled (docs/semantics.md, "Compac
     expect(counted.ids).toEqual(idRange('live', 0, 120));
     expect(counted.total).toBe(120);
     expect((await censusOf(out)).total).toBe(120);
+  });
+
+  /** A file as a listing sees it now (what compaction's inputs are). */
+  const listedNow = (path: string): ListedFile => {
+    const st = statSync(path);
+    return { path, kind: 'ndjson', size: st.size, mtimeMs: st.mtimeMs, ino: st.ino };
+  };
+
+  it('reads an input in place only when its scan saw it unchanged since its listing and it was last written before the quiet mark, or it is sealed (docs/cli.md)', async () => {
+    const file = tmp.path('steady', 'logs', 'a.ndjson');
+    writeLines(file, censusEvents('s', 10));
+    const scanOf = (listed: ListedFile) => scanInput(listed, new InputIndex([]), new Map([[listed.path, listed]]), new RangeHashes());
+    const old = new Date(Date.parse('2020-01-01T00:00:00Z'));
+    utimesSync(file, old, old);
+    const mark = Date.parse('2020-01-01T00:00:05Z');
+    // Unchanged from its listing to the end of its scan, last written before the mark: read where it is.
+    const quiet = await scanOf(listedNow(file));
+    expect(quiet.steady).toBe(true);
+    expect(readsInPlace(quiet, mark)).toBe(true);
+    // Written after the mark (a live log appended every second, steady for the instant of a scan): a copy.
+    expect(readsInPlace(quiet, old.getTime() - 1)).toBe(false);
+    // ... unless sealed: nobody writes it again.
+    expect(readsInPlace(quiet, Infinity)).toBe(true);
+    // Appended after its listing: read from a copy of the listed bytes, whatever its mtime says.
+    const listed = listedNow(file);
+    appendFileSync(file, `${JSON.stringify(censusEvents('s', 1, 10)[0])}\n`);
+    utimesSync(file, old, old);
+    const grown = await scanOf(listed);
+    expect(grown.steady).toBe(false);
+    expect(readsInPlace(grown, Infinity)).toBe(false);
+    expect(readsInPlace({ ...grown, compressed: true }, mark)).toBe(true);
+  });
+
+  it('compacts a live log (last written just now) from a copy: a line appended while DuckDB reads fails nothing; a quiet file is read in place', async () => {
+    /** Compacts `file` once, appending one event the moment its rows are staged (the read done). */
+    const runAppending = (file: string, out: string, tag: string) => {
+      let appended = false;
+      return compactLogs({
+        source: 'edgeLogs',
+        inputs: file,
+        outDir: out,
+        onProgress: ({ stage }) => {
+          if (stage !== 'writing' || appended) return;
+          appended = true;
+          appendFileSync(file, `${JSON.stringify(censusEvents(tag, 1, 30)[0])}\n`);
+        },
+      });
+    };
+    const live = tmp.path('live-now', 'logs', 'a.ndjson');
+    const liveOut = tmp.path('live-now', 'out');
+    writeLines(live, censusEvents('now', 30));
+    // Its mtime ahead of the run's start on the filesystem's clock, whatever the load on this machine.
+    const ahead = new Date(statSync(live).mtimeMs + 3_600_000);
+    utimesSync(live, ahead, ahead);
+    expect((await runAppending(live, liveOut, 'now')).rows).toBe(30);
+    expect((await compactLogs({ source: 'edgeLogs', inputs: live, outDir: liveOut })).rows).toBe(1);
+    expect((await censusOf(liveOut)).ids).toEqual(idRange('now', 0, 31));
+    // The same append to a file last written long ago: read in place, so the run sees it change
+    // and commits nothing (what the copy above spares a live log).
+    const quiet = tmp.path('quiet', 'logs', 'a.ndjson');
+    writeLines(quiet, censusEvents('quiet', 30));
+    const old = new Date(Date.parse('2020-01-01T00:00:00Z'));
+    utimesSync(quiet, old, old);
+    await expect(runAppending(quiet, tmp.path('quiet', 'out'), 'quiet')).rejects.toMatchObject({ code: 'storage_failed' });
+  });
+
+  it('an input with an old mtime appended after its listing is compacted from a copy: the listed events once, the rest next run', async () => {
+    const file = tmp.path('late', 'logs', 'a.ndjson');
+    const out = tmp.path('late', 'out');
+    writeLines(file, censusEvents('late', 40));
+    const old = new Date(Date.parse('2020-01-01T00:00:00Z'));
+    utimesSync(file, old, old);
+    const listed = listedNow(file);
+    // A writer appends between the listing and the run: read in place, the run would read these
+    // lines too, then find the file changed and commit nothing.
+    appendFileSync(
+      file,
+      censusEvents('late', 10, 40)
+        .map((e) => `${JSON.stringify(e)}\n`)
+        .join(''),
+    );
+    const source = BUILT_IN_SOURCE_SET.find('edgeLogs')!;
+    const first = await compactFiles({ source, sources: BUILT_IN_SOURCE_SET, outDir: out, files: [listed] });
+    expect(first.rows).toBe(40);
+    expect((await compactLogs({ source: 'edgeLogs', inputs: file, outDir: out })).rows).toBe(10);
+    const counted = await censusOf(out);
+    expect(counted.ids).toEqual(idRange('late', 0, 50));
+    expect(counted.total).toBe(50);
   });
 
   it('a file renamed (rotated) after compaction is recognised by its content, not compacted again', async () => {

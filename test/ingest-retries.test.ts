@@ -65,6 +65,8 @@ describe('a body sent again after its acknowledgement (the answer lost): stored 
       // The key is of the body as sent after decompression, and of the source it went to.
       const key = bodyKey('edgeLogs', bodyDigest(Buffer.from(JSON.stringify(vectorBatch(20, 'twice')))));
       expect(stored.map((r) => r.id)).toEqual(Array.from({ length: 20 }, (_, i) => derivedId(key, i)).sort());
+      // Each sending is acknowledged; the two repeats count apart, so retries show on /metrics.
+      expect(ep.stats()).toMatchObject({ ingestedEvents: 60, repeatedEvents: 40 });
     } finally {
       await ep.close();
     }
@@ -190,6 +192,7 @@ describe('where the window ends', () => {
       const rows = await logsAll(ep);
       expect(rows.map((r) => r.event_message).sort()).toEqual(['GET | 200 | /rest/v1/library/0', 'GET | 200 | /rest/v1/library/0', 'ping', 'ping']);
       expect(new Set(rows.map((r) => r.id)).size).toBe(4);
+      expect(ep.stats()).toMatchObject({ ingestedEvents: 4, repeatedEvents: 0 });
     } finally {
       await ep.close();
     }

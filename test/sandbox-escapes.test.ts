@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEndpoints, type Endpoints } from '../src/index';
 import { createHandler } from '../src/http';
 import { toNodeListener } from '../src/node';
-import { checkBigQuery } from '../src/bigquery/translate-bigquery';
+import { checkBigQueryText } from '../src/query/sandboxed-check';
 import { InvalidSqlError } from '../src/errors';
 import { MAX_CALLER_SQL_LENGTH } from '../src/sandbox/validate-caller-sql';
 import { SCHEMA, TABLES } from './support/bigquery-harness';
@@ -371,7 +371,7 @@ describe('sandbox escape attempts spelled in BigQuery', () => {
     const list = attempts(secretFile);
     expect(list.length).toBeGreaterThanOrEqual(50);
     for (const sql of list) {
-      const error = await checkBigQuery(sql, SCHEMA, 'duckdb', { tables: TABLES, maxRows: 1000 }, serialize).then(
+      const error = await checkBigQueryText(sql, SCHEMA, 'duckdb', { tables: TABLES, maxRows: 1000 }, { serialize }).then(
         () => null,
         (e: unknown) => e,
       );

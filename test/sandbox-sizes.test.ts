@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { InvalidSqlError } from '../src/index';
 import { SIZE_LIMITS } from '../src/sandbox/check-sizes';
 import { constantNumber } from '../src/sandbox/constant-number';
-import { validateCallerSql } from '../src/sandbox/validate-caller-sql';
+import { checkDuckDbText } from '../src/query/sandboxed-check';
 import { neutralSqlParser } from '../src/query/sql-parser';
 
 describe('the size check of callers\' SQL (docs/sandboxing.md, "Limits")', () => {
@@ -11,7 +11,7 @@ describe('the size check of callers\' SQL (docs/sandboxing.md, "Limits")', () =>
   /** 'ok', or the refusal's message when the rule is too_large (any other refusal fails the test). */
   const verdict = async (sql: string) => {
     try {
-      await validateCallerSql(sql, { tables: ['edge_logs'], maxRows: 1000 }, serialize);
+      await checkDuckDbText(sql, { tables: ['edge_logs'], maxRows: 1000 }, { serialize });
       return 'ok';
     } catch (error) {
       expect([sql, error instanceof InvalidSqlError && error.rule]).toEqual([sql, 'too_large']);

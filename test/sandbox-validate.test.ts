@@ -5,16 +5,17 @@ import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest'
 import { InvalidSqlError } from '../src/index';
 import { ALLOWED_FUNCTIONS, ALLOWED_WINDOW_FUNCTIONS, FUNCTION_GROUPS, sizeRuleOf, type FunctionGroup, type SizeRule } from '../src/sandbox/allowed-functions';
 import { composeSandboxedSql, splitEndpointSql } from '../src/sandbox/compose-sandboxed-sql';
-import { MAX_CALLER_SQL_LENGTH, validateCallerSql } from '../src/sandbox/validate-caller-sql';
+import { judgeCallerSql, MAX_CALLER_SQL_LENGTH, sandboxTexts } from '../src/sandbox/validate-caller-sql';
+import { checkDuckDbText } from '../src/query/sandboxed-check';
 
 const TABLES = ['edge_logs', 'postgres_logs'];
 
-describe('validateCallerSql', () => {
+describe("a caller's SQL checked (checkDuckDbText: the sandbox's texts, parsed, judged)", () => {
   let instance: DuckDBInstance;
   let connection: DuckDBConnection;
   // Text in, text out: the parser every instance checks callers' SQL with.
   const serialize = neutralSqlParser.serialize;
-  const check = (sql: string) => validateCallerSql(sql, { tables: TABLES, maxRows: 1000 }, serialize);
+  const check = (sql: string) => checkDuckDbText(sql, { tables: TABLES, maxRows: 1000 }, { serialize });
   /** The rule a text breaks, or 'ok'. */
   const ruleOf = async (sql: string) => {
     try {
@@ -181,6 +182,42 @@ describe('validateCallerSql', () => {
       .filter((l) => l.startsWith('- **'))
       .flatMap((l) => [...l.split('**: ')[1]!.matchAll(/`([^`]+)`/g)].map((m) => m[1]!.toLowerCase()));
     expect(new Set(listed)).toEqual(new Set([...ALLOWED_FUNCTIONS, ...ALLOWED_WINDOW_FUNCTIONS]));
+  });
+});
+
+describe('the sandbox judges parse trees it is handed, and calls nothing back (judgeCallerSql)', () => {
+  const rules = { tables: TABLES, maxRows: 10 };
+  const texts = sandboxTexts('select count(*) from edge_logs;;  ', 10);
+  const tree = (statements: unknown[]) => ({ json: JSON.stringify({ error: false, statements }) });
+  const ruleOf = (alone: Parameters<typeof judgeCallerSql>[1]['alone'], wrapped = alone) => {
+    try {
+      judgeCallerSql(texts, { alone, wrapped }, rules);
+      return 'ok';
+    } catch (error) {
+      if (!(error instanceof InvalidSqlError)) throw error;
+      return error.rule;
+    }
+  };
+
+  it('says which texts to parse: as sent (trailing semicolons cut) and inside the wrapper that caps its rows', () => {
+    expect(texts).toEqual({ sql: 'select count(*) from edge_logs', wrapped: 'SELECT * FROM (\nselect count(*) from edge_logs\n) AS sandboxed LIMIT 10' });
+    expect(() => sandboxTexts('  ', 10)).toThrow(expect.objectContaining({ rule: 'syntax' }));
+    expect(() => sandboxTexts('x'.repeat(MAX_CALLER_SQL_LENGTH + 1), 10)).toThrow(expect.objectContaining({ rule: 'too_long' }));
+  });
+
+  it('turns what the parser said into the rule broken: its failure, its refusal of a statement that is no SELECT, two statements', () => {
+    expect(ruleOf({ failed: new Error('the parser went away') })).toBe('syntax');
+    expect(ruleOf({ json: 'not json' })).toBe('syntax');
+    expect(ruleOf({ json: JSON.stringify({ error: true, error_message: 'Parser Error: syntax error at or near "selec"' }) })).toBe('syntax');
+    expect(ruleOf({ json: JSON.stringify({ error: true, error_message: 'Not implemented Error: Only SELECT statements can be serialized to json!' }) })).toBe('select_only');
+    expect(ruleOf(tree([{}, {}]))).toBe('one_statement');
+    expect(ruleOf(tree([{ node: {} }]), tree([]))).toBe('one_statement');
+  });
+
+  it("judges the tree of the wrapped text it is handed, with the same verdict and key as the parser's own", async () => {
+    const parsed = { alone: { json: await neutralSqlParser.serialize(texts.sql) }, wrapped: { json: await neutralSqlParser.serialize(texts.wrapped) } };
+    const judged = judgeCallerSql(texts, parsed, rules);
+    expect(judged).toEqual(await checkDuckDbText('select count(*) from edge_logs;;  ', rules, neutralSqlParser));
   });
 });
 

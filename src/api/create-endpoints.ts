@@ -29,6 +29,7 @@ import type { Engine } from '../engine/engine';
 import { EngineError, LogEndpointsError, NotFoundError } from '../errors';
 import { INGEST_BODY, INGEST_FROM_BODY, type BodyIngest, type BodyOrigin, type IngestResult } from '../managed/ingestor';
 import { checkEndpointsOptions, checkEngineSources, checkSourceGlobs } from './check-options';
+import { RESOLVE_ENDPOINT, type EndpointResolver, type ResolvedEndpoint } from './resolved-endpoint';
 import { fillBuckets } from '../rows/fill-buckets';
 import { withArrowTable } from '../rows/to-arrow';
 import { BUILT_IN_SOURCE_SET } from '../sources/built-ins';
@@ -146,13 +147,15 @@ const CORE_MEMBERS: ReadonlySet<string> = new Set(CORE_MEMBER_NAMES);
 const EVERY_MEMBER_LISTED: [Exclude<keyof EndpointsCore, (typeof CORE_MEMBER_NAMES)[number]>] extends [never] ? true : never = true;
 void EVERY_MEMBER_LISTED;
 
-class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest {
+class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest, EndpointResolver {
   readonly definitions: readonly EndpointDescription[];
+  /** Each definition's entry of `definitions`, for the one look-up of a request (`RESOLVE_ENDPOINT`). */
+  readonly #descriptions = new Map<AnyEndpointDefinition, EndpointDescription>();
   readonly storage: ManagedStorageInfo | null;
   readonly sources: readonly SourceDescriptor[];
   readonly #clock: () => Date;
   readonly #realClock: CacheClock;
-  readonly #counters: Omit<EndpointsStats, 'warmingKeys' | 'memory' | 'storage' | 'ingestedEvents' | 'refusals'> = {
+  readonly #counters: Omit<EndpointsStats, 'warmingKeys' | 'memory' | 'storage' | 'ingestedEvents' | 'repeatedEvents' | 'refusals'> = {
     engineQueries: 0,
     engineFailures: 0,
     cacheHits: 0,
@@ -173,6 +176,7 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest 
   readonly #endpoints: EndpointSet;
   readonly #budget: MemoryBudget;
   #ingestedEvents = 0;
+  #repeatedEvents = 0;
   readonly #refusals: Record<string, number> = {};
   readonly #managed: ManagedStorage | null;
 
@@ -198,13 +202,15 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest 
     const policies = effectivePolicies(endpoints.list, options.cachePolicy, options.cache !== false);
     const builtIn = new Set<AnyEndpointDefinition>(BUILT_IN_ENDPOINTS);
     // The listed policy is the one in force, overrides and `cache: false` included.
-    this.definitions = endpoints.list.map((d) =>
-      describeDefinition(this.#inForce.of(d), {
+    this.definitions = endpoints.list.map((d) => {
+      const description = describeDefinition(this.#inForce.of(d), {
         cache: policies.get(d.name) ?? null,
         sandboxed: callers.sandboxable.has(d.name),
         builtIn: builtIn.has(d),
-      }),
-    );
+      });
+      this.#descriptions.set(d, description);
+      return description;
+    });
     const store = options.cache === false ? null : (options.cache ?? memoryCache({ clock: this.#realClock }));
     // Warming is bounded like the store: a memoryCache's entry bound, else 1000 keys.
     const storeBound = store && 'maxEntries' in store && typeof store.maxEntries === 'number' ? store.maxEntries : 1000;
@@ -232,9 +238,19 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest 
     return this.#counted(() => this.#query(nameOrId, raw, options));
   }
 
-  async #query(nameOrId: string, raw: object, options?: QueryOptions): Promise<any> {
+  [RESOLVE_ENDPOINT](nameOrId: string): ResolvedEndpoint {
+    const found = this.#endpoints.lookup(nameOrId);
+    return {
+      description: found && this.#descriptions.get(found)!,
+      // Unknown, it is refused (and counted) by the same path as `query`'s, when it is queried.
+      query: (raw, options) => this.#counted(() => this.#query(found ?? nameOrId, raw, options)),
+    };
+  }
+
+  /** `target`: a name or UUID, or the definition a request looked up already. */
+  async #query(target: string | AnyEndpointDefinition, raw: object, options?: QueryOptions): Promise<any> {
     this.#assertOpen();
-    const definition = this.#inForce.of(this.#endpoints.find(nameOrId));
+    const definition = this.#inForce.of(typeof target === 'string' ? this.#endpoints.find(target) : target);
     // Validation comes first: a bad parameter (or caller's SQL) never reaches the cache or the engine.
     const params = await acceptParams(definition, raw as RawParams, this.#inForce, this.#judgePattern);
     const caller = options?.sql === undefined ? undefined : await this.#callers.accept(definition, options.sql);
@@ -275,7 +291,11 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest 
   async #counted<T>(call: () => Promise<T>, ingest = false): Promise<T> {
     try {
       const result = await call();
-      if (ingest) this.#ingestedEvents += (result as IngestResult).ingested;
+      if (ingest) {
+        const { ingested, repeated } = result as IngestResult;
+        this.#ingestedEvents += ingested;
+        if (repeated) this.#repeatedEvents += ingested;
+      }
       return result;
     } catch (error) {
       const code = error instanceof LogEndpointsError ? error.code : 'internal';
@@ -327,6 +347,7 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest 
     const stats: EndpointsStats = {
       ...this.#counters,
       ingestedEvents: this.#ingestedEvents,
+      repeatedEvents: this.#repeatedEvents,
       refusals: { ...this.#refusals },
       warmingKeys: this.#cache.warmingKeys,
       memory,

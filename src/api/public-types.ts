@@ -218,6 +218,8 @@ export interface EndpointsStats extends CacheCounters {
   engineFailures: number;
   /** Events acknowledged by `ingest` and the HTTP ingest routes. */
   ingestedEvents: number;
+  /** Of those, events of bodies acknowledged again without being stored (a retry of a body acknowledged lately). */
+  repeatedEvents: number;
   /** Queries and ingests answered with an error, by its code (`memory_limit`, `overloaded`, `invalid_sql`, ...). */
   refusals: Record<string, number>;
   /**

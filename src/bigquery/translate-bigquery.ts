@@ -1,5 +1,3 @@
-import type { SandboxRules, SerializeSql } from '../sandbox/validate-caller-sql';
-import { validateCallerSql } from '../sandbox/validate-caller-sql';
 import type { OutputColumn } from './ir';
 import { parseBigQuery } from './parse-bigquery';
 import { printClickHouse, type ClickHouseTables } from './print-clickhouse';
@@ -16,7 +14,7 @@ export interface TranslatedSql {
   /** The SQL the target engine runs (for DuckDB, the same text as `checked`). */
   sql: string;
   /**
-   * The DuckDB text of the same tree: what the sandbox checks (`validateCallerSql`) before `sql`
+   * The DuckDB text of the same tree: what the sandbox checks (src/query's `checkBigQueryText`) before `sql`
    * runs, whatever the engine, so the sandbox's guarantee never rests on the translator.
    */
   checked: string;
@@ -28,8 +26,8 @@ export interface TranslatedSql {
  * Translates a caller's BigQuery SQL (what Supabase Studio writes over Logflare's schema) into a
  * SELECT over the schema's table names, for DuckDB and, printed from the same tree, for
  * ClickHouse. A construct outside the supported set is an `InvalidSqlError` naming it
- * (docs/sandboxing.md, "BigQuery dialect"). The result must still pass the sandbox: use
- * `checkBigQuery`, or `validateCallerSql` on `checked`, before running `sql`.
+ * (docs/sandboxing.md, "BigQuery dialect"). The result must still pass the sandbox before `sql`
+ * runs: src/query's `checkBigQueryText` checks `checked`.
  *
  * @example
  * const { sql, columns } = await translateBigQuery(
@@ -47,25 +45,4 @@ export async function translateBigQuery(text: string, schema: BigQuerySchema, ta
 /** Table name -> the FROM item ClickHouse reads it by (by default, the bare name). */
 function defaultTables(schema: BigQuerySchema): ClickHouseTables {
   return Object.fromEntries(Object.keys(schema.tables).map((name) => [name, `\`${name}\``]));
-}
-
-/**
- * Translates and checks a caller's BigQuery SQL: the DuckDB text passes the sandbox's allowlist
- * (`validateCallerSql`, the same rules as SQL sent in DuckDB's dialect) before anything runs.
- * Returns what to run, the cache key of the checked tree, and the result's columns.
- *
- * @example
- * const checked = await checkBigQuery(sql, schema, 'duckdb', { tables: ['edge_logs'], maxRows: 1000 }, serialize);
- */
-export async function checkBigQuery(
-  text: string,
-  schema: BigQuerySchema,
-  target: BigQueryTarget,
-  rules: SandboxRules,
-  serialize: SerializeSql,
-  tables?: ClickHouseTables,
-): Promise<{ sql: string; key: string; columns: OutputColumn[] }> {
-  const translated = await translateBigQuery(text, schema, target, tables);
-  const { key } = await validateCallerSql(translated.checked, rules, serialize);
-  return { sql: translated.sql, key, columns: translated.columns };
 }

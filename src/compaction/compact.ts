@@ -26,7 +26,6 @@ import { dataDirAround, DataDirLockedError, lockDataDir, type DataDirLock } from
 import { looksLikeSource } from './source-shape';
 import { companionPathsOf, writeCompanions } from '../dataset/stored-rollups';
 import { backfillRollups } from './backfill-rollups';
-import { systemMs } from '../time/clock';
 
 /** Options of `compactLogs`. */
 export interface CompactOptions {
@@ -151,6 +150,12 @@ export async function compactFiles(
      * kept, since those lines exist only there.
      */
     setAside?: (path: string, skippedLines: number) => Promise<void>;
+    /**
+     * The inputs are never written again (managed storage's closed segments): each is read where
+     * it is once its scan saw it unchanged, however recently it was written. Default false: a
+     * file written lately may be a live log still being appended, so it is read from a copy.
+     */
+    sealed?: boolean;
   },
 ): Promise<CompactResult> {
   const outDir = resolve(options.outDir);
@@ -236,13 +241,25 @@ interface WrittenRun {
   skippedLines: number;
 }
 
-/** Stages the new bytes, writes and counts the Parquet, and publishes it (not yet committed). */
-async function writeRun(
-  outDir: string,
-  options: { source: SourceDescriptor; signal?: AbortSignal; duckdb?: DatabaseSettings },
-  work: InputScan[],
-  progress: NonNullable<CompactOptions['onProgress']>,
-): Promise<WrittenRun> {
+/** What one run reads and where: a whole input read in place, or a copy of the byte range its record claims. */
+type ReadPaths = Map<string, InputScan>;
+
+/** What a run needs of compaction's options. */
+interface RunOptions {
+  source: SourceDescriptor;
+  sealed?: boolean;
+  signal?: AbortSignal;
+  duckdb?: DatabaseSettings;
+}
+
+type Progress = NonNullable<CompactOptions['onProgress']>;
+
+/**
+ * Stages the new bytes, writes and counts the Parquet, and publishes it (not yet committed). Its
+ * phases, in order: `readPathsOf` (what is read where), `stageRows` (the lines parsed once and
+ * counted), `runRecords` (the commit it will append), `writeParquet`, `verifyRun`, `publishRun`.
+ */
+async function writeRun(outDir: string, options: RunOptions, work: InputScan[], progress: Progress): Promise<WrittenRun> {
   const runId = randomBytes(8).toString('hex');
   const staging = join(outDir, `.compact-${runId}.tmp`);
   await mkdir(join(staging, 'inputs'), { recursive: true });
@@ -250,103 +267,17 @@ async function writeRun(
   const abort = () => connection.interrupt();
   options.signal?.addEventListener('abort', abort);
   try {
-    // Exactly the bytes each record will claim are read: a file still being appended, or one part
-    // of which is already in the dataset, is read from a copy of that byte range.
-    const readPaths = new Map<string, InputScan>();
-    for (const [i, scan] of work.entries()) {
-      const whole = scan.covered === 0 && scan.end === scan.file.size;
-      if (whole && (scan.compressed || systemMs() - scan.file.mtimeMs > 2000)) {
-        readPaths.set(scan.file.path, scan);
-      } else {
-        const copy = join(staging, 'inputs', `${i}.ndjson`);
-        await copyRange(scan.file.path, scan.covered, scan.end, copy);
-        readPaths.set(copy, scan);
-      }
-    }
-    const files = [...readPaths.keys()];
-    // A sort of millions of events may not fit in memory: spill inside the staging folder.
-    await connection.run(`SET temp_directory = ${sqlString(join(staging, 'spill'))}`);
-    // The lines are parsed once, into an unsorted file the counts and the sort read (staged-rows.ts).
-    const rowsFile = join(staging, 'rows.parquet');
-    await connection.run(stageRowsSql(options.source, sourceRelation(options.source, { ndjson: files, parquet: [], parquetTypes: new Map() }, { withFilename: true }), rowsFile));
-    const counts = new Map<string, { rows: number; skipped: number }>();
-    for (const row of (await connection.runAndReadAll(stagedCountsSql(rowsFile))).getRowObjects()) {
-      counts.set(String(row.filename), { rows: Number(row.rows), skipped: Number(row.skipped) });
-    }
+    const readPaths = await readPathsOf(work, staging, options.sealed ?? false);
+    const { rowsFile, counts } = await stageRows(connection, options.source, readPaths, staging);
     checkAborted(options.signal);
-    // The commit this run will append, carried by every file it writes: should the commit be lost,
-    // the files still say which inputs they hold (dataset-orphans.ts).
-    const records: InputRecord[] = [];
-    for (const [path, scan] of readPaths) {
-      const c = counts.get(path) ?? { rows: 0, skipped: 0 };
-      records.push({ ...scan.record, rows: c.rows, skippedLines: c.skipped });
-    }
-    const rows = [...counts.values()].reduce((n, c) => n + c.rows, 0);
-    const provenance: Provenance = { run: runId, rows, inputs: records };
-
-    progress({ stage: 'writing', fraction: 0 });
-    const out = join(staging, 'out');
-    await withQueryProgress(
-      connection,
-      (fraction) => progress({ stage: 'writing', fraction }),
-      () =>
-        connection.run(
-          parquetLayoutCopy({
-            source: options.source,
-            relation: stagedRowsRelation(options.source, rowsFile),
-            target: out,
-            // An event without a usable timestamp has no day; it is counted as skipped instead.
-            where: 'timestamp IS NOT NULL',
-            partitionByDay: { filenamePattern: `part-${runId}-{i}` },
-            provenance: JSON.stringify(provenance),
-          }),
-        ),
-    );
-    progress({ stage: 'writing', fraction: 1 });
-    failpoint('compact:written', options.source.name);
+    const { records, rows } = runRecords(readPaths, counts);
+    const out = await writeParquet(connection, options, { runId, rowsFile, staging, provenance: { run: runId, rows, inputs: records } }, progress);
     checkAborted(options.signal);
-
     progress({ stage: 'verifying', fraction: 0 });
-    // Files read in place must not have changed while they were read (else the records would lie).
-    for (const [path, scan] of readPaths) {
-      if (path !== scan.file.path) continue;
-      const now = statOrNull(path);
-      if (!now || now.size !== scan.file.size || now.mtimeMs !== scan.file.mtimeMs || now.ino !== scan.file.ino) {
-        throw new EngineError('storage_failed', `${path} changed while it was compacted; nothing was committed. Run compact again.`);
-      }
-    }
-    const staged = await parquetFilesUnder(out);
-    const perFile = new Map<string, number>();
-    if (staged.length) {
-      for (const row of (await connection.runAndReadAll(`SELECT filename, count(*) AS n FROM read_parquet(${sqlStringList(staged)}, filename = true) GROUP BY filename`)).getRowObjects())
-        perFile.set(String(row.filename), Number(row.n));
-    }
-    const written = [...perFile.values()].reduce((n, c) => n + c, 0);
-    if (written !== rows) throw new EngineError('storage_failed', `compact: wrote ${written} rows but read ${rows} events; nothing was committed`);
+    const { staged, perFile } = await verifyRun(connection, readPaths, out, rows);
     progress({ stage: 'verifying', fraction: 1 });
     checkAborted(options.signal);
-
-    // Publishing: the files move into their day folders, still invisible (no commit names them).
-    const add: DataFile[] = [];
-    const touched = new Set<string>([outDir]);
-    for (const [i, file] of staged.entries()) {
-      const rel = relative(out, file).split(sep).join('/');
-      const target = join(outDir, rel);
-      const entry: DataFile = { path: rel, rows: perFile.get(file) ?? 0, bytes: 0, day: /date=(\d{4}-\d{2}-\d{2})/.exec(rel)?.[1] ?? null };
-      await mkdir(dirname(target), { recursive: true });
-      // Its head and stored rollups, in place before the file (none is named until the commit).
-      Object.assign(entry, await writeCompanions(connection, options.source, file, outDir, rel, staging));
-      await fsyncFile(file);
-      entry.crc32 = await fileCrc32(file);
-      await rename(file, target);
-      touched.add(dirname(target));
-      entry.bytes = (await stat(target)).size;
-      add.push(entry);
-      progress({ stage: 'publishing', fraction: (i + 1) / staged.length });
-      failpoint(`compact:publish:${i + 1}`, options.source.name);
-    }
-    for (const dir of touched) await fsyncDir(dir);
-
+    const add = await publishRun(connection, options.source, { outDir, out, staging, staged, perFile }, progress);
     return { add, records, rows, skippedLines: [...counts.values()].reduce((n, c) => n + c.skipped, 0) };
   } finally {
     options.signal?.removeEventListener('abort', abort);
@@ -354,6 +285,153 @@ async function writeRun(
     instance.closeSync();
     await rm(staging, { recursive: true, force: true });
   }
+}
+
+/**
+ * Exactly the bytes each record will claim are read: a whole input is read in place when it
+ * cannot be growing under the run (`readsInPlace`); a file still being appended, or one part of
+ * which is already in the dataset, is read from a copy of that byte range in the staging folder.
+ */
+async function readPathsOf(work: InputScan[], staging: string, sealed: boolean): Promise<ReadPaths> {
+  // "Now" on the filesystem's own clock (the staging folder was just made), never this host's:
+  // the inputs' mtimes are stamped by that same clock, whoever wrote them.
+  const quietBeforeMs = (await stat(staging)).mtimeMs - QUIET_MS;
+  const readPaths: ReadPaths = new Map();
+  for (const [i, scan] of work.entries()) {
+    if (readsInPlace(scan, sealed ? Infinity : quietBeforeMs)) {
+      readPaths.set(scan.file.path, scan);
+    } else {
+      const copy = join(staging, 'inputs', `${i}.ndjson`);
+      await copyRange(scan.file.path, scan.covered, scan.end, copy);
+      readPaths.set(copy, scan);
+    }
+  }
+  return readPaths;
+}
+
+/** How long an input's mtime must lie behind the run's start before it counts as no longer written. */
+const QUIET_MS = 2000;
+
+/**
+ * Whether compaction reads an input where it is (docs/cli.md, "Compacting logs exactly once"):
+ * whole, and compressed, or steady (unchanged from its listing to the end of its scan) and last
+ * written before `quietBeforeMs` on the filesystem's clock (a live log appended every second is
+ * steady for the instant of a scan, then grows while DuckDB reads it, and the run would commit
+ * nothing). Sealed inputs pass `Infinity`: nobody writes them again.
+ *
+ * @example
+ * readsInPlace(await scanInput(file, index, listed, hashes), stagingMtimeMs - 2000); // false for a file appended since its listing
+ */
+export function readsInPlace(scan: Pick<InputScan, 'covered' | 'end' | 'file' | 'compressed' | 'steady'>, quietBeforeMs: number): boolean {
+  const whole = scan.covered === 0 && scan.end === scan.file.size;
+  return whole && (scan.compressed || (scan.steady && scan.file.mtimeMs <= quietBeforeMs));
+}
+
+/** The lines parsed once, into an unsorted file the counts and the sort read (staged-rows.ts); the events and skipped lines per file read. */
+async function stageRows(
+  connection: DuckDBConnection,
+  source: SourceDescriptor,
+  readPaths: ReadPaths,
+  staging: string,
+): Promise<{ rowsFile: string; counts: Map<string, { rows: number; skipped: number }> }> {
+  // A sort of millions of events may not fit in memory: spill inside the staging folder.
+  await connection.run(`SET temp_directory = ${sqlString(join(staging, 'spill'))}`);
+  const rowsFile = join(staging, 'rows.parquet');
+  await connection.run(stageRowsSql(source, sourceRelation(source, { ndjson: [...readPaths.keys()], parquet: [], parquetTypes: new Map() }, { withFilename: true }), rowsFile));
+  const counts = new Map<string, { rows: number; skipped: number }>();
+  for (const row of (await connection.runAndReadAll(stagedCountsSql(rowsFile))).getRowObjects()) {
+    counts.set(String(row.filename), { rows: Number(row.rows), skipped: Number(row.skipped) });
+  }
+  return { rowsFile, counts };
+}
+
+/**
+ * The commit this run will append, carried by every file it writes: should the commit be lost,
+ * the files still say which inputs they hold (dataset-orphans.ts).
+ */
+function runRecords(readPaths: ReadPaths, counts: ReadonlyMap<string, { rows: number; skipped: number }>): { records: InputRecord[]; rows: number } {
+  const records: InputRecord[] = [];
+  for (const [path, scan] of readPaths) {
+    const c = counts.get(path) ?? { rows: 0, skipped: 0 };
+    records.push({ ...scan.record, rows: c.rows, skippedLines: c.skipped });
+  }
+  return { records, rows: [...counts.values()].reduce((n, c) => n + c.rows, 0) };
+}
+
+/** Writes the staged rows as the dataset's Parquet layout into the staging folder's `out`; returns that folder. */
+async function writeParquet(connection: DuckDBConnection, options: RunOptions, run: { runId: string; rowsFile: string; staging: string; provenance: Provenance }, progress: Progress): Promise<string> {
+  progress({ stage: 'writing', fraction: 0 });
+  const out = join(run.staging, 'out');
+  await withQueryProgress(
+    connection,
+    (fraction) => progress({ stage: 'writing', fraction }),
+    () =>
+      connection.run(
+        parquetLayoutCopy({
+          source: options.source,
+          relation: stagedRowsRelation(options.source, run.rowsFile),
+          target: out,
+          // An event without a usable timestamp has no day; it is counted as skipped instead.
+          where: 'timestamp IS NOT NULL',
+          partitionByDay: { filenamePattern: `part-${run.runId}-{i}` },
+          provenance: JSON.stringify(run.provenance),
+        }),
+      ),
+  );
+  progress({ stage: 'writing', fraction: 1 });
+  failpoint('compact:written', options.source.name);
+  return out;
+}
+
+/** Checks the run before it is published: inputs read in place unchanged, and as many rows written as events read. */
+async function verifyRun(connection: DuckDBConnection, readPaths: ReadPaths, out: string, rows: number): Promise<{ staged: string[]; perFile: Map<string, number> }> {
+  // Files read in place must not have changed while they were read (else the records would lie).
+  for (const [path, scan] of readPaths) {
+    if (path !== scan.file.path) continue;
+    const now = statOrNull(path);
+    if (!now || now.size !== scan.file.size || now.mtimeMs !== scan.file.mtimeMs || now.ino !== scan.file.ino) {
+      throw new EngineError('storage_failed', `${path} changed while it was compacted; nothing was committed. Run compact again.`);
+    }
+  }
+  const staged = await parquetFilesUnder(out);
+  const perFile = new Map<string, number>();
+  if (staged.length) {
+    for (const row of (await connection.runAndReadAll(`SELECT filename, count(*) AS n FROM read_parquet(${sqlStringList(staged)}, filename = true) GROUP BY filename`)).getRowObjects())
+      perFile.set(String(row.filename), Number(row.n));
+  }
+  const written = [...perFile.values()].reduce((n, c) => n + c, 0);
+  if (written !== rows) throw new EngineError('storage_failed', `compact: wrote ${written} rows but read ${rows} events; nothing was committed`);
+  return { staged, perFile };
+}
+
+/** Publishing: the files move into their day folders, still invisible (no commit names them); returns what the commit adds. */
+async function publishRun(
+  connection: DuckDBConnection,
+  source: SourceDescriptor,
+  run: { outDir: string; out: string; staging: string; staged: string[]; perFile: ReadonlyMap<string, number> },
+  progress: Progress,
+): Promise<DataFile[]> {
+  const { outDir, out, staged } = run;
+  const add: DataFile[] = [];
+  const touched = new Set<string>([outDir]);
+  for (const [i, file] of staged.entries()) {
+    const rel = relative(out, file).split(sep).join('/');
+    const target = join(outDir, rel);
+    const entry: DataFile = { path: rel, rows: run.perFile.get(file) ?? 0, bytes: 0, day: /date=(\d{4}-\d{2}-\d{2})/.exec(rel)?.[1] ?? null };
+    await mkdir(dirname(target), { recursive: true });
+    // Its head and stored rollups, in place before the file (none is named until the commit).
+    Object.assign(entry, await writeCompanions(connection, source, file, outDir, rel, run.staging));
+    await fsyncFile(file);
+    entry.crc32 = await fileCrc32(file);
+    await rename(file, target);
+    touched.add(dirname(target));
+    entry.bytes = (await stat(target)).size;
+    add.push(entry);
+    progress({ stage: 'publishing', fraction: (i + 1) / staged.length });
+    failpoint(`compact:publish:${i + 1}`, source.name);
+  }
+  for (const dir of touched) await fsyncDir(dir);
+  return add;
 }
 
 /** Deletes (or hands back) every input whose bytes are all in the dataset, verified, and clean. */

@@ -2,7 +2,7 @@ import { createHash, type Hash } from 'node:crypto';
 import { open } from 'node:fs/promises';
 import type { InputRecord } from '../dataset/dataset-log';
 import { contiguousCoverage, hashRange, HEAD_BYTES, InputIndex, RangeHashes, renamedFrom, TAIL_BYTES } from '../files/input-coverage';
-import type { ListedFile } from '../files/list-glob';
+import { statOrNull, type ListedFile } from '../files/list-glob';
 import { InternalError } from '../util/internal-error';
 
 /** What compaction learns from reading an input once, byte for byte. */
@@ -20,6 +20,11 @@ export interface InputScan {
   end: number;
   /** The record this run would add for [covered, end). */
   record: Omit<InputRecord, 'rows' | 'skippedLines'>;
+  /**
+   * Its size, mtime and inode were the same once the scan had read it as at its listing: nobody
+   * wrote to it meanwhile, so compaction may read it in place (else from a copy of its bytes).
+   */
+  steady: boolean;
 }
 
 const COMPRESSED = /\.(gz|zst)$/i;
@@ -66,6 +71,10 @@ export async function scanInput(file: ListedFile, index: InputIndex, listed: Rea
     sha256 = pass.atLastLineEnd;
   }
   if (end < covered) end = covered;
+  // Seen twice, at the listing and after the whole read: no clock compared with an mtime (skewed
+  // clocks, a file another host writes), only what this file said of itself.
+  const after = statOrNull(file.path);
+  const steady = after !== null && after.size === file.size && after.mtimeMs === file.mtimeMs && after.ino === file.ino;
   const headBytes = Math.min(HEAD_BYTES, end);
   return {
     file,
@@ -83,6 +92,7 @@ export async function scanInput(file: ListedFile, index: InputIndex, listed: Rea
       tail: hashRange(file.path, Math.max(0, end - TAIL_BYTES), end) ?? '',
       compressed,
     },
+    steady,
   };
 }
 

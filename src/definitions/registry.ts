@@ -50,9 +50,14 @@ export class EndpointSet {
     }
   }
 
+  /** The endpoint with this name or UUID, or null. */
+  lookup(nameOrId: string): AnyEndpointDefinition | null {
+    return this.byKey.get(UUID.test(nameOrId) ? nameOrId.toLowerCase() : nameOrId) ?? null;
+  }
+
   /** The endpoint with this name or UUID, or a `not_found` error. */
   find(nameOrId: string): AnyEndpointDefinition {
-    const found = this.byKey.get(UUID.test(nameOrId) ? nameOrId.toLowerCase() : nameOrId);
+    const found = this.lookup(nameOrId);
     if (!found) throw new NotFoundError(`No endpoint is named or identified by "${printable(nameOrId, 80)}".`);
     return found;
   }

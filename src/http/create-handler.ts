@@ -1,5 +1,5 @@
 import type { Endpoints } from '../api/create-endpoints';
-import type { EndpointDescription } from '../definitions/describe';
+import { resolveEndpoint } from '../api/resolved-endpoint';
 import { InvalidOptionError, LogEndpointsError, NotFoundError } from '../errors';
 import { createKeyCheck, presentedKey } from './api-keys';
 import { applyCors, preflight } from './cors';
@@ -15,7 +15,7 @@ import { isPublic, matchRoute, stripBasePath } from './routes';
 import { metricsText } from './metrics-text';
 import { createDashboard } from './serve-dashboard';
 import { catalogDays } from './catalog-days';
-import { InFlightBudget, ingestRoute } from './ingest-route';
+import { InFlightBudget, ingestRoute, type IngestContext } from './ingest-route';
 import { otlpLogsRoute } from './otlp-route';
 import { callerSql, declaresBody } from './caller-sql';
 import { drainsRoute } from './drains-route';
@@ -57,7 +57,12 @@ export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHand
   const config = resolveOptions(options);
   const checkKey = createKeyCheck(config.apiKeys);
   const checkIngestKey = createKeyCheck(config.ingestKeys);
-  const ingestBudget = new InFlightBudget(config.ingest.maxBytesInFlight);
+  const ingest: IngestContext = {
+    ep,
+    config,
+    budget: new InFlightBudget(config.ingest.maxBytesInFlight),
+    mayIngest: (key) => checkKey(key) || checkIngestKey(key),
+  };
   checkOtlpDefaultSource(ep, config.otlpDefaultSource);
   const memo = new AnswerMemo(config.microcacheMs);
   let openapi: string | null = null;
@@ -83,9 +88,8 @@ export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHand
       throw notFound();
     }
     if (route.kind === 'ingest' || route.kind === 'otlp-logs') {
-      const mayIngest = (key: string | null) => checkKey(key) || checkIngestKey(key);
       const serve = route.kind === 'ingest' ? ingestRoute : otlpLogsRoute;
-      return serve(ep, request, url.search, config, ingestBudget, mayIngest, presentedKey(request.header));
+      return serve(ingest, request, url.search);
     }
     if (config.drains && (route.kind === 'backends' || route.kind === 'backend' || route.kind === 'rules')) {
       requireKey(request);
@@ -143,13 +147,15 @@ export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHand
   }
 
   async function query(nameOrId: string, search: string, request: PlainRequest): Promise<PlainResponse> {
-    const description = describe(ep.definitions, nameOrId);
+    // Looked up once: its parameters read the query string, and it is queried without a second look-up.
+    const endpoint = resolveEndpoint(ep, nameOrId);
+    const description = endpoint.description;
     const { sql: sqlParam, ...params } = singleValues(parseQueryString(search), [...(description?.params.map((p) => p.name) ?? []), 'sql']);
     const caller = await callerSql(request, sqlParam);
     const format = negotiateFormat(request.header('accept'));
     const options = { ...(format === 'arrow' ? { format: 'arrow' as const } : {}), ...(caller ? { sql: caller.sql } : {}) };
     // An unknown name or UUID is refused by the library itself (404 not_found), `sql` on an endpoint that is not sandboxable too (400).
-    const result = await ep.query(nameOrId, params, options);
+    const result = await endpoint.query(params, options);
     const response = sendResult(result, result.columns ?? description?.columns ?? [], format);
     // The memo is keyed by URL: an answer to SQL sent in a body is never reused.
     if (result.ttlRemainingSeconds !== null && memo.enabled && !caller?.inBody) {
@@ -236,11 +242,6 @@ function checkOtlpDefaultSource(ep: Endpoints, source: string | null): void {
     if (!(error instanceof NotFoundError)) throw error;
     throw new InvalidOptionError('otlpDefaultSource', `createHandler: otlpDefaultSource names no source. ${error.message}`, { cause: error });
   }
-}
-
-function describe(definitions: readonly EndpointDescription[], nameOrId: string): EndpointDescription | undefined {
-  const lower = nameOrId.toLowerCase();
-  return definitions.find((d) => d.name === nameOrId || d.id === lower);
 }
 
 /** Same URL (path and parameters exactly) and same output format: the same answer bytes. */

@@ -6,6 +6,7 @@ import { parseEvents } from '../ingest/parse-body';
 import { readBody } from '../ingest/read-body';
 import type { PlainRequest, PlainResponse } from './exchange';
 import type { ResolvedOptions } from './handler-options';
+import { presentedKey } from './api-keys';
 import { parseQueryString } from './query-string';
 import { sendJson } from './respond';
 import { printable } from '../util/printable';
@@ -49,22 +50,34 @@ export class InFlightBudget {
 }
 
 /**
+ * What every ingest route is given besides its request, made once per handler: the instance, the
+ * handler's options, the in-flight budget of body bytes, and which keys may ingest.
+ *
+ * @example
+ * const context: IngestContext = { ep, config, budget: new InFlightBudget(config.ingest.maxBytesInFlight), mayIngest: (key) => checkKey(key) };
+ * return ingestRoute(context, request, url.search);
+ */
+export interface IngestContext {
+  ep: Endpoints;
+  config: ResolvedOptions;
+  budget: InFlightBudget;
+  /** Whether a key (presented, or null) may ingest: a query key or an ingest-only key. */
+  mayIngest: (key: string | null) => boolean;
+}
+
+/** An ingest route: `POST` of a body to a path of `IngestContext`'s instance (`search`: the URL's `?...`). */
+export type IngestRoute = (context: IngestContext, request: PlainRequest, search: string) => Promise<PlainResponse>;
+
+/**
  * `POST {base}/api/logs` (and `/logs`, `/api/events`), Logflare's ingest (docs/ingest.md). The
  * source comes from `?source_name=` or `?source=<uuid>`, the key from the headers (or, as older
  * Logflare clients send it, `?api_key=`); the body is read within the limits, parsed, and handed
  * to `ep.ingest`, the one ingest path. Answers `200 {"message":"Logged!"}` once durable.
  */
-export async function ingestRoute(
-  ep: Endpoints,
-  request: PlainRequest,
-  search: string,
-  config: ResolvedOptions,
-  budget: InFlightBudget,
-  mayIngest: (key: string | null) => boolean,
-  presented: string | null,
-): Promise<PlainResponse> {
+export const ingestRoute: IngestRoute = async (context, request, search) => {
+  const { ep, config, budget } = context;
   const query = parseQueryString(search);
-  const storage = admitIngest(ep, request, query, config, mayIngest, presented);
+  const storage = admitIngest(context, request, query);
   const ref = requestedSource(query, null);
   if (!ref) {
     // The names of this instance's sources (each one's first Logflare name).
@@ -80,28 +93,21 @@ export async function ingestRoute(
     else await ep.ingest(ref, parseEvents(body, request.header('content-type')) as object[]);
   });
   return sendJson(200, LOGGED);
-}
+};
 
 /**
  * The checks of every ingest route before anything else: `POST`, a key that may ingest (from the
  * headers or, as older Logflare clients send it, `?api_key=`), and a data dir. Returns the
  * instance's managed storage.
  */
-export function admitIngest(
-  ep: Endpoints,
-  request: PlainRequest,
-  query: Map<string, string[]>,
-  config: ResolvedOptions,
-  mayIngest: (key: string | null) => boolean,
-  presented: string | null,
-): NonNullable<Endpoints['storage']> {
+export function admitIngest({ ep, config, mayIngest }: IngestContext, request: PlainRequest, query: Map<string, string[]>): NonNullable<Endpoints['storage']> {
   const method = request.method.toUpperCase();
   if (method !== 'POST') {
     throw Object.assign(new LogEndpointsError('method_not_allowed', 405, `Method ${printable(method, 32)} is not allowed here; send events with POST.`), {
       allow: 'POST',
     });
   }
-  if (config.auth && !mayIngest(presented ?? query.get('api_key')?.[0] ?? null)) {
+  if (config.auth && !mayIngest(presentedKey(request.header) ?? query.get('api_key')?.[0] ?? null)) {
     throw new LogEndpointsError('unauthorized', 401, 'A valid API key is required (X-API-KEY header or Authorization: Bearer).');
   }
   if (!ep.storage) {

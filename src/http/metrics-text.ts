@@ -27,6 +27,7 @@ export function metricsText(stats: EndpointsStats, peakResidentBytes: number | n
     gauge('heap_bytes', "V8's heap (JavaScript objects).", stats.memory.heapBytes),
     gauge('external_bytes', "JavaScript's buffers outside V8's heap.", stats.memory.externalBytes),
     counter('ingested_events_total', 'Events acknowledged.', stats.ingestedEvents),
+    counter('repeated_events_total', 'Events acknowledged again without being stored (a retried body).', stats.repeatedEvents),
     counter('queries_total', 'Engine queries run (cache misses and warming).', stats.engineQueries),
     counter('cache_hits_total', 'Answers served from the cache.', stats.cacheHits),
     {

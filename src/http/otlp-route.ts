@@ -1,12 +1,9 @@
-import type { Endpoints } from '../api/create-endpoints';
 import { InvalidParameterError, LogEndpointsError, NotFoundError } from '../errors';
 import { bodyDigest } from '../ingest/body-digest';
 import { INGEST_FROM_BODY, type BodyIngest } from '../managed/ingestor';
 import { otlpLogEvents, type OtlpLogEvent } from '../ingest/otlp-logs';
 import { encodeLogsResponse, type LogsPartialSuccess } from '../ingest/otlp-proto';
-import type { PlainRequest, PlainResponse } from './exchange';
-import type { ResolvedOptions } from './handler-options';
-import { admitIngest, requestedSource, withIngestBody, type InFlightBudget } from './ingest-route';
+import { admitIngest, requestedSource, withIngestBody, type IngestRoute } from './ingest-route';
 import { parseQueryString } from './query-string';
 import { send, sendJson } from './respond';
 import { printable } from '../util/printable';
@@ -23,17 +20,10 @@ const JSON_TYPE = 'application/json';
  * refused: all of them is `400`, some of them a `partialSuccess` in the answer. Answers an
  * `ExportLogsServiceResponse` in the request's encoding once the events are durable.
  */
-export async function otlpLogsRoute(
-  ep: Endpoints,
-  request: PlainRequest,
-  search: string,
-  config: ResolvedOptions,
-  budget: InFlightBudget,
-  mayIngest: (key: string | null) => boolean,
-  presented: string | null,
-): Promise<PlainResponse> {
+export const otlpLogsRoute: IngestRoute = async (context, request, search) => {
+  const { ep, config, budget } = context;
   const query = parseQueryString(search);
-  const storage = admitIngest(ep, request, query, config, mayIngest, presented);
+  const storage = admitIngest(context, request, query);
   const encoding = encodingOf(request.header('content-type'));
   const named = requestedSource(query, request.header('x-source'));
   // An unknown source is told before the body is read, as on Logflare's route.
@@ -69,7 +59,7 @@ export async function otlpLogsRoute(
   if (encoding === 'protobuf') return send(200, encodeLogsResponse(partialSuccess), { 'Content-Type': PROTOBUF });
   // OTLP/JSON spells an int64 as a decimal string.
   return sendJson(200, partialSuccess ? { partialSuccess: { rejectedLogRecords: String(partialSuccess.rejectedLogRecords), errorMessage: partialSuccess.errorMessage } } : {});
-}
+};
 
 /** The body's encoding by `Content-Type`: OTLP/HTTP defines protobuf and JSON; others are 415. */
 function encodingOf(contentType: string | null): 'protobuf' | 'json' {

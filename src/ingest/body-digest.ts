@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { PayloadTooLargeError } from '../errors';
+import { InternalError } from '../util/internal-error';
 
 /**
  * The ids of events sent without one, derived from what was sent (docs/ingest.md, "Retries and
@@ -55,7 +57,10 @@ export function bodyKey(source: string, digest: Uint8Array): string {
  * derivedId(bodyKey('edgeLogs', digest), 2); // 'xxxxxxxx-xxxx-8xxx-yxxx-xxxxxx000002'
  */
 export function derivedId(key: string, position: number): string {
-  if (!Number.isInteger(position) || position < 0 || position > MAX_POSITION) throw new RangeError(`An event's position in its body must be 0 to ${MAX_POSITION}.`);
+  // A body of more events than an id can number keeps random ids (`retryable`); should one reach here, it is refused as too large, never a crash.
+  if (position > MAX_POSITION) throw new PayloadTooLargeError(MAX_POSITION + 1, `A body holds at most ${MAX_POSITION + 1} events whose ids are derived from it; send smaller batches.`);
+  // Positions are counted by the body's parser from 0: anything else is a bug of ours.
+  if (!Number.isInteger(position) || position < 0) throw new InternalError('invariant', `An event's position in its body must be 0 to ${MAX_POSITION}, not ${position}.`);
   const hex = key + position.toString(16).padStart(6, '0');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }

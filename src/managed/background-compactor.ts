@@ -148,6 +148,8 @@ export class BackgroundCompactor {
         remove: (paths) => wal.release(paths),
         // What the store holds is what clients sent: it is compacted whatever it looks like.
         checkShape: false,
+        // A closed segment is never appended again: read in place, not copied.
+        sealed: true,
         // A line no query reads never pins its segment: it goes to the quarantine.
         setAside: this.options.setAside,
         duckdb,

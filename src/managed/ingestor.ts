@@ -37,7 +37,10 @@ export interface BodyIngest {
 
 /** The answer of an ingest: how many events are now durable. */
 export interface IngestResult {
+  /** Events acknowledged. */
   ingested: number;
+  /** True when the body was one acknowledged lately: answered again, nothing stored. */
+  repeated?: true;
 }
 
 /**
@@ -106,7 +109,7 @@ export class Ingestor {
   /** Stores a body's lines, or acknowledges them again when the body is a recent one. */
   private async storeOnce(source: SourceName, prepared: BodyLines): Promise<IngestResult> {
     const key = prepared.key ?? null;
-    return (await this.recent.once(key, () => this.store(source, prepared, key))) ?? { ingested: prepared.events };
+    return (await this.recent.once(key, () => this.store(source, prepared, key))) ?? { ingested: prepared.events, repeated: true };
   }
 
   private async store(source: SourceName, { lines, events }: BodyLines, key: string | null = null): Promise<IngestResult> {

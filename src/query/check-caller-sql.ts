@@ -1,15 +1,15 @@
 import { InvalidParameterError } from '../errors';
 import type { EngineStatement, EngineTarget } from '../engine/engine';
-import { checkBigQuery } from '../bigquery/translate-bigquery';
 import { bigQuerySchemaOf } from '../bigquery/schema-of-sources';
 import type { BigQuerySchema } from '../bigquery/schema';
 import { splitEndpointSql } from '../sandbox/compose-sandboxed-sql';
 import { sourcesNamedBy } from '../sandbox/source-tables';
-import { validateCallerSql, type CallerDialect, type CheckedSql } from '../sandbox/validate-caller-sql';
+import type { CallerDialect, CheckedSql } from '../sandbox/validate-caller-sql';
 import type { SourceSet } from '../sources/source-set';
 import { callerDialectRefused } from './caller-dialect';
 import { clickhouseSourceTables } from './clickhouse-source-tables';
 import type { SqlParser } from './sql-parser';
+import { checkBigQueryText, checkDuckDbText } from './sandboxed-check';
 import { dialectSql } from './dialect-sql';
 
 /**
@@ -46,12 +46,11 @@ export class CallerSqlCheck {
   }
 
   async #checkDuckDB(statement: EngineStatement, sql: string, maxRows: number): Promise<CheckedSql> {
-    const serialize = this.parser.serialize;
     const sources = statement.sourceTables ? this.sources.list : null;
     const tables = sources ? sources.map((s) => s.relation) : splitEndpointSql(dialectSql(statement, 'duckdb')).tables;
-    if (this.dialect === 'duckdb') return validateCallerSql(sql, { tables, maxRows }, serialize);
+    if (this.dialect === 'duckdb') return checkDuckDbText(sql, { tables, maxRows }, this.parser);
     if (!sources) throw callerDialectRefused(statement.name);
-    const checked = await checkBigQuery(sql, (this.#schema ??= bigQuerySchemaOf(sources)), 'duckdb', { tables, maxRows }, serialize);
+    const checked = await checkBigQueryText(sql, (this.#schema ??= bigQuerySchemaOf(sources)), 'duckdb', { tables, maxRows }, this.parser);
     return { sql: checked.sql, key: checked.key, columns: checked.columns };
   }
 
@@ -72,7 +71,7 @@ export class CallerSqlCheck {
       this.#clickhouseTables.set(template, tables);
     }
     const rules = { tables: sources.map((d) => d.relation), maxRows };
-    const checked = await checkBigQuery(sql, (this.#schema ??= bigQuerySchemaOf(sources)), 'clickhouse', rules, this.parser.serialize, tables);
+    const checked = await checkBigQueryText(sql, (this.#schema ??= bigQuerySchemaOf(sources)), 'clickhouse', rules, this.parser, tables);
     return { sql: checked.sql, key: checked.key, columns: checked.columns };
   }
 }

@@ -13,10 +13,18 @@ import type { ColumnType } from '../sql/column-types';
 export const MAX_CALLER_SQL_LENGTH = 65_536;
 
 /**
- * DuckDB's parser as the sandbox uses it: the result of `SELECT json_serialize_sql($sql)` for a
- * SQL text (the engine runs it on a connection of its own).
+ * What DuckDB's parser made of a text, as the sandbox judges it: the result of
+ * `SELECT json_serialize_sql($sql)` (`json`), or the parser's own failure (`failed`). The sandbox
+ * never parses: the compiler of a query (src/query) runs the parser and hands this down.
  */
-export type SerializeSql = (sql: string) => Promise<string>;
+export type ParserOutput = { json: string } | { failed: unknown };
+
+/** The two texts the parser reads for a caller's SQL: as sent (`sql`) and as it runs, inside the wrapper that caps its rows (`wrapped`). */
+export interface SandboxTexts {
+  /** The text to run (as sent, trailing semicolons and spaces cut). */
+  sql: string;
+  wrapped: string;
+}
 
 /** What a sandboxed query runs with. */
 export interface SandboxRules {
@@ -51,26 +59,40 @@ export interface CheckedSql {
 export type CallerDialect = 'duckdb' | 'bigquery';
 
 /**
- * Checks a caller's SQL against the sandbox's rules before anything runs, with DuckDB's own
- * parser: one SELECT statement, within the length limit, whose parse tree (as it runs, inside
- * the wrapper that caps its rows) passes `checkParseTree` and `checkSizes`. Refusals are `InvalidSqlError`s
- * naming the rule; their messages never echo file contents, settings or paths.
+ * The first half of the sandbox's check of a caller's SQL, before any parse: not empty, within the
+ * length limit; returns the texts the parser reads (as sent, and as it runs). Text in, texts out.
  *
  * @example
- * const checked = await validateCallerSql('select count(*) from edge_logs', { tables: ['edge_logs'], maxRows: 1000 }, serialize);
+ * sandboxTexts('select 1;', 1000); // { sql: 'select 1', wrapped: 'SELECT * FROM (\nselect 1\n) AS sandboxed LIMIT 1000' }
  */
-export async function validateCallerSql(text: string, rules: SandboxRules, serialize: SerializeSql): Promise<CheckedSql> {
+export function sandboxTexts(text: string, maxRows: number): SandboxTexts {
   if (typeof text !== 'string' || text.trim() === '') throw new InvalidSqlError('syntax', 'The SQL is empty: send one SELECT statement.');
   if (text.length > MAX_CALLER_SQL_LENGTH) {
     throw new InvalidSqlError('too_long', `The SQL is longer than ${MAX_CALLER_SQL_LENGTH} characters.`);
   }
   // A trailing `;` is harmless alone but would break the wrapper.
   const sql = text.replace(/[\s;]+$/, '');
+  return { sql, wrapped: sandboxedSelect(sql, maxRows) };
+}
+
+/**
+ * The sandbox's verdict on a caller's SQL from what the parser made of its two texts
+ * (`sandboxTexts`): one SELECT statement whose parse tree (as it runs, inside the wrapper that
+ * caps its rows) passes `checkParseTree` and `checkSizes`. Refusals are `InvalidSqlError`s naming
+ * the rule; their messages never echo file contents, settings or paths. Parse trees in, verdict
+ * out: nothing is called back.
+ *
+ * @example
+ * const texts = sandboxTexts('select count(*) from edge_logs', 1000);
+ * const checked = judgeCallerSql(texts, { alone: { json: await serialize(texts.sql) }, wrapped: { json: await serialize(texts.wrapped) } }, { tables: ['edge_logs'], maxRows: 1000 });
+ */
+export function judgeCallerSql(texts: SandboxTexts, parsed: { alone: ParserOutput; wrapped: ParserOutput }, rules: SandboxRules): CheckedSql {
+  const { sql } = texts;
   // As sent first, for the rule a statement breaks (not a SELECT, several of them) ...
-  const alone = await parse(sql, serialize);
+  const alone = statementsOf(parsed.alone);
   if (alone.statements.length !== 1) throw new InvalidSqlError('one_statement', 'Send exactly one SELECT statement.');
   // ... then as it runs: the check is on the very text the engine gets.
-  const wrapped = await parse(sandboxedSelect(sql, rules.maxRows), serialize);
+  const wrapped = statementsOf(parsed.wrapped);
   if (wrapped.statements.length !== 1) throw new InvalidSqlError('one_statement', 'Send exactly one SELECT statement.');
   const statement = wrapped.statements[0];
   checkParseTree(statement, rules.tables);
@@ -86,10 +108,11 @@ interface Serialized {
   statements: unknown[];
 }
 
-async function parse(sql: string, serialize: SerializeSql): Promise<Serialized> {
+function statementsOf(output: ParserOutput): Serialized {
   let out: { error?: boolean; error_message?: unknown; statements?: unknown };
   try {
-    out = JSON.parse(await serialize(sql));
+    if ('failed' in output) throw output.failed;
+    out = JSON.parse(output.json);
   } catch (error) {
     throw new InvalidSqlError('syntax', 'The SQL could not be parsed.', { cause: error });
   }

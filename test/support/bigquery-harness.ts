@@ -1,6 +1,7 @@
 import { DuckDBInstance, VARCHAR, type DuckDBConnection } from '@duckdb/node-api';
 import type { BigQuerySchema } from '../../src/bigquery/schema';
-import { checkBigQuery, translateBigQuery } from '../../src/bigquery/translate-bigquery';
+import { translateBigQuery } from '../../src/bigquery/translate-bigquery';
+import { checkBigQueryText } from '../../src/query/sandboxed-check';
 import { callerSqlError } from '../../src/engine/duckdb/caller-errors';
 import { composeSandboxedSql } from '../../src/sandbox/compose-sandboxed-sql';
 
@@ -73,7 +74,7 @@ export class BigQueryHarness {
 
   /** Rows of a caller's BigQuery SQL as objects (timestamps as ISO text, JSON parsed, numbers as numbers). */
   async rows(sql: string, maxRows = 1000): Promise<Array<Record<string, unknown>>> {
-    const checked = await checkBigQuery(sql, SCHEMA, 'duckdb', { tables: TABLES, maxRows }, this.serialize);
+    const checked = await checkBigQueryText(sql, SCHEMA, 'duckdb', { tables: TABLES, maxRows }, { serialize: this.serialize });
     const full = composeSandboxedSql(this.withClause, checked.sql, maxRows);
     // A failure of the query itself is the caller's 400, as the engine reports it.
     const reader = await this.connection.runAndReadAll(full).catch((error: unknown) => {

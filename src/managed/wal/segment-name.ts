@@ -7,6 +7,7 @@ const NAME = /^(\d{20})\.ndjson$/;
  * order is segment order, and `.ndjson` so that any NDJSON reader (DuckDB, `jq`) reads it.
  */
 export function segmentFileName(seq: number): string {
+  // An invariant, not a caller's mistake: numbers come from the WAL's own count (kept a RangeError for the WAL's tests).
   if (!Number.isSafeInteger(seq) || seq < 1) throw new RangeError(`A segment number is a positive integer, not ${seq}.`);
   return `${String(seq).padStart(DIGITS, '0')}.ndjson`;
 }

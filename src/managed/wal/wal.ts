@@ -1,18 +1,18 @@
-import { mkdir, open, unlink, type FileHandle } from 'node:fs/promises';
+import { mkdir, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { timerScheduler, type CacheScheduler } from '../../util/scheduler';
 import { EngineError } from '../../errors';
-import { crc32, markerLine } from '../../wal-format/commit-marker';
 import { fsyncDir, isCode } from '../../util/durable-fs';
+import { checkPositiveNumber } from '../../util/option-checks';
 import { Quarantine } from './quarantine';
 import { recoverSegment, type DamagedBytes } from './recover-segment';
 import { recoverAtOpen, type DeferredSegment, type WalRecovery, type WalSegment } from './recover-at-open';
-
-export type { WalRecovery, WalSegment };
-import { segmentFileName } from './segment-name';
+import { GroupCommit, writeGroup } from './group-commit';
+import { createSegment, SegmentRolling, type ActiveSegment } from './segment-rolling';
 import { monotonicMs } from '../../time/clock';
 import { failpoint, holdpoint } from '../../util/failpoint';
-import { InternalError } from '../../util/internal-error';
+
+export type { WalRecovery, WalSegment };
 
 /** Limits and rolling of one WAL. */
 export interface WalOptions {
@@ -47,27 +47,14 @@ export const WAL_DEFAULTS = {
   maxUncompactedBytes: 1024 * 1024 * 1024,
 } as const;
 
-interface Pending {
-  data: Uint8Array;
-  resolve: (where: { seq: number }) => void;
-  reject: (error: unknown) => void;
-}
-
-interface Active {
-  seq: number;
-  path: string;
-  handle: FileHandle;
-  committedBytes: number;
-  groups: number;
-  /** When its first group was written (monotonic ms), null while empty. */
-  firstWriteAt: number | null;
-}
-
 /**
  * A write-ahead log of NDJSON segments (`<dir>/<20-digit seq>.ndjson`) with group commit:
  * appends waiting at the same moment share one write and one fdatasync, each group followed by a
  * commit marker line; an append resolves only once its group is on disk. At open, every
- * segment found is closed (its torn tail cut) and a new active segment is started.
+ * segment found is closed (its torn tail cut) and a new active segment is started. It composes
+ * its rooms: recovery at open (`recover-at-open.ts`), group commit (`group-commit.ts`), rolling
+ * (`segment-rolling.ts`); it keeps the bounds, the closed and deferred segments, verification,
+ * the quarantine's hand-off and close.
  *
  * @example
  * const wal = await Wal.open({ dir: 'data/edgeLogs/wal' });
@@ -83,19 +70,14 @@ export class Wal {
   recovery: Promise<void> = Promise.resolve();
   /** Where damaged bytes went (recovery, `verify`). */
   readonly quarantine: Quarantine;
-  private readonly limits: Required<Omit<WalOptions, 'dir' | 'now' | 'scheduler' | 'quarantine' | 'recoverAtOpenBytes'>>;
+  private readonly maxPendingBytes: number;
+  private readonly maxUncompactedBytes: number;
   /** Closed segments checked group by group since they were last written (at open, or by `verify`). */
   private readonly verified = new Set<string>();
-  private readonly now: () => number;
-  private readonly scheduler: CacheScheduler;
   private closedList: WalSegment[];
-  private active: Active | null = null;
-  private queue: Pending[] = [];
-  private pendingBytes = 0;
+  private readonly rolling: SegmentRolling;
+  private readonly groups: GroupCommit<{ seq: number }>;
   private diskBytes: number;
-  private flushing: Promise<void> | null = null;
-  private rollRequested = false;
-  private cancelAgeRoll: (() => void) | null = null;
   private failure: Error | null = null;
   private closing = false;
   private closed: Promise<void> | null = null;
@@ -106,14 +88,30 @@ export class Wal {
   private constructor(dir: string, options: WalOptions, closed: WalSegment[], recovered: WalRecovery[], quarantine: Quarantine) {
     this.dir = dir;
     this.quarantine = quarantine;
-    this.limits = {
+    const rules = {
       maxSegmentBytes: positive(options.maxSegmentBytes, WAL_DEFAULTS.maxSegmentBytes, 'maxSegmentBytes'),
       maxSegmentAgeMs: positive(options.maxSegmentAgeMs, WAL_DEFAULTS.maxSegmentAgeMs, 'maxSegmentAgeMs'),
-      maxPendingBytes: positive(options.maxPendingBytes, WAL_DEFAULTS.maxPendingBytes, 'maxPendingBytes'),
-      maxUncompactedBytes: positive(options.maxUncompactedBytes, WAL_DEFAULTS.maxUncompactedBytes, 'maxUncompactedBytes'),
+      now: options.now ?? monotonicMs,
+      scheduler: options.scheduler ?? timerScheduler,
     };
-    this.now = options.now ?? monotonicMs;
-    this.scheduler = options.scheduler ?? timerScheduler;
+    this.maxPendingBytes = positive(options.maxPendingBytes, WAL_DEFAULTS.maxPendingBytes, 'maxPendingBytes');
+    this.maxUncompactedBytes = positive(options.maxUncompactedBytes, WAL_DEFAULTS.maxUncompactedBytes, 'maxUncompactedBytes');
+    this.rolling = new SegmentRolling(
+      rules,
+      (seq) => this.createSegment(seq),
+      () => {
+        if (this.closing) return;
+        this.rolling.requested = true;
+        this.groups.kick();
+      },
+    );
+    this.groups = new GroupCommit({
+      wanted: () => this.rolling.requested,
+      beforeGroup: () => this.rollIfDue(),
+      commit: (group) => this.commit(group),
+      failure: storageError,
+      afterGroup: () => this.rolling.checkSize(),
+    });
     this.closedList = closed;
     this.recovered = recovered;
     this.diskBytes = closed.reduce((sum, s) => sum + s.committedBytes, 0);
@@ -141,7 +139,7 @@ export class Wal {
     // Counted against the uncompacted bound from the start.
     wal.diskBytes += wal.deferredList.reduce((n, s) => n + s.bytes, 0);
     // The new active segment comes first: the highest number stays on disk, so numbers never repeat.
-    wal.active = await wal.createSegment(nextSeq);
+    wal.rolling.active = await wal.createSegment(nextSeq);
     const empty = found.filter((s) => s.committedBytes === 0);
     for (const s of empty) await unlink(s.path).catch(ignoreMissing);
     if (empty.length) await fsyncDir(dir);
@@ -195,25 +193,26 @@ export class Wal {
     if (this.closing) return Promise.reject(new EngineError('closed', 'The storage was closed.'));
     if (this.failure) return Promise.reject(this.failure);
     if (lines.length === 0) return Promise.resolve({ seq: this.active?.seq ?? 0 });
+    // An invariant, not a caller's mistake: the WAL is internal and its one writer (the ingestor)
+    // appends serialised lines, each ending with a newline (kept a TypeError for the WAL's tests).
     if (lines[lines.length - 1] !== 0x0a) return Promise.reject(new TypeError('WAL lines must end with a newline.'));
     const size = lines.length;
-    if (this.pendingBytes > 0 && this.pendingBytes + size > this.limits.maxPendingBytes) {
+    const pending = this.groups.pendingBytes;
+    if (pending > 0 && pending + size > this.maxPendingBytes) {
       return Promise.reject(new EngineError('overloaded', 'Too many events are waiting to be written; retry shortly.', { retryAfterSeconds: 1 }));
     }
-    const held = this.diskBytes + this.pendingBytes;
-    if (held > 0 && held + size > this.limits.maxUncompactedBytes) {
+    const held = this.diskBytes + pending;
+    if (held > 0 && held + size > this.maxUncompactedBytes) {
       return Promise.reject(new EngineError('overloaded', 'The write-ahead log is full until compaction catches up; retry later.', { retryAfterSeconds: 5 }));
     }
-    this.pendingBytes += size;
-    const done = new Promise<{ seq: number }>((resolve, reject) => this.queue.push({ data: lines, resolve, reject }));
-    this.kick();
-    return done;
+    return this.groups.enqueue(lines);
   }
 
   /** Every segment on disk, oldest first, with its committed bytes; the active one last. */
   snapshot(): WalSegment[] {
     const list = this.closedList.map((s) => ({ ...s }));
-    if (this.active) list.push({ path: this.active.path, seq: this.active.seq, committedBytes: this.active.committedBytes, closed: false });
+    const active = this.active;
+    if (active) list.push({ path: active.path, seq: active.seq, committedBytes: active.committedBytes, closed: false });
     return list;
   }
 
@@ -275,15 +274,15 @@ export class Wal {
 
   /** Bytes held: `disk` in segments not yet released (committed), `pending` accepted but not yet fsynced. */
   get bytes(): { disk: number; pending: number } {
-    return { disk: this.diskBytes, pending: this.pendingBytes };
+    return { disk: this.diskBytes, pending: this.groups.pendingBytes };
   }
 
   /** Closes the active segment now if it holds anything (e.g. before a shutdown compaction). */
   async roll(): Promise<void> {
-    this.rollRequested = true;
-    this.kick();
-    while (this.rollRequested && this.flushing) await this.flushing;
-    await this.flushing;
+    this.rolling.requested = true;
+    this.groups.kick();
+    while (this.rolling.requested && this.groups.running) await this.groups.running;
+    await this.groups.running;
   }
 
   /** Writes what was accepted, then closes the files. Later appends reject with `closed`. */
@@ -296,9 +295,8 @@ export class Wal {
     this.closing = true;
     // A segment being recovered is finished (what is left waits for the next start).
     await this.recovery;
-    while (this.flushing) await this.flushing;
-    this.cancelAgeRoll?.();
-    this.cancelAgeRoll = null;
+    while (this.groups.running) await this.groups.running;
+    this.rolling.stopAgeTimer();
     const active = this.active;
     if (!active) return;
     // Listed as active while its file closes and as closed after, never missing: a query still
@@ -307,114 +305,42 @@ export class Wal {
     // next open treats it as closed.
     await active.handle.close();
     this.closedList.push({ path: active.path, seq: active.seq, committedBytes: active.committedBytes, closed: true });
-    this.active = null;
+    this.rolling.active = null;
   }
 
-  private kick(): void {
-    if (this.flushing) return;
-    this.flushing = new Promise<void>((resolve) => setImmediate(resolve))
-      // Started on the next turn of the event loop: every append made until then joins the first group.
-      .then(() => this.flushLoop())
-      .finally(() => {
-        this.flushing = null;
-        // Appends made after the loop's last look (by callers its groups just answered) go next.
-        if (this.queue.length || this.rollRequested) this.kick();
-      });
+  /** The segment written to now (rolling's). */
+  private get active(): ActiveSegment | null {
+    return this.rolling.active;
   }
 
-  private async flushLoop(): Promise<void> {
-    while (this.queue.length || this.rollRequested) {
-      if (this.rollRequested || this.rollDue()) {
-        try {
-          await this.rollActive();
-        } catch {
-          // No new segment (disk full?): the groups go on into the current one, the next group retries.
-          this.rollRequested = false;
-        }
-      }
-      if (!this.queue.length) continue;
-      // Every append waiting now is one group: one write, one fdatasync.
-      const group = this.queue;
-      this.queue = [];
-      try {
-        const seq = this.active!.seq;
-        await this.writeGroup(group);
-        for (const p of group) p.resolve({ seq });
-      } catch (error) {
-        const failure = storageError(error);
-        for (const p of group) p.reject(failure);
-      } finally {
-        for (const p of group) this.pendingBytes -= p.data.length;
-      }
-      if (this.active && this.active.committedBytes >= this.limits.maxSegmentBytes) this.rollRequested = true;
-    }
+  /** The one door through which segment files are made, at open and by every roll. */
+  private createSegment(seq: number): Promise<ActiveSegment> {
+    return createSegment(this.dir, seq);
   }
 
-  private rollDue(): boolean {
-    const a = this.active;
-    if (!a || a.firstWriteAt === null) return false;
-    return a.committedBytes >= this.limits.maxSegmentBytes || this.now() - a.firstWriteAt >= this.limits.maxSegmentAgeMs;
-  }
-
-  private async writeGroup(group: Pending[]): Promise<void> {
-    const a = this.active;
-    if (!a) throw new EngineError('storage_failed', 'The WAL has no active segment.');
-    let crc = 0;
-    let bytes = 0;
-    for (const p of group) {
-      crc = crc32(p.data, crc);
-      bytes += p.data.length;
-    }
-    const marker = Buffer.from(markerLine({ seq: a.groups + 1, bytes, crc32: crc }), 'latin1');
-    const total = bytes + marker.length;
+  /** Before each group: closes the active segment when a roll is asked for or due (by size or age). */
+  private async rollIfDue(): Promise<void> {
+    if (!this.rolling.due()) return;
     try {
-      const { bytesWritten } = await a.handle.writev([...group.map((p) => p.data), marker], a.committedBytes);
-      if (bytesWritten !== total) throw new InternalError('ENOSPC', `Short write: ${bytesWritten} of ${total} bytes.`);
-    } catch (error) {
-      // Cut what may have landed, so the next group starts at the committed end again.
-      await a.handle.truncate(a.committedBytes).catch((cut: unknown) => {
-        this.failure = storageError(cut);
-      });
-      throw error;
+      const closed = await this.rolling.roll((segment) => this.closedList.push(segment));
+      if (closed) this.notifyClosed(closed);
+    } catch {
+      // No new segment (disk full?): the groups go on into the current one, the next group retries.
+      this.rolling.requested = false;
     }
-    try {
-      await a.handle.datasync();
-    } catch (error) {
-      // After a failed fsync the file's state is unknown: accept nothing more until reopened.
+  }
+
+  /** Writes one group into the active segment; each of its appends answers with that segment. */
+  private async commit(group: readonly Uint8Array[]): Promise<{ seq: number }> {
+    const active = this.active;
+    if (!active) throw new EngineError('storage_failed', 'The WAL has no active segment.');
+    const seq = active.seq;
+    const written = await writeGroup(active, group, (error) => {
       this.failure = storageError(error);
-      throw error;
-    }
-    a.committedBytes += total;
-    a.groups++;
-    this.diskBytes += total;
-    if (a.firstWriteAt === null) {
-      a.firstWriteAt = this.now();
-      this.cancelAgeRoll = this.scheduler.schedule(this.limits.maxSegmentAgeMs, async () => {
-        this.cancelAgeRoll = null;
-        if (this.closing) return;
-        this.rollRequested = true;
-        this.kick();
-      });
-    }
-  }
-
-  /** Closes the active segment when it holds anything, and starts the next one. */
-  private async rollActive(): Promise<void> {
-    this.rollRequested = false;
-    const old = this.active;
-    if (!old || old.firstWriteAt === null) return;
-    const next = await this.createSegment(old.seq + 1);
-    // The old segment becomes closed in the same turn as the new one becomes active: a snapshot
-    // taken while its file is closed must hold it (queries take a segment missing from their
-    // snapshot for one compacted and released, and leave its events out).
-    const closed: WalSegment = { path: old.path, seq: old.seq, committedBytes: old.committedBytes, closed: true };
-    this.active = next;
-    this.closedList.push(closed);
-    this.cancelAgeRoll?.();
-    this.cancelAgeRoll = null;
-    // Its bytes are fsynced already, and nothing writes to it any more; a failing close loses nothing.
-    await old.handle.close().catch(() => undefined);
-    this.notifyClosed(closed);
+    });
+    this.diskBytes += written;
+    this.rolling.written();
+    return { seq };
   }
 
   private notifyClosed(segment: WalSegment): void {
@@ -425,13 +351,6 @@ export class Wal {
         // A listener's failure is its own; the WAL goes on.
       }
     }
-  }
-
-  private async createSegment(seq: number): Promise<Active> {
-    const path = join(this.dir, segmentFileName(seq));
-    const handle = await open(path, 'wx');
-    await fsyncDir(this.dir);
-    return { seq, path, handle, committedBytes: 0, groups: 0, firstWriteAt: null };
   }
 }
 
@@ -444,10 +363,10 @@ function storageError(error: unknown): Error {
   return new EngineError('storage_failed', 'The events could not be stored.', { cause: error });
 }
 
+/** A bound of the options (createEndpoints checked it already, naming `storage.<name>`), or its default. */
 function positive(value: number | undefined, fallback: number, name: string): number {
-  if (value === undefined) return fallback;
-  if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number.`);
-  return value;
+  checkPositiveNumber(name, value, name.endsWith('Ms') ? 'milliseconds' : 'bytes');
+  return value ?? fallback;
 }
 
 function ignoreMissing(error: unknown): void {

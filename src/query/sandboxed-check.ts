@@ -1,0 +1,53 @@
+import { translateBigQuery, type BigQueryTarget } from '../bigquery/translate-bigquery';
+import type { OutputColumn } from '../bigquery/ir';
+import type { ClickHouseTables } from '../bigquery/print-clickhouse';
+import type { BigQuerySchema } from '../bigquery/schema';
+import { judgeCallerSql, sandboxTexts, type CheckedSql, type ParserOutput, type SandboxRules } from '../sandbox/validate-caller-sql';
+import type { SqlParser } from './sql-parser';
+
+/**
+ * A caller's SQL in DuckDB's dialect checked by the sandbox (docs/sandboxing.md): the sandbox
+ * says which texts to parse (`sandboxTexts`), the parser parses them here, and the sandbox judges
+ * the trees (`judgeCallerSql`). Every call goes down: the sandbox is handed parse trees, never a
+ * parser to call back.
+ *
+ * @example
+ * const { sql, key } = await checkDuckDbText('select count(*) from edge_logs', { tables: ['edge_logs'], maxRows: 1000 }, neutralSqlParser);
+ */
+export async function checkDuckDbText(text: string, rules: SandboxRules, parser: Pick<SqlParser, 'serialize'>): Promise<CheckedSql> {
+  const texts = sandboxTexts(text, rules.maxRows);
+  // One after the other, as the verdict reads them (the text as sent first).
+  const alone = await parse(parser, texts.sql);
+  const wrapped = await parse(parser, texts.wrapped);
+  return judgeCallerSql(texts, { alone, wrapped }, rules);
+}
+
+/**
+ * A caller's BigQuery SQL translated (src/bigquery) and its DuckDB text checked as DuckDB SQL is
+ * (`checkDuckDbText`), whatever the target: the sandbox's guarantee never rests on the translator.
+ * Returns what the target runs, the cache key of the checked tree, and the result's columns.
+ *
+ * @example
+ * const checked = await checkBigQueryText(sql, schema, 'duckdb', { tables: ['edge_logs'], maxRows: 1000 }, neutralSqlParser);
+ */
+export async function checkBigQueryText(
+  text: string,
+  schema: BigQuerySchema,
+  target: BigQueryTarget,
+  rules: SandboxRules,
+  parser: Pick<SqlParser, 'serialize'>,
+  tables?: ClickHouseTables,
+): Promise<{ sql: string; key: string; columns: OutputColumn[] }> {
+  const translated = await translateBigQuery(text, schema, target, tables);
+  const { key } = await checkDuckDbText(translated.checked, rules, parser);
+  return { sql: translated.sql, key, columns: translated.columns };
+}
+
+/** The parser's output for a text, its failure included: the sandbox says what a failure means. */
+async function parse(parser: Pick<SqlParser, 'serialize'>, sql: string): Promise<ParserOutput> {
+  try {
+    return { json: await parser.serialize(sql) };
+  } catch (failed) {
+    return { failed };
+  }
+}
