@@ -160,6 +160,11 @@ describe('the write-ahead log as drains read it (DrainLog)', () => {
     expect(log.keptBytes('authLogs')).toBe(0);
   });
 
+  it('refuses a backlog bound that is no positive number, naming the option', () => {
+    expect(() => new DrainLog({ maxBacklogBytes: 0 })).toThrow(InvalidOptionError);
+    expect(() => new DrainLog({ maxBacklogBytes: Number.NaN })).toThrow('maxBacklogBytes must be a positive number of bytes, not NaN.');
+  });
+
   it('refuses a cursor file that does not read, naming it', async () => {
     const wal = fakeLog(tmp.dir);
     mkdirSync(tmp.path(CURSORS_DIR));

@@ -7,6 +7,7 @@ import { segmentSeqOf } from '../managed/wal/segment-name';
 import { mayBeMarker, parseMarkerLine } from '../wal-format/commit-marker';
 import { fsyncDir, isCode, unlinkIfPresent } from '../util/durable-fs';
 import { oneAtATime } from '../util/one-at-a-time';
+import { checkPositiveNumber } from '../util/option-checks';
 import { readCursors, removeCursor, writeCursor, type LogPosition } from './drain-cursors';
 
 /**
@@ -65,9 +66,8 @@ export class DrainLog implements SegmentKeeper {
   private dropHandler: DropHandler | null = null;
 
   constructor(options: { maxBacklogBytes?: number } = {}) {
-    const bound = options.maxBacklogBytes ?? DEFAULT_DRAIN_BACKLOG_BYTES;
-    if (!Number.isFinite(bound) || bound <= 0) throw new RangeError('maxBacklogBytes must be a positive number.');
-    this.maxBacklogBytes = bound;
+    checkPositiveNumber('maxBacklogBytes', options.maxBacklogBytes, 'bytes');
+    this.maxBacklogBytes = options.maxBacklogBytes ?? DEFAULT_DRAIN_BACKLOG_BYTES;
   }
 
   /** Managed storage's logs, open: the kept segments and the cursors are read before compaction starts. */
