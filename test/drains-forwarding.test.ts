@@ -91,7 +91,7 @@ describe('events forwarded to drains', () => {
     expect(drains!.stats()).toEqual([expect.objectContaining({ sent: 600, dropped: 0, failures: 0, backlogBytes: 0 })]);
   });
 
-  it('onIngested is told each durable batch as stored; one that throws never fails the ingest; one that is no function (or a segment keeper without its methods) is refused', async () => {
+  it('onIngested is told each durable batch as stored; one that throws (or a segment keeper that does) never fails the ingest; one that is no function (or a segment keeper without its methods) is refused', async () => {
     const told: string[] = [];
     const throwing = await createEndpoints({
       ...supabasePreset,
@@ -99,6 +99,14 @@ describe('events forwarded to drains', () => {
       onIngested: (source, lines) => {
         told.push(`${source} ${Buffer.from(lines).toString('utf8')}`);
         throw new Error('hook failed');
+      },
+      // A keeper that fails when told keeps neither the ingest nor onIngested from going on.
+      segmentKeeper: {
+        attach: async () => undefined,
+        appended: () => {
+          throw new Error('keeper failed');
+        },
+        releasing: async () => undefined,
       },
     });
     try {

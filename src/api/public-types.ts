@@ -128,13 +128,14 @@ export interface EndpointsOptions {
   onWarning?: (warning: EndpointsWarning) => void;
   /**
    * Told of each batch once it is durable, before its ingest is answered: the source and the
-   * batch's lines as stored (UTF-8 JSON, one event per line). For forwarding (log drains'
-   * `offer`): it must return at once and never throw; it cannot fail or slow the ingest.
+   * batch's lines as stored (UTF-8 JSON, one event per line): it must return at once and never
+   * throw; it cannot fail or slow the ingest. (Log drains read the write-ahead log instead: `segmentKeeper`.)
    */
   onIngested?: (source: SourceName, lines: Uint8Array) => void;
   /**
    * With `storage`: reads the write-ahead log after ingest and keeps the closed segments it has
-   * yet to read when compaction is done with them (log drains: `drainLog().segmentKeeper`).
+   * yet to read when compaction is done with them: log drains' `DrainLog`, also given to
+   * `openDrains` (docs/supabase.md, "Log Drains").
    */
   segmentKeeper?: SegmentKeeper;
 }

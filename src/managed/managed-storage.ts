@@ -94,11 +94,13 @@ export class ManagedStorage {
       memory || told || keeper
         ? async (source: SourceName, seq: number, lines: Uint8Array) => {
             if (memory) await memory.insert(source, seq, lines);
-            try {
-              keeper?.appended(source);
-              told?.(source, lines);
-            } catch {
-              // The batch is durable: a failing hook must not fail its ingest.
+            // The batch is durable: a failing hook must not fail its ingest, nor keep the other from being told.
+            for (const tell of [() => keeper?.appended(source), () => told?.(source, lines)]) {
+              try {
+                tell();
+              } catch {
+                // Its own failure.
+              }
             }
           }
         : undefined;
