@@ -61,6 +61,8 @@ export type { IngestSourceName } from './ingest/source-names';
 export { LOGFLARE_SOURCE_NAMES } from './ingest/source-names';
 // Log drains (docs/supabase.md, "Log Drains"): kept drains and rules, events forwarded once durable.
 export { openDrains } from './drains/open-drains';
+export { DrainLog, DEFAULT_DRAIN_BACKLOG_BYTES } from './drains/drain-log';
+export type { SegmentKeeper, KeptLog } from './managed/segment-keeper';
 export type { Drains, DrainsOptions } from './drains/open-drains';
 export type { DrainStats } from './drains/forwarder';
 export {

@@ -65,8 +65,10 @@ describe('log drains across kill -9', () => {
     await second.ingest(5, 5);
     await sink.until(() => sink!.webhookIds('/kept').includes('e9'));
     const ids = sink.webhookIds('/kept');
-    // Every event once: the kill came after the first five were taken, so none is sent again.
-    expect(ids).toEqual(Array.from({ length: 10 }, (_, k) => `e${k}`));
+    // Every event at least once, in order. The kill came as the receiver got the first five: their
+    // batch was in flight (its cursor not yet written), so it may come once more, and nothing else does.
+    const once = Array.from({ length: 10 }, (_, k) => `e${k}`);
+    expect([once, [...once.slice(0, 5), ...once]]).toContainEqual(ids);
     expect((await second.studio('DELETE', `/api/backends/${kept.token}`)).status).toBe(204);
     await second.kill();
 

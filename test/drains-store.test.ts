@@ -6,7 +6,6 @@ import { BUILT_IN_SOURCE_SET } from '../src/sources/built-ins';
 import { DrainStore, DRAINS_FILE, publicDrain } from '../src/drains/drain-store';
 import { checkDrainConfig, checkDrainType } from '../src/drains/drain-config';
 import { isEveryEvent, parseLql } from '../src/drains/lql';
-import { Fifo } from '../src/drains/fifo';
 import { tempDir } from './support/log-files';
 
 const SOURCES = BUILT_IN_SOURCE_SET.extend(SUPABASE_SOURCES).list;
@@ -189,22 +188,5 @@ describe('the drain store', () => {
     expect(error).toBeInstanceOf(InvalidOptionError);
     expect((error as Error).message).toContain(DRAINS_FILE);
     expect(readFileSync(tmp.path(DRAINS_FILE), 'utf8')).toBe('{"version": 1, "drains": [');
-  });
-});
-
-describe("a drain's backlog (Fifo)", () => {
-  it('gives items back in the order they came, one or a batch at a time, across the compactions of its array', () => {
-    const fifo = new Fifo<number>();
-    const out: number[] = [];
-    let next = 0;
-    for (let round = 0; round < 50; round++) {
-      for (let i = 0; i < 300; i++) fifo.push(next++);
-      for (let i = 0; i < 100; i++) out.push(fifo.shift()!);
-      out.push(...fifo.take(150));
-    }
-    expect(fifo.length).toBe(50 * 50);
-    out.push(...fifo.take(10_000));
-    expect(out).toEqual(Array.from({ length: next }, (_, i) => i));
-    expect([fifo.length, fifo.shift(), fifo.take(5)]).toEqual([0, undefined, []]);
   });
 });

@@ -29,6 +29,7 @@ const KNOWN_OPTIONS = [
   'engine',
   'onWarning',
   'onIngested',
+  'segmentKeeper',
   'endpoints',
   'sourceDefinitions',
   'singleProject',
@@ -87,6 +88,7 @@ export function checkEndpointsOptions(options: unknown): asserts options is Endp
   }
   checkFunction('onWarning', o.onWarning, 'a function');
   checkFunction('onIngested', o.onIngested, 'a function');
+  if (o.segmentKeeper !== undefined) checkMethods('segmentKeeper', o.segmentKeeper, ['attach', 'appended', 'releasing'], 'a SegmentKeeper');
   checkFunction('now', o.now, 'a function returning a Date');
   checkFunction('cacheClock', o.cacheClock, 'a function returning milliseconds since the epoch');
   if (o.cache !== undefined && o.cache !== false) checkMethods('cache', o.cache, ['get', 'set', 'delete'], 'false or a ResultCache');

@@ -4,6 +4,7 @@ import type { CachePolicyOverrides } from '../cache/cache-policy';
 import type { CacheClock } from '../cache/real-clock';
 import type { ResultCache } from '../cache/result-cache';
 import type { CacheScheduler } from '../util/scheduler';
+import type { SegmentKeeper } from '../managed/segment-keeper';
 import type { Catalog, CatalogOptions } from '../definitions/catalog';
 import type { AnyEndpointDefinition, DefinitionParams, DefinitionRow } from '../definitions/definition';
 import type { EndpointDescription } from '../definitions/describe';
@@ -128,10 +129,16 @@ export interface EndpointsOptions {
   onWarning?: (warning: EndpointsWarning) => void;
   /**
    * Told of each batch once it is durable, before its ingest is answered: the source and the
-   * batch's lines as stored (UTF-8 JSON, one event per line). For forwarding (log drains'
-   * `offer`): it must return at once and never throw; it cannot fail or slow the ingest.
+   * batch's lines as stored (UTF-8 JSON, one event per line): it must return at once and never
+   * throw; it cannot fail or slow the ingest. (Log drains read the write-ahead log instead: `segmentKeeper`.)
    */
   onIngested?: (source: SourceName, lines: Uint8Array) => void;
+  /**
+   * With `storage`: reads the write-ahead log after ingest and keeps the closed segments it has
+   * yet to read when compaction is done with them: log drains' `DrainLog`, also given to
+   * `openDrains` (docs/supabase.md, "Log Drains").
+   */
+  segmentKeeper?: SegmentKeeper;
 }
 
 /**

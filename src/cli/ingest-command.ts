@@ -2,6 +2,7 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { createGunzip, gzipSync } from 'node:zlib';
 import { createEndpoints, type Endpoints } from '../api/create-endpoints';
+import { DrainLog } from '../drains/drain-log';
 import { InvalidBodyError, LogEndpointsError, EngineError } from '../errors';
 import { DataDirLockedError } from '../dataset/data-dir-lock';
 import type { SourceDescriptor } from '../sources/source-descriptor';
@@ -93,6 +94,8 @@ export async function ingestCommand(argv: string[], io: CliIO): Promise<number> 
         sourceDefinitions: sources.list,
         cache: false,
         onWarning: (warning) => io.stderr.write(`warning: ${warning.message}\n`),
+        // No drain forwards here, but what compaction is done with stays kept for the drains the server forwards to next.
+        segmentKeeper: new DrainLog(),
       });
     } catch (error) {
       if (error instanceof DataDirLockedError) {

@@ -56,6 +56,8 @@ export interface DrainStoreOptions {
   sources: readonly SourceDescriptor[];
   /** The clock of `inserted_at` and `updated_at`. */
   now?: () => Date;
+  /** Runs before a new drain is written (its id given): its cursor exists before it does. */
+  beforeCreate?: (id: number) => Promise<void>;
 }
 
 /**
@@ -78,6 +80,7 @@ export class DrainStore {
     private readonly file: string | null,
     readonly sources: readonly SourceDescriptor[],
     private readonly now: () => Date,
+    private readonly beforeCreate?: (id: number) => Promise<void>,
   ) {
     for (const source of sources) {
       this.byRef.set(source.logflare.id, source);
@@ -100,7 +103,7 @@ export class DrainStore {
         }
       }
     }
-    return new DrainStore(state, file, options.sources, options.now ?? systemNow);
+    return new DrainStore(state, file, options.sources, options.now ?? systemNow, options.beforeCreate);
   }
 
   /** Calls `listener` after each change. */
@@ -152,11 +155,14 @@ export class DrainStore {
       inserted_at: this.now().toISOString(),
       updated_at: this.now().toISOString(),
     };
-    return this.change((state) => {
-      const made = { id: state.nextId++, ...drain };
-      state.drains.push(made);
-      return made;
-    });
+    return this.change(
+      (state) => {
+        const made = { id: state.nextId++, ...drain };
+        state.drains.push(made);
+        return made;
+      },
+      (made) => this.beforeCreate?.(made.id),
+    );
   }
 
   /**
@@ -213,11 +219,12 @@ export class DrainStore {
     });
   }
 
-  /** Applies a change to a copy, writes it, and only then makes it the state. */
-  private change<T>(apply: (state: State) => T): Promise<T> {
+  /** Applies a change to a copy, runs `prepare` on its result, writes it, and only then makes it the state. */
+  private change<T>(apply: (state: State) => T, prepare?: (result: T) => Promise<void> | undefined): Promise<T> {
     return this.lane(async () => {
       const next: State = structuredClone(this.state);
       const result = apply(next);
+      await prepare?.(result);
       if (this.file !== null) await writeFileAtomic(this.file, `${JSON.stringify(next)}\n`, 'replace', OWNER_ONLY);
       this.state = next;
       for (const listener of this.listeners) listener();

@@ -1,18 +1,13 @@
 import type { SourceName } from '../sources/source-descriptor';
 import { parseExactJson } from '../util/exact-json';
 import type { DrainStore, StoredDrain } from './drain-store';
+import type { LogPosition } from './drain-cursors';
+import type { DrainLog, KeptSegment } from './drain-log';
 import { isEveryEvent, parseLql, type EventMatcher } from './lql';
 import { drainRequest, type DrainRequest, type OutgoingEvent } from './wire-formats';
-import { Fifo } from './fifo';
 
 /** Events in one request to a receiver, at most (Logflare's adaptors send 250). */
 export const DRAIN_BATCH_EVENTS = 250;
-
-/** Bytes of events (as stored) waiting for one drain, at most, by default: past it the oldest are dropped and counted. */
-export const DEFAULT_DRAIN_BACKLOG_BYTES = 8 * 1024 * 1024;
-
-/** Attempts at sending one batch, by default, before it is dropped and counted. */
-export const DEFAULT_DRAIN_ATTEMPTS = 8;
 
 /** The pause before attempt `n + 1` of a batch: 1 s, 2 s, 4 s, ... up to a minute. */
 export function defaultDrainBackoffMs(attempt: number): number {
@@ -22,17 +17,17 @@ export function defaultDrainBackoffMs(attempt: number): number {
 /** Sends one request; resolves with the HTTP status (a network failure rejects). */
 export type DrainSender = (request: DrainRequest) => Promise<number>;
 
-/** What a drain did since the process started (`GET /metrics`, the log). */
+/** What a drain did since the process started (`GET /metrics`, `/health`, the log). */
 export interface DrainStats {
   id: number;
   token: string;
   name: string;
   type: string;
-  /** Events waiting for the drain (in memory). */
-  queued: number;
+  /** Bytes of the write-ahead log (kept segments included) after the drain's cursor in the sources its rules name: what waits for it. */
+  backlogBytes: number;
   /** Events the receiver answered 2xx for. */
   sent: number;
-  /** Events given up: the backlog past its bound (oldest first), a batch past its attempts, a batch the receiver refused (4xx). */
+  /** Events given up: in a kept segment deleted past the backlog bound, or in a batch the receiver refused (4xx). */
   dropped: number;
   /** Failed attempts (network errors, 5xx, 408, 429). */
   failures: number;
@@ -43,260 +38,304 @@ export interface DrainStats {
 /** Options of a `Forwarder`. */
 export interface ForwarderOptions {
   store: DrainStore;
+  log: DrainLog;
   /** Default: `fetch`, POST, 30 s per request. */
   send?: DrainSender;
   /** The pause between attempts (default a timer: tests pass their own). */
   sleep?: (ms: number) => Promise<void>;
   backoffMs?: (attempt: number) => number;
-  maxAttempts?: number;
-  /** Per drain (default `DEFAULT_DRAIN_BACKLOG_BYTES`). */
-  maxBacklogBytes?: number;
   /** Replaces Datadog's intake URL (`LOG_ENDPOINTS_DATADOG_URL`). */
   datadogUrl?: string;
   /** Told of drops and of a receiver that starts failing (default: none). */
   onWarning?: (warning: { code: 'drain_failing' | 'drain_dropped'; message: string; drain: number }) => void;
 }
 
-interface Route {
-  drain: number;
-  /** Null for every event: no line read to match it. */
-  match: EventMatcher | null;
-}
+/** The rules of a drain for one source: null for every event (no line parsed to match it). */
+type Matchers = (EventMatcher | null)[];
 
-/**
- * An event waiting for a drain: its line as stored, parsed only when its batch is sent, so the
- * backlog costs about its bytes (a parsed event takes several times its line in the heap).
- */
-interface Queued {
-  source: string;
-  line: string;
-  bytes: number;
-}
-
-interface DrainState {
-  queue: Fifo<Queued>;
-  bytes: number;
-  running: Promise<void> | null;
+interface Runner {
+  id: number;
   stats: DrainStats;
-  overflowing: boolean;
+  /** Its rules per source; a source it has none for is passed over as it grows. */
+  routes: Map<SourceName, Matchers>;
+  running: Promise<void> | null;
+  /** Set when something may be there to read; the loop waits only while it is false. */
+  woken: boolean;
+  wake: (() => void) | null;
+  /** The batch being sent: a kept segment dropped meanwhile counts only what comes after it. */
+  inflight: { source: SourceName; next: LogPosition } | null;
 }
 
 /**
- * Forwards events to the drains whose rules match them, after ingest made them durable: `offer`
- * only keeps the batch's bytes (no parse on the ingest path); they are read, matched and sent
- * later, in order per drain, in batches of up to 250, each retried with backoff while the
- * receiver fails. Everything waits in memory, bounded per drain: past the bound the oldest
- * events are dropped and counted, and so is a batch past its attempts (docs/supabase.md, "Log Drains").
+ * Forwards to each drain the events its rules match, read from the write-ahead log after ingest
+ * made them durable (docs/supabase.md, "Log Drains"): from the drain's cursor, in order per
+ * source, in batches of up to 250, each retried with backoff until the receiver takes it; the
+ * cursor is written (fsynced) after each batch taken, so a crash sends at most the batch in flight
+ * again. Ingest only wakes it: nothing is read or sent on the ingest path.
  *
  * @example
- * const forwarder = new Forwarder({ store });
- * forwarder.offer('authLogs', lines); // after the lines are durable
+ * const forwarder = new Forwarder({ store, log });
  */
 export class Forwarder {
-  private readonly inbox = new Fifo<{ source: SourceName; lines: Uint8Array }>();
-  private inboxBytes = 0;
   private closed = false;
-  private routes = new Map<SourceName, Route[]>();
-  private readonly drains = new Map<number, DrainState>();
+  private readonly runners = new Map<number, Runner>();
   private readonly send: DrainSender;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly backoffMs: (attempt: number) => number;
-  private readonly maxAttempts: number;
-  private readonly maxBacklogBytes: number;
   private readonly names = new Map<SourceName, string>();
-  private pump: Promise<void> | null = null;
+  private readonly unsubscribe: () => void;
+  private following: Promise<void> = Promise.resolve();
+  private started = false;
 
   constructor(private readonly options: ForwarderOptions) {
     this.send = options.send ?? fetchSender;
     this.sleep = options.sleep ?? timerSleep;
     this.backoffMs = options.backoffMs ?? defaultDrainBackoffMs;
-    this.maxAttempts = options.maxAttempts ?? DEFAULT_DRAIN_ATTEMPTS;
-    this.maxBacklogBytes = options.maxBacklogBytes ?? DEFAULT_DRAIN_BACKLOG_BYTES;
     for (const source of options.store.sources) this.names.set(source.name, source.logflare.names[0] ?? source.name);
-    this.follow();
-    options.store.onChange(() => this.follow());
+    this.unsubscribe = options.log.onAppended(() => {
+      for (const runner of this.runners.values()) this.poke(runner);
+    });
+    options.log.onDrop((source, segment, why) => this.dropped(source, segment, why));
+    options.store.onChange(() => void (this.started && this.follow()));
   }
 
-  /** A durable batch of a source (its stored lines): kept for the drains whose rules name the source, nothing else done now. */
-  offer(source: SourceName, lines: Uint8Array): void {
-    if (this.closed || !this.routes.has(source)) return;
-    // The inbox is bounded like each drain's backlog: a burst past it loses its oldest batches.
-    this.inbox.push({ source, lines });
-    this.inboxBytes += lines.length;
-    while (this.inboxBytes > this.maxBacklogBytes && this.inbox.length > 1) {
-      const dropped = this.inbox.shift()!;
-      this.inboxBytes -= dropped.lines.length;
-      const events = countLines(dropped.lines);
-      for (const route of this.routes.get(dropped.source) ?? []) this.drop(this.drains.get(route.drain), events, 'the backlog is full');
-    }
-    this.schedulePump();
+  /** Starts forwarding: cursors of drains deleted meanwhile go, drains without one get one (the log's end). */
+  async start(): Promise<void> {
+    await this.follow();
   }
 
-  /** Reads the inbox later, one batch a turn of the event loop: ingest's answers go out in between. */
-  private schedulePump(): void {
-    this.pump ??= new Promise<void>((resolve) => setImmediate(resolve))
-      .then(() => this.drainInbox())
-      .catch((error: unknown) => this.warn('drain_failing', 0, `Log drains: a batch could not be read for forwarding (${(error as Error).message}); it is dropped.`));
-  }
-
-  /** Resolves once nothing waits: every offered event sent or dropped. */
+  /** Resolves once every drain has read everything there is (a receiver that stays down keeps it waiting). */
   async idle(): Promise<void> {
     for (;;) {
-      const waiting = [this.pump, ...[...this.drains.values()].map((d) => d.running)].filter((p) => p !== null);
-      if (waiting.length === 0) return;
-      await Promise.all(waiting);
+      await this.following;
+      const busy = [...this.runners.values()].filter((r) => r.running !== null && (r.woken || r.wake === null)).map((r) => r.running);
+      if (busy.length === 0) return;
+      await Promise.race([...busy, new Promise<void>((resolve) => setImmediate(resolve))]);
     }
   }
 
   /** Each drain's counters. */
   stats(): DrainStats[] {
-    return [...this.drains.values()].map((d) => ({ ...d.stats, queued: d.queue.length }));
+    return [...this.runners.values()].map((r) => ({ ...r.stats, backlogBytes: this.backlogOf(r) }));
   }
 
-  /** Stops forwarding: what waits is dropped (it is in memory only). */
+  /** Stops forwarding; what is not sent stays in the log for the next start. */
   close(): void {
     this.closed = true;
-    this.inbox.clear();
-    for (const drain of this.drains.values()) drain.queue.clear();
+    this.unsubscribe();
+    for (const runner of this.runners.values()) this.poke(runner);
   }
 
-  /** The routes and drains as the store holds them now: a deleted drain's backlog goes with it. */
-  private follow(): void {
-    const drains = new Map(this.options.store.list().map((d) => [d.id, d]));
-    for (const [id, state] of this.drains) {
-      if (!drains.has(id)) {
-        state.queue.clear();
-        state.bytes = 0;
-        this.drains.delete(id);
-      }
+  /** The drains and their rules as the store holds them now; one at a time. */
+  private follow(): Promise<void> {
+    this.following = this.following.then(() => this.followNow()).catch((error: unknown) => this.warn('drain_failing', 0, `Log drains: a cursor could not be written (${(error as Error).message}).`));
+    return this.following;
+  }
+
+  private async followNow(): Promise<void> {
+    if (this.closed) return;
+    const { store, log } = this.options;
+    const drains = new Map(store.list().map((d) => [d.id, d]));
+    // At start, cursors of drains the store does not hold (deleted before a crash let the cursor go);
+    // after, those of drains deleted now (a drain being created has its cursor before the store holds it).
+    const gone = this.started ? [...this.runners.keys()].filter((id) => !drains.has(id)) : log.drains().filter((id) => !drains.has(id));
+    this.started = true;
+    for (const id of gone) {
+      const runner = this.runners.get(id);
+      this.runners.delete(id);
+      if (runner) this.poke(runner);
+      await log.removeCursor(id);
+    }
+    const routes = new Map<number, Map<SourceName, Matchers>>();
+    for (const rule of store.rules()) {
+      const source = store.sourceOf(rule);
+      if (source === null || !drains.has(rule.backend_id)) continue;
+      const perSource = routes.get(rule.backend_id) ?? new Map<SourceName, Matchers>();
+      perSource.set(source, [...(perSource.get(source) ?? []), isEveryEvent(rule.lql_string) ? null : parseLql(rule.lql_string)]);
+      routes.set(rule.backend_id, perSource);
     }
     for (const drain of drains.values()) {
-      const state = this.drains.get(drain.id);
-      if (state) Object.assign(state.stats, { name: drain.name, type: drain.type });
-      else
-        this.drains.set(drain.id, {
-          queue: new Fifo<Queued>(),
-          bytes: 0,
+      if (log.positionsOf(drain.id) === undefined) await log.createCursor(drain.id);
+      // A source new since the cursor was written starts at its end.
+      const positions = log.positionsOf(drain.id)!;
+      for (const source of log.sources) if (!positions.has(source)) log.advance(drain.id, source, log.end(source));
+      let runner = this.runners.get(drain.id);
+      if (runner) Object.assign(runner.stats, { name: drain.name, type: drain.type });
+      else {
+        runner = {
+          id: drain.id,
+          routes: new Map(),
           running: null,
-          overflowing: false,
-          stats: { id: drain.id, token: drain.token, name: drain.name, type: drain.type, queued: 0, sent: 0, dropped: 0, failures: 0, lastError: null },
-        });
-    }
-    const routes = new Map<SourceName, Route[]>();
-    for (const rule of this.options.store.rules()) {
-      const source = this.options.store.sourceOf(rule);
-      if (source === null || !drains.has(rule.backend_id)) continue;
-      const list = routes.get(source) ?? [];
-      list.push({ drain: rule.backend_id, match: isEveryEvent(rule.lql_string) ? null : parseLql(rule.lql_string) });
-      routes.set(source, list);
-    }
-    this.routes = routes;
-  }
-
-  /** Reads the oldest waiting batch, matches each event to the drains' rules, and starts their senders. */
-  private drainInbox(): void {
-    this.pump = null;
-    const next = this.inbox.shift();
-    if (next === undefined) return;
-    if (this.inbox.length > 0) this.schedulePump();
-    this.inboxBytes -= next.lines.length;
-    const { source, lines } = next;
-    const routes = this.routes.get(source);
-    if (routes) {
-      const name = this.names.get(source) ?? source;
-      const parse = routes.some((r) => r.match !== null);
-      for (const line of Buffer.from(lines.buffer, lines.byteOffset, lines.length).toString('utf8').split('\n')) {
-        if (line === '') continue;
-        const event = parse ? (parseExactJson(line) as Record<string, unknown>) : null;
-        const to = new Set<number>();
-        for (const route of routes) if (!to.has(route.drain) && (route.match === null || route.match(event!))) to.add(route.drain);
-        for (const id of to) this.enqueue(id, { source: name, line, bytes: line.length + 1 });
+          woken: true,
+          wake: null,
+          inflight: null,
+          stats: { id: drain.id, token: drain.token, name: drain.name, type: drain.type, backlogBytes: 0, sent: 0, dropped: 0, failures: 0, lastError: null },
+        };
+        this.runners.set(drain.id, runner);
       }
+      runner.routes = routes.get(drain.id) ?? new Map();
+      // Sources it has no rule for are passed over: nothing of them is kept for it.
+      for (const source of log.sources) if (!runner.routes.has(source)) log.advance(drain.id, source, log.end(source));
+      if (log.attached && runner.running === null) this.launch(runner);
+      this.poke(runner);
     }
-    for (const [id, state] of this.drains) if (state.queue.length > 0 && state.running === null) this.start(id, state);
+    await log.trim();
   }
 
-  private enqueue(id: number, item: Queued): void {
-    const state = this.drains.get(id);
-    if (!state) return;
-    state.queue.push(item);
-    state.bytes += item.bytes;
-    let dropped = 0;
-    while (state.bytes > this.maxBacklogBytes && state.queue.length > 1) {
-      state.bytes -= state.queue.shift()!.bytes;
-      dropped++;
+  private poke(runner: Runner): void {
+    runner.woken = true;
+    const wake = runner.wake;
+    runner.wake = null;
+    wake?.();
+  }
+
+  private launch(runner: Runner): void {
+    runner.running = this.run(runner)
+      .catch((error: unknown) => this.warn('drain_failing', runner.id, `Log drain ${runner.stats.name}: forwarding stopped on ${(error as Error).message}; it starts again with the next events.`))
+      .finally(() => {
+        runner.running = null;
+        if (this.runners.get(runner.id) === runner && !this.closed) {
+          runner.woken = false;
+          // Started again by the next event, not at once: a failing disk is not read in a loop.
+          runner.wake = () => this.launch(runner);
+        }
+      });
+  }
+
+  private live(runner: Runner): boolean {
+    return !this.closed && this.runners.get(runner.id) === runner;
+  }
+
+  /** Reads each source from the drain's cursor and sends what its rules match, until there is nothing more; then waits for ingest. */
+  private async run(runner: Runner): Promise<void> {
+    const { log } = this.options;
+    while (this.live(runner)) {
+      runner.woken = false;
+      let sent = false;
+      for (const source of log.sources) {
+        if (!this.live(runner)) return;
+        const at = log.positionsOf(runner.id)?.get(source);
+        if (at === undefined) continue;
+        const matchers = runner.routes.get(source);
+        if (!matchers) {
+          // No rule for the source: its events are passed over (its cursor is written with the next batch sent).
+          log.advance(runner.id, source, log.end(source));
+          continue;
+        }
+        const batch = await log.read(source, at, DRAIN_BATCH_EVENTS);
+        if (batch.next.seq === at.seq && batch.next.offset === at.offset) continue;
+        const events = this.matching(source, batch.lines, matchers);
+        if (events.length > 0) {
+          runner.inflight = { source, next: batch.next };
+          const delivered = await this.deliver(runner, events);
+          runner.inflight = null;
+          if (!delivered) return;
+        }
+        // A kept segment dropped while the batch was out moved the cursor past it already.
+        const now = log.positionsOf(runner.id)?.get(source);
+        if (now && now.seq === at.seq && now.offset === at.offset) log.advance(runner.id, source, batch.next);
+        sent = true;
+        runner.woken = true;
+      }
+      if (sent) await log.saveCursor(runner.id);
+      if (!runner.woken) await new Promise<void>((resolve) => (runner.wake = resolve));
     }
-    if (dropped > 0) this.drop(state, dropped, 'the backlog is full');
   }
 
-  private start(id: number, state: DrainState): void {
-    const run = this.run(id, state).catch((error: unknown) =>
-      this.warn('drain_failing', id, `Log drain ${state.stats.name}: forwarding stopped on ${(error as Error).message}; it starts again with the next events.`),
-    );
-    state.running = run.finally(() => {
-      state.running = null;
-      if (state.queue.length > 0 && this.drains.get(id) === state && !this.closed) this.start(id, state);
-    });
-  }
-
-  /** Sends the drain's backlog, one batch at a time, each until it goes through or is given up. */
-  private async run(id: number, state: DrainState): Promise<void> {
-    while (state.queue.length > 0 && !this.closed) {
-      const batch = state.queue.take(DRAIN_BATCH_EVENTS);
-      for (const item of batch) state.bytes -= item.bytes;
-      if (state.queue.length === 0) state.overflowing = false;
-      await this.deliver(id, state, batch);
+  private matching(source: SourceName, lines: readonly string[], matchers: Matchers): OutgoingEvent[] {
+    const name = this.names.get(source) ?? source;
+    const everything = matchers.includes(null);
+    const out: OutgoingEvent[] = [];
+    for (const line of lines) {
+      let event: Record<string, unknown>;
+      try {
+        event = parseExactJson(line) as Record<string, unknown>;
+      } catch {
+        // Ingest writes JSON only; a line that is not is no event to send.
+        continue;
+      }
+      if (everything || matchers.some((m) => m!(event))) out.push({ source: name, event });
     }
+    return out;
   }
 
-  private async deliver(id: number, state: DrainState, queued: Queued[]): Promise<void> {
-    const batch: OutgoingEvent[] = queued.map((q) => ({ source: q.source, event: parseExactJson(q.line) as Record<string, unknown> }));
+  /** Sends one batch until the receiver takes it (true), refuses it (true: dropped and counted), or the drain stops (false). */
+  private async deliver(runner: Runner, batch: OutgoingEvent[]): Promise<boolean> {
+    const { stats } = runner;
     for (let attempt = 1; ; attempt++) {
-      const drain = this.current(id);
-      if (drain === null || this.closed) return;
+      const drain = this.current(runner.id);
+      if (drain === null || !this.live(runner)) return false;
       let failure: string;
       try {
         const status = await this.send(await drainRequest(drain, batch, this.options.datadogUrl));
         if (status >= 200 && status < 300) {
-          state.stats.sent += batch.length;
-          state.stats.lastError = null;
-          return;
+          stats.sent += batch.length;
+          stats.lastError = null;
+          return true;
         }
         failure = `the receiver answered ${status}`;
         // A refusal that another attempt cannot change: the batch is given up at once.
         if (status >= 400 && status < 500 && status !== 408 && status !== 429) {
-          state.stats.failures++;
-          state.stats.lastError = failure;
-          this.drop(state, batch.length, failure);
-          return;
+          stats.failures++;
+          stats.lastError = failure;
+          this.drop(runner, batch.length, failure);
+          return true;
         }
       } catch (error) {
         failure = (error as Error).message;
       }
-      state.stats.failures++;
-      if (state.stats.lastError === null) this.warn('drain_failing', id, `Log drain ${drain.name} (${drain.type}): ${failure}; retrying with backoff.`);
-      state.stats.lastError = failure;
-      if (attempt >= this.maxAttempts) {
-        this.drop(state, batch.length, `${failure}, ${attempt} attempts`);
-        return;
-      }
+      stats.failures++;
+      if (stats.lastError === null) this.warn('drain_failing', runner.id, `Log drain ${drain.name} (${drain.type}): ${failure}; retrying with backoff.`);
+      stats.lastError = failure;
       await this.sleep(this.backoffMs(attempt));
     }
+  }
+
+  /**
+   * A segment deleted though drains want it (a kept one past the backlog bound): each drain still
+   * before its end counts the events of it its rules match and it has not been sent, and its
+   * cursor moves past it.
+   */
+  private async dropped(source: SourceName, segment: KeptSegment, why: string): Promise<void> {
+    const { log } = this.options;
+    for (const runner of this.runners.values()) {
+      const matchers = runner.routes.get(source);
+      let at = log.positionsOf(runner.id)?.get(source);
+      if (at === undefined || at.seq > segment.seq || (at.seq === segment.seq && at.offset >= segment.bytes)) continue;
+      if (runner.inflight?.source === source && runner.inflight.next.seq === segment.seq) at = runner.inflight.next;
+      let events = 0;
+      if (matchers) {
+        for (let from = at.seq < segment.seq ? { seq: segment.seq, offset: 0 } : at; from.seq === segment.seq; ) {
+          const batch = await log.read(source, from, DRAIN_BATCH_EVENTS);
+          if (batch.next.seq !== segment.seq || (batch.next.offset === from.offset && batch.lines.length === 0)) break;
+          events += this.matching(source, batch.lines, matchers).length;
+          from = batch.next;
+        }
+      }
+      log.advance(runner.id, source, { seq: segment.seq + 1, offset: 0 });
+      await log.persist(runner.id);
+      this.drop(runner, events, why);
+    }
+  }
+
+  private backlogOf(runner: Runner): number {
+    const positions = this.options.log.positionsOf(runner.id);
+    let bytes = 0;
+    for (const source of runner.routes.keys()) {
+      const at = positions?.get(source);
+      if (at) bytes += this.options.log.behind(source, at);
+    }
+    return bytes;
   }
 
   private current(id: number): StoredDrain | null {
     return this.options.store.list().find((d) => d.id === id) ?? null;
   }
 
-  private drop(state: DrainState | undefined, events: number, why: string): void {
-    if (!state || events === 0) return;
-    state.stats.dropped += events;
-    // One warning per stretch of a full backlog, each given-up batch its own.
-    if (why === 'the backlog is full') {
-      if (state.overflowing) return;
-      state.overflowing = true;
-    }
-    this.warn('drain_dropped', state.stats.id, `Log drain ${state.stats.name} (${state.stats.type}): dropped ${events} events (${why}); ${state.stats.dropped} dropped in all.`);
+  private drop(runner: Runner, events: number, why: string): void {
+    if (events === 0) return;
+    runner.stats.dropped += events;
+    this.warn('drain_dropped', runner.id, `Log drain ${runner.stats.name} (${runner.stats.type}): dropped ${events} events (${why}); ${runner.stats.dropped} dropped in all.`);
   }
 
   private warn(code: 'drain_failing' | 'drain_dropped', drain: number, message: string): void {
@@ -306,12 +345,6 @@ export class Forwarder {
       // A failing hook must not stop forwarding.
     }
   }
-}
-
-function countLines(lines: Uint8Array): number {
-  let n = 0;
-  for (const byte of lines) if (byte === 0x0a) n++;
-  return n;
 }
 
 /** POST with `fetch`, 30 s at most, the answer's body read and discarded. */

@@ -180,9 +180,12 @@ export function createHandler(ep: Endpoints, options: HandlerOptions): FetchHand
   async function health(): Promise<PlainResponse> {
     const report = await ep.health({ timeoutMs: config.healthTimeoutMs });
     const { status } = report;
-    // A log drain whose receiver fails is named, and the service stays up: its events wait or are dropped, ingest goes on.
-    const degraded = config.drains?.stats().some((d) => d.lastError !== null) ? [...report.degraded, 'drains'] : report.degraded;
-    return sendJson(status === 'ok' ? 200 : 503, degraded.length ? { status, degraded } : { status });
+    // A log drain whose receiver fails is named, and the service stays up: its events wait in the
+    // log (or, past the backlog bound, are dropped and counted), ingest goes on.
+    const failing = config.drains?.stats().filter((d) => d.lastError !== null) ?? [];
+    const degraded = failing.length ? [...report.degraded, 'drains'] : report.degraded;
+    const drains = failing.map((d) => ({ id: d.id, type: d.type, backlogBytes: d.backlogBytes, dropped: d.dropped }));
+    return sendJson(status === 'ok' ? 200 : 503, degraded.length ? { status, degraded, ...(drains.length ? { drains } : {}) } : { status });
   }
 
   /** What every answer gets on its way out: the request id, CORS, no body for HEAD. */

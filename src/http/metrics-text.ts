@@ -51,9 +51,9 @@ export function metricsText(stats: EndpointsStats, peakResidentBytes: number | n
     const perDrain = (pick: (d: DrainStats) => number) => drains.map((d) => ({ labels: { drain: String(d.id), name: d.name, type: d.type }, value: pick(d) }));
     metrics.push(
       { name: 'drain_sent_events_total', type: 'counter', help: 'Events a log drain received (2xx).', samples: perDrain((d) => d.sent) },
-      { name: 'drain_dropped_events_total', type: 'counter', help: 'Events given up for a log drain (backlog full, attempts spent, refused).', samples: perDrain((d) => d.dropped) },
+      { name: 'drain_dropped_events_total', type: 'counter', help: 'Events given up for a log drain (its kept backlog past its bound, or refused with a 4xx).', samples: perDrain((d) => d.dropped) },
       { name: 'drain_failures_total', type: 'counter', help: 'Failed attempts at sending to a log drain.', samples: perDrain((d) => d.failures) },
-      { name: 'drain_queued_events', type: 'gauge', help: 'Events waiting in memory for a log drain.', samples: perDrain((d) => d.queued) },
+      { name: 'drain_backlog_bytes', type: 'gauge', help: 'Write-ahead bytes (kept segments included) a log drain has yet to read.', samples: perDrain((d) => d.backlogBytes) },
     );
   }
   return metrics.map(render).join('');

@@ -4,6 +4,7 @@ import type { StorageOptions } from './storage-options';
 import type { StorageLayoutOptions } from './storage-layout';
 import type { QuarantineReason } from './wal/quarantine';
 import type { WalRecovery } from './wal/wal';
+import type { SegmentKeeper } from './segment-keeper';
 
 /**
  * What managed storage tells the application that did not fail a call (part of `onWarning`'s).
@@ -31,6 +32,8 @@ export interface ManagedStorageOptions {
   now?: () => Date;
   onWarning?(warning: ManagedStorageWarning): void;
   onIngested?(source: SourceName, lines: Uint8Array): void;
+  /** Told before closed segments are deleted, so log drains keep what they have yet to forward. */
+  segmentKeeper?: SegmentKeeper;
 }
 
 /** What `ep.storage` tells about managed storage. */

@@ -19,6 +19,8 @@ import { datasetDir, managedInputs } from './managed-inputs';
 import { MemoryTables } from './memory-tables';
 import { segmentSeqOf } from './wal/segment-name';
 import { quarantineUnreadableLines } from './unreadable-lines';
+import type { KeptLog, SegmentKeeper } from './segment-keeper';
+import type { Wal } from './wal/wal';
 
 /** Where `storage.clickhouse` ships, resolved by the caller (a loader made from configuration is closed with the storage). */
 export interface ShipTo {
@@ -71,16 +73,34 @@ export class ManagedStorage {
         }
       },
     });
+    const keeper = options.segmentKeeper;
+    if (keeper) {
+      // Before compaction starts: what the keeper still needs of the segments left by the previous process is known.
+      const logs: Partial<Record<SourceName, KeptLog>> = {};
+      for (const source of sources.names) {
+        const wal = walSet.wals[source]!;
+        logs[source] = { dir: wal.dir, snapshot: () => wal.snapshot(), deferred: () => wal.deferred(), recovery: wal.recovery };
+      }
+      try {
+        await keeper.attach(walSet.dataDir, logs);
+      } catch (error) {
+        await walSet.close();
+        throw error;
+      }
+    }
     const memory = options.engine ? undefined : new MemoryTables(sources, memoryTablesBytes);
     const told = options.onIngested;
     const onDurable =
-      memory || told
+      memory || told || keeper
         ? async (source: SourceName, seq: number, lines: Uint8Array) => {
             if (memory) await memory.insert(source, seq, lines);
-            try {
-              told?.(source, lines);
-            } catch {
-              // The batch is durable: a failing hook must not fail its ingest.
+            // The batch is durable: a failing hook must not fail its ingest, nor keep the other from being told.
+            for (const tell of [() => keeper?.appended(source), () => told?.(source, lines)]) {
+              try {
+                tell();
+              } catch {
+                // Its own failure.
+              }
             }
           }
         : undefined;
@@ -249,6 +269,7 @@ function startCompactors(sources: SourceSet, walSet: WalSet, options: ManagedSto
         onSegmentClosed: (listener) => wal.onSegmentClosed(listener),
         // Committed to the dataset: the in-memory copies go (once older queries are done), then the files.
         release: async (paths) => {
+          await keepBeforeRelease(options.segmentKeeper, source, wal, paths);
           memory?.retire(
             source,
             paths.map((p) => segmentSeqOf(basename(p))).filter((n): n is number => n !== null),
@@ -301,9 +322,18 @@ async function startShippers(sources: SourceSet, walSet: WalSet, options: Manage
   }
   const shippers = sources.list.map((descriptor) => {
     const source = descriptor.name;
+    const wal = walSet.wals[source]!;
     const shipper = new ClickHouseShipper({
       source,
-      wal: walSet.wals[source]!,
+      wal: {
+        closedSegments: () => wal.closedSegments(),
+        release: async (paths) => {
+          await keepBeforeRelease(options.segmentKeeper, source, wal, paths);
+          await wal.release(paths);
+        },
+        onSegmentClosed: (listener) => wal.onSegmentClosed(listener),
+        verify: (path) => wal.verify(path),
+      },
       setAside: async (path, offsets) => {
         await quarantineUnreadableLines({ source: descriptor, path, quarantine: walSet.quarantines[source]!, offsets });
       },
@@ -322,6 +352,18 @@ async function startShippers(sources: SourceSet, walSet: WalSet, options: Manage
     return shipper;
   });
   return { shippers, close };
+}
+
+/**
+ * The segment keeper (log drains) told of closed segments before they are deleted: those it still
+ * needs it keeps elsewhere first, so the release stays what it was (the file leaves the log, and
+ * compaction and recovery never see it again).
+ */
+async function keepBeforeRelease(keeper: SegmentKeeper | undefined, source: SourceName, wal: Wal, paths: readonly string[]): Promise<void> {
+  if (!keeper) return;
+  const named = new Set(paths.map((p) => basename(p)));
+  const segments = wal.closedSegments().filter((s) => named.has(basename(s.path)));
+  if (segments.length) await keeper.releasing(source, segments);
 }
 
 /** Shippers of an instance and how to close their target. */

@@ -1,0 +1,74 @@
+import { mkdir, readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { SourceName } from '../sources/source-descriptor';
+import { InvalidOptionError } from '../errors';
+import { isCode, unlinkIfPresent, writeFileAtomic } from '../util/durable-fs';
+
+/** Where a drain has got to in a source's write-ahead log: every event before this byte of this segment is delivered. */
+export interface LogPosition {
+  seq: number;
+  offset: number;
+}
+
+/** The folder of a data dir that keeps each drain's cursor: `drain-cursors/<drain id>.json`. */
+export const CURSORS_DIR = 'drain-cursors';
+
+const NAME = /^(\d+)\.json$/;
+
+/**
+ * Each drain's cursor, one file per drain holding its position in every source's log, written
+ * whole (fsynced and renamed: a crash leaves the old or the new one) after each batch a receiver
+ * took (docs/supabase.md, "Log Drains").
+ *
+ * @example
+ * await writeCursor('./data', 3, new Map([['authLogs', { seq: 12, offset: 4096 }]]));
+ * (await readCursors('./data')).get(3); // Map { 'authLogs' => { seq: 12, offset: 4096 } }
+ */
+export async function readCursors(dataDir: string): Promise<Map<number, Map<SourceName, LogPosition>>> {
+  const dir = join(dataDir, CURSORS_DIR);
+  const out = new Map<number, Map<SourceName, LogPosition>>();
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch (error) {
+    if (isCode(error, 'ENOENT')) return out;
+    throw error;
+  }
+  for (const name of names) {
+    const id = NAME.exec(name)?.[1];
+    if (id === undefined) continue;
+    const file = join(dir, name);
+    out.set(Number(id), checkCursor(await readFile(file, 'utf8'), file));
+  }
+  return out;
+}
+
+/** `readCursors`'s example. */
+export async function writeCursor(dataDir: string, drain: number, positions: ReadonlyMap<SourceName, LogPosition>): Promise<void> {
+  const dir = join(dataDir, CURSORS_DIR);
+  await mkdir(dir, { recursive: true });
+  await writeFileAtomic(join(dir, `${drain}.json`), `${JSON.stringify({ version: 1, sources: Object.fromEntries(positions) })}\n`, 'replace');
+}
+
+/** A deleted drain's cursor gone (one already gone is fine). */
+export async function removeCursor(dataDir: string, drain: number): Promise<void> {
+  await unlinkIfPresent(join(dataDir, CURSORS_DIR, `${drain}.json`));
+}
+
+function checkCursor(text: string, file: string): Map<SourceName, LogPosition> {
+  let value: { version?: unknown; sources?: unknown };
+  try {
+    value = JSON.parse(text) as typeof value;
+  } catch (error) {
+    throw new InvalidOptionError('storage.dataDir', `The drain cursor ${file} does not read (${(error as Error).message}); fix or remove it.`, { cause: error });
+  }
+  const sources = value?.sources;
+  if (value?.version !== 1 || typeof sources !== 'object' || sources === null) {
+    throw new InvalidOptionError('storage.dataDir', `The drain cursor ${file} is not one this version writes (version 1); fix or remove it.`);
+  }
+  const out = new Map<SourceName, LogPosition>();
+  for (const [source, at] of Object.entries(sources as Record<string, { seq?: unknown; offset?: unknown }>)) {
+    if (Number.isSafeInteger(at?.seq) && Number.isSafeInteger(at?.offset)) out.set(source as SourceName, { seq: at.seq as number, offset: at.offset as number });
+  }
+  return out;
+}
