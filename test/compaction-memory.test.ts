@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { compactLogs } from '../src/compaction/compact';
@@ -9,7 +9,10 @@ import { openDatabase } from '../src/duckdb/open-database';
 import { isDuckDBOutOfMemory, MEMORY_RETRY_FACTOR, withMemoryRetry } from '../src/duckdb/memory-retry';
 import { atRetryCeiling, DEFAULT_COMPACTION_DUCKDB } from '../src/duckdb/compaction-duckdb';
 import { readDatasetStateStable } from '../src/dataset/dataset-log';
+import { dictionaryLimit, IS_EVENT, parquetLayoutCopy } from '../src/duckdb/parquet-layout';
+import { Prng } from '../src/fixtures/prng';
 import { tempDir, writeLines } from './support/log-files';
+import { BUILDERS } from './support/supabase/vector-events';
 import { fakeLog, gatewayCompactor } from './support/fake-log';
 
 // docs/ingest.md, "Layout, compaction and retention": compaction parses the lines once into a
@@ -156,5 +159,69 @@ describe('compaction under a small memory limit', () => {
     expect(isDuckDBOutOfMemory(refused.errors[0])).toBe(true);
     expect(refused.rows).toBe(0);
     expect(refused.segmentLeft).toBe(true);
+  });
+});
+
+describe('the dictionaries of a Parquet COPY are sized to the rows it writes (docs/performance.md, "Footprint")', () => {
+  const tmp = tempDir('le-compaction-dictionary-');
+  afterAll(() => tmp.cleanup());
+  const gateway = BUILT_IN_SOURCE_SET.find('edgeLogs')!;
+
+  it("takes the source's entries, or the rows when fewer", () => {
+    expect(gateway.parquet.dictionaryEntries).toBe(100_000);
+    expect(dictionaryLimit(100_000, 3_900)).toBe(3_900);
+    expect(dictionaryLimit(100_000, 250_000)).toBe(100_000);
+    expect(dictionaryLimit(100_000, 0)).toBe(1);
+    expect(dictionaryLimit(100_000, undefined)).toBe(100_000);
+    expect(dictionaryLimit(undefined, 3_900)).toBeUndefined();
+    const copy = (rows?: number) => parquetLayoutCopy({ source: gateway, ndjson: ['in.ndjson'], target: 'out.parquet', where: 'true', ...(rows === undefined ? {} : { rows }) });
+    expect(copy(3_900)).toContain('DICTIONARY_SIZE_LIMIT 3900');
+    expect(copy()).toContain('DICTIONARY_SIZE_LIMIT 100000');
+  });
+
+  it('writes the same bytes as with the whole limit', async () => {
+    const prng = new Prng(11);
+    const input = writeLines(
+      tmp.path('same', 'in.ndjson'),
+      Array.from({ length: 3_000 }, (_, i) => BUILDERS.edge_logs(prng, { micros: 1_795_000_000_000_000 + i * 1000, nanos: 0 })),
+    );
+    const { instance, connection } = await openDatabase({ threads: 1, tempDirectory: tmp.path('same', 'spill') });
+    try {
+      const write = async (target: string, rows?: number) => {
+        await connection.run(parquetLayoutCopy({ source: gateway, ndjson: [input], target, where: IS_EVENT, ...(rows === undefined ? {} : { rows }) }));
+        return readFileSync(target);
+      };
+      const whole = await write(tmp.path('same', 'whole.parquet'));
+      const sized = await write(tmp.path('same', 'sized.parquet'), 3_000);
+      expect(whole.length).toBeGreaterThan(0);
+      expect(sized.equals(whole)).toBe(true);
+    } finally {
+      connection.closeSync();
+      instance.closeSync();
+    }
+  });
+
+  it('writes a small run of the gateway log under 40MB of DuckDB, where dictionaries of 100,000 entries ran out of memory', async () => {
+    const prng = new Prng(12);
+    const input = writeLines(
+      tmp.path('small', 'in.ndjson'),
+      Array.from({ length: 2_000 }, (_, i) => BUILDERS.edge_logs(prng, { micros: 1_795_000_000_000_000 + i * 1000, nanos: 0 })),
+    );
+    const { instance, connection } = await openDatabase({ threads: 1, tempDirectory: tmp.path('small', 'spill') });
+    try {
+      // The rows parsed first without a limit, so the limit then bounds the COPY alone (as a compaction run's sort reads its staged rows).
+      await connection.run(`CREATE TABLE staged AS ${sourceRelation(gateway, { ndjson: [input], parquet: [], parquetTypes: new Map() })}`);
+      await connection.run("SET memory_limit = '40MB'");
+      const write = (name: string, rows?: number) =>
+        connection.run(parquetLayoutCopy({ source: gateway, relation: 'SELECT * FROM staged', target: tmp.path('small', name), where: IS_EVENT, ...(rows === undefined ? {} : { rows }) }));
+      // The whole limit: every column's dictionary allocated for 100,000 entries before the first row.
+      await expect(write('whole.parquet')).rejects.toThrow(/Out of Memory/);
+      await write('sized.parquet', 2_000);
+      const [row] = (await connection.runAndReadAll(`SELECT count(*) AS n FROM read_parquet('${tmp.path('small', 'sized.parquet')}')`)).getRowObjects();
+      expect(Number(row!.n)).toBe(2_000);
+    } finally {
+      connection.closeSync();
+      instance.closeSync();
+    }
   });
 });

@@ -375,6 +375,7 @@ async function writeParquet(connection: DuckDBConnection, options: RunOptions, r
           where: 'timestamp IS NOT NULL',
           partitionByDay: { filenamePattern: `part-${run.runId}-{i}` },
           provenance: JSON.stringify(run.provenance),
+          rows: run.provenance.rows,
         }),
       ),
   );

@@ -85,6 +85,7 @@ async function mergeDay(state: DatasetState, source: SourceDescriptor, day: stri
         target: staged,
         where: 'true',
         provenance: JSON.stringify(provenance),
+        rows,
       }),
     );
     const [count] = (await connection.runAndReadAll(`SELECT count(*) AS n FROM read_parquet(${sqlStringList([staged])})`)).getRowObjects();
