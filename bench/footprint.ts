@@ -23,12 +23,17 @@ import { FEED_WEIGHTS } from './studio-data';
 const CLI = resolve('dist', 'cli.js');
 
 /**
- * The environment docs/supabase.md's compose service sets beyond the tokens (`MALLOC_ARENA_MAX`),
- * read from the page so the bench runs the command as documented.
+ * The environment docs/supabase.md's compose service sets beyond the tokens (`MALLOC_ARENA_MAX`,
+ * `NODE_OPTIONS`), read from the page so the bench runs the command as documented.
  */
 const DOCUMENTED_ENV: Record<string, string> = (() => {
-  const value = /^\s+MALLOC_ARENA_MAX:\s*"?(\w+)"?\s*$/m.exec(readFileSync(resolve('docs', 'supabase.md'), 'utf8'))?.[1];
-  return value ? { MALLOC_ARENA_MAX: value } : ({} as Record<string, string>);
+  const page = readFileSync(resolve('docs', 'supabase.md'), 'utf8');
+  const env: Record<string, string> = {};
+  for (const name of ['MALLOC_ARENA_MAX', 'NODE_OPTIONS']) {
+    const value = new RegExp(`^\\s+${name}:\\s*"?([^"\\n]+?)"?\\s*$`, 'm').exec(page)?.[1];
+    if (value) env[name] = value;
+  }
+  return env;
 })();
 const PRIVATE = 'bench-private';
 const PUBLIC = 'bench-public';
