@@ -41,7 +41,7 @@ export function parquetLayoutCopy(options: {
   rows?: number;
 }): string {
   const layout = parquetLayoutOf(options.source);
-  const dictionary = dictionaryLimit(layout.dictionaryEntries, options.rows);
+  const dictionary = dictionaryLimit(layout.dictionaryEntries, layout.rowGroupRows, options.rows);
   const relation = options.relation ?? sourceRelation(options.source, options.files ?? { ndjson: [...(options.ndjson ?? [])], parquet: [], parquetTypes: new Map() });
   const day = options.partitionByDay;
   return `
@@ -58,18 +58,21 @@ export function parquetLayoutCopy(options: {
 }
 
 /**
- * The DICTIONARY_SIZE_LIMIT of a COPY: the source's entries, or the rows written when fewer. Why:
- * DuckDB's Parquet writer allocates each column's dictionary for the whole limit before the first
- * row (6 MiB a column at 100,000 entries), so compacting a 2 MiB write-ahead segment of the
- * gateway log took 65 MiB in its COPY, the process's highest peak under ingest. A column chunk
- * never holds more distinct values than the rows written, so the files are the same bytes.
+ * The DICTIONARY_SIZE_LIMIT of a COPY: the source's entries, or fewer when no column chunk can hold
+ * that many values: a chunk is one row group's column, and DuckDB flushes a row group once it
+ * reaches `rowGroupRows` (a parallel write combines smaller ones), so it holds fewer than twice
+ * that, and never more than the rows written. Why: DuckDB's Parquet writer allocates each column's
+ * dictionary for the whole limit before the first row (6 MiB a column at 100,000 entries), so
+ * compacting a 2 MiB write-ahead segment of the gateway log took 65 MiB in its COPY, and merging a
+ * day's files as much again, the process's highest peaks under ingest. The files are the same bytes.
  *
  * @example
- * dictionaryLimit(100_000, 3_900); // 3900
+ * dictionaryLimit(100_000, 8_192, 3_900); // 3900
+ * dictionaryLimit(100_000, 8_192); // 16384
  */
-export function dictionaryLimit(entries: number | undefined, rows?: number): number | undefined {
-  if (entries === undefined || rows === undefined) return entries;
-  return Math.max(1, Math.min(entries, Math.ceil(rows)));
+export function dictionaryLimit(entries: number | undefined, rowGroupRows: number, rows?: number): number | undefined {
+  if (entries === undefined) return undefined;
+  return Math.max(1, Math.min(entries, 2 * rowGroupRows, rows === undefined ? Infinity : Math.ceil(rows)));
 }
 
 /** Rows that hold an event: a broken line has none of these. */
