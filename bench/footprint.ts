@@ -1,8 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
 import { deriveSeed, Prng } from '../src/fixtures/prng';
 import { microsOf } from '../test/support/supabase/instants';
 import { BUILDERS } from '../test/support/supabase/vector-events';
@@ -21,12 +23,17 @@ import { FEED_WEIGHTS } from './studio-data';
 const CLI = resolve('dist', 'cli.js');
 
 /**
- * The environment docs/supabase.md's compose service sets beyond the tokens (`MALLOC_ARENA_MAX`),
- * read from the page so the bench runs the command as documented.
+ * The environment docs/supabase.md's compose service sets beyond the tokens (`MALLOC_ARENA_MAX`,
+ * `NODE_OPTIONS`), read from the page so the bench runs the command as documented.
  */
 const DOCUMENTED_ENV: Record<string, string> = (() => {
-  const value = /^\s+MALLOC_ARENA_MAX:\s*"?(\w+)"?\s*$/m.exec(readFileSync(resolve('docs', 'supabase.md'), 'utf8'))?.[1];
-  return value ? { MALLOC_ARENA_MAX: value } : ({} as Record<string, string>);
+  const page = readFileSync(resolve('docs', 'supabase.md'), 'utf8');
+  const env: Record<string, string> = {};
+  for (const name of ['MALLOC_ARENA_MAX', 'NODE_OPTIONS']) {
+    const value = new RegExp(`^\\s+${name}:\\s*"?([^"\\n]+?)"?\\s*$`, 'm').exec(page)?.[1];
+    if (value) env[name] = value;
+  }
+  return env;
 })();
 const PRIVATE = 'bench-private';
 const PUBLIC = 'bench-public';
@@ -52,6 +59,22 @@ export interface FootprintCase {
   memoryTablesMiB: [number, number];
   /** The budget the server said it runs under (its first lines). */
   budget: string;
+  /** What held memory at the highest resident sample of the run (MiB), one sample a second. */
+  atPeak: PeakParts;
+}
+
+/**
+ * The parts of resident memory at the run's highest sample: anonymous (heaps, DuckDB, the
+ * allocators) and file-backed (the code), and of the anonymous what `/metrics` counts (V8's heap
+ * and buffers, the memory tables' NDJSON); the rest is DuckDB's and the allocators'.
+ */
+export interface PeakParts {
+  rss: number;
+  anon: number;
+  file: number;
+  heap: number;
+  external: number;
+  memoryTables: number;
 }
 
 /** A join bomb asked of the documented command: its answer and the process's peak. */
@@ -75,11 +98,43 @@ const cpuMicros = (pid: number): number => {
 const round = (n: number) => Math.round(n * 10) / 10;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** V8's heap and the memory tables' NDJSON bytes (MiB), as the server's /metrics says them. */
-async function heldMiB(base: string): Promise<{ heap: number; memoryTables: number }> {
+/** V8's heap, JavaScript's buffers and the memory tables' NDJSON bytes (MiB), as the server's /metrics says them. */
+async function heldMiB(base: string): Promise<{ heap: number; external: number; memoryTables: number }> {
   const text = await (await fetch(`${base}/metrics`, { headers: { 'x-api-key': PRIVATE } })).text();
   const value = (name: string) => Number(new RegExp(`^log_endpoints_${name} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN) / 2 ** 20;
-  return { heap: round(value('heap_bytes')), memoryTables: round(value('memory_tables_bytes')) };
+  return { heap: round(value('heap_bytes')), external: round(value('external_bytes')), memoryTables: round(value('memory_tables_bytes')) };
+}
+
+/**
+ * Samples the process's resident memory every 100 ms (the peaks last under a second: compaction
+ * runs, Studio's queries) and /metrics once a second, and keeps the parts at its highest sample.
+ */
+function samplePeak(pid: number, base: string): { stop: () => PeakParts } {
+  let peak: PeakParts = { rss: 0, anon: 0, file: 0, heap: 0, external: 0, memoryTables: 0 };
+  let held = { heap: 0, external: 0, memoryTables: 0 };
+  let ticks = 0;
+  let asking = false;
+  // FOOTPRINT_TRACE=file: every sample written to a file, to see when the peaks come.
+  const trace = process.env.FOOTPRINT_TRACE;
+  const started = Date.now();
+  const timer = setInterval(() => {
+    const rss = status(pid, 'VmRSS');
+    if (trace) appendFileSync(trace, `${Date.now() - started} ${round(rss)} ${held.heap} ${held.external} ${held.memoryTables}\n`);
+    if (rss > peak.rss) peak = { rss: round(rss), anon: round(status(pid, 'RssAnon')), file: round(status(pid, 'RssFile')), ...held };
+    if (ticks++ % 10 !== 0 || asking) return;
+    asking = true;
+    heldMiB(base)
+      .then((h) => (held = h))
+      .catch(() => undefined)
+      .finally(() => (asking = false));
+  }, 100);
+  timer.unref();
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return peak;
+    },
+  };
 }
 
 /** The documented environment without the allocator setting: glibc's default arenas, its peer in the footprint table. */
@@ -154,6 +209,7 @@ export async function measureFootprint(rate: number, seconds: number, log: (line
     const idleMiB = status(pid, 'VmRSS');
     const cpuBefore = cpuMicros(pid);
     const prng = new Prng(deriveSeed(7, `footprint:${rate}`));
+    const sampler = samplePeak(pid, base);
     let accepted = 0;
     let refused = 0;
     const started = Date.now();
@@ -172,6 +228,7 @@ export async function measureFootprint(rate: number, seconds: number, log: (line
     }
     const cpu = cpuMicros(pid) - cpuBefore;
     const peakMiB = status(pid, 'VmHWM');
+    const atPeak = sampler.stop();
     const sentSeconds = (Date.now() - started) / 1000;
     const heldAtStop = await heldMiB(base);
     await sleep(30_000);
@@ -193,8 +250,12 @@ export async function measureFootprint(rate: number, seconds: number, log: (line
       heapMiB: [heldAtStop.heap, heldAfter.heap],
       memoryTablesMiB: [heldAtStop.memoryTables, heldAfter.memoryTables],
       budget: budgetOf(banner),
+      atPeak,
     };
-    log(`footprint ${result.label}: peak ${result.peakMiB} MiB, idle ${result.idleMiB}, after 30 s ${result.after30MiB}, after 60 s ${result.after60MiB}, ${result.cpuMicrosPerEvent} µs CPU/event`);
+    log(
+      `footprint ${result.label}: peak ${result.peakMiB} MiB, idle ${result.idleMiB}, after 30 s ${result.after30MiB}, after 60 s ${result.after60MiB}, ${result.cpuMicrosPerEvent} µs CPU/event, ${result.refused} refused; ` +
+        `at the highest sample: RSS ${atPeak.rss} (anon ${atPeak.anon}, file ${atPeak.file}), V8 heap ${atPeak.heap}, buffers ${atPeak.external}, memory tables ${atPeak.memoryTables} NDJSON`,
+    );
     return result;
   } finally {
     await stop(child);
@@ -287,4 +348,32 @@ export function footprintMarkdown(cases: readonly FootprintCase[], bombs: { budg
     );
   }
   return lines;
+}
+
+/**
+ * On its own, one case at a time while tuning (build first: it runs dist/cli.js):
+ *
+ *   npx tsx bench/footprint.ts --rate 1000 --seconds 90 [--runs 2] [--serve-arg=--flag --serve-arg=value] [--env NAME=value]
+ */
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const { values } = parseArgs({
+    options: {
+      rate: { type: 'string', default: '1000' },
+      seconds: { type: 'string', default: '90' },
+      runs: { type: 'string', default: '1' },
+      'serve-arg': { type: 'string', multiple: true, default: [] },
+      env: { type: 'string', multiple: true, default: [] },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  if (values.help) {
+    process.stdout.write('npx tsx bench/footprint.ts --rate 1000 --seconds 90 [--runs 2] [--serve-arg=ARG]... [--env NAME=value]...\n');
+    process.exit(0);
+  }
+  const env = Object.fromEntries(values.env.map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1) || undefined]));
+  const cases: FootprintCase[] = [];
+  for (let run = 0; run < Number(values.runs); run++) {
+    cases.push(await measureFootprint(Number(values.rate), Number(values.seconds), (line) => process.stderr.write(`${line}\n`), values['serve-arg'], env));
+  }
+  process.stdout.write(`${footprintMarkdown(cases, null).join('\n')}\n`);
 }

@@ -8,7 +8,7 @@
  *   npm run build && npx tsx bench/ingest.ts [--seconds 10]   (on its own)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -40,6 +40,8 @@ export interface IngestCase {
   bytes_per_event: number;
   /** The server's peak RSS (MiB) over the run: what ingesting at that rate costs in memory. */
   peak_rss_mb: number;
+  /** The server's CPU (user + system, every thread) per acknowledged event over the run, µs. */
+  cpu_us_per_event: number;
   seconds: number;
 }
 
@@ -89,6 +91,12 @@ function stop(child: ChildProcess): Promise<void> {
   });
 }
 
+/** A process's CPU so far (user + system, every thread), µs: fields 14 and 15 of /proc/<pid>/stat, in ticks of 10 ms. */
+function cpuMicros(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
+
 /** Appends `batch` (the bytes the WAL stores for it) and fdatasyncs, over and over, for `seconds`. */
 async function baseline(dir: string, batch: Buffer, events: number, seconds: number): Promise<number> {
   const handle = await open(join(dir, 'baseline.ndjson'), 'w');
@@ -127,7 +135,9 @@ export async function measureIngest(seconds: number, log: (line: string) => void
       const child = await startServer(join(dir, 'data'), port);
       let load;
       let rss = NaN;
+      let cpu = NaN;
       try {
+        const cpuBefore = cpuMicros(child.pid!);
         const connections = CONNECTIONS[size] ?? 8;
         load = await autocannon({
           url: `http://127.0.0.1:${port}/api/logs?source_name=cloudflare.logs.prod`,
@@ -140,6 +150,7 @@ export async function measureIngest(seconds: number, log: (line: string) => void
           duration: seconds,
         });
         rss = peakRssMb(child.pid!);
+        cpu = cpuMicros(child.pid!) - cpuBefore;
       } finally {
         await stop(child);
       }
@@ -155,10 +166,11 @@ export async function measureIngest(seconds: number, log: (line: string) => void
         baseline_events_per_s: round(base, 0),
         bytes_per_event: round(stored.length / size, 0),
         peak_rss_mb: rss,
+        cpu_us_per_event: round(cpu / Math.max(1, load['2xx'] * size), 1),
         seconds,
       };
       log(
-        `  batches of ${size}: ${result.events_per_s} events/s (${result.requests_per_s} req/s, p99 ${result.p99_ms} ms, non-2xx ${result.non_2xx}, peak RSS ${result.peak_rss_mb} MiB over ${seconds} s); append+fdatasync per batch: ${result.baseline_events_per_s} events/s`,
+        `  batches of ${size}: ${result.events_per_s} events/s (${result.requests_per_s} req/s, p99 ${result.p99_ms} ms, non-2xx ${result.non_2xx}, peak RSS ${result.peak_rss_mb} MiB over ${seconds} s, ${result.cpu_us_per_event} µs of server CPU per event); append+fdatasync per batch: ${result.baseline_events_per_s} events/s`,
       );
       results.push(result);
     } finally {
@@ -171,12 +183,12 @@ export async function measureIngest(seconds: number, log: (line: string) => void
 /** The markdown lines of the ingest results. */
 export function ingestMarkdown(results: readonly IngestCase[]): string[] {
   const lines = [
-    '| ingest, batch | events/s via HTTP (fsync per group) | req/s | p99 ms | non-2xx | server peak RSS MiB (over the run) | append + fdatasync per batch, events/s | bytes/event |',
-    '|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| ingest, batch | events/s via HTTP (fsync per group) | req/s | p99 ms | non-2xx | server peak RSS MiB (over the run) | server CPU per event (µs) | append + fdatasync per batch, events/s | bytes/event |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const r of results) {
     lines.push(
-      `| ${r.batch} (${r.connections} connections) | ${r.events_per_s} | ${r.requests_per_s} | ${r.p99_ms} | ${r.non_2xx} | ${r.peak_rss_mb} (${r.seconds} s) | ${r.baseline_events_per_s} | ${r.bytes_per_event} |`,
+      `| ${r.batch} (${r.connections} connections) | ${r.events_per_s} | ${r.requests_per_s} | ${r.p99_ms} | ${r.non_2xx} | ${r.peak_rss_mb} (${r.seconds} s) | ${r.cpu_us_per_event} | ${r.baseline_events_per_s} | ${r.bytes_per_event} |`,
     );
   }
   return lines;

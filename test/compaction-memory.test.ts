@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { compactLogs } from '../src/compaction/compact';
@@ -9,7 +9,10 @@ import { openDatabase } from '../src/duckdb/open-database';
 import { isDuckDBOutOfMemory, MEMORY_RETRY_FACTOR, withMemoryRetry } from '../src/duckdb/memory-retry';
 import { atRetryCeiling, DEFAULT_COMPACTION_DUCKDB } from '../src/duckdb/compaction-duckdb';
 import { readDatasetStateStable } from '../src/dataset/dataset-log';
+import { dictionaryLimit, IS_EVENT, parquetLayoutCopy } from '../src/duckdb/parquet-layout';
+import { Prng } from '../src/fixtures/prng';
 import { tempDir, writeLines } from './support/log-files';
+import { BUILDERS } from './support/supabase/vector-events';
 import { fakeLog, gatewayCompactor } from './support/fake-log';
 
 // docs/ingest.md, "Layout, compaction and retention": compaction parses the lines once into a
@@ -156,5 +159,77 @@ describe('compaction under a small memory limit', () => {
     expect(isDuckDBOutOfMemory(refused.errors[0])).toBe(true);
     expect(refused.rows).toBe(0);
     expect(refused.segmentLeft).toBe(true);
+  });
+});
+
+describe('the dictionaries of a Parquet COPY are sized to the rows it writes (docs/performance.md, "Footprint")', () => {
+  const tmp = tempDir('le-compaction-dictionary-');
+  afterAll(() => tmp.cleanup());
+  const gateway = BUILT_IN_SOURCE_SET.find('edgeLogs')!;
+
+  it("takes the source's entries, or fewer: twice a row group's rows, or the rows written", () => {
+    expect(gateway.parquet).toMatchObject({ dictionaryEntries: 100_000, rowGroupRows: 8_192 });
+    expect(dictionaryLimit(100_000, 8_192, 3_900)).toBe(3_900);
+    expect(dictionaryLimit(100_000, 8_192, 250_000)).toBe(16_384);
+    expect(dictionaryLimit(100_000, 8_192)).toBe(16_384);
+    expect(dictionaryLimit(10_000, 8_192)).toBe(10_000);
+    expect(dictionaryLimit(100_000, 8_192, 0)).toBe(1);
+    expect(dictionaryLimit(undefined, 8_192, 3_900)).toBeUndefined();
+    const copy = (rows?: number) => parquetLayoutCopy({ source: gateway, ndjson: ['in.ndjson'], target: 'out.parquet', where: 'true', ...(rows === undefined ? {} : { rows }) });
+    expect(copy(3_900)).toContain('DICTIONARY_SIZE_LIMIT 3900');
+    expect(copy()).toContain('DICTIONARY_SIZE_LIMIT 16384');
+  });
+
+  // The COPY as it was written before: the source's whole limit.
+  const wholeLimit = (sql: string) => sql.replace(/DICTIONARY_SIZE_LIMIT \d+/, 'DICTIONARY_SIZE_LIMIT 100000');
+
+  it('writes the same bytes as with the whole limit, on one thread or two', async () => {
+    const prng = new Prng(11);
+    const input = writeLines(
+      tmp.path('same', 'in.ndjson'),
+      Array.from({ length: 20_000 }, (_, i) => BUILDERS.edge_logs(prng, { micros: 1_795_000_000_000_000 + i * 1000, nanos: 0 })),
+    );
+    for (const threads of [1, 2]) {
+      const { instance, connection } = await openDatabase({ threads, tempDirectory: tmp.path('same', 'spill') });
+      try {
+        const write = async (target: string, sql: (copy: string) => string, rows?: number) => {
+          await connection.run(sql(parquetLayoutCopy({ source: gateway, ndjson: [input], target, where: IS_EVENT, ...(rows === undefined ? {} : { rows }) })));
+          return readFileSync(target);
+        };
+        const whole = await write(tmp.path('same', `whole-${threads}.parquet`), wholeLimit);
+        const byRowGroups = await write(tmp.path('same', `groups-${threads}.parquet`), (sql) => sql);
+        const byRows = await write(tmp.path('same', `rows-${threads}.parquet`), (sql) => sql, 20_000);
+        expect(whole.length).toBeGreaterThan(0);
+        expect(byRowGroups.equals(whole)).toBe(true);
+        expect(byRows.equals(whole)).toBe(true);
+      } finally {
+        connection.closeSync();
+        instance.closeSync();
+      }
+    }
+  });
+
+  it('writes a small run of the gateway log under 40MB of DuckDB, where dictionaries of 100,000 entries ran out of memory', async () => {
+    const prng = new Prng(12);
+    const input = writeLines(
+      tmp.path('small', 'in.ndjson'),
+      Array.from({ length: 2_000 }, (_, i) => BUILDERS.edge_logs(prng, { micros: 1_795_000_000_000_000 + i * 1000, nanos: 0 })),
+    );
+    const { instance, connection } = await openDatabase({ threads: 1, tempDirectory: tmp.path('small', 'spill') });
+    try {
+      // The rows parsed first without a limit, so the limit then bounds the COPY alone (as a compaction run's sort reads its staged rows).
+      await connection.run(`CREATE TABLE staged AS ${sourceRelation(gateway, { ndjson: [input], parquet: [], parquetTypes: new Map() })}`);
+      await connection.run("SET memory_limit = '40MB'");
+      const copy = (name: string, rows?: number) =>
+        parquetLayoutCopy({ source: gateway, relation: 'SELECT * FROM staged', target: tmp.path('small', name), where: IS_EVENT, ...(rows === undefined ? {} : { rows }) });
+      // The whole limit: every column's dictionary allocated for 100,000 entries before the first row.
+      await expect(connection.run(wholeLimit(copy('whole.parquet')))).rejects.toThrow(/Out of Memory/);
+      await connection.run(copy('sized.parquet', 2_000));
+      const [row] = (await connection.runAndReadAll(`SELECT count(*) AS n FROM read_parquet('${tmp.path('small', 'sized.parquet')}')`)).getRowObjects();
+      expect(Number(row!.n)).toBe(2_000);
+    } finally {
+      connection.closeSync();
+      instance.closeSync();
+    }
   });
 });

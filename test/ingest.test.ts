@@ -264,6 +264,27 @@ describe('bodies (docs/ingest.md, "Requests")', () => {
 
   it('a body that is not UTF-8 is refused', () => {
     expect(() => parseEvents(Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x7d]), 'application/json')).toThrow(/not valid UTF-8/);
+    // A surrogate written as UTF-8 (CESU-8), an overlong '/', a sequence cut short: what a fatal decoder refuses.
+    for (const bad of [
+      [0xed, 0xa0, 0x80],
+      [0xc0, 0xaf],
+      [0xe2, 0x82],
+    ]) {
+      expect(() => parseEvents(Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, ...bad, 0x22, 0x7d]), 'application/json')).toThrow(/not valid UTF-8/);
+    }
+  });
+
+  it('reads only the bytes of the view it is given, its first BOM left out and any later one kept', () => {
+    const whole = Buffer.from('xx\uFEFF[{"a":"\uFEFFé"}]yy');
+    const view = new Uint8Array(whole.buffer, whole.byteOffset + 2, whole.length - 4);
+    expect(parseEvents(view, 'application/json')).toEqual([{ a: '\uFEFFé' }]);
+  });
+
+  it('one look for 16 digits in a row: integers past 2^53 kept exactly in a body, an array and NDJSON lines; a long digit run in a string alone changes nothing', () => {
+    expect(parseEvents(body('{"batch":[{"n":9007199254740993}]}'), 'application/json')).toEqual([{ n: 9007199254740993n }]);
+    expect(parseEvents(body('{"n":1}\n{"n":9007199254740993}\n'), 'application/x-ndjson')).toEqual([{ n: 1 }, { n: 9007199254740993n }]);
+    expect(parseEvents(body('{"n":1}\n{"n":9007199254740993}'), null)).toEqual([{ n: 1 }, { n: 9007199254740993n }]);
+    expect(parseEvents(body('[{"s":"12345678901234567890","n":2}]'), 'application/json')).toEqual([{ s: '12345678901234567890', n: 2 }]);
   });
 });
 

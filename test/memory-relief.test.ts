@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { IDLE_TRIM_MS, MemoryRelief, openDatabase, TRIM_SLACK_BYTES } from '../src/duckdb/open-database';
+import { ALLOCATOR_SETTINGS, IDLE_TRIM_MS, MemoryRelief, openDatabase, TRIM_SLACK_BYTES } from '../src/duckdb/open-database';
 
 // What the relief does is measured in `npm run bench` (peak RSS under a burst); here: when it runs.
 describe('MemoryRelief', () => {
@@ -84,6 +84,24 @@ describe('MemoryRelief', () => {
       expect(await tick()).toBe(2);
     } finally {
       vi.useRealTimers();
+    }
+  });
+});
+
+describe('DuckDB\'s allocator gives memory back (docs/performance.md, "Footprint")', () => {
+  it('every instance opens with a 16 MB flush threshold and the background purge thread, whatever else it is given', async () => {
+    expect(ALLOCATOR_SETTINGS).toEqual({ allocator_flush_threshold: '16MB', allocator_background_threads: 'true' });
+    for (const settings of [{}, { threads: 1, memoryLimit: '80MB' }, { memoryLimit: '214MB' }]) {
+      const { instance, connection, relief } = await openDatabase(settings);
+      try {
+        const [row] = (await connection.runAndReadAll("SELECT current_setting('allocator_flush_threshold') AS flush, current_setting('allocator_background_threads') AS background")).getRowObjects();
+        // DuckDB reads 16MB as 16 * 10^6 bytes and says it in MiB.
+        expect(row).toEqual({ flush: '15.2 MiB', background: true });
+      } finally {
+        await relief?.close();
+        connection.closeSync();
+        instance.closeSync();
+      }
     }
   });
 });

@@ -382,6 +382,7 @@ async function writeParquet(connection: DuckDBConnection, options: RunOptions, r
           partitionByDay: { filenamePattern: `part-${run.runId}-{i}` },
           provenance: JSON.stringify(run.provenance),
           typedColumns: options.typedColumns ?? true,
+          rows: run.provenance.rows,
         }),
       ),
   );

@@ -43,8 +43,11 @@ export function parquetLayoutCopy(options: {
    * not: the layout of JSON alone). Whoever commits the files records it (`typedFieldsWritten`).
    */
   typedColumns?: boolean;
+  /** How many rows the COPY writes at most, when known: the dictionaries are sized to it (see `dictionaryLimit`). */
+  rows?: number;
 }): string {
   const layout = parquetLayoutOf(options.source);
+  const dictionary = dictionaryLimit(layout.dictionaryEntries, layout.rowGroupRows, options.rows);
   const relation = options.relation ?? sourceRelation(options.source, options.files ?? { ndjson: [...(options.ndjson ?? [])], parquet: [], parquetTypes: new Map() });
   const day = options.partitionByDay;
   // The rows are sorted with their declared columns only, and the typed columns computed from the
@@ -60,21 +63,28 @@ export function parquetLayoutCopy(options: {
     COPY (
       ${options.typedColumns ? withTypedColumns(options.source, sorted) : sorted}
     ) TO ${sqlString(options.target)} (
-      FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${layout.rowGroupRows}${layout.dictionaryEntries ? `, DICTIONARY_SIZE_LIMIT ${writtenDictionaryEntries(layout)}` : ''}${
+      FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${layout.rowGroupRows}${dictionary ? `, DICTIONARY_SIZE_LIMIT ${dictionary}` : ''}${
         day ? `, PARTITION_BY (date), FILENAME_PATTERN ${sqlString(day.filenamePattern)}, OVERWRITE_OR_IGNORE true` : ''
       }${options.provenance === undefined ? '' : `, KV_METADATA {${PROVENANCE_KEY}: ${sqlString(options.provenance)}}`}
     )`;
 }
 
 /**
- * The dictionary limit the writer is given: the descriptor's, but never more than a column chunk
- * can hold (its row group's rows; DuckDB's writer fills a group by chunks of 2,048). The writer
- * sets aside room for the limit in every string column, so a limit of 100,000 cost about 6 MiB a
- * column: with the typed columns, more than compaction's share of the memory budget. A chunk
- * never has more distinct values than rows, so the files are the same, byte for byte.
+ * The DICTIONARY_SIZE_LIMIT of a COPY: the source's entries, or fewer when no column chunk can hold
+ * that many values: a chunk is one row group's column, and DuckDB flushes a row group once it
+ * reaches `rowGroupRows` (a parallel write combines smaller ones), so it holds fewer than twice
+ * that, and never more than the rows written. Why: DuckDB's Parquet writer allocates each column's
+ * dictionary for the whole limit before the first row (6 MiB a column at 100,000 entries), so
+ * compacting a 2 MiB write-ahead segment of the gateway log took 65 MiB in its COPY, and merging a
+ * day's files as much again, the process's highest peaks under ingest. The files are the same bytes.
+ *
+ * @example
+ * dictionaryLimit(100_000, 8_192, 3_900); // 3900
+ * dictionaryLimit(100_000, 8_192); // 16384
  */
-function writtenDictionaryEntries(layout: { rowGroupRows: number; dictionaryEntries?: number }): number {
-  return Math.min(layout.dictionaryEntries!, layout.rowGroupRows + 2048);
+export function dictionaryLimit(entries: number | undefined, rowGroupRows: number, rows?: number): number | undefined {
+  if (entries === undefined) return undefined;
+  return Math.max(1, Math.min(entries, 2 * rowGroupRows, rows === undefined ? Infinity : Math.ceil(rows)));
 }
 
 /**

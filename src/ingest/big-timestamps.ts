@@ -7,6 +7,17 @@ interface Frame {
 const DIGITS_16 = /\d{16}/;
 
 /**
+ * Whether a text holds 16 digits in a row: without them there is no big timestamp to quote and no
+ * integer past 2^53 (`parseExactJson`'s slow path), so `JSON.parse` reads it as sent.
+ *
+ * @example
+ * hasLongDigitRun('{"timestamp":1795256102123456789}'); // true
+ */
+export function hasLongDigitRun(text: string): boolean {
+  return DIGITS_16.test(text);
+}
+
+/**
  * The body text with each event's own `timestamp` written as a JSON integer of 16 digits or more
  * (nanoseconds since the epoch) turned into a string of the same digits: as a JavaScript number
  * it would lose its last digits, and with them the microsecond, while a numeric string counts the
@@ -19,7 +30,7 @@ const DIGITS_16 = /\d{16}/;
  * // '{"batch":[{"timestamp":"1795256102123456789","metadata":{"timestamp":1795256102123456789}}]}'
  */
 export function quoteBigTimestamps(text: string): string {
-  if (!DIGITS_16.test(text)) return text;
+  if (!hasLongDigitRun(text)) return text;
   const stack: Frame[] = [];
   // In an object, whether the next string is a key.
   let expectKey = false;

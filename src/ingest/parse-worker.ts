@@ -14,8 +14,10 @@ export const OFF_THREAD_BYTES = 64 * 1024;
  * gives it back): without a bound, the thread's heap grew with each large body parsed in a row.
  * Bounded, V8 collects sooner; a body whose parse does not fit kills the thread (its request,
  * and those queued behind it, answer 503 with Retry-After) and the next body starts a new one.
+ * Its young generation is 8 MB: each body's objects die young, and at 32 MB the thread held
+ * about 20 MiB more at 1,000 events/s for no CPU it saved (docs/performance.md, "Footprint").
  */
-export const PARSER_HEAP = { maxOldGenerationSizeMb: 256, maxYoungGenerationSizeMb: 32 };
+export const PARSER_HEAP = { maxOldGenerationSizeMb: 256, maxYoungGenerationSizeMb: 8 };
 
 /** `workerData` of the parser thread: this module, loaded again, serves parse jobs. */
 const ROLE = 'log-endpoints-ingest-parser';

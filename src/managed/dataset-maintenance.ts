@@ -93,6 +93,7 @@ async function mergeDay(state: DatasetState, source: SourceDescriptor, day: stri
         where: 'true',
         provenance: JSON.stringify(provenance),
         typedColumns,
+        rows,
       }),
     );
     const [count] = (await connection.runAndReadAll(`SELECT count(*) AS n FROM read_parquet(${sqlStringList([staged])})`)).getRowObjects();
