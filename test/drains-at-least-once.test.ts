@@ -2,15 +2,16 @@ import { existsSync, readdirSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { KEPT_DIR } from '../src/drains/drain-log';
 import { spawnCli, waitForStdout } from './support/cli';
-import { drainReceiver } from './support/drain-receiver';
+import { decodeLogsRequest } from '../src/ingest/otlp-proto';
+import { drainReceiver, type Received } from './support/drain-receiver';
 import { waitUntil } from './support/hang-guard';
 import { tempDir } from './support/log-files';
 
 const ENV = { LOGFLARE_PRIVATE_ACCESS_TOKEN: 'private', LOGFLARE_PUBLIC_ACCESS_TOKEN: 'public' };
 
 /** `serve --supabase` on the data dir with small segments (compaction takes one every few requests), once it listens. */
-async function serve(dataDir: string) {
-  const child = spawnCli(['serve', '--supabase', '--data-dir', dataDir, '--port', '0', '--wal-segment-bytes', '4096'], ENV);
+async function serve(dataDir: string, env: Record<string, string> = {}) {
+  const child = spawnCli(['serve', '--supabase', '--data-dir', dataDir, '--port', '0', '--wal-segment-bytes', '4096'], { ...ENV, ...env });
   const url = (await waitForStdout(child, /Listening on (http:\/\/\S+)/))[1]!;
   const studio = async (method: string, path: string, body?: object) => {
     const response = await fetch(`${url}${path}`, { method, headers: { Authorization: 'Bearer private', 'Content-Type': 'application/json' }, body: body && JSON.stringify(body) });
@@ -32,6 +33,9 @@ async function serve(dataDir: string) {
   const kill = () => new Promise<void>((resolve) => (child.once('exit', () => resolve()), child.kill('SIGKILL')));
   return { child, studio, ingest, kill };
 }
+
+/** What the test reads of an OTLP request: each record's `id` attribute. */
+type OtlpRequest = { resourceLogs: { scopeLogs: { logRecords: { attributes: { key: string; value: { stringValue?: string } }[] }[] }[] }[] };
 
 const ids = (prefix: string, from: number, to: number) => Array.from({ length: to - from }, (_, k) => `${prefix}${from + k}`);
 
@@ -108,5 +112,62 @@ describe('log drains deliver at least once', () => {
     expect(repeated.filter(([id, n]) => n - 1 > inFlight.filter((held) => held === id).length)).toEqual([]);
     expect(repeated.length).toBeLessThanOrEqual(250);
     expect(repeated.length).toBeGreaterThan(0);
+  });
+
+  it('each wire format (webhook, Datadog, Loki, OTLP) gets every event across a receiver outage and a kill -9, read back as its receiver decodes it', async () => {
+    sink = await drainReceiver();
+    let down = false;
+    const failed = new Set<number>();
+    sink.answer((i) => {
+      if (down) failed.add(i);
+      return down ? 503 : 200;
+    });
+    const failedAt = (path: string) => [...failed].some((i) => sink!.received[i]!.url === path);
+    /** The event ids one receiver path took, as that format carries them (repeats kept). */
+    const decoders: Record<string, (r: Received) => string[]> = {
+      '/hook': (r) => (JSON.parse(r.body.toString('utf8')) as { id: string }[]).map((e) => e.id),
+      '/dd': (r) => (JSON.parse(r.body.toString('utf8')) as { data: { id: string } }[]).map((e) => e.data.id),
+      '/loki': (r) => (JSON.parse(r.body.toString('utf8')) as { streams: { values: [string, string, { id: string }][] }[] }).streams.flatMap((st) => st.values.map((v) => v[2].id)),
+      '/otlp': (r) =>
+        (decodeLogsRequest(r.body) as OtlpRequest).resourceLogs.flatMap((rl) =>
+          rl.scopeLogs.flatMap((sl) => sl.logRecords.map((lr) => String(lr.attributes.find((a) => a.key === 'id')?.value.stringValue))),
+        ),
+    };
+    const taken = (path: string) => sink!.received.flatMap((r, i) => (r.url === path && !failed.has(i) ? decoders[path]!(r) : []));
+    const allTook = (last: string) => Object.keys(decoders).every((path) => taken(path).includes(last));
+
+    const env = { LOG_ENDPOINTS_DATADOG_URL: `${sink.url}/dd` };
+    server = await serve(tmp.dir, env);
+    const gotrue = ((await server.studio('GET', '/api/sources')).json as { id: string; name: string }[]).find((s) => s.name.toLowerCase() === 'gotrue.logs.prod')!;
+    const configs: [string, object][] = [
+      ['webhook', { url: `${sink.url}/hook`, http: 'http1', gzip: true, headers: {} }],
+      ['datadog', { api_key: 'dd-key', region: 'US1' }],
+      ['loki', { url: `${sink.url}/loki`, username: '', password: '', headers: {} }],
+      ['otlp', { endpoint: `${sink.url}/otlp`, protocol: 'http/protobuf', gzip: true, headers: {} }],
+    ];
+    for (const [type, config] of configs) {
+      const created = await server.studio('POST', '/api/backends', { name: type, description: '', type, config, metadata: { type: 'log-drain' } });
+      expect(created.status).toBe(201);
+      expect((await server.studio('POST', '/api/rules', { backend_id: (created.json as { id: number }).id, lql_string: '~".*?"', source_id: gotrue.id })).status).toBe(201);
+    }
+    await server.ingest('w', 0, 100);
+    await sink.until(() => allTook('w99'));
+    // Every receiver down: the events wait in the log (some compacted out of it meanwhile, kept for the drains).
+    down = true;
+    await server.ingest('w', 100, 300);
+    // Each drain tried and failed: the batch before it is taken and its cursor written.
+    await sink.until(() => Object.keys(decoders).every(failedAt));
+    await server.kill();
+
+    down = false;
+    server = await serve(tmp.dir, env);
+    await server.ingest('w', 400, 10);
+    await sink.until(() => allTook('w409'));
+    for (const path of Object.keys(decoders)) {
+      const got = taken(path);
+      expect([path, [...new Set(got)].sort()]).toEqual([path, ids('w', 0, 410).sort()]);
+      // Nothing was in flight and taken at the kill: each event arrived once.
+      expect([path, got.length]).toEqual([path, 410]);
+    }
   });
 });
