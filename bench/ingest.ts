@@ -2,12 +2,15 @@
  * Ingest throughput: events/s through HTTP into managed storage (the real CLI server,
  * `serve --data-dir`, every batch fsynced before its 200), with batches of 100 and 1000, side by
  * side with the floor of the same disk: appending the same bytes and fdatasync-ing after each
- * batch, in one process, no HTTP, no JSON.
+ * batch, in one process, no HTTP, no JSON. With a log drain (`--drain`, and one case of the full
+ * run): the same with a webhook drain forwarding every event to a receiver on loopback, so what a
+ * drain costs ingest is measured beside ingest without one.
  *
  *   npm run bench                        (part of the full run)
  *   npm run build && npx tsx bench/ingest.ts [--seconds 10]   (on its own)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -43,6 +46,10 @@ export interface IngestCase {
   /** The server's CPU (user + system, every thread) per acknowledged event over the run, µs. */
   cpu_us_per_event: number;
   seconds: number;
+  /** With a webhook drain: the events its receiver took by the end of the run (else null). */
+  forwarded_events: number | null;
+  /** With a webhook drain: seconds after the run until its receiver had every acknowledged event (null: not within a minute). */
+  caught_up_s: number | null;
 }
 
 /** A gateway event as Vector or a relay sends it: about 600 bytes, no id, its own timestamp. */
@@ -97,6 +104,52 @@ function cpuMicros(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * 10_000;
 }
 
+/** A webhook drain's receiver on loopback: answers 200 at once and counts the events it took. */
+async function drainReceiver(): Promise<{ url: string; events: () => number; close: () => Promise<void> }> {
+  let events = 0;
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      events += (JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown[]).length;
+      res.writeHead(200).end();
+    });
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const { port } = server.address() as { port: number };
+  return { url: `http://127.0.0.1:${port}/hook`, events: () => events, close: () => new Promise((done) => server.close(() => done())) };
+}
+
+/** Seconds until `events()` reaches `total`, polled every 100 ms; null when `limit` seconds pass first. */
+async function catchUp(events: () => number, total: number, limit: number): Promise<number | null> {
+  const started = performance.now();
+  while (events() < total) {
+    if (performance.now() - started > limit * 1000) return null;
+    await new Promise((done) => setTimeout(done, 100));
+  }
+  return round((performance.now() - started) / 1000, 1);
+}
+
+/** Makes a webhook drain of every event of the gateway's source, as Studio does (backend, then its rule). */
+async function addDrain(port: number, url: string): Promise<void> {
+  const call = async (method: string, path: string, body?: object) => {
+    const response = await fetch(`http://127.0.0.1:${port}${path}`, { method, headers: { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' }, body: body && JSON.stringify(body) });
+    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
+    return response.json() as Promise<unknown>;
+  };
+  const drain = (await call('POST', '/api/backends', {
+    name: 'bench',
+    description: '',
+    type: 'webhook',
+    config: { url, http: 'http1', gzip: false, headers: {} },
+    metadata: { type: 'log-drain' },
+  })) as { id: number };
+  const sources = (await call('GET', '/api/sources')) as { id: string; name: string }[];
+  const gateway = sources.find((s) => s.name === 'cloudflare.logs.prod');
+  if (!gateway) throw new Error('no cloudflare.logs.prod source');
+  await call('POST', '/api/rules', { backend_id: drain.id, lql_string: '~".*?"', source_id: gateway.id });
+}
+
 /** Appends `batch` (the bytes the WAL stores for it) and fdatasyncs, over and over, for `seconds`. */
 async function baseline(dir: string, batch: Buffer, events: number, seconds: number): Promise<number> {
   const handle = await open(join(dir, 'baseline.ndjson'), 'w');
@@ -117,7 +170,7 @@ async function baseline(dir: string, batch: Buffer, events: number, seconds: num
 }
 
 /** Ingest throughput through `serve --data-dir` for each batch size, with the baseline beside it. */
-export async function measureIngest(seconds: number, log: (line: string) => void, batches: readonly number[] = [100, 1000]): Promise<IngestCase[]> {
+export async function measureIngest(seconds: number, log: (line: string) => void, batches: readonly number[] = [100, 1000], options: { drain?: boolean } = {}): Promise<IngestCase[]> {
   const results: IngestCase[] = [];
   for (const size of batches) {
     const dir = mkdtempSync(join(tmpdir(), 'le-bench-ingest-'));
@@ -133,10 +186,14 @@ export async function measureIngest(seconds: number, log: (line: string) => void
       const stored = serializeEvents(events, new Date().toISOString());
       const port = await freePort();
       const child = await startServer(join(dir, 'data'), port);
+      const receiver = options.drain ? await drainReceiver() : null;
       let load;
       let rss = NaN;
       let cpu = NaN;
+      let forwarded: number | null = null;
+      let caughtUp: number | null = null;
       try {
+        if (receiver) await addDrain(port, receiver.url);
         const cpuBefore = cpuMicros(child.pid!);
         const connections = CONNECTIONS[size] ?? 8;
         load = await autocannon({
@@ -151,8 +208,11 @@ export async function measureIngest(seconds: number, log: (line: string) => void
         });
         rss = peakRssMb(child.pid!);
         cpu = cpuMicros(child.pid!) - cpuBefore;
+        forwarded = receiver?.events() ?? null;
+        if (receiver) caughtUp = await catchUp(receiver.events, load['2xx'] * size, 60);
       } finally {
         await stop(child);
+        await receiver?.close();
       }
       const base = await baseline(dir, stored, size, Math.min(seconds, 5));
       const result: IngestCase = {
@@ -168,9 +228,11 @@ export async function measureIngest(seconds: number, log: (line: string) => void
         peak_rss_mb: rss,
         cpu_us_per_event: round(cpu / Math.max(1, load['2xx'] * size), 1),
         seconds,
+        forwarded_events: forwarded,
+        caught_up_s: caughtUp,
       };
       log(
-        `  batches of ${size}: ${result.events_per_s} events/s (${result.requests_per_s} req/s, p99 ${result.p99_ms} ms, non-2xx ${result.non_2xx}, peak RSS ${result.peak_rss_mb} MiB over ${seconds} s, ${result.cpu_us_per_event} µs of server CPU per event); append+fdatasync per batch: ${result.baseline_events_per_s} events/s`,
+        `  batches of ${size}${options.drain ? ', webhook drain' : ''}: ${result.events_per_s} events/s (${result.requests_per_s} req/s, p99 ${result.p99_ms} ms, non-2xx ${result.non_2xx}, peak RSS ${result.peak_rss_mb} MiB over ${seconds} s, ${result.cpu_us_per_event} µs of server CPU per event); append+fdatasync per batch: ${result.baseline_events_per_s} events/s${forwarded === null ? '' : `; the drain's receiver took ${forwarded} events by the end, all ${result.caught_up_s === null ? 'not within 60' : result.caught_up_s} s after`}`,
       );
       results.push(result);
     } finally {
@@ -188,14 +250,14 @@ export function ingestMarkdown(results: readonly IngestCase[]): string[] {
   ];
   for (const r of results) {
     lines.push(
-      `| ${r.batch} (${r.connections} connections) | ${r.events_per_s} | ${r.requests_per_s} | ${r.p99_ms} | ${r.non_2xx} | ${r.peak_rss_mb} (${r.seconds} s) | ${r.cpu_us_per_event} | ${r.baseline_events_per_s} | ${r.bytes_per_event} |`,
+      `| ${r.batch} (${r.connections} connections)${r.forwarded_events === null ? '' : `, webhook drain (its receiver took ${r.forwarded_events} events by the end, all ${r.caught_up_s === null ? 'not within 60' : r.caught_up_s} s after)`} | ${r.events_per_s} | ${r.requests_per_s} | ${r.p99_ms} | ${r.non_2xx} | ${r.peak_rss_mb} (${r.seconds} s) | ${r.cpu_us_per_event} | ${r.baseline_events_per_s} | ${r.bytes_per_event} |`,
     );
   }
   return lines;
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const { values } = parseArgs({ options: { seconds: { type: 'string', default: '10' } } });
-  const results = await measureIngest(Number(values.seconds), (line) => process.stderr.write(`${line}\n`));
+  const { values } = parseArgs({ options: { seconds: { type: 'string', default: '10' }, drain: { type: 'boolean', default: false } } });
+  const results = await measureIngest(Number(values.seconds), (line) => process.stderr.write(`${line}\n`), [100, 1000], { drain: values.drain });
   process.stdout.write(`${ingestMarkdown(results).join('\n')}\n`);
 }

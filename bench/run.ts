@@ -208,6 +208,8 @@ try {
   if (!values['skip-ingest']) {
     log('ingest: events/s through serve --data-dir (fsync before every 200), against append + fdatasync of the same bytes');
     ingest = await measureIngest(Number(values['ingest-seconds']), log);
+    // What a log drain costs ingest: the same run with a webhook drain taking every event.
+    ingest.push(...(await measureIngest(Number(values['ingest-seconds']), log, [1000], { drain: true })));
   }
 
   if (!values['skip-footprint'] && !burstOnly) {
