@@ -5,9 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deriveSeed, Prng } from '../src/fixtures/prng';
+import { createEndpoints } from '../src/index';
 import { metricsText } from '../src/http/metrics-text';
 import { spawnCli, waitForStdout } from './support/cli';
-import { HANG_MS } from './support/hang-guard';
+import { HANG_MS, waitUntil } from './support/hang-guard';
 import { tempDir } from './support/log-files';
 import { microsOf } from './support/supabase/instants';
 import { BUILDERS } from './support/supabase/vector-events';
@@ -105,6 +106,9 @@ describe('serve --supabase under a memory budget', () => {
     expect(sample(text, 'refusals_total', '{code="memory_limit"}')).toBe(1);
     expect(sample(text, 'ingested_events_total')).toBe(EVENTS + 1);
     expect(sample(text, 'memory_budget_bytes')).toBe(400 * 2 ** 20);
+    // What the queries instance holds and spilled is there, labelled by its role.
+    expect(sample(text, 'duckdb_memory_bytes', '{instance="queries"}')).not.toBeNull();
+    expect(sample(text, 'duckdb_temporary_bytes', '{instance="queries"}')).not.toBeNull();
   });
 
   it('keeps /metrics behind a query key: none is 401, an ingest key too', async () => {
@@ -128,7 +132,7 @@ describe("/metrics' text", () => {
         repeatedEvents: 4,
         refusals: { memory_limit: 1, 'odd"code': 2 },
         warmingKeys: 0,
-        memory: { budgetBytes: 512, residentBytes: 100, heapBytes: 60, externalBytes: 5 },
+        memory: { budgetBytes: 512, residentBytes: 100, heapBytes: 60, externalBytes: 5, duckdb: [{ instance: 'queries', memoryBytes: 40, temporaryBytes: 7 }] },
       },
       200,
     );
@@ -149,6 +153,12 @@ describe("/metrics' text", () => {
         "# HELP log_endpoints_external_bytes JavaScript's buffers outside V8's heap.",
         '# TYPE log_endpoints_external_bytes gauge',
         'log_endpoints_external_bytes 5',
+        '# HELP log_endpoints_duckdb_memory_bytes Bytes a DuckDB instance holds in its buffer pool, by its role.',
+        '# TYPE log_endpoints_duckdb_memory_bytes gauge',
+        'log_endpoints_duckdb_memory_bytes{instance="queries"} 40',
+        '# HELP log_endpoints_duckdb_temporary_bytes Bytes a DuckDB instance spilled to its temporary directory, by its role.',
+        '# TYPE log_endpoints_duckdb_temporary_bytes gauge',
+        'log_endpoints_duckdb_temporary_bytes{instance="queries"} 7',
         '# HELP log_endpoints_ingested_events_total Events acknowledged.',
         '# TYPE log_endpoints_ingested_events_total counter',
         'log_endpoints_ingested_events_total 10',
@@ -168,5 +178,32 @@ describe("/metrics' text", () => {
         '',
       ].join('\n'),
     );
+  });
+});
+
+describe("what DuckDB holds, in the stats and /metrics' text", () => {
+  it('reports the queries instance with the memory tables in it, from DuckDB itself, labelled by its role', async () => {
+    const tmp = tempDir('le-duckdb-bytes-');
+    // Segments that never close on their own: the events stay in the memory tables, inside the queries instance.
+    const ep = await createEndpoints({ storage: { dataDir: tmp.path('data'), maxSegmentAgeMs: HANG_MS }, cache: false });
+    try {
+      const prng = new Prng(deriveSeed(3, 'duckdb-bytes'));
+      const at = microsOf(new Date());
+      await ep.ingest(
+        'cloudflare.logs.prod',
+        Array.from({ length: 2000 }, (_, i) => BUILDERS.edge_logs(prng, { micros: at + i, nanos: 0 })),
+      );
+      // Read on a timer off the caller's path: wait for a reading taken since the events went in.
+      await waitUntil(() => ep.stats().memory.duckdb[0]!.memoryBytes > 0);
+      const [queries, ...others] = ep.stats().memory.duckdb;
+      expect(others).toEqual([]);
+      expect(queries).toMatchObject({ instance: 'queries', temporaryBytes: 0 });
+      const text = metricsText(ep.stats());
+      expect(Number(/^log_endpoints_duckdb_memory_bytes\{instance="queries"\} (\d+)$/m.exec(text)?.[1])).toBeGreaterThan(0);
+      expect(text).toMatch(/^log_endpoints_duckdb_temporary_bytes\{instance="queries"\} 0$/m);
+    } finally {
+      await ep.close();
+      tmp.cleanup();
+    }
   });
 });

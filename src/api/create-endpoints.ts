@@ -343,7 +343,9 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest,
 
   stats(): EndpointsStats {
     const { rss, heapTotal, external } = process.memoryUsage();
-    const memory = { budgetBytes: this.#budget.bytes, residentBytes: rss, heapBytes: heapTotal, externalBytes: external };
+    const held = this.#engine.heldBytes?.();
+    const duckdb = held ? [{ instance: 'queries' as const, ...held }] : [];
+    const memory = { budgetBytes: this.#budget.bytes, residentBytes: rss, heapBytes: heapTotal, externalBytes: external, duckdb };
     const stats: EndpointsStats = {
       ...this.#counters,
       ingestedEvents: this.#ingestedEvents,

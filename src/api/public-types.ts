@@ -12,6 +12,7 @@ import type { BuiltInEndpoint, EndpointName } from '../definitions/registry';
 import type { ColumnSpec } from '../definitions/columns';
 import type { MethodName } from '../definitions/method-name';
 import type { Engine, SourceInspection, SourceName } from '../engine/engine';
+import type { DuckDBBytes } from '../duckdb/duckdb-bytes';
 import type { SourceGlobs } from '../engine/duckdb/duckdb-engine';
 import type { IngestResult } from '../managed/ingestor';
 import type { StorageOptions } from '../managed/storage-options';
@@ -234,9 +235,11 @@ export interface EndpointsStats extends CacheCounters {
   warmingKeys: number;
   /**
    * The process's memory against its budget (`memoryLimit`, docs/operations.md): the budget, the
-   * resident bytes now, V8's heap and the bytes of JavaScript's buffers outside it.
+   * resident bytes now, V8's heap and the bytes of JavaScript's buffers outside it; and what each
+   * DuckDB instance holds by its role (`queries`: the DuckDB engine's, with the memory tables; none
+   * with the ClickHouse engine), as DuckDB counts it and read every few seconds.
    */
-  memory: { budgetBytes: number; residentBytes: number; heapBytes: number; externalBytes: number };
+  memory: { budgetBytes: number; residentBytes: number; heapBytes: number; externalBytes: number; duckdb: Array<DuckDBBytes & { instance: 'queries' }> };
 }
 
 /** Maps each built-in endpoint's name to its parameter and row types. */

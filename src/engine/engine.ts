@@ -5,6 +5,7 @@ import type { Micros } from '../time/iso';
 
 import type { SourceName } from '../sources/source-descriptor';
 import type { SourceSet } from '../sources/source-set';
+import type { DuckDBBytes } from '../duckdb/duckdb-bytes';
 
 export type { SourceName };
 
@@ -214,5 +215,10 @@ export interface Engine {
   /** Resolves when the engine answers a trivial query. */
   ping(): Promise<void>;
   inspectSources(): Promise<SourceInspection[]>;
+  /**
+   * What the engine's own DuckDB holds, its last reading (taken off the caller's path, never
+   * waiting for a query); absent for an engine without one in this process.
+   */
+  heldBytes?(): DuckDBBytes;
   close(): Promise<void>;
 }

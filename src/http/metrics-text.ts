@@ -20,12 +20,19 @@ interface Metric {
  */
 export function metricsText(stats: EndpointsStats, peakResidentBytes: number | null = peakResident(), drains: readonly DrainStats[] = []): string {
   const storage = stats.storage;
+  const perInstance = (pick: (d: EndpointsStats['memory']['duckdb'][number]) => number) => stats.memory.duckdb.map((d) => ({ labels: { instance: d.instance }, value: pick(d) }));
   const metrics: Metric[] = [
     gauge('memory_budget_bytes', 'The process memory budget (--memory-limit).', stats.memory.budgetBytes),
     gauge('resident_bytes', 'Resident memory of the process now (VmRSS).', stats.memory.residentBytes),
     ...(peakResidentBytes === null ? [] : [gauge('resident_peak_bytes', 'Highest resident memory since the start (VmHWM).', peakResidentBytes)]),
     gauge('heap_bytes', "V8's heap (JavaScript objects).", stats.memory.heapBytes),
     gauge('external_bytes', "JavaScript's buffers outside V8's heap.", stats.memory.externalBytes),
+    ...(stats.memory.duckdb.length === 0
+      ? []
+      : ([
+          { name: 'duckdb_memory_bytes', type: 'gauge', help: 'Bytes a DuckDB instance holds in its buffer pool, by its role.', samples: perInstance((d) => d.memoryBytes) },
+          { name: 'duckdb_temporary_bytes', type: 'gauge', help: 'Bytes a DuckDB instance spilled to its temporary directory, by its role.', samples: perInstance((d) => d.temporaryBytes) },
+        ] satisfies Metric[])),
     counter('ingested_events_total', 'Events acknowledged.', stats.ingestedEvents),
     counter('repeated_events_total', 'Events acknowledged again without being stored (a retried body).', stats.repeatedEvents),
     counter('queries_total', 'Engine queries run (cache misses and warming).', stats.engineQueries),

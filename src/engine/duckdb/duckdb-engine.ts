@@ -23,6 +23,7 @@ import { SourceInputs, type ReadFiles } from './source-inputs';
 import { keptChanging, MAX_ATTEMPTS, retryable } from './failed-reads';
 import { inspectSource } from './inspect-source';
 import { ConnectionPool, isOutOfMemory } from './connection-pool';
+import { DuckDBBytesSampler, type DuckDBBytes } from '../../duckdb/duckdb-bytes';
 
 // The engine's rooms: the SQL a statement runs as (statement-sql.ts), a read's files as SQL inputs
 // (source-inputs.ts), values bound and read (bind-request.ts), kept prepared statements
@@ -68,7 +69,8 @@ export async function createDuckDBEngine(options: DuckDBEngineOptions): Promise<
   // The limit in force (DuckDB's default when none is set: 80% of RAM) sets the callers' ceiling.
   const limit = memoryLimitBytes(String((await connection.runAndReadAll("SELECT current_setting('memory_limit')")).getRows()[0]?.[0]));
   const ceiling = options.memoryCeilingBytes ?? (limit === null ? null : ceilingFor(limit));
-  return new DuckDBEngine(instance, connection, options, relief, ceiling === null ? null : new MemoryWatch(ceiling));
+  const held = await DuckDBBytesSampler.open(instance);
+  return new DuckDBEngine(instance, connection, options, held, relief, ceiling === null ? null : new MemoryWatch(ceiling));
 }
 
 class DuckDBEngine implements Engine {
@@ -91,6 +93,8 @@ class DuckDBEngine implements Engine {
     private readonly instance: DuckDBInstance,
     private readonly control: DuckDBConnection,
     options: DuckDBEngineOptions,
+    /** What the instance holds, read on a timer (docs/operations.md, "Metrics"). */
+    private readonly held: DuckDBBytesSampler,
     private readonly relief: MemoryRelief | null = null,
     /** Stops callers' queries past the process's ceiling (docs/sandboxing.md, "Limits"). */
     watch: MemoryWatch | null = null,
@@ -282,6 +286,10 @@ class DuckDBEngine implements Engine {
     );
   }
 
+  heldBytes(): DuckDBBytes {
+    return this.held.latest;
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -290,6 +298,7 @@ class DuckDBEngine implements Engine {
     // Wait for interrupted queries to hand their connections back before closing DuckDB.
     await this.pool.drained();
     await this.relief?.close();
+    await this.held.close();
     this.statements.destroyAll();
     this.callerStatements.destroyAll();
     this.pool.closeIdle();

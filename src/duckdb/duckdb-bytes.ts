@@ -1,0 +1,74 @@
+import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+
+/** What one DuckDB instance holds, as DuckDB itself counts it (`duckdb_memory()`). */
+export interface DuckDBBytes {
+  /** Bytes in DuckDB's buffer pool: its tables, hash tables, sorts, Parquet reads. */
+  memoryBytes: number;
+  /** Bytes it spilled to its temporary directory (`temp_directory`). */
+  temporaryBytes: number;
+}
+
+/** How often the held bytes are read again (a scrape every few seconds sees a value at most this old). */
+export const DUCKDB_BYTES_EVERY_MS = 2_000;
+
+const SQL = 'SELECT coalesce(sum(memory_usage_bytes), 0)::BIGINT, coalesce(sum(temporary_storage_bytes), 0)::BIGINT FROM duckdb_memory()';
+
+/**
+ * Keeps what a DuckDB instance holds, read on a timer on a connection of its own, so a reader
+ * (`stats()`, `GET /metrics`) takes the last value without waiting. Why off the request path:
+ * the read itself takes under a millisecond and does not wait for a query on another connection
+ * (measured: 0.4 ms idle, 4 ms beside a 2.5 s query on the instance's one thread), but the
+ * binding runs each call on a thread of Node's pool, which the engine's queries can all hold.
+ *
+ * @example
+ * const bytes = await DuckDBBytesSampler.open(instance);
+ * bytes.latest; // { memoryBytes: 15601664, temporaryBytes: 0 }
+ */
+export class DuckDBBytesSampler {
+  #latest: DuckDBBytes = { memoryBytes: 0, temporaryBytes: 0 };
+  #running: Promise<void> | null = null;
+  #closed = false;
+  readonly #timer: NodeJS.Timeout;
+
+  private constructor(
+    private readonly connection: DuckDBConnection,
+    everyMs: number,
+  ) {
+    this.#timer = setInterval(() => void this.refresh(), everyMs);
+    this.#timer.unref();
+  }
+
+  /** Connects, reads once (so the first reader has a value), then reads every `everyMs`. */
+  static async open(instance: DuckDBInstance, everyMs = DUCKDB_BYTES_EVERY_MS): Promise<DuckDBBytesSampler> {
+    const sampler = new DuckDBBytesSampler(await instance.connect(), everyMs);
+    await sampler.refresh();
+    return sampler;
+  }
+
+  /** The last value read. */
+  get latest(): DuckDBBytes {
+    return this.#latest;
+  }
+
+  /** Reads the held bytes now (one read at a time; a read that fails keeps the last value). */
+  refresh(): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    this.#running ??= this.connection
+      .runAndReadAll(SQL)
+      .then((reader) => {
+        const [memory, temporary] = reader.getRows()[0] ?? [0, 0];
+        this.#latest = { memoryBytes: Number(memory), temporaryBytes: Number(temporary) };
+      })
+      .catch(() => undefined)
+      .finally(() => (this.#running = null));
+    return this.#running;
+  }
+
+  /** Stops the timer, waits for a read under way, and closes the connection (before its instance). */
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearInterval(this.#timer);
+    await this.#running;
+    this.connection.closeSync();
+  }
+}
