@@ -11,7 +11,10 @@ import { createHandler } from '../src/http';
 import { toNodeListener } from '../src/node';
 import { waitUntil } from './support/hang-guard';
 import { listen } from './support/http';
-import { tempDir, writeLines } from './support/log-files';
+import { edgeEvent, tempDir, writeLines } from './support/log-files';
+import { main } from '../src/cli/main';
+import { memoryIO } from './support/cli';
+import { edgeLogs } from '../src/sources/edge-logs';
 import { chartQuery, defaultQuery } from './support/supabase/studio-sql';
 import { studioRequests } from './support/supabase/studio-requests';
 import { replay, shipLikeVector } from './support/supabase/studio-replay';
@@ -90,6 +93,44 @@ describe('declaring typed fields', () => {
     expect(() => defineSource({ ...base, typedFields: ['request..path'] })).toThrow(InvalidOptionError);
     expect(() => defineSource({ ...base, typedFields: ['a.b', 'a.b'] })).toThrow(/twice/);
     expect(defineSource({ ...base, typedFields: ['request.path'] }).typedFields).toEqual(['request.path']);
+  });
+});
+
+describe('the command line without typed columns (--no-typed-columns)', () => {
+  it('compact writes the JSON-only layout with it and the typed columns without it', async () => {
+    const input = writeLines(
+      tmp.path('cli', 'edge.ndjson'),
+      Array.from({ length: 20 }, (_, i) => edgeEvent({ id: `e${i}`, timestamp: '2026-11-21T11:00:00Z' })),
+    );
+    for (const [flags, recorded] of [
+      [['--no-typed-columns'], []],
+      [[], [...edgeLogs.typedFields]],
+    ] as const) {
+      const out = tmp.path('cli', flags.length ? 'plain' : 'typed');
+      const { io, out: printed } = memoryIO();
+      expect(await main(['compact', '--source', 'edge', '--input', input, '--out', out, ...flags], io, 'test')).toBe(0);
+      expect(printed.stdout).toContain('20 events');
+      expect([...readDatasetStateStable(out).files.values()].map((f) => f.typedFields ?? [])).toEqual([recorded]);
+    }
+  });
+
+  it('is refused where nothing is compacted, and listed in the help of the commands that compact', async () => {
+    const input = writeLines(tmp.path('cli', 'one.ndjson'), [edgeEvent({ timestamp: '2026-11-21T11:00:00Z' })]);
+    for (const [argv, message] of [
+      [['serve', '--edge-logs', input, '--api-key', 'k', '--no-typed-columns'], /--no-typed-columns is for the files compacted from ingested events: add --data-dir/],
+      [['ingest', input, '--source', 'edge', '--url', 'http://127.0.0.1:9', '--api-key', 'k', '--no-typed-columns'], /--no-typed-columns is for --data-dir/],
+      // ClickHouse's server ships segments instead of compacting them.
+      [['clickhouse', 'serve', '--url', 'http://127.0.0.1:9', '--api-key', 'k', '--no-typed-columns'], /Unknown option '--no-typed-columns'/],
+    ] as const) {
+      const { io, out } = memoryIO();
+      expect(await main([...argv], io, 'test'), argv.join(' ')).toBe(2);
+      expect(out.stderr).toMatch(message);
+    }
+    for (const command of ['serve', 'ingest', 'compact']) {
+      const { io, out } = memoryIO();
+      expect(await main([command, '--help'], io, 'test')).toBe(0);
+      expect(out.stdout).toMatch(/\n {2}--no-typed-columns +Compact into Parquet with metadata alone/);
+    }
   });
 });
 
