@@ -134,6 +134,54 @@ describe('the command line without typed columns (--no-typed-columns)', () => {
   });
 });
 
+describe('JSON_VALUE over metadata as text (docs/performance.md, "Typed columns")', () => {
+  // metadata as an object, as a JSON string whose text is itself JSON, as a string that is not
+  // JSON, and missing: only the second tells the text's parse from the typed column (a path inside
+  // a string is NULL there), and it holds no '[', so no stored flag tells it apart.
+  const metadatas: unknown[] = [{ status: 500 }, JSON.stringify({ status: 503 }), 'not json {', undefined];
+  const events = metadatas.map((metadata, i) => ({
+    id: `t${i}`,
+    timestamp: `2026-11-21T11:0${i}:00Z`,
+    event_message: 'x',
+    project: 'default',
+    ...(metadata === undefined ? {} : { metadata }),
+  }));
+  const queries = [
+    "select id, JSON_VALUE(CAST(metadata AS STRING), '$.status') as v from auth_logs order by id",
+    "select id, JSON_EXTRACT_SCALAR(CAST(metadata AS STRING), '$.status') as v from auth_logs order by id",
+    // The declared path read as a field: the typed column where the file has it.
+    "select id, JSON_VALUE(m, '$.status') as v from auth_logs left join unnest(metadata) as m on true order by id",
+  ];
+
+  it('parses the text on both layouts, so a JSON string holding JSON answers as in BigQuery (the typed column would say NULL)', async () => {
+    writeLines(tmp.path('as-text', 'auth.ndjson'), events);
+    const answers: Record<string, unknown> = {};
+    for (const layout of [
+      { name: 'typed columns', typedColumns: true },
+      { name: 'JSON only', typedColumns: false },
+      { name: 'NDJSON', typedColumns: undefined },
+    ]) {
+      const outDir = tmp.path('as-text', layout.name);
+      if (layout.typedColumns !== undefined)
+        await compactLogs({ source: 'authLogs', sourceDefinitions: SUPABASE_SOURCES, inputs: tmp.path('as-text', 'auth.ndjson'), outDir, typedColumns: layout.typedColumns });
+      const ep = await createEndpoints({ ...supabasePreset, sources: { authLogs: layout.typedColumns === undefined ? tmp.path('as-text', 'auth.ndjson') : outDir }, cache: false });
+      try {
+        const params = { project: 'default', iso_timestamp_start: '2026-11-21T00:00:00Z', iso_timestamp_end: '2026-11-21T12:00:00Z' };
+        answers[layout.name] = await Promise.all(queries.map(async (sql) => (await ep.query('logs.all', params, { sql })).result.map((r) => r.v)));
+      } finally {
+        await ep.close();
+      }
+    }
+    expect(answers['typed columns']).toEqual([
+      ['500', '503', null, null],
+      ['500', '503', null, null],
+      ['500', null, null, null],
+    ]);
+    expect(answers['JSON only']).toEqual(answers['typed columns']);
+    expect(answers.NDJSON).toEqual(answers['typed columns']);
+  });
+});
+
 describe('files compacted before typed columns and after, together', () => {
   const NOW = new Date('2026-11-21T12:00:00Z');
   const PUBLIC = 'logflare-public-access-token';
