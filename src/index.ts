@@ -53,7 +53,6 @@ export type {
 } from './api/create-endpoints';
 // Managed storage and ingest (docs/ingest.md): `createEndpoints({ storage })`, `ep.ingest(source, events)`.
 export type { ClickHouseShipping, StorageOptions } from './managed/storage-options';
-export type { StorageLayoutOptions } from './managed/storage-layout';
 // `storage.clickhouse` also takes a loader (`clickhouseLoader` of 'log-endpoints/clickhouse' is one).
 export type { ShipTarget } from './managed/clickhouse-shipper';
 export type { IngestResult } from './managed/ingestor';

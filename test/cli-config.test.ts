@@ -172,6 +172,12 @@ describe('--config and the flags combine by one rule: lists add up, a value set 
       /--wal-segment-bytes 4096 and the config's storage\.maxSegmentBytes: 8192 disagree/,
     );
     expect(() => combinedStorage('serve', { 'wal-segment-age-ms': '10' }, undefined)).toThrow(/--wal-segment-age-ms is for ingest: add --data-dir <dir> \(or storage in the --config\)/);
+    // --no-typed-columns (serve and ingest with a data dir) is storage.typedColumns: false.
+    expect(combinedStorage('ingest', { 'no-typed-columns': true }, { dataDir: 'x' })).toEqual({ dataDir: 'x', typedColumns: false });
+    expect(combinedStorage('serve', { 'no-typed-columns': true }, { dataDir: 'x', typedColumns: false })).toEqual({ dataDir: 'x', typedColumns: false });
+    expect(combinedStorage('serve', {}, { dataDir: 'x', typedColumns: false })).toEqual({ dataDir: 'x', typedColumns: false });
+    expect(() => combinedStorage('serve', { 'no-typed-columns': true }, { dataDir: 'x', typedColumns: true })).toThrow(/--no-typed-columns and the config's storage\.typedColumns: true disagree/);
+    expect(() => combinedStorage('serve', { 'no-typed-columns': true }, undefined)).toThrow(/--no-typed-columns is for the files compacted from ingested events: add --data-dir/);
     expect(combinedOptions('serve', { singleProject: true, threads: 2 }, { singleProject: true, duckdb: { memoryLimit: '1GB' } })).toEqual({
       singleProject: true,
       duckdb: { threads: 2, memoryLimit: '1GB' },

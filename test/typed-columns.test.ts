@@ -11,7 +11,10 @@ import { createHandler } from '../src/http';
 import { toNodeListener } from '../src/node';
 import { waitUntil } from './support/hang-guard';
 import { listen } from './support/http';
-import { tempDir, writeLines } from './support/log-files';
+import { edgeEvent, tempDir, writeLines } from './support/log-files';
+import { main } from '../src/cli/main';
+import { memoryIO } from './support/cli';
+import { edgeLogs } from '../src/sources/edge-logs';
 import { chartQuery, defaultQuery } from './support/supabase/studio-sql';
 import { studioRequests } from './support/supabase/studio-requests';
 import { replay, shipLikeVector } from './support/supabase/studio-replay';
@@ -85,12 +88,97 @@ describe('the relation of a source with typed fields', () => {
 });
 
 describe('declaring typed fields', () => {
-  it('refuses a path that is not dotted names, a path named twice, and a storage.typedColumns that is not a boolean', async () => {
+  it('refuses a path that is not dotted names and a path named twice', () => {
     const base = { name: 'myLogs', relation: 'my_logs', columns: { project: 'text' as const }, projectColumn: 'project' };
     expect(() => defineSource({ ...base, typedFields: ['request..path'] })).toThrow(InvalidOptionError);
     expect(() => defineSource({ ...base, typedFields: ['a.b', 'a.b'] })).toThrow(/twice/);
     expect(defineSource({ ...base, typedFields: ['request.path'] }).typedFields).toEqual(['request.path']);
-    await expect(createEndpoints({ storage: { dataDir: tmp.path('bad-option'), typedColumns: 'yes' as never } })).rejects.toThrow(InvalidOptionError);
+  });
+});
+
+describe('the command line without typed columns (--no-typed-columns)', () => {
+  it('compact writes the JSON-only layout with it and the typed columns without it', async () => {
+    const input = writeLines(
+      tmp.path('cli', 'edge.ndjson'),
+      Array.from({ length: 20 }, (_, i) => edgeEvent({ id: `e${i}`, timestamp: '2026-11-21T11:00:00Z' })),
+    );
+    for (const [flags, recorded] of [
+      [['--no-typed-columns'], []],
+      [[], [...edgeLogs.typedFields]],
+    ] as const) {
+      const out = tmp.path('cli', flags.length ? 'plain' : 'typed');
+      const { io, out: printed } = memoryIO();
+      expect(await main(['compact', '--source', 'edge', '--input', input, '--out', out, ...flags], io, 'test')).toBe(0);
+      expect(printed.stdout).toContain('20 events');
+      expect([...readDatasetStateStable(out).files.values()].map((f) => f.typedFields ?? [])).toEqual([recorded]);
+    }
+  });
+
+  it('is refused where nothing is compacted, and listed in the help of the commands that compact', async () => {
+    const input = writeLines(tmp.path('cli', 'one.ndjson'), [edgeEvent({ timestamp: '2026-11-21T11:00:00Z' })]);
+    for (const [argv, message] of [
+      [['serve', '--edge-logs', input, '--api-key', 'k', '--no-typed-columns'], /--no-typed-columns is for the files compacted from ingested events: add --data-dir/],
+      [['ingest', input, '--source', 'edge', '--url', 'http://127.0.0.1:9', '--api-key', 'k', '--no-typed-columns'], /--no-typed-columns is for --data-dir/],
+      // ClickHouse's server ships segments instead of compacting them.
+      [['clickhouse', 'serve', '--url', 'http://127.0.0.1:9', '--api-key', 'k', '--no-typed-columns'], /Unknown option '--no-typed-columns'/],
+    ] as const) {
+      const { io, out } = memoryIO();
+      expect(await main([...argv], io, 'test'), argv.join(' ')).toBe(2);
+      expect(out.stderr).toMatch(message);
+    }
+    for (const command of ['serve', 'ingest', 'compact']) {
+      const { io, out } = memoryIO();
+      expect(await main([command, '--help'], io, 'test')).toBe(0);
+      expect(out.stdout).toMatch(/\n {2}--no-typed-columns +Compact into Parquet with metadata alone/);
+    }
+  });
+});
+
+describe('JSON_VALUE over metadata as text (docs/performance.md, "Typed columns")', () => {
+  // metadata as an object, as a JSON string whose text is itself JSON, as a string that is not
+  // JSON, and missing: only the second tells the text's parse from the typed column (a path inside
+  // a string is NULL there), and it holds no '[', so no stored flag tells it apart.
+  const metadatas: unknown[] = [{ status: 500 }, JSON.stringify({ status: 503 }), 'not json {', undefined];
+  const events = metadatas.map((metadata, i) => ({
+    id: `t${i}`,
+    timestamp: `2026-11-21T11:0${i}:00Z`,
+    event_message: 'x',
+    project: 'default',
+    ...(metadata === undefined ? {} : { metadata }),
+  }));
+  const queries = [
+    "select id, JSON_VALUE(CAST(metadata AS STRING), '$.status') as v from auth_logs order by id",
+    "select id, JSON_EXTRACT_SCALAR(CAST(metadata AS STRING), '$.status') as v from auth_logs order by id",
+    // The declared path read as a field: the typed column where the file has it.
+    "select id, JSON_VALUE(m, '$.status') as v from auth_logs left join unnest(metadata) as m on true order by id",
+  ];
+
+  it('parses the text on both layouts, so a JSON string holding JSON answers as in BigQuery (the typed column would say NULL)', async () => {
+    writeLines(tmp.path('as-text', 'auth.ndjson'), events);
+    const answers: Record<string, unknown> = {};
+    for (const layout of [
+      { name: 'typed columns', typedColumns: true },
+      { name: 'JSON only', typedColumns: false },
+      { name: 'NDJSON', typedColumns: undefined },
+    ]) {
+      const outDir = tmp.path('as-text', layout.name);
+      if (layout.typedColumns !== undefined)
+        await compactLogs({ source: 'authLogs', sourceDefinitions: SUPABASE_SOURCES, inputs: tmp.path('as-text', 'auth.ndjson'), outDir, typedColumns: layout.typedColumns });
+      const ep = await createEndpoints({ ...supabasePreset, sources: { authLogs: layout.typedColumns === undefined ? tmp.path('as-text', 'auth.ndjson') : outDir }, cache: false });
+      try {
+        const params = { project: 'default', iso_timestamp_start: '2026-11-21T00:00:00Z', iso_timestamp_end: '2026-11-21T12:00:00Z' };
+        answers[layout.name] = await Promise.all(queries.map(async (sql) => (await ep.query('logs.all', params, { sql })).result.map((r) => r.v)));
+      } finally {
+        await ep.close();
+      }
+    }
+    expect(answers['typed columns']).toEqual([
+      ['500', '503', null, null],
+      ['500', '503', null, null],
+      ['500', null, null, null],
+    ]);
+    expect(answers['JSON only']).toEqual(answers['typed columns']);
+    expect(answers.NDJSON).toEqual(answers['typed columns']);
   });
 });
 

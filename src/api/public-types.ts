@@ -16,7 +16,6 @@ import type { DuckDBBytes } from '../duckdb/duckdb-bytes';
 import type { SourceGlobs } from '../engine/duckdb/duckdb-engine';
 import type { IngestResult } from '../managed/ingestor';
 import type { StorageOptions } from '../managed/storage-options';
-import type { StorageLayoutOptions } from '../managed/storage-layout';
 import type { ManagedStorageInfo, ManagedStorageStats, ManagedStorageWarning } from '../managed/managed-storage-types';
 
 export type { ManagedStorageInfo, ManagedStorageStats, ManagedStorageWarning };
@@ -37,7 +36,7 @@ export interface EndpointsOptions {
    * Managed storage: events sent with `ep.ingest` (or the HTTP ingest routes) are kept durably in
    * `storage.dataDir` and queried together with `sources`.
    */
-  storage?: StorageOptions & StorageLayoutOptions;
+  storage?: StorageOptions;
   /**
    * The clock every window is placed at (default: the system clock). Only the windows: a fixed
    * instant replays a past moment, and the cache still ages and warms on the real clock.

@@ -2,7 +2,7 @@ import { compactLogs, type CompactStage } from '../compaction/compact';
 import { commandConfig } from './config-file';
 import { helpText } from './help';
 import type { CliIO } from './io';
-import { duckdbOf, parseOptions } from './parse-options';
+import { duckdbOf, parseOptions, TYPED_COLUMNS_OPTIONS, typedColumnsOf } from './parse-options';
 import { progressBar } from './progress-bar';
 import { sourceFromCli } from './source-flags';
 import { UsageError } from './usage-error';
@@ -16,6 +16,7 @@ const OPTIONS = {
   'delete-source': { type: 'boolean' },
   threads: { type: 'string' },
   'memory-limit': { type: 'string' },
+  ...TYPED_COLUMNS_OPTIONS,
 } as const;
 
 /**
@@ -47,6 +48,7 @@ export async function compactCommand(argv: string[], io: CliIO): Promise<number>
       inputs: values.input,
       outDir: values.out,
       deleteSource: values['delete-source'],
+      typedColumns: typedColumnsOf(values),
       signal: controller.signal,
       duckdb: duckdbOf('compact', values),
       onProgress: (p) => {

@@ -5,7 +5,7 @@ import type { SourceSet } from '../sources/source-set';
 import { describeValue } from '../util/option-checks';
 import type { ConfigFile } from './config-file';
 import { definedOnly } from './defined-only';
-import { dataDirOf, integerOf } from './parse-options';
+import { dataDirOf, integerOf, typedColumnsOf } from './parse-options';
 import { UsageError } from './usage-error';
 
 /*
@@ -40,11 +40,12 @@ function samePath(a: string, b: string): boolean {
   return resolve(a) === resolve(b);
 }
 
-/** The flags of managed storage: `--data-dir` and the write-ahead log's bounds. */
+/** The flags of managed storage: `--data-dir`, the write-ahead log's bounds and the layout compaction writes. */
 export interface StorageFlags {
   'data-dir'?: string;
   'wal-segment-bytes'?: string;
   'wal-segment-age-ms'?: string;
+  'no-typed-columns'?: boolean;
 }
 
 /**
@@ -59,6 +60,7 @@ export function combinedStorage(command: string, values: StorageFlags, config: C
     for (const flag of ['wal-segment-bytes', 'wal-segment-age-ms'] as const) {
       if (values[flag] !== undefined) throw new UsageError(`--${flag} is for ingest: add --data-dir <dir> (or storage in the --config).`, command);
     }
+    if (values['no-typed-columns']) throw new UsageError('--no-typed-columns is for the files compacted from ingested events: add --data-dir <dir> (or storage in the --config).', command);
     return undefined;
   }
   const bound = (flag: 'wal-segment-bytes' | 'wal-segment-age-ms') => (values[flag] === undefined ? undefined : integerOf(command, flag, values[flag], 0, 1));
@@ -70,6 +72,7 @@ export function combinedStorage(command: string, values: StorageFlags, config: C
       dataDir: values['data-dir'] !== undefined ? dataDirOf(command, values['data-dir']) : dataDir,
       maxSegmentBytes: agreed(command, 'wal-segment-bytes', bound('wal-segment-bytes'), 'storage.maxSegmentBytes', fromConfig?.maxSegmentBytes),
       maxSegmentAgeMs: agreed(command, 'wal-segment-age-ms', bound('wal-segment-age-ms'), 'storage.maxSegmentAgeMs', fromConfig?.maxSegmentAgeMs),
+      typedColumns: agreed(command, 'no-typed-columns', typedColumnsOf(values), 'storage.typedColumns', fromConfig?.typedColumns),
     }),
   } as StorageOptions;
 }

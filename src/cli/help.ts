@@ -15,7 +15,14 @@ export function helpText(command: string, sources: SourceSet = BUILT_IN_SOURCE_S
     .replaceAll('{{ingest-names}}', ingestNames)
     .replace('{{sources:globs}}', sourcesHelp(sources, 'globs'))
     .replace('{{sources:names}}', sourcesHelp(sources, 'names'))
-    .replace('{{sources:tables}}', sourcesHelp(sources, 'tables'));
+    .replace('{{sources:tables}}', sourcesHelp(sources, 'tables'))
+    .replace(/\{\{typed-columns:(\d+)\}\}/, (_, width: string) => typedColumnsHelp(Number(width)));
+}
+
+/** The help line of `--no-typed-columns` (parse-options.ts), its text starting at column `width` past the indent. */
+function typedColumnsHelp(width: number): string {
+  return `${'--no-typed-columns'.padEnd(width)}Compact into Parquet with metadata alone, no typed columns
+${' '.repeat(width + 2)}(smaller files, slower queries on the typed fields, the same answers)`;
 }
 
 /** The help texts, with the parts the sources give as `{{...}}`. */
@@ -73,6 +80,7 @@ Options:
                                  service.name names a source (default: refused)
   --wal-segment-bytes <n>        Close a WAL segment at this size (default 8388608)
   --wal-segment-age-ms <n>       ... or this long after its first event (default 60000)
+  {{typed-columns:31}}
   --api-key <key>                Accepted key (X-API-KEY or Authorization: Bearer); repeatable.
                                  Also from LOG_ENDPOINTS_API_KEYS (comma separated)
   --no-auth                      Serve without any key (explicit; refused otherwise)
@@ -148,6 +156,7 @@ Options:
   --out <dir>                Folder of the dataset; point the source at <dir> (with the NDJSON glob if you like)
   --delete-source            Delete each input once all its events are committed (never one holding
                              lines that are not events: they exist nowhere else)
+  {{typed-columns:27}}
   --threads <n>              DuckDB worker threads
   --memory-limit <size>      DuckDB memory limit, e.g. 1GB (sorting spills to disk past it)
   -h, --help                 This help
@@ -191,6 +200,7 @@ Options:
                              only the server knows
   --config <module>          Your sources (sourceDefinitions of an ES module, as for serve)
   --data-dir <dir>           Managed storage to load into (no process may be using it)
+  {{typed-columns:27}}
   --url <server>             A running serve --data-dir, e.g. http://127.0.0.1:4000 (with its base path)
   --api-key <key>            Its key (an ingest key is enough); also LOG_ENDPOINTS_INGEST_KEYS
   --batch-size <n>           Events per batch (default 1000)

@@ -36,7 +36,7 @@ export const HTTP_SERVER_OPTIONS = {
   supabase: { type: 'boolean' },
 } as const;
 
-/** The parsed values of those flags (what `parseOptions` gives for them). */
+/** The parsed values of those flags (what `parseOptions` gives for them), and `serve`'s `--no-typed-columns`. */
 interface Values {
   port?: string;
   host?: string;
@@ -55,6 +55,7 @@ interface Values {
   'otlp-default-source'?: string;
   'wal-segment-bytes'?: string;
   'wal-segment-age-ms'?: string;
+  'no-typed-columns'?: boolean;
   'shutdown-grace'?: string;
   supabase?: boolean;
 }

@@ -12,7 +12,7 @@ import { combinedStorage } from './config-and-flags';
 import { helpText } from './help';
 import { sourceChoices } from './source-flags';
 import type { CliIO } from './io';
-import { apiKeysOf, ingestKeysOf, integerOf, parseOptions } from './parse-options';
+import { apiKeysOf, ingestKeysOf, integerOf, parseOptions, TYPED_COLUMNS_OPTIONS } from './parse-options';
 import { progressBar } from './progress-bar';
 import { UsageError } from './usage-error';
 import { monotonicMs } from '../time/clock';
@@ -25,6 +25,7 @@ const OPTIONS = {
   url: { type: 'string' },
   'api-key': { type: 'string' },
   'batch-size': { type: 'string' },
+  ...TYPED_COLUMNS_OPTIONS,
 } as const;
 
 /**
@@ -71,6 +72,8 @@ export async function ingestCommand(argv: string[], io: CliIO): Promise<number> 
   if ((values['data-dir'] === undefined) === (values.url === undefined)) {
     throw new UsageError('Give exactly one destination: --data-dir <dir> (no server running on it) or --url <server> --api-key <key>.', 'ingest');
   }
+  // A server compacts as it was started (serve --no-typed-columns): the flag would do nothing there.
+  if (values.url !== undefined && values['no-typed-columns']) throw new UsageError('--no-typed-columns is for --data-dir: a server compacts in the layout it was started with.', 'ingest');
   const batchSize = integerOf('ingest', 'batch-size', values['batch-size'], 1000, 1, 100_000);
   const files = await Promise.all(
     positionals.map(async (file) => {

@@ -29,6 +29,20 @@ export const SOURCE_OPTIONS = {
   'memory-limit': { type: 'string' },
 } as const satisfies Options;
 
+/**
+ * `--no-typed-columns`, the one flag of every command that compacts (`compact`, and `serve` /
+ * `ingest` with a data dir): Parquet files with `metadata` alone (docs/durability.md, "Typed
+ * columns"). Its help line is `typedColumnsHelp`'s, so each command says the same.
+ */
+export const TYPED_COLUMNS_OPTIONS = {
+  'no-typed-columns': { type: 'boolean' },
+} as const satisfies Options;
+
+/** `--no-typed-columns` as the library's `typedColumns` option: false when given, else left to the default (or the config). */
+export function typedColumnsOf(values: { 'no-typed-columns'?: boolean }): false | undefined {
+  return values['no-typed-columns'] ? false : undefined;
+}
+
 /** `--threads` / `--memory-limit` as the library's `duckdb` option. */
 export function duckdbOf(command: string, values: { threads?: string; 'memory-limit'?: string }) {
   const memoryLimit = values['memory-limit'];

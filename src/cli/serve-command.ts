@@ -1,6 +1,6 @@
 import { createEndpoints } from '../api/create-endpoints';
 import type { CliIO } from './io';
-import { clockOf, duckdbOf, parseOptions, SOURCE_OPTIONS } from './parse-options';
+import { clockOf, duckdbOf, parseOptions, SOURCE_OPTIONS, TYPED_COLUMNS_OPTIONS } from './parse-options';
 import { helpText } from './help';
 import { HTTP_SERVER_OPTIONS, httpServerSettings, serveHttp } from './http-server-flags';
 import { warnEmptySourceGlobs, warnMissingSources } from './warnings';
@@ -17,7 +17,7 @@ import { serverDrains } from './server-drains';
 export async function serveCommand(argv: string[], io: CliIO): Promise<number> {
   // The --config first: its sources are what --source names and what the help lists.
   const { config, sources } = await commandConfig('serve', argv);
-  const { values } = parseOptions('serve', argv, { ...SOURCE_OPTIONS, ...HTTP_SERVER_OPTIONS, ...globFlagOptions(sources) });
+  const { values } = parseOptions('serve', argv, { ...SOURCE_OPTIONS, ...HTTP_SERVER_OPTIONS, ...TYPED_COLUMNS_OPTIONS, ...globFlagOptions(sources) });
   if (values.help) {
     io.stdout.write(helpText('serve', sources)!);
     return 0;

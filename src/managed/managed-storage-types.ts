@@ -1,7 +1,6 @@
 import type { SourceName } from '../sources/source-descriptor';
 import type { IngestSourceName } from '../ingest/source-names';
 import type { StorageOptions } from './storage-options';
-import type { StorageLayoutOptions } from './storage-layout';
 import type { QuarantineReason } from './wal/quarantine';
 import type { WalRecovery } from './wal/wal';
 import type { SegmentKeeper } from './segment-keeper';
@@ -26,7 +25,7 @@ export type ManagedStorageWarning =
 
 /** What managed storage is opened with: the instance's options it reads (`createEndpoints` passes its own). */
 export interface ManagedStorageOptions {
-  storage: StorageOptions & StorageLayoutOptions;
+  storage: StorageOptions;
   /** With an engine of the application's (ClickHouse), no memory tables are kept. */
   engine?: unknown;
   now?: () => Date;

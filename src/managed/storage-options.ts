@@ -35,6 +35,14 @@ export interface StorageOptions {
   retentionDays?: number;
   /** DuckDB settings of the background compaction (default `DEFAULT_COMPACTION_DUCKDB`: queries keep the rest). */
   compactionDuckdb?: { threads?: number; memoryLimit?: string };
+  /**
+   * Whether compaction writes each source's typed fields (its descriptor's `typedFields`) as
+   * columns of their own beside `metadata` (default true): queries that read those fields then
+   * skip parsing `metadata`. Off (`{ dataDir: './data', typedColumns: false }`), the files hold
+   * `metadata` alone and the same queries compute the fields from it; answers are the same either
+   * way (docs/durability.md, "Typed columns").
+   */
+  typedColumns?: boolean;
 }
 
 /**
