@@ -2,7 +2,8 @@ import { appendFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSyn
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hostname } from 'node:os';
-import { compactFiles, compactLogs, readsInPlace } from '../src/compaction/compact';
+import { compactFiles, compactLogs } from '../src/compaction/compact';
+import { readsInPlace } from '../src/compaction/read-paths';
 import { scanInput } from '../src/compaction/input-scan';
 import { InputIndex, RangeHashes } from '../src/files/input-coverage';
 import type { ListedFile } from '../src/files/list-glob';

@@ -1,19 +1,12 @@
-import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
-import { dirname, join, relative, resolve, sep } from 'node:path';
-import type { DuckDBConnection } from '@duckdb/node-api';
+import { readdir, rm } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import type { SourceDescriptor, SourceName } from '../sources/source-descriptor';
 import type { SourceSet } from '../sources/source-set';
 import { BUILT_IN_SOURCE_SET } from '../sources/built-ins';
-import { openDatabase, type DatabaseSettings } from '../duckdb/open-database';
-import { parquetLayoutCopy, typedFieldsWritten } from '../duckdb/parquet-layout';
-import { stageRowsSql, stagedCountsSql, stagedRowsRelation } from '../duckdb/staged-rows';
-import { sourceRelation } from '../duckdb/source-relations';
-import { sqlString, sqlStringList } from '../duckdb/sql-literal';
+import type { DatabaseSettings } from '../duckdb/open-database';
 import { InvalidOptionError, EngineError } from '../errors';
-import { appendCommit, checkpointIfDue, readDatasetStateStable, type DataFile, type DatasetState, type InputRecord } from '../dataset/dataset-log';
-import { fsyncDir, fsyncFile, unlinkIfPresent } from '../util/durable-fs';
-import { fileCrc32 } from '../util/crc32';
+import { appendCommit, checkpointIfDue, readDatasetStateStable, type DatasetState } from '../dataset/dataset-log';
+import { fsyncDir, unlinkIfPresent } from '../util/durable-fs';
 import { failpoint } from '../util/failpoint';
 import { FileChecks, type SkippedFile } from '../files/file-checks';
 import { compileGlob } from '../files/glob';
@@ -21,11 +14,13 @@ import { InputIndex, RangeHashes } from '../files/input-coverage';
 import { scanInput, type InputScan } from './input-scan';
 import { DirectoryCache, listGlob, statOrNull, type ListedFile } from '../files/list-glob';
 import { withDatasetLock } from '../dataset/dataset-lock';
-import { settleOrphans, type OrphanOutcome, type Provenance } from '../dataset/dataset-orphans';
+import { settleOrphans, type OrphanOutcome } from '../dataset/dataset-orphans';
 import { dataDirAround, DataDirLockedError, lockDataDir, type DataDirLock } from '../dataset/data-dir-lock';
 import { looksLikeSource } from './source-shape';
-import { companionPathsOf, writeCompanions } from '../dataset/stored-rollups';
+import { companionPathsOf } from '../dataset/stored-rollups';
 import { backfillRollups } from './backfill-rollups';
+import { writeRun, type RunStage } from './write-run';
+import { checkAborted } from './check-aborted';
 
 /** Options of `compactLogs`. */
 export interface CompactOptions {
@@ -57,7 +52,7 @@ export interface CompactOptions {
   typedColumns?: boolean;
 }
 
-export type CompactStage = 'listing' | 'writing' | 'verifying' | 'publishing' | 'deleting';
+export type CompactStage = 'listing' | RunStage | 'deleting';
 
 /** What `compactLogs` did. */
 export interface CompactResult {
@@ -239,210 +234,6 @@ export async function compactFiles(
   });
 }
 
-interface WrittenRun {
-  add: DataFile[];
-  records: InputRecord[];
-  rows: number;
-  skippedLines: number;
-}
-
-/** What one run reads and where: a whole input read in place, or a copy of the byte range its record claims. */
-type ReadPaths = Map<string, InputScan>;
-
-/** What a run needs of compaction's options. */
-interface RunOptions {
-  source: SourceDescriptor;
-  sealed?: boolean;
-  signal?: AbortSignal;
-  duckdb?: DatabaseSettings;
-  typedColumns?: boolean;
-}
-
-type Progress = NonNullable<CompactOptions['onProgress']>;
-
-/**
- * Stages the new bytes, writes and counts the Parquet, and publishes it (not yet committed). Its
- * phases, in order: `readPathsOf` (what is read where), `stageRows` (the lines parsed once and
- * counted), `runRecords` (the commit it will append), `writeParquet`, `verifyRun`, `publishRun`.
- */
-async function writeRun(outDir: string, options: RunOptions, work: InputScan[], progress: Progress): Promise<WrittenRun> {
-  const runId = randomBytes(8).toString('hex');
-  const staging = join(outDir, `.compact-${runId}.tmp`);
-  await mkdir(join(staging, 'inputs'), { recursive: true });
-  const { instance, connection } = await openDatabase(options.duckdb);
-  const abort = () => connection.interrupt();
-  options.signal?.addEventListener('abort', abort);
-  try {
-    const readPaths = await readPathsOf(work, staging, options.sealed ?? false);
-    const { rowsFile, counts } = await stageRows(connection, options.source, readPaths, staging);
-    checkAborted(options.signal);
-    const { records, rows } = runRecords(readPaths, counts);
-    const out = await writeParquet(connection, options, { runId, rowsFile, staging, provenance: { run: runId, rows, inputs: records } }, progress);
-    checkAborted(options.signal);
-    progress({ stage: 'verifying', fraction: 0 });
-    const { staged, perFile } = await verifyRun(connection, readPaths, out, rows);
-    progress({ stage: 'verifying', fraction: 1 });
-    checkAborted(options.signal);
-    const add = await publishRun(connection, options.source, { outDir, out, staging, staged, perFile, typedColumns: options.typedColumns ?? true }, progress);
-    return { add, records, rows, skippedLines: [...counts.values()].reduce((n, c) => n + c.skipped, 0) };
-  } finally {
-    options.signal?.removeEventListener('abort', abort);
-    connection.closeSync();
-    instance.closeSync();
-    await rm(staging, { recursive: true, force: true });
-  }
-}
-
-/**
- * Exactly the bytes each record will claim are read: a whole input is read in place when it
- * cannot be growing under the run (`readsInPlace`); a file still being appended, or one part of
- * which is already in the dataset, is read from a copy of that byte range in the staging folder.
- */
-async function readPathsOf(work: InputScan[], staging: string, sealed: boolean): Promise<ReadPaths> {
-  // "Now" on the filesystem's own clock (the staging folder was just made), never this host's:
-  // the inputs' mtimes are stamped by that same clock, whoever wrote them.
-  const quietBeforeMs = (await stat(staging)).mtimeMs - QUIET_MS;
-  const readPaths: ReadPaths = new Map();
-  for (const [i, scan] of work.entries()) {
-    if (readsInPlace(scan, sealed ? Infinity : quietBeforeMs)) {
-      readPaths.set(scan.file.path, scan);
-    } else {
-      const copy = join(staging, 'inputs', `${i}.ndjson`);
-      await copyRange(scan.file.path, scan.covered, scan.end, copy);
-      readPaths.set(copy, scan);
-    }
-  }
-  return readPaths;
-}
-
-/** How long an input's mtime must lie behind the run's start before it counts as no longer written. */
-const QUIET_MS = 2000;
-
-/**
- * Whether compaction reads an input where it is (docs/cli.md, "Compacting logs exactly once"):
- * whole, and compressed, or steady (unchanged from its listing to the end of its scan) and last
- * written before `quietBeforeMs` on the filesystem's clock (a live log appended every second is
- * steady for the instant of a scan, then grows while DuckDB reads it, and the run would commit
- * nothing). Sealed inputs pass `Infinity`: nobody writes them again.
- *
- * @example
- * readsInPlace(await scanInput(file, index, listed, hashes), stagingMtimeMs - 2000); // false for a file appended since its listing
- */
-export function readsInPlace(scan: Pick<InputScan, 'covered' | 'end' | 'file' | 'compressed' | 'steady'>, quietBeforeMs: number): boolean {
-  const whole = scan.covered === 0 && scan.end === scan.file.size;
-  return whole && (scan.compressed || (scan.steady && scan.file.mtimeMs <= quietBeforeMs));
-}
-
-/** The lines parsed once, into an unsorted file the counts and the sort read (staged-rows.ts); the events and skipped lines per file read. */
-async function stageRows(
-  connection: DuckDBConnection,
-  source: SourceDescriptor,
-  readPaths: ReadPaths,
-  staging: string,
-): Promise<{ rowsFile: string; counts: Map<string, { rows: number; skipped: number }> }> {
-  // A sort of millions of events may not fit in memory: spill inside the staging folder.
-  await connection.run(`SET temp_directory = ${sqlString(join(staging, 'spill'))}`);
-  const rowsFile = join(staging, 'rows.parquet');
-  await connection.run(stageRowsSql(source, sourceRelation(source, { ndjson: [...readPaths.keys()], parquet: [], parquetTypes: new Map() }, { withFilename: true }), rowsFile));
-  const counts = new Map<string, { rows: number; skipped: number }>();
-  for (const row of (await connection.runAndReadAll(stagedCountsSql(rowsFile))).getRowObjects()) {
-    counts.set(String(row.filename), { rows: Number(row.rows), skipped: Number(row.skipped) });
-  }
-  return { rowsFile, counts };
-}
-
-/**
- * The commit this run will append, carried by every file it writes: should the commit be lost,
- * the files still say which inputs they hold (dataset-orphans.ts).
- */
-function runRecords(readPaths: ReadPaths, counts: ReadonlyMap<string, { rows: number; skipped: number }>): { records: InputRecord[]; rows: number } {
-  const records: InputRecord[] = [];
-  for (const [path, scan] of readPaths) {
-    const c = counts.get(path) ?? { rows: 0, skipped: 0 };
-    records.push({ ...scan.record, rows: c.rows, skippedLines: c.skipped });
-  }
-  return { records, rows: [...counts.values()].reduce((n, c) => n + c.rows, 0) };
-}
-
-/** Writes the staged rows as the dataset's Parquet layout into the staging folder's `out`; returns that folder. */
-async function writeParquet(connection: DuckDBConnection, options: RunOptions, run: { runId: string; rowsFile: string; staging: string; provenance: Provenance }, progress: Progress): Promise<string> {
-  progress({ stage: 'writing', fraction: 0 });
-  const out = join(run.staging, 'out');
-  await withQueryProgress(
-    connection,
-    (fraction) => progress({ stage: 'writing', fraction }),
-    () =>
-      connection.run(
-        parquetLayoutCopy({
-          source: options.source,
-          relation: stagedRowsRelation(options.source, run.rowsFile),
-          target: out,
-          // An event without a usable timestamp has no day; it is counted as skipped instead.
-          where: 'timestamp IS NOT NULL',
-          partitionByDay: { filenamePattern: `part-${run.runId}-{i}` },
-          provenance: JSON.stringify(run.provenance),
-          typedColumns: options.typedColumns ?? true,
-          rows: run.provenance.rows,
-        }),
-      ),
-  );
-  progress({ stage: 'writing', fraction: 1 });
-  failpoint('compact:written', options.source.name);
-  return out;
-}
-
-/** Checks the run before it is published: inputs read in place unchanged, and as many rows written as events read. */
-async function verifyRun(connection: DuckDBConnection, readPaths: ReadPaths, out: string, rows: number): Promise<{ staged: string[]; perFile: Map<string, number> }> {
-  // Files read in place must not have changed while they were read (else the records would lie).
-  for (const [path, scan] of readPaths) {
-    if (path !== scan.file.path) continue;
-    const now = statOrNull(path);
-    if (!now || now.size !== scan.file.size || now.mtimeMs !== scan.file.mtimeMs || now.ino !== scan.file.ino) {
-      throw new EngineError('storage_failed', `${path} changed while it was compacted; nothing was committed. Run compact again.`);
-    }
-  }
-  const staged = await parquetFilesUnder(out);
-  const perFile = new Map<string, number>();
-  if (staged.length) {
-    for (const row of (await connection.runAndReadAll(`SELECT filename, count(*) AS n FROM read_parquet(${sqlStringList(staged)}, filename = true) GROUP BY filename`)).getRowObjects())
-      perFile.set(String(row.filename), Number(row.n));
-  }
-  const written = [...perFile.values()].reduce((n, c) => n + c, 0);
-  if (written !== rows) throw new EngineError('storage_failed', `compact: wrote ${written} rows but read ${rows} events; nothing was committed`);
-  return { staged, perFile };
-}
-
-/** Publishing: the files move into their day folders, still invisible (no commit names them); returns what the commit adds. */
-async function publishRun(
-  connection: DuckDBConnection,
-  source: SourceDescriptor,
-  run: { outDir: string; out: string; staging: string; staged: string[]; perFile: ReadonlyMap<string, number>; typedColumns: boolean },
-  progress: Progress,
-): Promise<DataFile[]> {
-  const { outDir, out, staged } = run;
-  const add: DataFile[] = [];
-  const touched = new Set<string>([outDir]);
-  for (const [i, file] of staged.entries()) {
-    const rel = relative(out, file).split(sep).join('/');
-    const target = join(outDir, rel);
-    const entry: DataFile = { path: rel, rows: run.perFile.get(file) ?? 0, bytes: 0, day: /date=(\d{4}-\d{2}-\d{2})/.exec(rel)?.[1] ?? null };
-    Object.assign(entry, typedFieldsWritten(source, run.typedColumns));
-    await mkdir(dirname(target), { recursive: true });
-    // Its head and stored rollups, in place before the file (none is named until the commit).
-    Object.assign(entry, await writeCompanions(connection, source, file, outDir, rel, run.staging));
-    await fsyncFile(file);
-    entry.crc32 = await fileCrc32(file);
-    await rename(file, target);
-    touched.add(dirname(target));
-    entry.bytes = (await stat(target)).size;
-    add.push(entry);
-    progress({ stage: 'publishing', fraction: (i + 1) / staged.length });
-    failpoint(`compact:publish:${i + 1}`, source.name);
-  }
-  for (const dir of touched) await fsyncDir(dir);
-  return add;
-}
-
 /** Deletes (or hands back) every input whose bytes are all in the dataset, verified, and clean. */
 async function removeCompacted(
   options: { source: SourceDescriptor; signal?: AbortSignal; remove?: (paths: string[]) => Promise<void>; setAside?: (path: string, skippedLines: number) => Promise<void> },
@@ -521,44 +312,4 @@ async function checkShape(source: SourceDescriptor, sources: SourceSet, work: In
         ` Nothing was compacted (--source ${cliName(source)}).`,
     );
   }
-}
-
-/** Copies bytes [start, end) of a file (what a record of it claims) to `target`. */
-export async function copyRange(path: string, start: number, end: number, target: string): Promise<void> {
-  const { createReadStream, createWriteStream } = await import('node:fs');
-  const { pipeline } = await import('node:stream/promises');
-  await pipeline(createReadStream(path, { start, end: end - 1 }), createWriteStream(target));
-}
-
-async function parquetFilesUnder(dir: string): Promise<string[]> {
-  let entries;
-  try {
-    entries = await readdir(dir, { recursive: true, withFileTypes: true });
-  } catch {
-    return [];
-  }
-  return entries
-    .filter((e) => e.isFile() && e.name.endsWith('.parquet'))
-    .map((e) => join(e.parentPath ?? (e as unknown as { path: string }).path, e.name))
-    .sort();
-}
-
-/** Reports DuckDB's own progress of a long statement while it runs. */
-async function withQueryProgress<T>(connection: DuckDBConnection, report: (fraction: number) => void, work: () => Promise<T>): Promise<T> {
-  await connection.run('SET enable_progress_bar = true');
-  await connection.run('SET enable_progress_bar_print = false');
-  const timer = setInterval(() => {
-    const { percentage } = connection.progress;
-    if (percentage >= 0) report(Math.min(1, percentage / 100));
-  }, 200);
-  timer.unref();
-  try {
-    return await work();
-  } finally {
-    clearInterval(timer);
-  }
-}
-
-function checkAborted(signal: AbortSignal | undefined): void {
-  if (signal?.aborted) throw new EngineError('closed', 'compact: aborted; nothing was committed and the inputs are untouched', { cause: signal.reason });
 }

@@ -14,7 +14,7 @@ import { writeCompanions } from '../dataset/stored-rollups';
 import { hashRange } from '../files/input-coverage';
 import { fsyncDir, fsyncFile } from '../util/durable-fs';
 import { fileCrc32 } from '../util/crc32';
-import { copyRange } from './compact';
+import { copyRange } from './read-paths';
 
 const RUN = /^part-([0-9a-f]{16})-\d+\.parquet$/;
 

@@ -1,0 +1,220 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { dirname, join, relative, sep } from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import type { SourceDescriptor } from '../sources/source-descriptor';
+import { openDatabase, type DatabaseSettings } from '../duckdb/open-database';
+import { parquetLayoutCopy, typedFieldsWritten } from '../duckdb/parquet-layout';
+import { stageRowsSql, stagedCountsSql, stagedRowsRelation } from '../duckdb/staged-rows';
+import { sourceRelation } from '../duckdb/source-relations';
+import { sqlString, sqlStringList } from '../duckdb/sql-literal';
+import { EngineError } from '../errors';
+import type { DataFile, InputRecord } from '../dataset/dataset-log';
+import type { Provenance } from '../dataset/dataset-orphans';
+import { fsyncDir, fsyncFile } from '../util/durable-fs';
+import { fileCrc32 } from '../util/crc32';
+import { failpoint } from '../util/failpoint';
+import { statOrNull } from '../files/list-glob';
+import { writeCompanions } from '../dataset/stored-rollups';
+import type { InputScan } from './input-scan';
+import { readPathsOf, type ReadPaths } from './read-paths';
+import { checkAborted } from './check-aborted';
+
+/** What a run wrote and will commit: the published files, the inputs' records, the events and skipped lines. */
+export interface WrittenRun {
+  add: DataFile[];
+  records: InputRecord[];
+  rows: number;
+  skippedLines: number;
+}
+
+/** What a run needs of compaction's options. */
+export interface RunOptions {
+  source: SourceDescriptor;
+  sealed?: boolean;
+  signal?: AbortSignal;
+  duckdb?: DatabaseSettings;
+  typedColumns?: boolean;
+}
+
+/** The stages a run reports; `compactLogs`' `onProgress` sees them among its own (`CompactStage`). */
+export type RunStage = 'writing' | 'verifying' | 'publishing';
+
+type Progress = (progress: { stage: RunStage; fraction: number }) => void;
+
+/**
+ * Stages the new bytes, writes and counts the Parquet, and publishes it (not yet committed). Its
+ * phases, in order: `readPathsOf` (what is read where), `stageRows` (the lines parsed once and
+ * counted), `runRecords` (the commit it will append), `writeParquet`, `verifyRun`, `publishRun`.
+ * The caller appends the commit (`compactFiles`), or deletes `add` if it cannot.
+ *
+ * @example
+ * const run = await writeRun(outDir, { source: edgeLogs, signal }, work, onProgress);
+ * await appendCommit(state, { source: edgeLogs.name, add: run.add, remove: [], inputs: run.records });
+ */
+export async function writeRun(outDir: string, options: RunOptions, work: InputScan[], progress: Progress): Promise<WrittenRun> {
+  const runId = randomBytes(8).toString('hex');
+  const staging = join(outDir, `.compact-${runId}.tmp`);
+  await mkdir(join(staging, 'inputs'), { recursive: true });
+  const { instance, connection } = await openDatabase(options.duckdb);
+  const abort = () => connection.interrupt();
+  options.signal?.addEventListener('abort', abort);
+  try {
+    const readPaths = await readPathsOf(work, staging, options.sealed ?? false);
+    const { rowsFile, counts } = await stageRows(connection, options.source, readPaths, staging);
+    checkAborted(options.signal);
+    const { records, rows } = runRecords(readPaths, counts);
+    const out = await writeParquet(connection, options, { runId, rowsFile, staging, provenance: { run: runId, rows, inputs: records } }, progress);
+    checkAborted(options.signal);
+    progress({ stage: 'verifying', fraction: 0 });
+    const { staged, perFile } = await verifyRun(connection, readPaths, out, rows);
+    progress({ stage: 'verifying', fraction: 1 });
+    checkAborted(options.signal);
+    const add = await publishRun(connection, options.source, { outDir, out, staging, staged, perFile, typedColumns: options.typedColumns ?? true }, progress);
+    return { add, records, rows, skippedLines: [...counts.values()].reduce((n, c) => n + c.skipped, 0) };
+  } finally {
+    options.signal?.removeEventListener('abort', abort);
+    connection.closeSync();
+    instance.closeSync();
+    await rm(staging, { recursive: true, force: true });
+  }
+}
+
+/** The lines parsed once, into an unsorted file the counts and the sort read (staged-rows.ts); the events and skipped lines per file read. */
+async function stageRows(
+  connection: DuckDBConnection,
+  source: SourceDescriptor,
+  readPaths: ReadPaths,
+  staging: string,
+): Promise<{ rowsFile: string; counts: Map<string, { rows: number; skipped: number }> }> {
+  // A sort of millions of events may not fit in memory: spill inside the staging folder.
+  await connection.run(`SET temp_directory = ${sqlString(join(staging, 'spill'))}`);
+  const rowsFile = join(staging, 'rows.parquet');
+  await connection.run(stageRowsSql(source, sourceRelation(source, { ndjson: [...readPaths.keys()], parquet: [], parquetTypes: new Map() }, { withFilename: true }), rowsFile));
+  const counts = new Map<string, { rows: number; skipped: number }>();
+  for (const row of (await connection.runAndReadAll(stagedCountsSql(rowsFile))).getRowObjects()) {
+    counts.set(String(row.filename), { rows: Number(row.rows), skipped: Number(row.skipped) });
+  }
+  return { rowsFile, counts };
+}
+
+/**
+ * The commit this run will append, carried by every file it writes: should the commit be lost,
+ * the files still say which inputs they hold (dataset-orphans.ts).
+ */
+function runRecords(readPaths: ReadPaths, counts: ReadonlyMap<string, { rows: number; skipped: number }>): { records: InputRecord[]; rows: number } {
+  const records: InputRecord[] = [];
+  for (const [path, scan] of readPaths) {
+    const c = counts.get(path) ?? { rows: 0, skipped: 0 };
+    records.push({ ...scan.record, rows: c.rows, skippedLines: c.skipped });
+  }
+  return { records, rows: [...counts.values()].reduce((n, c) => n + c.rows, 0) };
+}
+
+/** Writes the staged rows as the dataset's Parquet layout into the staging folder's `out`; returns that folder. */
+async function writeParquet(connection: DuckDBConnection, options: RunOptions, run: { runId: string; rowsFile: string; staging: string; provenance: Provenance }, progress: Progress): Promise<string> {
+  progress({ stage: 'writing', fraction: 0 });
+  const out = join(run.staging, 'out');
+  await withQueryProgress(
+    connection,
+    (fraction) => progress({ stage: 'writing', fraction }),
+    () =>
+      connection.run(
+        parquetLayoutCopy({
+          source: options.source,
+          relation: stagedRowsRelation(options.source, run.rowsFile),
+          target: out,
+          // An event without a usable timestamp has no day; it is counted as skipped instead.
+          where: 'timestamp IS NOT NULL',
+          partitionByDay: { filenamePattern: `part-${run.runId}-{i}` },
+          provenance: JSON.stringify(run.provenance),
+          typedColumns: options.typedColumns ?? true,
+          rows: run.provenance.rows,
+        }),
+      ),
+  );
+  progress({ stage: 'writing', fraction: 1 });
+  failpoint('compact:written', options.source.name);
+  return out;
+}
+
+/** Checks the run before it is published: inputs read in place unchanged, and as many rows written as events read. */
+async function verifyRun(connection: DuckDBConnection, readPaths: ReadPaths, out: string, rows: number): Promise<{ staged: string[]; perFile: Map<string, number> }> {
+  // Files read in place must not have changed while they were read (else the records would lie).
+  for (const [path, scan] of readPaths) {
+    if (path !== scan.file.path) continue;
+    const now = statOrNull(path);
+    if (!now || now.size !== scan.file.size || now.mtimeMs !== scan.file.mtimeMs || now.ino !== scan.file.ino) {
+      throw new EngineError('storage_failed', `${path} changed while it was compacted; nothing was committed. Run compact again.`);
+    }
+  }
+  const staged = await parquetFilesUnder(out);
+  const perFile = new Map<string, number>();
+  if (staged.length) {
+    for (const row of (await connection.runAndReadAll(`SELECT filename, count(*) AS n FROM read_parquet(${sqlStringList(staged)}, filename = true) GROUP BY filename`)).getRowObjects())
+      perFile.set(String(row.filename), Number(row.n));
+  }
+  const written = [...perFile.values()].reduce((n, c) => n + c, 0);
+  if (written !== rows) throw new EngineError('storage_failed', `compact: wrote ${written} rows but read ${rows} events; nothing was committed`);
+  return { staged, perFile };
+}
+
+/** Publishing: the files move into their day folders, still invisible (no commit names them); returns what the commit adds. */
+async function publishRun(
+  connection: DuckDBConnection,
+  source: SourceDescriptor,
+  run: { outDir: string; out: string; staging: string; staged: string[]; perFile: ReadonlyMap<string, number>; typedColumns: boolean },
+  progress: Progress,
+): Promise<DataFile[]> {
+  const { outDir, out, staged } = run;
+  const add: DataFile[] = [];
+  const touched = new Set<string>([outDir]);
+  for (const [i, file] of staged.entries()) {
+    const rel = relative(out, file).split(sep).join('/');
+    const target = join(outDir, rel);
+    const entry: DataFile = { path: rel, rows: run.perFile.get(file) ?? 0, bytes: 0, day: /date=(\d{4}-\d{2}-\d{2})/.exec(rel)?.[1] ?? null };
+    Object.assign(entry, typedFieldsWritten(source, run.typedColumns));
+    await mkdir(dirname(target), { recursive: true });
+    // Its head and stored rollups, in place before the file (none is named until the commit).
+    Object.assign(entry, await writeCompanions(connection, source, file, outDir, rel, run.staging));
+    await fsyncFile(file);
+    entry.crc32 = await fileCrc32(file);
+    await rename(file, target);
+    touched.add(dirname(target));
+    entry.bytes = (await stat(target)).size;
+    add.push(entry);
+    progress({ stage: 'publishing', fraction: (i + 1) / staged.length });
+    failpoint(`compact:publish:${i + 1}`, source.name);
+  }
+  for (const dir of touched) await fsyncDir(dir);
+  return add;
+}
+
+async function parquetFilesUnder(dir: string): Promise<string[]> {
+  let entries;
+  try {
+    entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  } catch {
+    return [];
+  }
+  return entries
+    .filter((e) => e.isFile() && e.name.endsWith('.parquet'))
+    .map((e) => join(e.parentPath ?? (e as unknown as { path: string }).path, e.name))
+    .sort();
+}
+
+/** Reports DuckDB's own progress of a long statement while it runs. */
+async function withQueryProgress<T>(connection: DuckDBConnection, report: (fraction: number) => void, work: () => Promise<T>): Promise<T> {
+  await connection.run('SET enable_progress_bar = true');
+  await connection.run('SET enable_progress_bar_print = false');
+  const timer = setInterval(() => {
+    const { percentage } = connection.progress;
+    if (percentage >= 0) report(Math.min(1, percentage / 100));
+  }, 200);
+  timer.unref();
+  try {
+    return await work();
+  } finally {
+    clearInterval(timer);
+  }
+}
