@@ -95,13 +95,21 @@ export class Forwarder {
     this.unsubscribe = options.log.onAppended(() => {
       for (const runner of this.runners.values()) this.poke(runner);
     });
-    options.log.onDrop((source, segment, why) => this.dropped(source, segment, why));
     options.store.onChange(() => void (this.started && this.follow()));
   }
 
-  /** Starts forwarding: cursors of drains deleted meanwhile go, drains without one get one (the log's end). */
+  /**
+   * Starts forwarding: cursors of drains deleted meanwhile go, drains without one get one (the
+   * log's end); then drops are counted here, and those written in the cursors while none was
+   * (the offline ingest, or this start before the drains had runners) are added and told.
+   */
   async start(): Promise<void> {
     await this.follow();
+    this.options.log.onDrop((source, segment, why) => this.dropped(source, segment, why));
+    for (const [id, missed] of await this.options.log.takeUnreported()) {
+      const runner = this.runners.get(id);
+      if (runner) this.drop(runner, missed.events, missed.why);
+    }
   }
 
   /** Resolves once every drain has read everything there is (a receiver that stays down keeps it waiting). */
@@ -156,9 +164,6 @@ export class Forwarder {
     }
     for (const drain of drains.values()) {
       if (log.positionsOf(drain.id) === undefined) await log.createCursor(drain.id);
-      // A source new since the cursor was written starts at its end.
-      const positions = log.positionsOf(drain.id)!;
-      for (const source of log.sources) if (!positions.has(source)) log.advance(drain.id, source, log.end(source));
       let runner = this.runners.get(drain.id);
       if (runner) Object.assign(runner.stats, { name: drain.name, type: drain.type });
       else {
@@ -174,8 +179,8 @@ export class Forwarder {
         this.runners.set(drain.id, runner);
       }
       runner.routes = routes.get(drain.id) ?? new Map();
-      // Sources it has no rule for are passed over: nothing of them is kept for it.
-      for (const source of log.sources) if (!runner.routes.has(source)) log.advance(drain.id, source, log.end(source));
+      // The sources it has rules for are read (one new to it from its end); the others are passed over, and nothing of them is kept for it.
+      await log.follow(drain.id, new Set(runner.routes.keys()));
       if (log.attached && runner.running === null) this.launch(runner);
       this.poke(runner);
     }
@@ -218,7 +223,7 @@ export class Forwarder {
         if (at === undefined) continue;
         const matchers = runner.routes.get(source);
         if (!matchers) {
-          // No rule for the source: its events are passed over (its cursor is written with the next batch sent).
+          // No rule for the source: its events are passed over (nothing of it is kept for the drain).
           log.advance(runner.id, source, log.end(source));
           continue;
         }
