@@ -95,7 +95,13 @@ export class Forwarder {
     this.unsubscribe = options.log.onAppended(() => {
       for (const runner of this.runners.values()) this.poke(runner);
     });
-    options.store.onChange(() => void (this.started && this.follow()));
+    options.store.onChange(() => {
+      if (!this.started) return;
+      // The rules as the store holds them now, at once: a source whose rule was just added is not passed over while the cursors are written.
+      const routes = this.routes();
+      for (const runner of this.runners.values()) runner.routes = routes.get(runner.id) ?? new Map();
+      void this.follow();
+    });
   }
 
   /**
@@ -154,14 +160,7 @@ export class Forwarder {
       if (runner) this.poke(runner);
       await log.removeCursor(id);
     }
-    const routes = new Map<number, Map<SourceName, Matchers>>();
-    for (const rule of store.rules()) {
-      const source = store.sourceOf(rule);
-      if (source === null || !drains.has(rule.backend_id)) continue;
-      const perSource = routes.get(rule.backend_id) ?? new Map<SourceName, Matchers>();
-      perSource.set(source, [...(perSource.get(source) ?? []), isEveryEvent(rule.lql_string) ? null : parseLql(rule.lql_string)]);
-      routes.set(rule.backend_id, perSource);
-    }
+    const routes = this.routes();
     for (const drain of drains.values()) {
       if (log.positionsOf(drain.id) === undefined) await log.createCursor(drain.id);
       let runner = this.runners.get(drain.id);
@@ -185,6 +184,21 @@ export class Forwarder {
       this.poke(runner);
     }
     await log.trim();
+  }
+
+  /** Each drain's rules per source, as the store holds them. */
+  private routes(): Map<number, Map<SourceName, Matchers>> {
+    const { store } = this.options;
+    const drains = new Set(store.list().map((d) => d.id));
+    const routes = new Map<number, Map<SourceName, Matchers>>();
+    for (const rule of store.rules()) {
+      const source = store.sourceOf(rule);
+      if (source === null || !drains.has(rule.backend_id)) continue;
+      const perSource = routes.get(rule.backend_id) ?? new Map<SourceName, Matchers>();
+      perSource.set(source, [...(perSource.get(source) ?? []), isEveryEvent(rule.lql_string) ? null : parseLql(rule.lql_string)]);
+      routes.set(rule.backend_id, perSource);
+    }
+    return routes;
   }
 
   private poke(runner: Runner): void {
