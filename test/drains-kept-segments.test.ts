@@ -1,4 +1,4 @@
-import { existsSync, linkSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, linkSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createEndpoints, DrainLog, openDrains, type Drains, type Endpoints } from '../src/index';
@@ -145,5 +145,62 @@ describe('segments kept for log drains', () => {
     await waitUntil(() => keptFiles().length === 0);
     await third.drains.store.remove(drain.token);
     await waitUntil(() => !existsSync(join(tmp.dir, 'drain-cursors', `${drain.id}.json`)));
+  });
+
+  /** The data dir as the offline `ingest --data-dir` opens it: a DrainLog keeping segments, no forwarder. */
+  async function offline(maxBacklogBytes: number, source: string, batches: number) {
+    const off = await createEndpoints({
+      storage: { dataDir: tmp.dir, maxSegmentBytes: SEGMENT_BYTES },
+      now: () => new Date(CENSUS_NOW),
+      cache: false,
+      segmentKeeper: new DrainLog({ maxBacklogBytes }),
+    });
+    try {
+      for (let b = 0; b < batches; b++) await off.ingest(source, censusEvents('o', 20, b * 20));
+      await waitUntil(() => readdirSync(tmp.path(source, 'wal')).filter((n) => n.endsWith('.ndjson')).length === 1);
+    } finally {
+      await off.close();
+    }
+  }
+  const cursorOf = (id: number) => JSON.parse(readFileSync(join(tmp.dir, 'drain-cursors', `${id}.json`), 'utf8')) as { reads?: string[]; dropped?: { events: number; why: string } };
+
+  it('a kept segment dropped past the bound while no drain forwards (the offline ingest) is written in the cursor, and counted and told by the server at its next start', async () => {
+    answer(() => 200);
+    const first = await start();
+    const drain = await webhook(first.drains);
+    await waitUntil(() => cursorOf(drain.id).reads?.join() === 'edgeLogs');
+    await stop();
+    const bound = 2 * SEGMENT_BYTES;
+    await offline(bound, 'edgeLogs', 20);
+    expect(keptBytes()).toBeLessThanOrEqual(bound);
+    const written = cursorOf(drain.id).dropped!;
+    expect(written.events).toBeGreaterThan(0);
+    expect(written.why).toBe(`its backlog in edgeLogs passed ${bound} bytes, while no drain forwarded`);
+
+    const { ep, drains } = await start();
+    await drains.idle();
+    const stats = drains.stats()[0]!;
+    // Every event is sent or counted as dropped, none both, and the drop is told once.
+    expect(stats.dropped).toBe(written.events);
+    expect(stats.sent + stats.dropped).toBe(400);
+    expect(new Set(taken()).size).toBe(stats.sent);
+    expect(warnings.filter((w) => w.startsWith('Log drain hook (webhook): dropped ') && w.includes('while no drain forwarded'))).toHaveLength(1);
+    const handler = createHandler(ep, { apiKeys: ['k'], drains });
+    const metrics = await (await handler(new Request('http://analytics:4000/metrics', { headers: { 'X-API-KEY': 'k' } }))).text();
+    expect(metrics).toContain(`log_endpoints_drain_dropped_events_total{drain="1",name="hook",type="webhook"} ${stats.dropped}\n`);
+    // Counted: the cursor no longer holds it, so the start after counts nothing again.
+    await waitUntil(() => cursorOf(drain.id).dropped === undefined);
+  });
+
+  it('a segment of a source no drain has a rule for is never kept, after a restart too (the cursor names the sources its rules name)', async () => {
+    const first = await start();
+    const drain = await webhook(first.drains);
+    await waitUntil(() => cursorOf(drain.id).reads?.join() === 'edgeLogs');
+    await stop();
+    await offline(64 * SEGMENT_BYTES, 'functionEdgeLogs', 10);
+    expect(existsSync(tmp.path('functionEdgeLogs', KEPT_DIR)) ? readdirSync(tmp.path('functionEdgeLogs', KEPT_DIR)) : []).toEqual([]);
+    // The source it has a rule for is kept as before.
+    await offline(64 * SEGMENT_BYTES, 'edgeLogs', 10);
+    expect(keptFiles().length).toBeGreaterThan(0);
   });
 });

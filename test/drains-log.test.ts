@@ -101,7 +101,7 @@ describe('the write-ahead log as drains read it (DrainLog)', () => {
     expect(existsSync(tmp.path('authLogs', KEPT_DIR))).toBe(false);
 
     await log.createCursor(7);
-    expect((await readCursors(tmp.dir)).get(7)?.get('authLogs')).toEqual(log.end('authLogs'));
+    expect((await readCursors(tmp.dir)).get(7)?.positions.get('authLogs')).toEqual(log.end('authLogs'));
     // A drain made now has read past everything there is: nothing kept for it.
     await log.releasing('authLogs', [two]);
     wal.remove(2);
@@ -125,7 +125,7 @@ describe('the write-ahead log as drains read it (DrainLog)', () => {
     log.advance(7, 'authLogs', { seq: 6, offset: 0 });
     await log.saveCursor(7);
     expect(readdirSync(tmp.path('authLogs', KEPT_DIR))).toEqual([segmentFileName(6)]);
-    expect((await readCursors(tmp.dir)).get(7)?.get('authLogs')).toEqual({ seq: 6, offset: 0 });
+    expect((await readCursors(tmp.dir)).get(7)?.positions.get('authLogs')).toEqual({ seq: 6, offset: 0 });
     await log.removeCursor(7);
     expect(readdirSync(tmp.path('authLogs', KEPT_DIR))).toEqual([]);
     expect(readdirSync(tmp.path(CURSORS_DIR))).toEqual([]);

@@ -10,23 +10,39 @@ export interface LogPosition {
   offset: number;
 }
 
+/** Events of a drain dropped while no forwarder ran (the offline `ingest --data-dir`): kept in its cursor until a server counts them. */
+export interface UnreportedDrop {
+  events: number;
+  /** Why the last of them went. */
+  why: string;
+}
+
+/** A drain's cursor as read: its position in each source its rules name, and the drops not yet counted. */
+export interface DrainCursor {
+  positions: Map<SourceName, LogPosition>;
+  /** The sources its rules name (null: every source, a cursor written before its rules were read). */
+  reads: Set<SourceName> | null;
+  dropped: UnreportedDrop | null;
+}
+
 /** The folder of a data dir that keeps each drain's cursor: `drain-cursors/<drain id>.json`. */
 export const CURSORS_DIR = 'drain-cursors';
 
 const NAME = /^(\d+)\.json$/;
 
 /**
- * Each drain's cursor, one file per drain holding its position in every source's log, written
- * whole (fsynced and renamed: a crash leaves the old or the new one) after each batch a receiver
- * took (docs/supabase.md, "Log Drains").
+ * Each drain's cursor, one file per drain holding its position in every source's log, the sources
+ * its rules name (nothing of another source is kept for it), and the
+ * events dropped while no forwarder counted them; written whole (fsynced and renamed: a crash
+ * leaves the old or the new one) after each batch a receiver took (docs/supabase.md, "Log Drains").
  *
  * @example
  * await writeCursor('./data', 3, new Map([['authLogs', { seq: 12, offset: 4096 }]]));
- * (await readCursors('./data')).get(3); // Map { 'authLogs' => { seq: 12, offset: 4096 } }
+ * (await readCursors('./data')).get(3)?.positions; // Map { 'authLogs' => { seq: 12, offset: 4096 } }
  */
-export async function readCursors(dataDir: string): Promise<Map<number, Map<SourceName, LogPosition>>> {
+export async function readCursors(dataDir: string): Promise<Map<number, DrainCursor>> {
   const dir = join(dataDir, CURSORS_DIR);
-  const out = new Map<number, Map<SourceName, LogPosition>>();
+  const out = new Map<number, DrainCursor>();
   let names: string[];
   try {
     names = await readdir(dir);
@@ -44,10 +60,17 @@ export async function readCursors(dataDir: string): Promise<Map<number, Map<Sour
 }
 
 /** `readCursors`'s example. */
-export async function writeCursor(dataDir: string, drain: number, positions: ReadonlyMap<SourceName, LogPosition>): Promise<void> {
+export async function writeCursor(
+  dataDir: string,
+  drain: number,
+  positions: ReadonlyMap<SourceName, LogPosition>,
+  reads: ReadonlySet<SourceName> | null = null,
+  dropped: UnreportedDrop | null = null,
+): Promise<void> {
   const dir = join(dataDir, CURSORS_DIR);
   await mkdir(dir, { recursive: true });
-  await writeFileAtomic(join(dir, `${drain}.json`), `${JSON.stringify({ version: 1, sources: Object.fromEntries(positions) })}\n`, 'replace');
+  const cursor = { version: 1, sources: Object.fromEntries(positions), ...(reads ? { reads: [...reads] } : {}), ...(dropped ? { dropped } : {}) };
+  await writeFileAtomic(join(dir, `${drain}.json`), `${JSON.stringify(cursor)}\n`, 'replace');
 }
 
 /** A deleted drain's cursor gone (one already gone is fine). */
@@ -55,8 +78,8 @@ export async function removeCursor(dataDir: string, drain: number): Promise<void
   await unlinkIfPresent(join(dataDir, CURSORS_DIR, `${drain}.json`));
 }
 
-function checkCursor(text: string, file: string): Map<SourceName, LogPosition> {
-  let value: { version?: unknown; sources?: unknown };
+function checkCursor(text: string, file: string): DrainCursor {
+  let value: { version?: unknown; sources?: unknown; reads?: unknown; dropped?: { events?: unknown; why?: unknown } };
   try {
     value = JSON.parse(text) as typeof value;
   } catch (error) {
@@ -70,5 +93,11 @@ function checkCursor(text: string, file: string): Map<SourceName, LogPosition> {
   for (const [source, at] of Object.entries(sources as Record<string, { seq?: unknown; offset?: unknown }>)) {
     if (Number.isSafeInteger(at?.seq) && Number.isSafeInteger(at?.offset)) out.set(source as SourceName, { seq: at.seq as number, offset: at.offset as number });
   }
-  return out;
+  const dropped = value.dropped;
+  const events = dropped?.events;
+  return {
+    positions: out,
+    reads: Array.isArray(value.reads) ? new Set(value.reads.filter((s): s is SourceName => typeof s === 'string')) : null,
+    dropped: Number.isSafeInteger(events) && (events as number) > 0 ? { events: events as number, why: typeof dropped?.why === 'string' ? dropped.why : 'dropped' } : null,
+  };
 }

@@ -8,7 +8,7 @@ import { mayBeMarker, parseMarkerLine } from '../wal-format/commit-marker';
 import { fsyncDir, isCode, unlinkIfPresent } from '../util/durable-fs';
 import { oneAtATime } from '../util/one-at-a-time';
 import { checkPositiveNumber } from '../util/option-checks';
-import { readCursors, removeCursor, writeCursor, type LogPosition } from './drain-cursors';
+import { readCursors, removeCursor, writeCursor, type LogPosition, type UnreportedDrop } from './drain-cursors';
 
 /**
  * Bytes of segments kept for drains per source, at most, by default: past it the oldest is deleted
@@ -24,6 +24,9 @@ export const KEPT_DIR = 'drain-kept';
 
 /** Bytes read from a segment at a time for one batch (more for a longer line). */
 const CHUNK = 256 * 1024;
+
+/** Lines counted at a time in a segment dropped with no forwarder to count it. */
+const CHUNK_EVENTS = 1000;
 
 /** A segment kept for the drains after compaction released it. */
 export interface KeptSegment {
@@ -61,6 +64,10 @@ export class DrainLog implements SegmentKeeper {
   private readonly kept = new Map<SourceName, KeptSegment[]>();
   /** Each drain's position per source: what it has passed. Read from the cursors at attach, kept by the forwarder after. */
   private readonly positions = new Map<number, Map<SourceName, LogPosition>>();
+  /** Events dropped while no drop handler was there to count them, per drain: written with its cursor until taken. */
+  private readonly unreported = new Map<number, UnreportedDrop>();
+  /** The sources each drain's rules name, as its cursor holds them (none there: every source). */
+  private readonly reads = new Map<number, Set<SourceName>>();
   private readonly lane = oneAtATime();
   private readonly listeners = new Set<(source: SourceName) => void>();
   private dropHandler: DropHandler | null = null;
@@ -74,7 +81,11 @@ export class DrainLog implements SegmentKeeper {
   async attach(dataDir: string, logs: Readonly<Partial<Record<SourceName, KeptLog>>>): Promise<void> {
     this.dataDir = dataDir;
     this.logs = logs;
-    for (const [id, positions] of await readCursors(dataDir)) this.positions.set(id, positions);
+    for (const [id, cursor] of await readCursors(dataDir)) {
+      this.positions.set(id, cursor.positions);
+      if (cursor.dropped) this.unreported.set(id, cursor.dropped);
+      if (cursor.reads) this.reads.set(id, cursor.reads);
+    }
     for (const source of Object.keys(logs) as SourceName[]) {
       // Segments recovered in the background become readable then: the drains waiting on them are woken.
       void logs[source]!.recovery.then(() => this.appended(source)).catch(() => undefined);
@@ -119,7 +130,7 @@ export class DrainLog implements SegmentKeeper {
     return () => this.listeners.delete(listener);
   }
 
-  /** Who is told before a kept segment is deleted past the bound. */
+  /** Who is told before a kept segment is deleted past the bound; without one (no forwarder runs), the drops are written in the drains' cursors. */
   onDrop(handler: DropHandler): void {
     this.dropHandler = handler;
   }
@@ -173,6 +184,32 @@ export class DrainLog implements SegmentKeeper {
     this.positions.get(drain)?.set(source, at);
   }
 
+  /**
+   * The sources a drain's rules name: a source new since its cursor was written starts at the
+   * log's end, one it has no rule for is passed over, and none of its segments is kept for the
+   * drain, after a restart too (the cursor is written when they change, and the kept segments
+   * no drain reads any more go).
+   */
+  async follow(drain: number, sources: ReadonlySet<SourceName>): Promise<void> {
+    const positions = this.positions.get(drain);
+    if (positions === undefined) return;
+    for (const source of this.sources) if (!positions.has(source) || !sources.has(source)) positions.set(source, this.end(source));
+    const before = this.reads.get(drain);
+    if (before && before.size === sources.size && [...sources].every((s) => before.has(s))) return;
+    this.reads.set(drain, new Set(sources));
+    await this.saveCursor(drain);
+  }
+
+  /** Takes the events dropped for each drain while no drop handler counted them (in order after any release under way), and writes the cursors without them. */
+  async takeUnreported(): Promise<Map<number, UnreportedDrop>> {
+    return await this.lane(async () => {
+      const taken = new Map(this.unreported);
+      this.unreported.clear();
+      for (const drain of taken.keys()) await this.persist(drain);
+      return taken;
+    });
+  }
+
   /** Writes a drain's positions (its cursor), then deletes the kept segments every drain has passed. */
   async saveCursor(drain: number): Promise<void> {
     await this.persist(drain);
@@ -183,12 +220,14 @@ export class DrainLog implements SegmentKeeper {
   async persist(drain: number): Promise<void> {
     const positions = this.positions.get(drain);
     if (!positions || this.dataDir === null) return;
-    await writeCursor(this.dataDir, drain, positions);
+    await writeCursor(this.dataDir, drain, positions, this.reads.get(drain) ?? null, this.unreported.get(drain) ?? null);
   }
 
   /** A deleted drain's cursor gone, and its hold on the kept segments with it. */
   async removeCursor(drain: number): Promise<void> {
     this.positions.delete(drain);
+    this.unreported.delete(drain);
+    this.reads.delete(drain);
     if (this.dataDir !== null) await removeCursor(this.dataDir, drain);
     await this.trim();
   }
@@ -239,7 +278,8 @@ export class DrainLog implements SegmentKeeper {
 
   /** Whether a drain has not passed the end of segment `seq` (`end` bytes) of `source`. */
   private wanted(source: SourceName, seq: number, end: number): boolean {
-    for (const positions of this.positions.values()) {
+    for (const [drain, positions] of this.positions) {
+      if (this.reads.get(drain)?.has(source) === false) continue;
       const at = positions.get(source);
       if (at !== undefined && (at.seq < seq || (at.seq === seq && at.offset < end))) return true;
     }
@@ -281,9 +321,38 @@ export class DrainLog implements SegmentKeeper {
   /** The drains are told of a segment they lose; their failing (a cursor not written) never stops the release. */
   private async drop(source: SourceName, segment: KeptSegment, why: string): Promise<void> {
     try {
-      await this.dropHandler?.(source, segment, why);
+      if (this.dropHandler) await this.dropHandler(source, segment, why);
+      else await this.record(source, segment, why);
     } catch {
       // Counted in memory already; the cursor is written with the drain's next batch.
+    }
+  }
+
+  /**
+   * No forwarder to count a drop (the offline ingest, or a server before its drains open): each
+   * drain still before the segment's end has the events of it after its position (every event of
+   * a source it reads: its rules' filters are the forwarder's) added to its cursor's unreported
+   * drops, and its position moved past it, in one write; the next forwarder counts them.
+   */
+  private async record(source: SourceName, segment: KeptSegment, why: string): Promise<void> {
+    for (const [drain, positions] of this.positions) {
+      const at = positions.get(source);
+      if (at === undefined || this.reads.get(drain)?.has(source) === false || at.seq > segment.seq || (at.seq === segment.seq && at.offset >= segment.bytes)) continue;
+      let events = 0;
+      for (let offset = at.seq < segment.seq ? 0 : at.offset; offset < segment.bytes; ) {
+        const read = await readLines(segment.path, offset, segment.bytes, CHUNK_EVENTS);
+        if (read === null || read.next === offset) break;
+        events += read.lines.length;
+        offset = read.next;
+      }
+      positions.set(source, { seq: segment.seq + 1, offset: 0 });
+      const before = this.unreported.get(drain)?.events ?? 0;
+      if (before + events > 0) this.unreported.set(drain, { events: before + events, why: `${why}, while no drain forwarded` });
+      try {
+        await this.persist(drain);
+      } catch {
+        // Counted in memory: written with the next cursor write, or lost with this process (the drop goes on).
+      }
     }
   }
 

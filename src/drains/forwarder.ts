@@ -95,13 +95,27 @@ export class Forwarder {
     this.unsubscribe = options.log.onAppended(() => {
       for (const runner of this.runners.values()) this.poke(runner);
     });
-    options.log.onDrop((source, segment, why) => this.dropped(source, segment, why));
-    options.store.onChange(() => void (this.started && this.follow()));
+    options.store.onChange(() => {
+      if (!this.started) return;
+      // The rules as the store holds them now, at once: a source whose rule was just added is not passed over while the cursors are written.
+      const routes = this.routes();
+      for (const runner of this.runners.values()) runner.routes = routes.get(runner.id) ?? new Map();
+      void this.follow();
+    });
   }
 
-  /** Starts forwarding: cursors of drains deleted meanwhile go, drains without one get one (the log's end). */
+  /**
+   * Starts forwarding: cursors of drains deleted meanwhile go, drains without one get one (the
+   * log's end); then drops are counted here, and those written in the cursors while none was
+   * (the offline ingest, or this start before the drains had runners) are added and told.
+   */
   async start(): Promise<void> {
     await this.follow();
+    this.options.log.onDrop((source, segment, why) => this.dropped(source, segment, why));
+    for (const [id, missed] of await this.options.log.takeUnreported()) {
+      const runner = this.runners.get(id);
+      if (runner) this.drop(runner, missed.events, missed.why);
+    }
   }
 
   /** Resolves once every drain has read everything there is (a receiver that stays down keeps it waiting). */
@@ -146,19 +160,9 @@ export class Forwarder {
       if (runner) this.poke(runner);
       await log.removeCursor(id);
     }
-    const routes = new Map<number, Map<SourceName, Matchers>>();
-    for (const rule of store.rules()) {
-      const source = store.sourceOf(rule);
-      if (source === null || !drains.has(rule.backend_id)) continue;
-      const perSource = routes.get(rule.backend_id) ?? new Map<SourceName, Matchers>();
-      perSource.set(source, [...(perSource.get(source) ?? []), isEveryEvent(rule.lql_string) ? null : parseLql(rule.lql_string)]);
-      routes.set(rule.backend_id, perSource);
-    }
+    const routes = this.routes();
     for (const drain of drains.values()) {
       if (log.positionsOf(drain.id) === undefined) await log.createCursor(drain.id);
-      // A source new since the cursor was written starts at its end.
-      const positions = log.positionsOf(drain.id)!;
-      for (const source of log.sources) if (!positions.has(source)) log.advance(drain.id, source, log.end(source));
       let runner = this.runners.get(drain.id);
       if (runner) Object.assign(runner.stats, { name: drain.name, type: drain.type });
       else {
@@ -174,12 +178,27 @@ export class Forwarder {
         this.runners.set(drain.id, runner);
       }
       runner.routes = routes.get(drain.id) ?? new Map();
-      // Sources it has no rule for are passed over: nothing of them is kept for it.
-      for (const source of log.sources) if (!runner.routes.has(source)) log.advance(drain.id, source, log.end(source));
+      // The sources it has rules for are read (one new to it from its end); the others are passed over, and nothing of them is kept for it.
+      await log.follow(drain.id, new Set(runner.routes.keys()));
       if (log.attached && runner.running === null) this.launch(runner);
       this.poke(runner);
     }
     await log.trim();
+  }
+
+  /** Each drain's rules per source, as the store holds them. */
+  private routes(): Map<number, Map<SourceName, Matchers>> {
+    const { store } = this.options;
+    const drains = new Set(store.list().map((d) => d.id));
+    const routes = new Map<number, Map<SourceName, Matchers>>();
+    for (const rule of store.rules()) {
+      const source = store.sourceOf(rule);
+      if (source === null || !drains.has(rule.backend_id)) continue;
+      const perSource = routes.get(rule.backend_id) ?? new Map<SourceName, Matchers>();
+      perSource.set(source, [...(perSource.get(source) ?? []), isEveryEvent(rule.lql_string) ? null : parseLql(rule.lql_string)]);
+      routes.set(rule.backend_id, perSource);
+    }
+    return routes;
   }
 
   private poke(runner: Runner): void {
@@ -218,7 +237,7 @@ export class Forwarder {
         if (at === undefined) continue;
         const matchers = runner.routes.get(source);
         if (!matchers) {
-          // No rule for the source: its events are passed over (its cursor is written with the next batch sent).
+          // No rule for the source: its events are passed over (nothing of it is kept for the drain).
           log.advance(runner.id, source, log.end(source));
           continue;
         }
