@@ -1,38 +1,14 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { KEPT_DIR } from '../src/drains/drain-log';
-import { spawnCli, waitForStdout } from './support/cli';
 import { decodeLogsRequest } from '../src/ingest/otlp-proto';
 import { drainReceiver, type Received } from './support/drain-receiver';
+import { serveWithDrains } from './support/drains-serve';
 import { waitUntil } from './support/hang-guard';
 import { tempDir } from './support/log-files';
 
-const ENV = { LOGFLARE_PRIVATE_ACCESS_TOKEN: 'private', LOGFLARE_PUBLIC_ACCESS_TOKEN: 'public' };
-
-/** `serve --supabase` on the data dir with small segments (compaction takes one every few requests), once it listens. */
-async function serve(dataDir: string, env: Record<string, string> = {}) {
-  const child = spawnCli(['serve', '--supabase', '--data-dir', dataDir, '--port', '0', '--wal-segment-bytes', '4096'], { ...ENV, ...env });
-  const url = (await waitForStdout(child, /Listening on (http:\/\/\S+)/))[1]!;
-  const studio = async (method: string, path: string, body?: object) => {
-    const response = await fetch(`${url}${path}`, { method, headers: { Authorization: 'Bearer private', 'Content-Type': 'application/json' }, body: body && JSON.stringify(body) });
-    const text = await response.text();
-    return { status: response.status, json: text ? (JSON.parse(text) as unknown) : null };
-  };
-  /** Ingests `prefix${from}` ... in requests of 10 events; each is answered 200 (at once, whatever the drain). */
-  const ingest = async (prefix: string, from: number, count: number) => {
-    for (let at = from; at < from + count; at += 10) {
-      const events = Array.from({ length: Math.min(10, from + count - at) }, (_, k) => ({ id: `${prefix}${at + k}`, message: `line ${at + k}` }));
-      const response = await fetch(`${url}/api/logs?source_name=gotrue.logs.prod`, {
-        method: 'POST',
-        headers: { 'X-API-KEY': 'public', 'Content-Type': 'application/json' },
-        body: JSON.stringify(events),
-      });
-      expect(response.status).toBe(200);
-    }
-  };
-  const kill = () => new Promise<void>((resolve) => (child.once('exit', () => resolve()), child.kill('SIGKILL')));
-  return { child, studio, ingest, kill };
-}
+/** `serve --supabase` with small segments (compaction takes one every few requests). */
+const serve = (dataDir: string, env: Record<string, string> = {}) => serveWithDrains(dataDir, ['--wal-segment-bytes', '4096'], env);
 
 /** What the test reads of an OTLP request: each record's `id` attribute. */
 type OtlpRequest = { resourceLogs: { scopeLogs: { logRecords: { attributes: { key: string; value: { stringValue?: string } }[] }[] }[] }[] };

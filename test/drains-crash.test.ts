@@ -1,31 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { spawnCli, waitForStdout } from './support/cli';
+import { serveWithDrains } from './support/drains-serve';
 import { drainReceiver } from './support/drain-receiver';
 import { tempDir } from './support/log-files';
 
-const ENV = { LOGFLARE_PRIVATE_ACCESS_TOKEN: 'private', LOGFLARE_PUBLIC_ACCESS_TOKEN: 'public' };
-
-/** `serve --supabase` on the data dir, once it listens. */
-async function serve(dataDir: string) {
-  const child = spawnCli(['serve', '--supabase', '--data-dir', dataDir, '--port', '0'], ENV);
-  const url = (await waitForStdout(child, /Listening on (http:\/\/\S+)/))[1]!;
-  const studio = async (method: string, path: string, body?: object) => {
-    const response = await fetch(`${url}${path}`, { method, headers: { Authorization: 'Bearer private', 'Content-Type': 'application/json' }, body: body && JSON.stringify(body) });
-    const text = await response.text();
-    return { status: response.status, json: text ? (JSON.parse(text) as unknown) : null };
-  };
-  const ingest = async (from: number, count: number) => {
-    const events = Array.from({ length: count }, (_, k) => ({ id: `e${from + k}`, message: `line ${from + k}` }));
-    const response = await fetch(`${url}/api/logs?source_name=gotrue.logs.prod`, {
-      method: 'POST',
-      headers: { 'X-API-KEY': 'public', 'Content-Type': 'application/json' },
-      body: JSON.stringify(events),
-    });
-    expect(response.status).toBe(200);
-  };
-  const kill = () => new Promise<void>((resolve) => (child.once('exit', () => resolve()), child.kill('SIGKILL')));
-  return { child, studio, ingest, kill };
-}
+const serve = (dataDir: string) => serveWithDrains(dataDir);
 
 /** A webhook drain made as Studio makes it, with its rule for GoTrue's source. */
 async function studioDrain(server: Awaited<ReturnType<typeof serve>>, url: string): Promise<{ id: number; token: string }> {
@@ -56,13 +34,13 @@ describe('log drains across kill -9', () => {
     sink = await drainReceiver();
     const first = await serve(tmp.dir);
     const kept = await studioDrain(first, `${sink.url}/kept`);
-    await first.ingest(0, 5);
+    await first.ingest('e', 0, 5);
     await sink.until(() => sink!.webhookIds('/kept').length >= 5);
     await first.kill();
 
     const second = await serve(tmp.dir);
     expect(((await second.studio('GET', '/api/backends?metadata[type]=log-drain')).json as { token: string }[]).map((d) => d.token)).toEqual([kept.token]);
-    await second.ingest(5, 5);
+    await second.ingest('e', 5, 5);
     await sink.until(() => sink!.webhookIds('/kept').includes('e9'));
     const ids = sink.webhookIds('/kept');
     // Every event at least once, in order. The kill came as the receiver got the first five: their
@@ -77,7 +55,7 @@ describe('log drains across kill -9', () => {
     expect((await third.studio('GET', `/api/backends/${kept.token}`)).status).toBe(404);
     // A new drain gets the next events; the deleted one gets nothing more.
     await studioDrain(third, `${sink.url}/new`);
-    await third.ingest(10, 1);
+    await third.ingest('e', 10, 1);
     await sink.until(() => sink!.webhookIds('/new').includes('e10'));
     expect(sink.webhookIds('/kept')).toEqual(ids);
     await third.kill();
