@@ -64,6 +64,7 @@ const TIERS = {
     'time',
     'usage-api-counts',
     'wal-rooms',
+    'copy-byte-range',
   ],
   /**
    * In process too, but longer: managed storage and compaction on disk (the write-ahead log,

@@ -1,5 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { copyByteRange } from '../files/copy-byte-range';
 import type { InputScan } from './input-scan';
 
 /** What one run reads and where: a whole input read in place, or a copy of the byte range its record claims. */
@@ -23,7 +24,7 @@ export async function readPathsOf(work: InputScan[], staging: string, sealed: bo
       readPaths.set(scan.file.path, scan);
     } else {
       const copy = join(staging, 'inputs', `${i}.ndjson`);
-      await copyRange(scan.file.path, scan.covered, scan.end, copy);
+      await copyByteRange(scan.file.path, scan.covered, scan.end, copy);
       readPaths.set(copy, scan);
     }
   }
@@ -46,11 +47,4 @@ const QUIET_MS = 2000;
 export function readsInPlace(scan: Pick<InputScan, 'covered' | 'end' | 'file' | 'compressed' | 'steady'>, quietBeforeMs: number): boolean {
   const whole = scan.covered === 0 && scan.end === scan.file.size;
   return whole && (scan.compressed || (scan.steady && scan.file.mtimeMs <= quietBeforeMs));
-}
-
-/** Copies bytes [start, end) of a file (what a record of it claims) to `target`. */
-export async function copyRange(path: string, start: number, end: number, target: string): Promise<void> {
-  const { createReadStream, createWriteStream } = await import('node:fs');
-  const { pipeline } = await import('node:stream/promises');
-  await pipeline(createReadStream(path, { start, end: end - 1 }), createWriteStream(target));
 }

@@ -14,7 +14,7 @@ import { writeCompanions } from '../dataset/stored-rollups';
 import { hashRange } from '../files/input-coverage';
 import { fsyncDir, fsyncFile } from '../util/durable-fs';
 import { fileCrc32 } from '../util/crc32';
-import { copyRange } from './read-paths';
+import { copyByteRange } from '../files/copy-byte-range';
 
 const RUN = /^part-([0-9a-f]{16})-\d+\.parquet$/;
 
@@ -43,7 +43,7 @@ export async function rebuildFromInputs(connection: DuckDBConnection, state: Dat
   const copies: string[] = [];
   for (const [i, record] of provenance.inputs.entries()) {
     const copy = join(staging, 'inputs', `${i}.ndjson${record.compressed ? record.path.slice(record.path.lastIndexOf('.')) : ''}`);
-    await copyRange(record.path, record.compressed ? 0 : record.start, record.end, copy);
+    await copyByteRange(record.path, record.compressed ? 0 : record.start, record.end, copy);
     copies.push(copy);
   }
   const newRun = randomBytes(8).toString('hex');

@@ -1,9 +1,9 @@
-import { createReadStream, createWriteStream, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import type { FileRange } from './source-reader';
+import { copyByteRange } from './copy-byte-range';
 
 /** Most bytes of range copies kept for reuse; older ones are deleted first. */
 const KEEP_BYTES = 512 * 1024 * 1024;
@@ -54,7 +54,7 @@ export class RangeCopies {
     const extend = target.ready.then(async () => {
       if (target.end >= end) return;
       const from = target.end;
-      await pipeline(createReadStream(file.path, { start: from, end: end - 1 }), createWriteStream(target.path, { flags: 'a' }));
+      await copyByteRange(file.path, from, end, target.path, true);
       target.end = end;
       this.bytes += end - from;
     });
