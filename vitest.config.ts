@@ -34,6 +34,7 @@ const TIERS = {
     'drains-http',
     'drains-log',
     'drains-store',
+    'duckdb-engine-start',
     'definitions-types',
     'functions-invocation-stats',
     'head-tables',

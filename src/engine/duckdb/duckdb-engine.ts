@@ -64,13 +64,21 @@ export interface DuckDBEngineOptions extends DatabaseSettings {
  */
 export async function createDuckDBEngine(options: DuckDBEngineOptions): Promise<Engine> {
   const { instance, connection, relief } = await openDatabase(options);
-  relief?.startIdleTrims();
-  options.memory?.attach(instance);
-  // The limit in force (DuckDB's default when none is set: 80% of RAM) sets the callers' ceiling.
-  const limit = memoryLimitBytes(String((await connection.runAndReadAll("SELECT current_setting('memory_limit')")).getRows()[0]?.[0]));
-  const ceiling = options.memoryCeilingBytes ?? (limit === null ? null : ceilingFor(limit));
-  const held = await DuckDBBytesSampler.open(instance);
-  return new DuckDBEngine(instance, connection, options, held, relief, ceiling === null ? null : new MemoryWatch(ceiling));
+  try {
+    // The limit in force (DuckDB's default when none is set: 80% of RAM) sets the callers' ceiling.
+    const limit = memoryLimitBytes(String((await connection.runAndReadAll("SELECT current_setting('memory_limit')")).getRows()[0]?.[0]));
+    const ceiling = options.memoryCeilingBytes ?? (limit === null ? null : ceilingFor(limit));
+    const held = await DuckDBBytesSampler.open(instance);
+    options.memory?.attach(instance);
+    relief?.startIdleTrims();
+    return new DuckDBEngine(instance, connection, options, held, relief, ceiling === null ? null : new MemoryWatch(ceiling));
+  } catch (error) {
+    // Nothing opened here outlives a failed start: the caller has no engine to close.
+    await relief?.close();
+    connection.closeSync();
+    instance.closeSync();
+    throw error;
+  }
 }
 
 class DuckDBEngine implements Engine {
