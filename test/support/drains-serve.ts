@@ -5,7 +5,8 @@ import { spawnCli, waitForStdout } from './cli';
 const ENV = { LOGFLARE_PRIVATE_ACCESS_TOKEN: 'private', LOGFLARE_PUBLIC_ACCESS_TOKEN: 'public' };
 
 /**
- * `serve --supabase` on the data dir (a real process, so a test can kill -9 it), once it listens:
+ * `serve --supabase` on the data dir (a real process, so a test can kill -9 it), once it listens
+ * (`command` names another server command, e.g. `['clickhouse', 'serve', '--url', ...]`):
  * `studio` makes Studio's calls with the private token, `ingest` posts GoTrue events
  * `${prefix}${from}` ... in requests of 10 (each answered 200), `kill` sends SIGKILL.
  *
@@ -13,8 +14,8 @@ const ENV = { LOGFLARE_PRIVATE_ACCESS_TOKEN: 'private', LOGFLARE_PUBLIC_ACCESS_T
  * const server = await serveWithDrains(dir, ['--wal-segment-bytes', '4096']);
  * await server.ingest('e', 0, 100);
  */
-export async function serveWithDrains(dataDir: string, args: string[] = [], env: Record<string, string> = {}) {
-  const child = spawnCli(['serve', '--supabase', '--data-dir', dataDir, '--port', '0', ...args], { ...ENV, ...env });
+export async function serveWithDrains(dataDir: string, args: string[] = [], env: Record<string, string> = {}, command: string[] = ['serve']) {
+  const child = spawnCli([...command, '--supabase', '--data-dir', dataDir, '--port', '0', ...args], { ...ENV, ...env });
   const url = (await waitForStdout(child, /Listening on (http:\/\/\S+)/))[1]!;
   const studio = async (method: string, path: string, body?: object) => {
     const response = await fetch(`${url}${path}`, { method, headers: { Authorization: 'Bearer private', 'Content-Type': 'application/json' }, body: body && JSON.stringify(body) });

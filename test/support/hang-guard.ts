@@ -8,15 +8,15 @@
 export const HANG_MS = 5 * 60_000;
 
 /**
- * Resolves once `done()` holds (an observable state), checking every `everyMs`; fails past
- * `HANG_MS`.
+ * Resolves once `done()` holds (an observable state, maybe asked of a server), checking every
+ * `everyMs`; fails past `HANG_MS`.
  *
  * @example
  * await waitUntil(() => existsSync(marker));
  */
-export async function waitUntil(done: () => boolean, everyMs = 20): Promise<void> {
+export async function waitUntil(done: () => boolean | Promise<boolean>, everyMs = 20): Promise<void> {
   const deadline = Date.now() + HANG_MS;
-  while (!done()) {
+  while (!(await done())) {
     if (Date.now() > deadline) throw new Error(`condition not reached within ${HANG_MS / 1000} s`);
     await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
