@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidSqlError } from '../src/index';
-import { SIZE_LIMITS } from '../src/sandbox/check-sizes';
+import { SIZE_LIMITS } from '../src/sandbox/size-limits';
 import { constantNumber } from '../src/sandbox/constant-number';
 import { checkDuckDbText } from '../src/query/sandboxed-check';
 import { neutralSqlParser } from '../src/query/sql-parser';
