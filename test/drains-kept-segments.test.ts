@@ -162,7 +162,8 @@ describe('segments kept for log drains', () => {
       await off.close();
     }
   }
-  const cursorOf = (id: number) => JSON.parse(readFileSync(join(tmp.dir, 'drain-cursors', `${id}.json`), 'utf8')) as { reads?: string[]; dropped?: { events: number; why: string } };
+  const cursorOf = (id: number) =>
+    JSON.parse(readFileSync(join(tmp.dir, 'drain-cursors', `${id}.json`), 'utf8')) as { reads?: string[]; rules?: Record<string, string[]>; dropped?: { events: number; why: string } };
 
   it('a kept segment dropped past the bound while no drain forwards (the offline ingest) is written in the cursor, and counted and told by the server at its next start', async () => {
     answer(() => 200);
@@ -190,6 +191,29 @@ describe('segments kept for log drains', () => {
     expect(metrics).toContain(`log_endpoints_drain_dropped_events_total{drain="1",name="hook",type="webhook"} ${stats.dropped}\n`);
     // Counted: the cursor no longer holds it, so the start after counts nothing again.
     await waitUntil(() => cursorOf(drain.id).dropped === undefined);
+  });
+
+  it("a drop while no drain forwards counts the events the drain's rules match, not every event of the segment (its cursor keeps its rules)", async () => {
+    answer(() => 200);
+    const first = await start();
+    const drain = await first.drains.store.create({ name: 'hook', type: 'webhook', config: { url: `${sink.url}/hook` } });
+    // Half the projects (p0-p4 of ten): half of the events.
+    const lql = '~"https://p[0-4]\\."';
+    await first.drains.store.addRule({ backend_id: drain.id, lql_string: lql, source_id: first.drains.store.source('edgeLogs').logflare.id });
+    await waitUntil(() => cursorOf(drain.id).rules?.edgeLogs?.join() === lql);
+    await stop();
+    const bound = 2 * SEGMENT_BYTES;
+    await offline(bound, 'edgeLogs', 20);
+    const written = cursorOf(drain.id).dropped!;
+    expect(written.events).toBeGreaterThan(0);
+
+    const { drains } = await start();
+    await drains.idle();
+    const stats = drains.stats()[0]!;
+    // Every event the rule matches is sent or counted as dropped, none both, and no other.
+    expect(taken().every((id) => Number(id.slice(2)) % 10 < 5)).toBe(true);
+    expect(stats.dropped).toBe(written.events);
+    expect(stats.sent + stats.dropped).toBe(200);
   });
 
   it('a segment of a source no drain has a rule for is never kept, after a restart too (the cursor names the sources its rules name)', async () => {

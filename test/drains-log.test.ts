@@ -165,6 +165,18 @@ describe('the write-ahead log as drains read it (DrainLog)', () => {
     expect(() => new DrainLog({ maxBacklogBytes: Number.NaN })).toThrow('maxBacklogBytes must be a positive number of bytes, not NaN.');
   });
 
+  it("reads a cursor's rules per source; one that names its sources only has rules unknown there (its drops count every event)", async () => {
+    mkdirSync(tmp.path(CURSORS_DIR));
+    const sources = { authLogs: { seq: 1, offset: 0 } };
+    writeFileSync(tmp.path(CURSORS_DIR, '1.json'), JSON.stringify({ version: 1, sources, reads: ['authLogs'], rules: { authLogs: ['~"error"', 'm.level:warn'] } }));
+    writeFileSync(tmp.path(CURSORS_DIR, '2.json'), JSON.stringify({ version: 1, sources, reads: ['authLogs'] }));
+    writeFileSync(tmp.path(CURSORS_DIR, '3.json'), JSON.stringify({ version: 1, sources }));
+    const cursors = await readCursors(tmp.dir);
+    expect(cursors.get(1)!.rules).toEqual(new Map([['authLogs', ['~"error"', 'm.level:warn']]]));
+    expect(cursors.get(2)!.rules).toEqual(new Map([['authLogs', null]]));
+    expect(cursors.get(3)!.rules).toBeNull();
+  });
+
   it('refuses a cursor file that does not read, naming it', async () => {
     const wal = fakeLog(tmp.dir);
     mkdirSync(tmp.path(CURSORS_DIR));

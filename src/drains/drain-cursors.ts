@@ -1,6 +1,7 @@
 import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SourceName } from '../sources/source-descriptor';
+import type { SourceRules } from './drain-rules';
 import { InvalidOptionError } from '../errors';
 import { isCode, unlinkIfPresent, writeFileAtomic } from '../util/durable-fs';
 
@@ -17,11 +18,14 @@ export interface UnreportedDrop {
   why: string;
 }
 
-/** A drain's cursor as read: its position in each source its rules name, and the drops not yet counted. */
+/** A drain's cursor as read: its position in each source its rules name, its rules, and the drops not yet counted. */
 export interface DrainCursor {
   positions: Map<SourceName, LogPosition>;
-  /** The sources its rules name (null: every source, a cursor written before its rules were read). */
-  reads: Set<SourceName> | null;
+  /**
+   * Its rules' LQL per source they name (null: every source, a cursor written before its rules
+   * were read; a source's null: its rules unknown, a cursor of a version that kept the sources only).
+   */
+  rules: Map<SourceName, SourceRules | null> | null;
   dropped: UnreportedDrop | null;
 }
 
@@ -31,9 +35,9 @@ export const CURSORS_DIR = 'drain-cursors';
 const NAME = /^(\d+)\.json$/;
 
 /**
- * Each drain's cursor, one file per drain holding its position in every source's log, the sources
- * its rules name (nothing of another source is kept for it), and the
- * events dropped while no forwarder counted them; written whole (fsynced and renamed: a crash
+ * Each drain's cursor, one file per drain holding its position in every source's log, its rules
+ * per source they name (nothing of another source is kept for it, and a drop while no forwarder
+ * runs counts the events they match), and the events dropped while no forwarder counted them; written whole (fsynced and renamed: a crash
  * leaves the old or the new one) after each batch a receiver took (docs/supabase.md, "Log Drains").
  *
  * @example
@@ -64,12 +68,14 @@ export async function writeCursor(
   dataDir: string,
   drain: number,
   positions: ReadonlyMap<SourceName, LogPosition>,
-  reads: ReadonlySet<SourceName> | null = null,
+  rules: ReadonlyMap<SourceName, SourceRules | null> | null = null,
   dropped: UnreportedDrop | null = null,
 ): Promise<void> {
   const dir = join(dataDir, CURSORS_DIR);
   await mkdir(dir, { recursive: true });
-  const cursor = { version: 1, sources: Object.fromEntries(positions), ...(reads ? { reads: [...reads] } : {}), ...(dropped ? { dropped } : {}) };
+  // `reads` (the sources) as before, so a cursor stays readable by the version that wrote only it.
+  const named = rules ? { reads: [...rules.keys()], rules: Object.fromEntries([...rules].filter(([, lql]) => lql !== null)) } : {};
+  const cursor = { version: 1, sources: Object.fromEntries(positions), ...named, ...(dropped ? { dropped } : {}) };
   await writeFileAtomic(join(dir, `${drain}.json`), `${JSON.stringify(cursor)}\n`, 'replace');
 }
 
@@ -79,7 +85,7 @@ export async function removeCursor(dataDir: string, drain: number): Promise<void
 }
 
 function checkCursor(text: string, file: string): DrainCursor {
-  let value: { version?: unknown; sources?: unknown; reads?: unknown; dropped?: { events?: unknown; why?: unknown } };
+  let value: { version?: unknown; sources?: unknown; reads?: unknown; rules?: Record<string, unknown>; dropped?: { events?: unknown; why?: unknown } };
   try {
     value = JSON.parse(text) as typeof value;
   } catch (error) {
@@ -95,9 +101,13 @@ function checkCursor(text: string, file: string): DrainCursor {
   }
   const dropped = value.dropped;
   const events = dropped?.events;
+  const lqlOf = (source: string): SourceRules | null => {
+    const lql = value.rules?.[source];
+    return Array.isArray(lql) && lql.every((l) => typeof l === 'string') ? (lql as string[]) : null;
+  };
   return {
     positions: out,
-    reads: Array.isArray(value.reads) ? new Set(value.reads.filter((s): s is SourceName => typeof s === 'string')) : null,
+    rules: Array.isArray(value.reads) ? new Map(value.reads.filter((s): s is SourceName => typeof s === 'string').map((s) => [s, lqlOf(s)])) : null,
     dropped: Number.isSafeInteger(events) && (events as number) > 0 ? { events: events as number, why: typeof dropped?.why === 'string' ? dropped.why : 'dropped' } : null,
   };
 }

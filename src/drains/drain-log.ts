@@ -9,6 +9,7 @@ import { fsyncDir, isCode, unlinkIfPresent } from '../util/durable-fs';
 import { oneAtATime } from '../util/one-at-a-time';
 import { checkPositiveNumber } from '../util/option-checks';
 import { readCursors, removeCursor, writeCursor, type LogPosition, type UnreportedDrop } from './drain-cursors';
+import { compileRules, matchingEvents, type SourceRules } from './drain-rules';
 
 /**
  * Bytes of segments kept for drains per source, at most, by default: past it the oldest is deleted
@@ -66,8 +67,8 @@ export class DrainLog implements SegmentKeeper {
   private readonly positions = new Map<number, Map<SourceName, LogPosition>>();
   /** Events dropped while no drop handler was there to count them, per drain: written with its cursor until taken. */
   private readonly unreported = new Map<number, UnreportedDrop>();
-  /** The sources each drain's rules name, as its cursor holds them (none there: every source). */
-  private readonly reads = new Map<number, Set<SourceName>>();
+  /** Each drain's rules per source they name, as its cursor holds them (none there: every source). */
+  private readonly rules = new Map<number, Map<SourceName, SourceRules | null>>();
   private readonly lane = oneAtATime();
   private readonly listeners = new Set<(source: SourceName) => void>();
   private dropHandler: DropHandler | null = null;
@@ -84,7 +85,7 @@ export class DrainLog implements SegmentKeeper {
     for (const [id, cursor] of await readCursors(dataDir)) {
       this.positions.set(id, cursor.positions);
       if (cursor.dropped) this.unreported.set(id, cursor.dropped);
-      if (cursor.reads) this.reads.set(id, cursor.reads);
+      if (cursor.rules) this.rules.set(id, cursor.rules);
     }
     for (const source of Object.keys(logs) as SourceName[]) {
       // Segments recovered in the background become readable then: the drains waiting on them are woken.
@@ -190,13 +191,14 @@ export class DrainLog implements SegmentKeeper {
    * drain, after a restart too (the cursor is written when they change, and the kept segments
    * no drain reads any more go).
    */
-  async follow(drain: number, sources: ReadonlySet<SourceName>): Promise<void> {
+  async follow(drain: number, rules: ReadonlyMap<SourceName, SourceRules>): Promise<void> {
     const positions = this.positions.get(drain);
     if (positions === undefined) return;
-    for (const source of this.sources) if (!positions.has(source) || !sources.has(source)) positions.set(source, this.end(source));
-    const before = this.reads.get(drain);
-    if (before && before.size === sources.size && [...sources].every((s) => before.has(s))) return;
-    this.reads.set(drain, new Set(sources));
+    for (const source of this.sources) if (!positions.has(source) || !rules.has(source)) positions.set(source, this.end(source));
+    const before = this.rules.get(drain);
+    const same = (a: SourceRules | null | undefined, b: SourceRules) => a != null && a.length === b.length && a.every((lql, i) => lql === b[i]);
+    if (before && before.size === rules.size && [...rules].every(([source, lql]) => same(before.get(source), lql))) return;
+    this.rules.set(drain, new Map(rules));
     await this.saveCursor(drain);
   }
 
@@ -220,14 +222,14 @@ export class DrainLog implements SegmentKeeper {
   async persist(drain: number): Promise<void> {
     const positions = this.positions.get(drain);
     if (!positions || this.dataDir === null) return;
-    await writeCursor(this.dataDir, drain, positions, this.reads.get(drain) ?? null, this.unreported.get(drain) ?? null);
+    await writeCursor(this.dataDir, drain, positions, this.rules.get(drain) ?? null, this.unreported.get(drain) ?? null);
   }
 
   /** A deleted drain's cursor gone, and its hold on the kept segments with it. */
   async removeCursor(drain: number): Promise<void> {
     this.positions.delete(drain);
     this.unreported.delete(drain);
-    this.reads.delete(drain);
+    this.rules.delete(drain);
     if (this.dataDir !== null) await removeCursor(this.dataDir, drain);
     await this.trim();
   }
@@ -279,7 +281,7 @@ export class DrainLog implements SegmentKeeper {
   /** Whether a drain has not passed the end of segment `seq` (`end` bytes) of `source`. */
   private wanted(source: SourceName, seq: number, end: number): boolean {
     for (const [drain, positions] of this.positions) {
-      if (this.reads.get(drain)?.has(source) === false) continue;
+      if (this.rules.get(drain)?.has(source) === false) continue;
       const at = positions.get(source);
       if (at !== undefined && (at.seq < seq || (at.seq === seq && at.offset < end))) return true;
     }
@@ -330,19 +332,22 @@ export class DrainLog implements SegmentKeeper {
 
   /**
    * No forwarder to count a drop (the offline ingest, or a server before its drains open): each
-   * drain still before the segment's end has the events of it after its position (every event of
-   * a source it reads: its rules' filters are the forwarder's) added to its cursor's unreported
-   * drops, and its position moved past it, in one write; the next forwarder counts them.
+   * drain still before the segment's end has the events of it after its position that its rules
+   * match (its cursor keeps them; every event when it names the source only) added to its
+   * cursor's unreported drops, and its position moved past it, in one write; the next forwarder
+   * counts them.
    */
   private async record(source: SourceName, segment: KeptSegment, why: string): Promise<void> {
     for (const [drain, positions] of this.positions) {
       const at = positions.get(source);
-      if (at === undefined || this.reads.get(drain)?.has(source) === false || at.seq > segment.seq || (at.seq === segment.seq && at.offset >= segment.bytes)) continue;
+      if (at === undefined || this.rules.get(drain)?.has(source) === false || at.seq > segment.seq || (at.seq === segment.seq && at.offset >= segment.bytes)) continue;
+      const lql = this.rules.get(drain)?.get(source);
+      const matchers = lql ? compileRules(lql) : null;
       let events = 0;
       for (let offset = at.seq < segment.seq ? 0 : at.offset; offset < segment.bytes; ) {
         const read = await readLines(segment.path, offset, segment.bytes, CHUNK_EVENTS);
         if (read === null || read.next === offset) break;
-        events += read.lines.length;
+        events += matchers ? matchingEvents(read.lines, matchers).length : read.lines.length;
         offset = read.next;
       }
       positions.set(source, { seq: segment.seq + 1, offset: 0 });

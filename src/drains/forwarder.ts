@@ -1,9 +1,8 @@
 import type { SourceName } from '../sources/source-descriptor';
-import { parseExactJson } from '../util/exact-json';
 import type { DrainStore, StoredDrain } from './drain-store';
 import type { LogPosition } from './drain-cursors';
 import type { DrainLog, KeptSegment } from './drain-log';
-import { isEveryEvent, parseLql, type EventMatcher } from './lql';
+import { compileRules, drainRules, matchingEvents, type Matchers, type SourceRules } from './drain-rules';
 import { drainRequest, type DrainRequest, type OutgoingEvent } from './wire-formats';
 
 /** Events in one request to a receiver, at most (Logflare's adaptors send 250). */
@@ -49,9 +48,6 @@ export interface ForwarderOptions {
   /** Told of drops and of a receiver that starts failing (default: none). */
   onWarning?: (warning: { code: 'drain_failing' | 'drain_dropped'; message: string; drain: number }) => void;
 }
-
-/** The rules of a drain for one source: null for every event (no line parsed to match it). */
-type Matchers = (EventMatcher | null)[];
 
 interface Runner {
   id: number;
@@ -99,7 +95,7 @@ export class Forwarder {
       if (!this.started) return;
       // The rules as the store holds them now, at once: a source whose rule was just added is not passed over while the cursors are written.
       const routes = this.routes();
-      for (const runner of this.runners.values()) runner.routes = routes.get(runner.id) ?? new Map();
+      for (const runner of this.runners.values()) runner.routes = routes.get(runner.id)?.matchers ?? new Map();
       void this.follow();
     });
   }
@@ -177,26 +173,21 @@ export class Forwarder {
         };
         this.runners.set(drain.id, runner);
       }
-      runner.routes = routes.get(drain.id) ?? new Map();
+      const route = routes.get(drain.id);
+      runner.routes = route?.matchers ?? new Map();
       // The sources it has rules for are read (one new to it from its end); the others are passed over, and nothing of them is kept for it.
-      await log.follow(drain.id, new Set(runner.routes.keys()));
+      await log.follow(drain.id, route?.rules ?? new Map());
       if (log.attached && runner.running === null) this.launch(runner);
       this.poke(runner);
     }
     await log.trim();
   }
 
-  /** Each drain's rules per source, as the store holds them. */
-  private routes(): Map<number, Map<SourceName, Matchers>> {
-    const { store } = this.options;
-    const drains = new Set(store.list().map((d) => d.id));
-    const routes = new Map<number, Map<SourceName, Matchers>>();
-    for (const rule of store.rules()) {
-      const source = store.sourceOf(rule);
-      if (source === null || !drains.has(rule.backend_id)) continue;
-      const perSource = routes.get(rule.backend_id) ?? new Map<SourceName, Matchers>();
-      perSource.set(source, [...(perSource.get(source) ?? []), isEveryEvent(rule.lql_string) ? null : parseLql(rule.lql_string)]);
-      routes.set(rule.backend_id, perSource);
+  /** Each drain's rules per source, as the store holds them: their texts, and compiled. */
+  private routes(): Map<number, { rules: Map<SourceName, SourceRules>; matchers: Map<SourceName, Matchers> }> {
+    const routes = new Map<number, { rules: Map<SourceName, SourceRules>; matchers: Map<SourceName, Matchers> }>();
+    for (const [drain, rules] of drainRules(this.options.store)) {
+      routes.set(drain, { rules, matchers: new Map([...rules].map(([source, lql]) => [source, compileRules(lql)])) });
     }
     return routes;
   }
@@ -263,19 +254,7 @@ export class Forwarder {
 
   private matching(source: SourceName, lines: readonly string[], matchers: Matchers): OutgoingEvent[] {
     const name = this.names.get(source) ?? source;
-    const everything = matchers.includes(null);
-    const out: OutgoingEvent[] = [];
-    for (const line of lines) {
-      let event: Record<string, unknown>;
-      try {
-        event = parseExactJson(line) as Record<string, unknown>;
-      } catch {
-        // Ingest writes JSON only; a line that is not is no event to send.
-        continue;
-      }
-      if (everything || matchers.some((m) => m!(event))) out.push({ source: name, event });
-    }
-    return out;
+    return matchingEvents(lines, matchers).map((event) => ({ source: name, event }));
   }
 
   /** Sends one batch until the receiver takes it (true), refuses it (true: dropped and counted), or the drain stops (false). */

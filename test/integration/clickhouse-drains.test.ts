@@ -1,9 +1,9 @@
 /**
  * Log drains on `clickhouse serve --supabase --data-dir`: the shipper, not compaction, deletes the
  * write-ahead segments there, so the segments a drain has not passed must be kept for it the same
- * way (docs/drains.md). A receiver that is down while the events are shipped to a real 2-shard
- * cluster, and a kill -9 of the server, still get every event to the receiver, and ClickHouse holds
- * each event once.
+ * way (docs/durability.md, "Segments kept for log drains"). A receiver that is down while the
+ * events are shipped to a real 2-shard cluster, and a kill -9 of the server, still get every event
+ * to the receiver, and ClickHouse holds each event once.
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
