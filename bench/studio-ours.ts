@@ -47,8 +47,10 @@ export async function openOurs(data: StudioData, log: (line: string) => void, la
   const name = layout.typedColumns ? 'managed' : 'managed-json-only';
   const dataDir = join(data.dir, name);
   const marker = join(data.dir, `${name}-ingested.json`);
-  // The layout is in the marker: a folder compacted before typed columns existed is ingested again.
-  const expected = JSON.stringify({ ...data.counts, typedColumns: layout.typedColumns });
+  // The layout is in the marker: a folder compacted before typed columns existed is ingested again;
+  // and where the writer dates its events, so a folder holding events of a writer of before, inside
+  // the 7-day ranges, is too.
+  const expected = JSON.stringify({ ...data.counts, typedColumns: layout.typedColumns, writer: 'before-the-week' });
   const fresh = !(existsSync(marker) && (await readFile(marker, 'utf8')) === expected);
   // Ingested again from nothing: what an earlier run left would be read twice.
   if (fresh) await rm(dataDir, { recursive: true, force: true });
@@ -78,9 +80,11 @@ export async function openOurs(data: StudioData, log: (line: string) => void, la
     startWriter() {
       let writing = true;
       let acknowledged = 0;
-      // Two days before the data's end: outside logs.all's 1-day window and every Studio range, so
-      // the answers stay those compared, while the write-ahead log and the compactor work as usual.
-      const at = REFERENCE.getTime() - 2 * 86_400_000;
+      // A day before the week: outside every Studio range, the 7-day kinds' too, so the answers stay
+      // those compared (in this run and in the later runs that reuse the data directory), while the
+      // write-ahead log and the compactor work as usual. (Two days back, as before, was inside the
+      // 7-day ranges: a reused directory answered them with an earlier run's writer's events.)
+      const at = REFERENCE.getTime() - 8 * 86_400_000;
       const loop = (async () => {
         for (let i = 0; writing; i++) {
           const batch = Array.from({ length: 100 }, (_, k) => ({
