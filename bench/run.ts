@@ -1,6 +1,7 @@
 /**
  * npm run bench -- [--scale default|large|small|tiny] [--runs 20] [--json out.json] [--peers chdb,clickhouse,postgres]
- *                  [--postgres <url>] [--burst-only] [--skip-studio]
+ *                  [--postgres <url>] [--burst-only] [--skip-http] [--skip-ingest] [--skip-footprint] [--skip-managed]
+ *                  [--skip-studio] [--skip-layouts]
  *
  * Measures, side by side in one run, the library against baselines and other engines (peers) on
  * this machine and prints a markdown table; --json writes the machine-readable result.
@@ -47,6 +48,8 @@ const { values } = parseArgs({
     'skip-managed': { type: 'boolean', default: false },
     // Supabase Studio's requests on a self-hosted week, beside Logflare on Postgres and chdb (bench/studio.ts).
     'skip-studio': { type: 'boolean', default: false },
+    // In the Studio section: the same requests on a copy of the week without typed columns (bench/studio-layouts.ts).
+    'skip-layouts': { type: 'boolean', default: false },
     // Only the memory case: a burst of 200 uncached logs.all queries against the server.
     'burst-only': { type: 'boolean', default: false },
     // 1 = the busiest project (28% of all events with the generator's Zipf-like traffic).
@@ -231,7 +234,7 @@ try {
     // Without a Postgres on this machine the Logflare-on-Postgres peer is left out, said in one line.
     const noPostgres = missingPostgres();
     if (noPostgres) log(`studio: Logflare on Postgres left out: ${noPostgres}`);
-    studio = await measureStudio({ scale: scale === 'large' ? 'default' : scale, runs, pgRuns: Math.min(runs, 3), postgres: !noPostgres, chdb: true }, log);
+    studio = await measureStudio({ scale: scale === 'large' ? 'default' : scale, runs, pgRuns: Math.min(runs, 3), postgres: !noPostgres, chdb: true, layouts: !values['skip-layouts'] }, log);
   }
 } finally {
   await report();
