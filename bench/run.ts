@@ -283,16 +283,10 @@ function sideBySideLines(o: ReturnType<typeof output>): string[] {
   return [...lines, ''];
 }
 
-function markdown(o: ReturnType<typeof output>): string {
-  const lines = [
-    `### Benchmark, scale \`${o.scale}\` (${SCALES[scale].functionEvents.toLocaleString('en')} invocations, ${SCALES[scale].edgeEvents.toLocaleString('en')} requests)`,
-    '',
-    `Machine: ${o.machine}; ${o.started_at}; load average (1, 5, 15 min) ${o.load_average.start.join(' ')} at the start, ${o.load_average.end.join(' ')} at the end`,
-    '',
-    `\`${o.command}\``,
-    '',
-  ];
-  if (o.cases.length === 0) return [...lines, ...burstLines(o.burst)].join('\n');
+/** The tables of the endpoints' cases; none when the run measured none (--burst-only, or filters that leave none). */
+function caseLines(o: ReturnType<typeof output>): string[] {
+  if (o.cases.length === 0) return [];
+  const lines: string[] = [];
   lines.push(...sideBySideLines(o));
   if (o.clickhouse_engine_vs_expert.length) {
     lines.push('| case | ClickHouse engine p50 ms | expert SQL p50 ms | engine / expert (target ≤ 1.5) |', '|---|---:|---:|---:|');
@@ -322,6 +316,19 @@ function markdown(o: ReturnType<typeof output>): string {
   if (ratioLines.length) lines.push('', '| ratio (warm p50) | value |', '|---|---:|', ...ratioLines);
   lines.push('', '| case (compacted Parquet) | files read | rows scanned | rows in the dataset |', '|---|---:|---:|---:|');
   for (const s of o.scans) lines.push(`| ${s.name} | ${s.files} of ${s.allFiles} | ${s.scanned.toLocaleString('en')} | ${s.total.toLocaleString('en')} |`);
+  return lines;
+}
+
+function markdown(o: ReturnType<typeof output>): string {
+  const lines = [
+    `### Benchmark, scale \`${o.scale}\` (${SCALES[scale].functionEvents.toLocaleString('en')} invocations, ${SCALES[scale].edgeEvents.toLocaleString('en')} requests)`,
+    '',
+    `Machine: ${o.machine}; ${o.started_at}; load average (1, 5, 15 min) ${o.load_average.start.join(' ')} at the start, ${o.load_average.end.join(' ')} at the end`,
+    '',
+    `\`${o.command}\``,
+    '',
+  ];
+  lines.push(...caseLines(o));
   // The HTTP phase's lines only when it ran (--skip-http leaves its numbers out, not as NaN).
   if (Number.isFinite(o.http.rps))
     lines.push(
