@@ -34,6 +34,8 @@ export interface LayoutsResult {
   events: number;
   runs: number;
   load_average: { start: number[]; end: number[] };
+  /** Seconds this phase added to the run: the JSON-only copy opened (made, when not reused), the answers compared, both layouts timed. */
+  seconds: number;
   /** Seconds spent making the JSON-only copy in this run (null: an earlier run's was reused). */
   json_only_build_s: number | null;
   /** VmHWM of the process from opening the JSON-only copy (its compaction, when made) to the last timing, both instances open. */
@@ -47,6 +49,7 @@ export interface LayoutsResult {
  */
 export async function measureLayouts(data: StudioData, cases: readonly StudioCase[], typed: Ours, runs: number, log: (line: string) => void): Promise<LayoutsResult> {
   const start = loadavg().map((l) => round(l, 1));
+  const started = Date.now();
   resetPeakRss(process.pid);
   const json = await openOurs(data, log, { typedColumns: false });
   const results: LayoutCaseResult[] = [];
@@ -70,6 +73,7 @@ export async function measureLayouts(data: StudioData, cases: readonly StudioCas
     events: STUDIO_SCALES[data.scale],
     runs,
     load_average: { start, end: loadavg().map((l) => round(l, 1)) },
+    seconds: round((Date.now() - started) / 1000, 1),
     json_only_build_s: json.madeInSeconds,
     vmhwm_mib: peakRssMb(process.pid),
     cases: results,
@@ -79,7 +83,7 @@ export async function measureLayouts(data: StudioData, cases: readonly StudioCas
 export function layoutsMarkdown(r: LayoutsResult): string[] {
   const built = r.json_only_build_s === null ? 'the JSON-only copy reused from an earlier run' : `the JSON-only copy compacted from the week's NDJSON in ${r.json_only_build_s} s`;
   return [
-    `Studio's requests on both layouts, scale \`${r.scale}\` (${r.events.toLocaleString('en')} events), idle, ${r.runs} runs of each interleaved; load average ${r.load_average.start.join(' ')} at the start, ${r.load_average.end.join(' ')} at the end; ${built}; VmHWM of the process over this phase (both instances open) ${r.vmhwm_mib} MiB.`,
+    `Studio's requests on both layouts, scale \`${r.scale}\` (${r.events.toLocaleString('en')} events), idle, ${r.runs} runs of each interleaved, ${r.seconds} s in all; load average ${r.load_average.start.join(' ')} at the start, ${r.load_average.end.join(' ')} at the end; ${built}; VmHWM of the process over this phase (both instances open) ${r.vmhwm_mib} MiB.`,
     '',
     '| request kind | rows | JSON only p50 ms (p95) | typed columns p50 ms (p95) | JSON only / typed | answers |',
     '|---|---:|---:|---:|---:|---|',
