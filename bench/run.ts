@@ -234,7 +234,7 @@ try {
     // Without a Postgres on this machine the Logflare-on-Postgres peer is left out, said in one line.
     const noPostgres = missingPostgres();
     if (noPostgres) log(`studio: Logflare on Postgres left out: ${noPostgres}`);
-    studio = await measureStudio({ scale: scale === 'large' ? 'default' : scale, runs, pgRuns: Math.min(runs, 3), postgres: !noPostgres, chdb: true, layouts: !values['skip-layouts'] }, log);
+    studio = await measureStudio({ scale: scale === 'large' ? 'default' : scale, runs, pgRuns: Math.min(runs, 3), postgresLeftOut: noPostgres, chdb: true, layouts: !values['skip-layouts'] }, log);
   }
 } finally {
   await report();

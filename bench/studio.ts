@@ -54,6 +54,8 @@ export interface StudioResult {
   cases: StudioCaseResult[];
   /** EXPLAIN ANALYZE of the slowest Postgres case, for where its time goes. */
   postgres_plan: string | null;
+  /** Why the Logflare-on-Postgres peer did not run (null: it ran). */
+  postgres_left_out: string | null;
   /** The same requests on the JSON-only layout beside ours, idle (studio-layouts.ts); null when left out. */
   layouts: LayoutsResult | null;
 }
@@ -62,7 +64,8 @@ export interface StudioOptions {
   scale: StudioScale;
   runs: number;
   pgRuns: number;
-  postgres: boolean;
+  /** Why the Logflare-on-Postgres peer is left out (--skip-postgres, no Postgres installed), or null to run it. */
+  postgresLeftOut: string | null;
   chdb: boolean;
   /** Time the requests on both Parquet layouts too (studio-layouts.ts), idle, before the writer starts. */
   layouts: boolean;
@@ -119,7 +122,7 @@ export async function measureStudio(options: StudioOptions, log: (line: string) 
   }
 
   let postgresPlan: string | null = null;
-  if (options.postgres) {
+  if (options.postgresLeftOut === null) {
     const pg = await openLogflarePostgres(data, log);
     try {
       for (const c of cases) {
@@ -158,6 +161,7 @@ export async function measureStudio(options: StudioOptions, log: (line: string) 
     ours_peak_rss_mb: Math.round(peakRss / 2 ** 20),
     cases: [...results.values()],
     postgres_plan: postgresPlan,
+    postgres_left_out: options.postgresLeftOut,
     layouts,
   };
 }
@@ -166,7 +170,7 @@ export function studioMarkdown(r: StudioResult): string[] {
   const ratio = (t: Timing | null, ours: Timing) => (t ? `${round(t.p50_ms / ours.p50_ms, 1)}` : '');
   const same = (d: string | null, t: Timing | null) => (t === null ? '' : d === null ? 'same' : `differs: ${d}`);
   return [
-    `Supabase Studio's queries, scale \`${r.scale}\`: a self-hosted week of ${r.events.toLocaleString('en')} events over the nine feeds; ${r.machine}; load average ${r.load_average.start.join(' ')} at the start, ${r.load_average.end.join(' ')} at the end. Ours: managed storage with the Supabase preset, warm, while a writer ingested ${r.ingested_while_querying.toLocaleString('en')} events in batches of 100; peak RSS of the process ${r.ours_peak_rss_mb} MB. Target: ours ≤ 50 ms p50 and Postgres / ours ≥ 10.`,
+    `Supabase Studio's queries, scale \`${r.scale}\`: a self-hosted week of ${r.events.toLocaleString('en')} events over the nine feeds; ${r.machine}; load average ${r.load_average.start.join(' ')} at the start, ${r.load_average.end.join(' ')} at the end. Ours: managed storage with the Supabase preset, warm, while a writer ingested ${r.ingested_while_querying.toLocaleString('en')} events in batches of 100; peak RSS of the process ${r.ours_peak_rss_mb} MB. Target: ours ≤ 50 ms p50 and Postgres / ours ≥ 10.${r.postgres_left_out ? ` Logflare on Postgres left out: ${r.postgres_left_out}.` : ''}`,
     '',
     '| request kind | rows | ours p50 ms (p95) | Logflare on Postgres p50 ms | chdb p50 ms | Postgres / ours | chdb / ours | answers (Postgres; chdb) |',
     '|---|---:|---:|---:|---:|---:|---:|---|',
@@ -202,14 +206,14 @@ if (import.meta.url === pathToFileURL(process.argv[1]!).href) {
   const scale = values.scale as StudioScale;
   if (!(scale in STUDIO_SCALES)) throw new Error(`--scale must be one of ${Object.keys(STUDIO_SCALES).join(', ')}`);
   const log = (line: string) => process.stderr.write(`${line}\n`);
-  const noPostgres = values['skip-postgres'] ? null : missingPostgres();
+  const noPostgres = values['skip-postgres'] ? '--skip-postgres' : missingPostgres();
   if (noPostgres) log(`studio: Logflare on Postgres left out: ${noPostgres}`);
   const result = await measureStudio(
     {
       scale,
       runs: Math.max(1, Number(values.runs)),
       pgRuns: Math.max(1, Number(values['pg-runs'])),
-      postgres: !values['skip-postgres'] && !noPostgres,
+      postgresLeftOut: noPostgres,
       chdb: !values['skip-chdb'],
       layouts: !values['skip-layouts'],
     },
