@@ -316,7 +316,8 @@ function caseLines(o: ReturnType<typeof output>): string[] {
   if (ratioLines.length) lines.push('', '| ratio (warm p50) | value |', '|---|---:|', ...ratioLines);
   lines.push('', '| case (compacted Parquet) | files read | rows scanned | rows in the dataset |', '|---|---:|---:|---:|');
   for (const s of o.scans) lines.push(`| ${s.name} | ${s.files} of ${s.allFiles} | ${s.scanned.toLocaleString('en')} | ${s.total.toLocaleString('en')} |`);
-  return lines;
+  // A blank line ends the table: a section's first line right after it would read as one more row.
+  return [...lines, ''];
 }
 
 function markdown(o: ReturnType<typeof output>): string {
