@@ -145,7 +145,7 @@ function postgresBinary(name: string): string | null {
  */
 export function missingPostgres(): string | null {
   const missing = ['initdb', 'postgres', 'pg_ctl'].filter((name) => !postgresBinary(name));
-  return missing.length ? `Postgres is not installed (${missing.join(', ')} not found): apt-get install -y postgresql, or pass --postgres <url>` : null;
+  return missing.length ? `Postgres is not installed (${missing.join(', ')} not found): apt-get install -y postgresql adds it` : null;
 }
 
 /**
@@ -225,6 +225,9 @@ function pgUser(): { uid: number; gid: number } {
  * Warm: one connection.
  */
 export async function openPostgres(dataset: Dataset, url: string | undefined, log: (line: string) => void): Promise<Peer> {
+  // This peer alone also takes a server of the caller's (the Studio section's starts its own).
+  const missing = url ? null : missingPostgres();
+  if (missing) throw new Error(`${missing}, or pass --postgres <url>`);
   const local = url ? null : await startLocalPostgres(join(dataset.dir, 'peers', 'postgres'), log);
   const target = url ?? local!.url;
   await load(target, dataset, log);

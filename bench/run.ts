@@ -1,6 +1,7 @@
 /**
  * npm run bench -- [--scale default|large|small|tiny] [--runs 20] [--json out.json] [--peers chdb,clickhouse,postgres]
- *                  [--postgres <url>] [--burst-only] [--skip-studio]
+ *                  [--postgres <url>] [--burst-only] [--skip-http] [--skip-ingest] [--skip-footprint] [--skip-managed]
+ *                  [--skip-studio] [--skip-layouts]
  *
  * Measures, side by side in one run, the library against baselines and other engines (peers) on
  * this machine and prints a markdown table; --json writes the machine-readable result.
@@ -47,6 +48,8 @@ const { values } = parseArgs({
     'skip-managed': { type: 'boolean', default: false },
     // Supabase Studio's requests on a self-hosted week, beside Logflare on Postgres and chdb (bench/studio.ts).
     'skip-studio': { type: 'boolean', default: false },
+    // In the Studio section: the same requests on a copy of the week without typed columns (bench/studio-layouts.ts).
+    'skip-layouts': { type: 'boolean', default: false },
     // Only the memory case: a burst of 200 uncached logs.all queries against the server.
     'burst-only': { type: 'boolean', default: false },
     // 1 = the busiest project (28% of all events with the generator's Zipf-like traffic).
@@ -231,7 +234,7 @@ try {
     // Without a Postgres on this machine the Logflare-on-Postgres peer is left out, said in one line.
     const noPostgres = missingPostgres();
     if (noPostgres) log(`studio: Logflare on Postgres left out: ${noPostgres}`);
-    studio = await measureStudio({ scale: scale === 'large' ? 'default' : scale, runs, pgRuns: Math.min(runs, 3), postgres: !noPostgres, chdb: true }, log);
+    studio = await measureStudio({ scale: scale === 'large' ? 'default' : scale, runs, pgRuns: Math.min(runs, 3), postgresLeftOut: noPostgres, chdb: true, layouts: !values['skip-layouts'] }, log);
   }
 } finally {
   await report();
@@ -280,16 +283,10 @@ function sideBySideLines(o: ReturnType<typeof output>): string[] {
   return [...lines, ''];
 }
 
-function markdown(o: ReturnType<typeof output>): string {
-  const lines = [
-    `### Benchmark, scale \`${o.scale}\` (${SCALES[scale].functionEvents.toLocaleString('en')} invocations, ${SCALES[scale].edgeEvents.toLocaleString('en')} requests)`,
-    '',
-    `Machine: ${o.machine}; ${o.started_at}; load average (1, 5, 15 min) ${o.load_average.start.join(' ')} at the start, ${o.load_average.end.join(' ')} at the end`,
-    '',
-    `\`${o.command}\``,
-    '',
-  ];
-  if (o.cases.length === 0) return [...lines, ...burstLines(o.burst)].join('\n');
+/** The tables of the endpoints' cases; none when the run measured none (--burst-only, or filters that leave none). */
+function caseLines(o: ReturnType<typeof output>): string[] {
+  if (o.cases.length === 0) return [];
+  const lines: string[] = [];
   lines.push(...sideBySideLines(o));
   if (o.clickhouse_engine_vs_expert.length) {
     lines.push('| case | ClickHouse engine p50 ms | expert SQL p50 ms | engine / expert (target ≤ 1.5) |', '|---|---:|---:|---:|');
@@ -319,6 +316,20 @@ function markdown(o: ReturnType<typeof output>): string {
   if (ratioLines.length) lines.push('', '| ratio (warm p50) | value |', '|---|---:|', ...ratioLines);
   lines.push('', '| case (compacted Parquet) | files read | rows scanned | rows in the dataset |', '|---|---:|---:|---:|');
   for (const s of o.scans) lines.push(`| ${s.name} | ${s.files} of ${s.allFiles} | ${s.scanned.toLocaleString('en')} | ${s.total.toLocaleString('en')} |`);
+  // A blank line ends the table: a section's first line right after it would read as one more row.
+  return [...lines, ''];
+}
+
+function markdown(o: ReturnType<typeof output>): string {
+  const lines = [
+    `### Benchmark, scale \`${o.scale}\` (${SCALES[scale].functionEvents.toLocaleString('en')} invocations, ${SCALES[scale].edgeEvents.toLocaleString('en')} requests)`,
+    '',
+    `Machine: ${o.machine}; ${o.started_at}; load average (1, 5, 15 min) ${o.load_average.start.join(' ')} at the start, ${o.load_average.end.join(' ')} at the end`,
+    '',
+    `\`${o.command}\``,
+    '',
+  ];
+  lines.push(...caseLines(o));
   // The HTTP phase's lines only when it ran (--skip-http leaves its numbers out, not as NaN).
   if (Number.isFinite(o.http.rps))
     lines.push(

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { REFERENCE, type Dataset } from './dataset';
 
@@ -37,6 +37,14 @@ export function startServe(dataset: Dataset, port: number, options: { memoryLimi
     { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, ...options.env } },
   );
   return { child, startedAt };
+}
+
+/**
+ * Starts a new peak for `peakRssMb` (Linux: writing 5 to clear_refs sets VmHWM to the present
+ * RSS), so a phase of a process that ran others before reports its own peak.
+ */
+export function resetPeakRss(pid: number): void {
+  writeFileSync(`/proc/${pid}/clear_refs`, '5');
 }
 
 /** Peak resident set size of a live process (Linux VmHWM), in MB (MiB: kB / 1024). */

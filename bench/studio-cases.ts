@@ -2,6 +2,7 @@ import { HOUR, isoMillis, microsOf } from '../test/support/supabase/instants';
 import { singleLogRequest, studioRequests, type StudioRequest } from '../test/support/supabase/studio-requests';
 import type { LogTable } from '../test/support/supabase/vector-sources';
 import { REFERENCE } from './dataset';
+import { weekId, type StudioData } from './studio-data';
 import { logflareCte } from './studio-logflare';
 
 /**
@@ -71,6 +72,11 @@ function pg(table: LogTable, r: StudioRequest, outer: string): { sql: string; pa
 
 function ch(r: StudioRequest, sql: string, extra: Record<string, unknown> = {}): { sql: string; params: Record<string, unknown> } {
   return { sql, params: { ...bounds(r), ...extra } };
+}
+
+/** The cases over the week `data` holds: the single log is an edge event of the middle of the last day (within logs.all's 1-day window, found by id). */
+export function studioCasesOf(data: StudioData): StudioCase[] {
+  return studioCases(weekId('edge_logs', Math.floor(data.counts.edge_logs * (1 - 0.5 / 7))));
 }
 
 /**

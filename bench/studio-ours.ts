@@ -1,20 +1,31 @@
 import { createReadStream, existsSync } from 'node:fs';
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { createEndpoints, supabasePreset, type Endpoints } from '../src/index';
+import { compactLogs, createEndpoints, supabasePreset, type Endpoints } from '../src/index';
 import type { StudioRequest } from '../test/support/supabase/studio-requests';
 import { LOG_TABLES, sourceNameOf } from '../test/support/supabase/vector-sources';
+import { readDatasetStateStable } from '../src/dataset/dataset-log';
+import { datasetDir } from '../src/managed/managed-inputs';
 import { REFERENCE } from './dataset';
 import { waitCompacted } from './managed';
 import type { StudioData } from './studio-data';
+import { round } from './stats';
 
 /**
  * Ours for the Studio cases: `createEndpoints({ ...supabasePreset, storage: { dataDir } })` (what
  * `serve --supabase` runs), the week ingested through `ep.ingest` as Vector's feeds (batches of
  * 1,000), compacted by the background compactor. The data directory (`<data>/managed`) is kept and
- * reused by later runs once ingested and compacted. With `typedColumns: false` the Parquet holds
- * `metadata` alone (docs/durability.md, "Typed columns"), in `<data>/managed-json-only`.
+ * reused by later runs once ingested and compacted.
+ *
+ * With `typedColumns: false` the Parquet holds `metadata` alone (docs/durability.md, "Typed
+ * columns"), in `<data>/managed-json-only`: a second copy of the same week for the layouts'
+ * comparison (bench/studio-layouts.ts), written by `compactLogs({ typedColumns: false })` from the
+ * week's NDJSON into each source's dataset of that data dir rather than ingested again. The events
+ * are stored as ingest stores them (each already has its id and timestamp), compaction writes
+ * them in the layout and with the code the background compactor uses, and the bench compares
+ * every answer of the two copies before timing them; ingesting the week twice cost the layouts'
+ * first run a second ingest and background compaction of the whole week.
  */
 
 export interface Ours {
@@ -23,6 +34,32 @@ export interface Ours {
   /** Starts ingesting batches of 100 gateway events; `stop` resolves to how many were acknowledged. */
   startWriter(): { stop(): Promise<number> };
   close(): Promise<void>;
+  /** Seconds this open spent making the data directory (ingest or compaction), or null when an earlier run's was reused. */
+  madeInSeconds: number | null;
+}
+
+/** The week compacted by `compactLogs` into each source's dataset of `dataDir` (where managed storage keeps it). */
+async function compactFeeds(dataDir: string, data: StudioData, typedColumns: boolean, log: (line: string) => void): Promise<void> {
+  // compactLogs takes the data dir's lock, whose file is written inside it.
+  await mkdir(dataDir, { recursive: true });
+  for (const table of LOG_TABLES) {
+    const started = Date.now();
+    const source = supabasePreset.sourceDefinitions.find((d) => d.relation === table)!.name;
+    const { rows } = await compactLogs({
+      source,
+      sourceDefinitions: supabasePreset.sourceDefinitions,
+      inputs: data.files[table],
+      outDir: datasetDir(dataDir, source),
+      typedColumns,
+      duckdb: { threads: 2 },
+    });
+    if (rows !== data.counts[table]) throw new Error(`ours: compacted ${rows} ${table} events of ${data.counts[table]}`);
+    // One file a day, as the ingested copy holds once its days are merged: nothing for the
+    // instance's compactor to merge while it is timed, so it need not wait for one.
+    const days = [...readDatasetStateStable(datasetDir(dataDir, source)).files.values()].map((f) => f.day);
+    if (new Set(days).size !== days.length) throw new Error(`ours: compacting ${table} wrote more than one file for a day; the copy would be merged while timed`);
+    log(`ours: compacted ${rows.toLocaleString('en')} ${table} in ${Math.round((Date.now() - started) / 1000)} s`);
+  }
 }
 
 async function ingestFeeds(ep: Endpoints, data: StudioData, log: (line: string) => void): Promise<void> {
@@ -47,29 +84,42 @@ export async function openOurs(data: StudioData, log: (line: string) => void, la
   const name = layout.typedColumns ? 'managed' : 'managed-json-only';
   const dataDir = join(data.dir, name);
   const marker = join(data.dir, `${name}-ingested.json`);
-  // The layout is in the marker: a folder compacted before typed columns existed is ingested again.
-  const expected = JSON.stringify({ ...data.counts, typedColumns: layout.typedColumns });
+  // The layout is in the marker: a folder compacted before typed columns existed is ingested again;
+  // and where the writer dates its events, so a folder holding events of a writer of before, inside
+  // the 7-day ranges, is too.
+  const expected = JSON.stringify({ ...data.counts, typedColumns: layout.typedColumns, writer: 'before-the-week' });
   const fresh = !(existsSync(marker) && (await readFile(marker, 'utf8')) === expected);
   // Ingested again from nothing: what an earlier run left would be read twice.
   if (fresh) await rm(dataDir, { recursive: true, force: true });
+  const making = Date.now();
+  // The JSON-only copy is compacted before the instance opens: compactLogs takes the data dir's lock.
+  if (fresh && !layout.typedColumns) {
+    log(`ours: compacting the week without typed columns into ${dataDir}`);
+    await compactFeeds(dataDir, data, false, log);
+    await writeFile(marker, expected);
+  }
   const ep = await createEndpoints({ ...supabasePreset, storage: { dataDir, typedColumns: layout.typedColumns }, now: () => REFERENCE, cache: false, duckdb: { threads: 2 } });
   try {
     if (!fresh) {
       log(`ours: reusing the managed storage in ${dataDir}`);
-    } else {
+    } else if (layout.typedColumns) {
       log(`ours: ingesting the week into managed storage (${dataDir})`);
       await ingestFeeds(ep, data, log);
       await writeFile(marker, expected);
     }
-    const started = Date.now();
-    // 10 M events leave the compactor more to do than bench/managed.ts's million: up to an hour.
-    await waitCompacted(ep, 3600);
-    log(`ours: compacted ${Math.round((Date.now() - started) / 1000)} s after the last batch`);
+    // The JSON-only copy has no write-ahead log and a file a day (compactFeeds): nothing to wait for.
+    if (layout.typedColumns) {
+      const started = Date.now();
+      // 10 M events leave the compactor more to do than bench/managed.ts's million: up to an hour.
+      await waitCompacted(ep, 3600);
+      log(`ours: compacted ${Math.round((Date.now() - started) / 1000)} s after the last batch`);
+    }
   } catch (error) {
     await ep.close();
     throw error;
   }
   return {
+    madeInSeconds: fresh ? round((Date.now() - making) / 1000, 1) : null,
     async answer(request) {
       const params = { project: 'default', iso_timestamp_start: request.iso_timestamp_start, iso_timestamp_end: request.iso_timestamp_end };
       const { result } = await ep.query('logs.all', params, { sql: request.sql });
@@ -78,9 +128,11 @@ export async function openOurs(data: StudioData, log: (line: string) => void, la
     startWriter() {
       let writing = true;
       let acknowledged = 0;
-      // Two days before the data's end: outside logs.all's 1-day window and every Studio range, so
-      // the answers stay those compared, while the write-ahead log and the compactor work as usual.
-      const at = REFERENCE.getTime() - 2 * 86_400_000;
+      // A day before the week: outside every Studio range, the 7-day kinds' too, so the answers stay
+      // those compared (in this run and in the later runs that reuse the data directory), while the
+      // write-ahead log and the compactor work as usual. (Two days back, as before, was inside the
+      // 7-day ranges: a reused directory answered them with an earlier run's writer's events.)
+      const at = REFERENCE.getTime() - 8 * 86_400_000;
       const loop = (async () => {
         for (let i = 0; writing; i++) {
           const batch = Array.from({ length: 100 }, (_, k) => ({

@@ -7,24 +7,27 @@
  *   makes of the same SQL (bench/studio-logflare.ts);
  * - chdb: the same question written for ClickHouse by hand (bench/studio-chdb.ts);
  * answers compared before anything is timed. Target: ours ≤ 50 ms p50, ≥ 10x Postgres. Ours is
- * also timed stage by stage, idle, before the writer starts (bench/studio-stages.ts).
+ * also timed stage by stage (bench/studio-stages.ts) and beside a copy of the week without typed
+ * columns (bench/studio-layouts.ts), both idle, before the writer starts.
  *
- *   npm run bench                                   (a section of the full run; --skip-studio)
+ *   npm run bench                                   (a section of the full run; --skip-studio, --skip-layouts)
  *   npx tsx bench/studio.ts [--scale default|small|tiny] [--runs 20] [--pg-runs 5] [--json out.json]
+ *                           [--skip-postgres] [--skip-chdb] [--skip-layouts]
  */
 import { writeFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { answerDifference } from './studio-compare';
-import { studioCases, type StudioCase } from './studio-cases';
+import { studioCasesOf, type StudioCase } from './studio-cases';
 import { openStudioChdb } from './studio-chdb';
-import { prepareStudioData, STUDIO_SCALES, weekId, type StudioScale } from './studio-data';
+import { prepareStudioData, STUDIO_SCALES, type StudioScale } from './studio-data';
 import { openLogflarePostgres } from './studio-logflare';
 import { missingPostgres } from './postgres';
 import { openOurs } from './studio-ours';
 import { round, summarize, timeMs, type Timing } from './stats';
 import { installStageMeter, medianStages, type Stages } from './studio-stages';
+import { layoutsMarkdown, measureLayouts, type LayoutsResult } from './studio-layouts';
 
 export interface StudioCaseResult {
   kind: string;
@@ -51,14 +54,21 @@ export interface StudioResult {
   cases: StudioCaseResult[];
   /** EXPLAIN ANALYZE of the slowest Postgres case, for where its time goes. */
   postgres_plan: string | null;
+  /** Why the Logflare-on-Postgres peer did not run (null: it ran). */
+  postgres_left_out: string | null;
+  /** The same requests on the JSON-only layout beside ours, idle (studio-layouts.ts); null when left out. */
+  layouts: LayoutsResult | null;
 }
 
 export interface StudioOptions {
   scale: StudioScale;
   runs: number;
   pgRuns: number;
-  postgres: boolean;
+  /** Why the Logflare-on-Postgres peer is left out (--skip-postgres, no Postgres installed), or null to run it. */
+  postgresLeftOut: string | null;
   chdb: boolean;
+  /** Time the requests on both Parquet layouts too (studio-layouts.ts), idle, before the writer starts. */
+  layouts: boolean;
 }
 
 async function warmTimes(runs: number, work: () => Promise<unknown>): Promise<Timing> {
@@ -71,15 +81,14 @@ async function warmTimes(runs: number, work: () => Promise<unknown>): Promise<Ti
 export async function measureStudio(options: StudioOptions, log: (line: string) => void): Promise<StudioResult> {
   const start = loadavg().map((l) => round(l, 1));
   const data = await prepareStudioData(options.scale, log);
-  // An edge event of the middle of the last day: within logs.all's 1-day window, found by id.
-  const singleIndex = Math.floor(data.counts.edge_logs * (1 - 0.5 / 7));
-  const cases = studioCases(weekId('edge_logs', singleIndex));
+  const cases = studioCasesOf(data);
   const results = new Map<StudioCase, StudioCaseResult>();
 
   const ours = await openOurs(data, log);
   const answers = new Map<StudioCase, Array<Record<string, unknown>>>();
   let ingested = 0;
   let peakRss = 0;
+  let layouts: LayoutsResult | null = null;
   try {
     // Stage by stage, idle, before the timings (the meter is uninstalled before they start).
     const stages = new Map<StudioCase, StudioCaseResult['stages']>();
@@ -95,6 +104,7 @@ export async function measureStudio(options: StudioOptions, log: (line: string) 
     } finally {
       meter.uninstall();
     }
+    if (options.layouts) layouts = await measureLayouts(data, cases, ours, options.runs, log);
     const writer = ours.startWriter();
     const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 100);
     try {
@@ -112,7 +122,7 @@ export async function measureStudio(options: StudioOptions, log: (line: string) 
   }
 
   let postgresPlan: string | null = null;
-  if (options.postgres) {
+  if (options.postgresLeftOut === null) {
     const pg = await openLogflarePostgres(data, log);
     try {
       for (const c of cases) {
@@ -151,6 +161,8 @@ export async function measureStudio(options: StudioOptions, log: (line: string) 
     ours_peak_rss_mb: Math.round(peakRss / 2 ** 20),
     cases: [...results.values()],
     postgres_plan: postgresPlan,
+    postgres_left_out: options.postgresLeftOut,
+    layouts,
   };
 }
 
@@ -158,7 +170,7 @@ export function studioMarkdown(r: StudioResult): string[] {
   const ratio = (t: Timing | null, ours: Timing) => (t ? `${round(t.p50_ms / ours.p50_ms, 1)}` : '');
   const same = (d: string | null, t: Timing | null) => (t === null ? '' : d === null ? 'same' : `differs: ${d}`);
   return [
-    `Supabase Studio's queries, scale \`${r.scale}\`: a self-hosted week of ${r.events.toLocaleString('en')} events over the nine feeds; ${r.machine}; load average ${r.load_average.start.join(' ')} at the start, ${r.load_average.end.join(' ')} at the end. Ours: managed storage with the Supabase preset, warm, while a writer ingested ${r.ingested_while_querying.toLocaleString('en')} events in batches of 100; peak RSS of the process ${r.ours_peak_rss_mb} MB. Target: ours ≤ 50 ms p50 and Postgres / ours ≥ 10.`,
+    `Supabase Studio's queries, scale \`${r.scale}\`: a self-hosted week of ${r.events.toLocaleString('en')} events over the nine feeds; ${r.machine}; load average ${r.load_average.start.join(' ')} at the start, ${r.load_average.end.join(' ')} at the end. Ours: managed storage with the Supabase preset, warm, while a writer ingested ${r.ingested_while_querying.toLocaleString('en')} events in batches of 100; peak RSS of the process ${r.ours_peak_rss_mb} MB. Target: ours ≤ 50 ms p50 and Postgres / ours ≥ 10.${r.postgres_left_out ? ` Logflare on Postgres left out: ${r.postgres_left_out}.` : ''}`,
     '',
     '| request kind | rows | ours p50 ms (p95) | Logflare on Postgres p50 ms | chdb p50 ms | Postgres / ours | chdb / ours | answers (Postgres; chdb) |',
     '|---|---:|---:|---:|---:|---:|---:|---|',
@@ -175,6 +187,7 @@ export function studioMarkdown(r: StudioResult): string[] {
       const cells = (s: Stages) => [s.total_ms, s.translate_check_ms, s.parse_ms, s.prepare_ms, s.run_ms, s.rest_ms].join(' | ');
       return `| ${c.kind} | ${cells(c.stages.first)} | ${cells(c.stages.warm)} |`;
     }),
+    ...(r.layouts ? ['', ...layoutsMarkdown(r.layouts)] : []),
   ];
 }
 
@@ -186,16 +199,24 @@ if (import.meta.url === pathToFileURL(process.argv[1]!).href) {
       'pg-runs': { type: 'string', default: '5' },
       'skip-postgres': { type: 'boolean', default: false },
       'skip-chdb': { type: 'boolean', default: false },
+      'skip-layouts': { type: 'boolean', default: false },
       json: { type: 'string' },
     },
   });
   const scale = values.scale as StudioScale;
   if (!(scale in STUDIO_SCALES)) throw new Error(`--scale must be one of ${Object.keys(STUDIO_SCALES).join(', ')}`);
   const log = (line: string) => process.stderr.write(`${line}\n`);
-  const noPostgres = values['skip-postgres'] ? null : missingPostgres();
+  const noPostgres = values['skip-postgres'] ? '--skip-postgres' : missingPostgres();
   if (noPostgres) log(`studio: Logflare on Postgres left out: ${noPostgres}`);
   const result = await measureStudio(
-    { scale, runs: Math.max(1, Number(values.runs)), pgRuns: Math.max(1, Number(values['pg-runs'])), postgres: !values['skip-postgres'] && !noPostgres, chdb: !values['skip-chdb'] },
+    {
+      scale,
+      runs: Math.max(1, Number(values.runs)),
+      pgRuns: Math.max(1, Number(values['pg-runs'])),
+      postgresLeftOut: noPostgres,
+      chdb: !values['skip-chdb'],
+      layouts: !values['skip-layouts'],
+    },
     log,
   );
   if (values.json) await writeFile(values.json, JSON.stringify(result, null, 2));
