@@ -1,0 +1,111 @@
+/**
+ * The ingest path's checks written for speed (docs/performance.md, "Footprint") answer exactly
+ * what the plain forms they replaced answered: each is compared, over generated and edge-case
+ * inputs, with that form kept here as the oracle.
+ */
+import { describe, expect, it } from 'vitest';
+import { Prng } from '../src/fixtures/prng';
+import { hasLongDigitRun } from '../src/ingest/big-timestamps';
+import { eventTimestampMicros } from '../src/time/event-timestamp';
+import { parseIsoMicros } from '../src/time/iso';
+
+/** The pattern `hasLongDigitRun` replaced. */
+const oracleLongRun = (text: string) => /\d{16}/.test(text);
+
+const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
+
+/** `parseIsoMicros` as it was, through `Date`. */
+function oracleIso(text: string): bigint | null {
+  const m = ISO.exec(text.trim());
+  if (!m) return null;
+  const [, y, mo, d, h = '0', mi = '0', s = '0', frac = '', offset] = m;
+  const [year, month, day, hour, minute, second] = [y, mo, d, h, mi, s].map(Number) as [number, number, number, number, number, number];
+  const days = month === 2 ? (year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28) : [4, 6, 9, 11].includes(month) ? 30 : 31;
+  if (month < 1 || month > 12 || day < 1 || day > days) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  let offsetMinutes = 0;
+  if (offset && offset !== 'Z' && offset !== 'z') {
+    const sign = offset[0] === '-' ? -1 : 1;
+    const digits = offset.slice(1).replace(':', '');
+    const oh = Number(digits.slice(0, 2));
+    const om = digits.length > 2 ? Number(digits.slice(2, 4)) : 0;
+    if (oh > 23 || om > 59) return null;
+    offsetMinutes = sign * (oh * 60 + om);
+  }
+  const date = new Date(Date.UTC(2000, month - 1, day, hour, minute, second));
+  date.setUTCFullYear(year);
+  const ms = date.getTime() - offsetMinutes * 60_000;
+  return BigInt(ms) * 1000n + BigInt((frac + '000000').slice(0, 6));
+}
+
+const pad = (n: number, width: number) => String(n).padStart(width, '0');
+
+describe('16 digits in a row, looked for at every 16th offset', () => {
+  it('answers as /\\d{16}/ on runs of every length at every offset, and on generated text', () => {
+    const texts: string[] = ['', '1', '1'.repeat(15), '1'.repeat(16), '١'.repeat(20)];
+    for (let length = 14; length <= 34; length++) {
+      for (let at = 0; at < 40; at++) {
+        const run = '7'.repeat(length);
+        texts.push(`${'x'.repeat(at)}${run}${'y'.repeat(at % 7)}`, `${'1'.repeat(at % 16)}a${run}b${'2'.repeat(15)}`);
+      }
+    }
+    const prng = new Prng(16);
+    const alphabet = '0123456789012345678901234567890123456789"{}:, -.eE\\u';
+    for (let i = 0; i < 20_000; i++) texts.push(Array.from({ length: prng.int(80) }, () => alphabet[prng.int(alphabet.length)]).join(''));
+    const answers = texts.map((text) => [text, hasLongDigitRun(text)]);
+    expect(answers).toEqual(texts.map((text) => [text, oracleLongRun(text)]));
+    expect(answers.some(([, long]) => long)).toBe(true);
+    expect(answers.some(([, long]) => !long)).toBe(true);
+  });
+});
+
+describe('ISO 8601 timestamps without Date', () => {
+  it('read the same instant as through Date, over years 0 to 9999, leap days, offsets and fractions', () => {
+    const prng = new Prng(8601);
+    const texts: string[] = [
+      '0000-01-01T00:00:00Z',
+      '0000-02-29T23:59:59.999999999Z',
+      '0001-01-01T00:00:00Z',
+      '1969-12-31T23:59:59.999999Z',
+      '1970-01-01',
+      '1900-02-29',
+      '2000-02-29T12:00',
+      '2100-02-29',
+      '9999-12-31T23:59:59.999999999-23:59',
+      '9999-12-31T23:59:59.999999+14:00',
+      ' 2026-11-21 10:15:02,5z ',
+      '2026-11-21T10:15:02.1+0530',
+      '2026-11-21T10:15:02.123456789+05',
+      '2026-13-01',
+      '2026-04-31',
+      '2026-11-21T24:00:00Z',
+      '2026-11-21T10:60:00Z',
+      '2026-11-21T10:15:60Z',
+      '2026-11-21T10:15:02+24:00',
+      '2026-11-21T10:15:02+05:60',
+      '2026-11-21T10:15:02.1234567890Z',
+      '1795256102123',
+    ];
+    for (let i = 0; i < 20_000; i++) {
+      const year = prng.chance(0.5) ? 1600 + prng.int(800) : prng.int(10_000);
+      const month = 1 + prng.int(prng.chance(0.05) ? 13 : 12);
+      const day = 1 + prng.int(prng.chance(0.1) ? 31 : 29);
+      const time = prng.chance(0.1) ? '' : `T${pad(prng.int(24), 2)}:${pad(prng.int(60), 2)}${prng.chance(0.1) ? '' : `:${pad(prng.int(60), 2)}`}`;
+      const fraction = time.length > 6 && prng.chance(0.7) ? `.${pad(prng.int(1_000_000_000), 9).slice(0, 1 + prng.int(9))}` : '';
+      const offset = prng.pick(['', 'Z', 'z', `+${pad(prng.int(24), 2)}:${pad(prng.int(60), 2)}`, `-${pad(prng.int(24), 2)}${pad(prng.int(60), 2)}`, `-${pad(prng.int(24), 2)}`]);
+      texts.push(`${pad(year, 4)}-${pad(month, 2)}-${pad(day, 2)}${time}${time.length > 6 ? fraction : ''}${time ? offset : ''}`);
+    }
+    const answers = texts.map((text) => [text, parseIsoMicros(text)]);
+    expect(answers).toEqual(texts.map((text) => [text, oracleIso(text)]));
+    expect(answers.filter(([, micros]) => micros === null).length).toBeGreaterThan(100);
+  });
+
+  it('are checked as timestamps the same way when they start as a date, and numbers that look alike are still numbers', () => {
+    expect(eventTimestampMicros('2026-11-21T10:15:02.123456789Z')).toBe(1795256102123456n);
+    expect(eventTimestampMicros('0000-01-01T00:00:00Z')).toBeNull();
+    // Four digits then a sign or an exponent's sign: a number's text, not a date.
+    expect(eventTimestampMicros('    -5')).toBe(-5_000_000n);
+    expect(eventTimestampMicros('123e-5')).toBe(1230n);
+    expect(eventTimestampMicros('1234-')).toBeNull();
+  });
+});
