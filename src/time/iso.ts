@@ -31,17 +31,30 @@ export function parseIsoMicros(text: string): Micros | null {
     if (oh > 23 || om > 59) return null;
     offsetMinutes = sign * (oh * 60 + om);
   }
-  // Date.UTC reads years 0-99 as 1900-1999; setting the full year afterwards does not.
-  const date = new Date(Date.UTC(2000, month - 1, day, hour, minute, second));
-  date.setUTCFullYear(year);
-  const ms = date.getTime() - offsetMinutes * 60_000;
-  const micros = BigInt((frac + '000000').slice(0, 6));
-  return BigInt(ms) * 1000n + micros;
+  // Whole seconds by the proleptic Gregorian calendar (as Date counts), in plain numbers: exact
+  // for years 0-9999, and no Date nor a second BigInt made (ingest checks every event's timestamp).
+  const seconds = daysFromCivil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second - offsetMinutes * 60;
+  const sub = frac === '' ? 0 : Number((frac + '00000').slice(0, 6));
+  const micros = seconds * 1_000_000 + sub;
+  return Number.isSafeInteger(micros) ? BigInt(micros) : BigInt(seconds) * 1_000_000n + BigInt(sub);
+}
+
+/**
+ * Days from 1970-01-01 to a date of the proleptic Gregorian calendar (H. Hinnant's
+ * `days_from_civil`): whole eras of 400 years, then the day within the era, March first.
+ */
+function daysFromCivil(year: number, month: number, day: number): number {
+  const y = month <= 2 ? year - 1 : year;
+  const era = Math.floor(y / 400);
+  const yearOfEra = y - era * 400;
+  const dayOfYear = Math.floor((153 * (month + (month > 2 ? -3 : 9)) + 2) / 5) + day - 1;
+  const dayOfEra = yearOfEra * 365 + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100) + dayOfYear;
+  return era * 146_097 + dayOfEra - 719_468;
 }
 
 function daysInMonth(year: number, month: number): number {
   if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
-  return [4, 6, 9, 11].includes(month) ? 30 : 31;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 
 /** Formats microseconds as `YYYY-MM-DDTHH:MM:SS.ffffffZ` (docs/semantics.md, "Values in results": exactly six digits). */
