@@ -6,6 +6,11 @@
 import { describe, expect, it } from 'vitest';
 import { Prng } from '../src/fixtures/prng';
 import { hasLongDigitRun } from '../src/ingest/big-timestamps';
+import { bodyDigest, bodyKey, derivedId } from '../src/ingest/body-digest';
+import { bodyLines } from '../src/ingest/body-lines';
+import { MAX_NESTING, NestingScan } from '../src/ingest/json-nesting';
+import { InvalidBodyError } from '../src/errors';
+import { feedBodies } from '../bench/parse';
 import { eventTimestampMicros } from '../src/time/event-timestamp';
 import { parseIsoMicros } from '../src/time/iso';
 
@@ -107,5 +112,51 @@ describe('ISO 8601 timestamps without Date', () => {
     expect(eventTimestampMicros('    -5')).toBe(-5_000_000n);
     expect(eventTimestampMicros('123e-5')).toBe(1230n);
     expect(eventTimestampMicros('1234-')).toBeNull();
+  });
+});
+
+describe('derived ids', () => {
+  it('are the key and the position as a UUID, whichever key came before', () => {
+    const prng = new Prng(9562);
+    const keys = Array.from({ length: 5 }, (_, i) => bodyKey(`source${i}`, bodyDigest(Buffer.from(String(i)))));
+    for (let i = 0; i < 2000; i++) {
+      const key = keys[prng.int(keys.length)]!;
+      const position = prng.chance(0.1) ? 0xffffff : prng.int(100_000);
+      const hex = key + position.toString(16).padStart(6, '0');
+      expect(derivedId(key, position)).toBe(`${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`);
+    }
+  });
+});
+
+describe('lines of a body whose nesting was bounded as it was read', () => {
+  const ARRIVAL = '2026-11-21T12:00:00.000000Z';
+  const nested = (depth: number) => `${'['.repeat(depth)}0${']'.repeat(depth)}`;
+
+  it('are the same bytes as when they are scanned again, over the nine feeds and bodies up to the bound', () => {
+    const bodies = feedBodies(50).map((b) => b.body);
+    for (let depth = 1; depth <= MAX_NESTING; depth += 9) {
+      bodies.push(Buffer.from(`[{"message":"a","timestamp":"2026-11-21T10:00:00Z","metadata":{"x":${nested(Math.max(0, depth - 3))}}},{"timestamp":1795256102123456789,"x":[1,[2,[3]]]}]`));
+      bodies.push(Buffer.from(`{"batch":[{"message":"b","id":"b1","m":${nested(Math.max(0, depth - 4))}}]}`));
+    }
+    for (const body of bodies) {
+      // What withIngestBody lets through.
+      expect(new NestingScan(MAX_NESTING).feed(body)).toBe(-1);
+      const checked = bodyLines(body, 'application/json', ARRIVAL, undefined, 'edgeLogs', true);
+      const scanned = bodyLines(body, 'application/json', ARRIVAL, undefined, 'edgeLogs', false);
+      expect(checked.lines.equals(scanned.lines)).toBe(true);
+      expect(checked.events).toBe(scanned.events);
+    }
+  });
+
+  it('are scanned when the body was not: an event nested past the bound is refused, naming it', () => {
+    const body = Buffer.from(`[{"message":"ok"},{"message":"deep","metadata":${nested(MAX_NESTING)}}]`);
+    let error: unknown = null;
+    try {
+      bodyLines(body, 'application/json', ARRIVAL);
+    } catch (thrown) {
+      error = thrown;
+    }
+    expect(error).toBeInstanceOf(InvalidBodyError);
+    expect(error).toMatchObject({ index: 1, message: `Event 1 is nested more than ${MAX_NESTING} levels deep.` });
   });
 });
