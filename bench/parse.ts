@@ -1,10 +1,11 @@
 /**
  * The parse thread's work on its own: `bodyLines` (parse, checks, the stored lines) over bodies of
- * the nine Supabase feeds as Vector sends them and of the ingest bench's gateway events, in one
- * process, no HTTP, no disk. CPU of this process per event, so a change to the ingest path is
- * measured without the server's other threads around it.
+ * the nine Supabase feeds as Vector sends them, in one process, no HTTP, no disk. CPU of this
+ * process per event, so a change to the ingest path is measured without the server's other
+ * threads around it.
  *
- *   npx tsx bench/parse.ts [--batch 100] [--seconds 2]        (add --cpu-prof to node to profile)
+ *   npx tsx bench/parse.ts [--batch 100] [--seconds 2]
+ *   node --cpu-prof --import tsx bench/parse.ts               (the same, profiled)
  */
 import { parseArgs } from 'node:util';
 import { Prng } from '../src/fixtures/prng';
@@ -23,7 +24,7 @@ export function feedBodies(batch: number): Array<{ name: string; source: string;
   });
 }
 
-/** Microseconds of CPU per event of `bodyLines` on each body, each run for about `seconds`. */
+/** Microseconds of CPU per event of `bodyLines` on each body, each run for about `seconds`; as the HTTP route hands a body over, its nesting bounded as it was read. */
 export function measureParse(
   bodies: ReadonlyArray<{ name: string; source: string; body: Buffer }>,
   batch: number,
