@@ -3,6 +3,7 @@
  * what the plain forms they replaced answered: each is compared, over generated and edge-case
  * inputs, with that form kept here as the oracle.
  */
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { Prng } from '../src/fixtures/prng';
 import { hasLongDigitRun } from '../src/ingest/big-timestamps';
@@ -171,5 +172,70 @@ describe('lines of a body whose nesting was bounded as it was read', () => {
     }
     expect(error).toBeInstanceOf(InvalidBodyError);
     expect(error).toMatchObject({ index: 1, message: `Event 1 is nested more than ${MAX_NESTING} levels deep.` });
+  });
+});
+
+/**
+ * The stored lines of each case as the parse wrote them before it was made cheaper (SHA-256 of the
+ * lines, its first 16 bytes, and the events): recorded from that build, so any byte the parse now
+ * writes differently fails here. The nine feeds' bodies and the edge cases of what is kept as sent.
+ */
+const PINNED: ReadonlyArray<[name: string, events: number, sha256: string]> = [
+  ['edge_logs', 50, '5516583d56b19a3ac20cf7e5f93b4625'],
+  ['auth_logs', 50, 'eddb19097260755408e64edb8fb84a8e'],
+  ['postgrest_logs', 50, '0c5a37417abeb8b9803b66ac1a908b9d'],
+  ['realtime_logs', 50, '3a9f44ca18af97edd842e5f57d3b2504'],
+  ['storage_logs', 50, 'b9ce51295727d3b02887d798c5bbb10b'],
+  ['postgres_logs', 50, 'a91791353de94eaa60b590daf2b18f4d'],
+  ['function_edge_logs', 50, 'ef11bb2aa7dca6dfc9679d2edcf950b0'],
+  ['function_logs', 50, 'd09f1d3795326acc5993647f90e5017a'],
+  ['pgbouncer_logs', 50, '359dbfb73d179d6c4070fa339afe6ab7'],
+  ['key order', 1, 'c8eb1f488cebc870b56000daf1d522e3'],
+  ['unicode escapes', 1, 'c98d099b67c69d039ebddd244104c4b6'],
+  ['lone surrogates', 1, '84cd667a0997f430568e0dbee3086dc4'],
+  ['big numbers', 1, '727ba6cafb1569e2198828c98f031864'],
+  ['numeric timestamps', 4, 'e186356d1fa30f80dd51dc372d8aaff0'],
+  ['duplicate keys', 1, 'd10e244bbe66c6798d959220e5c18479'],
+  ['whitespace', 1, 'c167104cc9e3df249189c629d3b42f21'],
+  ['proto', 1, '78836d6d7f23ceda0809b04052b1fb86'],
+  ['batch', 2, 'e42bce07dc473a0296585ccdf5685d93'],
+  ['one object', 1, 'a151df5974e979e0af4f48bc624d9d74'],
+  ['ndjson', 2, '6a5e7276b560733a7d83d99f1e18bc24'],
+  ['ndjson without type', 2, '85736ac6be5658f74a273c6551c6060c'],
+  ['offsets and dates', 4, '32f172fb36c01b6a663937499146e497'],
+  ['long digit runs elsewhere', 1, '83e68760a260c7b7fe058863b45215f4'],
+  ['bom', 1, '8da930283e0b15b7eb271f351621a870'],
+];
+
+const T = '"timestamp":"2026-11-21T10:15:02.123456789Z"';
+const EDGE_CASES: ReadonlyArray<[name: string, body: string, contentType?: string]> = [
+  ['key order', `[{"zeta":1,${T},"alpha":2,"message":"m","id":"given","event_message":"dropped"}]`],
+  ['unicode escapes', `[{${T},"message":"caf\\u00e9 \\u2028 \\/ \\"q\\" \\u0001","k\\u00e9y":"\\ud83d\\ude00 é 😀"}]`],
+  ['lone surrogates', `[{${T},"message":"cut \\ud83d","\\udc00k":["\\udfff",{"x":"\\ud800"}]}]`],
+  ['big numbers', `[{"timestamp":1795256102123456789,"n":9007199254740993,"m":{"timestamp":1795256102123456789},"f":1.0,"e":1e21,"s":-0,"d":0.1000}]`],
+  ['numeric timestamps', `[{"timestamp":1795256102,"a":1},{"timestamp":"1795256102123","a":2},{"timestamp":1795256102.5,"a":3},{"timestamp":1795256102123456,"a":4}]`],
+  ['duplicate keys', `[{${T},"a":1,"a":2,"b":{"c":1,"c":[3]},"message":"x","message":"y"}]`],
+  ['whitespace', ` \n [ { ${T.replace(':', ' : ')} , "a" : [ 1 , 2 ] , "b" :\t{ } } ] \n`],
+  ['proto', `[{${T},"__proto__":{"x":1},"constructor":"c"}]`],
+  ['batch', `{"batch":[{${T},"message":"a"},{"id":"i2","message":null,"event_message":"b"}]}`],
+  ['one object', `{${T},"event_message":"only","metadata":{"deep":[[[[1]]]]}}`],
+  ['ndjson', `{${T},"message":"l1"}\r\n\n{"id":"l2","timestamp":"2026-11-21 10:15:02,5+05:30"}\n`, 'application/x-ndjson'],
+  ['ndjson without type', `{${T},"message":"l1"}\n{"id":"l2","message":"l2"}`],
+  ['offsets and dates', `[{"timestamp":"2026-11-21","a":1},{"timestamp":"2026-11-21T10:15:02-0800","a":2},{"timestamp":" 2026-11-21T10:15:02z ","a":3},{"timestamp":"0001-01-01T00:00:00Z","a":4}]`],
+  ['long digit runs elsewhere', `[{${T},"a":"12345678901234567890","b":12345678901234567890,"c":[1234567890123456]}]`],
+  ['bom', `\ufeff[{${T},"a":"bom"}]`],
+];
+
+describe('the stored lines', () => {
+  it('are the bytes the parse wrote before, over the nine feeds and the edge cases (key order, escapes, big numbers, duplicate keys, whitespace)', () => {
+    const cases = [
+      ...feedBodies(50).map(({ name, body }) => ({ name, body, contentType: 'application/json' })),
+      ...EDGE_CASES.map(([name, text, contentType]) => ({ name, body: Buffer.from(text), contentType: contentType ?? 'application/json' })),
+    ];
+    const written = cases.map(({ name, body, contentType }) => {
+      const { lines, events } = bodyLines(body, contentType, '2026-11-21T12:00:00.000000Z', undefined, 'edgeLogs', true);
+      return [name, events, createHash('sha256').update(lines).digest('hex').slice(0, 32)];
+    });
+    expect(written).toEqual(PINNED);
   });
 });
