@@ -41,6 +41,7 @@ const TIERS = {
     'http-api-keys',
     'http-endpoint-lookup',
     'http-formats',
+    'ingest-fast-paths',
     'integration-support',
     'json-flat-paths',
     'logflare-wire',

@@ -4,17 +4,36 @@ interface Frame {
   key: string | null;
 }
 
-const DIGITS_16 = /\d{16}/;
+/** The digits in a row from which a text may hold a big timestamp or an integer past 2^53. */
+const LONG_RUN = 16;
 
 /**
  * Whether a text holds 16 digits in a row: without them there is no big timestamp to quote and no
  * integer past 2^53 (`parseExactJson`'s slow path), so `JSON.parse` reads it as sent.
  *
+ * Every run of 16 digits covers one offset that is a multiple of 16, so only those offsets are
+ * looked at, and the run is measured around one only when it is a digit: a sixteenth of the text
+ * read instead of all of it (`/\d{16}/` tried a match at every offset: 0.9 µs an event of the
+ * nine feeds, now about a tenth of that; docs/performance.md, "Footprint").
+ *
  * @example
  * hasLongDigitRun('{"timestamp":1795256102123456789}'); // true
  */
 export function hasLongDigitRun(text: string): boolean {
-  return DIGITS_16.test(text);
+  for (let at = LONG_RUN - 1; at < text.length; at += LONG_RUN) {
+    if (!isDigit(text.charCodeAt(at))) continue;
+    let start = at;
+    while (start > 0 && isDigit(text.charCodeAt(start - 1))) start--;
+    let end = at + 1;
+    while (end < text.length && end - start < LONG_RUN && isDigit(text.charCodeAt(end))) end++;
+    if (end - start >= LONG_RUN) return true;
+    // The next offset looked at is past this run's end, which is not a digit (or the text's end).
+  }
+  return false;
+}
+
+function isDigit(c: number): boolean {
+  return c >= 0x30 && c <= 0x39;
 }
 
 /**

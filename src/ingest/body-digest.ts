@@ -61,8 +61,19 @@ export function derivedId(key: string, position: number): string {
   if (position > MAX_POSITION) throw new PayloadTooLargeError(MAX_POSITION + 1, `A body holds at most ${MAX_POSITION + 1} events whose ids are derived from it; send smaller batches.`);
   // Positions are counted by the body's parser from 0: anything else is a bug of ours.
   if (!Number.isInteger(position) || position < 0) throw new InternalError('invariant', `An event's position in its body must be 0 to ${MAX_POSITION}, not ${position}.`);
-  const hex = key + position.toString(16).padStart(6, '0');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  return idPrefix(key) + position.toString(16).padStart(6, '0');
+}
+
+/** The last key's first 30 characters of an id (26 hex digits and their dashes): every event of a body shares them. */
+let lastKey = '';
+let lastPrefix = '';
+
+function idPrefix(key: string): string {
+  if (key !== lastKey) {
+    lastPrefix = `${key.slice(0, 8)}-${key.slice(8, 12)}-${key.slice(12, 16)}-${key.slice(16, 20)}-${key.slice(20)}`;
+    lastKey = key;
+  }
+  return lastPrefix;
 }
 
 const DERIVED = /^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;

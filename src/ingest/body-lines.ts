@@ -15,13 +15,14 @@ export interface BodyLines {
  * (`parseEvents`), checked and written as lines (`serializeEvents`). Throws `InvalidBodyError` or
  * `PayloadTooLargeError` as those do. With the `source` it goes to, an event without an id gets
  * one derived from the source, the body and its position (body-digest.ts), when the body is
- * `retryable`.
+ * `retryable`. `nestingChecked`: the body's nesting was bounded by `MAX_NESTING` as it was read
+ * (`withIngestBody`), so its events' lines are not scanned for it again (`serializeEvents`).
  *
  * @example
  * const { lines, events } = bodyLines(Buffer.from('[{"message":"a"}]'), 'application/json', '2026-11-21T12:00:00.000000Z');
  */
-export function bodyLines(body: Uint8Array, contentType: string | null, arrival: string, limits: BatchLimits = BATCH_LIMITS, source?: string): BodyLines {
+export function bodyLines(body: Uint8Array, contentType: string | null, arrival: string, limits: BatchLimits = BATCH_LIMITS, source?: string, nestingChecked = false): BodyLines {
   const events = parseEvents(body, contentType);
   const key = source !== undefined && retryable(events) ? bodyKey(source, bodyDigest(body)) : null;
-  return { lines: serializeEvents(events, arrival, limits, key === null ? undefined : (i) => derivedId(key, i)), events: events.length, key };
+  return { lines: serializeEvents(events, arrival, limits, key === null ? undefined : (i) => derivedId(key, i), nestingChecked), events: events.length, key };
 }

@@ -29,6 +29,7 @@ interface Job {
   arrival: string;
   limits: BatchLimits;
   source?: string;
+  nestingChecked: boolean;
 }
 
 type Answer =
@@ -45,8 +46,8 @@ type Answer =
  * @example
  * const { lines, events } = await bodyLinesOffThread(body, 'application/json', arrival, BATCH_LIMITS);
  */
-export function bodyLinesOffThread(body: Uint8Array, contentType: string | null, arrival: string, limits: BatchLimits, source?: string): Promise<BodyLines> {
-  return parser().run({ body, contentType, arrival, limits, ...(source === undefined ? {} : { source }) });
+export function bodyLinesOffThread(body: Uint8Array, contentType: string | null, arrival: string, limits: BatchLimits, source?: string, nestingChecked = false): Promise<BodyLines> {
+  return parser().run({ body, contentType, arrival, limits, nestingChecked, ...(source === undefined ? {} : { source }) });
 }
 
 let shared: Parser | null = null;
@@ -116,7 +117,7 @@ function serve(): void {
     let answer: Answer;
     let transfer: ArrayBuffer[] = [];
     try {
-      const { lines, events, key } = bodyLines(job.body, job.contentType, job.arrival, job.limits, job.source);
+      const { lines, events, key } = bodyLines(job.body, job.contentType, job.arrival, job.limits, job.source, job.nestingChecked);
       const owned = lines.byteOffset === 0 && lines.byteLength === lines.buffer.byteLength ? lines : new Uint8Array(lines);
       answer = { id: job.id, lines: owned, events, key: key ?? null };
       transfer = [owned.buffer as ArrayBuffer];

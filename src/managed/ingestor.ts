@@ -12,7 +12,9 @@ import type { SourceNames } from '../ingest/source-names';
 /**
  * The method by which an instance of `createEndpoints` takes an HTTP ingest body as it came
  * (`Ingestor.ingestBody`), so the HTTP adapter need not parse it on the main thread. Not public:
- * an `Endpoints` without it gets the body's events through `ingest`.
+ * an `Endpoints` without it gets the body's events through `ingest`. The body comes read by
+ * `withIngestBody`, its nesting bounded by `MAX_NESTING` as it arrived: its events' lines are
+ * not scanned for nesting again.
  */
 export const INGEST_BODY = Symbol('log-endpoints.ingestBody');
 
@@ -91,7 +93,9 @@ export class Ingestor {
   async ingestBody(ref: string, body: Uint8Array, contentType: string | null): Promise<IngestResult> {
     const source = this.resolveSource(ref);
     const arrival = this.arrival();
-    const prepared = body.length >= OFF_THREAD_BYTES ? await bodyLinesOffThread(body, contentType, arrival, this.limits, source) : bodyLines(body, contentType, arrival, this.limits, source);
+    // Read by withIngestBody: its nesting is bounded already (INGEST_BODY).
+    const prepared =
+      body.length >= OFF_THREAD_BYTES ? await bodyLinesOffThread(body, contentType, arrival, this.limits, source, true) : bodyLines(body, contentType, arrival, this.limits, source, true);
     return this.storeOnce(source, prepared);
   }
 

@@ -45,8 +45,21 @@ function instantOf(value: unknown): Micros | null {
     return number === null ? null : byMagnitude(number);
   }
   if (typeof value !== 'string') return null;
-  const number = scaled(value);
+  const number = startsAsDate(value) ? null : scaled(value);
   return number === null ? parseIsoMicros(value) : byMagnitude(number);
+}
+
+/**
+ * Four digits then `-` (`2026-...`): no number's text, so `scaled`'s pattern is not tried on the
+ * timestamps most events carry.
+ */
+function startsAsDate(text: string): boolean {
+  if (text.length < 5 || text.charCodeAt(4) !== 0x2d) return false;
+  for (let i = 0; i < 4; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x30 || c > 0x39) return false;
+  }
+  return true;
 }
 
 /**
