@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { readDatasetStateStable } from '../src/dataset/dataset-log';
@@ -9,6 +9,8 @@ import { SETTLE_QUIET_MS } from '../src/managed/merge-policy';
 import { census, CENSUS_NOW, censusEvents, idRange } from './support/census';
 import { edgeEvent, endpointsAt, tempDir } from './support/log-files';
 import { fakeLog, gatewayCompactor } from './support/fake-log';
+import { nextRunBytes, runBytesFor } from '../src/managed/background-compactor';
+import { waitUntil } from './support/hang-guard';
 
 describe('managed storage: the background compactor', () => {
   const tmp = tempDir('le-managed-');
@@ -111,6 +113,60 @@ describe('managed storage: the background compactor', () => {
       await ep.close();
       await raw.close();
     }
+  });
+
+  it('a run takes the oldest closed segments up to its bytes (one at least); the rest go in the runs right after, each event once', async () => {
+    const walDir = tmp.path('bounded', 'wal');
+    const datasetDir = tmp.path('bounded', 'parquet');
+    const wal = fakeLog(walDir);
+    for (let i = 0; i < 7; i++) wal.add(`${String(i).padStart(20, '0')}.ndjson`, censusEvents(`b${i}`, 20));
+    const size = Math.max(...wal.closedSegments().map((s) => statSync(s.path).size));
+    const runs: number[] = [];
+    const errors: unknown[] = [];
+    // Two segments' bytes a run, and a bit: never three.
+    const compactor = gatewayCompactor({
+      datasetDir,
+      walDir,
+      wal,
+      now: () => new Date(CENSUS_NOW),
+      onError: (e) => errors.push(e),
+      maxRunBytes: 2 * size + 10,
+      onCompacted: (r) => runs.push(r.deletedFiles.length),
+    });
+    const { ep } = await endpointsAt({ edgeLogs: [join(walDir, '*.ndjson'), datasetDir] }, CENSUS_NOW);
+    try {
+      compactor.trigger();
+      await waitUntil(() => readdirSync(walDir).length === 0);
+      await compactor.settled();
+      expect(errors).toEqual([]);
+      expect(runs.filter((n) => n > 0)).toEqual([2, 2, 2, 1]);
+      expect((await census(ep)).ids).toEqual(
+        Array.from({ length: 7 }, (_, i) => idRange(`b${i}`, 0, 20))
+          .flat()
+          .sort(),
+      );
+      // A segment larger than the bound alone still goes, in a run of its own.
+      wal.add(`${String(7).padStart(20, '0')}.ndjson`, censusEvents('big', 200));
+      wal.close();
+      await waitUntil(() => readdirSync(walDir).length === 0);
+      await compactor.settled();
+      expect(runs.at(-1)).toBe(1);
+      expect((await census(ep)).total).toBe(7 * 20 + 200);
+    } finally {
+      await compactor.stop();
+      await ep.close();
+    }
+  });
+
+  it("a run's bytes: half its DuckDB's memory limit; halved after a run that ran out of memory, doubled back after one that ended", () => {
+    expect(runBytesFor({ memoryLimit: '80MB' })).toBe(40_000_000);
+    expect(runBytesFor(undefined)).toBe(256 * 2 ** 20);
+    // Out of memory on 30 MB taken: the next takes 15; then back up, never past the bound.
+    expect(nextRunBytes(40e6, 40e6, 30e6, 'out-of-memory')).toBe(15e6);
+    expect(nextRunBytes(15e6, 40e6, 15e6, 'out-of-memory')).toBe(7.5e6);
+    expect(nextRunBytes(7.5e6, 40e6, 7e6, 'done')).toBe(15e6);
+    expect(nextRunBytes(30e6, 40e6, 30e6, 'done')).toBe(40e6);
+    expect(nextRunBytes(1, 40e6, 0, 'out-of-memory')).toBe(1);
   });
 
   it("merges a settled day's files into one (ended an hour ago, no file written for a minute), not today's", async () => {

@@ -1,12 +1,12 @@
 import { sep } from 'node:path';
 import type { SourceDescriptor } from '../sources/source-descriptor';
 import type { SourceSet } from '../sources/source-set';
-import type { DatabaseSettings } from '../duckdb/open-database';
+import { memoryLimitBytes, type DatabaseSettings } from '../duckdb/open-database';
 import { compactFiles, type CompactResult } from '../compaction/compact';
 import { statOrNull, type ListedFile } from '../files/list-glob';
 import { dropDaysBefore, forgetDeletedInputs, mergeSmallFiles } from './dataset-maintenance';
 import { SerialRuns } from '../util/serial-runs';
-import { withMemoryRetry } from '../duckdb/memory-retry';
+import { isDuckDBOutOfMemory, withMemoryRetry } from '../duckdb/memory-retry';
 import { partitionDay } from '../files/file-kinds';
 import { monotonicMs } from '../time/clock';
 import { unitMs } from '../time/units';
@@ -54,6 +54,40 @@ export interface BackgroundCompactorOptions {
    * compactor one lane, so the process holds one compaction DuckDB at a time (its memory budget).
    */
   lane?: <T>(work: () => Promise<T>) => Promise<T>;
+  /**
+   * Segment bytes one run takes at most, oldest first (always one segment at least); the rest go
+   * in the runs right after. Default: half the run's DuckDB memory limit (`runBytesFor`).
+   */
+  maxRunBytes?: number;
+}
+
+/** Segment bytes a run takes with no memory limit set (DuckDB's own default then bounds it). */
+const UNLIMITED_RUN_BYTES = 256 * 2 ** 20;
+
+/**
+ * Segment bytes one compaction run takes at most under these DuckDB settings: half its memory
+ * limit. Why: a run parses, sorts and writes all its segments in one DuckDB; once ingest ran ahead
+ * of compaction (a burst, a restart after a long stop), taking every closed segment at once made
+ * a run that no retry could fit (112 MB of segments failed at 80 and 160 MB, then every 30 s).
+ *
+ * @example
+ * runBytesFor({ memoryLimit: '80MB' }); // 40000000
+ */
+export function runBytesFor(duckdb: DatabaseSettings | undefined): number {
+  const limit = duckdb?.memoryLimit === undefined ? null : memoryLimitBytes(duckdb.memoryLimit);
+  return limit === null ? UNLIMITED_RUN_BYTES : Math.floor(limit / 2);
+}
+
+/**
+ * The bytes the next run takes after one that took `taken`: half of them when it ran out of
+ * memory (so a run of many segments that cannot fit is split until it does: one segment at
+ * least, which fails as it would have), back up toward `max` (twice as many) after one that ended.
+ *
+ * @example
+ * nextRunBytes(40e6, 40e6, 30e6, 'out-of-memory'); // 15000000
+ */
+export function nextRunBytes(current: number, max: number, taken: number, outcome: 'done' | 'out-of-memory'): number {
+  return outcome === 'out-of-memory' ? Math.max(1, Math.floor(Math.min(current, taken) / 2)) : Math.min(max, current * 2);
 }
 
 /**
@@ -68,9 +102,14 @@ export class BackgroundCompactor {
   private readonly unsubscribe: () => void;
   /** When (`elapsedMs`) a compaction last wrote a file of each day, while that is under SETTLE_QUIET_MS ago. */
   private readonly lastWritten = new Map<string, number>();
+  private readonly maxRunBytes: number;
+  /** Segment bytes the next run takes at most (`nextRunBytes`). */
+  private runBytes: number;
   readonly counters = { runs: 0, failures: 0, compactedSegments: 0, mergedFiles: 0, droppedFiles: 0 };
 
   constructor(private readonly options: BackgroundCompactorOptions) {
+    this.maxRunBytes = options.maxRunBytes ?? runBytesFor(options.duckdb);
+    this.runBytes = this.maxRunBytes;
     this.unsubscribe = options.wal.onSegmentClosed(() => this.trigger());
   }
 
@@ -132,32 +171,54 @@ export class BackgroundCompactor {
   private async runOnce(): Promise<void> {
     const { source, datasetDir, wal } = this.options;
     this.counters.runs++;
+    // The oldest segments, up to the run's bytes (one at least); the others wait for the next run.
     const files: ListedFile[] = [];
+    let taken = 0;
+    let more = false;
     for (const segment of wal.closedSegments()) {
+      const size = statOrNull(segment.path)?.size ?? 0;
+      if (files.length > 0 && taken + size > this.runBytes) {
+        more = true;
+        break;
+      }
       await wal.verify?.(segment.path);
       const stats = statOrNull(segment.path);
       if (stats) files.push({ path: segment.path, kind: 'ndjson', size: stats.size, mtimeMs: stats.mtimeMs, ino: stats.ino });
+      taken += size;
     }
     // Also with no segment: the run settles data files no commit names (a lost commit's are put back).
     // Out of memory (a few very wide events), the run is tried again at once with more (memory-retry.ts).
-    const result = await withMemoryRetry(this.options.duckdb, (duckdb) =>
-      compactFiles({
-        source,
-        sources: this.options.sources,
-        outDir: datasetDir,
-        files,
-        deleteSource: true,
-        remove: (paths) => wal.release(paths),
-        // What the store holds is what clients sent: it is compacted whatever it looks like.
-        checkShape: false,
-        // A closed segment is never appended again: read in place, not copied.
-        sealed: true,
-        // A line no query reads never pins its segment: it goes to the quarantine.
-        setAside: this.options.setAside,
-        duckdb,
-        typedColumns: this.options.typedColumns ?? true,
-      }),
-    );
+    let result: CompactResult;
+    try {
+      result = await withMemoryRetry(this.options.duckdb, (duckdb) =>
+        compactFiles({
+          source,
+          sources: this.options.sources,
+          outDir: datasetDir,
+          files,
+          deleteSource: true,
+          remove: (paths) => wal.release(paths),
+          // What the store holds is what clients sent: it is compacted whatever it looks like.
+          checkShape: false,
+          // A closed segment is never appended again: read in place, not copied.
+          sealed: true,
+          // A line no query reads never pins its segment: it goes to the quarantine.
+          setAside: this.options.setAside,
+          duckdb,
+          typedColumns: this.options.typedColumns ?? true,
+        }),
+      );
+    } catch (error) {
+      // Still out of memory with more: the next run takes fewer segments, and comes at once.
+      if (isDuckDBOutOfMemory(error) && files.length > 1) {
+        this.runBytes = nextRunBytes(this.runBytes, this.maxRunBytes, taken, 'out-of-memory');
+        this.trigger();
+      }
+      throw error;
+    }
+    this.runBytes = nextRunBytes(this.runBytes, this.maxRunBytes, taken, 'done');
+    // Segments left for the next run: it comes at once.
+    if (more) this.trigger();
     this.counters.compactedSegments += result.deletedFiles.length;
     this.options.onCompacted?.(result);
     const elapsed = this.elapsed();
