@@ -77,6 +77,7 @@ const TIERS = {
     'compaction-memory',
     'definitions',
     'differential',
+    'discovered-paths',
     'engine-limits',
     'generate-logs',
     'ingest',
