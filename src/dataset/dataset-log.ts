@@ -54,8 +54,8 @@ export interface DataFile {
    */
   rollups?: Record<string, CompanionFile & { writtenMs?: number; definition?: string }>;
   /**
-   * The typed fields (its source's `typedFields`, src/sources/typed-fields.ts) it holds as columns
-   * of their own. Absent in entries written before they existed, or without them: a reader then
+   * The typed fields (its source's `typedFields` and those its dataset discovered: `typedPaths`,
+   * src/sources/typed-fields.ts) it holds as columns of their own. Absent in entries written before they existed, or without them: a reader then
    * computes them from the file's `metadata`.
    */
   typedFields?: string[];
