@@ -47,23 +47,24 @@ async function discovered(metadata: ReadonlyArray<Record<string, unknown> | null
 const times = <T>(n: number, f: (i: number) => T): T[] => Array.from({ length: n }, (_, i) => f(i));
 
 describe('discovering typed fields in the events of a run', () => {
-  it('takes the scalar paths present in at least 90 % of the events with one type, in path order', async () => {
+  it('takes the scalar paths present in at least 90 % of the events with one type and few values, in path order', async () => {
     const n = 2000;
     const events = times(n, (i) => ({
       request: { path: '/p', method: 'GET' }, // declared: never discovered again
       zone: 'eu', // every event, a string
-      user: { id: i, admin: i % 2 === 0 }, // nested: a number, a boolean
+      user: { id: i, admin: i % 2 === 0, group: `g${i % 50}` }, // nested: one value per event (not), a boolean, 50 values (2.5 %)
+      region: `r${i % 400}`, // 400 values (20 %): not
       ninety: i < 0.9 * n ? 'x' : undefined, // exactly 90 %
       fewer: i < 0.9 * n - 1 ? 'x' : undefined, // one event short
       varies: i % 2 ? 'text' : 7, // a type that varies
       sometimesNull: i % 50 === 0 ? null : 'x', // null is a type of its own
-      ints: i === 3 ? 1.5 : i, // one double among integers
+      ints: i === 3 ? 1.5 : i % 7, // one double among integers
       list: [{ a: 1 }], // inside an array: not a path
       obj: { deep: { deeper: { deepest: 'x' } } },
       'odd-key': 'x', // not a name
       empty: {},
     }));
-    expect(await discovered(events)).toEqual(['ninety', 'obj.deep.deeper.deepest', 'user.admin', 'user.id', 'zone']);
+    expect(await discovered(events)).toEqual(['ninety', 'obj.deep.deeper.deepest', 'user.admin', 'user.group', 'zone']);
   });
 
   it(`discovers nothing in a run of fewer than ${DISCOVERY_MIN_EVENTS} events, or in events without metadata`, async () => {

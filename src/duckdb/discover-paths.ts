@@ -12,6 +12,15 @@ import { jsonPathLiteral } from './typed-columns';
 export const DISCOVERY_SHARE = 0.9;
 
 /**
+ * The most distinct values a discovered path may hold, as a share of the run's events (counted by
+ * `approx_count_distinct`, whose memory is fixed). Why: a column is kept twice (its text and its
+ * JSON), and what a dashboard filters, charts and groups by has few values (a status, a level, a
+ * host), while a field of nearly one value per event (a timestamp, an id, a message) made the
+ * Supabase sources' files 20 % larger for nothing a query groups by.
+ */
+export const DISCOVERY_DISTINCT_SHARE = 0.05;
+
+/**
  * The fewest events a run must hold to discover paths: the set only grows, so a handful of events
  * (a test's, a quiet hour's) must not fill the bound with what they happen to hold.
  */
@@ -32,7 +41,8 @@ const KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
  * (`typedPaths`, the log's), then those discovered in `events` (a SELECT of the run's events with
  * their `metadata` as JSON): every dotted path of object keys, outside arrays, whose value is
  * present (not missing, not `null`) in at least `DISCOVERY_SHARE` of the events with one scalar
- * type in every event that has it, not declared nor held already; in path order, within
+ * type in every event that has it, and at most `DISCOVERY_DISTINCT_SHARE` as many distinct values
+ * as events, not declared nor held already; in path order, within
  * `DISCOVERED_PATHS_LIMIT` of the source's paths beyond those it declares. A run of fewer than
  * `DISCOVERY_MIN_EVENTS` events discovers nothing.
  *
@@ -85,12 +95,16 @@ function leafPaths(value: unknown, prefix: string, out: Set<string>, depth: numb
   }
 }
 
-/** The candidates that hold over every event of the run (share and one scalar type), in path order. */
+/** The candidates that hold over every event of the run (share, one scalar type, few values), in path order. */
 async function checkedOverAll(connection: DuckDBConnection, events: string, candidates: readonly string[]): Promise<string[]> {
   const paths = `[${candidates.map((p) => jsonPathLiteral(p.split('.'))).join(', ')}]`;
-  const items = candidates.map((_, i) => `count(v[${i + 1}]) AS p${i}, count(DISTINCT json_type(v[${i + 1}])) AS t${i}, min(json_type(v[${i + 1}])) AS k${i}`);
+  const items = candidates.map(
+    (_, i) => `count(v[${i + 1}]) AS p${i}, count(DISTINCT json_type(v[${i + 1}])) AS t${i}, min(json_type(v[${i + 1}])) AS k${i}, approx_count_distinct(CAST(v[${i + 1}] AS VARCHAR)) AS d${i}`,
+  );
   const [row] = (await connection.runAndReadAll(`SELECT count(*) AS n, ${items.join(', ')} FROM (SELECT json_extract(metadata, ${paths}) AS v FROM (${events}))`)).getRowObjects();
   const n = Number(row?.n ?? 0);
   if (n < DISCOVERY_MIN_EVENTS) return [];
-  return candidates.filter((_, i) => Number(row![`p${i}`]) >= DISCOVERY_SHARE * n && Number(row![`t${i}`]) === 1 && SCALAR.has(String(row![`k${i}`]))).sort();
+  return candidates
+    .filter((_, i) => Number(row![`p${i}`]) >= DISCOVERY_SHARE * n && Number(row![`t${i}`]) === 1 && SCALAR.has(String(row![`k${i}`])) && Number(row![`d${i}`]) <= DISCOVERY_DISTINCT_SHARE * n)
+    .sort();
 }
