@@ -15,8 +15,8 @@ export const DISCOVERY_SHARE = 0.9;
  * The most distinct values a discovered path may hold, as a share of the run's events (counted by
  * `approx_count_distinct`, whose memory is fixed). Why: a column is kept twice (its text and its
  * JSON), and what a dashboard filters, charts and groups by has few values (a status, a level, a
- * host), while a field of nearly one value per event (a timestamp, an id, a message) made the
- * Supabase sources' files 20 % larger for nothing a query groups by.
+ * host), while a field of nearly one value per event (a timestamp, an id, a message) would make
+ * every file larger for a column no query groups by.
  */
 export const DISCOVERY_DISTINCT_SHARE = 0.05;
 
