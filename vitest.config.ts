@@ -78,6 +78,7 @@ const TIERS = {
     'compaction-memory',
     'definitions',
     'differential',
+    'discovered-paths',
     'engine-limits',
     'generate-logs',
     'ingest',

@@ -33,7 +33,7 @@ const tmp = tempDir('le-typed-columns-');
 afterAll(() => tmp.cleanup());
 
 describe('the relation of a source with typed fields', () => {
-  it('reads a typed column from the files whose commit records it, and computes it from metadata for the others', async () => {
+  it('reads a typed column from the files whose commit records it, and computes it from metadata for the others, field by field', async () => {
     // Two files whose stored column says STORED while their metadata says LOG: only the file
     // recorded as having the column may give STORED.
     const instance = await DuckDBInstance.create(':memory:');
@@ -58,9 +58,16 @@ describe('the relation of a source with typed fields', () => {
         { id: 'a', severity: 'STORED' },
         { id: 'b', severity: 'LOG' },
       ]);
-      // A record of other fields than the source declares now is no record: computed.
-      const older = sourceRelation(postgresLogs, { ndjson: [], parquet: files, parquetTypes: types, typedFields: new Map([[files[0]!, ['parsed.error_severity']]]) });
-      expect((await connection.runAndReadAll(`SELECT DISTINCT "text:metadata.parsed.error_severity" AS s FROM (${older})`)).getRowObjects()).toEqual([{ s: 'LOG' }]);
+      // A record of some of the source's fields: those are read as stored, the others computed
+      // (the forged file holds a user_name column of NULLs, its metadata none either way).
+      const some = sourceRelation(postgresLogs, { ndjson: [], parquet: files, parquetTypes: types, typedFields: new Map([[files[0]!, ['parsed.error_severity']]]) });
+      expect((await connection.runAndReadAll(`SELECT id, "text:metadata.parsed.error_severity" AS s, "arrays:metadata" AS a FROM (${some}) ORDER BY id`)).getRowObjects()).toEqual([
+        { id: 'a', s: 'STORED', a: false },
+        { id: 'b', s: 'LOG', a: false },
+      ]);
+      // A record of no field the source has now reads none as stored: all computed.
+      const other = sourceRelation(postgresLogs, { ndjson: [], parquet: files, parquetTypes: types, typedFields: new Map([[files[0]!, ['parsed.gone']]]) });
+      expect((await connection.runAndReadAll(`SELECT DISTINCT "text:metadata.parsed.error_severity" AS s FROM (${other})`)).getRowObjects()).toEqual([{ s: 'LOG' }]);
     } finally {
       connection.closeSync();
       instance.closeSync();

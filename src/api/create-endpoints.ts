@@ -59,9 +59,9 @@ export async function createEndpoints<const D extends readonly AnyEndpointDefini
 ): Promise<Endpoints<D[number]> & EndpointMethods<D[number]>> {
   checkEndpointsOptions(options);
   // The instance's own sources, passed to everything below: two instances never share them.
-  const sources = BUILT_IN_SOURCE_SET.extend(options.sourceDefinitions);
-  checkSourceGlobs(options, sources);
-  checkEngineSources(options.engine, sources);
+  const declared = BUILT_IN_SOURCE_SET.extend(options.sourceDefinitions);
+  checkSourceGlobs(options, declared);
+  checkEngineSources(options.engine, declared);
   const endpoints = endpointSet(options.endpoints);
   // One memory budget for the process (docs/operations.md, "Memory"): each DuckDB gets a share, and
   // operators past their share spill into the data dir before a query fails.
@@ -71,7 +71,9 @@ export async function createEndpoints<const D extends readonly AnyEndpointDefini
   // Storage first: a data dir locked by another process fails before DuckDB starts.
   // Compaction runs on its share of the budget: the same settings open and start it.
   const managedOptions = options.storage ? { ...options, storage: { ...options.storage, compactionDuckdb } } : null;
-  const managed = managedOptions ? await ManagedStorage.open(sources, managedOptions, budget.memoryTablesBytes) : null;
+  const managed = managedOptions ? await ManagedStorage.open(declared, managedOptions, budget.memoryTablesBytes) : null;
+  // With managed storage, each source also has the typed fields its dataset holds (docs/durability.md, "Typed columns").
+  const sources = managed?.sources ?? declared;
   let engine: Engine | null = null;
   try {
     engine =

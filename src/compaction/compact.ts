@@ -206,7 +206,7 @@ export async function compactFiles(
       result.alreadyCompacted = scans.length > 0;
     } else {
       if (options.checkShape !== false) await checkShape(options.source, options.sources, work);
-      const run = await writeRun(outDir, options, work, progress);
+      const run = await writeRun(outDir, { ...options, typedPaths: state.typedPaths }, work, progress);
       for (const r of run.records) newSkipped.set(r.path, r.skippedLines);
       Object.assign(result, { inputFiles: work.map((w) => w.file.path), rows: run.rows, skippedLines: run.skippedLines, files: run.add.map((f) => f.path) });
       try {

@@ -5,7 +5,8 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { SourceDescriptor } from '../sources/source-descriptor';
 import { openDatabase, type DatabaseSettings } from '../duckdb/open-database';
 import { parquetLayoutCopy, typedFieldsWritten } from '../duckdb/parquet-layout';
-import { stageRowsSql, stagedCountsSql, stagedRowsRelation } from '../duckdb/staged-rows';
+import { stageRowsSql, stagedCountsSql, stagedEventsSql, stagedRowsRelation } from '../duckdb/staged-rows';
+import { discoverTypedPaths } from '../duckdb/discover-paths';
 import { sourceRelation } from '../duckdb/source-relations';
 import { sqlString, sqlStringList } from '../duckdb/sql-literal';
 import { EngineError } from '../errors';
@@ -35,6 +36,8 @@ export interface RunOptions {
   signal?: AbortSignal;
   duckdb?: DatabaseSettings;
   typedColumns?: boolean;
+  /** The typed fields the dataset already holds beyond those declared (its log's `typedPaths`): written too, with those the run discovers. */
+  typedPaths?: readonly string[];
 }
 
 /** The stages a run reports; `compactLogs`' `onProgress` sees them among its own (`CompactStage`). */
@@ -64,13 +67,17 @@ export async function writeRun(outDir: string, options: RunOptions, work: InputS
     const { rowsFile, counts } = await stageRows(connection, options.source, readPaths, staging);
     checkAborted(options.signal);
     const { records, rows } = runRecords(readPaths, counts);
-    const out = await writeParquet(connection, options, { runId, rowsFile, staging, provenance: { run: runId, rows, inputs: records } }, progress);
+    // The typed fields it writes: declared, held by the dataset, and discovered in this run.
+    const typedColumns = options.typedColumns ?? true;
+    const source = typedColumns ? await discoverTypedPaths(connection, options.source, stagedEventsSql(rowsFile), options.typedPaths ?? []) : options.source;
+    checkAborted(options.signal);
+    const out = await writeParquet(connection, { ...options, source }, { runId, rowsFile, staging, provenance: { run: runId, rows, inputs: records } }, progress);
     checkAborted(options.signal);
     progress({ stage: 'verifying', fraction: 0 });
     const { staged, perFile } = await verifyRun(connection, readPaths, out, rows);
     progress({ stage: 'verifying', fraction: 1 });
     checkAborted(options.signal);
-    const add = await publishRun(connection, options.source, { outDir, out, staging, staged, perFile, typedColumns: options.typedColumns ?? true }, progress);
+    const add = await publishRun(connection, source, { outDir, out, staging, staged, perFile, typedColumns }, progress);
     return { add, records, rows, skippedLines: [...counts.values()].reduce((n, c) => n + c.skipped, 0) };
   } finally {
     options.signal?.removeEventListener('abort', abort);

@@ -54,8 +54,8 @@ export interface DataFile {
    */
   rollups?: Record<string, CompanionFile & { writtenMs?: number; definition?: string }>;
   /**
-   * The typed fields (its source's `typedFields`, src/sources/typed-fields.ts) it holds as columns
-   * of their own. Absent in entries written before they existed, or without them: a reader then
+   * The typed fields (its source's `typedFields` and those its dataset discovered: `typedPaths`,
+   * src/sources/typed-fields.ts) it holds as columns of their own. Absent in entries written before they existed, or without them: a reader then
    * computes them from the file's `metadata`.
    */
   typedFields?: string[];
@@ -116,6 +116,8 @@ interface Checkpoint {
   inputs: InputRecord[];
   /** `DatasetState.removed` as of the checkpoint, those still on disk (absent before it existed). */
   removed?: string[];
+  /** `DatasetState.typedPaths` as of the checkpoint (absent before it existed, or when empty). */
+  typedPaths?: string[];
 }
 
 /** A log entry that could not be used: cut short, garbled, or missing. */
@@ -148,6 +150,13 @@ export interface DatasetState {
    * see dataset-orphans.ts) and input records. Never followed by deletion while non-empty.
    */
   damage: LogDamage[];
+  /**
+   * Every typed field a data file of the dataset was ever recorded with (`DataFile.typedFields`),
+   * in the order they first appeared: it only grows (a file removed keeps its fields here), and a
+   * checkpoint keeps it. Compaction writes these columns into every file and queries read them
+   * (src/sources/typed-fields.ts, `withTypedPaths`), so a discovered path stays a column.
+   */
+  typedPaths: readonly string[];
 }
 
 /** The log changed while it was being read (a cleanup removed a file): read it again. */
@@ -228,6 +237,7 @@ export function readDatasetState(root: string, tolerant = false): DatasetState {
   let inputs: InputRecord[] = [];
   let seq = 0;
   let source: SourceName | null = null;
+  const typedPaths = new Set<string>();
   const dir = join(root, DATASET_LOG_DIR);
   const checkpoints = names.filter((n) => CHECKPOINT.test(n)).reverse();
   for (const name of checkpoints) {
@@ -235,6 +245,8 @@ export function readDatasetState(root: string, tolerant = false): DatasetState {
       const c = parse<Checkpoint>(join(dir, name));
       for (const f of c.files) files.set(f.path, f);
       for (const path of c.removed ?? []) removed.add(path);
+      for (const path of c.typedPaths ?? []) typedPaths.add(path);
+      for (const f of c.files) for (const path of f.typedFields ?? []) typedPaths.add(path);
       inputs = [...c.inputs];
       seq = c.seq;
       source = c.source;
@@ -269,6 +281,7 @@ export function readDatasetState(root: string, tolerant = false): DatasetState {
     for (const f of c.add) {
       files.set(f.path, f);
       removed.delete(f.path);
+      for (const path of f.typedFields ?? []) typedPaths.add(path);
     }
     for (const n of c.settles ?? []) settled.add(n);
     if (c.forget?.length) {
@@ -284,7 +297,7 @@ export function readDatasetState(root: string, tolerant = false): DatasetState {
     seq = newest;
   }
   const unsettled = damage.filter((d) => !settled.has(firstNumberOf(d.path)));
-  return { root, seq, source, files, inputs, version, damage: unsettled, removed };
+  return { root, seq, source, files, inputs, version, damage: unsettled, removed, typedPaths: [...typedPaths] };
 }
 
 /** The commit number a damage entry is about (its file's name), or -1 for a checkpoint. */
@@ -390,6 +403,7 @@ export async function checkpointIfDue(state: DatasetState): Promise<void> {
     files: [...state.files.values()],
     inputs: [...state.inputs],
     ...(removed.length ? { removed } : {}),
+    ...(state.typedPaths.length ? { typedPaths: [...state.typedPaths] } : {}),
   };
   await writeFileAtomic(join(dir, `${String(state.seq).padStart(20, '0')}.checkpoint.json`), seal(checkpoint), 'replace');
   failpoint('checkpoint:written', state.source ?? undefined);

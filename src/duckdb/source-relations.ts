@@ -4,7 +4,7 @@ import { sqlStringList } from './sql-literal';
 import { MARKER_FIELD } from '../wal-format/commit-marker';
 import { typedColumnsOf } from '../sources/typed-fields';
 import { columnName } from '../sql/column-name';
-import { hasTypedColumns, storedTypedColumns, withTypedColumns } from './typed-columns';
+import { storedTypedColumns, storedTypedOf, withTypedColumns, type StoredTyped } from './typed-columns';
 
 // The relation each source presents to the endpoints' SQL (its descriptor's `relation`), whatever
 // the files hold: the event's own fields (`timestamp` as TIMESTAMP, UTC, microseconds; `metadata`
@@ -215,12 +215,17 @@ export function declaredColumns(source: SourceDescriptor): ReadonlyArray<[name: 
  * `request_path`, ..., what `compact` writes) are used directly instead of digging in metadata.
  */
 function parquetRelation(source: SourceDescriptor, files: readonly string[], types: ReadonlyMap<string, string>, typedFields: SourceFiles['typedFields']): string {
-  // Files that have the typed columns read them; the others compute them (one read of each group).
-  const typed = files.filter((f) => hasTypedColumns(source, typedFields?.get(f)));
-  const plain = files.filter((f) => !hasTypedColumns(source, typedFields?.get(f)));
-  const parts: string[] = [];
-  if (typed.length) parts.push(parquetColumns(source, typed, types, storedTypedColumns(source, types)));
-  if (plain.length) parts.push(withTypedColumns(source, parquetColumns(source, plain, types, [])));
+  // Files are read in groups of the same stored typed columns (a file of an older declaration or
+  // set of discovered paths has fewer): each group reads what it has and computes the rest.
+  const groups = new Map<string, { files: string[]; stored: StoredTyped }>();
+  for (const file of files) {
+    const stored = storedTypedOf(source, typedFields?.get(file));
+    const key = `${stored.arrays}\0${[...stored.paths].join('\0')}`;
+    const group = groups.get(key) ?? { files: [], stored };
+    group.files.push(file);
+    groups.set(key, group);
+  }
+  const parts = [...groups.values()].map((g) => withTypedColumns(source, parquetColumns(source, g.files, types, storedTypedColumns(source, types, g.stored)), g.stored));
   return parts.length === 1 ? parts[0]! : parts.map((p) => `(${p})`).join('\nUNION ALL\n');
 }
 

@@ -46,6 +46,11 @@ export function stagedRowsRelation(source: SourceDescriptor, path: string): stri
   return withTypedColumns(source, `SELECT ${columns.join(', ')} FROM read_parquet(${sqlString(path)})`);
 }
 
+/** The staged file's events (`id` and `metadata`; not the lines without a usable timestamp): what discovery reads (discover-paths.ts). */
+export function stagedEventsSql(path: string): string {
+  return `SELECT id, metadata FROM read_parquet(${sqlString(path)}) WHERE timestamp IS NOT NULL`;
+}
+
 /** The staged file's rows and lines that are not events per NDJSON file it was read from. */
 export function stagedCountsSql(path: string): string {
   return `SELECT filename, count(*) FILTER (WHERE timestamp IS NOT NULL) AS rows, count(*) FILTER (WHERE timestamp IS NULL) AS skipped FROM read_parquet(${sqlString(path)}) GROUP BY filename`;

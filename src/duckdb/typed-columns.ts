@@ -20,48 +20,78 @@ export function jsonPathLiteral(keys: readonly string[]): string {
 }
 
 /**
- * `relation` (a SELECT with a `metadata` JSON column) with the source's typed columns computed
- * from it and added after its own: each field's `json_extract_string` and `json_extract` (one
- * parse of `metadata` for all the texts, one for all the values), and whether the text holds a
- * `[`. A source without typed fields gets the relation back as it is.
+ * The typed columns a relation already holds as stored (a Parquet file's, by its commit's record):
+ * the fields' paths, and whether it has the arrays flag (every file written with typed columns has).
+ */
+export interface StoredTyped {
+  readonly paths: ReadonlySet<string>;
+  readonly arrays: boolean;
+}
+
+/**
+ * `relation` (a SELECT with a `metadata` JSON column) with the source's typed columns after its
+ * own, in relation order: those `stored` names passed through as the relation holds them, the
+ * others computed from `metadata` (each field's `json_extract_string` and `json_extract`, one
+ * parse of `metadata` for all the texts, one for all the values, and whether the text holds a
+ * `[`). A source without typed fields gets the relation back as it is, and so does a relation
+ * that holds them all.
  *
  * @example
  * withTypedColumns(postgresLogs, 'SELECT * FROM events'); // 'SELECT * EXCLUDE (...), ... AS "text:metadata.parsed.error_severity", ...'
  */
-export function withTypedColumns(source: SourceDescriptor, relation: string): string {
+export function withTypedColumns(source: SourceDescriptor, relation: string, stored: StoredTyped = { paths: new Set(), arrays: false }): string {
   const fields = typedFieldsOf(source);
-  if (!fields.length) return relation;
-  const paths = `[${fields.map((f) => jsonPathLiteral(f.keys)).join(', ')}]`;
-  const items = fields.flatMap((f, i) => [`"__le_texts"[${i + 1}] AS ${columnName(f.text)}`, `"__le_values"[${i + 1}] AS ${columnName(f.json)}`]);
-  return `SELECT * EXCLUDE ("__le_texts", "__le_values"), ${items.join(', ')}, contains(metadata, '[') AS ${columnName(ARRAYS_COLUMN)}
-    FROM (SELECT *, json_extract_string(metadata, ${paths}) AS "__le_texts", json_extract(metadata, ${paths}) AS "__le_values" FROM (${relation}))`;
-}
-
-/**
- * The typed columns read as they are stored (a Parquet file that has them), in relation order;
- * `types` is the stored DuckDB type by column name (a type other than the relation's is cast).
- *
- * @example
- * storedTypedColumns(postgresLogs, types); // ['"text:metadata.parsed.error_severity"', ...]
- */
-export function storedTypedColumns(source: SourceDescriptor, types: ReadonlyMap<string, string>): string[] {
-  return typedColumnsOf(source).map(([name, type]) => {
-    const column = columnName(name);
-    return types.get(name)?.toUpperCase() === type ? column : `CAST(${column} AS ${type}) AS ${column}`;
+  const missing = fields.filter((f) => !stored.paths.has(f.path));
+  if (!fields.length || (!missing.length && stored.arrays)) return relation;
+  const paths = `[${missing.map((f) => jsonPathLiteral(f.keys)).join(', ')}]`;
+  const items = fields.flatMap((f) => {
+    const i = missing.indexOf(f);
+    return i < 0 ? [columnName(f.text), columnName(f.json)] : [`"__le_texts"[${i + 1}] AS ${columnName(f.text)}`, `"__le_values"[${i + 1}] AS ${columnName(f.json)}`];
   });
+  const exclude = [
+    ...fields.filter((f) => stored.paths.has(f.path)).flatMap((f) => [columnName(f.text), columnName(f.json)]),
+    ...(stored.arrays ? [columnName(ARRAYS_COLUMN)] : []),
+    ...(missing.length ? ['"__le_texts"', '"__le_values"'] : []),
+  ];
+  const arrays = stored.arrays ? columnName(ARRAYS_COLUMN) : `contains(metadata, '[') AS ${columnName(ARRAYS_COLUMN)}`;
+  const inner = missing.length ? `SELECT *, json_extract_string(metadata, ${paths}) AS "__le_texts", json_extract(metadata, ${paths}) AS "__le_values" FROM (${relation})` : relation;
+  return `SELECT * ${exclude.length ? `EXCLUDE (${exclude.join(', ')}), ` : ''}${[...items, arrays].join(', ')}
+    FROM (${inner})`;
 }
 
 /**
- * Whether a data file written with these typed fields (its commit's record, `typedFields`) has
- * every column the source declares now: only then are they read as stored (a file of an older
- * declaration, or of none, gets them computed from its `metadata`).
+ * The typed columns `stored` names, read as they are stored (a Parquet file that has them), in
+ * relation order; `types` is the stored DuckDB type by column name (a type other than the
+ * relation's is cast).
  *
  * @example
- * hasTypedColumns(postgresLogs, ['parsed.error_severity', ...]); // true
+ * storedTypedColumns(postgresLogs, types, storedTypedOf(postgresLogs, record)); // ['"text:metadata.parsed.error_severity"', ...]
  */
-export function hasTypedColumns(source: SourceDescriptor, recorded: readonly string[] | undefined): boolean {
-  const fields = typedFieldsOf(source);
-  if (!fields.length || !recorded?.length) return false;
-  const have = new Set(recorded);
-  return fields.every((f) => have.has(f.path));
+export function storedTypedColumns(source: SourceDescriptor, types: ReadonlyMap<string, string>, stored: StoredTyped): string[] {
+  const names = new Set([
+    ...typedFieldsOf(source)
+      .filter((f) => stored.paths.has(f.path))
+      .flatMap((f) => [f.text, f.json]),
+    ...(stored.arrays ? [ARRAYS_COLUMN] : []),
+  ]);
+  return typedColumnsOf(source)
+    .filter(([name]) => names.has(name))
+    .map(([name, type]) => {
+      const column = columnName(name);
+      return types.get(name)?.toUpperCase() === type ? column : `CAST(${column} AS ${type}) AS ${column}`;
+    });
+}
+
+/**
+ * Which of the source's typed columns a data file written with these typed fields (its commit's
+ * record, `typedFields`) holds: the fields both name, and the arrays flag when it has any. The
+ * others are computed from its `metadata` (a file of an older declaration or set of discovered
+ * paths, or of none).
+ *
+ * @example
+ * storedTypedOf(postgresLogs, ['parsed.error_severity']); // { paths: Set { 'parsed.error_severity' }, arrays: true }
+ */
+export function storedTypedOf(source: SourceDescriptor, recorded: readonly string[] | undefined): StoredTyped {
+  const have = new Set(recorded ?? []);
+  return { paths: new Set(typedFieldsOf(source).flatMap((f) => (have.has(f.path) ? [f.path] : []))), arrays: have.size > 0 };
 }

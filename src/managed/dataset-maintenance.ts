@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { SourceDescriptor, SourceName } from '../sources/source-descriptor';
 import { openDatabase, type DatabaseSettings } from '../duckdb/open-database';
 import { parquetLayoutCopy, typedFieldsWritten } from '../duckdb/parquet-layout';
+import { withTypedPaths } from '../sources/typed-fields';
 import { parquetSchema } from '../duckdb/parquet-schema';
 import { sqlString, sqlStringList } from '../duckdb/sql-literal';
 import { appendCommit, checkpointIfDue, readDatasetStateStable, type DataFile, type DatasetState } from '../dataset/dataset-log';
@@ -65,7 +66,9 @@ export async function mergeSmallFiles(
   });
 }
 
-async function mergeDay(state: DatasetState, source: SourceDescriptor, day: string, files: DataFile[], duckdb: DatabaseSettings, typedColumns: boolean): Promise<DatasetState> {
+async function mergeDay(state: DatasetState, declared: SourceDescriptor, day: string, files: DataFile[], duckdb: DatabaseSettings, typedColumns: boolean): Promise<DatasetState> {
+  // The merged file gets every typed field the dataset holds, as compaction writes them.
+  const source = typedColumns ? withTypedPaths(declared, state.typedPaths) : declared;
   const root = state.root;
   const runId = randomBytes(8).toString('hex');
   const staging = join(root, `.compact-${runId}.tmp`);

@@ -16,6 +16,7 @@ import { BackgroundCompactor } from './background-compactor';
 import { ClickHouseShipper, type ShipTarget } from './clickhouse-shipper';
 import { dataDirInstanceId } from './instance-id';
 import { datasetDir, managedInputs } from './managed-inputs';
+import { readDatasetStateStable } from '../dataset/dataset-log';
 import { MemoryTables } from './memory-tables';
 import { segmentSeqOf } from './wal/segment-name';
 import { quarantineUnreadableLines } from './unreadable-lines';
@@ -37,8 +38,12 @@ export class ManagedStorage {
   readonly info: ManagedStorageInfo;
 
   private constructor(
-    /** The instance's sources: one WAL, quarantine, dataset and compactor (or shipper) each. */
-    private readonly sources: SourceSet,
+    /**
+     * The instance's sources: one WAL, quarantine, dataset and compactor (or shipper) each; with the
+     * built-in engine, each given the typed fields its dataset holds (`typedSourcesOf`). What the
+     * instance's queries read.
+     */
+    readonly sources: SourceSet,
     readonly walSet: WalSet,
     /** The built-in engine's in-memory copies of uncompacted events (none with another engine). */
     readonly memory: MemoryTables | undefined,
@@ -88,6 +93,8 @@ export class ManagedStorage {
         throw error;
       }
     }
+    // Read once, here: every part of the instance reads one set of typed columns for its whole life.
+    if (!options.engine) sources = typedSourcesOf(sources, walSet.dataDir);
     const memory = options.engine ? undefined : new MemoryTables(sources, memoryTablesBytes);
     const told = options.onIngested;
     const onDurable =
@@ -253,6 +260,22 @@ function walOptions(storage: StorageOptions) {
  * One background compactor per source: closed segments into the dataset, small files merged,
  * days past retention dropped. Segments left closed by a previous process are compacted at once.
  */
+/**
+ * The sources with the typed fields their datasets hold beyond those declared (the logs'
+ * `typedPaths`: discovered by compaction, docs/durability.md "Typed columns"), as of now: a path
+ * discovered later is a column the queries read from the next open on (until then they compute it
+ * from `metadata`, with the same answers). A log that cannot be read adds none.
+ */
+function typedSourcesOf(sources: SourceSet, dataDir: string): SourceSet {
+  return sources.withTypedPaths((name) => {
+    try {
+      return readDatasetStateStable(datasetDir(dataDir, name)).typedPaths;
+    } catch {
+      return [];
+    }
+  });
+}
+
 function startCompactors(sources: SourceSet, walSet: WalSet, options: ManagedStorageOptions, memory: MemoryTables | undefined): BackgroundCompactor[] {
   // One compaction at a time in the process: one compaction DuckDB inside the memory budget.
   const lane = oneAtATime();

@@ -1,5 +1,6 @@
 import { InvalidOptionError } from '../errors';
 import type { SourceDescriptor, SourceName } from './source-descriptor';
+import { withTypedPaths } from './typed-fields';
 
 /** The relations a source presents to SQL: its own and its rollups'. */
 export function relationsOf(d: SourceDescriptor): string[] {
@@ -86,6 +87,21 @@ export class SourceSet {
       return { descriptor: candidate, option: `${option}[${i}]` };
     });
     return new SourceSet([...this.list.map((descriptor) => ({ descriptor, option })), ...added]);
+  }
+
+  /**
+   * This set with each source given the typed fields its stored events hold beyond those it
+   * declares (`withTypedPaths`: a dataset's `typedPaths`). Made once when storage opens, so every
+   * part of an instance (translation, engine, memory tables, compaction) reads one set of typed
+   * columns for its whole life. No source widened gives this very set.
+   *
+   * @example
+   * const sources = declared.withTypedPaths((name) => readDatasetStateStable(datasetDir(dataDir, name)).typedPaths);
+   */
+  withTypedPaths(pathsOf: (name: SourceName) => readonly string[]): SourceSet {
+    const list = this.list.map((d) => withTypedPaths(d, pathsOf(d.name)));
+    if (list.every((d, i) => d === this.list[i])) return this;
+    return SourceSet.of(list);
   }
 
   /** The source of this name, or undefined. */

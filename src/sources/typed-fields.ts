@@ -67,3 +67,54 @@ export function typedColumnsOf(source: SourceDescriptor): ReadonlyArray<[name: s
     [ARRAYS_COLUMN, 'BOOLEAN'],
   ];
 }
+
+/**
+ * How many typed fields a source gets beyond those it declares, at most: discovered by compaction
+ * (a path present in most events of a run with one type: src/duckdb/discover-paths.ts), kept in
+ * the dataset's log (`typedPaths`) and never dropped. Each is two more columns in every file.
+ */
+export const DISCOVERED_PATHS_LIMIT = 16;
+
+/** A path that may be a typed field: dotted names (what `defineSource` takes in `typedFields`). */
+export const TYPED_PATH = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
+
+const widened = new WeakMap<SourceDescriptor, Map<string, SourceDescriptor>>();
+/** Each widened descriptor's source as declared. */
+const declaredOf = new WeakMap<SourceDescriptor, SourceDescriptor>();
+
+/**
+ * The source as it declares itself: the descriptor `withTypedPaths` widened, or the source itself.
+ *
+ * @example
+ * declaredSourceOf(withTypedPaths(postgresLogs, ['parsed.sql_state_code'])); // postgresLogs
+ */
+export function declaredSourceOf(source: SourceDescriptor): SourceDescriptor {
+  return declaredOf.get(source) ?? source;
+}
+
+/**
+ * The source with more typed fields after the ones it declares: those it was widened by already,
+ * then `paths` (a dataset's `typedPaths`), the declared ones among them and any that is not a
+ * dotted path left out, at most `DISCOVERED_PATHS_LIMIT` of them in their order. The same source
+ * and paths give the same descriptor (its typed fields are known once); no path to add gives the
+ * source as declared.
+ *
+ * @example
+ * withTypedPaths(postgresLogs, ['parsed.user_name', 'parsed.sql_state_code']).typedFields; // [...declared, 'parsed.sql_state_code']
+ */
+export function withTypedPaths(source: SourceDescriptor, paths: readonly string[]): SourceDescriptor {
+  const base = declaredSourceOf(source);
+  const declared = new Set(base.typedFields);
+  const more = [...new Set([...source.typedFields, ...paths])].filter((p) => !declared.has(p) && TYPED_PATH.test(p)).slice(0, DISCOVERED_PATHS_LIMIT);
+  if (!more.length) return base;
+  let known = widened.get(base);
+  if (!known) widened.set(base, (known = new Map()));
+  const key = more.join('\n');
+  let wide = known.get(key);
+  if (!wide) {
+    wide = Object.freeze({ ...base, typedFields: Object.freeze([...base.typedFields, ...more]) });
+    known.set(key, wide);
+    declaredOf.set(wide, base);
+  }
+  return wide;
+}
