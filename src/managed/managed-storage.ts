@@ -257,10 +257,6 @@ function walOptions(storage: StorageOptions) {
 }
 
 /**
- * One background compactor per source: closed segments into the dataset, small files merged,
- * days past retention dropped. Segments left closed by a previous process are compacted at once.
- */
-/**
  * The sources with the typed fields their datasets hold beyond those declared (the logs'
  * `typedPaths`: discovered by compaction, docs/durability.md "Typed columns"), as of now: a path
  * discovered later is a column the queries read from the next open on (until then they compute it
@@ -276,6 +272,10 @@ function typedSourcesOf(sources: SourceSet, dataDir: string): SourceSet {
   });
 }
 
+/**
+ * One background compactor per source: closed segments into the dataset, small files merged,
+ * days past retention dropped. Segments left closed by a previous process are compacted at once.
+ */
 function startCompactors(sources: SourceSet, walSet: WalSet, options: ManagedStorageOptions, memory: MemoryTables | undefined): BackgroundCompactor[] {
   // One compaction at a time in the process: one compaction DuckDB inside the memory budget.
   const lane = oneAtATime();
