@@ -180,7 +180,7 @@ describe('managed storage: the background compactor', () => {
     const time = manualTime('1970-01-01T00:00:00Z');
     const walDir = tmp.path('quiet-roll', 'wal');
     const datasetDir = tmp.path('quiet-roll', 'parquet');
-    const wal = await Wal.open({ dir: walDir, quietMs: 5000, quietRollBytes: 1024, now: time.clock, scheduler: time.scheduler });
+    const wal = await Wal.open({ dir: walDir, segmentQuietMs: 5000, quietRollBytes: 1024, now: time.clock, scheduler: time.scheduler });
     const compactor = gatewayCompactor({
       datasetDir,
       walDir,

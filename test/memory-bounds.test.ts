@@ -185,7 +185,7 @@ describe("what DuckDB holds, in the stats and /metrics' text", () => {
   it('reports the queries instance with the memory tables in it, from DuckDB itself, labelled by its role', async () => {
     const tmp = tempDir('le-duckdb-bytes-');
     // Segments that never close on their own: the events stay in the memory tables, inside the queries instance.
-    const ep = await createEndpoints({ storage: { dataDir: tmp.path('data'), maxSegmentAgeMs: HANG_MS }, cache: false });
+    const ep = await createEndpoints({ storage: { dataDir: tmp.path('data'), maxSegmentAgeMs: HANG_MS, segmentQuietMs: HANG_MS }, cache: false });
     try {
       const prng = new Prng(deriveSeed(3, 'duckdb-bytes'));
       const at = microsOf(new Date());

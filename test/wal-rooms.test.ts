@@ -181,6 +181,8 @@ describe('the options of a WAL', () => {
       ['maxSegmentAgeMs', -1],
       ['maxPendingBytes', Number.NaN],
       ['maxUncompactedBytes', Number.POSITIVE_INFINITY],
+      ['segmentQuietMs', 0],
+      ['quietRollBytes', -1],
     ] as const) {
       const refused = await Wal.open({ dir: tmp.path(`options-${option}`), [option]: value }).catch((e: unknown) => e);
       expect(refused).toBeInstanceOf(InvalidOptionError);

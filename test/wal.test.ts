@@ -428,7 +428,7 @@ describe('rolling', () => {
     // The WAL's clock and a scheduler on it: a task runs once the clock reaches its time.
     const time = manualTime('1970-01-01T00:00:00Z');
     const dir = freshDir();
-    const wal = await Wal.open({ dir, maxSegmentAgeMs: 60_000, quietMs: 5000, quietRollBytes: 300, now: time.clock, scheduler: time.scheduler });
+    const wal = await Wal.open({ dir, maxSegmentAgeMs: 60_000, segmentQuietMs: 5000, quietRollBytes: 300, now: time.clock, scheduler: time.scheduler });
     const closedSeqs: number[] = [];
     const firstClosed = new Promise<void>((done) => wal.onSegmentClosed((segment) => (closedSeqs.push(segment.seq), done())));
     // Under 300 bytes (its group and commit marker): quiet for 10 s, it waits for its age.

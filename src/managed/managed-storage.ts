@@ -243,10 +243,10 @@ const RECOVER_AT_OPEN_BYTES = 8 * 1024 * 1024;
 
 /** The WAL settings of the storage options. */
 function walOptions(storage: StorageOptions) {
-  const { maxSegmentBytes, maxPendingBytes, maxUncompactedBytes } = storage;
+  const { maxSegmentBytes, segmentQuietMs, maxPendingBytes, maxUncompactedBytes } = storage;
   // Shipped segments are what ClickHouse queries see: closed after a second, not a minute.
   const maxSegmentAgeMs = storage.maxSegmentAgeMs ?? (storage.clickhouse ? 1000 : undefined);
-  return { maxSegmentBytes, maxSegmentAgeMs, maxPendingBytes, maxUncompactedBytes, recoverAtOpenBytes: RECOVER_AT_OPEN_BYTES };
+  return { maxSegmentBytes, maxSegmentAgeMs, segmentQuietMs, maxPendingBytes, maxUncompactedBytes, recoverAtOpenBytes: RECOVER_AT_OPEN_BYTES };
 }
 
 /**

@@ -23,7 +23,7 @@ export interface WalOptions {
   /** ... or once its first group is this old, in ms (default 60 000). An empty segment is never closed by age. */
   maxSegmentAgeMs?: number;
   /** ... or once it holds `quietRollBytes` and no group was written into it for this long, in ms (default 5 000). */
-  quietMs?: number;
+  segmentQuietMs?: number;
   /** The least a segment holds to be closed when quiet (default 256 KiB); a smaller one waits for its age. */
   quietRollBytes?: number;
   /** Past this many bytes accepted but not yet fsynced, `append` rejects with `overloaded` (default 64 MiB). */
@@ -47,7 +47,7 @@ export interface WalOptions {
 export const WAL_DEFAULTS = {
   maxSegmentBytes: 8 * 1024 * 1024,
   maxSegmentAgeMs: 60_000,
-  quietMs: 5_000,
+  segmentQuietMs: 5_000,
   quietRollBytes: 256 * 1024,
   maxPendingBytes: 64 * 1024 * 1024,
   maxUncompactedBytes: 1024 * 1024 * 1024,
@@ -97,7 +97,7 @@ export class Wal {
     const rules = {
       maxSegmentBytes: positive(options.maxSegmentBytes, WAL_DEFAULTS.maxSegmentBytes, 'maxSegmentBytes'),
       maxSegmentAgeMs: positive(options.maxSegmentAgeMs, WAL_DEFAULTS.maxSegmentAgeMs, 'maxSegmentAgeMs'),
-      quietMs: positive(options.quietMs, WAL_DEFAULTS.quietMs, 'quietMs'),
+      quietMs: positive(options.segmentQuietMs, WAL_DEFAULTS.segmentQuietMs, 'segmentQuietMs'),
       quietRollBytes: positive(options.quietRollBytes, WAL_DEFAULTS.quietRollBytes, 'quietRollBytes'),
       now: options.now ?? monotonicMs,
       scheduler: options.scheduler ?? timerScheduler,
