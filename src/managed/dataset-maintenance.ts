@@ -71,7 +71,7 @@ async function mergeDay(state: DatasetState, source: SourceDescriptor, day: stri
   const staging = join(root, `.compact-${runId}.tmp`);
   const name = `date=${day}/part-${runId}-0.parquet`;
   await mkdir(staging, { recursive: true });
-  const { instance, connection } = await openDatabase(duckdb);
+  const { connection, close } = await openDatabase(duckdb);
   try {
     const paths = files.map((f) => join(root, f.path));
     const staged = join(staging, 'merged.parquet');
@@ -119,8 +119,7 @@ async function mergeDay(state: DatasetState, source: SourceDescriptor, day: stri
     await checkpointIfDue(next);
     return next;
   } finally {
-    connection.closeSync();
-    instance.closeSync();
+    await close();
     await rm(staging, { recursive: true, force: true });
   }
 }
