@@ -61,6 +61,8 @@ export interface FootprintCase {
   budget: string;
   /** What held memory at the highest resident sample of the run (MiB), one sample a second. */
   atPeak: PeakParts;
+  /** What resident memory was made of 60 s after the sender stopped (MiB). */
+  after60Parts: { anon: number; file: number; duckdbQueries: number };
 }
 
 /**
@@ -103,6 +105,17 @@ async function heldMiB(base: string): Promise<{ heap: number; external: number; 
   const text = await (await fetch(`${base}/metrics`, { headers: { 'x-api-key': PRIVATE } })).text();
   const value = (name: string) => Number(new RegExp(`^log_endpoints_${name} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN) / 2 ** 20;
   return { heap: round(value('heap_bytes')), external: round(value('external_bytes')), memoryTables: round(value('memory_tables_bytes')) };
+}
+
+/**
+ * What resident memory is made of now (MiB): anonymous and file-backed from /proc, and of the
+ * anonymous what DuckDB's queries instance counts in its buffer pool (`/metrics`; 0 when the
+ * server does not say it).
+ */
+async function partsMiB(pid: number, base: string): Promise<{ anon: number; file: number; duckdbQueries: number }> {
+  const text = await (await fetch(`${base}/metrics`, { headers: { 'x-api-key': PRIVATE } })).text();
+  const queries = Number(/^log_endpoints_duckdb_memory_bytes\{instance="queries"\} (\d+)$/m.exec(text)?.[1] ?? 0) / 2 ** 20;
+  return { anon: round(status(pid, 'RssAnon')), file: round(status(pid, 'RssFile')), duckdbQueries: round(queries) };
 }
 
 /**
@@ -236,6 +249,10 @@ export async function measureFootprint(rate: number, seconds: number, log: (line
     await sleep(30_000);
     const after60MiB = status(pid, 'VmRSS');
     const heldAfter = await heldMiB(base);
+    // Asked twice: the DuckDB reading a scrape answers is the one its previous scrape started.
+    await partsMiB(pid, base);
+    await sleep(500);
+    const after60Parts = await partsMiB(pid, base);
     const result: FootprintCase = {
       label: `${rate.toLocaleString('en-US')} events/s${env === GLIBC_DEFAULT_ARENAS ? ", glibc's default arenas" : ''}`,
       offeredPerSecond: rate,
@@ -251,10 +268,12 @@ export async function measureFootprint(rate: number, seconds: number, log: (line
       memoryTablesMiB: [heldAtStop.memoryTables, heldAfter.memoryTables],
       budget: budgetOf(banner),
       atPeak,
+      after60Parts,
     };
     log(
       `footprint ${result.label}: peak ${result.peakMiB} MiB, idle ${result.idleMiB}, after 30 s ${result.after30MiB}, after 60 s ${result.after60MiB}, ${result.cpuMicrosPerEvent} µs CPU/event, ${result.refused} refused; ` +
-        `at the highest sample: RSS ${atPeak.rss} (anon ${atPeak.anon}, file ${atPeak.file}), V8 heap ${atPeak.heap}, buffers ${atPeak.external}, memory tables ${atPeak.memoryTables} NDJSON`,
+        `at the highest sample: RSS ${atPeak.rss} (anon ${atPeak.anon}, file ${atPeak.file}), V8 heap ${atPeak.heap}, buffers ${atPeak.external}, memory tables ${atPeak.memoryTables} NDJSON; ` +
+        `60 s after: anon ${after60Parts.anon}, file ${after60Parts.file}, V8 heap ${heldAfter.heap}, buffers ${heldAfter.external}, DuckDB queries ${after60Parts.duckdbQueries}`,
     );
     return result;
   } finally {

@@ -6,6 +6,8 @@ import { readDatasetStateStable } from '../src/dataset/dataset-log';
 import { usageApiCounts } from '../src/definitions/usage-api-counts';
 import { forgetDeletedInputs } from '../src/managed/dataset-maintenance';
 import { SETTLE_QUIET_MS } from '../src/managed/merge-policy';
+import { Wal } from '../src/managed/wal/wal';
+import { manualTime } from './support/cache-harness';
 import { census, CENSUS_NOW, censusEvents, idRange } from './support/census';
 import { edgeEvent, endpointsAt, tempDir } from './support/log-files';
 import { fakeLog, gatewayCompactor } from './support/fake-log';
@@ -227,6 +229,45 @@ describe('managed storage: the background compactor', () => {
     } finally {
       timers.mockRestore();
       await compactor.stop();
+    }
+  });
+
+  it('compacts a segment the write-ahead log closed once quiet: its events are in the dataset and the segment released, with no roll asked for', async () => {
+    const time = manualTime('1970-01-01T00:00:00Z');
+    const walDir = tmp.path('quiet-roll', 'wal');
+    const datasetDir = tmp.path('quiet-roll', 'parquet');
+    const wal = await Wal.open({ dir: walDir, segmentQuietMs: 5000, quietRollBytes: 1024, now: time.clock, scheduler: time.scheduler });
+    const compactor = gatewayCompactor({
+      datasetDir,
+      walDir,
+      wal,
+      now: () => new Date(CENSUS_NOW),
+      onError: (e) => {
+        throw e;
+      },
+    });
+    const { ep } = await endpointsAt({ edgeLogs: [join(walDir, '*.ndjson'), datasetDir] }, CENSUS_NOW);
+    try {
+      const closed = new Promise<void>((done) => wal.onSegmentClosed(() => done()));
+      const body = (events: object[]) => Buffer.from(events.map((e) => `${JSON.stringify(e)}\n`).join(''));
+      await wal.append(body(censusEvents('q', 20)));
+      await time.advance(2000);
+      await wal.append(body(censusEvents('q', 20, 20)));
+      // Its quiet timer fires 5 s after the first group, 3 s after the last: not quiet long enough yet.
+      await time.advance(3000);
+      expect(wal.closedSegments()).toEqual([]);
+      expect(compactor.counters.runs).toBe(0);
+      // The sender stopped at 2 s: at 7 s the segment closes and compaction takes it.
+      await time.advance(2000);
+      await closed;
+      await compactor.settled();
+      expect(compactor.counters.compactedSegments).toBe(1);
+      expect(wal.closedSegments()).toEqual([]);
+      expect(await census(ep)).toEqual({ total: 40, ids: idRange('q', 0, 40) });
+    } finally {
+      await compactor.stop();
+      await wal.close();
+      await ep.close();
     }
   });
 

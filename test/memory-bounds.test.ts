@@ -7,6 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deriveSeed, Prng } from '../src/fixtures/prng';
 import { createEndpoints } from '../src/index';
 import { metricsText } from '../src/http/metrics-text';
+import { RunDuckDBBytes } from '../src/duckdb/duckdb-bytes';
+import { openDatabase } from '../src/duckdb/open-database';
+import { CENSUS_NOW, censusEvents } from './support/census';
+import { fakeLog, gatewayCompactor } from './support/fake-log';
 import { spawnCli, waitForStdout } from './support/cli';
 import { HANG_MS, waitUntil } from './support/hang-guard';
 import { tempDir } from './support/log-files';
@@ -185,7 +189,7 @@ describe("what DuckDB holds, in the stats and /metrics' text", () => {
   it('reports the queries instance with the memory tables in it, from DuckDB itself, labelled by its role', async () => {
     const tmp = tempDir('le-duckdb-bytes-');
     // Segments that never close on their own: the events stay in the memory tables, inside the queries instance.
-    const ep = await createEndpoints({ storage: { dataDir: tmp.path('data'), maxSegmentAgeMs: HANG_MS }, cache: false });
+    const ep = await createEndpoints({ storage: { dataDir: tmp.path('data'), maxSegmentAgeMs: HANG_MS, segmentQuietMs: HANG_MS }, cache: false });
     try {
       const prng = new Prng(deriveSeed(3, 'duckdb-bytes'));
       const at = microsOf(new Date());
@@ -196,11 +200,96 @@ describe("what DuckDB holds, in the stats and /metrics' text", () => {
       // Read on a timer off the caller's path: wait for a reading taken since the events went in.
       await waitUntil(() => ep.stats().memory.duckdb[0]!.memoryBytes > 0);
       const [queries, ...others] = ep.stats().memory.duckdb;
-      expect(others).toEqual([]);
+      // Beside it, compaction's (the run going on, if any).
+      expect(others.map((o) => o.instance)).toEqual(['compaction']);
       expect(queries).toMatchObject({ instance: 'queries', temporaryBytes: 0 });
       const text = metricsText(ep.stats());
       expect(Number(/^log_endpoints_duckdb_memory_bytes\{instance="queries"\} (\d+)$/m.exec(text)?.[1])).toBeGreaterThan(0);
       expect(text).toMatch(/^log_endpoints_duckdb_temporary_bytes\{instance="queries"\} 0$/m);
+    } finally {
+      await ep.close();
+      tmp.cleanup();
+    }
+  });
+});
+
+describe("what compaction's DuckDB holds, in the stats and /metrics' text", () => {
+  it('reads a watched instance while it is open, summed with the others open, and zero once each is closed', async () => {
+    const held = new RunDuckDBBytes();
+    expect(held.latest).toEqual({ memoryBytes: 0, temporaryBytes: 0 });
+    const first = await openDatabase({ threads: 1, memoryLimit: '80MB', held });
+    const second = await openDatabase({ threads: 1, memoryLimit: '80MB', held });
+    try {
+      await first.connection.run("CREATE TABLE t AS SELECT range AS n, repeat('x', 50) || range AS s FROM range(200000)");
+      await held.refresh();
+      const own = async (db: typeof first) => Number((await db.connection.runAndReadAll('SELECT sum(memory_usage_bytes)::BIGINT FROM duckdb_memory()')).getRows()[0]![0]);
+      const [a, b] = [await own(first), await own(second)];
+      expect(a).toBeGreaterThan(0);
+      expect(held.latest).toEqual({ memoryBytes: a + b, temporaryBytes: 0 });
+    } finally {
+      await first.close();
+    }
+    await held.refresh();
+    expect(held.latest.memoryBytes).toBe(Number((await second.connection.runAndReadAll('SELECT sum(memory_usage_bytes)::BIGINT FROM duckdb_memory()')).getRows()[0]![0]));
+    await second.close();
+    expect(held.latest).toEqual({ memoryBytes: 0, temporaryBytes: 0 });
+  });
+
+  it("watches each compaction run's instance (and its merges') from its open to its close: zero between runs", async () => {
+    const tmp = tempDir('le-compaction-bytes-');
+    const opened: number[] = [];
+    let open = 0;
+    /** Counts the instances watched at once. */
+    class Counting extends RunDuckDBBytes {
+      override async watch(instance: Parameters<RunDuckDBBytes['watch']>[0]) {
+        const release = await super.watch(instance);
+        opened.push(++open);
+        return async () => {
+          open--;
+          await release();
+        };
+      }
+    }
+    const held = new Counting();
+    const wal = fakeLog(tmp.path('wal'));
+    const compactor = gatewayCompactor({
+      datasetDir: tmp.path('parquet'),
+      walDir: tmp.path('wal'),
+      wal,
+      now: () => new Date(CENSUS_NOW),
+      duckdb: { threads: 1, memoryLimit: '80MB', held },
+      onError: (e) => {
+        throw e;
+      },
+    });
+    try {
+      await compactor.settled();
+      for (let i = 0; i < 9; i++) {
+        wal.add(`${String(i + 1).padStart(20, '0')}.ndjson`, censusEvents(`c${i}`, 50));
+        wal.close();
+        await compactor.settled();
+        expect(open).toBe(0);
+        expect(held.latest).toEqual({ memoryBytes: 0, temporaryBytes: 0 });
+      }
+      // Nine runs, one instance each (never two at once), and the merge of the day's small files.
+      expect(opened.length).toBeGreaterThanOrEqual(10);
+      expect(Math.max(...opened)).toBe(1);
+      expect(compactor.counters.mergedFiles).toBeGreaterThan(0);
+    } finally {
+      await compactor.stop();
+      tmp.cleanup();
+    }
+  });
+
+  it('shows the compaction instance beside the queries one with managed storage, zero with no run going on', async () => {
+    const tmp = tempDir('le-compaction-metrics-');
+    const ep = await createEndpoints({ storage: { dataDir: tmp.path('data'), maxSegmentAgeMs: HANG_MS, segmentQuietMs: HANG_MS }, cache: false });
+    try {
+      const compaction = ep.stats().memory.duckdb.find((d) => d.instance === 'compaction');
+      expect(compaction).toEqual({ instance: 'compaction', memoryBytes: 0, temporaryBytes: 0 });
+      const text = metricsText(ep.stats());
+      expect(text).toMatch(/^log_endpoints_duckdb_memory_bytes\{instance="compaction"\} 0$/m);
+      expect(text).toMatch(/^log_endpoints_duckdb_temporary_bytes\{instance="compaction"\} 0$/m);
     } finally {
       await ep.close();
       tmp.cleanup();

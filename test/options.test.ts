@@ -100,6 +100,7 @@ describe('createEndpoints options are checked up front', () => {
     await refused({ sources, cachPolicy: {} }, 'cachPolicy', /does not know the option "cachPolicy" \(did you mean "cachePolicy"\?\)/);
     await refused({ sources, storage: { dataDir: 'd', maxSegmentBytes: 0 } }, 'storage.maxSegmentBytes', /positive/);
     await refused({ sources, storage: { dataDir: 'd', maxUncompactedBytes: 'lots' } }, 'storage.maxUncompactedBytes', /positive/);
+    await refused({ sources, storage: { dataDir: 'd', segmentQuietMs: -5 } }, 'storage.segmentQuietMs', /positive number of milliseconds/);
     await refused({ sources, storage: { dataDir: 'd', typedColumns: 'yes' } }, 'storage.typedColumns', /storage\.typedColumns must be true or false, not "yes"/);
     await refused({ sources, sandboxable: ['logs.everything'] }, 'sandboxable', /endpoint names/);
     await refused({ sources, singleProject: 'yes' }, 'singleProject', /true or false/);

@@ -77,16 +77,25 @@ describe("group commit (the WAL's batching of appends)", () => {
 });
 
 describe('rolling (when a WAL segment closes)', () => {
-  function rollingIn(dir: string, maxSegmentBytes: number) {
+  function rollingIn(dir: string, maxSegmentBytes: number, quiet = { quietMs: 5000, quietRollBytes: 1_000_000 }) {
     let now = 0;
     const timers: Array<() => Promise<void>> = [];
+    const delays = new Map<() => Promise<void>, number>();
     let asked = 0;
     const rolling = new SegmentRolling(
-      { maxSegmentBytes, maxSegmentAgeMs: 1000, now: () => now, scheduler: { schedule: (_ms, task) => (timers.push(task), () => timers.splice(timers.indexOf(task), 1)) } },
+      {
+        maxSegmentBytes,
+        maxSegmentAgeMs: 1000,
+        ...quiet,
+        now: () => now,
+        scheduler: { schedule: (ms, task) => (timers.push(task), delays.set(task, ms), () => timers.splice(timers.indexOf(task), 1)) },
+      },
       (seq) => createSegment(dir, seq),
       () => asked++,
     );
-    return { rolling, timers, setNow: (t: number) => (now = t), asked: () => asked };
+    // A timer that fires is gone, as setTimeout's is.
+    const fire = (task: () => Promise<void>) => (timers.splice(timers.indexOf(task), 1), task());
+    return { rolling, timers, fire, delayOf: (task: () => Promise<void>) => delays.get(task), setNow: (t: number) => (now = t), asked: () => asked };
   }
 
   it('an empty segment is never due nor closed; its first group starts the age, the clock given says when it is old', async () => {
@@ -105,6 +114,46 @@ describe('rolling (when a WAL segment closes)', () => {
     expect(rolling.due()).toBe(true);
     await timers[0]!();
     expect(asked()).toBe(1);
+    await rolling.active.handle.close();
+  });
+
+  it('a segment holding quietRollBytes is due once no group came for quietMs; each group restarts the spell, and an early timer waits for the rest', async () => {
+    const { rolling, timers, fire, delayOf, setNow, asked } = rollingIn(tmp.path('.'), 10_000, { quietMs: 50, quietRollBytes: 100 });
+    rolling.active = await createSegment(tmp.path('.'), 3);
+    rolling.active.committedBytes = 60;
+    rolling.written();
+    // Under quietRollBytes: the age timer alone; a quiet spell does not close it.
+    expect(timers).toHaveLength(1);
+    setNow(500);
+    expect(rolling.due()).toBe(false);
+    rolling.active.committedBytes = 120;
+    rolling.written();
+    expect(timers).toHaveLength(2);
+    const quietTimer = timers[1]!;
+    expect(delayOf(quietTimer)).toBe(50);
+    // Ingest goes on: a group 30 ms later; when the timer fires 50 ms after the first, the segment
+    // has been quiet 20 ms only, so it is not rolled and the timer waits the 30 ms left.
+    setNow(530);
+    rolling.written();
+    expect(timers).toHaveLength(2);
+    setNow(550);
+    expect(rolling.due()).toBe(false);
+    await fire(quietTimer);
+    expect(asked()).toBe(0);
+    expect(timers).toHaveLength(2);
+    expect(delayOf(timers[1]!)).toBe(30);
+    setNow(579);
+    expect(rolling.due()).toBe(false);
+    setNow(580);
+    expect(rolling.due()).toBe(true);
+    await fire(timers[1]!);
+    expect(asked()).toBe(1);
+    expect(timers).toHaveLength(1);
+    // Rolled: the age timer goes with the segment, and the next (empty) segment has none.
+    const closed = await rolling.roll(() => undefined);
+    expect(closed).toMatchObject({ seq: 3, committedBytes: 120 });
+    expect(timers).toHaveLength(0);
+    expect(rolling.due()).toBe(false);
     await rolling.active.handle.close();
   });
 
@@ -132,6 +181,8 @@ describe('the options of a WAL', () => {
       ['maxSegmentAgeMs', -1],
       ['maxPendingBytes', Number.NaN],
       ['maxUncompactedBytes', Number.POSITIVE_INFINITY],
+      ['segmentQuietMs', 0],
+      ['quietRollBytes', -1],
     ] as const) {
       const refused = await Wal.open({ dir: tmp.path(`options-${option}`), [option]: value }).catch((e: unknown) => e);
       expect(refused).toBeInstanceOf(InvalidOptionError);

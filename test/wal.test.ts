@@ -10,6 +10,7 @@ import { headerOf } from '../src/managed/wal/quarantine';
 import { segmentFileName, segmentSeqOf } from '../src/managed/wal/segment-name';
 import { Wal } from '../src/managed/wal/wal';
 import { tempDir } from './support/log-files';
+import { manualTime } from './support/cache-harness';
 
 const tmp = tempDir('le-wal-');
 afterAll(() => tmp.cleanup());
@@ -420,6 +421,39 @@ describe('rolling', () => {
     expect(timer.size).toBe(0);
     await wal.roll();
     expect(wal.snapshot().map((s) => s.seq)).toEqual([1, 2]);
+    await wal.close();
+  });
+
+  it('closes a segment holding quietRollBytes once no group came for quietMs, not while groups keep coming; a smaller one waits for its age', async () => {
+    // The WAL's clock and a scheduler on it: a task runs once the clock reaches its time.
+    const time = manualTime('1970-01-01T00:00:00Z');
+    const dir = freshDir();
+    const wal = await Wal.open({ dir, maxSegmentAgeMs: 60_000, segmentQuietMs: 5000, quietRollBytes: 300, now: time.clock, scheduler: time.scheduler });
+    const closedSeqs: number[] = [];
+    const firstClosed = new Promise<void>((done) => wal.onSegmentClosed((segment) => (closedSeqs.push(segment.seq), done())));
+    // Under 300 bytes (its group and commit marker): quiet for 10 s, it waits for its age.
+    await wal.append(lines({ id: 'a' }));
+    expect(time.pending).toBe(1);
+    await time.advance(10_000);
+    expect(closedSeqs).toEqual([]);
+    // Ingest goes on, a group every 3 s, the segment past 300 bytes: its quiet timer keeps finding a group newer than 5 s.
+    for (const id of ['b', 'c', 'd', 'e']) {
+      await wal.append(lines({ id, message: 'x'.repeat(200) }));
+      await time.advance(3000);
+      expect(closedSeqs).toEqual([]);
+    }
+    // The age timer and one quiet timer.
+    expect(time.pending).toBe(2);
+    // 5 s after the last group (appended at 19 000): closed by its timer, without an explicit roll.
+    await time.advance(23_999 - time.elapsedMs);
+    expect(closedSeqs).toEqual([]);
+    await time.advance(1);
+    await firstClosed;
+    expect(closedSeqs).toEqual([1]);
+    expect(wal.closedSegments().map((s) => s.seq)).toEqual([1]);
+    expect(readFileSync(join(dir, segmentFileName(1)), 'utf8')).toContain('"e"');
+    // The next segment is empty: no timer on an idle log.
+    expect(time.pending).toBe(0);
     await wal.close();
   });
 

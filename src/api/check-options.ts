@@ -79,7 +79,7 @@ export function checkEndpointsOptions(options: unknown): asserts options is Endp
     }
     checkInteger('storage.retentionDays', storage.retentionDays, 1, 36_500);
     // The write-ahead log's bounds, checked here so a mistake names the option (not a RangeError from inside).
-    for (const bound of ['maxSegmentBytes', 'maxSegmentAgeMs', 'maxPendingBytes', 'maxUncompactedBytes'] as const) {
+    for (const bound of ['maxSegmentBytes', 'maxSegmentAgeMs', 'segmentQuietMs', 'maxPendingBytes', 'maxUncompactedBytes'] as const) {
       checkPositiveNumber(`storage.${bound}`, storage[bound], bound.endsWith('Ms') ? 'milliseconds' : 'bytes');
     }
     checkObject('storage.sourceNames', storage.sourceNames);

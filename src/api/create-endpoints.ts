@@ -346,7 +346,8 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest,
   stats(): EndpointsStats {
     const { rss, heapTotal, external } = process.memoryUsage();
     const held = this.#engine.heldBytes?.();
-    const duckdb = held ? [{ instance: 'queries' as const, ...held }] : [];
+    const compaction = this.#managed?.compactionDuckdbBytes() ?? null;
+    const duckdb: EndpointsStats['memory']['duckdb'] = [...(held ? [{ instance: 'queries' as const, ...held }] : []), ...(compaction ? [{ instance: 'compaction' as const, ...compaction }] : [])];
     const memory = { budgetBytes: this.#budget.bytes, residentBytes: rss, heapBytes: heapTotal, externalBytes: external, duckdb };
     const stats: EndpointsStats = {
       ...this.#counters,

@@ -23,7 +23,7 @@ export async function backfillRollups(state: DatasetState, source: SourceDescrip
   if (lacking.length === 0 || state.damage.length > 0) return [];
   const staging = join(state.root, `.compact-${randomBytes(8).toString('hex')}.tmp`);
   await mkdir(staging, { recursive: true });
-  const { instance, connection } = await openDatabase(duckdb);
+  const { connection, close } = await openDatabase(duckdb);
   const add: DataFile[] = [];
   try {
     for (const file of lacking) {
@@ -50,8 +50,7 @@ export async function backfillRollups(state: DatasetState, source: SourceDescrip
       }
     throw error;
   } finally {
-    connection.closeSync();
-    instance.closeSync();
+    await close();
     await rm(staging, { recursive: true, force: true });
   }
   failpoint('backfill:after-commit', source.name);

@@ -59,7 +59,7 @@ export async function writeRun(outDir: string, options: RunOptions, work: InputS
   const runId = randomBytes(8).toString('hex');
   const staging = join(outDir, `.compact-${runId}.tmp`);
   await mkdir(join(staging, 'inputs'), { recursive: true });
-  const { instance, connection } = await openDatabase(options.duckdb);
+  const { connection, close } = await openDatabase(options.duckdb);
   const abort = () => connection.interrupt();
   options.signal?.addEventListener('abort', abort);
   try {
@@ -81,8 +81,7 @@ export async function writeRun(outDir: string, options: RunOptions, work: InputS
     return { add, records, rows, skippedLines: [...counts.values()].reduce((n, c) => n + c.skipped, 0) };
   } finally {
     options.signal?.removeEventListener('abort', abort);
-    connection.closeSync();
-    instance.closeSync();
+    await close();
     await rm(staging, { recursive: true, force: true });
   }
 }

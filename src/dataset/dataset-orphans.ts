@@ -199,7 +199,7 @@ export async function orphansOf(state: DatasetState): Promise<{ data: string[]; 
 
 /** Each orphan's rows and provenance, read one file at a time (one damaged file spoils no other). */
 async function readProvenance(root: string, paths: string[], duckdb: DatabaseSettings): Promise<Array<{ path: string; rows: number; provenance: Provenance | null; problem: string }>> {
-  const { instance, connection } = await openDatabase(duckdb);
+  const { connection, close } = await openDatabase(duckdb);
   try {
     const out = [];
     for (const path of paths) {
@@ -214,8 +214,7 @@ async function readProvenance(root: string, paths: string[], duckdb: DatabaseSet
     }
     return out;
   } finally {
-    connection.closeSync();
-    instance.closeSync();
+    await close();
   }
 }
 
@@ -253,15 +252,14 @@ async function dataFileOf(root: string, path: string, rows: number, duckdb: Data
   const head = headPathOf(path).split('\\').join('/');
   const headStats = await stat(join(root, head)).catch(() => null);
   if (headStats) {
-    const { instance, connection } = await openDatabase(duckdb);
+    const { connection, close } = await openDatabase(duckdb);
     try {
       const n = (await connection.runAndReadAll(`SELECT sum(num_rows) AS n FROM parquet_file_metadata(${sqlStringList([join(root, head)])})`)).getRowObjects()[0]?.n;
       entry.head = { path: head, rows: Number(n ?? 0), bytes: headStats.size, crc32: await fileCrc32(join(root, head)) };
     } catch {
       // An unreadable head is left out: logs.all reads the data file instead.
     } finally {
-      connection.closeSync();
-      instance.closeSync();
+      await close();
     }
   }
   // Its stored rollups, likewise (one left out is an orphan, written again by the next compaction).
@@ -269,7 +267,7 @@ async function dataFileOf(root: string, path: string, rows: number, duckdb: Data
     const companion = rollupPathOf(path, rollup).split('\\').join('/');
     const stats = await stat(join(root, companion)).catch(() => null);
     if (!stats) continue;
-    const { instance, connection } = await openDatabase(duckdb);
+    const { connection, close } = await openDatabase(duckdb);
     try {
       const n = (await connection.runAndReadAll(`SELECT sum(num_rows) AS n FROM parquet_file_metadata(${sqlStringList([join(root, companion)])})`)).getRowObjects()[0]?.n;
       // Its definition is unknown: compaction computes it again (backfill-rollups.ts) before it is read.
@@ -277,8 +275,7 @@ async function dataFileOf(root: string, path: string, rows: number, duckdb: Data
     } catch {
       // Unreadable: left out.
     } finally {
-      connection.closeSync();
-      instance.closeSync();
+      await close();
     }
   }
   return entry;

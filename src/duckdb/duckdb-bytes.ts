@@ -73,3 +73,46 @@ export class DuckDBBytesSampler {
     this.connection.closeSync();
   }
 }
+
+/**
+ * What the DuckDB instances of a role that opens one per run (compaction: each run opens its own
+ * and closes it when the run ends) hold while they are open, summed; zero while none is. An
+ * instance opened with this as its `held` setting (`openDatabase`) is watched by a
+ * `DuckDBBytesSampler` of its own from its open to its `close`, read as the samplers are: the
+ * last reading, a look at an older one starting the next.
+ *
+ * @example
+ * const compaction = new RunDuckDBBytes();
+ * const db = await openDatabase({ memoryLimit: '80MB', held: compaction });
+ * compaction.latest; // { memoryBytes: 0, temporaryBytes: 0 }, read at its open
+ * await db.close(); // compaction.latest is zero again
+ */
+export class RunDuckDBBytes {
+  readonly #open = new Set<DuckDBBytesSampler>();
+
+  /** The last readings of the instances open now, summed (zero when none is). */
+  get latest(): DuckDBBytes {
+    const sum: DuckDBBytes = { memoryBytes: 0, temporaryBytes: 0 };
+    for (const sampler of this.#open) {
+      const { memoryBytes, temporaryBytes } = sampler.latest;
+      sum.memoryBytes += memoryBytes;
+      sum.temporaryBytes += temporaryBytes;
+    }
+    return sum;
+  }
+
+  /** Reads every open instance now (tests; readers take `latest`). */
+  async refresh(): Promise<void> {
+    await Promise.all([...this.#open].map((s) => s.refresh()));
+  }
+
+  /** Watches `instance` until the returned function is called (before the instance closes). */
+  async watch(instance: DuckDBInstance): Promise<() => Promise<void>> {
+    const sampler = await DuckDBBytesSampler.open(instance);
+    this.#open.add(sampler);
+    return async () => {
+      this.#open.delete(sampler);
+      await sampler.close();
+    };
+  }
+}

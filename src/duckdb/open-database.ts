@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { InvalidOptionError } from '../errors';
 import { TIMESTAMP_MACROS } from './source-relations';
+import type { RunDuckDBBytes } from './duckdb-bytes';
 
 export interface DatabaseSettings {
   /**
@@ -16,6 +17,8 @@ export interface DatabaseSettings {
    * `.tmp` in the working directory). Managed storage puts it in its data dir.
    */
   tempDirectory?: string;
+  /** Where what the instance holds is shown while it is open (compaction's runs, on `/metrics`); close it with the `close` `openDatabase` returns. */
+  held?: RunDuckDBBytes;
 }
 
 /** A memory size DuckDB accepts: a number and a unit (`256MB`, `1.5GB`, `512MiB`; MB = 10^6 bytes). */
@@ -49,11 +52,20 @@ export function memoryLimitBytes(text: string): number | null {
  */
 export const ALLOCATOR_SETTINGS = { allocator_flush_threshold: '16MB', allocator_background_threads: 'true' } as const;
 
+/** An open DuckDB: its instance, a connection on it, and what closes both. */
+export interface OpenDatabase {
+  instance: DuckDBInstance;
+  connection: DuckDBConnection;
+  relief: MemoryRelief | null;
+  /** Stops showing what it holds (`held`), then closes the connection and the instance. */
+  close(): Promise<void>;
+}
+
 /**
  * An in-memory DuckDB set up the one way every part of the library uses it: offline, UTC, and
  * with the macros the source relations need.
  */
-export async function openDatabase(settings: DatabaseSettings = {}): Promise<{ instance: DuckDBInstance; connection: DuckDBConnection; relief: MemoryRelief | null }> {
+export async function openDatabase(settings: DatabaseSettings = {}): Promise<OpenDatabase> {
   const config: Record<string, string> = {
     // Offline by design: json and parquet are built in, nothing is ever downloaded.
     autoinstall_known_extensions: 'false',
@@ -79,7 +91,14 @@ export async function openDatabase(settings: DatabaseSettings = {}): Promise<{ i
       const threads = Number((await connection.runAndReadAll("SELECT current_setting('threads')")).getRows()[0]?.[0]);
       relief = new MemoryRelief(instance, threads, limit);
     }
-    return { instance, connection, relief };
+    const opened = instance;
+    const unwatch = settings.held ? await settings.held.watch(opened) : null;
+    const close = async () => {
+      await unwatch?.();
+      connection.closeSync();
+      opened.closeSync();
+    };
+    return { instance, connection, relief, close };
   } catch (error) {
     // Nothing but the settings varies here: a failure means DuckDB cannot run with them (a memory
     // limit too small to set up a connection, threads it refuses).

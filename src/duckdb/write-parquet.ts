@@ -21,7 +21,7 @@ export async function writeParquet(source: SourceDescriptor, inputFiles: string[
   const dir = dirname(outFile);
   const temp = join(dir, `.${basename(outFile)}.${process.pid}.${++sequence}.tmp`);
   const spill = `${temp}.spill`;
-  const { instance, connection } = await openDatabase(settings);
+  const { connection, close } = await openDatabase(settings);
   try {
     // Sorting millions of events may not fit in memory: spill beside the output, not in the cwd.
     await connection.run(`SET temp_directory = ${sqlString(spill)}`);
@@ -33,8 +33,7 @@ export async function writeParquet(source: SourceDescriptor, inputFiles: string[
     await rm(temp, { force: true });
     throw error;
   } finally {
-    connection.closeSync();
-    instance.closeSync();
+    await close();
     await rm(spill, { recursive: true, force: true });
   }
 }

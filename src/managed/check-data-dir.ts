@@ -159,7 +159,7 @@ async function checkSegments(source: SourceName, dir: string, report: DataDirRep
 async function unreadableFiles(state: DatasetState, duckdb: DatabaseSettings): Promise<Array<{ path: string; message: string }>> {
   const checks = new FileChecks();
   const bad: Array<{ path: string; message: string }> = [];
-  const { instance, connection } = await openDatabase(duckdb);
+  const { connection, close } = await openDatabase(duckdb);
   try {
     for (const file of state.files.values()) {
       const parts = [{ path: file.path, bytes: file.bytes, crc32: file.crc32 }, ...companionsOf(file)];
@@ -185,8 +185,7 @@ async function unreadableFiles(state: DatasetState, duckdb: DatabaseSettings): P
       }
     }
   } finally {
-    connection.closeSync();
-    instance.closeSync();
+    await close();
   }
   return bad;
 }
@@ -229,12 +228,11 @@ async function repairDataset(root: string, source: SourceName, descriptor: Sourc
     .map((m) => Number(m[1]));
   if (lostData.length || lostCompanions.length || unsettled.length) {
     const staging = join(root, `.compact-${randomBytes(8).toString('hex')}.tmp`);
-    const { instance, connection } = await openDatabase(duckdb);
+    const { connection, close } = await openDatabase(duckdb);
     try {
       await repairFiles(connection, state, source, descriptor, { lostData, lostCompanions, unsettled, staging }, report);
     } finally {
-      connection.closeSync();
-      instance.closeSync();
+      await close();
       await rm(staging, { recursive: true, force: true });
     }
   }

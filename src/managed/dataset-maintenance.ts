@@ -74,7 +74,7 @@ async function mergeDay(state: DatasetState, declared: SourceDescriptor, day: st
   const staging = join(root, `.compact-${runId}.tmp`);
   const name = `date=${day}/part-${runId}-0.parquet`;
   await mkdir(staging, { recursive: true });
-  const { instance, connection } = await openDatabase(duckdb);
+  const { connection, close } = await openDatabase(duckdb);
   try {
     const paths = files.map((f) => join(root, f.path));
     const staged = join(staging, 'merged.parquet');
@@ -122,8 +122,7 @@ async function mergeDay(state: DatasetState, declared: SourceDescriptor, day: st
     await checkpointIfDue(next);
     return next;
   } finally {
-    connection.closeSync();
-    instance.closeSync();
+    await close();
     await rm(staging, { recursive: true, force: true });
   }
 }

@@ -5,6 +5,7 @@ import type { SourceSet } from '../sources/source-set';
 import type { ExtraInputs } from '../files/source-reader';
 import { SourceNames } from '../ingest/source-names';
 import { DEFAULT_COMPACTION_DUCKDB } from '../duckdb/compaction-duckdb';
+import { RunDuckDBBytes, type DuckDBBytes } from '../duckdb/duckdb-bytes';
 import { systemNow } from '../time/clock';
 import { oneAtATime } from '../util/one-at-a-time';
 import { InvalidOptionError } from '../errors';
@@ -36,6 +37,8 @@ export interface ShipTo {
  */
 export class ManagedStorage {
   readonly info: ManagedStorageInfo;
+  /** What the compaction run going on holds in its DuckDB (zero between runs). */
+  private readonly compactionHeld = new RunDuckDBBytes();
 
   private constructor(
     /**
@@ -130,7 +133,7 @@ export class ManagedStorage {
    */
   async start(options: ManagedStorageOptions, shipTo?: ShipTo): Promise<void> {
     if (shipTo) this.shipping = await startShippers(this.sources, this.walSet, options, shipTo);
-    else this.compactors = startCompactors(this.sources, this.walSet, options, this.memory);
+    else this.compactors = startCompactors(this.sources, this.walSet, options, this.memory, this.compactionHeld);
     this.loading = this.loadLeftovers();
   }
 
@@ -189,6 +192,11 @@ export class ManagedStorage {
       stats.shippingFailures = shipped((c) => c.failures);
     }
     return stats;
+  }
+
+  /** What compaction's DuckDB holds now: the run going on's instance, zero between runs; null while shipping (no compaction). */
+  compactionDuckdbBytes(): DuckDBBytes | null {
+    return this.shipping ? null : this.compactionHeld.latest;
   }
 
   /** A source's write-ahead bytes, and those compaction (or shipping) has yet to take. */
@@ -250,10 +258,10 @@ const RECOVER_AT_OPEN_BYTES = 8 * 1024 * 1024;
 
 /** The WAL settings of the storage options. */
 function walOptions(storage: StorageOptions) {
-  const { maxSegmentBytes, maxPendingBytes, maxUncompactedBytes } = storage;
+  const { maxSegmentBytes, segmentQuietMs, maxPendingBytes, maxUncompactedBytes } = storage;
   // Shipped segments are what ClickHouse queries see: closed after a second, not a minute.
   const maxSegmentAgeMs = storage.maxSegmentAgeMs ?? (storage.clickhouse ? 1000 : undefined);
-  return { maxSegmentBytes, maxSegmentAgeMs, maxPendingBytes, maxUncompactedBytes, recoverAtOpenBytes: RECOVER_AT_OPEN_BYTES };
+  return { maxSegmentBytes, maxSegmentAgeMs, segmentQuietMs, maxPendingBytes, maxUncompactedBytes, recoverAtOpenBytes: RECOVER_AT_OPEN_BYTES };
 }
 
 /**
@@ -276,7 +284,7 @@ function typedSourcesOf(sources: SourceSet, dataDir: string): SourceSet {
  * One background compactor per source: closed segments into the dataset, small files merged,
  * days past retention dropped. Segments left closed by a previous process are compacted at once.
  */
-function startCompactors(sources: SourceSet, walSet: WalSet, options: ManagedStorageOptions, memory: MemoryTables | undefined): BackgroundCompactor[] {
+function startCompactors(sources: SourceSet, walSet: WalSet, options: ManagedStorageOptions, memory: MemoryTables | undefined, held: RunDuckDBBytes): BackgroundCompactor[] {
   // One compaction at a time in the process: one compaction DuckDB inside the memory budget.
   const lane = oneAtATime();
   return sources.list.map((descriptor) => {
@@ -308,7 +316,8 @@ function startCompactors(sources: SourceSet, walSet: WalSet, options: ManagedSto
       retentionDays: options.storage?.retentionDays ?? 90,
       // Retention judges the age of events: the injected clock, like the windows.
       now: options.now ?? systemNow,
-      duckdb: options.storage?.compactionDuckdb ?? DEFAULT_COMPACTION_DUCKDB,
+      // Its runs (and their merges) show what their DuckDB holds while they run (stats, /metrics).
+      duckdb: { ...(options.storage?.compactionDuckdb ?? DEFAULT_COMPACTION_DUCKDB), held },
       typedColumns: options.storage?.typedColumns ?? true,
       onError: (error) => {
         try {

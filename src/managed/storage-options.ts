@@ -27,6 +27,11 @@ export interface StorageOptions {
   maxSegmentBytes?: number;
   /** ... or once its oldest event is this old, in ms (default 60 000; 1 000 with `clickhouse`, so events show soon). */
   maxSegmentAgeMs?: number;
+  /**
+   * ... or once it holds 256 KiB and no event came into it for this long, in ms (default 5 000):
+   * a sender that stops has its last events compacted, and out of memory, within seconds.
+   */
+  segmentQuietMs?: number;
   /** Past this many bytes accepted but not yet fsynced, ingest answers 503 overloaded (default 64 MiB). */
   maxPendingBytes?: number;
   /** Past this many bytes of WAL not yet compacted, ingest answers 503 overloaded (default 1 GiB). */

@@ -58,7 +58,7 @@ export async function quarantineUnreadableLines(options: {
 /** The offsets of the lines the engine reads as no event: not JSON to it, or no usable timestamp. */
 async function unreadOffsets(source: SourceDescriptor, path: string, lines: readonly SegmentLine[], duckdb: DatabaseSettings = {}): Promise<number[]> {
   // One thread: rows come back in line order.
-  const { instance, connection } = await openDatabase({ ...duckdb, threads: 1 });
+  const { connection, close } = await openDatabase({ ...duckdb, threads: 1 });
   try {
     const relation = sourceRelation(source, { ndjson: [path], parquet: [], parquetTypes: new Map() });
     const rows = (await connection.runAndReadAll(`SELECT id, timestamp IS NULL AS unusable FROM (${relation})`)).getRows();
@@ -69,8 +69,7 @@ async function unreadOffsets(source: SourceDescriptor, path: string, lines: read
     const read = new Set(offsets.filter((_, i) => rows[i]![1] === false));
     return lines.filter((l) => !read.has(l.offset)).map((l) => l.offset);
   } finally {
-    connection.closeSync();
-    instance.closeSync();
+    await close();
   }
 }
 

@@ -32,7 +32,7 @@ export class ManagedHistory {
   /** Opens (creating) the data dir at the instant `now` (retention judges days by it). */
   static async open(dataDir: string, now: Date): Promise<ManagedHistory> {
     // Segments close only when asked (`segment`).
-    const set = await openWalSet(dataDir, BUILT_IN_SOURCE_SET, { maxSegmentBytes: 1 << 30, maxSegmentAgeMs: 1e9 });
+    const set = await openWalSet(dataDir, BUILT_IN_SOURCE_SET, { maxSegmentBytes: 1 << 30, maxSegmentAgeMs: 1e9, segmentQuietMs: 1e9 });
     const ingestor = new Ingestor(set, new SourceNames(BUILT_IN_SOURCE_SET), () => now);
     const compactors: Record<string, BackgroundCompactor> = {};
     for (const source of HISTORY_SOURCES) {

@@ -12,22 +12,31 @@ export interface ActiveSegment extends GroupTarget {
   path: string;
   /** When its first group was written (monotonic ms), null while empty. */
   firstWriteAt: number | null;
+  /** When its last group was written (monotonic ms), null while empty. */
+  lastWriteAt: number | null;
 }
 
-/** When a segment closes: by size, by the age of its first group. */
+/** When a segment closes: by size, by the age of its first group, by a quiet spell after its last. */
 export interface RollingRules {
   maxSegmentBytes: number;
   maxSegmentAgeMs: number;
+  /** A segment holding at least `quietRollBytes` closes once no group was written into it for this long. */
+  quietMs: number;
+  /** Below this a quiet segment waits for its age: a trickle of events is not a compaction run each. */
+  quietRollBytes: number;
   /** Monotonic milliseconds. */
   now: () => number;
-  /** Runs the age-based roll of an idle segment. */
+  /** Runs the age-based and quiet rolls of an idle segment. */
   scheduler: CacheScheduler;
 }
 
 /**
  * Rolling: which segment is active, when it closes (it holds `maxSegmentBytes`, or its first group
- * is `maxSegmentAgeMs` old: a timer asks for the roll of an idle one; an empty segment never
- * closes) and the next one's file (`segmentFileName`, created and its folder fsynced).
+ * is `maxSegmentAgeMs` old, or it holds `quietRollBytes` and nothing was written into it for
+ * `quietMs`: a timer asks for the roll of an idle one; an empty segment never closes, so an idle
+ * log has no timer) and the next one's file (`segmentFileName`, created and its folder fsynced).
+ * The quiet roll hands a segment to compaction soon after its sender stops, so the memory tables
+ * give its rows back then, not up to a minute later.
  *
  * @example
  * const rolling = new SegmentRolling(rules, (seq) => createSegment(dir, seq), () => { rolling.requested = true; groupCommit.kick(); });
@@ -39,6 +48,7 @@ export class SegmentRolling {
   /** A roll asked for (by size, by the age timer, by `Wal.roll`), done before the next group. */
   requested = false;
   private cancelAgeTimer: (() => void) | null = null;
+  private cancelQuietTimer: (() => void) | null = null;
 
   /**
    * `create` makes the file of the next segment (`createSegment`, through the WAL); `ask` is
@@ -56,17 +66,40 @@ export class SegmentRolling {
     if (this.requested) return true;
     const a = this.active;
     if (!a || a.firstWriteAt === null) return false;
-    return a.committedBytes >= this.rules.maxSegmentBytes || this.rules.now() - a.firstWriteAt >= this.rules.maxSegmentAgeMs;
+    return a.committedBytes >= this.rules.maxSegmentBytes || this.rules.now() - a.firstWriteAt >= this.rules.maxSegmentAgeMs || this.quiet(a);
   }
 
-  /** After the first group of the active segment is written: its age counts from now, and its timer starts. */
+  /**
+   * After each group written into the active segment: the first starts its age and the age timer;
+   * each one restarts its quiet spell, and once it holds `quietRollBytes` a quiet timer runs (one
+   * at a time: when it fires early, because groups came meanwhile, it waits for the rest).
+   */
   written(): void {
     const a = this.active;
-    if (!a || a.firstWriteAt !== null) return;
-    a.firstWriteAt = this.rules.now();
-    this.cancelAgeTimer = this.rules.scheduler.schedule(this.rules.maxSegmentAgeMs, async () => {
-      this.cancelAgeTimer = null;
-      this.ask();
+    if (!a) return;
+    const now = this.rules.now();
+    a.lastWriteAt = now;
+    if (a.firstWriteAt === null) {
+      a.firstWriteAt = now;
+      this.cancelAgeTimer = this.rules.scheduler.schedule(this.rules.maxSegmentAgeMs, async () => {
+        this.cancelAgeTimer = null;
+        this.ask();
+      });
+    }
+    if (this.cancelQuietTimer === null && a.committedBytes >= this.rules.quietRollBytes) this.waitQuiet(a, this.rules.quietMs);
+  }
+
+  /** Whether `segment` holds enough to be closed when quiet, and has been quiet for `quietMs`. */
+  private quiet(segment: ActiveSegment): boolean {
+    return segment.lastWriteAt !== null && segment.committedBytes >= this.rules.quietRollBytes && this.rules.now() - segment.lastWriteAt >= this.rules.quietMs;
+  }
+
+  private waitQuiet(segment: ActiveSegment, delayMs: number): void {
+    this.cancelQuietTimer = this.rules.scheduler.schedule(delayMs, async () => {
+      this.cancelQuietTimer = null;
+      if (this.active !== segment || segment.lastWriteAt === null) return;
+      if (this.quiet(segment)) this.ask();
+      else this.waitQuiet(segment, segment.lastWriteAt + this.rules.quietMs - this.rules.now());
     });
   }
 
@@ -90,16 +123,18 @@ export class SegmentRolling {
     const closed: WalSegment = { path: old.path, seq: old.seq, committedBytes: old.committedBytes, closed: true };
     this.active = next;
     listClosed(closed);
-    this.stopAgeTimer();
+    this.stopTimers();
     // Its bytes are fsynced already, and nothing writes to it any more; a failing close loses nothing.
     await old.handle.close().catch(() => undefined);
     return closed;
   }
 
-  /** Cancels the age timer of the active segment (the WAL closes). */
-  stopAgeTimer(): void {
+  /** Cancels the age and quiet timers of the active segment (it closed, or the WAL closes). */
+  stopTimers(): void {
     this.cancelAgeTimer?.();
     this.cancelAgeTimer = null;
+    this.cancelQuietTimer?.();
+    this.cancelQuietTimer = null;
   }
 }
 
@@ -113,5 +148,5 @@ export async function createSegment(dir: string, seq: number): Promise<ActiveSeg
   const path = join(dir, segmentFileName(seq));
   const handle = await open(path, 'wx');
   await fsyncDir(dir);
-  return { seq, path, handle, committedBytes: 0, groups: 0, firstWriteAt: null };
+  return { seq, path, handle, committedBytes: 0, groups: 0, firstWriteAt: null, lastWriteAt: null };
 }

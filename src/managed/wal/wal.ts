@@ -22,13 +22,17 @@ export interface WalOptions {
   maxSegmentBytes?: number;
   /** ... or once its first group is this old, in ms (default 60 000). An empty segment is never closed by age. */
   maxSegmentAgeMs?: number;
+  /** ... or once it holds `quietRollBytes` and no group was written into it for this long, in ms (default 5 000). */
+  segmentQuietMs?: number;
+  /** The least a segment holds to be closed when quiet (default 256 KiB); a smaller one waits for its age. */
+  quietRollBytes?: number;
   /** Past this many bytes accepted but not yet fsynced, `append` rejects with `overloaded` (default 64 MiB). */
   maxPendingBytes?: number;
   /** Past this many bytes in segments not yet released (compacted), `append` rejects with `overloaded` (default 1 GiB). */
   maxUncompactedBytes?: number;
   /** Monotonic milliseconds for segment age (default `performance.now`). */
   now?: () => number;
-  /** Runs the age-based roll of an idle segment (default `setTimeout`, unref'ed). */
+  /** Runs the age and quiet rolls of an idle segment (default `setTimeout`, unref'ed). */
   scheduler?: CacheScheduler;
   /** Where damaged bytes go (default: the `quarantine` folder beside `dir`). */
   quarantine?: Quarantine;
@@ -43,6 +47,8 @@ export interface WalOptions {
 export const WAL_DEFAULTS = {
   maxSegmentBytes: 8 * 1024 * 1024,
   maxSegmentAgeMs: 60_000,
+  segmentQuietMs: 5_000,
+  quietRollBytes: 256 * 1024,
   maxPendingBytes: 64 * 1024 * 1024,
   maxUncompactedBytes: 1024 * 1024 * 1024,
 } as const;
@@ -91,6 +97,8 @@ export class Wal {
     const rules = {
       maxSegmentBytes: positive(options.maxSegmentBytes, WAL_DEFAULTS.maxSegmentBytes, 'maxSegmentBytes'),
       maxSegmentAgeMs: positive(options.maxSegmentAgeMs, WAL_DEFAULTS.maxSegmentAgeMs, 'maxSegmentAgeMs'),
+      quietMs: positive(options.segmentQuietMs, WAL_DEFAULTS.segmentQuietMs, 'segmentQuietMs'),
+      quietRollBytes: positive(options.quietRollBytes, WAL_DEFAULTS.quietRollBytes, 'quietRollBytes'),
       now: options.now ?? monotonicMs,
       scheduler: options.scheduler ?? timerScheduler,
     };
@@ -296,7 +304,7 @@ export class Wal {
     // A segment being recovered is finished (what is left waits for the next start).
     await this.recovery;
     while (this.groups.running) await this.groups.running;
-    this.rolling.stopAgeTimer();
+    this.rolling.stopTimers();
     const active = this.active;
     if (!active) return;
     // Listed as active while its file closes and as closed after, never missing: a query still
