@@ -38,17 +38,7 @@ describe('log drains deliver at least once', () => {
 
     server = await serve(tmp.dir);
     await server.ingest('before', 0, 20);
-    const created = await server.studio('POST', '/api/backends', {
-      name: 'hook',
-      description: '',
-      type: 'webhook',
-      config: { url: `${sink.url}/hook`, http: 'http1', gzip: false, headers: {} },
-      metadata: { type: 'log-drain' },
-    });
-    expect(created.status).toBe(201);
-    const sources = (await server.studio('GET', '/api/sources')).json as { id: string; name: string }[];
-    const gotrue = sources.find((s) => s.name.toLowerCase() === 'gotrue.logs.prod')!;
-    expect((await server.studio('POST', '/api/rules', { backend_id: (created.json as { id: number }).id, lql_string: '~".*?"', source_id: gotrue.id })).status).toBe(201);
+    await server.drain('webhook', { url: `${sink.url}/hook`, http: 'http1', gzip: false, headers: {} }, 'hook');
 
     await server.ingest('e', 0, 100);
     await sink.until(() => processed().includes('e99'));
@@ -114,18 +104,13 @@ describe('log drains deliver at least once', () => {
 
     const env = { LOG_ENDPOINTS_DATADOG_URL: `${sink.url}/dd` };
     server = await serve(tmp.dir, env);
-    const gotrue = ((await server.studio('GET', '/api/sources')).json as { id: string; name: string }[]).find((s) => s.name.toLowerCase() === 'gotrue.logs.prod')!;
     const configs: [string, object][] = [
       ['webhook', { url: `${sink.url}/hook`, http: 'http1', gzip: true, headers: {} }],
       ['datadog', { api_key: 'dd-key', region: 'US1' }],
       ['loki', { url: `${sink.url}/loki`, username: '', password: '', headers: {} }],
       ['otlp', { endpoint: `${sink.url}/otlp`, protocol: 'http/protobuf', gzip: true, headers: {} }],
     ];
-    for (const [type, config] of configs) {
-      const created = await server.studio('POST', '/api/backends', { name: type, description: '', type, config, metadata: { type: 'log-drain' } });
-      expect(created.status).toBe(201);
-      expect((await server.studio('POST', '/api/rules', { backend_id: (created.json as { id: number }).id, lql_string: '~".*?"', source_id: gotrue.id })).status).toBe(201);
-    }
+    for (const [type, config] of configs) await server.drain(type, config);
     await server.ingest('w', 0, 100);
     await sink.until(() => allTook('w99'));
     // Every receiver down: the events wait in the log (some compacted out of it meanwhile, kept for the drains).

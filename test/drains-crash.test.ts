@@ -5,23 +5,6 @@ import { tempDir } from './support/log-files';
 
 const serve = (dataDir: string) => serveWithDrains(dataDir);
 
-/** A webhook drain made as Studio makes it, with its rule for GoTrue's source. */
-async function studioDrain(server: Awaited<ReturnType<typeof serve>>, url: string): Promise<{ id: number; token: string }> {
-  const created = await server.studio('POST', '/api/backends', {
-    name: url,
-    description: '',
-    type: 'webhook',
-    config: { url, http: 'http1', gzip: false, headers: {} },
-    metadata: { type: 'log-drain' },
-  });
-  expect(created.status).toBe(201);
-  const drain = created.json as { id: number; token: string };
-  const sources = (await server.studio('GET', '/api/sources')).json as { id: string; name: string }[];
-  const gotrue = sources.find((s) => s.name.toLowerCase() === 'gotrue.logs.prod')!;
-  expect((await server.studio('POST', '/api/rules', { backend_id: drain.id, lql_string: '~".*?"', source_id: gotrue.id })).status).toBe(201);
-  return drain;
-}
-
 describe('log drains across kill -9', () => {
   const tmp = tempDir('le-drains-crash-');
   let sink: Awaited<ReturnType<typeof drainReceiver>> | undefined;
@@ -33,7 +16,7 @@ describe('log drains across kill -9', () => {
   it('a drain made before a kill -9 is kept and forwards what is ingested after the restart; one deleted before a kill -9 stays gone', async () => {
     sink = await drainReceiver();
     const first = await serve(tmp.dir);
-    const kept = await studioDrain(first, `${sink.url}/kept`);
+    const kept = await first.drain('webhook', { url: `${sink.url}/kept`, http: 'http1', gzip: false, headers: {} }, `${sink.url}/kept`);
     await first.ingest('e', 0, 5);
     await sink.until(() => sink!.webhookIds('/kept').length >= 5);
     await first.kill();
@@ -54,7 +37,7 @@ describe('log drains across kill -9', () => {
     expect((await third.studio('GET', '/api/backends?metadata[type]=log-drain')).json).toEqual([]);
     expect((await third.studio('GET', `/api/backends/${kept.token}`)).status).toBe(404);
     // A new drain gets the next events; the deleted one gets nothing more.
-    await studioDrain(third, `${sink.url}/new`);
+    await third.drain('webhook', { url: `${sink.url}/new`, http: 'http1', gzip: false, headers: {} }, `${sink.url}/new`);
     await third.ingest('e', 10, 1);
     await sink.until(() => sink!.webhookIds('/new').includes('e10'));
     expect(sink.webhookIds('/kept')).toEqual(ids);

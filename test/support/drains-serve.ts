@@ -8,7 +8,8 @@ const ENV = { LOGFLARE_PRIVATE_ACCESS_TOKEN: 'private', LOGFLARE_PUBLIC_ACCESS_T
  * `serve --supabase` on the data dir (a real process, so a test can kill -9 it), once it listens
  * (`command` names another server command, e.g. `['clickhouse', 'serve', '--url', ...]`):
  * `studio` makes Studio's calls with the private token, `ingest` posts GoTrue events
- * `${prefix}${from}` ... in requests of 10 (each answered 200), `kill` sends SIGKILL.
+ * `${prefix}${from}` ... in requests of 10 (each answered 200), `drain` makes a drain of GoTrue's
+ * events as Studio does, `kill` sends SIGKILL.
  *
  * @example
  * const server = await serveWithDrains(dir, ['--wal-segment-bytes', '4096']);
@@ -33,6 +34,15 @@ export async function serveWithDrains(dataDir: string, args: string[] = [], env:
       expect(response.status).toBe(200);
     }
   };
+  /** A drain made as Studio makes it (`type`, `config`), with its rule for GoTrue's source: every event. */
+  const drain = async (type: string, config: object, name = type): Promise<{ id: number; token: string }> => {
+    const created = await studio('POST', '/api/backends', { name, description: '', type, config, metadata: { type: 'log-drain' } });
+    expect(created.status).toBe(201);
+    const made = created.json as { id: number; token: string };
+    const gotrue = ((await studio('GET', '/api/sources')).json as { id: string; name: string }[]).find((s) => s.name.toLowerCase() === 'gotrue.logs.prod')!;
+    expect((await studio('POST', '/api/rules', { backend_id: made.id, lql_string: '~".*?"', source_id: gotrue.id })).status).toBe(201);
+    return made;
+  };
   const kill = () => new Promise<void>((resolve) => (child.once('exit', () => resolve()), child.kill('SIGKILL')));
-  return { child, studio, ingest, kill };
+  return { child, studio, ingest, drain, kill };
 }
