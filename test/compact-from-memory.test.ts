@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { compactFiles } from '../src/compaction/compact';
 import type { StageParsed } from '../src/compaction/write-run';
@@ -19,6 +19,9 @@ import { BUILDERS } from './support/supabase/vector-events';
 import type { LogTable } from './support/supabase/vector-sources';
 import type { Micros } from './support/supabase/instants';
 import { tempDir } from './support/log-files';
+import { waitUntil } from './support/hang-guard';
+import { census, CENSUS_NOW, censusEvents } from './support/census';
+import { createEndpoints } from '../src/index';
 
 // docs/performance.md, "Footprint": a managed compaction run whose segments the memory tables hold
 // whole stages its rows from them (parsed once, at ingest) instead of parsing the segments' lines
@@ -176,5 +179,32 @@ describe('a managed compaction run stages its rows from the memory tables when t
       await compact(source, [file!], tmp.path('part', 'whole'), stageParsed);
       expect(asked.map((paths) => paths.map((p) => relative(tmp.path('part'), p)))).toEqual([['wal/00000000000000000001.ndjson']]);
     });
+  });
+
+  it('managed storage stages its runs from the memory tables, and every event is read once after', async () => {
+    const stage = vi.spyOn(MemoryTables.prototype, 'stage');
+    const ep = await createEndpoints({ storage: { dataDir: tmp.path('managed'), maxSegmentBytes: 8 * 1024 }, now: () => new Date(CENSUS_NOW), cache: false });
+    const acked: string[] = [];
+    try {
+      for (let batch = 0; batch < 12; batch++) {
+        const events = censusEvents(`s${batch}`, 20);
+        await ep.ingest('cloudflare.logs.prod', events);
+        acked.push(...events.map((e) => e.id as string));
+      }
+      // Every closed segment compacted (the active one stays in the WAL and in memory).
+      await waitUntil(() => ep.stats().storage!.compactedSegments >= 5);
+    } finally {
+      await ep.close();
+    }
+    const answers = await Promise.all(stage.mock.results.map((r) => r.value as Promise<boolean>));
+    stage.mockRestore();
+    expect(answers.length).toBeGreaterThan(0);
+    expect(answers.every((a) => a)).toBe(true);
+    const again = await createEndpoints({ storage: { dataDir: tmp.path('managed') }, now: () => new Date(CENSUS_NOW), cache: false });
+    try {
+      expect(await census(again)).toEqual({ total: acked.length, ids: [...acked].sort() });
+    } finally {
+      await again.close();
+    }
   });
 });
