@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -157,6 +157,27 @@ describe('a managed compaction run stages its rows from the memory tables when t
       const run = await compact(source, listed(store.wal), tmp.path('broken', 'out'), stagingFrom(store.memory, source, answers));
       expect(answers).toEqual([false]);
       expect(run).toMatchObject({ rows: 50, skippedLines: 1 });
+    });
+  });
+
+  it('a segment whose file changed on disk after its rows went in (its check set bytes aside) is compacted from its file as it is now', async () => {
+    const source = SOURCES.get('edgeLogs');
+    await withStore(tmp.path('diverged', 'wal'), async (store) => {
+      for (let g = 1; g <= 3; g++) await ingest(store, source, feedLines('edge_logs', 10, 10 + g));
+      await store.wal.roll();
+      const [file] = listed(store.wal);
+      const bytes = readFileSync(file!.path);
+      // One byte of the second group's first event changed: the group no longer matches its checksum.
+      const at = bytes.indexOf('\n', bytes.indexOf('_wal_commit')) + 10;
+      bytes[at] = bytes[at]! ^ 0x01;
+      writeFileSync(file!.path, bytes);
+      // What managed storage does with its check's answer (managed-storage.ts, the compactor's `verify`).
+      expect(await store.wal.verify(file!.path)).toHaveLength(1);
+      store.memory.diverged(source.name, segmentSeqOf(basename(file!.path))!);
+      const answers: boolean[] = [];
+      const run = await compact(source, listed(store.wal), tmp.path('diverged', 'out'), stagingFrom(store.memory, source, answers));
+      expect(answers).toEqual([false]);
+      expect(run).toMatchObject({ rows: 20 });
     });
   });
 

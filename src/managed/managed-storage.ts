@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { basename, join, resolve } from 'node:path';
+import { basename, join } from 'node:path';
 import type { SourceName } from '../sources/source-descriptor';
 import type { SourceSet } from '../sources/source-set';
 import type { ExtraInputs } from '../files/source-reader';
@@ -290,9 +290,6 @@ function startCompactors(sources: SourceSet, walSet: WalSet, options: ManagedSto
   return sources.list.map((descriptor) => {
     const source = descriptor.name;
     const wal = walSet.wals[source]!;
-    // Closed segments whose check found bytes changed on disk (blanked, set aside): their memory
-    // rows are no longer the file's, so a run taking one parses the file as it is now.
-    const damaged = new Set<string>();
     const compactor = new BackgroundCompactor({
       source: descriptor,
       sources,
@@ -309,24 +306,21 @@ function startCompactors(sources: SourceSet, walSet: WalSet, options: ManagedSto
             paths.map((p) => segmentSeqOf(basename(p))).filter((n): n is number => n !== null),
           );
           await wal.release(paths);
-          for (const path of paths) damaged.delete(resolve(path));
         },
         verify: async (path) => {
           const found = await wal.verify(path);
-          if (found.length) damaged.add(resolve(path));
+          const seq = segmentSeqOf(basename(path));
+          // Its file no longer holds what memory does (changed bytes blanked, set aside): compacted from the file.
+          if (found.length && seq !== null) memory?.diverged(source, seq);
           return found;
         },
       },
-      // A run's rows staged from the memory tables when they hold every segment it takes (each parsed once, at ingest).
+      // A run's rows staged from the memory tables when they hold every segment it takes (parsed there at ingest).
       stageParsed: memory
         ? async (paths, rowsFile) => {
-            const segments = new Map<number, string>();
-            for (const path of paths) {
-              const seq = segmentSeqOf(basename(path));
-              if (seq === null || damaged.has(resolve(path))) return false;
-              segments.set(seq, path);
-            }
-            return memory.stage(source, segments, rowsFile);
+            const seqs = paths.map((path) => segmentSeqOf(basename(path)));
+            if (!seqs.every((seq): seq is number => seq !== null)) return false;
+            return memory.stage(source, new Map(seqs.map((seq, i) => [seq, paths[i]!])), rowsFile);
           }
         : undefined,
       setAside: async (path) => {

@@ -89,6 +89,8 @@ export interface MemoryRelation {
 export class MemoryTables {
   private readonly mirrored = new Map<string, Set<number>>();
   private readonly broken = new Map<string, Set<number>>();
+  /** Mirrored segments whose files changed on disk since (see `diverged`): never staged from here. */
+  private readonly divergedSeqs = new Map<string, Set<number>>();
   private bytes = 0;
   /** NDJSON bytes held per segment (`source:seq`), given back when the segment's rows go. */
   private readonly segmentBytes = new Map<string, number>();
@@ -342,7 +344,7 @@ export class MemoryTables {
    * compaction parsing the segments' lines again (docs/performance.md, "Footprint"). The rows
    * are the lines' own (the INSERT types them as the files are read), so the staged file, and the
    * Parquet sorted from it, are the same. Resolves false unless every segment is mirrored (each
-   * of its groups in) and the file written, so compaction reads the files instead (writing the
+   * of its groups in), none `diverged`, and the file written, so compaction reads the files instead (writing the
    * staged file over whatever was begun); never throws.
    *
    * Every group of a closed segment was handed to `insert` before the segment closed (each
@@ -352,7 +354,7 @@ export class MemoryTables {
    */
   async stage(source: SourceName, segments: ReadonlyMap<number, string>, rowsFile: string): Promise<boolean> {
     await this.chain.catch(() => undefined);
-    const held = (): boolean => this.created && [...segments.keys()].every((seq) => this.mirrored.get(source)?.has(seq));
+    const held = (): boolean => this.created && [...segments.keys()].every((seq) => this.mirrored.get(source)?.has(seq) && !this.divergedSeqs.get(source)?.has(seq));
     if (!segments.size || !this.instance || !held()) return false;
     const d = this.sources.get(source);
     const columns = declaredColumns(d).map(([name]) => name);
@@ -368,6 +370,15 @@ export class MemoryTables {
     } finally {
       connection?.closeSync();
     }
+  }
+
+  /**
+   * Segment `seq`'s file no longer holds the lines inserted here: its check found bytes changed
+   * on disk and set them aside (the WAL's `verify`). Queries go on reading its rows here until
+   * it is compacted, as before; compaction stages it from its file as it is now (`stage`).
+   */
+  diverged(source: SourceName, seq: number): void {
+    this.set(this.divergedSeqs, source).add(seq);
   }
 
   /**
@@ -419,6 +430,7 @@ export class MemoryTables {
           for (const seq of seqs) {
             this.mirrored.get(source)?.delete(seq);
             this.broken.get(source)?.delete(seq);
+            this.divergedSeqs.get(source)?.delete(seq);
             this.bytes -= this.segmentBytes.get(`${source}:${seq}`) ?? 0;
             this.segmentBytes.delete(`${source}:${seq}`);
           }
