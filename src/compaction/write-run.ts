@@ -46,7 +46,8 @@ export interface RunOptions {
  * Writes a run's staged rows file (staged-rows.ts: `stageRowsSql`'s columns, `filename` the input's
  * path) from rows something holds parsed already (managed storage's memory tables), instead of
  * the inputs' lines being parsed again; resolves false when it does not hold every line of each
- * input (the run then writes that file from the lines, over anything begun). Asked only when the run reads every input whole and in place.
+ * input (the run then writes that file from the lines, over anything begun). Asked only when the
+ * run reads every input whole and in place.
  *
  * @example
  * const stageParsed: StageParsed = async (paths, rowsFile) => held(paths) && (await copyHeld(paths, rowsFile), true);

@@ -344,8 +344,8 @@ export class MemoryTables {
    * compaction parsing the segments' lines again (docs/performance.md, "Footprint"). The rows
    * are the lines' own (the INSERT types them as the files are read), so the staged file, and the
    * Parquet sorted from it, are the same. Resolves false unless every segment is mirrored (each
-   * of its groups in), none `diverged`, and the file written, so compaction reads the files instead (writing the
-   * staged file over whatever was begun); never throws.
+   * of its groups in), none `diverged`, and the file written, so compaction reads the files
+   * instead (writing the staged file over whatever was begun); never throws.
    *
    * Every group of a closed segment was handed to `insert` before the segment closed (each
    * append's rows are inserted as soon as it is durable, the roll comes at the next group), so
