@@ -75,6 +75,7 @@ const TIERS = {
    */
   heavy: [
     'compact',
+    'compact-from-memory',
     'compaction-memory',
     'definitions',
     'differential',

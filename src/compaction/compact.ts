@@ -19,7 +19,7 @@ import { dataDirAround, DataDirLockedError, lockDataDir, type DataDirLock } from
 import { looksLikeSource } from './source-shape';
 import { companionPathsOf } from '../dataset/stored-rollups';
 import { backfillRollups } from './backfill-rollups';
-import { writeRun, type RunStage } from './write-run';
+import { writeRun, type RunStage, type StageParsed } from './write-run';
 import { checkAborted } from './check-aborted';
 
 /** Options of `compactLogs`. */
@@ -156,6 +156,8 @@ export async function compactFiles(
      * file written lately may be a live log still being appended, so it is read from a copy.
      */
     sealed?: boolean;
+    /** Stages a run's rows from rows held parsed already (managed storage's memory tables); see `StageParsed`. */
+    stageParsed?: StageParsed;
   },
 ): Promise<CompactResult> {
   const outDir = resolve(options.outDir);

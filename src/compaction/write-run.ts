@@ -38,7 +38,21 @@ export interface RunOptions {
   typedColumns?: boolean;
   /** The typed fields the dataset already holds beyond those declared (its log's `typedPaths`): written too, with those the run discovers. */
   typedPaths?: readonly string[];
+  /** Stages a run's rows from rows parsed already instead of its inputs' lines (see `StageParsed`). */
+  stageParsed?: StageParsed;
 }
+
+/**
+ * Writes a run's staged rows file (staged-rows.ts: `stageRowsSql`'s columns, `filename` the input's
+ * path) from rows something holds parsed already (managed storage's memory tables), instead of
+ * the inputs' lines being parsed again; resolves false when it does not hold every line of each
+ * input (the run then writes that file from the lines, over anything begun). Asked only when the
+ * run reads every input whole and in place.
+ *
+ * @example
+ * const stageParsed: StageParsed = async (paths, rowsFile) => held(paths) && (await copyHeld(paths, rowsFile), true);
+ */
+export type StageParsed = (inputs: readonly string[], rowsFile: string) => Promise<boolean>;
 
 /** The stages a run reports; `compactLogs`' `onProgress` sees them among its own (`CompactStage`). */
 export type RunStage = 'writing' | 'verifying' | 'publishing';
@@ -64,7 +78,7 @@ export async function writeRun(outDir: string, options: RunOptions, work: InputS
   options.signal?.addEventListener('abort', abort);
   try {
     const readPaths = await readPathsOf(work, staging, options.sealed ?? false);
-    const { rowsFile, counts } = await stageRows(connection, options.source, readPaths, staging);
+    const { rowsFile, counts } = await stageRows(connection, options, readPaths, staging);
     checkAborted(options.signal);
     const { records, rows } = runRecords(readPaths, counts);
     // The typed fields it writes: declared, held by the dataset, and discovered in this run.
@@ -86,17 +100,28 @@ export async function writeRun(outDir: string, options: RunOptions, work: InputS
   }
 }
 
-/** The lines parsed once, into an unsorted file the counts and the sort read (staged-rows.ts); the events and skipped lines per file read. */
+/**
+ * The lines parsed once, into an unsorted file the counts and the sort read (staged-rows.ts); the
+ * events and skipped lines per file read. When every input is read whole and in place,
+ * `stageParsed` may write that file from rows it holds parsed already (the same rows, so the same
+ * Parquet); else, or when it declines, the inputs' lines are parsed here.
+ */
 async function stageRows(
   connection: DuckDBConnection,
-  source: SourceDescriptor,
+  options: RunOptions,
   readPaths: ReadPaths,
   staging: string,
 ): Promise<{ rowsFile: string; counts: Map<string, { rows: number; skipped: number }> }> {
+  const { source } = options;
   // A sort of millions of events may not fit in memory: spill inside the staging folder.
   await connection.run(`SET temp_directory = ${sqlString(join(staging, 'spill'))}`);
   const rowsFile = join(staging, 'rows.parquet');
-  await connection.run(stageRowsSql(source, sourceRelation(source, { ndjson: [...readPaths.keys()], parquet: [], parquetTypes: new Map() }, { withFilename: true }), rowsFile));
+  const whole = [...readPaths].every(([path, scan]) => path === scan.file.path && scan.covered === 0 && scan.end === scan.file.size);
+  const staged = whole && options.stageParsed ? await options.stageParsed([...readPaths.keys()], rowsFile) : false;
+  if (!staged) {
+    await rm(rowsFile, { force: true });
+    await connection.run(stageRowsSql(source, sourceRelation(source, { ndjson: [...readPaths.keys()], parquet: [], parquetTypes: new Map() }, { withFilename: true }), rowsFile));
+  }
   const counts = new Map<string, { rows: number; skipped: number }>();
   for (const row of (await connection.runAndReadAll(stagedCountsSql(rowsFile))).getRowObjects()) {
     counts.set(String(row.filename), { rows: Number(row.rows), skipped: Number(row.skipped) });

@@ -3,6 +3,7 @@ import type { SourceDescriptor } from '../sources/source-descriptor';
 import type { SourceSet } from '../sources/source-set';
 import { memoryLimitBytes, type DatabaseSettings } from '../duckdb/open-database';
 import { compactFiles, type CompactResult } from '../compaction/compact';
+import type { StageParsed } from '../compaction/write-run';
 import { statOrNull, type ListedFile } from '../files/list-glob';
 import { dropDaysBefore, forgetDeletedInputs, mergeSmallFiles } from './dataset-maintenance';
 import { SerialRuns } from '../util/serial-runs';
@@ -59,6 +60,8 @@ export interface BackgroundCompactorOptions {
    * in the runs right after. Default: half the run's DuckDB memory limit (`runBytesFor`).
    */
   maxRunBytes?: number;
+  /** Stages a run's rows from the memory tables when they hold every input (`compactFiles`' `stageParsed`). */
+  stageParsed?: StageParsed;
 }
 
 /** Segment bytes a run takes with no memory limit set (DuckDB's own default then bounds it). */
@@ -206,6 +209,7 @@ export class BackgroundCompactor {
           setAside: this.options.setAside,
           duckdb,
           typedColumns: this.options.typedColumns ?? true,
+          stageParsed: this.options.stageParsed,
         }),
       );
     } catch (error) {

@@ -307,8 +307,22 @@ function startCompactors(sources: SourceSet, walSet: WalSet, options: ManagedSto
           );
           await wal.release(paths);
         },
-        verify: (path) => wal.verify(path),
+        verify: async (path) => {
+          const found = await wal.verify(path);
+          const seq = segmentSeqOf(basename(path));
+          // Its file no longer holds what memory does (changed bytes blanked, set aside): compacted from the file.
+          if (found.length && seq !== null) memory?.diverged(source, seq);
+          return found;
+        },
       },
+      // A run's rows staged from the memory tables when they hold every segment it takes (parsed there at ingest).
+      stageParsed: memory
+        ? async (paths, rowsFile) => {
+            const seqs = paths.map((path) => segmentSeqOf(basename(path)));
+            if (!seqs.every((seq): seq is number => seq !== null)) return false;
+            return memory.stage(source, new Map(seqs.map((seq, i) => [seq, paths[i]!])), rowsFile);
+          }
+        : undefined,
       setAside: async (path) => {
         await quarantineUnreadableLines({ source: descriptor, path, quarantine: walSet.quarantines[source]!, duckdb: options.storage?.compactionDuckdb ?? DEFAULT_COMPACTION_DUCKDB });
       },

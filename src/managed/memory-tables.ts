@@ -3,6 +3,8 @@ import type { SourceDescriptor, SourceName } from '../sources/source-descriptor'
 import type { SourceSet } from '../sources/source-set';
 import { declaredColumns, ndjsonTextRelation } from '../duckdb/source-relations';
 import { withTypedColumns } from '../duckdb/typed-columns';
+import { stageRowsSql } from '../duckdb/staged-rows';
+import { sqlString } from '../duckdb/sql-literal';
 import { hasHeads, HEAD_ROWS_PER_PROJECT } from '../dataset/newest-heads';
 import { EngineError } from '../errors';
 
@@ -87,6 +89,8 @@ export interface MemoryRelation {
 export class MemoryTables {
   private readonly mirrored = new Map<string, Set<number>>();
   private readonly broken = new Map<string, Set<number>>();
+  /** Mirrored segments whose files changed on disk since (see `diverged`): never staged from here. */
+  private readonly divergedSeqs = new Map<string, Set<number>>();
   private bytes = 0;
   /** NDJSON bytes held per segment (`source:seq`), given back when the segment's rows go. */
   private readonly segmentBytes = new Map<string, number>();
@@ -335,6 +339,49 @@ export class MemoryTables {
   }
 
   /**
+   * Compaction's staged rows file of closed segments (`segments`: seq -> the path compaction
+   * reads it by, its `filename`) written from their rows here, in this DuckDB, instead of
+   * compaction parsing the segments' lines again (docs/performance.md, "Footprint"). The rows
+   * are the lines' own (the INSERT types them as the files are read), so the staged file, and the
+   * Parquet sorted from it, are the same. Resolves false unless every segment is mirrored (each
+   * of its groups in), none `diverged`, and the file written, so compaction reads the files
+   * instead (writing the staged file over whatever was begun); never throws.
+   *
+   * Every group of a closed segment was handed to `insert` before the segment closed (each
+   * append's rows are inserted as soon as it is durable, the roll comes at the next group), so
+   * once the inserts queued before now are done, mirrored means all of them are in. The COPY runs
+   * on a connection of its own: inserts of the active segment go on meanwhile.
+   */
+  async stage(source: SourceName, segments: ReadonlyMap<number, string>, rowsFile: string): Promise<boolean> {
+    await this.chain.catch(() => undefined);
+    const held = (): boolean => this.created && [...segments.keys()].every((seq) => this.mirrored.get(source)?.has(seq) && !this.divergedSeqs.get(source)?.has(seq));
+    if (!segments.size || !this.instance || !held()) return false;
+    const d = this.sources.get(source);
+    const columns = declaredColumns(d).map(([name]) => name);
+    const filename = `CASE le_seq ${[...segments].map(([seq, path]) => `WHEN ${seq} THEN ${sqlString(path)}`).join(' ')} END AS filename`;
+    const rows = `SELECT ${[...columns, filename].join(', ')} FROM ${tableOf(d)} WHERE le_seq IN (${[...segments.keys()].join(', ')})`;
+    let connection: DuckDBConnection | null = null;
+    try {
+      connection = await this.instance.connect();
+      await connection.run(stageRowsSql(d, rows, rowsFile));
+      return held();
+    } catch {
+      return false;
+    } finally {
+      connection?.closeSync();
+    }
+  }
+
+  /**
+   * Segment `seq`'s file no longer holds the lines inserted here: its check found bytes changed
+   * on disk and set them aside (the WAL's `verify`). Queries go on reading its rows here until
+   * it is compacted, as before; compaction stages it from its file as it is now (`stage`).
+   */
+  diverged(source: SourceName, seq: number): void {
+    this.set(this.divergedSeqs, source).add(seq);
+  }
+
+  /**
    * A dataset commit now covers these segments: their rows go once every query that entered
    * before now has ended.
    */
@@ -383,6 +430,7 @@ export class MemoryTables {
           for (const seq of seqs) {
             this.mirrored.get(source)?.delete(seq);
             this.broken.get(source)?.delete(seq);
+            this.divergedSeqs.get(source)?.delete(seq);
             this.bytes -= this.segmentBytes.get(`${source}:${seq}`) ?? 0;
             this.segmentBytes.delete(`${source}:${seq}`);
           }
