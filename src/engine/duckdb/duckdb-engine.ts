@@ -63,7 +63,7 @@ export interface DuckDBEngineOptions extends DatabaseSettings {
  * const engine = await createDuckDBEngine({ sourceSet: BUILT_IN_SOURCE_SET, sources: { edgeLogs: 'logs/edge/*.ndjson' } });
  */
 export async function createDuckDBEngine(options: DuckDBEngineOptions): Promise<Engine> {
-  const { instance, connection, relief } = await openDatabase(options);
+  const { instance, connection, relief, close } = await openDatabase(options);
   try {
     // The limit in force (DuckDB's default when none is set: 80% of RAM) sets the callers' ceiling.
     const limit = memoryLimitBytes(String((await connection.runAndReadAll("SELECT current_setting('memory_limit')")).getRows()[0]?.[0]));
@@ -75,8 +75,7 @@ export async function createDuckDBEngine(options: DuckDBEngineOptions): Promise<
   } catch (error) {
     // Nothing opened here outlives a failed start: the caller has no engine to close.
     await relief?.close();
-    connection.closeSync();
-    instance.closeSync();
+    await close();
     throw error;
   }
 }
