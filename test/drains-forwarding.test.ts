@@ -4,6 +4,7 @@ import { createEndpoints, DrainLog, openDrains, supabasePreset, type Drains, typ
 import { decodeLogsRequest } from '../src/ingest/otlp-proto';
 import { main } from '../src/cli/main';
 import { createHandler } from '../src/http/create-handler';
+import { Http2Sender } from '../src/drains/http2-sender';
 import { drainReceiver } from './support/drain-receiver';
 import { memoryIO } from './support/cli';
 import { tempDir } from './support/log-files';
@@ -89,6 +90,32 @@ describe('events forwarded to drains', () => {
     expect(Object.keys(batches[0]![0]!)).toEqual(['id', 'timestamp', 'event_message', 'metadata']);
     expect(batches.flat().map((e) => e.id)).toEqual(Array.from({ length: 600 }, (_, k) => `e${k + 2}`));
     expect(drains!.stats()).toEqual([expect.objectContaining({ sent: 600, dropped: 0, failures: 0, backlogBytes: 0 })]);
+  });
+
+  it('webhook with http "http2": sent over HTTP/2 (prior knowledge on an http URL), the same batches, gzip and headers; HTTP/1.1 for "http1"; a 503 over HTTP/2 is retried', async () => {
+    const h2 = await drainReceiver({ http2: true });
+    try {
+      await start();
+      h2.answer((i) => (i === 0 ? 503 : 200));
+      await drainOf('webhook', { url: `${h2.url}/hook?x=1`, http: 'http2', gzip: true, headers: { 'X-Token': 'hook-secret', Connection: 'keep-alive' } });
+      await drainOf('webhook', { url: `${sink.url}/hook`, http: 'http1', gzip: false, headers: {} });
+      await ep.ingest('gotrue.logs.prod', authEvents(0, 300));
+      await drains!.idle();
+      expect(h2.received.map((r) => [r.httpVersion, r.method, r.url, r.headers['content-type'], r.headers['content-encoding'], r.headers['x-token']])).toEqual(
+        Array(3).fill(['2.0', 'POST', '/hook?x=1', 'application/json', 'gzip', 'hook-secret']),
+      );
+      // The first batch again after its 503, then the rest: each event taken once.
+      expect(h2.webhookIds()).toEqual([...authEvents(0, 250), ...authEvents(0, 300)].map((e) => (e as { id: string }).id));
+      expect((h2.json(2) as unknown[])[0]).toEqual({ id: 'e250', timestamp: MICROS + 250, event_message: 'line 250', metadata: { level: 'info', status: 450 } });
+      expect(sink.received.map((r) => r.httpVersion)).toEqual(['1.1', '1.1']);
+      expect(sink.webhookIds()).toEqual(authEvents(0, 300).map((e) => (e as { id: string }).id));
+      expect(drains!.stats().map((d) => [d.sent, d.failures])).toEqual([
+        [300, 1],
+        [300, 0],
+      ]);
+    } finally {
+      await h2.close();
+    }
   });
 
   it('onIngested is told each durable batch as stored; one that throws (or a segment keeper that does) never fails the ingest; one that is no function (or a segment keeper without its methods) is refused', async () => {
@@ -354,3 +381,43 @@ async function until<T>(read: () => T | undefined): Promise<T> {
     await new Promise((resolve) => setImmediate(resolve));
   }
 }
+
+describe("a webhook's HTTP/2 requests", () => {
+  const request = (url: string) => ({ url, headers: { 'Content-Type': 'application/json' }, body: Buffer.from('[]'), http: 'http2' as const });
+
+  it('a receiver that is not there is a failure (the forwarder retries it); once it listens, the next attempt connects again', async () => {
+    const sender = new Http2Sender();
+    const first = await drainReceiver({ http2: true });
+    const url = first.url;
+    await first.close();
+    try {
+      await expect(sender.send(request(`${url}/hook`))).rejects.toThrow(/ECONNREFUSED/);
+      const again = await drainReceiver({ http2: true, port: Number(new URL(url).port) });
+      try {
+        await expect(sender.send(request(`${url}/hook`))).resolves.toBe(200);
+        expect(again.received.map((r) => r.httpVersion)).toEqual(['2.0']);
+      } finally {
+        await again.close();
+      }
+    } finally {
+      sender.close();
+    }
+  });
+
+  it('an answer that does not come within the timeout is a failure; a receiver that ends its session is connected to again', async () => {
+    const sender = new Http2Sender({ timeoutMs: 50 });
+    const receiver = await drainReceiver({ http2: true });
+    let release!: () => void;
+    receiver.answer((i) => (i === 0 ? new Promise<number>((resolve) => (release = () => resolve(200))) : 204));
+    try {
+      await expect(sender.send(request(`${receiver.url}/slow`))).rejects.toThrow(/closed before its answer/);
+      release();
+      await receiver.dropSessions();
+      await expect(sender.send(request(`${receiver.url}/next`))).resolves.toBe(204);
+      expect(receiver.received.map((r) => r.url)).toEqual(['/slow', '/next']);
+    } finally {
+      sender.close();
+      await receiver.close();
+    }
+  });
+});

@@ -3,6 +3,7 @@ import type { DrainStore, StoredDrain } from './drain-store';
 import type { LogPosition } from './drain-cursors';
 import type { DrainLog, KeptSegment } from './drain-log';
 import { compileRules, drainRules, matchingEvents, type Matchers, type SourceRules } from './drain-rules';
+import { Http2Sender } from './http2-sender';
 import { drainRequest, type DrainRequest, type OutgoingEvent } from './wire-formats';
 
 /** Events in one request to a receiver, at most (Logflare's adaptors send 250). */
@@ -38,7 +39,7 @@ export interface DrainStats {
 export interface ForwarderOptions {
   store: DrainStore;
   log: DrainLog;
-  /** Default: `fetch`, POST, 30 s per request. */
+  /** Default: POST, 30 s per request: `fetch` (HTTP/1.1), or HTTP/2 for a request that asks for it (a webhook's `http2`). */
   send?: DrainSender;
   /** The pause between attempts (default a timer: tests pass their own). */
   sleep?: (ms: number) => Promise<void>;
@@ -76,6 +77,7 @@ export class Forwarder {
   private closed = false;
   private readonly runners = new Map<number, Runner>();
   private readonly send: DrainSender;
+  private readonly http2 = new Http2Sender();
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly backoffMs: (attempt: number) => number;
   private readonly names = new Map<SourceName, string>();
@@ -84,7 +86,7 @@ export class Forwarder {
   private started = false;
 
   constructor(private readonly options: ForwarderOptions) {
-    this.send = options.send ?? fetchSender;
+    this.send = options.send ?? ((request) => (request.http === 'http2' ? this.http2.send(request) : fetchSender(request)));
     this.sleep = options.sleep ?? timerSleep;
     this.backoffMs = options.backoffMs ?? defaultDrainBackoffMs;
     for (const source of options.store.sources) this.names.set(source.name, source.logflare.names[0] ?? source.name);
@@ -133,6 +135,7 @@ export class Forwarder {
   close(): void {
     this.closed = true;
     this.unsubscribe();
+    this.http2.close();
     for (const runner of this.runners.values()) this.poke(runner);
   }
 

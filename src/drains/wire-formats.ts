@@ -20,6 +20,8 @@ export interface DrainRequest {
   url: string;
   headers: Record<string, string>;
   body: Uint8Array;
+  /** The HTTP version to send it with: a webhook's `http` (`http2`, Studio's choice), HTTP/1.1 for every other type. */
+  http?: 'http1' | 'http2';
 }
 
 /**
@@ -41,7 +43,8 @@ export async function drainRequest(drain: Pick<StoredDrain, 'type' | 'config'>, 
   switch (drain.type) {
     case 'webhook': {
       const body = json(batch.map((e) => webhookEvent(e.event)));
-      return withBody(config.url as string, headers, 'application/json', body, config.gzip === true);
+      const request = await withBody(config.url as string, headers, 'application/json', body, config.gzip === true);
+      return config.http === 'http2' ? { ...request, http: 'http2' } : request;
     }
     case 'datadog': {
       const site = DATADOG_SITES[config.region as string]!;
