@@ -33,7 +33,7 @@ export interface ReadSet {
   globs: Array<{ glob: string; files: number }>;
   /** NDJSON files left out because a compacted dataset holds all of their events. */
   covered: string[];
-  /** The SELECT of events held in memory (managed storage), when there are any. */
+  /** The SELECT of events held in memory (managed storage), when there are any: the source's declared columns. */
   memory?: string;
   /**
    * A SELECT of a subset of `memory` that holds each project's newest events (as a compacted

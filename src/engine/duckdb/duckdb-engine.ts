@@ -35,7 +35,10 @@ import { DuckDBBytesSampler, type DuckDBBytes } from '../../duckdb/duckdb-bytes'
 export type SourceGlobs = Partial<Record<SourceName, string | readonly string[]>>;
 
 export interface DuckDBEngineOptions extends DatabaseSettings {
-  /** The instance's sources: what a statement may read (each source's relation and rollups). */
+  /**
+   * The instance's sources: what a statement may read (each source's relation and rollups). A
+   * query's relations are built from the descriptors it was compiled with (`CompiledQuery.sources`).
+   */
   sourceSet: SourceSet;
   /** Globs per source (of `sourceSet`). */
   sources: SourceGlobs;
@@ -81,7 +84,8 @@ export async function createDuckDBEngine(options: DuckDBEngineOptions): Promise<
 }
 
 class DuckDBEngine implements Engine {
-  private readonly readers = new Map<SourceDescriptor, SourceReader>();
+  /** By source name: a query's descriptors of a source may have more typed fields than another's, its files are the same. */
+  private readonly readers = new Map<SourceName, SourceReader>();
   private readonly sourceSet: SourceSet;
   private readonly memory: MemoryTables | undefined;
   /** Days' heads held as tables in memory (logs.all's pages read one per day). */
@@ -110,7 +114,7 @@ class DuckDBEngine implements Engine {
     this.memory = options.memory;
     // Every source of the instance (the built-ins and the user's): a statement may read any of them.
     this.sourceSet = options.sourceSet;
-    for (const d of this.sourceSet.list) this.readers.set(d, new SourceReader(list(options.sources[d.name]), options.extraInputs?.[d.name], d));
+    for (const d of this.sourceSet.list) this.readers.set(d.name, new SourceReader(list(options.sources[d.name]), options.extraInputs?.[d.name], d));
     this.gate = new QueryGate({
       maxConcurrent: options.maxConcurrentQueries ?? 4,
       maxQueued: options.maxQueuedQueries ?? 64,
@@ -127,8 +131,9 @@ class DuckDBEngine implements Engine {
     return this.gate.run(() =>
       this.pool.withConnection(async (connection) => {
         const started = monotonicMs();
-        // The sources the statement reads, as compiled (a caller's over source tables: those it names).
-        const sources = query.statement.reads.map((r) => this.sourceSet.get(r.source));
+        // The sources the statement reads, as compiled (a caller's over source tables: those it
+        // names), with the typed fields it was compiled with: its relations give what its text reads.
+        const sources = query.sources;
         // In-memory events a compaction covers stay until this query is done with its snapshot.
         const leave = this.memory?.enter();
         try {
@@ -216,7 +221,7 @@ class DuckDBEngine implements Engine {
   }
 
   private reader(source: SourceDescriptor): SourceReader {
-    const reader = this.readers.get(source);
+    const reader = this.readers.get(source.name);
     if (!reader) throw new EngineError('query_failed', `No source is named ${source.name}.`);
     return reader;
   }
@@ -265,7 +270,7 @@ class DuckDBEngine implements Engine {
     return this.gate.run(() =>
       this.pool.withConnection(async (connection) => {
         const out: SourceInspection[] = [];
-        for (const source of this.readers.keys()) {
+        for (const source of this.sourceSet.list) {
           // The same snapshot a query takes, memory included (its rows stay until we are done).
           const leave = this.memory?.enter();
           try {
