@@ -25,8 +25,8 @@ const STUDIO_SQL = 'select id, timestamp, event_message from edge_logs where eve
 
 describe("a caller's SQL checked for a target, on the parser's tree", () => {
   it('gives the same cache key for a BigQuery SELECT whatever the target, and each target its own text', async () => {
-    const duck = await new CallerSqlCheck(DUCKDB, BUILT_IN_SOURCE_SET, neutralSqlParser, 'bigquery').check(planQuery(logsAll, params(logsAll), NOW).statement, STUDIO_SQL, 100);
-    const ch = await new CallerSqlCheck(CLICKHOUSE, BUILT_IN_SOURCE_SET, neutralSqlParser, 'bigquery').check(planQuery(logsAll, params(logsAll), NOW).statement, STUDIO_SQL, 100);
+    const duck = await new CallerSqlCheck(DUCKDB, neutralSqlParser, 'bigquery').check(planQuery(logsAll, params(logsAll), NOW).statement, STUDIO_SQL, 100, BUILT_IN_SOURCE_SET);
+    const ch = await new CallerSqlCheck(CLICKHOUSE, neutralSqlParser, 'bigquery').check(planQuery(logsAll, params(logsAll), NOW).statement, STUDIO_SQL, 100, BUILT_IN_SOURCE_SET);
     // The key is the digest of the checked DuckDB tree: one rule set, one key, for both engines.
     expect(ch.key).toBe(duck.key);
     expect(duck.sql).toMatch(/FROM "?edge_logs"?/i);
@@ -36,11 +36,11 @@ describe("a caller's SQL checked for a target, on the parser's tree", () => {
 
   it("refuses what the sandbox refuses, and on ClickHouse DuckDB's dialect, before anything runs", async () => {
     const statement = planQuery(logsAll, params(logsAll), NOW).statement;
-    const duck = new CallerSqlCheck(DUCKDB, BUILT_IN_SOURCE_SET, neutralSqlParser);
-    await expect(duck.check(statement, "select * from read_csv('/etc/passwd')", 100)).rejects.toBeInstanceOf(InvalidSqlError);
-    await expect(duck.check(statement, 'select 1; select 2', 100)).rejects.toMatchObject({ code: 'invalid_sql' });
-    const ch = new CallerSqlCheck(CLICKHOUSE, BUILT_IN_SOURCE_SET, neutralSqlParser, 'duckdb');
-    await expect(ch.check(statement, 'select 1', 100)).rejects.toBeInstanceOf(InvalidParameterError);
+    const duck = new CallerSqlCheck(DUCKDB, neutralSqlParser);
+    await expect(duck.check(statement, "select * from read_csv('/etc/passwd')", 100, BUILT_IN_SOURCE_SET)).rejects.toBeInstanceOf(InvalidSqlError);
+    await expect(duck.check(statement, 'select 1; select 2', 100, BUILT_IN_SOURCE_SET)).rejects.toMatchObject({ code: 'invalid_sql' });
+    const ch = new CallerSqlCheck(CLICKHOUSE, neutralSqlParser, 'duckdb');
+    await expect(ch.check(statement, 'select 1', 100, BUILT_IN_SOURCE_SET)).rejects.toBeInstanceOf(InvalidParameterError);
   });
 });
 
@@ -55,7 +55,7 @@ describe('a call compiled for a target', () => {
   });
 
   it("on DuckDB: a caller's SELECT over source tables reads the sources it names, no others, composed once", async () => {
-    const checked = await new CallerSqlCheck(DUCKDB, BUILT_IN_SOURCE_SET, neutralSqlParser, 'bigquery').check(planQuery(logsAll, params(logsAll), NOW).statement, STUDIO_SQL, logsAll.maxRows);
+    const checked = await new CallerSqlCheck(DUCKDB, neutralSqlParser, 'bigquery').check(planQuery(logsAll, params(logsAll), NOW).statement, STUDIO_SQL, logsAll.maxRows, BUILT_IN_SOURCE_SET);
     // Found once, when the text is checked (and kept with it), not on each run.
     expect(checked.sources).toEqual(['edgeLogs']);
     const query = compileCall(logsAll, planQuery(logsAll, params(logsAll), NOW), DUCKDB, BUILT_IN_SOURCE_SET, checked);

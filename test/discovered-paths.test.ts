@@ -1,10 +1,19 @@
-import { afterAll, describe, expect, it } from 'vitest';
-import { DuckDBInstance } from '@duckdb/node-api';
+import { afterAll, beforeAll, describe, expect, it, vi, type MockInstance } from 'vitest';
+import { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { compactLogs } from '../src/compaction/compact';
 import { appendCommit, checkpointIfDue, ensureDataset, readDatasetStateStable } from '../src/dataset/dataset-log';
 import { discoverTypedPaths, DISCOVERY_MIN_EVENTS } from '../src/duckdb/discover-paths';
 import { bigQuerySchemaOf } from '../src/bigquery/schema-of-sources';
-import { createEndpoints, type Endpoints } from '../src/index';
+import { jsonKeysText } from '../src/bigquery/ir';
+import { createEndpoints, logsAll, type Endpoints } from '../src/index';
+import { createDuckDBEngine } from '../src/engine/duckdb/duckdb-engine';
+import { normalizeParams } from '../src/definitions/params';
+import { planQuery, statementOf } from '../src/definitions/plan-query';
+import { CallerSqlCheck } from '../src/query/check-caller-sql';
+import { compileCall } from '../src/query/compile-query';
+import { neutralSqlParser } from '../src/query/sql-parser';
+import { LiveSourceSet } from '../src/sources/live-source-set';
+import type { SourceSet } from '../src/sources/source-set';
 import { edgeLogs } from '../src/sources/edge-logs';
 import type { SourceDescriptor } from '../src/sources/source-descriptor';
 import { BUILT_IN_SOURCE_SET } from '../src/sources/built-ins';
@@ -135,30 +144,26 @@ describe('compact with discovered paths', () => {
   });
 });
 
-describe('an instance over files with and without discovered columns', () => {
+describe('discovered paths read while an instance runs', () => {
   const NOW = new Date('2026-11-21T12:00:00Z');
-  const dataDir = tmp.path('managed');
   const SQL = 'select m.zone as zone, m.tier as tier, count(*) as n from edge_logs cross join unnest(metadata) as m group by zone, tier order by zone, tier';
-  const open = (typedColumns = true) => createEndpoints({ storage: { dataDir, typedColumns }, now: () => NOW, cache: false, sandboxable: ['logs.all'], sqlDialect: 'bigquery' });
-  const answer = async (ep: Endpoints) => (await ep.query('logs.all', { project: 'abc', iso_timestamp_start: '2026-11-21T10:00:00Z', iso_timestamp_end: '2026-11-21T12:00:00Z' }, { sql: SQL })).result;
-  /** Closes and opens again: the segment left is compacted at start. */
-  const compacted = async (ep: Endpoints, typedColumns = true) => {
-    await ep.close();
-    const again = await open(typedColumns);
-    await expect.poll(() => again.stats().storage!.settled, { timeout: HANG_MS }).toBe(true);
-    return again;
-  };
+  const WINDOW = { project: 'abc', iso_timestamp_start: '2026-11-21T10:00:00Z', iso_timestamp_end: '2026-11-21T12:00:00Z' };
+  const answer = async (ep: Endpoints) => (await ep.query('logs.all', WINDOW, { sql: SQL })).result;
+  const event = (i: number, id: string, zone: string) => edgeEvent({ timestamp: new Date(NOW.getTime() - i * 1000).toISOString(), id, extra: { zone, tier: i % 3 ? 'free' : 7 } });
   const events = [
-    // JSON-only files: `zone` in every event, `tier` a number in a third of them.
-    ...times(600, (i) => edgeEvent({ timestamp: new Date(NOW.getTime() - i * 1000).toISOString(), id: `old${i}`, extra: { zone: i % 2 ? 'eu' : 'us', tier: i % 3 ? 'free' : 7 } })),
-    // Files with typed columns: `zone` discovered, `tier` not (its type varies).
-    ...times(1500, (i) => edgeEvent({ timestamp: new Date(NOW.getTime() - (600 + i) * 1000).toISOString(), id: `new${i}`, extra: { zone: i % 3 ? 'eu' : 'ap', tier: i % 3 ? 'free' : 7 } })),
+    // A run too small to discover anything: a file without a `zone` column.
+    ...times(600, (i) => event(i, `old${i}`, i % 2 ? 'eu' : 'us')),
+    // A run that discovers `zone` (not `tier`: its type varies): files with the column from then on.
+    ...times(1500, (i) => event(600 + i, `new${i}`, i % 3 ? 'eu' : 'ap')),
+    ...times(50, (i) => event(2100 + i, `late${i}`, 'ap')),
   ];
+  const OLD = 600;
+  const DISCOVERING = 2100;
   /** Rows in one order whatever the engine sorted mixed types by. */
   const sorted = (rows: ReadonlyArray<Record<string, unknown>>) => rows.map((r) => JSON.stringify([r.zone, r.tier, r.n])).sort();
-  const expected = () => {
+  const expected = (upTo: number) => {
     const counts = new Map<string, { zone: string; tier: string | number; n: number }>();
-    for (const e of events) {
+    for (const e of events.slice(0, upTo)) {
       const { zone, tier } = e.metadata as { zone: string; tier: string | number };
       const key = JSON.stringify([zone, tier]);
       counts.set(key, { zone, tier, n: (counts.get(key)?.n ?? 0) + 1 });
@@ -166,34 +171,146 @@ describe('an instance over files with and without discovered columns', () => {
     return sorted([...counts.values()]);
   };
 
-  it('answers as the events do before and after the paths are read as columns, and reads them from the next open on', async () => {
-    let ep = await open(false);
-    await ep.ingest('cloudflare.logs.prod', events.slice(0, 600));
-    ep = await compacted(ep, false);
-    await ep.ingest('cloudflare.logs.prod', events.slice(600));
-    ep = await compacted(ep);
+  // What the engine runs is observed where DuckDB prepares it: each text spells out the relations it reads.
+  let prepare: MockInstance<DuckDBConnection['prepare']>;
+  beforeAll(() => {
+    prepare = vi.spyOn(DuckDBConnection.prototype, 'prepare');
+  });
+  afterAll(() => prepare.mockRestore());
+  /** The texts prepared since `from` that read `zone` (the caller's SELECTs with their relations). */
+  const zoneTexts = (from: number) =>
+    prepare.mock.calls
+      .slice(from)
+      .map(([sql]) => sql)
+      .filter((sql) => sql.includes('"zone"'));
+  /** How a text reads `zone`: the caller's SELECT from its column, a Parquet file's as stored, another's computed from metadata. */
+  const readsOfZone = (sql: string) => ({
+    column: sql.includes('"edge_logs"."json:metadata.zone"'),
+    json: sql.includes(`json_extract("edge_logs"."metadata", '$."zone"')`),
+    stored: /"text:metadata\.zone", "json:metadata\.zone", "arrays:metadata" FROM read_parquet\(/.test(sql),
+    computed: /"__le_texts"\[\d+\] AS "text:metadata\.zone"/.test(sql),
+  });
+
+  it('reads a path discovered while it runs as a column from the next request on, with the same answers, without a restart', async () => {
+    const dataDir = tmp.path('running');
+    // Every group closes its segment: each ingest below is one compaction run.
+    const ep = await createEndpoints({ storage: { dataDir, maxSegmentBytes: 1 }, now: () => NOW, cache: false, sandboxable: ['logs.all'], sqlDialect: 'bigquery' });
+    const compacted = async (events: number) => {
+      await expect.poll(() => ep.stats().storage!.settled, { timeout: HANG_MS }).toBe(true);
+      await expect.poll(() => readDatasetStateStable(`${dataDir}/edgeLogs/parquet`).files.size, { timeout: HANG_MS }).toBe(events);
+    };
+    const edge = () => ep.sources.find((s) => s.name === 'edgeLogs')!;
     try {
-      // Compacted with discovery in this instance: the dataset holds `zone`; this instance's set,
-      // made when it opened, does not, and computes it from metadata.
+      await ep.ingest('cloudflare.logs.prod', events.slice(0, OLD));
+      await compacted(1);
+      let from = prepare.mock.calls.length;
+      expect(sorted(await answer(ep))).toEqual(expected(OLD));
+      // Nothing discovered: the caller's SELECT computes `zone` from metadata.
+      expect(edge().typedFields).not.toContain('zone');
+      expect(zoneTexts(from).map(readsOfZone)).toEqual([{ column: false, json: true, stored: false, computed: false }]);
+
+      await ep.ingest('cloudflare.logs.prod', events.slice(OLD, DISCOVERING));
+      await compacted(2);
       expect(readDatasetStateStable(`${dataDir}/edgeLogs/parquet`).typedPaths).toContain('zone');
-      expect(ep.sources.find((s) => s.name === 'edgeLogs')!.typedFields).not.toContain('zone');
-      expect(sorted(await answer(ep))).toEqual(expected());
-    } finally {
-      await ep.close();
-    }
-    ep = await open();
-    try {
-      const widened = ep.sources.find((s) => s.name === 'edgeLogs')!;
-      expect(widened.typedFields).toContain('zone');
-      expect(widened.typedFields).not.toContain('tier');
-      // The translation reads it as a column, over old files (computed) and new ones (stored) alike.
-      expect(Object.keys(bigQuerySchemaOf([widened]).tables.edge_logs!.typed!.metadata!.fields)).toContain('zone');
-      expect(sorted(await answer(ep))).toEqual(expected());
+      // The run that discovered it told the instance before its segment left the log: the
+      // instance reads it as a column from the next request on.
+      expect(edge().typedFields).toContain('zone');
+      expect(edge().typedFields).not.toContain('tier');
+      from = prepare.mock.calls.length;
+      expect(sorted(await answer(ep))).toEqual(expected(DISCOVERING));
+      expect(zoneTexts(from).map(readsOfZone)).toEqual([{ column: true, json: false, stored: true, computed: true }]);
+
+      // Later events, held in memory before they are compacted: the column is computed over them too.
+      await ep.ingest('cloudflare.logs.prod', events.slice(DISCOVERING));
+      expect(sorted(await answer(ep))).toEqual(expected(events.length));
     } finally {
       await ep.close();
     }
   });
 
+  /** A dataset of the first `upTo` events compacted in two runs: the first without `zone`, the second discovering it. */
+  const dataset = async (name: string) => {
+    const out = tmp.path(name, 'out');
+    writeLines(tmp.path(name, 'old.ndjson'), events.slice(0, OLD));
+    await compactLogs({ source: 'edgeLogs', inputs: tmp.path(name, 'old.ndjson'), outDir: out });
+    writeLines(tmp.path(name, 'new.ndjson'), events.slice(OLD, DISCOVERING));
+    await compactLogs({ source: 'edgeLogs', inputs: tmp.path(name, 'new.ndjson'), outDir: out });
+    expect([...readDatasetStateStable(out).files.values()].map((f) => f.typedFields?.includes('zone'))).toEqual([false, true]);
+    return out;
+  };
+
+  it('runs a request begun before the switch over the set it began with, beside one begun after, with the same answers', async () => {
+    const out = await dataset('switch');
+    const live = new LiveSourceSet(BUILT_IN_SOURCE_SET);
+    const engine = await createDuckDBEngine({ sourceSet: BUILT_IN_SOURCE_SET, sources: { edgeLogs: out }, onTypedPaths: (source, paths) => live.widen(source, paths) });
+    try {
+      // Told at start what the dataset holds: one growth.
+      expect(live.version).toBe(1);
+      expect(live.current.get('edgeLogs').typedFields).toContain('zone');
+      const check = new CallerSqlCheck(engine.target, neutralSqlParser, 'bigquery');
+      const params = normalizeParams(logsAll, WINDOW);
+      const run = async (sources: SourceSet) => {
+        const caller = await check.check(statementOf(logsAll), SQL, logsAll.maxRows, sources);
+        const { rows } = await engine.run(compileCall(logsAll, planQuery(logsAll, params, NOW), engine.target, sources, caller));
+        // The engine's values: JSON as its text, counts as big integers.
+        return rows.map((r) => ({ zone: JSON.parse(String(r.zone)), tier: JSON.parse(String(r.tier)), n: Number(r.n) }));
+      };
+      const from = prepare.mock.calls.length;
+      // The one begun before the discovery (translated for the set as declared) and one begun after, at once.
+      const [before, after] = await Promise.all([run(BUILT_IN_SOURCE_SET), run(live.current)]);
+      expect(sorted(before)).toEqual(expected(DISCOVERING));
+      expect(sorted(after)).toEqual(expected(DISCOVERING));
+      const texts = zoneTexts(from).map(readsOfZone);
+      expect(texts).toHaveLength(2);
+      expect(texts).toContainEqual({ column: false, json: true, stored: false, computed: false });
+      expect(texts).toContainEqual({ column: true, json: false, stored: true, computed: true });
+      // A read tells what it found; the set grows no more for what it has.
+      await run(live.current);
+      expect(live.version).toBe(1);
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it('reads the discovered columns of a `compact` output given as sources, and one compacted again while the instance runs', async () => {
+    const out = await dataset('globs');
+    const ep = await createEndpoints({ sources: { edgeLogs: out }, now: () => NOW, cache: false, sandboxable: ['logs.all'], sqlDialect: 'bigquery' });
+    try {
+      expect(ep.sources.find((s) => s.name === 'edgeLogs')!.typedFields).toContain('zone');
+      let from = prepare.mock.calls.length;
+      expect(sorted(await answer(ep))).toEqual(expected(DISCOVERING));
+      expect(zoneTexts(from).map(readsOfZone)).toEqual([{ column: true, json: false, stored: true, computed: true }]);
+      // Another process compacts more into it, discovering a path this instance did not know.
+      writeLines(
+        tmp.path('globs', 'more.ndjson'),
+        times(1200, (i) => edgeEvent({ timestamp: new Date(NOW.getTime() - (3000 + i) * 1000).toISOString(), id: `more${i}`, extra: { zone: 'eu', tier: 'free', shard: 's1' } })),
+      );
+      await compactLogs({ source: 'edgeLogs', inputs: tmp.path('globs', 'more.ndjson'), outDir: out });
+      expect(readDatasetStateStable(out).typedPaths).toContain('shard');
+      const SHARDS = 'select m.shard as shard, count(*) as n from edge_logs cross join unnest(metadata) as m group by shard order by shard';
+      const shards = async () => (await ep.query('logs.all', WINDOW, { sql: SHARDS })).result;
+      from = prepare.mock.calls.length;
+      // The first read finds it (and reads it from metadata, as its text was translated), the next reads its column.
+      const first = await shards();
+      expect(ep.sources.find((s) => s.name === 'edgeLogs')!.typedFields).toContain('shard');
+      const second = await shards();
+      expect(second).toEqual(first);
+      expect(first).toEqual([
+        { shard: null, n: DISCOVERING },
+        { shard: 's1', n: 1200 },
+      ]);
+      const texts = prepare.mock.calls
+        .slice(from)
+        .map(([sql]) => sql)
+        .filter((sql) => sql.includes('"shard"'));
+      expect(texts.map((sql) => sql.includes('"edge_logs"."json:metadata.shard"'))).toEqual([false, true]);
+    } finally {
+      await ep.close();
+    }
+  });
+});
+
+describe("an instance's sources as they grow", () => {
   it("leaves a source's declared fields as they are when its dataset holds no more", () => {
     expect(BUILT_IN_SOURCE_SET.withTypedPaths(() => [])).toBe(BUILT_IN_SOURCE_SET);
     expect(
@@ -201,5 +318,34 @@ describe('an instance over files with and without discovered columns', () => {
         .get('edgeLogs')
         .typedFields.at(-1),
     ).toBe('zone');
+  });
+
+  it('grows by new paths only, one version each, keeping the sets it made before', () => {
+    const live = new LiveSourceSet(BUILT_IN_SOURCE_SET);
+    expect(live.widen('edgeLogs', [...edgeLogs.typedFields])).toBe(false);
+    expect(live.widen('edgeLogs', ['zone', 'not a path'])).toBe(true);
+    const first = live.current;
+    expect(live.widen('edgeLogs', ['zone'])).toBe(false);
+    expect(live.widen('noSuchSource', ['zone'])).toBe(false);
+    expect(live.current).toBe(first);
+    expect(live.widen('edgeLogs', ['zone', 'shard'])).toBe(true);
+    expect(live.version).toBe(2);
+    // The set a request began with is left as it was; the other sources keep their descriptors.
+    expect(first.get('edgeLogs').typedFields.slice(edgeLogs.typedFields.length)).toEqual(['zone']);
+    expect(live.current.get('edgeLogs').typedFields.slice(edgeLogs.typedFields.length)).toEqual(['zone', 'shard']);
+    expect(live.current.get('functionEdgeLogs')).toBe(first.get('functionEdgeLogs'));
+    // Full: a path past the bound is no growth.
+    const full = times(DISCOVERED_PATHS_LIMIT, (k) => `k${k}`);
+    expect(live.widen('edgeLogs', full)).toBe(true);
+    expect(live.widen('edgeLogs', ['past'])).toBe(false);
+    expect(live.version).toBe(3);
+  });
+
+  it('translates a text to the same meaning whatever was discovered: a discovered path is a column, never a known field', () => {
+    const widened = withTypedPaths(edgeLogs, ['zone', 'request.referer']);
+    const schema = bigQuerySchemaOf([widened]).tables.edge_logs!;
+    expect(Object.keys(schema.typed!.metadata!.fields)).toEqual(expect.arrayContaining([jsonKeysText(['zone']), jsonKeysText(['request', 'referer'])]));
+    // Known fields let a bare name resolve through an unnest alias: discovering one must not change what a text means.
+    expect(schema.fields).toEqual(bigQuerySchemaOf([edgeLogs]).tables.edge_logs!.fields);
   });
 });

@@ -34,6 +34,7 @@ import { fillBuckets } from '../rows/fill-buckets';
 import { withArrowTable } from '../rows/to-arrow';
 import { BUILT_IN_SOURCE_SET } from '../sources/built-ins';
 import type { SourceSet } from '../sources/source-set';
+import { LiveSourceSet } from '../sources/live-source-set';
 import type { SourceDescriptor } from '../sources/source-descriptor';
 import type { CheckedSql } from '../sandbox/validate-caller-sql';
 import { systemNow } from '../time/clock';
@@ -70,17 +71,21 @@ export async function createEndpoints<const D extends readonly AnyEndpointDefini
   const compactionDuckdb: DatabaseSettings = options.storage?.compactionDuckdb ?? { ...budget.compaction, tempDirectory };
   // Storage first: a data dir locked by another process fails before DuckDB starts.
   // Compaction runs on its share of the budget: the same settings open and start it.
-  const managedOptions = options.storage ? { ...options, storage: { ...options.storage, compactionDuckdb } } : null;
+  // With the built-in engine, each source also has the typed fields its datasets hold, growing
+  // while the instance runs (docs/durability.md, "Discovered fields"): each request reads the set
+  // in force when it begins.
+  const sources = new LiveSourceSet(declared);
+  const onTypedPaths = options.engine ? undefined : (source: string, paths: readonly string[]) => void sources.widen(source, paths);
+  const managedOptions = options.storage ? { ...options, storage: { ...options.storage, compactionDuckdb }, onTypedPaths } : null;
   const managed = managedOptions ? await ManagedStorage.open(declared, managedOptions, budget.memoryTablesBytes) : null;
-  // With managed storage, each source also has the typed fields its dataset holds (docs/durability.md, "Typed columns").
-  const sources = managed?.sources ?? declared;
   let engine: Engine | null = null;
   try {
     engine =
       options.engine ??
       (await createDuckDBEngine({
-        sourceSet: sources,
+        sourceSet: declared,
         sources: options.sources ?? {},
+        onTypedPaths,
         extraInputs: managed?.inputs(),
         memory: managed?.memory,
         // duckdb.memoryLimit / threads, when given, replace the queries' share of the budget.
@@ -93,10 +98,10 @@ export async function createEndpoints<const D extends readonly AnyEndpointDefini
         queryTimeoutMs: options.limits?.queryTimeoutMs,
       }));
     // Callers' SQL is checked on the parser's tree for the engine's target, never by the engine.
-    const check = new CallerSqlCheck(engine.target, sources, neutralSqlParser, options.sqlDialect);
+    const check = new CallerSqlCheck(engine.target, neutralSqlParser, options.sqlDialect);
     const callers = new AcceptCallerSql(check, sandboxableNames(endpoints, options));
-    await checkDefinitions(endpoints, engine.target, { sources, parser: neutralSqlParser, callers: check, sandboxable: callers.sandboxable });
-    if (managed && managedOptions) await managed.start(managedOptions, await shipTargetOf(managedOptions.storage, sources));
+    await checkDefinitions(endpoints, engine.target, { sources: declared, parser: neutralSqlParser, callers: check, sandboxable: callers.sandboxable });
+    if (managed && managedOptions) await managed.start(managedOptions, await shipTargetOf(managedOptions.storage, declared));
     return new EndpointsImpl({ engine, options, endpoints, managed, sources, budget, callers }) as unknown as Endpoints<D[number]> & EndpointMethods<D[number]>;
   } catch (error) {
     // Nothing stays open behind a failed start: not DuckDB, not the data dir.
@@ -117,7 +122,7 @@ interface Parts {
   options: EndpointsOptions;
   endpoints: EndpointSet;
   managed: ManagedStorage | null;
-  sources: SourceSet;
+  sources: LiveSourceSet;
   budget: MemoryBudget;
   callers: AcceptCallerSql;
 }
@@ -154,7 +159,6 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest,
   /** Each definition's entry of `definitions`, for the one look-up of a request (`RESOLVE_ENDPOINT`). */
   readonly #descriptions = new Map<AnyEndpointDefinition, EndpointDescription>();
   readonly storage: ManagedStorageInfo | null;
-  readonly sources: readonly SourceDescriptor[];
   readonly #clock: () => Date;
   readonly #realClock: CacheClock;
   readonly #counters: Omit<EndpointsStats, 'warmingKeys' | 'memory' | 'storage' | 'ingestedEvents' | 'repeatedEvents' | 'refusals'> = {
@@ -183,16 +187,16 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest,
   readonly #managed: ManagedStorage | null;
 
   readonly #callers: AcceptCallerSql;
-  readonly #sourceSet: SourceSet;
+  /** The sources as requests read them: each takes `current` once, when it begins. */
+  readonly #sources: LiveSourceSet;
 
   constructor({ engine, options, endpoints, managed, sources, budget, callers }: Parts) {
     this.#callers = callers;
-    this.#sourceSet = sources;
+    this.#sources = sources;
     this.#warnings = new SkippedFileWarnings(options.onWarning);
     this.#engineAnswers = new EngineAnswers(engine);
     this.#inForce = new DefinitionsInForce(options);
     this.#judgePattern = patternJudge(engine, options.engine === undefined);
-    this.sources = sources.list;
     this.#budget = budget;
     this.#engine = engine;
     this.#options = options;
@@ -235,6 +239,11 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest,
     }
   }
 
+  /** The sources with the typed fields requests read now (they grow as compaction discovers fields). */
+  get sources(): readonly SourceDescriptor[] {
+    return this.#sources.current.list;
+  }
+
   // Returns `any`: the interface's overloads give each call its precise type.
   async query(nameOrId: string, raw: object, options?: QueryOptions): Promise<any> {
     return this.#counted(() => this.#query(nameOrId, raw, options));
@@ -255,9 +264,11 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest,
     const definition = this.#inForce.of(typeof target === 'string' ? this.#endpoints.find(target) : target);
     // Validation comes first: a bad parameter (or caller's SQL) never reaches the cache or the engine.
     const params = await acceptParams(definition, raw as RawParams, this.#inForce, this.#judgePattern);
-    const caller = options?.sql === undefined ? undefined : await this.#callers.accept(definition, options.sql);
+    // One source set from the caller's translation to the run (and each refresh of its cache entry).
+    const sources = this.#sources.current;
+    const caller = options?.sql === undefined ? undefined : await this.#callers.accept(definition, options.sql, sources);
     const key = caller && this.#callers.cacheKey(caller, this.#clock());
-    const { entry, status, policy } = await this.#cache.read(definition, params, () => this.#compute(definition, params, caller), key);
+    const { entry, status, policy } = await this.#cache.read(definition, params, () => this.#compute(definition, params, sources, caller), key);
     const answer = answerOf(definition, entry, status, policy, this.#realClock());
     return options?.format === 'arrow' ? withArrowTable(answer, answer.columns ?? definition.columns) : answer;
   }
@@ -265,7 +276,8 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest,
   async catalog(options?: CatalogOptions): Promise<Catalog> {
     this.#assertOpen();
     const { since, requests } = catalogRequests(this.#clock(), options);
-    const [projects, functions] = await Promise.all(requests.map((r) => this.#engine.run(compileQuery(r, this.#engine.target, this.#sourceSet))));
+    const sources = this.#sources.current;
+    const [projects, functions] = await Promise.all(requests.map((r) => this.#engine.run(compileQuery(r, this.#engine.target, sources))));
     return mergeCatalog(since, projects!, functions!);
   }
 
@@ -375,7 +387,7 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest,
   }
 
   /** One engine computation: bound values from the clock, the query (or a caller's SELECT over its CTEs), then row shaping. */
-  async #compute(definition: AnyEndpointDefinition, params: NormalizedParams, caller?: CheckedSql): Promise<Computed> {
+  async #compute(definition: AnyEndpointDefinition, params: NormalizedParams, sources: SourceSet, caller?: CheckedSql): Promise<Computed> {
     const now = this.#clock();
     // A real instant, whatever `now` replays: the result's age and lifetime start here.
     const computedAt = new Date(this.#realClock()).toISOString();
@@ -383,7 +395,7 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest,
     this.#counters.engineQueries++;
     let engineResult;
     try {
-      engineResult = await this.#engine.run(compileCall(definition, plan, this.#engine.target, this.#sourceSet, caller));
+      engineResult = await this.#engine.run(compileCall(definition, plan, this.#engine.target, sources, caller));
     } catch (error) {
       this.#counters.engineFailures++;
       throw error;

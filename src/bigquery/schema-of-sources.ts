@@ -1,6 +1,6 @@
 import type { SourceDescriptor } from '../sources/source-descriptor';
 import { sourceTableKinds } from '../sandbox/source-tables';
-import { ARRAYS_COLUMN, typedFieldsOf } from '../sources/typed-fields';
+import { ARRAYS_COLUMN, declaredSourceOf, typedFieldsOf } from '../sources/typed-fields';
 import { jsonKeysText } from './ir';
 import type { BigQuerySchema, BigQueryTable } from './schema';
 
@@ -16,7 +16,9 @@ function typedOf(source: SourceDescriptor): Pick<BigQueryTable, 'typed'> {
  * relation, with the columns its source table shows (docs/sandboxing.md, "Source tables"), and as
  * known fields of `metadata` the paths its descriptor derives columns from (`request.path`) and the
  * fields it declares (`parsed.error_severity`), which let a bare name (`where path like ...`)
- * resolve through an unnest alias; and the typed fields it keeps as columns (`typed`).
+ * resolve through an unnest alias; and the typed fields it keeps as columns (`typed`). Fields
+ * discovered by compaction are columns only, never known fields: what a text means does not change
+ * when they are discovered, only how it is read.
  *
  * @example
  * bigQuerySchemaOf([edgeLogs]).tables.edge_logs.fields; // { metadata: ['request.path', 'request.url', 'response.status_code'] }
@@ -28,7 +30,7 @@ export function bigQuerySchemaOf(sources: readonly SourceDescriptor[]): BigQuery
         s.relation,
         {
           columns: sourceTableKinds(s),
-          fields: { metadata: [...new Set([...s.columns.flatMap((c) => (c.path === null ? [] : [c.path.replace(/^\$\./, '')])), ...s.fields, ...s.typedFields])] },
+          fields: { metadata: [...new Set([...s.columns.flatMap((c) => (c.path === null ? [] : [c.path.replace(/^\$\./, '')])), ...s.fields, ...declaredSourceOf(s).typedFields])] },
           ...typedOf(s),
         },
       ]),

@@ -274,7 +274,10 @@ export interface SourceFiles {
    * dataset log's `typedFields`); a file not here has none, and its typed columns are computed.
    */
   typedFields?: ReadonlyMap<string, readonly string[]>;
-  /** A SELECT of events held in memory (managed storage's in-memory table), with the source's columns. */
+  /**
+   * A SELECT of events held in memory (managed storage's in-memory table), with the source's
+   * declared columns: its typed columns are computed over it, as the relation's descriptor has them.
+   */
   memory?: string;
   /** SELECTs of rows the engine holds in tables of its own (a day's heads: head-tables.ts), with the source's columns in relation order. */
   held?: readonly string[];
@@ -296,7 +299,7 @@ export function sourceRelation(source: SourceDescriptor, files: SourceFiles, opt
   if (files.ndjson.length) parts.push(ndjsonRelation(source, files.ndjson, options.withFilename ?? false));
   if (files.parquet.length) parts.push(parquetRelation(source, files.parquet, files.parquetTypes, files.typedFields));
   parts.push(...(files.held ?? []));
-  if (files.memory) parts.push(files.memory);
+  if (files.memory) parts.push(withTypedColumns(source, files.memory));
   if (!parts.length) return emptyRelation(source);
   const union = parts.map((p) => `(${p})`).join('\nUNION ALL\n');
   return files.where ? `SELECT * FROM (\n${union}\n) WHERE ${files.where}` : union;

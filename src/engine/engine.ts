@@ -3,7 +3,7 @@ import type { SqlDialect } from '../sql/sql-scan';
 import type { SkippedFile } from '../files/file-checks';
 import type { Micros } from '../time/iso';
 
-import type { SourceName } from '../sources/source-descriptor';
+import type { SourceDescriptor, SourceName } from '../sources/source-descriptor';
 import type { SourceSet } from '../sources/source-set';
 import type { DuckDBBytes } from '../duckdb/duckdb-bytes';
 
@@ -109,6 +109,13 @@ export interface CompiledQuery {
    * tests gone for every project, and a caller's SELECT, under the wrapper capping its rows, in place.
    */
   readonly statement: CompiledStatement;
+  /**
+   * The descriptors of the sources `statement.reads` names, in its order, as the query was
+   * compiled: with the typed fields its text reads (they grow while an instance runs:
+   * docs/durability.md, "Discovered fields"), so the relations an engine builds from them give
+   * every column the text reads, whatever was discovered since.
+   */
+  readonly sources: readonly SourceDescriptor[];
   /**
    * A variant's base statement (the endpoint's own SQL), compiled the same way: what an engine runs
    * instead when the rollups the variant reads are not stored for the files of the call

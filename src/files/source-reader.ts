@@ -10,6 +10,13 @@ import { compileGlob, type CompiledGlob } from './glob';
 import { coveredBytes, InputIndex, RangeHashes } from './input-coverage';
 import { DirectoryCache, listGlob, type ListedFile } from './list-glob';
 
+/** The typed fields of these datasets' logs, each once, in the order met. */
+function typedPathsOf(states: Iterable<DatasetState>): string[] {
+  const paths = new Set<string>();
+  for (const state of states) for (const path of state.typedPaths) paths.add(path);
+  return [...paths];
+}
+
 /** Bytes [start, end) of an NDJSON file: the part of it no compacted dataset holds yet. */
 export interface FileRange {
   file: ListedFile;
@@ -33,7 +40,12 @@ export interface ReadSet {
   globs: Array<{ glob: string; files: number }>;
   /** NDJSON files left out because a compacted dataset holds all of their events. */
   covered: string[];
-  /** The SELECT of events held in memory (managed storage), when there are any. */
+  /**
+   * The typed fields the datasets read hold (their logs' `typedPaths`, in the order met): what the
+   * instance widens the source by (src/sources/live-source-set.ts), for the requests after this one.
+   */
+  typedPaths: string[];
+  /** The SELECT of events held in memory (managed storage), when there are any: the source's declared columns. */
   memory?: string;
   /**
    * A SELECT of a subset of `memory` that holds each project's newest events (as a compacted
@@ -104,7 +116,7 @@ export class SourceReader {
 
   /** What to read now; Parquet in `date=` partitions before `earliestDay` is left out. */
   async snapshot(earliestDay: string | null = null): Promise<ReadSet> {
-    const out: ReadSet = { ndjson: [], ranges: [], parquet: [], skipped: [], globs: [], covered: [] };
+    const out: ReadSet = { ndjson: [], ranges: [], parquet: [], skipped: [], globs: [], covered: [], typedPaths: [] };
     const ndjson = new Map<string, ListedFile>();
     const parquet = new Map<string, ListedFile>();
     const reached: Array<{ root: string; glob: CompiledGlob | null }> = [];
@@ -151,6 +163,7 @@ export class SourceReader {
       if (entry) entry.files += matched;
     }
 
+    out.typedPaths = typedPathsOf(states.values());
     const index = new InputIndex([...states.values()].flatMap((s) => s.inputs));
     const listedPaths: ReadonlyMap<string, ListedFile> = ndjson;
     for (const file of ndjson.values()) {
@@ -206,6 +219,23 @@ export class SourceReader {
     out.ndjson.sort(newestFirst);
     out.parquet.sort(newestFirst);
     return out;
+  }
+
+  /**
+   * The typed fields the datasets this source reads hold now (as a snapshot's `typedPaths`, without
+   * reading anything else): what an instance starts with. A log that cannot be read adds none.
+   */
+  typedPaths(): string[] {
+    // What cannot be listed or read adds none: the queries say what is wrong with it.
+    const attempt = <T>(read: () => T, otherwise: T): T => {
+      try {
+        return read();
+      } catch {
+        return otherwise;
+      }
+    };
+    const roots = new Set([...this.globs.flatMap((glob) => attempt(() => listGlob(glob, this.directories).datasets, [])), ...(this.extra?.datasets() ?? [])]);
+    return typedPathsOf([...roots].flatMap((root) => attempt(() => [readDatasetStateStable(root)], [])));
   }
 
   /**

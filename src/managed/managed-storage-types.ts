@@ -33,6 +33,12 @@ export interface ManagedStorageOptions {
   onIngested?(source: SourceName, lines: Uint8Array): void;
   /** Told before closed segments are deleted, so log drains keep what they have yet to forward. */
   segmentKeeper?: SegmentKeeper;
+  /**
+   * Told the typed fields a source's dataset holds (its log's `typedPaths`) once each compaction
+   * run commits, before its segments are released: what the instance's queries read as columns
+   * from the next request on.
+   */
+  onTypedPaths?(source: SourceName, paths: readonly string[]): void;
 }
 
 /** What `ep.storage` tells about managed storage. */

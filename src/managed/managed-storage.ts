@@ -42,9 +42,9 @@ export class ManagedStorage {
 
   private constructor(
     /**
-     * The instance's sources: one WAL, quarantine, dataset and compactor (or shipper) each; with the
-     * built-in engine, each given the typed fields its dataset holds (`typedSourcesOf`). What the
-     * instance's queries read.
+     * The instance's sources, as declared: one WAL, quarantine, dataset and compactor (or shipper)
+     * each. The typed fields their datasets hold beyond those are the queries' business
+     * (`onTypedPaths`, src/sources/live-source-set.ts); compaction reads them from each dataset's log.
      */
     readonly sources: SourceSet,
     readonly walSet: WalSet,
@@ -96,8 +96,6 @@ export class ManagedStorage {
         throw error;
       }
     }
-    // Read once, here: every part of the instance reads one set of typed columns for its whole life.
-    if (!options.engine) sources = typedSourcesOf(sources, walSet.dataDir);
     const memory = options.engine ? undefined : new MemoryTables(sources, memoryTablesBytes);
     const told = options.onIngested;
     const onDurable =
@@ -265,19 +263,24 @@ function walOptions(storage: StorageOptions) {
 }
 
 /**
- * The sources with the typed fields their datasets hold beyond those declared (the logs'
- * `typedPaths`: discovered by compaction, docs/durability.md "Typed columns"), as of now: a path
- * discovered later is a column the queries read from the next open on (until then they compute it
- * from `metadata`, with the same answers). A log that cannot be read adds none.
+ * The typed fields a source's dataset holds once a run committed (its log's `typedPaths`: those
+ * it just discovered among them), told to `onTypedPaths` before its segments are released, so
+ * the requests from then on read them as columns. A log that cannot be read tells nothing (the
+ * next query's read tells it).
  */
-function typedSourcesOf(sources: SourceSet, dataDir: string): SourceSet {
-  return sources.withTypedPaths((name) => {
-    try {
-      return readDatasetStateStable(datasetDir(dataDir, name)).typedPaths;
-    } catch {
-      return [];
-    }
-  });
+function tellTypedPaths(options: ManagedStorageOptions, source: SourceName, dir: string): void {
+  if (!options.onTypedPaths) return;
+  let paths: readonly string[];
+  try {
+    paths = readDatasetStateStable(dir).typedPaths;
+  } catch {
+    return;
+  }
+  try {
+    options.onTypedPaths(source, paths);
+  } catch {
+    // A failing hook must not stop compaction.
+  }
 }
 
 /**
@@ -298,8 +301,10 @@ function startCompactors(sources: SourceSet, walSet: WalSet, options: ManagedSto
       wal: {
         closedSegments: () => wal.closedSegments(),
         onSegmentClosed: (listener) => wal.onSegmentClosed(listener),
-        // Committed to the dataset: the in-memory copies go (once older queries are done), then the files.
+        // Committed to the dataset: the instance told what typed fields it holds now (the run may
+        // have discovered some), the in-memory copies go (once older queries are done), then the files.
         release: async (paths) => {
+          tellTypedPaths(options, source, datasetDir(walSet.dataDir, source));
           await keepBeforeRelease(options.segmentKeeper, source, wal, paths);
           memory?.retire(
             source,

@@ -2,7 +2,6 @@ import { BIGINT, BLOB, blobValue, type DuckDBConnection, type DuckDBInstance, ty
 import type { SourceDescriptor, SourceName } from '../sources/source-descriptor';
 import type { SourceSet } from '../sources/source-set';
 import { declaredColumns, ndjsonTextRelation } from '../duckdb/source-relations';
-import { withTypedColumns } from '../duckdb/typed-columns';
 import { stageRowsSql } from '../duckdb/staged-rows';
 import { sqlString } from '../duckdb/sql-literal';
 import { hasHeads, HEAD_ROWS_PER_PROJECT } from '../dataset/newest-heads';
@@ -61,7 +60,7 @@ export interface MemoryView {
   relation(covered: (seq: number) => boolean): MemoryRelation | undefined;
 }
 
-/** The SELECTs of a source's events held in memory, with the source's columns. */
+/** The SELECTs of a source's events held in memory, with the source's declared columns (its typed ones are computed over them when read). */
 export interface MemoryRelation {
   /** Every event. */
   rows: string;
@@ -120,7 +119,7 @@ export class MemoryTables {
   /** Rows added to each source's newest table since it was last cut back, and the segments they belong to. */
   private readonly newestGrowth = new Map<SourceName, { rows: number; seqs: Set<number> }>();
 
-  /** A table per source of the instance (`sources`), holding at most `maxBytes` of NDJSON in all. */
+  /** A table per source of the instance (`sources`, as declared: the tables hold its declared columns), holding at most `maxBytes` of NDJSON in all. */
   constructor(
     private readonly sources: SourceSet,
     private readonly maxBytes = DEFAULT_MAX_BYTES,
@@ -328,11 +327,12 @@ export class MemoryTables {
         const held = [...mirrored].filter((seq) => !covered(seq));
         if (!held.length || !created) return undefined;
         const where = ` WHERE le_seq IN (${held.join(', ')})`;
-        // The typed columns are computed here, not held: at insert they cost two more parses of
+        // The declared columns: the typed ones are computed over them by the query's relation
+        // (its descriptor's, source-relations.ts), not held: at insert they cost two more parses of
         // each event's metadata (an event of 650,000 keys no longer fitted) and half as much memory again.
         return {
-          rows: withTypedColumns(d, `SELECT ${columns} FROM ${tableOf(d)}${where}`),
-          ...(hasNewest(d) ? { newest: withTypedColumns(d, `SELECT ${columns} FROM ${newestOf(d)}${where}`) } : {}),
+          rows: `SELECT ${columns} FROM ${tableOf(d)}${where}`,
+          ...(hasNewest(d) ? { newest: `SELECT ${columns} FROM ${newestOf(d)}${where}` } : {}),
         };
       },
     };

@@ -18,39 +18,51 @@ import { dialectSql } from './dialect-sql';
  * the target first; its DuckDB text is what the rules check, on the parser's tree, and the
  * target's text is what runs. Nothing here asks the engine: the target says what it runs.
  *
+ * The instance's sources come with each text: the set a request began with (its typed fields
+ * grow while the instance runs: src/sources/live-source-set.ts), so the text is translated for
+ * the relations that request reads.
+ *
  * @example
- * const check = new CallerSqlCheck({ dialect: 'duckdb' }, BUILT_IN_SOURCE_SET, neutralSqlParser, 'bigquery');
- * const { sql, key, columns } = await check.check(statementOf(logsAll), 'select count(*) as n from edge_logs', 1000);
+ * const check = new CallerSqlCheck({ dialect: 'duckdb' }, neutralSqlParser, 'bigquery');
+ * const { sql, key, columns } = await check.check(statementOf(logsAll), 'select count(*) as n from edge_logs', 1000, BUILT_IN_SOURCE_SET);
  */
 export class CallerSqlCheck {
-  /** The tables a BigQuery SELECT may read (one per source), built on first use. */
-  #schema: BigQuerySchema | undefined;
+  /** The tables a BigQuery SELECT may read (one per source), per source set, built on first use. */
+  readonly #schemas = new WeakMap<SourceSet, BigQuerySchema>();
   /** ClickHouse: source-table template -> each source's FROM item. */
   readonly #clickhouseTables = new Map<string, Record<string, string>>();
 
   constructor(
     private readonly target: EngineTarget,
-    /** The instance's sources (a ClickHouse target reads its own: the same or more). */
-    private readonly sources: SourceSet,
     private readonly parser: SqlParser,
     private readonly dialect: CallerDialect = 'duckdb',
   ) {}
 
-  /** The checked SELECT of `sql` over `statement`, capped at `maxRows`; `InvalidSqlError` when a rule is broken. */
-  async check(statement: EngineStatement, sql: string, maxRows: number): Promise<CheckedSql> {
-    const checked = this.target.dialect === 'clickhouse' ? await this.#checkClickHouse(statement, sql, maxRows, this.target) : await this.#checkDuckDB(statement, sql, maxRows);
+  /**
+   * The checked SELECT of `sql` over `statement`, capped at `maxRows`, for the instance's `sources`
+   * (a ClickHouse target reads its own: the same or more); `InvalidSqlError` when a rule is broken.
+   */
+  async check(statement: EngineStatement, sql: string, maxRows: number, sources: SourceSet): Promise<CheckedSql> {
+    const read = this.target.dialect === 'clickhouse' ? this.target.sources : sources;
+    const checked = this.target.dialect === 'clickhouse' ? await this.#checkClickHouse(statement, sql, maxRows, this.target) : await this.#checkDuckDB(statement, sql, maxRows, read);
     if (!statement.sourceTables) return checked;
     // The sources it names (each read costs a listing of its files), found once per text.
-    const sources = this.target.dialect === 'clickhouse' ? this.target.sources : this.sources;
-    return { ...checked, sources: sourcesNamedBy(checked.sql, sources.list).map((s) => s.name) };
+    return { ...checked, sources: sourcesNamedBy(checked.sql, read.list).map((s) => s.name) };
   }
 
-  async #checkDuckDB(statement: EngineStatement, sql: string, maxRows: number): Promise<CheckedSql> {
-    const sources = statement.sourceTables ? this.sources.list : null;
+  /** The BigQuery schema of a source set, made once per set. */
+  #schemaOf(sources: SourceSet): BigQuerySchema {
+    let schema = this.#schemas.get(sources);
+    if (!schema) this.#schemas.set(sources, (schema = bigQuerySchemaOf(sources.list)));
+    return schema;
+  }
+
+  async #checkDuckDB(statement: EngineStatement, sql: string, maxRows: number, set: SourceSet): Promise<CheckedSql> {
+    const sources = statement.sourceTables ? set.list : null;
     const tables = sources ? sources.map((s) => s.relation) : splitEndpointSql(dialectSql(statement, 'duckdb')).tables;
     if (this.dialect === 'duckdb') return checkDuckDbText(sql, { tables, maxRows }, this.parser);
     if (!sources) throw callerDialectRefused(statement.name);
-    const checked = await checkBigQueryText(sql, (this.#schema ??= bigQuerySchemaOf(sources)), 'duckdb', { tables, maxRows }, this.parser);
+    const checked = await checkBigQueryText(sql, this.#schemaOf(set), 'duckdb', { tables, maxRows }, this.parser);
     return { sql: checked.sql, key: checked.key, columns: checked.columns, typedColumns: true };
   }
 
@@ -71,7 +83,7 @@ export class CallerSqlCheck {
       this.#clickhouseTables.set(template, tables);
     }
     const rules = { tables: sources.map((d) => d.relation), maxRows };
-    const checked = await checkBigQueryText(sql, (this.#schema ??= bigQuerySchemaOf(sources)), 'clickhouse', rules, this.parser, tables);
+    const checked = await checkBigQueryText(sql, this.#schemaOf(target.sources), 'clickhouse', rules, this.parser, tables);
     return { sql: checked.sql, key: checked.key, columns: checked.columns };
   }
 }

@@ -41,7 +41,7 @@ export async function checkDefinitions(
     // A sandboxable endpoint whose SQL cannot take a caller's SELECT (no CTEs) fails now, not at its first call.
     if (context.sandboxable.has(d.name)) {
       try {
-        await context.callers.check(statementOf(d), 'SELECT 1', 1);
+        await context.callers.check(statementOf(d), 'SELECT 1', 1, context.sources);
       } catch (error) {
         const option = d.sandboxable ? `endpoints["${d.name}"].sandboxable` : 'sandboxable';
         throw new InvalidOptionError(option, `Endpoint "${d.name}" cannot be sandboxed: ${(error as Error)?.message ?? error}`, { cause: error });

@@ -4,8 +4,8 @@ import type { CheckedSql } from '../sandbox/validate-caller-sql';
  * Callers' SQL already checked, by endpoint and text: Studio sends the same few texts again and
  * again (each list, count and single log), and translating and checking one cost 4-31 ms a call,
  * more than running it (docs/performance.md, "Supabase Studio's queries"). What a check answers
- * depends only on the text and the instance (its sources and endpoints), so an instance keeps
- * the last `limit` texts it accepted, least recently used out first; a refusal is checked again
+ * depends only on the text, the endpoint and the source set it is checked for (one memo per
+ * set: accept-caller-sql.ts), so an instance keeps the last `limit` texts it accepted, least recently used out first; a refusal is checked again
  * on every call (it is cheap, and never kept).
  *
  * @example

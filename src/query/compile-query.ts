@@ -40,6 +40,7 @@ export function compileQuery(plan: QueryPlan, target: EngineTarget, sources: Sou
   return {
     name: statement.name,
     ...compiled,
+    sources: compiled.statement.reads.map((r) => (target.dialect === 'clickhouse' ? target.sources : sources).get(r.source)),
     ...(statement.newestFirst ? { newestFirst: statement.newestFirst } : {}),
     params: { ...plan.params, max_rows: plan.maxRows },
     maxRows: plan.maxRows,

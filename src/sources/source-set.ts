@@ -91,9 +91,9 @@ export class SourceSet {
 
   /**
    * This set with each source given the typed fields its stored events hold beyond those it
-   * declares (`withTypedPaths`: a dataset's `typedPaths`). Made once when storage opens, so every
-   * part of an instance (translation, engine, memory tables, compaction) reads one set of typed
-   * columns for its whole life. No source widened gives this very set.
+   * declares (`withTypedPaths`: a dataset's `typedPaths`). An instance's sets are made by its
+   * `LiveSourceSet` (live-source-set.ts), one per growth, each read whole by the requests that
+   * began with it. No source widened gives this very set.
    *
    * @example
    * const sources = declared.withTypedPaths((name) => readDatasetStateStable(datasetDir(dataDir, name)).typedPaths);

@@ -35,8 +35,16 @@ import { DuckDBBytesSampler, type DuckDBBytes } from '../../duckdb/duckdb-bytes'
 export type SourceGlobs = Partial<Record<SourceName, string | readonly string[]>>;
 
 export interface DuckDBEngineOptions extends DatabaseSettings {
-  /** The instance's sources: what a statement may read (each source's relation and rollups). */
+  /**
+   * The instance's sources: what a statement may read (each source's relation and rollups). A
+   * query's relations are built from the descriptors it was compiled with (`CompiledQuery.sources`).
+   */
   sourceSet: SourceSet;
+  /**
+   * Told the typed fields each source's datasets hold (their logs' `typedPaths`): at start, and by
+   * every read of a source (the instance widens its sources by them: src/sources/live-source-set.ts).
+   */
+  onTypedPaths?: (source: SourceName, paths: readonly string[]) => void;
   /** Globs per source (of `sourceSet`). */
   sources: SourceGlobs;
   /** Inputs besides the globs, per source (managed storage: its datasets and write-ahead log). */
@@ -71,7 +79,10 @@ export async function createDuckDBEngine(options: DuckDBEngineOptions): Promise<
     const held = await DuckDBBytesSampler.open(instance);
     options.memory?.attach(instance);
     relief?.startIdleTrims();
-    return new DuckDBEngine(instance, connection, options, held, relief, ceiling === null ? null : new MemoryWatch(ceiling));
+    const engine = new DuckDBEngine(instance, connection, options, held, relief, ceiling === null ? null : new MemoryWatch(ceiling));
+    // What the datasets hold already (a `compact` output a glob reaches, managed storage's): read from the first query on.
+    engine.tellTypedPaths();
+    return engine;
   } catch (error) {
     // Nothing opened here outlives a failed start: the caller has no engine to close.
     await relief?.close();
@@ -81,7 +92,9 @@ export async function createDuckDBEngine(options: DuckDBEngineOptions): Promise<
 }
 
 class DuckDBEngine implements Engine {
-  private readonly readers = new Map<SourceDescriptor, SourceReader>();
+  /** By source name: a query's descriptors of a source may have more typed fields than another's, its files are the same. */
+  private readonly readers = new Map<SourceName, SourceReader>();
+  private readonly onTypedPaths: DuckDBEngineOptions['onTypedPaths'];
   private readonly sourceSet: SourceSet;
   private readonly memory: MemoryTables | undefined;
   /** Days' heads held as tables in memory (logs.all's pages read one per day). */
@@ -110,7 +123,8 @@ class DuckDBEngine implements Engine {
     this.memory = options.memory;
     // Every source of the instance (the built-ins and the user's): a statement may read any of them.
     this.sourceSet = options.sourceSet;
-    for (const d of this.sourceSet.list) this.readers.set(d, new SourceReader(list(options.sources[d.name]), options.extraInputs?.[d.name], d));
+    for (const d of this.sourceSet.list) this.readers.set(d.name, new SourceReader(list(options.sources[d.name]), options.extraInputs?.[d.name], d));
+    this.onTypedPaths = options.onTypedPaths;
     this.gate = new QueryGate({
       maxConcurrent: options.maxConcurrentQueries ?? 4,
       maxQueued: options.maxQueuedQueries ?? 64,
@@ -127,8 +141,9 @@ class DuckDBEngine implements Engine {
     return this.gate.run(() =>
       this.pool.withConnection(async (connection) => {
         const started = monotonicMs();
-        // The sources the statement reads, as compiled (a caller's over source tables: those it names).
-        const sources = query.statement.reads.map((r) => this.sourceSet.get(r.source));
+        // The sources the statement reads, as compiled (a caller's over source tables: those it
+        // names), with the typed fields it was compiled with: its relations give what its text reads.
+        const sources = query.sources;
         // In-memory events a compaction covers stay until this query is done with its snapshot.
         const leave = this.memory?.enter();
         try {
@@ -171,7 +186,11 @@ class DuckDBEngine implements Engine {
    */
   private async snapshot(query: CompiledQuery, sources: readonly SourceDescriptor[]): Promise<{ reads: Map<SourceDescriptor, ReadSet>; statement: CompiledStatement; walksNewestFirst: boolean }> {
     const reads = new Map<SourceDescriptor, ReadSet>();
-    for (const source of sources) reads.set(source, await this.reader(source).snapshot(earliestDayOf(query.notBefore)));
+    for (const source of sources) {
+      const read = await this.reader(source).snapshot(earliestDayOf(query.notBefore));
+      reads.set(source, read);
+      this.onTypedPaths?.(source.name, read.typedPaths);
+    }
     // The stored rollups the variant reads hold the bytes their commits recorded (a damaged one
     // is dropped: its file's rows stand in), checked before the variant is chosen.
     for (const [source, read] of reads) await this.reader(source).verifyCompanions(read, { rollups: [...rollupsNamedBy(query.statement, source)] });
@@ -215,8 +234,13 @@ class DuckDBEngine implements Engine {
     return { rows };
   }
 
+  /** Tells `onTypedPaths` what each source's datasets hold now. */
+  tellTypedPaths(): void {
+    if (this.onTypedPaths) for (const [name, reader] of this.readers) this.onTypedPaths(name, reader.typedPaths());
+  }
+
   private reader(source: SourceDescriptor): SourceReader {
-    const reader = this.readers.get(source);
+    const reader = this.readers.get(source.name);
     if (!reader) throw new EngineError('query_failed', `No source is named ${source.name}.`);
     return reader;
   }
@@ -265,7 +289,7 @@ class DuckDBEngine implements Engine {
     return this.gate.run(() =>
       this.pool.withConnection(async (connection) => {
         const out: SourceInspection[] = [];
-        for (const source of this.readers.keys()) {
+        for (const source of this.sourceSet.list) {
           // The same snapshot a query takes, memory included (its rows stay until we are done).
           const leave = this.memory?.enter();
           try {
