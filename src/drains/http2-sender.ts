@@ -1,4 +1,5 @@
 import { connect, constants, type ClientHttp2Session, type OutgoingHttpHeaders } from 'node:http2';
+import { InternalError } from '../util/internal-error';
 import type { DrainRequest } from './wire-formats';
 
 /** Headers HTTP/2 forbids (RFC 9113, 8.2.2): a drain's own headers may name them; they are left out, as HTTP/2 clients do. */
@@ -35,7 +36,8 @@ export class Http2Sender {
       stream.on('error', reject);
       stream.on('close', () => {
         if (status && stream.rstCode === constants.NGHTTP2_NO_ERROR) resolve(status);
-        else reject(new Error(`HTTP/2 stream to ${url.origin} closed before its answer (code ${stream.rstCode})`));
+        // Like a connection reset: the forwarder counts a failure and tries the batch again.
+        else reject(new InternalError('ECONNRESET', `HTTP/2 stream to ${url.origin} closed before its answer (code ${stream.rstCode})`));
       });
       stream.resume();
       stream.end(request.body);

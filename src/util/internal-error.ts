@@ -20,4 +20,4 @@ export class InternalError extends Error {
 }
 
 /** The stable codes of internal errors: errno codes they stand for, or the sentinel's kind. */
-export type InternalCode = 'ENOSPC' | 'ENOENT' | 'past_limit' | 'aborted' | 'parser_exited' | 'unbound_parameter' | 'not_declared' | 'invariant';
+export type InternalCode = 'ENOSPC' | 'ENOENT' | 'ECONNRESET' | 'past_limit' | 'aborted' | 'parser_exited' | 'unbound_parameter' | 'not_declared' | 'invariant';
