@@ -9,7 +9,8 @@ import { openDatabase } from '../src/duckdb/open-database';
 import { isDuckDBOutOfMemory, MEMORY_RETRY_FACTOR, withMemoryRetry } from '../src/duckdb/memory-retry';
 import { atRetryCeiling, DEFAULT_COMPACTION_DUCKDB } from '../src/duckdb/compaction-duckdb';
 import { readDatasetStateStable } from '../src/dataset/dataset-log';
-import { dictionaryLimit, IS_EVENT, parquetLayoutCopy } from '../src/duckdb/parquet-layout';
+import { dictionaryLimit, IS_EVENT, parquetLayoutCopy, STRING_DICTIONARY_BYTES } from '../src/duckdb/parquet-layout';
+import { withTypedPaths } from '../src/sources/typed-fields';
 import { Prng } from '../src/fixtures/prng';
 import { tempDir, writeLines } from './support/log-files';
 import { BUILDERS } from './support/supabase/vector-events';
@@ -227,6 +228,54 @@ describe('the dictionaries of a Parquet COPY are sized to the rows it writes (do
       await connection.run(copy('sized.parquet', 2_000));
       const [row] = (await connection.runAndReadAll(`SELECT count(*) AS n FROM read_parquet('${tmp.path('small', 'sized.parquet')}')`)).getRowObjects();
       expect(Number(row!.n)).toBe(2_000);
+    } finally {
+      connection.closeSync();
+      instance.closeSync();
+    }
+  });
+
+  it("writes an 8 MiB segment of the gateway log with 14 typed fields (5 declared, 9 discovered) within compaction's 80MB: string dictionaries of 1 MB ran out of memory", async () => {
+    // The ingest bench's gateway events (a project of 20, one of four paths, ...), as compaction met them.
+    const prng = new Prng(13);
+    const lines = Array.from({ length: 12_900 }, (_, i) => {
+      const project = `proj${prng.int(20)}`;
+      const path = prng.pick(['/rest/v1/todos', '/auth/v1/token', '/storage/v1/object/public/a.png', '/realtime/v1/websocket']);
+      const ip = `203.0.113.${prng.int(250)}`;
+      return {
+        id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+        timestamp: 1_795_000_000_000_000 + i * 1000,
+        event_message: `GET | 200 | ${ip} | https://${project}.supabase.co${path}?select=*`,
+        project,
+        metadata: {
+          request: {
+            method: 'GET',
+            path,
+            search: '?select=*',
+            url: `https://${project}.supabase.co${path}?select=*`,
+            host: `${project}.supabase.co`,
+            headers: { user_agent: 'supabase-js/2.45.4', cf_connecting_ip: ip, x_client_info: 'supabase-js-web/2.45.4' },
+            cf: { country: 'DE', city: 'Zürich', asn: 3320 },
+          },
+          response: { status_code: prng.pick([200, 200, 201, 404, 500]), origin_time: prng.int(300), headers: { content_type: 'application/json' } },
+        },
+      };
+    });
+    const input = writeLines(tmp.path('typed', 'in.ndjson'), lines);
+    const discovered = ['request.cf.asn', 'request.cf.city', 'request.cf.country', 'request.headers.cf_connecting_ip', 'request.headers.user_agent', 'request.headers.x_client_info', 'request.host', 'request.url', 'response.headers.content_type'];
+    const widened = withTypedPaths(gateway, discovered);
+    expect(widened.typedFields).toHaveLength(14);
+    const { instance, connection } = await openDatabase({ threads: 1, tempDirectory: tmp.path('typed', 'spill') });
+    try {
+      await connection.run(`CREATE TABLE staged AS ${sourceRelation(gateway, { ndjson: [input], parquet: [], parquetTypes: new Map() })}`);
+      await connection.run("SET memory_limit = '80MB'");
+      const copy = (name: string) =>
+        parquetLayoutCopy({ source: widened, relation: 'SELECT * FROM staged', target: tmp.path('typed', name), where: IS_EVENT, typedColumns: true, rows: lines.length });
+      expect(copy('x')).toContain(`STRING_DICTIONARY_PAGE_SIZE_LIMIT ${STRING_DICTIONARY_BYTES}`);
+      // DuckDB's default: each string column's dictionary filled up to 1 MB before plain encoding.
+      await expect(connection.run(copy('default.parquet').replace(/STRING_DICTIONARY_PAGE_SIZE_LIMIT \d+/, 'STRING_DICTIONARY_PAGE_SIZE_LIMIT 1048576'))).rejects.toThrow(/Out of Memory/);
+      await connection.run(copy('ours.parquet'));
+      const [row] = (await connection.runAndReadAll(`SELECT count(*) AS n, count(DISTINCT "text:metadata.request.host") AS hosts FROM read_parquet('${tmp.path('typed', 'ours.parquet')}')`)).getRowObjects();
+      expect([Number(row!.n), Number(row!.hosts)]).toEqual([12_900, 20]);
     } finally {
       connection.closeSync();
       instance.closeSync();

@@ -117,13 +117,14 @@ describe('managed storage: the background compactor', () => {
     }
   });
 
-  it('a run takes the oldest closed segments up to its bytes (one at least); the rest go in the runs right after, each event once', async () => {
+  it("a run takes the oldest closed segments up to its bytes (one at least); the rest go in the runs right after, each event once; the day's files merge once none waits", async () => {
     const walDir = tmp.path('bounded', 'wal');
     const datasetDir = tmp.path('bounded', 'parquet');
     const wal = fakeLog(walDir);
     for (let i = 0; i < 7; i++) wal.add(`${String(i).padStart(20, '0')}.ndjson`, censusEvents(`b${i}`, 20));
     const size = Math.max(...wal.closedSegments().map((s) => statSync(s.path).size));
     const runs: number[] = [];
+    const filesAtRun: number[] = [];
     const errors: unknown[] = [];
     // Two segments' bytes a run, and a bit: never three.
     const compactor = gatewayCompactor({
@@ -133,7 +134,7 @@ describe('managed storage: the background compactor', () => {
       now: () => new Date(CENSUS_NOW),
       onError: (e) => errors.push(e),
       maxRunBytes: 2 * size + 10,
-      onCompacted: (r) => runs.push(r.deletedFiles.length),
+      onCompacted: (r) => (runs.push(r.deletedFiles.length), filesAtRun.push(readDatasetStateStable(datasetDir).files.size)),
     });
     const { ep } = await endpointsAt({ edgeLogs: [join(walDir, '*.ndjson'), datasetDir] }, CENSUS_NOW);
     try {
@@ -142,6 +143,11 @@ describe('managed storage: the background compactor', () => {
       await compactor.settled();
       expect(errors).toEqual([]);
       expect(runs.filter((n) => n > 0)).toEqual([2, 2, 2, 1]);
+      // Each run a file of each day its events fall on, none merged while segments waited; merged after the last.
+      const perRun = filesAtRun[0]!;
+      expect(filesAtRun.slice(0, 4)).toEqual([perRun, 2 * perRun, 3 * perRun, 4 * perRun]);
+      expect(compactor.counters.mergedFiles).toBeGreaterThan(0);
+      expect(readDatasetStateStable(datasetDir).files.size).toBeLessThan(4 * perRun);
       expect((await census(ep)).ids).toEqual(
         Array.from({ length: 7 }, (_, i) => idRange(`b${i}`, 0, 20))
           .flat()
@@ -160,8 +166,8 @@ describe('managed storage: the background compactor', () => {
     }
   });
 
-  it("a run's bytes: half its DuckDB's memory limit; halved after a run that ran out of memory, doubled back after one that ended", () => {
-    expect(runBytesFor({ memoryLimit: '80MB' })).toBe(40_000_000);
+  it("a run's bytes: a fifth of its DuckDB's memory limit; halved after a run that ran out of memory, doubled back after one that ended", () => {
+    expect(runBytesFor({ memoryLimit: '80MB' })).toBe(16_000_000);
     expect(runBytesFor(undefined)).toBe(256 * 2 ** 20);
     // Out of memory on 30 MB taken: the next takes 15; then back up, never past the bound.
     expect(nextRunBytes(40e6, 40e6, 30e6, 'out-of-memory')).toBe(15e6);

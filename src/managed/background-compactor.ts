@@ -68,17 +68,20 @@ export interface BackgroundCompactorOptions {
 const UNLIMITED_RUN_BYTES = 256 * 2 ** 20;
 
 /**
- * Segment bytes one compaction run takes at most under these DuckDB settings: half its memory
- * limit. Why: a run parses, sorts and writes all its segments in one DuckDB; once ingest ran ahead
- * of compaction (a burst, a restart after a long stop), taking every closed segment at once made
- * a run that no retry could fit (112 MB of segments failed at 80 and 160 MB, then every 30 s).
+ * Segment bytes one compaction run takes at most under these DuckDB settings: a fifth of its
+ * memory limit. Why: a run parses, sorts and writes all its segments in one DuckDB; once ingest
+ * ran ahead of compaction (a burst, a restart after a long stop), taking every closed segment at
+ * once made a run that no retry could fit (112 MB of segments failed at 80 and 160 MB, then every
+ * 30 s). Half the limit was still too much: gateway segments of the ingest bench with 14 typed
+ * fields fit 80 MB at 16 MiB a run and not at 20 or 35 MiB, so each run of 35 MB ran out of
+ * memory and was done again at twice the limit (twice the work, past the budget's share).
  *
  * @example
- * runBytesFor({ memoryLimit: '80MB' }); // 40000000
+ * runBytesFor({ memoryLimit: '80MB' }); // 16000000
  */
 export function runBytesFor(duckdb: DatabaseSettings | undefined): number {
   const limit = duckdb?.memoryLimit === undefined ? null : memoryLimitBytes(duckdb.memoryLimit);
-  return limit === null ? UNLIMITED_RUN_BYTES : Math.floor(limit / 2);
+  return limit === null ? UNLIMITED_RUN_BYTES : Math.floor(limit / 5);
 }
 
 /**
@@ -221,8 +224,6 @@ export class BackgroundCompactor {
       throw error;
     }
     this.runBytes = nextRunBytes(this.runBytes, this.maxRunBytes, taken, 'done');
-    // Segments left for the next run: it comes at once.
-    if (more) this.trigger();
     this.counters.compactedSegments += result.deletedFiles.length;
     this.options.onCompacted?.(result);
     const elapsed = this.elapsed();
@@ -230,6 +231,15 @@ export class BackgroundCompactor {
     for (const file of result.files) {
       const day = partitionDay(file);
       if (day !== null) this.lastWritten.set(day, elapsed);
+    }
+    // Segments left for the next run, or closed during this one: it comes at once, and the day's
+    // files are merged (days past retention dropped) once it has caught up. While compaction is
+    // behind, its time goes to the segments (what the write-ahead log's bound and the memory tables
+    // wait on), not to rewriting each run's file a few times over on its way to 64 MiB; merged
+    // later, the files are merged fewer times, more at once.
+    if (more || wal.closedSegments().length > 0) {
+      this.trigger();
+      return;
     }
     const merges = await withMemoryRetry(this.options.duckdb, (duckdb) => mergeSmallFiles(datasetDir, source, duckdb, (day) => this.settledDay(day), this.options.typedColumns ?? true));
     this.counters.mergedFiles += merges.merged;
