@@ -26,7 +26,7 @@ import { openLogflarePostgres } from './studio-logflare';
 import { missingPostgres } from './postgres';
 import { openOurs } from './studio-ours';
 import { round, summarize, timeMs, type Timing } from './stats';
-import { installStageMeter, medianStages, type Stages } from './studio-stages';
+import { installStageMeter, medianStages, STAGES, type Stages } from './studio-stages';
 import { layoutsMarkdown, measureLayouts, type LayoutsResult } from './studio-layouts';
 
 export interface StudioCaseResult {
@@ -179,13 +179,13 @@ export function studioMarkdown(r: StudioResult): string[] {
         `| ${c.kind} | ${c.rows} | ${c.ours.p50_ms} (${c.ours.p95_ms}) | ${c.postgres?.p50_ms ?? ''} | ${c.chdb?.p50_ms ?? ''} | ${ratio(c.postgres, c.ours)} | ${ratio(c.chdb, c.ours)} | ${same(c.postgres_difference, c.postgres)}; ${same(c.chdb_difference, c.chdb)} |`,
     ),
     '',
-    "Ours by stage, idle (before the writer starts; ms): the first call of each text, then the median of the calls after it. Translate and check: Studio's BigQuery SQL parsed, translated and checked by the sandbox's rules (once per text); parse: DuckDB's parse of the translated text the rules read; prepare: the DuckDB statement (once per text and connection); run: DuckDB running it and reading its result; rest: the snapshot and file lists, binding, shaping the rows.",
+    "Ours by stage, idle (before the writer starts; ms): the first call of each text, then the median of the calls after it (each stage's median on its own, so they need not add up to the total's). Translate: Studio's BigQuery SQL parsed, translated and printed for DuckDB (the first translation of the process loads the parser); check: the sandbox's rules on the parse trees; parse: DuckDB's parse of the translated text the rules read (the three once per text); prepare: the DuckDB statement (once per text and connection); snapshot: the sources' files listed and checked, made ready for DuckDB; bind: the request's values bound; run: DuckDB running it and reading its result; shape: from that result to the answer in Logflare's wire format; other: the parameters, the memo of checked texts, the query gate and connection, the statement's text (bench/studio-stages.ts).",
     '',
-    '| request kind | first: total | translate and check | parse | prepare | run | rest | then: total | translate and check | parse | prepare | run | rest |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
-    ...r.cases.map((c) => {
-      const cells = (s: Stages) => [s.total_ms, s.translate_check_ms, s.parse_ms, s.prepare_ms, s.run_ms, s.rest_ms].join(' | ');
-      return `| ${c.kind} | ${cells(c.stages.first)} | ${cells(c.stages.warm)} |`;
+    `| request kind | call | total | ${STAGES.join(' | ')} |`,
+    `|---|---|---:|${STAGES.map(() => '---:').join('|')}|`,
+    ...r.cases.flatMap((c) => {
+      const cells = (s: Stages) => [s.total_ms, ...STAGES.map((stage) => s[`${stage}_ms`])].join(' | ');
+      return [`| ${c.kind} | first | ${cells(c.stages.first)} |`, `| ${c.kind} | then | ${cells(c.stages.warm)} |`];
     }),
     ...(r.layouts ? ['', ...layoutsMarkdown(r.layouts)] : []),
   ];
