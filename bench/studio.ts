@@ -21,6 +21,7 @@ import { parseArgs } from 'node:util';
 import { answerDifference } from './studio-compare';
 import { studioCasesOf, type StudioCase } from './studio-cases';
 import { openStudioChdb } from './studio-chdb';
+import { missingChdb } from './peers/install-chdb';
 import { prepareStudioData, STUDIO_SCALES, type StudioScale } from './studio-data';
 import { openLogflarePostgres } from './studio-logflare';
 import { missingPostgres } from './postgres';
@@ -56,6 +57,8 @@ export interface StudioResult {
   postgres_plan: string | null;
   /** Why the Logflare-on-Postgres peer did not run (null: it ran). */
   postgres_left_out: string | null;
+  /** Why the chdb peer did not run (--skip-chdb, its install failed; null: it ran). */
+  chdb_left_out: string | null;
   /** The same requests on the JSON-only layout beside ours, idle (studio-layouts.ts); null when left out. */
   layouts: LayoutsResult | null;
 }
@@ -138,7 +141,10 @@ export async function measureStudio(options: StudioOptions, log: (line: string) 
       await pg.close();
     }
   }
-  if (options.chdb) {
+  // Without chdb (no registry to install it from) the run goes on without it, said in one line.
+  const chdbLeftOut = options.chdb ? await missingChdb(log) : '--skip-chdb';
+  if (chdbLeftOut && options.chdb) log(`studio: chdb left out: ${chdbLeftOut}`);
+  if (chdbLeftOut === null) {
     const chdb = await openStudioChdb(data, log);
     try {
       for (const c of cases) {
@@ -162,6 +168,7 @@ export async function measureStudio(options: StudioOptions, log: (line: string) 
     cases: [...results.values()],
     postgres_plan: postgresPlan,
     postgres_left_out: options.postgresLeftOut,
+    chdb_left_out: chdbLeftOut,
     layouts,
   };
 }
@@ -170,7 +177,7 @@ export function studioMarkdown(r: StudioResult): string[] {
   const ratio = (t: Timing | null, ours: Timing) => (t ? `${round(t.p50_ms / ours.p50_ms, 1)}` : '');
   const same = (d: string | null, t: Timing | null) => (t === null ? '' : d === null ? 'same' : `differs: ${d}`);
   return [
-    `Supabase Studio's queries, scale \`${r.scale}\`: a self-hosted week of ${r.events.toLocaleString('en')} events over the nine feeds; ${r.machine}; load average ${r.load_average.start.join(' ')} at the start, ${r.load_average.end.join(' ')} at the end. Ours: managed storage with the Supabase preset, warm, while a writer ingested ${r.ingested_while_querying.toLocaleString('en')} events in batches of 100; peak RSS of the process ${r.ours_peak_rss_mb} MB. Target: ours ≤ 50 ms p50 and Postgres / ours ≥ 10.${r.postgres_left_out ? ` Logflare on Postgres left out: ${r.postgres_left_out}.` : ''}`,
+    `Supabase Studio's queries, scale \`${r.scale}\`: a self-hosted week of ${r.events.toLocaleString('en')} events over the nine feeds; ${r.machine}; load average ${r.load_average.start.join(' ')} at the start, ${r.load_average.end.join(' ')} at the end. Ours: managed storage with the Supabase preset, warm, while a writer ingested ${r.ingested_while_querying.toLocaleString('en')} events in batches of 100; peak RSS of the process ${r.ours_peak_rss_mb} MB. Target: ours ≤ 50 ms p50 and Postgres / ours ≥ 10.${r.postgres_left_out ? ` Logflare on Postgres left out: ${r.postgres_left_out}.` : ''}${r.chdb_left_out ? ` chdb left out: ${r.chdb_left_out}.` : ''}`,
     '',
     '| request kind | rows | ours p50 ms (p95) | Logflare on Postgres p50 ms | chdb p50 ms | Postgres / ours | chdb / ours | answers (Postgres; chdb) |',
     '|---|---:|---:|---:|---:|---:|---:|---|',
