@@ -136,7 +136,7 @@ export function parseMarkdown(r: ParseResult): string[] {
   const row = (name: string, bytes: string, cells: Array<{ ours_us: number; floor_us: number; ratio: number }>) =>
     `| ${name} | ${bytes} | ${cells.map((c) => `${c.ours_us} | ${c.floor_us} | ${c.ratio}`).join(' | ')} |`;
   return [
-    `The ingest parse alone (\`bodyLines\`, the parse thread's work: parse, checks, the stored lines) against the floor of the same work (Node's \`JSON.parse\` of the decoded body and \`JSON.stringify\` of each event), CPU of the process per event, bodies of the nine Supabase feeds as Vector posts them; the median of ${r.rounds} alternating rounds, ${r.seconds} s of each side per body; load average ${r.load_average.start.join(' ')} at the start, ${r.load_average.end.join(' ')} at the end; VmHWM of the process (its own, only this) ${r.vmhwm_mib} MiB.`,
+    `The ingest parse alone (\`bodyLines\`, the parse thread's work: parse, checks, the stored lines) against the floor of the same work (Node's \`JSON.parse\` of the decoded body and \`JSON.stringify\` of each event), CPU of the process per event, bodies of the nine Supabase feeds as Vector posts them; the median of ${r.rounds} alternating rounds, ${r.seconds} s of each side per body; load average ${r.load_average.start.join(' ')} at the start, ${r.load_average.end.join(' ')} at the end; VmHWM of its process (one of its own under \`npm run bench\`) ${r.vmhwm_mib} MiB.`,
     '',
     `| feed | bytes an event | ${head} |`,
     `|---|---:|${r.batches.map(() => '---:|---:|---:').join('|')}|`,
