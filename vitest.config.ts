@@ -62,6 +62,7 @@ const TIERS = {
     'serial-runs',
     'sources',
     'studio',
+    'studio-stages',
     'test-tiers',
     'time',
     'usage-api-counts',

@@ -1,10 +1,14 @@
 /**
  * npm run bench -- [--scale default|large|small|tiny] [--runs 20] [--json out.json] [--peers chdb,clickhouse,postgres]
- *                  [--postgres <url>] [--burst-only] [--skip-http] [--skip-ingest] [--skip-footprint] [--skip-managed]
- *                  [--skip-studio] [--skip-layouts]
+ *                  [--postgres <url>] [--project-rank 1,6] [--endpoints <names>] [--variants <names>] [--burst-only]
+ *                  [--skip-http] [--http-seconds 10] [--skip-ingest] [--ingest-seconds 10]
+ *                  [--skip-footprint] [--footprint-seconds 60] [--footprint-rates 200,1000,5000]
+ *                  [--skip-managed] [--managed-events 1000000] [--skip-studio] [--skip-layouts]
+ *                  [--skip-parse] [--parse-seconds 2] [--skip-discovered] [--help]
  *
  * Measures, side by side in one run, the library against baselines and other engines (peers) on
- * this machine and prints a markdown table; --json writes the machine-readable result.
+ * this machine and prints a markdown table; --json writes the machine-readable result. --help
+ * prints every flag with what it does (HELP below).
  */
 import { writeFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -25,41 +29,73 @@ import { ingestMarkdown, measureIngest, type IngestCase } from './ingest';
 import { footprintMarkdown, GLIBC_DEFAULT_ARENAS, measureFootprint, measureJoinBombs, type BombCase, type FootprintCase } from './footprint';
 import { managedMarkdown, measureManaged, type ManagedResult } from './managed';
 import { measureStudio, studioMarkdown, type StudioResult } from './studio';
+import { measureParseApart, parseMarkdown, type ParseResult } from './parse';
+import { discoveredMarkdown, measureDiscovered, type DiscoveredResult } from './discovered-paths';
 
-const { values } = parseArgs({
-  options: {
-    scale: { type: 'string', default: 'default' },
-    runs: { type: 'string', default: '20' },
-    json: { type: 'string' },
-    // Other engines over the same events, answers compared, timed in the same rounds as the library.
-    peers: { type: 'string', default: '' },
-    // Postgres's URL for the postgres peer (default: a local server the bench starts).
-    postgres: { type: 'string' },
-    'http-seconds': { type: 'string', default: '10' },
-    'skip-http': { type: 'boolean', default: false },
-    'ingest-seconds': { type: 'string', default: '10' },
-    'skip-ingest': { type: 'boolean', default: false },
-    // serve --supabase as documented: a Vector-like sender at each rate, then idle (bench/footprint.ts).
-    'footprint-seconds': { type: 'string', default: '60' },
-    'footprint-rates': { type: 'string', default: '200,1000,5000' },
-    'skip-footprint': { type: 'boolean', default: false },
-    // Requests ingested into managed storage for its query cases (invocations: half as many).
-    'managed-events': { type: 'string', default: '1000000' },
-    'skip-managed': { type: 'boolean', default: false },
-    // Supabase Studio's requests on a self-hosted week, beside Logflare on Postgres and chdb (bench/studio.ts).
-    'skip-studio': { type: 'boolean', default: false },
-    // In the Studio section: the same requests on a copy of the week without typed columns (bench/studio-layouts.ts).
-    'skip-layouts': { type: 'boolean', default: false },
-    // Only the memory case: a burst of 200 uncached logs.all queries against the server.
-    'burst-only': { type: 'boolean', default: false },
-    // 1 = the busiest project (28% of all events with the generator's Zipf-like traffic).
-    // Projects by traffic rank, comma separated: 1 = the busiest, 6 = about the average of 20.
-    'project-rank': { type: 'string', default: '1,6' },
-    // Comma-separated filters, for supplementary runs: endpoint names and variants to measure.
-    endpoints: { type: 'string' },
-    variants: { type: 'string' },
-  },
-});
+const OPTIONS = {
+  scale: { type: 'string', default: 'default' },
+  runs: { type: 'string', default: '20' },
+  json: { type: 'string' },
+  peers: { type: 'string', default: '' },
+  postgres: { type: 'string' },
+  'http-seconds': { type: 'string', default: '10' },
+  'skip-http': { type: 'boolean', default: false },
+  'ingest-seconds': { type: 'string', default: '10' },
+  'skip-ingest': { type: 'boolean', default: false },
+  'footprint-seconds': { type: 'string', default: '60' },
+  'footprint-rates': { type: 'string', default: '200,1000,5000' },
+  'skip-footprint': { type: 'boolean', default: false },
+  'managed-events': { type: 'string', default: '1000000' },
+  'skip-managed': { type: 'boolean', default: false },
+  'skip-studio': { type: 'boolean', default: false },
+  'skip-layouts': { type: 'boolean', default: false },
+  'skip-parse': { type: 'boolean', default: false },
+  'parse-seconds': { type: 'string', default: '2' },
+  'skip-discovered': { type: 'boolean', default: false },
+  'burst-only': { type: 'boolean', default: false },
+  'project-rank': { type: 'string', default: '1,6' },
+  endpoints: { type: 'string' },
+  variants: { type: 'string' },
+  help: { type: 'boolean', default: false },
+} as const;
+/** What each flag does: every flag has its line (a flag without one does not type-check). */
+const HELP: Record<keyof typeof OPTIONS, string> = {
+  scale: 'the dataset: tiny, small (~1.5 M events), default (5 M invocations + 10 M requests) or large (4x the default; each case also on 1x)',
+  runs: 'timed runs of each case and request (medians and p95 of these)',
+  json: 'also write the machine-readable result to this file',
+  peers: 'other engines over the same events, answers compared, timed in the same rounds as the library: chdb, clickhouse (18.16), postgres',
+  postgres: "Postgres's URL for the postgres peer (default: a local server the bench starts)",
+  'http-seconds': 'seconds of the HTTP cache-hit benchmark',
+  'skip-http': 'leave out the HTTP benchmark and the burst of uncached queries',
+  'ingest-seconds': 'seconds of each ingest run (serve --data-dir, batches of 100 and 1,000, and with a drain)',
+  'skip-ingest': 'leave out ingest',
+  'footprint-seconds': 'seconds of each footprint run (serve --supabase under a Vector-like sender, then idle)',
+  'footprint-rates': 'events/s of the footprint runs, comma separated',
+  'skip-footprint': 'leave out the footprint runs and the join bombs',
+  'managed-events': 'requests ingested into managed storage for its query cases (invocations: half as many)',
+  'skip-managed': 'leave out managed storage',
+  'skip-studio': "leave out Supabase Studio's requests on a self-hosted week (beside Logflare on Postgres and chdb)",
+  'skip-layouts': 'in the Studio section, leave out the same requests on a copy of the week without typed columns',
+  'skip-parse': 'leave out the ingest parse alone (bodyLines) beside the floor of JSON.parse + JSON.stringify',
+  'parse-seconds': 'seconds of each side (ours, the floor) per feed and batch size in the parse phase',
+  'skip-discovered': 'leave out the Explorer question on a discovered field (JSON only and its column, beside chdb with a materialized column)',
+  'burst-only': 'only the memory case: a burst of 200 uncached logs.all queries against the server',
+  'project-rank': 'projects by traffic rank, comma separated: 1 = the busiest (28 % of all events), 6 = about the average of 20',
+  endpoints: 'only these endpoints, comma separated (supplementary runs)',
+  variants: 'only these variants, comma separated (supplementary runs)',
+  help: 'print this list and exit',
+};
+const { values } = parseArgs({ options: OPTIONS });
+if (values.help) {
+  const flag = (name: keyof typeof OPTIONS) => {
+    const o = OPTIONS[name];
+    return `--${name}${o.type === 'string' ? ` <${'default' in o && o.default !== '' ? o.default : 'value'}>` : ''}`;
+  };
+  const names = Object.keys(OPTIONS) as Array<keyof typeof OPTIONS>;
+  const width = Math.max(...names.map((n) => flag(n).length));
+  process.stdout.write(`npm run bench -- [flags]\n\n${names.map((n) => `  ${flag(n).padEnd(width)}  ${HELP[n]}`).join('\n')}\n`);
+  process.exit(0);
+}
 const scale = values.scale as Scale;
 if (!(scale in SCALES)) throw new Error(`--scale must be one of ${Object.keys(SCALES).join(', ')}`);
 const runs = Math.max(1, Number(values.runs));
@@ -160,6 +196,8 @@ let footprint: FootprintCase[] = [];
 let bombs: { budget: string; idleMiB: number; bombs: BombCase[] } | null = null;
 let managed: ManagedResult | null = null;
 let studio: StudioResult | null = null;
+let parse: ParseResult | null = null;
+let discovered: DiscoveredResult | null = null;
 const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
 const output = () => ({
   scale,
@@ -186,6 +224,10 @@ const output = () => ({
   bombs,
   managed,
   studio,
+  // CPU per event of the ingest parse alone beside the floor of JSON.parse + JSON.stringify, batches of 100 and 1,000.
+  parse,
+  // An Explorer question on a discovered field: JSON only and its column, beside chdb's JSONExtract and materialized column.
+  discovered,
   // Peak RSS under 200 uncached logs.all queries sent at once; target: the budget + 10 %.
   burst,
 });
@@ -235,6 +277,17 @@ try {
     const noPostgres = missingPostgres();
     if (noPostgres) log(`studio: Logflare on Postgres left out: ${noPostgres}`);
     studio = await measureStudio({ scale: scale === 'large' ? 'default' : scale, runs, pgRuns: Math.min(runs, 3), postgresLeftOut: noPostgres, chdb: true, layouts: !values['skip-layouts'] }, log);
+  }
+
+  if (!values['skip-discovered'] && !burstOnly) {
+    log('discovered: an Explorer question on a field no source declares, JSON only and its discovered column, beside chdb');
+    // The Studio section's week (its scale, its data directories and chdb tables, reused when it ran).
+    discovered = await measureDiscovered(scale === 'large' ? 'default' : scale, runs, true, log);
+  }
+
+  if (!values['skip-parse'] && !burstOnly) {
+    log('parse: the ingest parse alone (bodyLines) on the nine feeds, beside JSON.parse + JSON.stringify, in a process of its own');
+    parse = measureParseApart([100, 1000], Number(values['parse-seconds']));
   }
 } finally {
   await report();
@@ -342,6 +395,8 @@ function markdown(o: ReturnType<typeof output>): string {
   if (o.footprint.length || o.bombs) lines.push(...footprintMarkdown(o.footprint, o.bombs), '');
   if (o.managed) lines.push(...managedMarkdown(o.managed), '');
   if (o.studio) lines.push(...studioMarkdown(o.studio), '');
+  if (o.discovered) lines.push(...discoveredMarkdown(o.discovered), '');
+  if (o.parse) lines.push(...parseMarkdown(o.parse), '');
   lines.push(...burstLines(o.burst));
   return lines.join('\n');
 }

@@ -47,14 +47,14 @@ function named(name: string): StudioRequest {
 }
 
 /** ClickHouse's bounds of a request: Studio's range; with the Supabase preset logs.all has no tier window, so no start is no lower bound. */
-function bounds(r: StudioRequest): { start: string; end: string } {
+function bounds(r: Pick<StudioRequest, 'iso_timestamp_start' | 'iso_timestamp_end'>): { start: string; end: string } {
   const start = r.iso_timestamp_start ? r.iso_timestamp_start : isoMillis(0);
   const end = r.iso_timestamp_end ? r.iso_timestamp_end : isoMillis(NOW + HOUR);
   return { start: start.replace('T', ' ').replace('Z', ''), end: end.replace('T', ' ').replace('Z', '') };
 }
 
 /** `WHERE` of every ClickHouse query: Studio's range (lower bound exclusive, upper inclusive, as logs.all's). */
-const RANGE = "timestamp > toDateTime64({start:String}, 6, 'UTC') AND timestamp <= toDateTime64({end:String}, 6, 'UTC')";
+export const RANGE = "timestamp > toDateTime64({start:String}, 6, 'UTC') AND timestamp <= toDateTime64({end:String}, 6, 'UTC')";
 // Named `micros`, not `timestamp`: ClickHouse would read an alias `timestamp` in WHERE and ORDER BY
 // instead of the column (bench/studio-chdb.ts names it back).
 const MICROS = 'toUnixTimestamp64Micro(timestamp)';
@@ -70,7 +70,8 @@ function pg(table: LogTable, r: StudioRequest, outer: string): { sql: string; pa
   return { sql: `WITH ${logflareCte(table)}\n${outer}`, params: cteParams(r) };
 }
 
-function ch(r: StudioRequest, sql: string, extra: Record<string, unknown> = {}): { sql: string; params: Record<string, unknown> } {
+/** A ClickHouse query of a request: its SQL (with `RANGE` in its WHERE) and the range's bound values. */
+export function ch(r: Pick<StudioRequest, 'iso_timestamp_start' | 'iso_timestamp_end'>, sql: string, extra: Record<string, unknown> = {}): { sql: string; params: Record<string, unknown> } {
   return { sql, params: { ...bounds(r), ...extra } };
 }
 

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { LOG_TABLES } from '../test/support/supabase/vector-sources';
+import { LOG_TABLES, type LogTable } from '../test/support/supabase/vector-sources';
 import { loadChdb, type ChdbSession } from './peers/install-chdb';
 import type { StudioData } from './studio-data';
 
@@ -24,6 +24,14 @@ const TABLE = (name: string) => `CREATE TABLE ${name} (
 
 export interface ChdbPeer {
   run(sql: string, params: Record<string, unknown>): Promise<Array<Record<string, unknown>>>;
+  /**
+   * Adds `column` to `table` as a ClickHouse user adds a field a query reads often: a MATERIALIZED
+   * column computed from `expression` (over `metadata`), written into the loaded parts, so a
+   * query reads it instead of parsing the JSON. Once per loaded week (kept beside the tables);
+   * resolves to the seconds it took, or null when an earlier run's column was reused. No Studio
+   * request reads it.
+   */
+  materialize(table: LogTable, column: string, type: string, expression: string): Promise<number | null>;
   close(): void;
 }
 
@@ -63,6 +71,22 @@ export async function openStudioChdb(data: StudioData, log: (line: string) => vo
               const { micros, ...row } = JSON.parse(line) as Record<string, unknown>;
               return micros === undefined ? row : { ...row, timestamp: micros };
             });
+    },
+    async materialize(table, column, type, expression) {
+      // Its own marker: the tables' (loaded.json) says nothing of it, and a run stopped between
+      // adding the column and writing it into the parts does it again.
+      const done = join(path, `materialized-${table}-${column}.json`);
+      const wanted = JSON.stringify({ type, expression });
+      if (existsSync(done) && (await readFile(done, 'utf8')) === wanted) return null;
+      const started = Date.now();
+      session.query(`ALTER TABLE ${table} DROP COLUMN IF EXISTS ${column}`);
+      session.query(`ALTER TABLE ${table} ADD COLUMN ${column} ${type} MATERIALIZED ${expression}`);
+      // Written into the parts there are (new parts only would compute it otherwise), waited for.
+      session.query(`ALTER TABLE ${table} MATERIALIZE COLUMN ${column} SETTINGS mutations_sync = 2`);
+      await writeFile(done, wanted);
+      const seconds = Math.round((Date.now() - started) / 100) / 10;
+      log(`chdb: ${table}.${column} materialized in ${seconds} s`);
+      return seconds;
     },
     close() {
       session.close();

@@ -21,12 +21,13 @@ import { parseArgs } from 'node:util';
 import { answerDifference } from './studio-compare';
 import { studioCasesOf, type StudioCase } from './studio-cases';
 import { openStudioChdb } from './studio-chdb';
+import { missingChdb } from './peers/install-chdb';
 import { prepareStudioData, STUDIO_SCALES, type StudioScale } from './studio-data';
 import { openLogflarePostgres } from './studio-logflare';
 import { missingPostgres } from './postgres';
 import { openOurs } from './studio-ours';
 import { round, summarize, timeMs, type Timing } from './stats';
-import { installStageMeter, medianStages, type Stages } from './studio-stages';
+import { installStageMeter, medianStages, STAGES, type Stages } from './studio-stages';
 import { layoutsMarkdown, measureLayouts, type LayoutsResult } from './studio-layouts';
 
 export interface StudioCaseResult {
@@ -56,6 +57,8 @@ export interface StudioResult {
   postgres_plan: string | null;
   /** Why the Logflare-on-Postgres peer did not run (null: it ran). */
   postgres_left_out: string | null;
+  /** Why the chdb peer did not run (--skip-chdb, its install failed; null: it ran). */
+  chdb_left_out: string | null;
   /** The same requests on the JSON-only layout beside ours, idle (studio-layouts.ts); null when left out. */
   layouts: LayoutsResult | null;
 }
@@ -138,7 +141,10 @@ export async function measureStudio(options: StudioOptions, log: (line: string) 
       await pg.close();
     }
   }
-  if (options.chdb) {
+  // Without chdb (no registry to install it from) the run goes on without it, said in one line.
+  const chdbLeftOut = options.chdb ? await missingChdb(log) : '--skip-chdb';
+  if (chdbLeftOut && options.chdb) log(`studio: chdb left out: ${chdbLeftOut}`);
+  if (chdbLeftOut === null) {
     const chdb = await openStudioChdb(data, log);
     try {
       for (const c of cases) {
@@ -162,6 +168,7 @@ export async function measureStudio(options: StudioOptions, log: (line: string) 
     cases: [...results.values()],
     postgres_plan: postgresPlan,
     postgres_left_out: options.postgresLeftOut,
+    chdb_left_out: chdbLeftOut,
     layouts,
   };
 }
@@ -170,7 +177,7 @@ export function studioMarkdown(r: StudioResult): string[] {
   const ratio = (t: Timing | null, ours: Timing) => (t ? `${round(t.p50_ms / ours.p50_ms, 1)}` : '');
   const same = (d: string | null, t: Timing | null) => (t === null ? '' : d === null ? 'same' : `differs: ${d}`);
   return [
-    `Supabase Studio's queries, scale \`${r.scale}\`: a self-hosted week of ${r.events.toLocaleString('en')} events over the nine feeds; ${r.machine}; load average ${r.load_average.start.join(' ')} at the start, ${r.load_average.end.join(' ')} at the end. Ours: managed storage with the Supabase preset, warm, while a writer ingested ${r.ingested_while_querying.toLocaleString('en')} events in batches of 100; peak RSS of the process ${r.ours_peak_rss_mb} MB. Target: ours ≤ 50 ms p50 and Postgres / ours ≥ 10.${r.postgres_left_out ? ` Logflare on Postgres left out: ${r.postgres_left_out}.` : ''}`,
+    `Supabase Studio's queries, scale \`${r.scale}\`: a self-hosted week of ${r.events.toLocaleString('en')} events over the nine feeds; ${r.machine}; load average ${r.load_average.start.join(' ')} at the start, ${r.load_average.end.join(' ')} at the end. Ours: managed storage with the Supabase preset, warm, while a writer ingested ${r.ingested_while_querying.toLocaleString('en')} events in batches of 100; peak RSS of the process ${r.ours_peak_rss_mb} MB. Target: ours ≤ 50 ms p50 and Postgres / ours ≥ 10.${r.postgres_left_out ? ` Logflare on Postgres left out: ${r.postgres_left_out}.` : ''}${r.chdb_left_out ? ` chdb left out: ${r.chdb_left_out}.` : ''}`,
     '',
     '| request kind | rows | ours p50 ms (p95) | Logflare on Postgres p50 ms | chdb p50 ms | Postgres / ours | chdb / ours | answers (Postgres; chdb) |',
     '|---|---:|---:|---:|---:|---:|---:|---|',
@@ -179,13 +186,13 @@ export function studioMarkdown(r: StudioResult): string[] {
         `| ${c.kind} | ${c.rows} | ${c.ours.p50_ms} (${c.ours.p95_ms}) | ${c.postgres?.p50_ms ?? ''} | ${c.chdb?.p50_ms ?? ''} | ${ratio(c.postgres, c.ours)} | ${ratio(c.chdb, c.ours)} | ${same(c.postgres_difference, c.postgres)}; ${same(c.chdb_difference, c.chdb)} |`,
     ),
     '',
-    "Ours by stage, idle (before the writer starts; ms): the first call of each text, then the median of the calls after it. Translate and check: Studio's BigQuery SQL parsed, translated and checked by the sandbox's rules (once per text); parse: DuckDB's parse of the translated text the rules read; prepare: the DuckDB statement (once per text and connection); run: DuckDB running it and reading its result; rest: the snapshot and file lists, binding, shaping the rows.",
+    "Ours by stage, idle (before the writer starts; ms): the first call of each text, then the median of the calls after it (each stage's median on its own, so they need not add up to the total's). Translate: Studio's BigQuery SQL parsed, translated and printed for DuckDB (the first translation of the process loads the parser); check: the sandbox's rules on the parse trees; parse: DuckDB's parse of the translated text the rules read (the three once per text); prepare: the DuckDB statement (once per text and connection); snapshot: the sources' files listed and checked, made ready for DuckDB; bind: the request's values bound; run: DuckDB running it and reading its result; shape: from that result to the answer in Logflare's wire format; other: the parameters, the memo of checked texts, the query gate and connection, the statement's text (bench/studio-stages.ts).",
     '',
-    '| request kind | first: total | translate and check | parse | prepare | run | rest | then: total | translate and check | parse | prepare | run | rest |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
-    ...r.cases.map((c) => {
-      const cells = (s: Stages) => [s.total_ms, s.translate_check_ms, s.parse_ms, s.prepare_ms, s.run_ms, s.rest_ms].join(' | ');
-      return `| ${c.kind} | ${cells(c.stages.first)} | ${cells(c.stages.warm)} |`;
+    `| request kind | call | total | ${STAGES.join(' | ')} |`,
+    `|---|---|---:|${STAGES.map(() => '---:').join('|')}|`,
+    ...r.cases.flatMap((c) => {
+      const cells = (s: Stages) => [s.total_ms, ...STAGES.map((stage) => s[`${stage}_ms`])].join(' | ');
+      return [`| ${c.kind} | first | ${cells(c.stages.first)} |`, `| ${c.kind} | then | ${cells(c.stages.warm)} |`];
     }),
     ...(r.layouts ? ['', ...layoutsMarkdown(r.layouts)] : []),
   ];

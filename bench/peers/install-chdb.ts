@@ -35,3 +35,16 @@ export async function loadChdb(log: (line: string) => void): Promise<Chdb> {
   }
   return createRequire(entry)('chdb') as Chdb;
 }
+
+/**
+ * Why chdb cannot be had on this machine (its install failed: no network, no registry), or null
+ * when it loads: a phase that times it as a peer leaves it out with that one line instead of failing the run.
+ */
+export async function missingChdb(log: (line: string) => void): Promise<string | null> {
+  try {
+    await loadChdb(log);
+    return null;
+  } catch (error) {
+    return `${(error as Error).message.split('\n')[0]} (the bench installs it into .bench-data/peers once the npm registry can be reached)`;
+  }
+}
