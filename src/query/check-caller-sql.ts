@@ -51,7 +51,7 @@ export class CallerSqlCheck {
     if (this.dialect === 'duckdb') return checkDuckDbText(sql, { tables, maxRows }, this.parser);
     if (!sources) throw callerDialectRefused(statement.name);
     const checked = await checkBigQueryText(sql, (this.#schema ??= bigQuerySchemaOf(sources)), 'duckdb', { tables, maxRows }, this.parser);
-    return { sql: checked.sql, key: checked.key, columns: checked.columns, typedColumns: true };
+    return { sql: checked.sql, key: checked.key, columns: checked.columns, typedColumns: true, ...(checked.firstRows === undefined ? {} : { firstRows: checked.firstRows }) };
   }
 
   /** BigQuery SQL over the statement's source tables, translated for ClickHouse: DuckDB's dialect cannot run there. */

@@ -1,0 +1,124 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { DuckDBConnection } from '@duckdb/node-api';
+import { readdirSync } from 'node:fs';
+import { compactLogs } from '../src/compaction/compact';
+import type { Endpoints } from '../src/index';
+import { firstRowsOf } from '../src/query/first-rows';
+import { neutralSqlParser } from '../src/query/sql-parser';
+import { edgeEvent, endpointsAt, tempDir, writeLines } from './support/log-files';
+
+const NOW = '2026-11-21T12:00:00Z';
+const DAYS = ['2026-11-21', '2026-11-20', '2026-11-19', '2026-11-18', '2026-11-17'];
+
+// A caller's `SELECT <columns> FROM <table> WHERE ... LIMIT n` (Studio's single log) reads the
+// newest day first and stops once it has n rows (docs/performance.md, "The single log").
+describe("a caller's first rows, newest day first", () => {
+  const tmp = tempDir('le-first-rows-');
+  let byDay: Endpoints;
+  let whole: Endpoints;
+  // The SQL texts DuckDB prepared while a test ran: each names the files it reads.
+  let prepared: string[] = [];
+
+  beforeAll(async () => {
+    const events = DAYS.flatMap((day, d) =>
+      Array.from({ length: 40 }, (_, i) =>
+        edgeEvent({ id: `${day}-${String(i).padStart(2, '0')}`, project: i % 10 === 0 ? 'rare' : 'p', timestamp: `${day}T0${d}:${String(i).padStart(2, '0')}:00Z` }),
+      ),
+    );
+    writeLines(tmp.path('ndjson', 'all.ndjson'), events);
+    await compactLogs({ source: 'edgeLogs', inputs: tmp.path('ndjson', 'all.ndjson'), outDir: tmp.path('dataset') });
+    expect(readdirSync(tmp.path('dataset')).filter((d) => d.startsWith('date='))).toHaveLength(DAYS.length);
+    // No tier window: a request without bounds reads every day, as Studio's single log does.
+    const options = { sandboxable: ['logs.all'], tierWindow: false };
+    ({ ep: byDay } = await endpointsAt({ edgeLogs: tmp.path('dataset') }, NOW, options));
+    ({ ep: whole } = await endpointsAt({ edgeLogs: tmp.path('ndjson', 'all.ndjson') }, NOW, options));
+  });
+  afterAll(async () => {
+    await byDay.close();
+    await whole.close();
+    tmp.cleanup();
+  });
+  afterEach(() => vi.restoreAllMocks());
+
+  const ask = async (ep: Endpoints, sql: string, project = 'p') => {
+    const original = DuckDBConnection.prototype.prepare;
+    vi.spyOn(DuckDBConnection.prototype, 'prepare').mockImplementation(function (this: DuckDBConnection, text: string) {
+      prepared.push(text);
+      return original.call(this, text);
+    });
+    prepared = [];
+    try {
+      return (await ep.query('logs.all', { project }, { sql })).result as Array<Record<string, unknown>>;
+    } finally {
+      vi.restoreAllMocks();
+    }
+  };
+  const daysRead = () => DAYS.filter((day) => prepared.some((text) => text.includes(`date=${day}/`)));
+
+  it('finds an id of the newest day in its files alone, and one of an older day in a few more statements', async () => {
+    const single = (id: string) => `select id, timestamp, event_message, metadata from edge_logs where id = '${id}' limit 1`;
+    expect(await ask(byDay, single('2026-11-21-05'))).toEqual(await whole.query('logs.all', { project: 'p' }, { sql: single('2026-11-21-05') }).then((r) => r.result));
+    expect(daysRead()).toEqual(['2026-11-21']);
+    // The oldest day: the day before the newest, then the two before it, then the rest.
+    const oldest = await ask(byDay, single('2026-11-17-05'));
+    expect(oldest.map((r) => r.id)).toEqual(['2026-11-17-05']);
+    expect(daysRead()).toEqual(DAYS);
+    expect(prepared.filter((text) => text.includes('read_parquet'))).toHaveLength(4);
+    expect(await ask(byDay, single('nowhere'))).toEqual([]);
+  });
+
+  it('takes rows from older days until it has as many as asked, each one passing the filter', async () => {
+    // 'rare' has 4 rows a day: 10 of them take the newest day, the day before, then the two before that.
+    const rare = (await ask(byDay, 'select id from edge_logs limit 10', 'rare')).map((r) => String(r.id));
+    expect(rare).toHaveLength(10);
+    expect(new Set(rare).size).toBe(10);
+    expect(rare.every((id) => /^2026-11-(21|20|19|18)-\d0$/.test(id))).toBe(true);
+    expect(rare.filter((id) => /^2026-11-(21|20)/.test(id))).toHaveLength(8);
+    expect(daysRead()).toEqual(DAYS.slice(0, 4));
+    // Asked for more than there are: every row, whichever day it is in.
+    const all = await ask(byDay, 'select id from edge_logs limit 1000');
+    const expected = await whole.query('logs.all', { project: 'p' }, { sql: 'select id from edge_logs limit 1000' }).then((r) => r.result as Array<{ id: string }>);
+    expect(all.map((r) => r.id).sort()).toEqual(expected.map((r) => r.id).sort());
+    expect(all).toHaveLength(180);
+  });
+
+  it('reads every day at once for any other SELECT', async () => {
+    for (const sql of [
+      'select count(*) as n from edge_logs limit 1',
+      'select id from edge_logs order by timestamp desc limit 1',
+      "select id from edge_logs where id in (select id from edge_logs where id = '2026-11-17-01') limit 1",
+    ]) {
+      expect(await ask(byDay, sql), sql).toEqual(await whole.query('logs.all', { project: 'p' }, { sql }).then((r) => r.result));
+      expect(daysRead(), sql).toEqual(DAYS);
+      expect(
+        prepared.filter((text) => text.includes('read_parquet')),
+        sql,
+      ).toHaveLength(1);
+    }
+  });
+
+  it('is told from the parse tree: column references from one table, a filter without subqueries, a LIMIT and nothing else', async () => {
+    const rows = async (sql: string) => firstRowsOf({ json: await neutralSqlParser.serialize(sql) });
+    expect(await rows("select id, timestamp from edge_logs where id = 'a' limit 1")).toBe(1);
+    expect(await rows('select e.id from edge_logs as e limit 5')).toBe(5);
+    for (const sql of [
+      'select id from edge_logs',
+      'select count(*) from edge_logs limit 1',
+      'select upper(id) from edge_logs limit 1',
+      'select * from edge_logs limit 1',
+      'select id from edge_logs order by id limit 1',
+      'select distinct id from edge_logs limit 1',
+      'select id from edge_logs limit 1 offset 1',
+      'select id from edge_logs limit 0',
+      'select id from edge_logs group by id limit 1',
+      'select id from edge_logs where id in (select id from edge_logs) limit 1',
+      'select a.id from edge_logs a join edge_logs b on a.id = b.id limit 1',
+      'with t as (select id from edge_logs) select id from t limit 1',
+      'select id from edge_logs using sample 10 limit 1',
+      'select id from edge_logs limit 1; select 1',
+    ]) {
+      expect(await rows(sql), sql).toBeNull();
+    }
+    expect(firstRowsOf({ failed: new Error('no parse') })).toBeNull();
+  });
+});
