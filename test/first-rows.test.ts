@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { DuckDBConnection } from '@duckdb/node-api';
 import { readdirSync } from 'node:fs';
 import { compactLogs } from '../src/compaction/compact';
-import type { Endpoints } from '../src/index';
+import { createEndpoints, defineEndpoint, type Endpoints } from '../src/index';
 import { firstRowsOf } from '../src/query/first-rows';
 import { neutralSqlParser } from '../src/query/sql-parser';
 import { edgeEvent, endpointsAt, tempDir, writeLines } from './support/log-files';
@@ -11,7 +11,8 @@ const NOW = '2026-11-21T12:00:00Z';
 const DAYS = ['2026-11-21', '2026-11-20', '2026-11-19', '2026-11-18', '2026-11-17'];
 
 // A caller's `SELECT <columns> FROM <table> WHERE ... LIMIT n` (Studio's single log) reads the
-// newest day first and stops once it has n rows (docs/performance.md, "The single log").
+// newest day first and stops once it has n rows (docs/performance.md, "The lists and the single
+// log").
 describe("a caller's first rows, newest day first", () => {
   const tmp = tempDir('le-first-rows-');
   let byDay: Endpoints;
@@ -94,6 +95,30 @@ describe("a caller's first rows, newest day first", () => {
         prepared.filter((text) => text.includes('read_parquet')),
         sql,
       ).toHaveLength(1);
+    }
+  });
+
+  it("reads every day over an endpoint's own CTE: its rows are not events", async () => {
+    const perProject = defineEndpoint({
+      name: 'per_project',
+      sql: { duckdb: 'WITH counts AS (SELECT project, count(*) AS n FROM edge_logs GROUP BY project) SELECT project, n FROM counts' },
+      columns: { project: 'text', n: 'integer' },
+      cache: 'never',
+      sandboxable: true,
+    });
+    const ep = await createEndpoints({ sources: { edgeLogs: tmp.path('dataset') }, endpoints: [perProject], now: () => new Date(NOW), cache: false });
+    try {
+      prepared = [];
+      const original = DuckDBConnection.prototype.prepare;
+      vi.spyOn(DuckDBConnection.prototype, 'prepare').mockImplementation(function (this: DuckDBConnection, text: string) {
+        prepared.push(text);
+        return original.call(this, text);
+      });
+      expect((await ep.query('per_project', {}, { sql: "select n from counts where project = 'p' limit 1" })).result).toEqual([{ n: 180 }]);
+      expect(daysRead()).toEqual(DAYS);
+    } finally {
+      vi.restoreAllMocks();
+      await ep.close();
     }
   });
 

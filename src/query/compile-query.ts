@@ -45,7 +45,9 @@ export function compileQuery(plan: QueryPlan, target: EngineTarget, sources: Sou
     maxRows: plan.maxRows,
     ...(plan.notBefore === undefined ? {} : { notBefore: plan.notBefore }),
     ...(composed === undefined ? {} : { caller: composed }),
-    ...(composed !== undefined && checked?.firstRows !== undefined && target.dialect === 'duckdb' ? { firstRows: checked.firstRows } : {}),
+    // Over source tables only, whose rows are events: an endpoint's own CTE (a count per project)
+    // over part of the events is not part of its answer.
+    ...(composed !== undefined && checked?.firstRows !== undefined && target.dialect === 'duckdb' && statement.sourceTables?.duckdb !== undefined ? { firstRows: checked.firstRows } : {}),
   };
 }
 

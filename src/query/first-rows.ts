@@ -7,9 +7,9 @@ import type { ParserOutput } from '../sandbox/validate-caller-sql';
  * join, CTE or subquery. Every row of such a SELECT comes from one event of its table, and the
  * rows of one part of the table's events are rows of the whole, so an engine may read part of
  * the events (the newest day first) and stop once it has `n` rows (docs/performance.md, "The
- * single log"). That is Studio's single log: `select id, timestamp, event_message, metadata from
- * edge_logs where id = '…' limit 1`. Read from DuckDB's parse tree of the text as sent (the
- * checked text), never from the text.
+ * lists and the single log"). That is Studio's single log: `select id, timestamp, event_message,
+ * metadata from edge_logs where id = '…' limit 1`. Read from DuckDB's parse tree of the text as
+ * sent (the checked text), never from the text.
  *
  * @example
  * firstRowsOf({ json: await neutralSqlParser.serialize("select id from edge_logs where id = 'a' limit 1") }); // 1
