@@ -3,7 +3,8 @@ import { DuckDBConnection } from '@duckdb/node-api';
 import { readdirSync } from 'node:fs';
 import { compactLogs } from '../src/compaction/compact';
 import { createEndpoints, defineEndpoint, type Endpoints } from '../src/index';
-import { firstRowsOf } from '../src/query/first-rows';
+import { firstRowsOf, rowsAreEvents } from '../src/query/first-rows';
+import { querySql } from '../src/sql/query-files';
 import { neutralSqlParser } from '../src/query/sql-parser';
 import { edgeEvent, endpointsAt, tempDir, writeLines } from './support/log-files';
 
@@ -119,6 +120,49 @@ describe("a caller's first rows, newest day first", () => {
     } finally {
       vi.restoreAllMocks();
       await ep.close();
+    }
+  });
+
+  it('reads every day over source tables that do not keep events as they are', async () => {
+    // One row per id across days: the newest day's row of an id seen earlier is not in the table.
+    const firstSeen = defineEndpoint({
+      name: 'first_seen',
+      sql: { duckdb: 'SELECT 1 AS one' },
+      columns: { one: 'integer' },
+      cache: 'never',
+      sandboxable: true,
+      sourceTables: { duckdb: 'SELECT * FROM source_rows QUALIFY row_number() OVER (PARTITION BY project_column ORDER BY timestamp) = 1' },
+    });
+    const ep = await createEndpoints({ sources: { edgeLogs: tmp.path('dataset') }, endpoints: [firstSeen], now: () => new Date(NOW), cache: false });
+    try {
+      prepared = [];
+      const original = DuckDBConnection.prototype.prepare;
+      vi.spyOn(DuckDBConnection.prototype, 'prepare').mockImplementation(function (this: DuckDBConnection, text: string) {
+        prepared.push(text);
+        return original.call(this, text);
+      });
+      expect((await ep.query('first_seen', {}, { sql: "select id from edge_logs where project = 'p' limit 1" })).result).toEqual([{ id: '2026-11-17-01' }]);
+      expect(daysRead()).toEqual(DAYS);
+    } finally {
+      vi.restoreAllMocks();
+      await ep.close();
+    }
+  });
+
+  it('tells source tables that keep events from the template: a filter of source_rows and nothing else', async () => {
+    const events = async (sql: string) => rowsAreEvents({ json: await neutralSqlParser.serialize(sql) });
+    expect(await events(querySql('duckdb', 'logs.all.tables'))).toBe(true);
+    expect(await events('SELECT * FROM source_rows')).toBe(true);
+    for (const sql of [
+      'SELECT * FROM source_rows LIMIT 10',
+      'SELECT id, timestamp FROM source_rows',
+      'SELECT * EXCLUDE (metadata) FROM source_rows',
+      'SELECT DISTINCT * FROM source_rows',
+      'SELECT * FROM source_rows QUALIFY row_number() OVER (PARTITION BY id ORDER BY timestamp) = 1',
+      'SELECT * FROM source_rows WHERE id IN (SELECT id FROM source_rows LIMIT 1)',
+      'SELECT * FROM source_rows ORDER BY timestamp',
+    ]) {
+      expect(await events(sql), sql).toBe(false);
     }
   });
 
