@@ -57,20 +57,20 @@ describe("a caller's first rows, newest day first", () => {
   };
   const daysRead = () => DAYS.filter((day) => prepared.some((text) => text.includes(`date=${day}/`)));
 
-  it('finds an id of the newest day in its files alone, and one of an older day in a few more statements', async () => {
+  it('finds an id of the two newest days in their files alone, and one of an older day in a few more statements', async () => {
     const single = (id: string) => `select id, timestamp, event_message, metadata from edge_logs where id = '${id}' limit 1`;
     expect(await ask(byDay, single('2026-11-21-05'))).toEqual(await whole.query('logs.all', { project: 'p' }, { sql: single('2026-11-21-05') }).then((r) => r.result));
-    expect(daysRead()).toEqual(['2026-11-21']);
-    // The oldest day: the day before the newest, then the two before it, then the rest.
+    expect(daysRead()).toEqual(['2026-11-21', '2026-11-20']);
+    // The oldest day: the two newest days, the two before them, then the rest.
     const oldest = await ask(byDay, single('2026-11-17-05'));
     expect(oldest.map((r) => r.id)).toEqual(['2026-11-17-05']);
     expect(daysRead()).toEqual(DAYS);
-    expect(prepared.filter((text) => text.includes('read_parquet'))).toHaveLength(4);
+    expect(prepared.filter((text) => text.includes('read_parquet'))).toHaveLength(3);
     expect(await ask(byDay, single('nowhere'))).toEqual([]);
   });
 
   it('takes rows from older days until it has as many as asked, each one passing the filter', async () => {
-    // 'rare' has 4 rows a day: 10 of them take the newest day, the day before, then the two before that.
+    // 'rare' has 4 rows a day: 10 of them take the two newest days, then the two before them.
     const rare = (await ask(byDay, 'select id from edge_logs limit 10', 'rare')).map((r) => String(r.id));
     expect(rare).toHaveLength(10);
     expect(new Set(rare).size).toBe(10);
