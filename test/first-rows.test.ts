@@ -12,9 +12,9 @@ const NOW = '2026-11-21T12:00:00Z';
 const DAYS = ['2026-11-21', '2026-11-20', '2026-11-19', '2026-11-18', '2026-11-17'];
 
 // A caller's `SELECT <columns> FROM <table> WHERE ... LIMIT n` (Studio's single log) reads the
-// newest day first and stops once it has n rows (docs/performance.md, "The lists and the single
+// newest days first and stops once it has n rows (docs/performance.md, "The lists and the single
 // log").
-describe("a caller's first rows, newest day first", () => {
+describe("a caller's first rows, newest days first", () => {
   const tmp = tempDir('le-first-rows-');
   let byDay: Endpoints;
   let whole: Endpoints;

@@ -6,7 +6,7 @@ import type { ParserOutput } from '../sandbox/validate-caller-sql';
  * alone in its select list, no ORDER BY, DISTINCT, OFFSET, GROUP BY, HAVING, QUALIFY, sample,
  * join, CTE or subquery. Every row of such a SELECT comes from one event of its table, and the
  * rows of one part of the table's events are rows of the whole, so an engine may read part of
- * the events (the newest day first) and stop once it has `n` rows (docs/performance.md, "The
+ * the events (the newest days first) and stop once it has `n` rows (docs/performance.md, "The
  * lists and the single log"). That is Studio's single log: `select id, timestamp, event_message,
  * metadata from edge_logs where id = '…' limit 1`. Read from DuckDB's parse tree of the text as
  * sent (the checked text), never from the text.

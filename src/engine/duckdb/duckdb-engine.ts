@@ -199,7 +199,7 @@ class DuckDBEngine implements Engine {
       const run = (set: ReadonlyMap<SourceDescriptor, SourceFiles>) => executeCaller((sql) => this.callerStatements.statement(connection, sql), statement, query, set);
       const [only] = sources;
       if (query.firstRows === undefined || sources.length !== 1) return run(files);
-      // Any rows that pass its filter are its answer: the newest day first (first-rows.ts).
+      // Any rows that pass its filter are its answer: the newest days first (first-rows.ts).
       const whole = reads.get(only!)!;
       return firstRowsByDay(whole, query.firstRows, query.maxRows, async (part) => run(new Map([[only!, part === whole ? files.get(only!)! : await this.inputs.sourceFiles(connection, part)]])));
     }
