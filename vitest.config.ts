@@ -59,6 +59,7 @@ const TIERS = {
     'rollup-variants',
     'sandbox-sizes',
     'sandbox-validate',
+    'first-rows',
     'serial-runs',
     'sources',
     'studio',

@@ -141,6 +141,12 @@ export interface CompiledQuery {
    * it already.
    */
   readonly caller?: string;
+  /**
+   * The caller's SELECT asks for this many rows and any rows that pass its filter are its answer
+   * (`SELECT <columns> FROM <table> WHERE ... LIMIT n`, found when it was checked): an engine may
+   * read the newest days first and stop once it has them.
+   */
+  readonly firstRows?: number;
 }
 
 export type { ColumnType };

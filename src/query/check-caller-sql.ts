@@ -11,6 +11,7 @@ import { clickhouseSourceTables } from './clickhouse-source-tables';
 import type { SqlParser } from './sql-parser';
 import { checkBigQueryText, checkDuckDbText } from './sandboxed-check';
 import { dialectSql } from './dialect-sql';
+import { rowsAreEvents } from './first-rows';
 
 /**
  * Checks callers' SELECTs for one instance (docs/sandboxing.md): over a statement's CTEs, or over
@@ -31,6 +32,8 @@ export class CallerSqlCheck {
   readonly #schemas = new WeakMap<SourceSet, BigQuerySchema>();
   /** ClickHouse: source-table template -> each source's FROM item. */
   readonly #clickhouseTables = new Map<string, Record<string, string>>();
+  /** Source-table template -> whether its rows are events as they are (`rowsAreEvents`). */
+  readonly #eventTemplates = new Map<string, Promise<boolean>>();
 
   constructor(
     private readonly target: EngineTarget,
@@ -60,10 +63,31 @@ export class CallerSqlCheck {
   async #checkDuckDB(statement: EngineStatement, sql: string, maxRows: number, set: SourceSet): Promise<CheckedSql> {
     const sources = statement.sourceTables ? set.list : null;
     const tables = sources ? sources.map((s) => s.relation) : splitEndpointSql(dialectSql(statement, 'duckdb')).tables;
-    if (this.dialect === 'duckdb') return checkDuckDbText(sql, { tables, maxRows }, this.parser);
-    if (!sources) throw callerDialectRefused(statement.name);
-    const checked = await checkBigQueryText(sql, this.#schemaOf(set), 'duckdb', { tables, maxRows }, this.parser);
-    return { sql: checked.sql, key: checked.key, columns: checked.columns, typedColumns: true };
+    let checked: CheckedSql;
+    if (this.dialect === 'duckdb') checked = await checkDuckDbText(sql, { tables, maxRows }, this.parser);
+    else if (!sources) throw callerDialectRefused(statement.name);
+    else {
+      const translated = await checkBigQueryText(sql, this.#schemaOf(set), 'duckdb', { tables, maxRows }, this.parser);
+      checked = { sql: translated.sql, key: translated.key, columns: translated.columns, typedColumns: true, ...(translated.firstRows === undefined ? {} : { firstRows: translated.firstRows }) };
+    }
+    // First rows are rows of part of the events only over source tables that keep events as they are.
+    const template = statement.sourceTables?.duckdb;
+    if (checked.firstRows === undefined || (template !== undefined && (await this.#rowsAreEvents(template)))) return checked;
+    const { firstRows: _dropped, ...rest } = checked;
+    return rest;
+  }
+
+  /** Whether a source-table template keeps events as they are (first-rows.ts), parsed once per template. */
+  #rowsAreEvents(template: string): Promise<boolean> {
+    let known = this.#eventTemplates.get(template);
+    if (known === undefined) {
+      known = this.parser.serialize(template).then(
+        (json) => rowsAreEvents({ json }),
+        () => false,
+      );
+      this.#eventTemplates.set(template, known);
+    }
+    return known;
   }
 
   /** BigQuery SQL over the statement's source tables, translated for ClickHouse: DuckDB's dialect cannot run there. */

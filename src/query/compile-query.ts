@@ -31,7 +31,7 @@ export function compileCall(definition: AnyEndpointDefinition, plan: QueryPlan, 
  * const [projects] = catalogRequests(new Date()).requests;
  * await engine.run(compileQuery(projects, engine.target, sources));
  */
-export function compileQuery(plan: QueryPlan, target: EngineTarget, sources: SourceSet, checked?: Pick<CheckedSql, 'sql' | 'sources' | 'typedColumns'>): CompiledQuery {
+export function compileQuery(plan: QueryPlan, target: EngineTarget, sources: SourceSet, checked?: Pick<CheckedSql, 'sql' | 'sources' | 'typedColumns' | 'firstRows'>): CompiledQuery {
   const caller = checked?.sql;
   const { statement } = plan;
   const compiled = target.dialect === 'clickhouse' ? { statement: clickhouseStatement(plan, target, checked) } : duckdbStatements(plan, sources, checked);
@@ -46,6 +46,9 @@ export function compileQuery(plan: QueryPlan, target: EngineTarget, sources: Sou
     maxRows: plan.maxRows,
     ...(plan.notBefore === undefined ? {} : { notBefore: plan.notBefore }),
     ...(composed === undefined ? {} : { caller: composed }),
+    // Over source tables only, whose rows are events: an endpoint's own CTE (a count per project)
+    // over part of the events is not part of its answer.
+    ...(composed !== undefined && checked?.firstRows !== undefined && target.dialect === 'duckdb' && statement.sourceTables?.duckdb !== undefined ? { firstRows: checked.firstRows } : {}),
   };
 }
 

@@ -4,6 +4,7 @@ import type { ClickHouseTables } from '../bigquery/print-clickhouse';
 import type { BigQuerySchema } from '../bigquery/schema';
 import { judgeCallerSql, sandboxTexts, type CheckedSql, type ParserOutput, type SandboxRules } from '../sandbox/validate-caller-sql';
 import type { SqlParser } from './sql-parser';
+import { firstRowsOf } from './first-rows';
 
 /**
  * A caller's SQL in DuckDB's dialect checked by the sandbox (docs/sandboxing.md): the sandbox
@@ -19,7 +20,9 @@ export async function checkDuckDbText(text: string, rules: SandboxRules, parser:
   // One after the other, as the verdict reads them (the text as sent first).
   const alone = await parse(parser, texts.sql);
   const wrapped = await parse(parser, texts.wrapped);
-  return judgeCallerSql(texts, { alone, wrapped }, rules);
+  const checked = judgeCallerSql(texts, { alone, wrapped }, rules);
+  const firstRows = firstRowsOf(alone);
+  return firstRows === null ? checked : { ...checked, firstRows };
 }
 
 /**
@@ -37,10 +40,11 @@ export async function checkBigQueryText(
   rules: SandboxRules,
   parser: Pick<SqlParser, 'serialize'>,
   tables?: ClickHouseTables,
-): Promise<{ sql: string; key: string; columns: OutputColumn[] }> {
+): Promise<{ sql: string; key: string; columns: OutputColumn[]; firstRows?: number }> {
   const translated = await translateBigQuery(text, schema, target, tables);
-  const { key } = await checkDuckDbText(translated.checked, rules, parser);
-  return { sql: translated.sql, key, columns: translated.columns };
+  const { key, firstRows } = await checkDuckDbText(translated.checked, rules, parser);
+  // The rows it asks for are read from the DuckDB text: only DuckDB runs that text.
+  return { sql: translated.sql, key, columns: translated.columns, ...(firstRows !== undefined && target === 'duckdb' ? { firstRows } : {}) };
 }
 
 /** The parser's output for a text, its failure included: the sandbox says what a failure means. */

@@ -58,6 +58,11 @@ export interface CheckedSql {
    * where it reads their fields, so its source tables show them (a caller's own SQL never sees them).
    */
   typedColumns?: boolean;
+  /**
+   * The rows it asks for when any rows that pass its filter are its answer (`SELECT <columns> FROM
+   * <table> WHERE ... LIMIT n`, src/query/first-rows.ts): an engine may stop reading once it has them.
+   */
+  firstRows?: number;
 }
 
 /** The dialect of a caller's SQL: DuckDB's own, or BigQuery's (what Supabase Studio writes: docs/sandboxing.md, "BigQuery dialect"). */

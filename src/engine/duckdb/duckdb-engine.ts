@@ -10,6 +10,7 @@ import { memoryLimitBytes, openDatabase, type DatabaseSettings, type MemoryRelie
 import { ceilingFor, MemoryWatch } from './memory-watch';
 import type { SourceFiles } from '../../duckdb/source-relations';
 import { newestFirst } from './newest-first';
+import { firstRowsByDay } from './first-rows';
 import { HeadTables } from './head-tables';
 import { executeCaller } from './caller-results';
 import { blameCaller } from './caller-errors';
@@ -213,7 +214,14 @@ class DuckDBEngine implements Engine {
     files: ReadonlyMap<SourceDescriptor, ReadFiles>,
     walksNewestFirst: boolean,
   ): Promise<Pick<EngineResult, 'rows' | 'columns'>> {
-    if (query.caller !== undefined) return executeCaller((sql) => this.callerStatements.statement(connection, sql), statement, query, files);
+    if (query.caller !== undefined) {
+      const run = (set: ReadonlyMap<SourceDescriptor, SourceFiles>) => executeCaller((sql) => this.callerStatements.statement(connection, sql), statement, query, set);
+      const [only] = sources;
+      if (query.firstRows === undefined || sources.length !== 1) return run(files);
+      // Any rows that pass its filter are its answer: the newest days first (first-rows.ts).
+      const whole = reads.get(only!)!;
+      return firstRowsByDay(whole, query.firstRows, query.maxRows, async (part) => run(new Map([[only!, part === whole ? files.get(only!)! : await this.inputs.sourceFiles(connection, part)]])));
+    }
     if (!walksNewestFirst) return { rows: await this.execute(connection, statement, query, files) };
     const [only] = sources;
     const rows = await newestFirst({

@@ -1,0 +1,81 @@
+import type { ParserOutput } from '../sandbox/validate-caller-sql';
+
+/**
+ * How many rows a caller's SELECT asks for when any rows that pass its filter are its answer, or
+ * null: `SELECT <columns> FROM <one table> [WHERE <filter>] LIMIT <n>`, with column references
+ * alone in its select list, no ORDER BY, DISTINCT, OFFSET, GROUP BY, HAVING, QUALIFY, sample,
+ * join, CTE or subquery. Every row of such a SELECT comes from one event of its table, and the
+ * rows of one part of the table's events are rows of the whole, so an engine may read part of
+ * the events (the newest days first) and stop once it has `n` rows (docs/performance.md, "The
+ * lists and the single log"). That is Studio's single log: `select id, timestamp, event_message,
+ * metadata from edge_logs where id = '…' limit 1`. Read from DuckDB's parse tree of the text as
+ * sent (the checked text), never from the text.
+ *
+ * @example
+ * firstRowsOf({ json: await neutralSqlParser.serialize("select id from edge_logs where id = 'a' limit 1") }); // 1
+ * firstRowsOf({ json: await neutralSqlParser.serialize('select count(*) from edge_logs limit 1') }); // null
+ */
+export function firstRowsOf(parsed: ParserOutput): number | null {
+  const node = selectOf(parsed);
+  if (!node) return null;
+  const [modifier, ...more] = (node.modifiers ?? []) as Node[];
+  if (modifier?.type !== 'LIMIT_MODIFIER' || more.length || present(modifier.offset)) return null;
+  const limit = (modifier.limit as Node | null)?.class === 'CONSTANT' ? ((modifier.limit as Node).value as Node | undefined)?.value : undefined;
+  if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 1) return null;
+  const select = node.select_list as Node[] | undefined;
+  if (!select?.length || select.some((e) => e.class !== 'COLUMN_REF')) return null;
+  return limit;
+}
+
+/**
+ * Whether a source-table template (`sourceTables.duckdb`, docs/sandboxing.md, "Source tables")
+ * keeps events as they are: `SELECT * FROM source_rows [WHERE <filter>]`, a filter without
+ * subqueries and nothing else (logs.all's). Only over such tables are a caller's first rows
+ * rows of part of the events; a template that groups or limits makes rows of another kind.
+ *
+ * @example
+ * rowsAreEvents({ json: await neutralSqlParser.serialize('SELECT * FROM source_rows WHERE project_column = $project') }); // true
+ */
+export function rowsAreEvents(parsed: ParserOutput): boolean {
+  const node = selectOf(parsed);
+  if (!node || (node.modifiers as unknown[] | undefined)?.length) return false;
+  const select = node.select_list as Node[] | undefined;
+  if (select?.length !== 1) return false;
+  const [star] = select;
+  return star!.class === 'STAR' && !present(star!.expr) && star!.columns === false && ['exclude_list', 'replace_list', 'qualified_exclude_list', 'rename_list'].every((k) => isEmpty(star![k]));
+}
+
+/** The one SELECT of a parse tree when it reads one table, filtered by a WHERE without subqueries, and groups, samples and names nothing; else null. */
+function selectOf(parsed: ParserOutput): Node | null {
+  if ('failed' in parsed) return null;
+  const tree = JSON.parse(parsed.json) as { error?: boolean; statements?: Array<{ node?: Node }> };
+  if (tree.error || tree.statements?.length !== 1) return null;
+  const node = tree.statements[0]!.node;
+  if (node?.type !== 'SELECT_NODE' || !isEmpty((node.cte_map as Node | undefined)?.map)) return null;
+  const from = node.from_table as Node | undefined;
+  if (from?.type !== 'BASE_TABLE' || present(from.sample) || present(from.at_clause)) return null;
+  if (!isEmpty(node.group_expressions) || !isEmpty(node.group_sets) || present(node.having) || present(node.qualify) || present(node.sample)) return null;
+  if (node.aggregate_handling !== 'STANDARD_HANDLING') return null;
+  // A subquery in the filter would read its table whole: the part read would change its answer.
+  if (holdsSubquery(node.where_clause)) return null;
+  return node;
+}
+
+type Node = Record<string, unknown>;
+
+/** A part of the tree that is there (the parser writes null for an absent one). */
+function present(part: unknown): boolean {
+  return part !== null && part !== undefined;
+}
+
+function isEmpty(list: unknown): boolean {
+  return list === undefined || (Array.isArray(list) && list.length === 0);
+}
+
+function holdsSubquery(value: unknown): boolean {
+  if (Array.isArray(value)) return value.some(holdsSubquery);
+  if (value === null || typeof value !== 'object') return false;
+  const node = value as Node;
+  if (node.class === 'SUBQUERY' || node.type === 'SUBQUERY') return true;
+  return Object.values(node).some(holdsSubquery);
+}
