@@ -62,6 +62,7 @@ const TIERS = {
     'serial-runs',
     'sources',
     'studio',
+    'studio-chdb-fields',
     'studio-stages',
     'test-tiers',
     'time',
