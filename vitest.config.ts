@@ -63,6 +63,7 @@ const TIERS = {
     'serial-runs',
     'sources',
     'studio',
+    'studio-chdb-fields',
     'studio-stages',
     'test-tiers',
     'time',

@@ -4,6 +4,7 @@ import type { LogTable } from '../test/support/supabase/vector-sources';
 import { REFERENCE } from './dataset';
 import { weekId, type StudioData } from './studio-data';
 import { logflareCte } from './studio-logflare';
+import { chdbField, type ChdbColumn } from './studio-chdb-fields';
 
 /**
  * The Studio requests the bench times (bench/studio.ts), each with what the two peers run for it:
@@ -11,7 +12,8 @@ import { logflareCte } from './studio-logflare';
  *   `translate_bq_to_pg`) makes of logs.all's CTE with Studio's SQL in place of its final SELECT,
  *   written out by hand (bench/studio-logflare.ts says which rule each part comes from);
  * - `clickhouse`: the same question written for ClickHouse by hand, over one MergeTree table per
- *   feed ordered by time (bench/studio-chdb.ts).
+ *   feed ordered by time (bench/studio-chdb.ts), each nested field read through `chdbField`: from
+ *   its MATERIALIZED column where the Supabase descriptor declares it typed, else from the JSON.
  * Parameters of the ClickHouse SQL are bound (`{name:Type}`); Logflare's are positional text.
  */
 
@@ -35,7 +37,8 @@ export interface StudioCase {
   groupBy?: readonly string[];
   countColumn?: string;
   postgres: { sql: string; params: unknown[] };
-  clickhouse: { sql: string; params: Record<string, unknown> };
+  /** With the MATERIALIZED columns it reads (chdb is given them before it is asked). */
+  clickhouse: { sql: string; params: Record<string, unknown>; columns: readonly ChdbColumn[] };
 }
 
 const NOW = microsOf(REFERENCE);
@@ -58,8 +61,6 @@ export const RANGE = "timestamp > toDateTime64({start:String}, 6, 'UTC') AND tim
 // Named `micros`, not `timestamp`: ClickHouse would read an alias `timestamp` in WHERE and ORDER BY
 // instead of the column (bench/studio-chdb.ts names it back).
 const MICROS = 'toUnixTimestamp64Micro(timestamp)';
-const edgeStatus = "JSONExtract(metadata, 'response', 'status_code', 'Nullable(Int64)')";
-const severity = "JSONExtract(metadata, 'parsed', 'error_severity', 'Nullable(String)')";
 
 /** Logflare's positional parameters of logs.all's CTE: `@project`, then each bound twice (COALESCE and the comparison). */
 function cteParams(r: StudioRequest): unknown[] {
@@ -74,6 +75,23 @@ function pg(table: LogTable, r: StudioRequest, outer: string): { sql: string; pa
 export function ch(r: Pick<StudioRequest, 'iso_timestamp_start' | 'iso_timestamp_end'>, sql: string, extra: Record<string, unknown> = {}): { sql: string; params: Record<string, unknown> } {
   return { sql, params: { ...bounds(r), ...extra } };
 }
+
+/** A field of `metadata` in `build`'s SQL: its path and its ClickHouse type. */
+type Field = (path: string, type: string) => string;
+
+/** `ch` of the SQL `build` writes over `table`, each nested field read through `chdbField`, with the columns it reads. */
+function chOver(r: Pick<StudioRequest, 'iso_timestamp_start' | 'iso_timestamp_end'>, table: LogTable, build: (field: Field) => string, extra: Record<string, unknown> = {}): StudioCase['clickhouse'] {
+  const columns: ChdbColumn[] = [];
+  const sql = build((path, type) => {
+    const read = chdbField(table, path, type);
+    if (read.column) columns.push(read.column);
+    return read.sql;
+  });
+  return { ...ch(r, sql, extra), columns };
+}
+const STATUS: Parameters<Field> = ['response.status_code', 'Nullable(Int64)'];
+const SEVERITY: Parameters<Field> = ['parsed.error_severity', 'Nullable(String)'];
+const text = (path: string): Parameters<Field> => [path, 'Nullable(String)'];
 
 /** The cases over the week `data` holds: the single log is an edge event of the middle of the last day (within logs.all's 1-day window, found by id). */
 export function studioCasesOf(data: StudioData): StudioCase[] {
@@ -115,9 +133,11 @@ export function studioCases(singleId: string): StudioCase[] {
       r,
       `SELECT ${trunc(unitOf(r))} AS timestamp,\n  count(CASE WHEN NOT (${tStatus} >= 500 OR ${tStatus} >= 400 AND ${tStatus} < 500) THEN 1 END) AS ok_count,\n  count(CASE WHEN ${tStatus} >= 500 THEN 1 END) AS error_count,\n  count(CASE WHEN ${tStatus} >= 400 AND ${tStatus} < 500 THEN 1 END) AS warning_count\nFROM edge_logs t\nWHERE ${after(chartLower(r))}\nGROUP BY timestamp\nORDER BY timestamp ASC`,
     ),
-    clickhouse: ch(
+    clickhouse: chOver(
       r,
-      `SELECT toUnixTimestamp(${startOf(r)}(timestamp)) * 1000000 AS timestamp, countIf(NOT (ifNull(s >= 500, 0) OR ifNull(s >= 400 AND s < 500, 0))) AS ok_count, countIf(s >= 500) AS error_count, countIf(s >= 400 AND s < 500) AS warning_count FROM (SELECT timestamp, ${edgeStatus} AS s FROM edge_logs WHERE ${RANGE} AND timestamp > toDateTime64({lower:String}, 6, 'UTC')) GROUP BY timestamp ORDER BY timestamp ASC`,
+      'edge_logs',
+      (f) =>
+        `SELECT toUnixTimestamp(${startOf(r)}(timestamp)) * 1000000 AS timestamp, countIf(NOT (ifNull(s >= 500, 0) OR ifNull(s >= 400 AND s < 500, 0))) AS ok_count, countIf(s >= 500) AS error_count, countIf(s >= 400 AND s < 500) AS warning_count FROM (SELECT timestamp, ${f(...STATUS)} AS s FROM edge_logs WHERE ${RANGE} AND timestamp > toDateTime64({lower:String}, 6, 'UTC')) GROUP BY timestamp ORDER BY timestamp ASC`,
       { lower: chartLower(r).replace('T', ' ').replace('Z', '') },
     ),
   });
@@ -130,9 +150,11 @@ export function studioCases(singleId: string): StudioCase[] {
       r,
       `SELECT ${trunc(unitOf(r))} AS timestamp,\n  count(CASE WHEN NOT (${tSeverity} IN ('ERROR', 'FATAL', 'PANIC') OR ${tSeverity} IN ('WARNING')) THEN 1 END) AS ok_count,\n  count(CASE WHEN ${tSeverity} IN ('ERROR', 'FATAL', 'PANIC') THEN 1 END) AS error_count,\n  count(CASE WHEN ${tSeverity} IN ('WARNING') THEN 1 END) AS warning_count\nFROM postgres_logs t\nWHERE ${after(chartLower(r))}\nGROUP BY timestamp\nORDER BY timestamp ASC`,
     ),
-    clickhouse: ch(
+    clickhouse: chOver(
       r,
-      `SELECT toUnixTimestamp(${startOf(r)}(timestamp)) * 1000000 AS timestamp, countIf(NOT (ifNull(s IN ('ERROR', 'FATAL', 'PANIC'), 0) OR ifNull(s = 'WARNING', 0))) AS ok_count, countIf(s IN ('ERROR', 'FATAL', 'PANIC')) AS error_count, countIf(s = 'WARNING') AS warning_count FROM (SELECT timestamp, ${severity} AS s FROM postgres_logs WHERE ${RANGE} AND timestamp > toDateTime64({lower:String}, 6, 'UTC')) GROUP BY timestamp ORDER BY timestamp ASC`,
+      'postgres_logs',
+      (f) =>
+        `SELECT toUnixTimestamp(${startOf(r)}(timestamp)) * 1000000 AS timestamp, countIf(NOT (ifNull(s IN ('ERROR', 'FATAL', 'PANIC'), 0) OR ifNull(s = 'WARNING', 0))) AS ok_count, countIf(s IN ('ERROR', 'FATAL', 'PANIC')) AS error_count, countIf(s = 'WARNING') AS warning_count FROM (SELECT timestamp, ${f(...SEVERITY)} AS s FROM postgres_logs WHERE ${RANGE} AND timestamp > toDateTime64({lower:String}, 6, 'UTC')) GROUP BY timestamp ORDER BY timestamp ASC`,
       { lower: chartLower(r).replace('T', ' ').replace('Z', '') },
     ),
   });
@@ -147,9 +169,10 @@ export function studioCases(singleId: string): StudioCase[] {
       r,
       `SELECT (metadata #>> '{request,path}') AS path, (metadata #>> '{request,search}') AS params, count(timestamp) AS c\nFROM edge_logs\nGROUP BY path, params\nORDER BY c DESC\nLIMIT 100`,
     ),
-    clickhouse: ch(
+    clickhouse: chOver(
       r,
-      `SELECT JSONExtract(metadata, 'request', 'path', 'Nullable(String)') AS path, JSONExtract(metadata, 'request', 'search', 'Nullable(String)') AS params, count() AS c FROM edge_logs WHERE ${RANGE} GROUP BY path, params ORDER BY c DESC LIMIT 100`,
+      'edge_logs',
+      (f) => `SELECT ${f(...text('request.path'))} AS path, ${f(...text('request.search'))} AS params, count() AS c FROM edge_logs WHERE ${RANGE} GROUP BY path, params ORDER BY c DESC LIMIT 100`,
     ),
   });
   const errorsByUserCase = (r: StudioRequest, kind: string): StudioCase => ({
@@ -164,9 +187,11 @@ export function studioCases(singleId: string): StudioCase[] {
       r,
       `SELECT count(t.timestamp) AS count, (t.metadata #>> '{parsed,user_name}') AS user_name, ${tSeverity} AS error_severity\nFROM postgres_logs AS t\nWHERE ${tSeverity} IN ('ERROR', 'FATAL', 'PANIC')\nGROUP BY (t.metadata #>> '{parsed,user_name}'), ${tSeverity}\nORDER BY count DESC\nLIMIT 100`,
     ),
-    clickhouse: ch(
+    clickhouse: chOver(
       r,
-      `SELECT count() AS count, JSONExtract(metadata, 'parsed', 'user_name', 'Nullable(String)') AS user_name, ${severity} AS error_severity FROM postgres_logs WHERE ${RANGE} AND error_severity IN ('ERROR', 'FATAL', 'PANIC') GROUP BY user_name, error_severity ORDER BY count DESC LIMIT 100`,
+      'postgres_logs',
+      (f) =>
+        `SELECT count() AS count, ${f(...text('parsed.user_name'))} AS user_name, ${f(...SEVERITY)} AS error_severity FROM postgres_logs WHERE ${RANGE} AND error_severity IN ('ERROR', 'FATAL', 'PANIC') GROUP BY user_name, error_severity ORDER BY count DESC LIMIT 100`,
     ),
   });
   return [
@@ -179,9 +204,11 @@ export function studioCases(singleId: string): StudioCase[] {
         edgeList,
         `SELECT id AS id, edge_logs.timestamp AS timestamp, event_message AS event_message, (metadata #>> '{request,method}') AS method, (metadata #>> '{request,path}') AS path, (metadata #>> '{request,search}') AS search, ${status} AS status_code\nFROM edge_logs\nORDER BY timestamp DESC\nLIMIT 100`,
       ),
-      clickhouse: ch(
+      clickhouse: chOver(
         edgeList,
-        `SELECT id, ${MICROS} AS micros, event_message, JSONExtractString(metadata, 'request', 'method') AS method, JSONExtractString(metadata, 'request', 'path') AS path, JSONExtract(metadata, 'request', 'search', 'Nullable(String)') AS search, ${edgeStatus} AS status_code FROM edge_logs WHERE ${RANGE} ORDER BY timestamp DESC LIMIT 100`,
+        'edge_logs',
+        (f) =>
+          `SELECT id, ${MICROS} AS micros, event_message, ${f(...text('request.method'))} AS method, ${f(...text('request.path'))} AS path, ${f(...text('request.search'))} AS search, ${f(...STATUS)} AS status_code FROM edge_logs WHERE ${RANGE} ORDER BY timestamp DESC LIMIT 100`,
       ),
     },
     {
@@ -193,9 +220,11 @@ export function studioCases(singleId: string): StudioCase[] {
         pgList,
         `SELECT postgres_logs.timestamp AS timestamp, id AS id, event_message AS event_message, (metadata #>> '{parsed,error_severity}') AS error_severity, (metadata #>> '{parsed,detail}') AS detail, (metadata #>> '{parsed,hint}') AS hint\nFROM postgres_logs\nORDER BY timestamp DESC\nLIMIT 100`,
       ),
-      clickhouse: ch(
+      clickhouse: chOver(
         pgList,
-        `SELECT ${MICROS} AS micros, id, event_message, ${severity} AS error_severity, JSONExtract(metadata, 'parsed', 'detail', 'Nullable(String)') AS detail, JSONExtract(metadata, 'parsed', 'hint', 'Nullable(String)') AS hint FROM postgres_logs WHERE ${RANGE} ORDER BY timestamp DESC LIMIT 100`,
+        'postgres_logs',
+        (f) =>
+          `SELECT ${MICROS} AS micros, id, event_message, ${f(...SEVERITY)} AS error_severity, ${f(...text('parsed.detail'))} AS detail, ${f(...text('parsed.hint'))} AS hint FROM postgres_logs WHERE ${RANGE} ORDER BY timestamp DESC LIMIT 100`,
       ),
     },
     {
@@ -204,7 +233,7 @@ export function studioCases(singleId: string): StudioCase[] {
       shape: 'count',
       // `between` on a JSON field: both sides numeric (test "translate between operator sides to numeric").
       postgres: pg('edge_logs', count, `SELECT count(*) AS count FROM edge_logs WHERE (${status})::numeric BETWEEN 500 AND 599`),
-      clickhouse: ch(count, `SELECT count() AS count FROM edge_logs WHERE ${RANGE} AND ${edgeStatus} BETWEEN 500 AND 599`),
+      clickhouse: chOver(count, 'edge_logs', (f) => `SELECT count() AS count FROM edge_logs WHERE ${RANGE} AND ${f(...STATUS)} BETWEEN 500 AND 599`),
     },
     edgeChart(minuteChart, 'chart by minute (API Gateway, last hour)'),
     pgChart(hourChart, 'chart by hour (Postgres, last 24 hours)'),
@@ -218,7 +247,7 @@ export function studioCases(singleId: string): StudioCase[] {
         single,
         `SELECT id AS id, timestamp AS timestamp, event_message AS event_message, metadata AS metadata FROM edge_logs WHERE (cast(id AS jsonb) #>> '{}') = '${singleId.replaceAll("'", "''")}' LIMIT 1`,
       ),
-      clickhouse: ch(single, `SELECT id, ${MICROS} AS micros, event_message, metadata FROM edge_logs WHERE ${RANGE} AND id = {id:String} LIMIT 1`, { id: singleId }),
+      clickhouse: chOver(single, 'edge_logs', () => `SELECT id, ${MICROS} AS micros, event_message, metadata FROM edge_logs WHERE ${RANGE} AND id = {id:String} LIMIT 1`, { id: singleId }),
     },
     topPathsCase(topPaths, 'Explorer: Top Paths (last hour)'),
     errorsByUserCase(errorsByUser, 'Explorer: Error Count by User (last hour)'),

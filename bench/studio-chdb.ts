@@ -9,8 +9,10 @@ import type { StudioData } from './studio-data';
  * ClickHouse in process (npm `chdb`, installed on demand) holding the week as an expert would lay
  * it out for Studio's questions: one MergeTree table per feed, ordered by time (every Studio query
  * is a time range), the id with a bloom filter (the single log is found by id), `metadata` kept as
- * its JSON text and read with `JSONExtract*` (it is open-ended). Loaded once from the week's NDJSON
- * into `<data>/chdb` and reused.
+ * its JSON text (it is open-ended), and a MATERIALIZED column for each nested field Studio's
+ * requests read that the Supabase descriptors declare typed (bench/studio-chdb-fields.ts; added by
+ * `materialize`), the others read with `JSONExtract`. Loaded once from the week's NDJSON into
+ * `<data>/chdb` and reused.
  */
 
 const TABLE = (name: string) => `CREATE TABLE ${name} (
@@ -28,8 +30,9 @@ export interface ChdbPeer {
    * Adds `column` to `table` as a ClickHouse user adds a field a query reads often: a MATERIALIZED
    * column computed from `expression` (over `metadata`), written into the loaded parts, so a
    * query reads it instead of parsing the JSON. Once per loaded week (kept beside the tables);
-   * resolves to the seconds it took, or null when an earlier run's column was reused. No Studio
-   * request reads it.
+   * resolves to the seconds it took, or null when an earlier run's column was reused. The Studio
+   * section gives the typed fields its cases read (bench/studio-chdb-fields.ts); the discovered
+   * fields' phase one of its own.
    */
   materialize(table: LogTable, column: string, type: string, expression: string): Promise<number | null>;
   close(): void;
