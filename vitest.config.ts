@@ -92,6 +92,7 @@ const TIERS = {
     'memory-tables',
     'readme',
     'rollup-quantiles',
+    'shared-duckdb',
     'source-sets',
     'stale-snapshot',
     'studio-reference',
