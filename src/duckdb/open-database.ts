@@ -3,7 +3,6 @@ import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { InvalidOptionError } from '../errors';
 import { TIMESTAMP_MACROS } from './source-relations';
 import type { RunDuckDBBytes } from './duckdb-bytes';
-import type { SharedDuckDB } from './shared-duckdb';
 
 export interface DatabaseSettings {
   /**
@@ -23,9 +22,15 @@ export interface DatabaseSettings {
   /**
    * A connection of this instance instead of an instance of its own, its limit raised by
    * `memoryLimit` while open (managed storage's compaction on the queries' DuckDB; see
-   * `SharedDuckDB` for what it applies of the other settings).
+   * `SharedDuckDB`, shared-duckdb.ts, for what it applies of the other settings).
    */
-  shared?: SharedDuckDB;
+  shared?: ConnectionLender;
+}
+
+/** An instance that lends connections of its own (`SharedDuckDB`). */
+export interface ConnectionLender {
+  /** A connection set up as `openDatabase` sets one up, closed by the `close` it comes with. */
+  lend(settings: DatabaseSettings): Promise<OpenDatabase>;
 }
 
 /** A memory size DuckDB accepts: a number and a unit (`256MB`, `1.5GB`, `512MiB`; MB = 10^6 bytes). */

@@ -1,5 +1,5 @@
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
-import { memoryLimitBytes, type DatabaseSettings, type OpenDatabase } from './open-database';
+import { memoryLimitBytes, type ConnectionLender, type DatabaseSettings, type OpenDatabase } from './open-database';
 
 /**
  * A DuckDB instance that lends connections to background work (managed storage's compaction, on
@@ -22,7 +22,7 @@ import { memoryLimitBytes, type DatabaseSettings, type OpenDatabase } from './op
  * const shared = new SharedDuckDB(instance, '214MB');
  * const { connection, close } = await openDatabase({ memoryLimit: '80MB', shared }); // the limit is 294MB until close
  */
-export class SharedDuckDB {
+export class SharedDuckDB implements ConnectionLender {
   readonly #base: number | null;
   /** Bytes of memory limit the open loans added. */
   #lent = 0;
