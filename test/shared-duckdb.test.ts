@@ -68,6 +68,31 @@ describe('a DuckDB that lends connections', () => {
     }
   });
 
+  it('keeps the raised limit when lowering it fails (the instance holds more), and sets it again at the next loan', async () => {
+    // DuckDB refuses a lower limit it cannot evict down to: a fake instance refuses the first lowering.
+    const applied: string[] = [];
+    let refuse = false;
+    const connection = {
+      run: async (sql: string) => {
+        if (refuse && /memory_limit/.test(sql)) {
+          refuse = false;
+          throw new Error('Out of Memory Error: failed to change the memory limit');
+        }
+        if (/memory_limit/.test(sql)) applied.push(/'(\d+)B'/.exec(sql)![1]!);
+      },
+      closeSync: () => undefined,
+    };
+    const shared = new SharedDuckDB({ connect: async () => connection } as unknown as DuckDBInstance, '214MB');
+    const first = await openDatabase({ memoryLimit: '80MB', shared });
+    refuse = true;
+    await first.close();
+    expect(applied).toEqual(['294000000']);
+    const second = await openDatabase({ memoryLimit: '80MB', shared });
+    await second.close();
+    expect(applied).toEqual(['294000000', '294000000', '214000000']);
+    expect(shared.limitBytes).toBe(214e6);
+  });
+
   it("leaves an instance with DuckDB's default limit as it is", async () => {
     const instance = await DuckDBInstance.create(':memory:');
     const shared = new SharedDuckDB(instance);
