@@ -92,7 +92,6 @@ const TIERS = {
     'memory-tables',
     'readme',
     'rollup-quantiles',
-    'shared-duckdb',
     'source-sets',
     'stale-snapshot',
     'studio-reference',

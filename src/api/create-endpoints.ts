@@ -70,8 +70,7 @@ export async function createEndpoints<const D extends readonly AnyEndpointDefini
   const compactionDuckdb: DatabaseSettings = options.storage?.compactionDuckdb ?? { ...budget.compaction, tempDirectory };
   // Storage first: a data dir locked by another process fails before DuckDB starts.
   // Compaction runs on its share of the budget: the same settings open and start it.
-  // Without settings of its own, it borrows the queries' DuckDB (docs/operations.md, "Memory").
-  const managedOptions = options.storage ? { ...options, storage: { ...options.storage, compactionDuckdb }, compactionOnQueries: options.storage.compactionDuckdb === undefined } : null;
+  const managedOptions = options.storage ? { ...options, storage: { ...options.storage, compactionDuckdb } } : null;
   const managed = managedOptions ? await ManagedStorage.open(declared, managedOptions, budget.memoryTablesBytes) : null;
   // With managed storage, each source also has the typed fields its dataset holds (docs/durability.md, "Typed columns").
   const sources = managed?.sources ?? declared;

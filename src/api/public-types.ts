@@ -235,11 +235,10 @@ export interface EndpointsStats extends CacheCounters {
   /**
    * The process's memory against its budget (`memoryLimit`, docs/operations.md): the budget, the
    * resident bytes now, V8's heap and the bytes of JavaScript's buffers outside it; and what each
-   * DuckDB instance holds by its role (`queries`: the DuckDB engine's, with the memory tables and
-   * managed storage's compaction run going on in it; none with the ClickHouse engine;
-   * `compaction`: the compaction run going on when it has a DuckDB of its own,
-   * `storage.compactionDuckdb`, zero between runs; none otherwise), as DuckDB counts it and read
-   * every few seconds.
+   * DuckDB instance holds by its role (`queries`: the DuckDB engine's, with the memory tables; none
+   * with the ClickHouse engine; `compaction`: managed storage's compaction run going on, zero
+   * between runs; none without managed storage or while it ships to ClickHouse), as DuckDB counts
+   * it and read every few seconds.
    */
   memory: { budgetBytes: number; residentBytes: number; heapBytes: number; externalBytes: number; duckdb: Array<DuckDBBytes & { instance: 'queries' | 'compaction' }> };
 }

@@ -8,7 +8,7 @@ import { parquetLayoutCopy, typedFieldsWritten } from '../duckdb/parquet-layout'
 import { stageRowsSql, stagedCountsSql, stagedEventsSql, stagedRowsRelation } from '../duckdb/staged-rows';
 import { discoverTypedPaths } from '../duckdb/discover-paths';
 import { sourceRelation } from '../duckdb/source-relations';
-import { sqlStringList } from '../duckdb/sql-literal';
+import { sqlString, sqlStringList } from '../duckdb/sql-literal';
 import { EngineError } from '../errors';
 import type { DataFile, InputRecord } from '../dataset/dataset-log';
 import type { Provenance } from '../dataset/dataset-orphans';
@@ -73,9 +73,7 @@ export async function writeRun(outDir: string, options: RunOptions, work: InputS
   const runId = randomBytes(8).toString('hex');
   const staging = join(outDir, `.compact-${runId}.tmp`);
   await mkdir(join(staging, 'inputs'), { recursive: true });
-  // A sort of millions of events may not fit in memory: spill inside the staging folder (a
-  // shared DuckDB spills where its instance does: the data dir's spill folder).
-  const { connection, close } = await openDatabase({ ...options.duckdb, tempDirectory: join(staging, 'spill') });
+  const { connection, close } = await openDatabase(options.duckdb);
   const abort = () => connection.interrupt();
   options.signal?.addEventListener('abort', abort);
   try {
@@ -115,6 +113,8 @@ async function stageRows(
   staging: string,
 ): Promise<{ rowsFile: string; counts: Map<string, { rows: number; skipped: number }> }> {
   const { source } = options;
+  // A sort of millions of events may not fit in memory: spill inside the staging folder.
+  await connection.run(`SET temp_directory = ${sqlString(join(staging, 'spill'))}`);
   const rowsFile = join(staging, 'rows.parquet');
   const whole = [...readPaths].every(([path, scan]) => path === scan.file.path && scan.covered === 0 && scan.end === scan.file.size);
   const staged = whole && options.stageParsed ? await options.stageParsed([...readPaths.keys()], rowsFile) : false;

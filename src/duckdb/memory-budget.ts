@@ -49,10 +49,7 @@ export interface MemoryBudget {
   origin: 'option' | 'default' | 'container';
   /** The engine's DuckDB: callers' and endpoints' queries, and managed storage's memory tables. */
   queries: DuckDBShare;
-  /**
-   * Background compaction's share (one run at a time in the process): added to the queries'
-   * DuckDB's limit while a run borrows it (shared-duckdb.ts), or a DuckDB of its own's settings.
-   */
+  /** Background compaction's DuckDB (one run at a time in the process). */
   compaction: DuckDBShare;
   /** NDJSON bytes the memory tables hold at most. */
   memoryTablesBytes: number;

@@ -19,18 +19,6 @@ export interface DatabaseSettings {
   tempDirectory?: string;
   /** Where what the instance holds is shown while it is open (compaction's runs, on `/metrics`); close it with the `close` `openDatabase` returns. */
   held?: RunDuckDBBytes;
-  /**
-   * A connection of this instance instead of an instance of its own, its limit raised by
-   * `memoryLimit` while open (managed storage's compaction on the queries' DuckDB; see
-   * `SharedDuckDB`, shared-duckdb.ts, for what it applies of the other settings).
-   */
-  shared?: ConnectionLender;
-}
-
-/** An instance that lends connections of its own (`SharedDuckDB`). */
-export interface ConnectionLender {
-  /** A connection set up as `openDatabase` sets one up, closed by the `close` it comes with. */
-  lend(settings: DatabaseSettings): Promise<OpenDatabase>;
 }
 
 /** A memory size DuckDB accepts: a number and a unit (`256MB`, `1.5GB`, `512MiB`; MB = 10^6 bytes). */
@@ -75,10 +63,9 @@ export interface OpenDatabase {
 
 /**
  * An in-memory DuckDB set up the one way every part of the library uses it: offline, UTC, and
- * with the macros the source relations need; or, with `shared`, a connection of that one.
+ * with the macros the source relations need.
  */
 export async function openDatabase(settings: DatabaseSettings = {}): Promise<OpenDatabase> {
-  if (settings.shared) return settings.shared.lend(settings);
   const config: Record<string, string> = {
     // Offline by design: json and parquet are built in, nothing is ever downloaded.
     autoinstall_known_extensions: 'false',

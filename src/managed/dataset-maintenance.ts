@@ -7,7 +7,7 @@ import { openDatabase, type DatabaseSettings } from '../duckdb/open-database';
 import { parquetLayoutCopy, typedFieldsWritten } from '../duckdb/parquet-layout';
 import { withTypedPaths } from '../sources/typed-fields';
 import { parquetSchema } from '../duckdb/parquet-schema';
-import { sqlStringList } from '../duckdb/sql-literal';
+import { sqlString, sqlStringList } from '../duckdb/sql-literal';
 import { appendCommit, checkpointIfDue, readDatasetStateStable, type DataFile, type DatasetState } from '../dataset/dataset-log';
 import { withDatasetLock } from '../dataset/dataset-lock';
 import type { Provenance } from '../dataset/dataset-orphans';
@@ -74,11 +74,11 @@ async function mergeDay(state: DatasetState, declared: SourceDescriptor, day: st
   const staging = join(root, `.compact-${runId}.tmp`);
   const name = `date=${day}/part-${runId}-0.parquet`;
   await mkdir(staging, { recursive: true });
-  // Spills inside the staging folder (a shared DuckDB where its instance spills).
-  const { connection, close } = await openDatabase({ ...duckdb, tempDirectory: join(staging, 'spill') });
+  const { connection, close } = await openDatabase(duckdb);
   try {
     const paths = files.map((f) => join(root, f.path));
     const staged = join(staging, 'merged.parquet');
+    await connection.run(`SET temp_directory = ${sqlString(join(staging, 'spill'))}`);
     const rows = files.reduce((n, f) => n + f.rows, 0);
     // Should the merge's commit be lost after the small files are deleted, the merged file says what it replaces.
     const provenance: Provenance = { run: runId, rows, replaces: files.map((f) => f.path) };

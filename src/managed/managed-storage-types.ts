@@ -33,13 +33,6 @@ export interface ManagedStorageOptions {
   onIngested?(source: SourceName, lines: Uint8Array): void;
   /** Told before closed segments are deleted, so log drains keep what they have yet to forward. */
   segmentKeeper?: SegmentKeeper;
-  /**
-   * Compaction borrows connections of the queries' DuckDB (the memory tables') instead of opening
-   * its own for each run, `storage.compactionDuckdb`'s limit added to that instance's while a run
-   * goes on (`SharedDuckDB`). `createEndpoints` asks it unless `storage.compactionDuckdb` is given.
-   * Without memory tables (another engine) compaction opens its own as before.
-   */
-  compactionOnQueries?: boolean;
 }
 
 /** What `ep.storage` tells about managed storage. */

@@ -6,8 +6,6 @@ import type { ExtraInputs } from '../files/source-reader';
 import { SourceNames } from '../ingest/source-names';
 import { DEFAULT_COMPACTION_DUCKDB } from '../duckdb/compaction-duckdb';
 import { RunDuckDBBytes, type DuckDBBytes } from '../duckdb/duckdb-bytes';
-import type { SharedDuckDB } from '../duckdb/shared-duckdb';
-import type { DatabaseSettings } from '../duckdb/open-database';
 import { systemNow } from '../time/clock';
 import { oneAtATime } from '../util/one-at-a-time';
 import { InvalidOptionError } from '../errors';
@@ -39,10 +37,8 @@ export interface ShipTo {
  */
 export class ManagedStorage {
   readonly info: ManagedStorageInfo;
-  /** What the compaction run going on holds in its own DuckDB (zero between runs). */
+  /** What the compaction run going on holds in its DuckDB (zero between runs). */
   private readonly compactionHeld = new RunDuckDBBytes();
-  /** The queries' DuckDB when compaction borrows its connections (`compactionOnQueries`). */
-  private compactionShared: SharedDuckDB | null = null;
 
   private constructor(
     /**
@@ -137,10 +133,7 @@ export class ManagedStorage {
    */
   async start(options: ManagedStorageOptions, shipTo?: ShipTo): Promise<void> {
     if (shipTo) this.shipping = await startShippers(this.sources, this.walSet, options, shipTo);
-    else {
-      this.compactionShared = options.compactionOnQueries ? (this.memory?.shared ?? null) : null;
-      this.compactors = startCompactors(this.sources, this.walSet, options, this.memory, this.compactionShared ? { shared: this.compactionShared } : { held: this.compactionHeld });
-    }
+    else this.compactors = startCompactors(this.sources, this.walSet, options, this.memory, this.compactionHeld);
     this.loading = this.loadLeftovers();
   }
 
@@ -201,13 +194,9 @@ export class ManagedStorage {
     return stats;
   }
 
-  /**
-   * What compaction's own DuckDB holds now: the run going on's instance, zero between runs; null
-   * while shipping (no compaction) and when compaction borrows the queries' DuckDB (its bytes are
-   * that instance's then).
-   */
+  /** What compaction's DuckDB holds now: the run going on's instance, zero between runs; null while shipping (no compaction). */
   compactionDuckdbBytes(): DuckDBBytes | null {
-    return this.shipping || this.compactionShared ? null : this.compactionHeld.latest;
+    return this.shipping ? null : this.compactionHeld.latest;
   }
 
   /** A source's write-ahead bytes, and those compaction (or shipping) has yet to take. */
@@ -295,18 +284,9 @@ function typedSourcesOf(sources: SourceSet, dataDir: string): SourceSet {
  * One background compactor per source: closed segments into the dataset, small files merged,
  * days past retention dropped. Segments left closed by a previous process are compacted at once.
  */
-function startCompactors(
-  sources: SourceSet,
-  walSet: WalSet,
-  options: ManagedStorageOptions,
-  memory: MemoryTables | undefined,
-  on: { shared: SharedDuckDB } | { held: RunDuckDBBytes },
-): BackgroundCompactor[] {
-  // One compaction at a time in the process: one compaction share of DuckDB inside the memory budget.
+function startCompactors(sources: SourceSet, walSet: WalSet, options: ManagedStorageOptions, memory: MemoryTables | undefined, held: RunDuckDBBytes): BackgroundCompactor[] {
+  // One compaction at a time in the process: one compaction DuckDB inside the memory budget.
   const lane = oneAtATime();
-  // Its runs (and their merges) borrow the queries' DuckDB, or open their own and show what it
-  // holds while they run (stats, /metrics).
-  const duckdb: DatabaseSettings = { ...(options.storage?.compactionDuckdb ?? DEFAULT_COMPACTION_DUCKDB), ...on };
   return sources.list.map((descriptor) => {
     const source = descriptor.name;
     const wal = walSet.wals[source]!;
@@ -344,14 +324,14 @@ function startCompactors(
           }
         : undefined,
       setAside: async (path) => {
-        // A DuckDB of its own: it needs one thread (rows in line order), and it runs rarely.
         await quarantineUnreadableLines({ source: descriptor, path, quarantine: walSet.quarantines[source]!, duckdb: options.storage?.compactionDuckdb ?? DEFAULT_COMPACTION_DUCKDB });
       },
       lane,
       retentionDays: options.storage?.retentionDays ?? 90,
       // Retention judges the age of events: the injected clock, like the windows.
       now: options.now ?? systemNow,
-      duckdb,
+      // Its runs (and their merges) show what their DuckDB holds while they run (stats, /metrics).
+      duckdb: { ...(options.storage?.compactionDuckdb ?? DEFAULT_COMPACTION_DUCKDB), held },
       typedColumns: options.storage?.typedColumns ?? true,
       onError: (error) => {
         try {

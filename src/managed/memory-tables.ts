@@ -4,7 +4,6 @@ import type { SourceSet } from '../sources/source-set';
 import { declaredColumns, ndjsonTextRelation } from '../duckdb/source-relations';
 import { withTypedColumns } from '../duckdb/typed-columns';
 import { stageRowsSql } from '../duckdb/staged-rows';
-import { SharedDuckDB } from '../duckdb/shared-duckdb';
 import { sqlString } from '../duckdb/sql-literal';
 import { hasHeads, HEAD_ROWS_PER_PROJECT } from '../dataset/newest-heads';
 import { EngineError } from '../errors';
@@ -105,7 +104,6 @@ export class MemoryTables {
   private created = false;
 
   private instance: DuckDBInstance | null = null;
-  private database: SharedDuckDB | null = null;
   /**
    * The INSERT of each source, prepared once on the serial connection and bound per group:
    * prepared for every group, it cost 7.9 ms of CPU per 100-event group instead of 6.2. Its
@@ -133,19 +131,9 @@ export class MemoryTables {
     return this.bytes;
   }
 
-  /**
-   * The DuckDB the tables live in: the query engine's own, so queries read them in the same
-   * statement. Managed storage's compaction borrows its connections too (`shared`), adding its
-   * limit to the instance's own `memoryLimit` while it runs.
-   */
-  attach(instance: DuckDBInstance, memoryLimit?: string): void {
+  /** The DuckDB the tables live in: the query engine's own, so queries read them in the same statement. */
+  attach(instance: DuckDBInstance): void {
     this.instance = instance;
-    this.database = new SharedDuckDB(instance, memoryLimit);
-  }
-
-  /** The DuckDB attached (null before `attach`): what managed storage's compaction runs on. */
-  get shared(): SharedDuckDB | null {
-    return this.database;
   }
 
   /** Holds back deletions while a query reads; call the returned function when it is done. */

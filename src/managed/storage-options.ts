@@ -38,12 +38,7 @@ export interface StorageOptions {
   maxUncompactedBytes?: number;
   /** Days kept: a day's events are deleted once the whole day is older than this (default 90, the longest tier window). Not with `clickhouse`: old partitions are dropped there. */
   retentionDays?: number;
-  /**
-   * DuckDB settings of the background compaction: given, each run opens a DuckDB of its own with
-   * them. Left out, `createEndpoints` runs compaction on connections of the queries' DuckDB with
-   * its share of the memory budget added to that one's limit during a run (docs/operations.md,
-   * "Memory"); managed storage opened without either takes `DEFAULT_COMPACTION_DUCKDB`.
-   */
+  /** DuckDB settings of the background compaction (default `DEFAULT_COMPACTION_DUCKDB`: queries keep the rest). */
   compactionDuckdb?: { threads?: number; memoryLimit?: string };
   /**
    * Whether compaction writes each source's typed fields (its descriptor's `typedFields`) as

@@ -69,8 +69,7 @@ export async function createDuckDBEngine(options: DuckDBEngineOptions): Promise<
     const limit = memoryLimitBytes(String((await connection.runAndReadAll("SELECT current_setting('memory_limit')")).getRows()[0]?.[0]));
     const ceiling = options.memoryCeilingBytes ?? (limit === null ? null : ceilingFor(limit));
     const held = await DuckDBBytesSampler.open(instance);
-    // Its tables live in this DuckDB, and managed storage's compaction borrows connections of it.
-    options.memory?.attach(instance, options.memoryLimit);
+    options.memory?.attach(instance);
     relief?.startIdleTrims();
     return new DuckDBEngine(instance, connection, options, held, relief, ceiling === null ? null : new MemoryWatch(ceiling));
   } catch (error) {
