@@ -114,6 +114,7 @@ const TIERS = {
     'explorer-corpus',
     'data-dir-lock',
     'files-change',
+    'host-time-zone',
     'http-api',
     'http-frameworks',
     'http-fuzz',

@@ -81,8 +81,10 @@ export async function openDatabase(settings: DatabaseSettings = {}): Promise<Ope
   try {
     instance = await DuckDBInstance.create(':memory:', config);
     const connection = await instance.connect();
-    // Offsets in timestamps are applied, and TIMESTAMPTZ becomes UTC wall time, whatever the host says.
-    await connection.run("SET TimeZone = 'UTC'");
+    // Offsets in timestamps are applied, and TIMESTAMPTZ becomes UTC wall time, whatever the host
+    // says: for every connection of the instance (a plain SET is this connection's alone, and the
+    // engine's pool and the memory tables' inserts connect on their own).
+    await connection.run("SET GLOBAL TimeZone = 'UTC'");
     for (const macro of TIMESTAMP_MACROS) await connection.run(macro);
     // Parquet footers are read once per file version, not once per query.
     await connection.run('SET parquet_metadata_cache = true');
