@@ -19,6 +19,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { Prng } from '../src/fixtures/prng';
+import { gatewayBenchEvent } from '../test/support/gateway-bench-event';
 import { serializeEvents } from '../src/ingest/serialize-events';
 import { round } from './stats';
 import { freePort } from './free-port';
@@ -50,29 +51,6 @@ export interface IngestCase {
   forwarded_events: number | null;
   /** With a webhook drain: seconds after the run until its receiver had every acknowledged event (null: not within a minute). */
   caught_up_s: number | null;
-}
-
-/** A gateway event as Vector or a relay sends it: about 600 bytes, no id, its own timestamp. */
-function event(prng: Prng, i: number): Record<string, unknown> {
-  const project = `proj${prng.int(20)}`;
-  const path = prng.pick(['/rest/v1/todos', '/auth/v1/token', '/storage/v1/object/public/a.png', '/realtime/v1/websocket']);
-  return {
-    timestamp: new Date(Date.UTC(2026, 10, 21, 10) + i).toISOString(),
-    event_message: `GET | 200 | 203.0.113.${prng.int(250)} | https://${project}.supabase.co${path}?select=*`,
-    project,
-    metadata: {
-      request: {
-        method: 'GET',
-        path,
-        search: '?select=*',
-        url: `https://${project}.supabase.co${path}?select=*`,
-        host: `${project}.supabase.co`,
-        headers: { user_agent: 'supabase-js/2.45.4', cf_connecting_ip: `203.0.113.${prng.int(250)}`, x_client_info: 'supabase-js-web/2.45.4' },
-        cf: { country: 'DE', city: 'Zürich', asn: 3320 },
-      },
-      response: { status_code: prng.pick([200, 200, 200, 201, 404, 500]), origin_time: prng.int(300), headers: { content_type: 'application/json' } },
-    },
-  };
 }
 
 async function startServer(dataDir: string, port: number): Promise<ChildProcess> {
@@ -176,7 +154,7 @@ export async function measureIngest(seconds: number, log: (line: string) => void
     const dir = mkdtempSync(join(tmpdir(), 'le-bench-ingest-'));
     try {
       const prng = new Prng(size);
-      const events = Array.from({ length: size }, (_, i) => event(prng, i));
+      const events = Array.from({ length: size }, (_, i) => gatewayBenchEvent(prng, i));
       // Every request a body of its own (the first event numbers it): ingest acknowledges a body
       // it stored lately again without storing it (a retry), so one body sent over and over
       // would measure those answers, not ingest.

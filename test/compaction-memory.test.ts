@@ -13,6 +13,7 @@ import { dictionaryLimit, IS_EVENT, parquetLayoutCopy, STRING_DICTIONARY_BYTES }
 import { withTypedPaths } from '../src/sources/typed-fields';
 import { Prng } from '../src/fixtures/prng';
 import { tempDir, writeLines } from './support/log-files';
+import { gatewayBenchEvent } from './support/gateway-bench-event';
 import { BUILDERS } from './support/supabase/vector-events';
 import { fakeLog, gatewayCompactor } from './support/fake-log';
 
@@ -237,29 +238,11 @@ describe('the dictionaries of a Parquet COPY are sized to the rows it writes (do
   it("writes an 8 MiB segment of the gateway log with 14 typed fields (5 declared, 9 discovered) within compaction's 80MB: string dictionaries of 1 MB ran out of memory", async () => {
     // The ingest bench's gateway events (a project of 20, one of four paths, ...), as compaction met them.
     const prng = new Prng(13);
-    const lines = Array.from({ length: 12_900 }, (_, i) => {
-      const project = `proj${prng.int(20)}`;
-      const path = prng.pick(['/rest/v1/todos', '/auth/v1/token', '/storage/v1/object/public/a.png', '/realtime/v1/websocket']);
-      const ip = `203.0.113.${prng.int(250)}`;
-      return {
-        id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
-        timestamp: 1_795_000_000_000_000 + i * 1000,
-        event_message: `GET | 200 | ${ip} | https://${project}.supabase.co${path}?select=*`,
-        project,
-        metadata: {
-          request: {
-            method: 'GET',
-            path,
-            search: '?select=*',
-            url: `https://${project}.supabase.co${path}?select=*`,
-            host: `${project}.supabase.co`,
-            headers: { user_agent: 'supabase-js/2.45.4', cf_connecting_ip: ip, x_client_info: 'supabase-js-web/2.45.4' },
-            cf: { country: 'DE', city: 'Zürich', asn: 3320 },
-          },
-          response: { status_code: prng.pick([200, 200, 201, 404, 500]), origin_time: prng.int(300), headers: { content_type: 'application/json' } },
-        },
-      };
-    });
+    const lines = Array.from({ length: 12_900 }, (_, i) => ({
+      ...gatewayBenchEvent(prng, i),
+      id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+      timestamp: 1_795_000_000_000_000 + i * 1000,
+    }));
     const input = writeLines(tmp.path('typed', 'in.ndjson'), lines);
     const discovered = ['request.cf.asn', 'request.cf.city', 'request.cf.country', 'request.headers.cf_connecting_ip', 'request.headers.user_agent', 'request.headers.x_client_info', 'request.host', 'request.url', 'response.headers.content_type'];
     const widened = withTypedPaths(gateway, discovered);
