@@ -62,20 +62,41 @@ async function compactFeeds(dataDir: string, data: StudioData, typedColumns: boo
   }
 }
 
+/**
+ * Ingests a batch as a shipper does: a `503 overloaded` (the write-ahead log at its bound until
+ * compaction catches up) is retried after the seconds it asks for, as Vector retries it.
+ */
+async function ingestLikeAShipper(ep: Endpoints, source: string, batch: object[]): Promise<number> {
+  for (let waited = 0; ; ) {
+    try {
+      await ep.ingest(source, batch);
+      return waited;
+    } catch (error) {
+      const e = error as { code?: string; retryAfterSeconds?: number };
+      if (e.code !== 'overloaded') throw error;
+      const seconds = e.retryAfterSeconds ?? 1;
+      await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+      waited += seconds;
+    }
+  }
+}
+
 async function ingestFeeds(ep: Endpoints, data: StudioData, log: (line: string) => void): Promise<void> {
   for (const table of LOG_TABLES) {
     const started = Date.now();
     const lines = createInterface({ input: createReadStream(data.files[table]), crlfDelay: Infinity });
     let batch: object[] = [];
+    let waited = 0;
     for await (const line of lines) {
       if (line === '') continue;
       batch.push(JSON.parse(line) as object);
       if (batch.length === 1000) {
-        await ep.ingest(sourceNameOf(table), batch);
+        waited += await ingestLikeAShipper(ep, sourceNameOf(table), batch);
         batch = [];
       }
     }
-    if (batch.length) await ep.ingest(sourceNameOf(table), batch);
+    if (batch.length) waited += await ingestLikeAShipper(ep, sourceNameOf(table), batch);
+    if (waited) log(`ours: ${table}: the write-ahead log was full (compaction behind) for ${waited} s of it, retried as a shipper retries`);
     log(`ours: ingested ${data.counts[table].toLocaleString('en')} ${table} in ${Math.round((Date.now() - started) / 1000)} s`);
   }
 }

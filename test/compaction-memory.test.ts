@@ -244,20 +244,31 @@ describe('the dictionaries of a Parquet COPY are sized to the rows it writes (do
       timestamp: 1_795_000_000_000_000 + i * 1000,
     }));
     const input = writeLines(tmp.path('typed', 'in.ndjson'), lines);
-    const discovered = ['request.cf.asn', 'request.cf.city', 'request.cf.country', 'request.headers.cf_connecting_ip', 'request.headers.user_agent', 'request.headers.x_client_info', 'request.host', 'request.url', 'response.headers.content_type'];
+    const discovered = [
+      'request.cf.asn',
+      'request.cf.city',
+      'request.cf.country',
+      'request.headers.cf_connecting_ip',
+      'request.headers.user_agent',
+      'request.headers.x_client_info',
+      'request.host',
+      'request.url',
+      'response.headers.content_type',
+    ];
     const widened = withTypedPaths(gateway, discovered);
     expect(widened.typedFields).toHaveLength(14);
     const { instance, connection } = await openDatabase({ threads: 1, tempDirectory: tmp.path('typed', 'spill') });
     try {
       await connection.run(`CREATE TABLE staged AS ${sourceRelation(gateway, { ndjson: [input], parquet: [], parquetTypes: new Map() })}`);
       await connection.run("SET memory_limit = '80MB'");
-      const copy = (name: string) =>
-        parquetLayoutCopy({ source: widened, relation: 'SELECT * FROM staged', target: tmp.path('typed', name), where: IS_EVENT, typedColumns: true, rows: lines.length });
+      const copy = (name: string) => parquetLayoutCopy({ source: widened, relation: 'SELECT * FROM staged', target: tmp.path('typed', name), where: IS_EVENT, typedColumns: true, rows: lines.length });
       expect(copy('x')).toContain(`STRING_DICTIONARY_PAGE_SIZE_LIMIT ${STRING_DICTIONARY_BYTES}`);
       // DuckDB's default: each string column's dictionary filled up to 1 MB before plain encoding.
       await expect(connection.run(copy('default.parquet').replace(/STRING_DICTIONARY_PAGE_SIZE_LIMIT \d+/, 'STRING_DICTIONARY_PAGE_SIZE_LIMIT 1048576'))).rejects.toThrow(/Out of Memory/);
       await connection.run(copy('ours.parquet'));
-      const [row] = (await connection.runAndReadAll(`SELECT count(*) AS n, count(DISTINCT "text:metadata.request.host") AS hosts FROM read_parquet('${tmp.path('typed', 'ours.parquet')}')`)).getRowObjects();
+      const [row] = (
+        await connection.runAndReadAll(`SELECT count(*) AS n, count(DISTINCT "text:metadata.request.host") AS hosts FROM read_parquet('${tmp.path('typed', 'ours.parquet')}')`)
+      ).getRowObjects();
       expect([Number(row!.n), Number(row!.hosts)]).toEqual([12_900, 20]);
     } finally {
       connection.closeSync();
