@@ -3,6 +3,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { compactLogs, createEndpoints, supabasePreset, type Endpoints } from '../src/index';
+import { memoryBudget } from '../src/duckdb/memory-budget';
 import type { StudioRequest } from '../test/support/supabase/studio-requests';
 import { LOG_TABLES, sourceNameOf } from '../test/support/supabase/vector-sources';
 import { readDatasetStateStable } from '../src/dataset/dataset-log';
@@ -119,7 +120,19 @@ export async function openOurs(data: StudioData, log: (line: string) => void, la
     await compactFeeds(dataDir, data, false, log);
     await writeFile(marker, expected);
   }
-  const open = () => createEndpoints({ ...supabasePreset, storage: { dataDir, typedColumns: layout.typedColumns }, now: () => REFERENCE, cache: false, duckdb: { threads: 2 } });
+  // The process's budget is the bench's, not ours alone: this process also holds the week's
+  // reader, what ingesting 10 M events in it left in its heaps, and later the peers, so at the
+  // default 512 MiB the guard stopped ours' 7-day charts for memory the bench holds. DuckDB keeps
+  // the queries' share of the default budget (214MB), as `serve --supabase` runs it.
+  const open = () =>
+    createEndpoints({
+      ...supabasePreset,
+      storage: { dataDir, typedColumns: layout.typedColumns },
+      now: () => REFERENCE,
+      cache: false,
+      memoryLimit: '2GB',
+      duckdb: { threads: 2, memoryLimit: memoryBudget().queries.memoryLimit },
+    });
   let ep = await open();
   try {
     if (!fresh) {
