@@ -42,13 +42,17 @@ describe("a caller's first rows, newest days first", () => {
   });
   afterEach(() => vi.restoreAllMocks());
 
-  const ask = async (ep: Endpoints, sql: string, project = 'p') => {
+  /** From now until the mocks are restored, each SQL text DuckDB prepares is kept in `prepared`. */
+  const recordPrepares = () => {
+    prepared = [];
     const original = DuckDBConnection.prototype.prepare;
     vi.spyOn(DuckDBConnection.prototype, 'prepare').mockImplementation(function (this: DuckDBConnection, text: string) {
       prepared.push(text);
       return original.call(this, text);
     });
-    prepared = [];
+  };
+  const ask = async (ep: Endpoints, sql: string, project = 'p') => {
+    recordPrepares();
     try {
       return (await ep.query('logs.all', { project }, { sql })).result as Array<Record<string, unknown>>;
     } finally {
@@ -109,12 +113,7 @@ describe("a caller's first rows, newest days first", () => {
     });
     const ep = await createEndpoints({ sources: { edgeLogs: tmp.path('dataset') }, endpoints: [perProject], now: () => new Date(NOW), cache: false });
     try {
-      prepared = [];
-      const original = DuckDBConnection.prototype.prepare;
-      vi.spyOn(DuckDBConnection.prototype, 'prepare').mockImplementation(function (this: DuckDBConnection, text: string) {
-        prepared.push(text);
-        return original.call(this, text);
-      });
+      recordPrepares();
       expect((await ep.query('per_project', {}, { sql: "select n from counts where project = 'p' limit 1" })).result).toEqual([{ n: 180 }]);
       expect(daysRead()).toEqual(DAYS);
     } finally {
@@ -135,12 +134,7 @@ describe("a caller's first rows, newest days first", () => {
     });
     const ep = await createEndpoints({ sources: { edgeLogs: tmp.path('dataset') }, endpoints: [firstSeen], now: () => new Date(NOW), cache: false });
     try {
-      prepared = [];
-      const original = DuckDBConnection.prototype.prepare;
-      vi.spyOn(DuckDBConnection.prototype, 'prepare').mockImplementation(function (this: DuckDBConnection, text: string) {
-        prepared.push(text);
-        return original.call(this, text);
-      });
+      recordPrepares();
       expect((await ep.query('first_seen', {}, { sql: "select id from edge_logs where project = 'p' limit 1" })).result).toEqual([{ id: '2026-11-17-01' }]);
       expect(daysRead()).toEqual(DAYS);
     } finally {
