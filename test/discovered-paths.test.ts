@@ -218,7 +218,12 @@ describe('discovered paths read while an instance runs', () => {
       expect(edge().typedFields).not.toContain('tier');
       from = prepare.mock.calls.length;
       expect(sorted(await answer(ep))).toEqual(expected(DISCOVERING));
-      expect(zoneTexts(from).map(readsOfZone)).toEqual([{ column: true, json: false, stored: true, computed: true }]);
+      // Its statement reads the column: stored in the new file, computed over the old one. A
+      // compaction committing while it runs (the compactor may still be at work on a loaded
+      // machine) runs it again over the files after it, reading the column too.
+      const reads = zoneTexts(from).map(readsOfZone);
+      expect(reads[0]).toEqual({ column: true, json: false, stored: true, computed: true });
+      expect(reads.filter((r) => !r.column || r.json)).toEqual([]);
 
       // Later events, held in memory before they are compacted: the column is computed over them too.
       await ep.ingest('cloudflare.logs.prod', events.slice(DISCOVERING));
