@@ -233,18 +233,19 @@ export class BackgroundCompactor {
       if (day !== null) this.lastWritten.set(day, elapsed);
     }
     // Segments left for the next run, or closed during this one: it comes at once, and the day's
-    // files are merged (days past retention dropped) once it has caught up. While compaction is
-    // behind, its time goes to the segments (what the write-ahead log's bound and the memory tables
-    // wait on), not to rewriting each run's file a few times over on its way to 64 MiB; merged
-    // later, the files are merged fewer times, more at once.
-    if (more || wal.closedSegments().length > 0) {
-      this.trigger();
-      return;
+    // files are merged once it has caught up. While compaction is behind, its time goes to the
+    // segments (what the write-ahead log's bound and the memory tables wait on), not to rewriting
+    // each run's file a few times over on its way to 64 MiB; merged later, the files are merged
+    // fewer times, more at once.
+    if (more || wal.closedSegments().length > 0) this.trigger();
+    else {
+      const merges = await withMemoryRetry(this.options.duckdb, (duckdb) => mergeSmallFiles(datasetDir, source, duckdb, (day) => this.settledDay(day), this.options.typedColumns ?? true));
+      this.counters.mergedFiles += merges.merged;
+      // Another settled day waits: the next run comes at once (each first compacts what closed meanwhile).
+      if (merges.settledLeft) this.trigger();
     }
-    const merges = await withMemoryRetry(this.options.duckdb, (duckdb) => mergeSmallFiles(datasetDir, source, duckdb, (day) => this.settledDay(day), this.options.typedColumns ?? true));
-    this.counters.mergedFiles += merges.merged;
-    // Another settled day waits: the next run comes at once (each first compacts what closed meanwhile).
-    if (merges.settledLeft) this.trigger();
+    // Retention and the records of deleted segments every run, behind or not: cheap, and the
+    // records would otherwise grow with every segment of a long burst.
     const cutoff = new Date(this.options.now().getTime() - this.options.retentionDays * unitMs('day')).toISOString().slice(0, 10);
     this.counters.droppedFiles += await dropDaysBefore(datasetDir, source, cutoff);
     await forgetDeletedInputs(datasetDir, source.name, this.options.walDir + sep);
