@@ -20,7 +20,7 @@ export interface Received {
  * what was received passes `test` (checked at each request), `next(n)` once n requests came.
  * With `http2` it speaks HTTP/2 only, in clear text (h2c): an HTTP/1.1 request gets no answer.
  */
-export async function drainReceiver(options: { http2?: boolean; port?: number } = {}) {
+export async function drainReceiver(options: { http2?: boolean } = {}) {
   const received: Received[] = [];
   const waiters: { test: (r: readonly Received[]) => boolean; resolve: () => void }[] = [];
   let answer: (index: number) => number | Promise<number> = () => 200;
@@ -39,7 +39,7 @@ export async function drainReceiver(options: { http2?: boolean; port?: number } 
       void Promise.resolve(answer(index)).then((status) => res.writeHead(status).end());
     });
   };
-  const server = options.http2 ? await listenHttp2(handle, options.port ?? 0) : await listen(handle);
+  const server = options.http2 ? await listenHttp2(handle) : await listen(handle);
   const until = (test: (r: readonly Received[]) => boolean) => new Promise<void>((resolve) => (test(received) ? resolve() : waiters.push({ test, resolve })));
   return {
     url: server.url,
@@ -59,11 +59,11 @@ export async function drainReceiver(options: { http2?: boolean; port?: number } 
 }
 
 /** An HTTP/2 server in clear text on loopback (h2c, prior knowledge), closed with its sessions. */
-async function listenHttp2(handle: (req: Http2ServerRequest, res: Http2ServerResponse) => void, port: number) {
+async function listenHttp2(handle: (req: Http2ServerRequest, res: Http2ServerResponse) => void) {
   const server = createServer(handle);
   const sessions = new Set<ServerHttp2Session>();
   server.on('session', (session) => (sessions.add(session), session.on('close', () => sessions.delete(session))));
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     dropSessions: async () => {
