@@ -1,5 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DuckDBInstance } from '@duckdb/node-api';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { join } from 'node:path';
+import { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import { arraysFreeFiles } from '../src/duckdb/arrays-free-files';
 import { compactLogs } from '../src/compaction/compact';
 import { readDatasetStateStable } from '../src/dataset/dataset-log';
 import { sourceRelation, TIMESTAMP_MACROS } from '../src/duckdb/source-relations';
@@ -11,7 +13,7 @@ import { createHandler } from '../src/http';
 import { toNodeListener } from '../src/node';
 import { waitUntil } from './support/hang-guard';
 import { listen } from './support/http';
-import { edgeEvent, tempDir, writeLines } from './support/log-files';
+import { edgeEvent, endpointsAt, tempDir, writeLines } from './support/log-files';
 import { main } from '../src/cli/main';
 import { memoryIO } from './support/cli';
 import { edgeLogs } from '../src/sources/edge-logs';
@@ -91,6 +93,88 @@ describe('the relation of a source with typed fields', () => {
     const { sql: duckdb } = await translateBigQuery(defaultQuery('edge_logs', {}), bigQuerySchemaOf(SUPABASE_SOURCES), 'duckdb');
     expect(duckdb).toContain('FROM (SELECT * FROM "edge_logs" AS "edge_logs" ORDER BY "edge_logs"."timestamp" DESC NULLS LAST LIMIT 100)');
     expect(duckdb).not.toContain('UNION ALL');
+  });
+});
+
+describe('files whose arrays flag is never true (docs/performance.md, "The arrays flag from the footers")', () => {
+  it('are told by every row group of their footer: a maximum of false, or NULL on every row; not a file with one true row, nor one without the column', async () => {
+    const instance = await DuckDBInstance.create(':memory:');
+    const connection = await instance.connect();
+    try {
+      await import('node:fs').then((fs) => fs.mkdirSync(tmp.path('flags'), { recursive: true }));
+      const write = async (name: string, select: string) => {
+        // Row groups of 100 rows: the one true row is in the third group.
+        await connection.run(`COPY (${select} FROM range(300) AS r(i)) TO '${tmp.path('flags', `${name}.parquet`)}' (FORMAT parquet, ROW_GROUP_SIZE 100)`);
+        return tmp.path('flags', `${name}.parquet`);
+      };
+      const falses = await write('falses', `SELECT i, false AS "arrays:metadata"`);
+      const oneTrue = await write('one-true', `SELECT i, i = 250 AS "arrays:metadata"`);
+      const nulls = await write('nulls', `SELECT i, CAST(NULL AS BOOLEAN) AS "arrays:metadata"`);
+      const none = await write('none', `SELECT i`);
+      expect(await arraysFreeFiles(connection, [falses, oneTrue, nulls, none])).toEqual(new Set([falses, nulls]));
+      expect(await arraysFreeFiles(connection, [])).toEqual(new Set());
+    } finally {
+      connection.closeSync();
+      instance.closeSync();
+    }
+  });
+
+  it("read the flag as false, so Studio's unnests plan no second read of them, and answer as the events do", async () => {
+    // Two days of gateway events: one day's `request` is an array (Studio's unnest gives a row per
+    // element), the other day's an object (no '[' in any event's metadata).
+    const dir = tmp.path('arrays-free');
+    const events = [
+      ...Array.from({ length: 6 }, (_, i) => edgeEvent({ timestamp: `2026-11-20T10:0${i}:00Z`, project: 'p', path: `/rest/v1/t${i % 2}` })),
+      ...Array.from({ length: 4 }, (_, i) =>
+        edgeEvent({ timestamp: `2026-11-21T10:0${i}:00Z`, project: 'p', extra: { request: [{ path: `/a${i % 2}` }, { path: '/b' }], response: { status_code: 500 + i } } }),
+      ),
+    ];
+    writeLines(join(dir, 'all.ndjson'), events);
+    await compactLogs({ source: 'edgeLogs', inputs: join(dir, 'all.ndjson'), outDir: join(dir, 'dataset') });
+    const options = { sandboxable: ['logs.all'], tierWindow: false, sqlDialect: 'bigquery' as const };
+    const { ep: compacted } = await endpointsAt({ edgeLogs: join(dir, 'dataset') }, '2026-11-21T12:00:00Z', options);
+    const { ep: ndjson } = await endpointsAt({ edgeLogs: join(dir, 'all.ndjson') }, '2026-11-21T12:00:00Z', options);
+    const prepared: string[] = [];
+    const original = DuckDBConnection.prototype.prepare;
+    const spy = vi.spyOn(DuckDBConnection.prototype, 'prepare').mockImplementation(function (this: DuckDBConnection, text: string) {
+      prepared.push(text);
+      return original.call(this, text);
+    });
+    try {
+      const topPaths = 'select r.path as path, count(timestamp) as c from edge_logs cross join unnest(metadata) as m cross join unnest(m.request) as r group by path order by c desc, path limit 100';
+      const chart = chartQuery('edge_logs', { start: '2026-11-14T12:00:00Z', end: '' }, {}, microsOf(new Date('2026-11-21T12:00:00Z')));
+      for (const sql of [topPaths, chart]) {
+        prepared.length = 0;
+        const answer = (await compacted.query('logs.all', { project: 'p' }, { sql })).result;
+        expect(answer, sql).toEqual((await ndjson.query('logs.all', { project: 'p' }, { sql })).result);
+        const text = prepared.find((t) => t.includes('read_parquet'))!;
+        // The day without arrays reads the constant; the day with them reads its column.
+        const reads = text
+          .split('read_parquet(')
+          .slice(1)
+          .map((r) => r.slice(0, r.indexOf(')')));
+        expect(reads.filter((r) => r.includes('date=2026-11-20/'))).toHaveLength(1);
+        expect(reads.filter((r) => r.includes('date=2026-11-21/'))).toHaveLength(1);
+        const [day20, day21] = ['date=2026-11-20/', 'date=2026-11-21/'].map((day) => text.slice(0, text.indexOf(day)).split('SELECT ').at(-1)!);
+        expect(day20).toContain('false AS "arrays:metadata"');
+        expect(day21).not.toContain('false AS "arrays:metadata"');
+        expect(day21).toContain('"arrays:metadata"');
+      }
+      const paths = (await compacted.query('logs.all', { project: 'p' }, { sql: topPaths })).result;
+      expect(paths).toEqual(
+        [
+          { path: '/b', c: 4 },
+          { path: '/a0', c: 2 },
+          { path: '/a1', c: 2 },
+          { path: '/rest/v1/t0', c: 3 },
+          { path: '/rest/v1/t1', c: 3 },
+        ].sort((x, y) => y.c - x.c || x.path.localeCompare(y.path)),
+      );
+    } finally {
+      spy.mockRestore();
+      await compacted.close();
+      await ndjson.close();
+    }
   });
 });
 

@@ -214,18 +214,29 @@ export function declaredColumns(source: SourceDescriptor): ReadonlyArray<[name: 
  * as a STRUCT or JSON text. Flat columns named like the derived ones (`project_ref`,
  * `request_path`, ..., what `compact` writes) are used directly instead of digging in metadata.
  */
-function parquetRelation(source: SourceDescriptor, files: readonly string[], types: ReadonlyMap<string, string>, typedFields: SourceFiles['typedFields']): string {
+function parquetRelation(
+  source: SourceDescriptor,
+  files: readonly string[],
+  types: ReadonlyMap<string, string>,
+  typedFields: SourceFiles['typedFields'],
+  arraysFree: SourceFiles['arraysFree'],
+): string {
   // Files are read in groups of the same stored typed columns (a file of an older declaration or
-  // set of discovered paths has fewer): each group reads what it has and computes the rest.
-  const groups = new Map<string, { files: string[]; stored: StoredTyped }>();
+  // set of discovered paths has fewer): each group reads what it has and computes the rest. Files
+  // whose stored arrays flag is never true are a group of their own, the flag read as false.
+  const groups = new Map<string, { files: string[]; stored: StoredTyped; free: boolean }>();
   for (const file of files) {
     const stored = storedTypedOf(source, typedFields?.get(file));
-    const key = `${stored.arrays}\0${[...stored.paths].join('\0')}`;
-    const group = groups.get(key) ?? { files: [], stored };
+    const free = stored.arrays && (arraysFree?.has(file) ?? false);
+    const key = `${stored.arrays}\0${free}\0${[...stored.paths].join('\0')}`;
+    const group = groups.get(key) ?? { files: [], stored, free };
     group.files.push(file);
     groups.set(key, group);
   }
-  const parts = [...groups.values()].map((g) => withTypedColumns(source, parquetColumns(source, g.files, types, storedTypedColumns(source, types, g.stored)), g.stored));
+  const parts = [...groups.values()].map((g) => {
+    const columns = storedTypedColumns(source, types, g.stored, { arraysFree: g.free });
+    return withTypedColumns(source, parquetColumns(source, g.files, types, columns), g.stored);
+  });
   return parts.length === 1 ? parts[0]! : parts.map((p) => `(${p})`).join('\nUNION ALL\n');
 }
 
@@ -275,6 +286,12 @@ export interface SourceFiles {
    */
   typedFields?: ReadonlyMap<string, readonly string[]>;
   /**
+   * Parquet files (as in `parquet`) whose stored arrays flag is never true, by their footers
+   * (arrays-free-files.ts): their flag is read as the constant false, so DuckDB plans no read of
+   * them for the unnested part of a range (the flag is only ever read as `coalesce(flag, false)`).
+   */
+  arraysFree?: ReadonlySet<string>;
+  /**
    * A SELECT of events held in memory (managed storage's in-memory table), with the source's
    * declared columns: its typed columns are computed over it, as the relation's descriptor has them.
    */
@@ -297,7 +314,7 @@ export interface SourceFiles {
 export function sourceRelation(source: SourceDescriptor, files: SourceFiles, options: { withFilename?: boolean } = {}): string {
   const parts: string[] = [];
   if (files.ndjson.length) parts.push(ndjsonRelation(source, files.ndjson, options.withFilename ?? false));
-  if (files.parquet.length) parts.push(parquetRelation(source, files.parquet, files.parquetTypes, files.typedFields));
+  if (files.parquet.length) parts.push(parquetRelation(source, files.parquet, files.parquetTypes, files.typedFields, files.arraysFree));
   parts.push(...(files.held ?? []));
   if (files.memory) parts.push(withTypedColumns(source, files.memory));
   if (!parts.length) return emptyRelation(source);

@@ -62,12 +62,13 @@ export function withTypedColumns(source: SourceDescriptor, relation: string, sto
 /**
  * The typed columns `stored` names, read as they are stored (a Parquet file that has them), in
  * relation order; `types` is the stored DuckDB type by column name (a type other than the
- * relation's is cast).
+ * relation's is cast). With `arraysFree` (files whose flag is never true: arrays-free-files.ts)
+ * the arrays flag is the constant false instead of its column.
  *
  * @example
  * storedTypedColumns(postgresLogs, types, storedTypedOf(postgresLogs, record)); // ['"text:metadata.parsed.error_severity"', ...]
  */
-export function storedTypedColumns(source: SourceDescriptor, types: ReadonlyMap<string, string>, stored: StoredTyped): string[] {
+export function storedTypedColumns(source: SourceDescriptor, types: ReadonlyMap<string, string>, stored: StoredTyped, options: { arraysFree?: boolean } = {}): string[] {
   const names = new Set([
     ...typedFieldsOf(source)
       .filter((f) => stored.paths.has(f.path))
@@ -78,6 +79,7 @@ export function storedTypedColumns(source: SourceDescriptor, types: ReadonlyMap<
     .filter(([name]) => names.has(name))
     .map(([name, type]) => {
       const column = columnName(name);
+      if (name === ARRAYS_COLUMN && options.arraysFree) return `false AS ${column}`;
       return types.get(name)?.toUpperCase() === type ? column : `CAST(${column} AS ${type}) AS ${column}`;
     });
 }

@@ -141,6 +141,7 @@ async function readDays(q: NewestFirstQuery, days: readonly DayRead[], first: bo
       parquet,
       parquetTypes: q.files.parquetTypes,
       ...(q.files.typedFields ? { typedFields: q.files.typedFields } : {}),
+      ...(q.files.arraysFree ? { arraysFree: q.files.arraysFree } : {}),
       ...(held.length ? { held: held.map((h) => h.select) } : {}),
       ...(first && memory ? { memory } : {}),
     };

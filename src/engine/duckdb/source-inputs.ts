@@ -4,6 +4,7 @@ import type { FileRange, ReadSet } from '../../files/source-reader';
 import { RangeCopies } from '../../files/range-copies';
 import { LongLineCopies } from '../../files/long-line-copies';
 import { parquetSchema } from '../../duckdb/parquet-schema';
+import { arraysFreeFiles } from '../../duckdb/arrays-free-files';
 import type { SourceFiles } from '../../duckdb/source-relations';
 
 /** The SQL inputs of one source's read, with the copies made for it (copy path -> the range it holds). */
@@ -22,6 +23,8 @@ export class SourceInputs {
   private readonly longLined = new Set<string>();
   private readonly longLines = new LongLineCopies();
   private readonly parquetTypes = new Map<string, ReadonlyMap<string, string>>();
+  /** Per typed Parquet file version: whether its arrays flag is never true (its footer, read once). */
+  private readonly arraysFree = new Map<string, boolean>();
 
   /** The SQL inputs of a read: whole files, range copies, and the Parquet schema (kept per file set). */
   async sourceFiles(connection: DuckDBConnection, read: ReadSet): Promise<ReadFiles> {
@@ -49,7 +52,11 @@ export class SourceInputs {
       }
     }
     const typedFields = new Map(read.parquet.flatMap((f) => (f.typedFields ? [[f.path, f.typedFields] as const] : [])));
-    return { ndjson, parquet, parquetTypes, typedFields, copies, stored, ...(read.memory ? { memory: read.memory } : {}) };
+    const arraysFree = await this.arraysFreeOf(
+      connection,
+      read.parquet.filter((f) => f.typedFields?.length),
+    );
+    return { ndjson, parquet, parquetTypes, typedFields, arraysFree, copies, stored, ...(read.memory ? { memory: read.memory } : {}) };
   }
 
   /** Whether this version of a file is read from a copy without its lines too long for DuckDB. */
@@ -66,6 +73,22 @@ export class SourceInputs {
   close(): void {
     this.ranges.close();
     this.longLines.close();
+  }
+
+  /** The typed files among `files` whose arrays flag is never true; each file version's footer read once. */
+  private async arraysFreeOf(connection: DuckDBConnection, files: readonly ListedFile[]): Promise<Set<string>> {
+    const unknown = files.filter((f) => !this.arraysFree.has(versionKey(f)));
+    const free = unknown.length
+      ? await arraysFreeFiles(
+          connection,
+          unknown.map((f) => f.path),
+        )
+      : new Set<string>();
+    const answer = new Set(files.flatMap((f) => (free.has(f.path) || this.arraysFree.get(versionKey(f)) ? [f.path] : [])));
+    // Bounded: a long-running instance sees its files replaced by compaction.
+    if (this.arraysFree.size + unknown.length > 4096) this.arraysFree.clear();
+    for (const f of unknown) this.arraysFree.set(versionKey(f), free.has(f.path));
+    return answer;
   }
 
   private async describeParquet(connection: DuckDBConnection, files: readonly ListedFile[]): Promise<ReadonlyMap<string, string>> {
