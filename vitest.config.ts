@@ -110,6 +110,7 @@ const TIERS = {
     'dashboard-serving',
     'drains-forwarding',
     'drains-kept-segments',
+    'duckdb-allocator',
     'data-dir-errors',
     'explorer-corpus',
     'data-dir-lock',

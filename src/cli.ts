@@ -1,7 +1,12 @@
 #!/usr/bin/env node
 // The `log-endpoints` command (package bin).
 import { readFileSync } from 'node:fs';
-import { main } from './cli/main';
+import { DUCKDB_ALLOCATOR_ENV, duckdbAllocatorConf } from './duckdb/allocator-env';
+
+// DuckDB's allocator reads its options once, as its library loads: they are set before anything
+// that loads it is imported (main, below, is imported after; a static import would be evaluated
+// first). src/duckdb/allocator-env.ts says what they are and why.
+process.env[DUCKDB_ALLOCATOR_ENV] = duckdbAllocatorConf(process.env);
 
 // One level below the package root both as src/cli.ts and as dist/cli.js.
 function packageVersion(): string {
@@ -24,6 +29,8 @@ function nextShutdownSignal(): Promise<string> {
   });
 }
 
-void main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env, shutdownSignal: nextShutdownSignal }, packageVersion()).then((code) => {
-  process.exitCode = code;
-});
+void import('./cli/main')
+  .then(({ main }) => main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env, shutdownSignal: nextShutdownSignal }, packageVersion()))
+  .then((code) => {
+    process.exitCode = code;
+  });
