@@ -28,7 +28,7 @@ describe("every connection of the engine's DuckDB", () => {
 
   // The engine's pool connects on its own, after the first connection set the instance up: a
   // setting made with a plain SET was that connection's alone. Without the footer cache each
-  // statement parsed its files' Parquet footers again (docs/performance.md, "Parquet footers").
+  // statement parsed its files' Parquet footers again (docs/performance.md, "Parquet footers on every connection").
   it('keeps Parquet footers cached and reads timestamps in UTC, not only the first connection', async () => {
     const created = vi.spyOn(DuckDBInstance, 'create');
     const engine = await createDuckDBEngine({ sourceSet: BUILT_IN_SOURCE_SET, sources: {}, memoryLimit: '256MB' });
