@@ -22,3 +22,27 @@ describe('createDuckDBEngine when a step after opening DuckDB fails', () => {
     expect(trims).not.toHaveBeenCalled();
   });
 });
+
+describe("every connection of the engine's DuckDB", () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  // The engine's pool connects on its own, after the first connection set the instance up: a
+  // setting made with a plain SET was that connection's alone. Without the footer cache each
+  // statement parsed its files' Parquet footers again (docs/performance.md, "Parquet footers on every connection").
+  it('keeps Parquet footers cached and reads timestamps in UTC, not only the first connection', async () => {
+    const created = vi.spyOn(DuckDBInstance, 'create');
+    const engine = await createDuckDBEngine({ sourceSet: BUILT_IN_SOURCE_SET, sources: {}, memoryLimit: '256MB' });
+    try {
+      const instance = await created.mock.results[0]!.value;
+      const connection = await (instance as DuckDBInstance).connect();
+      try {
+        const settings = (await connection.runAndReadAll("SELECT current_setting('parquet_metadata_cache') AS footers, current_setting('TimeZone') AS zone")).getRowObjects();
+        expect(settings).toEqual([{ footers: true, zone: 'UTC' }]);
+      } finally {
+        connection.closeSync();
+      }
+    } finally {
+      await engine.close();
+    }
+  });
+});

@@ -86,8 +86,10 @@ export async function openDatabase(settings: DatabaseSettings = {}): Promise<Ope
     // engine's pool and the memory tables' inserts connect on their own).
     await connection.run("SET GLOBAL TimeZone = 'UTC'");
     for (const macro of TIMESTAMP_MACROS) await connection.run(macro);
-    // Parquet footers are read once per file version, not once per query.
-    await connection.run('SET parquet_metadata_cache = true');
+    // Parquet footers are read once per file version, not once per statement: for every
+    // connection (the engine's pool connects on its own; a plain SET was this connection's alone,
+    // and each statement of the others parsed its files' footers again).
+    await connection.run('SET GLOBAL parquet_metadata_cache = true');
     let relief: MemoryRelief | null = null;
     if (limit !== null) {
       const threads = Number((await connection.runAndReadAll("SELECT current_setting('threads')")).getRows()[0]?.[0]);
