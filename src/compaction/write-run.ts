@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
-import { dirname, join, relative, sep } from 'node:path';
+import { mkdir, readdir, rm } from 'node:fs/promises';
+import { join, relative, sep } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { SourceDescriptor } from '../sources/source-descriptor';
 import { openDatabase, type DatabaseSettings } from '../duckdb/open-database';
@@ -12,11 +12,10 @@ import { sqlString, sqlStringList } from '../duckdb/sql-literal';
 import { EngineError } from '../errors';
 import type { DataFile, InputRecord } from '../dataset/dataset-log';
 import type { Provenance } from '../dataset/dataset-orphans';
-import { fsyncDir, fsyncFile } from '../util/durable-fs';
-import { fileCrc32 } from '../util/crc32';
 import { failpoint } from '../util/failpoint';
 import { statOrNull } from '../files/list-glob';
 import { writeCompanions } from '../dataset/stored-rollups';
+import { DurablePlacement } from '../dataset/durable-placement';
 import type { InputScan } from './input-scan';
 import { readPathsOf, type ReadPaths } from './read-paths';
 import { checkAborted } from './check-aborted';
@@ -199,25 +198,22 @@ async function publishRun(
 ): Promise<DataFile[]> {
   const { outDir, out, staged } = run;
   const add: DataFile[] = [];
-  const touched = new Set<string>([outDir]);
+  // One placement for the run: each file fsynced once, each folder once, before the commit.
+  const placement = new DurablePlacement();
   for (const [i, file] of staged.entries()) {
     const rel = relative(out, file).split(sep).join('/');
     const target = join(outDir, rel);
     const entry: DataFile = { path: rel, rows: run.perFile.get(file) ?? 0, bytes: 0, day: /date=(\d{4}-\d{2}-\d{2})/.exec(rel)?.[1] ?? null };
     Object.assign(entry, typedFieldsWritten(source, run.typedColumns));
-    await mkdir(dirname(target), { recursive: true });
     // Its head and stored rollups, in place before the file (none is named until the commit).
-    Object.assign(entry, await writeCompanions(connection, source, file, outDir, rel, run.staging));
-    await fsyncFile(file);
-    entry.crc32 = await fileCrc32(file);
-    await rename(file, target);
-    touched.add(dirname(target));
-    entry.bytes = (await stat(target)).size;
+    Object.assign(entry, await writeCompanions(connection, source, file, outDir, rel, run.staging, { head: true }, placement));
+    const [placed] = await placement.place([{ from: file, to: target }]);
+    Object.assign(entry, placed);
     add.push(entry);
     progress({ stage: 'publishing', fraction: (i + 1) / staged.length });
     failpoint(`compact:publish:${i + 1}`, source.name);
   }
-  for (const dir of touched) await fsyncDir(dir);
+  await placement.flush();
   return add;
 }
 
