@@ -27,6 +27,7 @@ const TIERS = {
     'catalog',
     'checked-sql-memo',
     'cli-errors',
+    'burst-database',
     'durable-placement',
     'clickhouse-sql',
     'clock-reads',
