@@ -1,3 +1,5 @@
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BurstDatabase } from '../src/duckdb/burst-database';
 import { tempDir } from './support/log-files';
@@ -27,6 +29,24 @@ describe('the DuckDB of a compaction burst', () => {
     const third = await database.lend(settings, tmp.path('one', 'run-3'));
     expect(database.opens).toBe(2);
     await third.release(false);
+    await database.close();
+  });
+
+  it('spills into its own folder, made under parents that did not exist, emptied of what a killed process left before it opens, and gone once closed', async () => {
+    const spill = tmp.path('four', 'not', 'there', 'spill');
+    const database = new BurstDatabase(spill);
+    const first = await database.lend({ threads: 1, memoryLimit: '64MB' }, tmp.path('four', 'run'));
+    // A sort past the limit spills.
+    await first.connection.run('CREATE TEMP TABLE sorted AS SELECT md5(i::VARCHAR) || md5((i + 1)::VARCHAR) AS s FROM range(600000) r(i) ORDER BY s');
+    expect(readdirSync(spill).length).toBeGreaterThan(0);
+    await first.release(false);
+    await database.close();
+    expect(existsSync(spill)).toBe(false);
+    mkdirSync(spill);
+    writeFileSync(join(spill, 'duckdb_temp_storage_S32K-0.tmp'), 'left by a killed process');
+    const second = await database.lend({ threads: 1, memoryLimit: '64MB' }, tmp.path('four', 'run'));
+    expect(existsSync(join(spill, 'duckdb_temp_storage_S32K-0.tmp'))).toBe(false);
+    await second.release(false);
     await database.close();
   });
 

@@ -1,6 +1,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { openDatabase, type DatabaseSettings, type OpenDatabase } from './open-database';
-import { rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
+import { dirname } from 'node:path';
 
 /** A connection lent for one piece of work; `release(failed)` gives it back (a failed one is closed, not kept). */
 export interface LentConnection {
@@ -54,6 +55,8 @@ export class BurstDatabase {
     if (this.current && !sameSettings(this.current.settings, wanted)) await this.closeNow();
     if (!this.current) {
       await rm(this.spillDirectory, { recursive: true, force: true });
+      // DuckDB makes the folder itself when it first spills, not its parents.
+      await mkdir(dirname(this.spillDirectory), { recursive: true });
       const opened = await openDatabase({ ...wanted, tempDirectory: this.spillDirectory });
       this.current = { settings: wanted, opened };
       this.opens++;
