@@ -27,6 +27,8 @@ const TIERS = {
     'catalog',
     'checked-sql-memo',
     'cli-errors',
+    'burst-database',
+    'durable-placement',
     'clickhouse-sql',
     'clock-reads',
     'compile-query',

@@ -13,6 +13,7 @@ import { edgeEvent, endpointsAt, tempDir } from './support/log-files';
 import { fakeLog, gatewayCompactor } from './support/fake-log';
 import { nextRunBytes, runBytesFor } from '../src/managed/background-compactor';
 import { waitUntil } from './support/hang-guard';
+import { BurstDatabase } from '../src/duckdb/burst-database';
 
 describe('managed storage: the background compactor', () => {
   const tmp = tempDir('le-managed-');
@@ -163,6 +164,47 @@ describe('managed storage: the background compactor', () => {
     } finally {
       await compactor.stop();
       await ep.close();
+    }
+  });
+
+  it("a burst's runs share one DuckDB, closed once the compactor has caught up (its memory comes back while idle)", async () => {
+    const walDir = tmp.path('burst', 'wal');
+    const datasetDir = tmp.path('burst', 'parquet');
+    const wal = fakeLog(walDir);
+    for (let i = 0; i < 4; i++) wal.add(`${String(i).padStart(20, '0')}.ndjson`, censusEvents(`u${i}`, 20));
+    const size = Math.max(...wal.closedSegments().map((s) => statSync(s.path).size));
+    const database = new BurstDatabase(tmp.path('burst', 'spill'));
+    const openAfterRun: boolean[] = [];
+    const errors: unknown[] = [];
+    const compactor = gatewayCompactor({
+      datasetDir,
+      walDir,
+      wal,
+      now: () => new Date(CENSUS_NOW),
+      onError: (e) => errors.push(e),
+      maxRunBytes: 2 * size + 10,
+      database,
+      onCompacted: (r) => r.deletedFiles.length > 0 && openAfterRun.push(database.isOpen),
+    });
+    try {
+      compactor.trigger();
+      await waitUntil(() => readdirSync(walDir).length === 0);
+      await compactor.settled();
+      expect(errors).toEqual([]);
+      // Two runs back to back on one instance, kept between them, closed after the last.
+      expect(openAfterRun).toEqual([true, true]);
+      expect(database.opens).toBe(1);
+      expect(database.isOpen).toBe(false);
+      // The next burst opens one again, and closes it again.
+      wal.add(`${String(4).padStart(20, '0')}.ndjson`, censusEvents('u4', 20));
+      wal.close();
+      await waitUntil(() => readdirSync(walDir).length === 0);
+      await compactor.settled();
+      expect(database.opens).toBe(2);
+      expect(database.isOpen).toBe(false);
+      expect(readDatasetStateStable(datasetDir).files.size).toBeGreaterThan(0);
+    } finally {
+      await compactor.stop();
     }
   });
 

@@ -21,6 +21,7 @@ import { companionPathsOf } from '../dataset/stored-rollups';
 import { backfillRollups } from './backfill-rollups';
 import { writeRun, type RunStage, type StageParsed } from './write-run';
 import { checkAborted } from './check-aborted';
+import type { BurstDatabase } from '../duckdb/burst-database';
 
 /** Options of `compactLogs`. */
 export interface CompactOptions {
@@ -158,6 +159,8 @@ export async function compactFiles(
     sealed?: boolean;
     /** Stages a run's rows from rows held parsed already (managed storage's memory tables); see `StageParsed`. */
     stageParsed?: StageParsed;
+    /** The DuckDB a run uses, kept open across the runs of a burst (managed storage's compactor); default one opened for the run. */
+    database?: BurstDatabase;
   },
 ): Promise<CompactResult> {
   const outDir = resolve(options.outDir);

@@ -1,22 +1,22 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
-import { dirname, join, relative, sep } from 'node:path';
+import { mkdir, readdir, rm } from 'node:fs/promises';
+import { join, relative, sep } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { SourceDescriptor } from '../sources/source-descriptor';
 import { openDatabase, type DatabaseSettings } from '../duckdb/open-database';
+import type { BurstDatabase, LentConnection } from '../duckdb/burst-database';
 import { parquetLayoutCopy, typedFieldsWritten } from '../duckdb/parquet-layout';
 import { stageRowsSql, stagedCountsSql, stagedEventsSql, stagedRowsRelation } from '../duckdb/staged-rows';
 import { discoverTypedPaths } from '../duckdb/discover-paths';
 import { sourceRelation } from '../duckdb/source-relations';
-import { sqlString, sqlStringList } from '../duckdb/sql-literal';
+import { sqlStringList } from '../duckdb/sql-literal';
 import { EngineError } from '../errors';
 import type { DataFile, InputRecord } from '../dataset/dataset-log';
 import type { Provenance } from '../dataset/dataset-orphans';
-import { fsyncDir, fsyncFile } from '../util/durable-fs';
-import { fileCrc32 } from '../util/crc32';
 import { failpoint } from '../util/failpoint';
 import { statOrNull } from '../files/list-glob';
 import { writeCompanions } from '../dataset/stored-rollups';
+import { DurablePlacement } from '../dataset/durable-placement';
 import type { InputScan } from './input-scan';
 import { readPathsOf, type ReadPaths } from './read-paths';
 import { checkAborted } from './check-aborted';
@@ -40,6 +40,8 @@ export interface RunOptions {
   typedPaths?: readonly string[];
   /** Stages a run's rows from rows parsed already instead of its inputs' lines (see `StageParsed`). */
   stageParsed?: StageParsed;
+  /** The DuckDB kept open across a burst's runs (managed storage's compactor); default one opened for the run. */
+  database?: BurstDatabase;
 }
 
 /**
@@ -73,7 +75,10 @@ export async function writeRun(outDir: string, options: RunOptions, work: InputS
   const runId = randomBytes(8).toString('hex');
   const staging = join(outDir, `.compact-${runId}.tmp`);
   await mkdir(join(staging, 'inputs'), { recursive: true });
-  const { connection, close } = await openDatabase(options.duckdb);
+  // A sort of millions of events may not fit in memory: spill inside the staging folder.
+  const spill = join(staging, 'spill');
+  const { connection, release } = options.database ? await options.database.lend(options.duckdb, spill) : await runDatabase(options.duckdb, spill);
+  let failed = true;
   const abort = () => connection.interrupt();
   options.signal?.addEventListener('abort', abort);
   try {
@@ -92,12 +97,19 @@ export async function writeRun(outDir: string, options: RunOptions, work: InputS
     progress({ stage: 'verifying', fraction: 1 });
     checkAborted(options.signal);
     const add = await publishRun(connection, source, { outDir, out, staging, staged, perFile, typedColumns }, progress);
+    failed = false;
     return { add, records, rows, skippedLines: [...counts.values()].reduce((n, c) => n + c.skipped, 0) };
   } finally {
     options.signal?.removeEventListener('abort', abort);
-    await close();
+    await release(failed);
     await rm(staging, { recursive: true, force: true });
   }
+}
+
+/** A DuckDB opened for one run alone, spilling into its staging folder. */
+async function runDatabase(settings: DatabaseSettings | undefined, spill: string): Promise<LentConnection> {
+  const { connection, close } = await openDatabase({ ...settings, tempDirectory: spill });
+  return { connection, release: () => close() };
 }
 
 /**
@@ -113,8 +125,6 @@ async function stageRows(
   staging: string,
 ): Promise<{ rowsFile: string; counts: Map<string, { rows: number; skipped: number }> }> {
   const { source } = options;
-  // A sort of millions of events may not fit in memory: spill inside the staging folder.
-  await connection.run(`SET temp_directory = ${sqlString(join(staging, 'spill'))}`);
   const rowsFile = join(staging, 'rows.parquet');
   const whole = [...readPaths].every(([path, scan]) => path === scan.file.path && scan.covered === 0 && scan.end === scan.file.size);
   const staged = whole && options.stageParsed ? await options.stageParsed([...readPaths.keys()], rowsFile) : false;
@@ -199,25 +209,22 @@ async function publishRun(
 ): Promise<DataFile[]> {
   const { outDir, out, staged } = run;
   const add: DataFile[] = [];
-  const touched = new Set<string>([outDir]);
+  // One placement for the run: each file fsynced once, each folder once, before the commit.
+  const placement = new DurablePlacement();
   for (const [i, file] of staged.entries()) {
     const rel = relative(out, file).split(sep).join('/');
     const target = join(outDir, rel);
     const entry: DataFile = { path: rel, rows: run.perFile.get(file) ?? 0, bytes: 0, day: /date=(\d{4}-\d{2}-\d{2})/.exec(rel)?.[1] ?? null };
     Object.assign(entry, typedFieldsWritten(source, run.typedColumns));
-    await mkdir(dirname(target), { recursive: true });
     // Its head and stored rollups, in place before the file (none is named until the commit).
-    Object.assign(entry, await writeCompanions(connection, source, file, outDir, rel, run.staging));
-    await fsyncFile(file);
-    entry.crc32 = await fileCrc32(file);
-    await rename(file, target);
-    touched.add(dirname(target));
-    entry.bytes = (await stat(target)).size;
+    Object.assign(entry, await writeCompanions(connection, source, file, outDir, rel, run.staging, { head: true }, placement));
+    const [placed] = await placement.place([{ from: file, to: target }]);
+    Object.assign(entry, placed);
     add.push(entry);
     progress({ stage: 'publishing', fraction: (i + 1) / staged.length });
     failpoint(`compact:publish:${i + 1}`, source.name);
   }
-  for (const dir of touched) await fsyncDir(dir);
+  await placement.flush();
   return add;
 }
 

@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto';
-import { mkdir, rename, stat } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { basename, dirname, join, sep } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { SourceDescriptor } from '../sources/source-descriptor';
 import { sqlString } from '../duckdb/sql-literal';
-import { fsyncDir, fsyncFile } from '../util/durable-fs';
-import { fileCrc32 } from '../util/crc32';
+import { DurablePlacement } from './durable-placement';
 import { codeOnly } from '../sql/sql-scan';
 import type { DataFile } from './dataset-log';
 import { hasHeads, headPathOf, writeHead } from './newest-heads';
@@ -98,10 +97,12 @@ async function writeRollup(connection: DuckDBConnection, d: SourceDescriptor, ro
 /**
  * The companions of a data file that is about to be committed: its head (when the source has
  * heads) and its stored rollups (`only`: the ones to write; default all the source declares).
- * Each is written inside `staging` (a crash leaves nothing elsewhere), fsync'd, then moved to its
- * place in the dataset `root`; the caller records them in the data file's entry of the same commit,
+ * Each is written inside `staging` (a crash leaves nothing elsewhere), then all are moved to their
+ * place in the dataset `root` at once, each fsynced first (durable-placement.ts); the caller records them in the data file's entry of the same commit,
  * so a companion is never named without its file, and an unnamed one is an orphan (dataset-orphans.ts).
  * `rel` is the data file's path relative to `root`; `dataPath` where its bytes are read now.
+ * The folders are fsynced by `placement.flush()` before the commit: by the caller when it passes
+ * its run's placement (one fsync per folder for the run), else here.
  *
  * @example
  * const companions = await writeCompanions(connection, functionEdgeLogs, staged, root, 'date=2026-11-21/part-1-0.parquet', staging);
@@ -115,17 +116,9 @@ export async function writeCompanions(
   rel: string,
   staging: string,
   only: { head: boolean; rollups?: readonly string[] } = { head: true },
+  placement?: DurablePlacement,
 ): Promise<Pick<DataFile, 'head' | 'rollups'>> {
-  const out: Pick<DataFile, 'head' | 'rollups'> = {};
-  const place = async (staged: string, relTarget: string): Promise<{ bytes: number; crc32: number }> => {
-    await fsyncFile(staged);
-    const crc32 = await fileCrc32(staged);
-    const target = join(root, relTarget);
-    await mkdir(dirname(target), { recursive: true });
-    await rename(staged, target);
-    await fsyncDir(dirname(target));
-    return { bytes: (await stat(target)).size, crc32 };
-  };
+  const written: Array<{ rel: string; staged: string; rows: number; rollup?: string }> = [];
   const stagedOf = async (relTarget: string) => {
     const staged = join(staging, 'companions', relTarget);
     await mkdir(dirname(staged), { recursive: true });
@@ -134,15 +127,21 @@ export async function writeCompanions(
   if (only.head && hasHeads(source)) {
     const relHead = headPathOf(rel).split(sep).join('/');
     const staged = await stagedOf(relHead);
-    const rows = await writeHead(connection, source, dataPath, staged);
-    out.head = { path: relHead, rows, ...(await place(staged, relHead)) };
+    written.push({ rel: relHead, staged, rows: await writeHead(connection, source, dataPath, staged) });
   }
   for (const rollup of only.rollups ?? Object.keys(source.rollups)) {
     const relRollup = rollupPathOf(rel, rollup).split(sep).join('/');
     const staged = await stagedOf(relRollup);
-    const rows = await writeRollup(connection, source, rollup, dataPath, staged);
-    (out.rollups ??= {})[rollup] = { path: relRollup, rows, ...(await place(staged, relRollup)), writtenMs: systemMs(), definition: rollupDefinition(source, rollup) };
+    written.push({ rel: relRollup, staged, rows: await writeRollup(connection, source, rollup, dataPath, staged), rollup });
     failpoint('rollup:written', source.name);
+  }
+  const own = placement ?? new DurablePlacement();
+  const placed = await own.place(written.map((w) => ({ from: w.staged, to: join(root, w.rel) })));
+  if (!placement) await own.flush();
+  const out: Pick<DataFile, 'head' | 'rollups'> = {};
+  for (const [i, w] of written.entries()) {
+    if (w.rollup === undefined) out.head = { path: w.rel, rows: w.rows, ...placed[i]! };
+    else (out.rollups ??= {})[w.rollup] = { path: w.rel, rows: w.rows, ...placed[i]!, writtenMs: systemMs(), definition: rollupDefinition(source, w.rollup) };
   }
   return out;
 }

@@ -1,4 +1,4 @@
-import { sep } from 'node:path';
+import { dirname, join, sep } from 'node:path';
 import type { SourceDescriptor } from '../sources/source-descriptor';
 import type { SourceSet } from '../sources/source-set';
 import { memoryLimitBytes, type DatabaseSettings } from '../duckdb/open-database';
@@ -7,6 +7,7 @@ import type { StageParsed } from '../compaction/write-run';
 import { statOrNull, type ListedFile } from '../files/list-glob';
 import { dropDaysBefore, forgetDeletedInputs, mergeSmallFiles } from './dataset-maintenance';
 import { SerialRuns } from '../util/serial-runs';
+import { BurstDatabase } from '../duckdb/burst-database';
 import { isDuckDBOutOfMemory, withMemoryRetry } from '../duckdb/memory-retry';
 import { partitionDay } from '../files/file-kinds';
 import { monotonicMs } from '../time/clock';
@@ -62,7 +63,16 @@ export interface BackgroundCompactorOptions {
   maxRunBytes?: number;
   /** Stages a run's rows from the memory tables when they hold every input (`compactFiles`' `stageParsed`). */
   stageParsed?: StageParsed;
+  /**
+   * The DuckDB its runs share while compaction is behind (managed storage gives the lane's compactors
+   * one); closed once a run leaves nothing waiting. Default: one of its own, spilling into the
+   * source's folder (`<dataDir>/<source>/.compaction-spill`).
+   */
+  database?: BurstDatabase;
 }
+
+/** The folder a burst's DuckDB spills into (`BurstDatabase`), beside the dataset and the write-ahead log. */
+export const COMPACTION_SPILL_DIR = '.compaction-spill';
 
 /** Segment bytes a run takes with no memory limit set (DuckDB's own default then bounds it). */
 const UNLIMITED_RUN_BYTES = 256 * 2 ** 20;
@@ -111,11 +121,14 @@ export class BackgroundCompactor {
   private readonly maxRunBytes: number;
   /** Segment bytes the next run takes at most (`nextRunBytes`). */
   private runBytes: number;
+  /** The DuckDB of a burst's runs, closed once caught up. */
+  readonly database: BurstDatabase;
   readonly counters = { runs: 0, failures: 0, compactedSegments: 0, mergedFiles: 0, droppedFiles: 0 };
 
   constructor(private readonly options: BackgroundCompactorOptions) {
     this.maxRunBytes = options.maxRunBytes ?? runBytesFor(options.duckdb);
     this.runBytes = this.maxRunBytes;
+    this.database = options.database ?? new BurstDatabase(join(dirname(options.datasetDir), COMPACTION_SPILL_DIR));
     this.unsubscribe = options.wal.onSegmentClosed(() => this.trigger());
   }
 
@@ -134,12 +147,15 @@ export class BackgroundCompactor {
     this.unsubscribe();
     if (this.timer) clearTimeout(this.timer);
     await this.runs.stop();
+    await this.database.close();
   }
 
   private async runGuarded(): Promise<void> {
     try {
       await (this.options.lane ? this.options.lane(() => this.runOnce()) : this.runOnce());
     } catch (error) {
+      // Nothing else runs until the retry: the burst's DuckDB is given back now.
+      await this.database.close().catch(() => undefined);
       this.counters.failures++;
       this.options.onError(error);
     }
@@ -213,6 +229,7 @@ export class BackgroundCompactor {
           duckdb,
           typedColumns: this.options.typedColumns ?? true,
           stageParsed: this.options.stageParsed,
+          database: this.database,
         }),
       );
     } catch (error) {
@@ -239,6 +256,8 @@ export class BackgroundCompactor {
     // fewer times, more at once.
     if (more || wal.closedSegments().length > 0) this.trigger();
     else {
+      // Caught up: the burst's DuckDB closes, so its memory comes back while compaction is idle.
+      await this.database.close();
       const merges = await withMemoryRetry(this.options.duckdb, (duckdb) => mergeSmallFiles(datasetDir, source, duckdb, (day) => this.settledDay(day), this.options.typedColumns ?? true));
       this.counters.mergedFiles += merges.merged;
       // Another settled day waits: the next run comes at once (each first compacts what closed meanwhile).

@@ -13,7 +13,7 @@ import { Ingestor } from './ingestor';
 import type { StorageOptions } from './storage-options';
 import type { ManagedStorageInfo, ManagedStorageOptions, ManagedStorageStats } from './managed-storage-types';
 import { openWalSet, walDir, type WalSet } from './wal/wal-set';
-import { BackgroundCompactor } from './background-compactor';
+import { BackgroundCompactor, COMPACTION_SPILL_DIR } from './background-compactor';
 import { ClickHouseShipper, type ShipTarget } from './clickhouse-shipper';
 import { dataDirInstanceId } from './instance-id';
 import { datasetDir, managedInputs } from './managed-inputs';
@@ -23,6 +23,7 @@ import { segmentSeqOf } from './wal/segment-name';
 import { quarantineUnreadableLines } from './unreadable-lines';
 import type { KeptLog, SegmentKeeper } from './segment-keeper';
 import type { Wal } from './wal/wal';
+import { BurstDatabase } from '../duckdb/burst-database';
 
 /** Where `storage.clickhouse` ships, resolved by the caller (a loader made from configuration is closed with the storage). */
 export interface ShipTo {
@@ -290,6 +291,8 @@ function tellTypedPaths(options: ManagedStorageOptions, source: SourceName, dir:
 function startCompactors(sources: SourceSet, walSet: WalSet, options: ManagedStorageOptions, memory: MemoryTables | undefined, held: RunDuckDBBytes): BackgroundCompactor[] {
   // One compaction at a time in the process: one compaction DuckDB inside the memory budget.
   const lane = oneAtATime();
+  // The lane's runs share one DuckDB while compaction is behind, closed once a run catches up.
+  const database = new BurstDatabase(join(walSet.dataDir, COMPACTION_SPILL_DIR));
   return sources.list.map((descriptor) => {
     const source = descriptor.name;
     const wal = walSet.wals[source]!;
@@ -332,6 +335,7 @@ function startCompactors(sources: SourceSet, walSet: WalSet, options: ManagedSto
         await quarantineUnreadableLines({ source: descriptor, path, quarantine: walSet.quarantines[source]!, duckdb: options.storage?.compactionDuckdb ?? DEFAULT_COMPACTION_DUCKDB });
       },
       lane,
+      database,
       retentionDays: options.storage?.retentionDays ?? 90,
       // Retention judges the age of events: the injected clock, like the windows.
       now: options.now ?? systemNow,
