@@ -118,23 +118,24 @@ describe('managed storage: the background compactor', () => {
     }
   });
 
-  it("a run takes the oldest closed segments up to its bytes (one at least); the rest go in the runs right after, each event once; the day's files merge once none waits", async () => {
-    const walDir = tmp.path('bounded', 'wal');
-    const datasetDir = tmp.path('bounded', 'parquet');
+  /** `count` closed segments of 20 events each (ids `<prefix><i>`), and a compactor's options that take two of them a run, never three. */
+  const closedSegments = (name: string, prefix: string, count: number) => {
+    const walDir = tmp.path(name, 'wal');
+    const datasetDir = tmp.path(name, 'parquet');
     const wal = fakeLog(walDir);
-    for (let i = 0; i < 7; i++) wal.add(`${String(i).padStart(20, '0')}.ndjson`, censusEvents(`b${i}`, 20));
+    for (let i = 0; i < count; i++) wal.add(`${String(i).padStart(20, '0')}.ndjson`, censusEvents(`${prefix}${i}`, 20));
     const size = Math.max(...wal.closedSegments().map((s) => statSync(s.path).size));
+    const errors: unknown[] = [];
+    const options = { datasetDir, walDir, wal, now: () => new Date(CENSUS_NOW), onError: (e: unknown) => errors.push(e), maxRunBytes: 2 * size + 10 };
+    return { walDir, datasetDir, wal, errors, options };
+  };
+
+  it("a run takes the oldest closed segments up to its bytes (one at least); the rest go in the runs right after, each event once; the day's files merge once none waits", async () => {
+    const { walDir, datasetDir, wal, errors, options } = closedSegments('bounded', 'b', 7);
     const runs: number[] = [];
     const filesAtRun: number[] = [];
-    const errors: unknown[] = [];
-    // Two segments' bytes a run, and a bit: never three.
     const compactor = gatewayCompactor({
-      datasetDir,
-      walDir,
-      wal,
-      now: () => new Date(CENSUS_NOW),
-      onError: (e) => errors.push(e),
-      maxRunBytes: 2 * size + 10,
+      ...options,
       onCompacted: (r) => (runs.push(r.deletedFiles.length), filesAtRun.push(readDatasetStateStable(datasetDir).files.size)),
     });
     const { ep } = await endpointsAt({ edgeLogs: [join(walDir, '*.ndjson'), datasetDir] }, CENSUS_NOW);
@@ -168,21 +169,11 @@ describe('managed storage: the background compactor', () => {
   });
 
   it("a burst's runs share one DuckDB, closed once the compactor has caught up (its memory comes back while idle)", async () => {
-    const walDir = tmp.path('burst', 'wal');
-    const datasetDir = tmp.path('burst', 'parquet');
-    const wal = fakeLog(walDir);
-    for (let i = 0; i < 4; i++) wal.add(`${String(i).padStart(20, '0')}.ndjson`, censusEvents(`u${i}`, 20));
-    const size = Math.max(...wal.closedSegments().map((s) => statSync(s.path).size));
+    const { walDir, datasetDir, wal, errors, options } = closedSegments('burst', 'u', 4);
     const database = new BurstDatabase(tmp.path('burst', 'spill'));
     const openAfterRun: boolean[] = [];
-    const errors: unknown[] = [];
     const compactor = gatewayCompactor({
-      datasetDir,
-      walDir,
-      wal,
-      now: () => new Date(CENSUS_NOW),
-      onError: (e) => errors.push(e),
-      maxRunBytes: 2 * size + 10,
+      ...options,
       database,
       onCompacted: (r) => r.deletedFiles.length > 0 && openAfterRun.push(database.isOpen),
     });
