@@ -160,7 +160,10 @@ describe('which text the DuckDB engine runs, and its answers', () => {
   }
 
   let reference: { free: Awaited<ReturnType<typeof ask>>; mixed: Awaited<ReturnType<typeof ask>> };
+  /** The events compacted: every file's footer says its flag is never true. */
+  let freeDataset: string;
   beforeAll(async () => {
+    freeDataset = await compacted('free', events);
     // The same events read from NDJSON: the flag computed per row, so the full text runs.
     reference = {
       free: await answersOf({ edgeLogs: writeLines(tmp.path('ndjson', 'free.ndjson'), events) }),
@@ -188,11 +191,31 @@ describe('which text the DuckDB engine runs, and its answers', () => {
   });
 
   it('runs the text without the arrays half where every Parquet file says its flag is never true, with the same answers', async () => {
-    const asked = await answersOf({ edgeLogs: await compacted('free', events) });
+    const asked = await answersOf({ edgeLogs: freeDataset });
     expect(answers(asked)).toEqual(answers(reference.free));
     const split = halves(asked);
     coversStudio(split);
     expect(Object.values(split).some(Boolean)).toBe(false);
+  });
+
+  it('prepares the text without the arrays half once, and binds other bounds to it', async () => {
+    const { ep } = await endpointsAt({ edgeLogs: freeDataset }, NOW, options);
+    try {
+      const count = requests.find((r) => r.name.includes('count'))!;
+      const from = prepare.mock.calls.length;
+      for (const start of ['2026-11-21T11:00:00.000Z', '2026-11-21T11:30:00.000Z', '2026-11-21T11:45:00.000Z']) {
+        await ep.query('logs.all', { project: 'p', iso_timestamp_start: start, iso_timestamp_end: '' }, { sql: count.sql });
+      }
+      const texts = prepare.mock.calls
+        .slice(from)
+        .map(([sql]) => sql)
+        .filter((sql) => sql.includes('AS sandboxed LIMIT'));
+      expect(texts).toHaveLength(1);
+      expect(texts[0]).toContain(FLAT_HALF);
+      expect(texts[0]).not.toContain(UNNESTED_HALF);
+    } finally {
+      await ep.close();
+    }
   });
 
   it('runs the full text where a file it reads holds an array row, with the same answers', async () => {
