@@ -79,6 +79,7 @@ const TIERS = {
    * test, rollups, the time limit), the TypeScript compiler over the docs.
    */
   heavy: [
+    'arrays-half',
     'compact',
     'compact-from-memory',
     'compaction-memory',

@@ -25,15 +25,26 @@ const TYPES = { text: 'VARCHAR', integer: 'BIGINT', float: 'DOUBLE', boolean: 'B
  * are all NULL without reading the JSON, and the others, unnested as above. Each column holds what
  * its expression gives on that row, so the answer is the same as reading the JSON.
  *
+ * With `arraysFree`, each such range is printed as its first half alone: the text an engine runs
+ * when every input the query reads is known to hold no `[` (its flag false on every row), so DuckDB
+ * neither plans nor reads the second (docs/definitions.md, "Typed fields"). Only the printing
+ * differs: the same tree, checked by the sandbox as the full text is.
+ *
  * @example
  * printDuckDb(translated); // 'SELECT "id" AS "id" FROM "edge_logs" AS "edge_logs"'
+ * printDuckDb(translated, { arraysFree: true }); // the same text without the unnested half of its ranges
  */
-export function printDuckDb(query: QueryIR): string {
-  return new DuckDbPrinter().query(query);
+export function printDuckDb(query: QueryIR, options: { arraysFree?: boolean } = {}): string {
+  return new DuckDbPrinter(options.arraysFree ?? false).query(query);
 }
 
 /** DuckDB's words for the shared printer (print-sql.ts): timestamps as TIMESTAMP, JSON as JSON. */
 class DuckDbPrinter extends SqlPrinter {
+  /** Whether a split range is printed as its half without arrays alone (`printDuckDb`). */
+  constructor(private readonly arraysFree: boolean) {
+    super();
+  }
+
   query(query: QueryIR): string {
     const withClause = query.ctes.length ? `WITH ${query.ctes.map((c) => `${q(c.name)} AS (${this.query(c.query)})`).join(', ')} ` : '';
     const late = this.lateOutputs(query);
@@ -80,14 +91,16 @@ class DuckDbPrinter extends SqlPrinter {
     // Not after a cut: its two halves would each cut the rows again, and rows tied at the cut could
     // land in both or neither; the cut leaves the unnests a page of rows anyway.
     const flag = f.t === 'table' && before === null ? arraysFlag(f) : null;
+    // Where no JSON text holds a '[', every alias has one value, NULL (values() below): no JSON read.
+    const none = flag === null ? null : `SELECT *, ${f.unnests.map((a) => `CAST(NULL AS JSON) AS ${q(unnestColumn(a))}`).join(', ')} FROM ${source} AS ${q(f.alias)} WHERE NOT (${flag})`;
+    // Its condition kept: over inputs whose flag is the constant false DuckDB drops it when planning.
+    if (none !== null && this.arraysFree) return `(${none}) AS ${q(f.alias)}`;
     let range = flag === null ? `${source} AS ${q(f.alias)}` : `(SELECT * FROM ${source} AS ${q(f.alias)} WHERE ${flag}) AS ${q(f.alias)}`;
     // One level per alias, each a column of its own: an alias's rows are its value's elements, and
     // the rows before it are repeated for each (DuckDB's UNNEST operator multiplies rows; no value
     // holds more than one JSON value's elements).
     for (const a of f.unnests) range = `(SELECT *, unnest(${values(a)}) AS ${q(unnestColumn(a))} FROM ${range}) AS ${q(f.alias)}`;
-    if (flag === null) return range;
-    // Where no JSON text holds a '[', every alias has one value, NULL (values() below): no JSON read.
-    const none = `SELECT *, ${f.unnests.map((a) => `CAST(NULL AS JSON) AS ${q(unnestColumn(a))}`).join(', ')} FROM ${source} AS ${q(f.alias)} WHERE NOT (${flag})`;
+    if (none === null) return range;
     return `((${none}) UNION ALL (SELECT * FROM ${range})) AS ${q(f.alias)}`;
   }
 

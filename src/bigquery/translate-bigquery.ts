@@ -18,6 +18,12 @@ export interface TranslatedSql {
    * runs, whatever the engine, so the sandbox's guarantee never rests on the translator.
    */
   checked: string;
+  /**
+   * For DuckDB, when the text splits a range by the arrays flag (print-duckdb.ts): the same tree
+   * printed without the unnested half of those ranges, what runs when every input the query reads
+   * holds no `[`. Checked by the sandbox as `checked` is; absent when the two texts are the same.
+   */
+  arraysFree?: string;
   /** The result's columns: names and kinds (timestamp, json, integer, float, text, boolean). */
   columns: OutputColumn[];
 }
@@ -38,7 +44,10 @@ export async function translateBigQuery(text: string, schema: BigQuerySchema, ta
   const parsed = await parseBigQuery(text);
   const query = translateQuery(parsed, null, { src: new SourceText(text), schema, ctes: [] });
   const checked = printDuckDb(query);
-  if (target === 'duckdb') return { sql: checked, checked, columns: query.columns };
+  if (target === 'duckdb') {
+    const arraysFree = printDuckDb(query, { arraysFree: true });
+    return { sql: checked, checked, columns: query.columns, ...(arraysFree === checked ? {} : { arraysFree }) };
+  }
   return { sql: printClickHouse(query, tables ?? defaultTables(schema)), checked, columns: query.columns };
 }
 

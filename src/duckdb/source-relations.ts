@@ -321,3 +321,18 @@ export function sourceRelation(source: SourceDescriptor, files: SourceFiles, opt
   const union = parts.map((p) => `(${p})`).join('\nUNION ALL\n');
   return files.where ? `SELECT * FROM (\n${union}\n) WHERE ${files.where}` : union;
 }
+
+/**
+ * Whether a source's relation over these files has its arrays flag false on every row, known before
+ * any row is read: every part is a Parquet file that reads it as the constant false (`arraysFree`).
+ * NDJSON, the memory tables' rows and held rows compute it from each event's `metadata`, so a
+ * relation with any of them is not known so, nor is a Parquet file without the stored flag or whose
+ * footer says it may be true.
+ *
+ * @example
+ * arraysFlagFalse({ ndjson: [], parquet: ['day.parquet'], parquetTypes, arraysFree: new Set(['day.parquet']) }); // true
+ */
+export function arraysFlagFalse(files: SourceFiles): boolean {
+  if (files.ndjson.length || files.memory !== undefined || files.held?.length) return false;
+  return files.parquet.every((file) => files.arraysFree?.has(file) ?? false);
+}

@@ -142,6 +142,13 @@ export interface CompiledQuery {
    */
   readonly caller?: string;
   /**
+   * `caller` without the unnested half of its ranges split by the arrays flag, composed the same
+   * way (checked as it was): the same answer where every input the query reads holds no `[`. An
+   * engine that knows its inputs so (DuckDB: every Parquet file's footer says so, no NDJSON, no
+   * memory rows) runs it instead of `caller` (docs/definitions.md, "Typed fields").
+   */
+  readonly callerArraysFree?: string;
+  /**
    * The caller's SELECT asks for this many rows and any rows that pass its filter are its answer
    * (`SELECT <columns> FROM <table> WHERE ... LIMIT n`, found when it was checked): an engine may
    * read the newest days first and stop once it has them.

@@ -68,7 +68,14 @@ export class CallerSqlCheck {
     else if (!sources) throw callerDialectRefused(statement.name);
     else {
       const translated = await checkBigQueryText(sql, this.#schemaOf(set), 'duckdb', { tables, maxRows }, this.parser);
-      checked = { sql: translated.sql, key: translated.key, columns: translated.columns, typedColumns: true, ...(translated.firstRows === undefined ? {} : { firstRows: translated.firstRows }) };
+      checked = {
+        sql: translated.sql,
+        key: translated.key,
+        columns: translated.columns,
+        typedColumns: true,
+        ...(translated.firstRows === undefined ? {} : { firstRows: translated.firstRows }),
+        ...(translated.arraysFree === undefined ? {} : { arraysFree: translated.arraysFree }),
+      };
     }
     // First rows are rows of part of the events only over source tables that keep events as they are.
     const template = statement.sourceTables?.duckdb;

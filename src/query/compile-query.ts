@@ -31,12 +31,14 @@ export function compileCall(definition: AnyEndpointDefinition, plan: QueryPlan, 
  * const [projects] = catalogRequests(new Date()).requests;
  * await engine.run(compileQuery(projects, engine.target, sources));
  */
-export function compileQuery(plan: QueryPlan, target: EngineTarget, sources: SourceSet, checked?: Pick<CheckedSql, 'sql' | 'sources' | 'typedColumns' | 'firstRows'>): CompiledQuery {
+export function compileQuery(plan: QueryPlan, target: EngineTarget, sources: SourceSet, checked?: Pick<CheckedSql, 'sql' | 'sources' | 'typedColumns' | 'firstRows' | 'arraysFree'>): CompiledQuery {
   const caller = checked?.sql;
   const { statement } = plan;
   const compiled = target.dialect === 'clickhouse' ? { statement: clickhouseStatement(plan, target, checked) } : duckdbStatements(plan, sources, checked);
   // DuckDB runs a caller's SELECT over the statement's CTEs: composed once, here (the CTEs lexed once per text).
   const composed = caller === undefined ? undefined : target.dialect === 'clickhouse' ? caller : composeSandboxedSql(compiled.statement.sql, caller, plan.maxRows);
+  // Its text without the arrays half, composed the same way: the engine picks it by its inputs.
+  const arraysFree = checked?.arraysFree !== undefined && target.dialect === 'duckdb' ? composeSandboxedSql(compiled.statement.sql, checked.arraysFree, plan.maxRows) : undefined;
   return {
     name: statement.name,
     ...compiled,
@@ -46,6 +48,7 @@ export function compileQuery(plan: QueryPlan, target: EngineTarget, sources: Sou
     maxRows: plan.maxRows,
     ...(plan.notBefore === undefined ? {} : { notBefore: plan.notBefore }),
     ...(composed === undefined ? {} : { caller: composed }),
+    ...(composed === undefined || arraysFree === undefined ? {} : { callerArraysFree: arraysFree }),
     // Over source tables only, whose rows are events: an endpoint's own CTE (a count per project)
     // over part of the events is not part of its answer.
     ...(composed !== undefined && checked?.firstRows !== undefined && target.dialect === 'duckdb' && statement.sourceTables?.duckdb !== undefined ? { firstRows: checked.firstRows } : {}),

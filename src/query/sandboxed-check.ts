@@ -28,7 +28,9 @@ export async function checkDuckDbText(text: string, rules: SandboxRules, parser:
 /**
  * A caller's BigQuery SQL translated (src/bigquery) and its DuckDB text checked as DuckDB SQL is
  * (`checkDuckDbText`), whatever the target: the sandbox's guarantee never rests on the translator.
- * Returns what the target runs, the cache key of the checked tree, and the result's columns.
+ * Returns what the target runs, the cache key of the checked tree, and the result's columns; for
+ * DuckDB, the text without the arrays half of its ranges too (`arraysFree`, when the translation
+ * has one), checked the same way: an engine may run either, never a text the sandbox did not see.
  *
  * @example
  * const checked = await checkBigQueryText(sql, schema, 'duckdb', { tables: ['edge_logs'], maxRows: 1000 }, neutralSqlParser);
@@ -40,11 +42,19 @@ export async function checkBigQueryText(
   rules: SandboxRules,
   parser: Pick<SqlParser, 'serialize'>,
   tables?: ClickHouseTables,
-): Promise<{ sql: string; key: string; columns: OutputColumn[]; firstRows?: number }> {
+): Promise<{ sql: string; key: string; columns: OutputColumn[]; firstRows?: number; arraysFree?: string }> {
   const translated = await translateBigQuery(text, schema, target, tables);
   const { key, firstRows } = await checkDuckDbText(translated.checked, rules, parser);
+  // The answers are the same either way: the cache keys on the full text's tree.
+  const arraysFree = translated.arraysFree === undefined ? undefined : (await checkDuckDbText(translated.arraysFree, rules, parser)).sql;
   // The rows it asks for are read from the DuckDB text: only DuckDB runs that text.
-  return { sql: translated.sql, key, columns: translated.columns, ...(firstRows !== undefined && target === 'duckdb' ? { firstRows } : {}) };
+  return {
+    sql: translated.sql,
+    key,
+    columns: translated.columns,
+    ...(firstRows !== undefined && target === 'duckdb' ? { firstRows } : {}),
+    ...(arraysFree === undefined ? {} : { arraysFree }),
+  };
 }
 
 /** The parser's output for a text, its failure included: the sandbox says what a failure means. */

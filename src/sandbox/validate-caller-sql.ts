@@ -59,6 +59,12 @@ export interface CheckedSql {
    */
   typedColumns?: boolean;
   /**
+   * A translated BigQuery SELECT whose ranges split by the arrays flag (src/bigquery/print-duckdb.ts):
+   * the same SELECT without their unnested half, checked as `sql` was. It gives the same answer
+   * where every input the query reads holds no `[`, and an engine that knows so runs it instead.
+   */
+  arraysFree?: string;
+  /**
    * The rows it asks for when any rows that pass its filter are its answer (`SELECT <columns> FROM
    * <table> WHERE ... LIMIT n`, src/query/first-rows.ts): an engine may stop reading once it has them.
    */

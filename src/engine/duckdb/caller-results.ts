@@ -10,7 +10,7 @@ import {
 import type { ColumnType } from '../engine';
 import { InvalidSqlError } from '../../errors';
 import type { CompiledQuery, CompiledStatement, EngineResult, EngineValue } from '../engine';
-import type { SourceFiles } from '../../duckdb/source-relations';
+import { arraysFlagFalse, type SourceFiles } from '../../duckdb/source-relations';
 import type { SourceDescriptor } from '../../sources/source-descriptor';
 import { bindRequest } from './bind-request';
 import { fullQuerySql } from './statement-sql';
@@ -101,6 +101,8 @@ function engineValue(value: DuckDBValue, type: ColumnType, id: DuckDBTypeId, asJ
  * Runs a caller's SELECT over the statement's CTEs (docs/sandboxing.md), as a statement prepared
  * by `prepare`: the engine keeps callers' statements apart from the endpoints' own, so a repeated
  * text with other bounds is not prepared again and callers' many texts never push the dashboard's out.
+ * Over files whose arrays flag is false on every row (every source's), the text without the arrays
+ * half runs when the query has one (`callerArraysFree`): the same answer, planned without that half.
  *
  * @example
  * const { rows, columns } = await executeCaller((sql) => callerStatements.statement(connection, sql), query.statement, query, files);
@@ -111,9 +113,15 @@ export async function executeCaller(
   query: CompiledQuery,
   files: ReadonlyMap<SourceDescriptor, SourceFiles>,
 ): Promise<Pick<EngineResult, 'rows' | 'columns'>> {
-  const prepared = await prepare(fullQuerySql(statement, files, query.caller));
+  const prepared = await prepare(fullQuerySql(statement, files, callerText(query, files)));
   bindRequest(prepared, query);
   const reader = await prepared.runAndReadAll();
   const columns = callerColumns(reader);
   return { rows: callerRows(reader, columns), columns };
+}
+
+/** The caller's text to run over these files: without the arrays half where every source's flag is known false. */
+function callerText(query: CompiledQuery, files: ReadonlyMap<SourceDescriptor, SourceFiles>): string | undefined {
+  if (query.callerArraysFree === undefined) return query.caller;
+  return [...files].every(([, f]) => arraysFlagFalse(f)) ? query.callerArraysFree : query.caller;
 }
