@@ -82,6 +82,7 @@ const TIERS = {
     'arrays-half',
     'compact',
     'compact-from-memory',
+    'compaction-heads',
     'compaction-memory',
     'definitions',
     'differential',

@@ -5,7 +5,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { SourceDescriptor } from '../sources/source-descriptor';
 import { openDatabase, type DatabaseSettings } from '../duckdb/open-database';
 import type { BurstDatabase, LentConnection } from '../duckdb/burst-database';
-import { parquetLayoutCopy, typedFieldsWritten } from '../duckdb/parquet-layout';
+import { typedFieldsWritten } from '../duckdb/parquet-layout';
 import { stageRowsSql, stagedCountsSql, stagedEventsSql, stagedRowsRelation } from '../duckdb/staged-rows';
 import { discoverTypedPaths } from '../duckdb/discover-paths';
 import { sourceRelation } from '../duckdb/source-relations';
@@ -15,7 +15,8 @@ import type { DataFile, InputRecord } from '../dataset/dataset-log';
 import type { Provenance } from '../dataset/dataset-orphans';
 import { failpoint } from '../util/failpoint';
 import { statOrNull } from '../files/list-glob';
-import { writeCompanions } from '../dataset/stored-rollups';
+import { writeCompanions, type HeldHead } from '../dataset/stored-rollups';
+import { writeLayoutWithHeads } from '../dataset/newest-heads';
 import { DurablePlacement } from '../dataset/durable-placement';
 import type { InputScan } from './input-scan';
 import { readPathsOf, type ReadPaths } from './read-paths';
@@ -90,13 +91,13 @@ export async function writeRun(outDir: string, options: RunOptions, work: InputS
     const typedColumns = options.typedColumns ?? true;
     const source = typedColumns ? await discoverTypedPaths(connection, options.source, stagedEventsSql(rowsFile), options.typedPaths ?? []) : options.source;
     checkAborted(options.signal);
-    const out = await writeParquet(connection, { ...options, source }, { runId, rowsFile, staging, provenance: { run: runId, rows, inputs: records } }, progress);
+    const { out, heads } = await writeParquet(connection, { ...options, source }, { runId, rowsFile, staging, provenance: { run: runId, rows, inputs: records } }, progress);
     checkAborted(options.signal);
     progress({ stage: 'verifying', fraction: 0 });
     const { staged, perFile } = await verifyRun(connection, readPaths, out, rows);
     progress({ stage: 'verifying', fraction: 1 });
     checkAborted(options.signal);
-    const add = await publishRun(connection, source, { outDir, out, staging, staged, perFile, typedColumns }, progress);
+    const add = await publishRun(connection, source, { outDir, out, staging, staged, perFile, typedColumns, heads: heldHeads(out, staged, join(staging, 'heads'), heads) }, progress);
     failed = false;
     return { add, records, rows, skippedLines: [...counts.values()].reduce((n, c) => n + c.skipped, 0) };
   } finally {
@@ -152,16 +153,26 @@ function runRecords(readPaths: ReadPaths, counts: ReadonlyMap<string, { rows: nu
   return { records, rows: [...counts.values()].reduce((n, c) => n + c.rows, 0) };
 }
 
-/** Writes the staged rows as the dataset's Parquet layout into the staging folder's `out`; returns that folder. */
-async function writeParquet(connection: DuckDBConnection, options: RunOptions, run: { runId: string; rowsFile: string; staging: string; provenance: Provenance }, progress: Progress): Promise<string> {
+/**
+ * Writes the staged rows as the dataset's Parquet layout into the staging folder's `out`; returns
+ * that folder, and for a source with heads the heads written from the same sorted rows
+ * (`writeLayoutWithHeads`), by path under the staging folder's `heads`, with their rows.
+ */
+async function writeParquet(
+  connection: DuckDBConnection,
+  options: RunOptions,
+  run: { runId: string; rowsFile: string; staging: string; provenance: Provenance },
+  progress: Progress,
+): Promise<{ out: string; heads: Map<string, number> | null }> {
   progress({ stage: 'writing', fraction: 0 });
   const out = join(run.staging, 'out');
-  await withQueryProgress(
+  const heads = await withQueryProgress(
     connection,
     (fraction) => progress({ stage: 'writing', fraction }),
     () =>
-      connection.run(
-        parquetLayoutCopy({
+      writeLayoutWithHeads(
+        connection,
+        {
           source: options.source,
           relation: stagedRowsRelation(options.source, run.rowsFile),
           target: out,
@@ -171,12 +182,34 @@ async function writeParquet(connection: DuckDBConnection, options: RunOptions, r
           provenance: JSON.stringify(run.provenance),
           typedColumns: options.typedColumns ?? true,
           rows: run.provenance.rows,
-        }),
+        },
+        join(run.staging, 'heads'),
       ),
   );
   progress({ stage: 'writing', fraction: 1 });
   failpoint('compact:written', options.source.name);
-  return out;
+  return { out, heads };
+}
+
+/**
+ * The head written for each staged data file, by its path, when the write wrote exactly one head
+ * per data file (a day's rows in one file, as DuckDB writes a partition): a head is a file's own
+ * newest rows, so should a day ever be split over two files, their heads are read from them instead.
+ *
+ * @example
+ * heldHeads('run/out', ['run/out/date=2026-11-21/part-1f-0.parquet'], 'run/heads', new Map([['run/heads/date=2026-11-21/part-1f-0.parquet', 300]]));
+ * // Map { 'run/out/date=2026-11-21/part-1f-0.parquet' => { path: 'run/heads/date=2026-11-21/part-1f-0.parquet', rows: 300 } }
+ */
+export function heldHeads(out: string, staged: readonly string[], headsDir: string, heads: ReadonlyMap<string, number> | null): Map<string, HeldHead> {
+  const held = new Map<string, HeldHead>();
+  if (heads === null || heads.size !== staged.length) return held;
+  for (const file of staged) {
+    const path = join(headsDir, relative(out, file));
+    const rows = heads.get(path);
+    if (rows === undefined) return new Map();
+    held.set(file, { path, rows });
+  }
+  return held;
 }
 
 /** Checks the run before it is published: inputs read in place unchanged, and as many rows written as events read. */
@@ -204,7 +237,7 @@ async function verifyRun(connection: DuckDBConnection, readPaths: ReadPaths, out
 async function publishRun(
   connection: DuckDBConnection,
   source: SourceDescriptor,
-  run: { outDir: string; out: string; staging: string; staged: string[]; perFile: ReadonlyMap<string, number>; typedColumns: boolean },
+  run: { outDir: string; out: string; staging: string; staged: string[]; perFile: ReadonlyMap<string, number>; typedColumns: boolean; heads: ReadonlyMap<string, HeldHead> },
   progress: Progress,
 ): Promise<DataFile[]> {
   const { outDir, out, staged } = run;
@@ -216,8 +249,8 @@ async function publishRun(
     const target = join(outDir, rel);
     const entry: DataFile = { path: rel, rows: run.perFile.get(file) ?? 0, bytes: 0, day: /date=(\d{4}-\d{2}-\d{2})/.exec(rel)?.[1] ?? null };
     Object.assign(entry, typedFieldsWritten(source, run.typedColumns));
-    // Its head and stored rollups, in place before the file (none is named until the commit).
-    Object.assign(entry, await writeCompanions(connection, source, file, outDir, rel, run.staging, { head: true }, placement));
+    // Its head (written with it, else read from it) and stored rollups, in place before the file (none is named until the commit).
+    Object.assign(entry, await writeCompanions(connection, source, file, outDir, rel, run.staging, { head: run.heads.get(file) ?? true }, placement));
     const [placed] = await placement.place([{ from: file, to: target }]);
     Object.assign(entry, placed);
     add.push(entry);

@@ -95,8 +95,19 @@ async function writeRollup(connection: DuckDBConnection, d: SourceDescriptor, ro
 }
 
 /**
+ * A data file's head written already from the rows its write held (newest-heads.ts,
+ * `writeHeadsFromSorted`), inside the staging folder: `writeCompanions` places it as it is.
+ */
+export interface HeldHead {
+  path: string;
+  rows: number;
+}
+
+/**
  * The companions of a data file that is about to be committed: its head (when the source has
  * heads) and its stored rollups (`only`: the ones to write; default all the source declares).
+ * The head is the one `only.head` gives when the write took it from the rows it held (the same
+ * rows as `writeHead` takes from the file), else it is read from the data file.
  * Each is written inside `staging` (a crash leaves nothing elsewhere), then all are moved to their
  * place in the dataset `root` at once, each fsynced first (durable-placement.ts); the caller records them in the data file's entry of the same commit,
  * so a companion is never named without its file, and an unnamed one is an orphan (dataset-orphans.ts).
@@ -115,7 +126,7 @@ export async function writeCompanions(
   root: string,
   rel: string,
   staging: string,
-  only: { head: boolean; rollups?: readonly string[] } = { head: true },
+  only: { head: boolean | HeldHead; rollups?: readonly string[] } = { head: true },
   placement?: DurablePlacement,
 ): Promise<Pick<DataFile, 'head' | 'rollups'>> {
   const written: Array<{ rel: string; staged: string; rows: number; rollup?: string }> = [];
@@ -126,8 +137,11 @@ export async function writeCompanions(
   };
   if (only.head && hasHeads(source)) {
     const relHead = headPathOf(rel).split(sep).join('/');
-    const staged = await stagedOf(relHead);
-    written.push({ rel: relHead, staged, rows: await writeHead(connection, source, dataPath, staged) });
+    if (typeof only.head === 'object') written.push({ rel: relHead, staged: only.head.path, rows: only.head.rows });
+    else {
+      const staged = await stagedOf(relHead);
+      written.push({ rel: relHead, staged, rows: await writeHead(connection, source, dataPath, staged) });
+    }
   }
   for (const rollup of only.rollups ?? Object.keys(source.rollups)) {
     const relRollup = rollupPathOf(rel, rollup).split(sep).join('/');

@@ -4,7 +4,7 @@ import { mkdir, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SourceDescriptor, SourceName } from '../sources/source-descriptor';
 import { openDatabase, type DatabaseSettings } from '../duckdb/open-database';
-import { parquetLayoutCopy, typedFieldsWritten } from '../duckdb/parquet-layout';
+import { typedFieldsWritten } from '../duckdb/parquet-layout';
 import { withTypedPaths } from '../sources/typed-fields';
 import { parquetSchema } from '../duckdb/parquet-schema';
 import { sqlString, sqlStringList } from '../duckdb/sql-literal';
@@ -14,7 +14,7 @@ import type { Provenance } from '../dataset/dataset-orphans';
 import { fsyncDir, fsyncFile, unlinkIfPresent } from '../util/durable-fs';
 import { fileCrc32 } from '../util/crc32';
 import { failpoint } from '../util/failpoint';
-import { HEADS_DIR } from '../dataset/newest-heads';
+import { HEADS_DIR, writeLayoutWithHeads } from '../dataset/newest-heads';
 import { companionPathsOf, ROLLUPS_DIR, writeCompanions } from '../dataset/stored-rollups';
 import { filesToMerge, settledFilesToMerge } from './merge-policy';
 import { EngineError } from '../errors';
@@ -82,8 +82,11 @@ async function mergeDay(state: DatasetState, declared: SourceDescriptor, day: st
     const rows = files.reduce((n, f) => n + f.rows, 0);
     // Should the merge's commit be lost after the small files are deleted, the merged file says what it replaces.
     const provenance: Provenance = { run: runId, rows, replaces: files.map((f) => f.path) };
-    await connection.run(
-      parquetLayoutCopy({
+    // Its head written from the rows it sorts, as compaction writes a run's (newest-heads.ts).
+    const stagedHead = join(staging, 'merged-head.parquet');
+    const heads = await writeLayoutWithHeads(
+      connection,
+      {
         source,
         files: {
           ndjson: [],
@@ -97,12 +100,14 @@ async function mergeDay(state: DatasetState, declared: SourceDescriptor, day: st
         provenance: JSON.stringify(provenance),
         typedColumns,
         rows,
-      }),
+      },
+      stagedHead,
     );
     const [count] = (await connection.runAndReadAll(`SELECT count(*) AS n FROM read_parquet(${sqlStringList([staged])})`)).getRowObjects();
     if (Number(count?.n) !== rows) throw new EngineError('storage_failed', `merge: wrote ${Number(count?.n)} rows of ${rows}; nothing was committed`);
     // Its head and stored rollups, written as compaction writes them (one path: stored-rollups.ts).
-    const companions = await writeCompanions(connection, source, staged, root, name, staging);
+    const headRows = heads?.get(stagedHead);
+    const companions = await writeCompanions(connection, source, staged, root, name, staging, { head: headRows === undefined ? true : { path: stagedHead, rows: headRows } });
     await fsyncFile(staged);
     const crc32 = await fileCrc32(staged);
     await rename(staged, join(root, name));
