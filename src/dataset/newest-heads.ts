@@ -86,7 +86,9 @@ export async function writeLayoutWithHeads(connection: DuckDBConnection, layout:
     await connection.run(parquetLayoutCopy({ ...layout, sortedTable: SORTED_TABLE }));
     return await writeHeadsFromSorted(connection, layout.source, { table: SORTED_TABLE, target: headsTarget, partitionByDay: layout.partitionByDay, typedColumns: layout.typedColumns ?? false });
   } finally {
-    await connection.run(`DROP TABLE IF EXISTS ${SORTED_TABLE}`);
+    // Never in place of the write's own error (an out-of-memory one is retried with more memory);
+    // a table left behind is replaced by the next write's.
+    await connection.run(`DROP TABLE IF EXISTS ${SORTED_TABLE}`).catch(() => undefined);
   }
 }
 
