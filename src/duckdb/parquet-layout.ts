@@ -76,7 +76,9 @@ export function parquetLayoutCopy(options: LayoutCopyOptions): string {
  * and `date` when the files are partitioned by day): `parquetLayoutCopy({ sortedTable })` copies
  * it in that order and the heads are taken from it (newest-heads.ts), instead of the file just
  * written being decoded again for its head (35-128 ms of a run of an 8 MiB gateway segment).
- * DuckDB keeps its insertion order, and spills it past the memory limit as it spills a sort.
+ * DuckDB keeps a table's insertion order. Measured: the table needs less memory than the sort
+ * feeding the COPY did (the write of an 8 MiB gateway segment fits 45MB this way, 50MB the other;
+ * a day's merge of 70,000 gateway events fits compaction's 80MB this way and not the other).
  *
  * @example
  * await connection.run(sortedLayoutTableSql({ source, relation, target: out, where: 'timestamp IS NOT NULL' }, 'le_sorted_rows'));
