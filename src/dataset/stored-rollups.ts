@@ -96,7 +96,7 @@ async function writeRollup(connection: DuckDBConnection, d: SourceDescriptor, ro
 
 /**
  * A data file's head written already from the rows its write held (newest-heads.ts,
- * `writeHeadsFromSorted`), inside the staging folder: `writeCompanions` places it as it is.
+ * `writeLayoutWithHeads`), inside the staging folder: `writeCompanions` places it as it is.
  */
 export interface HeldHead {
   path: string;
