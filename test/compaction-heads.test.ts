@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { compactLogs } from '../src/compaction/compact';
-import { heldHeads } from '../src/compaction/write-run';
+import { heldHeads, StatementsProgress } from '../src/compaction/write-run';
 import { mergeSmallFiles } from '../src/managed/dataset-maintenance';
 import { readDatasetStateStable, type DataFile } from '../src/dataset/dataset-log';
 import { writeCompanions } from '../src/dataset/stored-rollups';
@@ -104,5 +104,20 @@ describe('heads written from the rows a write holds', () => {
     expect(heldHeads(outDir, split, headsDir, both).size).toBe(0);
     expect(heldHeads(outDir, staged, headsDir, new Map([[join(headsDir, 'date=2026-11-20', 'part-r-0.parquet'), 3]])).size).toBe(0);
     expect(heldHeads(outDir, staged, headsDir, null).size).toBe(0);
+  });
+
+  it("reports the write's progress over its three statements as one fraction that only grows", () => {
+    const share = new StatementsProgress();
+    share.begin(0, 3);
+    expect(share.fraction(0.3)).toBeCloseTo(0.1);
+    // The sort's last reading (100 %) seen after the copy began says nothing of the copy.
+    share.begin(1, 3);
+    expect(share.fraction(1)).toBeCloseTo(0.1);
+    expect(share.fraction(0.5)).toBeCloseTo(0.5);
+    // A reading lower than one before (a statement's own restarts at 0) never moves it back.
+    expect(share.fraction(0.2)).toBeCloseTo(0.5);
+    share.begin(2, 3);
+    expect(share.fraction(0)).toBeCloseTo(2 / 3);
+    expect(share.fraction(0.9)).toBeCloseTo(2.9 / 3);
   });
 });

@@ -166,9 +166,10 @@ async function writeParquet(
 ): Promise<{ out: string; heads: Map<string, number> | null }> {
   progress({ stage: 'writing', fraction: 0 });
   const out = join(run.staging, 'out');
+  const share = new StatementsProgress();
   const heads = await withQueryProgress(
     connection,
-    (fraction) => progress({ stage: 'writing', fraction }),
+    (fraction) => progress({ stage: 'writing', fraction: share.fraction(fraction) }),
     () =>
       writeLayoutWithHeads(
         connection,
@@ -184,11 +185,41 @@ async function writeParquet(
           rows: run.provenance.rows,
         },
         join(run.staging, 'heads'),
+        (i, n) => share.begin(i, n),
       ),
   );
   progress({ stage: 'writing', fraction: 1 });
   failpoint('compact:written', options.source.name);
   return { out, heads };
+}
+
+/**
+ * One stage's fraction over the statements of its work, each reporting DuckDB's own progress from
+ * 0 again: statement `i` of `n` covers [i/n, (i+1)/n), and the fraction given only grows (a
+ * progress bar never goes back). A reading of 100 % is left out: it may be the statement before,
+ * read after it ended.
+ *
+ * @example
+ * const share = new StatementsProgress();
+ * share.begin(1, 3);
+ * share.fraction(0.5); // 0.5
+ */
+export class StatementsProgress {
+  private statement = 0;
+  private statements = 1;
+  private shown = 0;
+
+  /** Statement `statement` (from 0) of `statements` starts now. */
+  begin(statement: number, statements: number): void {
+    this.statement = statement;
+    this.statements = statements;
+  }
+
+  /** The stage's fraction for the running statement's own (0 to 1). */
+  fraction(reading: number): number {
+    if (reading < 1) this.shown = Math.max(this.shown, (this.statement + Math.max(0, reading)) / this.statements);
+    return this.shown;
+  }
 }
 
 /**

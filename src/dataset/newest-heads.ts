@@ -76,14 +76,24 @@ const SORTED_TABLE = 'le_sorted_rows';
  * const heads = await writeLayoutWithHeads(connection, { source: edgeLogs, relation, target: 'staging/out', where: 'true', partitionByDay: { filenamePattern: 'part-1f-{i}' } }, 'staging/heads');
  * heads?.get('staging/heads/date=2026-11-21/part-1f-0.parquet'); // 300
  */
-export async function writeLayoutWithHeads(connection: DuckDBConnection, layout: LayoutCopyOptions, headsTarget: string): Promise<Map<string, number> | null> {
+export async function writeLayoutWithHeads(
+  connection: DuckDBConnection,
+  layout: LayoutCopyOptions,
+  headsTarget: string,
+  /** Told before each statement: which it is, of how many (a caller's progress). */
+  onStatement: (statement: number, statements: number) => void = () => undefined,
+): Promise<Map<string, number> | null> {
   if (!hasHeads(layout.source)) {
+    onStatement(0, 1);
     await connection.run(parquetLayoutCopy(layout));
     return null;
   }
   try {
+    onStatement(0, 3);
     await connection.run(sortedLayoutTableSql(layout, SORTED_TABLE));
+    onStatement(1, 3);
     await connection.run(parquetLayoutCopy({ ...layout, sortedTable: SORTED_TABLE }));
+    onStatement(2, 3);
     return await writeHeadsFromSorted(connection, layout.source, { table: SORTED_TABLE, target: headsTarget, partitionByDay: layout.partitionByDay, typedColumns: layout.typedColumns ?? false });
   } finally {
     // Never in place of the write's own error (an out-of-memory one is retried with more memory);
