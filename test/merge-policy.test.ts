@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { mergeRowsFor } from '../src/managed/background-compactor';
 import { daySettled, filesToMerge, MERGE_BELOW_BYTES, MERGE_FLOOR_BYTES, SETTLE_AFTER_DAY_END_MS, SETTLE_QUIET_MS, settledFilesToMerge } from '../src/managed/merge-policy';
 
 const MIB = 1024 * 1024;
-const files = (...mib: number[]) => mib.map((m, i) => ({ path: `date=2026-11-21/part-${i}.parquet`, bytes: Math.round(m * MIB) }));
+/** Files of these sizes in MiB, of 40 bytes an event (so 1 MiB holds 26,214 events). */
+const files = (...mib: number[]) => mib.map((m, i) => ({ path: `date=2026-11-21/part-${i}.parquet`, bytes: Math.round(m * MIB), rows: Math.round((m * MIB) / 40) }));
 const paths = (list: Array<{ path: string }>) => list.map((f) => f.path);
 
 describe("managed storage merges a day's files by size", () => {
@@ -52,9 +54,93 @@ describe("managed storage merges a settled day's files into one", () => {
   it('merges every file below 64 MiB, whatever their sizes, and leaves larger ones and a lone file alone', () => {
     // A file of a few late events beside one of 23 MiB: the size tiers keep both, a settled day merges them.
     expect(filesToMerge(files(0.01, 23))).toEqual([]);
-    expect(paths(settledFilesToMerge(files(23, 0.01)))).toEqual(['date=2026-11-21/part-0.parquet', 'date=2026-11-21/part-1.parquet']);
+    expect(paths(settledFilesToMerge(files(23, 0.01)))).toEqual(['date=2026-11-21/part-1.parquet', 'date=2026-11-21/part-0.parquet']);
     expect(paths(settledFilesToMerge(files(MERGE_BELOW_BYTES / MIB, 0.5, 40)))).toEqual(['date=2026-11-21/part-1.parquet', 'date=2026-11-21/part-2.parquet']);
     expect(settledFilesToMerge(files(MERGE_BELOW_BYTES / MIB, 0.5))).toEqual([]);
     expect(settledFilesToMerge(files(3))).toEqual([]);
+  });
+});
+
+describe("a merge takes no more of a day's files than fit its DuckDB's memory limit", () => {
+  type File = { path: string; bytes: number; rows: number };
+  /** Merges as `mergeSmallFiles` does, on sizes alone (a merged file is its files' total), until `choose` takes none; each merge's events. */
+  const mergeAll = (start: File[], choose: (files: File[]) => File[]) => {
+    let day = [...start];
+    const merges: number[] = [];
+    for (let files = choose(day); files.length; files = choose(day)) {
+      // Never a file with itself, and a file less at least each time: it ends.
+      expect(new Set(files.map((f) => f.path)).size).toBe(files.length);
+      expect(files.length).toBeGreaterThanOrEqual(2);
+      const rows = files.reduce((n, f) => n + f.rows, 0);
+      merges.push(rows);
+      day = [...day.filter((f) => !files.includes(f)), { path: `date=2026-11-21/merged-${merges.length}.parquet`, bytes: files.reduce((n, f) => n + f.bytes, 0), rows }];
+      expect(merges.length).toBeLessThan(start.length);
+    }
+    return { day, merges };
+  };
+
+  it('is an event per 1,250 bytes of the limit past 30 MB, one per 10,000 bytes at least (40,000 of the default 80MB), none when no limit is set', () => {
+    expect(mergeRowsFor({ memoryLimit: '80MB' })).toBe(40_000);
+    expect(mergeRowsFor({ memoryLimit: '160MB' })).toBe(104_000);
+    expect(mergeRowsFor({ memoryLimit: '40MB' })).toBe(8000);
+    expect(mergeRowsFor({ memoryLimit: '16MB' })).toBe(1600);
+    expect(mergeRowsFor(undefined)).toBe(Infinity);
+    expect(mergeRowsFor({})).toBe(Infinity);
+  });
+
+  it('merges a day of 89 equal files (a burst) in merges that each fit, two by two, and stops when no two fit one', () => {
+    const bound = mergeRowsFor({ memoryLimit: '80MB' });
+    // 89 files of 18,000 events: unbounded, the size tiers take all of them in one merge.
+    const burst = Array.from({ length: 89 }, (_, i) => ({ path: `date=2026-11-21/part-${String(i).padStart(2, '0')}.parquet`, bytes: 725_000, rows: 18_000 }));
+    expect(filesToMerge(burst)).toHaveLength(89);
+    const { day, merges } = mergeAll(burst, (f) => filesToMerge(f, bound));
+    expect(merges.length).toBeGreaterThan(0);
+    for (const rows of merges) expect(rows).toBeLessThanOrEqual(bound);
+    // Each pair makes a file of 36,000 events, which no other file joins: 44 of them and the odd one.
+    expect(day).toHaveLength(45);
+    expect(day.filter((f) => f.rows > bound / 2)).toHaveLength(44);
+    expect(filesToMerge(day, bound)).toEqual([]);
+    // A larger limit: the same rule, fewer files, each merge within its bound.
+    const larger = mergeRowsFor({ memoryLimit: '400MB' });
+    const merged = mergeAll(burst, (f) => filesToMerge(f, larger));
+    for (const rows of merged.merges) expect(rows).toBeLessThanOrEqual(larger);
+    expect(merged.day.length).toBeLessThan(day.length);
+  });
+
+  it('keeps the size tiers where the bound allows them, and chooses the same files whatever their order', () => {
+    const list = files(3, 3, 3, 30);
+    const rowsOf = (mib: number) => Math.round((mib * MIB) / 40);
+    expect(paths(filesToMerge(list, rowsOf(9)))).toEqual(paths(filesToMerge(list)));
+    expect(paths(filesToMerge(list, rowsOf(6)))).toEqual(['date=2026-11-21/part-0.parquet', 'date=2026-11-21/part-1.parquet']);
+    expect(paths(filesToMerge([...list].reverse(), rowsOf(6)))).toEqual(paths(filesToMerge(list, rowsOf(6))));
+    // Two files that do not fit one merge are left alone, however small.
+    const pair = files(1, 1);
+    expect(filesToMerge(pair, pair[0]!.rows + pair[1]!.rows - 1)).toEqual([]);
+    expect(filesToMerge(pair, pair[0]!.rows + pair[1]!.rows)).toHaveLength(2);
+    // Late-event files still merge into a file of a few MB while they fit.
+    expect(filesToMerge(files(0.005, 2), rowsOf(2.1))).toHaveLength(2);
+    // Files of few events but many bytes each (wide events) merge by their events.
+    expect(
+      filesToMerge(
+        [
+          { path: 'a', bytes: 3 * MIB, rows: 10 },
+          { path: 'b', bytes: 3 * MIB, rows: 10 },
+        ],
+        20,
+      ),
+    ).toHaveLength(2);
+  });
+
+  it('merges a settled day in parts, smallest first, when its files do not all fit one merge; it ends', () => {
+    const day = files(0.5, 0.5, 0.5, 0.5, 1.5, 30);
+    const bound = Math.round((2 * MIB) / 40);
+    expect(paths(settledFilesToMerge(day, bound))).toEqual(['date=2026-11-21/part-0.parquet', 'date=2026-11-21/part-1.parquet', 'date=2026-11-21/part-2.parquet', 'date=2026-11-21/part-3.parquet']);
+    const merged = mergeAll(day, (f) => settledFilesToMerge(f, bound));
+    for (const rows of merged.merges) expect(rows).toBeLessThanOrEqual(bound);
+    // 2 MiB of the four small files, then nothing fits with it: 2, 1.5 and 30 are left.
+    expect(merged.day.map((f) => f.bytes / MIB).sort((a, b) => a - b)).toEqual([1.5, 2, 30]);
+    // Unbounded, every small file in one merge, as before.
+    expect(settledFilesToMerge(day)).toHaveLength(6);
+    expect(paths(settledFilesToMerge([...day].reverse(), bound))).toEqual(paths(settledFilesToMerge(day, bound)));
   });
 });

@@ -61,6 +61,11 @@ export interface BackgroundCompactorOptions {
    * in the runs right after. Default: half the run's DuckDB memory limit (`runBytesFor`).
    */
   maxRunBytes?: number;
+  /**
+   * Events one merge of a day's files takes at most; the day is merged in parts past it. Default:
+   * what fits the DuckDB memory limit (`mergeRowsFor`).
+   */
+  maxMergeRows?: number;
   /** Stages a run's rows from the memory tables when they hold every input (`compactFiles`' `stageParsed`). */
   stageParsed?: StageParsed;
   /**
@@ -94,6 +99,39 @@ export function runBytesFor(duckdb: DatabaseSettings | undefined): number {
   return limit === null ? UNLIMITED_RUN_BYTES : Math.floor(limit / 5);
 }
 
+/** What a merge of a day's files needs whatever its events (DuckDB itself, its files' readers, the writer's buffers). */
+const MERGE_RESERVE_BYTES = 30e6;
+
+/**
+ * Events one merge of a day's files takes at most under these DuckDB settings (`mergeSmallFiles`):
+ * one per 1,250 bytes of its memory limit past MERGE_RESERVE_BYTES, one per 10,000 bytes of it at
+ * least (files of a few late events still merge under the smallest budgets); 40,000 of the
+ * default 80MB; no bound with no limit set. Why: a merge sorts every row of its files and writes
+ * them through one Parquet writer, and what that needs grows with its rows; after a burst a day
+ * held 89 files of one size, the size tiers took all of them in one merge, and it ran out of
+ * memory at 80 and 160MB on every retry.
+ *
+ * Measured, one merge at once without the retry, of files as compaction writes them: Postgres's
+ * log (`postgres_logs`, 18,000 events a file) fit 45MB at 36,000 events and not 40MB, 80MB at
+ * 54,000 and not 72,000, 120MB at 72,000 and not 90,000, 160MB at 144,000 and not 162,000; the
+ * gateway's as Vector sends them (`edge_logs` with its typed fields, 17,000 a file) fit 60MB at
+ * 34,000 and not 50MB, 80MB at 68,000 and not 85,000, 160MB at 238,000, and in files of 1,500
+ * events 40MB at 12,000 and not 24,000; the ingest bench's gateway events (14,000 a file, the
+ * widest) fit 80MB at 28,000 and not 60MB, nor 80MB at 42,000. Counted in Parquet bytes, the
+ * sources disagree more (the bench's events with short ids failed 40MB at 0.61 MB where 0.74 MB of
+ * Vector's fit), so the bound counts events; they still differ by up to twice per event, so a
+ * merge of the widest that still runs out of memory is retried at twice the limit, then followed
+ * by one of half its events (`nextRunBytes`). Two files of one 8 MiB segment each (14,000 - 19,000
+ * events) fit one merge at the default limit, or a burst's files would never merge.
+ *
+ * @example
+ * mergeRowsFor({ memoryLimit: '80MB' }); // 40000
+ */
+export function mergeRowsFor(duckdb: DatabaseSettings | undefined): number {
+  const limit = duckdb?.memoryLimit === undefined ? null : memoryLimitBytes(duckdb.memoryLimit);
+  return limit === null ? Infinity : Math.floor(Math.max(limit / 10_000, (limit - MERGE_RESERVE_BYTES) / 1250));
+}
+
 /**
  * The bytes the next run takes after one that took `taken`: half of them when it ran out of
  * memory (so a run of many segments that cannot fit is split until it does: one segment at
@@ -121,6 +159,9 @@ export class BackgroundCompactor {
   private readonly maxRunBytes: number;
   /** Segment bytes the next run takes at most (`nextRunBytes`). */
   private runBytes: number;
+  private readonly maxMergeRows: number;
+  /** Events the next merge takes at most: halved after one that ran out of memory, as runs' bytes are (`nextRunBytes`). */
+  private mergeRows: number;
   /** The DuckDB of a burst's runs, closed once caught up. */
   readonly database: BurstDatabase;
   readonly counters = { runs: 0, failures: 0, compactedSegments: 0, mergedFiles: 0, droppedFiles: 0 };
@@ -128,6 +169,8 @@ export class BackgroundCompactor {
   constructor(private readonly options: BackgroundCompactorOptions) {
     this.maxRunBytes = options.maxRunBytes ?? runBytesFor(options.duckdb);
     this.runBytes = this.maxRunBytes;
+    this.maxMergeRows = options.maxMergeRows ?? mergeRowsFor(options.duckdb);
+    this.mergeRows = this.maxMergeRows;
     this.database = options.database ?? new BurstDatabase(join(dirname(options.datasetDir), COMPACTION_SPILL_DIR));
     this.unsubscribe = options.wal.onSegmentClosed(() => this.trigger());
   }
@@ -258,7 +301,7 @@ export class BackgroundCompactor {
     else {
       // Caught up: the burst's DuckDB closes, so its memory comes back while compaction is idle.
       await this.database.close();
-      const merges = await withMemoryRetry(this.options.duckdb, (duckdb) => mergeSmallFiles(datasetDir, source, duckdb, (day) => this.settledDay(day), this.options.typedColumns ?? true));
+      const merges = await this.mergeBounded();
       this.counters.mergedFiles += merges.merged;
       // Another settled day waits: the next run comes at once (each first compacts what closed meanwhile).
       if (merges.settledLeft) this.trigger();
@@ -268,5 +311,29 @@ export class BackgroundCompactor {
     const cutoff = new Date(this.options.now().getTime() - this.options.retentionDays * unitMs('day')).toISOString().slice(0, 10);
     this.counters.droppedFiles += await dropDaysBefore(datasetDir, source, cutoff);
     await forgetDeletedInputs(datasetDir, source.name, this.options.walDir + sep);
+  }
+
+  /**
+   * The day's files merged, each merge within `mergeRows`. A merge still out of memory at the
+   * retry's ceiling is not tried with the same files again: the next pass, at once, takes half
+   * its events (fewer files), and a pass that merged files brings the bound back up toward its
+   * maximum (twice as much). A pass that merged nothing leaves it as it is: doubled then, a pair of
+   * files that failed would be tried again at every other pass.
+   */
+  private async mergeBounded(): Promise<{ merged: number; settledLeft: boolean }> {
+    const { source, datasetDir } = this.options;
+    let taken = 0;
+    const bound = { maxRows: this.mergeRows, merging: (rows: number) => (taken = rows) };
+    try {
+      const merges = await withMemoryRetry(this.options.duckdb, (duckdb) => mergeSmallFiles(datasetDir, source, duckdb, (day) => this.settledDay(day), this.options.typedColumns ?? true, bound));
+      if (merges.merged > 0) this.mergeRows = nextRunBytes(this.mergeRows, this.maxMergeRows, taken, 'done');
+      return merges;
+    } catch (error) {
+      if (isDuckDBOutOfMemory(error)) {
+        this.mergeRows = nextRunBytes(this.mergeRows, this.maxMergeRows, taken, 'out-of-memory');
+        this.trigger();
+      }
+      throw error;
+    }
   }
 }

@@ -25,7 +25,11 @@ import { EngineError } from '../errors';
  * files per day, not hundreds. One commit adds the merged file and removes the files it replaces;
  * they are deleted after it (a query still on the previous state finds them gone and lists again).
  * A day `settled` says is over has its small files merged into one instead (one such day a call:
- * `settledLeft` tells whether another waits). Returns the number of files merged away.
+ * `settledLeft` tells whether another waits). No merge takes more than `bound.maxRows` events
+ * (what fits its DuckDB's memory limit, `mergeRowsFor`; unbounded by default): a day whose files
+ * do not fit one merge is merged in parts, smallest first. `bound.merging` is told each merge's
+ * events before it starts, so a caller knows which one ran out of memory. Returns the number of
+ * files merged away.
  */
 export async function mergeSmallFiles(
   root: string,
@@ -33,7 +37,13 @@ export async function mergeSmallFiles(
   duckdb: DatabaseSettings = {},
   settled: (day: string) => boolean = () => false,
   typedColumns = true,
+  bound: MergeBound = {},
 ): Promise<{ merged: number; settledLeft: boolean }> {
+  const maxRows = bound.maxRows ?? Infinity;
+  const merge = async (state: DatasetState, day: string, files: DataFile[]) => {
+    bound.merging?.(files.reduce((n, f) => n + f.rows, 0));
+    return mergeDay(state, source, day, files, duckdb, typedColumns);
+  };
   return withDatasetLock(root, 'merge', async () => {
     let current = readDatasetStateStable(root);
     const days = new Set([...current.files.values()].map((f) => f.day).filter((d): d is string => d !== null));
@@ -46,24 +56,36 @@ export async function mergeSmallFiles(
       // A settled day's small files become one (merge-policy.ts); a day still written merges by size.
       // One settled day a run: a store that starts with many (written before this rule) catches
       // up over its runs, and compaction of new segments never waits behind all of them.
-      const whole = settled(day) ? settledFilesToMerge(filesOf(day)) : [];
+      const whole = settled(day) ? settledFilesToMerge(filesOf(day), maxRows) : [];
       if (whole.length && settledMerges >= 1) settledLeft = true;
       else if (whole.length) {
-        current = await mergeDay(current, source, day, whole, duckdb, typedColumns);
-        merged += whole.length;
+        // In parts when they do not fit one merge: each part is merged, until no two files fit one.
+        for (let part = whole; part.length; part = settledFilesToMerge(filesOf(day), maxRows)) {
+          current = await merge(current, day, part);
+          merged += part.length;
+        }
         settledMerges++;
         continue;
       }
-      // A merge's file may merge again with the day's others (two of one size make one of twice it).
+      // A merge's file may merge again with the day's others (two of one size make one of twice
+      // it). Each merge leaves a file less, so a day of n files takes fewer than n of them.
       for (let round = 0; round < 64; round++) {
-        const files = filesToMerge(filesOf(day));
+        const files = filesToMerge(filesOf(day), maxRows);
         if (!files.length) break;
-        current = await mergeDay(current, source, day, files, duckdb, typedColumns);
+        current = await merge(current, day, files);
         merged += files.length;
       }
     }
     return { merged, settledLeft };
   });
+}
+
+/** How far one merge goes (`mergeSmallFiles`). */
+export interface MergeBound {
+  /** Events one merge takes at most (default: no bound). */
+  maxRows?: number;
+  /** Told the events of each merge's files before it starts. */
+  merging?: (rows: number) => void;
 }
 
 async function mergeDay(state: DatasetState, declared: SourceDescriptor, day: string, files: DataFile[], duckdb: DatabaseSettings, typedColumns: boolean): Promise<DatasetState> {

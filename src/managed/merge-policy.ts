@@ -31,29 +31,49 @@ export const MERGE_SIZE_RATIO = 2;
  */
 export const MERGE_FLOOR_BYTES = 2 * 1024 * 1024;
 
+/** What the merge policy reads of a data file: its path, its size and its events. */
+export interface MergeCandidate {
+  path: string;
+  bytes: number;
+  rows: number;
+}
+
 /**
  * The files of one day to merge now, or an empty list. The files below MERGE_BELOW_BYTES in
  * order of size, from the smallest that starts a run: a file joins the run while it is at most
- * MERGE_SIZE_RATIO times the run's total (or MERGE_FLOOR_BYTES, when that is more); a run of two
- * or more is merged. Files of equal size are taken in path order, so the choice is the same for
- * the same files. Merged until nothing is left to merge, a day holds at most five files below
- * 64 MiB: each is then more than twice the one before it, the second more than 4 MiB.
+ * MERGE_SIZE_RATIO times the run's total (or MERGE_FLOOR_BYTES, when that is more) and the run's
+ * events stay within `maxRows` (what one merge fits in its DuckDB's memory limit: `mergeRowsFor`
+ * in background-compactor.ts); a run of two or more is merged. Files of equal size are taken in
+ * path order, so the choice is the same for the same files. Merged until nothing is left to
+ * merge, a day holds at most five files below 64 MiB (each then more than twice the one before
+ * it, the second more than 4 MiB) where `maxRows` allows it; past it, files stop merging once no
+ * two of them fit one merge, so a day may hold more files, each of more than half the bound's
+ * events (after a burst, many files of one size merge two by two, and on while they fit).
  *
  * @example
  * const mib = 1024 * 1024;
- * filesToMerge([{ path: 'a', bytes: 4 * mib }, { path: 'b', bytes: 5 * mib }, { path: 'c', bytes: 30 * mib }]) // a and b
+ * filesToMerge([{ path: 'a', bytes: 4 * mib, rows: 4e4 }, { path: 'b', bytes: 5 * mib, rows: 5e4 }, { path: 'c', bytes: 30 * mib, rows: 3e5 }]) // a and b
+ * filesToMerge([{ path: 'a', bytes: 4 * mib, rows: 4e4 }, { path: 'b', bytes: 5 * mib, rows: 5e4 }], 8e4) // none: 90,000 events do not fit one merge
  */
-export function filesToMerge<F extends { path: string; bytes: number }>(files: readonly F[]): F[] {
-  const small = files.filter((f) => f.bytes < MERGE_BELOW_BYTES).sort((a, b) => a.bytes - b.bytes || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  if (small.length < 2) return [];
+export function filesToMerge<F extends MergeCandidate>(files: readonly F[], maxRows = Infinity): F[] {
+  const small = bySize(files);
   // From the smallest file on, the first that gathers a run of two or more.
   for (let first = 0; first < small.length - 1; first++) {
     let total = small[first]!.bytes;
+    let rows = small[first]!.rows;
     let end = first + 1;
-    while (end < small.length && small[end]!.bytes <= MERGE_SIZE_RATIO * Math.max(total, MERGE_FLOOR_BYTES)) total += small[end++]!.bytes;
+    while (end < small.length && small[end]!.bytes <= MERGE_SIZE_RATIO * Math.max(total, MERGE_FLOOR_BYTES) && rows + small[end]!.rows <= maxRows) {
+      total += small[end]!.bytes;
+      rows += small[end++]!.rows;
+    }
     if (end - first >= 2) return small.slice(first, end);
   }
   return [];
+}
+
+/** The files below MERGE_BELOW_BYTES, smallest first (equal sizes in path order: the same choice for the same files). */
+function bySize<F extends MergeCandidate>(files: readonly F[]): F[] {
+  return files.filter((f) => f.bytes < MERGE_BELOW_BYTES).sort((a, b) => a.bytes - b.bytes || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 
 /**
@@ -86,8 +106,20 @@ export function daySettled(day: string, nowMs: number, quietForMs: number): bool
  * benchmark's newest events (two days, compacted in two runs, a file of a few KB beside one of
  * 23 MB for one day): invocation-stats over 7 days took 1.14 - 1.17x as long, usage daily 1.05 -
  * 1.12x, logs.all's first page 1.07 - 1.21x, as the same events in one file per day.
+ *
+ * Files that do not all fit one merge (`maxRows`, as in `filesToMerge`) are merged in parts: the
+ * smallest first, as many as fit. Asked again after each merge, it takes the next part (the
+ * merged file among them when it still fits), so a settled day ends in files no two of which fit
+ * one merge; each merge removes a file at least, so it ends.
+ *
+ * @example
+ * const mib = 1024 * 1024;
+ * settledFilesToMerge([{ path: 'a', bytes: 0.01 * mib, rows: 10 }, { path: 'b', bytes: 23 * mib, rows: 2e5 }]) // a and b
+ * settledFilesToMerge([{ path: 'a', bytes: mib, rows: 1e4 }, { path: 'b', bytes: mib, rows: 1e4 }, { path: 'c', bytes: mib, rows: 1e4 }], 2e4) // a and b
  */
-export function settledFilesToMerge<F extends { path: string; bytes: number }>(files: readonly F[]): F[] {
-  const small = files.filter((f) => f.bytes < MERGE_BELOW_BYTES).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  return small.length >= 2 ? small : [];
+export function settledFilesToMerge<F extends MergeCandidate>(files: readonly F[], maxRows = Infinity): F[] {
+  const small = bySize(files);
+  let end = 0;
+  for (let rows = 0; end < small.length && rows + small[end]!.rows <= maxRows; end++) rows += small[end]!.rows;
+  return end >= 2 ? small.slice(0, end) : [];
 }
