@@ -97,6 +97,7 @@ const TIERS = {
     'logs-all-pages',
     'managed-compactor',
     'memory-tables',
+    'merge-bound',
     'readme',
     'rollup-quantiles',
     'source-sets',
