@@ -119,10 +119,14 @@ const MERGE_RESERVE_BYTES = 30e6;
  * events 40MB at 12,000 and not 24,000; the ingest bench's gateway events (14,000 a file, the
  * widest) fit 80MB at 28,000 and not 60MB, nor 80MB at 42,000. Counted in Parquet bytes, the
  * sources disagree more (the bench's events with short ids failed 40MB at 0.61 MB where 0.74 MB of
- * Vector's fit), so the bound counts events; they still differ by up to twice per event, so a
- * merge of the widest that still runs out of memory is retried at twice the limit, then followed
- * by one of half its events (`nextRunBytes`). Two files of one 8 MiB segment each (14,000 - 19,000
- * events) fit one merge at the default limit, or a burst's files would never merge.
+ * Vector's fit), so the bound counts events. It fits Postgres's and Vector's gateway events at
+ * every limit measured; events still differ by up to twice, so a merge of the widest near the
+ * bound takes the retry at twice the limit, and one that fails there is followed by one of half
+ * its events (`nextRunBytes`). It is no lower because two files of one 8 MiB segment each (14,000
+ * - 19,000 events) must fit one merge at the default limit, or a burst's files never merge. What
+ * a merge needs is not monotonic in its events (all 1,600,000 of a burst fit 160MB where 162,000
+ * did not), so nothing past the bound is assumed to fail or to fit: docs/performance.md,
+ * "Merges bounded by the memory limit".
  *
  * @example
  * mergeRowsFor({ memoryLimit: '80MB' }); // 40000

@@ -8,7 +8,9 @@ import { unitMs } from '../time/units';
  * files of about the same size, smallest first, keeps a day at a few files (at most five below
  * 64 MiB) while each event is rewritten a few times on its way to 64 MiB (as a log-structured
  * merge tree's size tiers do), instead of eight files and the same growing file rewritten with
- * every seven new ones (the rule of before).
+ * every seven new ones (the rule of before). No merge takes more events than fit its DuckDB's
+ * memory limit (`mergeRowsFor` in background-compactor.ts): under a small limit a day holds more
+ * files, each near the bound.
  */
 
 /** Files at least this large are left alone: merging them would rewrite much for little. */
