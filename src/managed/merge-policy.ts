@@ -49,8 +49,8 @@ export interface MergeCandidate {
  * path order, so the choice is the same for the same files. Merged until nothing is left to
  * merge, a day holds at most five files below 64 MiB (each then more than twice the one before
  * it, the second more than 4 MiB) where `maxRows` allows it; past it, files stop merging once no
- * two of them fit one merge, so a day may hold more files, each of more than half the bound's
- * events (after a burst, many files of one size merge two by two, and on while they fit).
+ * file and the next in order of size fit one merge, so a day may hold more files (after a burst,
+ * many files of one size merge two by two, and on while they fit).
  *
  * @example
  * const mib = 1024 * 1024;
@@ -111,8 +111,8 @@ export function daySettled(day: string, nowMs: number, quietForMs: number): bool
  *
  * Files that do not all fit one merge (`maxRows`, as in `filesToMerge`) are merged in parts: the
  * smallest first, as many as fit. Asked again after each merge, it takes the next part (the
- * merged file among them when it still fits), so a settled day ends in files no two of which fit
- * one merge; each merge removes a file at least, so it ends.
+ * merged file among them when it still fits), until the two smallest files do not fit one merge;
+ * each merge removes a file at least, so it ends.
  *
  * @example
  * const mib = 1024 * 1024;
