@@ -1,12 +1,12 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { join } from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
+import { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { compactLogs } from '../src/compaction/compact';
-import { readDatasetStateStable, type DataFile } from '../src/dataset/dataset-log';
+import { appendCommit, readDatasetStateStable, type DataFile } from '../src/dataset/dataset-log';
 import { arraysFreeFiles } from '../src/duckdb/arrays-free-files';
 import { mergeSmallFiles } from '../src/managed/dataset-maintenance';
 import { edgeLogs } from '../src/sources/edge-logs';
-import { edgeEvent, tempDir, writeLines } from './support/log-files';
+import { edgeEvent, endpointsAt, tempDir, writeLines } from './support/log-files';
 
 /**
  * The arrays flag recorded when a file is written (docs/performance.md, "The arrays flag recorded
@@ -18,6 +18,10 @@ import { edgeEvent, tempDir, writeLines } from './support/log-files';
 
 const tmp = tempDir('le-arrays-recorded-');
 afterAll(() => tmp.cleanup());
+
+const NOW = '2026-11-21T12:00:00Z';
+const OPTIONS = { sandboxable: ['logs.all'], tierWindow: false, sqlDialect: 'bigquery' as const };
+const TOP_PATHS = 'select r.path as path, count(timestamp) as c from edge_logs cross join unnest(metadata) as m cross join unnest(m.request) as r group by path order by c desc, path limit 100';
 
 /** Gateway events of 2026-11-20 (no '[' in any metadata) and of 2026-11-21 (one event's `request` an array). */
 function twoDays(part: string, withArray: boolean): Array<Record<string, unknown>> {
@@ -44,6 +48,51 @@ async function footersSay(root: string, files: readonly DataFile[]): Promise<boo
   } finally {
     connection.closeSync();
     instance.closeSync();
+  }
+}
+
+/**
+ * Runs Top Paths over the compacted dataset and over the same events as NDJSON: the answers, the
+ * statements that read a footer's statistics, and how each day's file reads the flag (the constant
+ * false, or its column).
+ */
+async function topPaths(root: string, ndjson: string): Promise<{ footerReads: number; flag: Record<string, 'constant' | 'column'> }> {
+  const { ep: compacted } = await endpointsAt({ edgeLogs: root }, NOW, OPTIONS);
+  const { ep: events } = await endpointsAt({ edgeLogs: ndjson }, NOW, OPTIONS);
+  const prepared: string[] = [];
+  const ran: string[] = [];
+  const prepare = DuckDBConnection.prototype.prepare;
+  const runAndReadAll = DuckDBConnection.prototype.runAndReadAll;
+  const prepareSpy = vi.spyOn(DuckDBConnection.prototype, 'prepare').mockImplementation(function (this: DuckDBConnection, text: string) {
+    prepared.push(text);
+    return prepare.call(this, text);
+  });
+  const runSpy = vi.spyOn(DuckDBConnection.prototype, 'runAndReadAll').mockImplementation(function (this: DuckDBConnection, ...args: Parameters<DuckDBConnection['runAndReadAll']>) {
+    ran.push(String(args[0]));
+    return runAndReadAll.apply(this, args);
+  });
+  try {
+    const answer = (await compacted.query('logs.all', { project: 'p' }, { sql: TOP_PATHS })).result;
+    prepareSpy.mockRestore();
+    runSpy.mockRestore();
+    expect(answer).toEqual((await events.query('logs.all', { project: 'p' }, { sql: TOP_PATHS })).result);
+    const text = prepared.find((t) => t.includes('read_parquet'))!;
+    const flag = Object.fromEntries(
+      ['2026-11-20', '2026-11-21'].map((day) => {
+        const before = text
+          .slice(0, text.indexOf(`date=${day}/`))
+          .split('SELECT ')
+          .at(-1)!;
+        expect(before).toContain('"arrays:metadata"');
+        return [day, before.includes('false AS "arrays:metadata"') ? 'constant' : 'column'] as const;
+      }),
+    );
+    return { footerReads: ran.filter((t) => t.includes('parquet_metadata(')).length, flag };
+  } finally {
+    prepareSpy.mockRestore();
+    runSpy.mockRestore();
+    await compacted.close();
+    await events.close();
   }
 }
 
@@ -92,5 +141,29 @@ describe('the arrays flag recorded when a file is written', () => {
     expect(days['2026-11-20']!.arraysFree).toBe(true);
     expect(days['2026-11-21']!.arraysFree).toBe(false);
     expect(await footersSay(root, [days['2026-11-20']!, days['2026-11-21']!])).toEqual([true, false]);
+  });
+
+  it('is what a query reads: no footer is read, and a record that says otherwise than the footer decides', async () => {
+    const dir = tmp.path('read');
+    const root = join(dir, 'dataset');
+    writeLines(join(dir, 'in.ndjson'), twoDays('t', true));
+    await compactLogs({ source: 'edgeLogs', inputs: join(dir, 'in.ndjson'), outDir: root });
+    expect(await topPaths(root, join(dir, 'in.ndjson'))).toEqual({ footerReads: 0, flag: { '2026-11-20': 'constant', '2026-11-21': 'column' } });
+    // 2026-11-20's footer says its flag is never true; its entry now says otherwise, and is believed
+    // (its column read, all false: the same answers).
+    const day20 = entriesByDay(root)['2026-11-20']!;
+    expect(await appendCommit(readDatasetStateStable(root), { source: 'edgeLogs', add: [{ ...day20, arraysFree: false }], remove: [], inputs: [] })).toBe(true);
+    expect(await topPaths(root, join(dir, 'in.ndjson'))).toEqual({ footerReads: 0, flag: { '2026-11-20': 'column', '2026-11-21': 'column' } });
+  });
+
+  it('is asked of the footers for an entry written before it was recorded, with the same answers', async () => {
+    const dir = tmp.path('old-entries');
+    const root = join(dir, 'dataset');
+    writeLines(join(dir, 'in.ndjson'), twoDays('t', true));
+    await compactLogs({ source: 'edgeLogs', inputs: join(dir, 'in.ndjson'), outDir: root });
+    const old = [...readDatasetStateStable(root).files.values()].map(({ arraysFree: _, ...entry }) => entry);
+    expect(await appendCommit(readDatasetStateStable(root), { source: 'edgeLogs', add: old, remove: [], inputs: [] })).toBe(true);
+    expect([...readDatasetStateStable(root).files.values()].every((f) => f.typedFields?.length && !('arraysFree' in f))).toBe(true);
+    expect(await topPaths(root, join(dir, 'in.ndjson'))).toEqual({ footerReads: 1, flag: { '2026-11-20': 'constant', '2026-11-21': 'column' } });
   });
 });
