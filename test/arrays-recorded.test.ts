@@ -4,6 +4,7 @@ import { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { compactLogs } from '../src/compaction/compact';
 import { appendCommit, readDatasetStateStable, type DataFile } from '../src/dataset/dataset-log';
 import { arraysFreeFiles } from '../src/duckdb/arrays-free-files';
+import { arraysAggregate, arraysFreeWritten } from '../src/duckdb/parquet-layout';
 import { mergeSmallFiles } from '../src/managed/dataset-maintenance';
 import { edgeLogs } from '../src/sources/edge-logs';
 import { edgeEvent, endpointsAt, tempDir, writeLines } from './support/log-files';
@@ -105,6 +106,16 @@ describe('the arrays flag recorded when a file is written', () => {
     expect(days['2026-11-20']!.arraysFree).toBe(true);
     expect(days['2026-11-21']!.arraysFree).toBe(false);
     expect(await footersSay(join(dir, 'dataset'), [days['2026-11-20']!, days['2026-11-21']!])).toEqual([true, false]);
+  });
+
+  it('records what the count saw: any true row makes it false, false or NULL rows true; nothing for a file the count did not see, nor without typed columns', () => {
+    expect(arraysFreeWritten(edgeLogs, true, true)).toEqual({ arraysFree: false });
+    expect(arraysFreeWritten(edgeLogs, true, false)).toEqual({ arraysFree: true });
+    expect(arraysFreeWritten(edgeLogs, true, null)).toEqual({ arraysFree: true });
+    expect(arraysFreeWritten(edgeLogs, true, undefined)).toEqual({});
+    expect(arraysFreeWritten(edgeLogs, false, true)).toEqual({});
+    expect(arraysAggregate(edgeLogs, true)).toBe(', bool_or("arrays:metadata") AS arrays');
+    expect(arraysAggregate(edgeLogs, false)).toBe('');
   });
 
   it('records nothing on a file without typed columns (it has no flag)', async () => {

@@ -161,13 +161,14 @@ export function arraysAggregate(source: SourceDescriptor, written: boolean): str
 /**
  * What a commit records of a data file's arrays flag (src/dataset/dataset-log.ts,
  * `DataFile.arraysFree`), from the `arrays` column `arraysAggregate` added to the writer's count:
- * whether no row has it true, for a file written with typed columns; nothing for the others.
+ * whether no row has it true (false or NULL), for a file written with typed columns; nothing for
+ * the others, nor for a file the count did not see (`undefined`): a reader then asks its footer.
  *
  * @example
  * Object.assign(entry, arraysFreeWritten(edgeLogs, true, row.arrays)); // { arraysFree: true } when row.arrays is false or NULL
  */
 export function arraysFreeWritten(source: SourceDescriptor, written: boolean, arrays: unknown): { arraysFree?: boolean } {
-  return typedFieldsWritten(source, written).typedFields ? { arraysFree: arrays !== true } : {};
+  return typedFieldsWritten(source, written).typedFields && arrays !== undefined ? { arraysFree: arrays !== true } : {};
 }
 
 /** Rows that hold an event: a broken line has none of these. */
