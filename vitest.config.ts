@@ -80,6 +80,7 @@ const TIERS = {
    */
   heavy: [
     'arrays-half',
+    'arrays-recorded',
     'compact',
     'compact-from-memory',
     'compaction-heads',

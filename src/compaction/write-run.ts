@@ -5,7 +5,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { SourceDescriptor } from '../sources/source-descriptor';
 import { openDatabase, type DatabaseSettings } from '../duckdb/open-database';
 import type { BurstDatabase, LentConnection } from '../duckdb/burst-database';
-import { typedFieldsWritten } from '../duckdb/parquet-layout';
+import { arraysAggregate, arraysFreeWritten, typedFieldsWritten } from '../duckdb/parquet-layout';
 import { stageRowsSql, stagedCountsSql, stagedEventsSql, stagedRowsRelation } from '../duckdb/staged-rows';
 import { discoverTypedPaths } from '../duckdb/discover-paths';
 import { sourceRelation } from '../duckdb/source-relations';
@@ -94,10 +94,10 @@ export async function writeRun(outDir: string, options: RunOptions, work: InputS
     const { out, heads } = await writeParquet(connection, { ...options, source }, { runId, rowsFile, staging, provenance: { run: runId, rows, inputs: records } }, progress);
     checkAborted(options.signal);
     progress({ stage: 'verifying', fraction: 0 });
-    const { staged, perFile } = await verifyRun(connection, readPaths, out, rows);
+    const { staged, perFile, arrays } = await verifyRun(connection, readPaths, out, rows, arraysAggregate(source, typedColumns));
     progress({ stage: 'verifying', fraction: 1 });
     checkAborted(options.signal);
-    const add = await publishRun(connection, source, { outDir, out, staging, staged, perFile, typedColumns, heads: heldHeads(out, staged, join(staging, 'heads'), heads) }, progress);
+    const add = await publishRun(connection, source, { outDir, out, staging, staged, perFile, arrays, typedColumns, heads: heldHeads(out, staged, join(staging, 'heads'), heads) }, progress);
     failed = false;
     return { add, records, rows, skippedLines: [...counts.values()].reduce((n, c) => n + c.skipped, 0) };
   } finally {
@@ -243,8 +243,17 @@ export function heldHeads(out: string, staged: readonly string[], headsDir: stri
   return held;
 }
 
-/** Checks the run before it is published: inputs read in place unchanged, and as many rows written as events read. */
-async function verifyRun(connection: DuckDBConnection, readPaths: ReadPaths, out: string, rows: number): Promise<{ staged: string[]; perFile: Map<string, number> }> {
+/**
+ * Checks the run before it is published: inputs read in place unchanged, and as many rows written
+ * as events read. The same count tells each file's arrays flag (`aggregate`: `arraysAggregate`).
+ */
+async function verifyRun(
+  connection: DuckDBConnection,
+  readPaths: ReadPaths,
+  out: string,
+  rows: number,
+  aggregate: string,
+): Promise<{ staged: string[]; perFile: Map<string, number>; arrays: Map<string, unknown> }> {
   // Files read in place must not have changed while they were read (else the records would lie).
   for (const [path, scan] of readPaths) {
     if (path !== scan.file.path) continue;
@@ -255,20 +264,32 @@ async function verifyRun(connection: DuckDBConnection, readPaths: ReadPaths, out
   }
   const staged = await parquetFilesUnder(out);
   const perFile = new Map<string, number>();
+  const arrays = new Map<string, unknown>();
   if (staged.length) {
-    for (const row of (await connection.runAndReadAll(`SELECT filename, count(*) AS n FROM read_parquet(${sqlStringList(staged)}, filename = true) GROUP BY filename`)).getRowObjects())
+    for (const row of (await connection.runAndReadAll(`SELECT filename, count(*) AS n${aggregate} FROM read_parquet(${sqlStringList(staged)}, filename = true) GROUP BY filename`)).getRowObjects()) {
       perFile.set(String(row.filename), Number(row.n));
+      arrays.set(String(row.filename), row.arrays);
+    }
   }
   const written = [...perFile.values()].reduce((n, c) => n + c, 0);
   if (written !== rows) throw new EngineError('storage_failed', `compact: wrote ${written} rows but read ${rows} events; nothing was committed`);
-  return { staged, perFile };
+  return { staged, perFile, arrays };
 }
 
 /** Publishing: the files move into their day folders, still invisible (no commit names them); returns what the commit adds. */
 async function publishRun(
   connection: DuckDBConnection,
   source: SourceDescriptor,
-  run: { outDir: string; out: string; staging: string; staged: string[]; perFile: ReadonlyMap<string, number>; typedColumns: boolean; heads: ReadonlyMap<string, HeldHead> },
+  run: {
+    outDir: string;
+    out: string;
+    staging: string;
+    staged: string[];
+    perFile: ReadonlyMap<string, number>;
+    arrays: ReadonlyMap<string, unknown>;
+    typedColumns: boolean;
+    heads: ReadonlyMap<string, HeldHead>;
+  },
   progress: Progress,
 ): Promise<DataFile[]> {
   const { outDir, out, staged } = run;
@@ -279,7 +300,7 @@ async function publishRun(
     const rel = relative(out, file).split(sep).join('/');
     const target = join(outDir, rel);
     const entry: DataFile = { path: rel, rows: run.perFile.get(file) ?? 0, bytes: 0, day: /date=(\d{4}-\d{2}-\d{2})/.exec(rel)?.[1] ?? null };
-    Object.assign(entry, typedFieldsWritten(source, run.typedColumns));
+    Object.assign(entry, typedFieldsWritten(source, run.typedColumns), arraysFreeWritten(source, run.typedColumns, run.arrays.get(file)));
     // Its head (written with it, else read from it) and stored rollups, in place before the file (none is named until the commit).
     Object.assign(entry, await writeCompanions(connection, source, file, outDir, rel, run.staging, { head: run.heads.get(file) ?? true }, placement));
     const [placed] = await placement.place([{ from: file, to: target }]);

@@ -59,6 +59,14 @@ export interface DataFile {
    * computes them from the file's `metadata`.
    */
   typedFields?: string[];
+  /**
+   * Whether no row of it has its arrays flag (`arrays:metadata`) true, as its writer found it when
+   * it wrote the file: present only with `typedFields` (the files that have the flag). A query
+   * then reads the flag as the constant false without reading the file's footer. Absent in entries
+   * written before it existed and in those whose writer did not find it: a reader then asks the
+   * footer (src/duckdb/arrays-free-files.ts).
+   */
+  arraysFree?: boolean;
 }
 
 /** A file written beside a data file from its rows (a head, a stored rollup), with its own CRC-32. */

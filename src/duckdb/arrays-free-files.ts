@@ -7,7 +7,9 @@ import { sqlString, sqlStringList } from './sql-literal';
 // read from the typed columns, and the others, unnested from `metadata`. Most files have no such
 // row, yet DuckDB scanned each of them a second time for the second part (its row groups are not
 // skipped by a boolean's statistics). Their footers say so once: such a file's flag is read as the
-// constant false, and DuckDB drops the second part of those files when it plans the query.
+// constant false, and DuckDB drops the second part of those files when it plans the query. Files
+// written since the commit log records the fact (`DataFile.arraysFree`) are not asked: only the
+// entries written before it.
 
 /**
  * The Parquet files among `files` whose stored arrays flag is never true, by their footers'

@@ -2,6 +2,8 @@ import type { SourceDescriptor } from '../sources/source-descriptor';
 import { declaredColumns, sourceRelation, type SourceFiles } from './source-relations';
 import { sqlString } from './sql-literal';
 import { withTypedColumns } from './typed-columns';
+import { ARRAYS_COLUMN } from '../sources/typed-fields';
+import { columnName } from '../sql/column-name';
 
 /**
  * The Parquet key-value metadata key under which each data file records the commit it was
@@ -141,6 +143,32 @@ export function dictionaryLimit(entries: number | undefined, rowGroupRows: numbe
  */
 export function typedFieldsWritten(source: SourceDescriptor, written: boolean): { typedFields?: string[] } {
   return written && source.typedFields.length ? { typedFields: [...source.typedFields] } : {};
+}
+
+/**
+ * The column a writer adds to its count of a written file's rows (`SELECT count(*) ...`) to learn
+ * whether any row has the arrays flag true, for `arraysFreeWritten`: nothing for a file without
+ * the flag. One aggregate more in a scan the writer makes anyway; cheaper than the file's footer
+ * (docs/performance.md, "The arrays flag recorded when a file is written").
+ *
+ * @example
+ * `SELECT count(*) AS n${arraysAggregate(edgeLogs, true)} FROM read_parquet('part-0.parquet')`; // ..., bool_or("arrays:metadata") AS arrays ...
+ */
+export function arraysAggregate(source: SourceDescriptor, written: boolean): string {
+  return typedFieldsWritten(source, written).typedFields ? `, bool_or(${columnName(ARRAYS_COLUMN)}) AS arrays` : '';
+}
+
+/**
+ * What a commit records of a data file's arrays flag (src/dataset/dataset-log.ts,
+ * `DataFile.arraysFree`), from the `arrays` column `arraysAggregate` added to the writer's count:
+ * whether no row has it true (false or NULL), for a file written with typed columns; nothing for
+ * the others, nor for a file the count did not see (`undefined`): a reader then asks its footer.
+ *
+ * @example
+ * Object.assign(entry, arraysFreeWritten(edgeLogs, true, row.arrays)); // { arraysFree: true } when row.arrays is false or NULL
+ */
+export function arraysFreeWritten(source: SourceDescriptor, written: boolean, arrays: unknown): { arraysFree?: boolean } {
+  return typedFieldsWritten(source, written).typedFields && arrays !== undefined ? { arraysFree: arrays !== true } : {};
 }
 
 /** Rows that hold an event: a broken line has none of these. */

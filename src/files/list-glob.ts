@@ -29,6 +29,8 @@ export interface ListedFile {
   rollups?: Record<string, { path: string; bytes: number; writtenMs?: number; crc32?: number }>;
   /** For a dataset's data file: the typed fields its commit records it has as columns. */
   typedFields?: readonly string[];
+  /** For a dataset's data file with `typedFields`: whether its commit records that no row has the arrays flag true. */
+  arraysFree?: boolean;
 }
 
 /** What one glob matches now. */

@@ -157,6 +157,7 @@ export class SourceReader {
           ...(data.head ? { head: this.pathOf(root, data.head), headBytes: data.head.bytes, headRows: data.head.rows, headCrc32: data.head.crc32 } : {}),
           ...(data.rollups ? { rollups: this.rollupsOf(root, data.rollups) } : {}),
           ...(data.typedFields?.length ? { typedFields: data.typedFields } : {}),
+          ...(data.typedFields?.length && typeof data.arraysFree === 'boolean' ? { arraysFree: data.arraysFree } : {}),
         });
       }
       const entry = glob ? out.globs.find((g) => g.glob === glob.pattern) : undefined;

@@ -4,7 +4,7 @@ import { mkdir, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SourceDescriptor, SourceName } from '../sources/source-descriptor';
 import { openDatabase, type DatabaseSettings } from '../duckdb/open-database';
-import { typedFieldsWritten } from '../duckdb/parquet-layout';
+import { arraysAggregate, arraysFreeWritten, typedFieldsWritten } from '../duckdb/parquet-layout';
 import { withTypedPaths } from '../sources/typed-fields';
 import { parquetSchema } from '../duckdb/parquet-schema';
 import { sqlString, sqlStringList } from '../duckdb/sql-literal';
@@ -125,7 +125,8 @@ async function mergeDay(state: DatasetState, declared: SourceDescriptor, day: st
       },
       stagedHead,
     );
-    const [count] = (await connection.runAndReadAll(`SELECT count(*) AS n FROM read_parquet(${sqlStringList([staged])})`)).getRowObjects();
+    // The same count tells its arrays flag (what the commit records: `arraysFreeWritten`).
+    const [count] = (await connection.runAndReadAll(`SELECT count(*) AS n${arraysAggregate(source, typedColumns)} FROM read_parquet(${sqlStringList([staged])})`)).getRowObjects();
     if (Number(count?.n) !== rows) throw new EngineError('storage_failed', `merge: wrote ${Number(count?.n)} rows of ${rows}; nothing was committed`);
     // Its head and stored rollups, written as compaction writes them (one path: stored-rollups.ts).
     const headRows = heads?.get(stagedHead);
@@ -134,7 +135,16 @@ async function mergeDay(state: DatasetState, declared: SourceDescriptor, day: st
     const crc32 = await fileCrc32(staged);
     await rename(staged, join(root, name));
     await fsyncDir(join(root, `date=${day}`));
-    const add: DataFile = { path: name, rows, bytes: (await stat(join(root, name))).size, crc32, day, ...companions, ...typedFieldsWritten(source, typedColumns) };
+    const add: DataFile = {
+      path: name,
+      rows,
+      bytes: (await stat(join(root, name))).size,
+      crc32,
+      day,
+      ...companions,
+      ...typedFieldsWritten(source, typedColumns),
+      ...arraysFreeWritten(source, typedColumns, count?.arrays),
+    };
     failpoint('merge:written', source.name);
     if (!(await appendCommit(state, { source: source.name, add: [add], remove: files.map((f) => f.path), inputs: [] }))) {
       throw new EngineError('storage_failed', `${root}: another writer committed at the same time; the merge was not committed`);

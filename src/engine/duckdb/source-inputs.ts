@@ -23,7 +23,7 @@ export class SourceInputs {
   private readonly longLined = new Set<string>();
   private readonly longLines = new LongLineCopies();
   private readonly parquetTypes = new Map<string, ReadonlyMap<string, string>>();
-  /** Per typed Parquet file version: whether its arrays flag is never true (its footer, read once). */
+  /** Per typed Parquet file version without a recorded flag: whether its arrays flag is never true (its footer, read once). */
   private readonly arraysFree = new Map<string, boolean>();
 
   /** The SQL inputs of a read: whole files, range copies, and the Parquet schema (kept per file set). */
@@ -75,16 +75,19 @@ export class SourceInputs {
     this.longLines.close();
   }
 
-  /** The typed files among `files` whose arrays flag is never true; each file version's footer read once. */
+  /**
+   * The typed files among `files` whose arrays flag is never true: as their commit records it
+   * (`arraysFree`, known when the file was written), else by each file version's footer, read once.
+   */
   private async arraysFreeOf(connection: DuckDBConnection, files: readonly ListedFile[]): Promise<Set<string>> {
-    const unknown = files.filter((f) => !this.arraysFree.has(versionKey(f)));
+    const unknown = files.filter((f) => f.arraysFree === undefined && !this.arraysFree.has(versionKey(f)));
     const free = unknown.length
       ? await arraysFreeFiles(
           connection,
           unknown.map((f) => f.path),
         )
       : new Set<string>();
-    const answer = new Set(files.flatMap((f) => (free.has(f.path) || this.arraysFree.get(versionKey(f)) ? [f.path] : [])));
+    const answer = new Set(files.flatMap((f) => ((f.arraysFree ?? (free.has(f.path) || this.arraysFree.get(versionKey(f)))) ? [f.path] : [])));
     // Bounded: a long-running instance sees its files replaced by compaction.
     if (this.arraysFree.size + unknown.length > 4096) this.arraysFree.clear();
     for (const f of unknown) this.arraysFree.set(versionKey(f), free.has(f.path));
