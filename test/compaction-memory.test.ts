@@ -16,6 +16,10 @@ import { tempDir, writeLines } from './support/log-files';
 import { gatewayBenchEvent } from './support/gateway-bench-event';
 import { BUILDERS } from './support/supabase/vector-events';
 import { fakeLog, gatewayCompactor } from './support/fake-log';
+import { mergeSmallFiles } from '../src/managed/dataset-maintenance';
+import { parquetSchema } from '../src/duckdb/parquet-schema';
+import { normalizeEvent } from '../src/ingest/serialize-events';
+import { postgresLogs } from '../src/sources/supabase/supabase-sources';
 
 // docs/ingest.md, "Layout, compaction and retention": compaction parses the lines once into a
 // staging file and sorts from it (the sort spills to disk under a small memory limit), and a run
@@ -274,5 +278,44 @@ describe('the dictionaries of a Parquet COPY are sized to the rows it writes (do
       connection.closeSync();
       instance.closeSync();
     }
+  });
+});
+
+describe('a day\'s merge under compaction\'s memory limit (docs/performance.md, "Merges bounded by the memory limit")', () => {
+  const tmp = tempDir('le-merge-memory-');
+  afterAll(() => tmp.cleanup());
+
+  it("merges 72,000 events of Postgres's log within compaction's 80MB, written through the sorted table: copied straight from the sort they ran out of memory", async () => {
+    // Twelve files of 6,000 events, as ingest normalizes Vector's and compaction writes them.
+    const prng = new Prng(17);
+    const root = tmp.path('postgres', 'dataset');
+    for (let f = 0; f < 12; f++) {
+      const lines = Array.from({ length: 6000 }, (_, k) =>
+        normalizeEvent(BUILDERS.postgres_logs(prng, { micros: Date.parse('2026-11-21T01:00:00Z') * 1000 + (f * 6000 + k) * 1000, nanos: 0 }), k, ''),
+      );
+      await compactLogs({ source: 'postgresLogs', sourceDefinitions: [postgresLogs], inputs: writeLines(tmp.path('postgres', `${f}.ndjson`), lines), outDir: root, duckdb: { threads: 1 } });
+    }
+    const files = [...readDatasetStateStable(root).files.values()];
+    expect(files.map((f) => f.rows)).toEqual(Array.from({ length: 12 }, () => 6000));
+    const { instance, connection } = await openDatabase({ threads: 1, tempDirectory: tmp.path('postgres', 'spill') });
+    try {
+      await connection.run("SET memory_limit = '80MB'");
+      const paths = files.map((f) => join(root, f.path));
+      const straight = parquetLayoutCopy({
+        source: postgresLogs,
+        files: { ndjson: [], parquet: paths, parquetTypes: await parquetSchema(connection, paths), typedFields: new Map(files.map((f, i) => [paths[i]!, f.typedFields ?? []])) },
+        target: tmp.path('postgres', 'straight.parquet'),
+        where: 'true',
+        typedColumns: true,
+        rows: 72_000,
+      });
+      await expect(connection.run(straight)).rejects.toThrow(/Out of Memory/);
+    } finally {
+      connection.closeSync();
+      instance.closeSync();
+    }
+    // The merge itself, at the same limit and without the retry: one file of every event.
+    expect((await mergeSmallFiles(root, postgresLogs, { threads: 1, memoryLimit: '80MB' })).merged).toBe(12);
+    expect([...readDatasetStateStable(root).files.values()].map((f) => f.rows)).toEqual([72_000]);
   });
 });

@@ -76,8 +76,8 @@ describe("managed storage bounds each merge of a day's files by its DuckDB's mem
   }
 
   it('under a small memory limit, a day of many files ends merged into files within the bound, by merges that each fit it at that limit, with the same rows', async () => {
-    // 40MB: each merge takes 8,000 events at most (mergeRowsFor); sixteen files of 1,500 are more.
-    const bound = 8000;
+    // 40MB: each merge takes 20,000 events at most (mergeRowsFor); sixteen files of 1,500 are more.
+    const bound = 20_000;
     const limit = '40MB';
     for (const [name, now] of [
       ['today', CENSUS_NOW],

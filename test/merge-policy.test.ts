@@ -79,16 +79,16 @@ describe("a merge takes no more of a day's files than fit its DuckDB's memory li
     return { day, merges };
   };
 
-  it('is an event per 1,250 bytes of the limit past 30 MB, one per 10,000 bytes at least (40,000 of the default 80MB), none when no limit is set', () => {
-    expect(mergeRowsFor({ memoryLimit: '80MB' })).toBe(40_000);
-    expect(mergeRowsFor({ memoryLimit: '160MB' })).toBe(104_000);
-    expect(mergeRowsFor({ memoryLimit: '40MB' })).toBe(8000);
+  it('is an event per 1,000 bytes of the limit past 20 MB, one per 10,000 bytes at least (60,000 of the default 80MB), none when no limit is set', () => {
+    expect(mergeRowsFor({ memoryLimit: '80MB' })).toBe(60_000);
+    expect(mergeRowsFor({ memoryLimit: '160MB' })).toBe(140_000);
+    expect(mergeRowsFor({ memoryLimit: '40MB' })).toBe(20_000);
     expect(mergeRowsFor({ memoryLimit: '16MB' })).toBe(1600);
     expect(mergeRowsFor(undefined)).toBe(Infinity);
     expect(mergeRowsFor({})).toBe(Infinity);
   });
 
-  it('merges a day of 89 equal files (a burst) in merges that each fit, two by two, and stops when no two fit one', () => {
+  it('merges a day of 89 equal files (a burst) in merges that each fit, three by three, and stops when no two fit one', () => {
     const bound = mergeRowsFor({ memoryLimit: '80MB' });
     // 89 files of 18,000 events: unbounded, the size tiers take all of them in one merge.
     const burst = Array.from({ length: 89 }, (_, i) => ({ path: `date=2026-11-21/part-${String(i).padStart(2, '0')}.parquet`, bytes: 725_000, rows: 18_000 }));
@@ -96,9 +96,9 @@ describe("a merge takes no more of a day's files than fit its DuckDB's memory li
     const { day, merges } = mergeAll(burst, (f) => filesToMerge(f, bound));
     expect(merges.length).toBeGreaterThan(0);
     for (const rows of merges) expect(rows).toBeLessThanOrEqual(bound);
-    // Each pair makes a file of 36,000 events, which no other file joins: 44 of them and the odd one.
-    expect(day).toHaveLength(45);
-    expect(day.filter((f) => f.rows > bound / 2)).toHaveLength(44);
+    // Each three make a file of 54,000 events, which no other file joins: 29 of them and the last two's.
+    expect(day).toHaveLength(30);
+    expect(day.map((f) => f.rows)).toEqual([...Array.from({ length: 29 }, () => 54_000), 36_000]);
     expect(filesToMerge(day, bound)).toEqual([]);
     // A larger limit: the same rule, fewer files, each merge within its bound.
     const larger = mergeRowsFor({ memoryLimit: '400MB' });

@@ -100,41 +100,41 @@ export function runBytesFor(duckdb: DatabaseSettings | undefined): number {
 }
 
 /** What a merge of a day's files needs whatever its events (DuckDB itself, its files' readers, the writer's buffers). */
-const MERGE_RESERVE_BYTES = 30e6;
+const MERGE_RESERVE_BYTES = 20e6;
 
 /**
  * Events one merge of a day's files takes at most under these DuckDB settings (`mergeSmallFiles`):
- * one per 1,250 bytes of its memory limit past MERGE_RESERVE_BYTES, one per 10,000 bytes of it at
- * least (files of a few late events still merge under the smallest budgets); 40,000 of the
- * default 80MB; no bound with no limit set. Why: a merge sorts every row of its files and writes
- * them through one Parquet writer, and what that needs grows with its rows; after a burst a day
- * held 89 files of one size, the size tiers took all of them in one merge, and it ran out of
- * memory at 80 and 160MB on every retry.
+ * one per 1,000 bytes of its memory limit past MERGE_RESERVE_BYTES, one per 10,000 bytes of it at
+ * least (files of a few late events still merge under the smallest budgets); 60,000 of the
+ * default 80MB, 140,000 of 160MB; no bound with no limit set. Why: a merge sorts every row of its
+ * files and writes them through one Parquet writer, and what that needs grows with its rows; after
+ * a burst a day held 89 files of one size, the size tiers took all of them in one merge, and it ran
+ * out of memory at 80 and 160MB on every retry.
  *
- * Measured, one merge at once without the retry, of files as compaction writes them: Postgres's
- * log (`postgres_logs`, 18,000 events a file) fit 45MB at 36,000 events and not 40MB, 80MB at
- * 54,000 and not 72,000, 120MB at 72,000 and not 90,000, 160MB at 144,000 and not 162,000; the
- * gateway's as Vector sends them (`edge_logs` with its typed fields, 17,000 a file) fit 60MB at
- * 34,000 and not 50MB, 80MB at 68,000 and not 85,000, 160MB at 238,000, and in files of 1,500
- * events 40MB at 12,000 and not 24,000; the ingest bench's gateway events (14,000 a file, the
- * widest) fit 80MB at 28,000 and not 60MB, nor 80MB at 42,000 (which fit it since merges write
- * from a sorted table; Postgres's did not change). Counted in Parquet bytes, the
- * sources disagree more (the bench's events with short ids failed 40MB at 0.61 MB where 0.74 MB of
- * Vector's fit), so the bound counts events. It fits Postgres's and Vector's gateway events at
- * every limit measured; events still differ by up to twice, so a merge of the widest near the
- * bound takes the retry at twice the limit, and one that fails there is followed by one of half
- * its events (`nextRunBytes`). It is no lower because two files of one 8 MiB segment each (14,000
- * - 19,000 events) must fit one merge at the default limit, or a burst's files never merge. What
- * a merge needs is not monotonic in its events (all 1,600,000 of a burst fit 160MB where 162,000
- * did not), so nothing past the bound is assumed to fail or to fit: docs/performance.md,
- * "Merges bounded by the memory limit".
+ * Measured, one merge at once without the retry, of files as compaction writes them, every source
+ * written through the sorted table (`writeLayoutWithHeads`): Postgres's log (`postgres_logs`,
+ * 6,000 events a file), the source that fits fewest, fit 40MB at 48,000 events and not 60,000,
+ * 60MB at 72,000 and not 78,000, 80MB at 78,000 and not 84,000, 120MB at 162,000 and 160MB at
+ * 240,000 (the largest tried); the gateway's as Vector sends them and the ingest bench's (the
+ * widest) both fit 80MB at 84,000, the largest tried, but the ingest bench's fit neither 60MB at
+ * 24,000 nor 40MB at 3,000: below 80MB they take the retry whatever the bound. Copied straight from the sort, as Postgres's
+ * was before, it fit 80MB at 54,000 and not 72,000 and 160MB at 144,000 and not 162,000, and the
+ * bound was 40,000 of 80MB. Counted in Parquet bytes, the sources disagree more (the bench's events
+ * with short ids failed 40MB at 0.61 MB where 0.74 MB of Vector's fit), so the bound counts events.
+ * Events still differ by source, so a merge near the bound may take the retry at twice the limit,
+ * and one that fails there is followed by one of half its events (`nextRunBytes`). It is no lower
+ * because two files of one 8 MiB segment each (14,000 - 19,000 events) must fit one merge at the
+ * default limit, or a burst's files never merge. What a merge needs is not monotonic in its events
+ * (all 1,600,000 of a burst fit 160MB where 162,000 did not, before the sorted table), so nothing
+ * past the bound is assumed to fail or to fit: docs/performance.md, "Merges bounded by the memory
+ * limit".
  *
  * @example
- * mergeRowsFor({ memoryLimit: '80MB' }); // 40000
+ * mergeRowsFor({ memoryLimit: '80MB' }); // 60000
  */
 export function mergeRowsFor(duckdb: DatabaseSettings | undefined): number {
   const limit = duckdb?.memoryLimit === undefined ? null : memoryLimitBytes(duckdb.memoryLimit);
-  return limit === null ? Infinity : Math.floor(Math.max(limit / 10_000, (limit - MERGE_RESERVE_BYTES) / 1250));
+  return limit === null ? Infinity : Math.floor(Math.max(limit / 10_000, (limit - MERGE_RESERVE_BYTES) / 1000));
 }
 
 /**
