@@ -49,6 +49,7 @@ const OPTIONS = {
   'skip-managed': { type: 'boolean', default: false },
   'skip-studio': { type: 'boolean', default: false },
   'skip-layouts': { type: 'boolean', default: false },
+  'skip-studio-postgres': { type: 'boolean', default: false },
   'skip-parse': { type: 'boolean', default: false },
   'parse-seconds': { type: 'string', default: '2' },
   'skip-discovered': { type: 'boolean', default: false },
@@ -76,6 +77,7 @@ const HELP: Record<keyof typeof OPTIONS, string> = {
   'skip-managed': 'leave out managed storage',
   'skip-studio': "leave out Supabase Studio's requests on a self-hosted week (beside Logflare on Postgres and chdb)",
   'skip-layouts': 'in the Studio section, leave out the same requests on a copy of the week without typed columns',
+  'skip-studio-postgres': 'in the Studio section, leave out Logflare on Postgres (loading the week into it takes a while; said in one line)',
   'skip-parse': 'leave out the ingest parse alone (bodyLines) beside the floor of JSON.parse + JSON.stringify',
   'parse-seconds': 'seconds of each side (ours, the floor) per feed and batch size in the parse phase',
   'skip-discovered': 'leave out the Explorer question on a discovered field (JSON only and its column, beside chdb with a materialized column)',
@@ -274,7 +276,7 @@ try {
     log("studio: Supabase Studio's requests on a self-hosted week, beside Logflare on Postgres and chdb");
     // The week's size follows --scale (the large scale uses the default week); Postgres is timed 3 times (seconds a query).
     // Without a Postgres on this machine the Logflare-on-Postgres peer is left out, said in one line.
-    const noPostgres = missingPostgres();
+    const noPostgres = values['skip-studio-postgres'] ? '--skip-studio-postgres' : missingPostgres();
     if (noPostgres) log(`studio: Logflare on Postgres left out: ${noPostgres}`);
     studio = await measureStudio({ scale: scale === 'large' ? 'default' : scale, runs, pgRuns: Math.min(runs, 3), postgresLeftOut: noPostgres, chdb: true, layouts: !values['skip-layouts'] }, log);
   }
