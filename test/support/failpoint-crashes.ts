@@ -87,6 +87,8 @@ async function buildTemplate(dataDir: string): Promise<Template> {
         await history.segment(source, 10, [...at(D2), ...at(D1)]);
         // The first commit of the server's run is at least the 32nd since the last checkpoint.
         await history.emptyCommits(source, Math.max(0, 31 - history.commitsSinceCheckpoint(source)));
+        // The two segments stay for the server's first run (no run of the history's took them).
+        expect(history.closedSegments(source)).toBe(2);
       }),
     );
     return { acked: history.acked, old };
