@@ -382,6 +382,29 @@ describe('a typed field whose type varies from event to event', () => {
     expect(answers['JSON only']).toEqual(answers.NDJSON);
   });
 
+  it("holds in each text column what json_extract_string gives on metadata, and in each JSON column what json_extract gives (the texts are read from the values' one parse)", async () => {
+    const instance = await DuckDBInstance.create(':memory:');
+    const connection = await instance.connect();
+    try {
+      for (const macro of TIMESTAMP_MACROS) await connection.run(macro);
+      const relation = sourceRelation(authLogs, { ndjson: [tmp.path('varied', 'auth.ndjson')], parquet: [], parquetTypes: new Map() });
+      const rows = (
+        await connection.runAndReadAll(
+          `SELECT id, "text:metadata.status" AS text, json_extract_string(metadata, '$."status"') AS text_of_metadata, CAST("json:metadata.status" AS VARCHAR) AS json, CAST(json_extract(metadata, '$."status"') AS VARCHAR) AS json_of_metadata FROM (${relation}) ORDER BY id`,
+        )
+      ).getRowObjectsJson();
+      expect(rows).toHaveLength(events.length);
+      for (const row of rows) {
+        expect(row.text, String(row.id)).toBe(row.text_of_metadata);
+        expect(row.json, String(row.id)).toBe(row.json_of_metadata);
+      }
+      expect(rows.map((r) => r.text)).toEqual(expect.arrayContaining(['500', '503', 'abc', '{"code":500}', '[500,404]', 'true', '500.5', 'é"\\', null]));
+    } finally {
+      connection.closeSync();
+      instance.closeSync();
+    }
+  });
+
   it('answers what the events hold: a missing or null status is NULL, an object or array is its JSON', () => {
     const [groups, , , , texts, counts, unnested] = answers['typed columns'] as Array<Array<Record<string, unknown>>>;
     expect(groups).toHaveLength(statuses.length - 1);
