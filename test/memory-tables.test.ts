@@ -2,10 +2,12 @@ import { truncateSync } from 'node:fs';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { DuckDBConnection, DuckDBInstance, DuckDBPreparedStatement, DuckDBTypeId } from '@duckdb/node-api';
 import { MemoryTables } from '../src/managed/memory-tables';
-import { TIMESTAMP_MACROS } from '../src/duckdb/source-relations';
+import { sourceRelation, TIMESTAMP_MACROS } from '../src/duckdb/source-relations';
+import { withTypedPaths } from '../src/sources/typed-fields';
+import { edgeLogs } from '../src/sources/edge-logs';
 import { createEndpoints } from '../src/index';
 import { census, CENSUS_NOW, censusEvents, idRange } from './support/census';
-import { tempDir } from './support/log-files';
+import { edgeEvent, tempDir, writeLines } from './support/log-files';
 import { BUILT_IN_SOURCE_SET } from '../src/sources/built-ins';
 
 const lines = (events: object[]) => Buffer.from(events.map((e) => `${JSON.stringify(e)}\n`).join(''));
@@ -130,7 +132,9 @@ describe('managed storage holds its uncompacted events in memory', () => {
     await withMemoryTables(async (memory, setup) => {
       const held = async () => Number((await setup.runAndReadAll('SELECT sum(memory_usage_bytes) AS n FROM duckdb_memory()')).getRowObjects()[0]!.n);
       const before = await held();
-      for (let seq = 1; seq <= 4; seq++) await memory.insert('edgeLogs', seq, lines(censusEvents(`r${seq}`, 20_000)));
+      // Fewer rows than DuckDB's automatic checkpoint takes (it compresses the table: what it holds
+      // would then fall without a retirement); the gateway's rows carry its typed columns too.
+      for (let seq = 1; seq <= 4; seq++) await memory.insert('edgeLogs', seq, lines(censusEvents(`r${seq}`, 12_000)));
       const full = await held();
       expect(full - before).toBeGreaterThan(8 * 2 ** 20);
       memory.retire('edgeLogs', [1, 2, 3, 4]);
@@ -306,10 +310,59 @@ describe('managed storage holds its uncompacted events in memory', () => {
     });
   });
 
+  it('holds each event\'s typed columns as computed once at insert, and a read selects them as held instead of parsing metadata again (docs/performance.md, "Typed columns held in the memory tables")', async () => {
+    const event = (id: string, path: string, status: unknown) => ({
+      ...edgeEvent({ id, timestamp: CENSUS_NOW, path }),
+      metadata: { request: { method: 'GET', path, headers: { cf_connecting_ip: '10.0.0.1' } }, response: { status_code: status } },
+    });
+    const events = [event('a', '/rest/v1/a', 500), event('b', '/rest/v1/b?x=[1]', '200'), { id: 'c', timestamp: CENSUS_NOW, project: 'p0', event_message: 'no metadata' }];
+    const later = event('d', '/rest/v1/d', { code: 404 });
+    await withMemoryTables(async (memory, setup) => {
+      await memory.insert('edgeLogs', 1, lines(events));
+      await memory.insert('edgeLogs', 1, lines([later]));
+      const held = (await setup.runAndReadAll("SELECT column_name FROM duckdb_columns() WHERE table_name = 'le_memory_edge_logs'")).getRows().map(([name]) => String(name));
+      expect(held).toEqual(expect.arrayContaining(['text:metadata.request.path', 'json:metadata.response.status_code', 'arrays:metadata']));
+      const relation = memory.view('edgeLogs').relation(() => false)!;
+      expect(relation.typedFields).toEqual(edgeLogs.typedFields);
+      // The relation queries read is the memory's SELECT as it is: nothing parses metadata.
+      const read = sourceRelation(edgeLogs, { ndjson: [], parquet: [], parquetTypes: new Map(), memory: relation });
+      expect(read).toBe(`(${relation.rows})`);
+      expect(read).not.toMatch(/json_extract|contains\(metadata/);
+      const typed = '"text:metadata.request.path" AS path, "json:metadata.response.status_code" AS status, "arrays:metadata" AS arrays';
+      // The same values as computed from the lines.
+      const file = writeLines(tmp.path('typed', 'events.ndjson'), [...events, later]);
+      const fromLines = sourceRelation(edgeLogs, { ndjson: [file], parquet: [], parquetTypes: new Map() });
+      const rows = async (sql: string) => (await setup.runAndReadAll(`SELECT id, ${typed} FROM (${sql}) ORDER BY id`)).getRowObjectsJson();
+      expect(await rows(read)).toEqual(await rows(fromLines));
+      expect((await rows(read)).map((r) => [r.path, r.status, r.arrays])).toEqual([
+        ['/rest/v1/a', '500', false],
+        ['/rest/v1/b?x=[1]', '"200"', true],
+        [null, null, null],
+        ['/rest/v1/d', '{"code":404}', false],
+      ]);
+      // Read as held: a value forged in the table is what the relation gives.
+      await setup.run(`UPDATE le_memory_edge_logs SET "text:metadata.request.path" = 'HELD' WHERE id = 'a'`);
+      expect((await rows(read))[0]).toMatchObject({ id: 'a', path: 'HELD' });
+      // A field discovered after the tables were made (the instance widens its source) is computed
+      // from metadata; the declared ones are still read as held.
+      const widened = withTypedPaths(edgeLogs, ['request.headers.cf_connecting_ip']);
+      const wide = sourceRelation(widened, { ndjson: [], parquet: [], parquetTypes: new Map(), memory: relation });
+      const discovered = (
+        await setup.runAndReadAll(`SELECT id, "text:metadata.request.path" AS path, "text:metadata.request.headers.cf_connecting_ip" AS ip FROM (${wide}) ORDER BY id`)
+      ).getRowObjectsJson();
+      expect(discovered.map((r) => [r.id, r.path, r.ip])).toEqual([
+        ['a', 'HELD', '10.0.0.1'],
+        ['b', '/rest/v1/b?x=[1]', '10.0.0.1'],
+        ['c', null, null],
+        ['d', '/rest/v1/d', '10.0.0.1'],
+      ]);
+    });
+  });
+
   it('the function log, which has no heads, keeps no newest table', async () => {
     await withMemoryTables(async (memory) => {
       await memory.insert('functionEdgeLogs', 1, lines([{ id: 'f', timestamp: CENSUS_NOW, metadata: { project_ref: 'p' } }]));
-      expect(memory.view('functionEdgeLogs').relation(() => false)).toEqual({ rows: expect.stringMatching(/le_memory_function_edge_logs/) });
+      expect(memory.view('functionEdgeLogs').relation(() => false)).toEqual({ rows: expect.stringMatching(/le_memory_function_edge_logs/), typedFields: ['response.status_code'] });
     });
   });
 });

@@ -154,15 +154,15 @@ function ndjsonRelation(source: SourceDescriptor, files: readonly string[], with
  * SQL of the relation over NDJSON bytes bound to a parameter (`$<param>`, a BLOB of UTF-8, one
  * event per line): what managed storage's in-memory tables are filled from, typed exactly as the
  * files are read. Bytes, not text: a JS string of the lines cost a UTF-8 decode and encode per
- * batch on the main thread; `decode` turns them into text inside DuckDB. `typedColumns: false`
- * leaves the typed columns out (the memory tables compute them when read).
+ * batch on the main thread; `decode` turns them into text inside DuckDB. With the source's typed
+ * columns, computed once here (the memory tables hold them, so queries read them as stored).
  */
-export function ndjsonTextRelation(source: SourceDescriptor, param: string, options: { typedColumns?: boolean } = {}): string {
-  return eventsOfLines(source, `(SELECT json FROM (SELECT unnest(string_split(decode($${param}), chr(10))) AS json) WHERE json <> '')`, false, options.typedColumns ?? true);
+export function ndjsonTextRelation(source: SourceDescriptor, param: string): string {
+  return eventsOfLines(source, `(SELECT json FROM (SELECT unnest(string_split(decode($${param}), chr(10))) AS json) WHERE json <> '')`, false);
 }
 
-/** The source's columns from rows of one JSON object each (`json`), marker lines left out; its typed columns unless told. */
-function eventsOfLines(source: SourceDescriptor, lines: string, withFilename: boolean, typedColumns = true): string {
+/** The source's columns from rows of one JSON object each (`json`), marker lines left out, then its typed columns. */
+function eventsOfLines(source: SourceDescriptor, lines: string, withFilename: boolean): string {
   const struct = JSON.stringify(jsonFieldsOf(source));
   const paths = Object.entries(metadataPathsOf(source));
   // One JSON parse of metadata extracts every derived field at once.
@@ -184,7 +184,7 @@ function eventsOfLines(source: SourceDescriptor, lines: string, withFilename: bo
       )
     )
   )`;
-  return typedColumns ? withTypedColumns(source, declared) : declared;
+  return withTypedColumns(source, declared);
 }
 
 /**
@@ -198,8 +198,8 @@ export function relationColumns(source: SourceDescriptor): ReadonlyArray<[name: 
 }
 
 /**
- * `CREATE TABLE` columns of a source's declared columns (what an in-memory table of its events
- * holds; its typed columns come after them in the relation).
+ * A source's declared columns, with their DuckDB types (its typed columns come after them in the
+ * relation).
  *
  * @example
  * declaredColumns(edgeLogs)[0]; // ['id', 'VARCHAR']
@@ -275,6 +275,21 @@ function quoteIdent(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
 }
 
+/**
+ * Events held in memory (managed storage's in-memory tables, memory-tables.ts): their SELECT, and
+ * the typed fields it holds as columns. A relation's typed column of another field (one
+ * compaction discovered, which the tables' source does not declare) is computed over it from `metadata`.
+ *
+ * @example
+ * const memory: MemoryRows = { rows: 'SELECT ... FROM le_memory_edge_logs WHERE le_seq IN (3)', typedFields: edgeLogs.typedFields };
+ */
+export interface MemoryRows {
+  /** The SELECT: the source's declared columns, then the typed columns of `typedFields`. */
+  readonly rows: string;
+  /** The typed fields held as columns (paths; the arrays flag with any), as a Parquet file's commit records them. */
+  readonly typedFields: readonly string[];
+}
+
 export interface SourceFiles {
   ndjson: string[];
   parquet: string[];
@@ -291,11 +306,8 @@ export interface SourceFiles {
    * them for the unnested part of a range (the flag is only ever read as `coalesce(flag, false)`).
    */
   arraysFree?: ReadonlySet<string>;
-  /**
-   * A SELECT of events held in memory (managed storage's in-memory table), with the source's
-   * declared columns: its typed columns are computed over it, as the relation's descriptor has them.
-   */
-  memory?: string;
+  /** Events held in memory (managed storage's in-memory tables). */
+  memory?: MemoryRows;
   /** SELECTs of rows the engine holds in tables of its own (a day's heads: head-tables.ts), with the source's columns in relation order. */
   held?: readonly string[];
   /**
@@ -316,7 +328,7 @@ export function sourceRelation(source: SourceDescriptor, files: SourceFiles, opt
   if (files.ndjson.length) parts.push(ndjsonRelation(source, files.ndjson, options.withFilename ?? false));
   if (files.parquet.length) parts.push(parquetRelation(source, files.parquet, files.parquetTypes, files.typedFields, files.arraysFree));
   parts.push(...(files.held ?? []));
-  if (files.memory) parts.push(withTypedColumns(source, files.memory));
+  if (files.memory) parts.push(withTypedColumns(source, files.memory.rows, storedTypedOf(source, files.memory.typedFields)));
   if (!parts.length) return emptyRelation(source);
   const union = parts.map((p) => `(${p})`).join('\nUNION ALL\n');
   return files.where ? `SELECT * FROM (\n${union}\n) WHERE ${files.where}` : union;
@@ -325,9 +337,9 @@ export function sourceRelation(source: SourceDescriptor, files: SourceFiles, opt
 /**
  * Whether a source's relation over these files has its arrays flag false on every row, known before
  * any row is read: every part is a Parquet file that reads it as the constant false (`arraysFree`).
- * NDJSON, the memory tables' rows and held rows compute it from each event's `metadata`, so a
- * relation with any of them is not known so, nor is a Parquet file without the stored flag or whose
- * footer says it may be true.
+ * NDJSON and held rows compute it from each event's `metadata` and the memory tables hold it row
+ * by row, so a relation with any of them is not known so, nor is a Parquet file without the
+ * stored flag or whose footer says it may be true.
  *
  * @example
  * arraysFlagFalse({ ndjson: [], parquet: ['day.parquet'], parquetTypes, arraysFree: new Set(['day.parquet']) }); // true

@@ -1,6 +1,7 @@
 import { statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import type { SourceDescriptor } from '../sources/source-descriptor';
+import type { MemoryRows } from '../duckdb/source-relations';
 import { rollupDefinition } from '../dataset/stored-rollups';
 import { partitionDay } from './file-kinds';
 import { readDatasetStateStable, type DataFile, type DatasetState } from '../dataset/dataset-log';
@@ -45,14 +46,14 @@ export interface ReadSet {
    * instance widens the source by (src/sources/live-source-set.ts), for the requests after this one.
    */
   typedPaths: string[];
-  /** The SELECT of events held in memory (managed storage), when there are any: the source's declared columns. */
-  memory?: string;
+  /** The events held in memory (managed storage), when there are any: their SELECT and the typed fields it holds. */
+  memory?: MemoryRows;
   /**
    * A SELECT of a subset of `memory` that holds each project's newest events (as a compacted
    * file's head holds its file's), when memory keeps one: what a newest-first page without an
    * upper time bound reads instead (see memory-tables.ts).
    */
-  memoryNewest?: string;
+  memoryNewest?: MemoryRows;
 }
 
 /** Where extra inputs come from (managed storage adds its write-ahead log this way). */
@@ -66,7 +67,7 @@ export interface ExtraInputs {
    */
   view(): {
     ndjson: readonly FileRange[];
-    memory?: (covered: (path: string) => boolean) => { rows: string; newest?: string } | undefined;
+    memory?: (covered: (path: string) => boolean) => { rows: string; newest?: string; typedFields: readonly string[] } | undefined;
     /** Files not read yet (a backlog being recovered): named in the answer unless a dataset holds them. */
     recovering?: readonly FileRange[];
   };
@@ -176,8 +177,8 @@ export class SourceReader {
     const extra = this.extra?.view();
     const memory = extra?.memory?.((path) => index.recordsOf(path).length > 0);
     if (memory) {
-      out.memory = memory.rows;
-      if (memory.newest !== undefined) out.memoryNewest = memory.newest;
+      out.memory = { rows: memory.rows, typedFields: memory.typedFields };
+      if (memory.newest !== undefined) out.memoryNewest = { rows: memory.newest, typedFields: memory.typedFields };
     }
     for (const range of extra?.recovering ?? []) {
       if (coveredBytes(range.file, index, this.hashes, listedPaths) >= range.end) continue;

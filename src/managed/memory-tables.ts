@@ -1,7 +1,8 @@
 import { BIGINT, BLOB, blobValue, type DuckDBConnection, type DuckDBInstance, type DuckDBPreparedStatement } from '@duckdb/node-api';
 import type { SourceDescriptor, SourceName } from '../sources/source-descriptor';
 import type { SourceSet } from '../sources/source-set';
-import { declaredColumns, ndjsonTextRelation } from '../duckdb/source-relations';
+import { declaredColumns, ndjsonTextRelation, relationColumns } from '../duckdb/source-relations';
+import { columnName } from '../sql/column-name';
 import { stageRowsSql } from '../duckdb/staged-rows';
 import { sqlString } from '../duckdb/sql-literal';
 import { hasHeads, HEAD_ROWS_PER_PROJECT } from '../dataset/newest-heads';
@@ -60,10 +61,15 @@ export interface MemoryView {
   relation(covered: (seq: number) => boolean): MemoryRelation | undefined;
 }
 
-/** The SELECTs of a source's events held in memory, with the source's declared columns (its typed ones are computed over them when read). */
+/** The SELECTs of a source's events held in memory, with the columns of its relation as the tables' source has them: declared, then typed. */
 export interface MemoryRelation {
   /** Every event. */
   rows: string;
+  /**
+   * The typed fields the rows hold as columns (those the source declares; the arrays flag with
+   * any): a field compaction discovered is computed from `metadata` when read (source-relations.ts).
+   */
+  typedFields: readonly string[];
   /**
    * A subset holding each project's HEAD_ROWS_PER_PROJECT newest events (timestamp descending,
    * then id): what a newest-first top-N of at most that many rows with no upper time bound needs.
@@ -119,7 +125,7 @@ export class MemoryTables {
   /** Rows added to each source's newest table since it was last cut back, and the segments they belong to. */
   private readonly newestGrowth = new Map<SourceName, { rows: number; seqs: Set<number> }>();
 
-  /** A table per source of the instance (`sources`, as declared: the tables hold its declared columns), holding at most `maxBytes` of NDJSON in all. */
+  /** A table per source of the instance (`sources`, as declared: the tables hold its relation's columns, typed ones included), holding at most `maxBytes` of NDJSON in all. */
   constructor(
     private readonly sources: SourceSet,
     private readonly maxBytes = DEFAULT_MAX_BYTES,
@@ -245,9 +251,7 @@ export class MemoryTables {
       const n = ++this.inserts_n;
       try {
         if (!prepared) {
-          prepared = await connection.prepare(
-            `INSERT INTO ${tableOf(d)} SELECT *, CAST($le_seq AS BIGINT), CAST($le_n AS BIGINT) FROM (${ndjsonTextRelation(d, 'le_lines', { typedColumns: false })})`,
-          );
+          prepared = await connection.prepare(`INSERT INTO ${tableOf(d)} SELECT *, CAST($le_seq AS BIGINT), CAST($le_n AS BIGINT) FROM (${ndjsonTextRelation(d, 'le_lines')})`);
           this.inserts.set(source, prepared);
         }
         prepared.bind({ le_lines: blobValue(parts.length === 1 ? parts[0]! : Buffer.concat(parts)), le_seq: BigInt(seq), le_n: BigInt(n) }, { le_lines: BLOB, le_seq: BIGINT, le_n: BIGINT });
@@ -312,8 +316,8 @@ export class MemoryTables {
   view(source: SourceName): MemoryView {
     const mirrored = new Set(this.mirrored.get(source) ?? []);
     const d = this.sources.get(source);
-    const columns = declaredColumns(d)
-      .map(([name]) => name)
+    const columns = relationColumns(d)
+      .map(([name]) => columnName(name))
       .join(', ');
     // Before the tables exist no insert has finished, so nothing acknowledged is held yet (a query
     // racing the first ingest after a start must not name a table still being created).
@@ -327,11 +331,12 @@ export class MemoryTables {
         const held = [...mirrored].filter((seq) => !covered(seq));
         if (!held.length || !created) return undefined;
         const where = ` WHERE le_seq IN (${held.join(', ')})`;
-        // The declared columns: the typed ones are computed over them by the query's relation
-        // (its descriptor's, source-relations.ts), not held: at insert they cost two more parses of
-        // each event's metadata (an event of 650,000 keys no longer fitted) and half as much memory again.
+        // The typed columns as held, computed once at insert: computed when read instead, every
+        // query reading these rows parsed each event's metadata again for them (docs/performance.md,
+        // "Typed columns held in the memory tables").
         return {
           rows: `SELECT ${columns} FROM ${tableOf(d)}${where}`,
+          typedFields: d.typedFields,
           ...(hasNewest(d) ? { newest: `SELECT ${columns} FROM ${newestOf(d)}${where}` } : {}),
         };
       },
@@ -467,10 +472,10 @@ export class MemoryTables {
       if (!this.instance) throw new EngineError('storage_failed', 'MemoryTables: not attached to a DuckDB instance');
       this.connection = await this.instance.connect();
       for (const source of this.sources.list) {
-        const columns = declaredColumns(source)
-          .map(([name, type]) => `${name} ${type}`)
+        const columns = relationColumns(source)
+          .map(([name, type]) => `${columnName(name)} ${type}`)
           .join(', ');
-        // le_seq: the segment of each row; le_n: the insert that brought it.
+        // The relation's columns, typed ones included; le_seq: the segment of each row; le_n: the insert that brought it.
         await this.connection.run(`CREATE TABLE IF NOT EXISTS ${tableOf(source)} (${columns}, le_seq BIGINT, le_n BIGINT)`);
         if (hasNewest(source)) await this.connection.run(`CREATE TABLE IF NOT EXISTS ${newestOf(source)} (${columns}, le_seq BIGINT, le_n BIGINT)`);
       }

@@ -30,7 +30,7 @@ export async function inspectSource(connection: DuckDBConnection, source: Source
   if (files.memory) {
     // Managed storage's acknowledged lines not compacted yet, held in memory instead of read
     // from their segments: lines all the same, each one event (ingest checked them).
-    const r = await connection.runAndReadAll(`SELECT count(*) AS n FROM (${files.memory})`);
+    const r = await connection.runAndReadAll(`SELECT count(*) AS n FROM (${files.memory.rows})`);
     lines += Number(r.getRowObjects()[0]?.n ?? 0);
   }
   if (files.parquet.length) {

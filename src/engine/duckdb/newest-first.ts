@@ -1,7 +1,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { CompiledQuery, EngineValue } from '../engine';
 import type { SourceDescriptor } from '../../sources/source-descriptor';
-import type { SourceFiles } from '../../duckdb/source-relations';
+import type { MemoryRows, SourceFiles } from '../../duckdb/source-relations';
 import type { ListedFile } from '../../files/list-glob';
 import { headOf, type ReadSet, type SourceReader } from '../../files/source-reader';
 import { partitionDay } from '../../files/file-kinds';
@@ -127,7 +127,7 @@ export async function newestFirst(q: NewestFirstQuery): Promise<Rows> {
  * table in memory when it fits (else from the head files); a day's data files that an upper bound
  * cuts into are read in two phases (two-phase-newest.ts).
  */
-async function readDays(q: NewestFirstQuery, days: readonly DayRead[], first: boolean, memory?: string): Promise<Rows> {
+async function readDays(q: NewestFirstQuery, days: readonly DayRead[], first: boolean, memory?: MemoryRows): Promise<Rows> {
   const held: HeldHeads[] = [];
   try {
     const parquet: string[] = [];
