@@ -85,6 +85,7 @@ const TIERS = {
     'compact-from-memory',
     'compaction-heads',
     'compaction-memory',
+    'counts-per-value',
     'definitions',
     'differential',
     'discovered-paths',

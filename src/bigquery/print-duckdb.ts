@@ -1,6 +1,7 @@
 import type { ColumnType } from '../sql/column-types';
-import type { BodyIR, Expr, FromIR, Kind, QueryIR, UnnestAlias } from './ir';
-import { jsonKeys, jsonKeysText, unnestColumn } from './ir';
+import type { BodyIR, Expr, FromIR, Kind, QueryIR, SelectIR, UnnestAlias } from './ir';
+import { countsPerValue, type CountsPerValue } from './counts-per-value';
+import { jsonKeys, jsonKeysText, RESERVED_PREFIX, unnestColumn } from './ir';
 import { jsonPathLiteral } from '../duckdb/typed-columns';
 import { SqlPrinter } from './print-sql';
 
@@ -49,7 +50,9 @@ class DuckDbPrinter extends SqlPrinter {
     const withClause = query.ctes.length ? `WITH ${query.ctes.map((c) => `${q(c.name)} AS (${this.query(c.query)})`).join(', ')} ` : '';
     const late = this.lateOutputs(query);
     if (late !== null) return withClause + late;
-    let sql = withClause + this.body(query.body);
+    const counts = countsPerValue(query);
+    const twoSteps = counts === null ? null : this.countsInTwoSteps(query.body as SelectIR, counts);
+    let sql = withClause + (twoSteps ?? this.body(query.body));
     if (query.orderBy.length) sql += ` ORDER BY ${query.orderBy.map((o) => `${this.expr(o.e)} ${this.direction(o)}`).join(', ')}`;
     if (query.limit !== null) sql += ` LIMIT ${query.limit}`;
     if (query.offset !== null) sql += ` OFFSET ${query.offset}`;
@@ -77,6 +80,36 @@ class DuckDbPrinter extends SqlPrinter {
     const page = `SELECT * FROM ${this.range(b.from, before)}${b.where ? ` WHERE ${this.expr(b.where)}` : ''} ${cut}`;
     const items = b.items.map((i) => `${this.output(i.e)} AS ${q(i.name)}`).join(', ');
     return `SELECT ${items} FROM (${page}) AS ${q(b.from.alias)} ORDER BY ${keys.join(', ')}`;
+  }
+
+  /**
+   * A chart's counts by time bucket in two steps (counts-per-value.ts): the rows counted per bucket
+   * and value of the columns the counts read, then each count the sum of the first step's counts
+   * where its value is counted (`count(x)`: x not NULL; `COUNTIF(x)`: x true), as a BIGINT as
+   * `count` gives. Null when the printed counts read a column of the range other than those.
+   */
+  private countsInTwoSteps(b: SelectIR, c: CountsPerValue): string | null {
+    const alias = q(c.from.alias);
+    const args = c.outputs.map((o) => ('count' in o && o.count.arg !== null ? this.expr(o.count.arg) : null));
+    const printed = args.filter((a) => a !== null).join(' ');
+    const ref = (column: string) => `${alias}.${q(column)}`;
+    const leaves = c.leaves.filter((l) => printed.includes(ref(l)));
+    // Every reference to the range in the counts is to one of those columns (a text naming the
+    // range otherwise, such as a string literal holding it, is counted in one step).
+    const refs = printed.split(`${alias}.`).length - 1;
+    if (!leaves.length || refs !== leaves.reduce((n, l) => n + printed.split(ref(l)).length - 1, 0)) return null;
+    const keys = c.keys.map((k, i) => ({ printed: this.output(k), name: q(`${RESERVED_PREFIX}k${i + 1}`) }));
+    const n = q(`${RESERVED_PREFIX}n`);
+    const groups = [...keys.map((k) => k.printed), ...leaves.map(ref)];
+    const first = `SELECT ${[...keys.map((k) => `${k.printed} AS ${k.name}`), ...leaves.map(ref), `count(*) AS ${n}`].join(', ')} FROM ${this.from(c.from)}${b.where ? ` WHERE ${this.expr(b.where)}` : ''} GROUP BY ${groups.join(', ')}`;
+    const outputs = c.outputs.map((o, i) => {
+      const name = q(b.items[i]!.name);
+      if ('key' in o) return `${alias}.${keys[o.key]!.name} AS ${name}`;
+      const arg = args[i];
+      const counted = arg === null ? `${alias}.${n}` : `CASE WHEN ${o.count.fn === 'countif' ? arg : `(${arg}) IS NOT NULL`} THEN ${alias}.${n} END`;
+      return `CAST(coalesce(sum(${counted}), 0) AS BIGINT) AS ${name}`;
+    });
+    return `SELECT ${outputs.join(', ')} FROM (${first}) AS ${alias} GROUP BY ${keys.map((k) => `${alias}.${k.name}`).join(', ')}`;
   }
 
   private body(b: BodyIR): string {

@@ -8,7 +8,8 @@ import type { BigQuerySchema, BigQueryTable } from './schema';
 function typedOf(source: SourceDescriptor): Pick<BigQueryTable, 'typed'> {
   const fields = typedFieldsOf(source);
   if (!fields.length) return {};
-  return { typed: { metadata: { arrays: ARRAYS_COLUMN, fields: Object.fromEntries(fields.map((f) => [jsonKeysText(f.keys), { text: f.text, json: f.json }])) } } };
+  const declared = new Set(declaredSourceOf(source).typedFields);
+  return { typed: { metadata: { arrays: ARRAYS_COLUMN, fields: Object.fromEntries(fields.map((f) => [jsonKeysText(f.keys), { text: f.text, json: f.json, declared: declared.has(f.path) }])) } } };
 }
 
 /**

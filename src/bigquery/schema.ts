@@ -51,6 +51,9 @@ export interface BigQueryTable {
  */
 export interface TypedJson {
   readonly arrays: string;
-  /** By the path's keys (`jsonKeysText`, ir.ts): the columns of its text and of its JSON value. */
-  readonly fields: Readonly<Record<string, { readonly text: string; readonly json: string }>>;
+  /**
+   * By the path's keys (`jsonKeysText`, ir.ts): the columns of its text and of its JSON value, and
+   * whether the source declares the field (its `typedFields`) rather than compaction discovering it.
+   */
+  readonly fields: Readonly<Record<string, { readonly text: string; readonly json: string; readonly declared?: boolean }>>;
 }
