@@ -10,7 +10,8 @@ import type { ListedFile } from '../src/files/list-glob';
 import { BUILT_IN_SOURCE_SET } from '../src/sources/built-ins';
 import { appendCommit, ensureDataset, readDatasetStateStable } from '../src/dataset/dataset-log';
 import { acquireLock } from '../src/util/lock-file';
-import { InvalidOptionError, type Endpoints } from '../src/index';
+import { InvalidOptionError, SUPABASE_SOURCES, type Endpoints } from '../src/index';
+import { DuckDBInstance } from '@duckdb/node-api';
 import { census, CENSUS_NOW, censusEvents, idRange } from './support/census';
 import { edgeEvent, endpointsAt, functionEvent, tempDir, writeLines } from './support/log-files';
 
@@ -447,5 +448,35 @@ describe('compactLogs: nothing lost, nothing doubled (docs/semantics.md, "Compac
     const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
     writeFileSync(join(out, '_compact', 'LOCK'), JSON.stringify({ token: 'dead', pid: 1, host: hostname(), purpose: 'compact', since: '', beat: 3, boot, socket: '.LOCK.dead.sock' }));
     expect((await compactLogs({ source: 'edgeLogs', inputs: tmp.path('lock-stale', 'a.ndjson'), outDir: out })).rows).toBe(5);
+  });
+});
+
+describe('Postgres\'s log in row groups of 32,768 events (docs/performance.md, "Studio\'s Postgres list in smaller row groups")', () => {
+  const tmp = tempDir('le-postgres-groups-');
+  afterAll(() => tmp.cleanup());
+
+  it('writes a day of it in groups of 32,768 rows, the newest first, so the last hour is read from one group', async () => {
+    const day = Date.parse('2026-11-21T00:00:00Z');
+    const events = Array.from({ length: 33_000 }, (_, i) => ({
+      id: `pg-${i}`,
+      timestamp: new Date(day + i * 2_000).toISOString(),
+      event_message: `statement ${i}`,
+      project: 'default',
+      metadata: { host: 'db', parsed: { error_severity: i % 10 ? 'LOG' : 'ERROR', user_name: 'postgres' } },
+    }));
+    const outDir = tmp.path('dataset');
+    await compactLogs({ source: 'postgresLogs', sourceDefinitions: SUPABASE_SOURCES, inputs: writeLines(tmp.path('pg.ndjson'), events), outDir });
+    const [file] = [...readDatasetStateStable(outDir).files.keys()];
+    const instance = await DuckDBInstance.create(':memory:');
+    try {
+      const connection = await instance.connect();
+      const groups = (await connection.runAndReadAll(`SELECT DISTINCT row_group_id, row_group_num_rows FROM parquet_metadata('${join(outDir, file!)}') ORDER BY 1`)).getRows();
+      expect(groups.map(([, rows]) => Number(rows))).toEqual([32_768, 232]);
+      const newest = (await connection.runAndReadAll(`SELECT max(timestamp)::VARCHAR FROM parquet_scan('${join(outDir, file!)}') WHERE file_row_number < 32768`)).getRows();
+      expect(newest[0]![0]).toBe(new Date(day + 32_999 * 2_000).toISOString().slice(0, 19).replace('T', ' '));
+      connection.closeSync();
+    } finally {
+      instance.closeSync();
+    }
   });
 });
