@@ -19,8 +19,9 @@ export const postgresLogs = defineSource({
   typedFields: ['parsed.error_severity', 'parsed.user_name', 'parsed.application_name'],
   // 32,768-row groups (the default is 100,000): Studio's list (the newest 100 of the last hour)
   // decoded the day's newest 100,000-row group, every column, for the 15,000 rows of its hour.
-  // Measured on the Studio bench's week (2.5 M events), in process, CPU per call: the list 58-67 ->
-  // 28-37 ms; the 7-day chart and Error Count by User 0.9-1.0x (more groups to read), files the
-  // same size. 8,192 rows (the gateway's) took the list to 20-26 ms but the 7-day kinds 0.7-0.8x.
+  // Measured on the Studio bench's week (2.5 M events), in process, CPU per call: the list 56-67 ->
+  // 28-38 ms; the 7-day chart and Error Count by User 5-10 % more, the 24-hour chart 10-25 % (more
+  // groups to read); files the same size. 8,192 rows (the gateway's) took the list to 20-26 ms but
+  // the 7-day kinds 1.2-1.5x higher.
   parquet: { rowGroupRows: 32_768 },
 });
