@@ -16,7 +16,7 @@ import type { Provenance } from '../dataset/dataset-orphans';
 import { failpoint } from '../util/failpoint';
 import { statOrNull } from '../files/list-glob';
 import { writeCompanions, type HeldHead } from '../dataset/stored-rollups';
-import { writeLayoutWithHeads } from '../dataset/newest-heads';
+import { writeSortedLayout } from '../dataset/sorted-layout-write';
 import { DurablePlacement } from '../dataset/durable-placement';
 import type { InputScan } from './input-scan';
 import { readPathsOf, type ReadPaths } from './read-paths';
@@ -156,7 +156,7 @@ function runRecords(readPaths: ReadPaths, counts: ReadonlyMap<string, { rows: nu
 /**
  * Writes the staged rows as the dataset's Parquet layout into the staging folder's `out`; returns
  * that folder, and for a source with heads the heads written from the same sorted rows
- * (`writeLayoutWithHeads`), by path under the staging folder's `heads`, with their rows.
+ * (`writeSortedLayout`), by path under the staging folder's `heads`, with their rows.
  */
 async function writeParquet(
   connection: DuckDBConnection,
@@ -171,7 +171,7 @@ async function writeParquet(
     connection,
     (fraction) => progress({ stage: 'writing', fraction: share.fraction(fraction) }),
     () =>
-      writeLayoutWithHeads(
+      writeSortedLayout(
         connection,
         {
           source: options.source,

@@ -95,8 +95,8 @@ async function writeRollup(connection: DuckDBConnection, d: SourceDescriptor, ro
 }
 
 /**
- * A data file's head written already from the rows its write held (newest-heads.ts,
- * `writeLayoutWithHeads`), inside the staging folder: `writeCompanions` places it as it is.
+ * A data file's head written already from the rows its write held (sorted-layout-write.ts,
+ * `writeSortedLayout`), inside the staging folder: `writeCompanions` places it as it is.
  */
 export interface HeldHead {
   path: string;

@@ -42,7 +42,7 @@ export interface LayoutCopyOptions {
   rows?: number;
   /**
    * A table `sortedLayoutTableSql` filled with these options: its rows are copied in their order,
-   * not read and sorted again (the heads are taken from the same table: newest-heads.ts).
+   * not read and sorted again (the heads are taken from the same table: sorted-layout-write.ts).
    */
   sortedTable?: string;
 }
@@ -76,7 +76,7 @@ export function parquetLayoutCopy(options: LayoutCopyOptions): string {
 /**
  * The temporary table a write sorts its rows into once, in the layout's order (declared columns,
  * and `date` when the files are partitioned by day): `parquetLayoutCopy({ sortedTable })` copies
- * it in that order and the heads are taken from it (newest-heads.ts), instead of the file just
+ * it in that order and the heads are taken from it (sorted-layout-write.ts), instead of the file just
  * written being decoded again for its head (35-128 ms of a run of an 8 MiB gateway segment).
  * DuckDB keeps a table's insertion order. Measured: the table needs less memory than the sort
  * feeding the COPY did (the write of an 8 MiB gateway segment fits 45MB this way, 50MB the other;

@@ -112,7 +112,7 @@ const MERGE_RESERVE_BYTES = 20e6;
  * out of memory at 80 and 160MB on every retry.
  *
  * Measured, one merge at once without the retry, of files as compaction writes them, every source
- * written through the sorted table (`writeLayoutWithHeads`): Postgres's log (`postgres_logs`,
+ * written through the sorted table (`writeSortedLayout`): Postgres's log (`postgres_logs`,
  * 6,000 events a file), the source that fits fewest, fit 40MB at 48,000 events and not 60,000,
  * 60MB at 72,000 and not 78,000, 80MB at 78,000 and not 84,000, 120MB at 162,000 and 160MB at
  * 240,000 (the largest tried); the gateway's as Vector sends them and the ingest bench's (the

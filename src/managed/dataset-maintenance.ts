@@ -14,7 +14,8 @@ import type { Provenance } from '../dataset/dataset-orphans';
 import { fsyncDir, fsyncFile, unlinkIfPresent } from '../util/durable-fs';
 import { fileCrc32 } from '../util/crc32';
 import { failpoint } from '../util/failpoint';
-import { HEADS_DIR, writeLayoutWithHeads } from '../dataset/newest-heads';
+import { HEADS_DIR } from '../dataset/newest-heads';
+import { writeSortedLayout } from '../dataset/sorted-layout-write';
 import { companionPathsOf, ROLLUPS_DIR, writeCompanions } from '../dataset/stored-rollups';
 import { filesToMerge, settledFilesToMerge } from './merge-policy';
 import { EngineError } from '../errors';
@@ -104,9 +105,9 @@ async function mergeDay(state: DatasetState, declared: SourceDescriptor, day: st
     const rows = files.reduce((n, f) => n + f.rows, 0);
     // Should the merge's commit be lost after the small files are deleted, the merged file says what it replaces.
     const provenance: Provenance = { run: runId, rows, replaces: files.map((f) => f.path) };
-    // Its head written from the rows it sorts, as compaction writes a run's (newest-heads.ts).
+    // Its head written from the rows it sorts, as compaction writes a run's (sorted-layout-write.ts).
     const stagedHead = join(staging, 'merged-head.parquet');
-    const heads = await writeLayoutWithHeads(
+    const heads = await writeSortedLayout(
       connection,
       {
         source,
