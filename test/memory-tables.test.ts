@@ -132,11 +132,18 @@ describe('managed storage holds its uncompacted events in memory', () => {
     await withMemoryTables(async (memory, setup) => {
       const held = async () => Number((await setup.runAndReadAll('SELECT sum(memory_usage_bytes) AS n FROM duckdb_memory()')).getRowObjects()[0]!.n);
       const before = await held();
-      // Fewer rows than DuckDB's automatic checkpoint takes (it compresses the table: what it holds
-      // would then fall without a retirement); the gateway's rows carry its typed columns too.
-      for (let seq = 1; seq <= 4; seq++) await memory.insert('edgeLogs', seq, lines(censusEvents(`r${seq}`, 12_000)));
+      // Fewer bytes than the tables are checkpointed after as they fill (the checkpoint compresses
+      // them: what they hold would then fall without a retirement).
+      let bytes = 0;
+      for (let seq = 1; seq <= 4; seq++) {
+        const group = lines(censusEvents(`r${seq}`, 900));
+        bytes += group.length;
+        await memory.insert('edgeLogs', seq, group);
+      }
+      expect(bytes).toBeLessThan(2 * 2 ** 20);
       const full = await held();
-      expect(full - before).toBeGreaterThan(8 * 2 ** 20);
+      // Uncompressed, a row takes several times its NDJSON bytes (9.3 MB for these 1.2 MB).
+      expect(full - before).toBeGreaterThan(4 * 2 ** 20);
       memory.retire('edgeLogs', [1, 2, 3, 4]);
       await memory.settled();
       // Deleted rows alone keep their row groups in an in-memory DuckDB; the checkpoint frees them.
@@ -356,6 +363,26 @@ describe('managed storage holds its uncompacted events in memory', () => {
         ['c', null, null],
         ['d', '/rest/v1/d', '10.0.0.1'],
       ]);
+    });
+  });
+
+  it('checkpoints its tables as they fill, so the rows held are compressed (docs/performance.md, "The memory tables checkpointed as they fill")', async () => {
+    await withMemoryTables(async (memory, setup) => {
+      // The kinds of storage of the gateway table's id column: uncompressed until a checkpoint.
+      const storage = async () =>
+        (await setup.runAndReadAll("SELECT DISTINCT compression FROM pragma_storage_info('le_memory_edge_logs') WHERE column_name = 'id' AND segment_type = 'VARCHAR'"))
+          .getRows()
+          .map((r) => String(r[0]));
+      // A first megabyte, in groups of 500 events: held as inserted.
+      let seq = 0;
+      const group = () => lines(censusEvents(`c${seq}`, 500));
+      while (memory.heldBytes < 1024 * 1024) await memory.insert('edgeLogs', ++seq, group());
+      expect(await storage()).toEqual(['Uncompressed']);
+      // Past 2 MiB inserted, the tables are checkpointed: the rows held so far are compressed.
+      while (memory.heldBytes < 2.5 * 1024 * 1024) await memory.insert('edgeLogs', ++seq, group());
+      expect((await storage()).filter((c) => c !== 'Uncompressed').length).toBeGreaterThan(0);
+      // And every row is still read.
+      expect(Number((await setup.runAndReadAll('SELECT count(DISTINCT id) AS n FROM le_memory_edge_logs')).getRowObjects()[0]!.n)).toBe(seq * 500);
     });
   });
 

@@ -37,6 +37,15 @@ function newestOf(source: SourceDescriptor): string {
   return `le_newest_${source.relation}`;
 }
 
+/**
+ * NDJSON bytes inserted after which the tables are checkpointed. Rows go into an in-memory DuckDB
+ * table uncompressed, and a checkpoint compresses them: 60,000 gateway-like rows held 18.0 MiB
+ * as inserted and 4.5-5.0 MiB checkpointed every 1,000-5,000 rows, for about 11 µs of CPU a row
+ * (docs/performance.md, "The memory tables checkpointed as they fill"). Before, only a deletion
+ * checkpointed them, so at low rates they held a minute or more of rows uncompressed.
+ */
+const CHECKPOINT_BYTES = 2 * 1024 * 1024;
+
 /** Rows of a newest table past which it is cut back to HEAD_ROWS_PER_PROJECT per segment and project. */
 const NEWEST_TRIM_ROWS = 4096;
 
@@ -120,6 +129,8 @@ export class MemoryTables {
   /** The groups of each source waiting for the next insert (see `insertJoined`). */
   private readonly waiting = new Map<SourceName, JoinedInsert>();
 
+  /** NDJSON bytes inserted since the last checkpoint (see CHECKPOINT_BYTES). */
+  private uncheckpointed = 0;
   /** Inserts so far (the `le_n` of each inserted batch's rows: the newest table copies a batch by it). */
   private inserts_n = 0;
   /** Rows added to each source's newest table since it was last cut back, and the segments they belong to. */
@@ -271,6 +282,7 @@ export class MemoryTables {
           throw error;
         }
         outcome.set(seq, true);
+        this.uncheckpointed += parts.reduce((n, part) => n + part.length, 0);
       } catch {
         // Prepared again for the next batch: a failure leaves no doubt about the statement.
         if (prepared) {
@@ -282,7 +294,22 @@ export class MemoryTables {
     }
     const growth = this.newestGrowth.get(source);
     if (growth && growth.rows > NEWEST_TRIM_ROWS) await this.trimNewest(connection, d, growth.seqs);
+    if (this.uncheckpointed >= CHECKPOINT_BYTES) await this.checkpoint(connection);
     return outcome;
+  }
+
+  /**
+   * Compresses the rows inserted since the last checkpoint, and gives back the storage of deleted
+   * ones. It fails while another transaction (a query) is open: the next insert or retirement
+   * tries again.
+   */
+  private async checkpoint(connection: DuckDBConnection): Promise<void> {
+    try {
+      await connection.run('CHECKPOINT');
+      this.uncheckpointed = 0;
+    } catch {
+      // Tried again after the next insert.
+    }
   }
 
   /**
@@ -427,9 +454,8 @@ export class MemoryTables {
         }
         // Deleted rows keep their row groups in an in-memory DuckDB until a checkpoint: measured,
         // 500,000 rows (114 MB) deleted held all 114 MB, and the process kept 85 MiB over its
-        // idle size after a minute of ingest; a checkpoint gives it back. It fails while another
-        // transaction (a query) is open: the next retirement tries again.
-        await connection.run('CHECKPOINT').catch(() => undefined);
+        // idle size after a minute of ingest; a checkpoint gives it back.
+        await this.checkpoint(connection);
       }).then(
         () => {
           for (const seq of seqs) {
