@@ -378,8 +378,41 @@ describe('managed storage holds its uncompacted events in memory', () => {
       const group = () => lines(censusEvents(`c${seq}`, 500));
       while (memory.heldBytes < 1024 * 1024) await memory.insert('edgeLogs', ++seq, group());
       expect(await storage()).toEqual(['Uncompressed']);
-      // Past 2 MiB inserted, the tables are checkpointed: the rows held so far are compressed.
-      while (memory.heldBytes < 2.5 * 1024 * 1024) await memory.insert('edgeLogs', ++seq, group());
+      // Past 2 MiB inserted, the tables are checkpointed: the rows held so far are compressed. The
+      // checkpoint is held back here, and the insert that passed 2 MiB is answered all the same: it
+      // is queued behind the batch, never awaited by a request.
+      let release = () => undefined as void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      let saw = () => undefined as void;
+      const seen = new Promise<void>((resolve) => (saw = resolve));
+      const run = DuckDBConnection.prototype.run;
+      const spy = vi.spyOn(DuckDBConnection.prototype, 'run').mockImplementation(async function (this: DuckDBConnection, sql, ...rest) {
+        if (sql === 'CHECKPOINT') {
+          saw();
+          await held;
+        }
+        return run.call(this, sql, ...rest);
+      });
+      try {
+        // Each insert up to 2 MiB is answered, the last one too while the checkpoint it queued is
+        // held (its answer is microtasks away: one turn of the event loop after the checkpoint
+        // starts is enough for it).
+        while (memory.heldBytes < 2 * 1024 * 1024) {
+          let answered = false;
+          const inserting = memory.insert('edgeLogs', ++seq, group()).then(() => (answered = true));
+          await Promise.race([inserting, seen.then(() => new Promise((resolve) => setImmediate(resolve)))]);
+          expect(answered).toBe(true);
+        }
+        // The checkpoint it queued has started (it is microtasks away too).
+        await Promise.race([seen, new Promise((resolve) => setImmediate(resolve))]);
+        expect(spy.mock.calls.filter(([sql]) => sql === 'CHECKPOINT')).toHaveLength(1);
+        expect(memory.heldBytes).toBeGreaterThanOrEqual(2 * 1024 * 1024);
+        expect(await storage()).toEqual(['Uncompressed']);
+      } finally {
+        release();
+        await memory.settled();
+        spy.mockRestore();
+      }
       expect((await storage()).filter((c) => c !== 'Uncompressed').length).toBeGreaterThan(0);
       // And every row is still read.
       expect(Number((await setup.runAndReadAll('SELECT count(DISTINCT id) AS n FROM le_memory_edge_logs')).getRowObjects()[0]!.n)).toBe(seq * 500);

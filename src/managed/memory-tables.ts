@@ -131,6 +131,8 @@ export class MemoryTables {
 
   /** NDJSON bytes inserted since the last checkpoint (see CHECKPOINT_BYTES). */
   private uncheckpointed = 0;
+  /** A checkpoint waits on the serial connection (see `insertBatch`). */
+  private checkpointQueued = false;
   /** Inserts so far (the `le_n` of each inserted batch's rows: the newest table copies a batch by it). */
   private inserts_n = 0;
   /** Rows added to each source's newest table since it was last cut back, and the segments they belong to. */
@@ -294,7 +296,12 @@ export class MemoryTables {
     }
     const growth = this.newestGrowth.get(source);
     if (growth && growth.rows > NEWEST_TRIM_ROWS) await this.trimNewest(connection, d, growth.seqs);
-    if (this.uncheckpointed >= CHECKPOINT_BYTES) await this.checkpoint(connection);
+    if (this.uncheckpointed >= CHECKPOINT_BYTES && !this.checkpointQueued) {
+      // Queued behind this batch, not awaited in it: the requests of the batch are answered once
+      // their rows are in, not after a checkpoint of every table.
+      this.checkpointQueued = true;
+      void this.serial((next) => this.checkpoint(next)).finally(() => (this.checkpointQueued = false));
+    }
     return outcome;
   }
 
