@@ -43,7 +43,7 @@ async function withStore(dir: string, test: (store: { wal: Wal; memory: MemoryTa
   const instance = await DuckDBInstance.create(':memory:');
   const setup = await instance.connect();
   for (const macro of TIMESTAMP_MACROS) await setup.run(macro);
-  const memory = new MemoryTables(SOURCES);
+  const memory = new MemoryTables(SOURCES, { folder: `${dir}-memory` });
   memory.attach(instance);
   const wal = await Wal.open({ dir });
   try {

@@ -281,7 +281,7 @@ function quoteIdent(name: string): string {
  * compaction discovered, which the tables' source does not declare) is computed over it from `metadata`.
  *
  * @example
- * const memory: MemoryRows = { rows: 'SELECT ... FROM le_memory_edge_logs WHERE le_seq IN (3)', typedFields: edgeLogs.typedFields };
+ * const memory: MemoryRows = { rows: 'SELECT ... FROM le_memory.edge_logs WHERE le_seq IN (3)', typedFields: edgeLogs.typedFields };
  */
 export interface MemoryRows {
   /** The SELECT: the source's declared columns, then the typed columns of `typedFields`. */

@@ -18,7 +18,7 @@ import { ClickHouseShipper, type ShipTarget } from './clickhouse-shipper';
 import { dataDirInstanceId } from './instance-id';
 import { datasetDir, managedInputs } from './managed-inputs';
 import { readDatasetStateStable } from '../dataset/dataset-log';
-import { MemoryTables } from './memory-tables';
+import { MEMORY_TABLES_DIR, MemoryTables } from './memory-tables';
 import { segmentSeqOf } from './wal/segment-name';
 import { quarantineUnreadableLines } from './unreadable-lines';
 import type { KeptLog, SegmentKeeper } from './segment-keeper';
@@ -97,7 +97,7 @@ export class ManagedStorage {
         throw error;
       }
     }
-    const memory = options.engine ? undefined : new MemoryTables(sources, memoryTablesBytes);
+    const memory = options.engine ? undefined : new MemoryTables(sources, { folder: join(walSet.dataDir, MEMORY_TABLES_DIR), maxBytes: memoryTablesBytes });
     const told = options.onIngested;
     const onDurable =
       memory || told || keeper

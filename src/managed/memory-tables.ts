@@ -1,3 +1,5 @@
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { BIGINT, BLOB, blobValue, type DuckDBConnection, type DuckDBInstance, type DuckDBPreparedStatement } from '@duckdb/node-api';
 import type { SourceDescriptor, SourceName } from '../sources/source-descriptor';
 import type { SourceSet } from '../sources/source-set';
@@ -21,25 +23,41 @@ const DEFAULT_MAX_BYTES = 256 * 1024 * 1024;
  */
 const MAX_JOINED_BYTES = 8 * 1024 * 1024;
 
-/** The in-memory table of a source's uncompacted events, named after its relation. */
+/** The folder of a data dir that holds the memory tables' database file, rebuilt at every start. */
+export const MEMORY_TABLES_DIR = '.memory-tables';
+
+/** The name the tables' database is attached under in the engine's DuckDB. */
+const DATABASE = 'le_memory';
+
+/**
+ * Bytes of a block of the tables' database. A DuckDB table holds each column's rows in segments
+ * of one block each, one per column and row group whatever the rows: in an in-memory database a
+ * block is 256 KiB (its size cannot be set there), so the ten tables of the Supabase sources held
+ * 50-79 MiB while their rows were 10-20 MiB of NDJSON. In a database file the block size is an
+ * option: at 16 KiB the same tables hold 10-16 MiB (docs/performance.md, "The memory tables in a
+ * database file of small blocks").
+ */
+const BLOCK_SIZE = 16 * 1024;
+
+/** The table of a source's uncompacted events, named after its relation. */
 function tableOf(source: SourceDescriptor): string {
-  return `le_memory_${source.relation}`;
+  return `${DATABASE}.${source.relation}`;
 }
 
 /**
- * The in-memory table of a source's newest events per segment and project (sources with heads:
+ * The table of a source's newest events per segment and project (sources with heads:
  * logs.all's gateway log): every segment's HEAD_ROWS_PER_PROJECT newest rows of each project, and
  * maybe a few more. The newest rows of a project among any set of segments are among those, so a
  * newest-first page reads this small table instead of every uncompacted event (as a compacted
  * file's head spares reading the file).
  */
 function newestOf(source: SourceDescriptor): string {
-  return `le_newest_${source.relation}`;
+  return `${DATABASE}.newest_${source.relation}`;
 }
 
 /**
- * NDJSON bytes inserted after which the tables are checkpointed. Rows go into an in-memory DuckDB
- * table uncompressed, and a checkpoint compresses them: 60,000 gateway-like rows held 18.0 MiB
+ * NDJSON bytes inserted after which the tables are checkpointed. Rows go into a DuckDB table
+ * uncompressed, and a checkpoint compresses them (measured in memory, before the tables had a file): 60,000 gateway-like rows held 18.0 MiB
  * as inserted and 4.5-5.0 MiB checkpointed every 1,000-5,000 rows, for about 11 µs of CPU a row
  * (docs/performance.md, "The memory tables checkpointed as they fill"). Before, only a deletion
  * checkpointed them, so at low rates they held a minute or more of rows uncompressed.
@@ -89,7 +107,8 @@ export interface MemoryRelation {
 
 /**
  * Managed storage's events between their acknowledgement and their compaction, held in DuckDB
- * tables in memory (a memtable): the uncompacted tail of the data costs a query what a compacted
+ * tables (a memtable; their database file, of small blocks, only spares memory: see BLOCK_SIZE):
+ * the uncompacted tail of the data costs a query what a compacted
  * one does, instead of an NDJSON parse of the write-ahead segments on every query.
  *
  * The segments stay the durable copy. An acknowledged group is inserted here before its request
@@ -138,11 +157,21 @@ export class MemoryTables {
   /** Rows added to each source's newest table since it was last cut back, and the segments they belong to. */
   private readonly newestGrowth = new Map<SourceName, { rows: number; seqs: Set<number> }>();
 
-  /** A table per source of the instance (`sources`, as declared: the tables hold its relation's columns, typed ones included), holding at most `maxBytes` of NDJSON in all. */
+  private readonly maxBytes: number;
+  private readonly folder: string;
+
+  /**
+   * A table per source of the instance (`sources`, as declared: the tables hold its relation's
+   * columns, typed ones included), holding at most `maxBytes` of NDJSON in all, in a database
+   * file in `folder` (whatever is there is removed when the tables are first used).
+   */
   constructor(
     private readonly sources: SourceSet,
-    private readonly maxBytes = DEFAULT_MAX_BYTES,
-  ) {}
+    options: { folder: string; maxBytes?: number },
+  ) {
+    this.folder = options.folder;
+    this.maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+  }
 
   /** NDJSON bytes of the events held now (at most `maxBytes`). */
   get heldBytes(): number {
@@ -312,7 +341,7 @@ export class MemoryTables {
    */
   private async checkpoint(connection: DuckDBConnection): Promise<void> {
     try {
-      await connection.run('CHECKPOINT');
+      await connection.run(`CHECKPOINT ${DATABASE}`);
       this.uncheckpointed = 0;
     } catch {
       // Tried again after the next insert.
@@ -459,7 +488,7 @@ export class MemoryTables {
           await connection.run('ROLLBACK').catch(() => undefined);
           throw error;
         }
-        // Deleted rows keep their row groups in an in-memory DuckDB until a checkpoint: measured,
+        // Deleted rows keep their row groups in DuckDB until a checkpoint: measured in memory,
         // 500,000 rows (114 MB) deleted held all 114 MB, and the process kept 85 MiB over its
         // idle size after a minute of ingest; a checkpoint gives it back.
         await this.checkpoint(connection);
@@ -504,6 +533,12 @@ export class MemoryTables {
     this.ready ??= (async () => {
       if (!this.instance) throw new EngineError('storage_failed', 'MemoryTables: not attached to a DuckDB instance');
       this.connection = await this.instance.connect();
+      // A database file of small blocks (BLOCK_SIZE), holding nothing the write-ahead log does not:
+      // a file a previous process left (and its own log) is removed, never read.
+      const file = join(this.folder, 'tables.duckdb');
+      await mkdir(this.folder, { recursive: true });
+      await Promise.all([rm(file, { force: true }), rm(`${file}.wal`, { force: true })]);
+      await this.connection.run(`ATTACH ${sqlString(file)} AS ${DATABASE} (BLOCK_SIZE ${BLOCK_SIZE})`);
       for (const source of this.sources.list) {
         const columns = relationColumns(source)
           .map(([name, type]) => `${columnName(name)} ${type}`)
