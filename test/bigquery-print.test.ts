@@ -161,7 +161,7 @@ describe('the BigQuery printers, side by side', () => {
       clickhouse: 'intDiv(`t`.`timestamp` - (((`t`.`timestamp` % 1000000) + 1000000) % 1000000), 1000000)',
     });
     expect(await value('timestamp_trunc(timestamp, hour)')).toEqual({
-      duckdb: 'date_trunc(\'hour\', "t"."timestamp")',
+      duckdb: 'CASE WHEN epoch_us("t"."timestamp") >= 0 THEN make_timestamp((epoch_us("t"."timestamp") // 3600000000) * 3600000000) ELSE date_trunc(\'hour\', "t"."timestamp") END',
       clickhouse: '(`t`.`timestamp` - (((`t`.`timestamp` % toInt64(3600000000)) + toInt64(3600000000)) % toInt64(3600000000)))',
     });
     expect(await value('extract(hour from timestamp)')).toEqual({
@@ -382,5 +382,63 @@ describe('the DuckDB text, run', () => {
   it('counts whole units towards zero (TIMESTAMP_DIFF) and seconds down before 1970 (UNIX_SECONDS)', async () => {
     expect(await run("timestamp_diff(timestamp, timestamp '2026-11-20T10:00:00Z', second)")).toEqual([0, 1, -1795168800, -1, 0, 0, 0, 0, 0]);
     expect((await run('unix_seconds(timestamp)'))[2]).toBe(-1);
+  });
+});
+
+describe('TIMESTAMP_TRUNC in DuckDB, run', () => {
+  // The edges of the integer arithmetic printed for a column (print-duckdb.ts, `bucket`): NULL,
+  // the infinities, the smallest and largest finite timestamps, each side of 1970 and of a unit's
+  // boundary, and a spread over the whole range and over the days around 1970.
+  const EDGES = [
+    'infinity',
+    '-infinity',
+    '290309-12-22 (BC) 00:00:00',
+    '290309-12-22 (BC) 00:00:00.000001',
+    '294247-01-10 04:00:54.775806',
+    '1969-12-31 23:59:59.999999',
+    '1969-12-31 23:59:59',
+    '1969-12-31 23:00:00',
+    '1969-12-31 22:59:59.999999',
+    '1969-12-31 00:00:00',
+    '1970-01-01 00:00:00',
+    '1970-01-01 00:00:00.000001',
+    '1970-01-01 00:59:59.999999',
+    '1900-03-04 05:06:07.089',
+    '0001-01-01 (BC) 12:34:56.789012',
+    '2000-02-29 12:00:00.5',
+    '2026-11-20 10:59:59.999999',
+    '2026-11-20 11:00:00',
+  ];
+  let instance: DuckDBInstance;
+  let connection: DuckDBConnection;
+  beforeAll(async () => {
+    instance = await DuckDBInstance.create(':memory:', { threads: '1' });
+    connection = await instance.connect();
+    const edges = EDGES.map((e, i) => `(${i}, CAST('${e}' AS TIMESTAMP))`).join(', ');
+    await connection.run(`CREATE TABLE t AS SELECT CAST(id AS VARCHAR) AS id, ts AS timestamp FROM (VALUES (-1, NULL), ${edges}) AS v(id, ts)`);
+    await connection.run(`INSERT INTO t SELECT 'w' || i, make_timestamp(i * 4611686018427387 + i * i * 7919) FROM range(-2000, 2000) AS r(i)`);
+    await connection.run(`INSERT INTO t SELECT 'n' || i, make_timestamp(i * 1234567891) FROM range(-1000, 1000) AS r(i)`);
+  });
+  afterAll(() => {
+    connection?.closeSync();
+    instance?.closeSync();
+  });
+
+  const rows = async (sql: string) => (await connection.runAndReadAll(sql)).getRowsJson().map((row) => row[0]);
+
+  it('is date_trunc exactly, for every unit, on NULL, the infinities, before 1970 and at the edges of the range', async () => {
+    for (const unit of ['microsecond', 'millisecond', 'second', 'minute', 'hour', 'day']) {
+      const checked = await checkBigQueryText(`select timestamp_trunc(timestamp, ${unit}) as v from t order by id`, SCHEMA, 'duckdb', { tables: ['t'], maxRows: 10_000 }, neutralSqlParser);
+      // The integer arithmetic is what runs (no test of it otherwise).
+      expect(checked.sql).toContain('epoch_us("t"."timestamp")');
+      const exact = await rows(`SELECT date_trunc('${unit}', timestamp) FROM t ORDER BY id`);
+      expect(exact).toHaveLength(EDGES.length + 1 + 4000 + 2000);
+      expect(exact).toContain('infinity');
+      expect(await rows(checked.sql)).toEqual(exact);
+    }
+  });
+
+  it('is date_trunc itself of an expression that is not a column, printed once', async () => {
+    expect((await value('timestamp_trunc(timestamp_add(timestamp, interval 1 hour), day)')).duckdb).toBe('date_trunc(\'day\', make_timestamp(epoch_us("t"."timestamp") + 3600000000))');
   });
 });

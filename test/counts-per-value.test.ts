@@ -23,7 +23,7 @@ const NOW = '2026-11-21T12:00:00Z';
 /** The first step's count, in a text counted in two steps. */
 const FIRST_STEP = 'count(*) AS "__bq_n"';
 /** The first step grouped by the bucket and the status's typed column. */
-const BY_STATUS = `GROUP BY date_trunc('hour', "t"."timestamp"), "t"."text:metadata.response.status_code"`;
+const BY_STATUS = `GROUP BY CASE WHEN epoch_us("t"."timestamp") >= 0 THEN make_timestamp((epoch_us("t"."timestamp") // 3600000000) * 3600000000) ELSE date_trunc('hour', "t"."timestamp") END, "t"."text:metadata.response.status_code"`;
 
 const schema = bigQuerySchemaOf(SUPABASE_SOURCES);
 const studioNow = microsOf(new Date(NOW));
