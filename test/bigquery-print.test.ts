@@ -3,6 +3,7 @@ import { neutralSqlParser } from '../src/query/sql-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidSqlError } from '../src/errors';
 import type { BigQuerySchema } from '../src/bigquery/schema';
+import { jsonKeysText } from '../src/bigquery/ir';
 import { translateBigQuery } from '../src/bigquery/translate-bigquery';
 import { checkBigQueryText } from '../src/query/sandboxed-check';
 
@@ -415,9 +416,12 @@ describe('TIMESTAMP_TRUNC in DuckDB, run', () => {
     instance = await DuckDBInstance.create(':memory:', { threads: '1' });
     connection = await instance.connect();
     const edges = EDGES.map((e, i) => `(${i}, CAST('${e}' AS TIMESTAMP))`).join(', ');
-    await connection.run(`CREATE TABLE t AS SELECT CAST(id AS VARCHAR) AS id, ts AS timestamp FROM (VALUES (-1, NULL), ${edges}) AS v(id, ts)`);
-    await connection.run(`INSERT INTO t SELECT 'w' || i, make_timestamp(i * 4611686018427387 + i * i * 7919) FROM range(-2000, 2000) AS r(i)`);
-    await connection.run(`INSERT INTO t SELECT 'n' || i, make_timestamp(i * 1234567891) FROM range(-1000, 1000) AS r(i)`);
+    // A status of three values ('x', 'y', none), a typed field's columns, for the charts' counts.
+    const row = (id: string, ts: string, i: string) =>
+      `SELECT ${id} AS id, ${ts} AS timestamp, s AS status, CAST(CASE WHEN s IS NULL THEN '{}' ELSE '{"status":"' || s || '"}' END AS JSON) AS metadata, false AS "arrays:metadata", s AS "text:metadata.status", CAST('"' || s || '"' AS JSON) AS "json:metadata.status" FROM (SELECT *, ['x', 'y', NULL][((${i} % 3) + 3) % 3 + 1] AS s`;
+    await connection.run(`CREATE TABLE t AS ${row('CAST(i AS VARCHAR)', 'ts', 'i')} FROM (VALUES (-1, NULL), ${edges}) AS v(i, ts))`);
+    await connection.run(`INSERT INTO t ${row("'w' || i", 'make_timestamp(i * 4611686018427387 + i * i * 7919)', 'i')} FROM range(-2000, 2000) AS r(i))`);
+    await connection.run(`INSERT INTO t ${row("'n' || i", 'make_timestamp(i * 1234567891)', 'i')} FROM range(-1000, 1000) AS r(i))`);
   });
   afterAll(() => {
     connection?.closeSync();
@@ -435,6 +439,29 @@ describe('TIMESTAMP_TRUNC in DuckDB, run', () => {
       expect(exact).toHaveLength(EDGES.length + 1 + 4000 + 2000);
       expect(exact).toContain('infinity');
       expect(await rows(checked.sql)).toEqual(exact);
+    }
+  });
+
+  it("is date_trunc exactly as a chart's counts in two steps group by it (a number per bucket), for every unit", async () => {
+    const field = { text: 'text:metadata.status', json: 'json:metadata.status', declared: true };
+    const typed: BigQuerySchema = {
+      tables: { t: { columns: { id: 'text', timestamp: 'timestamp', metadata: 'json' }, typed: { metadata: { arrays: 'arrays:metadata', fields: { [jsonKeysText(['status'])]: field } } } } },
+    };
+    for (const unit of ['microsecond', 'millisecond', 'second', 'minute', 'hour', 'day']) {
+      const chart = `select timestamp_trunc(t.timestamp, ${unit}) as b, count(case when m.status = 'x' then 1 end) as x, count(case when m.status = 'y' then 1 end) as y from t cross join unnest(metadata) as m group by b order by b`;
+      const checked = await checkBigQueryText(chart, typed, 'duckdb', { tables: ['t'], maxRows: 10_000 }, neutralSqlParser);
+      // Counted in two steps (src/bigquery/counts-per-value.ts), the first keyed on the bucket's number.
+      expect(checked.sql).toContain('count(*) AS "__bq_n"');
+      expect(checked.sql).toContain('epoch_us("t"."timestamp") // ');
+      const exact = await connection.runAndReadAll(
+        `SELECT date_trunc('${unit}', timestamp) AS b, count(CASE WHEN status = 'x' THEN 1 END), count(CASE WHEN status = 'y' THEN 1 END) FROM t GROUP BY b ORDER BY b NULLS FIRST`,
+      );
+      const buckets = exact.getRowsJson();
+      // Each side of 1970, the infinities and NULL in buckets of their own.
+      expect(buckets.map((r) => r[0])).toEqual(
+        expect.arrayContaining([null, 'infinity', '-infinity', '1969-12-31 23:00:00', '1970-01-01 00:00:00'].filter((b) => unit === 'hour' || b === null || b.includes('infinity'))),
+      );
+      expect((await connection.runAndReadAll(checked.sql)).getRowsJson()).toEqual(buckets);
     }
   });
 
