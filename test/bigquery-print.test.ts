@@ -465,6 +465,36 @@ describe('TIMESTAMP_TRUNC in DuckDB, run', () => {
     }
   });
 
+  it("keeps NULL apart where DuckDB's statistics decide the conditions (every other timestamp after 1970)", async () => {
+    // Over a table whose timestamps are all finite and after 1970, DuckDB folds `epoch_us(t) >= 0`
+    // and `t > make_timestamp(0)` to constants that are still NULL on a NULL row.
+    await connection.run(`CREATE TABLE late AS SELECT * FROM t WHERE id = '-1' OR timestamp BETWEEN TIMESTAMP '1970-01-01' AND TIMESTAMP '2100-01-01'`);
+    const count = "count(case when m.status = 'x' then 1 end) as x, count(case when m.status = 'y' then 1 end) as y";
+    const texts = [
+      `select timestamp_trunc(t.timestamp, hour) as b from t order by id`,
+      `select timestamp_trunc(t.timestamp, hour) as b, ${count} from t cross join unnest(metadata) as m group by b order by b`,
+    ];
+    const field = { text: 'text:metadata.status', json: 'json:metadata.status', declared: true };
+    const typed: BigQuerySchema = {
+      tables: { t: { columns: { id: 'text', timestamp: 'timestamp', metadata: 'json' }, typed: { metadata: { arrays: 'arrays:metadata', fields: { [jsonKeysText(['status'])]: field } } } } },
+    };
+    const [rowsText, chartText] = await Promise.all(
+      texts.map(async (sql) => (await checkBigQueryText(sql, typed, 'duckdb', { tables: ['t'], maxRows: 10_000 }, neutralSqlParser)).sql.replaceAll('FROM "t" AS', 'FROM "late" AS')),
+    );
+    const buckets = await rows(`SELECT date_trunc('hour', timestamp) FROM late ORDER BY id`);
+    expect(buckets).toContain(null);
+    expect(await rows(rowsText!)).toEqual(buckets);
+    const chart = (await connection.runAndReadAll(chartText!)).getRowsJson();
+    expect(chart[0]).toEqual([null, '0', '0']);
+    expect(chart).toEqual(
+      (
+        await connection.runAndReadAll(
+          `SELECT date_trunc('hour', timestamp) AS b, count(CASE WHEN status = 'x' THEN 1 END), count(CASE WHEN status = 'y' THEN 1 END) FROM late GROUP BY b ORDER BY b NULLS FIRST`,
+        )
+      ).getRowsJson(),
+    );
+  });
+
   it('is date_trunc itself of an expression that is not a column, printed once', async () => {
     expect((await value('timestamp_trunc(timestamp_add(timestamp, interval 1 hour), day)')).duckdb).toBe('date_trunc(\'day\', make_timestamp(epoch_us("t"."timestamp") + 3600000000))');
   });
