@@ -3,6 +3,7 @@ import { neutralSqlParser } from '../src/query/sql-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidSqlError } from '../src/errors';
 import type { BigQuerySchema } from '../src/bigquery/schema';
+import { jsonKeysText } from '../src/bigquery/ir';
 import { translateBigQuery } from '../src/bigquery/translate-bigquery';
 import { checkBigQueryText } from '../src/query/sandboxed-check';
 
@@ -161,7 +162,7 @@ describe('the BigQuery printers, side by side', () => {
       clickhouse: 'intDiv(`t`.`timestamp` - (((`t`.`timestamp` % 1000000) + 1000000) % 1000000), 1000000)',
     });
     expect(await value('timestamp_trunc(timestamp, hour)')).toEqual({
-      duckdb: 'date_trunc(\'hour\', "t"."timestamp")',
+      duckdb: 'CASE WHEN epoch_us("t"."timestamp") >= 0 THEN make_timestamp((epoch_us("t"."timestamp") // 3600000000) * 3600000000) ELSE date_trunc(\'hour\', "t"."timestamp") END',
       clickhouse: '(`t`.`timestamp` - (((`t`.`timestamp` % toInt64(3600000000)) + toInt64(3600000000)) % toInt64(3600000000)))',
     });
     expect(await value('extract(hour from timestamp)')).toEqual({
@@ -382,5 +383,119 @@ describe('the DuckDB text, run', () => {
   it('counts whole units towards zero (TIMESTAMP_DIFF) and seconds down before 1970 (UNIX_SECONDS)', async () => {
     expect(await run("timestamp_diff(timestamp, timestamp '2026-11-20T10:00:00Z', second)")).toEqual([0, 1, -1795168800, -1, 0, 0, 0, 0, 0]);
     expect((await run('unix_seconds(timestamp)'))[2]).toBe(-1);
+  });
+});
+
+describe('TIMESTAMP_TRUNC in DuckDB, run', () => {
+  // The edges of the integer arithmetic printed for a column (print-duckdb.ts, `bucket`): NULL,
+  // the infinities, the smallest and largest finite timestamps, each side of 1970 and of a unit's
+  // boundary, and a spread over the whole range and over the days around 1970.
+  const EDGES = [
+    'infinity',
+    '-infinity',
+    '290309-12-22 (BC) 00:00:00',
+    '290309-12-22 (BC) 00:00:00.000001',
+    '294247-01-10 04:00:54.775806',
+    '1969-12-31 23:59:59.999999',
+    '1969-12-31 23:59:59',
+    '1969-12-31 23:00:00',
+    '1969-12-31 22:59:59.999999',
+    '1969-12-31 00:00:00',
+    '1970-01-01 00:00:00',
+    '1970-01-01 00:00:00.000001',
+    '1970-01-01 00:59:59.999999',
+    '1900-03-04 05:06:07.089',
+    '0001-01-01 (BC) 12:34:56.789012',
+    '2000-02-29 12:00:00.5',
+    '2026-11-20 10:59:59.999999',
+    '2026-11-20 11:00:00',
+  ];
+  let instance: DuckDBInstance;
+  let connection: DuckDBConnection;
+  beforeAll(async () => {
+    instance = await DuckDBInstance.create(':memory:', { threads: '1' });
+    connection = await instance.connect();
+    const edges = EDGES.map((e, i) => `(${i}, CAST('${e}' AS TIMESTAMP))`).join(', ');
+    // A status of three values ('x', 'y', none), a typed field's columns, for the charts' counts.
+    const row = (id: string, ts: string, i: string) =>
+      `SELECT ${id} AS id, ${ts} AS timestamp, s AS status, CAST(CASE WHEN s IS NULL THEN '{}' ELSE '{"status":"' || s || '"}' END AS JSON) AS metadata, false AS "arrays:metadata", s AS "text:metadata.status", CAST('"' || s || '"' AS JSON) AS "json:metadata.status" FROM (SELECT *, ['x', 'y', NULL][((${i} % 3) + 3) % 3 + 1] AS s`;
+    await connection.run(`CREATE TABLE t AS ${row('CAST(i AS VARCHAR)', 'ts', 'i')} FROM (VALUES (-1, NULL), ${edges}) AS v(i, ts))`);
+    await connection.run(`INSERT INTO t ${row("'w' || i", 'make_timestamp(i * 4611686018427387 + i * i * 7919)', 'i')} FROM range(-2000, 2000) AS r(i))`);
+    await connection.run(`INSERT INTO t ${row("'n' || i", 'make_timestamp(i * 1234567891)', 'i')} FROM range(-1000, 1000) AS r(i))`);
+  });
+  afterAll(() => {
+    connection?.closeSync();
+    instance?.closeSync();
+  });
+
+  const rows = async (sql: string) => (await connection.runAndReadAll(sql)).getRowsJson().map((row) => row[0]);
+
+  it('is date_trunc exactly, for every unit, on NULL, the infinities, before 1970 and at the edges of the range', async () => {
+    for (const unit of ['microsecond', 'millisecond', 'second', 'minute', 'hour', 'day']) {
+      const checked = await checkBigQueryText(`select timestamp_trunc(timestamp, ${unit}) as v from t order by id`, SCHEMA, 'duckdb', { tables: ['t'], maxRows: 10_000 }, neutralSqlParser);
+      // The integer arithmetic is what runs (no test of it otherwise).
+      expect(checked.sql).toContain('epoch_us("t"."timestamp")');
+      const exact = await rows(`SELECT date_trunc('${unit}', timestamp) FROM t ORDER BY id`);
+      expect(exact).toHaveLength(EDGES.length + 1 + 4000 + 2000);
+      expect(exact).toContain('infinity');
+      expect(await rows(checked.sql)).toEqual(exact);
+    }
+  });
+
+  it("is date_trunc exactly as a chart's counts in two steps group by it (a number per bucket), for every unit", async () => {
+    const field = { text: 'text:metadata.status', json: 'json:metadata.status', declared: true };
+    const typed: BigQuerySchema = {
+      tables: { t: { columns: { id: 'text', timestamp: 'timestamp', metadata: 'json' }, typed: { metadata: { arrays: 'arrays:metadata', fields: { [jsonKeysText(['status'])]: field } } } } },
+    };
+    for (const unit of ['microsecond', 'millisecond', 'second', 'minute', 'hour', 'day']) {
+      const chart = `select timestamp_trunc(t.timestamp, ${unit}) as b, count(case when m.status = 'x' then 1 end) as x, count(case when m.status = 'y' then 1 end) as y from t cross join unnest(metadata) as m group by b order by b`;
+      const checked = await checkBigQueryText(chart, typed, 'duckdb', { tables: ['t'], maxRows: 10_000 }, neutralSqlParser);
+      // Counted in two steps (src/bigquery/counts-per-value.ts), the first keyed on the bucket's number.
+      expect(checked.sql).toContain('count(*) AS "__bq_n"');
+      expect(checked.sql).toContain('epoch_us("t"."timestamp") // ');
+      const exact = await connection.runAndReadAll(
+        `SELECT date_trunc('${unit}', timestamp) AS b, count(CASE WHEN status = 'x' THEN 1 END), count(CASE WHEN status = 'y' THEN 1 END) FROM t GROUP BY b ORDER BY b NULLS FIRST`,
+      );
+      const buckets = exact.getRowsJson();
+      // Each side of 1970, the infinities and NULL in buckets of their own.
+      expect(buckets.map((r) => r[0])).toEqual(
+        expect.arrayContaining([null, 'infinity', '-infinity', '1969-12-31 23:00:00', '1970-01-01 00:00:00'].filter((b) => unit === 'hour' || b === null || b.includes('infinity'))),
+      );
+      expect((await connection.runAndReadAll(checked.sql)).getRowsJson()).toEqual(buckets);
+    }
+  });
+
+  it("keeps NULL apart where DuckDB's statistics decide the conditions (every other timestamp after 1970)", async () => {
+    // Over a table whose timestamps are all finite and after 1970, DuckDB folds `epoch_us(t) >= 0`
+    // and `t > make_timestamp(0)` to constants that are still NULL on a NULL row.
+    await connection.run(`CREATE TABLE late AS SELECT * FROM t WHERE id = '-1' OR timestamp BETWEEN TIMESTAMP '1970-01-01' AND TIMESTAMP '2100-01-01'`);
+    const count = "count(case when m.status = 'x' then 1 end) as x, count(case when m.status = 'y' then 1 end) as y";
+    const texts = [
+      `select timestamp_trunc(t.timestamp, hour) as b from t order by id`,
+      `select timestamp_trunc(t.timestamp, hour) as b, ${count} from t cross join unnest(metadata) as m group by b order by b`,
+    ];
+    const field = { text: 'text:metadata.status', json: 'json:metadata.status', declared: true };
+    const typed: BigQuerySchema = {
+      tables: { t: { columns: { id: 'text', timestamp: 'timestamp', metadata: 'json' }, typed: { metadata: { arrays: 'arrays:metadata', fields: { [jsonKeysText(['status'])]: field } } } } },
+    };
+    const [rowsText, chartText] = await Promise.all(
+      texts.map(async (sql) => (await checkBigQueryText(sql, typed, 'duckdb', { tables: ['t'], maxRows: 10_000 }, neutralSqlParser)).sql.replaceAll('FROM "t" AS', 'FROM "late" AS')),
+    );
+    const buckets = await rows(`SELECT date_trunc('hour', timestamp) FROM late ORDER BY id`);
+    expect(buckets).toContain(null);
+    expect(await rows(rowsText!)).toEqual(buckets);
+    const chart = (await connection.runAndReadAll(chartText!)).getRowsJson();
+    expect(chart[0]).toEqual([null, '0', '0']);
+    expect(chart).toEqual(
+      (
+        await connection.runAndReadAll(
+          `SELECT date_trunc('hour', timestamp) AS b, count(CASE WHEN status = 'x' THEN 1 END), count(CASE WHEN status = 'y' THEN 1 END) FROM late GROUP BY b ORDER BY b NULLS FIRST`,
+        )
+      ).getRowsJson(),
+    );
+  });
+
+  it('is date_trunc itself of an expression that is not a column, printed once', async () => {
+    expect((await value('timestamp_trunc(timestamp_add(timestamp, interval 1 hour), day)')).duckdb).toBe('date_trunc(\'day\', make_timestamp(epoch_us("t"."timestamp") + 3600000000))');
   });
 });

@@ -22,8 +22,8 @@ afterAll(() => tmp.cleanup());
 const NOW = '2026-11-21T12:00:00Z';
 /** The first step's count, in a text counted in two steps. */
 const FIRST_STEP = 'count(*) AS "__bq_n"';
-/** The first step grouped by the bucket and the status's typed column. */
-const BY_STATUS = `GROUP BY date_trunc('hour', "t"."timestamp"), "t"."text:metadata.response.status_code"`;
+/** The first step grouped by the bucket's number and the status's typed column. */
+const BY_STATUS = `GROUP BY CASE WHEN epoch_us("t"."timestamp") >= 0 THEN epoch_us("t"."timestamp") // 3600000000 WHEN isfinite("t"."timestamp") THEN epoch_us(date_trunc('hour', "t"."timestamp")) // 3600000000 WHEN "t"."timestamp" > make_timestamp(0) THEN 9223372036854775807 WHEN "t"."timestamp" < make_timestamp(0) THEN -9223372036854775807 END, "t"."text:metadata.response.status_code"`;
 
 const schema = bigQuerySchemaOf(SUPABASE_SOURCES);
 const studioNow = microsOf(new Date(NOW));
