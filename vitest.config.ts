@@ -85,6 +85,7 @@ const TIERS = {
     'compact-from-memory',
     'compaction-heads',
     'compaction-memory',
+    'id-bloom-filter',
     'counts-per-value',
     'definitions',
     'differential',

@@ -9,7 +9,7 @@ import { openDatabase } from '../src/duckdb/open-database';
 import { isDuckDBOutOfMemory, MEMORY_RETRY_FACTOR, withMemoryRetry } from '../src/duckdb/memory-retry';
 import { atRetryCeiling, DEFAULT_COMPACTION_DUCKDB } from '../src/duckdb/compaction-duckdb';
 import { readDatasetStateStable } from '../src/dataset/dataset-log';
-import { dictionaryLimit, IS_EVENT, parquetLayoutCopy, STRING_DICTIONARY_BYTES } from '../src/duckdb/parquet-layout';
+import { dictionaryLimit, IS_EVENT, parquetLayoutCopy, STRING_DICTIONARY_BYTES, stringDictionaryBytes } from '../src/duckdb/parquet-layout';
 import { withTypedPaths } from '../src/sources/typed-fields';
 import { Prng } from '../src/fixtures/prng';
 import { tempDir, writeLines } from './support/log-files';
@@ -239,7 +239,7 @@ describe('the dictionaries of a Parquet COPY are sized to the rows it writes (do
     }
   });
 
-  it("writes an 8 MiB segment of the gateway log with 14 typed fields (5 declared, 9 discovered) within compaction's 80MB: string dictionaries of 1 MB ran out of memory", async () => {
+  it("writes an 8 MiB segment of the gateway log with 14 typed fields (5 declared, 9 discovered) and its ids' bloom filters within compaction's 80MB: string dictionaries of 1 MB ran out of memory", async () => {
     // The ingest bench's gateway events (a project of 20, one of four paths, ...), as compaction met them.
     const prng = new Prng(13);
     const lines = Array.from({ length: 12_900 }, (_, i) => ({
@@ -266,7 +266,9 @@ describe('the dictionaries of a Parquet COPY are sized to the rows it writes (do
       await connection.run(`CREATE TABLE staged AS ${sourceRelation(gateway, { ndjson: [input], parquet: [], parquetTypes: new Map() })}`);
       await connection.run("SET memory_limit = '80MB'");
       const copy = (name: string) => parquetLayoutCopy({ source: widened, relation: 'SELECT * FROM staged', target: tmp.path('typed', name), where: IS_EVENT, typedColumns: true, rows: lines.length });
-      expect(copy('x')).toContain(`STRING_DICTIONARY_PAGE_SIZE_LIMIT ${STRING_DICTIONARY_BYTES}`);
+      // 64 KiB, raised to a row group's ids for the gateway's bloom filter on `id` (parquet.idBloomFilter).
+      expect(stringDictionaryBytes(widened)).toBeGreaterThan(STRING_DICTIONARY_BYTES);
+      expect(copy('x')).toContain(`STRING_DICTIONARY_PAGE_SIZE_LIMIT ${stringDictionaryBytes(widened)}`);
       // DuckDB's default: each string column's dictionary filled up to 1 MB before plain encoding.
       await expect(connection.run(copy('default.parquet').replace(/STRING_DICTIONARY_PAGE_SIZE_LIMIT \d+/, 'STRING_DICTIONARY_PAGE_SIZE_LIMIT 1048576'))).rejects.toThrow(/Out of Memory/);
       await connection.run(copy('ours.parquet'));
@@ -274,6 +276,11 @@ describe('the dictionaries of a Parquet COPY are sized to the rows it writes (do
         await connection.runAndReadAll(`SELECT count(*) AS n, count(DISTINCT "text:metadata.request.host") AS hosts FROM read_parquet('${tmp.path('typed', 'ours.parquet')}')`)
       ).getRowObjects();
       expect([Number(row!.n), Number(row!.hosts)]).toEqual([12_900, 20]);
+      // Every group's ids have their filter, within the same 80MB.
+      const [ids] = (
+        await connection.runAndReadAll(`SELECT count(*) AS groups, count(bloom_filter_offset) AS filters FROM parquet_metadata('${tmp.path('typed', 'ours.parquet')}') WHERE path_in_schema = 'id'`)
+      ).getRowObjects();
+      expect([Number(ids!.groups), Number(ids!.filters)]).toEqual([2, 2]);
     } finally {
       connection.closeSync();
       instance.closeSync();

@@ -67,7 +67,7 @@ export function parquetLayoutCopy(options: LayoutCopyOptions): string {
     COPY (
       ${options.typedColumns ? withTypedColumns(options.source, sorted) : sorted}
     ) TO ${sqlString(options.target)} (
-      FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${layout.rowGroupRows}, STRING_DICTIONARY_PAGE_SIZE_LIMIT ${STRING_DICTIONARY_BYTES}${dictionary ? `, DICTIONARY_SIZE_LIMIT ${dictionary}` : ''}${
+      FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${layout.rowGroupRows}, STRING_DICTIONARY_PAGE_SIZE_LIMIT ${stringDictionaryBytes(options.source)}${dictionary ? `, DICTIONARY_SIZE_LIMIT ${dictionary}` : ''}${
         day ? `, PARTITION_BY (date), FILENAME_PATTERN ${sqlString(day.filenamePattern)}, OVERWRITE_OR_IGNORE true` : ''
       }${options.provenance === undefined ? '' : `, KV_METADATA {${PROVENANCE_KEY}: ${sqlString(options.provenance)}}`}
     )`;
@@ -115,6 +115,28 @@ function layoutRowsSql(options: Omit<LayoutCopyOptions, 'sortedTable'>): string 
  * dictionary, which holds 2,000 values of 32 bytes within 64 KiB.
  */
 export const STRING_DICTIONARY_BYTES = 64 * 1024;
+
+/** What an id takes in a string dictionary: a UUID's 36 characters and DuckDB's 4-byte length. */
+export const ID_DICTIONARY_BYTES = 40;
+
+/**
+ * The STRING_DICTIONARY_PAGE_SIZE_LIMIT of a source's COPY: STRING_DICTIONARY_BYTES, or for a
+ * source with `parquet.idBloomFilter` enough for a row group's UUID ids (320 KiB at 8,192 rows).
+ * Why: DuckDB writes a column chunk's bloom filter only when it wrote the chunk with a dictionary,
+ * and ids are all distinct, so `id` gets one only when its whole row group fits the dictionary;
+ * with it, a log asked by id (Studio's single log, no time range) reads the one row group whose
+ * filter may hold the id instead of every group's ids (their min and max span every group). The
+ * limit is the COPY's, not the column's: every string column may fill that much before plain
+ * encoding (10 MB more of compaction's memory at most, measured: `ID_BLOOM_FILTER_MAX_ROWS`). A
+ * group of longer ids (a sender's own) is written plain, without a filter, and read whole as before.
+ *
+ * @example
+ * stringDictionaryBytes(edgeLogs); // 327680
+ * stringDictionaryBytes(postgresLogs); // 65536
+ */
+export function stringDictionaryBytes(source: SourceDescriptor): number {
+  return source.parquet.idBloomFilter ? Math.max(STRING_DICTIONARY_BYTES, source.parquet.rowGroupRows * ID_DICTIONARY_BYTES) : STRING_DICTIONARY_BYTES;
+}
 
 /**
  * The DICTIONARY_SIZE_LIMIT of a COPY: the source's entries, or fewer when no column chunk can hold

@@ -46,10 +46,12 @@ export interface SourceDescriptor<N extends string = string> {
    */
   readonly typedFields: readonly string[];
   /**
-   * Rows per Parquet row group, dictionary entries per column chunk (when raised), and whether each
-   * compacted file gets a head (its newest rows per project: what a newest-first endpoint reads).
+   * Rows per Parquet row group, dictionary entries per column chunk (when raised), whether each
+   * compacted file gets a head (its newest rows per project: what a newest-first endpoint reads),
+   * and whether each row group's `id` gets a bloom filter (`idBloomFilter`: a log opened by id
+   * reads the one group that holds it; docs/ingest.md, "Layout, compaction and retention").
    */
-  readonly parquet: { readonly rowGroupRows: number; readonly dictionaryEntries?: number; readonly heads?: boolean };
+  readonly parquet: { readonly rowGroupRows: number; readonly dictionaryEntries?: number; readonly heads?: boolean; readonly idBloomFilter?: boolean };
   /** The ClickHouse table (default: the relation name). */
   readonly clickhouse: { readonly table: string };
   /** Whether an event looks like this source (compaction refuses a glob of another log). */
@@ -118,7 +120,7 @@ export interface SourceConfig<N extends string = string> {
    * "Typed fields"). Answers are the same with or without.
    */
   typedFields?: readonly string[];
-  parquet?: { rowGroupRows?: number; dictionaryEntries?: number; heads?: boolean };
+  parquet?: { rowGroupRows?: number; dictionaryEntries?: number; heads?: boolean; idBloomFilter?: boolean };
   clickhouse?: { table?: string };
   looksLike?: (event: Record<string, unknown>) => boolean;
   /** Rollups by relation name (`{ auth_logs_hourly: { sql } }`): docs/definitions.md, "Rollups". */
@@ -126,6 +128,19 @@ export interface SourceConfig<N extends string = string> {
   /** More command-line names for it (`{ flag: 'auth-logs', alias: 'auth' }`); the generic forms always work. */
   cli?: SourceCliNames;
 }
+
+/**
+ * The largest row groups `parquet.idBloomFilter` may have. DuckDB writes a Parquet bloom filter
+ * only for a column chunk it wrote with a dictionary, and its writer holds every string column's
+ * dictionary up to one size for the whole COPY (parquet-layout.ts, `stringDictionaryBytes`): a
+ * row group's ids of 8,192 rows take 320 KiB in it, which took the write of an 8 MiB gateway
+ * segment with 14 typed fields from 62 to 72 MB of DuckDB, within compaction's 80MB; groups of
+ * 20,000 rows would need 800 KiB a column (1 MB ran out of memory: docs/performance.md, "Footprint").
+ *
+ * @example
+ * defineSource({ ...config, parquet: { rowGroupRows: 8192, idBloomFilter: true } }); // accepted; 20_000 rows are refused
+ */
+export const ID_BLOOM_FILTER_MAX_ROWS = 8192;
 
 const DUCKDB_TYPES: Record<ColumnType, string> = {
   text: 'VARCHAR',
@@ -212,6 +227,9 @@ export function defineSource<const N extends string>(config: SourceConfig<N>): S
   if (new Set(typedFields).size !== typedFields.length) fail('typedFields names a path twice');
   const rowGroupRows = config.parquet?.rowGroupRows ?? 100_000;
   if (!Number.isInteger(rowGroupRows) || rowGroupRows < 1000) fail('parquet.rowGroupRows must be a whole number of at least 1000');
+  if (config.parquet?.idBloomFilter && rowGroupRows > ID_BLOOM_FILTER_MAX_ROWS) {
+    fail(`parquet.idBloomFilter needs row groups of at most ${ID_BLOOM_FILTER_MAX_ROWS} rows (every string column's dictionary is sized to hold a row group's ids), not ${rowGroupRows}`);
+  }
   return Object.freeze({
     name: name as N,
     relation: config.relation,
@@ -225,6 +243,7 @@ export function defineSource<const N extends string>(config: SourceConfig<N>): S
       rowGroupRows,
       ...(config.parquet?.dictionaryEntries ? { dictionaryEntries: config.parquet.dictionaryEntries } : {}),
       ...(config.parquet?.heads ? { heads: true } : {}),
+      ...(config.parquet?.idBloomFilter ? { idBloomFilter: true } : {}),
     }),
     clickhouse: Object.freeze({ table: config.clickhouse?.table ?? config.relation }),
     ...(config.looksLike ? { looksLike: config.looksLike } : {}),
