@@ -158,7 +158,7 @@ describe('the BigQuery printers, side by side', () => {
       clickhouse: 'intDiv(`t`.`timestamp` - (toInt64(1795168800000000)), 1000000)',
     });
     expect(await value('unix_seconds(timestamp)')).toEqual({
-      duckdb: 'CAST(floor(epoch_us("t"."timestamp") / 1000000) AS BIGINT)',
+      duckdb: '((epoch_us("t"."timestamp") - ((epoch_us("t"."timestamp") % 1000000) + 1000000) % 1000000) // 1000000)',
       clickhouse: 'intDiv(`t`.`timestamp` - (((`t`.`timestamp` % 1000000) + 1000000) % 1000000), 1000000)',
     });
     expect(await value('timestamp_trunc(timestamp, hour)')).toEqual({
@@ -383,6 +383,10 @@ describe('the DuckDB text, run', () => {
   it('counts whole units towards zero (TIMESTAMP_DIFF) and seconds down before 1970 (UNIX_SECONDS)', async () => {
     expect(await run("timestamp_diff(timestamp, timestamp '2026-11-20T10:00:00Z', second)")).toEqual([0, 1, -1795168800, -1, 0, 0, 0, 0, 0]);
     expect((await run('unix_seconds(timestamp)'))[2]).toBe(-1);
+    // Exact far from 1970, where a DOUBLE quotient of the microseconds is not.
+    expect(await run("unix_seconds(timestamp '2500-01-01T00:00:00.999999Z')", ' limit 1')).toEqual([16725225600]);
+    expect(await run("unix_millis(timestamp '2500-01-01T00:00:00.999999Z')", ' limit 1')).toEqual([16725225600999]);
+    expect(await run("unix_seconds(timestamp '1000-01-01T00:00:00.000001Z')", ' limit 1')).toEqual([-30610224000]);
   });
 });
 

@@ -163,8 +163,13 @@ class DuckDbPrinter extends SqlPrinter {
     return '$now';
   }
 
+  /**
+   * In integers: the value less its remainder towards minus infinity, divided exactly. Through
+   * `floor` of a DOUBLE quotient, microseconds past 2^53 (after the year 2255) lost their last
+   * digits: UNIX_SECONDS of 2500-01-01 00:00:00.999999 gave 16725225601.
+   */
   protected floorDiv(value: string, by: bigint): string {
-    return `CAST(floor(${value} / ${by}) AS BIGINT)`;
+    return `((${value} - ((${value} % ${by}) + ${by}) % ${by}) // ${by})`;
   }
 
   protected truncDiv(value: string, by: bigint): string {
