@@ -52,6 +52,7 @@ const TIERS = {
     'memory-relief',
     'memory-watch',
     'merge-policy',
+    'merge-slices',
     'options',
     'prepared-statements',
     'otlp-logs',

@@ -101,8 +101,8 @@ async function ingestAll(ep: Endpoints, source: string, lines: string[]): Promis
  * Until the compactor has nothing left to do: the write-ahead log drained (at most 16 MiB left,
  * waited for at most `maxSeconds`), then no compaction or merge for 3 s; then, a minute after the
  * last file was written (`SETTLE_QUIET_MS`), the days before today are settled and their files
- * merged (into one, or as few as the merge bound allows): the compactor's own timer runs then, and
- * this waits for it too.
+ * merged into one (in parts only after a merge ran out of memory): the compactor's own timer runs
+ * then, and this waits for it too.
  */
 export async function waitCompacted(ep: Endpoints, maxSeconds = 600, dataDir?: string): Promise<void> {
   await waitQuiet(ep, maxSeconds);
@@ -121,8 +121,8 @@ export async function waitCompacted(ep: Endpoints, maxSeconds = 600, dataDir?: s
       (n, source) => n + (existsSync(join(dataDir!, source, 'parquet')) ? readDatasetStateStable(join(dataDir!, source, 'parquet')).files.size : 0),
       0,
     );
-  // A day of more events than one merge takes stays in several files (the merge bound,
-  // merge-policy.ts): once no merge has changed the files for 30 s, the compactor is done with them.
+  // A day merged in parts (after a merge out of memory, merge-policy.ts) may stay in several
+  // files: once no merge has changed the files for 30 s, the compactor is done with them.
   for (let i = 0, files = -1, still = 0; dataDir !== undefined && pending() && still < 30; i++) {
     if (i >= maxSeconds) throw new Error(`managed: the days before ${REFERENCE.toISOString()} were not merged within ${maxSeconds} s`);
     await new Promise((resolve) => setTimeout(resolve, 1000));

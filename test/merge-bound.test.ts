@@ -1,18 +1,21 @@
+import { cp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { readDatasetStateStable } from '../src/dataset/dataset-log';
 import { openDatabase } from '../src/duckdb/open-database';
 import { sqlStringList } from '../src/duckdb/sql-literal';
 import { Prng } from '../src/fixtures/prng';
-import { filesToMerge, settledFilesToMerge } from '../src/managed/merge-policy';
+import { mergeSmallFiles } from '../src/managed/dataset-maintenance';
+import { edgeLogs } from '../src/sources/built-ins';
 import { CENSUS_NOW } from './support/census';
 import { fakeLog, gatewayCompactor } from './support/fake-log';
 import { tempDir } from './support/log-files';
 import { BUILDERS } from './support/supabase/vector-events';
 
-// docs/ingest.md, "Layout, compaction and retention": no merge of a day's files takes more than
-// fits its DuckDB's memory limit (a day whose files do not fit one merge is merged in parts), and
-// a merge that still runs out of memory at the retry's ceiling is followed by one of half its events.
+// docs/ingest.md, "Layout, compaction and retention": a merge of a day's files sorts no more events
+// at once than fit its DuckDB's memory limit (a merge of more sorts them in slices, and writes the
+// same file), so a day's files merge into one whatever its events; a merge that still runs out of
+// memory at the retry's ceiling is followed by one of half its events.
 
 /** Every merge `mergeSmallFiles` starts (its files' events, its DuckDB's memory limit), and merges of more than `failAbove` events run out of memory. */
 const merges = vi.hoisted(() => ({ attempts: [] as Array<{ rows: number; limit: string | undefined; failed: boolean }>, failAbove: Infinity }));
@@ -34,21 +37,21 @@ vi.mock('../src/managed/dataset-maintenance', async (importOriginal) => {
   };
 });
 
-describe("managed storage bounds each merge of a day's files by its DuckDB's memory limit", () => {
+describe("managed storage bounds what a merge of a day's files sorts at once by its DuckDB's memory limit", () => {
   const tmp = tempDir('le-merge-bound-');
   afterAll(() => tmp.cleanup());
 
-  /** `count` closed segments of gateway events of one day (ids `<name>-<i>`), compacted one a run into a file each. */
-  function burst(name: string, count: number, perSegment = 1500) {
+  /** `count` closed segments of gateway events of one day (ids `<name>-<i>`, `stepMs` apart), compacted one a run into a file each. */
+  function burst(name: string, count: number, perSegment = 1500, stepMs = 1) {
     const walDir = tmp.path(name, 'wal');
     const datasetDir = tmp.path(name, 'parquet');
     const wal = fakeLog(walDir);
     const prng = new Prng(11);
     const ids: string[] = [];
     for (let s = 0; s < count; s++) {
-      // The gateway's events as Vector sends them, a millisecond apart on one day.
+      // The gateway's events as Vector sends them, `stepMs` apart on one day.
       const events = Array.from({ length: perSegment }, (_, k) => ({
-        ...BUILDERS.edge_logs(prng, { micros: Date.parse('2026-11-21T10:00:00Z') * 1000 + (s * perSegment + k) * 1000, nanos: 0 }),
+        ...BUILDERS.edge_logs(prng, { micros: Date.parse('2026-11-21T10:00:00Z') * 1000 + (s * perSegment + k) * 1000 * stepMs, nanos: 0 }),
         id: `${name}-${s * perSegment + k}`,
       }));
       ids.push(...events.map((e) => e.id));
@@ -75,37 +78,73 @@ describe("managed storage bounds each merge of a day's files by its DuckDB's mem
     }
   }
 
-  it('under a small memory limit, a day of many files ends merged into files within the bound, by merges that each fit it at that limit, with the same rows', async () => {
-    // 40MB: each merge takes 20,000 events at most (mergeRowsFor); sixteen files of 1,500 are more.
-    const bound = 20_000;
+  it('under a small memory limit, a day of more events than one sort fits ends in one file, by merges that each fit that limit, with the same rows', async () => {
+    // 40MB: a merge sorts 20,000 events at once (mergeRowsFor); sixteen files of 1,500, spread over
+    // seven hours, are more: the merge sorts them in slices.
     const limit = '40MB';
     for (const [name, now] of [
       ['today', CENSUS_NOW],
-      // Two days later the day is settled: merged whole where the bound allows, in parts where it does not.
+      // Two days later the day is settled: merged whole.
       ['settled', '2026-11-23T12:00:00Z'],
     ] as const) {
       merges.attempts.length = 0;
       merges.failAbove = Infinity;
-      const { datasetDir, errors, options, ids } = burst(name, 16);
+      const { datasetDir, errors, options, ids } = burst(name, 16, 1500, 1000);
       const compactor = gatewayCompactor({ ...options, now: () => new Date(now), duckdb: { threads: 1, memoryLimit: limit } });
       try {
         compactor.trigger();
         await compactor.settled();
         expect(errors).toEqual([]);
         expect(compactor.counters.compactedSegments).toBe(16);
-        // Merged in several merges, each within the bound and fitting the configured limit (none retried at twice it).
-        expect(merges.attempts.length).toBeGreaterThan(1);
+        // Every merge fit the configured limit (none retried at twice it), one of them of more events than one sort takes.
         for (const attempt of merges.attempts) expect(attempt).toEqual({ rows: attempt.rows, limit, failed: false });
-        for (const attempt of merges.attempts) expect(attempt.rows).toBeLessThanOrEqual(bound);
-        const day = files(datasetDir);
-        expect(day.length).toBeGreaterThan(1);
-        expect(day.length).toBeLessThan(16);
-        expect(name === 'today' ? filesToMerge(day, bound) : settledFilesToMerge(day, bound)).toEqual([]);
+        expect(Math.max(...merges.attempts.map((a) => a.rows))).toBeGreaterThan(20_000);
+        expect(files(datasetDir).map((f) => f.rows)).toEqual([24_000]);
         expect(await storedIds(datasetDir)).toEqual(ids);
       } finally {
         await compactor.stop();
       }
     }
+  });
+
+  it('a merge sorted in slices writes the file a merge sorted at once writes: the same rows in the same order, the same head and stored rollups', async () => {
+    merges.failAbove = Infinity;
+    // Two projects' events over seven hours, in eight files that nothing merged yet.
+    const { datasetDir, errors, options } = burst('slices', 8, 1500, 2000);
+    const compacting = gatewayCompactor({ ...options, now: () => new Date(CENSUS_NOW), maxMergeRows: 1 });
+    compacting.trigger();
+    await compacting.settled();
+    await compacting.stop();
+    expect(errors).toEqual([]);
+    expect(files(datasetDir)).toHaveLength(8);
+    const merged: Record<string, unknown[][]> = {};
+    for (const [copy, sliceRows] of [
+      ['at-once', Infinity],
+      ['sliced', 1000],
+    ] as const) {
+      const root = tmp.path('slices', copy);
+      await cp(datasetDir, root, { recursive: true });
+      await mergeSmallFiles(root, edgeLogs, { threads: 1 }, () => true, true, { sliceRows });
+      const [file, ...others] = files(root);
+      expect(others).toEqual([]);
+      expect(file!.rows).toBe(12_000);
+      const { instance, connection } = await openDatabase();
+      try {
+        const read = async (path: string, order: string) => (await connection.runAndReadAll(`SELECT * FROM read_parquet(${sqlStringList([join(root, path)])}) ORDER BY ${order}`)).getRows();
+        merged[copy] = [
+          // The data file's rows in the file's own order.
+          ...(await read(file!.path, 'file_row_number')),
+          ...(await read(file!.head!.path, 'file_row_number')),
+          ...(await Promise.all(Object.values(file!.rollups!).map((r) => read(r.path, 'ALL')))).flat(),
+        ];
+        expect(Object.keys(file!.rollups!).sort()).toEqual(Object.keys(edgeLogs.rollups).sort());
+      } finally {
+        connection.closeSync();
+        instance.closeSync();
+      }
+    }
+    expect(merged.sliced!.length).toBeGreaterThan(12_000);
+    expect(merged.sliced).toEqual(merged['at-once']);
   });
 
   it('after a merge that runs out of memory at the retry ceiling, the next takes half its events, at once; after merges that fit, it takes more again', async () => {

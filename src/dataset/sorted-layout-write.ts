@@ -1,9 +1,10 @@
-import { normalize } from 'node:path';
+import { mkdir, rm } from 'node:fs/promises';
+import { join, normalize } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { SourceDescriptor } from '../sources/source-descriptor';
 import { sqlString } from '../duckdb/sql-literal';
 import { withTypedColumns } from '../duckdb/typed-columns';
-import { parquetLayoutCopy, sortedLayoutTableSql, type LayoutCopyOptions } from '../duckdb/parquet-layout';
+import { parquetLayoutCopy, sortedLayoutTableSql, sortedSliceCopy, type LayoutCopyOptions } from '../duckdb/parquet-layout';
 import { HEAD_COPY_OPTIONS, HEAD_ROWS_PER_PROJECT, hasHeads } from './newest-heads';
 
 /** The write's sorted rows, while its files and their heads are written from them (`writeSortedLayout`). */
@@ -51,6 +52,28 @@ export async function writeSortedLayout(
     // a table left behind is replaced by the next write's.
     await connection.run(`DROP TABLE IF EXISTS ${SORTED_TABLE}`).catch(() => undefined);
   }
+}
+
+/**
+ * Writes one data file from rows already cut into `slices` (merge-slices.ts): each slice sorted
+ * into a file of its own under `sliceDir` (`sortedSliceCopy`), then the file copied from them in
+ * order in the fast layout (`parquetLayoutCopy({ sortedFiles })`); each slice file is deleted once
+ * copied. Why: a merge of a day's files through `writeSortedLayout` sorts all its rows at once,
+ * and what that needs grows with them (a day of 400,000 gateway events did not fit 80MB), so a
+ * busy day stayed in several files; sorted a slice at a time, a merge holds one slice's sort, and
+ * the copy streams. The head is not taken here: the caller writes it from the file
+ * (`writeCompanions`), as the rows are in no table. One slice (`['true']`) is `writeSortedLayout`'s
+ * work: callers use that then.
+ *
+ * @example
+ * await writeSlicedLayout(connection, { source: edgeLogs, files, target: 'staging/merged.parquet', where: 'true' }, ["project <= 'm'", "project > 'm'"], 'staging/slices');
+ */
+export async function writeSlicedLayout(connection: DuckDBConnection, layout: LayoutCopyOptions, slices: readonly string[], sliceDir: string): Promise<void> {
+  await mkdir(sliceDir, { recursive: true });
+  const files = slices.map((_, i) => join(sliceDir, `slice-${i}.parquet`));
+  for (const [i, slice] of slices.entries()) await connection.run(sortedSliceCopy(layout, slice, files[i]!));
+  await connection.run(parquetLayoutCopy({ ...layout, sortedFiles: files }));
+  await rm(sliceDir, { recursive: true, force: true });
 }
 
 /**

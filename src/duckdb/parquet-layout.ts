@@ -1,6 +1,6 @@
 import type { SourceDescriptor } from '../sources/source-descriptor';
 import { declaredColumns, sourceRelation, type SourceFiles } from './source-relations';
-import { sqlString } from './sql-literal';
+import { sqlString, sqlStringList } from './sql-literal';
 import { withTypedColumns } from './typed-columns';
 import { ARRAYS_COLUMN } from '../sources/typed-fields';
 import { columnName } from '../sql/column-name';
@@ -45,6 +45,11 @@ export interface LayoutCopyOptions {
    * not read and sorted again (the heads are taken from the same table: sorted-layout-write.ts).
    */
   sortedTable?: string;
+  /**
+   * Files already in the layout's order, one after the other (a merge's sorted slices,
+   * `sortedSliceCopy`): their rows are copied in that order, not sorted again.
+   */
+  sortedFiles?: readonly string[];
 }
 
 /**
@@ -62,7 +67,12 @@ export function parquetLayoutCopy(options: LayoutCopyOptions): string {
   // The rows are sorted with their declared columns only, and the typed columns computed from the
   // sorted rows as they stream to the file: carried through the sort (or computed before it) they
   // took compaction past its share of the memory budget (62MB, 8 MiB gateway segments).
-  const sorted = options.sortedTable === undefined ? layoutRowsSql(options) : `SELECT * FROM ${options.sortedTable}`;
+  const sorted =
+    options.sortedTable !== undefined
+      ? `SELECT * FROM ${options.sortedTable}`
+      : options.sortedFiles !== undefined
+        ? `SELECT * FROM read_parquet(${sqlStringList(options.sortedFiles)})`
+        : layoutRowsSql(options);
   return `
     COPY (
       ${options.typedColumns ? withTypedColumns(options.source, sorted) : sorted}
@@ -88,6 +98,23 @@ export function parquetLayoutCopy(options: LayoutCopyOptions): string {
  */
 export function sortedLayoutTableSql(options: Omit<LayoutCopyOptions, 'sortedTable'>, table: string): string {
   return `CREATE OR REPLACE TEMPORARY TABLE ${table} AS ${layoutRowsSql(options)}`;
+}
+
+/**
+ * Writes the layout's rows that `slice` (a SQL condition) selects, sorted, to `target`: one
+ * slice of a merge (merge-slices.ts), its declared columns only (and `date` when partitioned by
+ * day), as the sorted table holds them; `parquetLayoutCopy({ sortedFiles })` then copies the
+ * slices in order. Compressed with LZ4: a staging file, read once right after.
+ *
+ * @example
+ * await connection.run(sortedSliceCopy({ source, files, target: out, where: 'true' }, `"project" = 'a'`, 'staging/slice-0.parquet'));
+ */
+export function sortedSliceCopy(options: Omit<LayoutCopyOptions, 'sortedTable' | 'sortedFiles'>, slice: string, target: string): string {
+  const layout = parquetLayoutOf(options.source);
+  const dictionary = dictionaryLimit(layout.dictionaryEntries, layout.rowGroupRows, options.rows);
+  return `
+    COPY (${layoutRowsSql({ ...options, where: `(${options.where}) AND (${slice})` })})
+    TO ${sqlString(target)} (FORMAT parquet, COMPRESSION lz4, ROW_GROUP_SIZE ${layout.rowGroupRows}, STRING_DICTIONARY_PAGE_SIZE_LIMIT ${STRING_DICTIONARY_BYTES}${dictionary ? `, DICTIONARY_SIZE_LIMIT ${dictionary}` : ''})`;
 }
 
 /** The layout's rows in its order: the declared columns (and `date` when partitioned by day), sorted. */

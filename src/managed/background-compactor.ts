@@ -63,9 +63,12 @@ export interface BackgroundCompactorOptions {
   maxRunBytes?: number;
   /**
    * Events one merge of a day's files takes at most; the day is merged in parts past it. Default:
-   * what fits the DuckDB memory limit (`mergeRowsFor`).
+   * no bound (a merge sorts its rows in slices of `mergeSliceRows`, so its size does not decide
+   * what it needs); after a merge that ran out of memory at the retry's ceiling, half its events.
    */
   maxMergeRows?: number;
+  /** Events a merge sorts at once (`MergeBound.sliceRows`). Default: what fits the DuckDB memory limit (`mergeRowsFor`). */
+  mergeSliceRows?: number;
   /** Stages a run's rows from the memory tables when they hold every input (`compactFiles`' `stageParsed`). */
   stageParsed?: StageParsed;
   /**
@@ -103,15 +106,16 @@ export function runBytesFor(duckdb: DatabaseSettings | undefined): number {
 const MERGE_RESERVE_BYTES = 20e6;
 
 /**
- * Events one merge of a day's files takes at most under these DuckDB settings (`mergeSmallFiles`):
- * one per 1,000 bytes of its memory limit past MERGE_RESERVE_BYTES, one per 10,000 bytes of it at
- * least (files of a few late events still merge under the smallest budgets); 60,000 of the
- * default 80MB, 140,000 of 160MB; no bound with no limit set. Why: a merge sorts every row of its
- * files and writes them through one Parquet writer, and what that needs grows with its rows; after
- * a burst a day held 89 files of one size, the size tiers took all of them in one merge, and it ran
- * out of memory at 80 and 160MB on every retry.
+ * Events a merge of a day's files sorts at once under these DuckDB settings (`MergeBound.sliceRows`:
+ * a merge of more is sorted in slices of at most this many, merge-slices.ts): one per 1,000 bytes
+ * of its memory limit past MERGE_RESERVE_BYTES, one per 10,000 bytes of it at least; 60,000 of the
+ * default 80MB, 140,000 of 160MB; no bound with no limit set. Why: the sort is what a merge needs
+ * in proportion to its rows; after a burst a day held 89 files of one size, the size tiers took all
+ * of them in one merge, sorted at once, and it ran out of memory at 80 and 160MB on every retry.
+ * Until merges were sorted in slices this bounded the merge itself, and a day of more events than
+ * it stayed in several files (docs/performance.md, "A day's files merged in sorted slices").
  *
- * Measured, one merge at once without the retry, of files as compaction writes them, every source
+ * Measured, one merge sorted at once without the retry, of files as compaction writes them, every source
  * written through the sorted table (`writeSortedLayout`): Postgres's log (`postgres_logs`,
  * 6,000 events a file), the source that fits fewest, fit 40MB at 48,000 events and not 60,000,
  * 60MB at 72,000 and not 78,000, 80MB at 78,000 and not 84,000, 120MB at 162,000 and 160MB at
@@ -167,6 +171,8 @@ export class BackgroundCompactor {
   private readonly maxMergeRows: number;
   /** Events the next merge takes at most: halved after one that ran out of memory, as runs' bytes are (`nextRunBytes`). */
   private mergeRows: number;
+  /** Events a merge sorts at once. */
+  private readonly mergeSliceRows: number;
   /** The DuckDB of a burst's runs, closed once caught up. */
   readonly database: BurstDatabase;
   readonly counters = { runs: 0, failures: 0, compactedSegments: 0, mergedFiles: 0, droppedFiles: 0 };
@@ -174,8 +180,9 @@ export class BackgroundCompactor {
   constructor(private readonly options: BackgroundCompactorOptions) {
     this.maxRunBytes = options.maxRunBytes ?? runBytesFor(options.duckdb);
     this.runBytes = this.maxRunBytes;
-    this.maxMergeRows = options.maxMergeRows ?? mergeRowsFor(options.duckdb);
+    this.maxMergeRows = options.maxMergeRows ?? Infinity;
     this.mergeRows = this.maxMergeRows;
+    this.mergeSliceRows = options.mergeSliceRows ?? mergeRowsFor(options.duckdb);
     this.database = options.database ?? new BurstDatabase(join(dirname(options.datasetDir), COMPACTION_SPILL_DIR));
     this.unsubscribe = options.wal.onSegmentClosed(() => this.trigger());
   }
@@ -319,7 +326,8 @@ export class BackgroundCompactor {
   }
 
   /**
-   * The day's files merged, each merge within `mergeRows`. A merge still out of memory at the
+   * The day's files merged, each merge within `mergeRows` (no bound until a merge runs out of
+   * memory: each sorts its rows in slices of `mergeSliceRows`). A merge still out of memory at the
    * retry's ceiling is not tried with the same files again: the next pass, at once, takes half
    * its events (fewer files), and a pass that merged files brings the bound back up toward its
    * maximum (twice as much). A pass that merged nothing leaves it as it is: doubled then, a pair of
@@ -328,7 +336,7 @@ export class BackgroundCompactor {
   private async mergeBounded(): Promise<{ merged: number; settledLeft: boolean }> {
     const { source, datasetDir } = this.options;
     let taken = 0;
-    const bound = { maxRows: this.mergeRows, merging: (rows: number) => (taken = rows) };
+    const bound = { maxRows: this.mergeRows, sliceRows: this.mergeSliceRows, merging: (rows: number) => (taken = rows) };
     try {
       const merges = await withMemoryRetry(this.options.duckdb, (duckdb) => mergeSmallFiles(datasetDir, source, duckdb, (day) => this.settledDay(day), this.options.typedColumns ?? true, bound));
       if (merges.merged > 0) this.mergeRows = nextRunBytes(this.mergeRows, this.maxMergeRows, taken, 'done');

@@ -4,7 +4,7 @@ import { mkdir, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SourceDescriptor, SourceName } from '../sources/source-descriptor';
 import { openDatabase, type DatabaseSettings } from '../duckdb/open-database';
-import { arraysAggregate, arraysFreeWritten, typedFieldsWritten } from '../duckdb/parquet-layout';
+import { arraysAggregate, arraysFreeWritten, parquetLayoutOf, typedFieldsWritten } from '../duckdb/parquet-layout';
 import { withTypedPaths } from '../sources/typed-fields';
 import { parquetSchema } from '../duckdb/parquet-schema';
 import { sqlString, sqlStringList } from '../duckdb/sql-literal';
@@ -15,7 +15,9 @@ import { fsyncDir, fsyncFile, unlinkIfPresent } from '../util/durable-fs';
 import { fileCrc32 } from '../util/crc32';
 import { failpoint } from '../util/failpoint';
 import { HEADS_DIR } from '../dataset/newest-heads';
-import { writeSortedLayout } from '../dataset/sorted-layout-write';
+import { writeSlicedLayout, writeSortedLayout } from '../dataset/sorted-layout-write';
+import { mergeCells, mergeSlices } from '../dataset/merge-slices';
+import { sourceRelation } from '../duckdb/source-relations';
 import { companionPathsOf, ROLLUPS_DIR, writeCompanions } from '../dataset/stored-rollups';
 import { filesToMerge, settledFilesToMerge } from './merge-policy';
 import { EngineError } from '../errors';
@@ -43,7 +45,7 @@ export async function mergeSmallFiles(
   const maxRows = bound.maxRows ?? Infinity;
   const merge = async (state: DatasetState, day: string, files: DataFile[]) => {
     bound.merging?.(files.reduce((n, f) => n + f.rows, 0));
-    return mergeDay(state, source, day, files, duckdb, typedColumns);
+    return mergeDay(state, source, day, files, duckdb, typedColumns, bound.sliceRows ?? Infinity);
   };
   return withDatasetLock(root, 'merge', async () => {
     let current = readDatasetStateStable(root);
@@ -85,11 +87,16 @@ export async function mergeSmallFiles(
 export interface MergeBound {
   /** Events one merge takes at most (default: no bound). */
   maxRows?: number;
+  /**
+   * Events one merge sorts at once (default: all of them): a merge of more is sorted in slices of
+   * at most this many (merge-slices.ts), so it fits the memory of one slice whatever its size.
+   */
+  sliceRows?: number;
   /** Told the events of each merge's files before it starts. */
   merging?: (rows: number) => void;
 }
 
-async function mergeDay(state: DatasetState, declared: SourceDescriptor, day: string, files: DataFile[], duckdb: DatabaseSettings, typedColumns: boolean): Promise<DatasetState> {
+async function mergeDay(state: DatasetState, declared: SourceDescriptor, day: string, files: DataFile[], duckdb: DatabaseSettings, typedColumns: boolean, sliceRows: number): Promise<DatasetState> {
   // The merged file gets every typed field the dataset holds, as compaction writes them.
   const source = typedColumns ? withTypedPaths(declared, state.typedPaths) : declared;
   const root = state.root;
@@ -107,25 +114,26 @@ async function mergeDay(state: DatasetState, declared: SourceDescriptor, day: st
     const provenance: Provenance = { run: runId, rows, replaces: files.map((f) => f.path) };
     // Its head written from the rows it sorts, as compaction writes a run's (sorted-layout-write.ts).
     const stagedHead = join(staging, 'merged-head.parquet');
-    const heads = await writeSortedLayout(
-      connection,
-      {
-        source,
-        files: {
-          ndjson: [],
-          parquet: paths,
-          parquetTypes: await parquetSchema(connection, paths),
-          // Files that have the typed columns give them as they are; the others' are computed.
-          typedFields: new Map(files.flatMap((f, i) => (f.typedFields ? [[paths[i]!, f.typedFields] as const] : []))),
-        },
-        target: staged,
-        where: 'true',
-        provenance: JSON.stringify(provenance),
-        typedColumns,
-        rows,
+    const layout = {
+      source,
+      files: {
+        ndjson: [],
+        parquet: paths,
+        parquetTypes: await parquetSchema(connection, paths),
+        // Files that have the typed columns give them as they are; the others' are computed.
+        typedFields: new Map(files.flatMap((f, i) => (f.typedFields ? [[paths[i]!, f.typedFields] as const] : []))),
       },
-      stagedHead,
-    );
+      target: staged,
+      where: 'true',
+      provenance: JSON.stringify(provenance),
+      typedColumns,
+      rows,
+    };
+    // More events than one sort fits: sorted a slice at a time (merge-slices.ts), the head then
+    // written from the file; otherwise sorted at once, the head taken from the sorted rows.
+    const { projectColumn } = parquetLayoutOf(source);
+    const slices = rows > sliceRows ? mergeSlices(await mergeCells(connection, sourceRelation(source, layout.files), 'true', projectColumn), projectColumn, sliceRows) : ['true'];
+    const heads = slices.length > 1 ? (await writeSlicedLayout(connection, layout, slices, join(staging, 'slices')), null) : await writeSortedLayout(connection, layout, stagedHead);
     // The same count tells its arrays flag (what the commit records: `arraysFreeWritten`).
     const [count] = (await connection.runAndReadAll(`SELECT count(*) AS n${arraysAggregate(source, typedColumns)} FROM read_parquet(${sqlStringList([staged])})`)).getRowObjects();
     if (Number(count?.n) !== rows) throw new EngineError('storage_failed', `merge: wrote ${Number(count?.n)} rows of ${rows}; nothing was committed`);

@@ -8,9 +8,10 @@ import { unitMs } from '../time/units';
  * files of about the same size, smallest first, keeps a day at a few files (at most five below
  * 64 MiB) while each event is rewritten a few times on its way to 64 MiB (as a log-structured
  * merge tree's size tiers do), instead of eight files and the same growing file rewritten with
- * every seven new ones (the rule of before). No merge takes more events than fit its DuckDB's
- * memory limit (`mergeRowsFor` in background-compactor.ts): under a small limit a day holds more
- * files, each near the bound.
+ * every seven new ones (the rule of before). A merge sorts no more events at once than fit its
+ * DuckDB's memory limit (`mergeRowsFor` in background-compactor.ts): one of more sorts them in
+ * slices (merge-slices.ts), so its size is not bounded by the limit. `maxRows` bounds a merge
+ * only after one ran out of memory at the retry's ceiling (the next takes half its events).
  */
 
 /** Files at least this large are left alone: merging them would rewrite much for little. */
@@ -44,8 +45,8 @@ export interface MergeCandidate {
  * The files of one day to merge now, or an empty list. The files below MERGE_BELOW_BYTES in
  * order of size, from the smallest that starts a run: a file joins the run while it is at most
  * MERGE_SIZE_RATIO times the run's total (or MERGE_FLOOR_BYTES, when that is more) and the run's
- * events stay within `maxRows` (what one merge fits in its DuckDB's memory limit: `mergeRowsFor`
- * in background-compactor.ts); a run of two or more is merged. Files of equal size are taken in
+ * events stay within `maxRows` (the events one merge takes: no bound unless a merge ran out of
+ * memory, `mergeBounded` in background-compactor.ts); a run of two or more is merged. Files of equal size are taken in
  * path order, so the choice is the same for the same files. Merged until nothing is left to
  * merge, a day holds at most five files below 64 MiB (each then more than twice the one before
  * it, the second more than 4 MiB) where `maxRows` allows it; past it, files stop merging once no
