@@ -34,7 +34,7 @@ const DATABASE = 'le_memory';
  * of one block each, one per column and row group whatever the rows: in an in-memory database a
  * block is 256 KiB (its size cannot be set there), so the ten tables of the Supabase sources held
  * 50-79 MiB while their rows were 10-20 MiB of NDJSON. In a database file the block size is an
- * option: at 16 KiB the same tables hold 10-16 MiB (docs/performance.md, "The memory tables in a
+ * option: at 16 KiB the same tables held 3-16 MiB (docs/performance.md, "The memory tables in a
  * database file of small blocks").
  */
 const BLOCK_SIZE = 16 * 1024;
@@ -57,10 +57,11 @@ function newestOf(source: SourceDescriptor): string {
 
 /**
  * NDJSON bytes inserted after which the tables are checkpointed. Rows go into a DuckDB table
- * uncompressed, and a checkpoint compresses them (measured in memory, before the tables had a file): 60,000 gateway-like rows held 18.0 MiB
- * as inserted and 4.5-5.0 MiB checkpointed every 1,000-5,000 rows, for about 11 µs of CPU a row
- * (docs/performance.md, "The memory tables checkpointed as they fill"). Before, only a deletion
- * checkpointed them, so at low rates they held a minute or more of rows uncompressed.
+ * uncompressed, and a checkpoint compresses them (measured in memory, before the tables had a
+ * file): 60,000 gateway-like rows held 18.0 MiB as inserted and 4.5-5.0 MiB checkpointed every
+ * 1,000-5,000 rows, for about 11 µs of CPU a row (docs/performance.md, "The memory tables
+ * checkpointed as they fill"). Before, only a deletion checkpointed them, so at low rates they
+ * held a minute or more of rows uncompressed.
  */
 const CHECKPOINT_BYTES = 2 * 1024 * 1024;
 
@@ -108,8 +109,8 @@ export interface MemoryRelation {
 /**
  * Managed storage's events between their acknowledgement and their compaction, held in DuckDB
  * tables (a memtable; their database file, of small blocks, only spares memory: see BLOCK_SIZE):
- * the uncompacted tail of the data costs a query what a compacted
- * one does, instead of an NDJSON parse of the write-ahead segments on every query.
+ * the uncompacted tail of the data costs a query what a compacted one does, instead of an NDJSON
+ * parse of the write-ahead segments on every query.
  *
  * The segments stay the durable copy. An acknowledged group is inserted here before its request
  * is answered, so the next query reads it. A segment is "mirrored" when all of its groups are
