@@ -65,6 +65,18 @@ describe("managed storage bounds what a merge of a day's files sorts at once by 
 
   const files = (datasetDir: string) => [...readDatasetStateStable(datasetDir).files.values()];
 
+  /** A burst's segments compacted by a compactor that merges nothing (no two files fit one event): a file of the day each. */
+  async function unmergedBurst(...args: Parameters<typeof burst>): Promise<ReturnType<typeof burst>> {
+    const made = burst(...args);
+    const compacting = gatewayCompactor({ ...made.options, now: () => new Date(CENSUS_NOW), maxMergeRows: 1 });
+    compacting.trigger();
+    await compacting.settled();
+    await compacting.stop();
+    expect(made.errors).toEqual([]);
+    expect(files(made.datasetDir)).toHaveLength(args[1]);
+    return made;
+  }
+
   /** The ids of every row the dataset's files hold, sorted (each once: nothing lost, nothing doubled). */
   async function storedIds(datasetDir: string): Promise<string[]> {
     const { instance, connection } = await openDatabase();
@@ -110,13 +122,7 @@ describe("managed storage bounds what a merge of a day's files sorts at once by 
   it('a merge sorted in slices writes the file a merge sorted at once writes: the same rows in the same order, the same head and stored rollups', async () => {
     merges.failAbove = Infinity;
     // Two projects' events over seven hours, in eight files that nothing merged yet.
-    const { datasetDir, errors, options } = burst('slices', 8, 1500, 2000);
-    const compacting = gatewayCompactor({ ...options, now: () => new Date(CENSUS_NOW), maxMergeRows: 1 });
-    compacting.trigger();
-    await compacting.settled();
-    await compacting.stop();
-    expect(errors).toEqual([]);
-    expect(files(datasetDir)).toHaveLength(8);
+    const { datasetDir } = await unmergedBurst('slices', 8, 1500, 2000);
     const merged: Record<string, unknown[][]> = {};
     for (const [copy, sliceRows] of [
       ['at-once', Infinity],
@@ -148,14 +154,8 @@ describe("managed storage bounds what a merge of a day's files sorts at once by 
   });
 
   it('after a merge that runs out of memory at the retry ceiling, the next takes half its events, at once; after merges that fit, it takes more again', async () => {
-    const { datasetDir, errors, options, ids } = burst('halving', 8);
-    // Compacted first by a compactor that merges nothing (no two files fit one event): eight files of 1,500 events.
-    const compacting = gatewayCompactor({ ...options, now: () => new Date(CENSUS_NOW), maxMergeRows: 1 });
-    compacting.trigger();
-    await compacting.settled();
-    await compacting.stop();
-    expect(errors).toEqual([]);
-    expect(files(datasetDir)).toHaveLength(8);
+    // Compacted first by a compactor that merges nothing: eight files of 1,500 events.
+    const { datasetDir, errors, options, ids } = await unmergedBurst('halving', 8);
     // Unbounded, the size tiers take all eight in one merge; merges of more than two files run out of memory at any limit.
     merges.attempts.length = 0;
     merges.failAbove = 3000;
