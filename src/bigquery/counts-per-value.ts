@@ -20,8 +20,8 @@ import { jsonKeysText, unnestColumn } from './ir';
  */
 export interface CountsPerValue {
   from: Extract<FromIR, { t: 'table' }>;
-  /** The GROUP BY keys (each a TIMESTAMP_TRUNC). */
-  keys: Expr[];
+  /** The GROUP BY keys (each a TIMESTAMP_TRUNC of a column of the range, its unit a literal). */
+  keys: Bucket[];
   /** Per output, in order: the key it is (by index) or the count it is. */
   outputs: Array<{ key: number } | { count: Extract<Expr, { t: 'agg' }> }>;
   /** The columns the counts may read (the range's, by name): the fields' typed columns and the unnest aliases' values. */
@@ -39,8 +39,9 @@ export function countsPerValue(query: QueryIR): CountsPerValue | null {
   if (b.t !== 'select' || b.distinct || b.having || !b.groupBy.length || !b.from || b.from.t !== 'table') return null;
   if (!query.orderBy.every((o) => o.e.t === 'pos')) return null;
   const from = b.from;
-  if (!b.groupBy.every((k) => isBucket(k, from.alias))) return null;
-  const keys = b.groupBy.map((k) => JSON.stringify(k));
+  const buckets = b.groupBy;
+  if (!buckets.every((k): k is Bucket => isBucket(k, from.alias))) return null;
+  const keys = buckets.map((k) => JSON.stringify(k));
   const outputs: CountsPerValue['outputs'] = [];
   const leaves = new Set<string>();
   for (const item of b.items) {
@@ -56,11 +57,14 @@ export function countsPerValue(query: QueryIR): CountsPerValue | null {
   }
   // Nothing read per row: a plain count per bucket gains nothing from a first step.
   if (!leaves.size) return null;
-  return { from, keys: b.groupBy, outputs, leaves: [...leaves] };
+  return { from, keys: buckets, outputs, leaves: [...leaves] };
 }
 
 /** TIMESTAMP_TRUNC of a column of the range. */
-function isBucket(e: Expr, alias: string): boolean {
+/** A TIMESTAMP_TRUNC the first step may key on. */
+type Bucket = Extract<Expr, { t: 'call' }>;
+
+function isBucket(e: Expr, alias: string): e is Bucket {
   return e.t === 'call' && e.fn === 'timestamp_trunc' && e.args[0]?.t === 'col' && e.args[0].rel === alias && e.args[1]?.t === 'lit';
 }
 

@@ -100,7 +100,7 @@ class DuckDbPrinter extends SqlPrinter {
     // range otherwise, such as a string literal holding it, is counted in one step).
     const refs = printed.split(`${alias}.`).length - 1;
     if (!leaves.length || refs !== leaves.reduce((n, l) => n + printed.split(ref(l)).length - 1, 0)) return null;
-    const keys = c.keys.map((k, i) => ({ ...this.bucketNumber(k as Extract<Expr, { t: 'call' }>), name: q(`${RESERVED_PREFIX}k${i + 1}`) }));
+    const keys = c.keys.map((k, i) => ({ ...this.bucketNumber(k), name: q(`${RESERVED_PREFIX}k${i + 1}`) }));
     const n = q(`${RESERVED_PREFIX}n`);
     const groups = [...keys.map((k) => k.number), ...leaves.map(ref)];
     const first = `SELECT ${[...keys.map((k) => `${k.number} AS ${k.name}`), ...leaves.map(ref), `count(*) AS ${n}`].join(', ')} FROM ${this.from(c.from)}${b.where ? ` WHERE ${this.expr(b.where)}` : ''} GROUP BY ${groups.join(', ')}`;
