@@ -195,6 +195,9 @@ describe('sandbox escape attempts over HTTP', () => {
       'select * from sqlite_master',
       'select * from system.main.duckdb_settings',
       'select * from memory.main.edge_logs',
+      // The memory tables' own database (managed storage attaches it to the engine's DuckDB).
+      'select * from le_memory.edge_logs',
+      'select * from le_memory.main.newest_edge_logs',
       'select * from main.edge_logs',
       'select * from temp.main.t',
       'select * from edge_logs at (version => 1)',
