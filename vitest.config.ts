@@ -86,6 +86,7 @@ const TIERS = {
     'compact-from-memory',
     'compaction-heads',
     'compaction-memory',
+    'one-day-write',
     'id-bloom-filter',
     'counts-per-value',
     'definitions',

@@ -1,10 +1,10 @@
 import { mkdir, rm } from 'node:fs/promises';
-import { join, normalize } from 'node:path';
+import { dirname, join, normalize } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { SourceDescriptor } from '../sources/source-descriptor';
 import { sqlString } from '../duckdb/sql-literal';
 import { withTypedColumns } from '../duckdb/typed-columns';
-import { parquetLayoutCopy, sortedLayoutTableSql, sortedSliceCopy, type LayoutCopyOptions } from '../duckdb/parquet-layout';
+import { dayFilePath, parquetLayoutCopy, sortedLayoutTableSql, sortedSliceCopy, type LayoutCopyOptions } from '../duckdb/parquet-layout';
 import { HEAD_COPY_OPTIONS, HEAD_ROWS_PER_PROJECT, hasHeads } from './newest-heads';
 
 /** The write's sorted rows, while its files and their heads are written from them (`writeSortedLayout`). */
@@ -43,7 +43,7 @@ export async function writeSortedLayout(
     onStatement(0, statements);
     await connection.run(sortedLayoutTableSql(layout, SORTED_TABLE));
     onStatement(1, statements);
-    await connection.run(parquetLayoutCopy({ ...layout, sortedTable: SORTED_TABLE }));
+    await connection.run(parquetLayoutCopy(await sortedTableCopy(connection, layout)));
     if (!heads) return null;
     onStatement(2, statements);
     return await writeHeadsFromSorted(connection, layout.source, { table: SORTED_TABLE, target: headsTarget, partitionByDay: layout.partitionByDay, typedColumns: layout.typedColumns ?? false });
@@ -52,6 +52,27 @@ export async function writeSortedLayout(
     // a table left behind is replaced by the next write's.
     await connection.run(`DROP TABLE IF EXISTS ${SORTED_TABLE}`).catch(() => undefined);
   }
+}
+
+/**
+ * How the sorted table is copied. On one thread (compaction's DuckDB), its rows of one day are
+ * written as one file (`partitionByDay.day`, the common run: a write-ahead segment holds minutes)
+ * with dictionaries sized to one row group (`wholeGroups`): both lower what the COPY holds
+ * (docs/performance.md, "A run of one day written as one file"), and the files are the same. On
+ * more threads, DuckDB's writer of one file makes a row group of each batch of the table it is
+ * given (up to 122,880 rows) instead of `rowGroupRows`, so the partitioned writer, which keeps
+ * them, stays.
+ */
+async function sortedTableCopy(connection: DuckDBConnection, layout: LayoutCopyOptions): Promise<LayoutCopyOptions> {
+  const copy: LayoutCopyOptions = { ...layout, sortedTable: SORTED_TABLE };
+  const threads = Number((await connection.runAndReadAll("SELECT current_setting('threads')")).getRows()[0]?.[0]);
+  if (threads !== 1) return copy;
+  if (!layout.partitionByDay) return { ...copy, wholeGroups: true };
+  const days = (await connection.runAndReadAll(`SELECT DISTINCT date FROM ${SORTED_TABLE} LIMIT 2`)).getRows();
+  if (days.length !== 1) return copy;
+  const partitionByDay = { ...layout.partitionByDay, day: String(days[0]![0]) };
+  await mkdir(dirname(dayFilePath(layout.target, partitionByDay)), { recursive: true });
+  return { ...copy, partitionByDay, wholeGroups: true };
 }
 
 /**

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { SourceDescriptor } from '../sources/source-descriptor';
 import { declaredColumns, sourceRelation, type SourceFiles } from './source-relations';
 import { sqlString, sqlStringList } from './sql-literal';
@@ -30,7 +31,15 @@ export interface LayoutCopyOptions {
   relation?: string;
   target: string;
   where: string;
-  partitionByDay?: { filenamePattern: string };
+  /**
+   * One folder per UTC day (`date=YYYY-MM-DD/`), each file named by `filenamePattern` (`{i}`: its
+   * number in the folder, from 0). With `day`, every row written is of that day: the one file is
+   * written straight to `dayFilePath`, not through DuckDB's partitioned writer, which holds every
+   * row of a partition it is given (up to `partitioned_write_flush_threshold`, 524,288 rows) before
+   * it writes them (10 MiB of the write of an 8 MiB gateway segment; docs/performance.md, "A run of
+   * one day written as one file"). The folder must exist (`dayFilePath`'s).
+   */
+  partitionByDay?: { filenamePattern: string; day?: string };
   /** Text every file written carries in its key-value metadata under PROVENANCE_KEY (see dataset-orphans.ts). */
   provenance?: string;
   /**
@@ -40,6 +49,13 @@ export interface LayoutCopyOptions {
   typedColumns?: boolean;
   /** How many rows the COPY writes at most, when known: the dictionaries are sized to it (see `dictionaryLimit`). */
   rows?: number;
+  /**
+   * Each row group the COPY writes holds at most the layout's `rowGroupRows` rows: one thread
+   * copies a table's rows to one file (a table is scanned in whole vectors of 2,048 rows, and
+   * neither a partitioned writer splits them nor a parallel one combines groups). The dictionaries
+   * are then sized to one group, not two (see `dictionaryLimit`).
+   */
+  wholeGroups?: boolean;
   /**
    * A table `sortedLayoutTableSql` filled with these options: its rows are copied in their order,
    * not read and sorted again (the heads are taken from the same table: sorted-layout-write.ts).
@@ -62,8 +78,10 @@ export interface LayoutCopyOptions {
  */
 export function parquetLayoutCopy(options: LayoutCopyOptions): string {
   const layout = parquetLayoutOf(options.source);
-  const dictionary = dictionaryLimit(layout.dictionaryEntries, layout.rowGroupRows, options.rows);
-  const day = options.partitionByDay;
+  const dictionary = dictionaryLimit(layout.dictionaryEntries, layout.rowGroupRows, options.rows, options.wholeGroups);
+  const part = options.partitionByDay;
+  // A day's rows written as one file, the day its folder's name and not a column (as a partitioned write leaves it out).
+  const dayFile = part?.day === undefined ? null : dayFilePath(options.target, { filenamePattern: part.filenamePattern, day: part.day });
   // The rows are sorted with their declared columns only, and the typed columns computed from the
   // sorted rows as they stream to the file: carried through the sort (or computed before it) they
   // took compaction past its share of the memory budget (62MB, 8 MiB gateway segments).
@@ -73,14 +91,26 @@ export function parquetLayoutCopy(options: LayoutCopyOptions): string {
       : options.sortedFiles !== undefined
         ? `SELECT * FROM read_parquet(${sqlStringList(options.sortedFiles)})`
         : layoutRowsSql(options);
+  const rows = dayFile === null ? sorted : `SELECT * EXCLUDE (date) FROM (${sorted})`;
   return `
     COPY (
-      ${options.typedColumns ? withTypedColumns(options.source, sorted) : sorted}
-    ) TO ${sqlString(options.target)} (
+      ${options.typedColumns ? withTypedColumns(options.source, rows) : rows}
+    ) TO ${sqlString(dayFile ?? options.target)} (
       FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${layout.rowGroupRows}, STRING_DICTIONARY_PAGE_SIZE_LIMIT ${stringDictionaryBytes(options.source)}${dictionary ? `, DICTIONARY_SIZE_LIMIT ${dictionary}` : ''}${
-        day ? `, PARTITION_BY (date), FILENAME_PATTERN ${sqlString(day.filenamePattern)}, OVERWRITE_OR_IGNORE true` : ''
+        part && dayFile === null ? `, PARTITION_BY (date), FILENAME_PATTERN ${sqlString(part.filenamePattern)}, OVERWRITE_OR_IGNORE true` : ''
       }${options.provenance === undefined ? '' : `, KV_METADATA {${PROVENANCE_KEY}: ${sqlString(options.provenance)}}`}
     )`;
+}
+
+/**
+ * The file a write of one day's rows goes to under `target` (`partitionByDay` with `day`): where
+ * DuckDB's partitioned writer puts the first file of that day, `date=<day>/<pattern, {i} = 0>.parquet`.
+ *
+ * @example
+ * dayFilePath('staging/out', { filenamePattern: 'part-1f-{i}', day: '2026-11-30' }); // 'staging/out/date=2026-11-30/part-1f-0.parquet'
+ */
+export function dayFilePath(target: string, partition: { filenamePattern: string; day: string }): string {
+  return join(target, `date=${partition.day}`, `${partition.filenamePattern.replaceAll('{i}', '0')}.parquet`);
 }
 
 /**
@@ -168,20 +198,30 @@ export function stringDictionaryBytes(source: SourceDescriptor): number {
 /**
  * The DICTIONARY_SIZE_LIMIT of a COPY: the source's entries, or fewer when no column chunk can hold
  * that many values: a chunk is one row group's column, and DuckDB flushes a row group once it
- * reaches `rowGroupRows` (a parallel write combines smaller ones), so it holds fewer than twice
- * that, and never more than the rows written. Why: DuckDB's Parquet writer allocates each column's
- * dictionary for the whole limit before the first row (6 MiB a column at 100,000 entries), so
- * compacting a 2 MiB write-ahead segment of the gateway log took 65 MiB in its COPY, and merging a
- * day's files as much again, the process's highest peaks under ingest. The files are the same bytes.
+ * reaches `rowGroupRows` (a parallel write combines smaller ones, and a partitioned one hands it
+ * partial vectors), so it holds fewer than twice that; with `wholeGroups` (see
+ * `LayoutCopyOptions`) at most that rounded up to whole vectors of 2,048 rows; and never more than
+ * the rows written. Why: DuckDB's Parquet writer
+ * allocates each column's dictionary for the whole limit before the first row (6 MiB a column at
+ * 100,000 entries, about 0.5 MiB at 8,192), so compacting a 2 MiB write-ahead segment of the
+ * gateway log took 65 MiB in its COPY, and merging a day's files as much again, the process's
+ * highest peaks under ingest; twice a group's rows instead of one cost the write of an 8 MiB
+ * gateway segment 8 MiB more. The files are the same bytes.
  *
  * @example
  * dictionaryLimit(100_000, 8_192, 3_900); // 3900
  * dictionaryLimit(100_000, 8_192); // 16384
+ * dictionaryLimit(100_000, 8_192, 12_900, true); // 8192
  */
-export function dictionaryLimit(entries: number | undefined, rowGroupRows: number, rows?: number): number | undefined {
+export function dictionaryLimit(entries: number | undefined, rowGroupRows: number, rows?: number, wholeGroups = false): number | undefined {
   if (entries === undefined) return undefined;
-  return Math.max(1, Math.min(entries, 2 * rowGroupRows, rows === undefined ? Infinity : Math.ceil(rows)));
+  // A group is flushed at the first whole vector that reaches rowGroupRows.
+  const groupRows = wholeGroups ? Math.ceil(rowGroupRows / VECTOR_ROWS) * VECTOR_ROWS : 2 * rowGroupRows;
+  return Math.max(1, Math.min(entries, groupRows, rows === undefined ? Infinity : Math.ceil(rows)));
 }
+
+/** The rows of one of DuckDB's vectors (its STANDARD_VECTOR_SIZE): what a table is scanned in. */
+const VECTOR_ROWS = 2048;
 
 /**
  * What a commit records of a data file written by `parquetLayoutCopy` with `typedColumns`: the

@@ -1,0 +1,136 @@
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../src/duckdb/open-database';
+import { dayFilePath, dictionaryLimit, parquetLayoutCopy, sortedLayoutTableSql, type LayoutCopyOptions } from '../src/duckdb/parquet-layout';
+import { sourceRelation } from '../src/duckdb/source-relations';
+import { writeSortedLayout } from '../src/dataset/sorted-layout-write';
+import { HEAD_ROWS_PER_PROJECT } from '../src/dataset/newest-heads';
+import { BUILT_IN_SOURCE_SET } from '../src/sources/built-ins';
+import { withTypedPaths } from '../src/sources/typed-fields';
+import { Prng, uuid } from '../src/fixtures/prng';
+import { tempDir, writeLines } from './support/log-files';
+import { gatewayBenchEvent } from './support/gateway-bench-event';
+
+// docs/performance.md, "A run of one day written as one file": a write whose rows are all of one
+// day (a compaction run of a write-ahead segment, nearly always) writes its file straight, not
+// through DuckDB's partitioned writer, and on one thread sizes its dictionaries to one row group.
+
+const gateway = BUILT_IN_SOURCE_SET.find('edgeLogs')!;
+// The gateway as compaction meets the ingest bench's events: 14 typed fields (5 declared, 9 discovered).
+const widened = withTypedPaths(gateway, [
+  'request.cf.asn',
+  'request.cf.city',
+  'request.cf.country',
+  'request.headers.cf_connecting_ip',
+  'request.headers.user_agent',
+  'request.headers.x_client_info',
+  'request.host',
+  'request.url',
+  'response.headers.content_type',
+]);
+const MIDNIGHT = 1_794_960_000_000_000; // 2026-11-18T00:00:00Z
+
+/** An 8 MiB write-ahead segment's worth of gateway events (12,900), from `start` on, a millisecond apart. */
+function segment(path: string, seed: number, start: number): string {
+  const prng = new Prng(seed);
+  return writeLines(
+    path,
+    Array.from({ length: 12_900 }, (_, i) => ({ ...gatewayBenchEvent(prng, i), id: uuid(prng), timestamp: start + i * 1000 })),
+  );
+}
+
+describe('a write of one day: one file, dictionaries of one row group', () => {
+  const tmp = tempDir('le-one-day-write-');
+  afterAll(() => tmp.cleanup());
+
+  it('sizes the dictionaries to one row group only for whole groups', () => {
+    expect(dictionaryLimit(100_000, 8_192, 12_900, true)).toBe(8_192);
+    expect(dictionaryLimit(100_000, 8_192, 12_900)).toBe(12_900);
+    expect(dictionaryLimit(100_000, 8_192, 3_000, true)).toBe(3_000);
+    // A table is scanned in vectors of 2,048 rows: a group of 20,000 is flushed at 20,480.
+    expect(dictionaryLimit(100_000, 20_000, 50_000, true)).toBe(20_480);
+    expect(dayFilePath('out', { filenamePattern: 'part-1f-{i}', day: '2026-11-18' })).toBe(join('out', 'date=2026-11-18', 'part-1f-0.parquet'));
+  });
+
+  it("writes the bytes DuckDB's partitioned writer writes, within a memory limit that writer does not fit", async () => {
+    const input = segment(tmp.path('same', 'in.ndjson'), 21, MIDNIGHT + 3_600_000_000);
+    const { instance, connection } = await openDatabase({ threads: 1, tempDirectory: tmp.path('same', 'spill') });
+    try {
+      const layout = (target: string, day?: string): LayoutCopyOptions => ({
+        source: widened,
+        relation: sourceRelation(gateway, { ndjson: [input], parquet: [], parquetTypes: new Map() }),
+        target,
+        where: 'timestamp IS NOT NULL',
+        partitionByDay: { filenamePattern: 'part-run-{i}', ...(day === undefined ? {} : { day }) },
+        provenance: '{"run":"run"}',
+        typedColumns: true,
+        rows: 12_900,
+        sortedTable: 'sorted',
+        ...(day === undefined ? {} : { wholeGroups: true }),
+      });
+      await connection.run(sortedLayoutTableSql(layout(''), 'sorted'));
+      // Measured with the sorted table held: the partitioned writer with dictionaries of twice a
+      // group needs 68-72MB, the one file with dictionaries of one group 50MB.
+      await connection.run("SET memory_limit = '58MB'");
+      await expect(connection.run(parquetLayoutCopy(layout(tmp.path('same', 'partitioned'))))).rejects.toThrow(/Out of Memory/);
+      mkdirSync(join(tmp.path('same', 'one-day'), 'date=2026-11-18'), { recursive: true });
+      await connection.run(parquetLayoutCopy(layout(tmp.path('same', 'one-day'), '2026-11-18')));
+      await connection.run("SET memory_limit = '1GB'");
+      await connection.run(parquetLayoutCopy(layout(tmp.path('same', 'partitioned'))));
+      const written = (folder: string) => readFileSync(join(tmp.path('same', folder), 'date=2026-11-18', 'part-run-0.parquet'));
+      expect(readdirSync(tmp.path('same', 'partitioned'))).toEqual(['date=2026-11-18']);
+      expect(written('one-day').equals(written('partitioned'))).toBe(true);
+    } finally {
+      connection.closeSync();
+      instance.closeSync();
+    }
+  });
+
+  it('writes a run of one day as that one file, and a run over midnight through the partitioned writer, the same rows either way', async () => {
+    const { instance, connection } = await openDatabase({ threads: 1, tempDirectory: tmp.path('runs', 'spill') });
+    try {
+      const write = async (name: string, start: number, limit: string) => {
+        const input = segment(tmp.path('runs', `${name}.ndjson`), 22, start);
+        const target = tmp.path('runs', name);
+        // Parsed first without a limit, as a compaction run stages its rows before it writes.
+        await connection.run("SET memory_limit = '1GB'");
+        await connection.run(`CREATE OR REPLACE TABLE staged AS ${sourceRelation(gateway, { ndjson: [input], parquet: [], parquetTypes: new Map() })}`);
+        await connection.run(`SET memory_limit = '${limit}'`);
+        const layout: LayoutCopyOptions = {
+          source: widened,
+          relation: 'SELECT * FROM staged',
+          target,
+          where: 'timestamp IS NOT NULL',
+          partitionByDay: { filenamePattern: `part-${name}-{i}` },
+          typedColumns: true,
+          rows: 12_900,
+        };
+        const heads = await writeSortedLayout(connection, layout, tmp.path('runs', `${name}-heads`));
+        const files = readdirSync(target, { recursive: true })
+          .map(String)
+          .filter((f) => f.endsWith('.parquet'))
+          .sort();
+        const [row] = (await connection.runAndReadAll(`SELECT count(*) AS n, count(DISTINCT id) AS ids, min(timestamp)::VARCHAR AS first FROM read_parquet('${target}/*/*.parquet')`)).getRowObjects();
+        return { files, heads: [...(heads ?? new Map()).values()], rows: Number(row!.n), ids: Number(row!.ids), first: String(row!.first) };
+      };
+      // 12,900 events a millisecond apart: an hour after midnight, and from 5 s before it. The run
+      // of one day, its sort included, fits 60MB with its staged rows held; through the partitioned
+      // writer it needed 72MB.
+      expect(await write('one', MIDNIGHT + 3_600_000_000, '64MB')).toEqual({
+        files: [join('date=2026-11-18', 'part-one-0.parquet')],
+        // The ingest bench's 20 projects, each its newest rows.
+        heads: [20 * HEAD_ROWS_PER_PROJECT],
+        rows: 12_900,
+        ids: 12_900,
+        first: '2026-11-18 01:00:00',
+      });
+      const over = await write('over', MIDNIGHT - 5_000_000, '1GB');
+      expect(over.files).toEqual([join('date=2026-11-17', 'part-over-0.parquet'), join('date=2026-11-18', 'part-over-0.parquet')]);
+      expect([over.rows, over.ids, over.first]).toEqual([12_900, 12_900, '2026-11-17 23:59:55']);
+    } finally {
+      connection.closeSync();
+      instance.closeSync();
+    }
+  });
+});
