@@ -50,7 +50,7 @@ async function withStore(dir: string, test: (store: { wal: Wal; memory: MemoryTa
     await test({ wal, memory });
   } finally {
     await wal.close();
-    memory.close();
+    await memory.close();
     setup.closeSync();
     instance.closeSync();
   }

@@ -1,4 +1,4 @@
-import { mkdirSync, truncateSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, truncateSync, writeFileSync } from 'node:fs';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { DuckDBConnection, DuckDBInstance, DuckDBPreparedStatement, DuckDBTypeId } from '@duckdb/node-api';
 import { MemoryTables } from '../src/managed/memory-tables';
@@ -24,7 +24,7 @@ async function withMemoryTables(...args: [test: Test] | [maxBytes: number, test:
   try {
     await test(memory, setup);
   } finally {
-    memory.close();
+    await memory.close();
     setup.closeSync();
     instance.closeSync();
     folder.cleanup();
@@ -392,8 +392,12 @@ describe('managed storage holds its uncompacted events in memory', () => {
       // With blocks of 256 KiB (an in-memory database's) the tables held 24.8 MiB here; with 16 KiB, 3.7.
       expect(await held()).toBeLessThan(8 * 1024 * 1024);
       expect((await setup.runAndReadAll("SELECT block_size FROM pragma_database_size() WHERE database_name = 'le_memory'")).getRows()).toEqual([[16384n]]);
+      expect(existsSync(folder.path('tables', 'tables.duckdb'))).toBe(true);
+      // Closed, the file goes: it holds nothing the write-ahead log does not.
+      await memory.close();
+      expect(readdirSync(folder.path('tables'))).toEqual([]);
     } finally {
-      memory.close();
+      await memory.close();
       setup.closeSync();
       instance.closeSync();
       folder.cleanup();

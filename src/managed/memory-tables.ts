@@ -26,6 +26,9 @@ const MAX_JOINED_BYTES = 8 * 1024 * 1024;
 /** The folder of a data dir that holds the memory tables' database file, rebuilt at every start. */
 export const MEMORY_TABLES_DIR = '.memory-tables';
 
+/** The tables' database file in that folder (with DuckDB's own log beside it, `<file>.wal`). */
+const TABLES_FILE = 'tables.duckdb';
+
 /** The name the tables' database is attached under in the engine's DuckDB. */
 const DATABASE = 'le_memory';
 
@@ -467,11 +470,26 @@ export class MemoryTables {
     await this.chain.catch(() => undefined);
   }
 
-  close(): void {
+  /**
+   * Closes the tables and removes their database file: it holds nothing the write-ahead log does
+   * not, and would otherwise stay in the data dir until the next start removes it.
+   */
+  async close(): Promise<void> {
     for (const prepared of this.inserts.values()) prepared.destroySync();
     this.inserts.clear();
-    this.connection?.closeSync();
+    const connection = this.connection;
     this.connection = null;
+    if (!connection) return;
+    // Detached, the file is closed whatever other connections the instance still has.
+    await connection.run(`DETACH ${DATABASE}`).catch(() => undefined);
+    connection.closeSync();
+    await this.removeFile();
+  }
+
+  /** The tables' database file and its log, removed (at every start, and at close). */
+  private async removeFile(): Promise<void> {
+    const file = join(this.folder, TABLES_FILE);
+    await Promise.all([rm(file, { force: true }), rm(`${file}.wal`, { force: true })]);
   }
 
   private drain(): void {
@@ -536,10 +554,9 @@ export class MemoryTables {
       this.connection = await this.instance.connect();
       // A database file of small blocks (BLOCK_SIZE), holding nothing the write-ahead log does not:
       // a file a previous process left (and its own log) is removed, never read.
-      const file = join(this.folder, 'tables.duckdb');
       await mkdir(this.folder, { recursive: true });
-      await Promise.all([rm(file, { force: true }), rm(`${file}.wal`, { force: true })]);
-      await this.connection.run(`ATTACH ${sqlString(file)} AS ${DATABASE} (BLOCK_SIZE ${BLOCK_SIZE})`);
+      await this.removeFile();
+      await this.connection.run(`ATTACH ${sqlString(join(this.folder, TABLES_FILE))} AS ${DATABASE} (BLOCK_SIZE ${BLOCK_SIZE})`);
       for (const source of this.sources.list) {
         const columns = relationColumns(source)
           .map(([name, type]) => `${columnName(name)} ${type}`)

@@ -342,7 +342,7 @@ class DuckDBEngine implements Engine {
     this.callerStatements.destroyAll();
     this.pool.closeIdle();
     await this.memory?.settled();
-    this.memory?.close();
+    await this.memory?.close();
     this.control.closeSync();
     this.instance.closeSync();
     this.inputs.close();
