@@ -4,7 +4,7 @@ import { createHandler } from '../src/http';
 import { createEndpoints, InvalidBodyError, type Endpoints } from '../src/index';
 import { quoteBigTimestamps } from '../src/ingest/big-timestamps';
 import { MAX_NESTING, NestingScan } from '../src/ingest/json-nesting';
-import { OFF_THREAD_BYTES } from '../src/ingest/parse-worker';
+import { OFF_THREAD_BYTES, PARSER_IDLE_MS, parserIdleMs, parserRunning } from '../src/ingest/parse-worker';
 import { Prng } from '../src/fixtures/prng';
 import { tempDir } from './support/log-files';
 
@@ -152,6 +152,23 @@ describe('a large body is parsed off the main thread', () => {
       expect(rows).toHaveLength(100);
       expect(rows[0]).toMatchObject({ id: 'big-599', timestamp: '2026-11-21T10:00:00.000599Z', event_message: `GET /${'x'.repeat(200)}` });
     });
+  });
+
+  it('the thread exits once idle, and the next large body starts another: nothing waits on it or is lost', async () => {
+    parserIdleMs(0);
+    try {
+      await withStorage(async (ep, post) => {
+        const big = JSON.stringify(events(600, 'idle'));
+        expect(await post(big)).toMatchObject({ status: 200 });
+        // Its memory goes with it once a sender stops; only the exit is awaited here, never a time.
+        await vi.waitFor(() => expect(parserRunning()).toBe(false), { timeout: 60_000, interval: 20 });
+        expect(await post(JSON.stringify(events(600, 'again')))).toMatchObject({ status: 200 });
+        expect((await ep.query('logs.all', { project: 'again', project_tier: 'FREE' })).result).toHaveLength(100);
+        expect((await ep.query('logs.all', { project: 'idle', project_tier: 'FREE' })).result).toHaveLength(100);
+      });
+    } finally {
+      parserIdleMs(PARSER_IDLE_MS);
+    }
   });
 
   it('its errors are the same: the bad event named, nothing kept', async () => {
