@@ -79,17 +79,18 @@ describe("a merge takes no more of a day's files than fit its DuckDB's memory li
     return { day, merges };
   };
 
-  it('is an event per 1,000 bytes of the limit past 20 MB, one per 10,000 bytes at least (60,000 of the default 80MB), none when no limit is set', () => {
-    expect(mergeRowsFor({ memoryLimit: '80MB' })).toBe(60_000);
-    expect(mergeRowsFor({ memoryLimit: '160MB' })).toBe(140_000);
-    expect(mergeRowsFor({ memoryLimit: '40MB' })).toBe(20_000);
+  it('is an event per 2,000 bytes of the limit past 20 MB, one per 10,000 bytes at least (30,000 of the default 80MB), none when no limit is set', () => {
+    expect(mergeRowsFor({ memoryLimit: '80MB' })).toBe(30_000);
+    expect(mergeRowsFor({ memoryLimit: '160MB' })).toBe(70_000);
+    expect(mergeRowsFor({ memoryLimit: '40MB' })).toBe(10_000);
     expect(mergeRowsFor({ memoryLimit: '16MB' })).toBe(1600);
     expect(mergeRowsFor(undefined)).toBe(Infinity);
     expect(mergeRowsFor({})).toBe(Infinity);
   });
 
   it('merges a day of 89 equal files (a burst) in merges that each fit, three by three, and stops when no two fit one', () => {
-    const bound = mergeRowsFor({ memoryLimit: '80MB' });
+    // A bound on a merge's events (`maxRows`, after one ran out of memory at the retry's ceiling).
+    const bound = 60_000;
     // 89 files of 18,000 events: unbounded, the size tiers take all of them in one merge.
     const burst = Array.from({ length: 89 }, (_, i) => ({ path: `date=2026-11-21/part-${String(i).padStart(2, '0')}.parquet`, bytes: 725_000, rows: 18_000 }));
     expect(filesToMerge(burst)).toHaveLength(89);
@@ -101,7 +102,7 @@ describe("a merge takes no more of a day's files than fit its DuckDB's memory li
     expect(day.map((f) => f.rows)).toEqual([...Array.from({ length: 29 }, () => 54_000), 36_000]);
     expect(filesToMerge(day, bound)).toEqual([]);
     // A larger limit: the same rule, fewer files, each merge within its bound.
-    const larger = mergeRowsFor({ memoryLimit: '400MB' });
+    const larger = 380_000;
     const merged = mergeAll(burst, (f) => filesToMerge(f, larger));
     for (const rows of merged.merges) expect(rows).toBeLessThanOrEqual(larger);
     expect(merged.day.length).toBeLessThan(day.length);

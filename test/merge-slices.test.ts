@@ -7,8 +7,8 @@ import { mergeCells, mergeSlices, type MergeCell } from '../src/dataset/merge-sl
 // sorts them in slices, contiguous in the layout's order (project, newest first, then id), and
 // copies the slices in order: the same rows in the same order as one sort of them all.
 
-const HOUR = 3_600_000_000n;
-const cell = (project: string | null, hour: number | null, rows: number): MergeCell => ({ project, hour: hour === null ? null : BigInt(hour) * HOUR, rows });
+const MINUTE = 60_000_000n;
+const cell = (project: string | null, minute: number | null, rows: number): MergeCell => ({ project, minute: minute === null ? null : BigInt(minute) * MINUTE, rows });
 
 describe("a merge's rows cut into sorted slices", () => {
   it('is one slice when every row fits one', () => {
@@ -16,19 +16,19 @@ describe("a merge's rows cut into sorted slices", () => {
     expect(mergeSlices([], 'project', 1)).toEqual(['true']);
   });
 
-  it('gathers whole projects while they fit, and cuts a larger project by ranges of its hours, newest first', () => {
+  it('gathers whole projects while they fit, and cuts a larger project by ranges of its minutes, newest first', () => {
     const cells = [cell('a', 2, 5), cell('a', 1, 5), cell('b', 1, 8), cell('c', 3, 30), cell('c', 2, 30), cell('c', 1, 30), cell('d', 1, 4), cell('e', 1, 4), cell(null, 1, 3)];
     expect(mergeSlices(cells, 'project', 60)).toEqual([
       "project >= 'a' AND project <= 'b'",
-      `project = 'c' AND timestamp >= make_timestamp(${2n * HOUR}) AND timestamp < make_timestamp(${4n * HOUR})`,
-      `project = 'c' AND timestamp >= make_timestamp(${1n * HOUR}) AND timestamp < make_timestamp(${2n * HOUR})`,
+      `project = 'c' AND timestamp >= make_timestamp(${2n * MINUTE}) AND timestamp < make_timestamp(${4n * MINUTE})`,
+      `project = 'c' AND timestamp >= make_timestamp(${1n * MINUTE}) AND timestamp < make_timestamp(${2n * MINUTE})`,
       "project >= 'd' AND project <= 'e'",
       'project IS NULL',
     ]);
-    // An hour of more rows than a slice is a slice of its own; the rows without a timestamp come last.
+    // A minute of more rows than a slice is a slice of its own; the rows without a timestamp come last.
     expect(mergeSlices([cell('a', 2, 100), cell('a', 1, 5), cell('a', null, 5)], '@project', 60)).toEqual([
-      `"@project" = 'a' AND timestamp >= make_timestamp(${2n * HOUR}) AND timestamp < make_timestamp(${3n * HOUR})`,
-      `"@project" = 'a' AND ((timestamp >= make_timestamp(${1n * HOUR}) AND timestamp < make_timestamp(${2n * HOUR})) OR timestamp IS NULL)`,
+      `"@project" = 'a' AND timestamp >= make_timestamp(${2n * MINUTE}) AND timestamp < make_timestamp(${3n * MINUTE})`,
+      `"@project" = 'a' AND ((timestamp >= make_timestamp(${1n * MINUTE}) AND timestamp < make_timestamp(${2n * MINUTE})) OR timestamp IS NULL)`,
     ]);
   });
 
@@ -66,7 +66,7 @@ describe("a merge's rows cut into sorted slices", () => {
           const sliced: number[] = [];
           for (const slice of slices) {
             const rows = (await connection.runAndReadAll(`SELECT n FROM (${relation}) WHERE ${slice} ${order}`)).getRowObjects().map((r) => Number(r.n));
-            // Within the bound, but where one project's hour alone is more.
+            // Within the bound, but where one project's minute alone is more.
             const largestCell = Math.max(...cells.map((c) => c.rows));
             expect(rows.length).toBeLessThanOrEqual(Math.max(maxRows, largestCell));
             sliced.push(...rows);
@@ -76,7 +76,20 @@ describe("a merge's rows cut into sorted slices", () => {
       }
     });
 
-    it('keeps every slice within the bound when no hour of a project is more', async () => {
+    it("cuts one project's hour by minutes: a self-hosted stack sends everything as one project", async () => {
+      // 6,000 rows of one project within one hour, 0.6 s apart.
+      const relation = "SELECT 'default' AS project, TIMESTAMP '2026-11-21 10:00:00' + to_microseconds(i * 600000) AS timestamp FROM range(6000) t(i)";
+      const cells = await mergeCells(connection, relation, 'true', 'project');
+      expect(cells).toHaveLength(60);
+      const slices = mergeSlices(cells, 'project', 1000);
+      expect(slices).toHaveLength(6);
+      for (const slice of slices) {
+        const [count] = (await connection.runAndReadAll(`SELECT count(*) AS n FROM (${relation}) WHERE ${slice}`)).getRowObjects();
+        expect(Number(count!.n)).toBe(1000);
+      }
+    });
+
+    it('keeps every slice within the bound when no minute of a project is more', async () => {
       const cells = await mergeCells(connection, 'SELECT * FROM rows', 'true', 'project');
       const largestCell = Math.max(...cells.map((c) => c.rows));
       for (const slice of mergeSlices(cells, 'project', largestCell * 3)) {

@@ -1,10 +1,10 @@
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openDatabase } from '../src/duckdb/open-database';
-import { dayFilePath, dictionaryLimit, parquetLayoutCopy, sortedLayoutTableSql, type LayoutCopyOptions } from '../src/duckdb/parquet-layout';
+import { openDatabase, threadsOf } from '../src/duckdb/open-database';
+import { dayFilePath, dictionaryLimit, oneThreadGroupRows, parquetLayoutCopy, sortedSliceCopy, sortedLayoutTableSql, type LayoutCopyOptions } from '../src/duckdb/parquet-layout';
 import { sourceRelation } from '../src/duckdb/source-relations';
-import { writeSortedLayout } from '../src/dataset/sorted-layout-write';
+import { writeSlicedLayout, writeSortedLayout } from '../src/dataset/sorted-layout-write';
 import { HEAD_ROWS_PER_PROJECT } from '../src/dataset/newest-heads';
 import { BUILT_IN_SOURCE_SET } from '../src/sources/built-ins';
 import { withTypedPaths } from '../src/sources/typed-fields';
@@ -44,12 +44,14 @@ describe('a write of one day: one file, dictionaries of one row group', () => {
   const tmp = tempDir('le-one-day-write-');
   afterAll(() => tmp.cleanup());
 
-  it('sizes the dictionaries to one row group only for whole groups', () => {
-    expect(dictionaryLimit(100_000, 8_192, 12_900, true)).toBe(8_192);
-    expect(dictionaryLimit(100_000, 8_192, 12_900)).toBe(12_900);
-    expect(dictionaryLimit(100_000, 8_192, 3_000, true)).toBe(3_000);
+  it('sizes the dictionaries to the groups one thread writes: from a table whole vectors, from files up to a vector less one more', () => {
+    expect(oneThreadGroupRows(8_192, 'table')).toBe(8_192);
     // A table is scanned in vectors of 2,048 rows: a group of 20,000 is flushed at 20,480.
-    expect(dictionaryLimit(100_000, 20_000, 50_000, true)).toBe(20_480);
+    expect(oneThreadGroupRows(20_000, 'table')).toBe(20_480);
+    expect(oneThreadGroupRows(8_192, 'files')).toBe(10_239);
+    expect(dictionaryLimit(100_000, 8_192, 12_900, 8_192)).toBe(8_192);
+    expect(dictionaryLimit(100_000, 8_192, 12_900)).toBe(12_900);
+    expect(dictionaryLimit(100_000, 8_192, 3_000, 8_192)).toBe(3_000);
     expect(dayFilePath('out', { filenamePattern: 'part-1f-{i}', day: '2026-11-18' })).toBe(join('out', 'date=2026-11-18', 'part-1f-0.parquet'));
   });
 
@@ -67,7 +69,7 @@ describe('a write of one day: one file, dictionaries of one row group', () => {
         typedColumns: true,
         rows: 12_900,
         sortedTable: 'sorted',
-        ...(day === undefined ? {} : { wholeGroups: true }),
+        ...(day === undefined ? {} : { groupRows: oneThreadGroupRows(gateway.parquet.rowGroupRows, 'table') }),
       });
       await connection.run(sortedLayoutTableSql(layout(''), 'sorted'));
       // Measured with the sorted table held: the partitioned writer with dictionaries of twice a
@@ -128,6 +130,46 @@ describe('a write of one day: one file, dictionaries of one row group', () => {
       const over = await write('over', MIDNIGHT - 5_000_000, '1GB');
       expect(over.files).toEqual([join('date=2026-11-17', 'part-over-0.parquet'), join('date=2026-11-18', 'part-over-0.parquet')]);
       expect([over.rows, over.ids, over.first]).toEqual([12_900, 12_900, '2026-11-17 23:59:55']);
+    } finally {
+      connection.closeSync();
+      instance.closeSync();
+    }
+  });
+});
+
+describe("a merge's file from its sorted slices, on one thread", () => {
+  const tmp = tempDir('le-sliced-write-');
+  afterAll(() => tmp.cleanup());
+
+  it("holds groups of at most a vector less one row more than the layout's: dictionaries sized to them write the same bytes as dictionaries of twice a group", async () => {
+    const inputs = [0, 1, 2].map((i) => segment(tmp.path(`in-${i}.ndjson`), 30 + i, MIDNIGHT + 3_600_000_000 + i * 12_900_000));
+    const { instance, connection } = await openDatabase({ threads: 1, tempDirectory: tmp.path('spill') });
+    try {
+      const layout = (target: string): LayoutCopyOptions => ({
+        source: widened,
+        files: { ndjson: inputs, parquet: [], parquetTypes: new Map() },
+        target,
+        where: 'timestamp IS NOT NULL',
+        typedColumns: true,
+        rows: 3 * 12_900,
+      });
+      // Slices of uneven sizes, so the copy meets chunks that end where a slice's file does.
+      const slices = ["project < 'proj13'", "project >= 'proj13' AND project < 'proj7'", "project >= 'proj7'"];
+      await writeSlicedLayout(connection, layout(tmp.path('merged.parquet')), slices, tmp.path('slices'));
+      // The same slices and copy with the default dictionaries (twice a group).
+      mkdirSync(tmp.path('reference'));
+      const files = slices.map((_, i) => tmp.path('reference', `slice-${i}.parquet`));
+      for (const [i, slice] of slices.entries()) await connection.run(sortedSliceCopy(layout(''), slice, files[i]!));
+      await connection.run(parquetLayoutCopy({ ...layout(tmp.path('reference.parquet')), sortedFiles: files }));
+      expect(readFileSync(tmp.path('merged.parquet')).equals(readFileSync(tmp.path('reference.parquet')))).toBe(true);
+      const sizes = (await connection.runAndReadAll(`SELECT DISTINCT row_group_id, row_group_num_rows AS n FROM parquet_metadata('${tmp.path('merged.parquet')}')`))
+        .getRowObjects()
+        .map((g) => Number(g.n));
+      expect(sizes.reduce((a, b) => a + b, 0)).toBe(3 * 12_900);
+      expect(Math.max(...sizes)).toBeGreaterThan(gateway.parquet.rowGroupRows);
+      expect(Math.max(...sizes)).toBeLessThanOrEqual(oneThreadGroupRows(gateway.parquet.rowGroupRows, 'files'));
+      // The allocator's trim between the sorts and the copy leaves the thread count as it was.
+      expect(await threadsOf(connection)).toBe(1);
     } finally {
       connection.closeSync();
       instance.closeSync();

@@ -4,7 +4,8 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { SourceDescriptor } from '../sources/source-descriptor';
 import { sqlString } from '../duckdb/sql-literal';
 import { withTypedColumns } from '../duckdb/typed-columns';
-import { dayFilePath, parquetLayoutCopy, sortedLayoutTableSql, sortedSliceCopy, type LayoutCopyOptions } from '../duckdb/parquet-layout';
+import { threadsOf, trimAllocator } from '../duckdb/open-database';
+import { dayFilePath, oneThreadGroupRows, parquetLayoutCopy, parquetLayoutOf, sortedLayoutTableSql, sortedSliceCopy, type LayoutCopyOptions } from '../duckdb/parquet-layout';
 import { HEAD_COPY_OPTIONS, HEAD_ROWS_PER_PROJECT, hasHeads } from './newest-heads';
 
 /** The write's sorted rows, while its files and their heads are written from them (`writeSortedLayout`). */
@@ -57,22 +58,22 @@ export async function writeSortedLayout(
 /**
  * How the sorted table is copied. On one thread (compaction's DuckDB), its rows of one day are
  * written as one file (`partitionByDay.day`, the common run: a write-ahead segment holds minutes)
- * with dictionaries sized to one row group (`wholeGroups`): both lower what the COPY holds
- * (docs/performance.md, "A run of one day written as one file"), and the files are the same. On
- * more threads, DuckDB's writer of one file makes a row group of each batch of the table it is
- * given (up to 122,880 rows) instead of `rowGroupRows`, so the partitioned writer, which keeps
- * them, stays.
+ * with dictionaries sized to the groups one thread writes from a table (`oneThreadGroupRows`):
+ * both lower what the COPY holds (docs/performance.md, "A run of one day written as one file"),
+ * and the files are the same. On more threads, DuckDB's writer of one file makes a row group of
+ * each batch of the table it is given (up to 122,880 rows) instead of `rowGroupRows`, so the
+ * partitioned writer, which keeps them, stays.
  */
 async function sortedTableCopy(connection: DuckDBConnection, layout: LayoutCopyOptions): Promise<LayoutCopyOptions> {
   const copy: LayoutCopyOptions = { ...layout, sortedTable: SORTED_TABLE };
-  const threads = Number((await connection.runAndReadAll("SELECT current_setting('threads')")).getRows()[0]?.[0]);
-  if (threads !== 1) return copy;
-  if (!layout.partitionByDay) return { ...copy, wholeGroups: true };
+  if ((await threadsOf(connection)) !== 1) return copy;
+  const groupRows = oneThreadGroupRows(parquetLayoutOf(layout.source).rowGroupRows, 'table');
+  if (!layout.partitionByDay) return { ...copy, groupRows };
   const days = (await connection.runAndReadAll(`SELECT DISTINCT date FROM ${SORTED_TABLE} LIMIT 2`)).getRows();
   if (days.length !== 1) return copy;
   const partitionByDay = { ...layout.partitionByDay, day: String(days[0]![0]) };
   await mkdir(dirname(dayFilePath(layout.target, partitionByDay)), { recursive: true });
-  return { ...copy, partitionByDay, wholeGroups: true };
+  return { ...copy, partitionByDay, groupRows };
 }
 
 /**
@@ -92,8 +93,14 @@ async function sortedTableCopy(connection: DuckDBConnection, layout: LayoutCopyO
 export async function writeSlicedLayout(connection: DuckDBConnection, layout: LayoutCopyOptions, slices: readonly string[], sliceDir: string): Promise<void> {
   await mkdir(sliceDir, { recursive: true });
   const files = slices.map((_, i) => join(sliceDir, `slice-${i}.parquet`));
-  for (const [i, slice] of slices.entries()) await connection.run(sortedSliceCopy(layout, slice, files[i]!));
-  await connection.run(parquetLayoutCopy({ ...layout, sortedFiles: files }));
+  const threads = await threadsOf(connection);
+  // One thread writes each file from files: its groups are bounded, and so its dictionaries.
+  const copy = threads === 1 ? { ...layout, groupRows: oneThreadGroupRows(parquetLayoutOf(layout.source).rowGroupRows, 'files') } : layout;
+  for (const [i, slice] of slices.entries()) await connection.run(sortedSliceCopy(copy, slice, files[i]!));
+  // What the sorts freed goes back before the copy allocates its own: held by DuckDB's allocator,
+  // it stayed under the copy's memory (docs/performance.md, "A day's merge in smaller slices").
+  await trimAllocator(connection, threads);
+  await connection.run(parquetLayoutCopy({ ...copy, sortedFiles: files }));
   await rm(sliceDir, { recursive: true, force: true });
 }
 

@@ -91,10 +91,7 @@ export async function openDatabase(settings: DatabaseSettings = {}): Promise<Ope
     // and each statement of the others parsed its files' footers again).
     await connection.run('SET GLOBAL parquet_metadata_cache = true');
     let relief: MemoryRelief | null = null;
-    if (limit !== null) {
-      const threads = Number((await connection.runAndReadAll("SELECT current_setting('threads')")).getRows()[0]?.[0]);
-      relief = new MemoryRelief(instance, threads, limit);
-    }
+    if (limit !== null) relief = new MemoryRelief(instance, await threadsOf(connection), limit);
     const opened = instance;
     const unwatch = settings.held ? await settings.held.watch(opened) : null;
     const close = async () => {
@@ -132,12 +129,35 @@ export function threadsWithin(limitBytes: number, cores = availableParallelism()
  * (decompressed Parquet pages, strings) nor what the C allocator keeps after a query frees it.
  * Measured on a burst of 200 logs.all queries with a 256MB limit, that kept memory was 80–120 MB
  * of the peak and stayed after the burst. How: DuckDB trims its allocator (`malloc_trim` on
- * glibc, a purge with jemalloc) whenever its thread pool is resized, and offers no statement for
- * it alone, so a trim sets `threads` one up and back on a connection of its own. It runs only
+ * glibc, a purge with jemalloc) whenever its thread pool is resized (`trimAllocator`), on a
+ * connection of its own. It runs only
  * after a query ends with the process above the limit, one at a time, off the query's path; and
  * once a trim left the process above the limit anyway (memory of the application around it),
  * the next one waits until the process has grown by `TRIM_SLACK_BYTES` more.
  */
+/**
+ * The worker threads of a connection's DuckDB.
+ *
+ * @example
+ * await threadsOf(connection); // 1
+ */
+export async function threadsOf(connection: DuckDBConnection): Promise<number> {
+  return Number((await connection.runAndReadAll("SELECT current_setting('threads')")).getRows()[0]?.[0]);
+}
+
+/**
+ * Gives what DuckDB's allocator holds freed back to the operating system (`malloc_trim` on glibc,
+ * a purge with jemalloc): DuckDB does it whenever its thread pool is resized and offers no
+ * statement for it alone, so the pool is set one thread up and back to `threads`.
+ *
+ * @example
+ * await trimAllocator(connection, await threadsOf(connection));
+ */
+export async function trimAllocator(connection: DuckDBConnection, threads: number): Promise<void> {
+  await connection.run(`SET threads = ${threads + 1}`);
+  await connection.run(`SET threads = ${threads}`);
+}
+
 /** How much a process that stayed above its limit after a trim must grow before the next trim. */
 export const TRIM_SLACK_BYTES = 16 * 2 ** 20;
 
@@ -211,8 +231,7 @@ export class MemoryRelief {
 
   private async trim(): Promise<void> {
     this.connection ??= await this.instance.connect();
-    await this.connection.run(`SET threads = ${this.threads + 1}`);
-    await this.connection.run(`SET threads = ${this.threads}`);
+    await trimAllocator(this.connection, this.threads);
     this.trims++;
     this.floor = this.residentBytes();
   }

@@ -50,12 +50,11 @@ export interface LayoutCopyOptions {
   /** How many rows the COPY writes at most, when known: the dictionaries are sized to it (see `dictionaryLimit`). */
   rows?: number;
   /**
-   * Each row group the COPY writes holds at most the layout's `rowGroupRows` rows: one thread
-   * copies a table's rows to one file (a table is scanned in whole vectors of 2,048 rows, and
-   * neither a partitioned writer splits them nor a parallel one combines groups). The dictionaries
-   * are then sized to one group, not two (see `dictionaryLimit`).
+   * The most rows a row group of the COPY can hold, when the writer's shape bounds it
+   * (`oneThreadGroupRows`): the dictionaries are sized to it (see `dictionaryLimit`). Default:
+   * twice `rowGroupRows`, what any write stays under.
    */
-  wholeGroups?: boolean;
+  groupRows?: number;
   /**
    * A table `sortedLayoutTableSql` filled with these options: its rows are copied in their order,
    * not read and sorted again (the heads are taken from the same table: sorted-layout-write.ts).
@@ -78,7 +77,7 @@ export interface LayoutCopyOptions {
  */
 export function parquetLayoutCopy(options: LayoutCopyOptions): string {
   const layout = parquetLayoutOf(options.source);
-  const dictionary = dictionaryLimit(layout.dictionaryEntries, layout.rowGroupRows, options.rows, options.wholeGroups);
+  const dictionary = dictionaryLimit(layout.dictionaryEntries, layout.rowGroupRows, options.rows, options.groupRows);
   const part = options.partitionByDay;
   // A day's rows written as one file, the day its folder's name and not a column (as a partitioned write leaves it out).
   const dayFile = part?.day === undefined ? null : dayFilePath(options.target, { filenamePattern: part.filenamePattern, day: part.day });
@@ -141,7 +140,7 @@ export function sortedLayoutTableSql(options: Omit<LayoutCopyOptions, 'sortedTab
  */
 export function sortedSliceCopy(options: Omit<LayoutCopyOptions, 'sortedTable' | 'sortedFiles'>, slice: string, target: string): string {
   const layout = parquetLayoutOf(options.source);
-  const dictionary = dictionaryLimit(layout.dictionaryEntries, layout.rowGroupRows, options.rows);
+  const dictionary = dictionaryLimit(layout.dictionaryEntries, layout.rowGroupRows, options.rows, options.groupRows);
   return `
     COPY (${layoutRowsSql({ ...options, where: `(${options.where}) AND (${slice})` })})
     TO ${sqlString(target)} (FORMAT parquet, COMPRESSION lz4, ROW_GROUP_SIZE ${layout.rowGroupRows}, STRING_DICTIONARY_PAGE_SIZE_LIMIT ${STRING_DICTIONARY_BYTES}${dictionary ? `, DICTIONARY_SIZE_LIMIT ${dictionary}` : ''})`;
@@ -199,9 +198,8 @@ export function stringDictionaryBytes(source: SourceDescriptor): number {
  * The DICTIONARY_SIZE_LIMIT of a COPY: the source's entries, or fewer when no column chunk can hold
  * that many values: a chunk is one row group's column, and DuckDB flushes a row group once it
  * reaches `rowGroupRows` (a parallel write combines smaller ones, and a partitioned one hands it
- * partial vectors), so it holds fewer than twice that; with `wholeGroups` (see
- * `LayoutCopyOptions`) at most that rounded up to whole vectors of 2,048 rows; and never more than
- * the rows written. Why: DuckDB's Parquet writer
+ * partial vectors), so it holds fewer than twice that; at most `groupRows` when the caller knows
+ * better (`oneThreadGroupRows`); and never more than the rows written. Why: DuckDB's Parquet writer
  * allocates each column's dictionary for the whole limit before the first row (6 MiB a column at
  * 100,000 entries, about 0.5 MiB at 8,192), so compacting a 2 MiB write-ahead segment of the
  * gateway log took 65 MiB in its COPY, and merging a day's files as much again, the process's
@@ -211,17 +209,31 @@ export function stringDictionaryBytes(source: SourceDescriptor): number {
  * @example
  * dictionaryLimit(100_000, 8_192, 3_900); // 3900
  * dictionaryLimit(100_000, 8_192); // 16384
- * dictionaryLimit(100_000, 8_192, 12_900, true); // 8192
+ * dictionaryLimit(100_000, 8_192, 12_900, 8_192); // 8192
  */
-export function dictionaryLimit(entries: number | undefined, rowGroupRows: number, rows?: number, wholeGroups = false): number | undefined {
+export function dictionaryLimit(entries: number | undefined, rowGroupRows: number, rows?: number, groupRows = 2 * rowGroupRows): number | undefined {
   if (entries === undefined) return undefined;
-  // A group is flushed at the first whole vector that reaches rowGroupRows.
-  const groupRows = wholeGroups ? Math.ceil(rowGroupRows / VECTOR_ROWS) * VECTOR_ROWS : 2 * rowGroupRows;
   return Math.max(1, Math.min(entries, groupRows, rows === undefined ? Infinity : Math.ceil(rows)));
 }
 
-/** The rows of one of DuckDB's vectors (its STANDARD_VECTOR_SIZE): what a table is scanned in. */
+/** The rows of one of DuckDB's vectors (its STANDARD_VECTOR_SIZE): the most a chunk of rows holds. */
 const VECTOR_ROWS = 2048;
+
+/**
+ * The most rows a row group holds when one thread writes one file (no partitions): DuckDB's writer
+ * flushes a group at the first chunk that brings it to `rowGroupRows`, and a chunk holds at most a
+ * vector. A table is scanned in whole vectors, so from one a group holds `rowGroupRows` rounded up
+ * to whole vectors; files are read in chunks that may end where a file does, so from them up to a
+ * vector less one more (a merge's file from its sorted slices had a group of 10,108 rows at 8,192).
+ *
+ * @example
+ * oneThreadGroupRows(8_192, 'table'); // 8192
+ * oneThreadGroupRows(20_000, 'table'); // 20480
+ * oneThreadGroupRows(8_192, 'files'); // 10239
+ */
+export function oneThreadGroupRows(rowGroupRows: number, from: 'table' | 'files'): number {
+  return from === 'table' ? Math.ceil(rowGroupRows / VECTOR_ROWS) * VECTOR_ROWS : rowGroupRows + VECTOR_ROWS - 1;
+}
 
 /**
  * What a commit records of a data file written by `parquetLayoutCopy` with `typedColumns`: the

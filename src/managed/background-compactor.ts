@@ -107,13 +107,18 @@ const MERGE_RESERVE_BYTES = 20e6;
 
 /**
  * Events a merge of a day's files sorts at once under these DuckDB settings (`MergeBound.sliceRows`:
- * a merge of more is sorted in slices of at most this many, merge-slices.ts): one per 1,000 bytes
- * of its memory limit past MERGE_RESERVE_BYTES, one per 10,000 bytes of it at least; 60,000 of the
- * default 80MB, 140,000 of 160MB; no bound with no limit set. Why: the sort is what a merge needs
- * in proportion to its rows; after a burst a day held 89 files of one size, the size tiers took all
- * of them in one merge, sorted at once, and it ran out of memory at 80 and 160MB on every retry.
- * Until merges were sorted in slices this bounded the merge itself, and a day of more events than
- * it stayed in several files (docs/performance.md, "A day's files merged in sorted slices").
+ * a merge of more is sorted in slices of at most this many, merge-slices.ts): one per 2,000 bytes
+ * of its memory limit past MERGE_RESERVE_BYTES, one per 10,000 bytes of it at least; 30,000 of the
+ * default 80MB, 70,000 of 160MB; no bound with no limit set. Why: the sort is what a merge needs
+ * in proportion to its rows, and more than DuckDB counts of it: sorting 57,212 gateway events into
+ * a slice's file took the process 68 MiB more, within DuckDB's 80MB, and the merges' sorts set the
+ * footprint's peak at 1,000 events/s (docs/performance.md, "A day's merge in smaller slices"). At
+ * one per 1,000 bytes (60,000 of 80MB, until round ten) a slice fit the limit; at half that, what
+ * the merge holds beside its sort (the readers of its files, the copy's writer) fits it too. After
+ * a burst a day held 89 files of one size, the size tiers took all of them in one merge, sorted at
+ * once, and it ran out of memory at 80 and 160MB on every retry: before the slices this bounded
+ * the merge itself, and a day of more events than it stayed in several files (docs/performance.md,
+ * "A day's files merged in sorted slices").
  *
  * Measured, one merge sorted at once without the retry, of files as compaction writes them, every source
  * written through the sorted table (`writeSortedLayout`): Postgres's log (`postgres_logs`,
@@ -121,24 +126,17 @@ const MERGE_RESERVE_BYTES = 20e6;
  * 60MB at 72,000 and not 78,000, 80MB at 78,000 and not 84,000, 120MB at 162,000 and 160MB at
  * 240,000 (the largest tried); the gateway's as Vector sends them and the ingest bench's (the
  * widest) both fit 80MB at 84,000, the largest tried, but the ingest bench's fit neither 60MB at
- * 24,000 nor 40MB at 3,000: below 80MB they take the retry whatever the bound. Copied straight from the sort, as Postgres's
- * was before, it fit 80MB at 54,000 and not 72,000 and 160MB at 144,000 and not 162,000, and the
- * bound was 40,000 of 80MB. Counted in Parquet bytes, the sources disagree more (the bench's events
- * with short ids failed 40MB at 0.61 MB where 0.74 MB of Vector's fit), so the bound counts events.
- * Events still differ by source, so a merge near the bound may take the retry at twice the limit,
- * and one that fails there is followed by one of half its events (`nextRunBytes`). It is no lower
- * because two files of one 8 MiB segment each (14,000 - 19,000 events) must fit one merge at the
- * default limit, or a burst's files never merge. What a merge needs is not monotonic in its events
- * (all 1,600,000 of a burst fit 160MB where 162,000 did not, before the sorted table), so nothing
- * past the bound is assumed to fail or to fit: docs/performance.md, "Merges bounded by the memory
- * limit".
+ * 24,000 nor 40MB at 3,000: below 80MB they take the retry whatever the bound. What a merge needs
+ * is not monotonic in its events (all 1,600,000 of a burst fit 160MB where 162,000 did not, before
+ * the sorted table), so nothing past the bound is assumed to fail or to fit: docs/performance.md,
+ * "Merges bounded by the memory limit".
  *
  * @example
- * mergeRowsFor({ memoryLimit: '80MB' }); // 60000
+ * mergeRowsFor({ memoryLimit: '80MB' }); // 30000
  */
 export function mergeRowsFor(duckdb: DatabaseSettings | undefined): number {
   const limit = duckdb?.memoryLimit === undefined ? null : memoryLimitBytes(duckdb.memoryLimit);
-  return limit === null ? Infinity : Math.floor(Math.max(limit / 10_000, (limit - MERGE_RESERVE_BYTES) / 1000));
+  return limit === null ? Infinity : Math.floor(Math.max(limit / 10_000, (limit - MERGE_RESERVE_BYTES) / 2000));
 }
 
 /**
