@@ -13,7 +13,7 @@ import { dictionaryLimit, IS_EVENT, parquetLayoutCopy, STRING_DICTIONARY_BYTES, 
 import { withTypedPaths } from '../src/sources/typed-fields';
 import { Prng } from '../src/fixtures/prng';
 import { tempDir, writeLines } from './support/log-files';
-import { gatewayBenchEvent } from './support/gateway-bench-event';
+import { GATEWAY_BENCH_DISCOVERED, gatewayBenchEvent } from './support/gateway-bench-event';
 import { BUILDERS } from './support/supabase/vector-events';
 import { fakeLog, gatewayCompactor } from './support/fake-log';
 import { mergeSmallFiles } from '../src/managed/dataset-maintenance';
@@ -248,18 +248,7 @@ describe('the dictionaries of a Parquet COPY are sized to the rows it writes (do
       timestamp: 1_795_000_000_000_000 + i * 1000,
     }));
     const input = writeLines(tmp.path('typed', 'in.ndjson'), lines);
-    const discovered = [
-      'request.cf.asn',
-      'request.cf.city',
-      'request.cf.country',
-      'request.headers.cf_connecting_ip',
-      'request.headers.user_agent',
-      'request.headers.x_client_info',
-      'request.host',
-      'request.url',
-      'response.headers.content_type',
-    ];
-    const widened = withTypedPaths(gateway, discovered);
+    const widened = withTypedPaths(gateway, GATEWAY_BENCH_DISCOVERED);
     expect(widened.typedFields).toHaveLength(14);
     const { instance, connection } = await openDatabase({ threads: 1, tempDirectory: tmp.path('typed', 'spill') });
     try {

@@ -10,7 +10,7 @@ import { BUILT_IN_SOURCE_SET } from '../src/sources/built-ins';
 import { withTypedPaths } from '../src/sources/typed-fields';
 import { Prng, uuid } from '../src/fixtures/prng';
 import { tempDir, writeLines } from './support/log-files';
-import { gatewayBenchEvent } from './support/gateway-bench-event';
+import { GATEWAY_BENCH_DISCOVERED, gatewayBenchEvent } from './support/gateway-bench-event';
 
 // docs/performance.md, "A run of one day written as one file": a write whose rows are all of one
 // day (a compaction run of a write-ahead segment, nearly always) writes its file straight, not
@@ -18,17 +18,7 @@ import { gatewayBenchEvent } from './support/gateway-bench-event';
 
 const gateway = BUILT_IN_SOURCE_SET.find('edgeLogs')!;
 // The gateway as compaction meets the ingest bench's events: 14 typed fields (5 declared, 9 discovered).
-const widened = withTypedPaths(gateway, [
-  'request.cf.asn',
-  'request.cf.city',
-  'request.cf.country',
-  'request.headers.cf_connecting_ip',
-  'request.headers.user_agent',
-  'request.headers.x_client_info',
-  'request.host',
-  'request.url',
-  'response.headers.content_type',
-]);
+const widened = withTypedPaths(gateway, GATEWAY_BENCH_DISCOVERED);
 const MIDNIGHT = 1_794_960_000_000_000; // 2026-11-18T00:00:00Z
 
 /** An 8 MiB write-ahead segment's worth of gateway events (12,900), from `start` on, a millisecond apart. */
