@@ -553,13 +553,10 @@ export class MemoryTables {
       if (!this.instance) throw new EngineError('storage_failed', 'MemoryTables: not attached to a DuckDB instance');
       this.connection = await this.instance.connect();
       // A database file of small blocks (BLOCK_SIZE), holding nothing the write-ahead log does not:
-      // a file a previous process left (and its own log) is removed, never read. So DuckDB writes
-      // no log of its own for it (RECOVERY_MODE no_wal_writes): each insert's rows went to that
-      // log with an fsync, about half the CPU of an insert of 100 rows in a throwaway script
-      // (docs/performance.md, "The memory tables' file without DuckDB's own log").
+      // a file a previous process left (and its own log) is removed, never read.
       await mkdir(this.folder, { recursive: true });
       await this.removeFile();
-      await this.connection.run(`ATTACH ${sqlString(join(this.folder, TABLES_FILE))} AS ${DATABASE} (BLOCK_SIZE ${BLOCK_SIZE}, RECOVERY_MODE no_wal_writes)`);
+      await this.connection.run(`ATTACH ${sqlString(join(this.folder, TABLES_FILE))} AS ${DATABASE} (BLOCK_SIZE ${BLOCK_SIZE})`);
       for (const source of this.sources.list) {
         const columns = relationColumns(source)
           .map(([name, type]) => `${columnName(name)} ${type}`)
