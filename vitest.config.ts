@@ -87,6 +87,7 @@ const TIERS = {
     'compaction-heads',
     'compaction-memory',
     'id-bloom-filter',
+    'parquet-compression',
     'counts-per-value',
     'definitions',
     'differential',
