@@ -152,11 +152,12 @@ export const ID_BLOOM_FILTER_MAX_ROWS = 8192;
 /**
  * The codec of a source's compacted data files (every column: DuckDB's COPY takes one for the
  * whole file). `zstd` (the default) makes the smallest files; `lz4` (written as Parquet's
- * LZ4_RAW) decodes faster, which is what a scan of a week's narrow columns spends most on besides
- * hashing: on the Studio bench's week, the gateway's files in lz4 took Studio's 7-day chart from
- * 124-126 to 100-101 ms of CPU and the 7-day Top Paths from 148 to 116-117, for data files 1.60
- * times the bytes (233 -> 374 MB) and compaction 1.2 times less CPU (docs/performance.md, "The
- * Studio bench on round ten's build, and the gateway's files in LZ4"). No built-in declares it.
+ * LZ4_RAW) decodes faster: zstd's decoding was about a third of the CPU of a scan of a week's
+ * narrow columns (the first step of Studio's 7-day chart). On the Studio bench's week, the
+ * gateway's files in lz4 took Studio's 7-day chart from 124-126 to 100-101 ms of CPU and the
+ * 7-day Top Paths from 148 to 116-117, for data files 1.60 times the bytes (233 -> 374 MB) and
+ * compaction 1.2 times less CPU (docs/performance.md, "The Studio bench on round ten's build, and
+ * the gateway's files in LZ4"). No built-in declares it.
  * Files already written keep theirs; a merge writes the declared one.
  *
  * @example
