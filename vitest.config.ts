@@ -63,6 +63,7 @@ const TIERS = {
     'sandbox-sizes',
     'sandbox-validate',
     'first-rows',
+    'newest-rows',
     'serial-runs',
     'sources',
     'studio',
