@@ -5,6 +5,9 @@ import type { Endpoints } from '../src/index';
 import { newestRowsOf } from '../src/query/first-rows';
 import { neutralSqlParser } from '../src/query/sql-parser';
 import { edgeEvent, endpointsAt, tempDir, writeLines } from './support/log-files';
+import { readDatasetStateStable } from '../src/dataset/dataset-log';
+import { SUPABASE_SOURCES } from '../src/index';
+import { defaultQuery } from './support/supabase/studio-sql';
 
 const NOW = '2026-11-21T12:00:00Z';
 const DAYS = ['2026-11-21', '2026-11-20', '2026-11-19'];
@@ -132,6 +135,61 @@ describe("a caller's newest rows, from the files' heads", () => {
       'SELECT 1',
     ]) {
       expect(await rows(sql), sql).toBeNull();
+    }
+  });
+});
+
+describe("Postgres's log, whose files have heads too", () => {
+  const tmp = tempDir('le-newest-rows-postgres-');
+  const severities = ['LOG', 'LOG', 'ERROR', 'WARNING'];
+  // 150 lines a day over two days, of two projects.
+  const events = ['2026-11-21', '2026-11-20'].flatMap((day) =>
+    Array.from({ length: 150 }, (_, i) => ({
+      id: `${day}-${i}`,
+      timestamp: new Date(Date.parse(`${day}T02:00:00Z`) + i * 7_000).toISOString(),
+      event_message: `line ${i}`,
+      project: i % 5 === 0 ? 'other' : 'default',
+      metadata: { host: 'db-default', parsed: { error_severity: severities[i % 4], user_name: `u${i % 3}`, detail: i % 2 ? `d${i}` : null } },
+    })),
+  );
+  let compacted: Endpoints;
+  let whole: Endpoints;
+
+  beforeAll(async () => {
+    writeLines(tmp.path('ndjson', 'postgres.ndjson'), events);
+    await compactLogs({ source: 'postgresLogs', sourceDefinitions: SUPABASE_SOURCES, inputs: tmp.path('ndjson', 'postgres.ndjson'), outDir: tmp.path('dataset') });
+    const open = async (sources: string) =>
+      (await endpointsAt({ postgresLogs: sources }, NOW, { sourceDefinitions: SUPABASE_SOURCES, sandboxable: ['logs.all'], tierWindow: false, sqlDialect: 'bigquery' })).ep;
+    compacted = await open(tmp.path('dataset'));
+    whole = await open(tmp.path('ndjson', 'postgres.ndjson'));
+  });
+  afterAll(async () => {
+    await compacted.close();
+    await whole.close();
+    tmp.cleanup();
+  });
+
+  it("gets a head for each compacted file, and Studio's list of it answers as the events read whole do", async () => {
+    const files = [...readDatasetStateStable(tmp.path('dataset')).files.values()];
+    expect(files).toHaveLength(2);
+    expect(files.every((f) => f.head !== undefined)).toBe(true);
+    for (const [project, rows] of [
+      ['default', 100],
+      ['other', 60],
+    ] as const) {
+      const sql = defaultQuery('postgres_logs', {});
+      const read: string[][] = [];
+      const original = SourceInputs.prototype.sourceFiles;
+      vi.spyOn(SourceInputs.prototype, 'sourceFiles').mockImplementation(function (this: SourceInputs, ...args: Parameters<SourceInputs['sourceFiles']>) {
+        read.push(args[1].parquet.map((f) => f.path));
+        return original.apply(this, args);
+      });
+      const a = await compacted.query('logs.all', { project }, { sql });
+      vi.restoreAllMocks();
+      expect(read.at(-1)!.length).toBe(2);
+      expect(read.at(-1)!.every((path) => path.includes('/_heads/'))).toBe(true);
+      expect((a.result as unknown[]).length).toBe(rows);
+      expect(a.result).toEqual((await whole.query('logs.all', { project }, { sql })).result);
     }
   });
 });
