@@ -18,7 +18,7 @@ export type {
 } from './definitions/definition';
 export { functionsInvocationStats, logsAll, usageApiCounts } from './definitions/registry';
 export { defineSource } from './sources/source-descriptor';
-export type { SourceCliNames, SourceColumn, SourceColumnDeclaration, SourceConfig, SourceDescriptor, SourceRollup } from './sources/source-descriptor';
+export type { ParquetCompression, SourceCliNames, SourceColumn, SourceColumnDeclaration, SourceConfig, SourceDescriptor, SourceRollup } from './sources/source-descriptor';
 export { edgeLogs, functionEdgeLogs } from './sources/built-ins';
 // Self-hosted Supabase (docs/supabase.md): its sources, and the options that answer Studio as Logflare does.
 export { supabasePreset } from './api/supabase-preset';

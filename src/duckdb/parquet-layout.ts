@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { SourceDescriptor } from '../sources/source-descriptor';
+import type { ParquetCompression, SourceDescriptor } from '../sources/source-descriptor';
 import { declaredColumns, sourceRelation, type SourceFiles } from './source-relations';
 import { sqlString, sqlStringList } from './sql-literal';
 import { withTypedColumns } from './typed-columns';
@@ -14,12 +14,18 @@ export const PROVENANCE_KEY = 'log_endpoints_commit';
 
 /**
  * The layout facts of a source, from its descriptor (src/sources/): the column files are sorted
- * by first (so a project's rows sit in few row groups), rows per row group, and dictionary
- * entries per column chunk before DuckDB falls back to plain encoding. The built-ins' numbers
- * were chosen by measurement; their descriptors say why.
+ * by first (so a project's rows sit in few row groups), rows per row group, dictionary entries
+ * per column chunk before DuckDB falls back to plain encoding, and the files' codec (zstd unless
+ * the descriptor says `parquet.compression`). The built-ins' numbers were chosen by measurement;
+ * their descriptors say why.
  */
-export function parquetLayoutOf(d: SourceDescriptor): { projectColumn: string; rowGroupRows: number; dictionaryEntries?: number } {
-  return { projectColumn: d.projectColumn, rowGroupRows: d.parquet.rowGroupRows, ...(d.parquet.dictionaryEntries ? { dictionaryEntries: d.parquet.dictionaryEntries } : {}) };
+export function parquetLayoutOf(d: SourceDescriptor): { projectColumn: string; rowGroupRows: number; dictionaryEntries?: number; compression: ParquetCompression } {
+  return {
+    projectColumn: d.projectColumn,
+    rowGroupRows: d.parquet.rowGroupRows,
+    ...(d.parquet.dictionaryEntries ? { dictionaryEntries: d.parquet.dictionaryEntries } : {}),
+    compression: d.parquet.compression ?? 'zstd',
+  };
 }
 
 /** What a write in the fast Parquet layout reads, keeps and writes (`parquetLayoutCopy`). */
@@ -70,8 +76,8 @@ export interface LayoutCopyOptions {
 /**
  * The one definition of the fast Parquet layout, shared by `compact` and the generator: the
  * source relation itself (timestamp as TIMESTAMP, metadata whole as JSON, the used fields flat),
- * sorted by project, newest first, then id (the same input gives the same bytes), zstd, row
- * groups of the descriptor's size, optionally one folder per UTC day (`date=YYYY-MM-DD/`).
+ * sorted by project, newest first, then id (the same input gives the same bytes), zstd (or the
+ * descriptor's `parquet.compression`), row groups of the descriptor's size, optionally one folder per UTC day (`date=YYYY-MM-DD/`).
  *
  * `where` picks the rows to keep: a broken NDJSON line reads as a row of NULLs.
  */
@@ -95,7 +101,7 @@ export function parquetLayoutCopy(options: LayoutCopyOptions): string {
     COPY (
       ${options.typedColumns ? withTypedColumns(options.source, rows) : rows}
     ) TO ${sqlString(dayFile ?? options.target)} (
-      FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${layout.rowGroupRows}, STRING_DICTIONARY_PAGE_SIZE_LIMIT ${stringDictionaryBytes(options.source)}${dictionary ? `, DICTIONARY_SIZE_LIMIT ${dictionary}` : ''}${
+      FORMAT parquet, COMPRESSION ${layout.compression}, ROW_GROUP_SIZE ${layout.rowGroupRows}, STRING_DICTIONARY_PAGE_SIZE_LIMIT ${stringDictionaryBytes(options.source)}${dictionary ? `, DICTIONARY_SIZE_LIMIT ${dictionary}` : ''}${
         part && dayFile === null ? `, PARTITION_BY (date), FILENAME_PATTERN ${sqlString(part.filenamePattern)}, OVERWRITE_OR_IGNORE true` : ''
       }${options.provenance === undefined ? '' : `, KV_METADATA {${PROVENANCE_KEY}: ${sqlString(options.provenance)}}`}
     )`;

@@ -154,6 +154,12 @@ export interface CompiledQuery {
    * read the newest days first and stop once it has them.
    */
   readonly firstRows?: number;
+  /**
+   * The caller's SELECT reads only each table's `n` newest rows (`... ORDER BY timestamp DESC NULLS
+   * LAST LIMIT n` over each, found when it was checked): an engine may read a compacted file's
+   * head (each project's newest rows of it) instead of the file where the head holds them.
+   */
+  readonly newestRows?: number;
 }
 
 export type { ColumnType };

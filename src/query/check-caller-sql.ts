@@ -74,13 +74,15 @@ export class CallerSqlCheck {
         columns: translated.columns,
         typedColumns: true,
         ...(translated.firstRows === undefined ? {} : { firstRows: translated.firstRows }),
+        ...(translated.newestRows === undefined ? {} : { newestRows: translated.newestRows }),
         ...(translated.arraysFree === undefined ? {} : { arraysFree: translated.arraysFree }),
       };
     }
-    // First rows are rows of part of the events only over source tables that keep events as they are.
+    // First rows, and newest rows, are rows of part of the events only over source tables that
+    // keep events as they are.
     const template = statement.sourceTables?.duckdb;
-    if (checked.firstRows === undefined || (template !== undefined && (await this.#rowsAreEvents(template)))) return checked;
-    const { firstRows: _dropped, ...rest } = checked;
+    if ((checked.firstRows === undefined && checked.newestRows === undefined) || (template !== undefined && (await this.#rowsAreEvents(template)))) return checked;
+    const { firstRows: _first, newestRows: _newest, ...rest } = checked;
     return rest;
   }
 

@@ -31,7 +31,12 @@ export function compileCall(definition: AnyEndpointDefinition, plan: QueryPlan, 
  * const [projects] = catalogRequests(new Date()).requests;
  * await engine.run(compileQuery(projects, engine.target, sources));
  */
-export function compileQuery(plan: QueryPlan, target: EngineTarget, sources: SourceSet, checked?: Pick<CheckedSql, 'sql' | 'sources' | 'typedColumns' | 'firstRows' | 'arraysFree'>): CompiledQuery {
+export function compileQuery(
+  plan: QueryPlan,
+  target: EngineTarget,
+  sources: SourceSet,
+  checked?: Pick<CheckedSql, 'sql' | 'sources' | 'typedColumns' | 'firstRows' | 'newestRows' | 'arraysFree'>,
+): CompiledQuery {
   const caller = checked?.sql;
   const { statement } = plan;
   const compiled = target.dialect === 'clickhouse' ? { statement: clickhouseStatement(plan, target, checked) } : duckdbStatements(plan, sources, checked);
@@ -52,6 +57,7 @@ export function compileQuery(plan: QueryPlan, target: EngineTarget, sources: Sou
     // Over source tables only, whose rows are events: an endpoint's own CTE (a count per project)
     // over part of the events is not part of its answer.
     ...(composed !== undefined && checked?.firstRows !== undefined && target.dialect === 'duckdb' && statement.sourceTables?.duckdb !== undefined ? { firstRows: checked.firstRows } : {}),
+    ...(composed !== undefined && checked?.newestRows !== undefined && target.dialect === 'duckdb' && statement.sourceTables?.duckdb !== undefined ? { newestRows: checked.newestRows } : {}),
   };
 }
 

@@ -4,7 +4,7 @@ import type { ClickHouseTables } from '../bigquery/print-clickhouse';
 import type { BigQuerySchema } from '../bigquery/schema';
 import { judgeCallerSql, sandboxTexts, type CheckedSql, type ParserOutput, type SandboxRules } from '../sandbox/validate-caller-sql';
 import type { SqlParser } from './sql-parser';
-import { firstRowsOf } from './first-rows';
+import { firstRowsOf, newestRowsOf } from './first-rows';
 
 /**
  * A caller's SQL in DuckDB's dialect checked by the sandbox (docs/sandboxing.md): the sandbox
@@ -22,7 +22,8 @@ export async function checkDuckDbText(text: string, rules: SandboxRules, parser:
   const wrapped = await parse(parser, texts.wrapped);
   const checked = judgeCallerSql(texts, { alone, wrapped }, rules);
   const firstRows = firstRowsOf(alone);
-  return firstRows === null ? checked : { ...checked, firstRows };
+  const newestRows = newestRowsOf(alone);
+  return { ...checked, ...(firstRows === null ? {} : { firstRows }), ...(newestRows === null ? {} : { newestRows }) };
 }
 
 /**
@@ -42,9 +43,9 @@ export async function checkBigQueryText(
   rules: SandboxRules,
   parser: Pick<SqlParser, 'serialize'>,
   tables?: ClickHouseTables,
-): Promise<{ sql: string; key: string; columns: OutputColumn[]; firstRows?: number; arraysFree?: string }> {
+): Promise<{ sql: string; key: string; columns: OutputColumn[]; firstRows?: number; newestRows?: number; arraysFree?: string }> {
   const translated = await translateBigQuery(text, schema, target, tables);
-  const { key, firstRows } = await checkDuckDbText(translated.checked, rules, parser);
+  const { key, firstRows, newestRows } = await checkDuckDbText(translated.checked, rules, parser);
   // The answers are the same either way: the cache keys on the full text's tree.
   const arraysFree = translated.arraysFree === undefined ? undefined : (await checkDuckDbText(translated.arraysFree, rules, parser)).sql;
   // The rows it asks for are read from the DuckDB text: only DuckDB runs that text.
@@ -53,6 +54,7 @@ export async function checkBigQueryText(
     key,
     columns: translated.columns,
     ...(firstRows !== undefined && target === 'duckdb' ? { firstRows } : {}),
+    ...(newestRows !== undefined && target === 'duckdb' ? { newestRows } : {}),
     ...(arraysFree === undefined ? {} : { arraysFree }),
   };
 }

@@ -69,6 +69,12 @@ export interface CheckedSql {
    * <table> WHERE ... LIMIT n`, src/query/first-rows.ts): an engine may stop reading once it has them.
    */
   firstRows?: number;
+  /**
+   * How many of each table's newest rows it reads when they are all it reads (`... ORDER BY
+   * timestamp DESC NULLS LAST LIMIT n` over each table, src/query/first-rows.ts): an engine may
+   * read each file's newest rows (its head) instead of the file.
+   */
+  newestRows?: number;
 }
 
 /** The dialect of a caller's SQL: DuckDB's own, or BigQuery's (what Supabase Studio writes: docs/sandboxing.md, "BigQuery dialect"). */

@@ -48,10 +48,17 @@ export interface SourceDescriptor<N extends string = string> {
   /**
    * Rows per Parquet row group, dictionary entries per column chunk (when raised), whether each
    * compacted file gets a head (its newest rows per project: what a newest-first endpoint reads),
-   * and whether each row group's `id` gets a bloom filter (`idBloomFilter`: a log opened by id
-   * reads the one group that holds it; docs/ingest.md, "Layout, compaction and retention").
+   * whether each row group's `id` gets a bloom filter (`idBloomFilter`: a log opened by id
+   * reads the one group that holds it; docs/ingest.md, "Layout, compaction and retention"), and
+   * the data files' codec when not zstd (`compression`: see `ParquetCompression`).
    */
-  readonly parquet: { readonly rowGroupRows: number; readonly dictionaryEntries?: number; readonly heads?: boolean; readonly idBloomFilter?: boolean };
+  readonly parquet: {
+    readonly rowGroupRows: number;
+    readonly dictionaryEntries?: number;
+    readonly heads?: boolean;
+    readonly idBloomFilter?: boolean;
+    readonly compression?: ParquetCompression;
+  };
   /** The ClickHouse table (default: the relation name). */
   readonly clickhouse: { readonly table: string };
   /** Whether an event looks like this source (compaction refuses a glob of another log). */
@@ -120,7 +127,7 @@ export interface SourceConfig<N extends string = string> {
    * "Typed fields"). Answers are the same with or without.
    */
   typedFields?: readonly string[];
-  parquet?: { rowGroupRows?: number; dictionaryEntries?: number; heads?: boolean; idBloomFilter?: boolean };
+  parquet?: { rowGroupRows?: number; dictionaryEntries?: number; heads?: boolean; idBloomFilter?: boolean; compression?: ParquetCompression };
   clickhouse?: { table?: string };
   looksLike?: (event: Record<string, unknown>) => boolean;
   /** Rollups by relation name (`{ auth_logs_hourly: { sql } }`): docs/definitions.md, "Rollups". */
@@ -141,6 +148,24 @@ export interface SourceConfig<N extends string = string> {
  * defineSource({ ...config, parquet: { rowGroupRows: 8192, idBloomFilter: true } }); // accepted; 20_000 rows are refused
  */
 export const ID_BLOOM_FILTER_MAX_ROWS = 8192;
+
+/**
+ * The codec of a source's compacted data files (every column: DuckDB's COPY takes one for the
+ * whole file). `zstd` (the default) makes the smallest files; `lz4` (written as Parquet's
+ * LZ4_RAW) decodes faster: zstd's decoding was about a third of the CPU of a scan of a week's
+ * narrow columns (the first step of Studio's 7-day chart). On the Studio bench's week, the
+ * gateway's files in lz4 took Studio's 7-day chart from 124-126 to 100-101 ms of CPU and the
+ * 7-day Top Paths from 148 to 116-117, for data files 1.60 times the bytes (233 -> 374 MB) and
+ * compaction 1.2 times less CPU (docs/performance.md, "The Studio bench on round ten's build, and
+ * the gateway's files in LZ4"). No built-in declares it.
+ * Files already written keep theirs; a merge writes the declared one.
+ *
+ * @example
+ * defineSource({ ...config, parquet: { rowGroupRows: 8192, compression: 'lz4' } });
+ */
+export type ParquetCompression = 'zstd' | 'lz4';
+
+const PARQUET_COMPRESSIONS: readonly ParquetCompression[] = ['zstd', 'lz4'];
 
 const DUCKDB_TYPES: Record<ColumnType, string> = {
   text: 'VARCHAR',
@@ -227,6 +252,8 @@ export function defineSource<const N extends string>(config: SourceConfig<N>): S
   if (new Set(typedFields).size !== typedFields.length) fail('typedFields names a path twice');
   const rowGroupRows = config.parquet?.rowGroupRows ?? 100_000;
   if (!Number.isInteger(rowGroupRows) || rowGroupRows < 1000) fail('parquet.rowGroupRows must be a whole number of at least 1000');
+  const compression = config.parquet?.compression;
+  if (compression !== undefined && !PARQUET_COMPRESSIONS.includes(compression)) fail(`parquet.compression must be one of ${PARQUET_COMPRESSIONS.join(', ')}, not ${String(compression)}`);
   if (config.parquet?.idBloomFilter && rowGroupRows > ID_BLOOM_FILTER_MAX_ROWS) {
     fail(`parquet.idBloomFilter needs row groups of at most ${ID_BLOOM_FILTER_MAX_ROWS} rows (every string column's dictionary is sized to hold a row group's ids), not ${rowGroupRows}`);
   }
@@ -244,6 +271,8 @@ export function defineSource<const N extends string>(config: SourceConfig<N>): S
       ...(config.parquet?.dictionaryEntries ? { dictionaryEntries: config.parquet.dictionaryEntries } : {}),
       ...(config.parquet?.heads ? { heads: true } : {}),
       ...(config.parquet?.idBloomFilter ? { idBloomFilter: true } : {}),
+      // Only when not the default: a descriptor without it is the one it was before.
+      ...(compression !== undefined && compression !== 'zstd' ? { compression } : {}),
     }),
     clickhouse: Object.freeze({ table: config.clickhouse?.table ?? config.relation }),
     ...(config.looksLike ? { looksLike: config.looksLike } : {}),

@@ -9,6 +9,7 @@ import { HEAD_ROWS_PER_PROJECT } from '../../dataset/newest-heads';
 import { BOUND_PARAM, newestInTwoPhases } from './two-phase-newest';
 import { UNIT_MICROS } from '../../time/units';
 import type { HeadTables, HeldHeads } from './head-tables';
+import type { Micros } from '../../time/iso';
 
 type Rows = Record<string, EngineValue>[];
 
@@ -37,6 +38,19 @@ const DAY_MICROS = BigInt(UNIT_MICROS.day);
 
 function dayStartMicros(day: string): bigint {
   return BigInt(Date.parse(`${day}T00:00:00Z`)) * 1000n;
+}
+
+/**
+ * Whether a day's heads (each project's newest HEAD_ROWS_PER_PROJECT rows of each file) hold its
+ * files' newest `limit` rows under an upper bound (`untilMicros`, null for none): the limit is
+ * within a head's rows, and no bound cuts into the day (the newest rows of a file at or before the
+ * bound are then its newest rows).
+ *
+ * @example
+ * headsServe('2026-11-21', 100, null); // true
+ */
+export function headsServe(day: string, limit: number, untilMicros: Micros | null): boolean {
+  return limit <= HEAD_ROWS_PER_PROJECT && (untilMicros === null || untilMicros >= dayStartMicros(day) + DAY_MICROS);
 }
 
 /** A day's files, and whether the page reads their heads instead of them. */
@@ -82,7 +96,7 @@ export async function newestFirst(q: NewestFirstQuery): Promise<Rows> {
   const dayRead = async (day: string): Promise<DayRead> => {
     // What a day reads is checked against its commits as it is reached: its heads (a damaged one
     // is dropped, its data file read instead), else its data files (a damaged one left out, named).
-    const wanted = limit <= HEAD_ROWS_PER_PROJECT && (untilMicros === null || untilMicros >= dayStartMicros(day) + DAY_MICROS);
+    const wanted = headsServe(day, limit, untilMicros);
     if (wanted && days.get(day)!.every((f) => f.head)) await q.reader.verifyCompanions(read, { heads: true, files: days.get(day) });
     const heads = wanted && days.get(day)!.every((f) => f.head);
     if (!heads && (await q.reader.verifyRows(read, days.get(day))))
