@@ -60,9 +60,9 @@ export async function writeSortedLayout(
  * written as one file (`partitionByDay.day`, the common run: a write-ahead segment holds minutes)
  * with dictionaries sized to the groups one thread writes from a table (`oneThreadGroupRows`):
  * both lower what the COPY holds (docs/performance.md, "A run of one day written as one file"),
- * and the files are the same. On more threads, DuckDB's writer of one file makes a row group of
- * each batch of the table it is given (up to 122,880 rows) instead of `rowGroupRows`, so the
- * partitioned writer, which keeps them, stays.
+ * and the files are the same. On more threads, DuckDB's parallel writer of one file may combine
+ * row groups (a day of 33,000 Postgres events came out as one group of 33,000 rows instead of
+ * 32,768 and 232), so the partitioned writer, which kept them there, stays.
  */
 async function sortedTableCopy(connection: DuckDBConnection, layout: LayoutCopyOptions): Promise<LayoutCopyOptions> {
   const copy: LayoutCopyOptions = { ...layout, sortedTable: SORTED_TABLE };
