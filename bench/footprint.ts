@@ -61,7 +61,8 @@ export interface FootprintCase {
   budget: string;
   /** What held memory at the highest resident sample of the run (MiB), one sample a second. */
   atPeak: PeakParts;
-  /** What resident memory was made of 60 s after the sender stopped (MiB). */
+  /** What resident memory was made of idle, before the sender (MiB), and 60 s after it stopped. */
+  idleParts: { anon: number; file: number; duckdbQueries: number };
   after60Parts: { anon: number; file: number; duckdbQueries: number };
 }
 
@@ -220,6 +221,7 @@ export async function measureFootprint(rate: number, seconds: number, log: (line
   try {
     await sleep(3000);
     const idleMiB = status(pid, 'VmRSS');
+    const idleParts = await partsMiB(pid, base);
     const cpuBefore = cpuMicros(pid);
     const prng = new Prng(deriveSeed(7, `footprint:${rate}`));
     const sampler = samplePeak(pid, base);
@@ -268,11 +270,13 @@ export async function measureFootprint(rate: number, seconds: number, log: (line
       memoryTablesMiB: [heldAtStop.memoryTables, heldAfter.memoryTables],
       budget: budgetOf(banner),
       atPeak,
+      idleParts,
       after60Parts,
     };
     log(
       `footprint ${result.label}: peak ${result.peakMiB} MiB, idle ${result.idleMiB}, after 30 s ${result.after30MiB}, after 60 s ${result.after60MiB}, ${result.cpuMicrosPerEvent} µs CPU/event, ${result.refused} refused; ` +
         `at the highest sample: RSS ${atPeak.rss} (anon ${atPeak.anon}, file ${atPeak.file}), V8 heap ${atPeak.heap}, buffers ${atPeak.external}, memory tables ${atPeak.memoryTables} NDJSON; ` +
+        `idle: anon ${idleParts.anon}, file ${idleParts.file}, DuckDB queries ${idleParts.duckdbQueries}; ` +
         `60 s after: anon ${after60Parts.anon}, file ${after60Parts.file}, V8 heap ${heldAfter.heap}, buffers ${heldAfter.external}, DuckDB queries ${after60Parts.duckdbQueries}`,
     );
     return result;
