@@ -124,18 +124,6 @@ export function threadsWithin(limitBytes: number, cores = availableParallelism()
 }
 
 /**
- * Gives the memory DuckDB has freed back to the operating system while the process is above its
- * memory limit. Why: DuckDB's limit governs its buffer pool, not the working memory of scans
- * (decompressed Parquet pages, strings) nor what the C allocator keeps after a query frees it.
- * Measured on a burst of 200 logs.all queries with a 256MB limit, that kept memory was 80–120 MB
- * of the peak and stayed after the burst. How: DuckDB trims its allocator (`malloc_trim` on
- * glibc, a purge with jemalloc) whenever its thread pool is resized (`trimAllocator`), on a
- * connection of its own. It runs only
- * after a query ends with the process above the limit, one at a time, off the query's path; and
- * once a trim left the process above the limit anyway (memory of the application around it),
- * the next one waits until the process has grown by `TRIM_SLACK_BYTES` more.
- */
-/**
  * The worker threads of a connection's DuckDB.
  *
  * @example
@@ -164,6 +152,18 @@ export const TRIM_SLACK_BYTES = 16 * 2 ** 20;
 /** How often the idle trim looks at the process's resident memory. */
 export const IDLE_TRIM_MS = 10_000;
 
+/**
+ * Gives the memory DuckDB has freed back to the operating system while the process is above its
+ * memory limit. Why: DuckDB's limit governs its buffer pool, not the working memory of scans
+ * (decompressed Parquet pages, strings) nor what the C allocator keeps after a query frees it.
+ * Measured on a burst of 200 logs.all queries with a 256MB limit, that kept memory was 80–120 MB
+ * of the peak and stayed after the burst. How: DuckDB trims its allocator (`malloc_trim` on
+ * glibc, a purge with jemalloc) whenever its thread pool is resized (`trimAllocator`), on a
+ * connection of its own. It runs only after a query ends with the process above the limit, one
+ * at a time, off the query's path; and once a trim left the process above the limit anyway
+ * (memory of the application around it), the next one waits until the process has grown by
+ * `TRIM_SLACK_BYTES` more.
+ */
 export class MemoryRelief {
   /** Trims done (for tests and benchmarks). */
   trims = 0;
