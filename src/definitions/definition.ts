@@ -65,7 +65,11 @@ export interface EndpointDefinition<N extends string = string, P = Record<string
   readonly notBefore?: string;
   /**
    * The rows are the newest of one source, `ORDER BY timestamp DESC, id` with `LIMIT $<limit>`, and
-   * `$<until>` an inclusive upper bound or NULL: engines may read one day at a time, newest first.
+   * `$<until>` an inclusive upper bound or NULL: engines may read one day at a time, newest first,
+   * and a compacted file's head (each project's newest rows of it) instead of the file. With
+   * `sourceTables`, the same is promised of the template: it filters by the project and the time
+   * bounds only, `$<until>` its one upper bound, so a caller's newest rows of a table may be read
+   * from the heads too (a caller's newest rows, duckdb-engine.ts).
    */
   readonly newestFirst?: { readonly limit: string; readonly until: string };
   /** A table per source of the instance for callers' SQL, per engine (`EndpointConfig.sourceTables`). */

@@ -163,9 +163,9 @@ export const ID_BLOOM_FILTER_MAX_ROWS = 8192;
  * @example
  * defineSource({ ...config, parquet: { rowGroupRows: 8192, compression: 'lz4' } });
  */
-export type ParquetCompression = 'zstd' | 'lz4';
+export type ParquetCompression = (typeof PARQUET_COMPRESSIONS)[number];
 
-const PARQUET_COMPRESSIONS: readonly ParquetCompression[] = ['zstd', 'lz4'];
+const PARQUET_COMPRESSIONS = ['zstd', 'lz4'] as const;
 
 const DUCKDB_TYPES: Record<ColumnType, string> = {
   text: 'VARCHAR',
@@ -253,7 +253,8 @@ export function defineSource<const N extends string>(config: SourceConfig<N>): S
   const rowGroupRows = config.parquet?.rowGroupRows ?? 100_000;
   if (!Number.isInteger(rowGroupRows) || rowGroupRows < 1000) fail('parquet.rowGroupRows must be a whole number of at least 1000');
   const compression = config.parquet?.compression;
-  if (compression !== undefined && !PARQUET_COMPRESSIONS.includes(compression)) fail(`parquet.compression must be one of ${PARQUET_COMPRESSIONS.join(', ')}, not ${String(compression)}`);
+  if (compression !== undefined && !(PARQUET_COMPRESSIONS as readonly string[]).includes(compression))
+    fail(`parquet.compression must be one of ${PARQUET_COMPRESSIONS.join(', ')}, not ${String(compression)}`);
   if (config.parquet?.idBloomFilter && rowGroupRows > ID_BLOOM_FILTER_MAX_ROWS) {
     fail(`parquet.idBloomFilter needs row groups of at most ${ID_BLOOM_FILTER_MAX_ROWS} rows (every string column's dictionary is sized to hold a row group's ids), not ${rowGroupRows}`);
   }
