@@ -64,6 +64,7 @@ const TIERS = {
     'sandbox-validate',
     'first-rows',
     'newest-rows',
+    'newest-first-heads',
     'serial-runs',
     'sources',
     'studio',

@@ -8,7 +8,7 @@ import { DefinitionsInForce } from '../query/definitions-in-force';
 import { answerOf, computedEntry } from './shape-answer';
 import { SkippedFileWarnings } from './skipped-file-warnings';
 import { EngineAnswers } from './engine-answers';
-import { checkDefinitions } from '../query/check-definitions';
+import { checkDefinitions, type NewestFirstHeads } from '../query/check-definitions';
 import { neutralSqlParser } from '../query/sql-parser';
 import { compileCall, compileQuery } from '../query/compile-query';
 import type { EndpointMethods, Endpoints, EndpointsCore, EndpointsOptions, EndpointsStats, HealthReport, ManagedStorageInfo, QueryOptions, RawParams } from './public-types';
@@ -100,9 +100,9 @@ export async function createEndpoints<const D extends readonly AnyEndpointDefini
     // Callers' SQL is checked on the parser's tree for the engine's target, never by the engine.
     const check = new CallerSqlCheck(engine.target, neutralSqlParser, options.sqlDialect);
     const callers = new AcceptCallerSql(check, sandboxableNames(endpoints, options));
-    await checkDefinitions(endpoints, engine.target, { sources: declared, parser: neutralSqlParser, callers: check, sandboxable: callers.sandboxable });
+    const heads = await checkDefinitions(endpoints, engine.target, { sources: declared, parser: neutralSqlParser, callers: check, sandboxable: callers.sandboxable });
     if (managed && managedOptions) await managed.start(managedOptions, await shipTargetOf(managedOptions.storage, declared));
-    return new EndpointsImpl({ engine, options, endpoints, managed, sources, budget, callers }) as unknown as Endpoints<D[number]> & EndpointMethods<D[number]>;
+    return new EndpointsImpl({ engine, options, endpoints, managed, sources, budget, callers, heads }) as unknown as Endpoints<D[number]> & EndpointMethods<D[number]>;
   } catch (error) {
     // Nothing stays open behind a failed start: not DuckDB, not the data dir.
     if (engine && !options.engine) await engine.close().catch(() => undefined);
@@ -125,6 +125,8 @@ interface Parts {
   sources: LiveSourceSet;
   budget: MemoryBudget;
   callers: AcceptCallerSql;
+  /** What each newest-first endpoint lets the engine read from compacted files' heads (checked at start). */
+  heads: ReadonlyMap<string, NewestFirstHeads>;
 }
 
 /** Rows of one engine computation: what the cache stores. */
@@ -187,11 +189,13 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest,
   readonly #managed: ManagedStorage | null;
 
   readonly #callers: AcceptCallerSql;
+  readonly #heads: ReadonlyMap<string, NewestFirstHeads>;
   /** The sources as requests read them: each takes `current` once, when it begins. */
   readonly #sources: LiveSourceSet;
 
-  constructor({ engine, options, endpoints, managed, sources, budget, callers }: Parts) {
+  constructor({ engine, options, endpoints, managed, sources, budget, callers, heads }: Parts) {
     this.#callers = callers;
+    this.#heads = heads;
     this.#sources = sources;
     this.#warnings = new SkippedFileWarnings(options.onWarning);
     this.#engineAnswers = new EngineAnswers(engine);
@@ -395,7 +399,7 @@ class EndpointsImpl implements EndpointsCore<AnyEndpointDefinition>, BodyIngest,
     this.#counters.engineQueries++;
     let engineResult;
     try {
-      engineResult = await this.#engine.run(compileCall(definition, plan, this.#engine.target, sources, caller));
+      engineResult = await this.#engine.run(compileCall(definition, plan, this.#engine.target, sources, caller, this.#heads.get(definition.name)));
     } catch (error) {
       this.#counters.engineFailures++;
       throw error;

@@ -65,11 +65,12 @@ export interface EndpointDefinition<N extends string = string, P = Record<string
   readonly notBefore?: string;
   /**
    * The rows are the newest of one source, `ORDER BY timestamp DESC, id` with `LIMIT $<limit>`, and
-   * `$<until>` an inclusive upper bound or NULL: engines may read one day at a time, newest first,
-   * and a compacted file's head (each project's newest rows of it) instead of the file. With
-   * `sourceTables`, the same is promised of the template: it filters by the project and the time
-   * bounds only, `$<until>` its one upper bound, so a caller's newest rows of a table may be read
-   * from the heads too (a caller's newest rows, duckdb-engine.ts).
+   * `$<until>` an inclusive upper bound or NULL: engines may read one day at a time, newest first
+   * (a statement not so ordered and limited is refused at start). Where the filter reads only the
+   * project and time bounds, `$<until>` the one upper bound, they also read a compacted file's head
+   * (each project's newest rows of it) instead of the file; the same of `sourceTables`' template
+   * for a caller's newest rows. Told at start from the parse tree (newest-first-shape.ts;
+   * docs/definitions.md, "Newest first").
    */
   readonly newestFirst?: { readonly limit: string; readonly until: string };
   /** A table per source of the instance for callers' SQL, per engine (`EndpointConfig.sourceTables`). */

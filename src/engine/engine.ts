@@ -23,6 +23,21 @@ export type QueryName = EndpointQueryName | CatalogQueryName | (string & {});
 
 export type { SqlDialect };
 
+/** How a statement's rows are newest first (`EngineStatement.newestFirst`). */
+export interface NewestFirst {
+  /** The bound value of its row limit. */
+  readonly limit: string;
+  /** The bound value of its inclusive upper bound on `timestamp` (NULL: none). */
+  readonly until: string;
+  /**
+   * Its filter (or, for a caller's SQL, its source-table template's) reads the project and time
+   * bounds only, `$<until>` the one upper bound, checked at start on DuckDB's parse tree
+   * (newest-first-shape.ts): a compacted file's head (each project's newest rows of it) then holds
+   * the rows of the file it can return. Absent or false: the files are read.
+   */
+  readonly heads?: boolean;
+}
+
 /**
  * A statement to run: its SQL per dialect (an engine runs its own) over the source relations it
  * names (`edge_logs`, `function_edge_logs`, ...), which the engine provides.
@@ -35,7 +50,7 @@ export interface EngineStatement {
    * The rows are the `$<limit>` newest of one source (`ORDER BY timestamp DESC, id`), `$<until>` an
    * inclusive upper bound or NULL: an engine may read one day at a time, newest first.
    */
-  newestFirst?: { readonly limit: string; readonly until: string };
+  newestFirst?: NewestFirst;
   /**
    * A variant's base statement (the endpoint's own SQL): what an engine runs instead when the
    * rollups the variant reads are not stored for the files of the call (docs/definitions.md, "Rollups").
@@ -126,7 +141,7 @@ export interface CompiledQuery {
    * The rows are the `$<limit>` newest of one source (`ORDER BY timestamp DESC, id`), `$<until>` an
    * inclusive upper bound or NULL: an engine may read one day at a time, newest first.
    */
-  readonly newestFirst?: { readonly limit: string; readonly until: string };
+  readonly newestFirst?: NewestFirst;
   /** Named parameters, `max_rows` included: at least those the statement uses (others are ignored). */
   readonly params: Readonly<Record<string, EngineParam>>;
   /** Rows past this are not read. */

@@ -8,19 +8,25 @@ import type { SourceSet } from '../sources/source-set';
 import { clickhouseStatement } from './clickhouse-statement';
 import { dialectSql } from './dialect-sql';
 import { compiledStatement, namedSources } from './statement-reads';
+import type { NewestFirstHeads } from './check-definitions';
 
 /**
  * One call of a definition compiled for an engine's target, in one place: its plan's bound values,
  * the statement in the target's dialect (a variant's, or with a caller's checked SELECT the
- * endpoint's own, the one it was checked against), what it reads, and the caller's SELECT (checked
- * inside the wrapper capped at the endpoint's max rows: the same one runs). The engine runs it as it is.
+ * endpoint's own, the one it was checked against), what it reads, whether a newest-first one may
+ * read compacted files' heads (`heads`, found at start: without it, never), and the caller's
+ * SELECT (checked inside the wrapper capped at the endpoint's max rows: the same one runs). The
+ * engine runs it as it is.
  *
  * @example
- * const query = compileCall(logsAll, planQuery(logsAll, params, new Date()), engine.target, sources);
+ * const query = compileCall(logsAll, planQuery(logsAll, params, new Date()), engine.target, sources, undefined, { statement: true, sourceTables: true });
  * await engine.run(query);
  */
-export function compileCall(definition: AnyEndpointDefinition, plan: QueryPlan, target: EngineTarget, sources: SourceSet, caller?: CheckedSql): CompiledQuery {
-  return compileQuery(caller ? { ...plan, statement: statementOf(definition) } : plan, target, sources, caller);
+export function compileCall(definition: AnyEndpointDefinition, plan: QueryPlan, target: EngineTarget, sources: SourceSet, caller?: CheckedSql, heads?: NewestFirstHeads): CompiledQuery {
+  const statement = caller ? statementOf(definition) : plan.statement;
+  // The heads stand in for the files under the statement's filter, or a caller's under the template's.
+  const newestFirst = statement.newestFirst && { ...statement.newestFirst, heads: (caller ? heads?.sourceTables : heads?.statement) === true };
+  return compileQuery({ ...plan, statement: newestFirst ? { ...statement, newestFirst } : statement }, target, sources, caller);
 }
 
 /**
@@ -57,7 +63,8 @@ export function compileQuery(
     // Over source tables only, whose rows are events: an endpoint's own CTE (a count per project)
     // over part of the events is not part of its answer.
     ...(composed !== undefined && checked?.firstRows !== undefined && target.dialect === 'duckdb' && statement.sourceTables?.duckdb !== undefined ? { firstRows: checked.firstRows } : {}),
-    ...(composed !== undefined && checked?.newestRows !== undefined && target.dialect === 'duckdb' && statement.sourceTables?.duckdb !== undefined ? { newestRows: checked.newestRows } : {}),
+    // Over a template whose filter the heads hold the rows of (`NewestFirst.heads`).
+    ...(composed !== undefined && checked?.newestRows !== undefined && target.dialect === 'duckdb' && statement.newestFirst?.heads === true ? { newestRows: checked.newestRows } : {}),
   };
 }
 

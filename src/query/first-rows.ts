@@ -1,4 +1,5 @@
 import type { ParserOutput } from '../sandbox/validate-caller-sql';
+import { holdsSubquery, isEmpty, type Node, present, selectsStar, statementNode } from './parse-tree';
 
 /**
  * How many rows a caller's SELECT asks for when any rows that pass its filter are its answer, or
@@ -43,9 +44,8 @@ export function firstRowsOf(parsed: ParserOutput): number | null {
  * newestRowsOf({ json: await neutralSqlParser.serialize("SELECT * FROM edge_logs WHERE id = 'a' ORDER BY timestamp DESC NULLS LAST LIMIT 100") }); // null
  */
 export function newestRowsOf(parsed: ParserOutput): number | null {
-  if ('failed' in parsed) return null;
-  const tree = JSON.parse(parsed.json) as { error?: boolean; statements?: Array<{ node?: Node }> };
-  if (tree.error || tree.statements?.length !== 1) return null;
+  const root = statementNode(parsed);
+  if (!root) return null;
   let tables = 0;
   const limits: number[] = [];
   const visit = (value: unknown): void => {
@@ -59,7 +59,7 @@ export function newestRowsOf(parsed: ParserOutput): number | null {
     }
     Object.values(node).forEach(visit);
   };
-  visit(tree.statements[0]!.node);
+  visit(root);
   // Every table is read through such a cut (a table read another way, in a join, a subquery or a
   // CTE, is read whole): then only each table's newest rows count.
   return tables > 0 && limits.length === tables ? Math.max(...limits) : null;
@@ -98,20 +98,9 @@ export function rowsAreEvents(parsed: ParserOutput): boolean {
   return selectsStar(node);
 }
 
-/** Whether a SELECT's list is a bare `*` (no EXCLUDE, REPLACE, RENAME, COLUMNS). */
-function selectsStar(node: Node): boolean {
-  const select = node.select_list as Node[] | undefined;
-  if (select?.length !== 1) return false;
-  const [star] = select;
-  return star!.class === 'STAR' && !present(star!.expr) && star!.columns === false && ['exclude_list', 'replace_list', 'qualified_exclude_list', 'rename_list'].every((k) => isEmpty(star![k]));
-}
-
 /** The one SELECT of a parse tree when it reads one table, filtered by a WHERE without subqueries, and groups, samples and names nothing; else null. */
 function selectOf(parsed: ParserOutput): Node | null {
-  if ('failed' in parsed) return null;
-  const tree = JSON.parse(parsed.json) as { error?: boolean; statements?: Array<{ node?: Node }> };
-  if (tree.error || tree.statements?.length !== 1) return null;
-  const node = tree.statements[0]!.node;
+  const node = statementNode(parsed);
   if (node?.type !== 'SELECT_NODE' || !isEmpty((node.cte_map as Node | undefined)?.map)) return null;
   const from = node.from_table as Node | undefined;
   if (from?.type !== 'BASE_TABLE' || present(from.sample) || present(from.at_clause)) return null;
@@ -120,23 +109,4 @@ function selectOf(parsed: ParserOutput): Node | null {
   // A subquery in the filter would read its table whole: the part read would change its answer.
   if (holdsSubquery(node.where_clause)) return null;
   return node;
-}
-
-type Node = Record<string, unknown>;
-
-/** A part of the tree that is there (the parser writes null for an absent one). */
-function present(part: unknown): boolean {
-  return part !== null && part !== undefined;
-}
-
-function isEmpty(list: unknown): boolean {
-  return list === undefined || (Array.isArray(list) && list.length === 0);
-}
-
-function holdsSubquery(value: unknown): boolean {
-  if (Array.isArray(value)) return value.some(holdsSubquery);
-  if (value === null || typeof value !== 'object') return false;
-  const node = value as Node;
-  if (node.class === 'SUBQUERY' || node.type === 'SUBQUERY') return true;
-  return Object.values(node).some(holdsSubquery);
 }

@@ -90,13 +90,14 @@ export async function newestFirst(q: NewestFirstQuery): Promise<Rows> {
     .filter((day) => untilMicros === null || dayStartMicros(day) <= untilMicros);
   /**
    * A day's files, or their heads (each project's newest rows of each file) when they are enough:
-   * every file has one, it holds at least `limit` rows per project, and no upper bound cuts into
-   * the day (the newest rows of a file at or before the bound are then its newest rows).
+   * the statement's filter reads only the project and time bounds (`NewestFirst.heads`), every
+   * file has one, it holds at least `limit` rows per project, and no upper bound cuts into the day
+   * (the newest rows of a file at or before the bound are then its newest rows).
    */
   const dayRead = async (day: string): Promise<DayRead> => {
     // What a day reads is checked against its commits as it is reached: its heads (a damaged one
     // is dropped, its data file read instead), else its data files (a damaged one left out, named).
-    const wanted = headsServe(day, limit, untilMicros);
+    const wanted = order.heads === true && headsServe(day, limit, untilMicros);
     if (wanted && days.get(day)!.every((f) => f.head)) await q.reader.verifyCompanions(read, { heads: true, files: days.get(day) });
     const heads = wanted && days.get(day)!.every((f) => f.head);
     if (!heads && (await q.reader.verifyRows(read, days.get(day))))
@@ -108,8 +109,8 @@ export async function newestFirst(q: NewestFirstQuery): Promise<Rows> {
     return { day, files: heads ? list.map((f) => headOf(f)!) : list, heads };
   };
   // The events held in memory: each project's newest of them are enough without an upper bound
-  // (as a file's head is for its file), else all of them.
-  const memory = limit <= HEAD_ROWS_PER_PROJECT && untilMicros === null && read.memoryNewest !== undefined ? read.memoryNewest : files.memory;
+  // (as a file's head is for its file) under a filter the heads hold, else all of them.
+  const memory = order.heads === true && limit <= HEAD_ROWS_PER_PROJECT && untilMicros === null && read.memoryNewest !== undefined ? read.memoryNewest : files.memory;
   let rows = await readDays(q, ordered.length ? [await dayRead(ordered[0]!)] : [], true, memory);
   // Older days that can still hold one of the N newest rows: once the N-th row so far is at or
   // after a day's end, that day and every older one cannot.
