@@ -102,6 +102,7 @@ export type {
   EngineParam,
   CompiledQuery,
   CompiledStatement,
+  NewestFirst,
   EngineTarget,
   QueryPlan,
   SourceRead,
