@@ -1,12 +1,10 @@
+import type { NewestFirst } from '../engine/engine';
 import type { ParserOutput } from '../sandbox/validate-caller-sql';
 import { columnName, holds, holdsSubquery, isEmpty, type Node, present, selectsStar, statementNode } from './parse-tree';
 import { rowsAreEvents } from './first-rows';
 
 /** The bound values a `newestFirst` declaration names: the row limit and the inclusive upper bound. */
-export interface NewestFirstOrder {
-  readonly limit: string;
-  readonly until: string;
-}
+type NewestFirstOrder = Pick<NewestFirst, 'limit' | 'until'>;
 
 /**
  * Why a statement declared `newestFirst` is not ordered and limited as the declaration says, or
