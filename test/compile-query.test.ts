@@ -66,6 +66,36 @@ describe('a call compiled for a target', () => {
     expect(query.caller).toContain(`\nSELECT * FROM (\n${checked.sql}\n) AS sandboxed LIMIT ${logsAll.maxRows}`);
   });
 
+  it("on DuckDB: a caller's checked SELECT compiled once per endpoint, target, source set and row cap, each call with its own values", async () => {
+    const checked = await new CallerSqlCheck(DUCKDB, neutralSqlParser, 'bigquery').check(planQuery(logsAll, params(logsAll), NOW).statement, STUDIO_SQL, logsAll.maxRows, BUILT_IN_SOURCE_SET);
+    const plan = (extra: Record<string, string>) => planQuery(logsAll, params(logsAll, extra), NOW);
+    const first = compileCall(logsAll, plan({ iso_timestamp_start: '2026-11-21T10:00:00Z' }), DUCKDB, BUILT_IN_SOURCE_SET, checked);
+    const again = compileCall(logsAll, plan({ iso_timestamp_start: '2026-11-21T11:00:00Z' }), DUCKDB, BUILT_IN_SOURCE_SET, checked);
+    // The same texts, the same list of sources (not built again), each call's own values.
+    expect(again.caller).toBe(first.caller);
+    expect(again.sources).toBe(first.sources);
+    expect(again.params.iso_timestamp_start).not.toEqual(first.params.iso_timestamp_start);
+    expect(again.notBefore).not.toEqual(first.notBefore);
+    expect({ ...again, params: first.params, notBefore: first.notBefore }).toEqual(first);
+    // Another row cap, source set or target is compiled anew, as it was before it was kept.
+    const capped = compileCall(logsAll, { ...plan({}), maxRows: 7 }, DUCKDB, BUILT_IN_SOURCE_SET, checked);
+    expect(capped.caller).toContain(') AS sandboxed LIMIT 7');
+    expect(capped.params.max_rows).toBe(7);
+    // A set whose typed fields grew (a discovered field): its own descriptors, its typed column read.
+    const grown = BUILT_IN_SOURCE_SET.withTypedPaths(() => ['request.referer']);
+    const otherSet = compileCall(logsAll, plan({}), DUCKDB, grown, checked);
+    expect(otherSet.sources).toEqual([grown.get('edgeLogs')]);
+    expect(otherSet.caller).not.toBe(first.caller);
+    // The heads found usable at start under the template: another compilation (its newest-first bound says so).
+    const withHeads = compileCall(logsAll, plan({}), DUCKDB, BUILT_IN_SOURCE_SET, checked, { statement: true, sourceTables: true });
+    expect(withHeads.newestFirst?.heads).toBe(true);
+    expect(first.newestFirst?.heads).toBe(false);
+    expect(compileCall(logsAll, plan({}), DUCKDB, BUILT_IN_SOURCE_SET, checked).newestFirst?.heads).toBe(false);
+    const otherTarget = compileCall(logsAll, plan({}), { dialect: 'duckdb' }, BUILT_IN_SOURCE_SET, checked);
+    expect(otherTarget.sources).not.toBe(first.sources);
+    expect(otherTarget.sources).toEqual(first.sources);
+  });
+
   it('on ClickHouse: its tables named, comments gone, and with the project bound NULL its tests dropped', () => {
     const one = compileCall(usageApiCounts, planQuery(usageApiCounts, params(usageApiCounts, { interval: '1day' }), NOW), CLICKHOUSE, BUILT_IN_SOURCE_SET);
     expect(one.statement.sql).toContain('FROM `logs`.`edge_logs`');

@@ -1,7 +1,7 @@
 import type { CacheEntry } from '../cache/result-cache';
 import type { AnyEndpointDefinition, CachePolicy } from '../definitions/definition';
 import type { EngineResult } from '../engine/engine';
-import { toLogflareWire } from '../rows/logflare-wire';
+import { shapeLogflareRows } from '../rows/logflare-wire';
 import { shapeRows } from '../rows/shape-rows';
 import type { CheckedSql } from '../sandbox/validate-caller-sql';
 import type { CacheStatus, EndpointsOptions, QueryResult } from './public-types';
@@ -21,10 +21,10 @@ export function computedEntry(
 ): CacheEntry {
   const { caller } = how;
   const columns = caller ? (caller.columns?.map(({ name, kind }) => ({ name, type: kind })) ?? result.columns ?? []).map(({ name, type }) => ({ name, type, description: '' })) : null;
-  const shaped = shapeRows(columns ?? definition.columns, (how.rows ?? result.rows).slice(0, definition.maxRows));
+  const rows = (how.rows ?? result.rows).slice(0, definition.maxRows);
   const skippedFiles = result.skippedFiles ?? [];
   return {
-    rows: columns && how.wireFormat === 'logflare' ? toLogflareWire(columns, shaped) : shaped,
+    rows: columns && how.wireFormat === 'logflare' ? shapeLogflareRows(columns, rows) : shapeRows(columns ?? definition.columns, rows),
     computedAt: how.computedAt,
     engineMs: result.engineMs,
     ...(skippedFiles.length ? { skippedFiles } : {}),

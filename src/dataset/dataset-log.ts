@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, readdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { SourceName } from '../sources/source-descriptor';
 import { unlinkIfPresent, writeFileAtomic } from '../util/durable-fs';
 import { systemNow, systemMs } from '../time/clock';
@@ -370,6 +370,31 @@ export function readDatasetStateStable(root: string): DatasetState {
 }
 
 /**
+ * Writes this process made to each dataset's log (by resolved root): a reader that kept a state
+ * (dataset-state-memo.ts) reads the log again after any of them, whatever the file system's
+ * timestamps say.
+ */
+const logWrites = new Map<string, number>();
+
+/**
+ * How many times this process wrote to the dataset's log (a commit, `NEWEST`, a checkpoint and
+ * its pruning): a number that changes with every such write.
+ *
+ * @example
+ * const before = logWritesOf(root);
+ * await appendCommit(state, entry);
+ * logWritesOf(root) !== before; // true
+ */
+export function logWritesOf(root: string): number {
+  return logWrites.get(resolve(root)) ?? 0;
+}
+
+function wroteLog(root: string): void {
+  const key = resolve(root);
+  logWrites.set(key, (logWrites.get(key) ?? 0) + 1);
+}
+
+/**
  * Appends a commit after `state` (the caller holds the dataset lock). The commit appears whole or
  * not at all; resolves false when another writer took the sequence number first.
  */
@@ -379,10 +404,12 @@ export async function appendCommit(state: DatasetState, entry: Omit<Commit, 'for
   const seq = state.seq + 1;
   const commit: Commit = { format: FORMAT, seq, createdAt: now.toISOString(), ...entry };
   if (!(await writeFileAtomic(join(dir, commitName(seq)), seal(commit), 'create'))) return false;
+  wroteLog(state.root);
   // Killed before this, the commit file itself says it is the newest; after it, a newest commit
   // that disappears is noticed. Failing here (a full disk) leaves an older number: harmless, the
   // commit is made.
   await writeFileAtomic(join(dir, NEWEST), `${seq}\n`, 'replace').catch(() => undefined);
+  wroteLog(state.root);
   return true;
 }
 
@@ -414,6 +441,7 @@ export async function checkpointIfDue(state: DatasetState): Promise<void> {
     ...(state.typedPaths.length ? { typedPaths: [...state.typedPaths] } : {}),
   };
   await writeFileAtomic(join(dir, `${String(state.seq).padStart(20, '0')}.checkpoint.json`), seal(checkpoint), 'replace');
+  wroteLog(state.root);
   failpoint('checkpoint:written', state.source ?? undefined);
   let pruned = 0;
   for (const name of names) {
@@ -421,6 +449,7 @@ export async function checkpointIfDue(state: DatasetState): Promise<void> {
     const older = CHECKPOINT.exec(name);
     if ((commit && Number(commit[1]) <= state.seq) || (older && Number(older[1]) < state.seq)) {
       await unlinkIfPresent(join(dir, name));
+      wroteLog(state.root);
       failpoint(`checkpoint:pruned:${++pruned}`, state.source ?? undefined);
     }
   }

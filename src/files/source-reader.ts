@@ -5,6 +5,7 @@ import type { MemoryRows } from '../duckdb/source-relations';
 import { rollupDefinition } from '../dataset/stored-rollups';
 import { partitionDay } from './file-kinds';
 import { readDatasetStateStable, type DataFile, type DatasetState } from '../dataset/dataset-log';
+import { DatasetStateMemo } from '../dataset/dataset-state-memo';
 import { FileChecks, type SkipReason, type SkippedFile } from './file-checks';
 import { InternalError } from '../util/internal-error';
 import { compileGlob, type CompiledGlob } from './glob';
@@ -105,6 +106,10 @@ export class SourceReader {
    */
   private readonly paths = new WeakMap<{ path: string }, string>();
   private readonly rollupPaths = new WeakMap<object, NonNullable<ListedFile['rollups']>>();
+  /** The datasets' states, read again only when their logs may have changed (dataset-state-memo.ts). */
+  private readonly states = new DatasetStateMemo();
+  /** The index of the inputs of the last snapshot's states: the same states, the same index. */
+  private lastIndex: { states: readonly DatasetState[]; index: InputIndex } | null = null;
 
   constructor(
     globs: readonly string[],
@@ -134,7 +139,7 @@ export class SourceReader {
     const states = new Map<string, DatasetState>();
     for (const { root } of reached) {
       if (states.has(root)) continue;
-      const state = readDatasetStateStable(root);
+      const state = this.states.read(root);
       states.set(root, state);
       // Its log is damaged: the answer is what the rest of it holds, and says so.
       for (const d of state.damage) out.skipped.push({ path: d.path, reason: 'damaged_log', message: d.message });
@@ -166,7 +171,7 @@ export class SourceReader {
     }
 
     out.typedPaths = typedPathsOf(states.values());
-    const index = new InputIndex([...states.values()].flatMap((s) => s.inputs));
+    const index = this.inputIndexOf([...states.values()]);
     const listedPaths: ReadonlyMap<string, ListedFile> = ndjson;
     for (const file of ndjson.values()) {
       const covered = coveredBytes(file, index, this.hashes, listedPaths);
@@ -264,6 +269,15 @@ export class SourceReader {
     );
     if (bad.size) read.parquet = read.parquet.filter((f) => !bad.has(f));
     return bad.size;
+  }
+
+  /** The inputs the datasets' states record, indexed (once per set of states: a state never changes). */
+  private inputIndexOf(states: readonly DatasetState[]): InputIndex {
+    const last = this.lastIndex;
+    if (last && last.states.length === states.length && last.states.every((s, i) => s === states[i])) return last.index;
+    const index = new InputIndex(states.flatMap((s) => s.inputs));
+    this.lastIndex = { states, index };
+    return index;
   }
 
   /** Whether the dataset's log, read now, no longer names this data file. */

@@ -383,9 +383,7 @@ export class MemoryTables {
   view(source: SourceName): MemoryView {
     const mirrored = new Set(this.mirrored.get(source) ?? []);
     const d = this.sources.get(source);
-    const columns = relationColumns(d)
-      .map(([name]) => columnName(name))
-      .join(', ');
+    const columns = selectedColumns(d);
     // Before the tables exist no insert has finished, so nothing acknowledged is held yet (a query
     // racing the first ingest after a start must not name a table still being created).
     const created = this.created;
@@ -576,4 +574,19 @@ export class MemoryTables {
     if (!set) map.set(source, (set = new Set()));
     return set;
   }
+}
+
+/** The column list a view's SELECT names, per descriptor (every query of a source takes a view). */
+const SELECTED = new WeakMap<SourceDescriptor, string>();
+
+function selectedColumns(d: SourceDescriptor): string {
+  let known = SELECTED.get(d);
+  if (known === undefined)
+    SELECTED.set(
+      d,
+      (known = relationColumns(d)
+        .map(([name]) => columnName(name))
+        .join(', ')),
+    );
+  return known;
 }

@@ -25,8 +25,50 @@ import type { NewestFirstHeads } from './check-definitions';
 export function compileCall(definition: AnyEndpointDefinition, plan: QueryPlan, target: EngineTarget, sources: SourceSet, caller?: CheckedSql, heads?: NewestFirstHeads): CompiledQuery {
   const statement = caller ? statementOf(definition) : plan.statement;
   // The heads stand in for the files under the statement's filter, or a caller's under the template's.
-  const newestFirst = statement.newestFirst && { ...statement.newestFirst, heads: (caller ? heads?.sourceTables : heads?.statement) === true };
-  return compileQuery({ ...plan, statement: newestFirst ? { ...statement, newestFirst } : statement }, target, sources, caller);
+  const headsServe = (caller ? heads?.sourceTables : heads?.statement) === true;
+  const withHeads = () => {
+    const newestFirst = statement.newestFirst && { ...statement.newestFirst, heads: headsServe };
+    return { ...plan, statement: newestFirst ? { ...statement, newestFirst } : statement };
+  };
+  // ClickHouse's text depends on a value too (every project's, when none is asked).
+  if (!caller || target.dialect !== 'duckdb') return compileQuery(withHeads(), target, sources, caller);
+  // On DuckDB a caller's checked SELECT is compiled once per endpoint, target, source set, row cap
+  // and use of the heads: each call binds its own values (and earliest instant) to the same texts.
+  const byDefinition = getOrSet(COMPILED_CALLERS, caller, () => new WeakMap());
+  const byTarget = getOrSet(byDefinition, definition, () => new WeakMap());
+  const bySources = getOrSet(byTarget, target, () => new WeakMap());
+  const byCap = getOrSet(bySources, sources, () => new Map());
+  const key = `${plan.maxRows}:${headsServe}`;
+  let texts = byCap.get(key);
+  if (texts === undefined) byCap.set(key, (texts = compiledTexts(withHeads(), target, sources, caller)));
+  return withValues(texts, plan);
+}
+
+/** What `compileQuery` makes of a plan that does not depend on its values: the texts, what they read. */
+type CompiledTexts = Omit<CompiledQuery, 'params' | 'maxRows' | 'notBefore'>;
+
+/**
+ * Callers' checked SELECTs compiled, by the checked SELECT (one object per text and source set:
+ * accept-caller-sql.ts), the endpoint, the target and the source set (objects an instance keeps),
+ * then the row cap and whether the heads serve: a repeated caller's text with other bounds is not
+ * composed again (Studio's lists, counts and charts; docs/performance.md, "No fixed cost per request").
+ */
+const COMPILED_CALLERS = new WeakMap<CheckedSql, WeakMap<AnyEndpointDefinition, WeakMap<EngineTarget, WeakMap<SourceSet, Map<string, CompiledTexts>>>>>();
+
+function getOrSet<K extends object, V>(map: WeakMap<K, V>, key: K, make: () => V): V {
+  let value = map.get(key);
+  if (value === undefined) map.set(key, (value = make()));
+  return value;
+}
+
+/** Compiled texts with one call's values. */
+function withValues(texts: CompiledTexts, plan: QueryPlan): CompiledQuery {
+  return {
+    ...texts,
+    params: { ...plan.params, max_rows: plan.maxRows },
+    maxRows: plan.maxRows,
+    ...(plan.notBefore === undefined ? {} : { notBefore: plan.notBefore }),
+  };
 }
 
 /**
@@ -43,6 +85,10 @@ export function compileQuery(
   sources: SourceSet,
   checked?: Pick<CheckedSql, 'sql' | 'sources' | 'typedColumns' | 'firstRows' | 'newestRows' | 'arraysFree'>,
 ): CompiledQuery {
+  return withValues(compiledTexts(plan, target, sources, checked), plan);
+}
+
+function compiledTexts(plan: QueryPlan, target: EngineTarget, sources: SourceSet, checked?: Parameters<typeof compileQuery>[3]): CompiledTexts {
   const caller = checked?.sql;
   const { statement } = plan;
   const compiled = target.dialect === 'clickhouse' ? { statement: clickhouseStatement(plan, target, checked) } : duckdbStatements(plan, sources, checked);
@@ -55,9 +101,6 @@ export function compileQuery(
     ...compiled,
     sources: compiled.statement.reads.map((r) => (target.dialect === 'clickhouse' ? target.sources : sources).get(r.source)),
     ...(statement.newestFirst ? { newestFirst: statement.newestFirst } : {}),
-    params: { ...plan.params, max_rows: plan.maxRows },
-    maxRows: plan.maxRows,
-    ...(plan.notBefore === undefined ? {} : { notBefore: plan.notBefore }),
     ...(composed === undefined ? {} : { caller: composed }),
     ...(composed === undefined || arraysFree === undefined ? {} : { callerArraysFree: arraysFree }),
     // Over source tables only, whose rows are events: an endpoint's own CTE (a count per project)

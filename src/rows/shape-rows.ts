@@ -19,7 +19,8 @@ export function shapeRows(columns: readonly ColumnSpec[], rows: readonly Record<
   });
 }
 
-function shapeValue(column: ColumnSpec, value: EngineValue): Row[string] {
+/** One engine value as a result value of its column (see `shapeRows`). */
+export function shapeValue(column: Pick<ColumnSpec, 'type'>, value: EngineValue): Row[string] {
   if (value === null) return null;
   switch (column.type) {
     case 'timestamp':
