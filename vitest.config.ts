@@ -92,6 +92,7 @@ const TIERS = {
     'id-bloom-filter',
     'parquet-compression',
     'counts-per-value',
+    'hour-counts',
     'definitions',
     'differential',
     'discovered-paths',

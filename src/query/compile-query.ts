@@ -4,6 +4,7 @@ import { statementOf } from '../definitions/plan-query';
 import { composeSandboxedSql } from '../sandbox/compose-sandboxed-sql';
 import type { CheckedSql } from '../sandbox/validate-caller-sql';
 import { sourceTablesStatement } from '../sandbox/source-tables';
+import { codeOnly } from '../sql/sql-scan';
 import type { SourceSet } from '../sources/source-set';
 import { clickhouseStatement } from './clickhouse-statement';
 import { dialectSql } from './dialect-sql';
@@ -41,7 +42,7 @@ export function compileQuery(
   plan: QueryPlan,
   target: EngineTarget,
   sources: SourceSet,
-  checked?: Pick<CheckedSql, 'sql' | 'sources' | 'typedColumns' | 'firstRows' | 'newestRows' | 'arraysFree'>,
+  checked?: Pick<CheckedSql, 'sql' | 'sources' | 'typedColumns' | 'firstRows' | 'newestRows' | 'arraysFree' | 'hourCounts'>,
 ): CompiledQuery {
   const caller = checked?.sql;
   const { statement } = plan;
@@ -65,7 +66,47 @@ export function compileQuery(
     ...(composed !== undefined && checked?.firstRows !== undefined && target.dialect === 'duckdb' && statement.sourceTables?.duckdb !== undefined ? { firstRows: checked.firstRows } : {}),
     // Over a template whose filter the heads hold the rows of (`NewestFirst.heads`).
     ...(composed !== undefined && checked?.newestRows !== undefined && target.dialect === 'duckdb' && statement.newestFirst?.heads === true ? { newestRows: checked.newestRows } : {}),
+    ...(composed !== undefined && target.dialect === 'duckdb' ? hourCountsOf(plan, sources, checked) : {}),
   };
+}
+
+/**
+ * The caller's text reading the hour counts (src/bigquery/hour-counts.ts), composed over the source
+ * tables with one more CTE, the hour counts' table: the template's rows of the engine's relation of
+ * that name (the project filter applies as to events; its time bounds hold for every hour the engine
+ * gives it, whole hours inside them). Only where the engine knows the template's time bounds: a
+ * statement that says its upper bound (`newestFirst.until`) and whose template reads nothing but the
+ * project and the timestamp (its lower bound is `notBefore`).
+ */
+function hourCountsOf(plan: QueryPlan, sources: SourceSet, checked: Pick<CheckedSql, 'sql' | 'sources' | 'typedColumns' | 'hourCounts'> | undefined): Pick<CompiledQuery, 'hourCounts'> {
+  const h = checked?.hourCounts;
+  const template = plan.statement.sourceTables?.duckdb;
+  if (h === undefined || template === undefined || plan.statement.newestFirst === undefined || !filtersProjectAndTime(template)) return {};
+  const named = namedSources(checked!, sources);
+  const source = named.find((s) => h.hourly in s.rollups);
+  if (named.length !== 1 || source === undefined) return {};
+  const statement = sourceTablesStatement(template, named, checked!.typedColumns ?? false, h.hourly);
+  return {
+    hourCounts: {
+      caller: composeSandboxedSql(statement, h.sql, plan.maxRows),
+      callerArraysFree: composeSandboxedSql(statement, h.arraysFree, plan.maxRows),
+      hourly: h.hourly,
+      from: h.from,
+      until: h.until,
+    },
+  };
+}
+
+/** Words a template that filters its rows by project and time alone may hold (parameters aside). */
+const PROJECT_AND_TIME = new Set(['select', 'from', 'where', 'and', 'or', 'not', 'is', 'null', 'source_rows', 'project_column', 'timestamp']);
+
+/** Whether a source-table template's words are those of a filter on the project and the timestamp alone (logs.all's). */
+function filtersProjectAndTime(template: string): boolean {
+  const words =
+    codeOnly(template)
+      .replace(/\$[A-Za-z_][A-Za-z0-9_]*/g, ' ')
+      .match(/[A-Za-z_][A-Za-z0-9_]*/g) ?? [];
+  return words.every((w) => PROJECT_AND_TIME.has(w.toLowerCase()));
 }
 
 /**
