@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SourceInputs } from '../src/engine/duckdb/source-inputs';
 import { compactLogs } from '../src/compaction/compact';
+import { backfillRollups } from '../src/compaction/backfill-rollups';
+import { edgeLogs } from '../src/sources/edge-logs';
 import { appendCommit, readDatasetStateStable, type DataFile } from '../src/dataset/dataset-log';
 import { datasetDir } from '../src/managed/managed-inputs';
 import { createEndpoints, type Endpoints } from '../src/index';
@@ -163,6 +165,10 @@ describe('the hour counts of some files only', () => {
       const rows = await ask(ep, sql, { project: 'p', iso_timestamp_end: '2026-11-22T00:00:00.000Z' });
       expect([readsDataOf('2026-11-19'), readsDataOf('2026-11-20'), readsDataOf('2026-11-21')]).toEqual([true, true, false]);
       expect(rows).toEqual(await ask(whole, sql, { project: 'p', iso_timestamp_end: '2026-11-22T00:00:00.000Z' }));
+      // The upgrade path (`compact`, `check`): the two files get them by the current definition, and are read from them.
+      expect(await backfillRollups(readDatasetStateStable(tmp.path('mixed')), edgeLogs)).toHaveLength(2);
+      expect(await ask(ep, sql, { project: 'p', iso_timestamp_end: '2026-11-22T00:00:00.000Z' })).toEqual(rows);
+      expect([readsDataOf('2026-11-19'), readsDataOf('2026-11-20'), readsDataOf('2026-11-21')]).toEqual([false, false, false]);
     } finally {
       await ep.close();
     }
