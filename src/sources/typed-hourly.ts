@@ -47,8 +47,11 @@ export function typedHourlySql(relation: string, projectColumn: string, typedFie
 FROM ${relation}
 WHERE isfinite(timestamp)
 GROUP BY GROUPING SETS (${sets})`;
+  // In one order whatever the grouping's threads did (a file's rollup is the same rows wherever it
+  // is computed), the project and the hour first as the other rollups are.
   return `SELECT ${projectColumn}, timestamp, ${pick((f) => `'${f.path}'`)} AS field, ${pick((f) => f.text)} AS text, ${pick((f) => f.json)} AS json, n
 FROM (
 ${inner}
-)`;
+)
+ORDER BY ALL`;
 }
