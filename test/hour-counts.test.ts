@@ -98,7 +98,11 @@ describe("a chart's first step from the hour counts", () => {
       { where: "where t.timestamp > '2026-11-19T12:00:00.000Z'", params: { iso_timestamp_start: '2026-11-19T09:31:17.250Z', iso_timestamp_end: '2026-11-21T16:12:01.500Z' }, middle: false },
       { where: "where t.timestamp >= '2026-11-19T06:07:00.000Z' and t.timestamp < '2026-11-21T06:07:00.000Z'", params: {}, middle: false },
       { where: "where t.timestamp > '2026-11-20T03:15:00.000Z'", params: { iso_timestamp_end: '2026-11-20T21:45:00.000Z' }, middle: true },
-      { where: "where '2026-11-20T00:00:00.000Z' <= t.timestamp", params: { iso_timestamp_end: '2026-11-20T23:59:59.999999Z' }, middle: false },
+      { where: "where '2026-11-20T00:00:00.000Z' <= t.timestamp", params: { iso_timestamp_end: '2026-11-21T00:00:00.000Z' }, middle: false },
+      // An end just before an hour: that hour is read from the rows (the engine takes the template's
+      // upper bound as keeping only what is before it, whether it keeps the instant or not).
+      { where: "where '2026-11-20T00:00:00.000Z' <= t.timestamp", params: { iso_timestamp_end: '2026-11-20T23:59:59.999999Z' }, middle: true },
+      { where: "where t.timestamp < '2026-11-21T00:00:00.000Z' and t.timestamp >= '2026-11-20T00:00:00.000Z'", params: {}, middle: false },
       // The start exactly on the day's first instant: that hour is not whole (the bound keeps what is after it).
       { where: "where t.timestamp > '2026-11-19T12:00:00.000Z'", params: { iso_timestamp_start: '2026-11-20T00:00:00.000Z' }, middle: true },
       { where: '', params: {}, middle: false },

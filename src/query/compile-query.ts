@@ -27,7 +27,22 @@ export function compileCall(definition: AnyEndpointDefinition, plan: QueryPlan, 
   const statement = caller ? statementOf(definition) : plan.statement;
   // The heads stand in for the files under the statement's filter, or a caller's under the template's.
   const newestFirst = statement.newestFirst && { ...statement.newestFirst, heads: (caller ? heads?.sourceTables : heads?.statement) === true };
-  return compileQuery({ ...plan, statement: newestFirst ? { ...statement, newestFirst } : statement }, target, sources, caller);
+  // The hour counts only where the template's bounds are the ones the engine is told (below).
+  const checked = caller?.hourCounts !== undefined && !boundedByDeclared(definition, statement) ? { ...caller, hourCounts: undefined } : caller;
+  return compileQuery({ ...plan, statement: newestFirst ? { ...statement, newestFirst } : statement }, target, sources, checked);
+}
+
+/**
+ * Whether the parameters a statement's source-table template names are its definition's project
+ * parameter and the two bounds an engine is told of: `notBefore` (the lower, as the plan's
+ * `notBefore`) and `newestFirst.until` (the upper). An engine giving a caller's chart the hour
+ * counts of whole hours inside those bounds (`hourCounts`) relies on it.
+ */
+function boundedByDeclared(definition: AnyEndpointDefinition, statement: QueryPlan['statement']): boolean {
+  const template = statement.sourceTables?.duckdb;
+  if (template === undefined || definition.notBefore === undefined || statement.newestFirst === undefined) return false;
+  const declared = new Set([definition.projectParam, definition.notBefore, statement.newestFirst.until]);
+  return (codeOnly(template).match(/\$[A-Za-z_][A-Za-z0-9_]*/g) ?? []).every((p) => declared.has(p.slice(1)));
 }
 
 /**
@@ -75,13 +90,14 @@ export function compileQuery(
  * tables with one more CTE, the hour counts' table: the template's rows of the engine's relation of
  * that name (the project filter applies as to events; its time bounds hold for every hour the engine
  * gives it, whole hours inside them). Only where the engine knows the template's time bounds: a
- * statement that says its upper bound (`newestFirst.until`) and whose template reads nothing but the
- * project and the timestamp (its lower bound is `notBefore`).
+ * template whose filter reads the project and time bounds alone (`newestFirst.heads`), naming no
+ * parameter but the declared ones (`boundedByDeclared`).
  */
 function hourCountsOf(plan: QueryPlan, sources: SourceSet, checked: Pick<CheckedSql, 'sql' | 'sources' | 'typedColumns' | 'hourCounts'> | undefined): Pick<CompiledQuery, 'hourCounts'> {
   const h = checked?.hourCounts;
   const template = plan.statement.sourceTables?.duckdb;
-  if (h === undefined || template === undefined || plan.statement.newestFirst === undefined || !filtersProjectAndTime(template)) return {};
+  // `heads`: the template's filter reads the project and time bounds alone, told from its parse tree at start.
+  if (h === undefined || template === undefined || plan.statement.newestFirst?.heads !== true) return {};
   const named = namedSources(checked!, sources);
   const source = named.find((s) => h.hourly in s.rollups);
   if (named.length !== 1 || source === undefined) return {};
@@ -95,18 +111,6 @@ function hourCountsOf(plan: QueryPlan, sources: SourceSet, checked: Pick<Checked
       until: h.until,
     },
   };
-}
-
-/** Words a template that filters its rows by project and time alone may hold (parameters aside). */
-const PROJECT_AND_TIME = new Set(['select', 'from', 'where', 'and', 'or', 'not', 'is', 'null', 'source_rows', 'project_column', 'timestamp']);
-
-/** Whether a source-table template's words are those of a filter on the project and the timestamp alone (logs.all's). */
-function filtersProjectAndTime(template: string): boolean {
-  const words =
-    codeOnly(template)
-      .replace(/\$[A-Za-z_][A-Za-z0-9_]*/g, ' ')
-      .match(/[A-Za-z_][A-Za-z0-9_]*/g) ?? [];
-  return words.every((w) => PROJECT_AND_TIME.has(w.toLowerCase()));
 }
 
 /**

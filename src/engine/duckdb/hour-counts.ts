@@ -13,7 +13,8 @@ const floorTo = (micros: bigint, unit: bigint) => micros - (((micros % unit) + u
  * that side) that the hour counts may give: every instant of each is inside the caller's own WHERE
  * (`hourCounts.from` / `until`: first and last instants kept) and inside its source table's bounds,
  * the statement's `notBefore` (an hour is taken only from the first one starting after it, whether
- * the bound keeps that instant or not) and its inclusive `newestFirst.until`. Null when no hour is.
+ * the bound keeps that instant or not) and its `newestFirst.until` (an hour only if it ends at or
+ * before it, whether the bound keeps that instant or not). Null when no hour is.
  *
  * @example
  * servedHours({ hourCounts: { from: 10n, until: null, ... }, params: { until: null }, newestFirst: { limit: 'limit', until: 'until' } }); // { from: 3600000000n, to: null }
@@ -24,9 +25,16 @@ export function servedHours(query: Pick<CompiledQuery, 'hourCounts' | 'params' |
   const bound = query.params[query.newestFirst.until];
   const until = bound && typeof bound === 'object' ? bound.timestamp : null;
   const firsts = [...(h.from === null ? [] : [floorTo(h.from + HOUR - 1n, HOUR)]), ...(query.notBefore === undefined ? [] : [floorTo(query.notBefore, HOUR) + HOUR])];
-  const lasts = [h.until, until].filter((x): x is bigint => x !== null);
+  // The caller's last instant kept, and the template's `until` as if it kept only what is before it
+  // (an hour ending at it is whole either way: a template bounding by `<` or `<=` alike).
+  const ends = [...(h.until === null ? [] : [h.until + 1n]), ...(until === null ? [] : [until])];
   const from = firsts.length ? firsts.reduce((a, b) => (a > b ? a : b)) : null;
-  const to = lasts.length ? floorTo(lasts.reduce((a, b) => (a < b ? a : b)) + 1n, HOUR) : null;
+  const to = ends.length
+    ? floorTo(
+        ends.reduce((a, b) => (a < b ? a : b)),
+        HOUR,
+      )
+    : null;
   return from !== null && to !== null && from >= to ? null : { from, to };
 }
 
