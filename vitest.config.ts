@@ -94,6 +94,7 @@ const TIERS = {
     'parquet-compression',
     'counts-per-value',
     'dataset-state-reuse',
+    'hour-counts',
     'definitions',
     'differential',
     'discovered-paths',

@@ -139,7 +139,9 @@ describe('compactLogs', () => {
       expect(readdirSync(out).filter((f) => f.startsWith('.compact-'))).toEqual([]);
       // Only the committed files, their heads (the newest rows of each project, for logs.all) and
       // their stored rollups, the companions out of the data folders.
-      expect(parquetUnder(out).sort()).toEqual(done.files.flatMap((f) => [f, `_heads/${f}`, `_rollups/edge_logs_url_grams/${f}`, `_rollups/edge_logs_url_hourly/${f}`]).sort());
+      expect(parquetUnder(out).sort()).toEqual(
+        done.files.flatMap((f) => [f, `_heads/${f}`, `_rollups/edge_logs_typed_hourly/${f}`, `_rollups/edge_logs_url_grams/${f}`, `_rollups/edge_logs_url_hourly/${f}`]).sort(),
+      );
     }
   });
 

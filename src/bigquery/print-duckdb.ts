@@ -1,6 +1,7 @@
 import type { ColumnType } from '../sql/column-types';
 import type { BodyIR, Expr, FromIR, Kind, QueryIR, SelectIR, TimeUnit, UnnestAlias } from './ir';
 import { countsPerValue, type CountsPerValue } from './counts-per-value';
+import type { HourCounts } from './hour-counts';
 import { jsonKeys, jsonKeysText, RESERVED_PREFIX, unnestColumn } from './ir';
 import { jsonPathLiteral } from '../duckdb/typed-columns';
 import { SqlPrinter, UNIT_MICROS } from './print-sql';
@@ -37,14 +38,18 @@ const TYPES = { text: 'VARCHAR', integer: 'BIGINT', float: 'DOUBLE', boolean: 'B
  * printDuckDb(translated); // 'SELECT "id" AS "id" FROM "edge_logs" AS "edge_logs"'
  * printDuckDb(translated, { arraysFree: true }); // the same text without the unnested half of its ranges
  */
-export function printDuckDb(query: QueryIR, options: { arraysFree?: boolean } = {}): string {
-  return new DuckDbPrinter(options.arraysFree ?? false).query(query);
+export function printDuckDb(query: QueryIR, options: { arraysFree?: boolean; hourCounts?: HourCounts } = {}): string {
+  return new DuckDbPrinter(options.arraysFree ?? false, options.hourCounts ?? null).query(query);
 }
 
 /** DuckDB's words for the shared printer (print-sql.ts): timestamps as TIMESTAMP, JSON as JSON. */
 class DuckDbPrinter extends SqlPrinter {
   /** Whether a split range is printed as its half without arrays alone (`printDuckDb`). */
-  constructor(private readonly arraysFree: boolean) {
+  constructor(
+    private readonly arraysFree: boolean,
+    /** A chart's first step read from the hour counts too (hour-counts.ts): printed for the query itself, no other. */
+    private hourCounts: HourCounts | null = null,
+  ) {
     super();
   }
 
@@ -53,7 +58,9 @@ class DuckDbPrinter extends SqlPrinter {
     const late = this.lateOutputs(query);
     if (late !== null) return withClause + late;
     const counts = countsPerValue(query);
-    const twoSteps = counts === null ? null : this.countsInTwoSteps(query.body as SelectIR, counts);
+    const hourly = this.hourCounts;
+    this.hourCounts = null;
+    const twoSteps = counts === null ? null : this.countsInTwoSteps(query.body as SelectIR, counts, hourly);
     let sql = withClause + (twoSteps ?? this.body(query.body));
     if (query.orderBy.length) sql += ` ORDER BY ${query.orderBy.map((o) => `${this.expr(o.e)} ${this.direction(o)}`).join(', ')}`;
     if (query.limit !== null) sql += ` LIMIT ${query.limit}`;
@@ -90,7 +97,7 @@ class DuckDbPrinter extends SqlPrinter {
    * where its value is counted (`count(x)`: x not NULL; `COUNTIF(x)`: x true), as a BIGINT as
    * `count` gives. Null when the printed counts read a column of the range other than those.
    */
-  private countsInTwoSteps(b: SelectIR, c: CountsPerValue): string | null {
+  private countsInTwoSteps(b: SelectIR, c: CountsPerValue, hourly: HourCounts | null = null): string | null {
     const alias = q(c.from.alias);
     const args = c.outputs.map((o) => ('count' in o && o.count.arg !== null ? this.expr(o.count.arg) : null));
     const printed = args.filter((a) => a !== null).join(' ');
@@ -103,7 +110,8 @@ class DuckDbPrinter extends SqlPrinter {
     const keys = c.keys.map((k, i) => ({ ...this.bucketNumber(k), name: q(`${RESERVED_PREFIX}k${i + 1}`) }));
     const n = q(`${RESERVED_PREFIX}n`);
     const groups = [...keys.map((k) => k.number), ...leaves.map(ref)];
-    const first = `SELECT ${[...keys.map((k) => `${k.number} AS ${k.name}`), ...leaves.map(ref), `count(*) AS ${n}`].join(', ')} FROM ${this.from(c.from)}${b.where ? ` WHERE ${this.expr(b.where)}` : ''} GROUP BY ${groups.join(', ')}`;
+    let first = `SELECT ${[...keys.map((k) => `${k.number} AS ${k.name}`), ...leaves.map(ref), `count(*) AS ${n}`].join(', ')} FROM ${this.from(c.from)}${b.where ? ` WHERE ${this.expr(b.where)}` : ''} GROUP BY ${groups.join(', ')}`;
+    if (hourly !== null) first = `(${first}) UNION ALL (${this.hourCountsStep(c, hourly, keys, leaves, n)})`;
     const outputs = c.outputs.map((o, i) => {
       const name = q(b.items[i]!.name);
       if ('key' in o) return `${keys[o.key]!.instant(`${alias}.${keys[o.key]!.name}`)} AS ${name}`;
@@ -112,6 +120,21 @@ class DuckDbPrinter extends SqlPrinter {
       return `CAST(coalesce(sum(${counted}), 0) AS BIGINT) AS ${name}`;
     });
     return `SELECT ${outputs.join(', ')} FROM (${first}) AS ${alias} GROUP BY ${keys.map((k) => `${alias}.${k.name}`).join(', ')}`;
+  }
+
+  /**
+   * The first step's rows of the hours the hour counts serve (hour-counts.ts): per hour and value
+   * of the field its count, the bucket numbered from the hour's first instant (the hour refines the
+   * bucket), the field's columns from the counts' `text` and `json`, every unnest alias NULL (as on
+   * the rows whose JSON holds no `[`, the only files an engine reads them for). No WHERE: the
+   * engine gives the relation only hours wholly inside the window.
+   */
+  private hourCountsStep(c: CountsPerValue, hourly: HourCounts, keys: Array<{ number: string; name: string }>, leaves: string[], n: string): string {
+    const alias = q(c.from.alias);
+    const field = Object.values(c.from.typed!.metadata!.fields).find((f) => f.path === hourly.field)!;
+    const leaf = (l: string) => (l === field.text ? `${alias}."text"` : l === field.json ? `CAST(${alias}."json" AS JSON)` : 'CAST(NULL AS JSON)');
+    const items = [...keys.map((k) => `${k.number} AS ${k.name}`), ...leaves.map((l) => `${leaf(l)} AS ${q(l)}`), `${alias}."n" AS ${n}`];
+    return `SELECT ${items.join(', ')} FROM ${q(hourly.hourly)} AS ${alias} WHERE ${alias}."field" = ${str(hourly.field)}`;
   }
 
   private body(b: BodyIR): string {

@@ -1,6 +1,7 @@
 import type { SourceDescriptor } from '../sources/source-descriptor';
 import { sourceTableKinds } from '../sandbox/source-tables';
 import { ARRAYS_COLUMN, declaredSourceOf, typedFieldsOf } from '../sources/typed-fields';
+import { typedHourlyName } from '../sources/typed-hourly';
 import { jsonKeysText } from './ir';
 import type { BigQuerySchema, BigQueryTable } from './schema';
 
@@ -9,7 +10,16 @@ function typedOf(source: SourceDescriptor): Pick<BigQueryTable, 'typed'> {
   const fields = typedFieldsOf(source);
   if (!fields.length) return {};
   const declared = new Set(declaredSourceOf(source).typedFields);
-  return { typed: { metadata: { arrays: ARRAYS_COLUMN, fields: Object.fromEntries(fields.map((f) => [jsonKeysText(f.keys), { text: f.text, json: f.json, declared: declared.has(f.path) }])) } } };
+  const hourly = typedHourlyName(source.relation);
+  return {
+    typed: {
+      metadata: {
+        arrays: ARRAYS_COLUMN,
+        fields: Object.fromEntries(fields.map((f) => [jsonKeysText(f.keys), { text: f.text, json: f.json, declared: declared.has(f.path), path: f.path }])),
+        ...(hourly in source.rollups ? { hourly } : {}),
+      },
+    },
+  };
 }
 
 /**

@@ -55,5 +55,11 @@ export interface TypedJson {
    * By the path's keys (`jsonKeysText`, ir.ts): the columns of its text and of its JSON value, and
    * whether the source declares the field (its `typedFields`) rather than compaction discovering it.
    */
-  readonly fields: Readonly<Record<string, { readonly text: string; readonly json: string; readonly declared?: boolean }>>;
+  readonly fields: Readonly<Record<string, { readonly text: string; readonly json: string; readonly declared?: boolean; readonly path?: string }>>;
+  /**
+   * The relation of the declared fields' counts per (project, hour, field, value): columns
+   * `timestamp` (the hour), `field` (the dotted path), `text`, `json` and `n` (src/sources/typed-hourly.ts).
+   * A chart counted per value of one declared field may read it for the window's whole hours.
+   */
+  readonly hourly?: string;
 }

@@ -2,6 +2,8 @@ import type { OutputColumn } from './ir';
 import { parseBigQuery } from './parse-bigquery';
 import { printClickHouse, type ClickHouseTables } from './print-clickhouse';
 import { printDuckDb } from './print-duckdb';
+import { countsPerValue } from './counts-per-value';
+import { hourCountsOf, type HourCounts } from './hour-counts';
 import { translateQuery } from './query';
 import type { BigQuerySchema } from './schema';
 import { SourceText } from './string-literal';
@@ -24,6 +26,12 @@ export interface TranslatedSql {
    * holds no `[`. Checked by the sandbox as `checked` is; absent when the two texts are the same.
    */
   arraysFree?: string;
+  /**
+   * For DuckDB, when the query is a chart whose first step the hour counts may serve
+   * (hour-counts.ts): the same tree printed with that step reading them too (`sql`, and `arraysFree`
+   * as above), and the shape an engine needs to give them only whole hours of the window.
+   */
+  hourCounts?: HourCounts & { sql: string; arraysFree: string };
   /** The result's columns: names and kinds (timestamp, json, integer, float, text, boolean). */
   columns: OutputColumn[];
 }
@@ -46,7 +54,17 @@ export async function translateBigQuery(text: string, schema: BigQuerySchema, ta
   const checked = printDuckDb(query);
   if (target === 'duckdb') {
     const arraysFree = printDuckDb(query, { arraysFree: true });
-    return { sql: checked, checked, columns: query.columns, ...(arraysFree === checked ? {} : { arraysFree }) };
+    const counts = countsPerValue(query);
+    const hourly = counts === null ? null : hourCountsOf(query, counts);
+    // Printed only where the two-step text is (a count whose printed form reads another column is not).
+    const hourCounts = hourly === null ? null : { ...hourly, sql: printDuckDb(query, { hourCounts: hourly }), arraysFree: printDuckDb(query, { arraysFree: true, hourCounts: hourly }) };
+    return {
+      sql: checked,
+      checked,
+      columns: query.columns,
+      ...(arraysFree === checked ? {} : { arraysFree }),
+      ...(hourCounts === null || hourCounts.sql === checked ? {} : { hourCounts }),
+    };
   }
   return { sql: printClickHouse(query, tables ?? defaultTables(schema)), checked, columns: query.columns };
 }

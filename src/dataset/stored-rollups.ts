@@ -4,6 +4,9 @@ import { basename, dirname, join, sep } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { SourceDescriptor } from '../sources/source-descriptor';
 import { sqlString } from '../duckdb/sql-literal';
+import { storedTypedOf, withTypedColumns } from '../duckdb/typed-columns';
+import { ARRAYS_COLUMN, declaredSourceOf, typedFieldsOf } from '../sources/typed-fields';
+import { typedHourlyName } from '../sources/typed-hourly';
 import { DurablePlacement } from './durable-placement';
 import { codeOnly } from '../sql/sql-scan';
 import type { DataFile } from './dataset-log';
@@ -85,13 +88,24 @@ export function rollupDefinition(source: SourceDescriptor, rollup: string): stri
  * zstd, small row groups. Returns the rows written.
  */
 async function writeRollup(connection: DuckDBConnection, d: SourceDescriptor, rollup: string, dataPath: string, target: string): Promise<number> {
-  // A compacted file holds the source's relation as it is (parquet-layout.ts).
+  // A compacted file holds the source's relation as it is (parquet-layout.ts), but for the typed
+  // columns a file written without them lacks (`compact --typed-columns false`): the hour counts of
+  // the declared fields, which read them, get them computed from `metadata`, as a query would.
+  const file = `SELECT * FROM read_parquet(${sqlString(dataPath)})`;
+  const declared = declaredSourceOf(d);
+  const relation = rollup === typedHourlyName(d.relation) ? withTypedColumns(declared, file, storedTypedOf(declared, await storedTypedPaths(connection, declared, dataPath))) : file;
   const reader = await connection.runAndReadAll(`
     COPY (
-      WITH ${d.relation} AS (SELECT * FROM read_parquet(${sqlString(dataPath)}))
+      WITH ${d.relation} AS (${relation})
       ${d.rollups[rollup]!.sql}
     ) TO ${sqlString(target)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${ROLLUP_ROW_GROUP})`);
   return Number(reader.getRows()[0]?.[0] ?? 0);
+}
+
+/** The typed fields a data file holds as columns, by its schema (either both of a field's columns, or neither). */
+async function storedTypedPaths(connection: DuckDBConnection, d: SourceDescriptor, dataPath: string): Promise<string[]> {
+  const names = new Set((await connection.runAndReadAll(`SELECT name FROM parquet_schema(${sqlString(dataPath)})`)).getRows().map((r) => String(r[0])));
+  return names.has(ARRAYS_COLUMN) ? typedFieldsOf(d).flatMap((f) => (names.has(f.text) && names.has(f.json) ? [f.path] : [])) : [];
 }
 
 /**

@@ -317,6 +317,18 @@ export interface SourceFiles {
   stored?: Readonly<Record<string, { companions: string[]; dataFiles: string[] }>>;
   /** A condition on the relation's columns that the engine itself adds (two-phase-newest.ts), never a caller's text. */
   where?: string;
+  /**
+   * Parquet files (besides `parquet`, described in `parquetTypes`) of which only the rows passing
+   * `where` are read: the engine's own condition (duckdb-engine.ts: the rows outside the hours the
+   * hour counts give), never a caller's text.
+   */
+  outside?: { parquet: readonly string[]; where: string };
+  /**
+   * The hour counts a caller's chart reads (src/sources/typed-hourly.ts): the stored rollup
+   * `name`'s files, their rows passing `where` (the engine's own condition: the window's whole
+   * hours), given to the statement as a relation of that name (statement-sql.ts).
+   */
+  hourly?: { name: string; companions: readonly string[]; where: string };
 }
 
 /**
@@ -327,6 +339,8 @@ export function sourceRelation(source: SourceDescriptor, files: SourceFiles, opt
   const parts: string[] = [];
   if (files.ndjson.length) parts.push(ndjsonRelation(source, files.ndjson, options.withFilename ?? false));
   if (files.parquet.length) parts.push(parquetRelation(source, files.parquet, files.parquetTypes, files.typedFields, files.arraysFree));
+  if (files.outside?.parquet.length)
+    parts.push(`SELECT * FROM (\n${parquetRelation(source, files.outside.parquet, files.parquetTypes, files.typedFields, files.arraysFree)}\n) WHERE ${files.outside.where}`);
   parts.push(...(files.held ?? []));
   if (files.memory) parts.push(withTypedColumns(source, files.memory.rows, storedTypedOf(source, files.memory.typedFields)));
   if (!parts.length) return emptyRelation(source);
@@ -346,5 +360,5 @@ export function sourceRelation(source: SourceDescriptor, files: SourceFiles, opt
  */
 export function arraysFlagFalse(files: SourceFiles): boolean {
   if (files.ndjson.length || files.memory !== undefined || files.held?.length) return false;
-  return files.parquet.every((file) => files.arraysFree?.has(file) ?? false);
+  return [...files.parquet, ...(files.outside?.parquet ?? [])].every((file) => files.arraysFree?.has(file) ?? false);
 }

@@ -175,6 +175,16 @@ export interface CompiledQuery {
    * head (each project's newest rows of it) instead of the file where the head holds them.
    */
   readonly newestRows?: number;
+  /**
+   * The caller's chart may count its first step from the source's hour counts for the window's
+   * whole hours (src/bigquery/hour-counts.ts): its SELECT reading them too, composed over the
+   * statement's CTEs with the hour counts' table (`caller`, and without the arrays half
+   * `callerArraysFree`), the relation an engine gives those counts as (`hourly`: the stored rollup
+   * of that name, its rows of the whole hours inside the window), the field they are read for, and
+   * the first and last instants the caller's own WHERE keeps. The template's other bounds are the
+   * statement's `notBefore` and `newestFirst.until`.
+   */
+  readonly hourCounts?: { readonly caller: string; readonly callerArraysFree: string; readonly hourly: string; readonly from: bigint | null; readonly until: bigint | null };
 }
 
 export type { ColumnType };

@@ -76,13 +76,16 @@ export class CallerSqlCheck {
         ...(translated.firstRows === undefined ? {} : { firstRows: translated.firstRows }),
         ...(translated.newestRows === undefined ? {} : { newestRows: translated.newestRows }),
         ...(translated.arraysFree === undefined ? {} : { arraysFree: translated.arraysFree }),
+        ...(translated.hourCounts === undefined ? {} : { hourCounts: translated.hourCounts }),
       };
     }
     // First rows, and newest rows, are rows of part of the events only over source tables that
     // keep events as they are.
     const template = statement.sourceTables?.duckdb;
-    if ((checked.firstRows === undefined && checked.newestRows === undefined) || (template !== undefined && (await this.#rowsAreEvents(template)))) return checked;
-    const { firstRows: _first, newestRows: _newest, ...rest } = checked;
+    // So are the hour counts' rows counts of the events, over a template that filters them by
+    // project and time alone (what the engine narrows to whole hours of its bounds).
+    if ((checked.firstRows === undefined && checked.newestRows === undefined && checked.hourCounts === undefined) || (template !== undefined && (await this.#rowsAreEvents(template)))) return checked;
+    const { firstRows: _first, newestRows: _newest, hourCounts: _hourly, ...rest } = checked;
     return rest;
   }
 

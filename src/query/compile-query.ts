@@ -4,6 +4,7 @@ import { statementOf } from '../definitions/plan-query';
 import { composeSandboxedSql } from '../sandbox/compose-sandboxed-sql';
 import type { CheckedSql } from '../sandbox/validate-caller-sql';
 import { sourceTablesStatement } from '../sandbox/source-tables';
+import { codeOnly } from '../sql/sql-scan';
 import type { SourceSet } from '../sources/source-set';
 import { clickhouseStatement } from './clickhouse-statement';
 import { dialectSql } from './dialect-sql';
@@ -30,8 +31,10 @@ export function compileCall(definition: AnyEndpointDefinition, plan: QueryPlan, 
     const newestFirst = statement.newestFirst && { ...statement.newestFirst, heads: headsServe };
     return { ...plan, statement: newestFirst ? { ...statement, newestFirst } : statement };
   };
+  // The hour counts only where the template's bounds are the ones the engine is told (below).
+  const checkedOf = (c: CheckedSql): CheckedSql => (c.hourCounts !== undefined && !boundedByDeclared(definition, statement) ? { ...c, hourCounts: undefined } : c);
   // ClickHouse's text depends on a value too (every project's, when none is asked).
-  if (!caller || target.dialect !== 'duckdb') return compileQuery(withHeads(), target, sources, caller);
+  if (!caller || target.dialect !== 'duckdb') return compileQuery(withHeads(), target, sources, caller && checkedOf(caller));
   // On DuckDB a caller's checked SELECT is compiled once per endpoint, target, source set, row cap
   // and use of the heads: each call binds its own values (and earliest instant) to the same texts.
   const byDefinition = getOrSet(COMPILED_CALLERS, caller, () => new WeakMap());
@@ -40,7 +43,7 @@ export function compileCall(definition: AnyEndpointDefinition, plan: QueryPlan, 
   const byCap = getOrSet(bySources, sources, () => new Map());
   const key = `${plan.maxRows}:${headsServe}`;
   let texts = byCap.get(key);
-  if (texts === undefined) byCap.set(key, (texts = compiledTexts(withHeads(), target, sources, caller)));
+  if (texts === undefined) byCap.set(key, (texts = compiledTexts(withHeads(), target, sources, checkedOf(caller))));
   return withValues(texts, plan);
 }
 
@@ -72,6 +75,19 @@ function withValues(texts: CompiledTexts, plan: QueryPlan): CompiledQuery {
 }
 
 /**
+ * Whether the parameters a statement's source-table template names are its definition's project
+ * parameter and the two bounds an engine is told of: `notBefore` (the lower, as the plan's
+ * `notBefore`) and `newestFirst.until` (the upper). An engine giving a caller's chart the hour
+ * counts of whole hours inside those bounds (`hourCounts`) relies on it.
+ */
+function boundedByDeclared(definition: AnyEndpointDefinition, statement: QueryPlan['statement']): boolean {
+  const template = statement.sourceTables?.duckdb;
+  if (template === undefined || definition.notBefore === undefined || statement.newestFirst === undefined) return false;
+  const declared = new Set([definition.projectParam, definition.notBefore, statement.newestFirst.until]);
+  return (codeOnly(template).match(/\$[A-Za-z_][A-Za-z0-9_]*/g) ?? []).every((p) => declared.has(p.slice(1)));
+}
+
+/**
  * A planned query compiled for an engine's target: the default compiler (DuckDB's text, what it
  * reads), with the ClickHouse dialect overriding the statement's text (`clickhouse-statement.ts`).
  *
@@ -83,7 +99,7 @@ export function compileQuery(
   plan: QueryPlan,
   target: EngineTarget,
   sources: SourceSet,
-  checked?: Pick<CheckedSql, 'sql' | 'sources' | 'typedColumns' | 'firstRows' | 'newestRows' | 'arraysFree'>,
+  checked?: Pick<CheckedSql, 'sql' | 'sources' | 'typedColumns' | 'firstRows' | 'newestRows' | 'arraysFree' | 'hourCounts'>,
 ): CompiledQuery {
   return withValues(compiledTexts(plan, target, sources, checked), plan);
 }
@@ -108,6 +124,35 @@ function compiledTexts(plan: QueryPlan, target: EngineTarget, sources: SourceSet
     ...(composed !== undefined && checked?.firstRows !== undefined && target.dialect === 'duckdb' && statement.sourceTables?.duckdb !== undefined ? { firstRows: checked.firstRows } : {}),
     // Over a template whose filter the heads hold the rows of (`NewestFirst.heads`).
     ...(composed !== undefined && checked?.newestRows !== undefined && target.dialect === 'duckdb' && statement.newestFirst?.heads === true ? { newestRows: checked.newestRows } : {}),
+    ...(composed !== undefined && target.dialect === 'duckdb' ? hourCountsOf(plan, sources, checked) : {}),
+  };
+}
+
+/**
+ * The caller's text reading the hour counts (src/bigquery/hour-counts.ts), composed over the source
+ * tables with one more CTE, the hour counts' table: the template's rows of the engine's relation of
+ * that name (the project filter applies as to events; its time bounds hold for every hour the engine
+ * gives it, whole hours inside them). Only where the engine knows the template's time bounds: a
+ * template whose filter reads the project and time bounds alone (`newestFirst.heads`), naming no
+ * parameter but the declared ones (`boundedByDeclared`).
+ */
+function hourCountsOf(plan: QueryPlan, sources: SourceSet, checked: Pick<CheckedSql, 'sql' | 'sources' | 'typedColumns' | 'hourCounts'> | undefined): Pick<CompiledQuery, 'hourCounts'> {
+  const h = checked?.hourCounts;
+  const template = plan.statement.sourceTables?.duckdb;
+  // `heads`: the template's filter reads the project and time bounds alone, told from its parse tree at start.
+  if (h === undefined || template === undefined || plan.statement.newestFirst?.heads !== true) return {};
+  const named = namedSources(checked!, sources);
+  const source = named.find((s) => h.hourly in s.rollups);
+  if (named.length !== 1 || source === undefined) return {};
+  const statement = sourceTablesStatement(template, named, checked!.typedColumns ?? false, h.hourly);
+  return {
+    hourCounts: {
+      caller: composeSandboxedSql(statement, h.sql, plan.maxRows),
+      callerArraysFree: composeSandboxedSql(statement, h.arraysFree, plan.maxRows),
+      hourly: h.hourly,
+      from: h.from,
+      until: h.until,
+    },
   };
 }
 

@@ -43,11 +43,18 @@ export async function checkBigQueryText(
   rules: SandboxRules,
   parser: Pick<SqlParser, 'serialize'>,
   tables?: ClickHouseTables,
-): Promise<{ sql: string; key: string; columns: OutputColumn[]; firstRows?: number; newestRows?: number; arraysFree?: string }> {
+): Promise<{ sql: string; key: string; columns: OutputColumn[]; firstRows?: number; newestRows?: number; arraysFree?: string; hourCounts?: CheckedSql['hourCounts'] }> {
   const translated = await translateBigQuery(text, schema, target, tables);
   const { key, firstRows, newestRows } = await checkDuckDbText(translated.checked, rules, parser);
   // The answers are the same either way: the cache keys on the full text's tree.
   const arraysFree = translated.arraysFree === undefined ? undefined : (await checkDuckDbText(translated.arraysFree, rules, parser)).sql;
+  // Its text reading the hour counts, checked with their relation among the tables it may read.
+  const hourly = translated.hourCounts;
+  const withHourly = hourly === undefined ? null : { ...rules, tables: [...rules.tables, hourly.hourly] };
+  const hourCounts =
+    hourly === undefined
+      ? undefined
+      : { ...hourly, sql: (await checkDuckDbText(hourly.sql, withHourly!, parser)).sql, arraysFree: (await checkDuckDbText(hourly.arraysFree, withHourly!, parser)).sql };
   // The rows it asks for are read from the DuckDB text: only DuckDB runs that text.
   return {
     sql: translated.sql,
@@ -56,6 +63,7 @@ export async function checkBigQueryText(
     ...(firstRows !== undefined && target === 'duckdb' ? { firstRows } : {}),
     ...(newestRows !== undefined && target === 'duckdb' ? { newestRows } : {}),
     ...(arraysFree === undefined ? {} : { arraysFree }),
+    ...(hourCounts !== undefined && target === 'duckdb' ? { hourCounts } : {}),
   };
 }
 

@@ -37,15 +37,17 @@ export function fillSourceTable(template: string, source: SourceDescriptor, rows
  * sourceTablesStatement(querySql('duckdb', 'logs.all.tables'), [edgeLogs]);
  * // 'WITH edge_logs AS (SELECT id, timestamp, event_message, metadata, project FROM (SELECT * FROM edge_logs WHERE ...))\nSELECT 1'
  */
-export function sourceTablesStatement(template: string, sources: readonly SourceDescriptor[], typedColumns = false): string {
+export function sourceTablesStatement(template: string, sources: readonly SourceDescriptor[], typedColumns = false, hourly?: string): string {
   if (!sources.length) return 'SELECT 1';
   const body = template.trim().replace(/^(\s*--[^\n]*\n)+/, '');
+  // The hour counts of the one source that has them (src/sources/typed-hourly.ts), as its events are.
+  const hours = hourly === undefined ? [] : sources.filter((s) => hourly in s.rollups).map((s) => `${hourly} AS (\n${fillSourceTable(body, s, hourly)}\n)`);
   const ctes = sources.map(
     (s) =>
       `${s.relation} AS (SELECT ${[...sourceTableColumns(s).map((c) => c.name), ...(typedColumns ? typedColumnsOf(s).map(([name]) => columnName(name)) : [])].join(', ')} FROM (\n${fillSourceTable(body, s)}\n))`,
   );
   // The statement's own SELECT never runs: a caller's SELECT replaces it.
-  return `WITH ${ctes.join(',\n')}\nSELECT 1`;
+  return `WITH ${[...ctes, ...hours].join(',\n')}\nSELECT 1`;
 }
 
 /**

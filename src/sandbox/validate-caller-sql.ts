@@ -75,6 +75,13 @@ export interface CheckedSql {
    * read each file's newest rows (its head) instead of the file.
    */
   newestRows?: number;
+  /**
+   * A translated chart whose first step the source's hour counts may serve (src/bigquery/hour-counts.ts):
+   * its text reading them too (`sql`, and without the arrays half `arraysFree`), checked as `sql`
+   * was with the hour counts' relation (`hourly`) among its tables, the field they are read for
+   * and the first and last instants its own WHERE keeps (microseconds, null for none).
+   */
+  hourCounts?: { sql: string; arraysFree: string; hourly: string; field: string; from: bigint | null; until: bigint | null };
 }
 
 /** The dialect of a caller's SQL: DuckDB's own, or BigQuery's (what Supabase Studio writes: docs/sandboxing.md, "BigQuery dialect"). */

@@ -1,6 +1,7 @@
 import { InvalidOptionError } from '../errors';
 import type { ColumnType } from '../sql/column-types';
 import { uuidFromName } from '../util/uuid-from-name';
+import { typedHourlyName, typedHourlySql } from './typed-hourly';
 
 /**
  * A log source's name: the two built-ins (docs/semantics.md, "Log sources") or one declared with
@@ -250,6 +251,12 @@ export function defineSource<const N extends string>(config: SourceConfig<N>): S
   if (!Array.isArray(typedFields) || typedFields.some((f) => typeof f !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/.test(f)))
     fail('typedFields must be dotted paths such as parsed.error_severity');
   if (new Set(typedFields).size !== typedFields.length) fail('typedFields names a path twice');
+  // The hour counts of its declared typed fields (typed-hourly.ts), a stored rollup like any other.
+  if (typedFields.length) {
+    const hourly = typedHourlyName(config.relation);
+    if (hourly in rollups) fail(`rollup name "${hourly}" is the one its typed fields' hour counts take`);
+    rollups[hourly] = Object.freeze({ sql: typedHourlySql(config.relation, config.projectColumn, typedFields) });
+  }
   const rowGroupRows = config.parquet?.rowGroupRows ?? 100_000;
   if (!Number.isInteger(rowGroupRows) || rowGroupRows < 1000) fail('parquet.rowGroupRows must be a whole number of at least 1000');
   const compression = config.parquet?.compression;

@@ -1,4 +1,5 @@
 import type { SourceDescriptor } from './source-descriptor';
+import { typedColumnNames } from './typed-column-names';
 
 /**
  * The columns a source's typed fields (its descriptor's `typedFields`) are kept in, beside the
@@ -41,7 +42,7 @@ const known = new WeakMap<SourceDescriptor, readonly TypedField[]>();
 export function typedFieldsOf(source: SourceDescriptor): readonly TypedField[] {
   let fields = known.get(source);
   if (!fields) {
-    fields = Object.freeze((source.typedFields ?? []).map((path) => Object.freeze({ path, keys: Object.freeze(path.split('.')), text: `text:metadata.${path}`, json: `json:metadata.${path}` })));
+    fields = Object.freeze((source.typedFields ?? []).map((path) => Object.freeze({ path, keys: Object.freeze(path.split('.')), ...typedColumnNames(path) })));
     known.set(source, fields);
   }
   return fields;

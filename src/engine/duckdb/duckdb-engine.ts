@@ -14,6 +14,7 @@ import type { SourceFiles } from '../../duckdb/source-relations';
 import { headsServe, newestFirst } from './newest-first';
 import { firstRowsByDay } from './first-rows';
 import { HeadTables } from './head-tables';
+import { dayWithin, hoursCondition, servedHours } from './hour-counts';
 import { executeCaller } from './caller-results';
 import { blameCaller } from './caller-errors';
 import type { SourceDescriptor } from '../../sources/source-descriptor';
@@ -221,6 +222,12 @@ class DuckDBEngine implements Engine {
       const [only] = sources;
       // Each file's newest rows are all it reads: the heads that hold them instead of their files.
       if (query.newestRows !== undefined && sources.length === 1) return run(new Map([[only!, await this.newestRowsFiles(connection, query, only!, reads.get(only!)!, files.get(only!)!)]]));
+      // A chart's first step: the hour counts for the window's whole hours, the rows for the rest.
+      const hourly = query.hourCounts !== undefined && sources.length === 1 ? await this.hourCountsFiles(connection, query, only!, reads.get(only!)!) : null;
+      if (hourly !== null) {
+        const text = { ...query, caller: query.hourCounts!.caller, callerArraysFree: query.hourCounts!.callerArraysFree };
+        return executeCaller((sql) => this.callerStatements.statement(connection, sql), statement, text, new Map([[only!, hourly]]));
+      }
       if (query.firstRows === undefined || sources.length !== 1) return run(files);
       // Any rows that pass its filter are its answer: the newest days first (first-rows.ts).
       const whole = reads.get(only!)!;
@@ -268,6 +275,38 @@ class DuckDBEngine implements Engine {
     if (!candidates.length) return files;
     await this.reader(source).verifyCompanions(read, { heads: true, files: candidates });
     return this.inputs.sourceFiles(connection, { ...read, parquet: read.parquet.map((f) => (served(f) ? headOf(f)! : f)) });
+  }
+
+  /**
+   * The files of a caller's chart whose first step the hour counts may give (compile-query.ts,
+   * `hourCounts`), or null to read the rows as they are: the compacted files with the stored
+   * rollup of its definition (checked against its commit first: a damaged one is dropped and its
+   * file read), no row of them with its arrays flag true, whose day overlaps the window's whole
+   * hours (`servedHours`). Their counts of those hours come from the rollup; their rows outside
+   * them (a day only partly inside) from the file, and a day wholly inside is not read; every other
+   * input (files without it, the write-ahead log, the memory tables) is read as rows. Studio's 7-day
+   * gateway chart (docs/performance.md, "Studio's chart from the hour counts").
+   */
+  private async hourCountsFiles(connection: DuckDBConnection, query: CompiledQuery, source: SourceDescriptor, read: ReadSet): Promise<SourceFiles | null> {
+    const hours = servedHours(query);
+    const name = query.hourCounts!.hourly;
+    if (hours === null) return null;
+    const arraysFree = (f: ListedFile) => f.arraysFree === true;
+    const candidates = read.parquet.filter((f) => f.rollups?.[name] !== undefined && arraysFree(f) && dayWithin(f, hours) !== 'outside');
+    if (!candidates.length) return null;
+    await this.reader(source).verifyCompanions(read, { rollups: [name], files: candidates });
+    const served = new Set(candidates.filter((f) => f.rollups?.[name] !== undefined));
+    if (!served.size) return null;
+    const inside = new Set([...served].filter((f) => dayWithin(f, hours) === 'inside'));
+    const files = await this.inputs.sourceFiles(connection, { ...read, parquet: read.parquet.filter((f) => !inside.has(f)) });
+    const partly = new Set([...served].filter((f) => !inside.has(f)).map((f) => f.path));
+    const condition = hoursCondition(hours);
+    return {
+      ...files,
+      parquet: files.parquet.filter((p) => !partly.has(p)),
+      outside: { parquet: [...partly], where: condition.without },
+      hourly: { name, companions: [...served].map((f) => f.rollups![name]!.path), where: condition.within },
+    };
   }
 
   /** Tells `onTypedPaths` what each source's datasets hold now. */

@@ -24,6 +24,8 @@ export function fullQuerySql(statement: CompiledStatement, files: ReadonlyMap<So
   const relations = sources.flatMap(([source, f]) => [
     `${source.relation} AS (\n${sourceRelation(source, f)}\n)`,
     ...rollupsNamedBy(statement, source).map((name) => `${name} AS (\n${rollupRelation(source, f, name, source.rollups[name]!)}\n)`),
+    // A caller's chart's hour counts: the stored rollups of the files the engine chose, whole hours of the window only.
+    ...(f.hourly ? [`${f.hourly.name} AS (\nSELECT * FROM read_parquet(${sqlStringList(f.hourly.companions)}) WHERE ${f.hourly.where}\n)`] : []),
   ]);
   const own = /^((?:\s*--[^\n]*\n)*)\s*WITH\s/i.exec(sql);
   // A statement whose CTEs shadow a relation (logs.all's `edge_logs`, already limited to one
