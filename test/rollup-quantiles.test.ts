@@ -9,6 +9,7 @@ import { querySql } from '../src/sql/query-files';
 // quantile_disc's answer while every group has fewer than 400 values.
 
 const ROLLUP = querySql('duckdb', 'function_edge_logs_hourly');
+const SUMMARY = querySql('duckdb', 'function_edge_logs_summary');
 const HOURLY = querySql('duckdb', 'functions.invocation-stats.hourly');
 const BASE = Date.UTC(2026, 10, 20) * 1000;
 
@@ -35,8 +36,9 @@ async function rollUp(t: Trial): Promise<void> {
            CASE WHEN hash(i, ${t.seed}, 5) % 9 = 0 THEN 500 ELSE 200 END AS status_code,
            (hash(i, ${t.seed}, 6) % ${t.files})::INTEGER AS part
     FROM range(${t.rows}) r(i)`);
-  const parts = Array.from({ length: t.files }, (_, k) => `SELECT * FROM (WITH function_edge_logs AS (SELECT * FROM events WHERE part = ${k})\n${ROLLUP}\n)`);
-  await connection.run(`CREATE OR REPLACE TABLE rollup AS ${parts.join('\nUNION ALL\n')}`);
+  const parts = (sql: string) => Array.from({ length: t.files }, (_, k) => `SELECT * FROM (WITH function_edge_logs AS (SELECT * FROM events WHERE part = ${k})\n${sql}\n)`);
+  await connection.run(`CREATE OR REPLACE TABLE rollup AS ${parts(ROLLUP).join('\nUNION ALL\n')}`);
+  await connection.run(`CREATE OR REPLACE TABLE summary AS ${parts(SUMMARY).join('\nUNION ALL\n')}`);
 }
 
 async function rows(sql: string, unit: string, functionId: string | null): Promise<Record<string, unknown>[]> {
@@ -45,7 +47,8 @@ async function rows(sql: string, unit: string, functionId: string | null): Promi
   return (await connection.runAndReadAll(sql, values, types)).getRowObjects();
 }
 
-const merged = (unit: string, functionId: string | null) => rows(HOURLY.replace(/^((?:\s*--[^\n]*\n)*)\s*WITH\s/, '$1WITH function_edge_logs_hourly AS (SELECT * FROM rollup),\n'), unit, functionId);
+const merged = (unit: string, functionId: string | null) =>
+  rows(HOURLY.replace(/^((?:\s*--[^\n]*\n)*)\s*WITH\s/, '$1WITH function_edge_logs_hourly AS (SELECT * FROM rollup), function_edge_logs_summary AS (SELECT * FROM summary),\n'), unit, functionId);
 
 /** Each bucket's timed values, sorted, and quantile_disc's answers. */
 const raw = (unit: string, functionId: string | null) =>
@@ -98,7 +101,7 @@ describe('the hourly rollup quantile summary', () => {
         seed: prng.uint32(),
       };
       await rollUp(t);
-      largestStep = Math.max(largestStep, Number((await connection.runAndReadAll('SELECT max(summary_step) AS s FROM rollup')).getRowObjects()[0]!.s));
+      largestStep = Math.max(largestStep, Number((await connection.runAndReadAll('SELECT max(weight) AS s FROM summary')).getRowObjects()[0]!.s));
       for (const unit of ['hour', 'day']) {
         await compare(unit, null, false);
         await compare(unit, 'f0', false);
@@ -112,7 +115,7 @@ describe('the hourly rollup quantile summary', () => {
     const prng = new Prng(21);
     for (let trial = 0; trial < 8; trial++) {
       await rollUp({ rows: 1000 + prng.int(15_000), functions: 1 + prng.int(4), distinct: prng.pick([3, 1000]), files: 1 + prng.int(4), seed: prng.uint32() });
-      expect(Number((await connection.runAndReadAll('SELECT max(summary_step) AS s FROM rollup')).getRowObjects()[0]!.s)).toBe(1);
+      expect(Number((await connection.runAndReadAll('SELECT max(weight) AS s FROM summary')).getRowObjects()[0]!.s)).toBe(1);
       for (const unit of ['hour', 'day']) {
         await compare(unit, null, true);
         await compare(unit, 'f1', true);

@@ -203,8 +203,41 @@ describe('the built-in endpoints over stored rollups', () => {
     expect(await answers()).toEqual(raw);
     await compactLogs({ source: 'edgeLogs', inputs: tmp.path('edge', '*.ndjson'), outDir: tmp.path('edge-parquet'), deleteSource: true });
     await compactLogs({ source: 'functionEdgeLogs', inputs: tmp.path('fn', '*.ndjson'), outDir: tmp.path('fn-parquet'), deleteSource: true });
-    expect(readdirSync(tmp.path('fn-parquet', '_rollups')).sort()).toEqual(['function_edge_logs_hourly', 'function_edge_logs_typed_hourly']);
+    expect(readdirSync(tmp.path('fn-parquet', '_rollups')).sort()).toEqual(['function_edge_logs_hourly', 'function_edge_logs_summary', 'function_edge_logs_typed_hourly']);
     expect(await answers()).toEqual(raw);
+  });
+});
+
+describe("the edge functions' quantile summaries as stored", () => {
+  const tmp = tempDir();
+  afterAll(() => tmp.cleanup());
+
+  // A project's query decodes only the row groups of its own values (docs/performance.md, "A
+  // project's quantile summaries read alone"): the summary rollup is stored a value per row,
+  // sorted by project, so no two row groups share a project but at their boundary.
+  it('are a value per row, sorted by project: each row group holds a range of projects the next one starts after', async () => {
+    const projects = ['cccc', 'aaaa', 'dddd', 'bbbb'];
+    const base = Date.parse('2026-11-20T00:00:00Z');
+    const events = projects.flatMap((project, k) =>
+      Array.from({ length: 2400 }, (_, i) => functionEvent({ project, timestamp: new Date(base + ((i * 7 + k) % 1440) * 60_000).toISOString(), ms: (i * 13) % 500 })),
+    );
+    writeLines(tmp.path('fn.ndjson'), events);
+    await compactLogs({ source: 'functionEdgeLogs', inputs: tmp.path('fn.ndjson'), outDir: tmp.path('fn') });
+    const [file] = [...readDatasetStateStable(tmp.path('fn')).files.values()];
+    const summary = join(tmp.path('fn'), file!.rollups!.function_edge_logs_summary!.path);
+    const db = await openDatabase();
+    try {
+      const groups = (
+        await db.connection.runAndReadAll(`SELECT row_group_id, stats_min_value, stats_max_value FROM parquet_metadata('${summary}') WHERE path_in_schema = 'project_ref' ORDER BY row_group_id`)
+      ).getRows();
+      const rows = Number((await db.connection.runAndReadAll(`SELECT count(*) FROM read_parquet('${summary}')`)).getRows()[0]![0]);
+      // Every value is kept (fewer than 400 a group): 9,600 rows, several row groups.
+      expect(rows).toBe(9600);
+      expect(groups.length).toBeGreaterThan(2);
+      for (let g = 1; g < groups.length; g++) expect(String(groups[g]![1]) >= String(groups[g - 1]![2])).toBe(true);
+    } finally {
+      await db.close();
+    }
   });
 });
 

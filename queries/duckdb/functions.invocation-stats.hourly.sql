@@ -3,8 +3,9 @@
 -- The same answer as functions.invocation-stats.sql, but p95/p99 come from merged quantile
 -- summaries (exact with small hours, within the 0.01 rank bound otherwise: docs/semantics.md).
 --
--- Relation `function_edge_logs_hourly` (queries/duckdb/function_edge_logs_hourly.sql) is
--- provided by the engine; one hour may have several rows (from several files).
+-- Relations `function_edge_logs_hourly` and `function_edge_logs_summary`
+-- (queries/duckdb/function_edge_logs_hourly.sql, function_edge_logs_summary.sql) are provided by
+-- the engine; one hour may have several rows (from several files).
 --
 -- Parameters:
 --   $project      project reference; only invocations of this project are counted (NULL with
@@ -35,13 +36,12 @@ totals AS (
 ),
 -- each kept value with the number of values it stands for
 points AS (
-  SELECT bucket, value, least(summary_step, timed_count - (i - 1) * summary_step) AS weight
-  FROM (
-    SELECT bucket, summary_step, timed_count,
-           unnest(execution_time_summary) AS value,
-           generate_subscripts(execution_time_summary, 1) AS i
-    FROM parts
-  )
+  SELECT date_trunc($unit, hour) AS bucket, value, weight
+  FROM function_edge_logs_summary
+  WHERE ($project IS NULL OR project_ref = $project)
+    AND ($function_id IS NULL OR function_id = $function_id)
+    AND hour >= $first
+    AND hour < $end
 ),
 ranked AS (
   SELECT bucket, value,

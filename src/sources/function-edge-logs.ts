@@ -21,8 +21,12 @@ export const functionEdgeLogs = defineSource({
   // Small columns: 20k-row groups let a short window (invocation-stats 1hr) skip all but one
   // group of a project (3.7 ms instead of 6.7).
   parquet: { rowGroupRows: 20_000 },
-  // Per hour, project and function: what functions.invocation-stats 1day and 7day read.
-  rollups: { function_edge_logs_hourly: { sql: querySql('duckdb', 'function_edge_logs_hourly') } },
+  // Per hour, project and function: what functions.invocation-stats 1day and 7day read (the
+  // counts, and the quantile summaries a value per row).
+  rollups: {
+    function_edge_logs_hourly: { sql: querySql('duckdb', 'function_edge_logs_hourly') },
+    function_edge_logs_summary: { sql: querySql('duckdb', 'function_edge_logs_summary') },
+  },
   // The command line's older names for it: --function-logs <glob>, clickhouse --function-table, --source functions.
   cli: { flag: 'function-logs', tableFlag: 'function-table', alias: 'functions' },
   looksLike: (e) => {
