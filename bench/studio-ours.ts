@@ -173,36 +173,46 @@ export async function openOurs(data: StudioData, log: (line: string) => void, la
       const { result } = await ep.query('logs.all', params, { sql: request.sql });
       return result as Array<Record<string, unknown>>;
     },
-    startWriter() {
-      let writing = true;
-      let acknowledged = 0;
-      // A day before the week: outside every Studio range, the 7-day kinds' too, so the answers stay
-      // those compared (in this run and in the later runs that reuse the data directory), while the
-      // write-ahead log and the compactor work as usual. (Two days back, as before, was inside the
-      // 7-day ranges: a reused directory answered them with an earlier run's writer's events.)
-      const at = REFERENCE.getTime() - 8 * 86_400_000;
-      const loop = (async () => {
-        for (let i = 0; writing; i++) {
-          const batch = Array.from({ length: 100 }, (_, k) => ({
-            event_message: `GET | 200 | 172.18.0.1 | /rest/v1/live?n=${i * 100 + k}`,
-            project: 'default',
-            appname: 'supabase-kong',
-            timestamp: new Date(at + ((i * 100 + k) % 60_000)).toISOString(),
-            metadata: { request: { method: 'GET', path: '/rest/v1/live' }, response: { status_code: 200 } },
-          }));
-          await ep.ingest('cloudflare.logs.prod', batch);
-          acknowledged += batch.length;
-          await new Promise((resolve) => setTimeout(resolve, 20));
-        }
-      })();
-      return {
-        async stop() {
-          writing = false;
-          await loop;
-          return acknowledged;
-        },
-      };
-    },
+    startWriter: () => studioWriter(ep),
     close: () => ep.close(),
+  };
+}
+
+/**
+ * A writer ingesting batches of 100 gateway events into `ep` every 20 ms until stopped (what the
+ * Studio bench times "while ingesting" beside): a day before the week, outside every Studio range,
+ * the 7-day kinds' too, so the answers stay those compared (in this run and in the later runs that
+ * reuse the data directory), while the write-ahead log and the compactor work as usual. (Two days
+ * back, as before, was inside the 7-day ranges: a reused directory answered them with an earlier
+ * run's writer's events.) `stop` resolves with the events acknowledged.
+ *
+ * @example
+ * const writer = studioWriter(ep);
+ * const acknowledged = await writer.stop();
+ */
+export function studioWriter(ep: Endpoints): { stop(): Promise<number> } {
+  let writing = true;
+  let acknowledged = 0;
+  const at = REFERENCE.getTime() - 8 * 86_400_000;
+  const loop = (async () => {
+    for (let i = 0; writing; i++) {
+      const batch = Array.from({ length: 100 }, (_, k) => ({
+        event_message: `GET | 200 | 172.18.0.1 | /rest/v1/live?n=${i * 100 + k}`,
+        project: 'default',
+        appname: 'supabase-kong',
+        timestamp: new Date(at + ((i * 100 + k) % 60_000)).toISOString(),
+        metadata: { request: { method: 'GET', path: '/rest/v1/live' }, response: { status_code: 200 } },
+      }));
+      await ep.ingest('cloudflare.logs.prod', batch);
+      acknowledged += batch.length;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  })();
+  return {
+    async stop() {
+      writing = false;
+      await loop;
+      return acknowledged;
+    },
   };
 }

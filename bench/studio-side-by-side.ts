@@ -23,6 +23,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { Endpoints } from '../src/index';
 import { memoryBudget } from '../src/duckdb/memory-budget';
+import { studioWriter } from './studio-ours';
 import { studioHeaders, studioUrl } from '../test/support/supabase/studio-requests';
 import { REFERENCE } from './dataset';
 import { waitCompacted } from './managed';
@@ -80,34 +81,6 @@ async function overHttp(b: Build, c: StudioCase): Promise<Array<Record<string, u
   const body = (await response.json()) as { result?: Array<Record<string, unknown>>; error?: unknown };
   if (response.status !== 200) throw new Error(`${b.label} over HTTP: ${response.status} ${JSON.stringify(body.error)}`);
   return body.result!;
-}
-
-function writer(ep: Endpoints): { stop(): Promise<number> } {
-  let writing = true;
-  let acknowledged = 0;
-  // A day before the week, as bench/studio-ours.ts's writer: outside every range compared.
-  const at = REFERENCE.getTime() - 8 * 86_400_000;
-  const loop = (async () => {
-    for (let i = 0; writing; i++) {
-      const batch = Array.from({ length: 100 }, (_, k) => ({
-        event_message: `GET | 200 | 172.18.0.1 | /rest/v1/live?n=${i * 100 + k}`,
-        project: 'default',
-        appname: 'supabase-kong',
-        timestamp: new Date(at + ((i * 100 + k) % 60_000)).toISOString(),
-        metadata: { request: { method: 'GET', path: '/rest/v1/live' }, response: { status_code: 200 } },
-      }));
-      await ep.ingest('cloudflare.logs.prod', batch);
-      acknowledged += batch.length;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  })();
-  return {
-    async stop() {
-      writing = false;
-      await loop;
-      return acknowledged;
-    },
-  };
 }
 
 async function timed(work: () => Promise<unknown>, into: Sample): Promise<void> {
@@ -189,7 +162,7 @@ async function main(): Promise<void> {
     if (chdb) engines.push({ name: 'chdb', run: (c) => chdb.run(c.clickhouse.sql, c.clickhouse.params) });
     const phases: Array<{ phase: string; loadStart: number[]; loadEnd: number[]; ingested: number; samples: Map<StudioCase, Map<string, Sample>> }> = [];
     for (const phase of values['skip-writer'] ? ['idle'] : ['idle', 'while ingesting']) {
-      const writers = phase === 'idle' ? [] : builds.map((b) => writer(b.ep));
+      const writers = phase === 'idle' ? [] : builds.map((b) => studioWriter(b.ep));
       const loadStart = loadavg().map((l) => round(l, 1));
       const samples = new Map(cases.map((c) => [c, new Map(engines.map((e) => [e.name, { wall: [], cpu: [] } as Sample]))]));
       for (const c of cases) for (const e of engines) await e.run(c); // warm

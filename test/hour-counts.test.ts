@@ -1,7 +1,6 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { SourceInputs } from '../src/engine/duckdb/source-inputs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compactLogs } from '../src/compaction/compact';
 import { backfillRollups } from '../src/compaction/backfill-rollups';
 import { edgeLogs } from '../src/sources/edge-logs';
@@ -9,6 +8,7 @@ import { appendCommit, readDatasetStateStable, type DataFile } from '../src/data
 import { datasetDir } from '../src/managed/managed-inputs';
 import { createEndpoints, type Endpoints } from '../src/index';
 import { edgeEvent, endpointsAt, tempDir, writeLines } from './support/log-files';
+import { withParquetReads } from './support/parquet-reads';
 
 const NOW = '2026-11-22T12:00:00Z';
 const DAYS = ['2026-11-19', '2026-11-20', '2026-11-21'];
@@ -40,17 +40,9 @@ type Params = { project: string; iso_timestamp_start?: string; iso_timestamp_end
 // The Parquet files of each read the engine made ready for DuckDB while a request ran.
 let reads: string[][] = [];
 async function ask(ep: Endpoints, sql: string, params: Params = { project: 'p' }): Promise<Array<Record<string, unknown>>> {
-  reads = [];
-  const original = SourceInputs.prototype.sourceFiles;
-  vi.spyOn(SourceInputs.prototype, 'sourceFiles').mockImplementation(function (this: SourceInputs, ...args: Parameters<SourceInputs['sourceFiles']>) {
-    reads.push(args[1].parquet.map((f) => f.path));
-    return original.apply(this, args);
-  });
-  try {
-    return (await ep.query('logs.all', params, { sql })).result as Array<Record<string, unknown>>;
-  } finally {
-    vi.restoreAllMocks();
-  }
+  const asked = await withParquetReads(() => ep.query('logs.all', params, { sql }));
+  reads = asked.reads;
+  return asked.result.result as Array<Record<string, unknown>>;
 }
 /** Whether the statement's read took a day's data file's rows (the last set made ready; the first is the whole read's). */
 const readsDataOf = (day: string) => (reads.at(-1) ?? []).some((path) => path.includes(`/date=${day}/`) && !path.includes('/_heads/'));

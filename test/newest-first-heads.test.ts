@@ -1,12 +1,12 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { compactLogs } from '../src/compaction/compact';
 import { HeadTables } from '../src/engine/duckdb/head-tables';
-import { SourceInputs } from '../src/engine/duckdb/source-inputs';
 import { findDefinition } from '../src/definitions/registry';
 import { defineEndpoint, p, type Endpoints } from '../src/index';
 import { newestFirstHeadsProblem, newestFirstOrderProblem, newestFirstTemplateProblem } from '../src/query/newest-first-shape';
 import { neutralSqlParser } from '../src/query/sql-parser';
 import { edgeEvent, endpointsAt, tempDir, writeLines } from './support/log-files';
+import { withParquetReads } from './support/parquet-reads';
 
 const NOW = '2026-11-22T12:00:00Z';
 const DAYS = ['2026-11-20', '2026-11-21'];
@@ -66,20 +66,16 @@ describe('a newest-first endpoint reads the heads only under a filter of the pro
   afterEach(() => vi.restoreAllMocks());
 
   const ask = async (ep: Endpoints, name: string, sql?: string) => {
-    reads = [];
     held = 0;
-    const sourceFiles = SourceInputs.prototype.sourceFiles;
-    vi.spyOn(SourceInputs.prototype, 'sourceFiles').mockImplementation(function (this: SourceInputs, ...args: Parameters<SourceInputs['sourceFiles']>) {
-      reads.push(args[1].parquet.map((f) => f.path));
-      return sourceFiles.apply(this, args);
-    });
     const hold = HeadTables.prototype.hold;
     vi.spyOn(HeadTables.prototype, 'hold').mockImplementation(function (this: HeadTables, ...args: Parameters<HeadTables['hold']>) {
       held++;
       return hold.apply(this, args);
     });
     try {
-      return (await ep.query(name, { project: 'p' }, sql === undefined ? {} : { sql })).result as Array<Record<string, unknown>>;
+      const asked = await withParquetReads(() => ep.query(name, { project: 'p' }, sql === undefined ? {} : { sql }));
+      reads = asked.reads;
+      return asked.result.result as Array<Record<string, unknown>>;
     } finally {
       vi.restoreAllMocks();
     }

@@ -1,10 +1,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { SourceInputs } from '../src/engine/duckdb/source-inputs';
 import { compactLogs } from '../src/compaction/compact';
 import type { Endpoints } from '../src/index';
 import { newestRowsOf } from '../src/query/first-rows';
 import { neutralSqlParser } from '../src/query/sql-parser';
 import { edgeEvent, endpointsAt, tempDir, writeLines } from './support/log-files';
+import { withParquetReads } from './support/parquet-reads';
 import { readDatasetStateStable } from '../src/dataset/dataset-log';
 import { SUPABASE_SOURCES } from '../src/index';
 import { defaultQuery } from './support/supabase/studio-sql';
@@ -48,17 +48,9 @@ describe("a caller's newest rows, from the files' heads", () => {
   afterEach(() => vi.restoreAllMocks());
 
   const ask = async (ep: Endpoints, sql: string, params: { project: string; iso_timestamp_end?: string } = { project: 'p' }) => {
-    reads = [];
-    const original = SourceInputs.prototype.sourceFiles;
-    vi.spyOn(SourceInputs.prototype, 'sourceFiles').mockImplementation(function (this: SourceInputs, ...args: Parameters<SourceInputs['sourceFiles']>) {
-      reads.push(args[1].parquet.map((f) => f.path));
-      return original.apply(this, args);
-    });
-    try {
-      return (await ep.query('logs.all', params, { sql })).result as Array<Record<string, unknown>>;
-    } finally {
-      vi.restoreAllMocks();
-    }
+    const asked = await withParquetReads(() => ep.query('logs.all', params, { sql }));
+    reads = asked.reads;
+    return asked.result.result as Array<Record<string, unknown>>;
   };
   // What the request's statement read: the last set made ready (the first is the whole read's).
   const statementRead = () => reads.at(-1) ?? [];
@@ -178,14 +170,7 @@ describe("Postgres's log, whose files have heads too", () => {
       ['other', 60],
     ] as const) {
       const sql = defaultQuery('postgres_logs', {});
-      const read: string[][] = [];
-      const original = SourceInputs.prototype.sourceFiles;
-      vi.spyOn(SourceInputs.prototype, 'sourceFiles').mockImplementation(function (this: SourceInputs, ...args: Parameters<SourceInputs['sourceFiles']>) {
-        read.push(args[1].parquet.map((f) => f.path));
-        return original.apply(this, args);
-      });
-      const a = await compacted.query('logs.all', { project }, { sql });
-      vi.restoreAllMocks();
+      const { result: a, reads: read } = await withParquetReads(() => compacted.query('logs.all', { project }, { sql }));
       expect(read.at(-1)!.length).toBe(2);
       expect(read.at(-1)!.every((path) => path.includes('/_heads/'))).toBe(true);
       expect((a.result as unknown[]).length).toBe(rows);
