@@ -31,6 +31,7 @@ import { managedMarkdown, measureManaged, type ManagedResult } from './managed';
 import { measureStudio, studioMarkdown, type StudioResult } from './studio';
 import { measureParseApart, parseMarkdown, type ParseResult } from './parse';
 import { discoveredMarkdown, measureDiscovered, type DiscoveredResult } from './discovered-paths';
+import { peakRssMb } from './serve-process';
 
 const OPTIONS = {
   scale: { type: 'string', default: 'default' },
@@ -207,6 +208,8 @@ const output = () => ({
   started_at: startedAt,
   command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(),
   load_average: { start: loadAtStart, end: loadavg().map((l) => round(l, 1)) },
+  // The bench process's peak (VmHWM): the library, bare DuckDB and chdb run in it, so one figure for all.
+  vmhwm_mib: peakRssMb(process.pid),
   cases: results.filter((r) => r.mode === 'warm').map(({ name, variant, p50_ms, p95_ms, runs }) => ({ name, variant, p50_ms, p95_ms, runs })),
   // Warm p50 of each peer / the library's, from the same rounds (below 1: the peer is faster).
   ratios: ratios(),
@@ -379,7 +382,7 @@ function markdown(o: ReturnType<typeof output>): string {
   const lines = [
     `### Benchmark, scale \`${o.scale}\` (${SCALES[scale].functionEvents.toLocaleString('en')} invocations, ${SCALES[scale].edgeEvents.toLocaleString('en')} requests)`,
     '',
-    `Machine: ${o.machine}; ${o.started_at}; load average (1, 5, 15 min) ${o.load_average.start.join(' ')} at the start, ${o.load_average.end.join(' ')} at the end`,
+    `Machine: ${o.machine}; ${o.started_at}; load average (1, 5, 15 min) ${o.load_average.start.join(' ')} at the start, ${o.load_average.end.join(' ')} at the end; peak RSS (VmHWM) of the bench process, the library, bare DuckDB and chdb in it, ${o.vmhwm_mib} MiB`,
     '',
     `\`${o.command}\``,
     '',
