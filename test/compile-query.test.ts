@@ -87,7 +87,7 @@ describe('a call compiled for a target', () => {
     expect(otherSet.sources).toEqual([grown.get('edgeLogs')]);
     expect(otherSet.caller).not.toBe(first.caller);
     // The heads found usable at start under the template: another compilation (its newest-first bound says so).
-    const withHeads = compileCall(logsAll, plan({}), DUCKDB, BUILT_IN_SOURCE_SET, checked, { statement: true, sourceTables: true });
+    const withHeads = compileCall(logsAll, plan({}), DUCKDB, BUILT_IN_SOURCE_SET, checked, { statement: true, sourceTables: true, hourCounts: true });
     expect(withHeads.newestFirst?.heads).toBe(true);
     expect(first.newestFirst?.heads).toBe(false);
     expect(compileCall(logsAll, plan({}), DUCKDB, BUILT_IN_SOURCE_SET, checked).newestFirst?.heads).toBe(false);

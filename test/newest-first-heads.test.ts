@@ -5,6 +5,10 @@ import { findDefinition } from '../src/definitions/registry';
 import { defineEndpoint, p, type Endpoints } from '../src/index';
 import { newestFirstHeadsProblem, newestFirstOrderProblem, newestFirstTemplateProblem } from '../src/query/newest-first-shape';
 import { neutralSqlParser } from '../src/query/sql-parser';
+import { checkDefinitions } from '../src/query/check-definitions';
+import { CallerSqlCheck } from '../src/query/check-caller-sql';
+import { endpointSet } from '../src/definitions/registry';
+import { BUILT_IN_SOURCE_SET } from '../src/sources/built-ins';
 import { edgeEvent, endpointsAt, tempDir, writeLines } from './support/log-files';
 import { withParquetReads } from './support/parquet-reads';
 
@@ -122,6 +126,39 @@ describe('a newest-first endpoint reads the heads only under a filter of the pro
         option: 'endpoints["logs.misdeclared"].newestFirst',
       });
     }
+  });
+});
+
+describe('the hour counts under a source-table template', () => {
+  // A caller's chart is given the hour counts of whole hours inside the bounds the engine is told
+  // (`notBefore`, `newestFirst.until`): a template bounding its rows by another parameter would
+  // keep rows of hours the engine counts whole (docs/definitions.md, "Typed fields").
+  it('are allowed where the template names only the project parameter, notBefore and until, from its parse tree', async () => {
+    const otherBound = defineEndpoint({
+      name: 'logs.other-bound',
+      params: { project: p.text() },
+      sql: findDefinition('logs.all').sql,
+      sourceTables: { duckdb: 'SELECT * FROM source_rows WHERE project_column = $project AND timestamp > $after AND timestamp >= $since AND ($until IS NULL OR timestamp <= $until) -- $limit' },
+      bind: () => ({ after: null, since: null, until: null, limit: 100, project_tier: null }),
+      projectParam: 'project',
+      notBefore: 'after',
+      newestFirst: { limit: 'limit', until: 'until' },
+      columns: { id: { type: 'text', nullable: true }, timestamp: { type: 'timestamp' }, event_message: { type: 'text', nullable: true }, metadata: { type: 'json', nullable: true } },
+    });
+    const heads = await checkDefinitions(
+      endpointSet([otherBound]),
+      { dialect: 'duckdb' },
+      {
+        sources: BUILT_IN_SOURCE_SET,
+        parser: neutralSqlParser,
+        callers: new CallerSqlCheck({ dialect: 'duckdb' }, neutralSqlParser),
+        sandboxable: new Set(),
+      },
+    );
+    // Its filter is bounds alone (the heads serve), but `$since` is a bound the engine is not told of;
+    // the `$limit` in a comment is no parameter.
+    expect(heads.get('logs.other-bound')).toEqual({ statement: true, sourceTables: true, hourCounts: false });
+    expect(heads.get('logs.all')).toEqual({ statement: true, sourceTables: true, hourCounts: true });
   });
 });
 

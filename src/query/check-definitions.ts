@@ -9,7 +9,7 @@ import type { SourceSet } from '../sources/source-set';
 import type { CallerSqlCheck } from './check-caller-sql';
 import type { SqlParser } from './sql-parser';
 import { compiledStatement, sourcesReadBy } from './statement-reads';
-import { newestFirstHeadsProblem, newestFirstOrderProblem, newestFirstTemplateProblem } from './newest-first-shape';
+import { newestFirstHeadsProblem, newestFirstOrderProblem, newestFirstTemplateProblem, parametersOf } from './newest-first-shape';
 import type { AnyEndpointDefinition } from '../definitions/definition';
 
 /**
@@ -69,6 +69,12 @@ export interface NewestFirstHeads {
   readonly statement: boolean;
   /** Under its source-table template: a caller's newest rows. */
   readonly sourceTables: boolean;
+  /**
+   * Under its source-table template, and the template names no parameter but the definition's
+   * project parameter, `notBefore` and `newestFirst.until`: the bounds an engine is told of, so a
+   * caller's chart may be given the hour counts of whole hours inside them (compile-query.ts).
+   */
+  readonly hourCounts: boolean;
 }
 
 /**
@@ -104,5 +110,9 @@ async function newestFirstHeads(d: AnyEndpointDefinition, sources: SourceSet, pa
       ) === null;
   }
   const template = d.sourceTables?.duckdb;
-  return { statement, sourceTables: template !== undefined && newestFirstTemplateProblem(await parsed(template), order) === null };
+  if (template === undefined) return { statement, sourceTables: false, hourCounts: false };
+  const tree = await parsed(template);
+  const sourceTables = newestFirstTemplateProblem(tree, order) === null;
+  const declared = new Set([d.projectParam, d.notBefore, order.until]);
+  return { statement, sourceTables, hourCounts: sourceTables && d.notBefore !== undefined && [...parametersOf(tree)].every((name) => declared.has(name)) };
 }

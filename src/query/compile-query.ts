@@ -4,7 +4,6 @@ import { statementOf } from '../definitions/plan-query';
 import { composeSandboxedSql } from '../sandbox/compose-sandboxed-sql';
 import type { CheckedSql } from '../sandbox/validate-caller-sql';
 import { sourceTablesStatement } from '../sandbox/source-tables';
-import { codeOnly } from '../sql/sql-scan';
 import type { SourceSet } from '../sources/source-set';
 import { clickhouseStatement } from './clickhouse-statement';
 import { dialectSql } from './dialect-sql';
@@ -20,7 +19,7 @@ import type { NewestFirstHeads } from './check-definitions';
  * engine runs it as it is.
  *
  * @example
- * const query = compileCall(logsAll, planQuery(logsAll, params, new Date()), engine.target, sources, undefined, { statement: true, sourceTables: true });
+ * const query = compileCall(logsAll, planQuery(logsAll, params, new Date()), engine.target, sources, undefined, { statement: true, sourceTables: true, hourCounts: true });
  * await engine.run(query);
  */
 export function compileCall(definition: AnyEndpointDefinition, plan: QueryPlan, target: EngineTarget, sources: SourceSet, caller?: CheckedSql, heads?: NewestFirstHeads): CompiledQuery {
@@ -31,8 +30,8 @@ export function compileCall(definition: AnyEndpointDefinition, plan: QueryPlan, 
     const newestFirst = statement.newestFirst && { ...statement.newestFirst, heads: headsServe };
     return { ...plan, statement: newestFirst ? { ...statement, newestFirst } : statement };
   };
-  // The hour counts only where the template's bounds are the ones the engine is told (below).
-  const checkedOf = (c: CheckedSql): CheckedSql => (c.hourCounts !== undefined && !boundedByDeclared(definition, statement) ? { ...c, hourCounts: undefined } : c);
+  // The hour counts only where the template's bounds are the ones the engine is told (`NewestFirstHeads.hourCounts`).
+  const checkedOf = (c: CheckedSql): CheckedSql => (c.hourCounts !== undefined && heads?.hourCounts !== true ? { ...c, hourCounts: undefined } : c);
   // ClickHouse's text depends on a value too (every project's, when none is asked).
   if (!caller || target.dialect !== 'duckdb') return compileQuery(withHeads(), target, sources, caller && checkedOf(caller));
   // On DuckDB a caller's checked SELECT is compiled once per endpoint, target, source set, row cap
@@ -72,19 +71,6 @@ function withValues(texts: CompiledTexts, plan: QueryPlan): CompiledQuery {
     maxRows: plan.maxRows,
     ...(plan.notBefore === undefined ? {} : { notBefore: plan.notBefore }),
   };
-}
-
-/**
- * Whether the parameters a statement's source-table template names are its definition's project
- * parameter and the two bounds an engine is told of: `notBefore` (the lower, as the plan's
- * `notBefore`) and `newestFirst.until` (the upper). An engine giving a caller's chart the hour
- * counts of whole hours inside those bounds (`hourCounts`) relies on it.
- */
-function boundedByDeclared(definition: AnyEndpointDefinition, statement: QueryPlan['statement']): boolean {
-  const template = statement.sourceTables?.duckdb;
-  if (template === undefined || definition.notBefore === undefined || statement.newestFirst === undefined) return false;
-  const declared = new Set([definition.projectParam, definition.notBefore, statement.newestFirst.until]);
-  return (codeOnly(template).match(/\$[A-Za-z_][A-Za-z0-9_]*/g) ?? []).every((p) => declared.has(p.slice(1)));
 }
 
 /**
@@ -134,7 +120,7 @@ function compiledTexts(plan: QueryPlan, target: EngineTarget, sources: SourceSet
  * that name (the project filter applies as to events; its time bounds hold for every hour the engine
  * gives it, whole hours inside them). Only where the engine knows the template's time bounds: a
  * template whose filter reads the project and time bounds alone (`newestFirst.heads`), naming no
- * parameter but the declared ones (`boundedByDeclared`).
+ * parameter but the declared ones (`NewestFirstHeads.hourCounts`, both told from its parse tree at start).
  */
 function hourCountsOf(plan: QueryPlan, sources: SourceSet, checked: Pick<CheckedSql, 'sql' | 'sources' | 'typedColumns' | 'hourCounts'> | undefined): Pick<CompiledQuery, 'hourCounts'> {
   const h = checked?.hourCounts;

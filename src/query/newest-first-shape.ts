@@ -158,3 +158,18 @@ function isParameter(node: unknown, name: string): boolean {
   if (expression?.class === 'CAST') return isParameter(expression.child, name);
   return expression?.class === 'PARAMETER' && expression.identifier === name;
 }
+
+/**
+ * The parameters (`$name`) a parsed text names, from its parse tree.
+ *
+ * @example
+ * parametersOf({ json: await neutralSqlParser.serialize('SELECT * FROM source_rows WHERE timestamp > $after') }); // Set { 'after' }
+ */
+export function parametersOf(parsed: ParserOutput): Set<string> {
+  const names = new Set<string>();
+  holds(statementNode(parsed), (n) => {
+    if (n.class === 'PARAMETER' && typeof n.identifier === 'string') names.add(n.identifier);
+    return false;
+  });
+  return names;
+}
