@@ -136,7 +136,13 @@ describe("/metrics' text", () => {
         repeatedEvents: 4,
         refusals: { memory_limit: 1, 'odd"code': 2 },
         warmingKeys: 0,
-        memory: { budgetBytes: 512, residentBytes: 100, heapBytes: 60, externalBytes: 5, duckdb: [{ instance: 'queries', memoryBytes: 40, temporaryBytes: 7 }] },
+        memory: {
+          budgetBytes: 512,
+          residentBytes: 100,
+          heapBytes: 60,
+          externalBytes: 5,
+          duckdb: [{ instance: 'queries', memoryBytes: 40, temporaryBytes: 7, tagBytes: { BASE_TABLE: 30, OBJECT_CACHE: 10 } }],
+        },
       },
       200,
     );
@@ -160,6 +166,10 @@ describe("/metrics' text", () => {
         '# HELP log_endpoints_duckdb_memory_bytes Bytes a DuckDB instance holds in its buffer pool, by its role.',
         '# TYPE log_endpoints_duckdb_memory_bytes gauge',
         'log_endpoints_duckdb_memory_bytes{instance="queries"} 40',
+        "# HELP log_endpoints_duckdb_memory_tag_bytes Of those, bytes by DuckDB's own tag (duckdb_memory()): tables, caches, a query's hash tables and sorts.",
+        '# TYPE log_endpoints_duckdb_memory_tag_bytes gauge',
+        'log_endpoints_duckdb_memory_tag_bytes{instance="queries",tag="BASE_TABLE"} 30',
+        'log_endpoints_duckdb_memory_tag_bytes{instance="queries",tag="OBJECT_CACHE"} 10',
         '# HELP log_endpoints_duckdb_temporary_bytes Bytes a DuckDB instance spilled to its temporary directory, by its role.',
         '# TYPE log_endpoints_duckdb_temporary_bytes gauge',
         'log_endpoints_duckdb_temporary_bytes{instance="queries"} 7',
@@ -206,6 +216,11 @@ describe("what DuckDB holds, in the stats and /metrics' text", () => {
       const text = metricsText(ep.stats());
       expect(Number(/^log_endpoints_duckdb_memory_bytes\{instance="queries"\} (\d+)$/m.exec(text)?.[1])).toBeGreaterThan(0);
       expect(text).toMatch(/^log_endpoints_duckdb_temporary_bytes\{instance="queries"\} 0$/m);
+      // The same bytes by DuckDB's tag: the tags holding any add up to the instance's figure.
+      const tags = [...text.matchAll(/^log_endpoints_duckdb_memory_tag_bytes\{instance="queries",tag="(\w+)"\} (\d+)$/gm)];
+      // The memory tables' rows are a table's blocks in DuckDB's count (in memory until checkpointed to their file).
+      expect(tags.map((m) => m[1])).toContain('IN_MEMORY_TABLE');
+      expect(tags.reduce((sum, m) => sum + Number(m[2]), 0)).toBe(queries!.memoryBytes);
     } finally {
       await ep.close();
       tmp.cleanup();
@@ -216,7 +231,7 @@ describe("what DuckDB holds, in the stats and /metrics' text", () => {
 describe("what compaction's DuckDB holds, in the stats and /metrics' text", () => {
   it('reads a watched instance while it is open, summed with the others open, and zero once each is closed', async () => {
     const held = new RunDuckDBBytes();
-    expect(held.latest).toEqual({ memoryBytes: 0, temporaryBytes: 0 });
+    expect(held.latest).toEqual({ memoryBytes: 0, temporaryBytes: 0, tagBytes: {} });
     const first = await openDatabase({ threads: 1, memoryLimit: '80MB', held });
     const second = await openDatabase({ threads: 1, memoryLimit: '80MB', held });
     try {
@@ -225,14 +240,17 @@ describe("what compaction's DuckDB holds, in the stats and /metrics' text", () =
       const own = async (db: typeof first) => Number((await db.connection.runAndReadAll('SELECT sum(memory_usage_bytes)::BIGINT FROM duckdb_memory()')).getRows()[0]![0]);
       const [a, b] = [await own(first), await own(second)];
       expect(a).toBeGreaterThan(0);
-      expect(held.latest).toEqual({ memoryBytes: a + b, temporaryBytes: 0 });
+      expect(held.latest).toMatchObject({ memoryBytes: a + b, temporaryBytes: 0 });
+      // Tag by tag, summed over the instances too: the table's blocks among them.
+      expect(Object.values(held.latest.tagBytes).reduce((sum, n) => sum + n, 0)).toBe(a + b);
+      expect(Object.keys(held.latest.tagBytes)).toContain('IN_MEMORY_TABLE');
     } finally {
       await first.close();
     }
     await held.refresh();
     expect(held.latest.memoryBytes).toBe(Number((await second.connection.runAndReadAll('SELECT sum(memory_usage_bytes)::BIGINT FROM duckdb_memory()')).getRows()[0]![0]));
     await second.close();
-    expect(held.latest).toEqual({ memoryBytes: 0, temporaryBytes: 0 });
+    expect(held.latest).toEqual({ memoryBytes: 0, temporaryBytes: 0, tagBytes: {} });
   });
 
   it("watches each compaction run's instance (and its merges') from its open to its close: zero between runs", async () => {
@@ -269,7 +287,7 @@ describe("what compaction's DuckDB holds, in the stats and /metrics' text", () =
         wal.close();
         await compactor.settled();
         expect(open).toBe(0);
-        expect(held.latest).toEqual({ memoryBytes: 0, temporaryBytes: 0 });
+        expect(held.latest).toEqual({ memoryBytes: 0, temporaryBytes: 0, tagBytes: {} });
       }
       // Nine runs, one instance each (never two at once), and the merge of the day's small files.
       expect(opened.length).toBeGreaterThanOrEqual(10);
@@ -286,7 +304,7 @@ describe("what compaction's DuckDB holds, in the stats and /metrics' text", () =
     const ep = await createEndpoints({ storage: { dataDir: tmp.path('data'), maxSegmentAgeMs: HANG_MS, segmentQuietMs: HANG_MS }, cache: false });
     try {
       const compaction = ep.stats().memory.duckdb.find((d) => d.instance === 'compaction');
-      expect(compaction).toEqual({ instance: 'compaction', memoryBytes: 0, temporaryBytes: 0 });
+      expect(compaction).toEqual({ instance: 'compaction', memoryBytes: 0, temporaryBytes: 0, tagBytes: {} });
       const text = metricsText(ep.stats());
       expect(text).toMatch(/^log_endpoints_duckdb_memory_bytes\{instance="compaction"\} 0$/m);
       expect(text).toMatch(/^log_endpoints_duckdb_temporary_bytes\{instance="compaction"\} 0$/m);

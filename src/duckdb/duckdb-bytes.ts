@@ -7,12 +7,20 @@ export interface DuckDBBytes {
   memoryBytes: number;
   /** Bytes it spilled to its temporary directory (`temp_directory`). */
   temporaryBytes: number;
+  /**
+   * `memoryBytes` by DuckDB's own tag (`BASE_TABLE`: tables, among them the memory tables';
+   * `OBJECT_CACHE`: Parquet footers; `EXTERNAL_FILE_CACHE`: file bytes read; `HASH_TABLE`, ...),
+   * the tags holding any: what an operator needs to tell a cache from a query's working memory.
+   */
+  tagBytes: Readonly<Record<string, number>>;
 }
+
+const NOTHING: DuckDBBytes = Object.freeze({ memoryBytes: 0, temporaryBytes: 0, tagBytes: Object.freeze({}) });
 
 /** How old a value may be before a reader's look starts a new read (a scrape sees the one before it, at most about this old). */
 export const DUCKDB_BYTES_EVERY_MS = 2_000;
 
-const SQL = 'SELECT coalesce(sum(memory_usage_bytes), 0)::BIGINT, coalesce(sum(temporary_storage_bytes), 0)::BIGINT FROM duckdb_memory()';
+const SQL = 'SELECT tag, memory_usage_bytes::BIGINT, temporary_storage_bytes::BIGINT FROM duckdb_memory()';
 
 /**
  * Keeps what a DuckDB instance holds, read on a connection of its own, so a reader (`stats()`,
@@ -25,10 +33,10 @@ const SQL = 'SELECT coalesce(sum(memory_usage_bytes), 0)::BIGINT, coalesce(sum(t
  *
  * @example
  * const bytes = await DuckDBBytesSampler.open(instance);
- * bytes.latest; // { memoryBytes: 15601664, temporaryBytes: 0 }
+ * bytes.latest; // { memoryBytes: 15601664, temporaryBytes: 0, tagBytes: { BASE_TABLE: 15601664 } }
  */
 export class DuckDBBytesSampler {
-  #latest: DuckDBBytes = { memoryBytes: 0, temporaryBytes: 0 };
+  #latest: DuckDBBytes = NOTHING;
   #running: Promise<void> | null = null;
   #closed = false;
   #readAt = -Infinity;
@@ -58,8 +66,13 @@ export class DuckDBBytesSampler {
     this.#running ??= this.connection
       .runAndReadAll(SQL)
       .then((reader) => {
-        const [memory, temporary] = reader.getRows()[0] ?? [0, 0];
-        this.#latest = { memoryBytes: Number(memory), temporaryBytes: Number(temporary) };
+        const latest = { memoryBytes: 0, temporaryBytes: 0, tagBytes: {} as Record<string, number> };
+        for (const [tag, memory, temporary] of reader.getRows()) {
+          latest.memoryBytes += Number(memory);
+          latest.temporaryBytes += Number(temporary);
+          if (Number(memory) > 0) latest.tagBytes[String(tag)] = Number(memory);
+        }
+        this.#latest = latest;
       })
       .catch(() => undefined)
       .finally(() => (this.#running = null));
@@ -84,7 +97,7 @@ export class DuckDBBytesSampler {
  * @example
  * const compaction = new RunDuckDBBytes();
  * const db = await openDatabase({ memoryLimit: '80MB', held: compaction });
- * compaction.latest; // { memoryBytes: 0, temporaryBytes: 0 }, read at its open
+ * compaction.latest; // { memoryBytes: 0, temporaryBytes: 0, tagBytes: {} }, read at its open
  * await db.close(); // compaction.latest is zero again
  */
 export class RunDuckDBBytes {
@@ -92,11 +105,13 @@ export class RunDuckDBBytes {
 
   /** The last readings of the instances open now, summed (zero when none is). */
   get latest(): DuckDBBytes {
-    const sum: DuckDBBytes = { memoryBytes: 0, temporaryBytes: 0 };
+    if (this.#open.size === 0) return NOTHING;
+    const sum = { memoryBytes: 0, temporaryBytes: 0, tagBytes: {} as Record<string, number> };
     for (const sampler of this.#open) {
-      const { memoryBytes, temporaryBytes } = sampler.latest;
+      const { memoryBytes, temporaryBytes, tagBytes } = sampler.latest;
       sum.memoryBytes += memoryBytes;
       sum.temporaryBytes += temporaryBytes;
+      for (const [tag, bytes] of Object.entries(tagBytes)) sum.tagBytes[tag] = (sum.tagBytes[tag] ?? 0) + bytes;
     }
     return sum;
   }

@@ -31,6 +31,12 @@ export function metricsText(stats: EndpointsStats, peakResidentBytes: number | n
       ? []
       : ([
           { name: 'duckdb_memory_bytes', type: 'gauge', help: 'Bytes a DuckDB instance holds in its buffer pool, by its role.', samples: perInstance((d) => d.memoryBytes) },
+          {
+            name: 'duckdb_memory_tag_bytes',
+            type: 'gauge',
+            help: "Of those, bytes by DuckDB's own tag (duckdb_memory()): tables, caches, a query's hash tables and sorts.",
+            samples: stats.memory.duckdb.flatMap((d) => Object.entries(d.tagBytes).map(([tag, value]) => ({ labels: { instance: d.instance, tag }, value }))),
+          },
           { name: 'duckdb_temporary_bytes', type: 'gauge', help: 'Bytes a DuckDB instance spilled to its temporary directory, by its role.', samples: perInstance((d) => d.temporaryBytes) },
         ] satisfies Metric[])),
     counter('ingested_events_total', 'Events acknowledged.', stats.ingestedEvents),
