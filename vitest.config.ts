@@ -109,6 +109,7 @@ const TIERS = {
     'managed-compactor',
     'memory-tables',
     'merge-bound',
+    'merged-head',
     'readme',
     'rollup-quantiles',
     'source-sets',

@@ -19,6 +19,7 @@ import { writeSlicedLayout, writeSortedLayout } from '../dataset/sorted-layout-w
 import { mergeCells, mergeSlices } from '../dataset/merge-slices';
 import { sourceRelation } from '../duckdb/source-relations';
 import { companionPathsOf, ROLLUPS_DIR, writeCompanions } from '../dataset/stored-rollups';
+import { headFromInputHeads } from '../dataset/merged-head';
 import { filesToMerge, settledFilesToMerge } from './merge-policy';
 import { EngineError } from '../errors';
 
@@ -138,8 +139,12 @@ async function mergeDay(state: DatasetState, declared: SourceDescriptor, day: st
     const [count] = (await connection.runAndReadAll(`SELECT count(*) AS n${arraysAggregate(source, typedColumns)} FROM read_parquet(${sqlStringList([staged])})`)).getRowObjects();
     if (Number(count?.n) !== rows) throw new EngineError('storage_failed', `merge: wrote ${Number(count?.n)} rows of ${rows}; nothing was committed`);
     // Its head and stored rollups, written as compaction writes them (one path: stored-rollups.ts).
+    // Sorted in slices, the head comes from the inputs' heads (merged-head.ts), else from the file.
     const headRows = heads?.get(stagedHead);
-    const companions = await writeCompanions(connection, source, staged, root, name, staging, { head: headRows === undefined ? true : { path: stagedHead, rows: headRows } });
+    const inputs = files.map((f, i) => ({ data: paths[i]!, head: f.head && join(root, f.head.path), typedFields: f.typedFields }));
+    const head =
+      headRows === undefined ? (slices.length > 1 && (await headFromInputHeads(connection, source, inputs, staged, stagedHead, typedColumns))) || true : { path: stagedHead, rows: headRows };
+    const companions = await writeCompanions(connection, source, staged, root, name, staging, { head });
     await fsyncFile(staged);
     const crc32 = await fileCrc32(staged);
     await rename(staged, join(root, name));
