@@ -228,6 +228,29 @@ describe("what DuckDB holds, in the stats and /metrics' text", () => {
   });
 });
 
+describe("DuckDB's caches of the files it reads", () => {
+  it("keeps the Parquet footers it read, and no copy of the files' bytes (the kernel's page cache has them)", async () => {
+    const tmp = tempDir('le-file-caches-');
+    const db = await openDatabase({ threads: 1, memoryLimit: '80MB' });
+    const held = new RunDuckDBBytes();
+    const unwatch = await held.watch(db.instance);
+    try {
+      for (let i = 0; i < 3; i++) {
+        const file = tmp.path(`f${i}.parquet`);
+        await db.connection.run(`COPY (SELECT range AS n, repeat('x', 40) || range AS s FROM range(50000)) TO '${file}' (FORMAT parquet)`);
+        await db.connection.run(`SELECT count(*), max(s) FROM read_parquet('${file}')`);
+      }
+      await held.refresh();
+      expect(held.latest.tagBytes.OBJECT_CACHE).toBeGreaterThan(0);
+      expect(held.latest.tagBytes.EXTERNAL_FILE_CACHE).toBeUndefined();
+    } finally {
+      await unwatch();
+      await db.close();
+      tmp.cleanup();
+    }
+  });
+});
+
 describe("what compaction's DuckDB holds, in the stats and /metrics' text", () => {
   it('reads a watched instance while it is open, summed with the others open, and zero once each is closed', async () => {
     const held = new RunDuckDBBytes();

@@ -90,6 +90,11 @@ export async function openDatabase(settings: DatabaseSettings = {}): Promise<Ope
     // connection (the engine's pool connects on its own; a plain SET was this connection's alone,
     // and each statement of the others parsed its files' footers again).
     await connection.run('SET GLOBAL parquet_metadata_cache = true');
+    // DuckDB's own copy of the file bytes it read is off: the files are local, the kernel's page
+    // cache holds them already, and DuckDB's copy grew with every new file a long-running server
+    // reads (each compaction writes some) until its memory limit evicted it. Measured: the same CPU
+    // per call without it (docs/performance.md, "The footprint over longer runs").
+    await connection.run('SET GLOBAL enable_external_file_cache = false');
     let relief: MemoryRelief | null = null;
     if (limit !== null) relief = new MemoryRelief(instance, await threadsOf(connection), limit);
     const opened = instance;
