@@ -1,7 +1,8 @@
 import type { CompiledStatement } from '../engine';
 import type { ListedFile } from '../../files/list-glob';
 import type { ReadSet } from '../../files/source-reader';
-import { sourceRelation, type SourceFiles } from '../../duckdb/source-relations';
+import { relationColumns, sourceRelation, type SourceFiles } from '../../duckdb/source-relations';
+import { columnsNamed } from '../../sql/columns-named';
 import { sqlStringList } from '../../duckdb/sql-literal';
 import type { SourceDescriptor, SourceRollup } from '../../sources/source-descriptor';
 
@@ -21,8 +22,10 @@ export function fullQuerySql(statement: CompiledStatement, files: ReadonlyMap<So
   const { sql } = statement;
   const sources = [...files];
   // Each rollup the statement names follows its source's relation, as its SQL over that relation.
+  // An endpoint's statement gets the relation with only the columns it names (a caller's SELECT
+  // reads tables of its own over it: every column).
   const relations = sources.flatMap(([source, f]) => [
-    `${source.relation} AS (\n${sourceRelation(source, f)}\n)`,
+    `${source.relation} AS (\n${sourceRelation(source, f, caller === undefined ? columnsReadBy(statement, source) : {})}\n)`,
     ...rollupsNamedBy(statement, source).map((name) => `${name} AS (\n${rollupRelation(source, f, name, source.rollups[name]!)}\n)`),
     // A caller's chart's hour counts: the stored rollups of the files the engine chose, whole hours of the window only.
     ...(f.hourly ? [`${f.hourly.name} AS (\nSELECT * FROM read_parquet(${sqlStringList(f.hourly.companions)}) WHERE ${f.hourly.where}\n)`] : []),
@@ -38,6 +41,30 @@ export function fullQuerySql(statement: CompiledStatement, files: ReadonlyMap<So
   if (!relations.length) return sql;
   // A statement with CTEs of its own (`WITH buckets AS ...`) gets the relations as its first CTEs.
   return own ? `${own[1]}WITH ${relations.join(',\n')},\n${sql.slice(own[0].length)}` : `WITH ${relations.join(',\n')}\n${sql}`;
+}
+
+/** Statement texts' kept columns per source, by text (bounded: the endpoints' texts and their newest-first forms). */
+const KEPT = new Map<string, { columns?: ReadonlySet<string> }>();
+
+/**
+ * The columns of a source's relation a statement reads (`columnsNamed`): those its text names and
+ * those the SQL of each rollup it names does (a rollup not stored is computed over the relation),
+ * with `timestamp`, which the engine's own conditions name (two-phase-newest.ts); none given
+ * (every column) when one of them may read others unnamed.
+ */
+function columnsReadBy(statement: CompiledStatement, source: SourceDescriptor): { columns?: ReadonlySet<string> } {
+  const rollups = rollupsNamedBy(statement, source).map((name) => source.rollups[name]!);
+  const texts = [statement.sql, ...rollups.flatMap((r) => [r.sql, ...(r.rest === undefined ? [] : [r.rest])])];
+  const key = `${source.name}\0${texts.join('\0')}`;
+  let kept = KEPT.get(key);
+  if (!kept) {
+    const all = relationColumns(source).map(([name]) => name);
+    const named = texts.map((text) => columnsNamed(text, source.relation, all));
+    kept = named.some((n) => n === null) ? {} : { columns: new Set([...named.flatMap((n) => [...n!]), 'timestamp']) };
+    if (KEPT.size >= 512) KEPT.clear();
+    KEPT.set(key, kept);
+  }
+  return kept;
 }
 
 /**
