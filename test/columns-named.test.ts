@@ -63,4 +63,14 @@ describe("the engine's SQL of an endpoint's statement", () => {
     expect(sqlOf('SELECT * FROM edge_logs', day)).toContain('"request_url" AS request_url');
     expect(sqlOf('SELECT id FROM edge_logs', day, 'SELECT * FROM edge_logs')).toContain('"request_url" AS request_url');
   });
+
+  it('computes a rollup that is not stored over the relation with only the columns its SQL names', () => {
+    const usage = findDefinition('usage.api-counts').variants!.rollups!.duckdb;
+    const stored = { companions: ['rollup.parquet'], dataFiles: ['day.parquet'] };
+    // Every file's rollups stored: the trigram maps' rest is bound over no events for its columns.
+    const sql = sqlOf(usage, { ...day, stored: { edge_logs_url_hourly: stored, edge_logs_url_grams: stored } });
+    const rest = sql.slice(sql.indexOf('edge_logs_url_grams AS ('), sql.indexOf('required AS ('));
+    expect(rest).toContain('CAST(NULL AS VARCHAR) AS request_url');
+    expect(rest).not.toContain('AS metadata');
+  });
 });

@@ -54,7 +54,11 @@ const KEPT = new Map<string, { columns?: ReadonlySet<string> }>();
  */
 function columnsReadBy(statement: CompiledStatement, source: SourceDescriptor): { columns?: ReadonlySet<string> } {
   const rollups = rollupsNamedBy(statement, source).map((name) => source.rollups[name]!);
-  const texts = [statement.sql, ...rollups.flatMap((r) => [r.sql, ...(r.rest === undefined ? [] : [r.rest])])];
+  return keptFor([statement.sql, ...rollups.flatMap((r) => [r.sql, ...(r.rest === undefined ? [] : [r.rest])])], source);
+}
+
+/** The columns of a source's relation that SQL texts over it name, with `timestamp` (see `columnsReadBy`). */
+function keptFor(texts: readonly string[], source: SourceDescriptor): { columns?: ReadonlySet<string> } {
   const key = `${source.name}\0${texts.join('\0')}`;
   let kept = KEPT.get(key);
   if (!kept) {
@@ -77,7 +81,8 @@ function columnsReadBy(statement: CompiledStatement, source: SourceDescriptor): 
  */
 function rollupRelation(source: SourceDescriptor, files: SourceFiles, name: string, rollup: SourceRollup): string {
   const stored = files.stored?.[name];
-  const computedBy = (sql: string, over: SourceFiles) => `SELECT * FROM (\nWITH ${source.relation} AS (\n${sourceRelation(source, over)}\n)\n${sql}\n)`;
+  // Over the relation with only the columns the rollup's SQL names (an empty one is bound on every query).
+  const computedBy = (sql: string, over: SourceFiles) => `SELECT * FROM (\nWITH ${source.relation} AS (\n${sourceRelation(source, over, keptFor([sql], source))}\n)\n${sql}\n)`;
   // Over no events: only the rest's columns, for the parts that do not compute it.
   const restColumns = rollup.rest === undefined ? [] : [computedBy(rollup.rest, { ndjson: [], parquet: [], parquetTypes: new Map() })];
   if (!stored?.companions.length) return [rollup.rest === undefined ? rollup.sql : `SELECT * FROM (\n${rollup.sql}\n)`, ...restColumns].join('\nUNION ALL BY NAME\n');
