@@ -25,6 +25,10 @@ describe('columnsNamed: the columns of a relation a statement names', () => {
     ["SELECT COLUMNS('^text:') FROM edge_logs", 'COLUMNS()'],
     ['SELECT id FROM edge_logs NATURAL JOIN other', 'a natural join'],
     ['SELECT edge_logs FROM edge_logs', 'the relation as a value'],
+    ['FROM edge_logs WHERE id IS NOT NULL', 'a query that starts with FROM'],
+    ['SELECT id FROM edge_logs UNION ALL FROM edge_logs', 'a FROM-first query after UNION'],
+    ['WITH x AS (FROM edge_logs) SELECT id FROM x', 'a FROM-first CTE'],
+    ['PIVOT edge_logs ON status_code USING count(*)', 'PIVOT'],
     ['SELECT to_json(e) FROM edge_logs AS e', 'an alias as a value'],
     ['SELECT id FROM edge_logs e, other WHERE e = other.x', 'an alias compared'],
   ])('gives none (every column) for %s: %s', (sql) => {
@@ -32,7 +36,7 @@ describe('columnsNamed: the columns of a relation a statement names', () => {
   });
 
   it('reads a product, count(*), a CTE of the relation and an alias used as a qualifier as naming columns only', () => {
-    const sql = `WITH edge_logs AS (SELECT id, timestamp FROM edge_logs WHERE status_code * 2 > 0)
+    const sql = `WITH edge_logs AS (SELECT id, timestamp FROM edge_logs WHERE status_code * 2 > 0 AND extract(year FROM timestamp) > 0)
       SELECT count(*), e.id FROM edge_logs AS e JOIN edge_logs_url_hourly h ON h.hour = e.timestamp`;
     expect([...columnsNamed(sql, 'edge_logs', COLUMNS)!].sort()).toEqual(['id', 'status_code', 'timestamp']);
   });

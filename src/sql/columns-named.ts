@@ -9,8 +9,12 @@ import { codeOnly } from './sql-scan';
 
 /** A `*` that selects columns (`SELECT *`, `t.*`, `, *`), not a product or `count(*)`. */
 const WILDCARD = /(?:\bSELECT|\bDISTINCT|\bALL|,|\.)\s*\*/i;
-/** What reads columns it does not name: `COLUMNS(...)` expressions and natural joins. */
-const UNNAMED = /\bCOLUMNS\s*\(|\bNATURAL\b/i;
+/**
+ * What reads columns it does not name: `COLUMNS(...)` expressions, natural joins, PIVOT and
+ * UNPIVOT (their other columns are implicit), and a query that starts with FROM (DuckDB's
+ * `FROM edge_logs` alone selects every column).
+ */
+const UNNAMED = /\bCOLUMNS\s*\(|\bNATURAL\b|\b(?:UN)?PIVOT\b|(?:^|[(;]|\bUNION(?:\s+ALL)?|\bEXCEPT(?:\s+ALL)?|\bINTERSECT(?:\s+ALL)?)\s*FROM\b/i;
 /** Words after a table in FROM that are not its alias. */
 const NOT_ALIAS = new Set([
   'where',
@@ -45,7 +49,8 @@ const NOT_ALIAS = new Set([
 /**
  * The columns among `columns` that `sql` names, by name (bare, case-insensitively, or as a quoted
  * identifier), or null when it may read a column of `relation` without naming it: a `*` that
- * selects columns, `COLUMNS(...)`, a natural join, or the relation (or an alias of it) used as a
+ * selects columns, `COLUMNS(...)`, a natural join, PIVOT or UNPIVOT, a query that starts with
+ * FROM, or the relation (or an alias of it) used as a
  * value (`SELECT edge_logs FROM edge_logs` gives every column as a struct). A name found anywhere
  * counts (a parameter `$name` does not): an extra column costs a little planning, a missing one
  * would fail the statement, so the rule only ever keeps more.
