@@ -6,7 +6,9 @@
  * measure on a shared machine (docs/performance.md, "The seed's older pages and hourly usage").
  *
  *   npx tsx bench/builds-side-by-side.ts --before /path/to/other/checkout [--after .] [--data .bench-data/default]
- *                                        [--filter hourly,end=] [--runs 10] [--rounds 6] [--threads 2]
+ *                                        [--filter hourly,end=] [--runs 10] [--rounds 6] [--threads 2] [--threads-before 2]
+ *
+ * `--before . --threads-before 1` compares DuckDB's threads instead: the same build with one and two.
  */
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -24,6 +26,7 @@ const { values: args } = parseArgs({
     runs: { type: 'string', default: '10' },
     rounds: { type: 'string', default: '6' },
     threads: { type: 'string', default: '2' },
+    'threads-before': { type: 'string' },
   },
 });
 if (!args.before) throw new Error('--before <checkout> is required');
@@ -39,9 +42,9 @@ const PROJECTS: Array<[string, number]> = [
 type Library = Awaited<ReturnType<typeof import('../src/index')['createEndpoints']>>;
 
 /** A checkout's library (its own src/, loaded beside the other's), caching off, as the bench opens it. */
-async function open(checkout: string): Promise<Library> {
+async function open(checkout: string, threads: string): Promise<Library> {
   const { createEndpoints } = (await import(join(resolve(checkout), 'src', 'index.ts'))) as typeof import('../src/index');
-  return createEndpoints({ sources, now: () => REFERENCE, cache: false, duckdb: { threads: Number(args.threads) } });
+  return createEndpoints({ sources, now: () => REFERENCE, cache: false, duckdb: { threads: Number(threads) } });
 }
 
 const load = () =>
@@ -49,7 +52,7 @@ const load = () =>
     .map((n) => n.toFixed(1))
     .join(' ');
 const text = (v: unknown) => JSON.stringify(v, (_, x) => (typeof x === 'bigint' ? String(x) : x));
-const builds = { before: await open(args.before), after: await open(args.after!) };
+const builds = { before: await open(args.before, args['threads-before'] ?? args.threads!), after: await open(args.after!, args.threads!) };
 console.log(`data ${dir}; ${args.runs} calls x ${args.rounds} rounds per build and case, interleaved; load ${load()}`);
 console.log('| case | before: p50 / CPU ms | after: p50 / CPU ms | after / before (CPU) |');
 console.log('|---|---:|---:|---:|');

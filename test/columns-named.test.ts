@@ -5,7 +5,7 @@ import { compiledStatement } from '../src/query/statement-reads';
 import { findDefinition } from '../src/definitions/registry';
 import { BUILT_IN_SOURCE_SET, edgeLogs } from '../src/sources/built-ins';
 import { relationColumns, type SourceFiles } from '../src/duckdb/source-relations';
-import { typedFieldsOf } from '../src/sources/typed-fields';
+import { typedFieldsOf, withTypedPaths } from '../src/sources/typed-fields';
 
 // An endpoint's statement gets its source's relation with only the columns it names (DuckDB plans
 // a narrower Parquet scan faster); a statement that may read a column without naming it gets them all.
@@ -76,5 +76,16 @@ describe("the engine's SQL of an endpoint's statement", () => {
     const rest = sql.slice(sql.indexOf('edge_logs_url_grams AS ('), sql.indexOf('required AS ('));
     expect(rest).toContain('CAST(NULL AS VARCHAR) AS request_url');
     expect(rest).not.toContain('AS metadata');
+  });
+
+  it('keeps a typed column the statement names for a source with that field, after one without it', () => {
+    const text = 'SELECT "text:metadata.request.referer" AS referer FROM edge_logs';
+    const wide = withTypedPaths(edgeLogs, ['request.referer']);
+    const relationOf = (source: typeof edgeLogs) => {
+      const sql = fullQuerySql(compiledStatement(text, BUILT_IN_SOURCE_SET), new Map([[source, { ndjson: ['a.ndjson'], parquet: [], parquetTypes }]]));
+      return sql.slice(0, sql.lastIndexOf('SELECT "text:metadata.request.referer" AS referer'));
+    };
+    expect(relationOf(edgeLogs)).not.toContain('AS "text:metadata.request.referer"');
+    expect(relationOf(wide)).toContain('"text:metadata.request.referer" FROM (');
   });
 });

@@ -43,8 +43,11 @@ export function fullQuerySql(statement: CompiledStatement, files: ReadonlyMap<So
   return own ? `${own[1]}WITH ${relations.join(',\n')},\n${sql.slice(own[0].length)}` : `WITH ${relations.join(',\n')}\n${sql}`;
 }
 
-/** Statement texts' kept columns per source, by text (bounded: the endpoints' texts and their newest-first forms). */
-const KEPT = new Map<string, { columns?: ReadonlySet<string> }>();
+/**
+ * Kept columns per source descriptor (one with more typed fields has more columns) and texts
+ * (bounded: the endpoints' texts and their newest-first forms).
+ */
+const KEPT = new WeakMap<SourceDescriptor, Map<string, { columns?: ReadonlySet<string> }>>();
 
 /**
  * The columns of a source's relation a statement reads (`columnsNamed`): those its text names and
@@ -59,14 +62,16 @@ function columnsReadBy(statement: CompiledStatement, source: SourceDescriptor): 
 
 /** The columns of a source's relation that SQL texts over it name, with `timestamp` (see `columnsReadBy`). */
 function keptFor(texts: readonly string[], source: SourceDescriptor): { columns?: ReadonlySet<string> } {
-  const key = `${source.name}\0${texts.join('\0')}`;
-  let kept = KEPT.get(key);
+  let known = KEPT.get(source);
+  if (!known) KEPT.set(source, (known = new Map()));
+  const key = texts.join('\0');
+  let kept = known.get(key);
   if (!kept) {
     const all = relationColumns(source).map(([name]) => name);
     const named = texts.map((text) => columnsNamed(text, source.relation, all));
     kept = named.some((n) => n === null) ? {} : { columns: new Set([...named.flatMap((n) => [...n!]), 'timestamp']) };
-    if (KEPT.size >= 512) KEPT.clear();
-    KEPT.set(key, kept);
+    if (known.size >= 256) known.clear();
+    known.set(key, kept);
   }
   return kept;
 }
