@@ -6,6 +6,7 @@ import { findDefinition } from '../src/definitions/registry';
 import { BUILT_IN_SOURCE_SET, edgeLogs } from '../src/sources/built-ins';
 import { relationColumns, type SourceFiles } from '../src/duckdb/source-relations';
 import { typedFieldsOf, withTypedPaths } from '../src/sources/typed-fields';
+import type { SourceDescriptor } from '../src/sources/source-descriptor';
 
 // An endpoint's statement gets its source's relation with only the columns it names (DuckDB plans
 // a narrower Parquet scan faster); a statement that may read a column without naming it gets them all.
@@ -81,7 +82,7 @@ describe("the engine's SQL of an endpoint's statement", () => {
   it('keeps a typed column the statement names for a source with that field, after one without it', () => {
     const text = 'SELECT "text:metadata.request.referer" AS referer FROM edge_logs';
     const wide = withTypedPaths(edgeLogs, ['request.referer']);
-    const relationOf = (source: typeof edgeLogs) => {
+    const relationOf = (source: SourceDescriptor) => {
       const sql = fullQuerySql(compiledStatement(text, BUILT_IN_SOURCE_SET), new Map([[source, { ndjson: ['a.ndjson'], parquet: [], parquetTypes }]]));
       return sql.slice(0, sql.lastIndexOf('SELECT "text:metadata.request.referer" AS referer'));
     };
