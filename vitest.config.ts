@@ -31,6 +31,7 @@ const TIERS = {
     'durable-placement',
     'clickhouse-sql',
     'clock-reads',
+    'columns-named',
     'compile-query',
     'dashboard-page',
     'dataset-state-memo',

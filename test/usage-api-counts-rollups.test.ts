@@ -119,6 +119,9 @@ describe.each([
         for (const now of NOWS) {
           const raw = await answer('usage.api-counts', project, interval, now);
           expect(await answer('usage.api-counts.rollups', project, interval, now), `${interval} at ${now}`).toEqual(raw);
+          // The whole-hours variant, for the windows that start on the hour (the one it is chosen for).
+          if (rollupsWhenStored(planQuery(usageApiCounts, normalizeParams(usageApiCounts, { project: 'x', interval }), new Date(now)).params) === 'hours')
+            expect(await answer('usage.api-counts.hours', project, interval, now), `${interval} at ${now}, whole hours`).toEqual(raw);
           rows += raw.length;
         }
       }
@@ -189,18 +192,19 @@ describe.each([
 describe('rollupsWhenStored: which statement answers a call once rollups are stored', () => {
   const at = (iso: string) => ({ timestamp: BigInt(Date.parse(iso)) * 1000n });
   it.each([
-    ['hour', '2026-11-21T11:00:00.000Z', 'rollups'],
+    ['hour', '2026-11-21T11:00:00.000Z', 'hours'],
     ['hour', '2026-11-21T11:23:00.000Z', null],
     ['hour', '2026-11-21T09:00:00.001Z', null],
     ['day', '2026-11-14T11:23:00.000Z', 'rollups'],
-    ['day', '2026-11-14T12:00:00.000Z', 'rollups'],
+    ['day', '2026-11-14T12:00:00.000Z', 'hours'],
     ['minute', '2026-11-21T11:00:00.000Z', null],
   ] as const)('%s buckets from %s: %s', (unit, start, expected) => {
     expect(rollupsWhenStored({ unit, start: at(start) })).toBe(expected);
   });
 
   it('is declared as a variant of the endpoint', () => {
-    expect(Object.keys(usageApiCounts.variants ?? {})).toEqual(['rollups']);
+    expect(Object.keys(usageApiCounts.variants ?? {})).toEqual(['hours', 'rollups']);
+    expect(usageApiCounts.variants?.hours?.duckdb).toBe(querySql('duckdb', 'usage.api-counts.hours'));
     expect(usageApiCounts.variants?.rollups?.duckdb).toBe(querySql('duckdb', 'usage.api-counts.rollups'));
   });
 });

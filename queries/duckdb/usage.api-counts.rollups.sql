@@ -30,11 +30,12 @@ WITH
   -- Origins some URL of which may hold the literal: every trigram of it is in their map. An
   -- uncompacted tail's rows carry a URL and no map (edge_logs_url_grams.rest.sql): the URL itself
   -- is tested. A NULL map without a URL rules nothing out.
+  -- Each map is cast to BIT once, not once per trigram tested (18 casts of 8 KiB for a project ref).
   candidate_origins AS (
     SELECT origin
-    FROM edge_logs_url_grams m, required r
+    FROM (SELECT origin, grams, grams::BIT AS bits, request_url FROM edge_logs_url_grams) m, required r
     WHERE CASE
-      WHEN m.grams IS NOT NULL THEN list_bool_and(list_transform(r.grams, g -> get_bit(m.grams::BIT, g) = 1))
+      WHEN m.grams IS NOT NULL THEN list_bool_and(list_transform(r.grams, g -> get_bit(m.bits, g) = 1))
       WHEN m.request_url IS NOT NULL THEN contains(m.request_url, $project_required)
       ELSE true
     END

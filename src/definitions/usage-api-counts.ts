@@ -16,23 +16,25 @@ import { p } from './params';
 const USAGE_INTERVALS = ['hourly', 'daily', 'minutely', '15min', '30min', '1hr', '3hr', '1day', '3day', '7day'] as const satisfies readonly IntervalName[];
 
 /**
- * The variant once compaction stores rollups: usage.api-counts.rollups.sql for hour and day
- * buckets when its raw part is empty (the window starts on the hour) or small beside the rest (day
- * buckets: 7 days). The requests before the first whole hour come from the raw files, and reading
- * them costs about what the whole raw query of a 1-hour window costs (every project's newest row
- * groups), so an hour-bucket window that starts inside an hour is answered faster raw. Minute
- * buckets have no rollup. Where compaction has not stored the rollups the engine runs the raw
- * statement instead (docs/definitions.md, "Rollups").
+ * The variant once compaction stores rollups, for hour and day buckets: usage.api-counts.hours.sql
+ * when the window starts on the hour (every request then comes from the rollup), else
+ * usage.api-counts.rollups.sql for day buckets (7 days), whose requests before the first whole hour
+ * come from the raw files. Reading those costs about what the whole raw query of a 1-hour window
+ * costs (every project's newest row groups), so an hour-bucket window that starts inside an hour
+ * is answered faster raw. Minute buckets have no rollup. Where compaction has not stored the
+ * rollups the engine runs the raw statement instead (docs/definitions.md, "Rollups").
  *
  * @example
- * rollupsWhenStored({ unit: 'hour', start: { timestamp: 1795258800000000n } }); // 'rollups' (11:00:00)
+ * rollupsWhenStored({ unit: 'hour', start: { timestamp: 1795258800000000n } }); // 'hours' (11:00:00)
  * rollupsWhenStored({ unit: 'hour', start: { timestamp: 1795260180000000n } }); // null (11:23:00)
+ * rollupsWhenStored({ unit: 'day', start: { timestamp: 1795260180000000n } }); // 'rollups'
  */
-export function rollupsWhenStored(bound: Readonly<Record<string, EngineParam>>): 'rollups' | null {
+export function rollupsWhenStored(bound: Readonly<Record<string, EngineParam>>): 'hours' | 'rollups' | null {
   const { unit, start } = bound;
   if (unit !== 'hour' && unit !== 'day') return null;
   const onTheHour = start !== null && typeof start === 'object' && start.timestamp % BigInt(UNIT_MICROS.hour) === 0n;
-  return onTheHour || unit === 'day' ? 'rollups' : null;
+  if (onTheHour) return 'hours';
+  return unit === 'day' ? 'rollups' : null;
 }
 
 /** Interval values of usage.api-counts; any other value is an error. */
@@ -57,7 +59,7 @@ export const usageApiCounts = defineEndpoint({
   sql: { duckdb: querySql('duckdb', 'usage.api-counts'), clickhouse: querySql('clickhouse', 'usage.api-counts') },
   // The edge log's rollups (src/sources/edge-logs.ts), stored at compaction; the engine runs the
   // raw statement where they are not stored (docs/definitions.md, "Rollups").
-  variants: { rollups: { duckdb: querySql('duckdb', 'usage.api-counts.rollups') } },
+  variants: { hours: { duckdb: querySql('duckdb', 'usage.api-counts.hours') }, rollups: { duckdb: querySql('duckdb', 'usage.api-counts.rollups') } },
   variant: rollupsWhenStored,
   projectParam: 'project',
   bind: ({ interval, project }, { now }) => {

@@ -134,9 +134,11 @@ export const TIMESTAMP_MACROS = [
     END`,
 ];
 
-/** SQL of an empty relation with the source's columns. */
-function emptyRelation(source: SourceDescriptor): string {
-  const cols = relationColumns(source).map(([name, type]) => `CAST(NULL AS ${type}) AS ${columnName(name)}`);
+/** SQL of an empty relation with the source's columns (those of `kept`, when given). */
+function emptyRelation(source: SourceDescriptor, kept?: ReadonlySet<string>): string {
+  const cols = relationColumns(source)
+    .filter(([name]) => kept?.has(name) ?? true)
+    .map(([name, type]) => `CAST(NULL AS ${type}) AS ${columnName(name)}`);
   return `SELECT ${cols.join(', ')} LIMIT 0`;
 }
 
@@ -220,6 +222,7 @@ function parquetRelation(
   types: ReadonlyMap<string, string>,
   typedFields: SourceFiles['typedFields'],
   arraysFree: SourceFiles['arraysFree'],
+  kept?: ReadonlySet<string>,
 ): string {
   // Files are read in groups of the same stored typed columns (a file of an older declaration or
   // set of discovered paths has fewer): each group reads what it has and computes the rest. Files
@@ -235,13 +238,19 @@ function parquetRelation(
   }
   const parts = [...groups.values()].map((g) => {
     const columns = storedTypedColumns(source, types, g.stored, { arraysFree: g.free });
-    return withTypedColumns(source, parquetColumns(source, g.files, types, columns), g.stored);
+    // Files that hold every typed column: their scan projects only the kept columns (the
+    // relation's order is the declared columns, then the typed ones as storedTypedColumns gives them).
+    if (kept && columns.length === typedColumnsOf(source).length) return parquetColumns(source, g.files, types, columns, kept);
+    return keptOf(source, withTypedColumns(source, parquetColumns(source, g.files, types, columns), g.stored), kept);
   });
   return parts.length === 1 ? parts[0]! : parts.map((p) => `(${p})`).join('\nUNION ALL\n');
 }
 
-/** The declared columns of Parquet files read together, then `extra` (the typed columns as stored). */
-function parquetColumns(source: SourceDescriptor, files: readonly string[], types: ReadonlyMap<string, string>, extra: readonly string[]): string {
+/**
+ * The declared columns of Parquet files read together, then `extra` (the typed columns as stored);
+ * with `kept` (`extra` then holds every typed column, in relation order), only those columns.
+ */
+function parquetColumns(source: SourceDescriptor, files: readonly string[], types: ReadonlyMap<string, string>, extra: readonly string[], kept?: ReadonlySet<string>): string {
   const paths = metadataPathsOf(source);
   const select = Object.entries(columnsOf(source)).map(([name, type]) => {
     const stored = types.get(name);
@@ -257,7 +266,18 @@ function parquetColumns(source: SourceDescriptor, files: readonly string[], type
     }
     return `CAST(NULL AS ${type}) AS ${name}`;
   });
-  return `SELECT ${[...select, ...extra].join(', ')} FROM read_parquet(${sqlStringList(files)}, union_by_name = true)`;
+  const names = kept ? relationColumns(source).map(([name]) => name) : [];
+  const items = [...select, ...extra].filter((_, i) => !kept || kept.has(names[i]!));
+  return `SELECT ${items.join(', ')} FROM read_parquet(${sqlStringList(files)}, union_by_name = true)`;
+}
+
+/** `part` (a SELECT of the relation's columns) with only the `kept` ones, in relation order; all when none are given. */
+function keptOf(source: SourceDescriptor, part: string, kept: ReadonlySet<string> | undefined): string {
+  if (!kept) return part;
+  const names = relationColumns(source)
+    .filter(([name]) => kept.has(name))
+    .map(([name]) => columnName(name));
+  return `SELECT ${names.join(', ')} FROM (${part})`;
 }
 
 function timestampExpression(stored: string | undefined): string {
@@ -334,16 +354,19 @@ export interface SourceFiles {
 /**
  * The full relation of one source: its NDJSON part and its Parquet part, one after the other.
  * `withFilename` adds the NDJSON file each row came from (compaction counts per input; NDJSON only).
+ * `columns`: only these of its columns, in relation order (what a statement names: the engine's
+ * SQL, statement-sql.ts); each Parquet scan then projects only them, which DuckDB plans faster.
  */
-export function sourceRelation(source: SourceDescriptor, files: SourceFiles, options: { withFilename?: boolean } = {}): string {
+export function sourceRelation(source: SourceDescriptor, files: SourceFiles, options: { withFilename?: boolean; columns?: ReadonlySet<string> } = {}): string {
+  const kept = options.withFilename ? undefined : options.columns;
   const parts: string[] = [];
-  if (files.ndjson.length) parts.push(ndjsonRelation(source, files.ndjson, options.withFilename ?? false));
-  if (files.parquet.length) parts.push(parquetRelation(source, files.parquet, files.parquetTypes, files.typedFields, files.arraysFree));
+  if (files.ndjson.length) parts.push(keptOf(source, ndjsonRelation(source, files.ndjson, options.withFilename ?? false), kept));
+  if (files.parquet.length) parts.push(parquetRelation(source, files.parquet, files.parquetTypes, files.typedFields, files.arraysFree, kept));
   if (files.outside?.parquet.length)
-    parts.push(`SELECT * FROM (\n${parquetRelation(source, files.outside.parquet, files.parquetTypes, files.typedFields, files.arraysFree)}\n) WHERE ${files.outside.where}`);
-  parts.push(...(files.held ?? []));
-  if (files.memory) parts.push(withTypedColumns(source, files.memory.rows, storedTypedOf(source, files.memory.typedFields)));
-  if (!parts.length) return emptyRelation(source);
+    parts.push(keptOf(source, `SELECT * FROM (\n${parquetRelation(source, files.outside.parquet, files.parquetTypes, files.typedFields, files.arraysFree)}\n) WHERE ${files.outside.where}`, kept));
+  parts.push(...(files.held ?? []).map((held) => keptOf(source, held, kept)));
+  if (files.memory) parts.push(keptOf(source, withTypedColumns(source, files.memory.rows, storedTypedOf(source, files.memory.typedFields)), kept));
+  if (!parts.length) return emptyRelation(source, kept);
   const union = parts.map((p) => `(${p})`).join('\nUNION ALL\n');
   return files.where ? `SELECT * FROM (\n${union}\n) WHERE ${files.where}` : union;
 }

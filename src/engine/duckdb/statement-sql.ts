@@ -1,7 +1,8 @@
 import type { CompiledStatement } from '../engine';
 import type { ListedFile } from '../../files/list-glob';
 import type { ReadSet } from '../../files/source-reader';
-import { sourceRelation, type SourceFiles } from '../../duckdb/source-relations';
+import { relationColumns, sourceRelation, type SourceFiles } from '../../duckdb/source-relations';
+import { columnsNamed } from '../../sql/columns-named';
 import { sqlStringList } from '../../duckdb/sql-literal';
 import type { SourceDescriptor, SourceRollup } from '../../sources/source-descriptor';
 
@@ -21,8 +22,10 @@ export function fullQuerySql(statement: CompiledStatement, files: ReadonlyMap<So
   const { sql } = statement;
   const sources = [...files];
   // Each rollup the statement names follows its source's relation, as its SQL over that relation.
+  // An endpoint's statement gets the relation with only the columns it names (a caller's SELECT
+  // reads tables of its own over it: every column).
   const relations = sources.flatMap(([source, f]) => [
-    `${source.relation} AS (\n${sourceRelation(source, f)}\n)`,
+    `${source.relation} AS (\n${sourceRelation(source, f, caller === undefined ? columnsReadBy(statement, source) : {})}\n)`,
     ...rollupsNamedBy(statement, source).map((name) => `${name} AS (\n${rollupRelation(source, f, name, source.rollups[name]!)}\n)`),
     // A caller's chart's hour counts: the stored rollups of the files the engine chose, whole hours of the window only.
     ...(f.hourly ? [`${f.hourly.name} AS (\nSELECT * FROM read_parquet(${sqlStringList(f.hourly.companions)}) WHERE ${f.hourly.where}\n)`] : []),
@@ -41,6 +44,39 @@ export function fullQuerySql(statement: CompiledStatement, files: ReadonlyMap<So
 }
 
 /**
+ * Kept columns per source descriptor (one with more typed fields has more columns) and texts
+ * (bounded: the endpoints' texts and their newest-first forms).
+ */
+const KEPT = new WeakMap<SourceDescriptor, Map<string, { columns?: ReadonlySet<string> }>>();
+
+/**
+ * The columns of a source's relation a statement reads (`columnsNamed`): those its text names and
+ * those the SQL of each rollup it names does (a rollup not stored is computed over the relation),
+ * with `timestamp`, which the engine's own conditions name (two-phase-newest.ts); none given
+ * (every column) when one of them may read others unnamed.
+ */
+function columnsReadBy(statement: CompiledStatement, source: SourceDescriptor): { columns?: ReadonlySet<string> } {
+  const rollups = rollupsNamedBy(statement, source).map((name) => source.rollups[name]!);
+  return keptFor([statement.sql, ...rollups.flatMap((r) => [r.sql, ...(r.rest === undefined ? [] : [r.rest])])], source);
+}
+
+/** The columns of a source's relation that SQL texts over it name, with `timestamp` (see `columnsReadBy`). */
+function keptFor(texts: readonly string[], source: SourceDescriptor): { columns?: ReadonlySet<string> } {
+  let known = KEPT.get(source);
+  if (!known) KEPT.set(source, (known = new Map()));
+  const key = texts.join('\0');
+  let kept = known.get(key);
+  if (!kept) {
+    const all = relationColumns(source).map(([name]) => name);
+    const named = texts.map((text) => columnsNamed(text, source.relation, all));
+    kept = named.some((n) => n === null) ? {} : { columns: new Set([...named.flatMap((n) => [...n!]), 'timestamp']) };
+    if (known.size >= 256) known.clear();
+    known.set(key, kept);
+  }
+  return kept;
+}
+
+/**
  * A rollup's relation (docs/definitions.md, "Rollups"): the stored rollups of the Parquet files
  * that have one, and the rollup's SQL over everything else the source reads (NDJSON, byte ranges,
  * memory, Parquet files without it), whose relation is built by `sourceRelation` as the source's
@@ -50,7 +86,8 @@ export function fullQuerySql(statement: CompiledStatement, files: ReadonlyMap<So
  */
 function rollupRelation(source: SourceDescriptor, files: SourceFiles, name: string, rollup: SourceRollup): string {
   const stored = files.stored?.[name];
-  const computedBy = (sql: string, over: SourceFiles) => `SELECT * FROM (\nWITH ${source.relation} AS (\n${sourceRelation(source, over)}\n)\n${sql}\n)`;
+  // Over the relation with only the columns the rollup's SQL names (an empty one is bound on every query).
+  const computedBy = (sql: string, over: SourceFiles) => `SELECT * FROM (\nWITH ${source.relation} AS (\n${sourceRelation(source, over, keptFor([sql], source))}\n)\n${sql}\n)`;
   // Over no events: only the rest's columns, for the parts that do not compute it.
   const restColumns = rollup.rest === undefined ? [] : [computedBy(rollup.rest, { ndjson: [], parquet: [], parquetTypes: new Map() })];
   if (!stored?.companions.length) return [rollup.rest === undefined ? rollup.sql : `SELECT * FROM (\n${rollup.sql}\n)`, ...restColumns].join('\nUNION ALL BY NAME\n');
