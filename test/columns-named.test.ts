@@ -32,6 +32,8 @@ describe('columnsNamed: the columns of a relation a statement names', () => {
     ['PIVOT edge_logs ON status_code USING count(*)', 'PIVOT'],
     ['SELECT to_json(e) FROM edge_logs AS e', 'an alias as a value'],
     ['SELECT id FROM edge_logs e, other WHERE e = other.x', 'an alias compared'],
+    ['SELECT DISTINCT ON (project) * FROM edge_logs', 'a star after DISTINCT ON'],
+    ['SELECT #2 FROM edge_logs', 'a column by its position'],
   ])('gives none (every column) for %s: %s', (sql) => {
     expect(columnsNamed(sql, 'edge_logs', COLUMNS)).toBeNull();
   });

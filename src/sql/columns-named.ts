@@ -11,10 +11,12 @@ import { codeOnly } from './sql-scan';
 const WILDCARD = /(?:\bSELECT|\bDISTINCT|\bALL|,|\.)\s*\*/i;
 /**
  * What reads columns it does not name: `COLUMNS(...)` expressions, natural joins, PIVOT and
- * UNPIVOT (their other columns are implicit), and a query that starts with FROM (DuckDB's
- * `FROM edge_logs` alone selects every column).
+ * UNPIVOT (their other columns are implicit), `DISTINCT ON (...)` (its star follows a parenthesis,
+ * which a product's can too), a column by its position (`#2`: narrower, the relation would give
+ * another column), and a query that starts with FROM (DuckDB's `FROM edge_logs` alone selects
+ * every column).
  */
-const UNNAMED = /\bCOLUMNS\s*\(|\bNATURAL\b|\b(?:UN)?PIVOT\b|(?:^|[(;]|\bUNION(?:\s+ALL)?|\bEXCEPT(?:\s+ALL)?|\bINTERSECT(?:\s+ALL)?)\s*FROM\b/i;
+const UNNAMED = /\bCOLUMNS\s*\(|\bNATURAL\b|\b(?:UN)?PIVOT\b|\bDISTINCT\s+ON\b|#\s*\d|(?:^|[(;]|\bUNION(?:\s+ALL)?|\bEXCEPT(?:\s+ALL)?|\bINTERSECT(?:\s+ALL)?)\s*FROM\b/i;
 /** Words after a table in FROM that are not its alias. */
 const NOT_ALIAS = new Set([
   'where',
