@@ -95,6 +95,7 @@ const TIERS = {
     'counts-per-value',
     'dataset-state-reuse',
     'hour-counts',
+    'group-hour-counts',
     'definitions',
     'differential',
     'discovered-paths',

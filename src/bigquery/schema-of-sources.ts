@@ -17,6 +17,7 @@ function typedOf(source: SourceDescriptor): Pick<BigQueryTable, 'typed'> {
         arrays: ARRAYS_COLUMN,
         fields: Object.fromEntries(fields.map((f) => [jsonKeysText(f.keys), { text: f.text, json: f.json, declared: declared.has(f.path), path: f.path }])),
         ...(hourly in source.rollups ? { hourly } : {}),
+        ...(hourly in source.rollups && declaredSourceOf(source).typedPairs.length ? { hourlyPairs: declaredSourceOf(source).typedPairs } : {}),
       },
     },
   };

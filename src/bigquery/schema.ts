@@ -62,4 +62,9 @@ export interface TypedJson {
    * A chart counted per value of one declared field may read it for the window's whole hours.
    */
   readonly hourly?: string;
+  /**
+   * The pairs of declared fields the hour counts also keep together (the source's `typedPairs`):
+   * a count grouped by both may read their rows for the window's whole hours.
+   */
+  readonly hourlyPairs?: ReadonlyArray<readonly [string, string]>;
 }

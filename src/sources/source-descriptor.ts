@@ -1,7 +1,7 @@
 import { InvalidOptionError } from '../errors';
 import type { ColumnType } from '../sql/column-types';
 import { uuidFromName } from '../util/uuid-from-name';
-import { typedHourlyName, typedHourlySql } from './typed-hourly';
+import { typedHourlyName, typedHourlySql, typedPairName } from './typed-hourly';
 
 /**
  * A log source's name: the two built-ins (docs/semantics.md, "Log sources") or one declared with
@@ -46,6 +46,11 @@ export interface SourceDescriptor<N extends string = string> {
    * (typed-fields.ts; docs/definitions.md, "Typed fields").
    */
   readonly typedFields: readonly string[];
+  /**
+   * Pairs of its typed fields whose counts per hour are kept together (the hour counts' pair rows,
+   * typed-hourly.ts): what a count grouped by those two fields reads for whole hours.
+   */
+  readonly typedPairs: ReadonlyArray<readonly [string, string]>;
   /**
    * Rows per Parquet row group, dictionary entries per column chunk (when raised), whether each
    * compacted file gets a head (its newest rows per project: what a newest-first endpoint reads),
@@ -128,6 +133,13 @@ export interface SourceConfig<N extends string = string> {
    * "Typed fields"). Answers are the same with or without.
    */
   typedFields?: readonly string[];
+  /**
+   * Pairs of `typedFields` a caller groups by together (`[['request.path', 'request.search']]`):
+   * the hour counts keep each pair's counts per hour (docs/definitions.md, "Typed fields"), read by
+   * a count grouped by the two for a window's whole hours. Only pairs of few values together: a
+   * pair of fields of many values each is as many rows as the events.
+   */
+  typedPairs?: ReadonlyArray<readonly [string, string]>;
   parquet?: { rowGroupRows?: number; dictionaryEntries?: number; heads?: boolean; idBloomFilter?: boolean; compression?: ParquetCompression };
   clickhouse?: { table?: string };
   looksLike?: (event: Record<string, unknown>) => boolean;
@@ -251,11 +263,15 @@ export function defineSource<const N extends string>(config: SourceConfig<N>): S
   if (!Array.isArray(typedFields) || typedFields.some((f) => typeof f !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/.test(f)))
     fail('typedFields must be dotted paths such as parsed.error_severity');
   if (new Set(typedFields).size !== typedFields.length) fail('typedFields names a path twice');
+  const typedPairs = config.typedPairs ?? [];
+  if (!Array.isArray(typedPairs) || typedPairs.some((p) => !Array.isArray(p) || p.length !== 2 || p[0] === p[1] || !p.every((f) => typedFields.includes(f))))
+    fail('typedPairs must be pairs of two different typedFields');
+  if (new Set(typedPairs.map((p) => typedPairName(p))).size !== typedPairs.length) fail('typedPairs names a pair twice');
   // The hour counts of its declared typed fields (typed-hourly.ts), a stored rollup like any other.
   if (typedFields.length) {
     const hourly = typedHourlyName(config.relation);
     if (hourly in rollups) fail(`rollup name "${hourly}" is the one its typed fields' hour counts take`);
-    rollups[hourly] = Object.freeze({ sql: typedHourlySql(config.relation, config.projectColumn, typedFields) });
+    rollups[hourly] = Object.freeze({ sql: typedHourlySql(config.relation, config.projectColumn, typedFields, typedPairs) });
   }
   const rowGroupRows = config.parquet?.rowGroupRows ?? 100_000;
   if (!Number.isInteger(rowGroupRows) || rowGroupRows < 1000) fail('parquet.rowGroupRows must be a whole number of at least 1000');
@@ -274,6 +290,7 @@ export function defineSource<const N extends string>(config: SourceConfig<N>): S
     projectColumn: config.projectColumn,
     fields: Object.freeze([...fields]),
     typedFields: Object.freeze([...typedFields]),
+    typedPairs: Object.freeze(typedPairs.map((p) => Object.freeze([p[0], p[1]] as const))),
     parquet: Object.freeze({
       rowGroupRows,
       ...(config.parquet?.dictionaryEntries ? { dictionaryEntries: config.parquet.dictionaryEntries } : {}),
