@@ -10,8 +10,12 @@
  *
  *   npx tsup && (cd <main's tree> && npx tsup)
  *   npx tsx bench/studio-side-by-side.ts --before <main's tree>/dist --after dist [--scale default]
- *                                        [--rounds 31] [--kinds short|all] [--skip-chdb] [--skip-http]
- *                                        [--skip-writer] [--json out.json]
+ *                                        [--rounds 31] [--kinds short|week|all] [--skip-chdb] [--skip-http]
+ *                                        [--skip-writer] [--after-data <managed data dir>] [--json out.json]
+ *
+ * `--kinds week`: the 7-day kinds alone. `--after-data`: the after build's copy made from this
+ * managed data dir instead of the Studio bench's (the same week with the rollups the after build
+ * defines computed by its `check --repair`, so neither build's compactor recomputes them while timed).
  */
 import { cp, rm, writeFile } from 'node:fs/promises';
 import { existsSync, statSync } from 'node:fs';
@@ -105,6 +109,7 @@ async function main(): Promise<void> {
       'skip-chdb': { type: 'boolean', default: false },
       'skip-http': { type: 'boolean', default: false },
       'skip-writer': { type: 'boolean', default: false },
+      'after-data': { type: 'string' },
       json: { type: 'string' },
     },
   });
@@ -114,13 +119,13 @@ async function main(): Promise<void> {
   const log = (line: string) => console.error(line);
   const data = await prepareStudioData(scale, log);
   if (!existsSync(join(data.dir, 'managed-ingested.json'))) throw new Error(`run bench/studio.ts --scale ${scale} first: it ingests the week this bench copies`);
-  const cases = studioCasesOf(data).filter((c) => values.kinds === 'all' || isShort(c));
+  const cases = studioCasesOf(data).filter((c) => values.kinds === 'all' || (values.kinds === 'week' ? !isShort(c) : isShort(c)));
   const builds: Build[] = [];
   const dists = { before: resolve(values.before), after: resolve(values.after) };
   for (const [label, dist] of Object.entries(dists)) {
     const dir = join(data.dir, `side-${label}`);
     await rm(dir, { recursive: true, force: true });
-    await cp(join(data.dir, 'managed'), dir, { recursive: true });
+    await cp(label === 'after' && values['after-data'] ? resolve(values['after-data']) : join(data.dir, 'managed'), dir, { recursive: true });
     builds.push(await openBuild(label, dist, dir));
     log(`side-by-side: ${label} (${dist}) open over ${dir}`);
   }
