@@ -11,11 +11,12 @@
  *   npx tsup && (cd <main's tree> && npx tsup)
  *   npx tsx bench/studio-side-by-side.ts --before <main's tree>/dist --after dist [--scale default]
  *                                        [--rounds 31] [--kinds short|week|all] [--skip-chdb] [--skip-http]
- *                                        [--skip-writer] [--after-data <managed data dir>] [--json out.json]
+ *                                        [--skip-writer] [--before-data <managed data dir>] [--after-data <managed data dir>]
+ *                                        [--json out.json]
  *
- * `--kinds week`: the 7-day kinds alone. `--after-data`: the after build's copy made from this
- * managed data dir instead of the Studio bench's (the same week with the rollups the after build
- * defines computed by its `check --repair`, so neither build's compactor recomputes them while timed).
+ * `--kinds week`: the 7-day kinds alone. `--before-data`, `--after-data`: a build's copy made from
+ * this managed data dir instead of the Studio bench's (the same week with the rollups that build
+ * defines, computed by its `check --repair`, so neither build's compactor recomputes them while timed).
  */
 import { cp, rm, writeFile } from 'node:fs/promises';
 import { existsSync, statSync } from 'node:fs';
@@ -109,6 +110,7 @@ async function main(): Promise<void> {
       'skip-chdb': { type: 'boolean', default: false },
       'skip-http': { type: 'boolean', default: false },
       'skip-writer': { type: 'boolean', default: false },
+      'before-data': { type: 'string' },
       'after-data': { type: 'string' },
       json: { type: 'string' },
     },
@@ -125,7 +127,8 @@ async function main(): Promise<void> {
   for (const [label, dist] of Object.entries(dists)) {
     const dir = join(data.dir, `side-${label}`);
     await rm(dir, { recursive: true, force: true });
-    await cp(label === 'after' && values['after-data'] ? resolve(values['after-data']) : join(data.dir, 'managed'), dir, { recursive: true });
+    const from = values[`${label}-data` as 'before-data' | 'after-data'];
+    await cp(from ? resolve(from) : join(data.dir, 'managed'), dir, { recursive: true });
     builds.push(await openBuild(label, dist, dir));
     log(`side-by-side: ${label} (${dist}) open over ${dir}`);
   }

@@ -12,7 +12,7 @@ import { withParquetReads } from './support/parquet-reads';
 
 const NOW = '2026-11-22T12:00:00Z';
 const DAYS = ['2026-11-19', '2026-11-20', '2026-11-21'];
-const HOURLY = 'edge_logs_typed_hourly';
+const PAIRS = 'edge_logs_typed_pairs';
 const OPTIONS = { sourceDefinitions: SUPABASE_SOURCES, sandboxable: ['logs.all'], tierWindow: false, sqlDialect: 'bigquery' } as const;
 const template = (label: string) => EXPLORER_TEMPLATES.find((t) => t.label === label)!.sql;
 const TOP_PATHS = template('Top Paths');
@@ -26,8 +26,9 @@ const PATHS = ['/rest/v1/todos', '/auth/v1/user', '/rest/v1/rpc/hello', '/storag
 /** 97 events of 'p' a day (one every 14 min 50 s from 00:07) and 5 of 'q'. */
 function edgeDay(day: string): Array<Record<string, unknown>> {
   const event = (project: string, timestamp: string, i: number) => {
-    const e = edgeEvent({ project, timestamp, path: PATHS[(i * 3) % PATHS.length], extra: { response: { status_code: i % 7 === 0 ? 500 : 200, origin_time: i } } });
-    const search = SEARCHES[i % SEARCHES.length];
+    // Values that hold for a few events in a row: a pair's groups fewer than half the events (else none are kept).
+    const e = edgeEvent({ project, timestamp, path: PATHS[Math.floor(i / 13) % PATHS.length], extra: { response: { status_code: i % 7 === 0 ? 500 : 200, origin_time: i } } });
+    const search = SEARCHES[Math.floor(i / 7) % SEARCHES.length];
     const metadata = e.metadata as { request: Record<string, unknown> };
     if (search !== undefined) metadata.request.search = search;
     return e;
@@ -43,8 +44,8 @@ function postgresDay(day: string): Array<Record<string, unknown>> {
   const severities = ['LOG', 'ERROR', 'FATAL', 'PANIC', 'WARNING', 'ERROR'];
   const users: unknown[] = ['postgres', 'authenticator', 'supabase_admin', 42, null, 'postgres'];
   return Array.from({ length: 120 }, (_, i) => {
-    const parsed: Record<string, unknown> = { error_severity: severities[i % severities.length], application_name: 'psql' };
-    if (i % 11 !== 3) parsed.user_name = users[(i * 5) % users.length];
+    const parsed: Record<string, unknown> = { error_severity: severities[Math.floor(i / 5) % severities.length], application_name: 'psql' };
+    if (Math.floor(i / 11) % 5 !== 3) parsed.user_name = users[Math.floor(i / 9) % users.length];
     return {
       id: `pg-${day}-${i}`,
       timestamp: new Date(Date.parse(`${day}T00:03:00Z`) + i * 719_000).toISOString(),
@@ -151,21 +152,22 @@ describe('a count grouped by a declared pair, from the hour counts', () => {
   });
 });
 
-// Files with and without the pair's counts (written before the source declared the pair: their
-// hour counts of another definition), a day with arrays in its metadata, and managed storage's
-// memory tables: each read as it can be, the answers those of the events read whole.
-describe("the pair's hour counts of some inputs only", () => {
+// Files with and without the pairs' counts (written before the source declared the pair), a day
+// with arrays in its metadata, a day whose query strings vary per event (too many pairs: none
+// kept), and managed storage's memory tables: each read as it can be, the answers those of the
+// events read whole.
+describe("the pairs' counts of some inputs only", () => {
   const tmp = tempDir('le-group-hour-counts-mixed-');
 
-  it('reads the rows of a file whose hour counts lack the pair, then its hour counts once backfilled', async () => {
+  it("reads the rows of a file without the pairs' counts or with them of another definition, then its counts once backfilled", async () => {
     writeLines(tmp.path('ndjson', 'edge.ndjson'), DAYS.flatMap(edgeDay));
     const root = tmp.path('mixed');
     await compactLogs({ source: 'edgeLogs', sourceDefinitions: SUPABASE_SOURCES, inputs: tmp.path('ndjson', 'edge.ndjson'), outDir: root });
-    // The hour counts as a build before the pair wrote them: of another definition (11-19), or none (11-20).
+    // The pairs' counts of another definition (11-19), or none, as a build before the pair wrote them (11-20).
     const state = readDatasetStateStable(root);
     const add = [...state.files.values()].map((f): DataFile => {
-      const rollups = Object.fromEntries(Object.entries(f.rollups!).filter(([name]) => name !== HOURLY));
-      return { ...f, rollups: f.day === '2026-11-19' ? { ...rollups, [HOURLY]: { ...f.rollups![HOURLY]!, definition: '0000000000000000' } } : f.day === '2026-11-20' ? rollups : f.rollups! };
+      const rollups = Object.fromEntries(Object.entries(f.rollups!).filter(([name]) => name !== PAIRS));
+      return { ...f, rollups: f.day === '2026-11-19' ? { ...rollups, [PAIRS]: { ...f.rollups![PAIRS]!, definition: '0000000000000000' } } : f.day === '2026-11-20' ? rollups : f.rollups! };
     });
     expect(await appendCommit(state, { source: 'edgeLogs', add, remove: [], inputs: [] })).toBe(true);
     const ep = (await endpointsAt({ edgeLogs: root }, NOW, OPTIONS)).ep;
@@ -196,6 +198,33 @@ describe("the pair's hour counts of some inputs only", () => {
       expect([readsDataOf('2026-11-19'), readsDataOf('2026-11-20'), readsDataOf('2026-11-21')]).toEqual([false, true, false]);
       expect(rows.some((r) => r.path === '/b')).toBe(true);
       expect(sorted(rows)).toEqual(sorted(await ask(whole, TOP_PATHS)));
+    } finally {
+      await ep.close();
+      await whole.close();
+    }
+  });
+
+  it('keeps no pairs of a day whose query strings vary per event, and reads its rows', async () => {
+    // More groups than half the day's events: none kept (a pair of fields that vary per
+    // request would make a rollup as large as the file).
+    const events = DAYS.flatMap(edgeDay).map((e, i) => {
+      if (!String(e.timestamp).startsWith('2026-11-20')) return e;
+      const metadata = e.metadata as { request: Record<string, unknown> };
+      return { ...e, metadata: { ...metadata, request: { ...metadata.request, search: `?id=eq.${i}` } } };
+    });
+    writeLines(tmp.path('ndjson', 'varied.ndjson'), events);
+    await compactLogs({ source: 'edgeLogs', sourceDefinitions: SUPABASE_SOURCES, inputs: tmp.path('ndjson', 'varied.ndjson'), outDir: tmp.path('varied') });
+    const rows = Object.fromEntries([...readDatasetStateStable(tmp.path('varied')).files.values()].map((f) => [f.day, f.rollups![PAIRS]!.rows]));
+    expect(rows['2026-11-20']).toBe(0);
+    expect(rows['2026-11-19']).toBeGreaterThan(0);
+    const ep = (await endpointsAt({ edgeLogs: tmp.path('varied') }, NOW, OPTIONS)).ep;
+    const whole = (await endpointsAt({ edgeLogs: tmp.path('ndjson', 'varied.ndjson') }, NOW, OPTIONS)).ep;
+    try {
+      // Every group (a top 100 of groups counted once each may keep any of them).
+      const all = TOP_PATHS.replace('limit 100', 'limit 10000');
+      const answer = await ask(ep, all);
+      expect([readsDataOf('2026-11-19'), readsDataOf('2026-11-20'), readsDataOf('2026-11-21')]).toEqual([false, true, false]);
+      expect(sorted(answer)).toEqual(sorted(await ask(whole, all)));
     } finally {
       await ep.close();
       await whole.close();
@@ -249,7 +278,8 @@ describe('typedPairs', () => {
     ] as Array<Array<[string, string]>>) {
       expect(() => defineSource({ ...base, typedPairs })).toThrow(InvalidOptionError);
     }
-    // Without pairs, the hour counts' definition is the one it was (files written before keep theirs).
-    expect(defineSource(base).rollups.x_logs_typed_hourly!.sql).not.toContain('text2');
+    // A rollup of their own: the hour counts' definition is the one it was (files written before keep theirs).
+    expect(Object.keys(defineSource({ ...base, typedPairs: [['a', 'b']] }).rollups)).toEqual(['x_logs_typed_hourly', 'x_logs_typed_pairs']);
+    expect(defineSource({ ...base, typedPairs: [['a', 'b']] }).rollups.x_logs_typed_hourly).toEqual(defineSource(base).rollups.x_logs_typed_hourly);
   });
 });

@@ -3,8 +3,8 @@ import type { Expr, FromIR, QueryIR } from './ir';
 import { jsonKeysText, unnestColumn } from './ir';
 
 /**
- * A count grouped by declared typed fields that the hour counts keep together (their pair rows,
- * src/sources/typed-hourly.ts; or one field's rows): the shape whose rows a DuckDB text may count
+ * A count grouped by declared typed fields whose counts per hour are kept: a declared pair's (the
+ * pairs rollup, src/sources/typed-hourly.ts) or one field's (the hour counts): the shape whose rows a DuckDB text may count
  * in two steps, the first reading the hour counts for the window's whole hours (print-duckdb.ts).
  * The Explorer's Top Paths (`group by r.path, r.search`, `count(timestamp)`) and Error Count by
  * User (`where p.error_severity in (...)`, grouped by the user and the severity) are of it: over a
@@ -20,7 +20,9 @@ import { jsonKeysText, unnestColumn } from './ir';
  */
 export interface CountsPerGroup {
   from: Extract<FromIR, { t: 'table' }>;
-  /** The hour counts' rows it reads (their `field`): the pair's name, or the one field's path. */
+  /** The relation of those counts: the source's pairs rollup (`<relation>_typed_pairs`), or its hour counts for one field. */
+  relation: string;
+  /** The rows it reads of it (their `field`): the pair's name, or the one field's path. */
   field: string;
   /** The fields those rows hold, in the rollup's order (`text`/`json`, then `text2`/`json2`). */
   fields: readonly string[];
@@ -44,7 +46,7 @@ export function countsPerGroup(query: QueryIR): CountsPerGroup | null {
   if (!query.orderBy.every((o) => o.e.t === 'pos')) return null;
   const from = b.from;
   const typed = from.typed?.metadata;
-  if (!typed?.hourly || b.groupBy.length < 1 || b.groupBy.length > 2) return null;
+  if (b.groupBy.length < 1 || b.groupBy.length > 2) return null;
   const leaves = new Set<string>();
   const paths: string[] = [];
   for (const key of b.groupBy) {
@@ -53,8 +55,10 @@ export function countsPerGroup(query: QueryIR): CountsPerGroup | null {
     paths.push(path);
   }
   if (new Set(paths).size !== paths.length) return null;
-  const pair = paths.length === 1 ? null : (typed.hourlyPairs ?? []).find((p) => p.every((f) => paths.includes(f)));
-  if (pair === undefined) return null;
+  // One field: its rows of the hour counts; two: a declared pair's rows of the pairs rollup.
+  const pair = paths.length === 1 ? null : (typed?.pairs?.fields ?? []).find((p) => p.every((f) => paths.includes(f)));
+  const relation = pair === null ? typed?.hourly : pair === undefined ? undefined : typed?.pairs?.relation;
+  if (relation === undefined || pair === undefined) return null;
   const keys = b.groupBy.map((k) => JSON.stringify(k));
   const outputs: CountsPerGroup['outputs'] = [];
   for (const item of b.items) {
@@ -70,7 +74,7 @@ export function countsPerGroup(query: QueryIR): CountsPerGroup | null {
     outputs.push({ count: e });
   }
   if (b.where && !readsFields(b.where, from, paths, leaves)) return null;
-  return { from, field: pair === null ? paths[0]! : typedPairName(pair), fields: pair ?? paths, keys: b.groupBy, outputs, leaves: [...leaves] };
+  return { from, relation, field: pair === null ? paths[0]! : typedPairName(pair), fields: pair ?? paths, keys: b.groupBy, outputs, leaves: [...leaves] };
 }
 
 /** The dotted path of a declared typed field read whole (its columns and unnest alias added to `leaves`), or null. */

@@ -14,7 +14,7 @@ import type { Expr, QueryIR } from './ir';
  * `where t.timestamp > '<start>'` over `edge_logs t cross join unnest(...)`.
  */
 export interface HourCounts {
-  /** The relation of the hour counts (the source's `<relation>_typed_hourly`). */
+  /** The relation of the hour counts (the source's `<relation>_typed_hourly`; a pair's: `<relation>_typed_pairs`). */
   hourly: string;
   /** The hour counts' rows read (their `field`): the field the counts read (dotted: `response.status_code`), or a declared pair's name. */
   field: string;
@@ -74,8 +74,8 @@ function bounds(e: Expr, alias: string, window: { from: bigint | null; until: bi
  * table's bounds alone (no bound of its own).
  *
  * @example
- * groupHourCountsOf(countsPerGroup(topPaths)!); // { hourly: 'edge_logs_typed_hourly', field: 'request.path+request.search', groups: [...], from: null, until: null }
+ * groupHourCountsOf(countsPerGroup(topPaths)!); // { hourly: 'edge_logs_typed_pairs', field: 'request.path+request.search', groups: [...], from: null, until: null }
  */
 export function groupHourCountsOf(groups: CountsPerGroup): HourCounts {
-  return { hourly: groups.from.typed!.metadata!.hourly!, field: groups.field, groups: groups.fields, from: null, until: null };
+  return { hourly: groups.relation, field: groups.field, groups: groups.fields, from: null, until: null };
 }

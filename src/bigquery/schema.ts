@@ -63,8 +63,9 @@ export interface TypedJson {
    */
   readonly hourly?: string;
   /**
-   * The pairs of declared fields the hour counts also keep together (the source's `typedPairs`):
-   * a count grouped by both may read their rows for the window's whole hours.
+   * The relation of the declared pairs' counts per (project, hour, pair, values) and the pairs
+   * (the source's `typedPairs`; columns `timestamp`, `field`, `text`, `json`, `text2`, `json2`, `n`:
+   * src/sources/typed-hourly.ts): a count grouped by a pair may read it for the window's whole hours.
    */
-  readonly hourlyPairs?: ReadonlyArray<readonly [string, string]>;
+  readonly pairs?: { readonly relation: string; readonly fields: ReadonlyArray<readonly [string, string]> };
 }

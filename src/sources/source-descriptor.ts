@@ -1,7 +1,7 @@
 import { InvalidOptionError } from '../errors';
 import type { ColumnType } from '../sql/column-types';
 import { uuidFromName } from '../util/uuid-from-name';
-import { typedHourlyName, typedHourlySql, typedPairName } from './typed-hourly';
+import { typedHourlyName, typedHourlySql, typedPairName, typedPairsName, typedPairsSql } from './typed-hourly';
 
 /**
  * A log source's name: the two built-ins (docs/semantics.md, "Log sources") or one declared with
@@ -47,8 +47,9 @@ export interface SourceDescriptor<N extends string = string> {
    */
   readonly typedFields: readonly string[];
   /**
-   * Pairs of its typed fields whose counts per hour are kept together (the hour counts' pair rows,
-   * typed-hourly.ts): what a count grouped by those two fields reads for whole hours.
+   * Pairs of its typed fields whose counts per hour are kept together (the rollup
+   * `<relation>_typed_pairs`, typed-hourly.ts): what a count grouped by those two fields reads for
+   * whole hours.
    */
   readonly typedPairs: ReadonlyArray<readonly [string, string]>;
   /**
@@ -135,9 +136,9 @@ export interface SourceConfig<N extends string = string> {
   typedFields?: readonly string[];
   /**
    * Pairs of `typedFields` a caller groups by together (`[['request.path', 'request.search']]`):
-   * the hour counts keep each pair's counts per hour (docs/definitions.md, "Typed fields"), read by
-   * a count grouped by the two for a window's whole hours. Only pairs of few values together: a
-   * pair of fields of many values each is as many rows as the events.
+   * a stored rollup keeps each pair's counts per hour (docs/definitions.md, "Typed fields"), read
+   * by a count grouped by the two for a window's whole hours; a file whose pairs take too many
+   * rows keeps none, and is read as rows.
    */
   typedPairs?: ReadonlyArray<readonly [string, string]>;
   parquet?: { rowGroupRows?: number; dictionaryEntries?: number; heads?: boolean; idBloomFilter?: boolean; compression?: ParquetCompression };
@@ -271,7 +272,13 @@ export function defineSource<const N extends string>(config: SourceConfig<N>): S
   if (typedFields.length) {
     const hourly = typedHourlyName(config.relation);
     if (hourly in rollups) fail(`rollup name "${hourly}" is the one its typed fields' hour counts take`);
-    rollups[hourly] = Object.freeze({ sql: typedHourlySql(config.relation, config.projectColumn, typedFields, typedPairs) });
+    rollups[hourly] = Object.freeze({ sql: typedHourlySql(config.relation, config.projectColumn, typedFields) });
+  }
+  // The counts of its declared pairs (typed-hourly.ts), another: the hour counts' definition stays.
+  if (typedPairs.length) {
+    const pairs = typedPairsName(config.relation);
+    if (pairs in rollups) fail(`rollup name "${pairs}" is the one its typed pairs' counts take`);
+    rollups[pairs] = Object.freeze({ sql: typedPairsSql(config.relation, config.projectColumn, typedPairs) });
   }
   const rowGroupRows = config.parquet?.rowGroupRows ?? 100_000;
   if (!Number.isInteger(rowGroupRows) || rowGroupRows < 1000) fail('parquet.rowGroupRows must be a whole number of at least 1000');

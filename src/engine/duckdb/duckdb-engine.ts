@@ -280,8 +280,8 @@ class DuckDBEngine implements Engine {
   /**
    * The files of a caller's chart whose first step the hour counts may give (compile-query.ts,
    * `hourCounts`), or null to read the rows as they are: the compacted files with the stored
-   * rollup of its definition (checked against its commit first: a damaged one is dropped and its
-   * file read), no row of them with its arrays flag true, whose day overlaps the window's whole
+   * rollup of its definition holding rows (checked against its commit first: a damaged one is
+   * dropped and its file read), no row of them with its arrays flag true, whose day overlaps the window's whole
    * hours (`servedHours`). Their counts of those hours come from the rollup; their rows outside
    * them (a day only partly inside) from the file, and a day wholly inside is not read; every other
    * input (files without it, the write-ahead log, the memory tables) is read as rows. Studio's 7-day
@@ -292,7 +292,8 @@ class DuckDBEngine implements Engine {
     const name = query.hourCounts!.hourly;
     if (hours === null) return null;
     const arraysFree = (f: ListedFile) => f.arraysFree === true;
-    const candidates = read.parquet.filter((f) => f.rollups?.[name] !== undefined && arraysFree(f) && dayWithin(f, hours) !== 'outside');
+    // A rollup of no rows gives nothing (the pairs' counts of a file whose pairs take too many rows keep none: typed-hourly.ts).
+    const candidates = read.parquet.filter((f) => (f.rollups?.[name]?.rows ?? 0) > 0 && arraysFree(f) && dayWithin(f, hours) !== 'outside');
     if (!candidates.length) return null;
     await this.reader(source).verifyCompanions(read, { rollups: [name], files: candidates });
     const served = new Set(candidates.filter((f) => f.rollups?.[name] !== undefined));
