@@ -140,6 +140,27 @@ describe('a count grouped by a declared pair, from the hour counts', () => {
     }
   });
 
+  it("reads no counts when none of the window's whole hours has ended by the request's clock (Studio's last hour)", async () => {
+    const at = (now: string) => endpointsAt({ edgeLogs: tmp.path('edge'), postgresLogs: tmp.path('postgres') }, now, OPTIONS);
+    // The last hour at 12:30 (no upper bound): the hours from 12:00 on hold nothing yet; at 13:30, 12:00 - 13:00 has ended.
+    for (const [now, start, counts] of [
+      ['2026-11-21T12:30:00Z', '2026-11-21T11:30:00.000Z', false],
+      ['2026-11-21T13:30:00Z', '2026-11-21T11:30:00.000Z', true],
+    ] as const) {
+      const { ep } = await at(now);
+      try {
+        for (const sql of [TOP_PATHS, ERRORS_BY_USER]) {
+          const rows = await ask(ep, sql, { project: 'p', iso_timestamp_start: start });
+          // A second set of files made ready: the one the counts' text reads beside them.
+          expect(reads.length > 1).toBe(counts);
+          expect(sorted(rows)).toEqual(sorted(await ask(whole, sql, { project: 'p', iso_timestamp_start: start })));
+        }
+      } finally {
+        await ep.close();
+      }
+    }
+  });
+
   it("counts by one declared field from that field's hour counts, a count(*) and a COUNTIF of the pair's fields", async () => {
     for (const sql of [
       'select r.search as params, count(*) as c from edge_logs cross join unnest(metadata) as m cross join unnest(m.request) as r group by params order by c desc limit 100',
