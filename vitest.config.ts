@@ -96,6 +96,7 @@ const TIERS = {
     'counts-per-value',
     'dataset-state-reuse',
     'hour-counts',
+    'group-hour-counts',
     'definitions',
     'differential',
     'discovered-paths',

@@ -10,8 +10,13 @@
  *
  *   npx tsup && (cd <main's tree> && npx tsup)
  *   npx tsx bench/studio-side-by-side.ts --before <main's tree>/dist --after dist [--scale default]
- *                                        [--rounds 31] [--kinds short|all] [--skip-chdb] [--skip-http]
- *                                        [--skip-writer] [--json out.json]
+ *                                        [--rounds 31] [--kinds short|week|all] [--skip-chdb] [--skip-http]
+ *                                        [--skip-writer] [--before-data <managed data dir>] [--after-data <managed data dir>]
+ *                                        [--json out.json]
+ *
+ * `--kinds week`: the 7-day kinds alone. `--before-data`, `--after-data`: a build's copy made from
+ * this managed data dir instead of the Studio bench's (the same week with the rollups that build
+ * defines, computed by its `check --repair`, so neither build's compactor recomputes them while timed).
  */
 import { cp, rm, writeFile } from 'node:fs/promises';
 import { existsSync, statSync } from 'node:fs';
@@ -105,6 +110,8 @@ async function main(): Promise<void> {
       'skip-chdb': { type: 'boolean', default: false },
       'skip-http': { type: 'boolean', default: false },
       'skip-writer': { type: 'boolean', default: false },
+      'before-data': { type: 'string' },
+      'after-data': { type: 'string' },
       json: { type: 'string' },
     },
   });
@@ -114,13 +121,14 @@ async function main(): Promise<void> {
   const log = (line: string) => console.error(line);
   const data = await prepareStudioData(scale, log);
   if (!existsSync(join(data.dir, 'managed-ingested.json'))) throw new Error(`run bench/studio.ts --scale ${scale} first: it ingests the week this bench copies`);
-  const cases = studioCasesOf(data).filter((c) => values.kinds === 'all' || isShort(c));
+  const cases = studioCasesOf(data).filter((c) => values.kinds === 'all' || (values.kinds === 'week' ? !isShort(c) : isShort(c)));
   const builds: Build[] = [];
   const dists = { before: resolve(values.before), after: resolve(values.after) };
   for (const [label, dist] of Object.entries(dists)) {
     const dir = join(data.dir, `side-${label}`);
     await rm(dir, { recursive: true, force: true });
-    await cp(join(data.dir, 'managed'), dir, { recursive: true });
+    const from = values[`${label}-data` as 'before-data' | 'after-data'];
+    await cp(from ? resolve(from) : join(data.dir, 'managed'), dir, { recursive: true });
     builds.push(await openBuild(label, dist, dir));
     log(`side-by-side: ${label} (${dist}) open over ${dir}`);
   }

@@ -140,7 +140,9 @@ describe('compactLogs', () => {
       // Only the committed files, their heads (the newest rows of each project, for logs.all) and
       // their stored rollups, the companions out of the data folders.
       expect(parquetUnder(out).sort()).toEqual(
-        done.files.flatMap((f) => [f, `_heads/${f}`, `_rollups/edge_logs_typed_hourly/${f}`, `_rollups/edge_logs_url_grams/${f}`, `_rollups/edge_logs_url_hourly/${f}`]).sort(),
+        done.files
+          .flatMap((f) => [f, `_heads/${f}`, `_rollups/edge_logs_typed_hourly/${f}`, `_rollups/edge_logs_typed_pairs/${f}`, `_rollups/edge_logs_url_grams/${f}`, `_rollups/edge_logs_url_hourly/${f}`])
+          .sort(),
       );
     }
   });

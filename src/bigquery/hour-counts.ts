@@ -1,3 +1,4 @@
+import type { CountsPerGroup } from './counts-per-group';
 import type { CountsPerValue } from './counts-per-value';
 import type { Expr, QueryIR } from './ir';
 
@@ -13,10 +14,12 @@ import type { Expr, QueryIR } from './ir';
  * `where t.timestamp > '<start>'` over `edge_logs t cross join unnest(...)`.
  */
 export interface HourCounts {
-  /** The relation of the hour counts (the source's `<relation>_typed_hourly`). */
+  /** The relation of the hour counts (the source's `<relation>_typed_hourly`; a pair's: `<relation>_typed_pairs`). */
   hourly: string;
-  /** The field the counts read (dotted: `response.status_code`). */
+  /** The hour counts' rows read (their `field`): the field the counts read (dotted: `response.status_code`), or a declared pair's name. */
   field: string;
+  /** A count grouped by fields (counts-per-group.ts): the fields those rows hold, in their order. */
+  groups?: readonly string[];
   /** The first and last instants (microseconds) the WHERE keeps; null where it sets no bound. */
   from: bigint | null;
   until: bigint | null;
@@ -63,4 +66,16 @@ function bounds(e: Expr, alias: string, window: { from: bigint | null; until: bi
     if (window.until === null || last < window.until) window.until = last;
   }
   return true;
+}
+
+/**
+ * A count grouped by declared fields (counts-per-group.ts) read from the hour counts for the
+ * window's whole hours: its WHERE reads the grouped fields alone, so the window is the source
+ * table's bounds alone (no bound of its own).
+ *
+ * @example
+ * groupHourCountsOf(countsPerGroup(topPaths)!); // { hourly: 'edge_logs_typed_pairs', field: 'request.path+request.search', groups: [...], from: null, until: null }
+ */
+export function groupHourCountsOf(groups: CountsPerGroup): HourCounts {
+  return { hourly: groups.relation, field: groups.field, groups: groups.fields, from: null, until: null };
 }

@@ -1,6 +1,7 @@
 import type { ColumnType } from '../sql/column-types';
 import type { BodyIR, Expr, FromIR, Kind, QueryIR, SelectIR, TimeUnit, UnnestAlias } from './ir';
 import { countsPerValue, type CountsPerValue } from './counts-per-value';
+import { countsPerGroup, type CountsPerGroup } from './counts-per-group';
 import type { HourCounts } from './hour-counts';
 import { jsonKeys, jsonKeysText, RESERVED_PREFIX, unnestColumn } from './ir';
 import { jsonPathLiteral } from '../duckdb/typed-columns';
@@ -60,7 +61,14 @@ class DuckDbPrinter extends SqlPrinter {
     const counts = countsPerValue(query);
     const hourly = this.hourCounts;
     this.hourCounts = null;
-    const twoSteps = counts === null ? null : this.countsInTwoSteps(query.body as SelectIR, counts, hourly);
+    // A count grouped by fields the hour counts keep is printed in two steps only to read them.
+    const groups = counts === null && hourly?.groups !== undefined ? countsPerGroup(query) : null;
+    const twoSteps =
+      counts !== null
+        ? this.countsInTwoSteps(query.body as SelectIR, counts, hourly)
+        : groups !== null && groups.field === hourly!.field
+          ? this.groupsInTwoSteps(query.body as SelectIR, groups, hourly!)
+          : null;
     let sql = withClause + (twoSteps ?? this.body(query.body));
     if (query.orderBy.length) sql += ` ORDER BY ${query.orderBy.map((o) => `${this.expr(o.e)} ${this.direction(o)}`).join(', ')}`;
     if (query.limit !== null) sql += ` LIMIT ${query.limit}`;
@@ -120,6 +128,47 @@ class DuckDbPrinter extends SqlPrinter {
       return `CAST(coalesce(sum(${counted}), 0) AS BIGINT) AS ${name}`;
     });
     return `SELECT ${outputs.join(', ')} FROM (${first}) AS ${alias} GROUP BY ${keys.map((k) => `${alias}.${k.name}`).join(', ')}`;
+  }
+
+  /**
+   * A count grouped by fields the hour counts keep (counts-per-group.ts) in two steps: the rows
+   * counted per value of the columns the keys, the WHERE and the counts read, beside the hour
+   * counts' rows for the hours they serve (their values in those columns, every unnest alias NULL
+   * as on the rows whose JSON holds no `[`, the only files an engine reads them for; `json` and
+   * `json2` are JSON as stored, read without a cast, which the sandbox's size check would take for
+   * eight times the value at each of the keys' reads); then the
+   * WHERE, the keys and each count over those counts: `count(*)` their sum, `count` of the
+   * timestamp the sum of the rows' counted timestamps (every row an hour counts has one), and
+   * `count(x)` / `COUNTIF(x)` the sum where x is counted. Null when the printed keys, WHERE or
+   * counts read a column of the range other than those.
+   */
+  private groupsInTwoSteps(b: SelectIR, g: CountsPerGroup, hourly: HourCounts): string | null {
+    const alias = q(g.from.alias);
+    const ref = (column: string) => `${alias}.${q(column)}`;
+    const isTimestamp = (e: Expr | null) => e?.t === 'col' && e.name === 'timestamp';
+    const keys = g.keys.map((k) => this.expr(k));
+    const where = b.where ? this.expr(b.where) : null;
+    const args = g.outputs.map((o) => ('count' in o && o.count.arg !== null && !isTimestamp(o.count.arg) ? this.expr(o.count.arg) : null));
+    const printed = [...keys, where ?? '', ...args.map((a) => a ?? '')].join(' ');
+    const leaves = g.leaves.filter((l) => printed.includes(ref(l)));
+    const refs = printed.split(`${alias}.`).length - 1;
+    if (!leaves.length || refs !== leaves.reduce((n, l) => n + printed.split(ref(l)).length - 1, 0)) return null;
+    const n = q(`${RESERVED_PREFIX}n`);
+    const stamped = q(`${RESERVED_PREFIX}nt`);
+    const rows = `SELECT ${[...leaves.map(ref), `count(*) AS ${n}`, `count(${ref('timestamp')}) AS ${stamped}`].join(', ')} FROM ${this.from(g.from)} GROUP BY ${leaves.map(ref).join(', ')}`;
+    const fields = Object.values(g.from.typed!.metadata!.fields);
+    const [first, second] = g.fields.map((path) => fields.find((f) => f.path === path)!);
+    const column = (l: string) =>
+      l === first!.text ? `${alias}."text"` : l === first!.json ? `${alias}."json"` : l === second?.text ? `${alias}."text2"` : l === second?.json ? `${alias}."json2"` : 'CAST(NULL AS JSON)';
+    const hours = `SELECT ${[...leaves.map((l) => `${column(l)} AS ${q(l)}`), `${alias}."n" AS ${n}`, `${alias}."n" AS ${stamped}`].join(', ')} FROM ${q(hourly.hourly)} AS ${alias} WHERE ${alias}."field" = ${str(hourly.field)}`;
+    const outputs = g.outputs.map((o, i) => {
+      const name = q(b.items[i]!.name);
+      if ('key' in o) return `${keys[o.key]} AS ${name}`;
+      const arg = args[i];
+      const counted = o.count.arg === null ? `${alias}.${n}` : arg === null ? `${alias}.${stamped}` : `CASE WHEN ${o.count.fn === 'countif' ? arg : `(${arg}) IS NOT NULL`} THEN ${alias}.${n} END`;
+      return `CAST(coalesce(sum(${counted}), 0) AS BIGINT) AS ${name}`;
+    });
+    return `SELECT ${outputs.join(', ')} FROM ((${rows}) UNION ALL (${hours})) AS ${alias}${where === null ? '' : ` WHERE ${where}`} GROUP BY ${keys.join(', ')}`;
   }
 
   /**

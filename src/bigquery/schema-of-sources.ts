@@ -1,7 +1,7 @@
 import type { SourceDescriptor } from '../sources/source-descriptor';
 import { sourceTableKinds } from '../sandbox/source-tables';
 import { ARRAYS_COLUMN, declaredSourceOf, typedFieldsOf } from '../sources/typed-fields';
-import { typedHourlyName } from '../sources/typed-hourly';
+import { typedHourlyName, typedPairsName } from '../sources/typed-hourly';
 import { jsonKeysText } from './ir';
 import type { BigQuerySchema, BigQueryTable } from './schema';
 
@@ -11,12 +11,14 @@ function typedOf(source: SourceDescriptor): Pick<BigQueryTable, 'typed'> {
   if (!fields.length) return {};
   const declared = new Set(declaredSourceOf(source).typedFields);
   const hourly = typedHourlyName(source.relation);
+  const pairs = typedPairsName(source.relation);
   return {
     typed: {
       metadata: {
         arrays: ARRAYS_COLUMN,
         fields: Object.fromEntries(fields.map((f) => [jsonKeysText(f.keys), { text: f.text, json: f.json, declared: declared.has(f.path), path: f.path }])),
         ...(hourly in source.rollups ? { hourly } : {}),
+        ...(pairs in source.rollups ? { pairs: { relation: pairs, fields: declaredSourceOf(source).typedPairs } } : {}),
       },
     },
   };

@@ -62,4 +62,10 @@ export interface TypedJson {
    * A chart counted per value of one declared field may read it for the window's whole hours.
    */
   readonly hourly?: string;
+  /**
+   * The relation of the declared pairs' counts per (project, hour, pair, values) and the pairs
+   * (the source's `typedPairs`; columns `timestamp`, `field`, `text`, `json`, `text2`, `json2`, `n`:
+   * src/sources/typed-hourly.ts): a count grouped by a pair may read it for the window's whole hours.
+   */
+  readonly pairs?: { readonly relation: string; readonly fields: ReadonlyArray<readonly [string, string]> };
 }

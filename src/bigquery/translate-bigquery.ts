@@ -3,7 +3,8 @@ import { parseBigQuery } from './parse-bigquery';
 import { printClickHouse, type ClickHouseTables } from './print-clickhouse';
 import { printDuckDb } from './print-duckdb';
 import { countsPerValue } from './counts-per-value';
-import { hourCountsOf, type HourCounts } from './hour-counts';
+import { groupHourCountsOf, hourCountsOf, type HourCounts } from './hour-counts';
+import { countsPerGroup } from './counts-per-group';
 import { translateQuery } from './query';
 import type { BigQuerySchema } from './schema';
 import { SourceText } from './string-literal';
@@ -55,7 +56,8 @@ export async function translateBigQuery(text: string, schema: BigQuerySchema, ta
   if (target === 'duckdb') {
     const arraysFree = printDuckDb(query, { arraysFree: true });
     const counts = countsPerValue(query);
-    const hourly = counts === null ? null : hourCountsOf(query, counts);
+    const groups = counts === null ? countsPerGroup(query) : null;
+    const hourly = counts !== null ? hourCountsOf(query, counts) : groups !== null ? groupHourCountsOf(groups) : null;
     // Printed only where the two-step text is (a count whose printed form reads another column is not).
     const hourCounts = hourly === null ? null : { ...hourly, sql: printDuckDb(query, { hourCounts: hourly }), arraysFree: printDuckDb(query, { arraysFree: true, hourCounts: hourly }) };
     return {

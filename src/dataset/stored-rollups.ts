@@ -6,7 +6,7 @@ import type { SourceDescriptor } from '../sources/source-descriptor';
 import { sqlString } from '../duckdb/sql-literal';
 import { storedTypedOf, withTypedColumns } from '../duckdb/typed-columns';
 import { ARRAYS_COLUMN, declaredSourceOf, typedFieldsOf } from '../sources/typed-fields';
-import { typedHourlyName } from '../sources/typed-hourly';
+import { typedHourlyName, typedPairsName } from '../sources/typed-hourly';
 import { DurablePlacement } from './durable-placement';
 import { codeOnly } from '../sql/sql-scan';
 import type { DataFile } from './dataset-log';
@@ -90,10 +90,14 @@ export function rollupDefinition(source: SourceDescriptor, rollup: string): stri
 async function writeRollup(connection: DuckDBConnection, d: SourceDescriptor, rollup: string, dataPath: string, target: string): Promise<number> {
   // A compacted file holds the source's relation as it is (parquet-layout.ts), but for the typed
   // columns a file written without them lacks (`compact --typed-columns false`): the hour counts of
-  // the declared fields, which read them, get them computed from `metadata`, as a query would.
+  // the declared fields and the counts of the declared pairs, which read them, get them computed
+  // from `metadata`, as a query would.
   const file = `SELECT * FROM read_parquet(${sqlString(dataPath)})`;
   const declared = declaredSourceOf(d);
-  const relation = rollup === typedHourlyName(d.relation) ? withTypedColumns(declared, file, storedTypedOf(declared, await storedTypedPaths(connection, declared, dataPath))) : file;
+  const relation =
+    rollup === typedHourlyName(d.relation) || rollup === typedPairsName(d.relation)
+      ? withTypedColumns(declared, file, storedTypedOf(declared, await storedTypedPaths(connection, declared, dataPath)))
+      : file;
   const reader = await connection.runAndReadAll(`
     COPY (
       WITH ${d.relation} AS (${relation})

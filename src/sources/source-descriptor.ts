@@ -1,7 +1,7 @@
 import { InvalidOptionError } from '../errors';
 import type { ColumnType } from '../sql/column-types';
 import { uuidFromName } from '../util/uuid-from-name';
-import { typedHourlyName, typedHourlySql } from './typed-hourly';
+import { typedHourlyName, typedHourlySql, typedPairName, typedPairsName, typedPairsSql } from './typed-hourly';
 
 /**
  * A log source's name: the two built-ins (docs/semantics.md, "Log sources") or one declared with
@@ -46,6 +46,12 @@ export interface SourceDescriptor<N extends string = string> {
    * (typed-fields.ts; docs/definitions.md, "Typed fields").
    */
   readonly typedFields: readonly string[];
+  /**
+   * Pairs of its typed fields whose counts per hour are kept together (the rollup
+   * `<relation>_typed_pairs`, typed-hourly.ts): what a count grouped by those two fields reads for
+   * whole hours.
+   */
+  readonly typedPairs: ReadonlyArray<readonly [string, string]>;
   /**
    * Rows per Parquet row group, dictionary entries per column chunk (when raised), whether each
    * compacted file gets a head (its newest rows per project: what a newest-first endpoint reads),
@@ -128,6 +134,13 @@ export interface SourceConfig<N extends string = string> {
    * "Typed fields"). Answers are the same with or without.
    */
   typedFields?: readonly string[];
+  /**
+   * Pairs of `typedFields` a caller groups by together (`[['request.path', 'request.search']]`):
+   * a stored rollup keeps each pair's counts per hour (docs/definitions.md, "Typed fields"), read
+   * by a count grouped by the two for a window's whole hours; a file whose pairs take too many
+   * rows keeps none, and is read as rows.
+   */
+  typedPairs?: ReadonlyArray<readonly [string, string]>;
   parquet?: { rowGroupRows?: number; dictionaryEntries?: number; heads?: boolean; idBloomFilter?: boolean; compression?: ParquetCompression };
   clickhouse?: { table?: string };
   looksLike?: (event: Record<string, unknown>) => boolean;
@@ -251,11 +264,21 @@ export function defineSource<const N extends string>(config: SourceConfig<N>): S
   if (!Array.isArray(typedFields) || typedFields.some((f) => typeof f !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/.test(f)))
     fail('typedFields must be dotted paths such as parsed.error_severity');
   if (new Set(typedFields).size !== typedFields.length) fail('typedFields names a path twice');
+  const typedPairs = config.typedPairs ?? [];
+  if (!Array.isArray(typedPairs) || typedPairs.some((p) => !Array.isArray(p) || p.length !== 2 || p[0] === p[1] || !p.every((f) => typedFields.includes(f))))
+    fail('typedPairs must be pairs of two different typedFields');
+  if (new Set(typedPairs.map((p) => typedPairName(p))).size !== typedPairs.length) fail('typedPairs names a pair twice');
   // The hour counts of its declared typed fields (typed-hourly.ts), a stored rollup like any other.
   if (typedFields.length) {
     const hourly = typedHourlyName(config.relation);
     if (hourly in rollups) fail(`rollup name "${hourly}" is the one its typed fields' hour counts take`);
     rollups[hourly] = Object.freeze({ sql: typedHourlySql(config.relation, config.projectColumn, typedFields) });
+  }
+  // The counts of its declared pairs (typed-hourly.ts), another: the hour counts' definition stays.
+  if (typedPairs.length) {
+    const pairs = typedPairsName(config.relation);
+    if (pairs in rollups) fail(`rollup name "${pairs}" is the one its typed pairs' counts take`);
+    rollups[pairs] = Object.freeze({ sql: typedPairsSql(config.relation, config.projectColumn, typedPairs) });
   }
   const rowGroupRows = config.parquet?.rowGroupRows ?? 100_000;
   if (!Number.isInteger(rowGroupRows) || rowGroupRows < 1000) fail('parquet.rowGroupRows must be a whole number of at least 1000');
@@ -274,6 +297,7 @@ export function defineSource<const N extends string>(config: SourceConfig<N>): S
     projectColumn: config.projectColumn,
     fields: Object.freeze([...fields]),
     typedFields: Object.freeze([...typedFields]),
+    typedPairs: Object.freeze(typedPairs.map((p) => Object.freeze([p[0], p[1]] as const))),
     parquet: Object.freeze({
       rowGroupRows,
       ...(config.parquet?.dictionaryEntries ? { dictionaryEntries: config.parquet.dictionaryEntries } : {}),

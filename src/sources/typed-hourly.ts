@@ -55,3 +55,74 @@ ${inner}
 )
 ORDER BY ALL`;
 }
+
+/**
+ * The stored rollup a source with declared `typedPairs` gets beside its hour counts: its rows per
+ * (project, hour, declared pair, values of the pair's two fields), each with its count. What a
+ * count grouped by such a pair reads for a window's whole hours (the Explorer's Top Paths and
+ * Error Count by User; src/bigquery/counts-per-group.ts) instead of the rows of a week.
+ *
+ * A pair of fields that vary per event (a path and a query string in real traffic) would make a
+ * rollup as large as the file, and its grouping more memory than compaction has. So a file's rows
+ * are kept only when every pair's groups, counted first (approximately, in a fixed few KB), number
+ * at most `TYPED_PAIRS_LIMIT` (its grouping's memory) and at most half the file's events (read
+ * instead of the rows, it reads at most half as many); otherwise the rollup holds no rows, and a
+ * reader reads the file's rows (a rollup with rows is complete for every pair).
+ *
+ * Columns: the project column, `timestamp` (the hour's first instant), `field` (`typedPairName`),
+ * `text` and `json` (the first field's typed columns), `text2` and `json2` (the second's), `n`.
+ * Rows whose timestamp is NULL or infinite are left out, as in the hour counts.
+ *
+ * @example
+ * typedPairsName('edge_logs'); // 'edge_logs_typed_pairs'
+ */
+export function typedPairsName(relation: string): string {
+  return `${relation}_typed_pairs`;
+}
+
+/** The most rows a file's pairs rollup keeps (above it, none: the file is read as rows). */
+export const TYPED_PAIRS_LIMIT = 65_536;
+
+/**
+ * The `field` of a declared pair's rows: its two dotted paths joined by `+` (which no dotted path holds).
+ *
+ * @example
+ * typedPairName(['request.path', 'request.search']); // 'request.path+request.search'
+ */
+export function typedPairName(pair: readonly [string, string]): string {
+  return pair.join('+');
+}
+
+/**
+ * The pairs rollup's SQL over the source's relation (`typedPairsName`): the groups counted first
+ * (`approx_count_distinct`, bounded memory), then one GROUP BY per pair, kept only when every
+ * pair is within the bounds. On a day of the Studio bench's gateway (571,429 events, one pair):
+ * see docs/performance.md, "The Explorer's 7-day templates from the hour counts".
+ *
+ * @example
+ * typedPairsSql('postgres_logs', 'project', [['parsed.user_name', 'parsed.error_severity']]);
+ * // "SELECT project, timestamp, field, text, json, text2, json2, n FROM (SELECT ... WHERE isfinite(timestamp) AND (SELECT g1 <= 65536 ...) GROUP BY ALL) ORDER BY ALL"
+ */
+export function typedPairsSql(relation: string, projectColumn: string, typedPairs: ReadonlyArray<readonly [string, string]>): string {
+  const hour = "date_trunc('hour', timestamp)";
+  const pairs = typedPairs.map(([a, b]) => {
+    const [x, y] = [typedColumnNames(a), typedColumnNames(b)];
+    return { name: typedPairName([a, b]), columns: [x.text, x.json, y.text, y.json].map(columnName) };
+  });
+  const counted = pairs.map((p, i) => `approx_count_distinct(hash(${projectColumn}, ${hour}, ${p.columns.join(', ')})) AS g${i + 1}`);
+  const within = pairs.map((_, i) => `g${i + 1} <= ${TYPED_PAIRS_LIMIT} AND g${i + 1} * 2 <= events`).join(' AND ');
+  // A scalar subquery (run once): a rollup's SQL follows the WITH that names the file as its relation.
+  const kept = `(SELECT ${within} FROM (SELECT ${counted.join(', ')}, count(*) AS events FROM ${relation} WHERE isfinite(timestamp)))`;
+  const groups = pairs.map(
+    (p) => `SELECT ${projectColumn}, ${hour} AS timestamp, '${p.name}' AS field, ${p.columns[0]} AS text, ${p.columns[1]} AS json, ${p.columns[2]} AS text2, ${p.columns[3]} AS json2, count(*) AS n
+FROM ${relation}
+WHERE isfinite(timestamp) AND ${kept}
+GROUP BY ALL`,
+  );
+  // In one order whatever the grouping's threads did, the project and the hour first.
+  return `SELECT ${projectColumn}, timestamp, field, text, json, text2, json2, n
+FROM (
+${groups.join('\nUNION ALL\n')}
+)
+ORDER BY ALL`;
+}

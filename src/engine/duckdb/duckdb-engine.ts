@@ -14,7 +14,7 @@ import type { SourceFiles } from '../../duckdb/source-relations';
 import { headsServe, newestFirst } from './newest-first';
 import { firstRowsByDay } from './first-rows';
 import { HeadTables } from './head-tables';
-import { dayWithin, hoursCondition, servedHours } from './hour-counts';
+import { anHourHasPassed, dayWithin, hoursCondition, servedHours } from './hour-counts';
 import { executeCaller } from './caller-results';
 import { blameCaller } from './caller-errors';
 import type { SourceDescriptor } from '../../sources/source-descriptor';
@@ -280,9 +280,9 @@ class DuckDBEngine implements Engine {
   /**
    * The files of a caller's chart whose first step the hour counts may give (compile-query.ts,
    * `hourCounts`), or null to read the rows as they are: the compacted files with the stored
-   * rollup of its definition (checked against its commit first: a damaged one is dropped and its
-   * file read), no row of them with its arrays flag true, whose day overlaps the window's whole
-   * hours (`servedHours`). Their counts of those hours come from the rollup; their rows outside
+   * rollup of its definition holding rows (checked against its commit first: a damaged one is
+   * dropped and its file read), no row of them with its arrays flag true, whose day overlaps the window's whole
+   * hours (`servedHours`), of which one has ended by the request's clock (`anHourHasPassed`). Their counts of those hours come from the rollup; their rows outside
    * them (a day only partly inside) from the file, and a day wholly inside is not read; every other
    * input (files without it, the write-ahead log, the memory tables) is read as rows. Studio's 7-day
    * gateway chart (docs/performance.md, "Studio's chart from the hour counts").
@@ -290,9 +290,11 @@ class DuckDBEngine implements Engine {
   private async hourCountsFiles(connection: DuckDBConnection, query: CompiledQuery, source: SourceDescriptor, read: ReadSet): Promise<SourceFiles | null> {
     const hours = servedHours(query);
     const name = query.hourCounts!.hourly;
-    if (hours === null) return null;
+    const now = query.params.now;
+    if (hours === null || !anHourHasPassed(hours, now && typeof now === 'object' ? now.timestamp : null)) return null;
     const arraysFree = (f: ListedFile) => f.arraysFree === true;
-    const candidates = read.parquet.filter((f) => f.rollups?.[name] !== undefined && arraysFree(f) && dayWithin(f, hours) !== 'outside');
+    // A rollup of no rows gives nothing (the pairs' counts of a file whose pairs take too many rows keep none: typed-hourly.ts).
+    const candidates = read.parquet.filter((f) => (f.rollups?.[name]?.rows ?? 0) > 0 && arraysFree(f) && dayWithin(f, hours) !== 'outside');
     if (!candidates.length) return null;
     await this.reader(source).verifyCompanions(read, { rollups: [name], files: candidates });
     const served = new Set(candidates.filter((f) => f.rollups?.[name] !== undefined));

@@ -17,6 +17,9 @@ export const postgresLogs = defineSource({
   // What Studio reads on every row: the severity (the page's filter, its chart, the Explorer's
   // Errors), the user (Commits By User, Error Count by User) and the application (the Cron page).
   typedFields: ['parsed.error_severity', 'parsed.user_name', 'parsed.application_name'],
+  // The Explorer's Error Count by User groups by the user and the severity: their counts per hour
+  // are kept together (postgres_logs_typed_pairs, typed-hourly.ts).
+  typedPairs: [['parsed.user_name', 'parsed.error_severity']],
   // 32,768-row groups (the default is 100,000): Studio's list (the newest 100 of the last hour)
   // decoded the day's newest 100,000-row group, every column, for the 15,000 rows of its hour.
   // Measured on the Studio bench's week (2.5 M events), in process, CPU per call: the list 56-67 ->
