@@ -8,8 +8,8 @@ export interface DuckDBBytes {
   /** Bytes it spilled to its temporary directory (`temp_directory`). */
   temporaryBytes: number;
   /**
-   * `memoryBytes` by DuckDB's own tag (`BASE_TABLE`: tables, among them the memory tables';
-   * `OBJECT_CACHE`: Parquet footers; `EXTERNAL_FILE_CACHE`: file bytes read; `HASH_TABLE`, ...),
+   * `memoryBytes` by DuckDB's own tag (`IN_MEMORY_TABLE` and `BASE_TABLE`: tables, among them the
+   * memory tables', before and after a checkpoint; `OBJECT_CACHE`: Parquet footers; `HASH_TABLE`, ...),
    * the tags holding any: what an operator needs to tell a cache from a query's working memory.
    */
   tagBytes: Readonly<Record<string, number>>;
@@ -33,7 +33,7 @@ const SQL = 'SELECT tag, memory_usage_bytes::BIGINT, temporary_storage_bytes::BI
  *
  * @example
  * const bytes = await DuckDBBytesSampler.open(instance);
- * bytes.latest; // { memoryBytes: 15601664, temporaryBytes: 0, tagBytes: { BASE_TABLE: 15601664 } }
+ * bytes.latest; // { memoryBytes: 15601664, temporaryBytes: 0, tagBytes: { IN_MEMORY_TABLE: 15601664 } }
  */
 export class DuckDBBytesSampler {
   #latest: DuckDBBytes = NOTHING;
