@@ -194,6 +194,25 @@ describe('declaring typed fields', () => {
     expect(() => defineSource({ ...base, typedFields: ['a.b', 'a.b'] })).toThrow(/twice/);
     expect(defineSource({ ...base, typedFields: ['request.path'] }).typedFields).toEqual(['request.path']);
   });
+
+  it('refuses typed pairs of undeclared, repeated or equal fields, and a pair named twice', () => {
+    const base = { name: 'myLogs', relation: 'my_logs', columns: { project: 'text' as const }, projectColumn: 'project', typedFields: ['a.b', 'c.d'] };
+    expect(() => defineSource({ ...base, typedPairs: [['a.b', 'e.f']] })).toThrow(/pairs of two different typedFields/);
+    expect(() => defineSource({ ...base, typedPairs: [['a.b', 'a.b']] })).toThrow(/pairs of two different typedFields/);
+    expect(() =>
+      defineSource({
+        ...base,
+        typedPairs: [
+          ['a.b', 'c.d'],
+          ['a.b', 'c.d'],
+        ],
+      }),
+    ).toThrow(/pair twice/);
+    const source = defineSource({ ...base, typedPairs: [['a.b', 'c.d']] });
+    expect(source.typedPairs).toEqual([['a.b', 'c.d']]);
+    // The pairs' counts are a stored rollup of their own beside the hour counts.
+    expect(Object.keys(source.rollups)).toEqual(expect.arrayContaining(['my_logs_typed_hourly', 'my_logs_typed_pairs']));
+  });
 });
 
 describe('the command line without typed columns (--no-typed-columns)', () => {
