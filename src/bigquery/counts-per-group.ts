@@ -1,6 +1,6 @@
 import { typedPairName } from '../sources/typed-hourly';
 import type { Expr, FromIR, QueryIR } from './ir';
-import { jsonKeysText, unnestColumn } from './ir';
+import { declaredField, keysAndCounts, readsOnly, type CountOutput } from './counts-per-value';
 
 /**
  * A count grouped by declared typed fields whose counts per hour are kept: a declared pair's (the
@@ -29,7 +29,7 @@ export interface CountsPerGroup {
   /** The GROUP BY keys. */
   keys: Expr[];
   /** Per output, in order: the key it is (by index), or the count it is. */
-  outputs: Array<{ key: number } | { count: Extract<Expr, { t: 'agg' }> }>;
+  outputs: CountOutput[];
   /** The columns the keys, the WHERE and the counts read: the fields' typed columns and their unnest aliases. */
   leaves: string[];
 }
@@ -59,61 +59,17 @@ export function countsPerGroup(query: QueryIR): CountsPerGroup | null {
   const pair = paths.length === 1 ? null : (typed?.pairs?.fields ?? []).find((p) => p.every((f) => paths.includes(f)));
   const relation = pair === null ? typed?.hourly : pair === undefined ? undefined : typed?.pairs?.relation;
   if (relation === undefined || pair === undefined) return null;
-  const keys = b.groupBy.map((k) => JSON.stringify(k));
-  const outputs: CountsPerGroup['outputs'] = [];
-  for (const item of b.items) {
-    const key = keys.indexOf(JSON.stringify(item.e));
-    if (key >= 0) {
-      outputs.push({ key });
-      continue;
-    }
-    const e = item.e;
-    if (e.t !== 'agg' || (e.fn !== 'count' && e.fn !== 'countif') || e.distinct) return null;
-    const timestamp = e.fn === 'count' && e.arg?.t === 'col' && e.arg.rel === from.alias && e.arg.name === 'timestamp';
-    if (e.arg !== null && !timestamp && !readsFields(e.arg, from, paths, leaves)) return null;
-    outputs.push({ count: e });
-  }
-  if (b.where && !readsFields(b.where, from, paths, leaves)) return null;
+  // The clock is kept out: the same whenever a row is counted, but not a grouped field.
+  const readsGrouped = (e: Expr) => readsOnly(e, (f) => paths.includes(declaredPath(f, from, leaves) ?? ''), false);
+  // `count(timestamp)`: every row of the range has one (Top Paths counts so).
+  const countsTimestamp = (arg: Expr, count: { fn: string }) => count.fn === 'count' && arg.t === 'col' && arg.rel === from.alias && arg.name === 'timestamp';
+  const outputs = keysAndCounts(b.items, b.groupBy, (arg, count) => countsTimestamp(arg, count) || readsGrouped(arg));
+  if (outputs === null) return null;
+  if (b.where && !readsGrouped(b.where)) return null;
   return { from, relation, field: pair === null ? paths[0]! : typedPairName(pair), fields: pair ?? paths, keys: b.groupBy, outputs, leaves: [...leaves] };
 }
 
 /** The dotted path of a declared typed field read whole (its columns and unnest alias added to `leaves`), or null. */
 function declaredPath(e: Expr, from: Extract<FromIR, { t: 'table' }>, leaves: Set<string>): string | null {
-  if (e.t !== 'field' || e.rel !== from.alias || e.element) return null;
-  const typed = e.typed?.fields[jsonKeysText([...(e.unnest?.path ?? []), ...e.path])];
-  if (!typed?.declared || typed.path === undefined) return null;
-  leaves.add(typed.text).add(typed.json);
-  if (e.unnest) leaves.add(unnestColumn(e.unnest));
-  return typed.path;
-}
-
-/** Whether a value reads nothing of the range but these declared fields, each read whole (their columns added to `leaves`). */
-function readsFields(e: Expr, from: Extract<FromIR, { t: 'table' }>, paths: readonly string[], leaves: Set<string>): boolean {
-  const reads = (a: Expr) => readsFields(a, from, paths, leaves);
-  switch (e.t) {
-    case 'lit':
-    case 'ts':
-    case 'interval':
-      return true;
-    case 'field': {
-      const path = declaredPath(e, from, leaves);
-      return path !== null && paths.includes(path);
-    }
-    case 'conv':
-    case 'cast':
-      return reads(e.arg);
-    case 'call':
-    case 'op':
-      return e.args.every(reads);
-    case 'in':
-      return reads(e.arg) && e.list.every(reads);
-    case 'between':
-      return [e.arg, e.lo, e.hi].every(reads);
-    case 'case':
-      return e.whens.every(([c, r]) => reads(c) && reads(r)) && (e.else === null || reads(e.else));
-    default:
-      // A column of the range, the clock (`now`: the same whenever a row is counted, but kept
-      // out), an aggregate, a subquery, a position.
-      return false;
-  }
+  return e.t === 'field' ? (declaredField(e, from, leaves)?.path ?? null) : null;
 }

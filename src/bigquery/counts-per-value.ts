@@ -23,7 +23,7 @@ export interface CountsPerValue {
   /** The GROUP BY keys (each a TIMESTAMP_TRUNC of a column of the range, its unit a literal). */
   keys: Bucket[];
   /** Per output, in order: the key it is (by index) or the count it is. */
-  outputs: Array<{ key: number } | { count: Extract<Expr, { t: 'agg' }> }>;
+  outputs: CountOutput[];
   /** The columns the counts may read (the range's, by name): the fields' typed columns and the unnest aliases' values. */
   leaves: string[];
 }
@@ -41,20 +41,10 @@ export function countsPerValue(query: QueryIR): CountsPerValue | null {
   const from = b.from;
   const buckets = b.groupBy;
   if (!buckets.every((k): k is Bucket => isBucket(k, from.alias))) return null;
-  const keys = buckets.map((k) => JSON.stringify(k));
-  const outputs: CountsPerValue['outputs'] = [];
   const leaves = new Set<string>();
-  for (const item of b.items) {
-    const key = keys.indexOf(JSON.stringify(item.e));
-    if (key >= 0) {
-      outputs.push({ key });
-      continue;
-    }
-    const e = item.e;
-    if (e.t !== 'agg' || (e.fn !== 'count' && e.fn !== 'countif') || e.distinct) return null;
-    if (e.arg !== null && !readsDeclaredFields(e.arg, from, leaves)) return null;
-    outputs.push({ count: e });
-  }
+  // Counts of values reading declared fields only, each read whole (print-duckdb.ts, `read`): what the first step groups by.
+  const outputs = keysAndCounts(b.items, buckets, (arg) => readsOnly(arg, (f) => declaredField(f, from, leaves) !== null, true));
+  if (outputs === null) return null;
   // Nothing read per row: a plain count per bucket gains nothing from a first step.
   if (!leaves.size) return null;
   return { from, keys: buckets, outputs, leaves: [...leaves] };
@@ -68,35 +58,80 @@ function isBucket(e: Expr, alias: string): e is Bucket {
   return e.t === 'call' && e.fn === 'timestamp_trunc' && e.args[0]?.t === 'col' && e.args[0].rel === alias && e.args[1]?.t === 'lit';
 }
 
-/** Whether a value reads only fields the range's source declares typed, each read whole; their columns added to `leaves`. */
-function readsDeclaredFields(e: Expr, from: Extract<FromIR, { t: 'table' }>, leaves: Set<string>): boolean {
+/** An output of a grouped count: the GROUP BY key it is (by index), or the count it is. */
+export type CountOutput = { key: number } | { count: Extract<Expr, { t: 'agg' }> };
+
+/**
+ * Each output of a grouped SELECT as the key it is or a count (`count` / `COUNTIF`, not DISTINCT)
+ * whose argument is absent or one `counted` accepts (given the count too); null when an output is neither. The
+ * counts-per-value and counts-per-group shapes both take their outputs so.
+ *
+ * @example
+ * keysAndCounts(select.items, select.groupBy, (arg) => readsOnly(arg, isStatus, true)); // [{ key: 0 }, { count }]
+ */
+export function keysAndCounts(items: ReadonlyArray<{ e: Expr }>, groupBy: readonly Expr[], counted: (arg: Expr, count: Extract<Expr, { t: 'agg' }>) => boolean): CountOutput[] | null {
+  const keys = groupBy.map((k) => JSON.stringify(k));
+  const outputs: CountOutput[] = [];
+  for (const item of items) {
+    const key = keys.indexOf(JSON.stringify(item.e));
+    if (key >= 0) {
+      outputs.push({ key });
+      continue;
+    }
+    const e = item.e;
+    if (e.t !== 'agg' || (e.fn !== 'count' && e.fn !== 'countif') || e.distinct) return null;
+    if (e.arg !== null && !counted(e.arg, e)) return null;
+    outputs.push({ count: e });
+  }
+  return outputs;
+}
+
+/**
+ * The typed field a field of the range reads whole, from the source's declared ones (its typed
+ * columns and unnest alias added to `leaves`), or null.
+ *
+ * @example
+ * declaredField(statusField, from, leaves); // { declared: true, path: 'response.status_code', text: 'text:metadata.response.status_code', ... }
+ */
+export function declaredField(e: Extract<Expr, { t: 'field' }>, from: Extract<FromIR, { t: 'table' }>, leaves: Set<string>) {
+  if (e.rel !== from.alias || e.element) return null;
+  const typed = e.typed?.fields[jsonKeysText([...(e.unnest?.path ?? []), ...e.path])];
+  if (!typed?.declared) return null;
+  leaves.add(typed.text).add(typed.json);
+  if (e.unnest) leaves.add(unnestColumn(e.unnest));
+  return typed;
+}
+
+/**
+ * Whether a value reads nothing of the range but the fields `field` accepts, literals, and the
+ * clock when `now` is true: what a count may read for its rows to be counted per value.
+ *
+ * @example
+ * readsOnly(countifArg, (f) => declaredField(f, from, leaves) !== null, true); // true
+ */
+export function readsOnly(e: Expr, field: (f: Extract<Expr, { t: 'field' }>) => boolean, now: boolean): boolean {
+  const reads = (a: Expr) => readsOnly(a, field, now);
   switch (e.t) {
     case 'lit':
     case 'ts':
-    case 'now':
     case 'interval':
       return true;
-    case 'field': {
-      if (e.rel !== from.alias || e.element) return false;
-      // Read whole from its typed column (print-duckdb.ts, `read`): what the first step groups by.
-      const typed = e.typed?.fields[jsonKeysText([...(e.unnest?.path ?? []), ...e.path])];
-      if (!typed?.declared) return false;
-      leaves.add(typed.text).add(typed.json);
-      if (e.unnest) leaves.add(unnestColumn(e.unnest));
-      return true;
-    }
+    case 'now':
+      return now;
+    case 'field':
+      return field(e);
     case 'conv':
     case 'cast':
-      return readsDeclaredFields(e.arg, from, leaves);
+      return reads(e.arg);
     case 'call':
     case 'op':
-      return e.args.every((a) => readsDeclaredFields(a, from, leaves));
+      return e.args.every(reads);
     case 'in':
-      return readsDeclaredFields(e.arg, from, leaves) && e.list.every((a) => readsDeclaredFields(a, from, leaves));
+      return reads(e.arg) && e.list.every(reads);
     case 'between':
-      return [e.arg, e.lo, e.hi].every((a) => readsDeclaredFields(a, from, leaves));
+      return [e.arg, e.lo, e.hi].every(reads);
     case 'case':
-      return e.whens.every(([c, r]) => readsDeclaredFields(c, from, leaves) && readsDeclaredFields(r, from, leaves)) && (e.else === null || readsDeclaredFields(e.else, from, leaves));
+      return e.whens.every(([c, r]) => reads(c) && reads(r)) && (e.else === null || reads(e.else));
     default:
       // A column of the range (any values), an aggregate, a subquery, a position.
       return false;
