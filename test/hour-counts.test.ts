@@ -15,14 +15,18 @@ const DAYS = ['2026-11-19', '2026-11-20', '2026-11-21'];
 const STATUSES = [200, 201, 304, 404, 429, 500, 503];
 const HOURLY = 'edge_logs_typed_hourly';
 
-/** 97 events of 'p' a day (one every 14 min 50 s from 00:07, seven statuses) and 5 of 'q'. */
+/**
+ * 97 events of 'p' a day (one every 14 min 50 s from 00:07, seven statuses, each held for six
+ * events in a row: a file's counts per hour and status are fewer than half its events, else they
+ * are left out) and 5 of 'q'.
+ */
 function dayEvents(day: string): Array<Record<string, unknown>> {
   return [
     ...Array.from({ length: 97 }, (_, i) =>
       edgeEvent({
         project: 'p',
         timestamp: new Date(Date.parse(`${day}T00:07:00Z`) + i * 890_000).toISOString(),
-        extra: { response: { status_code: STATUSES[(i * 5) % STATUSES.length], origin_time: i } },
+        extra: { response: { status_code: STATUSES[Math.floor(i / 6) % STATUSES.length], origin_time: i } },
         ...(i % 9 === 0 ? { path: '/auth/v1/user' } : {}),
       }),
     ),
@@ -167,6 +171,41 @@ describe('the hour counts of some files only', () => {
       expect([readsDataOf('2026-11-19'), readsDataOf('2026-11-20'), readsDataOf('2026-11-21')]).toEqual([false, false, false]);
     } finally {
       await ep.close();
+    }
+  });
+
+  it("leaves out of a file's counts a field whose values vary per event, and reads that file's rows for it alone", async () => {
+    // 11-20's query strings one per event: more groups than half the day's events. Left out of
+    // that day's counts alone (one field's values would make them as large as the file, and their
+    // grouping larger than compaction's memory), the status still counted.
+    const events = DAYS.flatMap(dayEvents).map((e, i) => {
+      if (!String(e.timestamp).startsWith('2026-11-20')) return e;
+      const metadata = e.metadata as { request: Record<string, unknown> };
+      return { ...e, metadata: { ...metadata, request: { ...metadata.request, search: `?id=eq.${i % 40}` } } };
+    });
+    writeLines(tmp.path('ndjson', 'varied.ndjson'), events);
+    await compactLogs({ source: 'edgeLogs', inputs: tmp.path('ndjson', 'varied.ndjson'), outDir: tmp.path('varied') });
+    const files = [...readDatasetStateStable(tmp.path('varied')).files.values()];
+    const leftOut = Object.fromEntries(files.map((f) => [f.day, f.rollups![HOURLY]!.leftOut ?? []]));
+    expect(leftOut['2026-11-20']).toContain('request.search');
+    expect(leftOut['2026-11-19']).not.toContain('request.search');
+    for (const day of DAYS) expect(leftOut[day]).not.toContain('response.status_code');
+    const open = async (source: string) => (await endpointsAt({ edgeLogs: source }, NOW, { sandboxable: ['logs.all'], tierWindow: false, sqlDialect: 'bigquery' })).ep;
+    const [ep, varied] = [await open(tmp.path('varied')), await open(tmp.path('ndjson', 'varied.ndjson'))];
+    try {
+      const window = "where t.timestamp > '2026-11-18T12:00:00.000Z'";
+      const bySearch = `select timestamp_trunc(t.timestamp, hour) as timestamp, count(case when request.search = '?id=eq.7' then 1 end) as n from edge_logs t cross join unnest(metadata) as m cross join unnest(m.request) as request ${window} group by timestamp order by timestamp asc`;
+      for (const [sql, reads] of [
+        [chart('hour', window), [false, false, false]],
+        [bySearch, [false, true, false]],
+      ] as const) {
+        const rows = await ask(ep, sql, { project: 'p', iso_timestamp_end: '2026-11-22T00:00:00.000Z' });
+        expect([readsDataOf('2026-11-19'), readsDataOf('2026-11-20'), readsDataOf('2026-11-21')]).toEqual(reads);
+        expect(rows).toEqual(await ask(varied, sql, { project: 'p', iso_timestamp_end: '2026-11-22T00:00:00.000Z' }));
+      }
+    } finally {
+      await ep.close();
+      await varied.close();
     }
   });
 

@@ -50,9 +50,12 @@ export interface DataFile {
    * Its stored rollups by rollup name (stored-rollups.ts): each rollup's SQL over this file alone.
    * `writtenMs` (when it was written) tells a rewrite at the same path (a backfill after a repair)
    * from the version a reader judged before; `definition` is the hash of the rollup's definition
-   * it was computed by (`rollupDefinition`): one of another definition is never read.
+   * it was computed by (`rollupDefinition`): one of another definition is never read. `leftOut`
+   * (the typed fields' hour counts and the pairs' counts only, when some are) names the fields or
+   * pairs whose values vary too much in this file to be counted (src/sources/typed-hourly.ts): a
+   * reader reads the file's rows for them.
    */
-  rollups?: Record<string, CompanionFile & { writtenMs?: number; definition?: string }>;
+  rollups?: Record<string, CompanionFile & { writtenMs?: number; definition?: string; leftOut?: string[] }>;
   /**
    * The typed fields (its source's `typedFields` and those its dataset discovered: `typedPaths`,
    * src/sources/typed-fields.ts) it holds as columns of their own. Absent in entries written before they existed, or without them: a reader then

@@ -184,7 +184,14 @@ export interface CompiledQuery {
    * the first and last instants the caller's own WHERE keeps. The template's other bounds are the
    * statement's `notBefore` and `newestFirst.until`.
    */
-  readonly hourCounts?: { readonly caller: string; readonly callerArraysFree: string; readonly hourly: string; readonly from: bigint | null; readonly until: bigint | null };
+  readonly hourCounts?: {
+    readonly caller: string;
+    readonly callerArraysFree: string;
+    readonly hourly: string;
+    readonly field: string;
+    readonly from: bigint | null;
+    readonly until: bigint | null;
+  };
 }
 
 export type { ColumnType };

@@ -25,8 +25,8 @@ export interface ListedFile {
   /** The head's rows as its commit recorded them. */
   headRows?: number;
   headCrc32?: number;
-  /** For a dataset's data file: its stored rollups by name (absolute path, size, CRC-32 and rows as committed). */
-  rollups?: Record<string, { path: string; bytes: number; writtenMs?: number; crc32?: number; rows?: number }>;
+  /** For a dataset's data file: its stored rollups by name (absolute path, size, CRC-32, rows and fields left out as committed). */
+  rollups?: Record<string, { path: string; bytes: number; writtenMs?: number; crc32?: number; rows?: number; leftOut?: readonly string[] }>;
   /** For a dataset's data file: the typed fields its commit records it has as columns. */
   typedFields?: readonly string[];
   /** For a dataset's data file with `typedFields`: whether its commit records that no row has the arrays flag true. */

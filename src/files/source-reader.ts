@@ -323,7 +323,9 @@ export class SourceReader {
     let known = this.rollupPaths.get(rollups);
     if (known === undefined) {
       const current = Object.entries(rollups).filter(([name, r]) => this.source === undefined || r.definition === rollupDefinition(this.source, name));
-      known = Object.fromEntries(current.map(([name, r]) => [name, { path: this.pathOf(root, r), bytes: r.bytes, writtenMs: r.writtenMs ?? 0, crc32: r.crc32, rows: r.rows }]));
+      known = Object.fromEntries(
+        current.map(([name, r]) => [name, { path: this.pathOf(root, r), bytes: r.bytes, writtenMs: r.writtenMs ?? 0, crc32: r.crc32, rows: r.rows, ...(r.leftOut ? { leftOut: r.leftOut } : {}) }]),
+      );
       this.rollupPaths.set(rollups, known);
     }
     // A copy per listing: a damaged one is dropped from this listing's file only.

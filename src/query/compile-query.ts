@@ -136,6 +136,7 @@ function hourCountsOf(plan: QueryPlan, sources: SourceSet, checked: Pick<Checked
       caller: composeSandboxedSql(statement, h.sql, plan.maxRows),
       callerArraysFree: composeSandboxedSql(statement, h.arraysFree, plan.maxRows),
       hourly: h.hourly,
+      field: h.field,
       from: h.from,
       until: h.until,
     },

@@ -280,7 +280,7 @@ class DuckDBEngine implements Engine {
   /**
    * The files of a caller's chart whose first step the hour counts may give (compile-query.ts,
    * `hourCounts`), or null to read the rows as they are: the compacted files with the stored
-   * rollup of its definition holding rows (checked against its commit first: a damaged one is
+   * rollup of its definition holding rows and counting the query's field (checked against its commit first: a damaged one is
    * dropped and its file read), no row of them with its arrays flag true, whose day overlaps the window's whole
    * hours (`servedHours`), of which one has ended by the request's clock (`anHourHasPassed`). Their counts of those hours come from the rollup; their rows outside
    * them (a day only partly inside) from the file, and a day wholly inside is not read; every other
@@ -293,8 +293,13 @@ class DuckDBEngine implements Engine {
     const now = query.params.now;
     if (hours === null || !anHourHasPassed(hours, now && typeof now === 'object' ? now.timestamp : null)) return null;
     const arraysFree = (f: ListedFile) => f.arraysFree === true;
-    // A rollup of no rows gives nothing (the pairs' counts of a file whose pairs take too many rows keep none: typed-hourly.ts).
-    const candidates = read.parquet.filter((f) => (f.rollups?.[name]?.rows ?? 0) > 0 && arraysFree(f) && dayWithin(f, hours) !== 'outside');
+    // A rollup of no rows gives nothing; one that leaves the field out (its values vary too much
+    // in that file: typed-hourly.ts) does not count it.
+    const counts = (f: ListedFile) => {
+      const rollup = f.rollups?.[name];
+      return rollup !== undefined && (rollup.rows ?? 0) > 0 && !rollup.leftOut?.includes(query.hourCounts!.field);
+    };
+    const candidates = read.parquet.filter((f) => counts(f) && arraysFree(f) && dayWithin(f, hours) !== 'outside');
     if (!candidates.length) return null;
     await this.reader(source).verifyCompanions(read, { rollups: [name], files: candidates });
     const served = new Set(candidates.filter((f) => f.rollups?.[name] !== undefined));
