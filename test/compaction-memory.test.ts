@@ -131,6 +131,32 @@ describe('compaction under a small memory limit', () => {
     }
   });
 
+  it("discovers typed fields among 64 candidate paths within compaction's 80MB, and checks none for a run too small to discover any", async () => {
+    // 1,200 events of 100 keys each: 64 candidates checked over the run. Each candidate's one-type
+    // check was a count(DISTINCT), a hash table of its own: past 160MB, so the run never compacted.
+    const lines = Array.from({ length: 1_200 }, (_, e) => ({
+      id: `e${e}`,
+      timestamp: '2026-11-21T11:00:00Z',
+      event_message: 'm',
+      project: 'p',
+      metadata: Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`k${i}`, i % 3 === 0 ? `v${e % 7}` : i])),
+    }));
+    writeLines(tmp.path('candidates.ndjson'), lines);
+    const duckdb = { threads: 1, memoryLimit: '80MB' };
+    await compactLogs({ source: 'edgeLogs', inputs: tmp.path('candidates.ndjson'), outDir: tmp.path('candidates'), duckdb });
+    const [file] = [...readDatasetStateStable(tmp.path('candidates')).files.values()];
+    expect(file!.rows).toBe(1_200);
+    // The source's five declared fields and 16 discovered (the bound), of the few-valued ones.
+    expect(file!.typedFields).toHaveLength(21);
+    expect(file!.typedFields).toContain('k0');
+    // One event of 25,000 keys: fewer events than discovery needs, so its candidates are not checked (that check alone was past 160MB).
+    writeLines(tmp.path('one-wide.ndjson'), [
+      { id: 'w', timestamp: '2026-11-21T11:00:00Z', event_message: 'wide', project: 'p', metadata: Object.fromEntries(Array.from({ length: 25_000 }, (_, i) => [`k${i}`, i])) },
+    ]);
+    await compactLogs({ source: 'edgeLogs', inputs: tmp.path('one-wide.ndjson'), outDir: tmp.path('one-wide'), duckdb });
+    expect([...readDatasetStateStable(tmp.path('one-wide')).files.values()].map((f) => [f.rows, f.typedFields?.length])).toEqual([[1, 5]]);
+  });
+
   it('compacts events of 650,000 keys each by retrying out of memory with twice the limit, and fails past it', async () => {
     const keys = Array.from({ length: 650_000 }, (_, i) => `"k${i}":${i}`).join(',');
     const wide = (id: string) => `{"id":"${id}","event_message":"wide","project":"wide","timestamp":"2026-11-21T11:00:00Z","metadata":{${keys}}}`;

@@ -64,6 +64,9 @@ export async function discoverTypedPaths(connection: DuckDBConnection, source: S
 async function candidatesOf(connection: DuckDBConnection, events: string, known: ReadonlySet<string>): Promise<string[]> {
   // Ordered by id: the same run samples the same events, however DuckDB splits the read.
   const sample = (await connection.runAndReadAll(`SELECT CAST(metadata AS VARCHAR) AS m FROM (${events}) WHERE metadata IS NOT NULL ORDER BY id LIMIT ${SAMPLE_EVENTS}`)).getRowObjects();
+  // Fewer events with a `metadata` than a path must be present in, in a run of the fewest events
+  // that discovers (`checkedOverAll`): nothing to check, and the check's pass is not run.
+  if (sample.length < DISCOVERY_SHARE * DISCOVERY_MIN_EVENTS) return [];
   const counts = new Map<string, number>();
   for (const row of sample) {
     let value: unknown;
@@ -98,13 +101,17 @@ function leafPaths(value: unknown, prefix: string, out: Set<string>, depth: numb
 /** The candidates that hold over every event of the run (share, one scalar type, few values), in path order. */
 async function checkedOverAll(connection: DuckDBConnection, events: string, candidates: readonly string[]): Promise<string[]> {
   const paths = `[${candidates.map((p) => jsonPathLiteral(p.split('.'))).join(', ')}]`;
+  // One type: its least and its greatest are the same. Not `count(DISTINCT ...)`: DuckDB gives each
+  // such aggregate a hash table of its own (2 MiB and more at once), and 64 of them took a run of
+  // one event past compaction's 160MB (docs/performance.md, "Compaction's memory for wide events").
   const items = candidates.map(
-    (_, i) => `count(v[${i + 1}]) AS p${i}, count(DISTINCT json_type(v[${i + 1}])) AS t${i}, min(json_type(v[${i + 1}])) AS k${i}, approx_count_distinct(CAST(v[${i + 1}] AS VARCHAR)) AS d${i}`,
+    (_, i) =>
+      `count(v[${i + 1}]) AS p${i}, min(json_type(v[${i + 1}])) = max(json_type(v[${i + 1}])) AS t${i}, min(json_type(v[${i + 1}])) AS k${i}, approx_count_distinct(CAST(v[${i + 1}] AS VARCHAR)) AS d${i}`,
   );
   const [row] = (await connection.runAndReadAll(`SELECT count(*) AS n, ${items.join(', ')} FROM (SELECT json_extract(metadata, ${paths}) AS v FROM (${events}))`)).getRowObjects();
   const n = Number(row?.n ?? 0);
   if (n < DISCOVERY_MIN_EVENTS) return [];
   return candidates
-    .filter((_, i) => Number(row![`p${i}`]) >= DISCOVERY_SHARE * n && Number(row![`t${i}`]) === 1 && SCALAR.has(String(row![`k${i}`])) && Number(row![`d${i}`]) <= DISCOVERY_DISTINCT_SHARE * n)
+    .filter((_, i) => Number(row![`p${i}`]) >= DISCOVERY_SHARE * n && row![`t${i}`] === true && SCALAR.has(String(row![`k${i}`])) && Number(row![`d${i}`]) <= DISCOVERY_DISTINCT_SHARE * n)
     .sort();
 }
