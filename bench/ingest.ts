@@ -11,8 +11,10 @@
  * held once it stopped (what a query opens).
  *
  *   npm run bench                        (part of the full run)
- *   npm run build && npx tsx bench/ingest.ts [--seconds 10] [--batches 100,1000] [--cli other/dist/cli.js]
- *                                        (on its own; --cli: another build's server, side by side)
+ *   npm run build && npx tsx bench/ingest.ts [--seconds 10] [--batches 100,1000] [--cli other/dist/cli.js] [--settle 100]
+ *                                        (on its own; --cli: another build's server, side by side;
+ *                                        --settle: after the load, wait until every event is compacted
+ *                                        and that many seconds more, and report the merges meanwhile)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
@@ -61,6 +63,13 @@ export interface IngestCase {
   merged_events: number | null;
   /** The dataset's data files per day once the server stopped (most, over the days). */
   files_per_day: number;
+  /**
+   * With `settle`: after the load, once every event was compacted and `settle` seconds more went
+   * by (the merges that wait for compaction to catch up): the seconds until compacted, the server's
+   * CPU after the load (µs per acknowledged event), the events merges wrote again over the whole
+   * run, and the most files a day held then.
+   */
+  settled: { compacted_after_s: number | null; cpu_us_per_event: number; merged_events: number | null; files_per_day: number } | null;
 }
 
 async function startServer(dataDir: string, port: number, cli: string): Promise<ChildProcess> {
@@ -114,6 +123,25 @@ function filesPerDay(dataDir: string): number {
     for (const day of days) most = Math.max(most, readdirSync(join(dataset, day)).filter((f) => f.endsWith('.parquet')).length);
   }
   return most;
+}
+
+/**
+ * Waits until the server has compacted every event (`settled`, at most 15 minutes), then `seconds`
+ * more for the merges after it; what it did meanwhile (`IngestCase['settled']`, CPU in µs in all).
+ */
+async function settle(port: number, pid: number, dataDir: string, seconds: number): Promise<{ compacted_after_s: number | null; cpu: number; merged_events: number | null; files_per_day: number }> {
+  const cpuBefore = cpuMicros(pid);
+  const started = performance.now();
+  let compactedAfter: number | null = null;
+  while (performance.now() - started < 900_000) {
+    if ((await metricSample(port, 'settled')) === 1) {
+      compactedAfter = round((performance.now() - started) / 1000, 1);
+      break;
+    }
+    await new Promise((done) => setTimeout(done, 1000));
+  }
+  await new Promise((done) => setTimeout(done, seconds * 1000));
+  return { compacted_after_s: compactedAfter, cpu: cpuMicros(pid) - cpuBefore, merged_events: await metricSample(port, 'merged_events_total'), files_per_day: filesPerDay(dataDir) };
 }
 
 /** A webhook drain's receiver on loopback: answers 200 at once and counts the events it took. */
@@ -182,7 +210,12 @@ async function baseline(dir: string, batch: Buffer, events: number, seconds: num
 }
 
 /** Ingest throughput through `serve --data-dir` for each batch size, with the baseline beside it. */
-export async function measureIngest(seconds: number, log: (line: string) => void, batches: readonly number[] = [100, 1000], options: { drain?: boolean; cli?: string } = {}): Promise<IngestCase[]> {
+export async function measureIngest(
+  seconds: number,
+  log: (line: string) => void,
+  batches: readonly number[] = [100, 1000],
+  options: { drain?: boolean; cli?: string; settle?: number } = {},
+): Promise<IngestCase[]> {
   const results: IngestCase[] = [];
   for (const size of batches) {
     const dir = mkdtempSync(join(tmpdir(), 'le-bench-ingest-'));
@@ -206,6 +239,7 @@ export async function measureIngest(seconds: number, log: (line: string) => void
       let caughtUp: number | null = null;
       let compacted: number | null = null;
       let merged: number | null = null;
+      let after: Awaited<ReturnType<typeof settle>> | null = null;
       try {
         if (receiver) await addDrain(port, receiver.url);
         const cpuBefore = cpuMicros(child.pid!);
@@ -226,6 +260,7 @@ export async function measureIngest(seconds: number, log: (line: string) => void
         merged = await metricSample(port, 'merged_events_total');
         forwarded = receiver?.events() ?? null;
         if (receiver) caughtUp = await catchUp(receiver.events, load['2xx'] * size, 60);
+        if (options.settle) after = await settle(port, child.pid!, join(dir, 'data'), options.settle);
       } finally {
         await stop(child);
         await receiver?.close();
@@ -249,9 +284,15 @@ export async function measureIngest(seconds: number, log: (line: string) => void
         compacted_events: compacted,
         merged_events: merged,
         files_per_day: filesPerDay(join(dir, 'data')),
+        settled: after && {
+          compacted_after_s: after.compacted_after_s,
+          cpu_us_per_event: round(after.cpu / Math.max(1, load['2xx'] * size), 1),
+          merged_events: after.merged_events,
+          files_per_day: after.files_per_day,
+        },
       };
       log(
-        `  batches of ${size}${options.drain ? ', webhook drain' : ''}: ${result.events_per_s} events/s (${result.requests_per_s} req/s, p99 ${result.p99_ms} ms, non-2xx ${result.non_2xx}, peak RSS ${result.peak_rss_mb} MiB over ${seconds} s, ${result.cpu_us_per_event} µs of server CPU per event; compacted ${compacted}, merged again ${merged}${compacted && merged !== null ? ` (${round(merged / compacted, 2)} rewrites an event)` : ''}, at most ${result.files_per_day} files a day after); append+fdatasync per batch: ${result.baseline_events_per_s} events/s${forwarded === null ? '' : `; the drain's receiver took ${forwarded} events by the end, all ${result.caught_up_s === null ? 'not within 60' : result.caught_up_s} s after`}`,
+        `  batches of ${size}${options.drain ? ', webhook drain' : ''}: ${result.events_per_s} events/s (${result.requests_per_s} req/s, p99 ${result.p99_ms} ms, non-2xx ${result.non_2xx}, peak RSS ${result.peak_rss_mb} MiB over ${seconds} s, ${result.cpu_us_per_event} µs of server CPU per event; compacted ${compacted}, merged again ${merged}${compacted && merged !== null ? ` (${round(merged / compacted, 2)} rewrites an event)` : ''}, at most ${result.files_per_day} files a day after${result.settled ? `; all compacted ${result.settled.compacted_after_s} s after the load, then ${options.settle} s: ${result.settled.cpu_us_per_event} µs of CPU per event more, merged again ${result.settled.merged_events} in all (${compacted && result.settled.merged_events !== null ? round(result.settled.merged_events / (load['2xx'] * size), 2) : '-'} rewrites an event), at most ${result.settled.files_per_day} files a day` : ''}); append+fdatasync per batch: ${result.baseline_events_per_s} events/s${forwarded === null ? '' : `; the drain's receiver took ${forwarded} events by the end, all ${result.caught_up_s === null ? 'not within 60' : result.caught_up_s} s after`}`,
       );
       results.push(result);
     } finally {
@@ -277,9 +318,19 @@ export function ingestMarkdown(results: readonly IngestCase[]): string[] {
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const { values } = parseArgs({
-    options: { seconds: { type: 'string', default: '10' }, drain: { type: 'boolean', default: false }, batches: { type: 'string', default: '100,1000' }, cli: { type: 'string' } },
+    options: {
+      seconds: { type: 'string', default: '10' },
+      drain: { type: 'boolean', default: false },
+      batches: { type: 'string', default: '100,1000' },
+      cli: { type: 'string' },
+      settle: { type: 'string' },
+    },
   });
   const batches = values.batches.split(',').map(Number);
-  const results = await measureIngest(Number(values.seconds), (line) => process.stderr.write(`${line}\n`), batches, { drain: values.drain, cli: values.cli && resolve(values.cli) });
+  const results = await measureIngest(Number(values.seconds), (line) => process.stderr.write(`${line}\n`), batches, {
+    drain: values.drain,
+    cli: values.cli && resolve(values.cli),
+    settle: values.settle === undefined ? undefined : Number(values.settle),
+  });
   process.stdout.write(`${ingestMarkdown(results).join('\n')}\n`);
 }
