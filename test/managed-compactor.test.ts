@@ -134,9 +134,16 @@ describe('managed storage: the background compactor', () => {
     const { walDir, datasetDir, wal, errors, options } = closedSegments('bounded', 'b', 7);
     const runs: number[] = [];
     const filesAtRun: number[] = [];
+    // The rows of each file a run wrote, to tell what the merges took of them.
+    const runFiles = new Map<string, number>();
     const compactor = gatewayCompactor({
       ...options,
-      onCompacted: (r) => (runs.push(r.deletedFiles.length), filesAtRun.push(readDatasetStateStable(datasetDir).files.size)),
+      onCompacted: (r) => {
+        runs.push(r.deletedFiles.length);
+        const state = readDatasetStateStable(datasetDir);
+        filesAtRun.push(state.files.size);
+        for (const f of r.files) runFiles.set(f, state.files.get(f)!.rows);
+      },
     });
     const { ep } = await endpointsAt({ edgeLogs: [join(walDir, '*.ndjson'), datasetDir] }, CENSUS_NOW);
     try {
@@ -150,6 +157,12 @@ describe('managed storage: the background compactor', () => {
       expect(filesAtRun.slice(0, 4)).toEqual([perRun, 2 * perRun, 3 * perRun, 4 * perRun]);
       expect(compactor.counters.mergedFiles).toBeGreaterThan(0);
       expect(readDatasetStateStable(datasetDir).files.size).toBeLessThan(4 * perRun);
+      // The runs wrote each event once; the merges wrote again the events of every run's file they took.
+      expect(compactor.counters.compactedRows).toBe(140);
+      const left = readDatasetStateStable(datasetDir).files;
+      const takenRows = [...runFiles].filter(([path]) => !left.has(path)).reduce((n, [, rows]) => n + rows, 0);
+      expect(takenRows).toBeGreaterThan(0);
+      expect(compactor.counters.mergedRows).toBe(takenRows);
       expect((await census(ep)).ids).toEqual(
         Array.from({ length: 7 }, (_, i) => idRange(`b${i}`, 0, 20))
           .flat()

@@ -90,6 +90,9 @@ describe('serve --supabase under a memory budget', () => {
     }
     const text = await metrics();
     expect(sample(text, 'compaction_failures_total')).toBe(0);
+    // Every event written once by the runs; merges count what they wrote again on top.
+    expect(sample(text, 'compacted_events_total')).toBe(EVENTS);
+    expect(sample(text, 'merged_events_total')).toBeGreaterThanOrEqual(0);
     expect(sample(text, 'compaction_lag_bytes', '{source="edge_logs"}')).toBe(0);
     const response = await explorer('select count(*) as n from edge_logs');
     expect(((await response.json()) as { result: Array<{ n: number }> }).result).toEqual([{ n: EVENTS }]);

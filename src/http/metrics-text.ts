@@ -58,6 +58,8 @@ export function metricsText(stats: EndpointsStats, peakResidentBytes: number | n
       { name: 'compaction_lag_bytes', type: 'gauge', help: 'Closed write-ahead bytes not yet compacted.', samples: perSource((s) => s.lagBytes) },
       gauge('settled', '1 when every acknowledged event is compacted (no write-ahead bytes) and nothing is recovering.', storage.settled ? 1 : 0),
       counter('compaction_failures_total', 'Failed compaction runs (each is retried).', storage.compactionFailures),
+      counter('compacted_events_total', "Events compaction's runs wrote into the dataset (each once).", storage.compactedEvents),
+      counter('merged_events_total', "Events merges of a day's files wrote again (once per merge): over compacted_events_total, the rewrites per event.", storage.mergedEvents),
     );
   }
   if (drains.length > 0) {

@@ -173,7 +173,13 @@ export class BackgroundCompactor {
   private readonly mergeSliceRows: number;
   /** The DuckDB of a burst's runs, closed once caught up. */
   readonly database: BurstDatabase;
-  readonly counters = { runs: 0, failures: 0, compactedSegments: 0, mergedFiles: 0, droppedFiles: 0 };
+  /**
+   * What it did: runs, failed runs, segments compacted, files merged away, files dropped by
+   * retention; events its runs wrote (`compactedRows`, each once) and events its merges wrote
+   * again (`mergedRows`, once per merge an event went through), so `mergedRows / compactedRows`
+   * is how many times an event was rewritten after its run.
+   */
+  readonly counters = { runs: 0, failures: 0, compactedSegments: 0, compactedRows: 0, mergedFiles: 0, mergedRows: 0, droppedFiles: 0 };
 
   constructor(private readonly options: BackgroundCompactorOptions) {
     this.maxRunBytes = options.maxRunBytes ?? runBytesFor(options.duckdb);
@@ -295,6 +301,7 @@ export class BackgroundCompactor {
     }
     this.runBytes = nextRunBytes(this.runBytes, this.maxRunBytes, taken, 'done');
     this.counters.compactedSegments += result.deletedFiles.length;
+    this.counters.compactedRows += result.rows;
     this.options.onCompacted?.(result);
     const elapsed = this.elapsed();
     for (const [day, written] of this.lastWritten) if (elapsed - written >= SETTLE_QUIET_MS) this.lastWritten.delete(day);
@@ -313,6 +320,7 @@ export class BackgroundCompactor {
       await this.database.close();
       const merges = await this.mergeBounded();
       this.counters.mergedFiles += merges.merged;
+      this.counters.mergedRows += merges.mergedRows;
       // Another settled day waits: the next run comes at once (each first compacts what closed meanwhile).
       if (merges.settledLeft) this.trigger();
     }
@@ -331,7 +339,7 @@ export class BackgroundCompactor {
    * maximum (twice as much). A pass that merged nothing leaves it as it is: doubled then, a pair of
    * files that failed would be tried again at every other pass.
    */
-  private async mergeBounded(): Promise<{ merged: number; settledLeft: boolean }> {
+  private async mergeBounded(): Promise<{ merged: number; mergedRows: number; settledLeft: boolean }> {
     const { source, datasetDir } = this.options;
     let taken = 0;
     const bound = { maxRows: this.mergeRows, sliceRows: this.mergeSliceRows, merging: (rows: number) => (taken = rows) };

@@ -33,7 +33,8 @@ import { EngineError } from '../errors';
  * (what fits its DuckDB's memory limit, `mergeRowsFor`; unbounded by default): a day whose files
  * do not fit one merge is merged in parts, smallest first. `bound.merging` is told each merge's
  * events before it starts, so a caller knows which one ran out of memory. Returns the number of
- * files merged away.
+ * files merged away, and the events the merges wrote again (`mergedRows`: each merge's events,
+ * so an event merged twice counts twice).
  */
 export async function mergeSmallFiles(
   root: string,
@@ -42,11 +43,15 @@ export async function mergeSmallFiles(
   settled: (day: string) => boolean = () => false,
   typedColumns = true,
   bound: MergeBound = {},
-): Promise<{ merged: number; settledLeft: boolean }> {
+): Promise<{ merged: number; mergedRows: number; settledLeft: boolean }> {
   const maxRows = bound.maxRows ?? Infinity;
+  let mergedRows = 0;
   const merge = async (state: DatasetState, day: string, files: DataFile[]) => {
-    bound.merging?.(files.reduce((n, f) => n + f.rows, 0));
-    return mergeDay(state, source, day, files, duckdb, typedColumns, bound.sliceRows ?? Infinity);
+    const rows = files.reduce((n, f) => n + f.rows, 0);
+    bound.merging?.(rows);
+    const next = await mergeDay(state, source, day, files, duckdb, typedColumns, bound.sliceRows ?? Infinity);
+    mergedRows += rows;
+    return next;
   };
   return withDatasetLock(root, 'merge', async () => {
     let current = readDatasetStateStable(root);
@@ -80,7 +85,7 @@ export async function mergeSmallFiles(
         merged += files.length;
       }
     }
-    return { merged, settledLeft };
+    return { merged, mergedRows, settledLeft };
   });
 }
 

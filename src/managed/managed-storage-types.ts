@@ -66,7 +66,14 @@ export interface ManagedStorageStats {
   pendingBytes: number;
   compactedSegments: number;
   compactionFailures: number;
+  /** Events compaction's runs wrote into the dataset (each event once). */
+  compactedEvents: number;
   mergedFiles: number;
+  /**
+   * Events merges of a day's files wrote again (once per merge an event went through):
+   * `mergedEvents / compactedEvents` is how many times an event is rewritten after its run.
+   */
+  mergedEvents: number;
   droppedFiles: number;
   /**
    * What is set aside in the quarantine folders (`<dataDir>/<source>/quarantine/`): files, bytes
