@@ -5,9 +5,12 @@ import { newestRowsOf } from '../src/query/first-rows';
 import { neutralSqlParser } from '../src/query/sql-parser';
 import { edgeEvent, endpointsAt, tempDir, writeLines } from './support/log-files';
 import { withParquetReads } from './support/parquet-reads';
+import { HeadTables } from '../src/engine/duckdb/head-tables';
 import { readDatasetStateStable } from '../src/dataset/dataset-log';
 import { SUPABASE_SOURCES } from '../src/index';
 import { defaultQuery } from './support/supabase/studio-sql';
+import { DuckDBConnection } from '@duckdb/node-api';
+import { createEndpoints } from '../src/index';
 
 const NOW = '2026-11-21T12:00:00Z';
 const DAYS = ['2026-11-21', '2026-11-20', '2026-11-19'];
@@ -47,14 +50,27 @@ describe("a caller's newest rows, from the files' heads", () => {
   });
   afterEach(() => vi.restoreAllMocks());
 
+  // The head files whose rows the request read from a table in memory (head-tables.ts).
+  let held: string[] = [];
   const ask = async (ep: Endpoints, sql: string, params: { project: string; iso_timestamp_end?: string } = { project: 'p' }) => {
-    const asked = await withParquetReads(() => ep.query('logs.all', params, { sql }));
-    reads = asked.reads;
-    return asked.result.result as Array<Record<string, unknown>>;
+    held = [];
+    const hold = HeadTables.prototype.hold;
+    const spy = vi.spyOn(HeadTables.prototype, 'hold').mockImplementation(function (this: HeadTables, ...args: Parameters<HeadTables['hold']>) {
+      held.push(...args[3].map((f) => f.path));
+      return hold.apply(this, args);
+    });
+    try {
+      const asked = await withParquetReads(() => ep.query('logs.all', params, { sql }));
+      reads = asked.reads;
+      return asked.result.result as Array<Record<string, unknown>>;
+    } finally {
+      spy.mockRestore();
+    }
   };
   // What the request's statement read: the last set made ready (the first is the whole read's).
   const statementRead = () => reads.at(-1) ?? [];
-  const readsHeads = () => statementRead().some((path) => path.includes('/_heads/'));
+  // Heads read from their files or from the tables in memory that hold them.
+  const readsHeads = () => held.length > 0 || statementRead().some((path) => path.includes('/_heads/'));
   const readsDataOf = (day: string) => statementRead().some((path) => path.includes(`/date=${day}/`) && !path.includes('/_heads/'));
 
   // Studio's list of the gateway log, as its templates write it (test/support/supabase/studio-sql.ts).
@@ -70,6 +86,14 @@ describe("a caller's newest rows, from the files' heads", () => {
         expect(rows).toHaveLength(project === 'p' ? limit : Math.min(limit, 9));
       }
     }
+  });
+
+  it("reads each day's heads from a table in memory, not from their files, with the same answer", async () => {
+    const rows = await ask(compacted.bigquery, studioList(100));
+    // The three days' heads held (head-tables.ts); the statement reads no Parquet file at all.
+    expect(held.filter((path) => path.includes('/_heads/'))).toHaveLength(3);
+    expect(statementRead()).toEqual([]);
+    expect(rows).toEqual(await ask(whole.bigquery, studioList(100)));
   });
 
   it('reads a DuckDB SELECT of the newest rows from the heads too, whatever it does with them', async () => {
@@ -131,6 +155,44 @@ describe("a caller's newest rows, from the files' heads", () => {
   });
 });
 
+// Managed storage's events in memory: without an upper bound, each project's newest of them (the
+// memory's newest table, memory-tables.ts) are all a caller's newest rows need, as logs.all's page reads them.
+describe("a caller's newest rows of the events in memory", () => {
+  const tmp = tempDir('le-newest-rows-memory-');
+  afterAll(() => tmp.cleanup());
+
+  it('reads the newest table without an upper bound, every event with one, and answers as the events read whole do', async () => {
+    const ep = await createEndpoints({ storage: { dataDir: tmp.path('data') }, sandboxable: ['logs.all'], now: () => new Date(NOW), cache: false });
+    const prepare = vi.spyOn(DuckDBConnection.prototype, 'prepare');
+    try {
+      // More events of one project than the newest table keeps once cut back (one insert: cut at once).
+      const events = Array.from({ length: 4200 }, (_, i) =>
+        edgeEvent({ id: `n-${String(i).padStart(4, '0')}`, project: 'a', timestamp: new Date(Date.parse(NOW) - 1000 - i * 1000).toISOString(), path: `/rest/v1/t${i % 3}` }),
+      );
+      await ep.ingest('cloudflare.logs.prod', events);
+      const sql = 'select id, event_message from (select * from edge_logs order by timestamp desc nulls last limit 70) as e order by timestamp desc';
+      const ask = async (params: { project: string; iso_timestamp_end?: string }) => {
+        prepare.mockClear();
+        const rows = (await ep.query('logs.all', { ...params, project_tier: 'PRO' }, { sql })).result as Array<{ id: string }>;
+        const texts = prepare.mock.calls.map(([text]) => text).filter((text) => text.includes('limit 70'));
+        return { ids: rows.map((r) => r.id), texts };
+      };
+      // Asked twice: the second call's statement is the kept one, so the first's text is the one read.
+      const newest = await ask({ project: 'a' });
+      expect(newest.ids).toEqual(events.slice(0, 70).map((e) => e.id));
+      expect(newest.texts.some((text) => /le_memory\.newest_edge_logs\b/.test(text))).toBe(true);
+      // With an upper bound the newest table may not hold the page: every event in memory is read.
+      const end = events[2000]!.timestamp as string;
+      const older = await ask({ project: 'a', iso_timestamp_end: end });
+      expect(older.ids).toEqual(events.slice(2000, 2070).map((e) => e.id));
+      expect(older.texts.every((text) => !/le_memory\.newest_edge_logs\b/.test(text))).toBe(true);
+    } finally {
+      prepare.mockRestore();
+      await ep.close();
+    }
+  });
+});
+
 describe("Postgres's log, whose files have heads too", () => {
   const tmp = tempDir('le-newest-rows-postgres-');
   const severities = ['LOG', 'LOG', 'ERROR', 'WARNING'];
@@ -170,9 +232,17 @@ describe("Postgres's log, whose files have heads too", () => {
       ['other', 60],
     ] as const) {
       const sql = defaultQuery('postgres_logs', {});
-      const { result: a, reads: read } = await withParquetReads(() => compacted.query('logs.all', { project }, { sql }));
-      expect(read.at(-1)!.length).toBe(2);
-      expect(read.at(-1)!.every((path) => path.includes('/_heads/'))).toBe(true);
+      const held: string[] = [];
+      const hold = HeadTables.prototype.hold;
+      const spy = vi.spyOn(HeadTables.prototype, 'hold').mockImplementation(function (this: HeadTables, ...args: Parameters<HeadTables['hold']>) {
+        held.push(...args[3].map((f) => f.path));
+        return hold.apply(this, args);
+      });
+      const { result: a, reads: read } = await withParquetReads(() => compacted.query('logs.all', { project }, { sql })).finally(() => spy.mockRestore());
+      // The two days' heads, each day's from its table in memory (head-tables.ts): no Parquet file read by the statement.
+      expect(held).toHaveLength(2);
+      expect(held.every((path) => path.includes('/_heads/'))).toBe(true);
+      expect(read.at(-1)).toEqual([]);
       expect((a.result as unknown[]).length).toBe(rows);
       expect(a.result).toEqual((await whole.query('logs.all', { project }, { sql })).result);
     }

@@ -13,7 +13,8 @@ import { ceilingFor, MemoryWatch } from './memory-watch';
 import type { SourceFiles } from '../../duckdb/source-relations';
 import { headsServe, newestFirst } from './newest-first';
 import { firstRowsByDay } from './first-rows';
-import { HeadTables } from './head-tables';
+import { HeadTables, type HeldHeads } from './head-tables';
+import { HEAD_ROWS_PER_PROJECT } from '../../dataset/newest-heads';
 import { anHourHasPassed, dayWithin, hoursCondition, servedHours } from './hour-counts';
 import { executeCaller } from './caller-results';
 import { blameCaller } from './caller-errors';
@@ -221,7 +222,14 @@ class DuckDBEngine implements Engine {
       const run = (set: ReadonlyMap<SourceDescriptor, SourceFiles>) => executeCaller((sql) => this.callerStatements.statement(connection, sql), statement, query, set);
       const [only] = sources;
       // Each file's newest rows are all it reads: the heads that hold them instead of their files.
-      if (query.newestRows !== undefined && sources.length === 1) return run(new Map([[only!, await this.newestRowsFiles(connection, query, only!, reads.get(only!)!, files.get(only!)!)]]));
+      if (query.newestRows !== undefined && sources.length === 1) {
+        const newest = await this.newestRowsFiles(connection, query, only!, reads.get(only!)!, files.get(only!)!);
+        try {
+          return await run(new Map([[only!, newest.files]]));
+        } finally {
+          newest.release();
+        }
+      }
       // A chart's first step: the hour counts for the window's whole hours, the rows for the rest.
       const hourly = query.hourCounts !== undefined && sources.length === 1 ? await this.hourCountsFiles(connection, query, only!, reads.get(only!)!) : null;
       if (hourly !== null) {
@@ -262,19 +270,55 @@ class DuckDBEngine implements Engine {
    * the template's other bounds and its project filter keep them so. Without the statement's upper
    * bound known (no `newestFirst`), the files as they are. Studio's list of the gateway's last hour:
    * 4.4 - 4.8 against 9.3 - 9.8 ms bare (docs/performance.md, "The lists read from the heads").
+   * Each day's heads come from one table in memory where they fit (head-tables.ts, as logs.all's
+   * pages read them), and without an upper bound the events in memory from the memory's newest
+   * table: no Parquet file opened and bound per call, nor every uncompacted event read
+   * (docs/performance.md, "The lists from the head tables"). `release` once the statement ran.
    */
-  private async newestRowsFiles(connection: DuckDBConnection, query: CompiledQuery, source: SourceDescriptor, read: ReadSet, files: ReadFiles): Promise<SourceFiles> {
-    if (query.newestFirst === undefined) return files;
+  private async newestRowsFiles(connection: DuckDBConnection, query: CompiledQuery, source: SourceDescriptor, read: ReadSet, files: ReadFiles): Promise<{ files: SourceFiles; release: () => void }> {
+    const none = () => undefined;
+    if (query.newestFirst === undefined) return { files, release: none };
     const until = query.params[query.newestFirst.until];
     const untilMicros = until && typeof until === 'object' ? until.timestamp : null;
+    const limit = query.newestRows!;
+    // The events in memory: each project's newest of them are enough without an upper bound, as
+    // a file's head is for its file (logs.all's page reads them so: newest-first.ts).
+    const memory = limit <= HEAD_ROWS_PER_PROJECT && untilMicros === null && read.memoryNewest !== undefined ? read.memoryNewest : read.memory;
     const served = (f: ListedFile) => {
       const day = f.dataset ? partitionDay(f.path) : null;
-      return f.head !== undefined && day !== null && headsServe(day, query.newestRows!, untilMicros);
+      return f.head !== undefined && day !== null && headsServe(day, limit, untilMicros);
     };
     const candidates = read.parquet.filter(served);
-    if (!candidates.length) return files;
+    if (!candidates.length) return { files: memory === read.memory ? files : { ...files, ...(memory ? { memory } : {}) }, release: none };
     await this.reader(source).verifyCompanions(read, { heads: true, files: candidates });
-    return this.inputs.sourceFiles(connection, { ...read, parquet: read.parquet.map((f) => (served(f) ? headOf(f)! : f)) });
+    // A head whose check failed was dropped: its file is read.
+    const heads = read.parquet.filter(served);
+    // Each day's heads from one table in memory where they fit (head-tables.ts), else from their files.
+    const held: HeldHeads[] = [];
+    const release = () => {
+      for (const h of held.splice(0)) h.release();
+    };
+    try {
+      const byDay = new Map<string, ListedFile[]>();
+      for (const f of heads) byDay.set(partitionDay(f.path)!, [...(byDay.get(partitionDay(f.path)!) ?? []), headOf(f)!]);
+      const inTables = new Set<ListedFile>();
+      const parquetTypes = (await this.inputs.sourceFiles(connection, { ...read, ndjson: [], ranges: [], parquet: [...byDay.values()].flat(), memory: undefined })).parquetTypes;
+      for (const [day, dayHeads] of byDay) {
+        const table = await this.headTables.hold(connection, source, day, dayHeads, parquetTypes);
+        if (table === null) continue;
+        held.push(table);
+        for (const f of heads) if (partitionDay(f.path) === day) inTables.add(f);
+      }
+      const rest = await this.inputs.sourceFiles(connection, {
+        ...read,
+        parquet: read.parquet.filter((f) => !inTables.has(f)).map((f) => (served(f) ? headOf(f)! : f)),
+        memory,
+      });
+      return { files: { ...rest, ...(held.length ? { held: held.map((h) => h.select) } : {}) }, release };
+    } catch (error) {
+      release();
+      throw error;
+    }
   }
 
   /**

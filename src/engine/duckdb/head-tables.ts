@@ -90,9 +90,7 @@ export class HeadTables {
     let released = false;
     this.evict();
     return {
-      select: `SELECT ${relationColumns(source)
-        .map(([name]) => columnName(name))
-        .join(', ')} FROM ${held.table}`,
+      select: `SELECT ${columnListOf(source)} FROM ${held.table}`,
       release: () => {
         if (released) return;
         released = true;
@@ -109,9 +107,7 @@ export class HeadTables {
   private async make(connection: DuckDBConnection, entry: Entry, added: readonly ListedFile[], parquetTypes: ReadonlyMap<string, string>, previous: Entry | undefined): Promise<void> {
     const { source } = entry;
     await previous?.ready;
-    const columns = relationColumns(source)
-      .map(([name]) => columnName(name))
-      .join(', ');
+    const columns = columnListOf(source);
     const parts = [
       ...(previous ? [`SELECT ${columns} FROM ${previous.table}`] : []),
       ...(added.length ? [sourceRelation(source, { ndjson: [], parquet: added.map((h) => h.path), parquetTypes })] : []),
@@ -146,6 +142,20 @@ export class HeadTables {
       this.drops = Promise.all([this.drops, drop]);
     }
   }
+}
+
+/** A source's relation columns, quoted and listed: once per descriptor (every Studio list names them). */
+const COLUMN_LISTS = new WeakMap<SourceDescriptor, string>();
+
+function columnListOf(source: SourceDescriptor): string {
+  let list = COLUMN_LISTS.get(source);
+  if (list === undefined) {
+    list = relationColumns(source)
+      .map(([name]) => columnName(name))
+      .join(', ');
+    COLUMN_LISTS.set(source, list);
+  }
+  return list;
 }
 
 /** One version of a head file: its path and size (a head rewritten under its name is another). */
