@@ -1,7 +1,7 @@
 import { connect } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { main } from '../src/cli/main';
-import { startServer } from '../src/cli/start-server';
+import { KEEP_ALIVE_TIMEOUT_MS, startServer } from '../src/cli/start-server';
 import { createEndpoints } from '../src/index';
 import { memoryIO, spawnCli, waitForStderr, waitForStdout } from './support/cli';
 import { heldEngine } from './support/http';
@@ -101,6 +101,17 @@ describe('graceful shutdown', () => {
     expect(((await a.json()) as any).result).toEqual([]);
     await stopped;
     await expect(ep.ping()).rejects.toMatchObject({ code: 'closed' });
+  });
+
+  it('keeps an idle connection 65 s, longer than a proxy in front of it (Kong: 60 s), and tells clients so', async () => {
+    const ep = await createEndpoints({ sources: {}, now: () => new Date(NOW), cache: false });
+    const running = await startServer(ep, { host: '127.0.0.1', port: 0, apiKeys: ['k'] });
+    stops.push(() => running.stop());
+    const response = await fetch(`${running.url}/health`);
+    await response.arrayBuffer();
+    expect(response.headers.get('keep-alive')).toBe('timeout=65');
+    expect(running.server.keepAliveTimeout).toBe(KEEP_ALIVE_TIMEOUT_MS);
+    expect(running.server.headersTimeout).toBeGreaterThan(KEEP_ALIVE_TIMEOUT_MS);
   });
 
   it('closes a kept-alive connection once its answer in flight is sent, whatever the keep-alive timeout', async () => {

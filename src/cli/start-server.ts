@@ -40,6 +40,14 @@ export const DEFAULT_SHUTDOWN_GRACE_MS = 30_000;
 /** After the grace period, how long a client may take to read its 503 before its connection is cut. */
 const LINGER_MS = 5_000;
 
+/**
+ * How long an idle keep-alive connection stays open. Past a proxy's own idle timeout (Kong's, in
+ * front of Supabase's analytics, keeps upstream connections 60 s; a load balancer's is often 60
+ * too): with node's 5 s, the server closed a connection the proxy was reusing at that moment, and
+ * the proxy answered its client 502 (a reset connection). Told to clients in `Keep-Alive: timeout=65`.
+ */
+export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+
 /** Serves `ep` over node:http on host:port; rejects with a clear message when the port is taken. */
 export async function startServer(ep: Endpoints, options: ServerOptions): Promise<RunningServer> {
   const { host, port, shutdownGraceMs = DEFAULT_SHUTDOWN_GRACE_MS, ...handlerOptions } = options;
@@ -54,6 +62,9 @@ export async function startServer(ep: Endpoints, options: ServerOptions): Promis
     if (stopping) res.setHeader('Connection', 'close');
     listener(req, res);
   });
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  // A request's headers may take as long as an idle connection may last (node wants it longer).
+  server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) => {
       reject(error.code === 'EADDRINUSE' ? new InvalidOptionError('port', `Port ${port} on ${host} is already in use; choose another with --port.`) : error);
