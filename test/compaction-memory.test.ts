@@ -8,6 +8,8 @@ import { sourceRelation } from '../src/duckdb/source-relations';
 import { openDatabase } from '../src/duckdb/open-database';
 import { isDuckDBOutOfMemory, MEMORY_RETRY_FACTOR, withMemoryRetry } from '../src/duckdb/memory-retry';
 import { atRetryCeiling, DEFAULT_COMPACTION_DUCKDB } from '../src/duckdb/compaction-duckdb';
+import { memoryBudget } from '../src/duckdb/memory-budget';
+import { largestEventBytes } from '../src/managed/largest-event';
 import { readDatasetStateStable } from '../src/dataset/dataset-log';
 import { dictionaryLimit, IS_EVENT, parquetLayoutCopy, STRING_DICTIONARY_BYTES, stringDictionaryBytes } from '../src/duckdb/parquet-layout';
 import { withTypedPaths } from '../src/sources/typed-fields';
@@ -155,6 +157,40 @@ describe('compaction under a small memory limit', () => {
     ]);
     await compactLogs({ source: 'edgeLogs', inputs: tmp.path('one-wide.ndjson'), outDir: tmp.path('one-wide'), duckdb });
     expect([...readDatasetStateStable(tmp.path('one-wide')).files.values()].map((f) => [f.rows, f.typedFields?.length])).toEqual([[1, 5]]);
+  });
+
+  it("compacts the longest event ingest takes under the default budget, a string or keys, within compaction's share and its retry", async () => {
+    const share = memoryBudget('512MiB').compaction;
+    const largest = largestEventBytes(share);
+    const line = (metadata: string) => `{"id":"big","event_message":"big","project":"p","timestamp":"2026-11-21T11:00:00Z","metadata":${metadata}}`;
+    const string = line(`{"blob":"${'x'.repeat(largest - line('{"blob":""}').length)}"}`);
+    const keys: string[] = [];
+    for (let i = 0, bytes = line('{}').length; bytes + `"k${i}":${i},`.length <= largest; bytes += `"k${i}":${i},`.length, i++) keys.push(`"k${i}":${i}`);
+    const wide = line(`{${keys.join(',')}}`);
+    expect([string.length, wide.length <= largest, keys.length > 250_000]).toEqual([largest, true, true]);
+    for (const [name, event] of [
+      ['longest-string', string],
+      ['longest-keys', wide],
+    ] as const) {
+      const walDir = tmp.path(name, 'wal');
+      const datasetDir = tmp.path(name, 'parquet');
+      const wal = fakeLog(walDir);
+      wal.add('00000000000000000001.ndjson', [event]);
+      const errors: unknown[] = [];
+      const compactor = gatewayCompactor({
+        datasetDir,
+        walDir,
+        wal,
+        now: () => new Date('2026-11-21T12:00:00Z'),
+        duckdb: { threads: share.threads, memoryLimit: share.memoryLimit },
+        onError: (e) => errors.push(e),
+      });
+      compactor.trigger();
+      await compactor.settled();
+      await compactor.stop();
+      expect(errors).toEqual([]);
+      expect([...readDatasetStateStable(datasetDir).files.values()].reduce((n, f) => n + f.rows, 0)).toBe(1);
+    }
   });
 
   it('compacts events of 650,000 keys each by retrying out of memory with twice the limit, and fails past it', async () => {

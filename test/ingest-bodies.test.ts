@@ -7,6 +7,8 @@ import { MAX_NESTING, NestingScan } from '../src/ingest/json-nesting';
 import { OFF_THREAD_BYTES, PARSER_IDLE_MS, parserIdleMs, parserRunning } from '../src/ingest/parse-worker';
 import { Prng } from '../src/fixtures/prng';
 import { tempDir } from './support/log-files';
+import { largestEventBytes } from '../src/managed/largest-event';
+import { memoryBudget } from '../src/duckdb/memory-budget';
 
 // Counts the bytes every gunzip inflates, to see how much of a refused body was never inflated.
 const inflated = vi.hoisted(() => ({ bytes: 0 }));
@@ -128,13 +130,35 @@ describe('the nesting limit (docs/durability.md, "What ingest accepts")', () => 
   });
 });
 
-describe('an event longer than a query reads', () => {
-  it('is refused by ep.ingest (16 MiB as stored at most), naming it', async () => {
-    await withStorage(async (ep) => {
+describe('an event longer than compaction fits, or than a query reads', () => {
+  // The event's line as stored is its message and about 150 bytes more.
+  const event = (bytes: number) => ({ message: 'x'.repeat(bytes - 200) });
+  const storage = async (memoryLimit: string) => createEndpoints({ storage: { dataDir: tmp.path(`data-${++n}`) }, memoryLimit, now: () => new Date(NOW), cache: false });
+
+  it("is refused by ep.ingest, naming it, past what the budget's compaction is sure to compact (4.36 MiB in 512 MiB)", async () => {
+    const ep = await storage('512MiB');
+    try {
+      const largest = largestEventBytes(memoryBudget('512MiB').compaction);
+      expect(largest).toBe(4_569_514);
+      const error = await ep.ingest('cloudflare.logs.prod', [{ message: 'ok' }, event(largest + 1_000)]).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(InvalidBodyError);
+      expect(error).toMatchObject({ index: 1, message: expect.stringContaining(`an event may take at most ${largest} (what this server's compaction fits in its memory; a larger --memory-limit`) });
+      await expect(ep.ingest('cloudflare.logs.prod', [event(largest - 1_000)])).resolves.toMatchObject({ ingested: 1 });
+    } finally {
+      await ep.close();
+    }
+  });
+
+  it('is refused past 16 MiB as stored whatever the budget (the longest line the NDJSON reader is sure to take)', async () => {
+    const ep = await storage('4GB');
+    try {
       const error = await ep.ingest('cloudflare.logs.prod', [{ message: 'ok' }, { message: 'x'.repeat(16 * 1024 * 1024) }]).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(InvalidBodyError);
-      expect(error).toMatchObject({ index: 1, message: expect.stringContaining('an event may take at most 16777216 (16 MiB)') });
-    });
+      expect(error).toMatchObject({ index: 1, message: expect.stringContaining('an event may take at most 16777216 (the longest line the NDJSON reader is sure to take)') });
+      await expect(ep.ingest('cloudflare.logs.prod', [event(8 * 1024 * 1024)])).resolves.toMatchObject({ ingested: 1 });
+    } finally {
+      await ep.close();
+    }
   });
 });
 

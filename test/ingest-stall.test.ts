@@ -38,7 +38,8 @@ async function againstHealth(url: string, body: Uint8Array, headers: Record<stri
 
 describe('no request stalls the server (docs/durability.md, "What ingest accepts")', () => {
   it('a body nested 6,000,000 levels deep (12 KB of gzip) is refused at once, and a body that is slow to parse is parsed while /health answers', async () => {
-    const child = spawnCli(['serve', '--data-dir', tmp.path('data'), '--port', '0', '--now', NOW, '--no-cache', '--no-auth']);
+    // A budget whose compaction takes an 11 MB event (the default's takes 4.36 MiB: src/managed/largest-event.ts).
+    const child = spawnCli(['serve', '--data-dir', tmp.path('data'), '--port', '0', '--now', NOW, '--no-cache', '--no-auth', '--memory-limit', '4GB']);
     children.push(child);
     const url = (await waitForStdout(child, /Listening on (http:\/\/\S+) /))[1]!;
 

@@ -55,6 +55,12 @@ export interface BatchLimits {
   maxEvents: number;
   /** Bytes of one batch as stored, one JSON line per event (default 32 MiB). */
   maxBytes: number;
+  /**
+   * Bytes of one event as stored, its JSON line (default and most 16 MiB, the longest line the
+   * engine's NDJSON reader is sure to take; managed storage's is what its compaction fits:
+   * src/managed/largest-event.ts).
+   */
+  maxEventBytes?: number;
 }
 
 export const BATCH_LIMITS: BatchLimits = { maxEvents: 100_000, maxBytes: 32 * 1024 * 1024 };
@@ -78,6 +84,7 @@ export function serializeEvents(events: readonly unknown[], arrival: string, lim
   let text = '';
   // Once an event holds a bigint, the others of its batch likely do: no failed attempt each.
   let exact = false;
+  const maxEventBytes = Math.min(limits.maxEventBytes ?? MAX_LINE_BYTES, MAX_LINE_BYTES);
   for (let i = 0; i < events.length; i++) {
     const event = normalizeEvent(events[i], i, arrival, newId);
     let line = '';
@@ -98,9 +105,11 @@ export function serializeEvents(events: readonly unknown[], arrival: string, lim
       // A cycle, or nesting deeper than the stack.
       throw new InvalidBodyError(`Event ${i} cannot be written as JSON: ${(error as Error).message}`, { index: i, cause: error });
     }
-    // A longer line is one the engine's NDJSON reader may not take (UTF-16 units: at most 3 bytes each).
-    if (line.length * 3 > MAX_LINE_BYTES && Buffer.byteLength(line) > MAX_LINE_BYTES) {
-      throw new InvalidBodyError(`Event ${i} takes ${Buffer.byteLength(line)} bytes as stored; an event may take at most ${MAX_LINE_BYTES} (16 MiB).`, { index: i });
+    // A longer line is one the engine's NDJSON reader, or compaction's memory, may not take (UTF-16 units: at most 3 bytes each).
+    if (line.length * 3 > maxEventBytes && Buffer.byteLength(line) > maxEventBytes) {
+      const why =
+        maxEventBytes < MAX_LINE_BYTES ? "what this server's compaction fits in its memory; a larger --memory-limit takes longer events" : 'the longest line the NDJSON reader is sure to take';
+      throw new InvalidBodyError(`Event ${i} takes ${Buffer.byteLength(line)} bytes as stored; an event may take at most ${maxEventBytes} (${why}).`, { index: i });
     }
     text += `${line}\n`;
     // Counted in UTF-16 units here (at most 3 UTF-8 bytes each), exactly below.

@@ -5,6 +5,8 @@ import type { SourceSet } from '../sources/source-set';
 import type { ExtraInputs } from '../files/source-reader';
 import { SourceNames } from '../ingest/source-names';
 import { DEFAULT_COMPACTION_DUCKDB } from '../duckdb/compaction-duckdb';
+import { BATCH_LIMITS } from '../ingest/serialize-events';
+import { largestEventBytes } from './largest-event';
 import { RunDuckDBBytes, type DuckDBBytes } from '../duckdb/duckdb-bytes';
 import { systemNow } from '../time/clock';
 import { oneAtATime } from '../util/one-at-a-time';
@@ -113,7 +115,9 @@ export class ManagedStorage {
             }
           }
         : undefined;
-    const ingestor = new Ingestor(walSet, sourceNames, options.now ?? systemNow, undefined, onDurable);
+    // No event longer than compaction can compact (largest-event.ts): one would hold up its source.
+    const limits = { ...BATCH_LIMITS, maxEventBytes: largestEventBytes(options.storage?.compactionDuckdb ?? DEFAULT_COMPACTION_DUCKDB) };
+    const ingestor = new Ingestor(walSet, sourceNames, options.now ?? systemNow, limits, onDurable);
     // Before the first ingest and before compaction takes the segments the previous process left.
     await ingestor.recall();
     return new ManagedStorage(sources, walSet, memory, ingestor);
