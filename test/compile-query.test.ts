@@ -48,7 +48,7 @@ describe('a call compiled for a target', () => {
   it('on DuckDB: the variant, its fallback and what each reads, found once', () => {
     const query = compileCall(functionsInvocationStats, planQuery(functionsInvocationStats, params(functionsInvocationStats, { interval: '7day' }), NOW), DUCKDB, BUILT_IN_SOURCE_SET);
     expect(query.statement.sql).toMatch(/FROM function_edge_logs_hourly/);
-    expect(query.statement.reads).toEqual([{ source: 'functionEdgeLogs', relation: false, rollups: ['function_edge_logs_hourly', 'function_edge_logs_summary'] }]);
+    expect(query.statement.reads).toEqual([{ source: 'functionEdgeLogs', relation: false, rollups: ['function_edge_logs_hourly', 'function_edge_logs_daily_summary'] }]);
     expect(query.fallback?.reads).toEqual([{ source: 'functionEdgeLogs', relation: true, rollups: [] }]);
     expect(query.params.max_rows).toBe(functionsInvocationStats.maxRows);
     expect(query.caller).toBeUndefined();

@@ -3,14 +3,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Prng } from '../src/fixtures/prng';
 import { querySql } from '../src/sql/query-files';
 
-// The quantile summary of function_edge_logs_hourly (docs/definitions.md, "Rollups"): summaries of
-// any split of the invocations (hours, functions, files), merged by functions.invocation-stats'
-// hourly variant, give p95/p99 inside the rank bound of docs/semantics.md, and exactly
-// quantile_disc's answer while every group has fewer than 400 values.
+// The quantile summaries of function_edge_logs (docs/definitions.md, "Rollups"), per hour and per
+// day: summaries of any split of the invocations (hours or days, functions, files), merged by
+// functions.invocation-stats' hourly variant (hour and day buckets) and its daily variant (day
+// buckets), give p95/p99 inside the rank bound of docs/semantics.md, and exactly quantile_disc's
+// answer while every group has fewer than 400 values.
 
 const ROLLUP = querySql('duckdb', 'function_edge_logs_hourly');
 const SUMMARY = querySql('duckdb', 'function_edge_logs_summary');
+const DAILY_SUMMARY = querySql('duckdb', 'function_edge_logs_daily_summary');
 const HOURLY = querySql('duckdb', 'functions.invocation-stats.hourly');
+const DAILY = querySql('duckdb', 'functions.invocation-stats.daily');
 const BASE = Date.UTC(2026, 10, 20) * 1000;
 
 let connection: DuckDBConnection;
@@ -39,6 +42,7 @@ async function rollUp(t: Trial): Promise<void> {
   const parts = (sql: string) => Array.from({ length: t.files }, (_, k) => `SELECT * FROM (WITH function_edge_logs AS (SELECT * FROM events WHERE part = ${k})\n${sql}\n)`);
   await connection.run(`CREATE OR REPLACE TABLE rollup AS ${parts(ROLLUP).join('\nUNION ALL\n')}`);
   await connection.run(`CREATE OR REPLACE TABLE summary AS ${parts(SUMMARY).join('\nUNION ALL\n')}`);
+  await connection.run(`CREATE OR REPLACE TABLE daily_summary AS ${parts(DAILY_SUMMARY).join('\nUNION ALL\n')}`);
 }
 
 async function rows(sql: string, unit: string, functionId: string | null): Promise<Record<string, unknown>[]> {
@@ -47,8 +51,23 @@ async function rows(sql: string, unit: string, functionId: string | null): Promi
   return (await connection.runAndReadAll(sql, values, types)).getRowObjects();
 }
 
-const merged = (unit: string, functionId: string | null) =>
-  rows(HOURLY.replace(/^((?:\s*--[^\n]*\n)*)\s*WITH\s/, '$1WITH function_edge_logs_hourly AS (SELECT * FROM rollup), function_edge_logs_summary AS (SELECT * FROM summary),\n'), unit, functionId);
+/** A variant's answer over the rollups of the parts: `hourly` (hour and day buckets) or `daily` (day buckets). */
+const merged = (variant: 'hourly' | 'daily', unit: string, functionId: string | null) =>
+  rows(
+    (variant === 'hourly' ? HOURLY : DAILY).replace(
+      /^((?:\s*--[^\n]*\n)*)\s*WITH\s/,
+      '$1WITH function_edge_logs_hourly AS (SELECT * FROM rollup), function_edge_logs_summary AS (SELECT * FROM summary), function_edge_logs_daily_summary AS (SELECT * FROM daily_summary),\n',
+    ),
+    unit,
+    functionId,
+  );
+
+/** Each variant with the buckets it answers. */
+const VARIANTS = [
+  ['hourly', 'hour'],
+  ['hourly', 'day'],
+  ['daily', 'day'],
+] as const;
 
 /** Each bucket's timed values, sorted, and quantile_disc's answers. */
 const raw = (unit: string, functionId: string | null) =>
@@ -72,9 +91,9 @@ function inBound(value: number, sorted: readonly number[], q: number): boolean {
   return value >= sorted[lo - 1]! && value <= sorted[hi - 1]!;
 }
 
-async function compare(unit: string, functionId: string | null, exact: boolean): Promise<void> {
+async function compare(variant: 'hourly' | 'daily', unit: string, functionId: string | null, exact: boolean): Promise<void> {
   const expected = await raw(unit, functionId);
-  const got = await merged(unit, functionId);
+  const got = await merged(variant, unit, functionId);
   expect(got.map((r) => [String(r.timestamp), r.count])).toEqual(expected.map((r) => [String(r.timestamp), r.count]));
   for (const [i, row] of got.entries()) {
     const sorted = (expected[i]!.sorted as { items: number[] } | null)?.items ?? [];
@@ -88,10 +107,11 @@ async function compare(unit: string, functionId: string | null, exact: boolean):
   }
 }
 
-describe('the hourly rollup quantile summary', () => {
+describe('the quantile summaries, per hour and per day', () => {
   it('merged over random splits (hours, functions, files), p95 and p99 stay inside the rank bound', async () => {
     const prng = new Prng(20);
     let largestStep = 0;
+    let largestDailyStep = 0;
     for (let trial = 0; trial < 12; trial++) {
       const t: Trial = {
         rows: 20_000 + prng.int(200_000),
@@ -102,24 +122,35 @@ describe('the hourly rollup quantile summary', () => {
       };
       await rollUp(t);
       largestStep = Math.max(largestStep, Number((await connection.runAndReadAll('SELECT max(weight) AS s FROM summary')).getRowObjects()[0]!.s));
-      for (const unit of ['hour', 'day']) {
-        await compare(unit, null, false);
-        await compare(unit, 'f0', false);
+      largestDailyStep = Math.max(largestDailyStep, Number((await connection.runAndReadAll('SELECT max(weight) AS s FROM daily_summary')).getRowObjects()[0]!.s));
+      for (const [variant, unit] of VARIANTS) {
+        await compare(variant, unit, null, false);
+        await compare(variant, unit, 'f0', false);
       }
     }
-    // The trials did compress: summaries kept one value in several.
+    // The trials did compress: summaries kept one value in several, a day's more than an hour's.
     expect(largestStep).toBeGreaterThan(5);
+    expect(largestDailyStep).toBeGreaterThan(largestStep);
   });
 
   it("while every group has fewer than 400 values, p95 and p99 are exactly quantile_disc's", async () => {
     const prng = new Prng(21);
     for (let trial = 0; trial < 8; trial++) {
       await rollUp({ rows: 1000 + prng.int(15_000), functions: 1 + prng.int(4), distinct: prng.pick([3, 1000]), files: 1 + prng.int(4), seed: prng.uint32() });
-      expect(Number((await connection.runAndReadAll('SELECT max(weight) AS s FROM summary')).getRowObjects()[0]!.s)).toBe(1);
       for (const unit of ['hour', 'day']) {
-        await compare(unit, null, true);
-        await compare(unit, 'f1', true);
+        await compare('hourly', unit, null, true);
+        await compare('hourly', unit, 'f1', true);
       }
+    }
+  });
+
+  it("while every day's group has fewer than 400 values, the daily variant's p95 and p99 are exactly quantile_disc's", async () => {
+    const prng = new Prng(22);
+    for (let trial = 0; trial < 8; trial++) {
+      await rollUp({ rows: 100 + prng.int(500), functions: 1 + prng.int(4), distinct: prng.pick([3, 1000]), files: 1 + prng.int(4), seed: prng.uint32() });
+      expect(Number((await connection.runAndReadAll('SELECT max(weight) AS s FROM daily_summary')).getRowObjects()[0]!.s)).toBe(1);
+      await compare('daily', 'day', null, true);
+      await compare('daily', 'day', 'f1', true);
     }
   });
 });

@@ -203,7 +203,12 @@ describe('the built-in endpoints over stored rollups', () => {
     expect(await answers()).toEqual(raw);
     await compactLogs({ source: 'edgeLogs', inputs: tmp.path('edge', '*.ndjson'), outDir: tmp.path('edge-parquet'), deleteSource: true });
     await compactLogs({ source: 'functionEdgeLogs', inputs: tmp.path('fn', '*.ndjson'), outDir: tmp.path('fn-parquet'), deleteSource: true });
-    expect(readdirSync(tmp.path('fn-parquet', '_rollups')).sort()).toEqual(['function_edge_logs_hourly', 'function_edge_logs_summary', 'function_edge_logs_typed_hourly']);
+    expect(readdirSync(tmp.path('fn-parquet', '_rollups')).sort()).toEqual([
+      'function_edge_logs_daily_summary',
+      'function_edge_logs_hourly',
+      'function_edge_logs_summary',
+      'function_edge_logs_typed_hourly',
+    ]);
     expect(await answers()).toEqual(raw);
   });
 });

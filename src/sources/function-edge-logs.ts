@@ -22,10 +22,12 @@ export const functionEdgeLogs = defineSource({
   // group of a project (3.7 ms instead of 6.7).
   parquet: { rowGroupRows: 20_000 },
   // Per hour, project and function: what functions.invocation-stats 1day and 7day read (the
-  // counts, and the quantile summaries a value per row).
+  // counts, and the quantile summaries a value per row); per day, the quantile summaries 7day's
+  // day buckets read (about 200 values a group where an hour's keep up to every value).
   rollups: {
     function_edge_logs_hourly: { sql: querySql('duckdb', 'function_edge_logs_hourly') },
     function_edge_logs_summary: { sql: querySql('duckdb', 'function_edge_logs_summary') },
+    function_edge_logs_daily_summary: { sql: querySql('duckdb', 'function_edge_logs_daily_summary') },
   },
   // The command line's older names for it: --function-logs <glob>, clickhouse --function-table, --source functions.
   cli: { flag: 'function-logs', tableFlag: 'function-table', alias: 'functions' },
