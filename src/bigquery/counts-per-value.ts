@@ -1,4 +1,4 @@
-import type { Expr, FromIR, QueryIR, TimeUnit } from './ir';
+import type { Expr, FromIR, QueryIR } from './ir';
 import { jsonKeysText, unnestColumn } from './ir';
 
 /**
@@ -11,20 +11,12 @@ import { jsonKeysText, unnestColumn } from './ir';
  * of the values it holds for: the same numbers.
  *
  * The shape: one SELECT over one source table (no join, DISTINCT or HAVING), grouped by
- * TIMESTAMP_TRUNC of a column by an hour or a day only (`PER_VALUE_UNITS`), whose outputs are those keys or COUNT / COUNTIF (not DISTINCT)
+ * TIMESTAMP_TRUNC of a column only, whose outputs are those keys or COUNT / COUNTIF (not DISTINCT)
  * of values that read nothing but fields the source declares typed (their columns, and the unnest
  * aliases they are read through), ordered by output positions. The declared typed fields are
  * those a source keeps as columns for its charts and filters (few values each, such as a status or
  * a severity); a field of many values (an id) would make the first step as large as the rows, so
  * no other column, and no discovered field, takes this path.
- *
- * The first step pays where its groups hold many rows each: it spares evaluating the conditions
- * on every row and costs a second grouping. A bucket shorter than an hour splits each hour's rows
- * sixty ways or more: Studio's chart by minute (the gateway's last hour, about 400 rows a minute
- * at the bench's default scale) spent about 1 ms more on its second grouping than the conditions
- * cost on every row, a fifth of the statement (docs/performance.md, "One step for a chart by
- * minute"). So such a chart is counted in one step, and the hour counts, which serve hour and day
- * buckets only (hour-counts.ts), lose nothing.
  */
 export interface CountsPerValue {
   from: Extract<FromIR, { t: 'table' }>;
@@ -58,19 +50,12 @@ export function countsPerValue(query: QueryIR): CountsPerValue | null {
   return { from, keys: buckets, outputs, leaves: [...leaves] };
 }
 
-/**
- * The bucket units a chart is counted per value by: an hour or longer, where a (bucket, value)
- * group holds many rows (above). A minute, second or finer bucket is counted in one step.
- */
-export const PER_VALUE_UNITS: readonly TimeUnit[] = ['hour', 'day'];
-
-/** A TIMESTAMP_TRUNC the first step may key on: of a column of the range, by a unit of `PER_VALUE_UNITS`. */
+/** TIMESTAMP_TRUNC of a column of the range. */
+/** A TIMESTAMP_TRUNC the first step may key on. */
 type Bucket = Extract<Expr, { t: 'call' }>;
 
 function isBucket(e: Expr, alias: string): e is Bucket {
-  if (e.t !== 'call' || e.fn !== 'timestamp_trunc' || e.args[0]?.t !== 'col' || e.args[0].rel !== alias) return false;
-  const unit = e.args[1];
-  return unit?.t === 'lit' && PER_VALUE_UNITS.includes(unit.value as TimeUnit);
+  return e.t === 'call' && e.fn === 'timestamp_trunc' && e.args[0]?.t === 'col' && e.args[0].rel === alias && e.args[1]?.t === 'lit';
 }
 
 /** An output of a grouped count: the GROUP BY key it is (by index), or the count it is. */
