@@ -6,7 +6,7 @@ import { backfillRollups } from '../src/compaction/backfill-rollups';
 import { edgeLogs } from '../src/sources/edge-logs';
 import { appendCommit, readDatasetStateStable, type DataFile } from '../src/dataset/dataset-log';
 import { datasetDir } from '../src/managed/managed-inputs';
-import { createEndpoints, type Endpoints } from '../src/index';
+import { createEndpoints, defineEndpoint, p, type Endpoints } from '../src/index';
 import { edgeEvent, endpointsAt, tempDir, writeLines } from './support/log-files';
 import { withParquetReads } from './support/parquet-reads';
 
@@ -256,6 +256,36 @@ describe('the hour counts beside the memory tables', () => {
       await managed.close();
       await whole.close();
       tmp.cleanup();
+    }
+  });
+});
+
+// The typed counts may leave a field out of a file's counts: they are not every event's counts,
+// so an endpoint's SQL never reads them by name (only the engine does, for the fields they hold).
+describe("the typed counts are the engine's own", () => {
+  it("refuses an endpoint whose SQL reads them by name, as any table it does not have, and reads a declared rollup's", async () => {
+    for (const relation of [HOURLY, 'edge_logs_typed_pairs']) {
+      const endpoint = defineEndpoint({
+        name: 'x.counts',
+        params: { project: p.text() },
+        sql: { duckdb: `SELECT count(*) AS n FROM ${relation} WHERE project = $project` },
+        columns: { n: 'integer' },
+      });
+      await expect(createEndpoints({ sources: {}, endpoints: [endpoint], cache: false })).rejects.toThrow(
+        new RegExp(`cannot work: its duckdb SQL does not prepare: Table with name ${relation} does not exist`),
+      );
+    }
+    const declared = defineEndpoint({
+      name: 'x.hourly',
+      params: { project: p.text() },
+      sql: { duckdb: 'SELECT count(*) AS n FROM function_edge_logs_hourly WHERE project_ref = $project' },
+      columns: { n: 'integer' },
+    });
+    const ep = await createEndpoints({ sources: {}, endpoints: [declared], cache: false });
+    try {
+      expect((await ep.query('x.hourly', { project: 'p' })).result).toEqual([{ n: 0 }]);
+    } finally {
+      await ep.close();
     }
   });
 });

@@ -6,7 +6,7 @@ import type { SourceDescriptor } from '../sources/source-descriptor';
 import { sqlString } from '../duckdb/sql-literal';
 import { storedTypedOf, withTypedColumns } from '../duckdb/typed-columns';
 import { ARRAYS_COLUMN, declaredSourceOf, typedFieldsOf } from '../sources/typed-fields';
-import { typedHourlyName, typedPairsName } from '../sources/typed-hourly';
+import { isTypedCounts } from '../sources/typed-hourly';
 import { DurablePlacement } from './durable-placement';
 import { codeOnly } from '../sql/sql-scan';
 import type { DataFile } from './dataset-log';
@@ -95,7 +95,7 @@ async function writeRollup(connection: DuckDBConnection, d: SourceDescriptor, ro
   // from `metadata`, as a query would.
   const file = `SELECT * FROM read_parquet(${sqlString(dataPath)})`;
   const declared = declaredSourceOf(d);
-  const typed = rollup === typedHourlyName(d.relation) || rollup === typedPairsName(d.relation);
+  const typed = isTypedCounts(d.relation, rollup);
   const relation = typed ? withTypedColumns(declared, file, storedTypedOf(declared, await storedTypedPaths(connection, declared, dataPath))) : file;
   // NOT MATERIALIZED: a rollup that reads its relation twice (the typed counts: their groups
   // counted, then grouped) reads the file twice instead of DuckDB holding the whole file in memory

@@ -3,7 +3,8 @@ import { splitEndpointSql } from '../sandbox/compose-sandboxed-sql';
 import { sourcesNamedBy } from '../sandbox/source-tables';
 import type { CheckedSql } from '../sandbox/validate-caller-sql';
 import type { SourceDescriptor } from '../sources/source-descriptor';
-import { relationsOf, type SourceSet } from '../sources/source-set';
+import type { SourceSet } from '../sources/source-set';
+import { isTypedCounts } from '../sources/typed-hourly';
 import { codeOnly } from '../sql/sql-scan';
 
 // What a statement reads by name, found once per text: the sources whose relation or rollups it
@@ -49,8 +50,12 @@ export function sourcesReadBy(sql: string, sources: SourceSet): SourceDescriptor
 
 function readsOf(sql: string, sources: SourceSet): SourceRead[] {
   return sources.list.flatMap((d) => {
-    if (!relationsOf(d).some((relation) => namesRelation(sql, relation))) return [];
-    return [{ source: d.name, relation: namesRelation(sql, d.relation), rollups: Object.keys(d.rollups).filter((name) => namesRelation(sql, name)) }];
+    // Not the typed counts: a file's may leave a field out (typed-hourly.ts), so they are not every
+    // event's counts; only the engine reads them, for the fields they hold. A statement naming one
+    // fails as naming any unknown table does.
+    const rollups = Object.keys(d.rollups).filter((name) => !isTypedCounts(d.relation, name) && namesRelation(sql, name));
+    if (!namesRelation(sql, d.relation) && !rollups.length) return [];
+    return [{ source: d.name, relation: namesRelation(sql, d.relation), rollups }];
   });
 }
 

@@ -72,6 +72,18 @@ export function typedPairsName(relation: string): string {
 }
 
 /**
+ * Whether a source's rollup is one of its typed counts (`typedHourlyName`, `typedPairsName`):
+ * derived, and bounded per file (a field may be left out of a file's counts), so read only by the
+ * engine's hour-counts path, never by an endpoint's SQL by name (src/query/statement-reads.ts).
+ *
+ * @example
+ * isTypedCounts('edge_logs', 'edge_logs_typed_hourly'); // true
+ */
+export function isTypedCounts(relation: string, rollup: string): boolean {
+  return rollup === typedHourlyName(relation) || rollup === typedPairsName(relation);
+}
+
+/**
  * The most groups a field's (or a pair's) counts of one file may have (approximately): above it,
  * the file's counts leave it out and a reader reads the file's rows for it. 65,536 groups of a
  * few short values each take a few MB to group, well inside compaction's memory.
