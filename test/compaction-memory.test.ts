@@ -159,6 +159,21 @@ describe('compaction under a small memory limit', () => {
     expect([...readDatasetStateStable(tmp.path('one-wide')).files.values()].map((f) => [f.rows, f.typedFields?.length])).toEqual([[1, 5]]);
   });
 
+  /** One write-ahead segment of `lines` compacted by the gateway's background compactor on one thread (retried out of memory at twice the limit). */
+  async function compactSegment(name: string, lines: string[], memoryLimit: string) {
+    const walDir = tmp.path(name, 'wal');
+    const datasetDir = tmp.path(name, 'parquet');
+    const wal = fakeLog(walDir);
+    wal.add('00000000000000000001.ndjson', lines);
+    const errors: unknown[] = [];
+    const compactor = gatewayCompactor({ datasetDir, walDir, wal, now: () => new Date('2026-11-21T12:00:00Z'), duckdb: { threads: 1, memoryLimit }, onError: (e) => errors.push(e) });
+    compactor.trigger();
+    await compactor.settled();
+    await compactor.stop();
+    const rows = [...readDatasetStateStable(datasetDir).files.values()].reduce((n, f) => n + f.rows, 0);
+    return { errors, rows, segmentLeft: existsSync(join(walDir, '00000000000000000001.ndjson')) };
+  }
+
   it("compacts the longest event ingest takes under the default budget, a string or keys, within compaction's share and its retry", async () => {
     const share = memoryBudget('512MiB').compaction;
     const largest = largestEventBytes(share);
@@ -172,50 +187,16 @@ describe('compaction under a small memory limit', () => {
       ['longest-string', string],
       ['longest-keys', wide],
     ] as const) {
-      const walDir = tmp.path(name, 'wal');
-      const datasetDir = tmp.path(name, 'parquet');
-      const wal = fakeLog(walDir);
-      wal.add('00000000000000000001.ndjson', [event]);
-      const errors: unknown[] = [];
-      const compactor = gatewayCompactor({
-        datasetDir,
-        walDir,
-        wal,
-        now: () => new Date('2026-11-21T12:00:00Z'),
-        duckdb: { threads: share.threads, memoryLimit: share.memoryLimit },
-        onError: (e) => errors.push(e),
-      });
-      compactor.trigger();
-      await compactor.settled();
-      await compactor.stop();
-      expect(errors).toEqual([]);
-      expect([...readDatasetStateStable(datasetDir).files.values()].reduce((n, f) => n + f.rows, 0)).toBe(1);
+      const compacted = await compactSegment(name, [event], share.memoryLimit);
+      expect(compacted.errors).toEqual([]);
+      expect(compacted.rows).toBe(1);
     }
   });
 
   it('compacts events of 650,000 keys each by retrying out of memory with twice the limit, and fails past it', async () => {
     const keys = Array.from({ length: 650_000 }, (_, i) => `"k${i}":${i}`).join(',');
     const wide = (id: string) => `{"id":"${id}","event_message":"wide","project":"wide","timestamp":"2026-11-21T11:00:00Z","metadata":{${keys}}}`;
-    const run = async (memoryLimit: string, name: string) => {
-      const walDir = tmp.path(name, 'wal');
-      const datasetDir = tmp.path(name, 'parquet');
-      const wal = fakeLog(walDir);
-      wal.add('00000000000000000001.ndjson', [wide('w1'), wide('w2'), wide('w3')]);
-      const segment = join(walDir, '00000000000000000001.ndjson');
-      const errors: unknown[] = [];
-      const compactor = gatewayCompactor({
-        datasetDir,
-        walDir,
-        wal,
-        now: () => new Date('2026-11-21T12:00:00Z'),
-        duckdb: { threads: 1, memoryLimit },
-        onError: (e) => errors.push(e),
-      });
-      compactor.trigger();
-      await compactor.settled();
-      await compactor.stop();
-      return { errors, rows: [...readDatasetStateStable(datasetDir).files.values()].reduce((n, f) => n + f.rows, 0), segmentLeft: existsSync(segment) };
-    };
+    const run = (memoryLimit: string, name: string) => compactSegment(name, [wide('w1'), wide('w2'), wide('w3')], memoryLimit);
     // The run alone does not fit in 256MB (the three events parse to about 250 MB): compacted at 512MB.
     const retried = await run('256MB', 'wide-retried');
     expect(retried.errors).toEqual([]);
