@@ -2,7 +2,7 @@
 -- trigram map holds every trigram of it (edge_logs_url_grams.sql numbers them). The engine keeps
 -- the answer per stored file version and text and binds it in the file's place (the source's
 -- `narrowedBy`, src/sources/edge-logs.ts): usage.api-counts then tests a few origins, not every map.
--- The same test as the candidate origins of usage.api-counts.hours.sql and .rollups.sql.
+-- The test the statements made on every call before, over every map.
 --
 -- Relation `edge_logs_url_grams`: one stored file's rows (origin, grams).
 -- Parameters:
