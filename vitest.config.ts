@@ -67,6 +67,7 @@ const TIERS = {
     'first-rows',
     'newest-rows',
     'newest-first-heads',
+    'narrowed-rollups',
     'serial-runs',
     'sources',
     'studio',

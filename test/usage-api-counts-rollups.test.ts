@@ -154,7 +154,17 @@ describe.each([
   });
 
   it('lets through only origins whose URLs may hold the literal', async () => {
-    const prepared = await db.prepare(`${querySql('duckdb', 'usage.api-counts.rollups').split('counted AS')[0]!.replace(/,\s*$/, '')} SELECT DISTINCT origin FROM candidate_origins ORDER BY 1`);
+    // As the engine reads the maps: the stored ones narrowed to the origins the literal keeps
+    // (edge_logs_url_grams.matches.sql, bound in their place), the tail's rows as they are.
+    const matches = edgeLogs.rollups
+      .edge_logs_url_grams!.narrowedBy!.sql.replace('FROM edge_logs_url_grams)', 'FROM edge_logs_url_grams WHERE grams IS NOT NULL)')
+      .replaceAll('$text', '$project_required');
+    const narrowed = `WITH edge_logs_url_grams AS (SELECT origin, NULL::VARCHAR AS request_url FROM (${matches}) UNION ALL SELECT origin, request_url FROM edge_logs_url_grams WHERE grams IS NULL), `;
+    const statement = querySql('duckdb', 'usage.api-counts.rollups')
+      .split('counted AS')[0]!
+      .replace(/,\s*$/, '')
+      .replace(/^(\s*--[^\n]*\n)*\s*WITH\s/, narrowed);
+    const prepared = await db.prepare(`${statement} SELECT DISTINCT origin FROM candidate_origins ORDER BY 1`);
     prepared.bind({ project_required: 'kkkkllllmmmm' }, { project_required: VARCHAR });
     const origins = (await prepared.runAndReadAll()).getRowsJS().map((r) => r[0]);
     // Its own host, its custom domain never (`api.kkkkll-app.com` lacks `lllm`), and the hosts whose URLs name it.

@@ -332,9 +332,11 @@ export interface SourceFiles {
   held?: readonly string[];
   /**
    * Stored rollups by rollup name: the companions of the Parquet files (`dataFiles`, paths as in
-   * `parquet`) that have one; the rollup of the rest is computed (duckdb-engine.ts, rollupRelation).
+   * `parquet`) that have one; the rollup of the rest is computed (statement-sql.ts, rollupRelation).
+   * With `keys`, the companions are not read: the rows of the list bound as `$<param>`, each its
+   * value as `column` and every other column NULL, stand for them (`SourceRollup.narrowedBy`).
    */
-  stored?: Readonly<Record<string, { companions: string[]; dataFiles: string[] }>>;
+  stored?: Readonly<Record<string, { companions: string[]; dataFiles: string[]; keys?: { param: string; column: string } }>>;
   /** A condition on the relation's columns that the engine itself adds (two-phase-newest.ts), never a caller's text. */
   where?: string;
   /**

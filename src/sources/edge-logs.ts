@@ -45,7 +45,13 @@ export const edgeLogs = defineSource({
   // and per origin a trigram map of its URLs that rules out origins without the pattern's literal.
   rollups: {
     edge_logs_url_hourly: { sql: querySql('duckdb', 'edge_logs_url_hourly') },
-    edge_logs_url_grams: { sql: querySql('duckdb', 'edge_logs_url_grams'), rest: querySql('duckdb', 'edge_logs_url_grams.rest') },
+    edge_logs_url_grams: {
+      sql: querySql('duckdb', 'edge_logs_url_grams'),
+      rest: querySql('duckdb', 'edge_logs_url_grams.rest'),
+      // A stored map never changes: its origins that may hold the pattern's literal are kept per
+      // literal and bound in its place, not tested again on every call (about 2 ms of 10).
+      narrowedBy: { param: 'project_required', column: 'origin', sql: querySql('duckdb', 'edge_logs_url_grams.matches') },
+    },
   },
   // The command line's older names for it: --edge-logs <glob>, clickhouse --edge-table, --source edge.
   cli: { flag: 'edge-logs', tableFlag: 'edge-table', alias: 'edge' },

@@ -102,6 +102,17 @@ export interface SourceRollup {
    * columns of both, whatever is stored.
    */
   readonly rest?: string;
+  /**
+   * Its stored rows narrowed to those one text keeps, which an engine may keep per stored file
+   * version and text and bind in the file's place: every statement reading the rollup tests its
+   * rows only against the text bound as `$<param>`, and reads a row holding only `column` (every
+   * other column NULL) as one that may hold the text. `sql` is a SELECT over one stored file's rows
+   * (the relation named as the rollup) binding `$text`, giving the `column` values of the rows that
+   * may hold it. Needs `rest`, which gives the relation its other columns. The trigram maps: each
+   * call of usage.api-counts tested every origin's 8 KiB map (docs/performance.md, round thirteen,
+   * "The candidate origins kept per stored map").
+   */
+  readonly narrowedBy?: { readonly param: string; readonly column: string; readonly sql: string };
 }
 
 /** A column as declared in `defineSource`: a type, or a type with a path inside `metadata`. */
@@ -251,7 +262,18 @@ export function defineSource<const N extends string>(config: SourceConfig<N>): S
     for (const text of [r?.sql, ...(r?.rest === undefined ? [] : [r.rest])]) {
       if (typeof text !== 'string' || !new RegExp(`\\b${config.relation}\\b`).test(text)) fail(`rollup "${rollup}" must be a SELECT over ${config.relation}`);
     }
-    rollups[rollup] = Object.freeze({ sql: r.sql, ...(r.rest === undefined ? {} : { rest: r.rest }) });
+    const narrowed = r.narrowedBy;
+    if (
+      narrowed !== undefined &&
+      (r.rest === undefined ||
+        !IDENTIFIER.test(narrowed.param) ||
+        !IDENTIFIER.test(narrowed.column) ||
+        typeof narrowed.sql !== 'string' ||
+        !new RegExp(`\\b${rollup}\\b`).test(narrowed.sql) ||
+        !/\$text\b/.test(narrowed.sql))
+    )
+      fail(`rollup "${rollup}" narrowedBy needs its rest, a parameter and column name, and a SELECT over ${rollup} binding $text`);
+    rollups[rollup] = Object.freeze({ sql: r.sql, ...(r.rest === undefined ? {} : { rest: r.rest }), ...(narrowed === undefined ? {} : { narrowedBy: Object.freeze({ ...narrowed }) }) });
   }
   const cli = config.cli ?? {};
   for (const key of ['flag', 'tableFlag', 'alias'] as const) {

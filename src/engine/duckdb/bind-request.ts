@@ -1,4 +1,4 @@
-import { type DuckDBPreparedStatement, DuckDBTimestampValue, BIGINT, DOUBLE, TIMESTAMP, VARCHAR, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
+import { type DuckDBPreparedStatement, DuckDBTimestampValue, BIGINT, DOUBLE, LIST, listValue, TIMESTAMP, VARCHAR, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
 import type { CompiledQuery, EngineParam, EngineValue } from '../engine';
 import { InternalError } from '../../util/internal-error';
 
@@ -10,17 +10,31 @@ import { InternalError } from '../../util/internal-error';
  * @example
  * bindRequest(await connection.prepare(fullQuerySql(query.statement, files)), query);
  */
-export function bindRequest(prepared: DuckDBPreparedStatement, query: Pick<CompiledQuery, 'params'>): void {
-  const { values, types } = bindings(query.params, prepared.parameterCount, (i) => prepared.parameterName(i));
+export function bindRequest(prepared: DuckDBPreparedStatement, query: Pick<CompiledQuery, 'params'>, lists: Readonly<Record<string, readonly string[]>> = {}): void {
+  const count = prepared.parameterCount;
+  const names = Array.from({ length: count }, (_, i) => prepared.parameterName(i + 1));
+  // The engine's own lists of text (narrowed-rollups.ts) beside the request's values.
+  const own = names.filter((n) => n in lists);
+  const { values, types } = bindings(query.params, count, (i) => names[i - 1]!, new Set(own));
+  for (const name of own) {
+    values[name] = listValue([...lists[name]!]);
+    types[name] = LIST(VARCHAR);
+  }
   prepared.bind(values, types);
 }
 
 /** Turns named engine parameters into DuckDB values and types, in the statement's own order. */
-function bindings(params: Readonly<Record<string, EngineParam>>, count: number, nameOf: (index: number) => string): { values: Record<string, DuckDBValue>; types: Record<string, DuckDBType> } {
+function bindings(
+  params: Readonly<Record<string, EngineParam>>,
+  count: number,
+  nameOf: (index: number) => string,
+  skip: ReadonlySet<string>,
+): { values: Record<string, DuckDBValue>; types: Record<string, DuckDBType> } {
   const values: Record<string, DuckDBValue> = {};
   const types: Record<string, DuckDBType> = {};
   for (let i = 1; i <= count; i++) {
     const name = nameOf(i);
+    if (skip.has(name)) continue;
     if (!(name in params)) throw new InternalError('unbound_parameter', `No value for query parameter $${name}`);
     const value = params[name];
     if (value === null || value === undefined) {

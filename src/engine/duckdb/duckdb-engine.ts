@@ -25,6 +25,7 @@ import { fullQuerySql, rollupsNamedBy, rollupsStored, rowsRead } from './stateme
 import { bindRequest, toEngineRow } from './bind-request';
 import { PreparedStatements, STATEMENTS_PER_CONNECTION } from './prepared-statements';
 import { SourceInputs, type ReadFiles } from './source-inputs';
+import { keysIn, NarrowedRollups } from './narrowed-rollups';
 import { keptChanging, MAX_ATTEMPTS, retryable } from './failed-reads';
 import { inspectSource } from './inspect-source';
 import { ConnectionPool, isOutOfMemory } from './connection-pool';
@@ -105,6 +106,8 @@ class DuckDBEngine implements Engine {
   /** Days' heads held as tables in memory (logs.all's pages read one per day). */
   private readonly headTables = new HeadTables((sql) => this.onControl(() => this.control.run(sql)));
   private readonly inputs = new SourceInputs();
+  /** Stored rollups narrowed to a text's rows, per file version (the trigram maps' candidate origins). */
+  private readonly narrowed = new NarrowedRollups();
   private readonly gate: QueryGate;
   private readonly pool: ConnectionPool;
   private readonly patterns = new Map<string, string | null>();
@@ -241,7 +244,17 @@ class DuckDBEngine implements Engine {
       const whole = reads.get(only!)!;
       return firstRowsByDay(whole, query.firstRows, query.maxRows, async (part) => run(new Map([[only!, part === whole ? files.get(only!)! : await this.inputs.sourceFiles(connection, part)]])));
     }
-    if (!walksNewestFirst) return { rows: await this.execute(connection, statement, query, files) };
+    if (!walksNewestFirst) {
+      // A stored rollup's rows this call's text keeps, kept per file version (narrowed-rollups.ts).
+      const narrowed = new Map<SourceDescriptor, SourceFiles>();
+      let lists: Record<string, readonly string[]> = {};
+      for (const [source, f] of files) {
+        const n = await this.narrowed.apply(source, rollupsNamedBy(statement, source), reads.get(source)!, f, query.params, (sql, rollup, path, text) => keysIn(connection, sql, rollup, path, text));
+        narrowed.set(source, n.files);
+        lists = { ...lists, ...n.lists };
+      }
+      return { rows: await this.executePrepared(connection, fullQuerySql(statement, narrowed), query, lists) };
+    }
     const [only] = sources;
     const rows = await newestFirst({
       connection,
@@ -377,9 +390,14 @@ class DuckDBEngine implements Engine {
   }
 
   /** Runs a full SQL text (a prepared statement kept per text). */
-  private async executePrepared(connection: DuckDBConnection, text: string, query: Pick<CompiledQuery, 'params'>): Promise<Record<string, EngineValue>[]> {
+  private async executePrepared(
+    connection: DuckDBConnection,
+    text: string,
+    query: Pick<CompiledQuery, 'params'>,
+    lists: Readonly<Record<string, readonly string[]>> = {},
+  ): Promise<Record<string, EngineValue>[]> {
     const prepared = await this.statements.statement(connection, text);
-    bindRequest(prepared, query);
+    bindRequest(prepared, query, lists);
     return (await prepared.runAndReadAll()).getRowObjects().map(toEngineRow);
   }
 

@@ -91,7 +91,8 @@ function rollupRelation(source: SourceDescriptor, files: SourceFiles, name: stri
   // Over no events: only the rest's columns, for the parts that do not compute it.
   const restColumns = rollup.rest === undefined ? [] : [computedBy(rollup.rest, { ndjson: [], parquet: [], parquetTypes: new Map() })];
   if (!stored?.companions.length) return [rollup.rest === undefined ? rollup.sql : `SELECT * FROM (\n${rollup.sql}\n)`, ...restColumns].join('\nUNION ALL BY NAME\n');
-  const read = `SELECT * FROM read_parquet(${sqlStringList(stored.companions)})`;
+  // The rows kept for the statement's text stand for the companions, bound as a list (narrowed-rollups.ts).
+  const read = stored.keys ? `SELECT unnest($${stored.keys.param}) AS ${stored.keys.column}` : `SELECT * FROM read_parquet(${sqlStringList(stored.companions)})`;
   const covered = new Set(stored.dataFiles);
   const rest: SourceFiles = { ...files, parquet: files.parquet.filter((p) => !covered.has(p)) };
   // What is not stored is computed on every query: by the rollup's cheaper SQL when it has one.
