@@ -11,6 +11,7 @@ import type { ListedFile } from '../src/files/list-glob';
 import type { ReadSet } from '../src/files/source-reader';
 import type { SourceFiles } from '../src/duckdb/source-relations';
 import { tempDir } from './support/log-files';
+import { defineSource, InvalidOptionError } from '../src/index';
 
 // The gateway's trigram maps narrowed to the origins a call's literal keeps (narrowed-rollups.ts):
 // computed once per stored map version and literal, never served for another version of a file.
@@ -106,6 +107,28 @@ describe('stored trigram maps narrowed per literal', () => {
       db.closeSync();
       instance.closeSync();
       tmp.cleanup();
+    }
+  });
+});
+
+describe('defineSource: a rollup narrowedBy', () => {
+  it('needs its rest, a parameter and column name, and a SELECT over the rollup binding $text', () => {
+    const base = { name: 'x', relation: 'x_logs', columns: { project: 'text', url: 'text' }, projectColumn: 'project' } as const;
+    const rollup = (narrowedBy: Record<string, unknown>, rest: string | null = 'SELECT project AS origin, NULL AS grams, url AS request_url FROM x_logs') => ({
+      ...base,
+      rollups: { x_maps: { sql: 'SELECT project AS origin, NULL AS grams FROM x_logs', ...(rest === null ? {} : { rest }), narrowedBy } },
+    });
+    const good = { param: 'literal', column: 'origin', sql: 'SELECT origin FROM x_maps WHERE $text IS NOT NULL' };
+    expect(defineSource(rollup(good) as never).rollups.x_maps!.narrowedBy).toEqual(good);
+    for (const config of [
+      rollup(good, null),
+      rollup({ ...good, param: 'not a name' }),
+      rollup({ ...good, column: '' }),
+      rollup({ ...good, sql: 'SELECT origin FROM other WHERE $text IS NOT NULL' }),
+      rollup({ ...good, sql: 'SELECT origin FROM x_maps' }),
+      rollup({ ...good, sql: 42 }),
+    ]) {
+      expect(() => defineSource(config as never)).toThrow(InvalidOptionError);
     }
   });
 });
