@@ -7,8 +7,7 @@
  *
  *   npx tsx bench/statement-profile.ts [--filter hourly,end=] [--runs 9] [--data .bench-data/default]
  */
-import { DuckDBConnection, DuckDBPreparedStatement } from '@duckdb/node-api';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -16,6 +15,7 @@ import { createEndpoints } from '../src/index';
 import { benchCases } from './cases';
 import { REFERENCE } from './dataset';
 import { percentile, round } from './stats';
+import { caught, profiled, type CaughtStatement } from './caught-statements';
 
 const { values: args } = parseArgs({
   options: { filter: { type: 'string', default: 'hourly,end=' }, runs: { type: 'string', default: '9' }, data: { type: 'string', default: '.bench-data/default' } },
@@ -23,40 +23,9 @@ const { values: args } = parseArgs({
 const dir = resolve(args.data!);
 const out = mkdtempSync(join(tmpdir(), 'statement-profile-'));
 
-// The statements a call runs, with the connection and values each ran with.
-type Ran = { statement: DuckDBPreparedStatement; connection: DuckDBConnection; values: unknown; types: unknown };
-const connections = new WeakMap<DuckDBPreparedStatement, DuckDBConnection>();
-const bound = new WeakMap<DuckDBPreparedStatement, { values: unknown; types: unknown }>();
-let ran: Ran[] | null = null;
-const prepare = DuckDBConnection.prototype.prepare;
-DuckDBConnection.prototype.prepare = async function (this: DuckDBConnection, sql: string) {
-  const statement = await prepare.call(this, sql);
-  connections.set(statement, this);
-  return statement;
-};
-const bind = DuckDBPreparedStatement.prototype.bind;
-DuckDBPreparedStatement.prototype.bind = function (this: DuckDBPreparedStatement, values: never, types?: never) {
-  bound.set(this, { values, types });
-  return bind.call(this, values, types);
-};
-const runAndReadAll = DuckDBPreparedStatement.prototype.runAndReadAll;
-DuckDBPreparedStatement.prototype.runAndReadAll = async function (this: DuckDBPreparedStatement) {
-  ran?.push({ statement: this, connection: connections.get(this)!, ...bound.get(this)! });
-  return runAndReadAll.call(this);
-};
-
 /** One statement run again with detailed profiling: DuckDB's own phase timings, in ms. */
-async function profiled(r: Ran, file: string): Promise<Record<string, number>> {
-  await r.connection.run("SET enable_profiling = 'json'");
-  await r.connection.run("SET profiling_mode = 'detailed'");
-  await r.connection.run(`SET profiling_output = '${file}'`);
-  try {
-    bind.call(r.statement, r.values as never, r.types as never);
-    await runAndReadAll.call(r.statement);
-  } finally {
-    await r.connection.run("SET enable_profiling = 'no_output'");
-  }
-  const p = JSON.parse(readFileSync(file, 'utf8')) as Record<string, number>;
+async function phasesOf(r: CaughtStatement, file: string): Promise<Record<string, number>> {
+  const p = await profiled(r, file);
   return { latency: p.latency! * 1000, planner: p.planner! * 1000, optimizers: p.all_optimizers! * 1000, join_order: (p.optimizer_join_order ?? 0) * 1000, operators: p.cpu_time! * 1000 };
 }
 
@@ -83,14 +52,11 @@ try {
       const calls: number[] = [];
       const phases: Array<Record<string, number[]>> = [];
       for (let i = 0; i < Number(args.runs); i++) {
-        ran = [];
         const started = process.hrtime.bigint();
-        await ep.query(c.endpoint as never, c.params);
+        const statements = await caught(() => ep.query(c.endpoint as never, c.params));
         calls.push(Number(process.hrtime.bigint() - started) / 1e6);
-        const statements = ran;
-        ran = null;
         for (const [k, r] of statements.entries()) {
-          const p = await profiled(r, join(out, 'profile.json'));
+          const p = await phasesOf(r, join(out, 'profile.json'));
           phases[k] ??= {};
           for (const [name, ms] of Object.entries(p)) (phases[k]![name] ??= []).push(ms);
         }

@@ -6,8 +6,7 @@
  *
  *   npx tsx bench/studio-statement-profile.ts --data <copy of .bench-data/studio-default/managed> [--kinds list,count] [--runs 9] [--sql]
  */
-import { DuckDBConnection, DuckDBPreparedStatement } from '@duckdb/node-api';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -17,6 +16,7 @@ import { REFERENCE } from './dataset';
 import { studioCases } from './studio-cases';
 import { weekId } from './studio-data';
 import { percentile, round } from './stats';
+import { caught, profiled, type CaughtStatement, type ProfileNode } from './caught-statements';
 
 const { values: args } = parseArgs({
   options: { data: { type: 'string' }, kinds: { type: 'string', default: '' }, runs: { type: 'string', default: '9' }, sql: { type: 'boolean', default: false } },
@@ -24,52 +24,15 @@ const { values: args } = parseArgs({
 if (!args.data) throw new Error('--data <managed data dir (a copy)> is required');
 const out = mkdtempSync(join(tmpdir(), 'studio-profile-'));
 
-type Ran = { statement: DuckDBPreparedStatement; connection: DuckDBConnection; sql: string; values: unknown; types: unknown };
-const made = new WeakMap<DuckDBPreparedStatement, { connection: DuckDBConnection; sql: string }>();
-const bound = new WeakMap<DuckDBPreparedStatement, { values: unknown; types: unknown }>();
-let ran: Ran[] | null = null;
-const prepare = DuckDBConnection.prototype.prepare;
-DuckDBConnection.prototype.prepare = async function (this: DuckDBConnection, sql: string) {
-  const statement = await prepare.call(this, sql);
-  made.set(statement, { connection: this, sql });
-  return statement;
-};
-const bind = DuckDBPreparedStatement.prototype.bind;
-DuckDBPreparedStatement.prototype.bind = function (this: DuckDBPreparedStatement, values: never, types?: never) {
-  bound.set(this, { values, types });
-  return bind.call(this, values, types);
-};
-const runAndReadAll = DuckDBPreparedStatement.prototype.runAndReadAll;
-DuckDBPreparedStatement.prototype.runAndReadAll = async function (this: DuckDBPreparedStatement) {
-  ran?.push({ statement: this, ...made.get(this)!, ...bound.get(this)! });
-  return runAndReadAll.call(this);
-};
-
-interface Node {
-  operator_name?: string;
-  operator_timing?: number;
-  operator_cardinality?: number;
-  extra_info?: Record<string, unknown>;
-  children?: Node[];
-}
-
-function tree(n: Node, depth: number, lines: string[]): void {
+function tree(n: ProfileNode, depth: number, lines: string[]): void {
   if (n.operator_name)
     lines.push(`${'  '.repeat(depth)}${n.operator_name} ${round((n.operator_timing ?? 0) * 1000, 3)} ms, ${n.operator_cardinality} rows ${JSON.stringify(n.extra_info ?? {}).slice(0, 160)}`);
   for (const c of n.children ?? []) tree(c, depth + 1, lines);
 }
 
-async function profiled(r: Ran, file: string): Promise<{ phases: Record<string, number>; lines: string[] }> {
-  await r.connection.run("SET enable_profiling = 'json'");
-  await r.connection.run("SET profiling_mode = 'detailed'");
-  await r.connection.run(`SET profiling_output = '${file}'`);
-  try {
-    bind.call(r.statement, r.values as never, r.types as never);
-    await runAndReadAll.call(r.statement);
-  } finally {
-    await r.connection.run("SET enable_profiling = 'no_output'");
-  }
-  const p = JSON.parse(readFileSync(file, 'utf8')) as Record<string, number> & Node;
+/** One statement run again with detailed profiling: DuckDB's phase timings in ms, and its operator tree. */
+async function phasesOf(r: CaughtStatement, file: string): Promise<{ phases: Record<string, number>; lines: string[] }> {
+  const p = await profiled(r, file);
   const lines: string[] = [];
   tree(p, 0, lines);
   return { phases: { latency: p.latency! * 1000, planner: p.planner! * 1000, optimizers: p.all_optimizers! * 1000, operators: p.cpu_time! * 1000 }, lines };
@@ -96,23 +59,20 @@ try {
     await call();
     const walls: number[] = [];
     const cpus: number[] = [];
-    let last: Ran[] = [];
+    let last: CaughtStatement[] = [];
     for (let i = 0; i < Number(args.runs); i++) {
-      ran = [];
       const cpu = process.cpuUsage();
       const started = process.hrtime.bigint();
-      await call();
+      last = await caught(call);
       walls.push(Number(process.hrtime.bigint() - started) / 1e6);
       const used = process.cpuUsage(cpu);
       cpus.push((used.user + used.system) / 1000);
-      last = ran;
-      ran = null;
     }
     const phases: Record<string, number[]> = {};
     let lines: string[] = [];
     for (let i = 0; i < Number(args.runs); i++) {
       for (const r of last) {
-        const p = await profiled(r, join(out, 'profile.json'));
+        const p = await phasesOf(r, join(out, 'profile.json'));
         for (const [name, ms] of Object.entries(p.phases)) (phases[name] ??= []).push(ms);
         lines = p.lines;
       }
