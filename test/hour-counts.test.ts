@@ -1,4 +1,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { TYPED_COUNTS_LIMIT, typedHourlySql } from '../src/sources/typed-hourly';
+import { typedColumnNames } from '../src/sources/typed-column-names';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compactLogs } from '../src/compaction/compact';
@@ -286,6 +289,33 @@ describe("the typed counts are the engine's own", () => {
       expect((await ep.query('x.hourly', { project: 'p' })).result).toEqual([{ n: 0 }]);
     } finally {
       await ep.close();
+    }
+  });
+});
+
+// The bound on a field's groups in a file's counts (their grouping's memory), apart from the half of
+// its events: 150,000 events of 70,000 values are within the half, over 65,536 groups.
+describe("the hour counts' bound on a field's groups", () => {
+  it(`leaves out a field of more than ${TYPED_COUNTS_LIMIT} groups, and counts one of fewer`, async () => {
+    const instance = await DuckDBInstance.create(':memory:');
+    const connection = await instance.connect();
+    try {
+      const { text, json } = typedColumnNames('request.search');
+      const relation = (values: number) =>
+        `SELECT 'p' AS project, TIMESTAMP '2026-11-20 10:00:00' AS timestamp, (i % ${values})::VARCHAR AS "${text}", to_json(i % ${values}) AS "${json}" FROM range(150000) t(i)`;
+      const leftOut = async (values: number) =>
+        (
+          await connection.runAndReadAll(
+            `WITH edge_logs AS NOT MATERIALIZED (${relation(values)}) SELECT DISTINCT field FROM (${typedHourlySql('edge_logs', 'project', ['request.search'])}) WHERE timestamp IS NULL`,
+          )
+        )
+          .getRows()
+          .map((r) => r[0]);
+      expect(await leftOut(70_000)).toEqual(['request.search']);
+      expect(await leftOut(60_000)).toEqual([]);
+    } finally {
+      connection.closeSync();
+      instance.closeSync();
     }
   });
 });
