@@ -1,4 +1,7 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readDatasetStateStable } from '../src/dataset/dataset-log';
 import { compactLogs, createEndpoints, defineEndpoint, defineSource, functionsInvocationStats, p, type Endpoints } from '../src/index';
 import { planQuery } from '../src/definitions/plan-query';
 import { normalizeParams } from '../src/definitions/params';
@@ -100,6 +103,22 @@ describe('a variant that runs where it pays', () => {
     // Kept per file version: asked again, the same choice.
     expect((await ask('big')).via).toBe('rollup');
     expect((await ask('nobody')).rows).toEqual([]);
+
+    // A data file cut short cannot be counted for a project not counted yet: the base statement
+    // runs, which leaves the damaged file out as every statement's read does (no error). The
+    // counts kept for its committed version still choose the rollup, which is intact.
+    const [file] = [...readDatasetStateStable(out).files.values()];
+    const path = join(out, file!.path);
+    const saved = readFileSync(path);
+    writeFileSync(path, saved.subarray(0, 100));
+    try {
+      const answer = await ep.query('cost-gate.errors', { project: 'never-counted' });
+      expect(answer.result).toEqual([]);
+      expect(answer.skippedFiles?.length).toBe(1);
+      expect(await ask('big')).toEqual({ via: 'rollup', rows: before.big.rows });
+    } finally {
+      writeFileSync(path, saved);
+    }
   });
 
   it('refuses a cost that cannot work', () => {

@@ -228,7 +228,13 @@ class DuckDBEngine implements Engine {
     const { cost, projectParam } = query.cheaperWhen;
     const project = query.params[projectParam];
     const count = (path: string, column: string, time: string, p: string) => hourRowsIn(connection, path, column, time, p);
-    for (const [source, read] of reads) if (!(await this.costs.pays(cost, source, read, project, query.notBefore, count))) return false;
+    try {
+      for (const [source, read] of reads) if (!(await this.costs.pays(cost, source, read, project, query.notBefore, count))) return false;
+    } catch {
+      // A file that cannot be counted (damaged, gone): the base statement, whose read leaves out
+      // or retries such a file as every statement's does (verifyRows below).
+      return false;
+    }
     return true;
   }
 
