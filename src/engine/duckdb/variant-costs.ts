@@ -27,7 +27,7 @@ const MAX_ENTRIES = 20_000;
  *
  * @example
  * const costs = new VariantCosts();
- * const pays = await costs.pays(query.cheaperWhen, functionEdgeLogs, read, 'abc', first, (path, column, time, project) => hourRowsIn(connection, path, column, time, project));
+ * const pays = await costs.pays(HOURLY_PAYS, functionEdgeLogs, read, 'abc', first, (path, column, time, project) => hourRowsIn(connection, path, column, time, project));
  */
 export class VariantCosts {
   private readonly kept = new Map<string, HourRows>();
