@@ -62,6 +62,7 @@ const TIERS = {
     're2-pattern',
     'required-literal',
     'rollup-variants',
+    'variant-costs',
     'sandbox-sizes',
     'sandbox-validate',
     'first-rows',

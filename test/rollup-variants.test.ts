@@ -77,13 +77,15 @@ describe('a user source with a rollup, read by an endpoint variant', () => {
     const hourly = { ...functionsInvocationStats, variantOf: hourlyWhenStored };
     for (const interval of ['1day', '7day', 'anything']) expect(sqlOf(hourly, interval)).toMatch(/FROM function_edge_logs_hourly/);
     for (const interval of ['5min', '15min', '1hr']) expect(sqlOf(hourly, interval)).toMatch(/FROM function_edge_logs\n/);
-    // The built-in reads the rollups for day buckets only (where they measured faster): the
-    // hourly rollup's counts and the days' quantile summaries, not the hours'; it falls back to
-    // its own statement where they are not stored.
+    // The built-in reads the rollups for day buckets (where they measured faster): the hourly
+    // rollup's counts and the days' quantile summaries, not the hours'; for hour buckets the
+    // hours' summaries, which the engine runs only where they pay (test/variant-costs.test.ts);
+    // it falls back to its own statement where they are not stored.
     expect(sqlOf(functionsInvocationStats, '7day')).toMatch(/FROM function_edge_logs_hourly/);
     expect(sqlOf(functionsInvocationStats, '7day')).toMatch(/FROM function_edge_logs_daily_summary/);
     expect(sqlOf(functionsInvocationStats, '7day')).not.toMatch(/FROM function_edge_logs_summary/);
-    expect(sqlOf(functionsInvocationStats, '1day')).toMatch(/FROM function_edge_logs\n/);
+    expect(sqlOf(functionsInvocationStats, '1day')).toMatch(/FROM function_edge_logs_summary/);
+    expect(sqlOf(functionsInvocationStats, '1hr')).toMatch(/FROM function_edge_logs\n/);
     const planned = planQuery(functionsInvocationStats, normalizeParams(functionsInvocationStats, { project: 'p', interval: '7day' }), NOW).statement;
     expect(planned.fallback).toBe(functionsInvocationStats.sql);
     // The ClickHouse statement is the endpoint's own in every variant.

@@ -267,6 +267,12 @@ describe('what is not stored', () => {
     expect(rest).not.toContain('bitstring_agg');
     // Nothing stored: the rollup's own SQL over everything (the variant then falls back anyway).
     expect(fullQuerySql(compiledStatement('SELECT origin FROM edge_logs_url_grams', BUILT_IN_SOURCE_SET), new Map([[edgeLogs, { ...files, stored: {} }]]))).toContain('bitstring_agg');
+    // The source's relation only where something reads it: the statement, or a rollup computed
+    // from it whole (a stored rollup's rest builds a relation of its own, inside its part).
+    const relation = /^WITH edge_logs AS \(/;
+    expect(sql).not.toMatch(relation);
+    expect(fullQuerySql(compiledStatement('SELECT origin FROM edge_logs_url_grams', BUILT_IN_SOURCE_SET), new Map([[edgeLogs, { ...files, stored: {} }]]))).toMatch(relation);
+    expect(fullQuerySql(compiledStatement('SELECT origin FROM edge_logs_url_grams, edge_logs', BUILT_IN_SOURCE_SET), new Map([[edgeLogs, files]]))).toMatch(relation);
   });
 
   it('leaves a rollup the columns of its SQL and its rest whatever is stored: a statement binds on every state of the data', async () => {

@@ -1,6 +1,6 @@
 import { InvalidOptionError } from '../errors';
 import { uuidFromName } from '../util/uuid-from-name';
-import type { EngineParam } from '../engine/engine';
+import type { EngineParam, VariantCost } from '../engine/engine';
 import { dateToMicros } from '../time/iso';
 import { columnSpecs, type ColumnDeclaration, type RowOf } from './columns';
 import type { BindContext, BindValue, BucketSeries, CachePolicy, EndpointDefinition } from './definition';
@@ -70,7 +70,7 @@ export interface EndpointConfig<N extends string, P extends Record<string, AnyPa
    * `sql`): a rollup read for long windows (docs/definitions.md, "Variants"). All are checked at
    * start like `sql`; `variant` picks one per call.
    */
-  variants?: Record<string, { duckdb?: string; clickhouse?: string }>;
+  variants?: Record<string, { duckdb?: string; clickhouse?: string; cheaperWhen?: VariantCost }>;
   /** The variant a call runs, from its bound values (parameters, `bind`'s values); null: `sql`. */
   variant?: (bound: Readonly<Record<string, EngineParam>>) => string | null;
 }
@@ -125,6 +125,7 @@ export function defineEndpoint<const N extends string, const P extends Record<st
   const keys = bindKeys(config, params);
   checkStatements(config.sql, params, keys, fail);
   const variants = variantStatements(config, fail);
+  const costs = variantCosts(config, fail);
   if (config.sourceTables !== undefined) checkSourceTables(config.sourceTables, keys, fail);
   for (const v of Object.values(variants)) checkStatements(v, params, keys, fail);
   if (config.check !== undefined && typeof config.check !== 'function') fail('check must be a function');
@@ -155,6 +156,7 @@ export function defineEndpoint<const N extends string, const P extends Record<st
     ...(config.sourceTables ? { sourceTables: Object.freeze({ ...config.sourceTables }) } : {}),
     ...(config.emptyBuckets ? { emptyBuckets: config.emptyBuckets } : {}),
     ...(config.variant ? { variants: Object.freeze(variants), variantOf: variantChooser(config.variant, variants, name) } : {}),
+    ...(Object.keys(costs).length ? { variantCosts: Object.freeze(costs) } : {}),
   };
   return Object.freeze(definition);
 }
@@ -184,10 +186,31 @@ function variantStatements(config: EndpointConfig<string, any, any>, fail: (prob
     fail('variants and variant go together: statements by name, and a function choosing one per call');
   for (const [key, v] of Object.entries(config.variants!)) {
     if (!/^[A-Za-z0-9_-]{1,64}$/.test(key)) fail(`variant name ${JSON.stringify(key)} must be letters, digits, "_" or "-"`);
-    const given = Object.entries(v ?? {}).filter(([, text]) => text !== undefined);
+    const given = Object.entries(v ?? {}).filter(([d, text]) => text !== undefined && d !== 'cheaperWhen');
     if (!given.length || given.some(([d, text]) => (d !== 'duckdb' && d !== 'clickhouse') || typeof text !== 'string' || !text.trim()))
       fail(`variant "${key}" must give a duckdb or clickhouse statement`);
     out[key] = Object.freeze({ ...config.sql, ...Object.fromEntries(given) }) as EndpointDefinition['sql'];
+  }
+  return out;
+}
+
+/**
+ * Each variant's `cheaperWhen`, checked: a number of events and, per rollup name, a weight and its
+ * hour column (see `VariantCost`). Only DuckDB's engine counts them; a variant without it runs
+ * wherever its rollups are stored.
+ */
+function variantCosts(config: EndpointConfig<string, any, any>, fail: (problem: string) => never): Record<string, VariantCost> {
+  const out: Record<string, VariantCost> = {};
+  for (const [key, v] of Object.entries(config.variants ?? {})) {
+    const cost = v?.cheaperWhen;
+    if (cost === undefined) continue;
+    // Counted per project: the one bound to projectParam.
+    if (config.projectParam === undefined) fail(`variant "${key}".cheaperWhen needs projectParam, the project its counts are of`);
+    const rollups = Object.entries(cost?.rollupRows ?? {});
+    const number = (n: unknown) => typeof n === 'number' && Number.isFinite(n) && n >= 0;
+    if (!number(cost?.events) || !rollups.length || rollups.some(([name, r]) => !/^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(name) || !number(r?.weight) || typeof r?.time !== 'string' || !r.time))
+      fail(`variant "${key}".cheaperWhen must be { events: a number >= 0, rollupRows: { <rollup>: { weight: a number >= 0, time: its hour column } } }`);
+    out[key] = Object.freeze({ events: cost.events, rollupRows: Object.freeze(Object.fromEntries(rollups.map(([name, r]) => [name, Object.freeze({ weight: r.weight, time: r.time })]))) });
   }
   return out;
 }

@@ -1,4 +1,4 @@
-import type { EngineParam, EngineValue } from '../engine/engine';
+import type { EngineParam, EngineValue, VariantCost } from '../engine/engine';
 import type { BucketUnit } from '../time/units';
 import type { ColumnSpec } from './columns';
 import type { NormalizedParams, ParamSpec } from './params';
@@ -79,6 +79,8 @@ export interface EndpointDefinition<N extends string = string, P = Record<string
   readonly variants?: Readonly<Record<string, Readonly<Partial<Record<SqlDialect, string>>> & { readonly duckdb: string }>>;
   /** The variant a call runs, from its bound values; null: `sql`. */
   variantOf?(bound: Readonly<Record<string, EngineParam>>): string | null;
+  /** Where a variant pays beside `sql`, by variant name: the engine runs `sql` elsewhere (docs/definitions.md, "Variants"). */
+  readonly variantCosts?: Readonly<Record<string, VariantCost>>;
   /** Bucketed endpoints: the series of a call, for `fillEmptyBuckets`. */
   emptyBuckets?(params: NormalizedParams, now: Date): BucketSeries;
   /** Type-level only: the parameters and row of a typed call. */

@@ -27,16 +27,30 @@ export function hourlyWhenStored(bound: { readonly unit?: unknown }): 'hourly' |
 /**
  * The variant chosen: for day buckets (7day), the hourly rollup's counts and the days' quantile
  * summaries, where it measured faster than the raw statement and than the hours' summaries
- * (docs/performance.md, "The week's quantiles from a day's summary"); `hourlyWhenStored` is every
- * interval the hourly rollup alone can answer.
+ * (docs/performance.md, "The week's quantiles from a day's summary"); for hour buckets (1day),
+ * the hourly rollup and the hours' summaries, which the engine runs only for a project whose
+ * invocations outnumber its summaries' rows (`HOURLY_PAYS`); `hourlyWhenStored` is every interval
+ * the hourly rollup alone can answer.
  *
  * @example
- * dayBucketsDaily({ unit: 'day' }); // 'daily'
- * dayBucketsDaily({ unit: 'hour' }); // null
+ * bucketsFromRollups({ unit: 'day' }); // 'daily'
+ * bucketsFromRollups({ unit: 'hour' }); // 'hourly'
+ * bucketsFromRollups({ unit: 'minute' }); // null
  */
-export function dayBucketsDaily(bound: { readonly unit?: unknown }): 'daily' | null {
-  return bound.unit === 'day' ? 'daily' : null;
+export function bucketsFromRollups(bound: { readonly unit?: unknown }): 'daily' | 'hourly' | null {
+  return bound.unit === 'day' ? 'daily' : bound.unit === 'hour' ? 'hourly' : null;
 }
+
+/**
+ * Where the `hourly` variant pays for hour buckets: the raw statement's CPU grows with the
+ * project's invocations of the window, the variant's with its summaries' rows over a larger fixed
+ * part. Fitted on the bench's twenty projects' days, CPU per call through the library
+ * (`bench/hourly-variant-cost.ts`: raw about 6.4 - 7.9 ms + 0.08 - 0.11 a thousand invocations,
+ * the variant 12.1 - 12.7 + 0.22 - 0.31 a thousand summary rows; even at 52,000 - 59,000
+ * invocations plus 2.7 - 2.9 per summary row): docs/performance.md, "The busiest project's day
+ * from the hours' summaries".
+ */
+export const HOURLY_PAYS = { events: 60_000, rollupRows: { function_edge_logs_summary: { weight: 3, time: 'hour' } } } as const;
 
 /** functions.invocation-stats: edge-function latency percentiles and errors per time bucket (docs/semantics.md). */
 export const functionsInvocationStats = defineEndpoint({
@@ -62,13 +76,14 @@ export const functionsInvocationStats = defineEndpoint({
   // and day buckets start and end on whole days: the days' summaries cover them too. Day buckets
   // (7day) run `daily`: over stored rollups (bench data, one file a day) 1.6 - 2.3x less CPU than
   // `hourly`, which itself measured 1.8x faster than the raw statement for the busiest project;
-  // hour buckets (1day) stay on the raw statement (docs/definitions.md, "Rollups"). Where the
-  // rollups a variant reads are not stored the engine runs this statement.
+  // hour buckets (1day) run `hourly` only for a project whose invocations make it pay (a smaller
+  // one's raw statement costs less: HOURLY_PAYS). Where the rollups a variant reads are not
+  // stored, or it does not pay, the engine runs this statement (docs/definitions.md, "Variants").
   variants: {
-    hourly: { duckdb: querySql('duckdb', 'functions.invocation-stats.hourly') },
+    hourly: { duckdb: querySql('duckdb', 'functions.invocation-stats.hourly'), cheaperWhen: HOURLY_PAYS },
     daily: { duckdb: querySql('duckdb', 'functions.invocation-stats.daily') },
   },
-  variant: dayBucketsDaily,
+  variant: bucketsFromRollups,
   notBefore: 'first',
   emptyBuckets: (params, now) => {
     const { unit, first, last } = window(params.interval ?? null, now);

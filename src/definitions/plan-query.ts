@@ -27,6 +27,7 @@ export function statementOf(definition: AnyEndpointDefinition, variant: string |
     name: definition.name,
     sql,
     ...(variant === null ? {} : { fallback: definition.sql }),
+    ...(variant !== null && definition.variantCosts?.[variant] ? { cheaperWhen: definition.variantCosts[variant] } : {}),
     ...(definition.newestFirst ? { newestFirst: definition.newestFirst } : {}),
     ...(definition.sourceTables ? { sourceTables: definition.sourceTables } : {}),
     ...(definition.projectParam ? { projectParam: definition.projectParam } : {}),

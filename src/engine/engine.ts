@@ -56,6 +56,8 @@ export interface EngineStatement {
    * rollups the variant reads are not stored for the files of the call (docs/definitions.md, "Rollups").
    */
   fallback?: Readonly<Partial<Record<SqlDialect, string>>>;
+  /** A variant's cost beside its base statement's: it runs only where it pays (see `VariantCost`). */
+  cheaperWhen?: VariantCost;
   /**
    * A table per source for a caller's SQL, instead of the statement's CTEs: a template per dialect
    * over `source_rows` (docs/sandboxing.md, "Source tables").
@@ -63,6 +65,17 @@ export interface EngineStatement {
   sourceTables?: Readonly<Partial<Record<SqlDialect, string>>>;
   /** The parameter naming the project: bound NULL with `singleProject`, meaning every project. */
   projectParam?: string;
+}
+
+/**
+ * When a variant pays beside its base statement, counted in the stored files of a call for its
+ * project (docs/definitions.md, "Variants"): it runs where the project's events from the call's
+ * first hour on outnumber `events` plus each named rollup's rows of the project from that hour on
+ * times its `weight`; the base statement runs elsewhere. `time` is the rollup's hour column.
+ */
+export interface VariantCost {
+  readonly events: number;
+  readonly rollupRows: Readonly<Record<string, { readonly weight: number; readonly time: string }>>;
 }
 
 /** A value bound to a query parameter. Timestamps are tagged so no engine has to guess. */
@@ -137,6 +150,11 @@ export interface CompiledQuery {
    * (docs/definitions.md, "Rollups").
    */
   readonly fallback?: CompiledStatement;
+  /**
+   * Where the variant pays beside `fallback` (see `VariantCost`), counted for the project bound to
+   * `projectParam`; absent: it runs wherever its rollups are stored.
+   */
+  readonly cheaperWhen?: { readonly cost: VariantCost; readonly projectParam: string };
   /**
    * The rows are the `$<limit>` newest of one source (`ORDER BY timestamp DESC, id`), `$<until>` an
    * inclusive upper bound or NULL: an engine may read one day at a time, newest first.

@@ -103,6 +103,7 @@ function compiledTexts(plan: QueryPlan, target: EngineTarget, sources: SourceSet
     ...compiled,
     sources: compiled.statement.reads.map((r) => (target.dialect === 'clickhouse' ? target.sources : sources).get(r.source)),
     ...(statement.newestFirst ? { newestFirst: statement.newestFirst } : {}),
+    ...('fallback' in compiled && statement.cheaperWhen && statement.projectParam ? { cheaperWhen: { cost: statement.cheaperWhen, projectParam: statement.projectParam } } : {}),
     ...(composed === undefined ? {} : { caller: composed }),
     ...(composed === undefined || arraysFree === undefined ? {} : { callerArraysFree: arraysFree }),
     // Over source tables only, whose rows are events: an endpoint's own CTE (a count per project)

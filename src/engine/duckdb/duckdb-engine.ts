@@ -26,6 +26,7 @@ import { bindRequest, toEngineRow } from './bind-request';
 import { PreparedStatements, STATEMENTS_PER_CONNECTION } from './prepared-statements';
 import { SourceInputs, type ReadFiles } from './source-inputs';
 import { keysIn, NarrowedRollups } from './narrowed-rollups';
+import { hourRowsIn, VariantCosts } from './variant-costs';
 import { keptChanging, MAX_ATTEMPTS, retryable } from './failed-reads';
 import { inspectSource } from './inspect-source';
 import { ConnectionPool, isOutOfMemory } from './connection-pool';
@@ -108,6 +109,8 @@ class DuckDBEngine implements Engine {
   private readonly inputs = new SourceInputs();
   /** Stored rollups narrowed to a text's rows, per file version (the trigram maps' candidate origins). */
   private readonly narrowed = new NarrowedRollups();
+  /** Projects' rows per hour in stored files, per file version: where a variant pays (variant-costs.ts). */
+  private readonly costs = new VariantCosts();
   private readonly gate: QueryGate;
   private readonly pool: ConnectionPool;
   private readonly patterns = new Map<string, string | null>();
@@ -158,7 +161,7 @@ class DuckDBEngine implements Engine {
           for (let attempt = 1; ; attempt++) {
             let snapshot: Awaited<ReturnType<DuckDBEngine['snapshot']>>;
             try {
-              snapshot = await this.snapshot(query, sources);
+              snapshot = await this.snapshot(connection, query, sources);
             } catch (error) {
               // A file the snapshot named was removed by a newer commit before it was checked: take another.
               if (!staleSnapshot(error)) throw error;
@@ -192,7 +195,11 @@ class DuckDBEngine implements Engine {
    * whose rollups are not stored for this read runs as the base statement), and whether it walks
    * newest first.
    */
-  private async snapshot(query: CompiledQuery, sources: readonly SourceDescriptor[]): Promise<{ reads: Map<SourceDescriptor, ReadSet>; statement: CompiledStatement; walksNewestFirst: boolean }> {
+  private async snapshot(
+    connection: DuckDBConnection,
+    query: CompiledQuery,
+    sources: readonly SourceDescriptor[],
+  ): Promise<{ reads: Map<SourceDescriptor, ReadSet>; statement: CompiledStatement; walksNewestFirst: boolean }> {
     const reads = new Map<SourceDescriptor, ReadSet>();
     for (const source of sources) {
       const read = await this.reader(source).snapshot(earliestDayOf(query.notBefore));
@@ -203,12 +210,32 @@ class DuckDBEngine implements Engine {
     // is dropped: its file's rows stand in), checked before the variant is chosen.
     for (const [source, read] of reads) await this.reader(source).verifyCompanions(read, { rollups: [...rollupsNamedBy(query.statement, source)] });
     // A rollup variant whose rollups are not stored for this read runs as the base statement.
-    const statement = query.fallback && !rollupsStored(query.statement, reads) ? query.fallback : query.statement;
+    // One whose cost is declared runs only where it pays for this read (variant-costs.ts).
+    const statement = query.fallback && !(rollupsStored(query.statement, reads) && (await this.variantPays(connection, query, reads))) ? query.fallback : query.statement;
     const walksNewestFirst = Boolean(query.newestFirst) && sources.length === 1 && query.caller === undefined;
     // So do the data files whose rows the statement reads (a newest-first walk checks each
     // day's as it reaches it); those that do not are left out, named.
     if (!walksNewestFirst) for (const [source, read] of reads) await this.reader(source).verifyRows(read, rowsRead(statement, source, read));
     return { reads, statement, walksNewestFirst };
+  }
+
+  /**
+   * Whether a variant with a declared cost pays for these reads: on every source it reads, the
+   * project's events outnumber what it reads by its margin (counted once per file version).
+   */
+  private async variantPays(connection: DuckDBConnection, query: CompiledQuery, reads: ReadonlyMap<SourceDescriptor, ReadSet>): Promise<boolean> {
+    if (query.cheaperWhen === undefined) return true;
+    const { cost, projectParam } = query.cheaperWhen;
+    const project = query.params[projectParam];
+    const count = (path: string, column: string, time: string, p: string) => hourRowsIn(connection, path, column, time, p);
+    try {
+      for (const [source, read] of reads) if (!(await this.costs.pays(cost, source, read, project, query.notBefore, count))) return false;
+    } catch {
+      // A file that cannot be counted (damaged, gone): the base statement, whose read leaves out
+      // or retries such a file as every statement's does (verifyRows below).
+      return false;
+    }
+    return true;
   }
 
   /** Runs a query's statement (or the caller's SELECT) over one read's files. */

@@ -25,7 +25,9 @@ export function fullQuerySql(statement: CompiledStatement, files: ReadonlyMap<So
   // An endpoint's statement gets the relation with only the columns it names (a caller's SELECT
   // reads tables of its own over it: every column).
   const relations = sources.flatMap(([source, f]) => [
-    `${source.relation} AS (\n${sourceRelation(source, f, caller === undefined ? columnsReadBy(statement, source) : {})}\n)`,
+    ...(caller === undefined && onlyStoredRollups(statement, source, f)
+      ? []
+      : [`${source.relation} AS (\n${sourceRelation(source, f, caller === undefined ? columnsReadBy(statement, source) : {})}\n)`]),
     ...rollupsNamedBy(statement, source).map((name) => `${name} AS (\n${rollupRelation(source, f, name, source.rollups[name]!)}\n)`),
     // A caller's chart's hour counts: the stored rollups of the files the engine chose, whole hours of the window only.
     ...(f.hourly ? [`${f.hourly.name} AS (\nSELECT * FROM read_parquet(${sqlStringList(f.hourly.companions)}) WHERE ${f.hourly.where}\n)`] : []),
@@ -41,6 +43,17 @@ export function fullQuerySql(statement: CompiledStatement, files: ReadonlyMap<So
   if (!relations.length) return sql;
   // A statement with CTEs of its own (`WITH buckets AS ...`) gets the relations as its first CTEs.
   return own ? `${own[1]}WITH ${relations.join(',\n')},\n${sql.slice(own[0].length)}` : `WITH ${relations.join(',\n')}\n${sql}`;
+}
+
+/**
+ * Whether a statement reads only rollups of a source, each with stored files: its relation is then
+ * unused (a stored rollup's part computed from events builds a relation of its own:
+ * `rollupRelation`), and DuckDB would still bind it on every run (its files' schemas: about 0.5 ms
+ * of CPU a call; docs/performance.md, "The relation left out where only stored rollups are read").
+ */
+function onlyStoredRollups(statement: CompiledStatement, source: SourceDescriptor, files: SourceFiles): boolean {
+  const read = statement.reads.find((r) => r.source === source.name);
+  return read?.relation === false && read.rollups.length > 0 && read.rollups.every((name) => (files.stored?.[name]?.companions.length ?? 0) > 0);
 }
 
 /**
