@@ -1,0 +1,121 @@
+import { afterAll, beforeAll, describe, expect, it, vi, type MockInstance } from 'vitest';
+import { DuckDBConnection } from '@duckdb/node-api';
+import { mkdirSync } from 'node:fs';
+import { compactLogs } from '../src/compaction/compact';
+import { createEndpoints, type Endpoints } from '../src/index';
+import { callerColumnsRead, sourceTablesStatement } from '../src/sandbox/source-tables';
+import { querySql } from '../src/sql/query-files';
+import { edgeLogs } from '../src/sources/edge-logs';
+import { edgeEvent, tempDir, writeLines } from './support/log-files';
+
+const NOW = '2026-11-21T12:00:00Z';
+const TEMPLATE = querySql('duckdb', 'logs.all.tables');
+
+// A caller's SELECT over source tables reads each table with the columns it names, and the
+// source's relation with those and the ones the template's filter names: DuckDB's planner reads
+// the statistics of every column a Parquet scan projects from every row group before it drops the
+// unused ones (docs/performance.md, "The source tables with the columns a caller names").
+describe('the columns a caller names', () => {
+  const read = (sql: string, typed = false) => callerColumnsRead(TEMPLATE, [edgeLogs], [sql], typed).get(edgeLogs);
+
+  it("keeps a table's named columns with timestamp, and its relation's with the template's filter", () => {
+    expect(read("select id, event_message from edge_logs where id = 'a' limit 1")).toEqual({
+      table: new Set(['timestamp', 'id', 'event_message']),
+      relation: new Set(['timestamp', 'id', 'event_message', 'project']),
+    });
+    // A table of no named column still has one column.
+    expect(read('select count(*) from edge_logs')).toEqual({ table: new Set(['timestamp']), relation: new Set(['timestamp', 'project']) });
+    // A translated BigQuery SELECT names the typed columns it reads, quoted.
+    expect(read('select "edge_logs"."json:metadata.request.path" from "edge_logs" as "edge_logs"', true)?.table).toEqual(new Set(['timestamp', 'json:metadata.request.path']));
+  });
+
+  it('keeps every column where a text may read one unnamed, or the template is not the rows as they are', () => {
+    for (const sql of [
+      'select * from edge_logs',
+      'select e.* from edge_logs e',
+      'select to_json(edge_logs) from edge_logs',
+      'select count(*) from edge_logs natural join edge_logs as b',
+      "select columns('.*') from edge_logs",
+      'from edge_logs',
+    ])
+      expect(read(sql), sql).toBeUndefined();
+    // Its form without the arrays half is read too: what one text reads unnamed keeps every column.
+    expect(callerColumnsRead(TEMPLATE, [edgeLogs], ['select id from edge_logs', 'select * from edge_logs'], false).size).toBe(0);
+    expect(callerColumnsRead('SELECT id, timestamp FROM source_rows', [edgeLogs], ['select id from edge_logs'], false).size).toBe(0);
+  });
+
+  it("writes each table's CTE with the kept columns alone, every column for a source without them", () => {
+    const kept = new Map([[edgeLogs, new Set(['timestamp', 'id'])]]);
+    expect(sourceTablesStatement(TEMPLATE, [edgeLogs], false, undefined, kept)).toMatch(/^WITH edge_logs AS \(SELECT id, timestamp FROM \(/);
+    expect(sourceTablesStatement(TEMPLATE, [edgeLogs])).toMatch(/^WITH edge_logs AS \(SELECT id, timestamp, event_message, metadata, project, appname, severity FROM \(/);
+  });
+});
+
+// Studio's single log (an id, no range) over compacted days and events in memory: the same answer
+// as the same SELECT over every column (`select *` in a subquery: neither narrowed nor read newest
+// days first), for an id in memory, in the newest day, in an older day, in none, and twice.
+describe("Studio's single log read with the columns it names", () => {
+  const tmp = tempDir('le-caller-columns-');
+  const days = ['2026-11-21', '2026-11-20', '2026-11-19', '2026-11-18'];
+  let ep: Endpoints;
+  let prepare: MockInstance<DuckDBConnection['prepare']>;
+
+  beforeAll(async () => {
+    const events = days.flatMap((day, d) =>
+      Array.from({ length: 30 }, (_, i) => edgeEvent({ id: `${day}-${i}`, timestamp: `${day}T0${d}:${String(i).padStart(2, '0')}:00Z`, path: `/rest/v1/t${i % 3}` })),
+    );
+    // One id twice: in the oldest day's file and in memory.
+    events.push(edgeEvent({ id: 'twice', timestamp: '2026-11-18T05:00:00Z', message: 'the older one' }));
+    writeLines(tmp.path('ndjson', 'days.ndjson'), events);
+    // The compacted days as the instance's own dataset; the events after them held in memory.
+    mkdirSync(tmp.path('data', 'edgeLogs', 'parquet'), { recursive: true });
+    await compactLogs({ source: 'edgeLogs', inputs: tmp.path('ndjson', 'days.ndjson'), outDir: tmp.path('data', 'edgeLogs', 'parquet') });
+    ep = await createEndpoints({ storage: { dataDir: tmp.path('data') }, now: () => new Date(NOW), cache: false, sandboxable: ['logs.all'], sqlDialect: 'bigquery', tierWindow: false });
+    await ep.ingest('cloudflare.logs.prod', [
+      edgeEvent({ id: 'in-memory', timestamp: '2026-11-21T11:00:00Z' }),
+      edgeEvent({ id: 'twice', timestamp: '2026-11-21T11:30:00Z', message: 'the newer one' }),
+    ]);
+    prepare = vi.spyOn(DuckDBConnection.prototype, 'prepare');
+  });
+  afterAll(async () => {
+    prepare?.mockRestore();
+    await ep?.close();
+    tmp.cleanup();
+  });
+
+  const ask = async (sql: string) => {
+    prepare.mockClear();
+    const rows = (await ep.query('logs.all', { project: 'abc' }, { sql })).result as Array<Record<string, unknown>>;
+    return { rows, texts: prepare.mock.calls.map(([text]) => text).filter((text) => text.includes('read_parquet(')) };
+  };
+  const single = (id: string) => `select id, timestamp, event_message, metadata from edge_logs where id = '${id}' limit 1`;
+  const everyColumn = (id: string) => `select id, timestamp, event_message, metadata from edge_logs cross join unnest(metadata) as m where id = '${id}'`;
+  /** The columns each Parquet scan of a statement projects. */
+  const scanned = (text: string) => [...text.matchAll(/\(SELECT ([^()]*?) FROM read_parquet\(/g)].map((m) => m[1]!.split(', ').map((c) => /^"([^"]+)"/.exec(c)?.[1] ?? c));
+
+  it('answers as the same SELECT over every column, reading only the columns it names', async () => {
+    for (const id of ['in-memory', '2026-11-21-3', '2026-11-20-29', '2026-11-18-7', 'nowhere']) {
+      const narrowed = await ask(single(id));
+      const whole = await ask(everyColumn(id));
+      expect(narrowed.rows, id).toEqual(whole.rows);
+      expect(narrowed.rows.length, id).toBe(id === 'nowhere' ? 0 : 1);
+      // Its statements' scans project the named columns and the template's project; the other SELECT's every column.
+      expect(narrowed.texts.length, id).toBeGreaterThan(0);
+      for (const text of narrowed.texts) for (const columns of scanned(text)) expect(columns.sort(), id).toEqual(['event_message', 'id', 'metadata', 'project', 'timestamp']);
+      expect(
+        whole.texts.some((text) => scanned(text).some((columns) => columns.includes('status_code'))),
+        id,
+      ).toBe(true);
+      // The id in memory is read from the memory tables, with the newest days' files.
+      if (id === 'in-memory') expect(narrowed.texts.some((text) => text.includes('le_memory.edge_logs'))).toBe(true);
+    }
+  });
+
+  it('answers an id held twice with one of its rows', async () => {
+    const both = (await ask(everyColumn('twice'))).rows;
+    expect(both.map((r) => r.event_message).sort()).toEqual(['the newer one', 'the older one']);
+    const narrowed = (await ask(single('twice'))).rows;
+    expect(narrowed).toHaveLength(1);
+    expect(both).toContainEqual(narrowed[0]);
+  });
+});
