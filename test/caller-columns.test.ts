@@ -9,6 +9,13 @@ import { edgeLogs } from '../src/sources/edge-logs';
 import { edgeEvent, tempDir, writeLines } from './support/log-files';
 
 const NOW = '2026-11-21T12:00:00Z';
+
+// The reference of the engine tests below: the same SELECTs compiled with every column, as before.
+const compiling = vi.hoisted(() => ({ narrowed: true }));
+vi.mock('../src/sandbox/source-tables', async (importOriginal) => {
+  const original = await importOriginal<typeof import('../src/sandbox/source-tables')>();
+  return { ...original, callerColumnsRead: (...args: Parameters<typeof original.callerColumnsRead>) => (compiling.narrowed ? original.callerColumnsRead(...args) : new Map()) };
+});
 const TEMPLATE = querySql('duckdb', 'logs.all.tables');
 
 // A caller's SELECT over source tables reads each table with the columns it names, and the
@@ -51,10 +58,11 @@ describe('the columns a caller names', () => {
   });
 });
 
-// Studio's single log (an id, no range) over compacted days and events in memory: the same answer
-// as the same SELECT over every column (`select *` in a subquery: neither narrowed nor read newest
-// days first), for an id in memory, in the newest day, in an older day, in none, and twice.
-describe("Studio's single log read with the columns it names", () => {
+// Studio's requests over compacted days and events in memory (BigQuery dialect, as Studio sends
+// them): the same answers as the same SELECTs compiled with every column, for the single log of an
+// id in memory, in the newest day, in an older day, in none and held twice, and for Studio's list,
+// count, chart and Top Paths, whose translations pass rows on through ranges of their own (`*`).
+describe("Studio's requests read with the columns they name", () => {
   const tmp = tempDir('le-caller-columns-');
   const days = ['2026-11-21', '2026-11-20', '2026-11-19', '2026-11-18'];
   let ep: Endpoints;
@@ -62,7 +70,9 @@ describe("Studio's single log read with the columns it names", () => {
 
   beforeAll(async () => {
     const events = days.flatMap((day, d) =>
-      Array.from({ length: 30 }, (_, i) => edgeEvent({ id: `${day}-${i}`, timestamp: `${day}T0${d}:${String(i).padStart(2, '0')}:00Z`, path: `/rest/v1/t${i % 3}` })),
+      Array.from({ length: 30 }, (_, i) =>
+        edgeEvent({ id: `${day}-${i}`, timestamp: `${day}T0${d}:${String(i).padStart(2, '0')}:00Z`, path: `/rest/v1/t${i % 3}`, extra: { response: { status_code: i % 7 ? 200 : 503 } } }),
+      ),
     );
     // One id twice: in the oldest day's file and in memory.
     events.push(edgeEvent({ id: 'twice', timestamp: '2026-11-18T05:00:00Z', message: 'the older one' }));
@@ -83,23 +93,29 @@ describe("Studio's single log read with the columns it names", () => {
     tmp.cleanup();
   });
 
-  const ask = async (sql: string) => {
+  const ask = async (sql: string, narrowed: boolean, params: Record<string, string> = {}) => {
     prepare.mockClear();
-    const rows = (await ep.query('logs.all', { project: 'abc' }, { sql })).result as Array<Record<string, unknown>>;
-    return { rows, texts: prepare.mock.calls.map(([text]) => text).filter((text) => text.includes('read_parquet(')) };
+    compiling.narrowed = narrowed;
+    try {
+      const rows = (await ep.query('logs.all', { project: 'abc', ...params }, { sql })).result as Array<Record<string, unknown>>;
+      return { rows, texts: prepare.mock.calls.map(([text]) => text).filter((text) => text.includes('read_parquet(')) };
+    } finally {
+      compiling.narrowed = true;
+    }
   };
+  // Told apart from the narrowed text so that each is compiled (and kept) its own way.
   const single = (id: string) => `select id, timestamp, event_message, metadata from edge_logs where id = '${id}' limit 1`;
-  const everyColumn = (id: string) => `select id, timestamp, event_message, metadata from edge_logs cross join unnest(metadata) as m where id = '${id}'`;
+  const reference = (id: string) => `select id, timestamp, event_message, metadata from edge_logs where id = '${id}' limit 1 -- every column`;
   /** The columns each Parquet scan of a statement projects. */
   const scanned = (text: string) => [...text.matchAll(/\(SELECT ([^()]*?) FROM read_parquet\(/g)].map((m) => m[1]!.split(', ').map((c) => /^"([^"]+)"/.exec(c)?.[1] ?? c));
 
-  it('answers as the same SELECT over every column, reading only the columns it names', async () => {
+  it('answers the single log as with every column, reading only the columns it names', async () => {
     for (const id of ['in-memory', '2026-11-21-3', '2026-11-20-29', '2026-11-18-7', 'nowhere']) {
-      const narrowed = await ask(single(id));
-      const whole = await ask(everyColumn(id));
+      const narrowed = await ask(single(id), true);
+      const whole = await ask(reference(id), false);
       expect(narrowed.rows, id).toEqual(whole.rows);
       expect(narrowed.rows.length, id).toBe(id === 'nowhere' ? 0 : 1);
-      // Its statements' scans project the named columns and the template's project; the other SELECT's every column.
+      // Its statements' scans project the named columns and the template's project; the reference's every column.
       expect(narrowed.texts.length, id).toBeGreaterThan(0);
       for (const text of narrowed.texts) for (const columns of scanned(text)) expect(columns.sort(), id).toEqual(['event_message', 'id', 'metadata', 'project', 'timestamp']);
       expect(
@@ -112,10 +128,36 @@ describe("Studio's single log read with the columns it names", () => {
   });
 
   it('answers an id held twice with one of its rows', async () => {
-    const both = (await ask(everyColumn('twice'))).rows;
+    const both = (await ask(`select id, timestamp, event_message, metadata from edge_logs where id = 'twice'`, false)).rows;
     expect(both.map((r) => r.event_message).sort()).toEqual(['the newer one', 'the older one']);
-    const narrowed = (await ask(single('twice'))).rows;
+    const narrowed = (await ask(single('twice'), true)).rows;
     expect(narrowed).toHaveLength(1);
     expect(both).toContainEqual(narrowed[0]);
+  });
+
+  it("answers Studio's list, count, chart and Top Paths as with every column, reading fewer", async () => {
+    // Within an hour: no whole hour the hour counts could serve, so every request reads rows.
+    const range = { iso_timestamp_start: '2026-11-21T00:05:00Z', iso_timestamp_end: '2026-11-21T00:25:30Z' };
+    const requests = [
+      'select id, edge_logs.timestamp, event_message, request.method, request.path, response.status_code from edge_logs cross join unnest(metadata) as m cross join unnest(m.request) as request cross join unnest(m.response) as response order by timestamp desc limit 100',
+      'select count(*) as count from edge_logs cross join unnest(metadata) as m cross join unnest(m.response) as response where response.status_code >= 500',
+      'select timestamp_trunc(t.timestamp, hour) as timestamp, countif(response.status_code >= 500) as error_count, count(t.id) as count from edge_logs t cross join unnest(t.metadata) as m cross join unnest(m.response) as response group by timestamp order by timestamp asc',
+      'select request.path as path, count(t.timestamp) as c from edge_logs t cross join unnest(t.metadata) as m cross join unnest(m.request) as request group by path order by c desc limit 100',
+    ];
+    for (const sql of requests) {
+      const narrowed = await ask(sql, true, range);
+      const whole = await ask(`${sql} -- every column`, false, range);
+      expect(narrowed.rows, sql).toEqual(whole.rows);
+      expect(narrowed.rows.length, sql).toBeGreaterThan(0);
+      expect(narrowed.texts.length, sql).toBeGreaterThan(0);
+      expect(
+        narrowed.texts.every((text) => scanned(text).every((columns) => !columns.includes('status_code'))),
+        sql,
+      ).toBe(true);
+      expect(
+        whole.texts.some((text) => scanned(text).some((columns) => columns.includes('status_code'))),
+        sql,
+      ).toBe(true);
+    }
   });
 });

@@ -71,8 +71,9 @@ function templateBody(template: string): string {
 /**
  * The columns of each source table a caller's SQL reads, and of each source's relation its table
  * reads, where the texts (the caller's checked SELECT, and its form without the arrays half) name
- * every column they read of it (`columnsNamed`: no `*`, natural join, PIVOT, table as a value...)
- * and the template is `SELECT * FROM source_rows [WHERE ...]`: `table`, the table's columns the
+ * every column they read of it (`columnsNamed`: no `*`, natural join, PIVOT, table as a value...;
+ * in a translated BigQuery SELECT, `typedColumns`, the translation's own `*` pass rows on and do
+ * not count: `withoutPassThroughs`) and the template is `SELECT * FROM source_rows [WHERE ...]`: `table`, the table's columns the
  * texts name, with `timestamp` (a table of no column cannot be written); `relation`, those and the
  * columns the template's filter names. A source whose columns are not all named this way is left
  * out: its table and relation keep every column. Why: DuckDB's planner reads the statistics of
@@ -98,12 +99,23 @@ export function callerColumnsRead(
     const star = new RegExp(`^SELECT\\s+\\*\\s+FROM\\s+${source.relation}\\b`, 'i').exec(filled);
     if (!star) continue;
     const filter = columnsNamed(filled.slice(star[0].length), source.relation, [...source.columns.map((c) => c.name), ...typedColumnsOf(source).map(([name]) => name)]);
-    const named = texts.map((text) => columnsNamed(text, source.relation, tableColumnNames(source, typedColumns)));
+    const named = texts.map((text) => columnsNamed(typedColumns ? withoutPassThroughs(text) : text, source.relation, tableColumnNames(source, typedColumns)));
     if (filter === null || named.some((n) => n === null)) continue;
     const table = new Set(['timestamp', ...named.flatMap((n) => [...n!])]);
     read.set(source, { table, relation: new Set([...table, ...filter]) });
   }
   return read;
+}
+
+/**
+ * A translated BigQuery SELECT with its `SELECT *` read as selecting no column. The translation
+ * writes a caller's `*` out as the table's columns (src/bigquery/query.ts, `star`); the only `*`
+ * it prints is its own ranges' (print-duckdb.ts: a range split by the arrays flag, cut before its
+ * unnests, a page cut before its outputs), each passing the rows on to a SELECT that names every
+ * column it reads. So the columns such a text reads are those it names.
+ */
+function withoutPassThroughs(text: string): string {
+  return text.replace(/\bSELECT\s+\*/gi, 'SELECT 1');
 }
 
 /**
