@@ -32,6 +32,11 @@ describe('the columns a caller names', () => {
     });
     // A table of no named column still has one column.
     expect(read('select count(*) from edge_logs')).toEqual({ table: new Set(['timestamp']), relation: new Set(['timestamp', 'project']) });
+    // In a translated BigQuery SELECT (typed columns) a `*` is the translation's own range passing
+    // rows on, or a product: a caller's own `*` is a column it may read unnamed.
+    const printed = 'SELECT make_timestamp("t"."k" * 60) AS "b", count("t"."id") AS "n" FROM (SELECT *, epoch_us("t"."timestamp") AS "k" FROM "edge_logs" AS "t") AS "t" GROUP BY 1';
+    expect(read(printed, true)?.table).toEqual(new Set(['timestamp', 'id']));
+    expect(read(printed, false)).toBeUndefined();
     // A translated BigQuery SELECT names the typed columns it reads, quoted.
     expect(read('select "edge_logs"."json:metadata.request.path" from "edge_logs" as "edge_logs"', true)?.table).toEqual(new Set(['timestamp', 'json:metadata.request.path']));
   });

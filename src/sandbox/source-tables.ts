@@ -108,14 +108,16 @@ export function callerColumnsRead(
 }
 
 /**
- * A translated BigQuery SELECT with its `SELECT *` read as selecting no column. The translation
+ * A translated BigQuery SELECT with its `SELECT *` read as selecting no column, and its products
+ * (` * `, which `columnsNamed` reads as `t.*` after a quoted column) as divisions. The translation
  * writes a caller's `*` out as the table's columns (src/bigquery/query.ts, `star`); the only `*`
- * it prints is its own ranges' (print-duckdb.ts: a range split by the arrays flag, cut before its
+ * it prints are its own ranges' (print-duckdb.ts: a range split by the arrays flag, cut before its
  * unnests, a page cut before its outputs), each passing the rows on to a SELECT that names every
- * column it reads. So the columns such a text reads are those it names.
+ * column it reads, `count(*)` and products. So the columns such a text reads are those it names.
+ * Quoted names and strings are left as they are.
  */
 function withoutPassThroughs(text: string): string {
-  return text.replace(/\bSELECT\s+\*/gi, 'SELECT 1');
+  return text.replace(/("(?:[^"]|"")*"|'(?:[^']|'')*')|\bSELECT\s+\*|\s\*\s/gi, (found, quoted?: string) => quoted ?? (found.trim() === '*' ? ' / ' : 'SELECT 1'));
 }
 
 /**
