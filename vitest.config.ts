@@ -66,6 +66,7 @@ const TIERS = {
     'sandbox-sizes',
     'sandbox-validate',
     'first-rows',
+    'caller-columns',
     'newest-rows',
     'newest-first-heads',
     'narrowed-rollups',

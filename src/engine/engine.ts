@@ -182,6 +182,13 @@ export interface CompiledQuery {
    */
   readonly callerArraysFree?: string;
   /**
+   * Per source name, the columns of its relation that `caller` and `callerArraysFree` read, where
+   * their source tables name every column they read (src/sandbox/source-tables.ts,
+   * `callerColumnsRead`): an engine gives those texts the relation with these columns alone. A
+   * source not here gets every column; so does any other text (the hour counts' `caller`).
+   */
+  readonly callerColumns?: ReadonlyMap<string, ReadonlySet<string>>;
+  /**
    * The caller's SELECT asks for this many rows and any rows that pass its filter are its answer
    * (`SELECT <columns> FROM <table> WHERE ... LIMIT n`, found when it was checked): an engine may
    * read the newest days first and stop once it has them.

@@ -3,7 +3,7 @@ import type { AnyEndpointDefinition } from '../definitions/definition';
 import { statementOf } from '../definitions/plan-query';
 import { composeSandboxedSql } from '../sandbox/compose-sandboxed-sql';
 import type { CheckedSql } from '../sandbox/validate-caller-sql';
-import { sourceTablesStatement } from '../sandbox/source-tables';
+import { callerColumnsRead, sourceTablesStatement } from '../sandbox/source-tables';
 import type { SourceSet } from '../sources/source-set';
 import { clickhouseStatement } from './clickhouse-statement';
 import { dialectSql } from './dialect-sql';
@@ -151,11 +151,18 @@ function hourCountsOf(plan: QueryPlan, sources: SourceSet, checked: Pick<Checked
 function duckdbStatements(
   plan: QueryPlan,
   sources: SourceSet,
-  caller: Pick<CheckedSql, 'sql' | 'sources' | 'typedColumns'> | undefined,
-): { statement: CompiledStatement; fallback?: CompiledStatement } {
+  caller: Pick<CheckedSql, 'sql' | 'sources' | 'typedColumns' | 'arraysFree'> | undefined,
+): { statement: CompiledStatement; fallback?: CompiledStatement; callerColumns?: ReadonlyMap<string, ReadonlySet<string>> } {
   const { statement } = plan;
   const tables = caller !== undefined ? statement.sourceTables?.duckdb : undefined;
-  const sql = tables === undefined ? dialectSql(statement, 'duckdb') : sourceTablesStatement(tables, namedSources(caller!, sources), caller!.typedColumns ?? false);
   const fallback = statement.fallback?.duckdb;
-  return { statement: compiledStatement(sql, sources), ...(fallback === undefined ? {} : { fallback: compiledStatement(fallback, sources) }) };
+  const fallbackOf = fallback === undefined ? {} : { fallback: compiledStatement(fallback, sources) };
+  if (tables === undefined) return { statement: compiledStatement(dialectSql(statement, 'duckdb'), sources), ...fallbackOf };
+  // Each table with the columns the caller's SELECT names (and its relation with those its filter names too).
+  const named = namedSources(caller!, sources);
+  const typed = caller!.typedColumns ?? false;
+  const read = callerColumnsRead(tables, named, [caller!.sql, ...(caller!.arraysFree === undefined ? [] : [caller!.arraysFree])], typed);
+  const sql = sourceTablesStatement(tables, named, typed, undefined, new Map([...read].map(([s, r]) => [s, r.table])));
+  const callerColumns = new Map([...read].map(([s, r]) => [s.name, r.relation]));
+  return { statement: compiledStatement(sql, sources), ...fallbackOf, ...(callerColumns.size ? { callerColumns } : {}) };
 }

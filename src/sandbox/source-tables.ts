@@ -3,6 +3,7 @@ import type { ColumnType } from '../sql/column-types';
 import { codeOnly } from '../sql/sql-scan';
 import { typedColumnsOf } from '../sources/typed-fields';
 import { columnName } from '../sql/column-name';
+import { columnsNamed } from '../sql/columns-named';
 
 /** The placeholders of a source-table template (queries/<dialect>/logs.all.tables.sql). */
 const SOURCE_ROWS = /\bsource_rows\b/g;
@@ -37,17 +38,86 @@ export function fillSourceTable(template: string, source: SourceDescriptor, rows
  * sourceTablesStatement(querySql('duckdb', 'logs.all.tables'), [edgeLogs]);
  * // 'WITH edge_logs AS (SELECT id, timestamp, event_message, metadata, project FROM (SELECT * FROM edge_logs WHERE ...))\nSELECT 1'
  */
-export function sourceTablesStatement(template: string, sources: readonly SourceDescriptor[], typedColumns = false, hourly?: string): string {
+export function sourceTablesStatement(
+  template: string,
+  sources: readonly SourceDescriptor[],
+  typedColumns = false,
+  hourly?: string,
+  read?: ReadonlyMap<SourceDescriptor, ReadonlySet<string>>,
+): string {
   if (!sources.length) return 'SELECT 1';
-  const body = template.trim().replace(/^(\s*--[^\n]*\n)+/, '');
+  const body = templateBody(template);
   // The hour counts of the one source that has them (src/sources/typed-hourly.ts), as its events are.
   const hours = hourly === undefined ? [] : sources.filter((s) => hourly in s.rollups).map((s) => `${hourly} AS (\n${fillSourceTable(body, s, hourly)}\n)`);
-  const ctes = sources.map(
-    (s) =>
-      `${s.relation} AS (SELECT ${[...sourceTableColumns(s).map((c) => c.name), ...(typedColumns ? typedColumnsOf(s).map(([name]) => columnName(name)) : [])].join(', ')} FROM (\n${fillSourceTable(body, s)}\n))`,
-  );
+  const ctes = sources.map((s) => {
+    const kept = read?.get(s);
+    const columns = tableColumnNames(s, typedColumns).filter((name) => !kept || kept.has(name));
+    return `${s.relation} AS (SELECT ${columns.map(columnName).join(', ')} FROM (\n${fillSourceTable(body, s)}\n))`;
+  });
   // The statement's own SELECT never runs: a caller's SELECT replaces it.
   return `WITH ${[...ctes, ...hours].join(',\n')}\nSELECT 1`;
+}
+
+/** A source table's columns by name, its typed ones (unquoted) after its own when the caller reads them. */
+function tableColumnNames(source: SourceDescriptor, typedColumns: boolean): string[] {
+  return [...sourceTableColumns(source).map((c) => c.name), ...(typedColumns ? typedColumnsOf(source).map(([name]) => name) : [])];
+}
+
+/** A template's text without its leading comment lines. */
+function templateBody(template: string): string {
+  return template.trim().replace(/^(\s*--[^\n]*\n)+/, '');
+}
+
+/**
+ * The columns of each source table a caller's SQL reads, and of each source's relation its table
+ * reads, where the texts (the caller's checked SELECT, and its form without the arrays half) name
+ * every column they read of it (`columnsNamed`: no `*`, natural join, PIVOT, table as a value...;
+ * in a translated BigQuery SELECT, `typedColumns`, the translation's own `*` pass rows on and do
+ * not count: `withoutPassThroughs`) and the template is `SELECT * FROM source_rows [WHERE ...]`: `table`, the table's columns the
+ * texts name, with `timestamp` (a table of no column cannot be written); `relation`, those and the
+ * columns the template's filter names. A source whose columns are not all named this way is left
+ * out: its table and relation keep every column. Why: DuckDB's planner reads the statistics of
+ * every column a Parquet scan projects from every row group before it drops the unused ones (its
+ * join-order pass), so Studio's single log read through a table of every column took about 1 ms
+ * more a call (docs/performance.md, "The source tables with the columns a caller names").
+ *
+ * @example
+ * callerColumnsRead(querySql('duckdb', 'logs.all.tables'), [edgeLogs], ["select id from edge_logs where id = 'a' limit 1"], false);
+ * // Map { edgeLogs => { table: Set { 'id', 'timestamp' }, relation: Set { 'id', 'timestamp', 'project' } } }
+ */
+export function callerColumnsRead(
+  template: string,
+  sources: readonly SourceDescriptor[],
+  texts: readonly string[],
+  typedColumns: boolean,
+): Map<SourceDescriptor, { table: ReadonlySet<string>; relation: ReadonlySet<string> }> {
+  const read = new Map<SourceDescriptor, { table: ReadonlySet<string>; relation: ReadonlySet<string> }>();
+  const body = templateBody(template);
+  for (const source of sources) {
+    // The template's rows are the relation's as they are; its filter may name other columns.
+    const filled = fillSourceTable(body, source);
+    const star = new RegExp(`^SELECT\\s+\\*\\s+FROM\\s+${source.relation}\\b`, 'i').exec(filled);
+    if (!star) continue;
+    const filter = columnsNamed(filled.slice(star[0].length), source.relation, [...source.columns.map((c) => c.name), ...typedColumnsOf(source).map(([name]) => name)]);
+    const named = texts.map((text) => columnsNamed(typedColumns ? withoutPassThroughs(text) : text, source.relation, tableColumnNames(source, typedColumns)));
+    if (filter === null || named.some((n) => n === null)) continue;
+    const table = new Set(['timestamp', ...named.flatMap((n) => [...n!])]);
+    read.set(source, { table, relation: new Set([...table, ...filter]) });
+  }
+  return read;
+}
+
+/**
+ * A translated BigQuery SELECT with its `SELECT *` read as selecting no column, and its products
+ * (` * `, which `columnsNamed` reads as `t.*` after a quoted column) as divisions. The translation
+ * writes a caller's `*` out as the table's columns (src/bigquery/query.ts, `star`); the only `*`
+ * it prints are its own ranges' (print-duckdb.ts: a range split by the arrays flag, cut before its
+ * unnests, a page cut before its outputs), each passing the rows on to a SELECT that names every
+ * column it reads, `count(*)` and products. So the columns such a text reads are those it names.
+ * Quoted names and strings are left as they are.
+ */
+function withoutPassThroughs(text: string): string {
+  return text.replace(/("(?:[^"]|"")*"|'(?:[^']|'')*')|\bSELECT\s+\*|\s\*\s/gi, (found, quoted?: string) => quoted ?? (found.trim() === '*' ? ' / ' : 'SELECT 1'));
 }
 
 /**

@@ -113,7 +113,7 @@ export async function executeCaller(
   query: CompiledQuery,
   files: ReadonlyMap<SourceDescriptor, SourceFiles>,
 ): Promise<Pick<EngineResult, 'rows' | 'columns'>> {
-  const prepared = await prepare(fullQuerySql(statement, files, callerText(query, files)));
+  const prepared = await prepare(fullQuerySql(statement, files, callerText(query, files), query.callerColumns));
   bindRequest(prepared, query);
   const reader = await prepared.runAndReadAll();
   const columns = callerColumns(reader);

@@ -263,7 +263,9 @@ class DuckDBEngine implements Engine {
       // A chart's first step: the hour counts for the window's whole hours, the rows for the rest.
       const hourly = query.hourCounts !== undefined && sources.length === 1 ? await this.hourCountsFiles(connection, query, only!, reads.get(only!)!) : null;
       if (hourly !== null) {
-        const text = { ...query, caller: query.hourCounts!.caller, callerArraysFree: query.hourCounts!.callerArraysFree };
+        // Its texts read the source's tables with every column (`callerColumns` is the caller's own).
+        const { callerColumns: _own, ...rest } = query;
+        const text = { ...rest, caller: query.hourCounts!.caller, callerArraysFree: query.hourCounts!.callerArraysFree };
         return executeCaller((sql) => this.callerStatements.statement(connection, sql), statement, text, new Map([[only!, hourly]]));
       }
       if (query.firstRows === undefined || sources.length !== 1) return run(files);

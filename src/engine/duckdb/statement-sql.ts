@@ -18,16 +18,16 @@ import type { SourceDescriptor, SourceRollup } from '../../sources/source-descri
  * @example
  * fullQuerySql(compiledStatement('SELECT count(*) FROM edge_logs', BUILT_IN_SOURCE_SET), new Map([[edgeLogs, { ndjson: ['a.ndjson'], parquet: [], parquetTypes: new Map() }]]));
  */
-export function fullQuerySql(statement: CompiledStatement, files: ReadonlyMap<SourceDescriptor, SourceFiles>, caller?: string): string {
+export function fullQuerySql(statement: CompiledStatement, files: ReadonlyMap<SourceDescriptor, SourceFiles>, caller?: string, callerColumns?: ReadonlyMap<string, ReadonlySet<string>>): string {
   const { sql } = statement;
   const sources = [...files];
   // Each rollup the statement names follows its source's relation, as its SQL over that relation.
-  // An endpoint's statement gets the relation with only the columns it names (a caller's SELECT
-  // reads tables of its own over it: every column).
+  // An endpoint's statement gets the relation with only the columns it names; a caller's SELECT
+  // reads tables of its own over it: every column, or those its tables read (`callerColumns`).
   const relations = sources.flatMap(([source, f]) => [
     ...(caller === undefined && onlyStoredRollups(statement, source, f)
       ? []
-      : [`${source.relation} AS (\n${sourceRelation(source, f, caller === undefined ? columnsReadBy(statement, source) : {})}\n)`]),
+      : [`${source.relation} AS (\n${sourceRelation(source, f, caller === undefined ? columnsReadBy(statement, source) : callerRead(callerColumns, source))}\n)`]),
     ...rollupsNamedBy(statement, source).map((name) => `${name} AS (\n${rollupRelation(source, f, name, source.rollups[name]!)}\n)`),
     // A caller's chart's hour counts: the stored rollups of the files the engine chose, whole hours of the window only.
     ...(f.hourly ? [`${f.hourly.name} AS (\nSELECT * FROM read_parquet(${sqlStringList(f.hourly.companions)}) WHERE ${f.hourly.where}\n)`] : []),
@@ -43,6 +43,12 @@ export function fullQuerySql(statement: CompiledStatement, files: ReadonlyMap<So
   if (!relations.length) return sql;
   // A statement with CTEs of its own (`WITH buckets AS ...`) gets the relations as its first CTEs.
   return own ? `${own[1]}WITH ${relations.join(',\n')},\n${sql.slice(own[0].length)}` : `WITH ${relations.join(',\n')}\n${sql}`;
+}
+
+/** The relation's columns a caller's text reads: those compiled for it (`CompiledQuery.callerColumns`), else every one. */
+function callerRead(callerColumns: ReadonlyMap<string, ReadonlySet<string>> | undefined, source: SourceDescriptor): { columns?: ReadonlySet<string> } {
+  const columns = callerColumns?.get(source.name);
+  return columns === undefined ? {} : { columns };
 }
 
 /**
