@@ -34,6 +34,12 @@ describe('columnsNamed: the columns of a relation a statement names', () => {
     ['SELECT id FROM edge_logs e, other WHERE e = other.x', 'an alias compared'],
     ['SELECT DISTINCT ON (project) * FROM edge_logs', 'a star after DISTINCT ON'],
     ['SELECT #2 FROM edge_logs', 'a column by its position'],
+    ['SELECT (*) FROM edge_logs', 'a star in parentheses'],
+    ['SELECT id, ( ( * ) ) FROM edge_logs', 'a star in parentheses after a column'],
+    ['SELECT "e" FROM edge_logs e', 'a quoted alias as a value'],
+    ['SELECT to_json("edge_logs") FROM edge_logs', 'the quoted relation as a value'],
+    ['SELECT e FROM "edge_logs" e', 'the alias of a quoted relation as a value'],
+    ['SELECT "my e" FROM edge_logs AS "my e"', 'an alias that is no bare word'],
   ])('gives none (every column) for %s: %s', (sql) => {
     expect(columnsNamed(sql, 'edge_logs', COLUMNS)).toBeNull();
   });
@@ -42,6 +48,12 @@ describe('columnsNamed: the columns of a relation a statement names', () => {
     const sql = `WITH edge_logs AS (SELECT id, timestamp FROM edge_logs WHERE status_code * 2 > 0 AND extract(year FROM timestamp) > 0)
       SELECT count(*), e.id FROM edge_logs AS e JOIN edge_logs_url_hourly h ON h.hour = e.timestamp`;
     expect([...columnsNamed(sql, 'edge_logs', COLUMNS)!].sort()).toEqual(['id', 'status_code', 'timestamp']);
+  });
+
+  it('reads quoted relations and aliases as bare ones: as qualifiers and where another range or an output is named so', () => {
+    const sql = 'SELECT "T"."id", count(*) AS "n" FROM (SELECT "t"."id" FROM "edge_logs" AS "t" WHERE "t"."project" = $p) AS "t" GROUP BY 1';
+    expect([...columnsNamed(sql, 'edge_logs', COLUMNS)!].sort()).toEqual(['id', 'project']);
+    expect([...columnsNamed('SELECT count(*) e FROM edge_logs AS e', 'edge_logs', COLUMNS)!]).toEqual([]);
   });
 });
 

@@ -7,8 +7,11 @@ import { codeOnly } from './sql-scan';
 // the gateway log: 175 groups, 27 columns), about 1.3 ms of a logs.all page's 4 ms statement
 // (docs/performance.md, "The seed's older pages and hourly usage").
 
-/** A `*` that selects columns (`SELECT *`, `t.*`, `, *`), not a product or `count(*)`. */
-const WILDCARD = /(?:\bSELECT|\bDISTINCT|\bALL|,|\.)\s*\*/i;
+/**
+ * A `*` that selects columns (`SELECT *`, `t.*`, `, *`, and in parentheses: `SELECT (*)` gives
+ * every column too), not a product or `count(*)` (a function's parenthesis follows its name).
+ */
+const WILDCARD = /(?:\bSELECT|\bDISTINCT|\bALL|,|\.)[\s(]*\*/i;
 /**
  * What reads columns it does not name: `COLUMNS(...)` expressions, natural joins, PIVOT and
  * UNPIVOT (their other columns are implicit), `DISTINCT ON (...)` (its star follows a parenthesis,
@@ -62,7 +65,7 @@ const NOT_ALIAS = new Set([
  * columnsNamed('SELECT * FROM edge_logs', 'edge_logs', ['id']); // null
  */
 export function columnsNamed(sql: string, relation: string, columns: readonly string[]): Set<string> | null {
-  const code = codeOnly(sql);
+  const code = codeOnly(quotedAsWords(sql));
   if (WILDCARD.test(code) || UNNAMED.test(code) || readsAsValue(code, relation)) return null;
   const quoted = new Set(quotedIdentifiers(sql).map((q) => q.toLowerCase()));
   const named = new Set<string>();
@@ -87,6 +90,8 @@ function readsAsValue(code: string, relation: string): boolean {
       const before = code.slice(0, m.index).trimEnd();
       const after = code.slice(m.index + m[0].length);
       if (/\b(?:FROM|JOIN)$/i.test(before) || /^\s*\./.test(after) || /^\s+AS\s*\(/i.test(after)) continue;
+      // A name given (`(SELECT ...) AS t`, `count(*) t`): another range's or an output's, not this one read.
+      if (/(?:\bAS|\))$/i.test(before)) continue;
       // The alias where it is given: `FROM edge_logs e`, `FROM edge_logs AS e`.
       if (name !== relation.toLowerCase() && new RegExp(`\\b(?:FROM|JOIN)\\s+${relation}(?:\\s+AS)?$`, 'i').test(before)) continue;
       return true;
@@ -95,9 +100,38 @@ function readsAsValue(code: string, relation: string): boolean {
   return false;
 }
 
+/** Words the rules above read as keywords: a quoted identifier spelled so is not written as one. */
+const KEYWORDS = new Set([...NOT_ALIAS, 'select', 'distinct', 'all', 'from', 'columns', 'natural', 'pivot', 'unpivot']);
+
+/**
+ * The SQL with each quoted identifier written as a bare word naming the same thing, so that the
+ * rules above see a quoted relation or alias as they see a bare one (`SELECT "e" FROM edge_logs
+ * e` reads the alias as a value: every column). A quoted identifier is the bare word it spells
+ * where that is a word and not a keyword above (identifiers match in any case, quoted or not),
+ * else a word of its own per spelling (`"my e"`, `"join"`), the same wherever it is written.
+ */
+function quotedAsWords(sql: string): string {
+  const words = new Map<string, string>();
+  let out = '';
+  let last = 0;
+  for (const { start, end, name } of quotedIdentifierSpans(sql)) {
+    const key = name.toLowerCase();
+    let word = /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) && !KEYWORDS.has(key) ? name : words.get(key);
+    if (word === undefined) words.set(key, (word = `le_quoted_${words.size}`));
+    out += `${sql.slice(last, start)} ${word} `;
+    last = end;
+  }
+  return out + sql.slice(last);
+}
+
 /** The names written as quoted identifiers (`"text:metadata.request.path"`), outside comments and string literals. */
 function quotedIdentifiers(sql: string): string[] {
-  const out: string[] = [];
+  return quotedIdentifierSpans(sql).map((q) => q.name);
+}
+
+/** Each quoted identifier of the SQL, outside comments and string literals: its name and where it is written. */
+function quotedIdentifierSpans(sql: string): Array<{ start: number; end: number; name: string }> {
+  const out: Array<{ start: number; end: number; name: string }> = [];
   let i = 0;
   while (i < sql.length) {
     const c = sql[i]!;
@@ -116,7 +150,7 @@ function quotedIdentifiers(sql: string): string[] {
         else if (sql[j] === c) break;
         else text += sql[j++];
       }
-      if (c === '"') out.push(text);
+      if (c === '"') out.push({ start: i, end: Math.min(sql.length, j + 1), name: text });
       i = j + 1;
     } else i++;
   }
