@@ -42,6 +42,16 @@ const DATABASE = 'le_memory';
  */
 const BLOCK_SIZE = 16 * 1024;
 
+/**
+ * Rows of a row group of the tables' database (DuckDB's default: 122,880). Rows go in at the end
+ * of a table and leave by segment, and a checkpoint rewrites whole every row group that changed
+ * since the last one: with the default, each checkpoint (every CHECKPOINT_BYTES) rewrote up to
+ * 122,880 rows to add a few thousand, so an insert's CPU grew with the rows held (compaction
+ * behind). At 8,192 a checkpoint rewrites at most that many (docs/performance.md, "Ingest's own
+ * CPU per event").
+ */
+const ROW_GROUP_SIZE = 8192;
+
 /** The table of a source's uncompacted events, named after its relation. */
 function tableOf(source: SourceDescriptor): string {
   return `${DATABASE}.${source.relation}`;
@@ -559,7 +569,7 @@ export class MemoryTables {
       // a file a previous process left (and its own log) is removed, never read.
       await mkdir(this.folder, { recursive: true });
       await this.removeFile();
-      await this.connection.run(`ATTACH ${sqlString(join(this.folder, TABLES_FILE))} AS ${DATABASE} (BLOCK_SIZE ${BLOCK_SIZE})`);
+      await this.connection.run(`ATTACH ${sqlString(join(this.folder, TABLES_FILE))} AS ${DATABASE} (BLOCK_SIZE ${BLOCK_SIZE}, ROW_GROUP_SIZE ${ROW_GROUP_SIZE})`);
       for (const source of this.sources.list) {
         const columns = relationColumns(source)
           .map(([name, type]) => `${columnName(name)} ${type}`)
