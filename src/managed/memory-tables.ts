@@ -44,11 +44,10 @@ const BLOCK_SIZE = 16 * 1024;
 
 /**
  * Rows of a row group of the tables' database (DuckDB's default: 122,880). Rows go in at the end
- * of a table and leave by segment, and a checkpoint rewrites whole every row group that changed
- * since the last one: with the default, each checkpoint (every CHECKPOINT_BYTES) rewrote up to
- * 122,880 rows to add a few thousand, so an insert's CPU grew with the rows held (compaction
- * behind). At 8,192 a checkpoint rewrites at most that many (docs/performance.md, "Ingest's own
- * CPU per event").
+ * of a table and leave by segment; with the default, an insert's CPU grew with the rows held (30,000
+ * to 300,000: 35 to 40 - 50 µs an event), as if each checkpoint (every CHECKPOINT_BYTES) rewrote the
+ * table's last row group whole to add a few thousand rows. At 8,192 it no longer grows
+ * (docs/performance.md, "Ingest's own CPU per event").
  */
 const ROW_GROUP_SIZE = 8192;
 
