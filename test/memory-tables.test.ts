@@ -72,7 +72,7 @@ describe('managed storage holds its uncompacted events in memory', () => {
   it('a newest-first page reads the newest table without an upper bound, and every event with one', async () => {
     const ep = await createEndpoints({ storage: { dataDir: tmp.path('newest') }, now: () => new Date(CENSUS_NOW), cache: false });
     try {
-      // More events of one project than the newest table keeps once cut back (one insert: cut at once).
+      // More events of one project than the newest table keeps (one insert: only its 100 newest copied).
       const events = Array.from({ length: 4200 }, (_, i) => ({
         ...censusEvents('n', 1)[0],
         id: `n-${String(i).padStart(4, '0')}`,
@@ -294,9 +294,10 @@ describe('managed storage holds its uncompacted events in memory', () => {
       const kept = first![2];
       expect(kept).toBeGreaterThanOrEqual(100);
       expect(kept).toBeLessThan(5000);
+      // An insert copies only its own 100 newest of each project: segment 2's 150 of a, inserted at once, hold 100.
       expect(rest).toEqual([
         [1, 'b', 30],
-        [2, 'a', 150],
+        [2, 'a', 100],
       ]);
       // Without segment 2 (the dataset holds it), the page is segment 1's: the newest table leaves it out too.
       const without2 = memory.view('edgeLogs').relation((seq) => seq === 2)!;

@@ -42,6 +42,15 @@ const DATABASE = 'le_memory';
  */
 const BLOCK_SIZE = 16 * 1024;
 
+/**
+ * Rows of a row group of the tables' database (DuckDB's default: 122,880). Rows go in at the end
+ * of a table and leave by segment; with the default, an insert's CPU grew with the rows held (30,000
+ * to 300,000: 35 to 40 - 50 µs an event), as if each checkpoint (every CHECKPOINT_BYTES) rewrote the
+ * table's last row group whole to add a few thousand rows. At 8,192 it no longer grows
+ * (docs/performance.md, "Ingest's own CPU per event").
+ */
+const ROW_GROUP_SIZE = 8192;
+
 /** The table of a source's uncompacted events, named after its relation. */
 function tableOf(source: SourceDescriptor): string {
   return `${DATABASE}.${source.relation}`;
@@ -303,12 +312,17 @@ export class MemoryTables {
         prepared.bind({ le_lines: blobValue(parts.length === 1 ? parts[0]! : Buffer.concat(parts)), le_seq: BigInt(seq), le_n: BigInt(n) }, { le_lines: BLOB, le_seq: BIGINT, le_n: BIGINT });
         await connection.run('BEGIN TRANSACTION');
         try {
-          const inserted = (await prepared.run()).rowsChanged;
-          if (hasNewest(d)) await connection.run(`INSERT INTO ${newestOf(d)} SELECT * FROM ${tableOf(d)} WHERE le_n = ${n}`);
+          await prepared.run();
+          // Only the insert's own HEAD_ROWS_PER_PROJECT newest rows of each project: the rows of an
+          // insert are all of one segment, so a row past them has that many newer ones of its
+          // segment and project, and no newest-first page reads it. Copying every row, then
+          // cutting them back, cost 9 - 20 µs of CPU an event (the DELETE and the checkpoints of
+          // its deleted rows; docs/performance.md, "Ingest's own CPU per event").
+          const copied = hasNewest(d) ? (await connection.run(newestCopySql(d, n))).rowsChanged : 0;
           await connection.run('COMMIT');
           if (hasNewest(d)) {
             const growth = this.newestGrowth.get(source) ?? { rows: 0, seqs: new Set<number>() };
-            growth.rows += inserted;
+            growth.rows += copied;
             growth.seqs.add(seq);
             this.newestGrowth.set(source, growth);
           }
@@ -554,7 +568,7 @@ export class MemoryTables {
       // a file a previous process left (and its own log) is removed, never read.
       await mkdir(this.folder, { recursive: true });
       await this.removeFile();
-      await this.connection.run(`ATTACH ${sqlString(join(this.folder, TABLES_FILE))} AS ${DATABASE} (BLOCK_SIZE ${BLOCK_SIZE})`);
+      await this.connection.run(`ATTACH ${sqlString(join(this.folder, TABLES_FILE))} AS ${DATABASE} (BLOCK_SIZE ${BLOCK_SIZE}, ROW_GROUP_SIZE ${ROW_GROUP_SIZE})`);
       for (const source of this.sources.list) {
         const columns = relationColumns(source)
           .map(([name, type]) => `${columnName(name)} ${type}`)
@@ -574,6 +588,12 @@ export class MemoryTables {
     if (!set) map.set(source, (set = new Set()));
     return set;
   }
+}
+
+/** The INSERT copying insert `n`'s HEAD_ROWS_PER_PROJECT newest rows of each project into the source's newest table. */
+function newestCopySql(d: SourceDescriptor, n: number): string {
+  return `INSERT INTO ${newestOf(d)} SELECT * FROM ${tableOf(d)} WHERE le_n = ${n}
+    QUALIFY row_number() OVER (PARTITION BY ${d.projectColumn} ORDER BY timestamp DESC, id ASC NULLS LAST) <= ${HEAD_ROWS_PER_PROJECT}`;
 }
 
 /** The column list a view's SELECT names, per descriptor (every query of a source takes a view). */

@@ -1,0 +1,101 @@
+/**
+ * Ingest's own CPU per event, stage by stage, in one process without HTTP: the ingest bench's
+ * bodies of gateway events (bench/ingest.ts) through the work the server does for each, one stage
+ * at a time over every body so each stage's process CPU (every thread: DuckDB's and libuv's too)
+ * is its own. The stages: the nesting scan a body gets as it arrives (`NestingScan`, main thread),
+ * the parse thread's work (`bodyLines`: decode, parse, checks, ids, the lines), the write-ahead
+ * log's group commit (`Wal.append`, fdatasync-ed, `concurrency` bodies a group as the server's
+ * connections make them), and the memory tables' insert (`MemoryTables.insert`, the same groups).
+ *
+ *   npx tsx bench/ingest-stages.ts [--batch 1000] [--bodies 100] [--concurrency 16] [--rounds 3]
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { Prng } from '../src/fixtures/prng';
+import { gatewayBenchEvent } from '../test/support/gateway-bench-event';
+import { bodyLines } from '../src/ingest/body-lines';
+import { NestingScan } from '../src/ingest/json-nesting';
+import { Wal } from '../src/managed/wal/wal';
+import { MemoryTables } from '../src/managed/memory-tables';
+import { BUILT_IN_SOURCE_SET } from '../src/sources/built-ins';
+import { TIMESTAMP_MACROS } from '../src/duckdb/source-relations';
+import { round } from './stats';
+
+/** The process's CPU (user + system, every thread) in µs. */
+function cpu(): number {
+  const { user, system } = process.cpuUsage();
+  return user + system;
+}
+
+/** Bodies as bench/ingest.ts sends them: each numbered by its first event, so none repeats another. */
+function bodies(batch: number, count: number): Buffer[] {
+  const prng = new Prng(batch);
+  const events = Array.from({ length: batch }, (_, i) => gatewayBenchEvent(prng, i));
+  const [head, tail] = JSON.stringify({ batch: [{ bench_request: 0, ...events[0] }, ...events.slice(1)] }).split('"bench_request":0') as [string, string];
+  return Array.from({ length: count }, (_, n) => Buffer.from(`${head}"bench_request":${n}${tail}`));
+}
+
+/** µs of process CPU an event for each stage, over `count` bodies of `batch` events. */
+export async function measureStages(batch: number, count: number, concurrency: number): Promise<Record<string, number>> {
+  const sent = bodies(batch, count);
+  const events = batch * count;
+  const dir = mkdtempSync(join(tmpdir(), 'le-bench-stages-'));
+  const instance = await DuckDBInstance.create(':memory:');
+  const setup = await instance.connect();
+  for (const macro of TIMESTAMP_MACROS) await setup.run(macro);
+  const memory = new MemoryTables(BUILT_IN_SOURCE_SET, { folder: join(dir, 'tables') });
+  memory.attach(instance);
+  const wal = await Wal.open({ dir: join(dir, 'wal') });
+  const out: Record<string, number> = {};
+  try {
+    let at = cpu();
+    for (const body of sent) new NestingScan().feed(body);
+    out.nesting = (cpu() - at) / events;
+
+    at = cpu();
+    const arrival = new Date().toISOString();
+    const lines = sent.map((body) => bodyLines(body, 'application/json', arrival, undefined, 'edgeLogs', true).lines);
+    out.parse = (cpu() - at) / events;
+
+    at = cpu();
+    const seqs: number[] = [];
+    for (let i = 0; i < lines.length; i += concurrency) {
+      const group = lines.slice(i, i + concurrency);
+      seqs.push(...(await Promise.all(group.map((l) => wal.append(l)))).map((r) => r.seq));
+    }
+    out.wal = (cpu() - at) / events;
+
+    at = cpu();
+    for (let i = 0; i < lines.length; i += concurrency) {
+      await Promise.all(lines.slice(i, i + concurrency).map((l, j) => memory.insert('edgeLogs', seqs[i + j]!, l)));
+    }
+    await memory.settled();
+    out.memory = (cpu() - at) / events;
+  } finally {
+    await wal.close();
+    await memory.close();
+    setup.closeSync();
+    instance.closeSync();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return out;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const { values } = parseArgs({
+    options: { batch: { type: 'string', default: '1000' }, bodies: { type: 'string', default: '100' }, concurrency: { type: 'string', default: '16' }, rounds: { type: 'string', default: '3' } },
+  });
+  const batch = Number(values.batch);
+  for (let r = 0; r < Number(values.rounds); r++) {
+    const stages = await measureStages(batch, Number(values.bodies), Number(values.concurrency));
+    console.log(
+      `batch ${batch}, round ${r + 1}: ${Object.entries(stages)
+        .map(([k, v]) => `${k} ${round(v, 2)} µs`)
+        .join(', ')}`,
+    );
+  }
+}
