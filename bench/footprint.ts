@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync, readFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -97,6 +97,11 @@ const cpuMicros = (pid: number): number => {
   // Fields after the command's closing parenthesis: utime is the 12th, stime the 13th (clock ticks, 100 a second).
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10_000;
+};
+/** FOOTPRINT_SMAPS=prefix: the process's /proc/<pid>/smaps copied at idle and 60 s after (`<prefix>-idle.smaps`, `<prefix>-after60.smaps`), to attribute what stays (bench/smaps-parts.ts). */
+const keepSmaps = (pid: number, when: string): void => {
+  const prefix = process.env.FOOTPRINT_SMAPS;
+  if (prefix) writeFileSync(`${prefix}-${when}.smaps`, readFileSync(`/proc/${pid}/smaps`, 'utf8'));
 };
 const round = (n: number) => Math.round(n * 10) / 10;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -222,6 +227,7 @@ export async function measureFootprint(rate: number, seconds: number, log: (line
     await sleep(3000);
     const idleMiB = status(pid, 'VmRSS');
     const idleParts = await partsMiB(pid, base);
+    keepSmaps(pid, 'idle');
     const cpuBefore = cpuMicros(pid);
     const prng = new Prng(deriveSeed(7, `footprint:${rate}`));
     const sampler = samplePeak(pid, base);
@@ -250,6 +256,7 @@ export async function measureFootprint(rate: number, seconds: number, log: (line
     const after30MiB = status(pid, 'VmRSS');
     await sleep(30_000);
     const after60MiB = status(pid, 'VmRSS');
+    keepSmaps(pid, 'after60');
     const heldAfter = await heldMiB(base);
     // Asked twice: the DuckDB reading a scrape answers is the one its previous scrape started.
     await partsMiB(pid, base);
