@@ -24,12 +24,13 @@ const CLI = resolve('dist', 'cli.js');
 
 /**
  * The environment docs/supabase.md's compose service sets beyond the tokens (`MALLOC_ARENA_MAX`,
- * `NODE_OPTIONS`), read from the page so the bench runs the command as documented.
+ * glibc's trim and top-pad thresholds, `NODE_OPTIONS`), read from the page so the bench runs the
+ * command as documented.
  */
 const DOCUMENTED_ENV: Record<string, string> = (() => {
   const page = readFileSync(resolve('docs', 'supabase.md'), 'utf8');
   const env: Record<string, string> = {};
-  for (const name of ['MALLOC_ARENA_MAX', 'NODE_OPTIONS']) {
+  for (const name of ['MALLOC_ARENA_MAX', 'MALLOC_TRIM_THRESHOLD_', 'MALLOC_TOP_PAD_', 'NODE_OPTIONS']) {
     const value = new RegExp(`^\\s+${name}:\\s*"?([^"\\n]+?)"?\\s*$`, 'm').exec(page)?.[1];
     if (value) env[name] = value;
   }
