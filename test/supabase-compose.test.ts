@@ -5,7 +5,7 @@ import { splitPage } from './support/markdown';
 
 // The compose service docs/supabase.md gives is what the footprint bench runs (bench/footprint.ts
 // reads its environment from the page): the allocator settings measured there stay in it, each
-// in the form glibc reads when the process starts (docs/operations.md, "Memory given back").
+// in the form glibc reads when the process starts (docs/operations.md, "Memory").
 
 const PAGE = readFileSync(fileURLToPath(new URL('../docs/supabase.md', import.meta.url)), 'utf8');
 
