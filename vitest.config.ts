@@ -116,6 +116,7 @@ const TIERS = {
     'merge-bound',
     'merged-head',
     'readme',
+    'supabase-compose',
     'rollup-quantiles',
     'source-sets',
     'stale-snapshot',

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync, readFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -24,12 +24,13 @@ const CLI = resolve('dist', 'cli.js');
 
 /**
  * The environment docs/supabase.md's compose service sets beyond the tokens (`MALLOC_ARENA_MAX`,
- * `NODE_OPTIONS`), read from the page so the bench runs the command as documented.
+ * glibc's trim and top-pad thresholds, `NODE_OPTIONS`), read from the page so the bench runs the
+ * command as documented.
  */
 const DOCUMENTED_ENV: Record<string, string> = (() => {
   const page = readFileSync(resolve('docs', 'supabase.md'), 'utf8');
   const env: Record<string, string> = {};
-  for (const name of ['MALLOC_ARENA_MAX', 'NODE_OPTIONS']) {
+  for (const name of ['MALLOC_ARENA_MAX', 'MALLOC_TRIM_THRESHOLD_', 'MALLOC_TOP_PAD_', 'NODE_OPTIONS']) {
     const value = new RegExp(`^\\s+${name}:\\s*"?([^"\\n]+?)"?\\s*$`, 'm').exec(page)?.[1];
     if (value) env[name] = value;
   }
@@ -97,6 +98,11 @@ const cpuMicros = (pid: number): number => {
   // Fields after the command's closing parenthesis: utime is the 12th, stime the 13th (clock ticks, 100 a second).
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10_000;
+};
+/** FOOTPRINT_SMAPS=prefix: the process's /proc/<pid>/smaps copied at idle and 60 s after (`<prefix>-idle.smaps`, `<prefix>-after60.smaps`), to attribute what stays (bench/smaps-parts.ts). */
+const keepSmaps = (pid: number, when: string): void => {
+  const prefix = process.env.FOOTPRINT_SMAPS;
+  if (prefix) writeFileSync(`${prefix}-${when}.smaps`, readFileSync(`/proc/${pid}/smaps`, 'utf8'));
 };
 const round = (n: number) => Math.round(n * 10) / 10;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -222,6 +228,7 @@ export async function measureFootprint(rate: number, seconds: number, log: (line
     await sleep(3000);
     const idleMiB = status(pid, 'VmRSS');
     const idleParts = await partsMiB(pid, base);
+    keepSmaps(pid, 'idle');
     const cpuBefore = cpuMicros(pid);
     const prng = new Prng(deriveSeed(7, `footprint:${rate}`));
     const sampler = samplePeak(pid, base);
@@ -250,6 +257,7 @@ export async function measureFootprint(rate: number, seconds: number, log: (line
     const after30MiB = status(pid, 'VmRSS');
     await sleep(30_000);
     const after60MiB = status(pid, 'VmRSS');
+    keepSmaps(pid, 'after60');
     const heldAfter = await heldMiB(base);
     // Asked twice: the DuckDB reading a scrape answers is the one its previous scrape started.
     await partsMiB(pid, base);
