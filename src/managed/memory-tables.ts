@@ -113,7 +113,7 @@ export interface MemoryRelation {
   typedFields: readonly string[];
   /**
    * The oldest event timestamp (microseconds) among the rows of the segments it reads, when every
-   * one of them has its span recorded (see `MemoryTables.span`): a read whose inclusive upper
+   * one of them has its span recorded (see `MemoryTables.widenSpan`): a read whose inclusive upper
    * bound is before it finds none of these rows, and leaves them out (newest-first.ts).
    */
   oldest?: Micros;
