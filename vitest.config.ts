@@ -112,6 +112,7 @@ const TIERS = {
     'logs-all-newest-first',
     'logs-all-pages',
     'managed-compactor',
+    'memory-left-out',
     'memory-tables',
     'merge-bound',
     'merged-head',

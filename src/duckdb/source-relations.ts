@@ -308,6 +308,8 @@ export interface MemoryRows {
   readonly rows: string;
   /** The typed fields held as columns (paths; the arrays flag with any), as a Parquet file's commit records them. */
   readonly typedFields: readonly string[];
+  /** The oldest timestamp (microseconds) of the rows, when known: a read bounded before it finds none of them. */
+  readonly oldest?: bigint;
 }
 
 export interface SourceFiles {

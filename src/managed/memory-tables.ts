@@ -9,6 +9,7 @@ import { stageRowsSql } from '../duckdb/staged-rows';
 import { sqlString } from '../duckdb/sql-literal';
 import { hasHeads, HEAD_ROWS_PER_PROJECT } from '../dataset/newest-heads';
 import { EngineError } from '../errors';
+import type { Micros } from '../time/iso';
 
 /** Whether a source's memory keeps a newest table: the sources whose compacted files have heads. */
 const hasNewest = hasHeads;
@@ -111,6 +112,12 @@ export interface MemoryRelation {
    */
   typedFields: readonly string[];
   /**
+   * The oldest event timestamp (microseconds) among the rows of the segments it reads, when every
+   * one of them has its span recorded (see `MemoryTables.widenSpan`): a read whose inclusive upper
+   * bound is before it finds none of these rows, and leaves them out (newest-first.ts).
+   */
+  oldest?: Micros;
+  /**
    * A subset holding each project's HEAD_ROWS_PER_PROJECT newest events (timestamp descending,
    * then id): what a newest-first top-N of at most that many rows with no upper time bound needs.
    * Only for sources with heads.
@@ -138,6 +145,12 @@ export class MemoryTables {
   /** Mirrored segments whose files changed on disk since (see `diverged`): never staged from here. */
   private readonly divergedSeqs = new Map<string, Set<number>>();
   private bytes = 0;
+  /**
+   * The oldest and newest event timestamp (microseconds) of each segment's rows (`source:seq`),
+   * widened before its rows can be read (inside their insert's transaction); null once unknown (a
+   * span that could not be read): a view then gives no bound for it. Goes with the segment's rows.
+   */
+  private readonly spans = new Map<string, { oldest: Micros; newest: Micros } | null>();
   /** NDJSON bytes held per segment (`source:seq`), given back when the segment's rows go. */
   private readonly segmentBytes = new Map<string, number>();
   private epoch = 0;
@@ -313,6 +326,7 @@ export class MemoryTables {
         await connection.run('BEGIN TRANSACTION');
         try {
           await prepared.run();
+          await this.widenSpan(connection, d, seq, n);
           // Only the insert's own HEAD_ROWS_PER_PROJECT newest rows of each project: the rows of an
           // insert are all of one segment, so a row past them has that many newer ones of its
           // segment and project, and no newest-first page reads it. Copying every row, then
@@ -350,6 +364,31 @@ export class MemoryTables {
       void this.serial((next) => this.checkpoint(next)).finally(() => (this.checkpointQueued = false));
     }
     return outcome;
+  }
+
+  /**
+   * Widens segment `seq`'s recorded span by the rows of insert `n`, read inside its transaction:
+   * recorded before the rows are visible to any query, so a view never holds a row outside its
+   * segments' spans (a rolled-back insert only leaves a span wider than needed). Never throws:
+   * a span that cannot be read becomes unknown, and the segment is never left out by time.
+   */
+  private async widenSpan(connection: DuckDBConnection, d: SourceDescriptor, seq: number, n: number): Promise<void> {
+    const key = `${d.name}:${seq}`;
+    if (this.spans.get(key) === null) return;
+    try {
+      // Costs an insert 0.5 - 0.6 ms of CPU per 100-event group, prepared once or not
+      // (docs/performance.md, "Memory left out of pages before it").
+      const reader = await connection.runAndReadAll(`SELECT epoch_us(min(timestamp)) AS oldest, epoch_us(max(timestamp)) AS newest FROM ${tableOf(d)} WHERE le_n = ${n}`);
+      const [row] = reader.getRowObjects();
+      const oldest = row?.oldest;
+      const newest = row?.newest;
+      // No timestamped row (all null, or none): nothing a time bound can select, the span unchanged.
+      if (typeof oldest !== 'bigint' || typeof newest !== 'bigint') return;
+      const known = this.spans.get(key);
+      this.spans.set(key, known ? { oldest: oldest < known.oldest ? oldest : known.oldest, newest: newest > known.newest ? newest : known.newest } : { oldest, newest });
+    } catch {
+      this.spans.set(key, null);
+    }
   }
 
   /**
@@ -401,6 +440,9 @@ export class MemoryTables {
     // Before the tables exist no insert has finished, so nothing acknowledged is held yet (a query
     // racing the first ingest after a start must not name a table still being created).
     const created = this.created;
+    // Copied with the segments: rows inserted after the view was taken may widen a span, and are
+    // no acknowledged event of this query (they are acknowledged once their insert is done).
+    const spans = new Map([...mirrored].map((seq) => [`${source}:${seq}`, this.spans.get(`${source}:${seq}`)]));
     return {
       mirrored: (seq) => mirrored.has(seq),
       relation: (covered) => {
@@ -410,12 +452,14 @@ export class MemoryTables {
         const held = [...mirrored].filter((seq) => !covered(seq));
         if (!held.length || !created) return undefined;
         const where = ` WHERE le_seq IN (${held.join(', ')})`;
+        const oldest = oldestOf(held.map((seq) => spans.get(`${source}:${seq}`)));
         // The typed columns as held, computed once at insert: computed when read instead, every
         // query reading these rows parsed each event's metadata again for them (docs/performance.md,
         // "Typed columns held in the memory tables").
         return {
           rows: `SELECT ${columns} FROM ${tableOf(d)}${where}`,
           typedFields: d.typedFields,
+          ...(oldest === undefined ? {} : { oldest }),
           ...(hasNewest(d) ? { newest: `SELECT ${columns} FROM ${newestOf(d)}${where}` } : {}),
         };
       },
@@ -529,6 +573,7 @@ export class MemoryTables {
             this.mirrored.get(source)?.delete(seq);
             this.broken.get(source)?.delete(seq);
             this.divergedSeqs.get(source)?.delete(seq);
+            this.spans.delete(`${source}:${seq}`);
             this.bytes -= this.segmentBytes.get(`${source}:${seq}`) ?? 0;
             this.segmentBytes.delete(`${source}:${seq}`);
           }
@@ -594,6 +639,19 @@ export class MemoryTables {
 function newestCopySql(d: SourceDescriptor, n: number): string {
   return `INSERT INTO ${newestOf(d)} SELECT * FROM ${tableOf(d)} WHERE le_n = ${n}
     QUALIFY row_number() OVER (PARTITION BY ${d.projectColumn} ORDER BY timestamp DESC, id ASC NULLS LAST) <= ${HEAD_ROWS_PER_PROJECT}`;
+}
+
+/**
+ * The oldest timestamp of segments' spans, undefined unless every one is known (a segment without
+ * one, or with an unknown one, may hold any timestamp).
+ */
+function oldestOf(spans: ReadonlyArray<{ oldest: Micros; newest: Micros } | null | undefined>): Micros | undefined {
+  let oldest: Micros | undefined;
+  for (const span of spans) {
+    if (!span) return undefined;
+    if (oldest === undefined || span.oldest < oldest) oldest = span.oldest;
+  }
+  return oldest;
 }
 
 /** The column list a view's SELECT names, per descriptor (every query of a source takes a view). */

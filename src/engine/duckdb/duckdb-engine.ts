@@ -11,7 +11,7 @@ import type { MemoryTables } from '../../managed/memory-tables';
 import { memoryLimitBytes, openDatabase, type DatabaseSettings, type MemoryRelief } from '../../duckdb/open-database';
 import { ceilingFor, MemoryWatch } from './memory-watch';
 import type { SourceFiles } from '../../duckdb/source-relations';
-import { headsServe, newestFirst } from './newest-first';
+import { headsServe, newestFirst, pageMemory } from './newest-first';
 import { firstRowsByDay } from './first-rows';
 import { HeadTables, type HeldHeads } from './head-tables';
 import { HEAD_ROWS_PER_PROJECT } from '../../dataset/newest-heads';
@@ -323,15 +323,19 @@ class DuckDBEngine implements Engine {
     const until = query.params[query.newestFirst.until];
     const untilMicros = until && typeof until === 'object' ? until.timestamp : null;
     const limit = query.newestRows!;
-    // The events in memory: each project's newest of them are enough without an upper bound, as
-    // a file's head is for its file (logs.all's page reads them so: newest-first.ts).
-    const memory = limit <= HEAD_ROWS_PER_PROJECT && untilMicros === null && read.memoryNewest !== undefined ? read.memoryNewest : read.memory;
+    // The events in memory: none before the oldest of them, each project's newest of them without
+    // an upper bound, as a file's head is for its file (logs.all's page reads them so: newest-first.ts).
+    const memory = pageMemory(read.memory, read.memoryNewest, limit <= HEAD_ROWS_PER_PROJECT, untilMicros);
     const served = (f: ListedFile) => {
       const day = f.dataset ? partitionDay(f.path) : null;
       return f.head !== undefined && day !== null && headsServe(day, limit, untilMicros);
     };
     const candidates = read.parquet.filter(served);
-    if (!candidates.length) return { files: memory === read.memory ? files : { ...files, ...(memory ? { memory } : {}) }, release: none };
+    if (!candidates.length) {
+      if (memory === read.memory) return { files, release: none };
+      const { memory: _all, ...rest } = files;
+      return { files: { ...rest, ...(memory ? { memory } : {}) }, release: none };
+    }
     await this.reader(source).verifyCompanions(read, { heads: true, files: candidates });
     // A head whose check failed was dropped: its file is read.
     const heads = read.parquet.filter(served);

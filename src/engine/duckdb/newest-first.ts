@@ -53,6 +53,21 @@ export function headsServe(day: string, limit: number, untilMicros: Micros | nul
   return limit <= HEAD_ROWS_PER_PROJECT && (untilMicros === null || untilMicros >= dayStartMicros(day) + DAY_MICROS);
 }
 
+/**
+ * The events held in memory that a newest-first page reads: none when its inclusive upper bound
+ * is before the oldest of them (a page three days back reads no event ingested now, yet planned
+ * and read all of them: docs/performance.md, "Memory left out of pages before it"); each
+ * project's newest of them (`newest`) without an upper bound when the page's filter and limit let
+ * heads serve it (`headsServe`), as a file's head does for its file; else all of them.
+ *
+ * @example
+ * pageMemory({ rows: 'SELECT ...', typedFields: [], oldest: 10n }, undefined, true, 9n); // undefined
+ */
+export function pageMemory(all: MemoryRows | undefined, newest: MemoryRows | undefined, headsServe: boolean, untilMicros: Micros | null): MemoryRows | undefined {
+  if (all?.oldest !== undefined && untilMicros !== null && untilMicros < all.oldest) return undefined;
+  return headsServe && untilMicros === null && newest !== undefined ? newest : all;
+}
+
 /** A day's files, and whether the page reads their heads instead of them. */
 interface DayRead {
   day: string;
@@ -108,9 +123,7 @@ export async function newestFirst(q: NewestFirstQuery): Promise<Rows> {
     const list = days.get(day)!;
     return { day, files: heads ? list.map((f) => headOf(f)!) : list, heads };
   };
-  // The events held in memory: each project's newest of them are enough without an upper bound
-  // (as a file's head is for its file) under a filter the heads hold, else all of them.
-  const memory = order.heads === true && limit <= HEAD_ROWS_PER_PROJECT && untilMicros === null && read.memoryNewest !== undefined ? read.memoryNewest : files.memory;
+  const memory = pageMemory(files.memory, read.memoryNewest, order.heads === true && limit <= HEAD_ROWS_PER_PROJECT, untilMicros);
   let rows = await readDays(q, ordered.length ? [await dayRead(ordered[0]!)] : [], true, memory);
   // Older days that can still hold one of the N newest rows: once the N-th row so far is at or
   // after a day's end, that day and every older one cannot.

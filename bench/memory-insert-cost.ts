@@ -1,0 +1,73 @@
+/**
+ * The memory tables' insert of a group, two checkouts side by side in one process (each its own
+ * DuckDB, as the engine attaches them): groups of `--group` gateway events from an NDJSON file
+ * (e.g. `tail -n` of the bench's data), blocks of 20 groups alternating between the builds,
+ * a new segment every 100 groups. Prints the median wall and process CPU time per group.
+ *
+ *   npx tsx bench/memory-insert-cost.ts --before /path/to/other/checkout [--after .] --edge events.ndjson [--groups 1000] [--group 100]
+ */
+import { createReadStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { parseArgs } from 'node:util';
+import { percentile, round } from './stats';
+
+const { values: args } = parseArgs({
+  options: { before: { type: 'string' }, after: { type: 'string', default: '.' }, edge: { type: 'string' }, groups: { type: 'string', default: '1000' }, group: { type: 'string', default: '100' } },
+});
+if (!args.before || !args.edge) throw new Error('--before and --edge are required');
+const size = Number(args.group);
+const groups = Number(args.groups);
+const lines: string[] = [];
+for await (const line of createInterface({ input: createReadStream(resolve(args.edge)), crlfDelay: Infinity })) {
+  if (line.trim() !== '') lines.push(line);
+  if (lines.length >= size * groups) break;
+}
+const dir = await mkdtemp(join(tmpdir(), 'le-bench-memory-insert-'));
+const { DuckDBInstance } = await import('@duckdb/node-api');
+const open = async (checkout: string, name: string) => {
+  const root = resolve(checkout);
+  const { MemoryTables } = (await import(join(root, 'src', 'managed', 'memory-tables.ts'))) as typeof import('../src/managed/memory-tables');
+  const { TIMESTAMP_MACROS } = (await import(join(root, 'src', 'duckdb', 'source-relations.ts'))) as typeof import('../src/duckdb/source-relations');
+  const { BUILT_IN_SOURCE_SET } = (await import(join(root, 'src', 'sources', 'built-ins.ts'))) as typeof import('../src/sources/built-ins');
+  const instance = await DuckDBInstance.create(':memory:', { threads: '2' });
+  const setup = await instance.connect();
+  for (const macro of TIMESTAMP_MACROS) await setup.run(macro);
+  const memory = new MemoryTables(BUILT_IN_SOURCE_SET, { folder: join(dir, name) });
+  memory.attach(instance);
+  return { memory, close: async () => (await memory.close(), setup.closeSync(), instance.closeSync()) };
+};
+const builds = { before: await open(args.before, 'before'), after: await open(args.after!, 'after') };
+const wall = { before: [] as number[], after: [] as number[] };
+const cpu = { before: [] as number[], after: [] as number[] };
+const load = () =>
+  loadavg()
+    .map((n) => n.toFixed(1))
+    .join(' ');
+console.log(`${groups} groups of ${size} per build, blocks of 20 alternating; load ${load()}`);
+try {
+  for (let block = 0; block < groups / 20; block++) {
+    for (const name of block % 2 ? (['after', 'before'] as const) : (['before', 'after'] as const)) {
+      for (let g = block * 20; g < (block + 1) * 20; g++) {
+        const group = Buffer.from(`${lines.slice(g * size, (g + 1) * size).join('\n')}\n`);
+        const started = process.hrtime.bigint();
+        const used = process.cpuUsage();
+        await builds[name].memory.insert('edgeLogs', 1 + Math.floor(g / 100), group);
+        const spent = process.cpuUsage(used);
+        wall[name].push(Number(process.hrtime.bigint() - started) / 1e6);
+        cpu[name].push((spent.user + spent.system) / 1000);
+      }
+    }
+  }
+  const p50 = (s: number[]) => round(percentile(s, 0.5), 3);
+  console.log('| build | wall ms per group | CPU ms per group |');
+  console.log('|---|---:|---:|');
+  for (const name of ['before', 'after'] as const) console.log(`| ${name} | ${p50(wall[name])} | ${p50(cpu[name])} |`);
+  console.log(`load at the end ${load()}`);
+} finally {
+  await builds.before.close();
+  await builds.after.close();
+  await rm(dir, { recursive: true, force: true });
+}
