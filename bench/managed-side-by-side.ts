@@ -20,7 +20,7 @@ import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { benchCases } from './cases';
 import { REFERENCE } from './dataset';
-import { waitCompacted } from './managed';
+import { liveBatch, waitCompacted } from './managed';
 import { percentile, round } from './stats';
 
 const { values: args } = parseArgs({
@@ -90,12 +90,7 @@ try {
     writers.push(
       (async () => {
         for (let i = 0; writing; i++) {
-          const batch = Array.from({ length: 100 }, (_, k) => ({
-            message: `GET | 200 | /rest/v1/live/${i}`,
-            project: 'bench-live',
-            timestamp: new Date(REFERENCE.getTime() - 60_000 + ((i * 100 + k) % 60_000)).toISOString(),
-            metadata: { request: { path: '/rest/v1/live', url: 'https://bench-live.supabase.co/rest/v1/live' } },
-          }));
+          const batch = liveBatch(i);
           await ep.ingest('cloudflare.logs.prod', batch);
           await new Promise((r) => setTimeout(r, 20));
         }

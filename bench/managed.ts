@@ -98,6 +98,19 @@ async function ingestAll(ep: Endpoints, source: string, lines: string[]): Promis
 }
 
 /**
+ * The live writer's `i`-th batch: 100 gateway events of one project in the reference's last minute
+ * (the events of the bench's week are older), as the managed cases ingest while they are asked.
+ */
+export function liveBatch(i: number): Array<Record<string, unknown>> {
+  return Array.from({ length: 100 }, (_, k) => ({
+    message: `GET | 200 | /rest/v1/live/${i}`,
+    project: 'bench-live',
+    timestamp: new Date(REFERENCE.getTime() - 60_000 + ((i * 100 + k) % 60_000)).toISOString(),
+    metadata: { request: { path: '/rest/v1/live', url: 'https://bench-live.supabase.co/rest/v1/live' } },
+  }));
+}
+
+/**
  * Until the compactor has nothing left to do: the write-ahead log drained (at most 16 MiB left,
  * waited for at most `maxSeconds`), then no compaction or merge for 3 s; then, a minute after the
  * last file was written (`SETTLE_QUIET_MS`), the days before today are settled and their files
@@ -250,12 +263,7 @@ export async function measureManaged(dataset: Dataset, cases: BenchCase[], runs:
       let ingested = 0;
       const writer = (async () => {
         for (let i = 0; writing; i++) {
-          const batch = Array.from({ length: 100 }, (_, k) => ({
-            message: `GET | 200 | /rest/v1/live/${i}`,
-            project: 'bench-live',
-            timestamp: new Date(REFERENCE.getTime() - 60_000 + ((i * 100 + k) % 60_000)).toISOString(),
-            metadata: { request: { path: '/rest/v1/live', url: 'https://bench-live.supabase.co/rest/v1/live' } },
-          }));
+          const batch = liveBatch(i);
           await managed.ingest('cloudflare.logs.prod', batch);
           ingested += batch.length;
           await new Promise((resolve) => setTimeout(resolve, 20));
