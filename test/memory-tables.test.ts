@@ -279,6 +279,8 @@ describe('managed storage holds its uncompacted events in memory', () => {
       for (let i = 0; i < 50; i++) await memory.insert('edgeLogs', 1, lines(one(`a${i}`, 'a', 100, 1000 + i * 100)));
       await memory.insert('edgeLogs', 1, lines(one('b', 'b', 30, 0)));
       await memory.insert('edgeLogs', 2, lines(one('n', 'a', 150, 0)));
+      // Segment 3: one insert of more rows than a cut waits for: ranked as it is copied.
+      await memory.insert('edgeLogs', 3, lines(one('c', 'c', 4200, 0)));
       const newestOf = async (relation: string, project: string) =>
         (await setup.runAndReadAll(`SELECT id FROM (${relation}) WHERE project = '${project}' ORDER BY timestamp DESC, id LIMIT 100`)).getRowObjects().map((r) => r.id);
       const perSegment = async () =>
@@ -288,23 +290,25 @@ describe('managed storage holds its uncompacted events in memory', () => {
       const all = memory.view('edgeLogs').relation(() => false)!;
       expect(all.newest).toMatch(/FROM le_memory\.newest_edge_logs\b/);
       // A page read from the newest table is the page read from every event.
-      for (const project of ['a', 'b']) expect(await newestOf(all.newest!, project)).toEqual(await newestOf(all.rows, project));
+      for (const project of ['a', 'b', 'c']) expect(await newestOf(all.newest!, project)).toEqual(await newestOf(all.rows, project));
       // The 5,000 of segment 1 were cut back towards its 100 newest of a (the cut runs past 4,096 new rows).
       const [first, ...rest] = (await perSegment()) as Array<[number, string, number]>;
       const kept = first![2];
       expect(kept).toBeGreaterThanOrEqual(100);
       expect(kept).toBeLessThan(5000);
-      // An insert copies only its own 100 newest of each project: segment 2's 150 of a, inserted at once, hold 100.
+      // An insert of at most 4,096 rows is copied whole until a cut: segment 2's 150 of a stay 150.
+      // One of more is cut as it is copied: segment 3's 4,200 of c hold their 100 newest at once.
       expect(rest).toEqual([
         [1, 'b', 30],
-        [2, 'a', 100],
+        [2, 'a', 150],
+        [3, 'c', 100],
       ]);
       // Without segment 2 (the dataset holds it), the page is segment 1's: the newest table leaves it out too.
       const without2 = memory.view('edgeLogs').relation((seq) => seq === 2)!;
       expect(await newestOf(without2.newest!, 'a')).toEqual(await newestOf(without2.rows, 'a'));
       expect((await newestOf(without2.newest!, 'a'))[0]).toBe('a0-0');
-      // A retired segment leaves both tables.
-      memory.retire('edgeLogs', [2]);
+      // Retired segments leave both tables.
+      memory.retire('edgeLogs', [2, 3]);
       await memory.settled();
       expect(await perSegment()).toEqual([
         [1, 'a', kept],

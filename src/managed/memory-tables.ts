@@ -325,14 +325,15 @@ export class MemoryTables {
         prepared.bind({ le_lines: blobValue(parts.length === 1 ? parts[0]! : Buffer.concat(parts)), le_seq: BigInt(seq), le_n: BigInt(n) }, { le_lines: BLOB, le_seq: BIGINT, le_n: BIGINT });
         await connection.run('BEGIN TRANSACTION');
         try {
-          await prepared.run();
+          const inserted = (await prepared.run()).rowsChanged;
           await this.widenSpan(connection, d, seq, n);
-          // Only the insert's own HEAD_ROWS_PER_PROJECT newest rows of each project: the rows of an
-          // insert are all of one segment, so a row past them has that many newer ones of its
-          // segment and project, and no newest-first page reads it. Copying every row, then
-          // cutting them back, cost 9 - 20 µs of CPU an event (the DELETE and the checkpoints of
-          // its deleted rows; docs/performance.md, "Ingest's own CPU per event").
-          const copied = hasNewest(d) ? (await connection.run(newestCopySql(d, n))).rowsChanged : 0;
+          // A large insert copies only its own HEAD_ROWS_PER_PROJECT newest rows of each project:
+          // the rows of an insert are all of one segment, so a row past them has that many newer
+          // ones of its segment and project, and no newest-first page reads it. Copying every row
+          // of joined inserts, then cutting them back, cost 9 - 20 µs of CPU an event (the DELETE
+          // and the checkpoints of its deleted rows; docs/performance.md, "Ingest's own CPU per
+          // event"); a small one is copied whole and cut back with others (`newestCopySql`).
+          const copied = hasNewest(d) ? (await connection.run(newestCopySql(d, n, inserted))).rowsChanged : 0;
           await connection.run('COMMIT');
           if (hasNewest(d)) {
             const growth = this.newestGrowth.get(source) ?? { rows: 0, seqs: new Set<number>() };
@@ -636,8 +637,13 @@ export class MemoryTables {
 }
 
 /** The INSERT copying insert `n`'s HEAD_ROWS_PER_PROJECT newest rows of each project into the source's newest table. */
-function newestCopySql(d: SourceDescriptor, n: number): string {
-  return `INSERT INTO ${newestOf(d)} SELECT * FROM ${tableOf(d)} WHERE le_n = ${n}
+function newestCopySql(d: SourceDescriptor, n: number, rows: number): string {
+  const copy = `INSERT INTO ${newestOf(d)} SELECT * FROM ${tableOf(d)} WHERE le_n = ${n}`;
+  // A smaller insert is copied whole and cut back with others once they add up (`trimNewest`):
+  // ranking each insert cost a group of 100 events about 3 ms of CPU more, and one of 1,000 about
+  // 4, than copying it and cutting the table back every NEWEST_TRIM_ROWS rows.
+  if (rows <= NEWEST_TRIM_ROWS) return copy;
+  return `${copy}
     QUALIFY row_number() OVER (PARTITION BY ${d.projectColumn} ORDER BY timestamp DESC, id ASC NULLS LAST) <= ${HEAD_ROWS_PER_PROJECT}`;
 }
 
