@@ -7,6 +7,9 @@ import { planQuery } from '../src/definitions/plan-query';
 import { normalizeParams } from '../src/definitions/params';
 import { HOURLY_PAYS } from '../src/definitions/functions-invocation-stats';
 import { functionEvent, tempDir, writeLines } from './support/log-files';
+import { VariantCosts } from '../src/engine/duckdb/variant-costs';
+import type { ReadSet } from '../src/files/source-reader';
+import type { SourceDescriptor } from '../src/sources/source-descriptor';
 
 // A variant with `cheaperWhen` runs only where the project's events in the stored files of the
 // call, from its first hour on, outnumber what the variant reads by the declared margin
@@ -140,6 +143,27 @@ describe('a variant that runs where it pays', () => {
       expect(() => defineEndpoint({ ...base, variants: variant(bad) as never })).toThrow(/cheaperWhen must be/);
     const { projectParam: _p, ...unprojected } = base;
     expect(() => defineEndpoint({ ...unprojected, variants: variant({ events: 1, rollupRows: { r: { weight: 1, time: 'hour' } } }) as never })).toThrow(/needs projectParam/);
+  });
+});
+
+describe('the counts a variant’s cost is judged by', () => {
+  it('are kept per file version with a CRC-32, and counted again for a file without one', async () => {
+    const costs = new VariantCosts();
+    const counted: string[] = [];
+    const count = async (path: string) => (counted.push(path), new Map([[0, path.includes('data') ? 100 : 10]]));
+    const cost = { events: 0, rollupRows: { r: { weight: 1, time: 'hour' } } };
+    const file = (crc32?: number) => ({
+      path: '/d/data.parquet',
+      size: 5,
+      ...(crc32 === undefined ? {} : { crc32 }),
+      rollups: { r: { path: '/d/r.parquet', bytes: 3, ...(crc32 === undefined ? {} : { crc32 }) } },
+    });
+    const read = (crc32?: number) => ({ parquet: [file(crc32)] }) as unknown as ReadSet;
+    const source = { projectColumn: 'project' } as SourceDescriptor;
+    for (let i = 0; i < 2; i++) expect(await costs.pays(cost, source, read(7), 'a', undefined, count)).toBe(true);
+    expect(counted).toEqual(['/d/data.parquet', '/d/r.parquet']);
+    for (let i = 0; i < 2; i++) expect(await costs.pays(cost, source, read(), 'a', undefined, count)).toBe(true);
+    expect(counted).toHaveLength(6);
   });
 });
 

@@ -53,8 +53,13 @@ export class VariantCosts {
     return variant < events;
   }
 
-  /** One file version's counts for a project: kept, or counted and kept. */
+  /**
+   * One file version's counts for a project: kept, or counted and kept. A file its commit gives no
+   * CRC-32 (an older log) is counted every time: its path and size alone do not tell its versions
+   * apart, as the trigram maps' kept origins do not (narrowed-rollups.ts).
+   */
   private async hours(file: { path: string; size?: number; bytes?: number; crc32?: number }, column: string, time: string, project: string, count: CountHours): Promise<HourRows> {
+    if (file.crc32 === undefined) return count(file.path, column, time, project);
     const key = `${file.path}\0${file.size ?? file.bytes}\0${file.crc32}\0${time}\0${project}`;
     const known = this.kept.get(key);
     if (known !== undefined) return known;
