@@ -24,6 +24,7 @@ import { MemoryTables } from '../src/managed/memory-tables';
 import { BUILT_IN_SOURCE_SET } from '../src/sources/built-ins';
 import { TIMESTAMP_MACROS } from '../src/duckdb/source-relations';
 import { round } from './stats';
+import { peakRssMb } from './serve-process';
 
 /** The process's CPU (user + system, every thread) in µs. */
 function cpu(): number {
@@ -98,4 +99,5 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
         .join(', ')}`,
     );
   }
+  console.log(`peak RSS (VmHWM) of the bench process, every stage in it: ${peakRssMb(process.pid)} MiB`);
 }

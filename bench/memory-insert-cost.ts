@@ -13,6 +13,7 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { percentile, round } from './stats';
+import { peakRssMb } from './serve-process';
 
 const { values: args } = parseArgs({
   options: { before: { type: 'string' }, after: { type: 'string', default: '.' }, edge: { type: 'string' }, groups: { type: 'string', default: '1000' }, group: { type: 'string', default: '100' } },
@@ -65,7 +66,8 @@ try {
   console.log('| build | wall ms per group | CPU ms per group |');
   console.log('|---|---:|---:|');
   for (const name of ['before', 'after'] as const) console.log(`| ${name} | ${p50(wall[name])} | ${p50(cpu[name])} |`);
-  console.log(`load at the end ${load()}`);
+  // One process holds both builds: its peak (VmHWM) is both's, beside their CPU.
+  console.log(`load at the end ${load()}; peak RSS (VmHWM) of the bench process, both builds in it: ${peakRssMb(process.pid)} MiB`);
 } finally {
   await builds.before.close();
   await builds.after.close();
