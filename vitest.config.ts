@@ -67,6 +67,7 @@ const TIERS = {
     'sandbox-validate',
     'first-rows',
     'caller-columns',
+    'table-reads',
     'newest-rows',
     'newest-first-heads',
     'narrowed-rollups',

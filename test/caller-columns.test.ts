@@ -5,6 +5,8 @@ import { compactLogs } from '../src/compaction/compact';
 import { createEndpoints, type Endpoints } from '../src/index';
 import { callerColumnsRead, sourceTablesStatement } from '../src/sandbox/source-tables';
 import { querySql } from '../src/sql/query-files';
+import { neutralSqlParser } from '../src/query/sql-parser';
+import { mergeTableReads, tableReads } from '../src/sandbox/table-reads';
 import { edgeLogs } from '../src/sources/edge-logs';
 import { edgeEvent, tempDir, writeLines } from './support/log-files';
 
@@ -23,25 +25,26 @@ const TEMPLATE = querySql('duckdb', 'logs.all.tables');
 // the statistics of every column a Parquet scan projects from every row group before it drops the
 // unused ones (docs/performance.md, "The source tables with the columns a caller names").
 describe('the columns a caller names', () => {
-  const read = (sql: string, typed = false) => callerColumnsRead(TEMPLATE, [edgeLogs], [sql], typed).get(edgeLogs);
+  const readsOf = async (sql: string) => tableReads(JSON.parse(await neutralSqlParser.serialize(sql)).statements[0], ['edge_logs']);
+  const read = async (sql: string, typed = false) => callerColumnsRead(TEMPLATE, [edgeLogs], await readsOf(sql), typed).get(edgeLogs);
 
-  it("keeps a table's named columns with timestamp, and its relation's with the template's filter", () => {
-    expect(read("select id, event_message from edge_logs where id = 'a' limit 1")).toEqual({
+  it("keeps a table's named columns with timestamp, and its relation's with the template's filter", async () => {
+    expect(await read("select id, event_message from edge_logs where id = 'a' limit 1")).toEqual({
       table: new Set(['timestamp', 'id', 'event_message']),
       relation: new Set(['timestamp', 'id', 'event_message', 'project']),
     });
     // A table of no named column still has one column.
-    expect(read('select count(*) from edge_logs')).toEqual({ table: new Set(['timestamp']), relation: new Set(['timestamp', 'project']) });
+    expect(await read('select count(*) from edge_logs')).toEqual({ table: new Set(['timestamp']), relation: new Set(['timestamp', 'project']) });
     // In a translated BigQuery SELECT (typed columns) a `*` is the translation's own range passing
     // rows on, or a product: a caller's own `*` is a column it may read unnamed.
     const printed = 'SELECT make_timestamp("t"."k" * 60) AS "b", count("t"."id") AS "n" FROM (SELECT *, epoch_us("t"."timestamp") AS "k" FROM "edge_logs" AS "t") AS "t" GROUP BY 1';
-    expect(read(printed, true)?.table).toEqual(new Set(['timestamp', 'id']));
-    expect(read(printed, false)).toBeUndefined();
+    expect((await read(printed, true))?.table).toEqual(new Set(['timestamp', 'id']));
+    expect(await read(printed, false)).toBeUndefined();
     // A translated BigQuery SELECT names the typed columns it reads, quoted.
-    expect(read('select "edge_logs"."json:metadata.request.path" from "edge_logs" as "edge_logs"', true)?.table).toEqual(new Set(['timestamp', 'json:metadata.request.path']));
+    expect((await read('select "edge_logs"."json:metadata.request.path" from "edge_logs" as "edge_logs"', true))?.table).toEqual(new Set(['timestamp', 'json:metadata.request.path']));
   });
 
-  it('keeps every column where a text may read one unnamed, or the template is not the rows as they are', () => {
+  it('keeps every column where a text may read one unnamed, or the template is not the rows as they are', async () => {
     for (const sql of [
       'select * from edge_logs',
       'select e.* from edge_logs e',
@@ -49,11 +52,16 @@ describe('the columns a caller names', () => {
       'select count(*) from edge_logs natural join edge_logs as b',
       "select columns('.*') from edge_logs",
       'from edge_logs',
+      // Column aliases rename the table's columns by position.
+      'select a from edge_logs e(a)',
     ])
-      expect(read(sql), sql).toBeUndefined();
+      expect(await read(sql), sql).toBeUndefined();
     // Its form without the arrays half is read too: what one text reads unnamed keeps every column.
-    expect(callerColumnsRead(TEMPLATE, [edgeLogs], ['select id from edge_logs', 'select * from edge_logs'], false).size).toBe(0);
-    expect(callerColumnsRead('SELECT id, timestamp FROM source_rows', [edgeLogs], ['select id from edge_logs'], false).size).toBe(0);
+    const both = mergeTableReads([await readsOf('select id from edge_logs'), await readsOf('select * from edge_logs')]);
+    expect(callerColumnsRead(TEMPLATE, [edgeLogs], both, false).size).toBe(0);
+    expect(callerColumnsRead('SELECT id, timestamp FROM source_rows', [edgeLogs], await readsOf('select id from edge_logs'), false).size).toBe(0);
+    // A SELECT the sandbox did not read keeps every column.
+    expect(callerColumnsRead(TEMPLATE, [edgeLogs], undefined, false).size).toBe(0);
   });
 
   it("writes each table's CTE with the kept columns alone, every column for a source without them", () => {
@@ -164,5 +172,45 @@ describe("Studio's requests read with the columns they name", () => {
         sql,
       ).toBe(true);
     }
+  });
+});
+
+// A caller's own DuckDB SELECT: what it may read without naming a column keeps every column, so
+// its answer is the one over the whole table (the reads are told from the tree the sandbox checked).
+describe("a caller's DuckDB SELECT read with the columns it names", () => {
+  const tmp = tempDir('le-caller-columns-duckdb-');
+  let ep: Endpoints;
+
+  beforeAll(async () => {
+    ep = await createEndpoints({ storage: { dataDir: tmp.path('data') }, now: () => new Date(NOW), cache: false, sandboxable: ['logs.all'], tierWindow: false });
+    await ep.ingest(
+      'cloudflare.logs.prod',
+      ['a', 'b', 'c'].map((id, i) => edgeEvent({ id, timestamp: `2026-11-21T11:0${i}:00Z`, message: `message ${id}` })),
+    );
+  });
+  afterAll(async () => {
+    await ep?.close();
+    tmp.cleanup();
+  });
+
+  const ask = async (sql: string, narrowed: boolean) => {
+    compiling.narrowed = narrowed;
+    try {
+      return (await ep.query('logs.all', { project: 'abc' }, { sql })).result;
+    } finally {
+      compiling.narrowed = true;
+    }
+  };
+
+  it.each([
+    // Column aliases rename the table's first columns: `a` is `id` whatever the SELECT names.
+    ['select a from edge_logs e(a) order by a', [{ a: 'a' }, { a: 'b' }, { a: 'c' }]],
+    ["select e.a as x, e.b as y from edge_logs as e(a, b) where e.a = 'b'", [{ x: 'b', y: '2026-11-21T11:01:00.000000Z' }]],
+    // A quoted alias used as a value is the whole row.
+    ['select "e".id, length(to_json("e")::varchar) > 0 as whole from edge_logs "e" order by 1 limit 1', [{ id: 'a', whole: true }]],
+  ])('answers %s as over every column', async (sql, expected) => {
+    const narrowed = await ask(sql, true);
+    expect(narrowed).toEqual(await ask(`${sql} -- every column`, false));
+    expect(JSON.parse(JSON.stringify(narrowed))).toEqual(expected);
   });
 });

@@ -77,6 +77,7 @@ export class CallerSqlCheck {
         ...(translated.newestRows === undefined ? {} : { newestRows: translated.newestRows }),
         ...(translated.arraysFree === undefined ? {} : { arraysFree: translated.arraysFree }),
         ...(translated.hourCounts === undefined ? {} : { hourCounts: translated.hourCounts }),
+        ...(translated.reads === undefined ? {} : { reads: translated.reads }),
       };
     }
     // First rows, and newest rows, are rows of part of the events only over source tables that

@@ -85,7 +85,7 @@ export function compileQuery(
   plan: QueryPlan,
   target: EngineTarget,
   sources: SourceSet,
-  checked?: Pick<CheckedSql, 'sql' | 'sources' | 'typedColumns' | 'firstRows' | 'newestRows' | 'arraysFree' | 'hourCounts'>,
+  checked?: Pick<CheckedSql, 'sql' | 'sources' | 'typedColumns' | 'firstRows' | 'newestRows' | 'arraysFree' | 'hourCounts' | 'reads'>,
 ): CompiledQuery {
   return withValues(compiledTexts(plan, target, sources, checked), plan);
 }
@@ -151,7 +151,7 @@ function hourCountsOf(plan: QueryPlan, sources: SourceSet, checked: Pick<Checked
 function duckdbStatements(
   plan: QueryPlan,
   sources: SourceSet,
-  caller: Pick<CheckedSql, 'sql' | 'sources' | 'typedColumns' | 'arraysFree'> | undefined,
+  caller: Pick<CheckedSql, 'sql' | 'sources' | 'typedColumns' | 'arraysFree' | 'reads'> | undefined,
 ): { statement: CompiledStatement; fallback?: CompiledStatement; callerColumns?: ReadonlyMap<string, ReadonlySet<string>> } {
   const { statement } = plan;
   const tables = caller !== undefined ? statement.sourceTables?.duckdb : undefined;
@@ -161,7 +161,7 @@ function duckdbStatements(
   // Each table with the columns the caller's SELECT names (and its relation with those its filter names too).
   const named = namedSources(caller!, sources);
   const typed = caller!.typedColumns ?? false;
-  const read = callerColumnsRead(tables, named, [caller!.sql, ...(caller!.arraysFree === undefined ? [] : [caller!.arraysFree])], typed);
+  const read = callerColumnsRead(tables, named, caller!.reads, typed);
   const sql = sourceTablesStatement(tables, named, typed, undefined, new Map([...read].map(([s, r]) => [s, r.table])));
   const callerColumns = new Map([...read].map(([s, r]) => [s.name, r.relation]));
   return { statement: compiledStatement(sql, sources), ...fallbackOf, ...(callerColumns.size ? { callerColumns } : {}) };

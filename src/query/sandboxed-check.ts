@@ -4,6 +4,7 @@ import type { ClickHouseTables } from '../bigquery/print-clickhouse';
 import type { BigQuerySchema } from '../bigquery/schema';
 import { judgeCallerSql, sandboxTexts, type CheckedSql, type ParserOutput, type SandboxRules } from '../sandbox/validate-caller-sql';
 import type { SqlParser } from './sql-parser';
+import { mergeTableReads, type TableReads } from '../sandbox/table-reads';
 import { firstRowsOf, newestRowsOf } from './first-rows';
 
 /**
@@ -43,11 +44,12 @@ export async function checkBigQueryText(
   rules: SandboxRules,
   parser: Pick<SqlParser, 'serialize'>,
   tables?: ClickHouseTables,
-): Promise<{ sql: string; key: string; columns: OutputColumn[]; firstRows?: number; newestRows?: number; arraysFree?: string; hourCounts?: CheckedSql['hourCounts'] }> {
+): Promise<{ sql: string; key: string; columns: OutputColumn[]; firstRows?: number; newestRows?: number; arraysFree?: string; hourCounts?: CheckedSql['hourCounts']; reads?: TableReads }> {
   const translated = await translateBigQuery(text, schema, target, tables);
-  const { key, firstRows, newestRows } = await checkDuckDbText(translated.checked, rules, parser);
+  const { key, firstRows, newestRows, reads } = await checkDuckDbText(translated.checked, rules, parser);
   // The answers are the same either way: the cache keys on the full text's tree.
-  const arraysFree = translated.arraysFree === undefined ? undefined : (await checkDuckDbText(translated.arraysFree, rules, parser)).sql;
+  const free = translated.arraysFree === undefined ? undefined : await checkDuckDbText(translated.arraysFree, rules, parser);
+  const arraysFree = free?.sql;
   // Its text reading the hour counts, checked with their relation among the tables it may read.
   const hourly = translated.hourCounts;
   const withHourly = hourly === undefined ? null : { ...rules, tables: [...rules.tables, hourly.hourly] };
@@ -64,6 +66,8 @@ export async function checkBigQueryText(
     ...(newestRows !== undefined && target === 'duckdb' ? { newestRows } : {}),
     ...(arraysFree === undefined ? {} : { arraysFree }),
     ...(hourCounts !== undefined && target === 'duckdb' ? { hourCounts } : {}),
+    // What either text reads: the engine runs one or the other over the same tables.
+    ...(reads === undefined ? {} : { reads: mergeTableReads([reads, ...(free?.reads === undefined ? [] : [free.reads])]) }),
   };
 }
 

@@ -4,6 +4,7 @@ import { codeOnly } from '../sql/sql-scan';
 import { typedColumnsOf } from '../sources/typed-fields';
 import { columnName } from '../sql/column-name';
 import { columnsNamed } from '../sql/columns-named';
+import type { TableReads } from './table-reads';
 
 /** The placeholders of a source-table template (queries/<dialect>/logs.all.tables.sql). */
 const SOURCE_ROWS = /\bsource_rows\b/g;
@@ -70,28 +71,33 @@ function templateBody(template: string): string {
 
 /**
  * The columns of each source table a caller's SQL reads, and of each source's relation its table
- * reads, where the texts (the caller's checked SELECT, and its form without the arrays half) name
- * every column they read of it (`columnsNamed`: no `*`, natural join, PIVOT, table as a value...;
- * in a translated BigQuery SELECT, `typedColumns`, the translation's own `*` pass rows on and do
- * not count: `withoutPassThroughs`) and the template is `SELECT * FROM source_rows [WHERE ...]`: `table`, the table's columns the
- * texts name, with `timestamp` (a table of no column cannot be written); `relation`, those and the
- * columns the template's filter names. A source whose columns are not all named this way is left
- * out: its table and relation keep every column. Why: DuckDB's planner reads the statistics of
- * every column a Parquet scan projects from every row group before it drops the unused ones (its
- * join-order pass), so Studio's single log read through a table of every column took about 1 ms
- * more a call (docs/performance.md, "The source tables with the columns a caller names").
+ * reads, where the SQL names every column it reads of that table (`reads`, told from the tree the
+ * sandbox checked: table-reads.ts) and the template is `SELECT * FROM source_rows [WHERE ...]`:
+ * `table`, the table's columns it names, with `timestamp` (a table of no column cannot be
+ * written); `relation`, those and the columns the template's filter names. A source whose table
+ * it reads whole (as a value, with column aliases, in a natural join, by position) or by a `*` is
+ * left out: its table and relation keep every column. In a translated BigQuery SELECT
+ * (`typedColumns`) a `*` does not count: the translation writes a caller's `*` out as the table's
+ * columns (src/bigquery/query.ts, `star`), and the only `*` it prints are its own ranges'
+ * (print-duckdb.ts), each passing the rows on to a SELECT that names every column it reads. Why:
+ * DuckDB's planner reads the statistics of every column a Parquet scan projects from every row
+ * group before it drops the unused ones (its join-order pass), so Studio's single log read through
+ * a table of every column took about 1 ms more a call (docs/performance.md, "The source tables
+ * with the columns a caller names").
  *
  * @example
- * callerColumnsRead(querySql('duckdb', 'logs.all.tables'), [edgeLogs], ["select id from edge_logs where id = 'a' limit 1"], false);
+ * callerColumnsRead(querySql('duckdb', 'logs.all.tables'), [edgeLogs], checked.reads, false);
+ * // select id from edge_logs where id = 'a' limit 1 ->
  * // Map { edgeLogs => { table: Set { 'id', 'timestamp' }, relation: Set { 'id', 'timestamp', 'project' } } }
  */
 export function callerColumnsRead(
   template: string,
   sources: readonly SourceDescriptor[],
-  texts: readonly string[],
+  reads: TableReads | undefined,
   typedColumns: boolean,
 ): Map<SourceDescriptor, { table: ReadonlySet<string>; relation: ReadonlySet<string> }> {
   const read = new Map<SourceDescriptor, { table: ReadonlySet<string>; relation: ReadonlySet<string> }>();
+  if (reads === undefined) return read;
   const body = templateBody(template);
   for (const source of sources) {
     // The template's rows are the relation's as they are; its filter may name other columns.
@@ -99,25 +105,13 @@ export function callerColumnsRead(
     const star = new RegExp(`^SELECT\\s+\\*\\s+FROM\\s+${source.relation}\\b`, 'i').exec(filled);
     if (!star) continue;
     const filter = columnsNamed(filled.slice(star[0].length), source.relation, [...source.columns.map((c) => c.name), ...typedColumnsOf(source).map(([name]) => name)]);
-    const named = texts.map((text) => columnsNamed(typedColumns ? withoutPassThroughs(text) : text, source.relation, tableColumnNames(source, typedColumns)));
-    if (filter === null || named.some((n) => n === null)) continue;
-    const table = new Set(['timestamp', ...named.flatMap((n) => [...n!])]);
+    const relation = source.relation.toLowerCase();
+    if (filter === null || reads.whole.has(relation) || (!typedColumns && reads.starred.has(relation))) continue;
+    const named = tableColumnNames(source, typedColumns).filter((name) => reads.names.has(name.toLowerCase()));
+    const table = new Set(['timestamp', ...named]);
     read.set(source, { table, relation: new Set([...table, ...filter]) });
   }
   return read;
-}
-
-/**
- * A translated BigQuery SELECT with its `SELECT *` read as selecting no column, and its products
- * (` * `, which `columnsNamed` reads as `t.*` after a quoted column) as divisions. The translation
- * writes a caller's `*` out as the table's columns (src/bigquery/query.ts, `star`); the only `*`
- * it prints are its own ranges' (print-duckdb.ts: a range split by the arrays flag, cut before its
- * unnests, a page cut before its outputs), each passing the rows on to a SELECT that names every
- * column it reads, `count(*)` and products. So the columns such a text reads are those it names.
- * Quoted names and strings are left as they are.
- */
-function withoutPassThroughs(text: string): string {
-  return text.replace(/("(?:[^"]|"")*"|'(?:[^']|'')*')|\bSELECT\s+\*|\s\*\s/gi, (found, quoted?: string) => quoted ?? (found.trim() === '*' ? ' / ' : 'SELECT 1'));
 }
 
 /**

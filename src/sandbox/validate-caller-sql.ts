@@ -4,6 +4,7 @@ import { checkParseTree } from './check-parse-tree';
 import { checkSizes } from './check-sizes';
 import { sandboxedSelect } from './compose-sandboxed-sql';
 import { withoutPaths } from './without-paths';
+import { tableReads, type TableReads } from './table-reads';
 import type { ColumnType } from '../sql/column-types';
 
 /**
@@ -82,6 +83,12 @@ export interface CheckedSql {
    * and the first and last instants its own WHERE keeps (microseconds, null for none).
    */
   hourCounts?: { sql: string; arraysFree: string; hourly: string; field: string; from: bigint | null; until: bigint | null };
+  /**
+   * What it reads of the tables it may read, from the tree the sandbox checked (table-reads.ts):
+   * the names it gives, and the tables it reads whole or by `*`. Of a translated SELECT, its form
+   * without the arrays half's too. An engine gives a table only the columns named here.
+   */
+  reads?: TableReads;
 }
 
 /** The dialect of a caller's SQL: DuckDB's own, or BigQuery's (what Supabase Studio writes: docs/sandboxing.md, "BigQuery dialect"). */
@@ -130,7 +137,7 @@ export function judgeCallerSql(texts: SandboxTexts, parsed: { alone: ParserOutpu
   const key = createHash('sha256')
     .update(JSON.stringify(statement, (k, v) => (k === 'query_location' ? undefined : v)))
     .digest('hex');
-  return { sql, key };
+  return { sql, key, reads: tableReads(statement, rules.tables) };
 }
 
 interface Serialized {

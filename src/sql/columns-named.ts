@@ -5,7 +5,9 @@ import { codeOnly } from './sql-scan';
 // planner costs grow with the columns a Parquet scan projects before it drops the unused ones: its
 // join-order pass reads each projected column's statistics from every row group (a day file of
 // the gateway log: 175 groups, 27 columns), about 1.3 ms of a logs.all page's 4 ms statement
-// (docs/performance.md, "The seed's older pages and hourly usage").
+// (docs/performance.md, "The seed's older pages and hourly usage"). This reads the text of the
+// library's and definitions' own statements and source-table templates; a caller's SELECT is read
+// from the parse tree the sandbox checked instead (src/sandbox/table-reads.ts).
 
 /**
  * A `*` that selects columns (`SELECT *`, `t.*`, `, *`, and in parentheses: `SELECT (*)` gives
