@@ -110,6 +110,7 @@ const TIERS = {
     'ingest-readable',
     'ingest-retries',
     'logs-all-newest-first',
+    'minute-counts',
     'logs-all-pages',
     'managed-compactor',
     'memory-left-out',
