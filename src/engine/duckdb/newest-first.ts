@@ -180,8 +180,6 @@ async function readDays(q: NewestFirstQuery, days: readonly DayRead[], first: bo
     };
     if (days.some((d) => d.heads) || set.ndjson.length || !set.parquet.length) return await q.execute(set);
     const order = q.query.newestFirst!;
-    const cutSql = q.fullSql(q.sql, { ...set, where: `timestamp >= $${BOUND_PARAM}` });
-    const runCut = (bound: bigint) => q.executePrepared(cutSql, { params: { ...q.query.params, [BOUND_PARAM]: { timestamp: bound } } });
     // The stored files' rows per minute may tell a cut without the first phase's statement: the
     // page over the rows at or after it is the page when it is full and its oldest row is at or
     // after the cut (every row left out is older than all of its rows). Else the two phases.
@@ -195,7 +193,8 @@ async function readDays(q: NewestFirstQuery, days: readonly DayRead[], first: bo
           )
         : null;
     if (cut !== null) {
-      const rows = await runCut(cut);
+      // The second phase's text, bound to the cut (the same prepared statement).
+      const rows = await q.executePrepared(q.fullSql(q.sql, { ...set, where: `timestamp >= $${BOUND_PARAM}` }), { params: { ...q.query.params, [BOUND_PARAM]: { timestamp: cut } } });
       if (pageWithin(rows, Number(q.query.params[order.limit]), cut)) return rows;
     }
     return await newestInTwoPhases(
