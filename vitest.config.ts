@@ -111,6 +111,7 @@ const TIERS = {
     'ingest-readable',
     'ingest-retries',
     'logs-all-newest-first',
+    'minute-counts',
     'logs-all-pages',
     'managed-compactor',
     'memory-left-out',

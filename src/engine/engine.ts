@@ -155,6 +155,8 @@ export interface CompiledQuery {
    * `projectParam`; absent: it runs wherever its rollups are stored.
    */
   readonly cheaperWhen?: { readonly cost: VariantCost; readonly projectParam: string };
+  /** The parameter naming the project (the definition's `projectParam`), where it has one. */
+  readonly projectParam?: string;
   /**
    * The rows are the `$<limit>` newest of one source (`ORDER BY timestamp DESC, id`), `$<until>` an
    * inclusive upper bound or NULL: an engine may read one day at a time, newest first.

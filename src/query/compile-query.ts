@@ -103,6 +103,7 @@ function compiledTexts(plan: QueryPlan, target: EngineTarget, sources: SourceSet
     ...compiled,
     sources: compiled.statement.reads.map((r) => (target.dialect === 'clickhouse' ? target.sources : sources).get(r.source)),
     ...(statement.newestFirst ? { newestFirst: statement.newestFirst } : {}),
+    ...(statement.projectParam ? { projectParam: statement.projectParam } : {}),
     ...('fallback' in compiled && statement.cheaperWhen && statement.projectParam ? { cheaperWhen: { cost: statement.cheaperWhen, projectParam: statement.projectParam } } : {}),
     ...(composed === undefined ? {} : { caller: composed }),
     ...(composed === undefined || arraysFree === undefined ? {} : { callerArraysFree: arraysFree }),

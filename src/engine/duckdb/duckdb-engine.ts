@@ -19,6 +19,7 @@ import { anHourHasPassed, dayWithin, hoursCondition, servedHours } from './hour-
 import { executeCaller } from './caller-results';
 import { blameCaller } from './caller-errors';
 import type { SourceDescriptor } from '../../sources/source-descriptor';
+import type { Micros } from '../../time/iso';
 import type { SourceSet } from '../../sources/source-set';
 import { monotonicMs } from '../../time/clock';
 import { fullQuerySql, rollupsNamedBy, rollupsStored, rowsRead } from './statement-sql';
@@ -27,6 +28,7 @@ import { PreparedStatements, STATEMENTS_PER_CONNECTION } from './prepared-statem
 import { SourceInputs, type ReadFiles } from './source-inputs';
 import { keysIn, NarrowedRollups } from './narrowed-rollups';
 import { hourRowsIn, VariantCosts } from './variant-costs';
+import { MinuteCounts, minuteRowsIn } from './minute-counts';
 import { keptChanging, MAX_ATTEMPTS, retryable } from './failed-reads';
 import { inspectSource } from './inspect-source';
 import { ConnectionPool, isOutOfMemory } from './connection-pool';
@@ -111,6 +113,8 @@ class DuckDBEngine implements Engine {
   private readonly narrowed = new NarrowedRollups();
   /** Projects' rows per hour in stored files, per file version: where a variant pays (variant-costs.ts). */
   private readonly costs = new VariantCosts();
+  /** Projects' rows per minute in stored files, per file version: a page's cut (minute-counts.ts). */
+  private readonly minutes = new MinuteCounts();
   private readonly gate: QueryGate;
   private readonly pool: ConnectionPool;
   private readonly patterns = new Map<string, string | null>();
@@ -238,6 +242,22 @@ class DuckDBEngine implements Engine {
     return true;
   }
 
+  /**
+   * A cut before a page's rows in stored files, from their rows of the query's project per minute
+   * (minute-counts.ts, kept per file version), or null: no project bound, or a file not counted.
+   */
+  private async minuteCut(connection: DuckDBConnection, query: CompiledQuery, source: SourceDescriptor, files: readonly ListedFile[], limit: number, until: Micros | null): Promise<bigint | null> {
+    const project = query.projectParam === undefined ? null : query.params[query.projectParam];
+    if (typeof project !== 'string') return null;
+    try {
+      return await this.minutes.cut(files, source.projectColumn, project, limit, until, query.notBefore ?? null, (path, column, p) => minuteRowsIn(connection, path, column, p));
+    } catch {
+      // A file that cannot be counted (damaged, gone): the two phases, whose read leaves out or
+      // retries such a file as every statement's does.
+      return null;
+    }
+  }
+
   /** Runs a query's statement (or the caller's SELECT) over one read's files. */
   private async answer(
     connection: DuckDBConnection,
@@ -299,6 +319,7 @@ class DuckDBEngine implements Engine {
       fullSql: (text, set) => fullQuerySql({ ...statement, sql: text }, new Map([[only!, set]])),
       reader: this.reader(only!),
       relisted: () => this.inputs.sourceFiles(connection, reads.get(only!)!),
+      cut: (list, limit, until) => this.minuteCut(connection, query, only!, list, limit, until),
     });
     return { rows };
   }

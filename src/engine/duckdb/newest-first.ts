@@ -32,6 +32,11 @@ export interface NewestFirstQuery {
   reader: Pick<SourceReader, 'verifyRows' | 'verifyCompanions'>;
   /** The files of `read` listed again (after a damaged one was left out). */
   relisted(): Promise<SourceFiles>;
+  /**
+   * A cut (microseconds) at or before the page's `limit` newest rows of these stored files under
+   * `until`, from their rows per minute (minute-counts.ts), or null.
+   */
+  cut?(files: readonly ListedFile[], limit: number, until: Micros | null): Promise<bigint | null>;
 }
 
 const DAY_MICROS = BigInt(UNIT_MICROS.day);
@@ -174,6 +179,24 @@ async function readDays(q: NewestFirstQuery, days: readonly DayRead[], first: bo
       ...(first && memory ? { memory } : {}),
     };
     if (days.some((d) => d.heads) || set.ndjson.length || !set.parquet.length) return await q.execute(set);
+    const order = q.query.newestFirst!;
+    // The stored files' rows per minute may tell a cut without the first phase's statement: the
+    // page over the rows at or after it is the page when it is full and its oldest row is at or
+    // after the cut (every row left out is older than all of its rows). Else the two phases.
+    const until = q.query.params[order.until];
+    const cut =
+      q.cut && order.heads === true
+        ? await q.cut(
+            days.flatMap((d) => d.files),
+            Number(q.query.params[order.limit]),
+            until && typeof until === 'object' ? until.timestamp : null,
+          )
+        : null;
+    if (cut !== null) {
+      // The second phase's text, bound to the cut (the same prepared statement).
+      const rows = await q.executePrepared(q.fullSql(q.sql, { ...set, where: `timestamp >= $${BOUND_PARAM}` }), { params: { ...q.query.params, [BOUND_PARAM]: { timestamp: cut } } });
+      if (pageWithin(rows, Number(q.query.params[order.limit]), cut)) return rows;
+    }
     return await newestInTwoPhases(
       q.sql,
       q.query.newestFirst!.limit,
@@ -183,6 +206,19 @@ async function readDays(q: NewestFirstQuery, days: readonly DayRead[], first: bo
   } finally {
     for (const h of held) h.release();
   }
+}
+
+/**
+ * Whether a newest-first page read over the rows at or after a cut is the page over all of them:
+ * it holds `limit` rows and the oldest is at or after the cut, so each row the cut left out is
+ * older than every row of it.
+ *
+ * @example
+ * pageWithin([{ timestamp: 20n }, { timestamp: 10n }], 2, 10n); // true
+ */
+export function pageWithin(rows: Rows, limit: number, cut: bigint): boolean {
+  const oldest = rows[limit - 1];
+  return rows.length === limit && oldest !== undefined && oldest.timestamp !== null && BigInt(oldest.timestamp as bigint) >= cut;
 }
 
 /** The N first of two newest-first row lists, in the queries' own order (ids compared as UTF-8 bytes, as DuckDB does). */
