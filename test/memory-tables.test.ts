@@ -375,6 +375,38 @@ describe('managed storage holds its uncompacted events in memory', () => {
     });
   });
 
+  it('a statement naming only columns memory holds reads them as held, computing no discovered field it drops (docs/performance.md, "The live path\'s statements cut to what they read")', async () => {
+    const events = [
+      { ...edgeEvent({ id: 'a', timestamp: CENSUS_NOW, path: '/rest/v1/a' }), metadata: { request: { path: '/rest/v1/a', headers: { cf_connecting_ip: '10.0.0.1' } } } },
+      { ...edgeEvent({ id: 'b', timestamp: CENSUS_NOW, path: '/auth/v1/b' }), metadata: { request: { path: '/auth/v1/b', method: 'POST' } } },
+    ];
+    await withMemoryTables(async (memory, setup) => {
+      await memory.insert('edgeLogs', 1, lines(events));
+      const relation = memory.view('edgeLogs').relation(() => false)!;
+      // The instance widened its source by a field compaction discovered: memory does not hold it.
+      const widened = withTypedPaths(edgeLogs, ['request.headers.cf_connecting_ip']);
+      const files = { ndjson: [], parquet: [], parquetTypes: new Map(), memory: relation };
+      const held = new Set(['id', 'timestamp', 'project', 'metadata', 'request_path', 'text:metadata.request.method', 'arrays:metadata']);
+      const cut = sourceRelation(widened, files, { columns: held });
+      expect(cut).not.toMatch(/json_extract|contains\(metadata/);
+      const names = [...held].map((n) => `"${n}"`).join(', ');
+      const rows = async (sql: string) => (await setup.runAndReadAll(`SELECT ${names} FROM (${sql}) ORDER BY id`)).getRowObjectsJson();
+      expect(await rows(cut)).toEqual(await rows(sourceRelation(widened, files)));
+      expect((await rows(cut)).map((r) => [r.id, r.request_path, r['text:metadata.request.method']])).toEqual([
+        ['a', '/rest/v1/a', null],
+        ['b', '/auth/v1/b', 'POST'],
+      ]);
+      // One naming the discovered field computes it from metadata, as the whole relation does.
+      const ip = sourceRelation(widened, files, { columns: new Set(['id', 'text:metadata.request.headers.cf_connecting_ip']) });
+      expect(ip).toMatch(/json_extract/);
+      const ips = (await setup.runAndReadAll(`SELECT id, "text:metadata.request.headers.cf_connecting_ip" AS ip FROM (${ip}) ORDER BY id`)).getRowObjectsJson();
+      expect(ips).toEqual([
+        { id: 'a', ip: '10.0.0.1' },
+        { id: 'b', ip: null },
+      ]);
+    });
+  });
+
   it('holds its tables in a database file of small blocks, rebuilt at every start (docs/performance.md, "The memory tables in a database file of small blocks")', async () => {
     const folder = tempDir('le-memory-file-');
     const instance = await DuckDBInstance.create(':memory:');

@@ -4,7 +4,7 @@ import { sqlStringList } from './sql-literal';
 import { MARKER_FIELD } from '../wal-format/commit-marker';
 import { typedColumnsOf } from '../sources/typed-fields';
 import { columnName } from '../sql/column-name';
-import { storedTypedColumns, storedTypedOf, withTypedColumns, type StoredTyped } from './typed-columns';
+import { storedTypedColumnNames, storedTypedColumns, storedTypedOf, withTypedColumns, type StoredTyped } from './typed-columns';
 
 // The relation each source presents to the endpoints' SQL (its descriptor's `relation`), whatever
 // the files hold: the event's own fields (`timestamp` as TIMESTAMP, UTC, microseconds; `metadata`
@@ -241,7 +241,7 @@ function parquetRelation(
     // Files that hold every typed column: their scan projects only the kept columns (the
     // relation's order is the declared columns, then the typed ones as storedTypedColumns gives them).
     if (kept && columns.length === typedColumnsOf(source).length) return parquetColumns(source, g.files, types, columns, kept);
-    return keptOf(source, withTypedColumns(source, parquetColumns(source, g.files, types, columns), g.stored), kept);
+    return typedKeptOf(source, parquetColumns(source, g.files, types, columns), g.stored, kept);
   });
   return parts.length === 1 ? parts[0]! : parts.map((p) => `(${p})`).join('\nUNION ALL\n');
 }
@@ -278,6 +278,22 @@ function keptOf(source: SourceDescriptor, part: string, kept: ReadonlySet<string
     .filter(([name]) => kept.has(name))
     .map(([name]) => columnName(name));
   return `SELECT ${names.join(', ')} FROM (${part})`;
+}
+
+/**
+ * `relation` (the declared columns, then the typed columns `stored` names) with every typed column
+ * (withTypedColumns), cut to `kept`. When each kept column is one the relation holds, the typed
+ * columns it lacks are not written at all: they would be computed from `metadata` only to be
+ * dropped, and DuckDB still binds and plans their expressions (the memory tables' part of a live
+ * page or hourly usage, which hold none of the fields compaction discovered: docs/performance.md,
+ * "The live path's statements cut to what they read").
+ */
+function typedKeptOf(source: SourceDescriptor, relation: string, stored: StoredTyped, kept: ReadonlySet<string> | undefined): string {
+  if (kept) {
+    const held = new Set([...declaredColumns(source).map(([name]) => name), ...storedTypedColumnNames(source, stored)]);
+    if (relationColumns(source).every(([name]) => !kept.has(name) || held.has(name))) return keptOf(source, relation, kept);
+  }
+  return keptOf(source, withTypedColumns(source, relation, stored), kept);
 }
 
 function timestampExpression(stored: string | undefined): string {
@@ -369,7 +385,7 @@ export function sourceRelation(source: SourceDescriptor, files: SourceFiles, opt
   if (files.outside?.parquet.length)
     parts.push(keptOf(source, `SELECT * FROM (\n${parquetRelation(source, files.outside.parquet, files.parquetTypes, files.typedFields, files.arraysFree)}\n) WHERE ${files.outside.where}`, kept));
   parts.push(...(files.held ?? []).map((held) => keptOf(source, held, kept)));
-  if (files.memory) parts.push(keptOf(source, withTypedColumns(source, files.memory.rows, storedTypedOf(source, files.memory.typedFields)), kept));
+  if (files.memory) parts.push(typedKeptOf(source, files.memory.rows, storedTypedOf(source, files.memory.typedFields), kept));
   if (!parts.length) return emptyRelation(source, kept);
   const union = parts.map((p) => `(${p})`).join('\nUNION ALL\n');
   return files.where ? `SELECT * FROM (\n${union}\n) WHERE ${files.where}` : union;

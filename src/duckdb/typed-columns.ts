@@ -73,12 +73,7 @@ export function withTypedColumns(source: SourceDescriptor, relation: string, sto
  * storedTypedColumns(postgresLogs, types, storedTypedOf(postgresLogs, record)); // ['"text:metadata.parsed.error_severity"', ...]
  */
 export function storedTypedColumns(source: SourceDescriptor, types: ReadonlyMap<string, string>, stored: StoredTyped, options: { arraysFree?: boolean } = {}): string[] {
-  const names = new Set([
-    ...typedFieldsOf(source)
-      .filter((f) => stored.paths.has(f.path))
-      .flatMap((f) => [f.text, f.json]),
-    ...(stored.arrays ? [ARRAYS_COLUMN] : []),
-  ]);
+  const names = storedTypedColumnNames(source, stored);
   return typedColumnsOf(source)
     .filter(([name]) => names.has(name))
     .map(([name, type]) => {
@@ -86,6 +81,22 @@ export function storedTypedColumns(source: SourceDescriptor, types: ReadonlyMap<
       if (name === ARRAYS_COLUMN && options.arraysFree) return `false AS ${column}`;
       return types.get(name)?.toUpperCase() === type ? column : `CAST(${column} AS ${type}) AS ${column}`;
     });
+}
+
+/**
+ * The names of the typed columns `stored` says a relation holds: each stored field's text and
+ * JSON columns, and the arrays flag when it has any.
+ *
+ * @example
+ * storedTypedColumnNames(postgresLogs, { paths: new Set(['parsed.error_severity']), arrays: true }); // Set { 'text:metadata.parsed.error_severity', 'json:metadata.parsed.error_severity', 'arrays:metadata' }
+ */
+export function storedTypedColumnNames(source: SourceDescriptor, stored: StoredTyped): ReadonlySet<string> {
+  return new Set([
+    ...typedFieldsOf(source)
+      .filter((f) => stored.paths.has(f.path))
+      .flatMap((f) => [f.text, f.json]),
+    ...(stored.arrays ? [ARRAYS_COLUMN] : []),
+  ]);
 }
 
 /**
