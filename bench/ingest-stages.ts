@@ -33,7 +33,7 @@ function cpu(): number {
 }
 
 /** Bodies as bench/ingest.ts sends them: each numbered by its first event, so none repeats another. */
-function bodies(batch: number, count: number): Buffer[] {
+export function bodies(batch: number, count: number): Buffer[] {
   const prng = new Prng(batch);
   const events = Array.from({ length: batch }, (_, i) => gatewayBenchEvent(prng, i));
   const [head, tail] = JSON.stringify({ batch: [{ bench_request: 0, ...events[0] }, ...events.slice(1)] }).split('"bench_request":0') as [string, string];
