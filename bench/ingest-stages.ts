@@ -33,7 +33,7 @@ function cpu(): number {
 }
 
 /** Bodies as bench/ingest.ts sends them: each numbered by its first event, so none repeats another. */
-function bodies(batch: number, count: number): Buffer[] {
+export function bodies(batch: number, count: number): Buffer[] {
   const prng = new Prng(batch);
   const events = Array.from({ length: batch }, (_, i) => gatewayBenchEvent(prng, i));
   const [head, tail] = JSON.stringify({ batch: [{ bench_request: 0, ...events[0] }, ...events.slice(1)] }).split('"bench_request":0') as [string, string];
@@ -59,7 +59,8 @@ export async function measureStages(batch: number, count: number, concurrency: n
 
     at = cpu();
     const arrival = new Date().toISOString();
-    const lines = sent.map((body) => bodyLines(body, 'application/json', arrival, undefined, 'edgeLogs', true).lines);
+    const parsed = sent.map((body) => bodyLines(body, 'application/json', arrival, undefined, 'edgeLogs', true));
+    const lines = parsed.map((p) => p.lines);
     out.parse = (cpu() - at) / events;
 
     at = cpu();
@@ -72,7 +73,8 @@ export async function measureStages(batch: number, count: number, concurrency: n
 
     at = cpu();
     for (let i = 0; i < lines.length; i += concurrency) {
-      await Promise.all(lines.slice(i, i + concurrency).map((l, j) => memory.insert('edgeLogs', seqs[i + j]!, l)));
+      // With each body's span, as the server's ingest gives it (a build without spans ignores it).
+      await Promise.all(parsed.slice(i, i + concurrency).map((p, j) => memory.insert('edgeLogs', seqs[i + j]!, p.lines, p.span)));
     }
     await memory.settled();
     out.memory = (cpu() - at) / events;

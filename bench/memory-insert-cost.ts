@@ -2,7 +2,9 @@
  * The memory tables' insert of a group, two checkouts side by side in one process (each its own
  * DuckDB, as the engine attaches them): groups of `--group` gateway events from an NDJSON file
  * (e.g. `tail -n` of the bench's data), blocks of 20 groups alternating between the builds,
- * a new segment every 100 groups. Prints the median wall and process CPU time per group.
+ * a new segment every 100 groups. Prints the median wall and process CPU time per group. Each group
+goes with its events' span (oldest and newest timestamp, read before the timing as ingest's parse
+reads it: `eventTimestampMicros`); a build whose `insert` takes no span reads it from the rows.
  *
  *   npx tsx bench/memory-insert-cost.ts --before /path/to/other/checkout [--after .] --edge events.ndjson [--groups 1000] [--group 100]
  */
@@ -26,6 +28,19 @@ for await (const line of createInterface({ input: createReadStream(resolve(args.
   if (line.trim() !== '') lines.push(line);
   if (lines.length >= size * groups) break;
 }
+const { eventTimestampMicros } = await import('../src/time/event-timestamp');
+/** Each group's span, as ingest's `serializeBatch` gives it with the group's lines. */
+const spans = Array.from({ length: groups }, (_, g) => {
+  let oldest: bigint | null = null;
+  let newest: bigint | null = null;
+  for (const line of lines.slice(g * size, (g + 1) * size)) {
+    const micros = eventTimestampMicros((JSON.parse(line) as { timestamp?: unknown }).timestamp);
+    if (micros === null) return undefined;
+    if (oldest === null || micros < oldest) oldest = micros;
+    if (newest === null || micros > newest) newest = micros;
+  }
+  return oldest === null || newest === null ? undefined : { oldest, newest };
+});
 const dir = await mkdtemp(join(tmpdir(), 'le-bench-memory-insert-'));
 const { DuckDBInstance } = await import('@duckdb/node-api');
 const open = async (checkout: string, name: string) => {
@@ -55,7 +70,8 @@ try {
         const group = Buffer.from(`${lines.slice(g * size, (g + 1) * size).join('\n')}\n`);
         const started = process.hrtime.bigint();
         const used = process.cpuUsage();
-        await builds[name].memory.insert('edgeLogs', 1 + Math.floor(g / 100), group);
+        // A build whose insert takes three arguments ignores the span.
+        await builds[name].memory.insert('edgeLogs', 1 + Math.floor(g / 100), group, spans[g]);
         const spent = process.cpuUsage(used);
         wall[name].push(Number(process.hrtime.bigint() - started) / 1e6);
         cpu[name].push((spent.user + spent.system) / 1000);

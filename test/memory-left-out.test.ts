@@ -8,6 +8,8 @@ import { createEndpoints } from '../src/index';
 import { CENSUS_NOW } from './support/census';
 import { edgeEvent, tempDir, writeLines } from './support/log-files';
 import { waitUntil } from './support/hang-guard';
+import fc from 'fast-check';
+import { serializeBatch } from '../src/ingest/serialize-events';
 
 const micros = (iso: string) => BigInt(Date.parse(iso)) * 1000n;
 const lines = (events: object[]) => Buffer.from(events.map((e) => `${JSON.stringify(e)}\n`).join(''));
@@ -53,6 +55,135 @@ describe('memory left out of a newest-first page bounded before the oldest event
       await memory.settled();
       expect(memory.view('edgeLogs').relation(() => false)?.oldest).toBe(micros('2026-11-21T10:00:00Z') + 1n);
     } finally {
+      await memory.close();
+      setup.closeSync();
+      instance.closeSync();
+    }
+  });
+
+  it("an insert's span as ingest read it is the rows' own as DuckDB types them, over awkward timestamps, and costs no statement; a group without one is read from the rows", async () => {
+    const instance = await DuckDBInstance.create(':memory:');
+    const setup = await instance.connect();
+    for (const macro of TIMESTAMP_MACROS) await setup.run(macro);
+    const memory = new MemoryTables(BUILT_IN_SOURCE_SET, { folder: tmp.path('awkward') });
+    memory.attach(instance);
+    const arrival = '2026-11-21T12:00:00.123456Z';
+    // Every form the rule reads: ISO with offsets, fractions of 1 - 9 digits, ',' and 'z', a date
+    // alone, minutes without seconds, whitespace; numbers and numeric texts in s, ms, µs and ns,
+    // negative ones, fractions and exponents, integers past 2^53 (bigint); a Date; none at all.
+    const awkward: unknown[] = [
+      '2026-11-21T10:15:02.123456789+05:30',
+      '2026-11-21T10:15:02,5z',
+      '2026-11-21 10:15-0130',
+      '2026-11-21',
+      '2026-11-21T23:59:59.9999999-23:59',
+      '  2026-11-21T10:15:02Z\t',
+      '0001-01-01T00:00:00Z',
+      '9999-12-31T23:59:59.999999Z',
+      '1970-01-01T00:00:00.000001+00:01',
+      1795256102,
+      1795256102.5,
+      1795256102.1234567,
+      1795256102123,
+      1795256102123.9,
+      1795256102123456,
+      1795256102123456800,
+      -1795256102.25,
+      1.7952561e9,
+      1e-7,
+      0,
+      '1795256102123456789',
+      ' 1795256102.000001 ',
+      '-0.5',
+      '1.5e3',
+      1795256102123456789n,
+      new Date('2026-11-21T10:15:02.5Z'),
+      undefined,
+      null,
+    ];
+    const read = vi.spyOn(DuckDBConnection.prototype, 'runAndReadAll');
+    try {
+      const rowsSpan = async (seq: number) => {
+        const [row] = (
+          await setup.runAndReadAll(
+            `SELECT epoch_us(min(timestamp)) AS oldest, epoch_us(max(timestamp)) AS newest, count(*) AS n, count(timestamp) AS stamped FROM le_memory.edge_logs WHERE le_seq = ${seq}`,
+          )
+        ).getRowObjects();
+        return row!;
+      };
+      const check = async (seq: number, timestamps: readonly unknown[]) => {
+        const events = timestamps.map((t, i) => ({ ...at(`s${seq}-${i}`, ''), timestamp: t }));
+        const { lines: written, span } = serializeBatch(events, arrival);
+        read.mockClear();
+        await memory.insert('edgeLogs', seq, written, span);
+        // No statement reads the span back from the rows.
+        expect(read.mock.calls.filter(([text]) => String(text).includes('min(timestamp)'))).toEqual([]);
+        const row = await rowsSpan(seq);
+        // Every row timestamped, and the span exactly the rows' oldest and newest.
+        expect(row.stamped).toBe(row.n);
+        expect(span).toEqual({ oldest: row.oldest, newest: row.newest });
+        expect(memory.view('edgeLogs').relation((s) => s !== seq)?.oldest).toBe(row.oldest);
+      };
+      let seq = 0;
+      // Each alone, then all in one group.
+      for (const t of awkward) await check(++seq, [t]);
+      await check(++seq, awkward);
+      // And random ones of each kind, a group at a time.
+      const kinds = fc.oneof(
+        fc.date({ min: new Date('0001-01-02T00:00:00Z'), max: new Date('9999-12-30T00:00:00Z'), noInvalidDate: true }).map((d) => d.toISOString()),
+        fc
+          .tuple(
+            fc.integer({ min: 2, max: 9999 }),
+            fc.integer({ min: 1, max: 12 }),
+            fc.integer({ min: 1, max: 28 }),
+            fc.stringMatching(/^[0-9]{1,9}$/),
+            fc.constantFrom('Z', '+01:30', '-0800', '+23:59', ''),
+          )
+          .map(([y, m, d, f, o]) => `${String(y).padStart(4, '0')}-${String(m).padStart(2, '0')}-${String(d).padStart(2, '0')}T01:02:03.${f}${o}`),
+        fc.double({ min: -6e10, max: 9e10, noNaN: true }),
+        fc.integer({ min: -(2 ** 52), max: 2 ** 52 }),
+        fc.bigInt({ min: -(6n * 10n ** 19n), max: 10n ** 20n }),
+        fc.constant(undefined),
+      );
+      for (const group of fc.sample(fc.array(kinds, { minLength: 1, maxLength: 20 }), { numRuns: 40, seed: 36 })) await check(++seq, group);
+      // A group given without a span (a segment loaded at start) has it read from its rows.
+      read.mockClear();
+      await memory.insert('edgeLogs', ++seq, lines([at('plain', '2026-11-21T08:00:00+02:00')]));
+      expect(read.mock.calls.filter(([text]) => String(text).includes('min(timestamp)')).length).toBe(1);
+      expect(memory.view('edgeLogs').relation((s) => s !== seq)?.oldest).toBe(micros('2026-11-21T06:00:00Z'));
+    } finally {
+      read.mockRestore();
+      await memory.close();
+      setup.closeSync();
+      instance.closeSync();
+    }
+  });
+
+  it('a span that cannot be read is unknown: the segment is never left out by time, even once a later group brings one', async () => {
+    const instance = await DuckDBInstance.create(':memory:');
+    const setup = await instance.connect();
+    for (const macro of TIMESTAMP_MACROS) await setup.run(macro);
+    const memory = new MemoryTables(BUILT_IN_SOURCE_SET, { folder: tmp.path('unknown') });
+    memory.attach(instance);
+    const original = DuckDBConnection.prototype.runAndReadAll;
+    // The statement reading the span from the rows fails; every other runs as it is.
+    const read = vi.spyOn(DuckDBConnection.prototype, 'runAndReadAll').mockImplementation(function (this: DuckDBConnection, ...args: Parameters<typeof original>) {
+      if (String(args[0]).includes('min(timestamp)')) return Promise.reject(new Error('span unreadable'));
+      return original.apply(this, args);
+    });
+    try {
+      await memory.insert('edgeLogs', 1, lines([at('u1', '2026-11-21T10:00:00Z')]));
+      read.mockRestore();
+      expect(memory.view('edgeLogs').relation(() => false)?.oldest).toBeUndefined();
+      const { lines: written, span } = serializeBatch([at('u2', '2026-11-21T11:00:00Z')], '2026-11-21T12:00:00Z');
+      await memory.insert('edgeLogs', 1, written, span);
+      expect(memory.view('edgeLogs').relation(() => false)?.oldest).toBeUndefined();
+      // Another segment with a span still gives no bound while the unknown one is read.
+      await memory.insert('edgeLogs', 2, written, span);
+      expect(memory.view('edgeLogs').relation(() => false)?.oldest).toBeUndefined();
+      expect(memory.view('edgeLogs').relation((s) => s === 1)?.oldest).toBe(micros('2026-11-21T11:00:00Z'));
+    } finally {
+      read.mockRestore();
       await memory.close();
       setup.closeSync();
       instance.closeSync();

@@ -1,6 +1,7 @@
 import { bodyDigest, bodyKey, derivedId, retryable } from './body-digest';
 import { parseEvents } from './parse-body';
-import { BATCH_LIMITS, serializeEvents, type BatchLimits } from './serialize-events';
+import { BATCH_LIMITS, serializeBatch, type BatchLimits } from './serialize-events';
+import type { EventSpan } from '../time/event-span';
 
 /** An ingest body as the WAL stores it: its events' lines and how many events they are. */
 export interface BodyLines {
@@ -8,11 +9,13 @@ export interface BodyLines {
   events: number;
   /** The body's key (body-digest.ts) when its events got ids derived from it; null otherwise. */
   key?: string | null;
+  /** The oldest and newest instant of its events (`serializeBatch`), when known. */
+  span?: EventSpan;
 }
 
 /**
  * The whole CPU work of an ingest body, in one place so it can run off the main thread: parsed
- * (`parseEvents`), checked and written as lines (`serializeEvents`). Throws `InvalidBodyError` or
+ * (`parseEvents`), checked and written as lines (`serializeBatch`, with their timestamps' span). Throws `InvalidBodyError` or
  * `PayloadTooLargeError` as those do. With the `source` it goes to, an event without an id gets
  * one derived from the source, the body and its position (body-digest.ts), when the body is
  * `retryable`. `nestingChecked`: the body's nesting was bounded by `MAX_NESTING` as it was read
@@ -24,5 +27,6 @@ export interface BodyLines {
 export function bodyLines(body: Uint8Array, contentType: string | null, arrival: string, limits: BatchLimits = BATCH_LIMITS, source?: string, nestingChecked = false): BodyLines {
   const events = parseEvents(body, contentType);
   const key = source !== undefined && retryable(events) ? bodyKey(source, bodyDigest(body)) : null;
-  return { lines: serializeEvents(events, arrival, limits, key === null ? undefined : (i) => derivedId(key, i), nestingChecked), events: events.length, key };
+  const { lines, span } = serializeBatch(events, arrival, limits, key === null ? undefined : (i) => derivedId(key, i), nestingChecked);
+  return { lines, events: events.length, key, ...(span ? { span } : {}) };
 }

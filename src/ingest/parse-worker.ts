@@ -3,6 +3,7 @@ import { isMainThread, parentPort, Worker, workerData } from 'node:worker_thread
 import { EngineError, InvalidBodyError, PayloadTooLargeError } from '../errors';
 import { bodyLines, type BodyLines } from './body-lines';
 import type { BatchLimits } from './serialize-events';
+import type { EventSpan } from '../time/event-span';
 import { InternalError } from '../util/internal-error';
 
 /** Bodies at least this large are parsed off the main thread (a smaller one takes a few ms at most). */
@@ -60,7 +61,7 @@ interface Job {
 }
 
 type Answer =
-  | { id: number; lines: Uint8Array; events: number; key: string | null }
+  | { id: number; lines: Uint8Array; events: number; key: string | null; span?: EventSpan }
   | { id: number; error: { kind: 'invalid_body' | 'payload_too_large' | 'other'; message: string; index?: number; limit?: number } };
 
 /**
@@ -107,7 +108,13 @@ class Parser {
       if (!waiting) return;
       this.waiting.delete(answer.id);
       if ('error' in answer) waiting.reject(errorOf(answer.error));
-      else waiting.resolve({ lines: Buffer.from(answer.lines.buffer, answer.lines.byteOffset, answer.lines.length), events: answer.events, key: answer.key });
+      else
+        waiting.resolve({
+          lines: Buffer.from(answer.lines.buffer, answer.lines.byteOffset, answer.lines.length),
+          events: answer.events,
+          key: answer.key,
+          ...(answer.span ? { span: answer.span } : {}),
+        });
       if (this.waiting.size === 0) {
         this.worker.unref();
         if (this.idle) clearTimeout(this.idle);
@@ -162,9 +169,9 @@ function serve(): void {
     let answer: Answer;
     let transfer: ArrayBuffer[] = [];
     try {
-      const { lines, events, key } = bodyLines(job.body, job.contentType, job.arrival, job.limits, job.source, job.nestingChecked);
+      const { lines, events, key, span } = bodyLines(job.body, job.contentType, job.arrival, job.limits, job.source, job.nestingChecked);
       const owned = lines.byteOffset === 0 && lines.byteLength === lines.buffer.byteLength ? lines : new Uint8Array(lines);
-      answer = { id: job.id, lines: owned, events, key: key ?? null };
+      answer = { id: job.id, lines: owned, events, key: key ?? null, ...(span ? { span } : {}) };
       transfer = [owned.buffer as ArrayBuffer];
     } catch (error) {
       if (error instanceof InvalidBodyError) answer = { id: job.id, error: { kind: 'invalid_body', message: error.message, index: error.index } };

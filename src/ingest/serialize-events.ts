@@ -2,9 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { InvalidBodyError, PayloadTooLargeError } from '../errors';
 import { MARKER_FIELD } from '../wal-format/commit-marker';
 import { eventTimestampMicros } from '../time/event-timestamp';
+import type { EventSpan } from '../time/event-span';
+import type { Micros } from '../time/iso';
 import { MAX_LINE_BYTES } from '../files/long-line-copies';
 import { MAX_NESTING, tooDeepAt } from './json-nesting';
 import { isBigIntError, parseExactJson, stringifyExactJson, stringifyLosslessJson } from '../util/exact-json';
+
+/** An event's id when it has none and none is derived: a new UUID. */
+const newUuid = (): string => randomUUID();
 
 /** Fields the normalisation itself sets. */
 const OWN = new Set(['id', 'timestamp', 'message', 'event_message']);
@@ -16,7 +21,22 @@ const OWN = new Set(['id', 'timestamp', 'message', 'event_message']);
  * its ISO text) or the arrival time, every other field kept as sent. Throws `InvalidBodyError`
  * naming the field and the event's `index`.
  */
-export function normalizeEvent(raw: unknown, index: number, arrival: string, newId: (index: number) => string = () => randomUUID()): Record<string, unknown> {
+export function normalizeEvent(raw: unknown, index: number, arrival: string, newId: (index: number) => string = newUuid): Record<string, unknown> {
+  return normalize(raw, index, arrival, newId, null);
+}
+
+/**
+ * The oldest and newest instant of a batch's events as `serializeBatch` reads them, widened per
+ * event; `arrival` is the instant of the arrival time, read once per batch (when first needed).
+ */
+interface SpanTally {
+  oldest: Micros | null;
+  newest: Micros | null;
+  arrival: Micros | null;
+}
+
+/** `normalizeEvent`, also widening `tally` by the event's instant (the one its check read). */
+function normalize(raw: unknown, index: number, arrival: string, newId: (index: number) => string, tally: SpanTally | null): Record<string, unknown> {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     throw new InvalidBodyError(`Event ${index} is not a JSON object (it is ${kindOf(raw)}).`, { index });
   }
@@ -35,8 +55,15 @@ export function normalizeEvent(raw: unknown, index: number, arrival: string, new
   }
   let timestamp = event.timestamp;
   if (timestamp instanceof Date) timestamp = Number.isNaN(timestamp.getTime()) ? 'Invalid Date' : timestamp.toISOString();
-  if (timestamp !== undefined && timestamp !== null && eventTimestampMicros(timestamp) === null) {
-    throw new InvalidBodyError(`Event ${index}: "timestamp" ${describe(timestamp)} is not an ISO 8601 time or a number since the epoch (seconds, ms, µs or ns) within years 1 to 9999.`, { index });
+  if (timestamp !== undefined && timestamp !== null) {
+    const micros = eventTimestampMicros(timestamp);
+    if (micros === null) {
+      throw new InvalidBodyError(`Event ${index}: "timestamp" ${describe(timestamp)} is not an ISO 8601 time or a number since the epoch (seconds, ms, µs or ns) within years 1 to 9999.`, { index });
+    }
+    if (tally) tallyInstant(tally, micros);
+  } else if (tally) {
+    tally.arrival ??= eventTimestampMicros(arrival);
+    if (tally.arrival !== null) tallyInstant(tally, tally.arrival);
   }
   const out: Record<string, unknown> = { id: id ?? newId(index), timestamp: timestamp ?? arrival };
   if (message !== undefined && message !== null) out.event_message = message;
@@ -77,6 +104,30 @@ export const BATCH_LIMITS: BatchLimits = { maxEvents: 100_000, maxBytes: 32 * 10
  * not scanned again (that second scan was 8 % of the parse thread's CPU).
  */
 export function serializeEvents(events: readonly unknown[], arrival: string, limits: BatchLimits = BATCH_LIMITS, newId?: (index: number) => string, nestingChecked = false): Buffer {
+  return serializeBatch(events, arrival, limits, newId, nestingChecked).lines;
+}
+
+/** A batch's lines (`serializeEvents`) and the span of its events' timestamps. */
+export interface SerializedBatch {
+  lines: Buffer;
+  /**
+   * The oldest and newest instant among the events, by the rule every reader applies to the
+   * stored `timestamp` (`eventTimestampMicros`, which the SQL macro `le_timestamp` equals), the
+   * arrival time's for an event without one; undefined for no events. The memory tables keep it
+   * per segment instead of asking DuckDB for it after each insert.
+   */
+  span: EventSpan | undefined;
+}
+
+/**
+ * `serializeEvents`, with the span of the events' timestamps read by the check each event gets anyway.
+ *
+ * @example
+ * const { lines, span } = serializeBatch([{ message: 'a', timestamp: 1795256102 }], '2026-11-21T12:00:00.000000Z');
+ * // span: { oldest: 1795256102000000n, newest: 1795256102000000n }
+ */
+export function serializeBatch(events: readonly unknown[], arrival: string, limits: BatchLimits = BATCH_LIMITS, newId?: (index: number) => string, nestingChecked = false): SerializedBatch {
+  const tally: SpanTally = { oldest: null, newest: null, arrival: null };
   if (!Array.isArray(events)) throw new InvalidBodyError('The events must be an array.');
   if (events.length > limits.maxEvents) {
     throw new PayloadTooLargeError(limits.maxEvents, `One batch holds at most ${limits.maxEvents} events, this one ${events.length}; send smaller batches.`);
@@ -86,7 +137,7 @@ export function serializeEvents(events: readonly unknown[], arrival: string, lim
   let exact = false;
   const maxEventBytes = Math.min(limits.maxEventBytes ?? MAX_LINE_BYTES, MAX_LINE_BYTES);
   for (let i = 0; i < events.length; i++) {
-    const event = normalizeEvent(events[i], i, arrival, newId);
+    const event = normalize(events[i], i, arrival, newId ?? newUuid, tally);
     let line = '';
     try {
       if (!exact) {
@@ -125,7 +176,12 @@ export function serializeEvents(events: readonly unknown[], arrival: string, lim
     for (let at = bytes.indexOf(0x0a); at >= 0 && at < deep; at = bytes.indexOf(0x0a, at + 1)) index++;
     throw new InvalidBodyError(`Event ${index} is nested more than ${MAX_NESTING} levels deep.`, { index });
   }
-  return bytes;
+  return { lines: bytes, span: tally.oldest === null || tally.newest === null ? undefined : { oldest: tally.oldest, newest: tally.newest } };
+}
+
+function tallyInstant(tally: SpanTally, micros: Micros): void {
+  if (tally.oldest === null || micros < tally.oldest) tally.oldest = micros;
+  if (tally.newest === null || micros > tally.newest) tally.newest = micros;
 }
 
 /** A JSON value with every lone surrogate of its strings and keys replaced by U+FFFD. */

@@ -6,7 +6,8 @@ import { bodyKey, derivedId, MAX_POSITION, retryable } from '../ingest/body-dige
 import { bodyLines, type BodyLines } from '../ingest/body-lines';
 import { bodyLinesOffThread, OFF_THREAD_BYTES } from '../ingest/parse-worker';
 import { RecentBodies, rememberLeftSegments } from './recent-bodies';
-import { BATCH_LIMITS, serializeEvents, type BatchLimits } from '../ingest/serialize-events';
+import { BATCH_LIMITS, serializeBatch, type BatchLimits } from '../ingest/serialize-events';
+import type { EventSpan } from '../time/event-span';
 import type { SourceNames } from '../ingest/source-names';
 
 /**
@@ -61,8 +62,8 @@ export class Ingestor {
     readonly sourceNames: SourceNames,
     private readonly now: () => Date,
     private readonly limits: BatchLimits = BATCH_LIMITS,
-    /** Called once a batch is durable, before it is acknowledged (managed storage mirrors it in memory). */
-    private readonly onDurable?: (source: SourceName, segment: number, lines: Uint8Array) => Promise<void>,
+    /** Called once a batch is durable, before it is acknowledged (managed storage mirrors it in memory), with its events' span when known. */
+    private readonly onDurable?: (source: SourceName, segment: number, lines: Uint8Array, span: EventSpan | undefined) => Promise<void>,
   ) {
     this.recent = new RecentBodies(() => this.now().getTime());
   }
@@ -83,7 +84,7 @@ export class Ingestor {
 
   async ingest(ref: string, events: readonly unknown[]): Promise<IngestResult> {
     const source = this.resolveSource(ref);
-    return this.store(source, { lines: serializeEvents(events, this.arrival(), this.limits), events: events.length });
+    return this.store(source, { ...serializeBatch(events, this.arrival(), this.limits), events: events.length });
   }
 
   /**
@@ -107,7 +108,7 @@ export class Ingestor {
     const source = this.resolveSource(ref);
     const key = retryable(events) && (origin.positions.at(-1) ?? 0) <= MAX_POSITION ? bodyKey(source, origin.digest) : null;
     const newId = key === null ? undefined : (i: number) => derivedId(key, origin.positions[i] ?? i);
-    return this.storeOnce(source, { lines: serializeEvents(events, this.arrival(), this.limits, newId), events: events.length, key });
+    return this.storeOnce(source, { ...serializeBatch(events, this.arrival(), this.limits, newId), events: events.length, key });
   }
 
   /** Stores a body's lines, or acknowledges them again when the body is a recent one. */
@@ -116,11 +117,11 @@ export class Ingestor {
     return (await this.recent.once(key, () => this.store(source, prepared, key))) ?? { ingested: prepared.events, repeated: true };
   }
 
-  private async store(source: SourceName, { lines, events }: BodyLines, key: string | null = null): Promise<IngestResult> {
+  private async store(source: SourceName, { lines, events, span }: BodyLines, key: string | null = null): Promise<IngestResult> {
     const { seq } = await this.walSet.wals[source]!.append(lines);
     // Durable: a retry of this body is acknowledged again from now on, whatever happens next.
     if (key !== null) this.recent.remember(key);
-    await this.onDurable?.(source, seq, lines);
+    await this.onDurable?.(source, seq, lines, span);
     // The crash suite's lost answer: killed (or held) once durable, before the answer goes out.
     failpoint('ingest:durable', source);
     await holdpoint('ingest:durable');

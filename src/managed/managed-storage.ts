@@ -26,6 +26,7 @@ import { quarantineUnreadableLines } from './unreadable-lines';
 import type { KeptLog, SegmentKeeper } from './segment-keeper';
 import type { Wal } from './wal/wal';
 import { BurstDatabase } from '../duckdb/burst-database';
+import type { EventSpan } from '../time/event-span';
 
 /** Where `storage.clickhouse` ships, resolved by the caller (a loader made from configuration is closed with the storage). */
 export interface ShipTo {
@@ -103,8 +104,8 @@ export class ManagedStorage {
     const told = options.onIngested;
     const onDurable =
       memory || told || keeper
-        ? async (source: SourceName, seq: number, lines: Uint8Array) => {
-            if (memory) await memory.insert(source, seq, lines);
+        ? async (source: SourceName, seq: number, lines: Uint8Array, span: EventSpan | undefined) => {
+            if (memory) await memory.insert(source, seq, lines, span);
             // The batch is durable: a failing hook must not fail its ingest, nor keep the other from being told.
             for (const tell of [() => keeper?.appended(source), () => told?.(source, lines)]) {
               try {

@@ -10,6 +10,7 @@ import { sqlString } from '../duckdb/sql-literal';
 import { hasHeads, HEAD_ROWS_PER_PROJECT } from '../dataset/newest-heads';
 import { EngineError } from '../errors';
 import type { Micros } from '../time/iso';
+import { widenedSpan, type EventSpan } from '../time/event-span';
 
 /** Whether a source's memory keeps a newest table: the sources whose compacted files have heads. */
 const hasNewest = hasHeads;
@@ -84,6 +85,8 @@ const NEWEST_TRIM_ROWS = 4096;
 interface WaitingGroup {
   seq: number;
   lines: Uint8Array;
+  /** Its events' span as ingest read them, when given (else read from the rows after the insert). */
+  span?: EventSpan;
 }
 
 /** Groups inserted together, and the outcome per segment once the insert ran. */
@@ -113,7 +116,7 @@ export interface MemoryRelation {
   typedFields: readonly string[];
   /**
    * The oldest event timestamp (microseconds) among the rows of the segments it reads, when every
-   * one of them has its span recorded (see `MemoryTables.widenSpan`): a read whose inclusive upper
+   * one of them has its span recorded (see `MemoryTables.recordSpan`): a read whose inclusive upper
    * bound is before it finds none of these rows, and leaves them out (newest-first.ts).
    */
   oldest?: Micros;
@@ -150,7 +153,7 @@ export class MemoryTables {
    * widened before its rows can be read (inside their insert's transaction); null once unknown (a
    * span that could not be read): a view then gives no bound for it. Goes with the segment's rows.
    */
-  private readonly spans = new Map<string, { oldest: Micros; newest: Micros } | null>();
+  private readonly spans = new Map<string, EventSpan | null>();
   /** NDJSON bytes held per segment (`source:seq`), given back when the segment's rows go. */
   private readonly segmentBytes = new Map<string, number>();
   private epoch = 0;
@@ -226,9 +229,14 @@ export class MemoryTables {
 
   /**
    * Inserts an acknowledged group (its NDJSON lines, in segment `seq`). Never throws: when the
-   * group cannot be held in memory, its segment is read from its file from then on.
+   * group cannot be held in memory, its segment is read from its file from then on. `span`: the
+   * oldest and newest instant of its events as every reader reads their `timestamp` (ingest's
+   * `serializeBatch`); without it, the span is read from the inserted rows, a statement more.
+   *
+   * @example
+   * await memory.insert('edgeLogs', seq, lines, span);
    */
-  async insert(source: SourceName, seq: number, lines: Uint8Array): Promise<void> {
+  async insert(source: SourceName, seq: number, lines: Uint8Array, span?: EventSpan): Promise<void> {
     const mirrored = this.set(this.mirrored, source);
     const broken = this.set(this.broken, source);
     if (broken.has(seq)) return;
@@ -243,7 +251,7 @@ export class MemoryTables {
     mirrored.add(seq);
     // Counted before the insert, so groups inserted together never pass the bound together.
     this.hold(source, seq, lines.length);
-    if (!(await this.insertJoined(source, seq, lines))) {
+    if (!(await this.insertJoined(source, seq, lines, span))) {
       this.hold(source, seq, -lines.length);
       // Read from the file from now on; what was inserted of it is left out of every query.
       mirrored.delete(seq);
@@ -287,7 +295,7 @@ export class MemoryTables {
    * biggest cost (a statement's fixed cost is paid once per batch of requests, not per request).
    * Resolves with whether the group's rows are in.
    */
-  private insertJoined(source: SourceName, seq: number, lines: Uint8Array): Promise<boolean> {
+  private insertJoined(source: SourceName, seq: number, lines: Uint8Array, span: EventSpan | undefined): Promise<boolean> {
     let batch = this.waiting.get(source);
     if (!batch || (batch.groups.length > 0 && batch.bytes + lines.length > MAX_JOINED_BYTES)) {
       const joined: JoinedInsert = { groups: [], bytes: 0 };
@@ -299,7 +307,7 @@ export class MemoryTables {
         return this.insertBatch(connection, source, joined.groups);
       }).catch(() => new Map<number, boolean>());
     }
-    batch.groups.push({ seq, lines });
+    batch.groups.push(span ? { seq, lines, span } : { seq, lines });
     batch.bytes += lines.length;
     return batch.done!.then((outcome) => outcome.get(seq) ?? false);
   }
@@ -311,7 +319,13 @@ export class MemoryTables {
    */
   private async insertBatch(connection: DuckDBConnection, source: SourceName, groups: readonly WaitingGroup[]): Promise<Map<number, boolean>> {
     const bySeq = new Map<number, Uint8Array[]>();
-    for (const { seq, lines } of groups) bySeq.set(seq, [...(bySeq.get(seq) ?? []), lines]);
+    // Each segment's span of the groups, unless one came without (then read from the rows).
+    const spanOf = new Map<number, EventSpan | null>();
+    for (const { seq, lines, span } of groups) {
+      bySeq.set(seq, [...(bySeq.get(seq) ?? []), lines]);
+      const known = spanOf.get(seq);
+      spanOf.set(seq, known === null || !span ? null : (widenedSpan(known, span) ?? null));
+    }
     const outcome = new Map<number, boolean>();
     const d = this.sources.get(source);
     for (const [seq, parts] of bySeq) {
@@ -326,7 +340,10 @@ export class MemoryTables {
         await connection.run('BEGIN TRANSACTION');
         try {
           const inserted = (await prepared.run()).rowsChanged;
-          await this.widenSpan(connection, d, seq, n);
+          // Recorded before COMMIT makes the rows visible (see `recordSpan`).
+          const span = spanOf.get(seq);
+          if (span) this.recordSpan(`${d.name}:${seq}`, span);
+          else await this.widenSpan(connection, d, seq, n);
           // A large insert copies only its own HEAD_ROWS_PER_PROJECT newest rows of each project:
           // the rows of an insert are all of one segment, so a row past them has that many newer
           // ones of its segment and project, and no newest-first page reads it. Copying every row
@@ -368,25 +385,35 @@ export class MemoryTables {
   }
 
   /**
-   * Widens segment `seq`'s recorded span by the rows of insert `n`, read inside its transaction:
-   * recorded before the rows are visible to any query, so a view never holds a row outside its
-   * segments' spans (a rolled-back insert only leaves a span wider than needed). Never throws:
-   * a span that cannot be read becomes unknown, and the segment is never left out by time.
+   * Widens segment `seq`'s recorded span (`key`: `source:seq`) by an insert's: called inside the
+   * insert's transaction, so it is recorded before the rows are visible to any query and a view
+   * never holds a row outside its segments' spans (a rolled-back insert only leaves a span wider
+   * than needed). A span once unknown stays so.
+   */
+  private recordSpan(key: string, span: EventSpan): void {
+    const known = this.spans.get(key);
+    if (known === null) return;
+    this.spans.set(key, widenedSpan(known, span)!);
+  }
+
+  /**
+   * The span of insert `n`'s rows read from them, for a group given without one (a segment loaded
+   * at start): `recordSpan` of what it finds. Never throws: a span that cannot be read becomes
+   * unknown, and the segment is never left out by time.
    */
   private async widenSpan(connection: DuckDBConnection, d: SourceDescriptor, seq: number, n: number): Promise<void> {
     const key = `${d.name}:${seq}`;
     if (this.spans.get(key) === null) return;
     try {
-      // Costs an insert 0.5 - 0.6 ms of CPU per 100-event group, prepared once or not
-      // (docs/performance.md, "Memory left out of pages before it").
+      // Costs an insert 0.6 - 1.9 ms of CPU per 100-event group, prepared once or not
+      // (docs/performance.md, "Memory left out of pages before it"): ingest gives the span instead.
       const reader = await connection.runAndReadAll(`SELECT epoch_us(min(timestamp)) AS oldest, epoch_us(max(timestamp)) AS newest FROM ${tableOf(d)} WHERE le_n = ${n}`);
       const [row] = reader.getRowObjects();
       const oldest = row?.oldest;
       const newest = row?.newest;
       // No timestamped row (all null, or none): nothing a time bound can select, the span unchanged.
       if (typeof oldest !== 'bigint' || typeof newest !== 'bigint') return;
-      const known = this.spans.get(key);
-      this.spans.set(key, known ? { oldest: oldest < known.oldest ? oldest : known.oldest, newest: newest > known.newest ? newest : known.newest } : { oldest, newest });
+      this.recordSpan(key, { oldest, newest });
     } catch {
       this.spans.set(key, null);
     }
@@ -651,7 +678,7 @@ function newestCopySql(d: SourceDescriptor, n: number, rows: number): string {
  * The oldest timestamp of segments' spans, undefined unless every one is known (a segment without
  * one, or with an unknown one, may hold any timestamp).
  */
-function oldestOf(spans: ReadonlyArray<{ oldest: Micros; newest: Micros } | null | undefined>): Micros | undefined {
+function oldestOf(spans: ReadonlyArray<EventSpan | null | undefined>): Micros | undefined {
   let oldest: Micros | undefined;
   for (const span of spans) {
     if (!span) return undefined;
