@@ -187,8 +187,8 @@ class DuckDbPrinter extends SqlPrinter {
    * the arrays half (`arraysFree`), a split range is its rows without a `[` alone, every alias of
    * them the constant NULL (`range`), so a field read through one is its whole path's column. The
    * counts in two steps then neither group by those constants nor test them in each condition:
-   * Studio's chart by minute over an hour of the gateway's rows took about a tenth less CPU
-   * (docs/performance.md, "The chart by minute without its constant unnest aliases"). Not where the
+   * Studio's charts took 1.02 - 1.18 times less CPU bare, the chart by minute 1.0 - 1.17 through
+   * the library (docs/performance.md, "The chart by minute without its constant unnest aliases"). Not where the
    * WHERE holds a subquery, whose own ranges could take the same alias.
    */
   private unnestsNull<T>(from: Extract<FromIR, { t: 'table' }>, where: Expr | null, print: () => T): T {
