@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newestFirstMerge } from '../src/engine/duckdb/newest-first';
-import { compactLogs } from '../src/compaction/compact';
 import type { Endpoints } from '../src/index';
-import { edgeEvent, endpointsAt, tempDir, writeLines } from './support/log-files';
+import { edgeEvent, tempDir, wholeAndByDay } from './support/log-files';
 
 const NOW = '2026-11-21T12:00:00Z';
 
@@ -30,10 +29,7 @@ describe('logs.all, newest day first over a dataset, answers as if every day wer
     }
     // Ties: the same instant, ids out of order.
     for (const id of ['tie-b', 'tie-a', 'tie-c']) events.push(edgeEvent({ id, project: 'dense', timestamp: '2026-11-20T00:00:00.000000Z' }));
-    writeLines(tmp.path('ndjson', 'all.ndjson'), events);
-    await compactLogs({ source: 'edgeLogs', inputs: tmp.path('ndjson', 'all.ndjson'), outDir: tmp.path('dataset') });
-    ({ ep: whole } = await endpointsAt({ edgeLogs: tmp.path('ndjson', 'all.ndjson') }, NOW));
-    ({ ep: byDay } = await endpointsAt({ edgeLogs: tmp.path('dataset') }, NOW));
+    ({ whole, byDay } = await wholeAndByDay(tmp, events, NOW));
   });
   afterAll(async () => {
     await whole.close();

@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { cutFromCounts, MinuteCounts, type MinuteRows } from '../src/engine/duckdb/minute-counts';
 import { pageWithin } from '../src/engine/duckdb/newest-first';
-import { compactLogs } from '../src/compaction/compact';
 import type { Endpoints } from '../src/index';
-import { edgeEvent, endpointsAt, tempDir, writeLines } from './support/log-files';
+import { edgeEvent, tempDir, wholeAndByDay } from './support/log-files';
 
 const MINUTE = 60_000_000n;
 const NOW = '2026-11-21T12:00:00Z';
@@ -94,10 +93,7 @@ describe('logs.all pages cut from the rows per minute answer as if every row wer
       if (i % 5 === 0) events.push(edgeEvent({ id: `t-${(i * 31) % 1009}`, project: 'dense', timestamp: t }));
       if (i % 400 === 0) events.push(edgeEvent({ project: 'sparse', timestamp: t }));
     }
-    writeLines(tmp.path('ndjson', 'all.ndjson'), events);
-    await compactLogs({ source: 'edgeLogs', inputs: tmp.path('ndjson', 'all.ndjson'), outDir: tmp.path('dataset') });
-    ({ ep: whole } = await endpointsAt({ edgeLogs: tmp.path('ndjson', 'all.ndjson') }, NOW));
-    ({ ep: byDay } = await endpointsAt({ edgeLogs: tmp.path('dataset') }, NOW));
+    ({ whole, byDay } = await wholeAndByDay(tmp, events, NOW));
   });
   afterAll(async () => {
     await whole.close();

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { createEndpoints, type Endpoints, type EndpointsOptions } from '../../src/index';
+import { compactLogs, createEndpoints, type Endpoints, type EndpointsOptions } from '../../src/index';
 
 /** A temporary folder for one test file's logs, removed by `cleanup`. */
 export function tempDir(prefix = 'le-test-'): { dir: string; path: (...parts: string[]) => string; cleanup: () => void } {
@@ -54,6 +54,18 @@ export async function endpointsAt(sources: EndpointsOptions['sources'], now: str
   let clock = new Date(now);
   const ep = await createEndpoints({ sources, now: () => clock, cache: false, ...extra });
   return { ep, setNow: (iso) => (clock = new Date(iso)) };
+}
+
+/**
+ * The same gateway events read whole (one NDJSON file) and compacted by day (a dataset), each by
+ * an instance with the clock at `now`: a read that goes day by day must answer as the whole one.
+ */
+export async function wholeAndByDay(tmp: ReturnType<typeof tempDir>, events: readonly object[], now: string): Promise<{ whole: Endpoints; byDay: Endpoints }> {
+  writeLines(tmp.path('ndjson', 'all.ndjson'), events);
+  await compactLogs({ source: 'edgeLogs', inputs: tmp.path('ndjson', 'all.ndjson'), outDir: tmp.path('dataset') });
+  const { ep: whole } = await endpointsAt({ edgeLogs: tmp.path('ndjson', 'all.ndjson') }, now);
+  const { ep: byDay } = await endpointsAt({ edgeLogs: tmp.path('dataset') }, now);
+  return { whole, byDay };
 }
 
 /** `iso` moved by a number of microseconds, as an ISO string with six fractional digits. */
