@@ -8,8 +8,9 @@
  * statements were prepared during the timed calls (a kept text is not prepared again); with
  * `--profile`, each statement run again under DuckDB's profiling: latency, planner, operators'
  * CPU (`--operators`: per operator kind); `--sql` the texts; `--why` what changed in a text
- * prepared again. `--hold <s>`: segments never close, the writers stop after that many seconds,
- * and the calls read what memory holds with nothing ingesting beside them. `--idle`: no writer.
+ * prepared again, and the prepare's wall time. `--hold <s>`: segments never close, the writers
+ * stop after that many seconds, and the calls read what memory holds with nothing ingesting
+ * beside them. `--idle`: no writer.
  * docs/performance.md, "The live path's statements cut to what they read".
  *
  *   npx tsx bench/live-profile.ts --dir /tmp/live-profile --edge .bench-data/managed-tail/edge.ndjson
@@ -119,12 +120,14 @@ let prepares = 0;
 const prepare = DuckDBConnection.prototype.prepare;
 DuckDBConnection.prototype.prepare = async function (this: DuckDBConnection, sql: string) {
   prepares++;
-  if (args.why) {
-    // What in the text changed: the memory segments it names, the heads tables, the files.
-    const marks = [...sql.matchAll(/le_seq IN \([^)]*\)|le_heads_\d+|part-[0-9a-f]{6}/g)].map((x) => x[0]);
-    console.log(`      prepared: ${[...new Set(marks)].join(' ')}`.slice(0, 400));
-  }
-  return prepare.call(this, sql);
+  if (!args.why) return prepare.call(this, sql);
+  // What in the text changed: the memory segments it names, the heads tables, the files; and what
+  // preparing it took (wall ms: the writers' CPU shares the process, so its CPU would hold theirs).
+  const marks = [...sql.matchAll(/le_seq IN \([^)]*\)|le_heads_\d+|part-[0-9a-f]{6}/g)].map((x) => x[0]);
+  const t = process.hrtime.bigint();
+  const prepared = await prepare.call(this, sql);
+  console.log(`      prepared in ${round(Number(process.hrtime.bigint() - t) / 1e6, 2)} ms: ${[...new Set(marks)].join(' ')}`.slice(0, 400));
+  return prepared;
 };
 const text = (v: unknown) => JSON.stringify(v, (_, x) => (typeof x === 'bigint' ? String(x) : x));
 const sides: Array<[string, Lib]> = [...Object.entries(builds), ['hand', byHand]];
