@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, requireBinary } from './servers';
+import { freePorts, requireBinary } from './servers';
 
 /** One clickhouse-server of a test cluster. */
 export interface ClickHouseShard {
@@ -41,28 +41,36 @@ export async function startClickHouseCluster(options: { shards?: number; name?: 
   const name = options.name ?? 'le_test';
   const keep = options.dir !== undefined;
   const root = keep ? options.dir! : mkdtempSync(join(tmpdir(), 'le-clickhouse-'));
-  const ports: Array<{ http: number; tcp: number }> = [];
-  for (let i = 0; i < (options.shards ?? 2); i++) ports.push({ http: await freePort(), tcp: await freePort() });
-  const remoteServers = ports.map((p) => `<shard><replica><host>127.0.0.1</host><port>${p.tcp}</port></replica></shard>`).join('');
+  let ports: Array<{ http: number; tcp: number }> = [];
   const shards: ClickHouseShard[] = [];
   const launch = (dir: string) => spawn(binary, [`--config-file=${join(dir, 'config.xml')}`], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
   const dirOf = (i: number) => join(root, `shard-${i + 1}`);
-  try {
-    await Promise.all(
-      ports.map(async (p, i) => {
-        const dir = dirOf(i);
-        for (const sub of ['data', 'tmp', 'user_files', 'format_schemas']) mkdirSync(join(dir, sub), { recursive: true });
-        writeFileSync(join(dir, 'config.xml'), serverConfig(dir, p.http, p.tcp, name, remoteServers));
-        writeFileSync(join(dir, 'users.xml'), USERS);
-        const child = launch(dir);
-        shards.push({ url: `http://127.0.0.1:${p.http}`, httpPort: p.http, tcpPort: p.tcp, process: child });
-        await ready(child);
-      }),
-    );
-  } catch (error) {
-    await stopAll(shards);
-    if (!keep) rmSync(root, { recursive: true, force: true });
-    throw error;
+  // A port found free can be taken before the server binds it (another test's server, or an
+  // outgoing connection given it as its local port): such a start is tried again on new ports.
+  for (let attempt = 1; ; attempt++) {
+    const free = await freePorts(2 * (options.shards ?? 2));
+    ports = Array.from({ length: free.length / 2 }, (_, i) => ({ http: free[2 * i]!, tcp: free[2 * i + 1]! }));
+    const remoteServers = ports.map((p) => `<shard><replica><host>127.0.0.1</host><port>${p.tcp}</port></replica></shard>`).join('');
+    try {
+      await Promise.all(
+        ports.map(async (p, i) => {
+          const dir = dirOf(i);
+          for (const sub of ['data', 'tmp', 'user_files', 'format_schemas']) mkdirSync(join(dir, sub), { recursive: true });
+          writeFileSync(join(dir, 'config.xml'), serverConfig(dir, p.http, p.tcp, name, remoteServers));
+          writeFileSync(join(dir, 'users.xml'), USERS);
+          const child = launch(dir);
+          shards.push({ url: `http://127.0.0.1:${p.http}`, httpPort: p.http, tcpPort: p.tcp, process: child });
+          await ready(child);
+        }),
+      );
+      break;
+    } catch (error) {
+      await stopAll(shards);
+      shards.length = 0;
+      if (attempt < 3 && /Address already in use/.test(String((error as Error).message))) continue;
+      if (!keep) rmSync(root, { recursive: true, force: true });
+      throw error;
+    }
   }
   shards.sort((a, b) => ports.findIndex((p) => p.http === a.httpPort) - ports.findIndex((p) => p.http === b.httpPort));
   return {

@@ -48,6 +48,20 @@ export function versionOf(binary: string, args = ['--version']): string | null {
 }
 
 /** A free loopback port (the OS picks it; the listener is closed before the server binds it). */
+/**
+ * `count` loopback ports free now and distinct from each other: each is held until all are found
+ * (one `freePort` after another may give the same port twice once the first is closed).
+ */
+export async function freePorts(count: number): Promise<number[]> {
+  const servers = Array.from({ length: count }, () => createServer().listen(0, '127.0.0.1'));
+  try {
+    await Promise.all(servers.map((server) => once(server, 'listening')));
+    return servers.map((server) => (server.address() as { port: number }).port);
+  } finally {
+    await Promise.all(servers.filter((server) => server.listening).map((server) => new Promise((resolve) => server.close(resolve))));
+  }
+}
+
 export async function freePort(): Promise<number> {
   const server = createServer();
   server.listen(0, '127.0.0.1');
