@@ -24,6 +24,7 @@ import { waitCompacted } from './managed';
 import { studioCasesOf } from './studio-cases';
 import { prepareStudioData } from './studio-data';
 import { percentile, round } from './stats';
+import { peakRssMb } from './serve-process';
 
 const { values: args } = parseArgs({
   options: { before: { type: 'string' }, after: { type: 'string', default: 'dist' }, rounds: { type: 'string', default: '300' }, kind: { type: 'string', default: 'chart by minute' } },
@@ -87,7 +88,7 @@ try {
   }
   const [x, y] = builds.map((b) => percentile(cpu.get(b.label)!, 0.5));
   console.log(
-    `${started}: ${studio.kind}, ${rounds} calls each after 20, alternated: CPU per call before ${round(x!, 2)} ms, after ${round(y!, 2)} ms, before / after ${round(x! / y!, 2)}; load average ${round(load, 1)} - ${round(loadavg()[0]!, 1)}; answers the same`,
+    `${started}: ${studio.kind}, ${rounds} calls each after 20, alternated: CPU per call before ${round(x!, 2)} ms, after ${round(y!, 2)} ms, before / after ${round(x! / y!, 2)}; load average ${round(load, 1)} - ${round(loadavg()[0]!, 1)}; answers the same; peak RSS (VmHWM) of the bench process, both builds in it: ${peakRssMb(process.pid)} MiB`,
   );
 } finally {
   for (const b of builds) await b.ep.close();

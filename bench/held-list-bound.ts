@@ -12,6 +12,7 @@ import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { BIGINT, DuckDBInstance, LIST, listValue, VARCHAR, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
 import { percentile, round } from './stats';
+import { peakRssMb } from './serve-process';
 
 const { values: args } = parseArgs({ options: { rounds: { type: 'string', default: '10' }, calls: { type: 'string', default: '200' } } });
 const load = () =>
@@ -66,6 +67,6 @@ for (let r = 0; r < Number(args.rounds); r++) {
   (cpu['prepare of the constants text'] ??= []).push((d.user + d.system) / 1000 / Number(args.calls));
 }
 for (const [name, values] of Object.entries(cpu)) console.log(`| ${name} | ${round(percentile(values, 0.5), 3)} | ${round(Math.min(...values), 3)} - ${round(Math.max(...values), 3)} |`);
-console.log(`load at the end ${load()}`);
+console.log(`load at the end ${load()}; peak RSS (VmHWM) of the bench process: ${peakRssMb(process.pid)} MiB`);
 connection.closeSync();
 instance.closeSync();

@@ -33,6 +33,7 @@ import { benchCases } from './cases';
 import { REFERENCE } from './dataset';
 import { liveBatch, waitCompacted } from './managed';
 import { percentile, round } from './stats';
+import { peakRssMb } from './serve-process';
 import { caught, profiled, type ProfileNode } from './caught-statements';
 
 const { values: args } = parseArgs({
@@ -195,5 +196,5 @@ try {
   await Promise.all(writers);
   for (const ep of Object.values(builds)) await ep.close();
   await byHand.close();
-  console.log(`load at the end ${load()}`);
+  console.log(`load at the end ${load()}; peak RSS (VmHWM) of the bench process, every build and the files by hand in it: ${peakRssMb(process.pid)} MiB`);
 }
