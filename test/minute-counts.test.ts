@@ -51,6 +51,24 @@ describe('the cut of a page from the stored rows per minute', () => {
     expect(pageWithin(rows(30n, 19n), 2, 20n)).toBe(false);
   });
 
+  it('keeps the counts of at most 1,000 file versions: counting one more drops them all', async () => {
+    // Bounded memory: each kept version holds up to 1,440 counts (docs/definitions.md, "Newest first").
+    const kept = new MinuteCounts();
+    const count = vi.fn(async () => counts(10, 50, 60, 70));
+    const version = (i: number) => ({ path: `/d/part-${i}.parquet`, size: 10, crc32: i });
+    const page = (i: number) => kept.cut([version(i)], 'project', 'abc', 100, null, null, count);
+    for (let i = 0; i <= 1_000; i++) {
+      expect(await page(i)).toBeNull();
+      expect(await page(i)).toBe(11n * MINUTE);
+    }
+    expect(count).toHaveBeenCalledTimes(1_001);
+    // The 1,001st was kept after the others were dropped: it is not counted again, the first is.
+    expect(await page(1_000)).toBe(11n * MINUTE);
+    expect(await page(0)).toBeNull();
+    expect(await page(0)).toBe(11n * MINUTE);
+    expect(count).toHaveBeenCalledTimes(1_002);
+  });
+
   it('counts a file version on its second page, then keeps it; a file without a CRC-32 never', async () => {
     const kept = new MinuteCounts();
     const count = vi.fn(async () => counts(10, 50, 60, 70));
