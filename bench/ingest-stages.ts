@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { DuckDBInstance } from '@duckdb/node-api';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { Prng } from '../src/fixtures/prng';
 import { gatewayBenchEvent } from '../test/support/gateway-bench-event';
 import { bodyLines } from '../src/ingest/body-lines';
@@ -32,6 +32,20 @@ function cpu(): number {
   return user + system;
 }
 
+/**
+ * The built-in sources' memory tables as managed storage holds them: attached to an in-memory
+ * DuckDB with the timestamp macros, their database in `folder`. `setup` is the connection that
+ * made the macros; close it and `instance` when done.
+ */
+export async function benchMemoryTables(folder: string): Promise<{ instance: DuckDBInstance; setup: DuckDBConnection; memory: MemoryTables }> {
+  const instance = await DuckDBInstance.create(':memory:');
+  const setup = await instance.connect();
+  for (const macro of TIMESTAMP_MACROS) await setup.run(macro);
+  const memory = new MemoryTables(BUILT_IN_SOURCE_SET, { folder });
+  memory.attach(instance);
+  return { instance, setup, memory };
+}
+
 /** Bodies as bench/ingest.ts sends them: each numbered by its first event, so none repeats another. */
 export function bodies(batch: number, count: number): Buffer[] {
   const prng = new Prng(batch);
@@ -45,11 +59,7 @@ export async function measureStages(batch: number, count: number, concurrency: n
   const sent = bodies(batch, count);
   const events = batch * count;
   const dir = mkdtempSync(join(tmpdir(), 'le-bench-stages-'));
-  const instance = await DuckDBInstance.create(':memory:');
-  const setup = await instance.connect();
-  for (const macro of TIMESTAMP_MACROS) await setup.run(macro);
-  const memory = new MemoryTables(BUILT_IN_SOURCE_SET, { folder: join(dir, 'tables') });
-  memory.attach(instance);
+  const { instance, setup, memory } = await benchMemoryTables(join(dir, 'tables'));
   const wal = await Wal.open({ dir: join(dir, 'wal') });
   const out: Record<string, number> = {};
   try {
