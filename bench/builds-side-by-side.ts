@@ -22,6 +22,7 @@ import { REFERENCE, type Dataset } from './dataset';
 import { openChdb } from './peers/chdb';
 import type { Peer } from './peers/peer';
 import { percentile, round } from './stats';
+import { peakRssMb } from './serve-process';
 
 const { values: args } = parseArgs({
   options: {
@@ -107,4 +108,4 @@ try {
   await builds.after.close();
   await chdb?.close();
 }
-console.log(`load at the end ${load()}`);
+console.log(`load at the end ${load()}; peak RSS (VmHWM) of the bench process, both builds and chdb in it: ${peakRssMb(process.pid)} MiB`);

@@ -23,6 +23,7 @@ import { translateBigQuery } from '../src/bigquery/translate-bigquery';
 import { SUPABASE_SOURCES } from '../src/index';
 import { chartQuery } from '../test/support/supabase/studio-sql';
 import { percentile, round } from './stats';
+import { peakRssMb } from './serve-process';
 
 const { values: args } = parseArgs({ options: { before: { type: 'string' }, runs: { type: 'string', default: '200' } } });
 const runs = Math.max(1, Number(args.runs));
@@ -113,4 +114,6 @@ for (const chart of charts) {
     `| ${chart.name} | ${n.toLocaleString('en')} | ${groups?.toLocaleString('en') ?? '-'} | ${steps(other)}, ${b} | ${steps(after)}, ${a} | ${round(b! / a!, 2)} | ${round(load, 1)} - ${round(loadavg()[0]!, 1)} |`,
   );
 }
-console.log(`\n${new Date().toISOString()}, ${runs} runs a text after ${Math.max(5, Math.round(runs / 10))} (the 7-day chart: a tenth), interleaved`);
+console.log(
+  `\n${new Date().toISOString()}, ${runs} runs a text after ${Math.max(5, Math.round(runs / 10))} (the 7-day chart: a tenth), interleaved; peak RSS (VmHWM) of the bench process: ${peakRssMb(process.pid)} MiB`,
+);

@@ -22,6 +22,7 @@ import { benchCases } from './cases';
 import { REFERENCE } from './dataset';
 import { liveBatch, waitCompacted } from './managed';
 import { percentile, round } from './stats';
+import { peakRssMb } from './serve-process';
 
 const { values: args } = parseArgs({
   options: {
@@ -125,7 +126,7 @@ try {
       );
     }
   }
-  console.log(`load at the end ${load()}`);
+  console.log(`load at the end ${load()}; peak RSS (VmHWM) of the bench process, both builds and the files by hand in it: ${peakRssMb(process.pid)} MiB`);
 } finally {
   writing = false;
   await Promise.all(writers);

@@ -38,6 +38,7 @@ import { openStudioChdb } from './studio-chdb';
 import { chdbColumnsOf } from './studio-chdb-fields';
 import { prepareStudioData, STUDIO_SCALES, type StudioScale } from './studio-data';
 import { percentile, round } from './stats';
+import { peakRssMb } from './serve-process';
 
 const KEY = 'side-by-side-key';
 
@@ -211,6 +212,7 @@ async function main(): Promise<void> {
       }
     }
     console.log(lines.join('\n'));
+    console.log(`peak RSS (VmHWM) of the bench process, our builds and chdb in it: ${peakRssMb(process.pid)} MiB`);
     if (values.json) {
       const json = phases.map((p) => ({
         phase: p.phase,
