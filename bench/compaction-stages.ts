@@ -166,6 +166,12 @@ try {
     runs++;
   }
   measuring = false;
+  // Too few bodies for a run after the first (which is left out) would print NaN for every stage.
+  if (runs === 0 || events === 0) {
+    throw new Error(
+      `no compaction run was measured: ${sent.length} bodies made ${values.first ? 'no run' : 'only the first run, which is left out'}; give more --bodies (60 or more) or fewer --segments`,
+    );
+  }
   const statements = [...byStage.values()].reduce((n, s) => n + s.cpu, 0);
   console.log(`${runs} runs measured (${values.first ? 'the first too' : 'after the first'}), ${events} events, every run staged from the memory tables: ${staged}; load at the end ${load()}`);
   console.log(`calls inside another (counted in the outer one): ${overlapped}`);
