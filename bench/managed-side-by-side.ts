@@ -5,7 +5,7 @@
  * newest events of the bench's NDJSON (`--edge`, `--functions`: files of them, e.g. `tail -n` of
  * the bench's data) and its background compactor settles them; then a writer per build ingests
  * batches of 100 (20 ms apart, as bench/managed.ts's) while each case's calls are interleaved
- * across the three (the order rotating round by round). Answers compared first. Prints the
+ * across the three (the order rotating round by round). Answers compared before and after the timed calls. Prints the
  * median wall time per call and each build's ratio to the files compacted by hand.
  *
  *   npx tsx bench/managed-side-by-side.ts --before /path/to/other/checkout [--after .]
@@ -106,9 +106,13 @@ try {
   for (const [project, rank] of PROJECTS) {
     for (const c of benchCases(project, rank).filter((k) => filters.some((f) => k.name.includes(f)))) {
       const call = (ep: Library) => ep.query(c.endpoint as never, c.params);
-      const answers = await Promise.all(names.map(async (n) => text((await call(lib(n))).result)));
-      // The writer's events are of another project: every answer is the same.
-      if (answers[0] !== answers[2] || answers[1] !== answers[2]) throw new Error(`${c.name}: the answers differ`);
+      // The writer's events are of another project: every answer is the same, before the timed
+      // calls and after them (the writer's segments and commits change what each build reads).
+      const compareAnswers = async (when: string) => {
+        const answers = await Promise.all(names.map(async (n) => text((await call(lib(n))).result)));
+        if (answers[0] !== answers[2] || answers[1] !== answers[2]) throw new Error(`${c.name}: the answers differ ${when}`);
+      };
+      await compareAnswers('before timing');
       const wall = { before: [] as number[], after: [] as number[], byHand: [] as number[] };
       for (let r = 0; r < Number(args.rounds); r++) {
         const order = names.map((_, k) => names[(r + k) % names.length]!);
@@ -120,6 +124,7 @@ try {
           }
         }
       }
+      await compareAnswers('after timing');
       const p50 = (s: number[]) => round(percentile(s, 0.5), 2);
       console.log(
         `| ${c.name} | ${p50(wall.before)} | ${p50(wall.after)} | ${p50(wall.byHand)} | ${round(p50(wall.before) / p50(wall.byHand), 2)} | ${round(p50(wall.after) / p50(wall.byHand), 2)} |`,
