@@ -7,6 +7,8 @@ import { BUILT_IN_SOURCE_SET, edgeLogs } from '../src/sources/built-ins';
 import { relationColumns, type SourceFiles } from '../src/duckdb/source-relations';
 import { typedFieldsOf, withTypedPaths } from '../src/sources/typed-fields';
 import type { SourceDescriptor } from '../src/sources/source-descriptor';
+import { createEndpoints, defineEndpoint } from '../src/index';
+import { edgeEvent, tempDir, writeLines } from './support/log-files';
 
 // An endpoint's statement gets its source's relation with only the columns it names (DuckDB plans
 // a narrower Parquet scan faster); a statement that may read a column without naming it gets them all.
@@ -40,8 +42,14 @@ describe('columnsNamed: the columns of a relation a statement names', () => {
     ['SELECT to_json("edge_logs") FROM edge_logs', 'the quoted relation as a value'],
     ['SELECT e FROM "edge_logs" e', 'the alias of a quoted relation as a value'],
     ['SELECT "my e" FROM edge_logs AS "my e"', 'an alias that is no bare word'],
+    ['SELECT a FROM edge_logs e(a)', 'column aliases (they rename by position)'],
+    ['SELECT x.b FROM other JOIN edge_logs AS x (a, b) ON true', 'column aliases in a join'],
   ])('gives none (every column) for %s: %s', (sql) => {
     expect(columnsNamed(sql, 'edge_logs', COLUMNS)).toBeNull();
+  });
+
+  it('reads a condition in parentheses after the relation as naming columns, not as column aliases', () => {
+    expect([...columnsNamed('SELECT id FROM edge_logs WHERE (status_code > 1)', 'edge_logs', COLUMNS)!].sort()).toEqual(['id', 'status_code']);
   });
 
   it('reads a product, count(*), a CTE of the relation and an alias used as a qualifier as naming columns only', () => {
@@ -102,5 +110,30 @@ describe("the engine's SQL of an endpoint's statement", () => {
     };
     expect(relationOf(edgeLogs)).not.toContain('AS "text:metadata.request.referer"');
     expect(relationOf(wide)).toContain('"text:metadata.request.referer" FROM (');
+  });
+});
+
+describe("a definition's statement with column aliases on its source", () => {
+  it('answers from the columns the aliases rename, as over the whole relation', async () => {
+    const tmp = tempDir();
+    writeLines(tmp.path('edge.ndjson'), [edgeEvent({ timestamp: '2026-11-20T10:00:00Z', id: 'e-1' }), edgeEvent({ timestamp: '2026-11-20T11:00:00Z', id: 'e-2' })]);
+    // `a` is the relation's first column (id), `b` its second (timestamp): a relation cut to the
+    // columns the text names would rename others.
+    const renamed = defineEndpoint({
+      name: 'renamed',
+      sql: { duckdb: 'SELECT a, CAST(b AS VARCHAR) AS b FROM edge_logs e(a, b) ORDER BY a' },
+      columns: { a: 'text', b: 'text' },
+      cache: 'never',
+    });
+    const ep = await createEndpoints({ sources: { edgeLogs: tmp.path('edge.ndjson') }, endpoints: [renamed], now: () => new Date('2026-11-21T12:00:00Z'), cache: false });
+    try {
+      expect((await ep.query('renamed', {})).result).toEqual([
+        { a: 'e-1', b: '2026-11-20 10:00:00' },
+        { a: 'e-2', b: '2026-11-20 11:00:00' },
+      ]);
+    } finally {
+      await ep.close();
+      tmp.cleanup();
+    }
   });
 });

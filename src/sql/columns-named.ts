@@ -57,7 +57,7 @@ const NOT_ALIAS = new Set([
  * The columns among `columns` that `sql` names, by name (bare, case-insensitively, or as a quoted
  * identifier), or null when it may read a column of `relation` without naming it: a `*` that
  * selects columns, `COLUMNS(...)`, a natural join, PIVOT or UNPIVOT, a query that starts with
- * FROM, or the relation (or an alias of it) used as a
+ * FROM, column aliases given to the relation (`FROM edge_logs e(a)`), or the relation (or an alias of it) used as a
  * value (`SELECT edge_logs FROM edge_logs` gives every column as a struct). A name found anywhere
  * counts (a parameter `$name` does not): an extra column costs a little planning, a missing one
  * would fail the statement, so the rule only ever keeps more.
@@ -68,7 +68,7 @@ const NOT_ALIAS = new Set([
  */
 export function columnsNamed(sql: string, relation: string, columns: readonly string[]): Set<string> | null {
   const code = codeOnly(quotedAsWords(sql));
-  if (WILDCARD.test(code) || UNNAMED.test(code) || readsAsValue(code, relation)) return null;
+  if (WILDCARD.test(code) || UNNAMED.test(code) || readsAsValue(code, relation) || renamesByPosition(code, relation)) return null;
   const quoted = new Set(quotedIdentifiers(sql).map((q) => q.toLowerCase()));
   const named = new Set<string>();
   for (const column of columns) {
@@ -76,6 +76,16 @@ export function columnsNamed(sql: string, relation: string, columns: readonly st
     if (bare || quoted.has(column.toLowerCase())) named.add(column);
   }
   return named;
+}
+
+/**
+ * Whether the relation is given column aliases (`FROM edge_logs e(a, b)`): they rename its columns
+ * by position, so a relation cut to the named columns would give `a` another column's values.
+ */
+function renamesByPosition(code: string, relation: string): boolean {
+  const aliased = code.matchAll(new RegExp(`\\b(?:FROM|JOIN)\\s+${relation}(?:\\s+AS)?\\s+([A-Za-z_][A-Za-z0-9_]*)\\s*\\(`, 'gi'));
+  // `FROM edge_logs WHERE (...)` is a condition, not an alias's list.
+  return [...aliased].some((m) => !NOT_ALIAS.has(m[1]!.toLowerCase()));
 }
 
 /**
