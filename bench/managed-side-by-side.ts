@@ -5,8 +5,9 @@
  * newest events of the bench's NDJSON (`--edge`, `--functions`: files of them, e.g. `tail -n` of
  * the bench's data) and its background compactor settles them; then a writer per build ingests
  * batches of 100 (20 ms apart, as bench/managed.ts's) while each case's calls are interleaved
- * across the three (the order rotating round by round). Answers compared before and after the timed calls. Prints the
- * median wall time per call and each build's ratio to the files compacted by hand.
+ * across the three (the order rotating round by round). Answers compared before and after the
+ * timed calls. Prints the median wall time per call and each build's ratio to the files compacted
+ * by hand.
  *
  *   npx tsx bench/managed-side-by-side.ts --before /path/to/other/checkout [--after .]
  *        --edge .bench-data/managed-tail/edge.ndjson --functions .bench-data/managed-tail/functions.ndjson

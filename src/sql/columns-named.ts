@@ -57,8 +57,9 @@ const NOT_ALIAS = new Set([
  * The columns among `columns` that `sql` names, by name (bare, case-insensitively, or as a quoted
  * identifier), or null when it may read a column of `relation` without naming it: a `*` that
  * selects columns, `COLUMNS(...)`, a natural join, PIVOT or UNPIVOT, a query that starts with
- * FROM, column aliases given to the relation (`FROM edge_logs e(a)`), or the relation (or an alias of it) used as a
- * value (`SELECT edge_logs FROM edge_logs` gives every column as a struct). A name found anywhere
+ * FROM, column aliases given to the relation (`FROM edge_logs e(a)`), or the relation (or an
+ * alias of it) used as a value (`SELECT edge_logs FROM edge_logs` gives every column as a
+ * struct). A name found anywhere
  * counts (a parameter `$name` does not): an extra column costs a little planning, a missing one
  * would fail the statement, so the rule only ever keeps more.
  *
