@@ -3,7 +3,8 @@
  * match a filter (default: hourly usage and the older pages of logs.all), each library's calls
  * interleaved (the order alternating round by round), answers compared before and after the
  * timed calls. Prints the median wall and process CPU time per call; CPU, which waits for no
- * other process, is the steadier measure on a shared machine (docs/performance.md, "The seed's older pages and hourly usage").
+ * other process, is the steadier measure on a shared machine (docs/performance.md, "The seed's
+ * older pages and hourly usage").
  *
  *   npx tsx bench/builds-side-by-side.ts --before /path/to/other/checkout [--after .] [--data .bench-data/default]
  *                                        [--filter hourly,end=] [--runs 10] [--rounds 6] [--threads 2] [--threads-before 2]
