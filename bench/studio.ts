@@ -6,7 +6,8 @@
  * - Logflare on Postgres: the same events in Logflare's layout, running what Logflare's translator
  *   makes of the same SQL (bench/studio-logflare.ts);
  * - chdb: the same question written for ClickHouse by hand (bench/studio-chdb.ts), the nested
- *   fields the Supabase descriptors declare typed read from MATERIALIZED columns (bench/studio-chdb-fields.ts);
+ *   fields the Supabase descriptors declare typed read from MATERIALIZED columns (bench/studio-chdb-fields.ts),
+ *   timed idle in the same rounds as ours opened again with no writer (the order alternating);
  * answers compared before anything is timed. Target: ours ≤ 50 ms p50, ≥ 10x Postgres. Ours is
  * also timed stage by stage (bench/studio-stages.ts) and beside a copy of the week without typed
  * columns (bench/studio-layouts.ts), both idle, before the writer starts.
@@ -37,6 +38,8 @@ export interface StudioCaseResult {
   ours: Timing;
   postgres: Timing | null;
   chdb: Timing | null;
+  /** Ours idle, timed in the same rounds as chdb (the order alternating), null without chdb. */
+  ours_idle: Timing | null;
   rows: number;
   /** What differs from ours, per peer (null: the same answer). */
   postgres_difference: string | null;
@@ -115,7 +118,17 @@ export async function measureStudio(options: StudioOptions, log: (line: string) 
     try {
       for (const c of cases) {
         const timing = await warmTimes(options.runs, () => ours.answer(c.request));
-        results.set(c, { kind: c.kind, ours: timing, postgres: null, chdb: null, rows: answers.get(c)!.length, postgres_difference: null, chdb_difference: null, stages: stages.get(c)! });
+        results.set(c, {
+          kind: c.kind,
+          ours: timing,
+          postgres: null,
+          chdb: null,
+          ours_idle: null,
+          rows: answers.get(c)!.length,
+          postgres_difference: null,
+          chdb_difference: null,
+          stages: stages.get(c)!,
+        });
         log(`studio: ${c.kind}: ours ${timing.p50_ms} ms p50 while ingesting (${answers.get(c)!.length} rows)`);
       }
     } finally {
@@ -148,18 +161,31 @@ export async function measureStudio(options: StudioOptions, log: (line: string) 
   if (chdbLeftOut && options.chdb) log(`studio: chdb left out: ${chdbLeftOut}`);
   if (chdbLeftOut === null) {
     const chdb = await openStudioChdb(data, log);
+    // Ours again, idle (no writer), beside chdb: the two timed in the same rounds, so the ratio is
+    // not of two moments of the machine (ours above was timed while ingesting, before chdb loaded).
+    const idle = await openOurs(data, log);
     try {
       // The columns an expert gives the fields the cases read (once per loaded week, kept).
       for (const c of chdbColumnsOf(cases.map((k) => k.clickhouse))) await chdb.materialize(c.table, c.column, c.type, c.expression);
       for (const c of cases) {
         const r = results.get(c)!;
         const run = () => chdb.run(c.clickhouse.sql, c.clickhouse.params);
+        const oursRun = () => idle.answer(c.request);
         r.chdb_difference = answerDifference(c, answers.get(c)!, await run());
-        r.chdb = await warmTimes(options.runs, run);
-        log(`studio: ${c.kind}: chdb ${r.chdb.p50_ms} ms p50${r.chdb_difference ? `; answer differs: ${r.chdb_difference}` : ''}`);
+        await oursRun();
+        const sides = { chdb: [] as number[], ours: [] as number[] };
+        for (let i = 0; i < options.runs; i++) {
+          // The order alternates round by round.
+          const order = i % 2 === 0 ? (['ours', 'chdb'] as const) : (['chdb', 'ours'] as const);
+          for (const side of order) sides[side].push(await timeMs(side === 'chdb' ? run : oursRun));
+        }
+        r.chdb = summarize(sides.chdb);
+        r.ours_idle = summarize(sides.ours);
+        log(`studio: ${c.kind}: chdb ${r.chdb.p50_ms} ms p50, ours idle ${r.ours_idle.p50_ms} in the same rounds${r.chdb_difference ? `; answer differs: ${r.chdb_difference}` : ''}`);
       }
     } finally {
       chdb.close();
+      await idle.close();
     }
   }
   return {
@@ -183,11 +209,11 @@ export function studioMarkdown(r: StudioResult): string[] {
   return [
     `Supabase Studio's queries, scale \`${r.scale}\`: a self-hosted week of ${r.events.toLocaleString('en')} events over the nine feeds; ${r.machine}; load average ${r.load_average.start.join(' ')} at the start, ${r.load_average.end.join(' ')} at the end. Ours: managed storage with the Supabase preset, warm, while a writer ingested ${r.ingested_while_querying.toLocaleString('en')} events in batches of 100; peak RSS of the process ${r.ours_peak_rss_mb} MB. Target: ours ≤ 50 ms p50 and Postgres / ours ≥ 10.${r.postgres_left_out ? ` Logflare on Postgres left out: ${r.postgres_left_out}.` : ''}${r.chdb_left_out ? ` chdb left out: ${r.chdb_left_out}.` : ''}`,
     '',
-    '| request kind | rows | ours p50 ms (p95) | Logflare on Postgres p50 ms | chdb p50 ms | Postgres / ours | chdb / ours | answers (Postgres; chdb) |',
-    '|---|---:|---:|---:|---:|---:|---:|---|',
+    '| request kind | rows | ours p50 ms (p95), ingesting | Logflare on Postgres p50 ms | Postgres / ours | ours idle p50 ms (p95) | chdb p50 ms (p95), same rounds | chdb / ours idle | answers (Postgres; chdb) |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---|',
     ...r.cases.map(
       (c) =>
-        `| ${c.kind} | ${c.rows} | ${c.ours.p50_ms} (${c.ours.p95_ms}) | ${c.postgres?.p50_ms ?? ''} | ${c.chdb?.p50_ms ?? ''} | ${ratio(c.postgres, c.ours)} | ${ratio(c.chdb, c.ours)} | ${same(c.postgres_difference, c.postgres)}; ${same(c.chdb_difference, c.chdb)} |`,
+        `| ${c.kind} | ${c.rows} | ${c.ours.p50_ms} (${c.ours.p95_ms}) | ${c.postgres?.p50_ms ?? ''} | ${ratio(c.postgres, c.ours)} | ${c.ours_idle ? `${c.ours_idle.p50_ms} (${c.ours_idle.p95_ms})` : ''} | ${c.chdb ? `${c.chdb.p50_ms} (${c.chdb.p95_ms})` : ''} | ${c.ours_idle && c.chdb ? round(c.chdb.p50_ms / c.ours_idle.p50_ms, 2) : ''} | ${same(c.postgres_difference, c.postgres)}; ${same(c.chdb_difference, c.chdb)} |`,
     ),
     '',
     "Ours by stage, idle (before the writer starts; ms): the first call of each text, then the median of the calls after it (each stage's median on its own, so they need not add up to the total's). Translate: Studio's BigQuery SQL parsed, translated and printed for DuckDB (the first translation of the process loads the parser); check: the sandbox's rules on the parse trees; parse: DuckDB's parse of the translated text the rules read (the three once per text); prepare: the DuckDB statement (once per text and connection); snapshot: the sources' files listed and checked, made ready for DuckDB; bind: the request's values bound; run: DuckDB running it and reading its result; shape: from that result to the answer in Logflare's wire format; other: the parameters, the memo of checked texts, the query gate and connection, the statement's text (bench/studio-stages.ts).",
