@@ -21,6 +21,7 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { answerDifference } from './studio-compare';
+import { peakRssMb } from './serve-process';
 import { studioCasesOf, type StudioCase } from './studio-cases';
 import { openStudioChdb } from './studio-chdb';
 import { chdbColumnsOf } from './studio-chdb-fields';
@@ -186,6 +187,8 @@ export async function measureStudio(options: StudioOptions, log: (line: string) 
         r.ours_idle = summarize(sides.ours);
         log(`studio: ${c.kind}: chdb ${r.chdb.p50_ms} ms p50, ours idle ${r.ours_idle.p50_ms} in the same rounds${r.chdb_difference ? `; answer differs: ${r.chdb_difference}` : ''}`);
       }
+      // The process's peak so far, with ours and chdb's week both held: beside the same-rounds figures.
+      log(`studio: peak RSS (VmHWM) of the process with ours idle and chdb open: ${peakRssMb(process.pid)} MiB`);
     } finally {
       chdb.close();
       await idle.close();
