@@ -79,6 +79,9 @@ export interface PeakParts {
   heap: number;
   external: number;
   memoryTables: number;
+  /** What each DuckDB instance counted in its buffer pool at the last /metrics answer before the sample (`/metrics`' duckdb_memory_bytes). */
+  duckdbQueries: number;
+  duckdbCompaction: number;
 }
 
 /** A join bomb asked of the documented command: its answer and the process's peak. */
@@ -107,11 +110,24 @@ const keepSmaps = (pid: number, when: string): void => {
 const round = (n: number) => Math.round(n * 10) / 10;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** V8's heap, JavaScript's buffers and the memory tables' NDJSON bytes (MiB), as the server's /metrics says them. */
-async function heldMiB(base: string): Promise<{ heap: number; external: number; memoryTables: number }> {
+type Held = { heap: number; external: number; memoryTables: number; duckdbQueries: number; duckdbCompaction: number };
+
+/** V8's heap, JavaScript's buffers, the memory tables' NDJSON bytes and each DuckDB's buffer pool (MiB), as the server's /metrics says them. */
+async function heldMiB(base: string): Promise<Held> {
   const text = await (await fetch(`${base}/metrics`, { headers: { 'x-api-key': PRIVATE } })).text();
+  // FOOTPRINT_TRACE: DuckDB's bytes by tag too (the lines as /metrics gives them, one answer a second).
+  if (process.env.FOOTPRINT_TRACE)
+    appendFileSync(`${process.env.FOOTPRINT_TRACE}.duckdb`, `${Date.now()} ${text.match(/^log_endpoints_duckdb_memory_tag_bytes\{.*\} [1-9]\d*$/gm)?.join(' ') ?? ''}\n`);
   const value = (name: string) => Number(new RegExp(`^log_endpoints_${name} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN) / 2 ** 20;
-  return { heap: round(value('heap_bytes')), external: round(value('external_bytes')), memoryTables: round(value('memory_tables_bytes')) };
+  // An instance not open now (compaction's between runs) is not in the answer: 0.
+  const duckdb = (instance: string) => Number(new RegExp(`^log_endpoints_duckdb_memory_bytes\\{instance="${instance}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0) / 2 ** 20;
+  return {
+    heap: round(value('heap_bytes')),
+    external: round(value('external_bytes')),
+    memoryTables: round(value('memory_tables_bytes')),
+    duckdbQueries: round(duckdb('queries')),
+    duckdbCompaction: round(duckdb('compaction')),
+  };
 }
 
 /**
@@ -130,8 +146,8 @@ async function partsMiB(pid: number, base: string): Promise<{ anon: number; file
  * runs, Studio's queries) and /metrics once a second, and keeps the parts at its highest sample.
  */
 function samplePeak(pid: number, base: string): { stop: () => PeakParts } {
-  let peak: PeakParts = { rss: 0, anon: 0, file: 0, heap: 0, external: 0, memoryTables: 0 };
-  let held = { heap: 0, external: 0, memoryTables: 0 };
+  let peak: PeakParts = { rss: 0, anon: 0, file: 0, heap: 0, external: 0, memoryTables: 0, duckdbQueries: 0, duckdbCompaction: 0 };
+  let held: Held = { heap: 0, external: 0, memoryTables: 0, duckdbQueries: 0, duckdbCompaction: 0 };
   let ticks = 0;
   let asking = false;
   // FOOTPRINT_TRACE=file: every sample written to a file, to see when the peaks come.
@@ -139,7 +155,7 @@ function samplePeak(pid: number, base: string): { stop: () => PeakParts } {
   const started = Date.now();
   const timer = setInterval(() => {
     const rss = status(pid, 'VmRSS');
-    if (trace) appendFileSync(trace, `${Date.now() - started} ${round(rss)} ${held.heap} ${held.external} ${held.memoryTables}\n`);
+    if (trace) appendFileSync(trace, `${Date.now() - started} ${round(rss)} ${held.heap} ${held.external} ${held.memoryTables} ${held.duckdbQueries} ${held.duckdbCompaction}\n`);
     if (rss > peak.rss) peak = { rss: round(rss), anon: round(status(pid, 'RssAnon')), file: round(status(pid, 'RssFile')), ...held };
     if (ticks++ % 10 !== 0 || asking) return;
     asking = true;
@@ -283,7 +299,7 @@ export async function measureFootprint(rate: number, seconds: number, log: (line
     };
     log(
       `footprint ${result.label}: peak ${result.peakMiB} MiB, idle ${result.idleMiB}, after 30 s ${result.after30MiB}, after 60 s ${result.after60MiB}, ${result.cpuMicrosPerEvent} µs CPU/event, ${result.refused} refused; ` +
-        `at the highest sample: RSS ${atPeak.rss} (anon ${atPeak.anon}, file ${atPeak.file}), V8 heap ${atPeak.heap}, buffers ${atPeak.external}, memory tables ${atPeak.memoryTables} NDJSON; ` +
+        `at the highest sample: RSS ${atPeak.rss} (anon ${atPeak.anon}, file ${atPeak.file}), V8 heap ${atPeak.heap}, buffers ${atPeak.external}, memory tables ${atPeak.memoryTables} NDJSON, DuckDB's buffer pools: queries ${atPeak.duckdbQueries}, compaction ${atPeak.duckdbCompaction}; ` +
         `idle: anon ${idleParts.anon}, file ${idleParts.file}, DuckDB queries ${idleParts.duckdbQueries}; ` +
         `60 s after: anon ${after60Parts.anon}, file ${after60Parts.file}, V8 heap ${heldAfter.heap}, buffers ${heldAfter.external}, DuckDB queries ${after60Parts.duckdbQueries}`,
     );
