@@ -29,9 +29,9 @@ const tmp = tempDir('le-arrays-half-');
 afterAll(() => tmp.cleanup());
 
 const NOW = '2026-11-21T12:00:00Z';
-/** The unnested half's condition: a text holding it reads the rows whose metadata holds a '['. */
-const UNNESTED_HALF = 'WHERE coalesce("arrays:metadata", false)';
-/** The other half's: a range split by the flag. */
+/** The full text's range: the flag decides row by row whether the root alias reads the JSON (the rows whose metadata holds a '['). */
+const UNNESTED_HALF = 'unnest(CASE WHEN coalesce("arrays:metadata", false) THEN';
+/** The text without the arrays half: the rows without a '[' alone. */
 const FLAT_HALF = 'WHERE NOT (coalesce("arrays:metadata", false))';
 
 describe('the translation of a range split by the arrays flag', () => {
@@ -41,7 +41,9 @@ describe('the translation of a range split by the arrays flag', () => {
   it('is printed a second time with the half without arrays alone, from the same tree', async () => {
     const translated = await translateBigQuery(chart, schema, 'duckdb');
     expect(translated.checked).toContain(UNNESTED_HALF);
-    expect(translated.checked).toContain(' UNION ALL ');
+    // One scan of the table: read twice, a relation of several parts was materialized whole (print-duckdb.ts).
+    expect(translated.checked).not.toContain('UNION ALL');
+    expect(translated.checked).not.toContain(FLAT_HALF);
     const free = translated.arraysFree!;
     expect(free).toContain(FLAT_HALF);
     expect(free).not.toContain(UNNESTED_HALF);
@@ -142,7 +144,7 @@ describe('which text the DuckDB engine runs, and its answers', () => {
 
   /** The requests whose texts split a range, with whether each ran the unnested half. */
   const halves = (asked: Awaited<ReturnType<typeof ask>>) =>
-    Object.fromEntries(asked.filter((a) => a.texts.some((t) => t.includes(FLAT_HALF))).map((a) => [a.name, a.texts.some((t) => t.includes(UNNESTED_HALF))]));
+    Object.fromEntries(asked.filter((a) => a.texts.some((t) => t.includes(FLAT_HALF) || t.includes(UNNESTED_HALF))).map((a) => [a.name, a.texts.some((t) => t.includes(UNNESTED_HALF))]));
 
   async function compacted(name: string, lines: readonly object[]): Promise<string> {
     writeLines(tmp.path(name, 'all.ndjson'), lines);

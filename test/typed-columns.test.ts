@@ -76,16 +76,54 @@ describe('the relation of a source with typed fields', () => {
     }
   });
 
-  it("is read by the translation of Studio's chart over Postgres's log without parsing metadata where it holds no '['", async () => {
+  it("is read by the translation of Studio's chart over Postgres's log in one scan, without parsing metadata where it holds no '['", async () => {
     const now = microsOf(new Date('2026-11-21T12:00:00Z'));
     const sql = chartQuery('postgres_logs', { start: '2026-11-20T12:00:00Z', end: '' }, {}, now);
     const { sql: duckdb } = await translateBigQuery(sql, bigQuerySchemaOf(SUPABASE_SOURCES), 'duckdb');
-    const [rowsWithout, rowsWith] = duckdb.split(' UNION ALL ');
-    expect(rowsWithout).toContain(`WHERE NOT (coalesce("arrays:metadata", false))`);
-    expect(rowsWithout).not.toContain('"metadata"');
+    expect(duckdb.match(/FROM "postgres_logs" AS "t"/g)).toHaveLength(1);
+    expect(duckdb).not.toContain('UNION ALL');
+    // The root alias's values only where the flag holds; elsewhere it, and every alias under it, is NULL.
+    expect(duckdb).toContain(`unnest(CASE WHEN coalesce("arrays:metadata", false) THEN CASE WHEN contains("metadata", '[')`);
+    expect(duckdb).toContain(`ELSE [CAST(NULL AS JSON)] END) AS "__bq_a1" FROM "postgres_logs" AS "t"`);
     expect(duckdb).toContain('"t"."text:metadata.parsed.error_severity"');
     expect(duckdb).not.toMatch(/json_extract_string\("t"\."metadata"/);
-    expect(rowsWith).toContain(`WHERE coalesce("arrays:metadata", false)`);
+  });
+
+  it('reads a relation of several parts once for Studio\'s chart: read twice, DuckDB materialized it whole in memory (docs/performance.md, "Studio\'s chart by minute read once")', async () => {
+    // A relation of an NDJSON part and a Parquet part, as the engine reads uncompacted and compacted
+    // events together: DuckDB cannot copy such a relation into each of two reads, so a query that
+    // named it twice got the whole relation, every column of every row, materialized first.
+    const instance = await DuckDBInstance.create(':memory:');
+    const connection = await instance.connect();
+    try {
+      for (const macro of TIMESTAMP_MACROS) await connection.run(macro);
+      const event = (i: number, metadata: unknown) => ({ id: `p${i}`, timestamp: `2026-11-21T10:0${i}:00.000000Z`, event_message: 'select 1', metadata, project: 'default' });
+      const ndjson = writeLines(tmp.path('two-parts', 'wal.ndjson'), [
+        event(1, { parsed: { error_severity: 'ERROR' } }),
+        event(2, [{ parsed: [{ error_severity: 'WARNING' }] }]),
+        event(3, { parsed: { error_severity: 'LOG' } }),
+      ]);
+      const parquet = tmp.path('two-parts', 'compacted.parquet');
+      const compacted = writeLines(tmp.path('two-parts', 'compacted.ndjson'), [event(4, { parsed: { error_severity: 'ERROR' } }), event(5, { parsed: { error_severity: 'LOG' } })]);
+      await connection.run(`COPY (SELECT * FROM (${sourceRelation(postgresLogs, { ndjson: [compacted], parquet: [], parquetTypes: new Map() })})) TO '${parquet}' (FORMAT parquet)`);
+      const types = new Map((await connection.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet('${parquet}')`)).getRowObjects().map((r) => [String(r.column_name), String(r.column_type)]));
+      const relation = sourceRelation(postgresLogs, { ndjson: [ndjson], parquet: [parquet], parquetTypes: types, typedFields: new Map([[parquet, [...postgresLogs.typedFields]]]) });
+      const now = microsOf(new Date('2026-11-21T12:00:00Z'));
+      const { sql: chart } = await translateBigQuery(chartQuery('postgres_logs', { start: '2026-11-20T12:00:00Z', end: '' }, {}, now), bigQuerySchemaOf(SUPABASE_SOURCES), 'duckdb');
+      const statement = `WITH postgres_logs AS (\n${relation}\n)\n${chart}`;
+      const plan = (await connection.runAndReadAll(`EXPLAIN ${statement}`))
+        .getRows()
+        .map((row) => String(row[1]))
+        .join('\n');
+      expect(plan).toContain('READ_JSON_OBJECTS');
+      expect(plan).not.toContain('CTE_SCAN');
+      const counts = (await connection.runAndReadAll(statement)).getRowObjects().map((r) => [Number(r.ok_count), Number(r.error_count), Number(r.warning_count)]);
+      // One hour: two LOGs, two ERRORs (one of each part), the WARNING inside arrays.
+      expect(counts).toEqual([[2, 2, 1]]);
+    } finally {
+      connection.closeSync();
+      instance.closeSync();
+    }
   });
 
   it('is not split after a cut of the rows before their unnests (each half would cut again, and tied rows could land in both)', async () => {

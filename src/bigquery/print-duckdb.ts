@@ -25,12 +25,12 @@ const TYPES = { text: 'VARCHAR', integer: 'BIGINT', float: 'DOUBLE', boolean: 'B
  * one value, read straight from the column by its whole path).
  *
  * A source table's typed fields (schema.ts, `TypedJson`) are read from their columns: a field's
- * whole-path read is its column, and a range with unnests over a JSON column that has them is
- * split in two: the rows whose JSON text holds no `[` (the column's `arrays` flag), whose aliases
- * are all NULL without reading the JSON, and the others, unnested as above. Each column holds what
- * its expression gives on that row, so the answer is the same as reading the JSON.
+ * whole-path read is its column, and a range with unnests over a JSON column that has them reads
+ * the rows whose JSON text holds no `[` (the column's `arrays` flag) with every alias NULL, without
+ * reading the JSON, and unnests the others as above, in one scan. Each column holds what its
+ * expression gives on that row, so the answer is the same as reading the JSON.
  *
- * With `arraysFree`, each such range is printed as its first half alone: the text an engine runs
+ * With `arraysFree`, each such range is printed as its rows without a `[` alone: the text an engine runs
  * when every input the query reads is known to hold no `[` (its flag false on every row), so DuckDB
  * neither plans nor reads the second (docs/definitions.md, "Typed fields"). Only the printing
  * differs: the same tree, checked by the sandbox as the full text is.
@@ -229,16 +229,24 @@ class DuckDbPrinter extends SqlPrinter {
     // land in both or neither; the cut leaves the unnests a page of rows anyway.
     const flag = f.t === 'table' && before === null ? arraysFlag(f) : null;
     // Where no JSON text holds a '[', every alias has one value, NULL (values() below): no JSON read.
-    const none = flag === null ? null : `SELECT *, ${f.unnests.map((a) => `CAST(NULL AS JSON) AS ${q(unnestColumn(a))}`).join(', ')} FROM ${source} AS ${q(f.alias)} WHERE NOT (${flag})`;
     // Its condition kept: over inputs whose flag is the constant false DuckDB drops it when planning.
-    if (none !== null && this.arraysFree) return `(${none}) AS ${q(f.alias)}`;
-    let range = flag === null ? `${source} AS ${q(f.alias)}` : `(SELECT * FROM ${source} AS ${q(f.alias)} WHERE ${flag}) AS ${q(f.alias)}`;
+    if (flag !== null && this.arraysFree) {
+      return `(SELECT *, ${f.unnests.map((a) => `CAST(NULL AS JSON) AS ${q(unnestColumn(a))}`).join(', ')} FROM ${source} AS ${q(f.alias)} WHERE NOT (${flag})) AS ${q(f.alias)}`;
+    }
+    let range = `${source} AS ${q(f.alias)}`;
     // One level per alias, each a column of its own: an alias's rows are its value's elements, and
     // the rows before it are repeated for each (DuckDB's UNNEST operator multiplies rows; no value
-    // holds more than one JSON value's elements).
-    for (const a of f.unnests) range = `(SELECT *, unnest(${values(a)}) AS ${q(unnestColumn(a))} FROM ${range}) AS ${q(f.alias)}`;
-    if (none === null) return range;
-    return `((${none}) UNION ALL (SELECT * FROM ${range})) AS ${q(f.alias)}`;
+    // holds more than one JSON value's elements). Where the flag is false a root alias is NULL, and
+    // so are its children, as the arrays-free text reads every row. In one scan: the rows without
+    // the flag UNION ALL those with it read the table twice, and DuckDB then materializes a
+    // relation it cannot copy (a union of parts, a read of NDJSON) whole in memory, every column of
+    // every row of its inputs: Studio's chart by minute took the server 260 MiB over its 200 at
+    // 5,000 events/s (docs/performance.md, "Studio's chart by minute read once").
+    for (const a of f.unnests) {
+      const each = flag !== null && a.parent === null ? `CASE WHEN ${flag} THEN ${values(a)} ELSE [CAST(NULL AS JSON)] END` : values(a);
+      range = `(SELECT *, unnest(${each}) AS ${q(unnestColumn(a))} FROM ${range}) AS ${q(f.alias)}`;
+    }
+    return range;
   }
 
   protected quote(name: string): string {
