@@ -107,7 +107,7 @@ try {
   for (let i = 0; i < sent.length; i += 16) {
     const parsed = sent.slice(i, i + 16).map((body) => bodyLines(body, 'application/json', arrival, undefined, 'edgeLogs', true));
     const seqs = await Promise.all(parsed.map((p) => wal.append(p.lines)));
-    await Promise.all(parsed.map((p, j) => memory.insert('edgeLogs', seqs[j]!.seq, p.lines, p.span)));
+    await Promise.all(parsed.map((p, j) => memory.insert('edgeLogs', seqs[j]!.seq, p.lines, p)));
   }
   await wal.roll();
   await memory.settled();

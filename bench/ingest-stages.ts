@@ -83,8 +83,8 @@ export async function measureStages(batch: number, count: number, concurrency: n
 
     at = cpu();
     for (let i = 0; i < lines.length; i += concurrency) {
-      // With each body's span, as the server's ingest gives it (a build without spans ignores it).
-      await Promise.all(parsed.slice(i, i + concurrency).map((p, j) => memory.insert('edgeLogs', seqs[i + j]!, p.lines, p.span)));
+      // With what the body's parse knew (its span, whether a metadata holds a '['), as the server's ingest gives it.
+      await Promise.all(parsed.slice(i, i + concurrency).map((p, j) => memory.insert('edgeLogs', seqs[i + j]!, p.lines, p)));
     }
     await memory.settled();
     out.memory = (cpu() - at) / events;

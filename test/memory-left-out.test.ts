@@ -115,7 +115,7 @@ describe('memory left out of a newest-first page bounded before the oldest event
         const events = timestamps.map((t, i) => ({ ...at(`s${seq}-${i}`, ''), timestamp: t }));
         const { lines: written, span } = serializeBatch(events, arrival);
         read.mockClear();
-        await memory.insert('edgeLogs', seq, written, span);
+        await memory.insert('edgeLogs', seq, written, { span });
         // No statement reads the span back from the rows.
         expect(read.mock.calls.filter(([text]) => String(text).includes('min(timestamp)'))).toEqual([]);
         const row = await rowsSpan(seq);
@@ -176,10 +176,10 @@ describe('memory left out of a newest-first page bounded before the oldest event
       read.mockRestore();
       expect(memory.view('edgeLogs').relation(() => false)?.oldest).toBeUndefined();
       const { lines: written, span } = serializeBatch([at('u2', '2026-11-21T11:00:00Z')], '2026-11-21T12:00:00Z');
-      await memory.insert('edgeLogs', 1, written, span);
+      await memory.insert('edgeLogs', 1, written, { span });
       expect(memory.view('edgeLogs').relation(() => false)?.oldest).toBeUndefined();
       // Another segment with a span still gives no bound while the unknown one is read.
-      await memory.insert('edgeLogs', 2, written, span);
+      await memory.insert('edgeLogs', 2, written, { span });
       expect(memory.view('edgeLogs').relation(() => false)?.oldest).toBeUndefined();
       expect(memory.view('edgeLogs').relation((s) => s === 1)?.oldest).toBe(micros('2026-11-21T11:00:00Z'));
     } finally {

@@ -326,6 +326,8 @@ export interface MemoryRows {
   readonly typedFields: readonly string[];
   /** The oldest timestamp (microseconds) of the rows, when known: a read bounded before it finds none of them. */
   readonly oldest?: bigint;
+  /** True when no row's `metadata` holds a `[` (known from ingest's parse): the arrays flag false on every row. */
+  readonly arraysFree?: boolean;
 }
 
 export interface SourceFiles {
@@ -402,6 +404,6 @@ export function sourceRelation(source: SourceDescriptor, files: SourceFiles, opt
  * arraysFlagFalse({ ndjson: [], parquet: ['day.parquet'], parquetTypes, arraysFree: new Set(['day.parquet']) }); // true
  */
 export function arraysFlagFalse(files: SourceFiles): boolean {
-  if (files.ndjson.length || files.memory !== undefined || files.held?.length) return false;
+  if (files.ndjson.length || (files.memory !== undefined && files.memory.arraysFree !== true) || files.held?.length) return false;
   return [...files.parquet, ...(files.outside?.parquet ?? [])].every((file) => files.arraysFree?.has(file) ?? false);
 }

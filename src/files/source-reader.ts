@@ -68,7 +68,7 @@ export interface ExtraInputs {
    */
   view(): {
     ndjson: readonly FileRange[];
-    memory?: (covered: (path: string) => boolean) => { rows: string; newest?: string; typedFields: readonly string[]; oldest?: bigint } | undefined;
+    memory?: (covered: (path: string) => boolean) => { rows: string; newest?: string; typedFields: readonly string[]; oldest?: bigint; arraysFree?: boolean } | undefined;
     /** Files not read yet (a backlog being recovered): named in the answer unless a dataset holds them. */
     recovering?: readonly FileRange[];
   };
@@ -182,9 +182,9 @@ export class SourceReader {
     const extra = this.extra?.view();
     const memory = extra?.memory?.((path) => index.recordsOf(path).length > 0);
     if (memory) {
-      const oldest = memory.oldest === undefined ? {} : { oldest: memory.oldest };
-      out.memory = { rows: memory.rows, typedFields: memory.typedFields, ...oldest };
-      if (memory.newest !== undefined) out.memoryNewest = { rows: memory.newest, typedFields: memory.typedFields, ...oldest };
+      const known = { ...(memory.oldest === undefined ? {} : { oldest: memory.oldest }), ...(memory.arraysFree ? { arraysFree: true } : {}) };
+      out.memory = { rows: memory.rows, typedFields: memory.typedFields, ...known };
+      if (memory.newest !== undefined) out.memoryNewest = { rows: memory.newest, typedFields: memory.typedFields, ...known };
     }
     for (const range of extra?.recovering ?? []) {
       if (coveredBytes(range.file, index, this.hashes, listedPaths) >= range.end) continue;

@@ -11,6 +11,8 @@ export interface BodyLines {
   key?: string | null;
   /** The oldest and newest instant of its events (`serializeBatch`), when known. */
   span?: EventSpan;
+  /** True when no event's `metadata` holds a `[` (`serializeBatch`); false or absent when one may. */
+  arraysFree?: boolean;
 }
 
 /**
@@ -27,6 +29,6 @@ export interface BodyLines {
 export function bodyLines(body: Uint8Array, contentType: string | null, arrival: string, limits: BatchLimits = BATCH_LIMITS, source?: string, nestingChecked = false): BodyLines {
   const events = parseEvents(body, contentType);
   const key = source !== undefined && retryable(events) ? bodyKey(source, bodyDigest(body)) : null;
-  const { lines, span } = serializeBatch(events, arrival, limits, key === null ? undefined : (i) => derivedId(key, i), nestingChecked);
-  return { lines, events: events.length, key, ...(span ? { span } : {}) };
+  const { lines, span, arraysFree } = serializeBatch(events, arrival, limits, key === null ? undefined : (i) => derivedId(key, i), nestingChecked);
+  return { lines, events: events.length, key, ...(span ? { span } : {}), arraysFree };
 }

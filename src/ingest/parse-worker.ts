@@ -61,7 +61,7 @@ interface Job {
 }
 
 type Answer =
-  | { id: number; lines: Uint8Array; events: number; key: string | null; span?: EventSpan }
+  | { id: number; lines: Uint8Array; events: number; key: string | null; span?: EventSpan; arraysFree?: boolean }
   | { id: number; error: { kind: 'invalid_body' | 'payload_too_large' | 'other'; message: string; index?: number; limit?: number } };
 
 /**
@@ -114,6 +114,7 @@ class Parser {
           events: answer.events,
           key: answer.key,
           ...(answer.span ? { span: answer.span } : {}),
+          ...(answer.arraysFree ? { arraysFree: true } : {}),
         });
       if (this.waiting.size === 0) {
         this.worker.unref();
@@ -169,9 +170,9 @@ function serve(): void {
     let answer: Answer;
     let transfer: ArrayBuffer[] = [];
     try {
-      const { lines, events, key, span } = bodyLines(job.body, job.contentType, job.arrival, job.limits, job.source, job.nestingChecked);
+      const { lines, events, key, span, arraysFree } = bodyLines(job.body, job.contentType, job.arrival, job.limits, job.source, job.nestingChecked);
       const owned = lines.byteOffset === 0 && lines.byteLength === lines.buffer.byteLength ? lines : new Uint8Array(lines);
-      answer = { id: job.id, lines: owned, events, key: key ?? null, ...(span ? { span } : {}) };
+      answer = { id: job.id, lines: owned, events, key: key ?? null, ...(span ? { span } : {}), arraysFree };
       transfer = [owned.buffer as ArrayBuffer];
     } catch (error) {
       if (error instanceof InvalidBodyError) answer = { id: job.id, error: { kind: 'invalid_body', message: error.message, index: error.index } };

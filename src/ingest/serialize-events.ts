@@ -117,6 +117,12 @@ export interface SerializedBatch {
    * per segment instead of asking DuckDB for it after each insert.
    */
   span: EventSpan | undefined;
+  /**
+   * True when no event's `metadata` holds a `[` as written (no array, no `[` in a key or a string):
+   * the arrays flag (`arrays:metadata`) false on every row, known from this parse, so a query over
+   * the memory tables' rows runs its text without the arrays half (docs/definitions.md, "Typed fields").
+   */
+  arraysFree: boolean;
 }
 
 /**
@@ -133,6 +139,7 @@ export function serializeBatch(events: readonly unknown[], arrival: string, limi
     throw new PayloadTooLargeError(limits.maxEvents, `One batch holds at most ${limits.maxEvents} events, this one ${events.length}; send smaller batches.`);
   }
   let text = '';
+  let arraysFree = true;
   // Once an event holds a bigint, the others of its batch likely do: no failed attempt each.
   let exact = false;
   const maxEventBytes = Math.min(limits.maxEventBytes ?? MAX_LINE_BYTES, MAX_LINE_BYTES);
@@ -163,6 +170,7 @@ export function serializeBatch(events: readonly unknown[], arrival: string, limi
       throw new InvalidBodyError(`Event ${i} takes ${Buffer.byteLength(line)} bytes as stored; an event may take at most ${maxEventBytes} (${why}).`, { index: i });
     }
     text += `${line}\n`;
+    if (arraysFree && metadataMayHoldBracket(event)) arraysFree = false;
     // Counted in UTF-16 units here (at most 3 UTF-8 bytes each), exactly below.
     if (text.length > limits.maxBytes) break;
   }
@@ -176,7 +184,31 @@ export function serializeBatch(events: readonly unknown[], arrival: string, limi
     for (let at = bytes.indexOf(0x0a); at >= 0 && at < deep; at = bytes.indexOf(0x0a, at + 1)) index++;
     throw new InvalidBodyError(`Event ${index} is nested more than ${MAX_NESTING} levels deep.`, { index });
   }
-  return { lines: bytes, span: tally.oldest === null || tally.newest === null ? undefined : { oldest: tally.oldest, newest: tally.newest } };
+  return { lines: bytes, span: tally.oldest === null || tally.newest === null ? undefined : { oldest: tally.oldest, newest: tally.newest }, arraysFree };
+}
+
+/**
+ * Whether the event's `metadata`, as its line writes it, may hold a `[`: an array, or a `[` in a
+ * key or a string (what the arrays flag, `contains(metadata, '[')`, tests). Every top-level key
+ * that is `metadata` in any case is looked at, and past 64 levels the answer is yes: a false "no"
+ * would leave an event's unnested rows out of a query, a false "yes" only costs it the arrays half.
+ */
+function metadataMayHoldBracket(event: unknown): boolean {
+  if (typeof event !== 'object' || event === null) return false;
+  for (const key of Object.keys(event)) {
+    if (key.length === 8 && key.toLowerCase() === 'metadata' && mayHoldBracket((event as Record<string, unknown>)[key], 0)) return true;
+  }
+  return false;
+}
+
+function mayHoldBracket(value: unknown, depth: number): boolean {
+  if (typeof value === 'string') return value.includes('[');
+  if (typeof value !== 'object' || value === null) return false;
+  if (Array.isArray(value) || depth >= 64) return true;
+  for (const key of Object.keys(value)) {
+    if (key.includes('[') || mayHoldBracket((value as Record<string, unknown>)[key], depth + 1)) return true;
+  }
+  return false;
 }
 
 function tallyInstant(tally: SpanTally, micros: Micros): void {

@@ -7,7 +7,6 @@ import { bodyLines, type BodyLines } from '../ingest/body-lines';
 import { bodyLinesOffThread, OFF_THREAD_BYTES } from '../ingest/parse-worker';
 import { RecentBodies, rememberLeftSegments } from './recent-bodies';
 import { BATCH_LIMITS, serializeBatch, type BatchLimits } from '../ingest/serialize-events';
-import type { EventSpan } from '../time/event-span';
 import type { SourceNames } from '../ingest/source-names';
 
 /**
@@ -62,8 +61,8 @@ export class Ingestor {
     readonly sourceNames: SourceNames,
     private readonly now: () => Date,
     private readonly limits: BatchLimits = BATCH_LIMITS,
-    /** Called once a batch is durable, before it is acknowledged (managed storage mirrors it in memory), with its events' span when known. */
-    private readonly onDurable?: (source: SourceName, segment: number, lines: Uint8Array, span: EventSpan | undefined) => Promise<void>,
+    /** Called once a batch is durable, before it is acknowledged (managed storage mirrors it in memory), with what the parse knew of its events. */
+    private readonly onDurable?: (source: SourceName, segment: number, lines: Uint8Array, known: Pick<BodyLines, 'span' | 'arraysFree'>) => Promise<void>,
   ) {
     this.recent = new RecentBodies(() => this.now().getTime());
   }
@@ -117,11 +116,11 @@ export class Ingestor {
     return (await this.recent.once(key, () => this.store(source, prepared, key))) ?? { ingested: prepared.events, repeated: true };
   }
 
-  private async store(source: SourceName, { lines, events, span }: BodyLines, key: string | null = null): Promise<IngestResult> {
+  private async store(source: SourceName, { lines, events, span, arraysFree }: BodyLines, key: string | null = null): Promise<IngestResult> {
     const { seq } = await this.walSet.wals[source]!.append(lines);
     // Durable: a retry of this body is acknowledged again from now on, whatever happens next.
     if (key !== null) this.recent.remember(key);
-    await this.onDurable?.(source, seq, lines, span);
+    await this.onDurable?.(source, seq, lines, { ...(span ? { span } : {}), ...(arraysFree ? { arraysFree } : {}) });
     // The crash suite's lost answer: killed (or held) once durable, before the answer goes out.
     failpoint('ingest:durable', source);
     await holdpoint('ingest:durable');

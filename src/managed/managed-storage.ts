@@ -20,13 +20,12 @@ import { ClickHouseShipper, type ShipTarget } from './clickhouse-shipper';
 import { dataDirInstanceId } from './instance-id';
 import { datasetDir, managedInputs } from './managed-inputs';
 import { readDatasetStateStable } from '../dataset/dataset-log';
-import { MEMORY_TABLES_DIR, MemoryTables } from './memory-tables';
+import { MEMORY_TABLES_DIR, MemoryTables, type GroupKnown } from './memory-tables';
 import { segmentSeqOf } from './wal/segment-name';
 import { quarantineUnreadableLines } from './unreadable-lines';
 import type { KeptLog, SegmentKeeper } from './segment-keeper';
 import type { Wal } from './wal/wal';
 import { BurstDatabase } from '../duckdb/burst-database';
-import type { EventSpan } from '../time/event-span';
 
 /** Where `storage.clickhouse` ships, resolved by the caller (a loader made from configuration is closed with the storage). */
 export interface ShipTo {
@@ -104,8 +103,8 @@ export class ManagedStorage {
     const told = options.onIngested;
     const onDurable =
       memory || told || keeper
-        ? async (source: SourceName, seq: number, lines: Uint8Array, span: EventSpan | undefined) => {
-            if (memory) await memory.insert(source, seq, lines, span);
+        ? async (source: SourceName, seq: number, lines: Uint8Array, known: GroupKnown) => {
+            if (memory) await memory.insert(source, seq, lines, known);
             // The batch is durable: a failing hook must not fail its ingest, nor keep the other from being told.
             for (const tell of [() => keeper?.appended(source), () => told?.(source, lines)]) {
               try {

@@ -11,6 +11,7 @@ import { hasHeads, HEAD_ROWS_PER_PROJECT } from '../dataset/newest-heads';
 import { EngineError } from '../errors';
 import type { Micros } from '../time/iso';
 import { widenedSpan, type EventSpan } from '../time/event-span';
+import type { BodyLines } from '../ingest/body-lines';
 
 /** Whether a source's memory keeps a newest table: the sources whose compacted files have heads. */
 const hasNewest = hasHeads;
@@ -82,11 +83,12 @@ const CHECKPOINT_BYTES = 2 * 1024 * 1024;
 /** Rows of a newest table past which it is cut back to HEAD_ROWS_PER_PROJECT per segment and project. */
 const NEWEST_TRIM_ROWS = 4096;
 
-interface WaitingGroup {
+/** What ingest's parse knew of a group's events (`BodyLines`): their span, and whether no `metadata` holds a `[`. */
+export type GroupKnown = Pick<BodyLines, 'span' | 'arraysFree'>;
+
+interface WaitingGroup extends GroupKnown {
   seq: number;
   lines: Uint8Array;
-  /** Its events' span as ingest read them, when given (else read from the rows after the insert). */
-  span?: EventSpan;
 }
 
 /** Groups inserted together, and the outcome per segment once the insert ran. */
@@ -121,6 +123,12 @@ export interface MemoryRelation {
    */
   oldest?: Micros;
   /**
+   * True when every group of the segments it reads came with ingest's word that no event's
+   * `metadata` holds a `[`: the arrays flag is false on every row, and a query may run its text
+   * without the arrays half (docs/definitions.md, "Typed fields").
+   */
+  arraysFree?: boolean;
+  /**
    * A subset holding each project's HEAD_ROWS_PER_PROJECT newest events (timestamp descending,
    * then id): what a newest-first top-N of at most that many rows with no upper time bound needs.
    * Only for sources with heads.
@@ -154,6 +162,12 @@ export class MemoryTables {
    * span that could not be read): a view then gives no bound for it. Goes with the segment's rows.
    */
   private readonly spans = new Map<string, EventSpan | null>();
+  /**
+   * Per segment (`source:seq`): whether a group of it may hold a `[` in an event's `metadata`
+   * (true once one did, or came without ingest saying; never false again). Set inside the insert's
+   * transaction, before its rows are visible, as spans are.
+   */
+  private readonly arrays = new Map<string, boolean>();
   /** NDJSON bytes held per segment (`source:seq`), given back when the segment's rows go. */
   private readonly segmentBytes = new Map<string, number>();
   private epoch = 0;
@@ -232,11 +246,13 @@ export class MemoryTables {
    * group cannot be held in memory, its segment is read from its file from then on. `span`: the
    * oldest and newest instant of its events as every reader reads their `timestamp` (ingest's
    * `serializeBatch`); without it, the span is read from the inserted rows, a statement more.
+   * `arraysFree`: no event's `metadata` holds a `[`; a query over segments whose every group said
+   * so runs its text without the arrays half (`MemoryRelation.arraysFree`).
    *
    * @example
-   * await memory.insert('edgeLogs', seq, lines, span);
+   * await memory.insert('edgeLogs', seq, lines, { span, arraysFree: true });
    */
-  async insert(source: SourceName, seq: number, lines: Uint8Array, span?: EventSpan): Promise<void> {
+  async insert(source: SourceName, seq: number, lines: Uint8Array, known: GroupKnown = {}): Promise<void> {
     const mirrored = this.set(this.mirrored, source);
     const broken = this.set(this.broken, source);
     if (broken.has(seq)) return;
@@ -251,7 +267,7 @@ export class MemoryTables {
     mirrored.add(seq);
     // Counted before the insert, so groups inserted together never pass the bound together.
     this.hold(source, seq, lines.length);
-    if (!(await this.insertJoined(source, seq, lines, span))) {
+    if (!(await this.insertJoined(source, seq, lines, known))) {
       this.hold(source, seq, -lines.length);
       // Read from the file from now on; what was inserted of it is left out of every query.
       mirrored.delete(seq);
@@ -295,7 +311,7 @@ export class MemoryTables {
    * biggest cost (a statement's fixed cost is paid once per batch of requests, not per request).
    * Resolves with whether the group's rows are in.
    */
-  private insertJoined(source: SourceName, seq: number, lines: Uint8Array, span: EventSpan | undefined): Promise<boolean> {
+  private insertJoined(source: SourceName, seq: number, lines: Uint8Array, known: GroupKnown): Promise<boolean> {
     let batch = this.waiting.get(source);
     if (!batch || (batch.groups.length > 0 && batch.bytes + lines.length > MAX_JOINED_BYTES)) {
       const joined: JoinedInsert = { groups: [], bytes: 0 };
@@ -307,7 +323,7 @@ export class MemoryTables {
         return this.insertBatch(connection, source, joined.groups);
       }).catch(() => new Map<number, boolean>());
     }
-    batch.groups.push(span ? { seq, lines, span } : { seq, lines });
+    batch.groups.push({ seq, lines, ...known });
     batch.bytes += lines.length;
     return batch.done!.then((outcome) => outcome.get(seq) ?? false);
   }
@@ -321,10 +337,13 @@ export class MemoryTables {
     const bySeq = new Map<number, Uint8Array[]>();
     // Each segment's span of the groups, unless one came without (then read from the rows).
     const spanOf = new Map<number, EventSpan | null>();
-    for (const { seq, lines, span } of groups) {
+    // Each segment's groups: whether one may hold a `[` in metadata (said so, or not known).
+    const arraysOf = new Map<number, boolean>();
+    for (const { seq, lines, span, arraysFree } of groups) {
       bySeq.set(seq, [...(bySeq.get(seq) ?? []), lines]);
       const known = spanOf.get(seq);
       spanOf.set(seq, known === null || !span ? null : (widenedSpan(known, span) ?? null));
+      arraysOf.set(seq, (arraysOf.get(seq) ?? false) || arraysFree !== true);
     }
     const outcome = new Map<number, boolean>();
     const d = this.sources.get(source);
@@ -344,6 +363,8 @@ export class MemoryTables {
           const span = spanOf.get(seq);
           if (span) this.recordSpan(`${d.name}:${seq}`, span);
           else await this.widenSpan(connection, d, seq, n);
+          // Before COMMIT too: a view never holds a row whose `[` it does not know of.
+          if (arraysOf.get(seq) || !this.arrays.has(`${d.name}:${seq}`)) this.arrays.set(`${d.name}:${seq}`, arraysOf.get(seq)!);
           // A large insert copies only its own HEAD_ROWS_PER_PROJECT newest rows of each project:
           // the rows of an insert are all of one segment, so a row past them has that many newer
           // ones of its segment and project, and no newest-first page reads it. Copying every row
@@ -471,6 +492,7 @@ export class MemoryTables {
     // Copied with the segments: rows inserted after the view was taken may widen a span, and are
     // no acknowledged event of this query (they are acknowledged once their insert is done).
     const spans = new Map([...mirrored].map((seq) => [`${source}:${seq}`, this.spans.get(`${source}:${seq}`)]));
+    const arrays = new Map([...mirrored].map((seq) => [seq, this.arrays.get(`${source}:${seq}`)]));
     return {
       mirrored: (seq) => mirrored.has(seq),
       relation: (covered) => {
@@ -481,6 +503,9 @@ export class MemoryTables {
         if (!held.length || !created) return undefined;
         const where = ` WHERE le_seq IN (${held.join(', ')})`;
         const oldest = oldestOf(held.map((seq) => spans.get(`${source}:${seq}`)));
+        // As the view was taken and as it is now: a group inserted since into a held segment is
+        // read by the statement too (a retired segment's rows are gone with its entry).
+        const arraysFree = held.every((seq) => arrays.get(seq) !== true && this.arrays.get(`${source}:${seq}`) !== true);
         // The typed columns as held, computed once at insert: computed when read instead, every
         // query reading these rows parsed each event's metadata again for them (docs/performance.md,
         // "Typed columns held in the memory tables").
@@ -488,6 +513,7 @@ export class MemoryTables {
           rows: `SELECT ${columns} FROM ${tableOf(d)}${where}`,
           typedFields: d.typedFields,
           ...(oldest === undefined ? {} : { oldest }),
+          ...(arraysFree ? { arraysFree } : {}),
           ...(hasNewest(d) ? { newest: `SELECT ${columns} FROM ${newestOf(d)}${where}` } : {}),
         };
       },
@@ -602,6 +628,7 @@ export class MemoryTables {
             this.broken.get(source)?.delete(seq);
             this.divergedSeqs.get(source)?.delete(seq);
             this.spans.delete(`${source}:${seq}`);
+            this.arrays.delete(`${source}:${seq}`);
             this.bytes -= this.segmentBytes.get(`${source}:${seq}`) ?? 0;
             this.segmentBytes.delete(`${source}:${seq}`);
           }
