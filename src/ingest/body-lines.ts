@@ -15,6 +15,9 @@ export interface BodyLines {
   arraysFree?: boolean;
 }
 
+/** What ingest's parse knew of a group's events: their span, and whether no `metadata` holds a `[` (the memory tables keep both per segment). */
+export type GroupKnown = Pick<BodyLines, 'span' | 'arraysFree'>;
+
 /**
  * The whole CPU work of an ingest body, in one place so it can run off the main thread: parsed
  * (`parseEvents`), checked and written as lines (`serializeBatch`, with their timestamps' span). Throws `InvalidBodyError` or

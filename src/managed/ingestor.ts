@@ -3,7 +3,7 @@ import { dateToMicros, formatIsoMicros } from '../time/iso';
 import type { WalSet } from './wal/wal-set';
 import { failpoint, holdpoint } from '../util/failpoint';
 import { bodyKey, derivedId, MAX_POSITION, retryable } from '../ingest/body-digest';
-import { bodyLines, type BodyLines } from '../ingest/body-lines';
+import { bodyLines, type BodyLines, type GroupKnown } from '../ingest/body-lines';
 import { bodyLinesOffThread, OFF_THREAD_BYTES } from '../ingest/parse-worker';
 import { RecentBodies, rememberLeftSegments } from './recent-bodies';
 import { BATCH_LIMITS, serializeBatch, type BatchLimits } from '../ingest/serialize-events';
@@ -62,7 +62,7 @@ export class Ingestor {
     private readonly now: () => Date,
     private readonly limits: BatchLimits = BATCH_LIMITS,
     /** Called once a batch is durable, before it is acknowledged (managed storage mirrors it in memory), with what the parse knew of its events. */
-    private readonly onDurable?: (source: SourceName, segment: number, lines: Uint8Array, known: Pick<BodyLines, 'span' | 'arraysFree'>) => Promise<void>,
+    private readonly onDurable?: (source: SourceName, segment: number, lines: Uint8Array, known: GroupKnown) => Promise<void>,
   ) {
     this.recent = new RecentBodies(() => this.now().getTime());
   }

@@ -11,7 +11,7 @@ import { hasHeads, HEAD_ROWS_PER_PROJECT } from '../dataset/newest-heads';
 import { EngineError } from '../errors';
 import type { Micros } from '../time/iso';
 import { widenedSpan, type EventSpan } from '../time/event-span';
-import type { BodyLines } from '../ingest/body-lines';
+import type { GroupKnown } from '../ingest/body-lines';
 
 /** Whether a source's memory keeps a newest table: the sources whose compacted files have heads. */
 const hasNewest = hasHeads;
@@ -82,9 +82,6 @@ const CHECKPOINT_BYTES = 2 * 1024 * 1024;
 
 /** Rows of a newest table past which it is cut back to HEAD_ROWS_PER_PROJECT per segment and project. */
 const NEWEST_TRIM_ROWS = 4096;
-
-/** What ingest's parse knew of a group's events (`BodyLines`): their span, and whether no `metadata` holds a `[`. */
-export type GroupKnown = Pick<BodyLines, 'span' | 'arraysFree'>;
 
 interface WaitingGroup extends GroupKnown {
   seq: number;
@@ -164,8 +161,8 @@ export class MemoryTables {
   private readonly spans = new Map<string, EventSpan | null>();
   /**
    * Per segment (`source:seq`): whether a group of it may hold a `[` in an event's `metadata`
-   * (true once one did, or came without ingest saying; never false again). Set inside the insert's
-   * transaction, before its rows are visible, as spans are.
+   * (true once one did, or came without ingest saying; never false again). Set before the insert
+   * starts, so before its rows are visible.
    */
   private readonly arrays = new Map<string, boolean>();
   /** NDJSON bytes held per segment (`source:seq`), given back when the segment's rows go. */
@@ -350,6 +347,10 @@ export class MemoryTables {
     for (const [seq, parts] of bySeq) {
       let prepared = this.inserts.get(source);
       const n = ++this.inserts_n;
+      // Before the insert starts (a span is recorded before COMMIT; this earlier still): a view
+      // taken while it runs already says "may hold a '['", so its rows are never read by the text
+      // without the arrays half once they commit. A rolled-back insert only leaves a "may".
+      if (arraysOf.get(seq) || !this.arrays.has(`${d.name}:${seq}`)) this.arrays.set(`${d.name}:${seq}`, arraysOf.get(seq)!);
       try {
         if (!prepared) {
           prepared = await connection.prepare(`INSERT INTO ${tableOf(d)} SELECT *, CAST($le_seq AS BIGINT), CAST($le_n AS BIGINT) FROM (${ndjsonTextRelation(d, 'le_lines')})`);
@@ -363,8 +364,6 @@ export class MemoryTables {
           const span = spanOf.get(seq);
           if (span) this.recordSpan(`${d.name}:${seq}`, span);
           else await this.widenSpan(connection, d, seq, n);
-          // Before COMMIT too: a view never holds a row whose `[` it does not know of.
-          if (arraysOf.get(seq) || !this.arrays.has(`${d.name}:${seq}`)) this.arrays.set(`${d.name}:${seq}`, arraysOf.get(seq)!);
           // A large insert copies only its own HEAD_ROWS_PER_PROJECT newest rows of each project:
           // the rows of an insert are all of one segment, so a row past them has that many newer
           // ones of its segment and project, and no newest-first page reads it. Copying every row
