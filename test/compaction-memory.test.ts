@@ -11,7 +11,8 @@ import { atRetryCeiling, DEFAULT_COMPACTION_DUCKDB } from '../src/duckdb/compact
 import { memoryBudget } from '../src/duckdb/memory-budget';
 import { largestEventBytes } from '../src/managed/largest-event';
 import { readDatasetStateStable } from '../src/dataset/dataset-log';
-import { dictionaryLimit, IS_EVENT, parquetLayoutCopy, STRING_DICTIONARY_BYTES, stringDictionaryBytes } from '../src/duckdb/parquet-layout';
+import { dictionaryLimit, IS_EVENT, oneThreadGroupRows, parquetLayoutCopy, ROW_GROUP_BYTES, rowGroupRowsOf, STRING_DICTIONARY_BYTES, stringDictionaryBytes } from '../src/duckdb/parquet-layout';
+import { parquetRowBytes } from '../src/duckdb/parquet-row-bytes';
 import { withTypedPaths } from '../src/sources/typed-fields';
 import { Prng } from '../src/fixtures/prng';
 import { tempDir, writeLines } from './support/log-files';
@@ -21,7 +22,8 @@ import { fakeLog, gatewayCompactor } from './support/fake-log';
 import { mergeSmallFiles } from '../src/managed/dataset-maintenance';
 import { parquetSchema } from '../src/duckdb/parquet-schema';
 import { normalizeEvent } from '../src/ingest/serialize-events';
-import { postgresLogs } from '../src/sources/supabase/supabase-sources';
+import { authLogs, postgresLogs } from '../src/sources/supabase/supabase-sources';
+import { edgeLogs } from '../src/sources/edge-logs';
 
 // docs/ingest.md, "Layout, compaction and retention": compaction parses the lines once into a
 // staging file and sorts from it (the sort spills to disk under a small memory limit), and a run
@@ -358,5 +360,73 @@ describe('a day\'s merge under compaction\'s memory limit (docs/performance.md, 
     // The merge itself, at the same limit and without the retry: one file of every event.
     expect((await mergeSmallFiles(root, postgresLogs, { threads: 1, memoryLimit: '80MB' })).merged).toBe(12);
     expect([...readDatasetStateStable(root).files.values()].map((f) => f.rows)).toEqual([72_000]);
+  });
+});
+
+/** A limit the merge of 40,000 Auth events fits in groups bounded in bytes, and not in one group. */
+const LIMIT = '56MB';
+
+describe('row groups bounded in bytes (docs/performance.md, "Row groups bounded in bytes")', () => {
+  const tmp = tempDir('le-row-group-bytes-');
+  afterAll(() => tmp.cleanup());
+
+  it("gives wide rows groups of fewer rows than the descriptor's, in whole vectors, and keeps narrow rows' and unknown widths' groups", () => {
+    expect(authLogs.parquet.rowGroupRows).toBe(100_000);
+    expect(rowGroupRowsOf(authLogs, 637)).toBe(18_432);
+    expect(rowGroupRowsOf(authLogs, 637) * 637).toBeLessThanOrEqual(ROW_GROUP_BYTES);
+    expect(rowGroupRowsOf(edgeLogs, 426)).toBe(8_192);
+    expect(rowGroupRowsOf(postgresLogs, 368)).toBe(32_768);
+    expect(rowGroupRowsOf(authLogs, 100)).toBe(100_000);
+    expect(rowGroupRowsOf(authLogs, 1_000_000)).toBe(2_048);
+    expect(rowGroupRowsOf(authLogs)).toBe(100_000);
+    expect(rowGroupRowsOf(authLogs, 0)).toBe(100_000);
+  });
+
+  it("merges a day of Auth's log in groups of its rows' bytes within a limit its 100,000-row groups run out of", async () => {
+    // Eight files of 5,000 events, as ingest normalizes Vector's and compaction writes them.
+    const prng = new Prng(23);
+    const root = tmp.path('auth', 'dataset');
+    for (let f = 0; f < 8; f++) {
+      const lines = Array.from({ length: 5000 }, (_, k) => normalizeEvent(BUILDERS.auth_logs(prng, { micros: Date.parse('2026-11-21T01:00:00Z') * 1000 + (f * 5000 + k) * 1000, nanos: 0 }), k, ''));
+      await compactLogs({ source: 'authLogs', sourceDefinitions: [authLogs], inputs: writeLines(tmp.path('auth', `${f}.ndjson`), lines), outDir: root, duckdb: { threads: 1 } });
+    }
+    const files = [...readDatasetStateStable(root).files.values()];
+    const paths = files.map((f) => join(root, f.path));
+    const { instance, connection } = await openDatabase({ threads: 1, tempDirectory: tmp.path('auth', 'spill') });
+    let rowBytes: number | undefined;
+    try {
+      rowBytes = await parquetRowBytes(connection, paths);
+      await connection.run(`SET memory_limit = '${LIMIT}'`);
+      // The same files copied in the descriptor's groups: all 40,000 rows in one, held before it is written.
+      const whole = parquetLayoutCopy({
+        source: authLogs,
+        files: { ndjson: [], parquet: paths, parquetTypes: await parquetSchema(connection, paths), typedFields: new Map(files.map((f, i) => [paths[i]!, f.typedFields ?? []])) },
+        target: tmp.path('auth', 'whole.parquet'),
+        where: 'true',
+        typedColumns: true,
+        rows: 40_000,
+      });
+      await expect(connection.run(whole)).rejects.toThrow(/Out of Memory/);
+    } finally {
+      connection.closeSync();
+      instance.closeSync();
+    }
+    expect(rowBytes).toBeGreaterThan(300);
+    // The merge itself, at the same limit and without the retry: one file, in groups of at most ROW_GROUP_BYTES.
+    expect((await mergeSmallFiles(root, authLogs, { threads: 1, memoryLimit: LIMIT })).merged).toBe(8);
+    const [merged] = [...readDatasetStateStable(root).files.values()];
+    expect(merged?.rows).toBe(40_000);
+    const check = await openDatabase({ threads: 1 });
+    try {
+      const groups = (await check.connection.runAndReadAll(`SELECT DISTINCT row_group_id, row_group_num_rows AS n FROM parquet_metadata('${join(root, merged!.path)}')`))
+        .getRowObjects()
+        .map((r) => Number(r.n));
+      const bound = rowGroupRowsOf(authLogs, rowBytes);
+      expect(bound).toBeLessThan(40_000);
+      expect(groups.length).toBeGreaterThan(1);
+      expect(Math.max(...groups)).toBeLessThanOrEqual(oneThreadGroupRows(bound, 'files'));
+    } finally {
+      await check.close();
+    }
   });
 });

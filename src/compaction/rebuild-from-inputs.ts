@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { SourceDescriptor } from '../sources/source-descriptor';
 import { parquetLayoutCopy } from '../duckdb/parquet-layout';
+import { parquetRowBytes } from '../duckdb/parquet-row-bytes';
 import { stageRowsSql, stagedRowsRelation } from '../duckdb/staged-rows';
 import { sourceRelation } from '../duckdb/source-relations';
 import { sqlString, sqlStringList } from '../duckdb/sql-literal';
@@ -61,6 +62,7 @@ export async function rebuildFromInputs(connection: DuckDBConnection, state: Dat
       target: staged,
       where: `timestamp IS NOT NULL AND strftime(timestamp, '%Y-%m-%d') = ${sqlString(file.day)}`,
       provenance: JSON.stringify(replacing),
+      rowBytes: await parquetRowBytes(connection, [rowsFile]),
     }),
   );
   const [count] = (await connection.runAndReadAll(`SELECT count(*) AS n FROM read_parquet(${sqlStringList([staged])})`)).getRowObjects();

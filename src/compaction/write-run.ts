@@ -17,6 +17,7 @@ import { failpoint } from '../util/failpoint';
 import { statOrNull } from '../files/list-glob';
 import { writeCompanions, type HeldHead } from '../dataset/stored-rollups';
 import { writeSortedLayout } from '../dataset/sorted-layout-write';
+import { parquetRowBytes } from '../duckdb/parquet-row-bytes';
 import { DurablePlacement } from '../dataset/durable-placement';
 import type { InputScan } from './input-scan';
 import { readPathsOf, type ReadPaths } from './read-paths';
@@ -167,6 +168,8 @@ async function writeParquet(
   progress({ stage: 'writing', fraction: 0 });
   const out = join(run.staging, 'out');
   const share = new StatementsProgress();
+  // Read from the staging file's footer before the write: wide rows get smaller row groups.
+  const rowBytes = await parquetRowBytes(connection, [run.rowsFile]);
   const heads = await withQueryProgress(
     connection,
     (fraction) => progress({ stage: 'writing', fraction: share.fraction(fraction) }),
@@ -183,6 +186,7 @@ async function writeParquet(
           provenance: JSON.stringify(run.provenance),
           typedColumns: options.typedColumns ?? true,
           rows: run.provenance.rows,
+          rowBytes,
         },
         join(run.staging, 'heads'),
         (i, n) => share.begin(i, n),

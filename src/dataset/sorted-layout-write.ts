@@ -5,7 +5,7 @@ import type { SourceDescriptor } from '../sources/source-descriptor';
 import { sqlString } from '../duckdb/sql-literal';
 import { withTypedColumns } from '../duckdb/typed-columns';
 import { threadsOf, trimAllocator } from '../duckdb/open-database';
-import { dayFilePath, oneThreadGroupRows, parquetLayoutCopy, parquetLayoutOf, sortedLayoutTableSql, sortedSliceCopy, type LayoutCopyOptions } from '../duckdb/parquet-layout';
+import { dayFilePath, oneThreadGroupRows, parquetLayoutCopy, rowGroupRowsOf, sortedLayoutTableSql, sortedSliceCopy, type LayoutCopyOptions } from '../duckdb/parquet-layout';
 import { HEAD_COPY_OPTIONS, HEAD_ROWS_PER_PROJECT, hasHeads } from './newest-heads';
 
 /** The write's sorted rows, while its files and their heads are written from them (`writeSortedLayout`). */
@@ -67,7 +67,7 @@ export async function writeSortedLayout(
 async function sortedTableCopy(connection: DuckDBConnection, layout: LayoutCopyOptions): Promise<LayoutCopyOptions> {
   const copy: LayoutCopyOptions = { ...layout, sortedTable: SORTED_TABLE };
   if ((await threadsOf(connection)) !== 1) return copy;
-  const groupRows = oneThreadGroupRows(parquetLayoutOf(layout.source).rowGroupRows, 'table');
+  const groupRows = oneThreadGroupRows(rowGroupRowsOf(layout.source, layout.rowBytes), 'table');
   if (!layout.partitionByDay) return { ...copy, groupRows };
   const days = (await connection.runAndReadAll(`SELECT DISTINCT date FROM ${SORTED_TABLE} LIMIT 2`)).getRows();
   if (days.length !== 1) return copy;
@@ -95,7 +95,7 @@ export async function writeSlicedLayout(connection: DuckDBConnection, layout: La
   const files = slices.map((_, i) => join(sliceDir, `slice-${i}.parquet`));
   const threads = await threadsOf(connection);
   // One thread writes each file from files: its groups are bounded, and so its dictionaries.
-  const copy = threads === 1 ? { ...layout, groupRows: oneThreadGroupRows(parquetLayoutOf(layout.source).rowGroupRows, 'files') } : layout;
+  const copy = threads === 1 ? { ...layout, groupRows: oneThreadGroupRows(rowGroupRowsOf(layout.source, layout.rowBytes), 'files') } : layout;
   for (const [i, slice] of slices.entries()) await connection.run(sortedSliceCopy(copy, slice, files[i]!));
   // What the sorts freed goes back before the copy allocates its own: held by DuckDB's allocator,
   // it stayed under the copy's memory (docs/performance.md, "A day's merge in smaller slices").

@@ -56,6 +56,11 @@ export interface LayoutCopyOptions {
   /** How many rows the COPY writes at most, when known: the dictionaries are sized to it (see `dictionaryLimit`). */
   rows?: number;
   /**
+   * The bytes a row of the input takes in Parquet uncompressed, when known (`parquetRowBytes`):
+   * wide rows get row groups of fewer rows than the descriptor's (`rowGroupRowsOf`).
+   */
+  rowBytes?: number;
+  /**
    * The most rows a row group of the COPY can hold, when the writer's shape bounds it
    * (`oneThreadGroupRows`): the dictionaries are sized to it (see `dictionaryLimit`). Default:
    * twice `rowGroupRows`, what any write stays under.
@@ -83,7 +88,8 @@ export interface LayoutCopyOptions {
  */
 export function parquetLayoutCopy(options: LayoutCopyOptions): string {
   const layout = parquetLayoutOf(options.source);
-  const dictionary = dictionaryLimit(layout.dictionaryEntries, layout.rowGroupRows, options.rows, options.groupRows);
+  const groupRows = rowGroupRowsOf(options.source, options.rowBytes);
+  const dictionary = dictionaryLimit(layout.dictionaryEntries, groupRows, options.rows, options.groupRows);
   const part = options.partitionByDay;
   // A day's rows written as one file, the day its folder's name and not a column (as a partitioned write leaves it out).
   const dayFile = part?.day === undefined ? null : dayFilePath(options.target, { filenamePattern: part.filenamePattern, day: part.day });
@@ -101,7 +107,7 @@ export function parquetLayoutCopy(options: LayoutCopyOptions): string {
     COPY (
       ${options.typedColumns ? withTypedColumns(options.source, rows) : rows}
     ) TO ${sqlString(dayFile ?? options.target)} (
-      FORMAT parquet, ${codecOptions(layout.compression)}, ROW_GROUP_SIZE ${layout.rowGroupRows}, STRING_DICTIONARY_PAGE_SIZE_LIMIT ${stringDictionaryBytes(options.source)}${dictionary ? `, DICTIONARY_SIZE_LIMIT ${dictionary}` : ''}${
+      FORMAT parquet, ${codecOptions(layout.compression)}, ROW_GROUP_SIZE ${groupRows}, STRING_DICTIONARY_PAGE_SIZE_LIMIT ${stringDictionaryBytes(options.source)}${dictionary ? `, DICTIONARY_SIZE_LIMIT ${dictionary}` : ''}${
         part && dayFile === null ? `, PARTITION_BY (date), FILENAME_PATTERN ${sqlString(part.filenamePattern)}, OVERWRITE_OR_IGNORE true` : ''
       }${options.provenance === undefined ? '' : `, KV_METADATA {${PROVENANCE_KEY}: ${sqlString(options.provenance)}}`}
     )`;
@@ -167,10 +173,11 @@ export function sortedLayoutTableSql(options: Omit<LayoutCopyOptions, 'sortedTab
  */
 export function sortedSliceCopy(options: Omit<LayoutCopyOptions, 'sortedTable' | 'sortedFiles'>, slice: string, target: string): string {
   const layout = parquetLayoutOf(options.source);
-  const dictionary = dictionaryLimit(layout.dictionaryEntries, layout.rowGroupRows, options.rows, options.groupRows);
+  const groupRows = rowGroupRowsOf(options.source, options.rowBytes);
+  const dictionary = dictionaryLimit(layout.dictionaryEntries, groupRows, options.rows, options.groupRows);
   return `
     COPY (${layoutRowsSql({ ...options, where: `(${options.where}) AND (${slice})` })})
-    TO ${sqlString(target)} (FORMAT parquet, COMPRESSION lz4, ROW_GROUP_SIZE ${layout.rowGroupRows}, STRING_DICTIONARY_PAGE_SIZE_LIMIT ${STRING_DICTIONARY_BYTES}${dictionary ? `, DICTIONARY_SIZE_LIMIT ${dictionary}` : ''})`;
+    TO ${sqlString(target)} (FORMAT parquet, COMPRESSION lz4, ROW_GROUP_SIZE ${groupRows}, STRING_DICTIONARY_PAGE_SIZE_LIMIT ${STRING_DICTIONARY_BYTES}${dictionary ? `, DICTIONARY_SIZE_LIMIT ${dictionary}` : ''})`;
 }
 
 /** The layout's rows in its order: the declared columns (and `date` when partitioned by day), sorted. */
@@ -245,6 +252,35 @@ export function dictionaryLimit(entries: number | undefined, rowGroupRows: numbe
 
 /** The rows of one of DuckDB's vectors (its STANDARD_VECTOR_SIZE): the most a chunk of rows holds. */
 const VECTOR_ROWS = 2048;
+
+/**
+ * The most bytes of rows, as Parquet counts them uncompressed (`parquetRowBytes`), a row group of
+ * a data file holds. Why: DuckDB's Parquet writer holds a whole row group in memory before it
+ * writes it, at about 2.3 times those bytes, so the descriptor's rows alone did not bound a write:
+ * a merge of Auth's log (637 bytes a row) in the default 100,000-row groups took 147 - 160 MiB
+ * more, and set the server's peak under ingest (docs/performance.md, "Row groups bounded in
+ * bytes"). At 12 MiB the gateway's and Postgres's declared groups are unchanged (8,192 rows of
+ * 426 bytes, 32,768 of 368); Auth's get 18,432 rows of 100,000, and Storage's, PgBouncer's and
+ * the functions' 45,056 - 63,488.
+ */
+export const ROW_GROUP_BYTES = 12 * 1024 * 1024;
+
+/**
+ * The rows of a row group of a write whose input rows take `rowBytes` each (uncompressed
+ * Parquet): the descriptor's `parquet.rowGroupRows`, or fewer, in whole vectors (at least one),
+ * so a group holds at most ROW_GROUP_BYTES. Unknown widths keep the descriptor's.
+ *
+ * @example
+ * rowGroupRowsOf(authLogs, 637); // 18432
+ * rowGroupRowsOf(edgeLogs, 426); // 8192
+ * rowGroupRowsOf(authLogs); // 100000
+ */
+export function rowGroupRowsOf(source: SourceDescriptor, rowBytes?: number): number {
+  const declared = source.parquet.rowGroupRows;
+  if (rowBytes === undefined || !(rowBytes > 0)) return declared;
+  const fit = Math.floor(ROW_GROUP_BYTES / rowBytes / VECTOR_ROWS) * VECTOR_ROWS;
+  return Math.min(declared, Math.max(VECTOR_ROWS, fit));
+}
 
 /**
  * The most rows a row group holds when one thread writes one file (no partitions): DuckDB's writer

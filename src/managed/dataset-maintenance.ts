@@ -7,6 +7,7 @@ import { openDatabase, type DatabaseSettings } from '../duckdb/open-database';
 import { arraysAggregate, arraysFreeWritten, parquetLayoutOf, typedFieldsWritten } from '../duckdb/parquet-layout';
 import { withTypedPaths } from '../sources/typed-fields';
 import { parquetSchema } from '../duckdb/parquet-schema';
+import { parquetRowBytes } from '../duckdb/parquet-row-bytes';
 import { sqlString, sqlStringList } from '../duckdb/sql-literal';
 import { appendCommit, checkpointIfDue, readDatasetStateStable, type DataFile, type DatasetState } from '../dataset/dataset-log';
 import { withDatasetLock } from '../dataset/dataset-lock';
@@ -134,6 +135,7 @@ async function mergeDay(state: DatasetState, declared: SourceDescriptor, day: st
       provenance: JSON.stringify(provenance),
       typedColumns,
       rows,
+      rowBytes: await parquetRowBytes(connection, paths),
     };
     // More events than one sort fits: sorted a slice at a time (merge-slices.ts), the head then
     // written from the file; otherwise sorted at once, the head taken from the sorted rows.
