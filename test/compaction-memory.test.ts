@@ -24,6 +24,8 @@ import { parquetSchema } from '../src/duckdb/parquet-schema';
 import { normalizeEvent } from '../src/ingest/serialize-events';
 import { authLogs, postgresLogs } from '../src/sources/supabase/supabase-sources';
 import { edgeLogs } from '../src/sources/edge-logs';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import type { SourceDescriptor } from '../src/sources/source-descriptor';
 
 // docs/ingest.md, "Layout, compaction and retention": compaction parses the lines once into a
 // staging file and sorts from it (the sort spills to disk under a small memory limit), and a run
@@ -344,14 +346,7 @@ describe('a day\'s merge under compaction\'s memory limit (docs/performance.md, 
       const paths = files.map((f) => join(root, f.path));
       // In the row groups Postgres's log had before its 32,768 (src/sources/supabase/postgres-logs.ts):
       // in 32,768-row groups the straight copy of 72,000 events fits 80MB as well.
-      const straight = parquetLayoutCopy({
-        source: { ...postgresLogs, parquet: { ...postgresLogs.parquet, rowGroupRows: 100_000 } },
-        files: { ndjson: [], parquet: paths, parquetTypes: await parquetSchema(connection, paths), typedFields: new Map(files.map((f, i) => [paths[i]!, f.typedFields ?? []])) },
-        target: tmp.path('postgres', 'straight.parquet'),
-        where: 'true',
-        typedColumns: true,
-        rows: 72_000,
-      });
+      const straight = await straightCopy(connection, { ...postgresLogs, parquet: { ...postgresLogs.parquet, rowGroupRows: 100_000 } }, files, paths, tmp.path('postgres', 'straight.parquet'));
       await expect(connection.run(straight)).rejects.toThrow(/Out of Memory/);
     } finally {
       connection.closeSync();
@@ -362,6 +357,27 @@ describe('a day\'s merge under compaction\'s memory limit (docs/performance.md, 
     expect([...readDatasetStateStable(root).files.values()].map((f) => f.rows)).toEqual([72_000]);
   });
 });
+
+/**
+ * The COPY of a dataset's files into one file in the source's declared row groups (no bytes a row
+ * given): what a merge wrote before its groups were bounded in bytes.
+ */
+async function straightCopy(
+  connection: DuckDBConnection,
+  source: SourceDescriptor,
+  files: readonly { path: string; rows: number; typedFields?: readonly string[] }[],
+  paths: readonly string[],
+  target: string,
+): Promise<string> {
+  return parquetLayoutCopy({
+    source,
+    files: { ndjson: [], parquet: [...paths], parquetTypes: await parquetSchema(connection, paths), typedFields: new Map(files.map((f, i) => [paths[i]!, f.typedFields ?? []])) },
+    target,
+    where: 'true',
+    typedColumns: true,
+    rows: files.reduce((n, f) => n + f.rows, 0),
+  });
+}
 
 /** A limit the merge of 40,000 Auth events fits in groups bounded in bytes, and not in one group. */
 const LIMIT = '56MB';
@@ -398,14 +414,7 @@ describe('row groups bounded in bytes (docs/performance.md, "Row groups bounded 
       rowBytes = await parquetRowBytes(connection, paths);
       await connection.run(`SET memory_limit = '${LIMIT}'`);
       // The same files copied in the descriptor's groups: all 40,000 rows in one, held before it is written.
-      const whole = parquetLayoutCopy({
-        source: authLogs,
-        files: { ndjson: [], parquet: paths, parquetTypes: await parquetSchema(connection, paths), typedFields: new Map(files.map((f, i) => [paths[i]!, f.typedFields ?? []])) },
-        target: tmp.path('auth', 'whole.parquet'),
-        where: 'true',
-        typedColumns: true,
-        rows: 40_000,
-      });
+      const whole = await straightCopy(connection, authLogs, files, paths, tmp.path('auth', 'whole.parquet'));
       await expect(connection.run(whole)).rejects.toThrow(/Out of Memory/);
     } finally {
       connection.closeSync();
