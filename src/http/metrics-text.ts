@@ -56,7 +56,7 @@ export function metricsText(stats: EndpointsStats, peakResidentBytes: number | n
       gauge('memory_tables_bytes', 'NDJSON bytes of the newest events held in memory.', storage.memoryTablesBytes),
       { name: 'wal_bytes', type: 'gauge', help: 'Bytes in the write-ahead log.', samples: perSource((s) => s.walBytes) },
       { name: 'compaction_lag_bytes', type: 'gauge', help: 'Closed write-ahead bytes not yet compacted.', samples: perSource((s) => s.lagBytes) },
-      gauge('settled', '1 when every acknowledged event is compacted (no write-ahead bytes) and nothing is recovering.', storage.settled ? 1 : 0),
+      gauge('settled', '1 when every acknowledged event is compacted and counted (no write-ahead bytes, no run mid-way) and nothing is recovering.', storage.settled ? 1 : 0),
       counter('compaction_failures_total', 'Failed compaction runs (each is retried).', storage.compactionFailures),
       counter('compacted_events_total', "Events compaction's runs wrote into the dataset (each once).", storage.compactedEvents),
       counter('merged_events_total', "Events merges of a day's files wrote again (once per merge): over compacted_events_total, the rewrites per event.", storage.mergedEvents),

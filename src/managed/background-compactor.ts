@@ -179,6 +179,17 @@ export class BackgroundCompactor {
    * again (`mergedRows`, once per merge an event went through), so `mergedRows / compactedRows`
    * is how many times an event was rewritten after its run.
    */
+  /**
+   * Whether a run holds segments whose events its counters do not count yet: they leave the
+   * write-ahead log inside the run, before `counters.compactedRows` has them (ManagedStorage's
+   * `settled` waits for it).
+   */
+  get compacting(): boolean {
+    return this.segmentsInRun;
+  }
+
+  private segmentsInRun = false;
+
   readonly counters = { runs: 0, failures: 0, compactedSegments: 0, compactedRows: 0, mergedFiles: 0, mergedRows: 0, droppedFiles: 0 };
 
   constructor(private readonly options: BackgroundCompactorOptions) {
@@ -270,6 +281,9 @@ export class BackgroundCompactor {
     // Also with no segment: the run settles data files no commit names (a lost commit's are put back).
     // Out of memory (a few very wide events), the run is tried again at once with more (memory-retry.ts).
     let result: CompactResult;
+    // From before the run until its counters say so: its segments leave the write-ahead log
+    // (`remove`) before `compactFiles` returns, and "settled" must not be read in between.
+    this.segmentsInRun = files.length > 0;
     try {
       result = await withMemoryRetry(this.options.duckdb, (duckdb) =>
         compactFiles({
@@ -292,6 +306,7 @@ export class BackgroundCompactor {
         }),
       );
     } catch (error) {
+      this.segmentsInRun = false;
       // Still out of memory with more: the next run takes fewer segments, and comes at once.
       if (isDuckDBOutOfMemory(error) && files.length > 1) {
         this.runBytes = nextRunBytes(this.runBytes, this.maxRunBytes, taken, 'out-of-memory');
@@ -302,6 +317,7 @@ export class BackgroundCompactor {
     this.runBytes = nextRunBytes(this.runBytes, this.maxRunBytes, taken, 'done');
     this.counters.compactedSegments += result.deletedFiles.length;
     this.counters.compactedRows += result.rows;
+    this.segmentsInRun = false;
     this.options.onCompacted?.(result);
     const elapsed = this.elapsed();
     for (const [day, written] of this.lastWritten) if (elapsed - written >= SETTLE_QUIET_MS) this.lastWritten.delete(day);

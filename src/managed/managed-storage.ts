@@ -188,8 +188,9 @@ export class ManagedStorage {
       settled: false,
     };
     // Everything acknowledged is in the dataset: no write-ahead bytes left (the active segment
-    // rolls by age, so a quiet store settles), nothing recovering.
-    stats.settled = Object.values(stats.sources).every((s) => s.walBytes === 0) && stats.recoveringSegments === 0;
+    // rolls by age, so a quiet store settles), nothing recovering, and no run between releasing
+    // its segments and counting their events (so `compactedEvents` is final once settled).
+    stats.settled = Object.values(stats.sources).every((s) => s.walBytes === 0) && stats.recoveringSegments === 0 && this.compactors.every((c) => !c.compacting);
     const shippers = this.shipping?.shippers;
     if (shippers) {
       const shipped = (pick: (c: ClickHouseShipper['counters']) => number) => shippers.reduce((n, c) => n + pick(c.counters), 0);
