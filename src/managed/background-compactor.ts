@@ -179,6 +179,8 @@ export class BackgroundCompactor {
    * again (`mergedRows`, once per merge an event went through), so `mergedRows / compactedRows`
    * is how many times an event was rewritten after its run.
    */
+  readonly counters = { runs: 0, failures: 0, compactedSegments: 0, compactedRows: 0, mergedFiles: 0, mergedRows: 0, droppedFiles: 0 };
+
   /**
    * Whether a run holds segments whose events its counters do not count yet: they leave the
    * write-ahead log inside the run, before `counters.compactedRows` has them (ManagedStorage's
@@ -189,8 +191,6 @@ export class BackgroundCompactor {
   }
 
   private segmentsInRun = false;
-
-  readonly counters = { runs: 0, failures: 0, compactedSegments: 0, compactedRows: 0, mergedFiles: 0, mergedRows: 0, droppedFiles: 0 };
 
   constructor(private readonly options: BackgroundCompactorOptions) {
     this.maxRunBytes = options.maxRunBytes ?? runBytesFor(options.duckdb);
