@@ -1,6 +1,6 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { BIGINT, BLOB, blobValue, type DuckDBConnection, type DuckDBInstance, type DuckDBPreparedStatement } from '@duckdb/node-api';
+import { BIGINT, BLOB, BOOLEAN, blobValue, type DuckDBConnection, type DuckDBInstance, type DuckDBPreparedStatement } from '@duckdb/node-api';
 import type { SourceDescriptor, SourceName } from '../sources/source-descriptor';
 import type { SourceSet } from '../sources/source-set';
 import { declaredColumns, ndjsonTextRelation, relationColumns } from '../duckdb/source-relations';
@@ -353,10 +353,15 @@ export class MemoryTables {
       if (arraysOf.get(seq) || !this.arrays.has(`${d.name}:${seq}`)) this.arrays.set(`${d.name}:${seq}`, arraysOf.get(seq)!);
       try {
         if (!prepared) {
-          prepared = await connection.prepare(`INSERT INTO ${tableOf(d)} SELECT *, CAST($le_seq AS BIGINT), CAST($le_n AS BIGINT) FROM (${ndjsonTextRelation(d, 'le_lines')})`);
+          prepared = await connection.prepare(
+            `INSERT INTO ${tableOf(d)} SELECT *, CAST($le_seq AS BIGINT), CAST($le_n AS BIGINT), CAST($le_free AS BOOLEAN) FROM (${ndjsonTextRelation(d, 'le_lines')})`,
+          );
           this.inserts.set(source, prepared);
         }
-        prepared.bind({ le_lines: blobValue(parts.length === 1 ? parts[0]! : Buffer.concat(parts)), le_seq: BigInt(seq), le_n: BigInt(n) }, { le_lines: BLOB, le_seq: BIGINT, le_n: BIGINT });
+        prepared.bind(
+          { le_lines: blobValue(parts.length === 1 ? parts[0]! : Buffer.concat(parts)), le_seq: BigInt(seq), le_n: BigInt(n), le_free: !arraysOf.get(seq) },
+          { le_lines: BLOB, le_seq: BIGINT, le_n: BIGINT, le_free: BOOLEAN },
+        );
         await connection.run('BEGIN TRANSACTION');
         try {
           const inserted = (await prepared.run()).rowsChanged;
@@ -500,11 +505,14 @@ export class MemoryTables {
         // by the time the statement runs, and must not be read twice.
         const held = [...mirrored].filter((seq) => !covered(seq));
         if (!held.length || !created) return undefined;
-        const where = ` WHERE le_seq IN (${held.join(', ')})`;
         const oldest = oldestOf(held.map((seq) => spans.get(`${source}:${seq}`)));
-        // As the view was taken and as it is now: a group inserted since into a held segment is
-        // read by the statement too (a retired segment's rows are gone with its entry).
+        // As the view was taken and as it is now (a retired segment's rows are gone with its entry).
         const arraysFree = held.every((seq) => arrays.get(seq) !== true && this.arrays.get(`${source}:${seq}`) !== true);
+        // A group inserted into a held segment after this is read by the statement too. Run
+        // without the arrays half, the statement would read only its rows without a '[': part of
+        // a request acknowledged after the view. Every row of the held segments so far came with
+        // the word, so reading only such rows leaves out each later group without it whole.
+        const where = ` WHERE le_seq IN (${held.join(', ')})${arraysFree ? ' AND le_free' : ''}`;
         // The typed columns as held, computed once at insert: computed when read instead, every
         // query reading these rows parsed each event's metadata again for them (docs/performance.md,
         // "Typed columns held in the memory tables").
@@ -672,9 +680,11 @@ export class MemoryTables {
         const columns = relationColumns(source)
           .map(([name, type]) => `${columnName(name)} ${type}`)
           .join(', ');
-        // The relation's columns, typed ones included; le_seq: the segment of each row; le_n: the insert that brought it.
-        await this.connection.run(`CREATE TABLE IF NOT EXISTS ${tableOf(source)} (${columns}, le_seq BIGINT, le_n BIGINT)`);
-        if (hasNewest(source)) await this.connection.run(`CREATE TABLE IF NOT EXISTS ${newestOf(source)} (${columns}, le_seq BIGINT, le_n BIGINT)`);
+        // The relation's columns, typed ones included; le_seq: the segment of each row; le_n: the
+        // insert that brought it; le_free: its groups' word that no metadata holds a '[' (`view`).
+        const own = 'le_seq BIGINT, le_n BIGINT, le_free BOOLEAN';
+        await this.connection.run(`CREATE TABLE IF NOT EXISTS ${tableOf(source)} (${columns}, ${own})`);
+        if (hasNewest(source)) await this.connection.run(`CREATE TABLE IF NOT EXISTS ${newestOf(source)} (${columns}, ${own})`);
       }
       this.created = true;
     })();
