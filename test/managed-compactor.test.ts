@@ -14,6 +14,7 @@ import { fakeLog, gatewayCompactor } from './support/fake-log';
 import { nextRunBytes, runBytesFor } from '../src/managed/background-compactor';
 import { waitUntil } from './support/hang-guard';
 import { BurstDatabase } from '../src/duckdb/burst-database';
+import { createEndpoints } from '../src/index';
 
 describe('managed storage: the background compactor', () => {
   const tmp = tempDir('le-managed-');
@@ -319,6 +320,30 @@ describe('managed storage: the background compactor', () => {
     } finally {
       await compactor.stop();
       await wal.close();
+      await ep.close();
+    }
+  });
+
+  it("is not settled while a run's segments have left the log and its events are not counted yet", async () => {
+    // Each segment closes 1 ms after its first event, so compaction takes it at once.
+    const ep = await createEndpoints({ storage: { dataDir: tmp.path('settled-window'), maxSegmentAgeMs: 1 }, now: () => new Date(CENSUS_NOW), cache: false });
+    // What storage says the moment a run gives its segments back, before it returns.
+    const seen: Array<{ settled: boolean; compacted: number }> = [];
+    const release = Wal.prototype.release;
+    const spy = vi.spyOn(Wal.prototype, 'release').mockImplementation(async function (this: Wal, ...args: Parameters<Wal['release']>) {
+      await release.apply(this, args);
+      const { settled, compactedEvents } = ep.stats().storage!;
+      seen.push({ settled, compacted: compactedEvents });
+    });
+    try {
+      await ep.ingest('cloudflare.logs.prod', censusEvents('w', 20));
+      await waitUntil(() => ep.stats().storage!.settled);
+      expect(seen.length).toBeGreaterThan(0);
+      // The log was empty then, and the run's 20 events not counted: not settled.
+      expect(seen).toEqual(seen.map(({ compacted }) => ({ settled: false, compacted })));
+      expect(ep.stats().storage!.compactedEvents).toBe(20);
+    } finally {
+      spy.mockRestore();
       await ep.close();
     }
   });
