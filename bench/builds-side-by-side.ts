@@ -22,7 +22,7 @@ import { benchCases } from './cases';
 import { REFERENCE, type Dataset } from './dataset';
 import { openChdb } from './peers/chdb';
 import type { Peer } from './peers/peer';
-import { percentile, round } from './stats';
+import { percentile, rotatingRounds, round, sameAnswers } from './stats';
 import { peakRssMb } from './serve-process';
 
 const { values: args } = parseArgs({
@@ -74,36 +74,19 @@ try {
   for (const [project, rank] of PROJECTS) {
     for (const c of benchCases(project, rank).filter((k) => filters.some((f) => k.name.includes(f)))) {
       const call = (ep: Library) => ep.query(c.endpoint as never, c.params);
-      // Compared before the timed calls and again after them: a build that answered differently
-      // once warm (a memo, a kept statement) would otherwise be timed as if it were right.
-      const compareAnswers = async (when: string) => {
-        const answers = [text((await call(builds.before)).result), text((await call(builds.after)).result)];
-        if (answers[0] === answers[1]) return;
-        const rest = (v: unknown) => text(v).replace(/"p9[59]_execution_time":[^,}]*/g, '');
-        if (!args['other-quantiles'] || rest(JSON.parse(answers[0]!)) !== rest(JSON.parse(answers[1]!))) throw new Error(`${c.name}: the two builds answer differently ${when}`);
-        if (when === 'before timing') console.log(`${c.name}: p95/p99 differ, every other column the same`);
-      };
-      await compareAnswers('before timing');
+      const answers = async () => [text((await call(builds.before)).result), text((await call(builds.after)).result)];
+      // With --other-quantiles, answers whose p95 / p99 alone differ count as the same.
+      const rest = (answer: string) => text(JSON.parse(answer)).replace(/"p9[59]_execution_time":[^,}]*/g, '');
+      const same = (a: string, b: string) => a === b || (args['other-quantiles'] === true && rest(a) === rest(b));
+      await sameAnswers(c.name, 'before timing', answers, same);
+      const [before, after] = await answers();
+      if (before !== after) console.log(`${c.name}: p95/p99 differ, every other column the same`);
       // chdb's answer is compared by the bench (its quantiles are inside the rank bound, not equal); here it is only timed.
       if (chdb) await chdb.run(c);
-      const run = (name: (typeof names)[number]) => (name === 'chdb' ? chdb!.run(c) : call(builds[name]));
-      const wall = { before: [] as number[], after: [] as number[], chdb: [] as number[] };
-      const cpu = { before: [] as number[], after: [] as number[], chdb: [] as number[] };
-      for (let r = 0; r < Number(args.rounds); r++) {
-        // The order rotates round by round, so a machine getting busier weighs on every engine alike.
-        const order = names.map((_, k) => names[(r + k) % names.length]!);
-        for (const name of order) {
-          for (let i = 0; i < Number(args.runs); i++) {
-            const started = process.hrtime.bigint();
-            const used = process.cpuUsage();
-            await run(name);
-            const spent = process.cpuUsage(used);
-            wall[name].push(Number(process.hrtime.bigint() - started) / 1e6);
-            cpu[name].push((spent.user + spent.system) / 1000);
-          }
-        }
-      }
-      await compareAnswers('after timing');
+      const times = await rotatingRounds(names, Number(args.rounds), Number(args.runs), (name) => (name === 'chdb' ? chdb!.run(c) : call(builds[name])));
+      const wall = { before: times.before.wall, after: times.after.wall, chdb: (times as Partial<typeof times>).chdb?.wall ?? [] };
+      const cpu = { before: times.before.cpu, after: times.after.cpu, chdb: (times as Partial<typeof times>).chdb?.cpu ?? [] };
+      await sameAnswers(c.name, 'after timing', answers, same);
       const p50 = (s: number[]) => round(percentile(s, 0.5), 2);
       const peer = chdb ? ` ${p50(wall.chdb)} / ${p50(cpu.chdb)} | ${round(p50(cpu.chdb) / p50(cpu.after), 2)} |` : '';
       console.log(`| ${c.name} | ${p50(wall.before)} / ${p50(cpu.before)} | ${p50(wall.after)} / ${p50(cpu.after)} | ${round(p50(cpu.after) / p50(cpu.before), 2)} |${peer}`);

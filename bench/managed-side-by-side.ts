@@ -22,7 +22,7 @@ import { parseArgs } from 'node:util';
 import { benchCases } from './cases';
 import { REFERENCE } from './dataset';
 import { liveBatch, waitCompacted } from './managed';
-import { percentile, round } from './stats';
+import { percentile, rotatingRounds, round, sameAnswers } from './stats';
 import { peakRssMb } from './serve-process';
 
 const { values: args } = parseArgs({
@@ -109,23 +109,11 @@ try {
       const call = (ep: Library) => ep.query(c.endpoint as never, c.params);
       // The writer's events are of another project: every answer is the same, before the timed
       // calls and after them (the writer's segments and commits change what each build reads).
-      const compareAnswers = async (when: string) => {
-        const answers = await Promise.all(names.map(async (n) => text((await call(lib(n))).result)));
-        if (answers[0] !== answers[2] || answers[1] !== answers[2]) throw new Error(`${c.name}: the answers differ ${when}`);
-      };
-      await compareAnswers('before timing');
-      const wall = { before: [] as number[], after: [] as number[], byHand: [] as number[] };
-      for (let r = 0; r < Number(args.rounds); r++) {
-        const order = names.map((_, k) => names[(r + k) % names.length]!);
-        for (const name of order) {
-          for (let i = 0; i < Number(args.runs); i++) {
-            const started = process.hrtime.bigint();
-            await call(lib(name));
-            wall[name].push(Number(process.hrtime.bigint() - started) / 1e6);
-          }
-        }
-      }
-      await compareAnswers('after timing');
+      const answers = () => Promise.all(names.map(async (n) => text((await call(lib(n))).result)));
+      await sameAnswers(c.name, 'before timing', answers);
+      const times = await rotatingRounds(names, Number(args.rounds), Number(args.runs), (name) => call(lib(name)));
+      const wall = { before: times.before.wall, after: times.after.wall, byHand: times.byHand.wall };
+      await sameAnswers(c.name, 'after timing', answers);
       const p50 = (s: number[]) => round(percentile(s, 0.5), 2);
       console.log(
         `| ${c.name} | ${p50(wall.before)} | ${p50(wall.after)} | ${p50(wall.byHand)} | ${round(p50(wall.before) / p50(wall.byHand), 2)} | ${round(p50(wall.after) / p50(wall.byHand), 2)} |`,
