@@ -78,8 +78,7 @@ try {
       // With --other-quantiles, answers whose p95 / p99 alone differ count as the same.
       const rest = (answer: string) => text(JSON.parse(answer)).replace(/"p9[59]_execution_time":[^,}]*/g, '');
       const same = (a: string, b: string) => a === b || (args['other-quantiles'] === true && rest(a) === rest(b));
-      await sameAnswers(c.name, 'before timing', answers, same);
-      const [before, after] = await answers();
+      const [before, after] = await sameAnswers(c.name, 'before timing', answers, same);
       if (before !== after) console.log(`${c.name}: p95/p99 differ, every other column the same`);
       // chdb's answer is compared by the bench (its quantiles are inside the rank bound, not equal); here it is only timed.
       if (chdb) await chdb.run(c);

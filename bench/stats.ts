@@ -52,14 +52,16 @@ export async function rotatingRounds<N extends string>(names: readonly N[], roun
 }
 
 /**
- * Throws unless every build's answer to a case is the first one's (`same` decides, text equality
+ * The builds' answers to a case; throws unless each is the first one's (`same` decides, text equality
  * by default): asked before the timed calls and again after them, so a build that answers
  * differently once warm (a memo, a kept statement) is not timed as if it were right.
  *
  * @example
  * await sameAnswers(c.name, 'before timing', () => Promise.all(builds.map(async (ep) => text((await call(ep)).result))));
  */
-export async function sameAnswers(caseName: string, when: string, answers: () => Promise<string[]>, same: (a: string, b: string) => boolean = (a, b) => a === b): Promise<void> {
-  const [first, ...rest] = await answers();
+export async function sameAnswers(caseName: string, when: string, answers: () => Promise<string[]>, same: (a: string, b: string) => boolean = (a, b) => a === b): Promise<string[]> {
+  const all = await answers();
+  const [first, ...rest] = all;
   if (rest.some((other) => !same(first!, other))) throw new Error(`${caseName}: the answers differ ${when}`);
+  return all;
 }
