@@ -153,6 +153,7 @@ const TIERS = {
     'ingest-http',
     'ingest-parse-memory',
     'ingest-stall',
+    'locale-data',
     'memory-bounds',
     'otlp-ingest',
     'package',
