@@ -91,7 +91,7 @@ describe("managed storage bounds what a merge of a day's files sorts at once by 
   }
 
   it('under a small memory limit, a day of more events than one sort fits ends in one file, by merges that each fit that limit, with the same rows', async () => {
-    // 40MB: a merge sorts 20,000 events at once (mergeRowsFor); sixteen files of 1,500, spread over
+    // 40MB: a merge sorts 5,000 events at once (mergeRowsFor); sixteen files of 1,500, spread over
     // seven hours, are more: the merge sorts them in slices.
     const limit = '40MB';
     for (const [name, now] of [

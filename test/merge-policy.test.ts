@@ -79,11 +79,11 @@ describe("a merge takes no more of a day's files than fit its DuckDB's memory li
     return { day, merges };
   };
 
-  it('is an event per 2,000 bytes of the limit past 20 MB, one per 10,000 bytes at least (30,000 of the default 80MB), none when no limit is set', () => {
-    expect(mergeRowsFor({ memoryLimit: '80MB' })).toBe(30_000);
-    expect(mergeRowsFor({ memoryLimit: '160MB' })).toBe(70_000);
-    expect(mergeRowsFor({ memoryLimit: '40MB' })).toBe(10_000);
-    expect(mergeRowsFor({ memoryLimit: '16MB' })).toBe(1600);
+  it('is an event per 4,000 bytes of the limit past 20 MB, one per 20,000 bytes at least (15,000 of the default 80MB), none when no limit is set', () => {
+    expect(mergeRowsFor({ memoryLimit: '80MB' })).toBe(15_000);
+    expect(mergeRowsFor({ memoryLimit: '160MB' })).toBe(35_000);
+    expect(mergeRowsFor({ memoryLimit: '40MB' })).toBe(5000);
+    expect(mergeRowsFor({ memoryLimit: '16MB' })).toBe(800);
     expect(mergeRowsFor(undefined)).toBe(Infinity);
     expect(mergeRowsFor({})).toBe(Infinity);
   });

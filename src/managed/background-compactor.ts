@@ -107,14 +107,16 @@ const MERGE_RESERVE_BYTES = 20e6;
 
 /**
  * Events a merge of a day's files sorts at once under these DuckDB settings (`MergeBound.sliceRows`:
- * a merge of more is sorted in slices of at most this many, merge-slices.ts): one per 2,000 bytes
- * of its memory limit past MERGE_RESERVE_BYTES, one per 10,000 bytes of it at least; 30,000 of the
- * default 80MB, 70,000 of 160MB; no bound with no limit set. Why: the sort is what a merge needs
- * in proportion to its rows, and more than DuckDB counts of it: sorting 57,212 gateway events into
+ * a merge of more is sorted in slices of at most this many, merge-slices.ts): one per 4,000 bytes
+ * of its memory limit past MERGE_RESERVE_BYTES, one per 20,000 bytes of it at least; 15,000 of
+ * the default 80MB, 35,000 of 160MB; no bound with no limit set. Why: the sort is what a merge
+ * needs in proportion to its rows, and more than DuckDB counts of it: sorting 57,212 gateway events into
  * a slice's file took the process 68 MiB more, within DuckDB's 80MB, and the merges' sorts set the
- * footprint's peak at 1,000 events/s (docs/performance.md, "A day's merge in smaller slices"). At
- * one per 1,000 bytes (60,000 of 80MB, until round ten) a slice fit the limit; at half that, what
- * the merge holds beside its sort (the readers of its files, the copy's writer) fits it too. After
+ * footprint's peak at 1,000 events/s (docs/performance.md, "A day's merge in smaller slices", and
+ * "A day's merge in slices of 15,000"). At one per 1,000 bytes (60,000 of 80MB, until round ten) a
+ * slice fit the limit; at one per 2,000 (30,000, until round twenty), what the merge holds beside
+ * its sort (the readers of its files, the copy's writer) fits it too; at one per 4,000, the
+ * process's peak at 1,000 events/s is 8 MiB lower (247.9 and 250.7 MiB against 255.8 - 261.7). After
  * a burst a day held 89 files of one size, the size tiers took all of them in one merge, sorted at
  * once, and it ran out of memory at 80 and 160MB on every retry: before the slices this bounded
  * the merge itself, and a day of more events than it stayed in several files (docs/performance.md,
@@ -132,11 +134,11 @@ const MERGE_RESERVE_BYTES = 20e6;
  * "Merges bounded by the memory limit".
  *
  * @example
- * mergeRowsFor({ memoryLimit: '80MB' }); // 30000
+ * mergeRowsFor({ memoryLimit: '80MB' }); // 15000
  */
 export function mergeRowsFor(duckdb: DatabaseSettings | undefined): number {
   const limit = duckdb?.memoryLimit === undefined ? null : memoryLimitBytes(duckdb.memoryLimit);
-  return limit === null ? Infinity : Math.floor(Math.max(limit / 10_000, (limit - MERGE_RESERVE_BYTES) / 2000));
+  return limit === null ? Infinity : Math.floor(Math.max(limit / 20_000, (limit - MERGE_RESERVE_BYTES) / 4000));
 }
 
 /**
