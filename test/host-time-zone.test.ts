@@ -20,4 +20,20 @@ describe('the host time zone', () => {
       tmp.cleanup();
     }
   });
+
+  // docs/semantics.md, "Windows and the clock": windows are cut in UTC. A day truncated in New York
+  // across its change to daylight saving, or in India's half-hour offset, is the UTC day.
+  it.each(['America/New_York', 'Asia/Kolkata', 'UTC'])('on a host in %s, windows are truncated and moved in UTC, as plain Dates', (zone) => {
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'test/support/host-time-zone-units-probe.ts'], { env: { ...process.env, TZ: zone }, encoding: 'utf8' });
+    expect(run.stderr).toBe('');
+    expect(JSON.parse(run.stdout)).toEqual({
+      day: '2026-03-08T00:00:00.000Z',
+      hour: '2026-03-08T06:00:00.000Z',
+      plusDay: '2026-03-09T06:30:00.000Z',
+      plusHours: '2026-03-08T08:30:00.000Z',
+      minusDay: '2026-03-08T06:30:00.000Z',
+      minusHours: '2026-03-07T06:30:00.000Z',
+      plain: true,
+    });
+  });
 });
