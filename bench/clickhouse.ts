@@ -17,6 +17,7 @@ import { startClickHouseCluster } from '../test/integration/support/clickhouse-c
 import { benchCases } from './cases';
 import { prepareDataset, REFERENCE, SCALES, type Scale } from './dataset';
 import { measureLibrary } from './library';
+import { LibraryProcess } from './library-process';
 import { round, summarize, timeMs, type Timing } from './stats';
 
 const { values } = parseArgs({
@@ -64,10 +65,11 @@ try {
   const cases = benchCases(dataset.projects[0]!, 1);
   const results: Array<{ name: string; variant: string } & Timing> = [];
   const ch = await createEndpoints({ sources: {}, engine: clickhouseEngine({ ...target, url: urls[0]! }), now: () => REFERENCE, cache: false });
+  const library = LibraryProcess.start();
   try {
     for (const c of cases) {
       log(`case: ${c.name}`);
-      const duck = await measureLibrary(dataset.parquet, c, runs);
+      const duck = await measureLibrary(library, dataset.parquet, c, runs);
       results.push({ name: c.name, variant: 'duckdb-parquet (warm)', ...summarize(duck.warm) });
       await ch.query(c.endpoint as string, c.params);
       const warm: number[] = [];
@@ -75,6 +77,7 @@ try {
       results.push({ name: c.name, variant: 'clickhouse-2-shards (warm)', ...summarize(warm) });
     }
   } finally {
+    await library.stop();
     await ch.close();
   }
 

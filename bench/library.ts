@@ -1,5 +1,5 @@
 import { DuckDBInstance } from '@duckdb/node-api';
-import { createEndpoints, type SourceGlobs } from '../src/index';
+import type { SourceGlobs } from '../src/index';
 import { findDefinition } from '../src/definitions/registry';
 import { normalizeParams } from '../src/definitions/params';
 import { planQuery } from '../src/definitions/plan-query';
@@ -14,6 +14,7 @@ import { readFileSync } from 'node:fs';
 import type { BenchCase } from './cases';
 import { REFERENCE } from './dataset';
 import { timeMs } from './stats';
+import type { LibraryProcess } from './library-process';
 
 export interface Samples {
   warm: number[];
@@ -23,27 +24,21 @@ export interface Samples {
 const DUCKDB = { threads: 2 };
 
 /**
- * The library, caching off: warm = one instance, many queries; cold = a new instance per query.
+ * The library, caching off, in its own process (`LibraryProcess`: its memory its own, as in an
+ * application): warm = one instance, many queries; cold = a new instance per query.
  * `warm: false` leaves the warm runs to the side-by-side rounds with the peers.
  */
-export async function measureLibrary(sources: SourceGlobs, c: BenchCase, runs: number, options: { warm?: boolean } = {}): Promise<Samples> {
-  // No time limit worth the name: the NDJSON cases run for tens of seconds by design (what the
-  // compacted layout saves), and a benchmark measures them rather than cutting them off.
-  const open = () => createEndpoints({ sources, now: () => REFERENCE, cache: false, duckdb: DUCKDB, limits: { queryTimeoutMs: 600_000 } });
+export async function measureLibrary(library: LibraryProcess, sources: SourceGlobs, c: BenchCase, runs: number, options: { warm?: boolean } = {}): Promise<Samples> {
   const cold: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const ep = await open();
-    cold.push(await timeMs(() => ep.query(c.endpoint as string, c.params)));
-    await ep.close();
-  }
+  for (let i = 0; i < runs; i++) cold.push(await library.cold(sources, c));
   if (options.warm === false) return { warm: [], cold };
-  const ep = await open();
+  await library.open(sources);
   const warm: number[] = [];
   try {
-    await ep.query(c.endpoint as string, c.params);
-    for (let i = 0; i < runs; i++) warm.push(await timeMs(() => ep.query(c.endpoint as string, c.params)));
+    await library.query(c);
+    for (let i = 0; i < runs; i++) warm.push((await library.query(c)).ms);
   } finally {
-    await ep.close();
+    await library.close();
   }
   return { warm, cold };
 }

@@ -16,6 +16,7 @@ import { parseArgs } from 'node:util';
 import { benchCases } from './cases';
 import { prepareDataset, SCALES, type Scale } from './dataset';
 import { measureBareDuckDB, measureLibrary, type Samples } from './library';
+import { LibraryProcess } from './library-process';
 import { missingPostgres, openPostgres } from './postgres';
 import { openChdb } from './peers/chdb';
 import { openClickHouse18 } from './peers/clickhouse-18';
@@ -154,15 +155,19 @@ for (const name of peerNames) {
 // data: the library, and chdb beside it in the same rounds when it is a peer (its growth is the target's).
 const oneXData = scale === 'large' && wanted(values.variants, 'library-parquet-1x') ? await prepareDataset('default', log) : null;
 const chdbAt1x = oneXData && peerNames.includes('chdb') ? await openChdb(oneXData, log, 'one_x') : null;
+// The library runs in a process of its own, as in an application: its memory (and what it gives
+// back after queries) is its own, not its peers' and the dataset's here (bench/library-process.ts).
+const library = LibraryProcess.start();
+let libraryPeakMiB = NaN;
 
 try {
   for (const c of cases) {
     log(`case: ${c.name}`);
     if (wanted(values.variants, 'library-parquet')) {
       // With peers, the warm runs are taken in the same rounds as theirs, answers compared first.
-      record(c.name, 'library-parquet', await measureLibrary(dataset.parquet, c, runs, { warm: peers.length === 0 }));
+      record(c.name, 'library-parquet', await measureLibrary(library, dataset.parquet, c, runs, { warm: peers.length === 0 }));
       if (peers.length) {
-        for (const [variant, warm] of Object.entries(await measureSideBySide(dataset, dataset.parquet, c, peers, runs))) {
+        for (const [variant, warm] of Object.entries(await measureSideBySide(dataset, library, dataset.parquet, c, peers, runs))) {
           record(c.name, variant as Variant, { warm, cold: [] });
         }
       }
@@ -172,17 +177,20 @@ try {
     if (c.core && wanted(values.variants, 'bare-duckdb-old-sql')) record(c.name, 'bare-duckdb-old-sql', await measureBareDuckDB(dataset.parquet, c, runs, 'old'));
     // NDJSON is 100 times slower: measured for the first project only and at most 5 times, so a run
     // stays well under an hour (and not at the large scale, which keeps no NDJSON).
-    if (c.core && wanted(values.variants, 'library-ndjson') && c.rank === ranks[0] && scale !== 'large') record(c.name, 'library-ndjson', await measureLibrary(dataset.ndjson, c, Math.min(runs, 5)));
+    if (c.core && wanted(values.variants, 'library-ndjson') && c.rank === ranks[0] && scale !== 'large')
+      record(c.name, 'library-ndjson', await measureLibrary(library, dataset.ndjson, c, Math.min(runs, 5)));
     // The large scale holds four times the default's traffic: the same case on the default data, for the growth.
     if (oneXData && chdbAt1x) {
-      for (const [variant, warm] of Object.entries(await measureSideBySide(oneXData, oneXData.parquet, c, [chdbAt1x], runs))) {
+      for (const [variant, warm] of Object.entries(await measureSideBySide(oneXData, library, oneXData.parquet, c, [chdbAt1x], runs))) {
         record(c.name, variant === 'chdb' ? 'chdb-1x' : 'library-parquet-1x', { warm, cold: [] });
       }
     } else if (oneXData) {
-      record(c.name, 'library-parquet-1x', await measureLibrary(oneXData.parquet, c, runs));
+      record(c.name, 'library-parquet-1x', await measureLibrary(library, oneXData.parquet, c, runs));
     }
   }
+  libraryPeakMiB = await library.peakMiB();
 } finally {
+  await library.stop();
   for (const peer of peers) await peer.close();
   await chdbAt1x?.close();
 }
@@ -208,8 +216,10 @@ const output = () => ({
   started_at: startedAt,
   command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(),
   load_average: { start: loadAtStart, end: loadavg().map((l) => round(l, 1)) },
-  // The bench process's peak (VmHWM): the library, bare DuckDB and chdb run in it, so one figure for all.
+  // The bench process's peak (VmHWM): bare DuckDB and chdb run in it, and the datasets are read there.
   vmhwm_mib: peakRssMb(process.pid),
+  // The library's process's peak over the endpoints' cases (bench/library-process.ts).
+  library_vmhwm_mib: libraryPeakMiB,
   cases: results.filter((r) => r.mode === 'warm').map(({ name, variant, p50_ms, p95_ms, runs }) => ({ name, variant, p50_ms, p95_ms, runs })),
   // Warm p50 of each peer / the library's, from the same rounds (below 1: the peer is faster).
   ratios: ratios(),
@@ -382,7 +392,7 @@ function markdown(o: ReturnType<typeof output>): string {
   const lines = [
     `### Benchmark, scale \`${o.scale}\` (${SCALES[scale].functionEvents.toLocaleString('en')} invocations, ${SCALES[scale].edgeEvents.toLocaleString('en')} requests)`,
     '',
-    `Machine: ${o.machine}; ${o.started_at}; load average (1, 5, 15 min) ${o.load_average.start.join(' ')} at the start, ${o.load_average.end.join(' ')} at the end; peak RSS (VmHWM) of the bench process, the library, bare DuckDB and chdb in it, ${o.vmhwm_mib} MiB`,
+    `Machine: ${o.machine}; ${o.started_at}; load average (1, 5, 15 min) ${o.load_average.start.join(' ')} at the start, ${o.load_average.end.join(' ')} at the end; peak RSS (VmHWM) of the library's process over the endpoints' cases ${o.library_vmhwm_mib} MiB, of the bench's process (bare DuckDB and chdb in it) ${o.vmhwm_mib} MiB`,
     '',
     `\`${o.command}\``,
     '',

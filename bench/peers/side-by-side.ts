@@ -1,33 +1,37 @@
-import { createEndpoints, type SourceGlobs } from '../../src/index';
+import type { SourceGlobs } from '../../src/index';
 import type { BenchCase } from '../cases';
-import { REFERENCE, type Dataset } from '../dataset';
+import type { Dataset } from '../dataset';
+import type { LibraryProcess } from '../library-process';
 import { timeMs } from '../stats';
 import { assertSameAnswer } from './compare-answers';
-import type { AnswerRow, Peer } from './peer';
+import type { Peer } from './peer';
 
 /**
- * The library (warm, caching off) and each peer on one case, engines interleaved in the same
- * rounds (each round times every engine once, the order rotating), so a machine that gets busier
- * during the run slows all of them alike. Answers are compared first (assertSameAnswer).
- * Returns the warm samples per variant, the library's under `library-parquet`.
+ * The library (warm, caching off, in its own process) and each peer on one case, engines
+ * interleaved in the same rounds (each round times every engine once, the order rotating), so a
+ * machine that gets busier during the run slows all of them alike. Answers are compared first
+ * (assertSameAnswer). Returns the warm samples per variant, the library's under `library-parquet`.
  */
-export async function measureSideBySide(dataset: Dataset, sources: SourceGlobs, c: BenchCase, peers: readonly Peer[], runs: number): Promise<Record<string, number[]>> {
-  const ep = await createEndpoints({ sources, now: () => REFERENCE, cache: false, duckdb: { threads: 2 }, limits: { queryTimeoutMs: 600_000 } });
+export async function measureSideBySide(dataset: Dataset, library: LibraryProcess, sources: SourceGlobs, c: BenchCase, peers: readonly Peer[], runs: number): Promise<Record<string, number[]>> {
+  await library.open(sources);
   try {
-    const library = async () => (await ep.query(c.endpoint as string, c.params)).result as AnswerRow[];
-    const runners: Array<{ name: string; run: () => Promise<unknown> }> = [{ name: 'library-parquet', run: library }, ...peers.map((p) => ({ name: p.name, run: () => p.run(c) }))];
+    // Each runner gives its own time: the library's is taken in its process, the peers' here.
+    const runners: Array<{ name: string; run: () => Promise<number> }> = [
+      { name: 'library-parquet', run: async () => (await library.query(c)).ms },
+      ...peers.map((p) => ({ name: p.name, run: () => timeMs(() => p.run(c)) })),
+    ];
     // The first run of each is its warm-up, and the answers compared.
-    const expected = await library();
+    const expected = (await library.query(c, true)).rows;
     for (const peer of peers) await assertSameAnswer(dataset, c, peer.name, expected, await peer.run(c));
     const samples: Record<string, number[]> = Object.fromEntries(runners.map((r) => [r.name, []]));
     for (let i = 0; i < runs; i++) {
       for (let k = 0; k < runners.length; k++) {
         const r = runners[(i + k) % runners.length]!;
-        samples[r.name]!.push(await timeMs(r.run));
+        samples[r.name]!.push(await r.run());
       }
     }
     return samples;
   } finally {
-    await ep.close();
+    await library.close();
   }
 }
