@@ -1,6 +1,7 @@
 import { DuckDBInstance } from '@duckdb/node-api';
 import { describe, expect, it } from 'vitest';
-import { ceilingFor, MemoryWatch } from '../src/engine/duckdb/memory-watch';
+import { MemoryWatch } from '../src/engine/duckdb/memory-watch';
+import { ceilingFor } from '../src/duckdb/open-database';
 
 describe('memory watch (docs/sandboxing.md, "Limits")', () => {
   it('interrupts a watched query once the process is past its ceiling, and tells it was stopped', async () => {

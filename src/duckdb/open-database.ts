@@ -17,6 +17,12 @@ export interface DatabaseSettings {
    * `.tmp` in the working directory). Managed storage puts it in its data dir.
    */
   tempDirectory?: string;
+  /**
+   * Resident bytes the process stays within (its memory budget; default from the memory limit,
+   * `ceilingFor`). Past it, callers' queries are stopped (the engine's `MemoryWatch`) and a query's
+   * end gives what DuckDB freed back to the system at once (`MemoryRelief`).
+   */
+  memoryCeilingBytes?: number;
   /** Where what the instance holds is shown while it is open (compaction's runs, on `/metrics`); close it with the `close` `openDatabase` returns. */
   held?: RunDuckDBBytes;
 }
@@ -96,7 +102,7 @@ export async function openDatabase(settings: DatabaseSettings = {}): Promise<Ope
     // per call without it (docs/performance.md, "The footprint over longer runs").
     await connection.run('SET GLOBAL enable_external_file_cache = false');
     let relief: MemoryRelief | null = null;
-    if (limit !== null) relief = new MemoryRelief(instance, await threadsOf(connection), limit);
+    if (limit !== null) relief = new MemoryRelief(instance, await threadsOf(connection), settings.memoryCeilingBytes ?? ceilingFor(limit));
     const opened = instance;
     const unwatch = settings.held ? await settings.held.watch(opened) : null;
     const close = async () => {
@@ -112,6 +118,18 @@ export async function openDatabase(settings: DatabaseSettings = {}): Promise<Ope
     const first = String((error as Error)?.message ?? error).split('\n')[0];
     throw new InvalidOptionError('duckdb', `DuckDB refused its settings (threads ${settings.threads ?? 'default'}, memoryLimit ${settings.memoryLimit ?? 'default'}): ${first}`, { cause: error });
   }
+}
+
+/**
+ * The resident memory past which callers' queries are stopped, for a DuckDB memory limit: the
+ * limit (what DuckDB's operators may hold) and half as much again for what it does not count
+ * (the values expressions compute, the allocator's slack), plus the process around it.
+ *
+ * @example
+ * ceilingFor(1e9); // 1.5 GB + 256 MiB
+ */
+export function ceilingFor(memoryLimitBytes: number): number {
+  return Math.round(memoryLimitBytes * 1.5) + 256 * 2 ** 20;
 }
 
 /** DuckDB memory one thread scanning wide Parquet columns needs (logs.all's `metadata`: 100–130 MiB measured). */
@@ -151,21 +169,28 @@ export async function trimAllocator(connection: DuckDBConnection, threads: numbe
   await connection.run(`SET threads = ${threads}`);
 }
 
-/** How much a process that stayed above its limit after a trim must grow before the next trim. */
+/** How much a process that stayed past its ceiling after a trim must grow before the next trim. */
 export const TRIM_SLACK_BYTES = 16 * 2 ** 20;
 
 /** How often the idle trim looks at the process's resident memory. */
 export const IDLE_TRIM_MS = 10_000;
 
 /**
- * Gives the memory DuckDB has freed back to the operating system while the process is above its
- * memory limit. Why: DuckDB's limit governs its buffer pool, not the working memory of scans
- * (decompressed Parquet pages, strings) nor what the C allocator keeps after a query frees it.
- * Measured on a burst of 200 logs.all queries with a 256MB limit, that kept memory was 80–120 MB
- * of the peak and stayed after the burst. How: DuckDB trims its allocator (`malloc_trim` on
- * glibc, a purge with jemalloc) whenever its thread pool is resized (`trimAllocator`), on a
- * connection of its own. It runs only after a query ends with the process above the limit, one
- * at a time, off the query's path; and once a trim left the process above the limit anyway
+ * Gives the memory DuckDB has freed back to the operating system. Why: DuckDB's limit governs its
+ * buffer pool, not the working memory of scans (decompressed Parquet pages, strings) nor what the
+ * C allocator keeps after a query frees it. Measured on a burst of 200 logs.all queries with a
+ * 256MB limit, that kept memory was 80–120 MB of the peak and stayed after the burst. How: DuckDB
+ * trims its allocator (`malloc_trim` on glibc, a purge with jemalloc) whenever its thread pool is
+ * resized (`trimAllocator`), on a connection of its own, one trim at a time, off the queries' path.
+ *
+ * When: on a timer while the process has grown (`startIdleTrims`), and after a query only when
+ * it ends with the process past its ceiling (`budgetBytes`, the process's memory budget), where
+ * memory must come back at once. Not after every query above DuckDB's own limit, as before: each
+ * trim gives back pages the next query faults in again. Measured with `serve --supabase` at
+ * 1,000 events/s (docs/performance.md, "Trims after queries past the budget only"): 377 - 439
+ * against 498 - 499 µs of CPU an event, half the page faults, the same peak and the same memory
+ * 60 s after; and an application whose own memory sat above DuckDB's limit paid a trim (about
+ * 100 ms of CPU) after nearly every query. Once a trim left the process above its ceiling anyway
  * (memory of the application around it), the next one waits until the process has grown by
  * `TRIM_SLACK_BYTES` more.
  */
@@ -181,7 +206,7 @@ export class MemoryRelief {
   constructor(
     private readonly instance: DuckDBInstance,
     private readonly threads: number,
-    /** Resident bytes above which freed memory is returned. */
+    /** Resident bytes past which a query's end returns freed memory at once (the process's ceiling). */
     readonly budgetBytes: number,
     private readonly residentBytes: () => number = () => process.memoryUsage.rss(),
   ) {}
@@ -212,7 +237,7 @@ export class MemoryRelief {
     timer.unref();
   }
 
-  /** Called when a query ends: trims in the background when the process is above the budget. */
+  /** Called when a query ends: trims in the background when the process is past its ceiling. */
   afterQuery(): void {
     const threshold = Math.max(this.budgetBytes, this.floor + TRIM_SLACK_BYTES);
     if (this.closed || this.running !== null || this.residentBytes() <= threshold) return;

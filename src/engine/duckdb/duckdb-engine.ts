@@ -8,8 +8,8 @@ import type { ListedFile } from '../../files/list-glob';
 import { partitionDay } from '../../files/file-kinds';
 import { earliestDayOf } from './list-files';
 import type { MemoryTables } from '../../managed/memory-tables';
-import { memoryLimitBytes, openDatabase, type DatabaseSettings, type MemoryRelief } from '../../duckdb/open-database';
-import { ceilingFor, MemoryWatch } from './memory-watch';
+import { ceilingFor, memoryLimitBytes, openDatabase, type DatabaseSettings, type MemoryRelief } from '../../duckdb/open-database';
+import { MemoryWatch } from './memory-watch';
 import type { SourceFiles } from '../../duckdb/source-relations';
 import { headsServe, newestFirst, pageMemory } from './newest-first';
 import { firstRowsByDay } from './first-rows';
@@ -66,11 +66,6 @@ export interface DuckDBEngineOptions extends DatabaseSettings {
   maxQueuedQueries?: number;
   /** Per-query time limit in milliseconds, enforced by interrupting DuckDB (default 30000). */
   queryTimeoutMs?: number;
-  /**
-   * Resident bytes past which callers' queries are stopped (the process's memory budget); default
-   * from DuckDB's memory limit (`ceilingFor`).
-   */
-  memoryCeilingBytes?: number;
 }
 
 /**

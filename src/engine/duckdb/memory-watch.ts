@@ -4,18 +4,6 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 export const WATCH_EVERY_MS = 10;
 
 /**
- * The resident memory past which callers' queries are stopped, for a DuckDB memory limit: the
- * limit (what DuckDB's operators may hold) and half as much again for what it does not count
- * (the values expressions compute, the allocator's slack), plus the process around it.
- *
- * @example
- * ceilingFor(1e9); // 1.5 GB + 256 MiB
- */
-export function ceilingFor(memoryLimitBytes: number): number {
-  return Math.round(memoryLimitBytes * 1.5) + 256 * 2 ** 20;
-}
-
-/**
  * Stops callers' queries (docs/sandboxing.md, "Limits") when the process grows past its ceiling.
  * DuckDB's memory limit covers its operators' state, not the values its expressions compute, so
  * a caller's SQL within the sandbox's size check can still grow the process between the checks
