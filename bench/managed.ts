@@ -7,15 +7,22 @@
  * ingesting new events (batches of 100, one after the other with 20 ms between them, each
  * fsynced), managed and by hand in the same rounds. Target: within 1.2x.
  *
+ * `npm run bench` runs the section in a process of its own (`measureManagedApart`), as the seed's
+ * cases run the library (bench/library-process.ts): in the bench's process, beside its peers'
+ * memory, both sides trimmed their allocator after nearly every call, which an application
+ * holding only the library's memory does not (docs/performance.md, "The live path in a process of
+ * its own").
+ *
  *   npm run bench                                    (part of the full run)
  *   npx tsx bench/managed.ts [--events 1000000] [--project-rank 1,6]   (on its own, after the dataset exists)
  */
+import { fork } from 'node:child_process';
 import { createReadStream, existsSync } from 'node:fs';
 import { appendFile, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { isDeepStrictEqual, parseArgs } from 'node:util';
 import { createEndpoints, type Endpoints } from '../src/index';
 import { compactLogs } from '../src/compaction/compact';
@@ -23,6 +30,7 @@ import { readDatasetState, readDatasetStateStable } from '../src/dataset/dataset
 import { daySettled, SETTLE_QUIET_MS, settledFilesToMerge } from '../src/managed/merge-policy';
 import type { BenchCase } from './cases';
 import { REFERENCE, type Dataset } from './dataset';
+import { peakRssMb } from './serve-process';
 import { summarize, timeMs, type Timing } from './stats';
 
 export interface ManagedCase {
@@ -47,6 +55,8 @@ export interface ManagedResult {
   /** Cases whose p95 / p99 differed (merged quantile summaries of other files: within the rank bound, docs/semantics.md); every other value is equal. */
   quantile_differences: string[];
   cases: ManagedCase[];
+  /** The peak (VmHWM, MiB) of the process the section ran in, when it ran in one of its own. */
+  process_vmhwm_mib?: number;
 }
 
 /**
@@ -191,12 +201,12 @@ function compareManaged(c: BenchCase, managed: readonly Record<string, unknown>[
   return differed;
 }
 
-export async function measureManaged(dataset: Dataset, cases: BenchCase[], runs: number, events: number, log: (line: string) => void): Promise<ManagedResult> {
+export async function measureManaged(ndjson: Dataset['ndjson'], cases: BenchCase[], runs: number, events: number, log: (line: string) => void): Promise<ManagedResult> {
   const dir = await mkdtemp(join(tmpdir(), 'le-bench-managed-'));
   try {
     log(`managed: reading the newest ${events.toLocaleString('en')} requests and ${(events / 2).toLocaleString('en')} invocations`);
-    const edge = await lastLines(dataset.ndjson.edgeLogs, events);
-    const functions = await lastLines(dataset.ndjson.functionEdgeLogs, events / 2);
+    const edge = await lastLines(ndjson.edgeLogs, events);
+    const functions = await lastLines(ndjson.functionEdgeLogs, events / 2);
 
     // The same events compacted by hand.
     await writeLines(join(dir, 'edge.ndjson'), edge);
@@ -292,13 +302,39 @@ export async function measureManaged(dataset: Dataset, cases: BenchCase[], runs:
   }
 }
 
+type ChildReply = { log: string } | { result: ManagedResult } | { error: string };
+
+/**
+ * `measureManaged` in a child process (this file with `--child`, the bench's own loader flags),
+ * its log lines passed through; the result carries the child's peak.
+ */
+export function measureManagedApart(ndjson: Dataset['ndjson'], cases: BenchCase[], runs: number, events: number, log: (line: string) => void): Promise<ManagedResult> {
+  const child = fork(fileURLToPath(import.meta.url), ['--child'], { serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    child.on('message', (m: ChildReply) => {
+      if ('log' in m) log(m.log);
+      else {
+        settled = true;
+        child.disconnect();
+        if ('result' in m) resolve(m.result);
+        else reject(new Error(`managed: ${m.error}`));
+      }
+    });
+    child.on('exit', (code) => {
+      if (!settled) reject(new Error(`managed: its process exited (${code}) before it answered`));
+    });
+    child.send({ ndjson, cases, runs, events });
+  });
+}
+
 export function managedMarkdown(r: ManagedResult): string[] {
   const days = (files: Record<string, number>) =>
     Object.entries(files)
       .map(([day, n]) => `${day.slice(5)}: ${n}`)
       .join(', ');
   return [
-    `Managed storage (${r.events.toLocaleString('en')} requests and ${(r.events / 2).toLocaleString('en')} invocations ingested and compacted in the background; ${r.ingested_while_querying.toLocaleString('en')} more ingested while the cases ran) against the same events compacted by hand, warm p50, the two in the same rounds (target ≤ 1.2). Answers compared first: equal${r.quantile_differences.length ? ` (p95/p99 elsewhere inside their bound: ${r.quantile_differences.join('; ')})` : ''}.`,
+    `Managed storage (in a process of its own${r.process_vmhwm_mib === undefined ? '' : `, peak ${r.process_vmhwm_mib} MiB`}; ${r.events.toLocaleString('en')} requests and ${(r.events / 2).toLocaleString('en')} invocations ingested and compacted in the background; ${r.ingested_while_querying.toLocaleString('en')} more ingested while the cases ran) against the same events compacted by hand, warm p50, the two in the same rounds (target ≤ 1.2). Answers compared first: equal${r.quantile_differences.length ? ` (p95/p99 elsewhere inside their bound: ${r.quantile_differences.join('; ')})` : ''}.`,
     `Data files per day when the cases started: gateway log ${days(r.layout.files.edgeLogs ?? {})}; edge-function log ${days(r.layout.files.functionEdgeLogs ?? {})}; ${r.layout.wal_mib} MiB of write-ahead log not compacted yet.`,
     '',
     '| case | managed, while ingesting | compacted by hand, same rounds | ratio while ingesting | managed, idle | compacted by hand, same rounds | ratio idle |',
@@ -307,13 +343,20 @@ export function managedMarkdown(r: ManagedResult): string[] {
   ];
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1]!).href) {
+if (import.meta.url === pathToFileURL(process.argv[1]!).href && process.argv.includes('--child')) {
+  process.once('message', ({ ndjson, cases, runs, events }: { ndjson: Dataset['ndjson']; cases: BenchCase[]; runs: number; events: number }) => {
+    measureManaged(ndjson, cases, runs, events, (line) => process.send!({ log: line })).then(
+      (result) => process.send!({ result: { ...result, process_vmhwm_mib: peakRssMb(process.pid) } }),
+      (e: unknown) => process.send!({ error: e instanceof Error ? (e.stack ?? e.message) : String(e) }),
+    );
+  });
+} else if (import.meta.url === pathToFileURL(process.argv[1]!).href) {
   const { values } = parseArgs({ options: { events: { type: 'string', default: '1000000' }, runs: { type: 'string', default: '20' }, 'project-rank': { type: 'string', default: '1,6' } } });
   const { prepareDataset } = await import('./dataset');
   const { benchCases } = await import('./cases');
   const log = (line: string) => process.stderr.write(`${line}\n`);
   const dataset = await prepareDataset('default', log);
   const cases = values['project-rank']!.split(',').flatMap((rank) => benchCases(dataset.projects[Number(rank) - 1]!, Number(rank)));
-  const result = await measureManaged(dataset, cases, Number(values.runs), Number(values.events), log);
+  const result = await measureManaged(dataset.ndjson, cases, Number(values.runs), Number(values.events), log);
   process.stdout.write(`${managedMarkdown(result).join('\n')}\n`);
 }

@@ -28,7 +28,7 @@ import { summarize, round, type Timing } from './stats';
 import { scannedRows } from './pruning';
 import { ingestMarkdown, measureIngest, type IngestCase } from './ingest';
 import { footprintMarkdown, GLIBC_DEFAULT_ARENAS, measureFootprint, measureJoinBombs, type BombCase, type FootprintCase } from './footprint';
-import { managedMarkdown, measureManaged, type ManagedResult } from './managed';
+import { managedMarkdown, measureManagedApart, type ManagedResult } from './managed';
 import { measureStudio, studioMarkdown, type StudioResult } from './studio';
 import { measureParseApart, parseMarkdown, type ParseResult } from './parse';
 import { discoveredMarkdown, measureDiscovered, type DiscoveredResult } from './discovered-paths';
@@ -282,7 +282,7 @@ try {
 
   if (!values['skip-managed'] && !burstOnly) {
     log('managed: queries on managed storage while it ingests, against the same events compacted by hand');
-    managed = await measureManaged(dataset, cases, runs, Number(values['managed-events']), log);
+    managed = await measureManagedApart(dataset.ndjson, cases, runs, Number(values['managed-events']), log);
   }
 
   if (!values['skip-studio'] && !burstOnly) {
