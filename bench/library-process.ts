@@ -3,7 +3,7 @@
  * embedding it runs it: its memory is its own, not the bench's.
  *
  * Why: the library gives freed memory back after a query when the process's resident memory is
- * above its queries' DuckDB limit (`MemoryRelief`). In the bench's process that memory is mostly
+ * past its ceiling (`MemoryRelief`; DuckDB's limit until round twenty-two). In the bench's process that memory is mostly
  * its peers' (chdb, bare DuckDB) and the dataset's, so the library trimmed after nearly every call
  * and each trim (about 100 ms of CPU) was counted against it (docs/performance.md, "Trims after
  * queries: fewer tried, not taken"). In its own process it pays for what it holds itself, and its
