@@ -14,10 +14,10 @@
  * its own").
  *
  *   npm run bench                                    (part of the full run)
- *   npx tsx bench/managed.ts [--events 1000000] [--project-rank 1,6]   (on its own, after the dataset exists)
+ *   npx tsx bench/managed.ts [--events 1000000] [--project-rank 1,6] [--json out.json]   (on its own, after the dataset exists)
  */
-import { fork } from 'node:child_process';
-import { createReadStream, existsSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { createReadStream, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { appendFile, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -302,30 +302,24 @@ export async function measureManaged(ndjson: Dataset['ndjson'], cases: BenchCase
   }
 }
 
-type ChildReply = { log: string } | { result: ManagedResult } | { error: string };
-
 /**
- * `measureManaged` in a child process (this file with `--child`, the bench's own loader flags),
- * its log lines passed through; the result carries the child's peak.
+ * `measureManaged` in a new process of this script (the bench's loader and flags), as
+ * `measureParseApart` runs the parse: its cases and files handed over in a file, its log on
+ * stderr, its result (with the process's peak) read back.
  */
-export function measureManagedApart(ndjson: Dataset['ndjson'], cases: BenchCase[], runs: number, events: number, log: (line: string) => void): Promise<ManagedResult> {
-  const child = fork(fileURLToPath(import.meta.url), ['--child'], { serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  return new Promise((resolve, reject) => {
-    let settled = false;
-    child.on('message', (m: ChildReply) => {
-      if ('log' in m) log(m.log);
-      else {
-        settled = true;
-        child.disconnect();
-        if ('result' in m) resolve(m.result);
-        else reject(new Error(`managed: ${m.error}`));
-      }
-    });
-    child.on('exit', (code) => {
-      if (!settled) reject(new Error(`managed: its process exited (${code}) before it answered`));
-    });
-    child.send({ ndjson, cases, runs, events });
-  });
+export function measureManagedApart(ndjson: Dataset['ndjson'], cases: BenchCase[], runs: number, events: number): ManagedResult {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-managed-'));
+  try {
+    const input = join(dir, 'input.json');
+    const out = join(dir, 'managed.json');
+    writeFileSync(input, JSON.stringify({ ndjson, cases }));
+    const args = [...process.execArgv, fileURLToPath(import.meta.url), '--input', input, '--runs', String(runs), '--events', String(events), '--json', out];
+    const child = spawnSync(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'] });
+    if (child.status !== 0) throw new Error(`bench/managed.ts exited with ${child.status ?? child.signal}`);
+    return JSON.parse(readFileSync(out, 'utf8')) as ManagedResult;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 export function managedMarkdown(r: ManagedResult): string[] {
@@ -334,7 +328,7 @@ export function managedMarkdown(r: ManagedResult): string[] {
       .map(([day, n]) => `${day.slice(5)}: ${n}`)
       .join(', ');
   return [
-    `Managed storage (in a process of its own${r.process_vmhwm_mib === undefined ? '' : `, peak ${r.process_vmhwm_mib} MiB`}; ${r.events.toLocaleString('en')} requests and ${(r.events / 2).toLocaleString('en')} invocations ingested and compacted in the background; ${r.ingested_while_querying.toLocaleString('en')} more ingested while the cases ran) against the same events compacted by hand, warm p50, the two in the same rounds (target ≤ 1.2). Answers compared first: equal${r.quantile_differences.length ? ` (p95/p99 elsewhere inside their bound: ${r.quantile_differences.join('; ')})` : ''}.`,
+    `Managed storage (${r.process_vmhwm_mib === undefined ? '' : `in a process of its own, peak ${r.process_vmhwm_mib} MiB; `}${r.events.toLocaleString('en')} requests and ${(r.events / 2).toLocaleString('en')} invocations ingested and compacted in the background; ${r.ingested_while_querying.toLocaleString('en')} more ingested while the cases ran) against the same events compacted by hand, warm p50, the two in the same rounds (target ≤ 1.2). Answers compared first: equal${r.quantile_differences.length ? ` (p95/p99 elsewhere inside their bound: ${r.quantile_differences.join('; ')})` : ''}.`,
     `Data files per day when the cases started: gateway log ${days(r.layout.files.edgeLogs ?? {})}; edge-function log ${days(r.layout.files.functionEdgeLogs ?? {})}; ${r.layout.wal_mib} MiB of write-ahead log not compacted yet.`,
     '',
     '| case | managed, while ingesting | compacted by hand, same rounds | ratio while ingesting | managed, idle | compacted by hand, same rounds | ratio idle |',
@@ -343,20 +337,26 @@ export function managedMarkdown(r: ManagedResult): string[] {
   ];
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1]!).href && process.argv.includes('--child')) {
-  process.once('message', ({ ndjson, cases, runs, events }: { ndjson: Dataset['ndjson']; cases: BenchCase[]; runs: number; events: number }) => {
-    measureManaged(ndjson, cases, runs, events, (line) => process.send!({ log: line })).then(
-      (result) => process.send!({ result: { ...result, process_vmhwm_mib: peakRssMb(process.pid) } }),
-      (e: unknown) => process.send!({ error: e instanceof Error ? (e.stack ?? e.message) : String(e) }),
-    );
+if (import.meta.url === pathToFileURL(process.argv[1]!).href) {
+  const { values } = parseArgs({
+    options: {
+      events: { type: 'string', default: '1000000' },
+      runs: { type: 'string', default: '20' },
+      'project-rank': { type: 'string', default: '1,6' },
+      input: { type: 'string' },
+      json: { type: 'string' },
+    },
   });
-} else if (import.meta.url === pathToFileURL(process.argv[1]!).href) {
-  const { values } = parseArgs({ options: { events: { type: 'string', default: '1000000' }, runs: { type: 'string', default: '20' }, 'project-rank': { type: 'string', default: '1,6' } } });
-  const { prepareDataset } = await import('./dataset');
-  const { benchCases } = await import('./cases');
   const log = (line: string) => process.stderr.write(`${line}\n`);
-  const dataset = await prepareDataset('default', log);
-  const cases = values['project-rank']!.split(',').flatMap((rank) => benchCases(dataset.projects[Number(rank) - 1]!, Number(rank)));
-  const result = await measureManaged(dataset.ndjson, cases, Number(values.runs), Number(values.events), log);
-  process.stdout.write(`${managedMarkdown(result).join('\n')}\n`);
+  // --input: the files and cases `measureManagedApart` hands over; without it, the default dataset's.
+  const { ndjson, cases } = values.input
+    ? (JSON.parse(readFileSync(values.input, 'utf8')) as { ndjson: Dataset['ndjson']; cases: BenchCase[] })
+    : await (async () => {
+        const dataset = await (await import('./dataset')).prepareDataset('default', log);
+        const { benchCases } = await import('./cases');
+        return { ndjson: dataset.ndjson, cases: values['project-rank']!.split(',').flatMap((rank) => benchCases(dataset.projects[Number(rank) - 1]!, Number(rank))) };
+      })();
+  const result = await measureManaged(ndjson, cases, Number(values.runs), Number(values.events), log);
+  if (values.json) writeFileSync(values.json, JSON.stringify({ ...result, process_vmhwm_mib: peakRssMb(process.pid) }));
+  else process.stdout.write(`${managedMarkdown(result).join('\n')}\n`);
 }

@@ -282,7 +282,7 @@ try {
 
   if (!values['skip-managed'] && !burstOnly) {
     log('managed: queries on managed storage while it ingests, against the same events compacted by hand');
-    managed = await measureManagedApart(dataset.ndjson, cases, runs, Number(values['managed-events']), log);
+    managed = measureManagedApart(dataset.ndjson, cases, runs, Number(values['managed-events']));
   }
 
   if (!values['skip-studio'] && !burstOnly) {
