@@ -43,11 +43,18 @@ export async function measureLibrary(library: LibraryProcess, sources: SourceGlo
   return { warm, cold };
 }
 
+/** One bare instance of `bareDuckDB`: `run` is what is timed (bind, run, rows read). */
+export interface BareRunner {
+  run: () => Promise<void>;
+  close: () => void;
+}
+
 /**
  * The same SQL text and parameters on a bare @duckdb/node-api connection: no file listing, no
- * validation, no row shaping. The gap to `measureLibrary` is the library's overhead.
+ * validation, no row shaping. The gap to the library's time in the same rounds is its overhead.
+ * Returns how to open a fresh instance for the case (the SQL built once, outside every timing).
  */
-export async function measureBareDuckDB(sources: SourceGlobs, c: BenchCase, runs: number, sqlOf: 'current' | 'old' = 'current'): Promise<Samples> {
+export async function bareDuckDB(sources: SourceGlobs, c: BenchCase, sqlOf: 'current' | 'old' = 'current'): Promise<() => Promise<BareRunner>> {
   const definition = findDefinition(c.endpoint);
   const request = planQuery(definition, normalizeParams(definition, c.params), REFERENCE);
   const source = sourcesReadBy(definition.sql.duckdb, BUILT_IN_SOURCE_SET)[0]!;
@@ -85,12 +92,22 @@ export async function measureBareDuckDB(sources: SourceGlobs, c: BenchCase, runs
     };
     return { run, close: () => (connection.closeSync(), instance.closeSync()) };
   };
+  return open;
+}
+
+/**
+ * `bareDuckDB`'s cold runs (a new instance each) and, unless `warm: false` leaves them to the
+ * side-by-side rounds (`measureSideBySide`'s unchecked runners), its warm runs in a loop of its own.
+ */
+export async function measureBareDuckDB(sources: SourceGlobs, c: BenchCase, runs: number, sqlOf: 'current' | 'old' = 'current', options: { warm?: boolean } = {}): Promise<Samples> {
+  const open = await bareDuckDB(sources, c, sqlOf);
   const cold: number[] = [];
   for (let i = 0; i < runs; i++) {
     const db = await open();
     cold.push(await timeMs(db.run));
     db.close();
   }
+  if (options.warm === false) return { warm: [], cold };
   const db = await open();
   const warm: number[] = [];
   await db.run();

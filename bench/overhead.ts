@@ -60,6 +60,7 @@ async function bare(endpoint: string, params: Record<string, string>) {
 // invocation-stats only: logs.all reads heads day by day, which no single bare statement does.
 const cases: Array<{ name: string; endpoint: string; params: Record<string, string> }> = PROJECTS.flatMap(([label, project]) => [
   { name: `invocation-stats ${label} 1hr`, endpoint: 'functions.invocation-stats', params: { project, interval: '1hr' } },
+  { name: `invocation-stats ${label} 1day`, endpoint: 'functions.invocation-stats', params: { project, interval: '1day' } },
 ]);
 
 const load = () =>

@@ -15,7 +15,7 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
 import { benchCases } from './cases';
 import { prepareDataset, SCALES, type Scale } from './dataset';
-import { measureBareDuckDB, measureLibrary, type Samples } from './library';
+import { bareDuckDB, measureBareDuckDB, measureLibrary, type Samples } from './library';
 import { LibraryProcess } from './library-process';
 import { missingPostgres, openPostgres } from './postgres';
 import { openChdb } from './peers/chdb';
@@ -163,16 +163,24 @@ let libraryPeakMiB = NaN;
 try {
   for (const c of cases) {
     log(`case: ${c.name}`);
+    // With peers, bare DuckDB's warm runs are taken in their rounds too (its cold ones alone).
+    const bareInRounds = peers.length > 0 && wanted(values.variants, 'library-parquet') && wanted(values.variants, 'bare-duckdb-parquet');
+    if (wanted(values.variants, 'bare-duckdb-parquet')) record(c.name, 'bare-duckdb-parquet', await measureBareDuckDB(dataset.parquet, c, runs, 'current', { warm: !bareInRounds }));
     if (wanted(values.variants, 'library-parquet')) {
       // With peers, the warm runs are taken in the same rounds as theirs, answers compared first.
       record(c.name, 'library-parquet', await measureLibrary(library, dataset.parquet, c, runs, { warm: peers.length === 0 }));
       if (peers.length) {
-        for (const [variant, warm] of Object.entries(await measureSideBySide(dataset, library, dataset.parquet, c, peers, runs))) {
-          record(c.name, variant as Variant, { warm, cold: [] });
+        const bare = bareInRounds ? await (await bareDuckDB(dataset.parquet, c))() : null;
+        try {
+          const unchecked = bare ? [{ name: 'bare-duckdb-parquet', run: bare.run }] : [];
+          for (const [variant, warm] of Object.entries(await measureSideBySide(dataset, library, dataset.parquet, c, peers, runs, unchecked))) {
+            record(c.name, variant as Variant, { warm, cold: [] });
+          }
+        } finally {
+          bare?.close();
         }
       }
     }
-    if (wanted(values.variants, 'bare-duckdb-parquet')) record(c.name, 'bare-duckdb-parquet', await measureBareDuckDB(dataset.parquet, c, runs));
     // The SQL of before and NDJSON: for the cases of the first rounds only.
     if (c.core && wanted(values.variants, 'bare-duckdb-old-sql')) record(c.name, 'bare-duckdb-old-sql', await measureBareDuckDB(dataset.parquet, c, runs, 'old'));
     // NDJSON is 100 times slower: measured for the first project only and at most 5 times, so a run
