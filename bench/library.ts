@@ -96,11 +96,10 @@ export async function bareDuckDB(sources: SourceGlobs, c: BenchCase, sqlOf: 'cur
 }
 
 /**
- * `bareDuckDB`'s cold runs (a new instance each) and, unless `warm: false` leaves them to the
- * side-by-side rounds (`measureSideBySide`'s unchecked runners), its warm runs in a loop of its own.
+ * Cold runs of a `bareDuckDB` case (a new instance each) and, unless `warm: false` leaves them to
+ * the side-by-side rounds (`measureSideBySide`'s unchecked runners), its warm runs in a loop of its own.
  */
-export async function measureBareDuckDB(sources: SourceGlobs, c: BenchCase, runs: number, sqlOf: 'current' | 'old' = 'current', options: { warm?: boolean } = {}): Promise<Samples> {
-  const open = await bareDuckDB(sources, c, sqlOf);
+export async function measureBareDuckDB(open: () => Promise<BareRunner>, runs: number, options: { warm?: boolean } = {}): Promise<Samples> {
   const cold: number[] = [];
   for (let i = 0; i < runs; i++) {
     const db = await open();
