@@ -7,7 +7,7 @@ import { readsInPlace } from '../src/compaction/read-paths';
 import { scanInput } from '../src/compaction/input-scan';
 import { InputIndex, RangeHashes } from '../src/files/input-coverage';
 import type { ListedFile } from '../src/files/list-glob';
-import { BUILT_IN_SOURCE_SET } from '../src/sources/built-ins';
+import { BUILT_IN_SOURCE_SET, edgeLogs as edgeLogsSource } from '../src/sources/built-ins';
 import { appendCommit, ensureDataset, readDatasetStateStable } from '../src/dataset/dataset-log';
 import { acquireLock } from '../src/util/lock-file';
 import { InvalidOptionError, SUPABASE_SOURCES, type Endpoints } from '../src/index';
@@ -139,11 +139,7 @@ describe('compactLogs', () => {
       expect(readdirSync(out).filter((f) => f.startsWith('.compact-'))).toEqual([]);
       // Only the committed files, their heads (the newest rows of each project, for logs.all) and
       // their stored rollups, the companions out of the data folders.
-      expect(parquetUnder(out).sort()).toEqual(
-        done.files
-          .flatMap((f) => [f, `_heads/${f}`, `_rollups/edge_logs_typed_hourly/${f}`, `_rollups/edge_logs_typed_pairs/${f}`, `_rollups/edge_logs_url_grams/${f}`, `_rollups/edge_logs_url_hourly/${f}`])
-          .sort(),
-      );
+      expect(parquetUnder(out).sort()).toEqual(done.files.flatMap((f) => [f, `_heads/${f}`, ...Object.keys(edgeLogsSource.rollups).map((rollup) => `_rollups/${rollup}/${f}`)]).sort());
     }
   });
 

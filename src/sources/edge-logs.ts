@@ -42,8 +42,11 @@ export const edgeLogs = defineSource({
   // files 6.7 % larger, compaction's memory up to 10 MB more (ID_BLOOM_FILTER_MAX_ROWS).
   parquet: { rowGroupRows: 8192, dictionaryEntries: 100_000, heads: true, idBloomFilter: true },
   // What usage.api-counts reads for hour and day buckets: class counts per (hour, URL origin, URL),
-  // and per origin a trigram map of its URLs that rules out origins without the pattern's literal.
+  // per origin a trigram map of its URLs that rules out origins without the pattern's literal, and
+  // class counts per (hour, URL origin) for the origins that hold a plain-text pattern themselves
+  // (and every request without a pattern).
   rollups: {
+    edge_logs_origin_hourly: { sql: querySql('duckdb', 'edge_logs_origin_hourly') },
     edge_logs_url_hourly: { sql: querySql('duckdb', 'edge_logs_url_hourly') },
     edge_logs_url_grams: {
       sql: querySql('duckdb', 'edge_logs_url_grams'),
