@@ -1,0 +1,48 @@
+/**
+ * usage.api-counts for a single project (`singleProject: true`, as `serve --supabase` runs: no
+ * pattern, every request counts) over the benchmark's compacted week: p50 per interval, with the
+ * process's peak (VmHWM). To time another build's statements, run it from that build's checkout.
+ * docs/performance.md, "Usage per origin: a plain-text pattern's origins counted without their URLs".
+ *
+ *   npx tsx bench/single-project-usage.ts [--runs 21] [--data .bench-data/default]
+ */
+import { loadavg } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { createEndpoints } from '../src/index';
+import { REFERENCE } from './dataset';
+import { percentile, round } from './stats';
+import { peakRssMb } from './serve-process';
+
+const { values: args } = parseArgs({ options: { runs: { type: 'string', default: '21' }, data: { type: 'string', default: '.bench-data/default' } } });
+const dir = resolve(args.data!);
+const load = () =>
+  loadavg()
+    .map((n) => n.toFixed(1))
+    .join(' ');
+console.log(`data ${dir}; ${args.runs} calls per interval; load ${load()}`);
+const ep = await createEndpoints({
+  sources: { edgeLogs: join(dir, 'parquet', 'edge'), functionEdgeLogs: join(dir, 'parquet', 'functions') },
+  now: () => REFERENCE,
+  cache: false,
+  duckdb: { threads: 2 },
+  singleProject: true,
+});
+try {
+  console.log('| interval | rows | p50 ms |');
+  console.log('|---|---:|---:|');
+  for (const interval of ['daily', '7day', '3day', 'hourly'] as const) {
+    const ms: number[] = [];
+    let rows = 0;
+    for (let i = 0; i < Number(args.runs); i++) {
+      const started = performance.now();
+      // Accepted and ignored with singleProject (docs/api.md): every request counts.
+      rows = (await ep.query('usage.api-counts', { project: 'ignored', interval })).result.length;
+      ms.push(performance.now() - started);
+    }
+    console.log(`| ${interval} | ${rows} | ${round(percentile(ms, 0.5), 2)} |`);
+  }
+} finally {
+  await ep.close();
+}
+console.log(`load at the end ${load()}; peak RSS (VmHWM) of this process ${peakRssMb(process.pid)} MiB`);
