@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { prefilterLiteral, requiredLiteral } from '../src/sql/required-literal';
+import { isPlainText, prefilterLiteral, requiredLiteral } from '../src/sql/required-literal';
 
 describe('requiredLiteral: the plain text every match of a pattern contains', () => {
   it.each([
@@ -30,6 +30,20 @@ describe('requiredLiteral: the plain text every match of a pattern contains', ()
     expect(prefilterLiteral('abc(\\.|$)')).toBe('abc');
     expect(prefilterLiteral('abc')).toBe('');
     expect(prefilterLiteral(null)).toBe('');
+  });
+
+  // usage.api-counts' rollup variants take a pattern equal to its required literal as plain text,
+  // held by every URL of an origin that holds it: a pattern with a class, group, quantifier, anchor
+  // or escape in it must never equal its literal.
+  it('is the pattern itself only when the pattern is plain text', () => {
+    for (const p of ['abc', '東京/abc', 'a-b_c d']) expect(requiredLiteral(p)).toBe(p);
+    fc.assert(
+      fc.property(pattern, (p) => {
+        if (requiredLiteral(p) === p) expect(isPlainText(p)).toBe(true);
+        return true;
+      }),
+      { numRuns: 5000 },
+    );
   });
 
   // Every string a generated pattern matches holds its literal (JavaScript's RegExp agrees with
