@@ -12,9 +12,11 @@ export type {
   BindContext,
   BindValue,
   BucketSeries,
+  CallParams,
   DefinitionParams,
   DefinitionRow,
   EndpointDefinition,
+  IgnoredParams,
 } from './definitions/definition';
 export { functionsInvocationStats, logsAll, usageApiCounts } from './definitions/registry';
 export { defineSource } from './sources/source-descriptor';
@@ -39,6 +41,7 @@ export type {
   EndpointMethods,
   Endpoints,
   EndpointsCore,
+  EndpointsIgnoring,
   EndpointsOptions,
   EndpointsStats,
   EndpointsWarning,

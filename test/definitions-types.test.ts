@@ -3,9 +3,12 @@ import {
   createEndpoints,
   defineEndpoint,
   p,
+  supabasePreset,
+  type CallParams,
   type DefinitionParams,
   type EndpointMethods,
   type Endpoints,
+  type EndpointsIgnoring,
   type FunctionsInvocationStatsParams,
   type FunctionsInvocationStatsRow,
   type LogsAllParams,
@@ -14,6 +17,8 @@ import {
   type QueryResult,
   type UsageApiCountsParams,
   type UsageApiCountsRow,
+  type UsageInterval,
+  usageApiCounts,
 } from '../src/index';
 
 // Type tests: `npm test` runs `tsc --noEmit` over this file first, so every `expectTypeOf` below
@@ -95,6 +100,83 @@ describe('a method per endpoint, derived from its definition', () => {
       expectTypeOf(mine).toMatchTypeOf<Endpoints>();
       // A name that would shadow a member keeps the member.
       expectTypeOf(closing.close).toEqualTypeOf<() => Promise<void>>();
+    };
+    expect(typeof typed).toBe('function');
+  });
+});
+
+// A definition naming its project and tier parameters (both required here), and one naming neither.
+const byProject = defineEndpoint({
+  name: 'errors.by-project',
+  params: { project: p.text(), tier: p.oneOf(['FREE', 'PRO']), min_status: p.integer().default(400) },
+  sql: { duckdb: 'SELECT count(*) AS errors FROM edge_logs WHERE ($project IS NULL OR project = $project) AND status_code >= $min_status AND ($tier IS NULL OR $tier IS NOT NULL)' },
+  columns: { errors: 'integer' },
+  projectParam: 'project',
+  tierParam: 'tier',
+});
+
+describe('parameters the options ignore are optional in the typed calls (docs/definitions.md, "One project: `singleProject`")', () => {
+  it('CallParams: the projectParam and tierParam the instance ignores become optional, nothing else', () => {
+    expectTypeOf<CallParams<typeof usageApiCounts>>().toEqualTypeOf<UsageApiCountsParams>();
+    expectTypeOf<CallParams<typeof usageApiCounts, 'project'>>().toEqualTypeOf<{ interval: UsageInterval; project?: string | null }>();
+    // The built-ins name no tier parameter but logs.all's, which has a default already.
+    expectTypeOf<CallParams<typeof usageApiCounts, 'tier'>>().toEqualTypeOf<UsageApiCountsParams>();
+    expectTypeOf<CallParams<typeof byProject, 'project'>>().toEqualTypeOf<{ tier: 'FREE' | 'PRO'; min_status?: number | string | null; project?: string | null }>();
+    expectTypeOf<CallParams<typeof byProject, 'project' | 'tier'>>().toEqualTypeOf<{ min_status?: number | string | null; project?: string | null; tier?: 'FREE' | 'PRO' | null }>();
+    // A definition naming neither keeps every parameter as declared.
+    expectTypeOf<CallParams<typeof errorsByPath, 'project' | 'tier'>>().toEqualTypeOf<DefinitionParams<typeof errorsByPath>>();
+    expect(byProject.projectParam).toBe('project');
+  });
+
+  it('createEndpoints infers them from singleProject: true and tierWindow: false, and only from those literals', () => {
+    const typed = async () => {
+      const single = await createEndpoints({ sources: {}, singleProject: true, endpoints: [byProject, errorsByPath] });
+      void single.usageApiCounts({ interval: 'daily' });
+      void single.query('usage.api-counts', { interval: 'daily' });
+      void single.query('logs.all', {});
+      void single.functionsInvocationStats({ interval: '1hr', function_id: 'f' });
+      void single.errorsByProject({ tier: 'PRO' });
+      // @ts-expect-error the tier is still required: tierWindow is not false
+      void single.errorsByProject({});
+      // @ts-expect-error errors.by-path names no projectParam: its project stays required
+      void single.errorsByPath({ tier: 'PRO' });
+      // @ts-expect-error a misspelt parameter is still an error
+      void single.usageApiCounts({ interval: 'daily', projct: 'x' });
+      // @ts-expect-error the interval is still required
+      void single.query('usage.api-counts', {});
+      // Still an Endpoints, and an EndpointsIgnoring<'project'>: it goes wherever either is taken.
+      expectTypeOf(single).toMatchTypeOf<Endpoints>();
+      const named: EndpointsIgnoring<'project', typeof byProject | typeof errorsByPath> = single;
+      void named.usageApiCounts({ interval: 'daily' });
+      const anyInstance: Endpoints = named;
+      void anyInstance;
+
+      const both = await createEndpoints({ sources: {}, singleProject: true, tierWindow: false, endpoints: [byProject] });
+      void both.errorsByProject({});
+      void both.query('errors.by-project', { min_status: 500 });
+
+      // The Supabase preset spreads both literals in.
+      const preset = await createEndpoints({ ...supabasePreset, sources: {} });
+      void preset.usageApiCounts({ interval: '7day' });
+      const presetNamed: EndpointsIgnoring<'project' | 'tier'> = preset;
+      const presetAny: Endpoints = presetNamed;
+      void presetAny;
+
+      const plain = await createEndpoints({ sources: {}, endpoints: [byProject] });
+      // @ts-expect-error without singleProject the project is required
+      void plain.usageApiCounts({ interval: 'daily' });
+      // @ts-expect-error likewise by name
+      void plain.query('errors.by-project', { tier: 'PRO' });
+      expectTypeOf(plain.usageApiCounts).toEqualTypeOf<(params: UsageApiCountsParams) => Promise<UsageApiCountsRow[]>>();
+
+      // A boolean not known to be true ignores nothing at the type level.
+      const flag: boolean = Math.random() > 0.5;
+      const maybe = await createEndpoints({ sources: {}, singleProject: flag });
+      // @ts-expect-error the project may be needed
+      void maybe.usageApiCounts({ interval: 'daily' });
+      const off = await createEndpoints({ sources: {}, singleProject: false, tierWindow: true });
+      // @ts-expect-error singleProject: false
+      void off.query('usage.api-counts', { interval: 'daily' });
     };
     expect(typeof typed).toBe('function');
   });

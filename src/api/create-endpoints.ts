@@ -11,7 +11,7 @@ import { EngineAnswers } from './engine-answers';
 import { checkDefinitions, type NewestFirstHeads } from '../query/check-definitions';
 import { neutralSqlParser } from '../query/sql-parser';
 import { compileCall, compileQuery } from '../query/compile-query';
-import type { EndpointMethods, Endpoints, EndpointsCore, EndpointsOptions, EndpointsStats, HealthReport, ManagedStorageInfo, QueryOptions, RawParams } from './public-types';
+import type { EndpointMethods, Endpoints, EndpointsCore, EndpointsIgnoring, EndpointsOptions, EndpointsStats, HealthReport, ManagedStorageInfo, QueryOptions, RawParams } from './public-types';
 import { CacheLayer } from '../cache/cache-layer';
 import { effectivePolicies } from '../cache/cache-policy';
 import { memoryCache } from '../cache/memory-cache';
@@ -19,7 +19,7 @@ import { realClock, type CacheClock } from '../cache/real-clock';
 import type { CacheEntry } from '../cache/result-cache';
 import { timerScheduler } from '../util/scheduler';
 import { catalogRequests, mergeCatalog, type Catalog, type CatalogOptions } from '../definitions/catalog';
-import type { AnyEndpointDefinition, NormalizedParams } from '../definitions/definition';
+import type { AnyEndpointDefinition, IgnoredParams, NormalizedParams } from '../definitions/definition';
 import { describeDefinition, type EndpointDescription } from '../definitions/describe';
 import { methodName } from '../definitions/method-name';
 import { planQuery } from '../definitions/plan-query';
@@ -47,17 +47,27 @@ export type * from './public-types';
 const SPILL_DIR = '.duckdb-spill';
 
 /**
+ * The parameters options ignore, at the type level: the project with `singleProject: true`, the
+ * tier with `tierWindow: false` (a `boolean` not known to be either ignores nothing).
+ */
+type IgnoredBy<S, W> = ([S] extends [true] ? 'project' : never) | ([W] extends [false] ? 'tier' : never);
+
+/** What `createEndpoints` returns: the endpoints with a method per definition, their ignored parameters optional. */
+type Made<D extends AnyEndpointDefinition, I extends IgnoredParams> = [I] extends [never] ? Endpoints<D> & EndpointMethods<D> : EndpointsIgnoring<I, D> & EndpointMethods<D> & EndpointMethods<D, I>;
+
+/**
  * Creates the endpoints over your log files, computed by an in-process DuckDB: the three
- * built-ins and your own (`endpoints`), typed from their definitions.
+ * built-ins and your own (`endpoints`), typed from their definitions. With `singleProject: true`
+ * (and `tierWindow: false`) the project (the tier) is optional in the typed calls too.
  *
  * @example
  * const ep = await createEndpoints({ sources: { edgeLogs: 'logs/edge/*.ndjson', functionEdgeLogs: 'logs/fn/*.parquet' } });
  * const rows = await ep.usageApiCounts({ project: 'abc', interval: 'daily' });
  * await ep.close();
  */
-export async function createEndpoints<const D extends readonly AnyEndpointDefinition[] = []>(
-  options: EndpointsOptions & { endpoints?: D },
-): Promise<Endpoints<D[number]> & EndpointMethods<D[number]>> {
+export async function createEndpoints<const D extends readonly AnyEndpointDefinition[] = [], const S extends boolean = false, const W extends boolean = true>(
+  options: EndpointsOptions & { endpoints?: D; singleProject?: S; tierWindow?: W },
+): Promise<Made<D[number], IgnoredBy<S, W>>> {
   checkEndpointsOptions(options);
   // The instance's own sources, passed to everything below: two instances never share them.
   const declared = BUILT_IN_SOURCE_SET.extend(options.sourceDefinitions);
@@ -102,7 +112,7 @@ export async function createEndpoints<const D extends readonly AnyEndpointDefini
     const callers = new AcceptCallerSql(check, sandboxableNames(endpoints, options));
     const heads = await checkDefinitions(endpoints, engine.target, { sources: declared, parser: neutralSqlParser, callers: check, sandboxable: callers.sandboxable });
     if (managed && managedOptions) await managed.start(managedOptions, await shipTargetOf(managedOptions.storage, declared));
-    return new EndpointsImpl({ engine, options, endpoints, managed, sources, budget, callers, heads }) as unknown as Endpoints<D[number]> & EndpointMethods<D[number]>;
+    return new EndpointsImpl({ engine, options, endpoints, managed, sources, budget, callers, heads }) as unknown as Made<D[number], IgnoredBy<S, W>>;
   } catch (error) {
     // Nothing stays open behind a failed start: not DuckDB, not the data dir.
     if (engine && !options.engine) await engine.close().catch(() => undefined);

@@ -6,7 +6,7 @@ import type { ResultCache } from '../cache/result-cache';
 import type { CacheScheduler } from '../util/scheduler';
 import type { SegmentKeeper } from '../managed/segment-keeper';
 import type { Catalog, CatalogOptions } from '../definitions/catalog';
-import type { AnyEndpointDefinition, DefinitionParams, DefinitionRow } from '../definitions/definition';
+import type { AnyEndpointDefinition, CallParams, DefinitionParams, DefinitionRow, IgnoredParams } from '../definitions/definition';
 import type { EndpointDescription } from '../definitions/describe';
 import type { BuiltInEndpoint, EndpointName } from '../definitions/registry';
 import type { ColumnSpec } from '../definitions/columns';
@@ -264,6 +264,18 @@ type UnknownName<S extends string, Known extends string> = S extends Known ? nev
 export interface Endpoints<D extends AnyEndpointDefinition = never> extends EndpointsCore<D>, EndpointMethods<BuiltInEndpoint> {}
 
 /**
+ * The endpoints of an instance whose options make parameters accepted and ignored (`I`:
+ * `'project'` with `singleProject: true`, `'tier'` with `tierWindow: false`): an `Endpoints` whose
+ * typed calls, by name and by method, also take those parameters missing (`CallParams`). What
+ * `createEndpoints` returns for such options; it goes wherever an `Endpoints` is taken.
+ *
+ * @example
+ * const ep: EndpointsIgnoring<'project'> = await createEndpoints({ sources, singleProject: true });
+ * const rows = await ep.usageApiCounts({ interval: 'daily' });
+ */
+export type EndpointsIgnoring<I extends IgnoredParams, D extends AnyEndpointDefinition = never> = Endpoints<D> & EndpointsCore<D, I> & EndpointMethods<BuiltInEndpoint, I>;
+
+/**
  * A method per endpoint, derived from its definition: the name camelCased (`usage.api-counts` is
  * `usageApiCounts`, `errors.by-path` is `errorsByPath`), the typed parameters in, the rows out
  * (`query(name, params).result`). A name that would shadow a member of `Endpoints` (`query`,
@@ -272,25 +284,25 @@ export interface Endpoints<D extends AnyEndpointDefinition = never> extends Endp
  * @example
  * const rows: UsageApiCountsRow[] = await ep.usageApiCounts({ project: 'abc', interval: 'daily' });
  */
-export type EndpointMethods<D extends AnyEndpointDefinition> = {
-  [K in D as string extends K['name'] ? never : Exclude<MethodName<K['name']>, keyof EndpointsCore<never>>]: (params: DefinitionParams<K>) => Promise<DefinitionRow<K>[]>;
+export type EndpointMethods<D extends AnyEndpointDefinition, I extends IgnoredParams = never> = {
+  [K in D as string extends K['name'] ? never : Exclude<MethodName<K['name']>, keyof EndpointsCore<never>>]: (params: CallParams<K, I>) => Promise<DefinitionRow<K>[]>;
 };
 
 /** The members of `Endpoints` other than the endpoints' own methods. */
-export interface EndpointsCore<D extends AnyEndpointDefinition = never> {
+export interface EndpointsCore<D extends AnyEndpointDefinition = never, I extends IgnoredParams = never> {
   /** An endpoint by name, typed from its definition. */
-  query<N extends (BuiltInEndpoint | D)['name']>(name: N, params: DefinitionParams<Named<BuiltInEndpoint | D, N>>): Promise<QueryResult<DefinitionRow<Named<BuiltInEndpoint | D, N>>>>;
+  query<N extends (BuiltInEndpoint | D)['name']>(name: N, params: CallParams<Named<BuiltInEndpoint | D, N>, I>): Promise<QueryResult<DefinitionRow<Named<BuiltInEndpoint | D, N>>>>;
   /** The same, with the rows as an Arrow table too (timestamps in microseconds, integers as Int64). */
   query<N extends (BuiltInEndpoint | D)['name']>(
     name: N,
-    params: DefinitionParams<Named<BuiltInEndpoint | D, N>>,
+    params: CallParams<Named<BuiltInEndpoint | D, N>, I>,
     options: { format: 'arrow'; sql?: string },
   ): Promise<ArrowQueryResult<DefinitionRow<Named<BuiltInEndpoint | D, N>>>>;
   /** A caller's SELECT over the endpoint's CTEs (sandboxable endpoints): rows of its own columns. */
-  query<N extends (BuiltInEndpoint | D)['name']>(name: N, params: DefinitionParams<Named<BuiltInEndpoint | D, N>>, options: QueryOptions & { sql: string }): Promise<QueryResult>;
+  query<N extends (BuiltInEndpoint | D)['name']>(name: N, params: CallParams<Named<BuiltInEndpoint | D, N>, I>, options: QueryOptions & { sql: string }): Promise<QueryResult>;
   query<N extends (BuiltInEndpoint | D)['name']>(
     name: N,
-    params: DefinitionParams<Named<BuiltInEndpoint | D, N>>,
+    params: CallParams<Named<BuiltInEndpoint | D, N>, I>,
     options: QueryOptions,
   ): Promise<QueryResult<DefinitionRow<Named<BuiltInEndpoint | D, N>>>>;
   /**

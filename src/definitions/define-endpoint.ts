@@ -11,7 +11,13 @@ import { clockFunctionIn, sqlParamNames, type SqlDialect } from '../sql/sql-scan
 export const IMPLICIT_PARAMS = ['now', 'max_rows'] as const;
 
 /** What `defineEndpoint` takes. */
-export interface EndpointConfig<N extends string, P extends Record<string, AnyParam>, C extends Record<string, ColumnDeclaration>> {
+export interface EndpointConfig<
+  N extends string,
+  P extends Record<string, AnyParam>,
+  C extends Record<string, ColumnDeclaration>,
+  J extends keyof P & string = never,
+  T extends keyof P & string = never,
+> {
   /** Unique name, used in URLs: letters, digits, `.`, `_`, `-`. */
   name: N;
   /** A fixed UUID; default: derived from the name (UUID v5), the same in every installation. */
@@ -53,12 +59,12 @@ export interface EndpointConfig<N extends string, P extends Record<string, AnyPa
    * The parameter naming the project. With `singleProject` it is accepted and ignored: bound as
    * NULL, which the SQL must read as "every project" (`($project IS NULL OR project = $project)`).
    */
-  projectParam?: keyof P & string;
+  projectParam?: J;
   /**
    * The parameter choosing a retention window by tier. With `tierWindow: false` (the Supabase
    * preset) it is accepted and ignored: bound as NULL, which `bind` must read as "no window".
    */
-  tierParam?: keyof P & string;
+  tierParam?: T;
   /** The name of a bound timestamp no row can be older than: engines skip older files. */
   notBefore?: string;
   /** See `EndpointDefinition.newestFirst`. */
@@ -91,9 +97,13 @@ export interface EndpointConfig<N extends string, P extends Record<string, AnyPa
  *   columns: { path: 'text', errors: 'integer' },
  * });
  */
-export function defineEndpoint<const N extends string, const P extends Record<string, AnyParam> = {}, const C extends Record<string, ColumnDeclaration> = {}>(
-  config: EndpointConfig<N, P, C>,
-): EndpointDefinition<N, ParamsOf<P>, RowOf<C>> {
+export function defineEndpoint<
+  const N extends string,
+  const P extends Record<string, AnyParam> = {},
+  const C extends Record<string, ColumnDeclaration> = {},
+  const J extends keyof P & string = never,
+  const T extends keyof P & string = never,
+>(config: EndpointConfig<N, P, C, J, T>): EndpointDefinition<N, ParamsOf<P>, RowOf<C>, J, T> {
   const name = typeof config?.name === 'string' ? config.name : '';
   const fail = (problem: string): never => {
     throw new InvalidOptionError(`endpoints["${name}"]`, `Endpoint "${name}" cannot work: ${problem}.`);
@@ -136,7 +146,7 @@ export function defineEndpoint<const N extends string, const P extends Record<st
     if (key !== undefined && !keys.all.has(key)) fail(`"${key}" is not one of its bound values`);
   }
 
-  const definition: EndpointDefinition<N, ParamsOf<P>, RowOf<C>> = {
+  const definition: EndpointDefinition<N, ParamsOf<P>, RowOf<C>, J, T> = {
     name: name as N,
     id,
     description: config.description ?? '',
@@ -179,7 +189,7 @@ function checkSourceTables(templates: unknown, keys: { all: ReadonlySet<string> 
 }
 
 /** Each variant's statements: the endpoint's own, with the variant's dialects in their place. */
-function variantStatements(config: EndpointConfig<string, any, any>, fail: (problem: string) => never): Record<string, EndpointDefinition['sql']> {
+function variantStatements(config: EndpointConfig<string, any, any, any, any>, fail: (problem: string) => never): Record<string, EndpointDefinition['sql']> {
   const out: Record<string, EndpointDefinition['sql']> = {};
   if (config.variants === undefined && config.variant === undefined) return out;
   if (typeof config.variant !== 'function' || typeof config.variants !== 'object' || config.variants === null)
@@ -199,7 +209,7 @@ function variantStatements(config: EndpointConfig<string, any, any>, fail: (prob
  * hour column (see `VariantCost`). Only DuckDB's engine counts them; a variant without it runs
  * wherever its rollups are stored.
  */
-function variantCosts(config: EndpointConfig<string, any, any>, fail: (problem: string) => never): Record<string, VariantCost> {
+function variantCosts(config: EndpointConfig<string, any, any, any, any>, fail: (problem: string) => never): Record<string, VariantCost> {
   const out: Record<string, VariantCost> = {};
   for (const [key, v] of Object.entries(config.variants ?? {})) {
     const cost = v?.cheaperWhen;
@@ -216,7 +226,7 @@ function variantCosts(config: EndpointConfig<string, any, any>, fail: (problem: 
 }
 
 /** The chooser a definition keeps: a name it does not have is the endpoint's bug, said plainly. */
-function variantChooser(choose: NonNullable<EndpointConfig<string, any, any>['variant']>, variants: Record<string, unknown>, name: string) {
+function variantChooser(choose: NonNullable<EndpointConfig<string, any, any, any, any>['variant']>, variants: Record<string, unknown>, name: string) {
   return (bound: Readonly<Record<string, EngineParam>>): string | null => {
     const chosen = choose(bound) ?? null;
     if (chosen !== null && !(chosen in variants))
@@ -241,7 +251,7 @@ function paramSpecs(declared: Record<string, AnyParam>, fail: (problem: string) 
  * The names `bind` returns and the parameters it reads, found by calling it once with a
  * sample value of each parameter (it is a pure function of the parameters and the clock).
  */
-function bindKeys(config: EndpointConfig<string, any, any>, params: readonly ParamSpec[]): { produced: Set<string>; read: Set<string>; all: Set<string> } {
+function bindKeys(config: EndpointConfig<string, any, any, any, any>, params: readonly ParamSpec[]): { produced: Set<string>; read: Set<string>; all: Set<string> } {
   const read = new Set<string>();
   const produced = new Set<string>();
   if (config.bind) {

@@ -35,9 +35,11 @@ export interface BucketSeries {
 /**
  * Everything one endpoint means, as made by `defineEndpoint`: identity, parameters, SQL per
  * engine, cache policy, columns, and how parameters and the clock become bound values. No engine
- * detail lives here. `P` and `R` are the typed call's parameters and row.
+ * detail lives here. `P` and `R` are the typed call's parameters and row; `J` and `T` name its
+ * `projectParam` and `tierParam` at the type level (`never`: none; `string`, the default: not
+ * known), which an instance's options can make optional (`CallParams`).
  */
-export interface EndpointDefinition<N extends string = string, P = Record<string, unknown>, R = Record<string, unknown>> {
+export interface EndpointDefinition<N extends string = string, P = Record<string, unknown>, R = Record<string, unknown>, J extends string = string, T extends string = string> {
   readonly name: N;
   /** Fixed forever: given, or derived from the name (the same UUID in every installation). */
   readonly id: string;
@@ -83,8 +85,8 @@ export interface EndpointDefinition<N extends string = string, P = Record<string
   readonly variantCosts?: Readonly<Record<string, VariantCost>>;
   /** Bucketed endpoints: the series of a call, for `fillEmptyBuckets`. */
   emptyBuckets?(params: NormalizedParams, now: Date): BucketSeries;
-  /** Type-level only: the parameters and row of a typed call. */
-  readonly __types?: { params: P; row: R };
+  /** Type-level only: the parameters and row of a typed call, and the names of its project and tier parameters. */
+  readonly __types?: { params: P; row: R; projectParam: J; tierParam: T };
 }
 
 /** Any endpoint definition, whatever its types. */
@@ -94,3 +96,29 @@ export type AnyEndpointDefinition = EndpointDefinition<string, any, any>;
 export type DefinitionParams<D> = D extends EndpointDefinition<string, infer P, any> ? P : never;
 /** The row this definition's calls return. */
 export type DefinitionRow<D> = D extends EndpointDefinition<string, any, infer R> ? R : never;
+
+/**
+ * Parameters an instance's options make accepted and ignored (docs/definitions.md, "One project:
+ * `singleProject`"): `'project'` with `singleProject: true`, `'tier'` with `tierWindow: false`.
+ *
+ * @example
+ * const ep: EndpointsIgnoring<IgnoredParams> = await createEndpoints({ ...supabasePreset, sources }); // both
+ */
+export type IgnoredParams = 'project' | 'tier';
+
+/**
+ * The parameters a typed call of this definition takes on an instance that ignores `I`: the
+ * definition's own, with its `projectParam` (when `I` holds `'project'`) and its `tierParam` (when
+ * `I` holds `'tier'`) optional, as the instance accepts them missing.
+ *
+ * @example
+ * type Single = CallParams<typeof usageApiCounts, 'project'>; // { interval: UsageInterval; project?: string | null }
+ */
+export type CallParams<D, I extends IgnoredParams = never> =
+  D extends EndpointDefinition<string, infer P, any, infer J, infer T> ? OptionalKeys<P, ('project' extends I ? Known<J> : never) | ('tier' extends I ? Known<T> : never)> : never;
+
+/** A parameter's name as the definition's type gives it; `string` (not known at the type level) is none. */
+type Known<K extends string> = string extends K ? never : K;
+
+/** `P` with the keys `K` optional (and nullable, as other optional parameters are); `P` itself when there are none. */
+type OptionalKeys<P, K> = [K & keyof P] extends [never] ? P : Omit<P, K & keyof P> & { [Q in K & keyof P]?: P[Q] | null } extends infer O ? { [Q in keyof O]: O[Q] } : never;
