@@ -115,6 +115,7 @@ const TIERS = {
     'logs-all-pages',
     'managed-compactor',
     'memory-left-out',
+    'memory-rollups',
     'memory-tables',
     'merge-bound',
     'merged-head',

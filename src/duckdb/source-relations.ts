@@ -328,6 +328,8 @@ export interface MemoryRows {
   readonly oldest?: bigint;
   /** True when no row's `metadata` holds a `[` (known from ingest's parse): the arrays flag false on every row. */
   readonly arraysFree?: boolean;
+  /** Per rollup the memory holds, the SELECT of its rows over the same rows as `rows` (each insert's rollup, kept with it). */
+  readonly rollups?: Readonly<Record<string, string>>;
 }
 
 export interface SourceFiles {

@@ -68,7 +68,9 @@ export interface ExtraInputs {
    */
   view(): {
     ndjson: readonly FileRange[];
-    memory?: (covered: (path: string) => boolean) => { rows: string; newest?: string; typedFields: readonly string[]; oldest?: bigint; arraysFree?: boolean } | undefined;
+    memory?: (
+      covered: (path: string) => boolean,
+    ) => { rows: string; newest?: string; typedFields: readonly string[]; oldest?: bigint; arraysFree?: boolean; rollups?: Readonly<Record<string, string>> } | undefined;
     /** Files not read yet (a backlog being recovered): named in the answer unless a dataset holds them. */
     recovering?: readonly FileRange[];
   };
@@ -183,7 +185,7 @@ export class SourceReader {
     const memory = extra?.memory?.((path) => index.recordsOf(path).length > 0);
     if (memory) {
       const known = { ...(memory.oldest === undefined ? {} : { oldest: memory.oldest }), ...(memory.arraysFree ? { arraysFree: true } : {}) };
-      out.memory = { rows: memory.rows, typedFields: memory.typedFields, ...known };
+      out.memory = { rows: memory.rows, typedFields: memory.typedFields, ...known, ...(memory.rollups === undefined ? {} : { rollups: memory.rollups }) };
       if (memory.newest !== undefined) out.memoryNewest = { rows: memory.newest, typedFields: memory.typedFields, ...known };
     }
     for (const range of extra?.recovering ?? []) {

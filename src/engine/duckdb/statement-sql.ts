@@ -114,9 +114,15 @@ function rollupRelation(source: SourceDescriptor, files: SourceFiles, name: stri
   const read = stored.keys ? `SELECT unnest($${stored.keys.param}) AS ${stored.keys.column}` : `SELECT * FROM read_parquet(${sqlStringList(stored.companions)})`;
   const covered = new Set(stored.dataFiles);
   const rest: SourceFiles = { ...files, parquet: files.parquet.filter((p) => !covered.has(p)) };
+  // The memory tables' rows come with their rollup, kept per insert: read, not computed.
+  const held = rest.where === undefined ? rest.memory?.rollups?.[name] : undefined;
+  const others: SourceFiles = held === undefined ? rest : { ...rest, memory: undefined };
   // What is not stored is computed on every query: by the rollup's cheaper SQL when it has one.
-  const computed = rest.ndjson.length || rest.parquet.length || rest.memory || rest.held?.length ? [computedBy(rollup.rest ?? rollup.sql, rest)] : restColumns;
-  return [read, ...computed].join('\nUNION ALL BY NAME\n');
+  const computed = [
+    ...(others.ndjson.length || others.parquet.length || others.memory || others.held?.length ? [computedBy(rollup.rest ?? rollup.sql, others)] : []),
+    ...(held === undefined ? [] : [held]),
+  ];
+  return [read, ...(computed.length ? computed : restColumns)].join('\nUNION ALL BY NAME\n');
 }
 
 /**
