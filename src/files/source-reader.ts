@@ -68,9 +68,7 @@ export interface ExtraInputs {
    */
   view(): {
     ndjson: readonly FileRange[];
-    memory?: (
-      covered: (path: string) => boolean,
-    ) => { rows: string; newest?: string; typedFields: readonly string[]; oldest?: bigint; arraysFree?: boolean; rollups?: Readonly<Record<string, string>> } | undefined;
+    memory?: (covered: (path: string) => boolean) => (MemoryRows & { newest?: string }) | undefined;
     /** Files not read yet (a backlog being recovered): named in the answer unless a dataset holds them. */
     recovering?: readonly FileRange[];
   };
