@@ -52,6 +52,10 @@ export class ConnectionPool {
     } catch (error) {
       stopped ||= unwatch?.() ?? false;
       if (stopped) {
+        // Answered once the memory it freed has gone back: answered at once, the next caller's
+        // query could start with the process still past its ceiling and be stopped at its first
+        // look, the trim this query started still running (seen once in a CI run under load).
+        await this.returned();
         throw new EngineError(
           'memory_limit',
           `The query was stopped: it grew the process past its memory budget (${Math.round(this.watch!.ceilingBytes / 2 ** 20)} MiB). Narrow the time range, read fewer columns, or aggregate before joining.`,
@@ -65,6 +69,7 @@ export class ConnectionPool {
       // Past DuckDB's share of the budget (after spilling what it can): the gate runs it again
       // alone (isOutOfMemory), and one that does not fit alone is refused with the same code.
       if (isDuckDBOutOfMemory(error)) {
+        await this.returned();
         throw new EngineError(
           'memory_limit',
           'The query needs more memory than its share of the memory budget, even after spilling to disk. Narrow the time range, read fewer columns, or aggregate before joining.',
@@ -84,6 +89,12 @@ export class ConnectionPool {
       // Past the memory limit, freed memory goes back to the system (see MemoryRelief).
       this.relief?.afterQuery();
     }
+  }
+
+  /** Resolves once freed memory went back, when the process is past its ceiling (a trim started and done; see MemoryRelief). */
+  private async returned(): Promise<void> {
+    this.relief?.afterQuery();
+    await this.relief?.settled();
   }
 
   /** Stops the queries running now (on close). */
