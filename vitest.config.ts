@@ -29,6 +29,7 @@ const TIERS = {
     'cli-errors',
     'burst-database',
     'durable-placement',
+    'empty-ndjson-file',
     'clickhouse-sql',
     'clock-reads',
     'columns-named',
