@@ -30,6 +30,7 @@ const TIERS = {
     'burst-database',
     'durable-placement',
     'empty-ndjson-file',
+    'range-copies',
     'clickhouse-sql',
     'clock-reads',
     'columns-named',

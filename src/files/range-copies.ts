@@ -24,9 +24,13 @@ interface Copy {
  * appended since, never made again: a query over a busy log copies what is new since the last one.
  * A reader of a copy that grows meanwhile may see those newer lines too: lines no dataset holds,
  * so it never counts an event twice.
+ *
+ * The copies' folder is made at the first copy, not with the instance: most engines never copy a
+ * range, and a folder made at start stayed behind empty whenever the engine was not closed (a
+ * process killed by a signal it did not handle, a test runner's workers: hundreds a day).
  */
 export class RangeCopies {
-  private readonly dir = mkdtempSync(join(tmpdir(), 'log-endpoints-ranges-'));
+  private dir: string | null = null;
   /** By file identity (path, inode) and start. */
   private readonly copies = new Map<string, Copy>();
   private bytes = 0;
@@ -43,6 +47,7 @@ export class RangeCopies {
       copy = undefined;
     }
     if (!copy) {
+      this.dir ??= mkdtempSync(join(tmpdir(), 'log-endpoints-ranges-'));
       copy = { path: join(this.dir, `${++this.sequence}.ndjson`), start, end: start, ready: Promise.resolve() };
       this.copies.set(key, copy);
     } else {
@@ -72,7 +77,8 @@ export class RangeCopies {
   /** Removes every copy (the engine is closing). */
   close(): void {
     this.copies.clear();
-    rmSync(this.dir, { recursive: true, force: true });
+    if (this.dir !== null) rmSync(this.dir, { recursive: true, force: true });
+    this.dir = null;
   }
 
   private trim(keep: string): void {
