@@ -15,14 +15,14 @@
  * `--chdb` times chdb (its tables in `<data>/peers/chdb`, as the bench loads them) in the same
  * rounds, CPU per call too, and prints chdb's CPU over the after build's (below 1: we spend more).
  */
-import { loadavg } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { benchCases } from './cases';
-import { REFERENCE, type Dataset } from './dataset';
+import { parquetEndpointsOptions, parquetSources, type Dataset } from './dataset';
+import { libraryAt, type Library } from './checkout-library';
 import { openChdb } from './peers/chdb';
 import type { Peer } from './peers/peer';
-import { percentile, rotatingRounds, round, sameAnswers } from './stats';
+import { percentile, rotatingRounds, round, sameAnswers, loadAverage } from './stats';
 import { peakRssMb } from './serve-process';
 
 const { values: args } = parseArgs({
@@ -41,7 +41,7 @@ const { values: args } = parseArgs({
 });
 if (!args.before) throw new Error('--before <checkout> is required');
 const dir = resolve(args.data!);
-const sources = { edgeLogs: join(dir, 'parquet', 'edge'), functionEdgeLogs: join(dir, 'parquet', 'functions') };
+const sources = parquetSources(dir);
 const filters = args.filter!.split(',');
 // The bench's two projects: the busiest (P1) and about the average of 20 (P6).
 const PROJECTS: Array<[string, number]> = [
@@ -49,25 +49,19 @@ const PROJECTS: Array<[string, number]> = [
   ['fdwtflzzapajahtckzbl', 6],
 ];
 
-type Library = Awaited<ReturnType<typeof import('../src/index')['createEndpoints']>>;
-
 /** A checkout's library (its own src/, loaded beside the other's), caching off, as the bench opens it. */
 async function open(checkout: string, threads: string): Promise<Library> {
-  const { createEndpoints } = (await import(join(resolve(checkout), 'src', 'index.ts'))) as typeof import('../src/index');
-  return createEndpoints({ sources, now: () => REFERENCE, cache: false, duckdb: { threads: Number(threads) } });
+  const { createEndpoints } = await libraryAt(checkout);
+  return createEndpoints(parquetEndpointsOptions(dir, { duckdb: { threads: Number(threads) } }));
 }
 
-const load = () =>
-  loadavg()
-    .map((n) => n.toFixed(1))
-    .join(' ');
 const text = (v: unknown) => JSON.stringify(v, (_, x) => (typeof x === 'bigint' ? String(x) : x));
 const builds = { before: await open(args.before, args['threads-before'] ?? args.threads!), after: await open(args.after!, args.threads!) };
 // chdb over the bench's own tables of the same events (loaded by `npm run bench` with --peers chdb).
 const dataset: Dataset = { scale: 'default', projects: [], ndjson: sources, parquet: sources, dir };
 const chdb: Peer | null = args.chdb ? await openChdb(dataset, (line) => console.log(line)) : null;
 const names = chdb ? (['before', 'after', 'chdb'] as const) : (['before', 'after'] as const);
-console.log(`data ${dir}; ${args.runs} calls x ${args.rounds} rounds per build and case, interleaved; load ${load()}`);
+console.log(`data ${dir}; ${args.runs} calls x ${args.rounds} rounds per build and case, interleaved; load ${loadAverage()}`);
 console.log(`| case | before: p50 / CPU ms | after: p50 / CPU ms | after / before (CPU) |${chdb ? ' chdb: p50 / CPU ms | chdb / after (CPU) |' : ''}`);
 console.log(`|---|---:|---:|---:|${chdb ? '---:|---:|' : ''}`);
 try {
@@ -96,4 +90,4 @@ try {
   await builds.after.close();
   await chdb?.close();
 }
-console.log(`load at the end ${load()}; peak RSS (VmHWM) of the bench process, both builds and chdb in it: ${peakRssMb(process.pid)} MiB`);
+console.log(`load at the end ${loadAverage()}; peak RSS (VmHWM) of the bench process, both builds and chdb in it: ${peakRssMb(process.pid)} MiB`);

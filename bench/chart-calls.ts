@@ -14,16 +14,16 @@
  */
 import { DuckDBConnection } from '@duckdb/node-api';
 import { cp, rm } from 'node:fs/promises';
-import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { memoryBudget } from '../src/duckdb/memory-budget';
 import { REFERENCE } from './dataset';
+import type { Library } from './checkout-library';
 import { waitCompacted } from './managed';
 import { studioCasesOf } from './studio-cases';
 import { prepareStudioData } from './studio-data';
-import { percentile, round } from './stats';
+import { percentile, round, loadAverages } from './stats';
 import { peakRssMb } from './serve-process';
 
 const { values: args } = parseArgs({
@@ -45,7 +45,7 @@ DuckDBConnection.prototype.prepare = function (this: DuckDBConnection, sql: stri
 const describe = (sql: string) =>
   `${sql.includes('unnest(') ? 'the full text' : 'the text without the arrays half'}${sql.includes('"__bq_n"') ? (/"__bq_a\d"\) AS "t" GROUP BY "t"\."__bq_k1"/.test(sql) ? ', first step by the unnest aliases too' : ', first step by the columns alone') : ''}`;
 
-const builds: Array<{ label: string; ep: Awaited<ReturnType<typeof import('../src/index')['createEndpoints']>>; dir: string }> = [];
+const builds: Array<{ label: string; ep: Library; dir: string }> = [];
 for (const [label, dist] of [
   ['before', args.before],
   ['after', args.after!],
@@ -76,7 +76,7 @@ try {
   }
   if (answers[0] !== answers[1]) throw new Error('the two builds answer differently');
   const cpu = new Map(builds.map((b) => [b.label, [] as number[]]));
-  const load = loadavg()[0]!;
+  const load = loadAverages()[0]!;
   const started = new Date().toISOString();
   for (let r = 0; r < 20 + rounds; r++) {
     for (const b of r % 2 ? [...builds].reverse() : builds) {
@@ -88,7 +88,7 @@ try {
   }
   const [x, y] = builds.map((b) => percentile(cpu.get(b.label)!, 0.5));
   console.log(
-    `${started}: ${studio.kind}, ${rounds} calls each after 20, alternated: CPU per call before ${round(x!, 2)} ms, after ${round(y!, 2)} ms, before / after ${round(x! / y!, 2)}; load average ${round(load, 1)} - ${round(loadavg()[0]!, 1)}; answers the same; peak RSS (VmHWM) of the bench process, both builds in it: ${peakRssMb(process.pid)} MiB`,
+    `${started}: ${studio.kind}, ${rounds} calls each after 20, alternated: CPU per call before ${round(x!, 2)} ms, after ${round(y!, 2)} ms, before / after ${round(x! / y!, 2)}; load average ${load} - ${loadAverages()[0]!}; answers the same; peak RSS (VmHWM) of the bench process, both builds in it: ${peakRssMb(process.pid)} MiB`,
   );
 } finally {
   for (const b of builds) await b.ep.close();

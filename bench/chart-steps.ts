@@ -14,7 +14,6 @@
  * this tree's (a HAVING every bucket passes keeps a query in one step).
  */
 import { DuckDBInstance } from '@duckdb/node-api';
-import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -22,7 +21,7 @@ import { bigQuerySchemaOf } from '../src/bigquery/schema-of-sources';
 import { translateBigQuery } from '../src/bigquery/translate-bigquery';
 import { SUPABASE_SOURCES } from '../src/index';
 import { chartQuery } from '../test/support/supabase/studio-sql';
-import { percentile, round } from './stats';
+import { percentile, round, loadAverages } from './stats';
 import { peakRssMb } from './serve-process';
 
 const { values: args } = parseArgs({ options: { before: { type: 'string' }, runs: { type: 'string', default: '200' } } });
@@ -97,7 +96,7 @@ for (const chart of charts) {
   const answers = await Promise.all(texts.map(async (t) => JSON.stringify((await c.runAndReadAll(t)).getRowsJson())));
   if (answers[0] !== answers[1]) throw new Error(`${chart.name}: the two texts' answers differ`);
   const cpu: number[][] = [[], []];
-  const load = loadavg()[0]!;
+  const load = loadAverages()[0]!;
   const warm = Math.max(5, Math.round(runs / 10));
   const each = chart.hours > 24 ? Math.max(5, Math.round(runs / 10)) : runs;
   for (let i = 0; i < warm + each; i++) {
@@ -111,7 +110,7 @@ for (const chart of charts) {
   const [b, a] = cpu.map((s) => round(percentile(s, 0.5), 2));
   rows.push(chart.name);
   console.log(
-    `| ${chart.name} | ${n.toLocaleString('en')} | ${groups?.toLocaleString('en') ?? '-'} | ${steps(other)}, ${b} | ${steps(after)}, ${a} | ${round(b! / a!, 2)} | ${round(load, 1)} - ${round(loadavg()[0]!, 1)} |`,
+    `| ${chart.name} | ${n.toLocaleString('en')} | ${groups?.toLocaleString('en') ?? '-'} | ${steps(other)}, ${b} | ${steps(after)}, ${a} | ${round(b! / a!, 2)} | ${load} - ${loadAverages()[0]!} |`,
   );
 }
 console.log(

@@ -12,7 +12,7 @@
  *   npx tsx bench/compaction-stages.ts [--batch 1000] [--bodies 150] [--segments 2] [--memory 80MB] [--first]
  */
 import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DuckDBConnection } from '@duckdb/node-api';
@@ -23,7 +23,7 @@ import { compactFiles } from '../src/compaction/compact';
 import { BurstDatabase } from '../src/duckdb/burst-database';
 import { segmentSeqOf } from '../src/managed/wal/segment-name';
 import { benchMemoryTables, bodies } from './ingest-stages';
-import { round } from './stats';
+import { round, loadAverage } from './stats';
 import { peakRssMb } from './serve-process';
 
 const { values } = parseArgs({
@@ -97,10 +97,6 @@ const wal = await Wal.open({ dir: join(dir, 'edgeLogs', 'wal') });
 const database = new BurstDatabase(join(dir, 'spill'));
 const source = BUILT_IN_SOURCE_SET.get('edgeLogs');
 const duckdb = { threads: 1, memoryLimit: values.memory! };
-const load = () =>
-  loadavg()
-    .map((n) => n.toFixed(1))
-    .join(' ');
 try {
   const arrival = new Date().toISOString();
   // Ingest first, sixteen bodies a group as the server's connections make them.
@@ -111,7 +107,9 @@ try {
   }
   await wal.roll();
   await memory.settled();
-  console.log(`${sent.length} bodies of ${batch} ingested, ${wal.closedSegments().length} segments; compaction runs of ${values.segments} segments, DuckDB ${JSON.stringify(duckdb)}; load ${load()}`);
+  console.log(
+    `${sent.length} bodies of ${batch} ingested, ${wal.closedSegments().length} segments; compaction runs of ${values.segments} segments, DuckDB ${JSON.stringify(duckdb)}; load ${loadAverage()}`,
+  );
   const stageParsed = async (paths: readonly string[], rowsFile: string) => {
     const seqs = paths.map((path) => segmentSeqOf(basename(path)));
     if (!seqs.every((seq): seq is number => seq !== null)) return false;
@@ -173,7 +171,7 @@ try {
     );
   }
   const statements = [...byStage.values()].reduce((n, s) => n + s.cpu, 0);
-  console.log(`${runs} runs measured (${values.first ? 'the first too' : 'after the first'}), ${events} events, every run staged from the memory tables: ${staged}; load at the end ${load()}`);
+  console.log(`${runs} runs measured (${values.first ? 'the first too' : 'after the first'}), ${events} events, every run staged from the memory tables: ${staged}; load at the end ${loadAverage()}`);
   console.log(`calls inside another (counted in the outer one): ${overlapped}`);
   console.log(`all of compactFiles: ${round(total / events, 2)} µs of CPU an event\n`);
   console.log('| stage | statements | µs of CPU an event | share |');

@@ -4,6 +4,7 @@ import { basename, join, resolve } from 'node:path';
 import { compactLogs } from '../src/compaction/compact';
 import { generateLogs } from '../src/fixtures/generate-logs';
 import type { BuiltInSourceName } from '../src/sources/built-ins';
+import type { EndpointsOptions } from '../src/index';
 
 /** The instant every benchmark query is evaluated at; the data ends there. */
 export const REFERENCE = new Date('2026-11-21T12:00:00Z');
@@ -16,6 +17,21 @@ export const SCALES = {
   tiny: { functionEvents: 20_000, edgeEvents: 40_000 },
 } as const;
 export type Scale = keyof typeof SCALES;
+
+/** The folders `compact` writes a dataset's Parquet into, under its `dir`, as the library's `sources`. */
+export function parquetSources(dir: string): { edgeLogs: string; functionEdgeLogs: string } {
+  return { edgeLogs: join(dir, 'parquet', 'edge'), functionEdgeLogs: join(dir, 'parquet', 'functions') };
+}
+
+/**
+ * The options a bench opens the library with over a dataset's compacted Parquet: its folders, the
+ * benchmark's clock, caching off, then the bench's own `extra` (passed to any build's `createEndpoints`).
+ *
+ * @example const ep = await createEndpoints(parquetEndpointsOptions(dir, { duckdb: { threads: 2 } }));
+ */
+export function parquetEndpointsOptions<const E extends Omit<EndpointsOptions, 'sources'> = Record<never, never>>(dir: string, extra: E = {} as E) {
+  return { sources: parquetSources(dir), now: () => REFERENCE, cache: false as const, ...extra };
+}
 
 export interface Dataset {
   scale: Scale;
@@ -36,8 +52,9 @@ export async function prepareDataset(scale: Scale, log: (line: string) => void):
   const ndjson = { edgeLogs: join(dir, 'edge', 'edge-logs.ndjson'), functionEdgeLogs: join(dir, 'functions', 'function-logs.ndjson') };
   const parquet = { edgeLogs: join(dir, 'parquet', 'edge', '**', '*.parquet'), functionEdgeLogs: join(dir, 'parquet', 'functions', '**', '*.parquet') };
   const compactBoth = async () => {
-    await compactLogs({ source: 'edgeLogs', inputs: ndjson.edgeLogs, outDir: join(dir, 'parquet', 'edge') });
-    await compactLogs({ source: 'functionEdgeLogs', inputs: ndjson.functionEdgeLogs, outDir: join(dir, 'parquet', 'functions') });
+    const outDirs = parquetSources(dir);
+    await compactLogs({ source: 'edgeLogs', inputs: ndjson.edgeLogs, outDir: outDirs.edgeLogs });
+    await compactLogs({ source: 'functionEdgeLogs', inputs: ndjson.functionEdgeLogs, outDir: outDirs.functionEdgeLogs });
   };
   if (existsSync(marker)) {
     const { projects } = JSON.parse(await readFile(marker, 'utf8')) as { projects: string[] };
@@ -86,7 +103,7 @@ export async function prepareDataset(scale: Scale, log: (line: string) => void):
 async function prepareLarge(log: (line: string) => void): Promise<Dataset> {
   const dir = resolve('.bench-data', 'large');
   const ndjson = { edgeLogs: join(dir, 'edge', 'edge-logs-*.ndjson'), functionEdgeLogs: join(dir, 'functions', 'function-logs-*.ndjson') };
-  const parquet = { edgeLogs: join(dir, 'parquet', 'edge'), functionEdgeLogs: join(dir, 'parquet', 'functions') };
+  const parquet = parquetSources(dir);
   const marker = join(dir, 'ready.json');
   if (existsSync(marker)) {
     const { projects } = JSON.parse(await readFile(marker, 'utf8')) as { projects: string[] };

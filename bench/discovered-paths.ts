@@ -12,7 +12,7 @@
  *   npm run bench                                   (a phase of the full run; --skip-discovered)
  *   npx tsx bench/discovered-paths.ts [--scale small|tiny|default] [--runs 20] [--skip-chdb]   (this table alone)
  */
-import { cpus, loadavg, totalmem } from 'node:os';
+import { cpus, totalmem } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { prepareStudioData, STUDIO_SCALES, type StudioScale } from './studio-data';
@@ -23,7 +23,7 @@ import { ch, RANGE, type StudioCase } from './studio-cases';
 import { missingChdb } from './peers/install-chdb';
 import { peakRssMb, resetPeakRss } from './serve-process';
 import { REFERENCE } from './dataset';
-import { round, summarize, timeMs, type Timing } from './stats';
+import { loadAverages, round, summarize, timeMs, type Timing } from './stats';
 import type { StudioRequest } from '../test/support/supabase/studio-requests';
 
 const SQL = `select
@@ -84,7 +84,7 @@ export interface DiscoveredResult {
 
 /** Times the question on ours's two layouts, then on chdb's two forms (unless `chdb` is false). */
 export async function measureDiscovered(scale: StudioScale, runs: number, chdb: boolean, log: (line: string) => void): Promise<DiscoveredResult> {
-  const start = loadavg().map((l) => round(l, 1));
+  const start = loadAverages();
   const data = await prepareStudioData(scale, log);
   resetPeakRss(process.pid);
   const typed = await openOurs(data, log, { typedColumns: true });
@@ -136,7 +136,7 @@ export async function measureDiscovered(scale: StudioScale, runs: number, chdb: 
     scale,
     events: STUDIO_SCALES[scale],
     runs,
-    load_average: { start, end: loadavg().map((l) => round(l, 1)) },
+    load_average: { start, end: loadAverages() },
     request: NAME,
     rows: answer.length,
     ours,

@@ -8,17 +8,12 @@
  *
  *   npx tsx bench/held-list-bound.ts [--rounds 10] [--calls 200]
  */
-import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { BIGINT, DuckDBInstance, LIST, listValue, VARCHAR, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
-import { percentile, round } from './stats';
+import { percentile, round, loadAverage } from './stats';
 import { peakRssMb } from './serve-process';
 
 const { values: args } = parseArgs({ options: { rounds: { type: 'string', default: '10' }, calls: { type: 'string', default: '200' } } });
-const load = () =>
-  loadavg()
-    .map((n) => n.toFixed(1))
-    .join(' ');
 const instance = await DuckDBInstance.create(':memory:', { threads: '2' });
 const connection = await instance.connect();
 await connection.run(`CREATE TABLE t AS SELECT i AS id, (i // 3000)::BIGINT AS le_seq, 'p' || (i % 50) AS project, md5(i::VARCHAR) AS msg FROM range(120000) r(i)`);
@@ -46,7 +41,7 @@ for (const name of prepared.keys()) {
   answers.add(JSON.stringify((await prepared.get(name)!.runAndReadAll()).getRows(), (_, x) => (typeof x === 'bigint' ? String(x) : x)));
 }
 if (answers.size !== 1) throw new Error('the forms answer differently');
-console.log(`${args.calls} calls x ${args.rounds} rounds per form, rotated; load ${load()}`);
+console.log(`${args.calls} calls x ${args.rounds} rounds per form, rotated; load ${loadAverage()}`);
 const cpu: Record<string, number[]> = {};
 const names = [...prepared.keys()];
 for (let r = 0; r < Number(args.rounds); r++) {
@@ -67,6 +62,6 @@ for (let r = 0; r < Number(args.rounds); r++) {
   (cpu['prepare of the constants text'] ??= []).push((d.user + d.system) / 1000 / Number(args.calls));
 }
 for (const [name, values] of Object.entries(cpu)) console.log(`| ${name} | ${round(percentile(values, 0.5), 3)} | ${round(Math.min(...values), 3)} - ${round(Math.max(...values), 3)} |`);
-console.log(`load at the end ${load()}; peak RSS (VmHWM) of the bench process: ${peakRssMb(process.pid)} MiB`);
+console.log(`load at the end ${loadAverage()}; peak RSS (VmHWM) of the bench process: ${peakRssMb(process.pid)} MiB`);
 connection.closeSync();
 instance.closeSync();

@@ -8,18 +8,17 @@
  *   npx tsx bench/hourly-variant-cost.ts [--data .bench-data/default] [--runs 10] [--rounds 4]
  */
 import { readFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { createEndpoints } from '../src/index';
 import { functionsInvocationStats, HOURLY_PAYS } from '../src/definitions/functions-invocation-stats';
-import { REFERENCE } from './dataset';
-import { percentile, round } from './stats';
+import { parquetSources, REFERENCE } from './dataset';
+import { percentile, round, loadAverage } from './stats';
 
 const { values: args } = parseArgs({ options: { data: { type: 'string', default: '.bench-data/default' }, runs: { type: 'string', default: '10' }, rounds: { type: 'string', default: '4' } } });
 const dir = resolve(args.data!);
-const functions = join(dir, 'parquet', 'functions');
+const functions = parquetSources(dir).functionEdgeLogs;
 const { projects } = JSON.parse(readFileSync(join(dir, 'ready.json'), 'utf8')) as { projects: string[] };
 // The built-in's statements, one forced each way (a definition of its own name).
 const forced = (name: string, id: string, variant: string | null) => ({ ...functionsInvocationStats, name, id, variantOf: () => variant, variantCosts: undefined });
@@ -42,11 +41,7 @@ for (const row of (
 ).getRows())
   counts.set(String(row[0]), { n: Number(row[1]), s: Number(row[2]) });
 
-const load = () =>
-  loadavg()
-    .map((n) => n.toFixed(1))
-    .join(' ');
-console.log(`data ${dir}; ${args.runs} calls x ${args.rounds} rounds per statement and project, interleaved; load ${load()}`);
+console.log(`data ${dir}; ${args.runs} calls x ${args.rounds} rounds per statement and project, interleaved; load ${loadAverage()}`);
 console.log('| project | invocations | summary rows | raw CPU ms | hourly CPU ms | hourly / raw | built-in runs |');
 console.log('|---|---:|---:|---:|---:|---:|---|');
 try {
@@ -75,4 +70,4 @@ try {
   await ep.close();
   connection.closeSync();
 }
-console.log(`load at the end ${load()}`);
+console.log(`load at the end ${loadAverage()}`);

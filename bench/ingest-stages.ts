@@ -7,7 +7,11 @@
  * log's group commit (`Wal.append`, fdatasync-ed, `concurrency` bodies a group as the server's
  * connections make them), and the memory tables' insert (`MemoryTables.insert`, the same groups).
  *
- *   npx tsx bench/ingest-stages.ts [--batch 1000] [--bodies 100] [--concurrency 16] [--rounds 3]
+ *   npx tsx bench/ingest-stages.ts [--batch 1000] [--bodies 100] [--concurrency 16] [--rounds 3] [--before <checkout>] [--after .]
+ *
+ * With `--before`, two checkouts' stages (each build's src/, loaded by path) in one process, on the
+ * same bodies: each round runs every stage of one build, then of the other, the order alternating
+ * round by round, each line named by its build.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,6 +29,7 @@ import { BUILT_IN_SOURCE_SET } from '../src/sources/built-ins';
 import { TIMESTAMP_MACROS } from '../src/duckdb/source-relations';
 import { round } from './stats';
 import { peakRssMb } from './serve-process';
+import { sourceAt } from './checkout-library';
 
 /** The process's CPU (user + system, every thread) in µs. */
 function cpu(): number {
@@ -32,16 +37,41 @@ function cpu(): number {
   return user + system;
 }
 
+/** The code of one build the stages run (typed as this checkout's). */
+export interface StagesBuild {
+  MemoryTables: typeof MemoryTables;
+  bodyLines: typeof bodyLines;
+  Wal: typeof Wal;
+  NestingScan: typeof NestingScan;
+  BUILT_IN_SOURCE_SET: typeof BUILT_IN_SOURCE_SET;
+  TIMESTAMP_MACROS: typeof TIMESTAMP_MACROS;
+}
+
+/** This checkout's build: the modules imported above. */
+const THIS_BUILD: StagesBuild = { MemoryTables, bodyLines, Wal, NestingScan, BUILT_IN_SOURCE_SET, TIMESTAMP_MACROS };
+
+/** A checkout's build, from its own src/ (loaded beside this one's). */
+export async function stagesBuildAt(checkout: string): Promise<StagesBuild> {
+  return {
+    MemoryTables: (await sourceAt<typeof import('../src/managed/memory-tables')>(checkout, 'managed/memory-tables.ts')).MemoryTables,
+    bodyLines: (await sourceAt<typeof import('../src/ingest/body-lines')>(checkout, 'ingest/body-lines.ts')).bodyLines,
+    Wal: (await sourceAt<typeof import('../src/managed/wal/wal')>(checkout, 'managed/wal/wal.ts')).Wal,
+    NestingScan: (await sourceAt<typeof import('../src/ingest/json-nesting')>(checkout, 'ingest/json-nesting.ts')).NestingScan,
+    BUILT_IN_SOURCE_SET: (await sourceAt<typeof import('../src/sources/built-ins')>(checkout, 'sources/built-ins.ts')).BUILT_IN_SOURCE_SET,
+    TIMESTAMP_MACROS: (await sourceAt<typeof import('../src/duckdb/source-relations')>(checkout, 'duckdb/source-relations.ts')).TIMESTAMP_MACROS,
+  };
+}
+
 /**
  * The built-in sources' memory tables as managed storage holds them: attached to an in-memory
  * DuckDB with the timestamp macros, their database in `folder`. `setup` is the connection that
- * made the macros; close it and `instance` when done.
+ * made the macros; close it and `instance` when done. `build`: whose code (default this checkout's).
  */
-export async function benchMemoryTables(folder: string): Promise<{ instance: DuckDBInstance; setup: DuckDBConnection; memory: MemoryTables }> {
+export async function benchMemoryTables(folder: string, build: StagesBuild = THIS_BUILD): Promise<{ instance: DuckDBInstance; setup: DuckDBConnection; memory: MemoryTables }> {
   const instance = await DuckDBInstance.create(':memory:');
   const setup = await instance.connect();
-  for (const macro of TIMESTAMP_MACROS) await setup.run(macro);
-  const memory = new MemoryTables(BUILT_IN_SOURCE_SET, { folder });
+  for (const macro of build.TIMESTAMP_MACROS) await setup.run(macro);
+  const memory = new build.MemoryTables(build.BUILT_IN_SOURCE_SET, { folder });
   memory.attach(instance);
   return { instance, setup, memory };
 }
@@ -54,12 +84,13 @@ export function bodies(batch: number, count: number): Buffer[] {
   return Array.from({ length: count }, (_, n) => Buffer.from(`${head}"bench_request":${n}${tail}`));
 }
 
-/** µs of process CPU an event for each stage, over `count` bodies of `batch` events. */
-export async function measureStages(batch: number, count: number, concurrency: number): Promise<Record<string, number>> {
+/** µs of process CPU an event for each stage, over `count` bodies of `batch` events; `build`: whose code (default this checkout's). */
+export async function measureStages(batch: number, count: number, concurrency: number, build: StagesBuild = THIS_BUILD): Promise<Record<string, number>> {
+  const { bodyLines, NestingScan, Wal } = build;
   const sent = bodies(batch, count);
   const events = batch * count;
   const dir = mkdtempSync(join(tmpdir(), 'le-bench-stages-'));
-  const { instance, setup, memory } = await benchMemoryTables(join(dir, 'tables'));
+  const { instance, setup, memory } = await benchMemoryTables(join(dir, 'tables'), build);
   const wal = await Wal.open({ dir: join(dir, 'wal') });
   const out: Record<string, number> = {};
   try {
@@ -100,16 +131,32 @@ export async function measureStages(batch: number, count: number, concurrency: n
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const { values } = parseArgs({
-    options: { batch: { type: 'string', default: '1000' }, bodies: { type: 'string', default: '100' }, concurrency: { type: 'string', default: '16' }, rounds: { type: 'string', default: '3' } },
+    options: {
+      batch: { type: 'string', default: '1000' },
+      bodies: { type: 'string', default: '100' },
+      concurrency: { type: 'string', default: '16' },
+      rounds: { type: 'string', default: '3' },
+      before: { type: 'string' },
+      after: { type: 'string', default: '.' },
+    },
   });
   const batch = Number(values.batch);
+  // Without --before, this checkout's own build, its lines unnamed (as before the option was added).
+  const builds: Array<[string, StagesBuild]> = values.before
+    ? [
+        ['before', await stagesBuildAt(values.before)],
+        ['after', await stagesBuildAt(values.after!)],
+      ]
+    : [['after', values.after === '.' ? THIS_BUILD : await stagesBuildAt(values.after!)]];
   for (let r = 0; r < Number(values.rounds); r++) {
-    const stages = await measureStages(batch, Number(values.bodies), Number(values.concurrency));
-    console.log(
-      `batch ${batch}, round ${r + 1}: ${Object.entries(stages)
-        .map(([k, v]) => `${k} ${round(v, 2)} µs`)
-        .join(', ')}`,
-    );
+    for (const [name, build] of r % 2 ? [...builds].reverse() : builds) {
+      const stages = await measureStages(batch, Number(values.bodies), Number(values.concurrency), build);
+      console.log(
+        `${values.before ? `${name}, ` : ''}batch ${batch}, round ${r + 1}: ${Object.entries(stages)
+          .map(([k, v]) => `${k} ${round(v, 2)} µs`)
+          .join(', ')}`,
+      );
+    }
   }
-  console.log(`peak RSS (VmHWM) of the bench process, every stage in it: ${peakRssMb(process.pid)} MiB`);
+  console.log(`peak RSS (VmHWM) of the bench process, ${values.before ? "both builds' stages" : 'every stage'} in it: ${peakRssMb(process.pid)} MiB`);
 }

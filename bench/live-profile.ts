@@ -23,7 +23,6 @@
 import { cpSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DuckDBConnection } from '@duckdb/node-api';
@@ -31,8 +30,9 @@ import { createEndpoints } from '../src/index';
 import { compactLogs } from '../src/compaction/compact';
 import { benchCases } from './cases';
 import { REFERENCE } from './dataset';
+import { libraryAt, type Library } from './checkout-library';
 import { liveBatch, waitCompacted } from './managed';
-import { percentile, round } from './stats';
+import { percentile, round, loadAverage } from './stats';
 import { peakRssMb } from './serve-process';
 import { caught, profiled, type ProfileNode } from './caught-statements';
 
@@ -55,10 +55,6 @@ const { values: args } = parseArgs({
   },
 });
 const dir = resolve(args.dir!);
-const load = () =>
-  loadavg()
-    .map((n) => n.toFixed(1))
-    .join(' ');
 async function readLines(path: string): Promise<string[]> {
   const out: string[] = [];
   for await (const line of createInterface({ input: createReadStream(path), crlfDelay: Infinity })) if (line.trim() !== '') out.push(line);
@@ -81,8 +77,7 @@ if (!existsSync(join(dir, 'ready'))) {
   console.log('ready');
 }
 // Each build opens its own copy of the settled data (the writer's files do not pile up run to run).
-type Lib = Awaited<ReturnType<typeof createEndpoints>>;
-const builds: Record<string, Lib> = {};
+const builds: Record<string, Library> = {};
 for (const [name, path] of [
   ['before', args.before],
   ['after', args.after],
@@ -91,7 +86,7 @@ for (const [name, path] of [
   const copy = join(dir, `run-${name}`);
   rmSync(copy, { recursive: true, force: true });
   cpSync(join(dir, 'managed'), copy, { recursive: true });
-  const lib = (await import(join(resolve(path), 'src', 'index.ts'))) as { createEndpoints: typeof createEndpoints };
+  const lib = await libraryAt(path);
   const hold = args.hold ? { maxSegmentBytes: 2 ** 30, maxSegmentAgeMs: 1e9, segmentQuietMs: 1e9 } : {};
   builds[name] = await lib.createEndpoints({ storage: { dataDir: copy, ...hold }, now: () => REFERENCE, cache: false, duckdb: { threads: 2 } });
 }
@@ -115,7 +110,7 @@ if (args.hold) {
   await Promise.all(writers);
   console.log(`writers stopped after ${args.hold} s; memory: ${JSON.stringify(Object.values(builds).map((b) => b.stats().storage?.memoryTablesBytes))}`.slice(0, 600));
 }
-console.log(`${args.runs} calls x ${args.rounds} rounds per case and side, rotated; load ${load()}`);
+console.log(`${args.runs} calls x ${args.rounds} rounds per case and side, rotated; load ${loadAverage()}`);
 // Statements prepared per call: a text the engine kept prepared is not prepared again.
 let prepares = 0;
 const prepare = DuckDBConnection.prototype.prepare;
@@ -131,7 +126,7 @@ DuckDBConnection.prototype.prepare = async function (this: DuckDBConnection, sql
   return prepared;
 };
 const text = (v: unknown) => JSON.stringify(v, (_, x) => (typeof x === 'bigint' ? String(x) : x));
-const sides: Array<[string, Lib]> = [...Object.entries(builds), ['hand', byHand]];
+const sides: Array<[string, Library]> = [...Object.entries(builds), ['hand', byHand]];
 try {
   for (const [project, rank] of [
     ['mixxcgojbhvdmfbwybqx', 1],
@@ -196,5 +191,5 @@ try {
   await Promise.all(writers);
   for (const ep of Object.values(builds)) await ep.close();
   await byHand.close();
-  console.log(`load at the end ${load()}; peak RSS (VmHWM) of the bench process, every build and the files by hand in it: ${peakRssMb(process.pid)} MiB`);
+  console.log(`load at the end ${loadAverage()}; peak RSS (VmHWM) of the bench process, every build and the files by hand in it: ${peakRssMb(process.pid)} MiB`);
 }

@@ -14,15 +14,16 @@
  *        [--filter logs.all] [--runs 5] [--rounds 4]
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import { loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { benchCases } from './cases';
 import { REFERENCE } from './dataset';
+import { libraryAt, sourceAt, type Library } from './checkout-library';
 import { liveBatch, waitCompacted } from './managed';
-import { percentile, rotatingRounds, round, sameAnswers } from './stats';
+import { percentile, rotatingRounds, round, sameAnswers, loadAverage } from './stats';
 import { peakRssMb } from './serve-process';
 
 const { values: args } = parseArgs({
@@ -43,12 +44,6 @@ const PROJECTS: Array<[string, number]> = [
   ['mixxcgojbhvdmfbwybqx', 1],
   ['fdwtflzzapajahtckzbl', 6],
 ];
-type Library = Awaited<ReturnType<typeof import('../src/index')['createEndpoints']>>;
-type Index = typeof import('../src/index');
-const load = () =>
-  loadavg()
-    .map((n) => n.toFixed(1))
-    .join(' ');
 const text = (v: unknown) => JSON.stringify(v, (_, x) => (typeof x === 'bigint' ? String(x) : x));
 
 async function readLines(path: string): Promise<string[]> {
@@ -67,8 +62,8 @@ const writers: Promise<void>[] = [];
 try {
   const edge = await readLines(resolve(args.edge));
   const functions = await readLines(resolve(args.functions));
-  const after = (await import(join(resolve(args.after!), 'src', 'index.ts'))) as Index;
-  const { compactLogs } = await import(join(resolve(args.after!), 'src', 'compaction', 'compact.ts'));
+  const after = await libraryAt(args.after!);
+  const { compactLogs } = await sourceAt<typeof import('../src/compaction/compact')>(args.after!, 'compaction/compact.ts');
   await compactLogs({ source: 'edgeLogs', inputs: resolve(args.edge), outDir: join(dir, 'by-hand', 'edge') });
   await compactLogs({ source: 'functionEdgeLogs', inputs: resolve(args.functions), outDir: join(dir, 'by-hand', 'functions') });
   byHand = await after.createEndpoints({
@@ -78,7 +73,7 @@ try {
     duckdb: { threads: 2 },
   });
   for (const name of ['before', 'after'] as const) {
-    const lib = (await import(join(resolve(args[name]!), 'src', 'index.ts'))) as Index;
+    const lib = await libraryAt(args[name]!);
     const ep = await lib.createEndpoints({ storage: { dataDir: join(dir, name) }, now: () => REFERENCE, cache: false, duckdb: { threads: 2 } });
     builds[name] = ep;
     const started = Date.now();
@@ -101,7 +96,7 @@ try {
   }
   const names = ['before', 'after', 'byHand'] as const;
   const lib = (name: (typeof names)[number]) => (name === 'byHand' ? byHand! : builds[name]);
-  console.log(`${args.runs} calls x ${args.rounds} rounds per case and side, interleaved, while a writer ingests into each build; load ${load()}`);
+  console.log(`${args.runs} calls x ${args.rounds} rounds per case and side, interleaved, while a writer ingests into each build; load ${loadAverage()}`);
   console.log('| case | before ms | after ms | by hand ms | before / by hand | after / by hand |');
   console.log('|---|---:|---:|---:|---:|---:|');
   for (const [project, rank] of PROJECTS) {
@@ -120,7 +115,7 @@ try {
       );
     }
   }
-  console.log(`load at the end ${load()}; peak RSS (VmHWM) of the bench process, both builds and the files by hand in it: ${peakRssMb(process.pid)} MiB`);
+  console.log(`load at the end ${loadAverage()}; peak RSS (VmHWM) of the bench process, both builds and the files by hand in it: ${peakRssMb(process.pid)} MiB`);
 } finally {
   writing = false;
   await Promise.all(writers);

@@ -10,11 +10,12 @@ reads it: `eventTimestampMicros`); a build whose `insert` takes no span reads it
  */
 import { createReadStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import { percentile, round } from './stats';
+import { percentile, round, loadAverage } from './stats';
+import { sourceAt } from './checkout-library';
 import { peakRssMb } from './serve-process';
 
 const { values: args } = parseArgs({
@@ -44,10 +45,9 @@ const spans = Array.from({ length: groups }, (_, g) => {
 const dir = await mkdtemp(join(tmpdir(), 'le-bench-memory-insert-'));
 const { DuckDBInstance } = await import('@duckdb/node-api');
 const open = async (checkout: string, name: string) => {
-  const root = resolve(checkout);
-  const { MemoryTables } = (await import(join(root, 'src', 'managed', 'memory-tables.ts'))) as typeof import('../src/managed/memory-tables');
-  const { TIMESTAMP_MACROS } = (await import(join(root, 'src', 'duckdb', 'source-relations.ts'))) as typeof import('../src/duckdb/source-relations');
-  const { BUILT_IN_SOURCE_SET } = (await import(join(root, 'src', 'sources', 'built-ins.ts'))) as typeof import('../src/sources/built-ins');
+  const { MemoryTables } = await sourceAt<typeof import('../src/managed/memory-tables')>(checkout, 'managed/memory-tables.ts');
+  const { TIMESTAMP_MACROS } = await sourceAt<typeof import('../src/duckdb/source-relations')>(checkout, 'duckdb/source-relations.ts');
+  const { BUILT_IN_SOURCE_SET } = await sourceAt<typeof import('../src/sources/built-ins')>(checkout, 'sources/built-ins.ts');
   const instance = await DuckDBInstance.create(':memory:', { threads: '2' });
   const setup = await instance.connect();
   for (const macro of TIMESTAMP_MACROS) await setup.run(macro);
@@ -58,11 +58,7 @@ const open = async (checkout: string, name: string) => {
 const builds = { before: await open(args.before, 'before'), after: await open(args.after!, 'after') };
 const wall = { before: [] as number[], after: [] as number[] };
 const cpu = { before: [] as number[], after: [] as number[] };
-const load = () =>
-  loadavg()
-    .map((n) => n.toFixed(1))
-    .join(' ');
-console.log(`${groups} groups of ${size} per build, blocks of 20 alternating; load ${load()}`);
+console.log(`${groups} groups of ${size} per build, blocks of 20 alternating; load ${loadAverage()}`);
 try {
   for (let block = 0; block < groups / 20; block++) {
     for (const name of block % 2 ? (['after', 'before'] as const) : (['before', 'after'] as const)) {
@@ -83,7 +79,7 @@ try {
   console.log('|---|---:|---:|');
   for (const name of ['before', 'after'] as const) console.log(`| ${name} | ${p50(wall[name])} | ${p50(cpu[name])} |`);
   // One process holds both builds: its peak (VmHWM) is both's, beside their CPU.
-  console.log(`load at the end ${load()}; peak RSS (VmHWM) of the bench process, both builds in it: ${peakRssMb(process.pid)} MiB`);
+  console.log(`load at the end ${loadAverage()}; peak RSS (VmHWM) of the bench process, both builds in it: ${peakRssMb(process.pid)} MiB`);
 } finally {
   await builds.before.close();
   await builds.after.close();

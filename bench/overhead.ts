@@ -7,8 +7,7 @@
  *   npx tsx bench/overhead.ts [--runs 300] [--data .bench-data/default] [--profile]
  */
 import { DuckDBInstance } from '@duckdb/node-api';
-import { loadavg } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createEndpoints, type SourceGlobs } from '../src/index';
 import { findDefinition } from '../src/definitions/registry';
@@ -20,15 +19,15 @@ import { compiledStatement, sourcesReadBy } from '../src/query/statement-reads';
 import { BUILT_IN_SOURCE_SET } from '../src/sources/built-ins';
 import { earliestDayOf, parquetFilesOf } from '../src/engine/duckdb/list-files';
 import { parquetSchema } from '../src/duckdb/parquet-schema';
-import { REFERENCE } from './dataset';
-import { percentile, round } from './stats';
+import { parquetEndpointsOptions, parquetSources, REFERENCE } from './dataset';
+import { percentile, round, loadAverage } from './stats';
 
 const { values: args } = parseArgs({
   options: { runs: { type: 'string', default: '300' }, data: { type: 'string', default: '.bench-data/default' } },
 });
 const runs = Number(args.runs);
 const dir = resolve(args.data!);
-const sources: SourceGlobs = { edgeLogs: join(dir, 'parquet', 'edge'), functionEdgeLogs: join(dir, 'parquet', 'functions') };
+const sources: SourceGlobs = parquetSources(dir);
 const PROJECTS: Array<[string, string]> = [
   ['P1', 'mixxcgojbhvdmfbwybqx'],
   ['P6', 'fdwtflzzapajahtckzbl'],
@@ -63,12 +62,8 @@ const cases: Array<{ name: string; endpoint: string; params: Record<string, stri
   { name: `invocation-stats ${label} 1day`, endpoint: 'functions.invocation-stats', params: { project, interval: '1day' } },
 ]);
 
-const load = () =>
-  loadavg()
-    .map((n) => n.toFixed(1))
-    .join(' ');
-console.log(`data ${dir}, ${runs} runs each, interleaved; load ${load()}`);
-const ep = await createEndpoints({ sources, now: () => REFERENCE, cache: false, duckdb: DUCKDB });
+console.log(`data ${dir}, ${runs} runs each, interleaved; load ${loadAverage()}`);
+const ep = await createEndpoints(parquetEndpointsOptions(dir, { duckdb: DUCKDB }));
 try {
   for (const c of cases) {
     const b = await bare(c.endpoint, c.params);
@@ -99,4 +94,4 @@ try {
 } finally {
   await ep.close();
 }
-console.log(`load at the end ${load()}`);
+console.log(`load at the end ${loadAverage()}`);

@@ -14,7 +14,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -23,7 +23,7 @@ import { bodyLines } from '../src/ingest/body-lines';
 import { BUILDERS } from '../test/support/supabase/vector-events';
 import { LOG_TABLES, sourceNameOf } from '../test/support/supabase/vector-sources';
 import { peakRssMb, resetPeakRss } from './serve-process';
-import { percentile, round } from './stats';
+import { percentile, round, loadAverages } from './stats';
 
 /** Rounds each side's time is cut into, the two sides alternating: the medians of these. */
 const ROUNDS = 5;
@@ -91,7 +91,7 @@ export interface ParseResult {
 
 /** Times ours and the floor on the nine feeds' bodies at each batch size, `seconds` of each side per body. */
 export function measureParse(batches: readonly number[], seconds: number, log: (line: string) => void): ParseResult {
-  const start = loadavg().map((l) => round(l, 1));
+  const start = loadAverages();
   resetPeakRss(process.pid);
   const results: ParseBatch[] = [];
   for (const batch of batches) {
@@ -112,7 +112,7 @@ export function measureParse(batches: readonly number[], seconds: number, log: (
     const mean = (key: 'ours_us' | 'floor_us') => feeds.reduce((sum, f) => sum + f[key], 0) / feeds.length;
     results.push({ batch, feeds, mean: { ours_us: round(mean('ours_us')), floor_us: round(mean('floor_us')), ratio: round(mean('ours_us') / mean('floor_us'), 1) } });
   }
-  return { seconds, rounds: ROUNDS, load_average: { start, end: loadavg().map((l) => round(l, 1)) }, vmhwm_mib: peakRssMb(process.pid), batches: results };
+  return { seconds, rounds: ROUNDS, load_average: { start, end: loadAverages() }, vmhwm_mib: peakRssMb(process.pid), batches: results };
 }
 
 /** `measureParse` in a new process of this script (the bench's loader and flags), its result read back. */

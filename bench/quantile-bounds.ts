@@ -8,14 +8,14 @@
  *   npx tsx bench/quantile-bounds.ts [--data .bench-data/default]
  */
 import { DuckDBInstance } from '@duckdb/node-api';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createEndpoints } from '../src/index';
-import { REFERENCE } from './dataset';
+import { parquetEndpointsOptions } from './dataset';
 
 const { values: args } = parseArgs({ options: { data: { type: 'string', default: '.bench-data/default' } } });
 const dir = resolve(args.data!);
-const ep = await createEndpoints({ sources: { edgeLogs: join(dir, 'parquet', 'edge'), functionEdgeLogs: join(dir, 'parquet', 'functions') }, now: () => REFERENCE, cache: false });
+const ep = await createEndpoints(parquetEndpointsOptions(dir));
 const db = await (await DuckDBInstance.create(':memory:')).connect();
 await db.run("SET TimeZone='UTC'");
 let checked = 0;

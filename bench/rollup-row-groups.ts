@@ -10,7 +10,6 @@
  *        [--sizes 2048,8192,16384] [--rounds 40] [--data .bench-data/default] [--out /tmp/rollup-row-groups]
  */
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
-import { loadavg } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -18,9 +17,9 @@ import { createEndpoints } from '../src/index';
 import { ROLLUPS_DIR } from '../src/dataset/stored-rollups';
 import { sqlString } from '../src/duckdb/sql-literal';
 import { benchCases } from './cases';
-import { REFERENCE } from './dataset';
+import { parquetEndpointsOptions } from './dataset';
 import { caught } from './caught-statements';
-import { percentile, round } from './stats';
+import { percentile, round, loadAverage } from './stats';
 import { peakRssMb } from './serve-process';
 
 const { values: args } = parseArgs({
@@ -39,17 +38,8 @@ const out = resolve(args.out!);
 rmSync(out, { recursive: true, force: true });
 const writer = await DuckDBInstance.create(':memory:', { threads: '2', autoinstall_known_extensions: 'false' });
 const write = await writer.connect();
-const ep = await createEndpoints({
-  sources: { edgeLogs: join(dir, 'parquet', 'edge'), functionEdgeLogs: join(dir, 'parquet', 'functions') },
-  now: () => REFERENCE,
-  cache: false,
-  duckdb: { threads: 2 },
-});
-const load = () =>
-  loadavg()
-    .map((n) => n.toFixed(1))
-    .join(' ');
-console.log(`data ${dir}; rollup ${args.rollup}; ${args.rounds} rounds; load ${load()}`);
+const ep = await createEndpoints(parquetEndpointsOptions(dir, { duckdb: { threads: 2 } }));
+console.log(`data ${dir}; rollup ${args.rollup}; ${args.rounds} rounds; load ${loadAverage()}`);
 console.log(`| case | ${['stored', ...sizes].join(' | ')} | answers equal |`);
 console.log(`|---|${['stored', ...sizes].map(() => '---:').join('|')}|---|`);
 try {
@@ -96,4 +86,4 @@ try {
   writer.closeSync();
   rmSync(out, { recursive: true, force: true });
 }
-console.log(`load at the end ${load()}; peak RSS (VmHWM) of this process ${peakRssMb(process.pid)} MiB`);
+console.log(`load at the end ${loadAverage()}; peak RSS (VmHWM) of this process ${peakRssMb(process.pid)} MiB`);

@@ -11,7 +11,7 @@
  * prints every flag with what it does (HELP below).
  */
 import { writeFile } from 'node:fs/promises';
-import { cpus, loadavg, totalmem } from 'node:os';
+import { cpus, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
 import { benchCases } from './cases';
 import { prepareDataset, SCALES, type Scale } from './dataset';
@@ -24,7 +24,7 @@ import { measureSideBySide } from './peers/side-by-side';
 import type { Peer } from './peers/peer';
 import { measureHttp, measureServer } from './http';
 import { measureBurst, type BurstResult } from './memory';
-import { summarize, round, type Timing } from './stats';
+import { loadAverages, summarize, round, type Timing } from './stats';
 import { scannedRows } from './pruning';
 import { ingestMarkdown, measureIngest, type IngestCase } from './ingest';
 import { footprintMarkdown, GLIBC_DEFAULT_ARENAS, measureFootprint, measureJoinBombs, type BombCase, type FootprintCase } from './footprint';
@@ -124,7 +124,7 @@ interface CaseResult extends Timing {
 }
 
 // The machine may be shared: its load when the run started and ended goes with the numbers.
-const loadAtStart = loadavg().map((l) => round(l, 1));
+const loadAtStart = loadAverages();
 const startedAt = new Date().toISOString();
 const dataset = await prepareDataset(scale, log);
 const ranks = values['project-rank']!.split(',').map((r) => Math.max(1, Number(r)));
@@ -225,7 +225,7 @@ const output = () => ({
   machine,
   started_at: startedAt,
   command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(),
-  load_average: { start: loadAtStart, end: loadavg().map((l) => round(l, 1)) },
+  load_average: { start: loadAtStart, end: loadAverages() },
   // The bench process's peak (VmHWM): bare DuckDB and chdb run in it, and the datasets are read there.
   vmhwm_mib: peakRssMb(process.pid),
   // The library's process's peak over the endpoints' cases (bench/library-process.ts).

@@ -6,28 +6,17 @@
  *
  *   npx tsx bench/single-project-usage.ts [--runs 21] [--data .bench-data/default]
  */
-import { loadavg } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createEndpoints } from '../src/index';
-import { REFERENCE } from './dataset';
-import { percentile, round } from './stats';
+import { parquetEndpointsOptions } from './dataset';
+import { percentile, round, loadAverage } from './stats';
 import { peakRssMb } from './serve-process';
 
 const { values: args } = parseArgs({ options: { runs: { type: 'string', default: '21' }, data: { type: 'string', default: '.bench-data/default' } } });
 const dir = resolve(args.data!);
-const load = () =>
-  loadavg()
-    .map((n) => n.toFixed(1))
-    .join(' ');
-console.log(`data ${dir}; ${args.runs} calls per interval; load ${load()}`);
-const ep = await createEndpoints({
-  sources: { edgeLogs: join(dir, 'parquet', 'edge'), functionEdgeLogs: join(dir, 'parquet', 'functions') },
-  now: () => REFERENCE,
-  cache: false,
-  duckdb: { threads: 2 },
-  singleProject: true,
-});
+console.log(`data ${dir}; ${args.runs} calls per interval; load ${loadAverage()}`);
+const ep = await createEndpoints(parquetEndpointsOptions(dir, { duckdb: { threads: 2 }, singleProject: true }));
 try {
   console.log('| interval | rows | p50 ms |');
   console.log('|---|---:|---:|');
@@ -45,4 +34,4 @@ try {
 } finally {
   await ep.close();
 }
-console.log(`load at the end ${load()}; peak RSS (VmHWM) of this process ${peakRssMb(process.pid)} MiB`);
+console.log(`load at the end ${loadAverage()}; peak RSS (VmHWM) of this process ${peakRssMb(process.pid)} MiB`);

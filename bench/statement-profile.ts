@@ -11,13 +11,13 @@
  *   npx tsx bench/statement-profile.ts [--filter hourly,end=] [--runs 9] [--data .bench-data/default] [--operators]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createEndpoints } from '../src/index';
 import { benchCases } from './cases';
-import { REFERENCE } from './dataset';
-import { percentile, round } from './stats';
+import { parquetEndpointsOptions } from './dataset';
+import { percentile, round, loadAverage } from './stats';
 import { caught, profiled, type CaughtStatement, type Profile, type ProfileNode } from './caught-statements';
 import { peakRssMb } from './serve-process';
 
@@ -39,17 +39,8 @@ async function phasesOf(r: CaughtStatement, file: string, last: { profile?: Prof
   return { latency: p.latency! * 1000, planner: p.planner! * 1000, optimizers: p.all_optimizers! * 1000, join_order: (p.optimizer_join_order ?? 0) * 1000, operators: p.cpu_time! * 1000 };
 }
 
-const ep = await createEndpoints({
-  sources: { edgeLogs: join(dir, 'parquet', 'edge'), functionEdgeLogs: join(dir, 'parquet', 'functions') },
-  now: () => REFERENCE,
-  cache: false,
-  duckdb: { threads: 2 },
-});
-const load = () =>
-  loadavg()
-    .map((n) => n.toFixed(1))
-    .join(' ');
-console.log(`data ${dir}; ${args.runs} calls per case; load ${load()}`);
+const ep = await createEndpoints(parquetEndpointsOptions(dir, { duckdb: { threads: 2 } }));
+console.log(`data ${dir}; ${args.runs} calls per case; load ${loadAverage()}`);
 console.log('| case | call p50 ms | statement | latency | planner | optimizers (join order) | operators CPU |');
 console.log('|---|---:|---|---:|---:|---:|---:|');
 // Each case's statements' last profiles, printed after the table with --operators.
@@ -98,4 +89,4 @@ try {
   await ep.close();
   rmSync(out, { recursive: true, force: true });
 }
-console.log(`load at the end ${load()}; peak RSS (VmHWM) of this process ${peakRssMb(process.pid)} MiB`);
+console.log(`load at the end ${loadAverage()}; peak RSS (VmHWM) of this process ${peakRssMb(process.pid)} MiB`);

@@ -1,4 +1,5 @@
-/** Timing helpers of the benchmark: wall-clock milliseconds and percentiles. */
+/** Timing helpers of the benchmark: wall-clock milliseconds, percentiles and the machine's load. */
+import { loadavg } from 'node:os';
 
 export async function timeMs(work: () => Promise<unknown>): Promise<number> {
   const start = process.hrtime.bigint();
@@ -24,6 +25,18 @@ export function summarize(sample: readonly number[]): Timing {
 }
 
 export const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
+
+/** The machine's load average (1, 5 and 15 min) as text, one decimal each: `0.9 1.3 2.0`. */
+export function loadAverage(): string {
+  return loadavg()
+    .map((n) => n.toFixed(1))
+    .join(' ');
+}
+
+/** The machine's load average (1, 5 and 15 min), each rounded to one decimal, for JSON: `[0.9, 1.3, 2]`. */
+export function loadAverages(): number[] {
+  return loadavg().map((l) => round(l, 1));
+}
 
 /**
  * Calls each of `names` `runs` times a round for `rounds` rounds, the order rotating round by

@@ -8,10 +8,10 @@
  *
  *   npx tsx bench/studio-hour-counts.ts <managed data dir with> <managed data dir without> [rounds]
  */
-import { loadavg } from 'node:os';
 import { createEndpoints, supabasePreset, type Endpoints } from '../src/index';
 import { studioCases, type StudioCase } from './studio-cases';
 import { REFERENCE } from './dataset';
+import { loadAverage } from './stats';
 
 const [withDir, withoutDir, roundsArg] = process.argv.slice(2);
 if (!withDir || !withoutDir) throw new Error('usage: npx tsx bench/studio-hour-counts.ts <data dir with> <data dir without> [rounds]');
@@ -37,15 +37,11 @@ async function call(ep: Endpoints, c: StudioCase): Promise<{ ms: number; cpu: nu
 }
 
 const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
-const load = () =>
-  loadavg()
-    .map((x) => x.toFixed(1))
-    .join(' ');
 
 const eps = { with: await open(withDir), without: await open(withoutDir) };
 try {
   const started = new Date().toISOString();
-  const loadBefore = load();
+  const loadBefore = loadAverage();
   const lines: string[] = [];
   for (const c of studioCases('none').filter((k) => k.kind.includes('7 days'))) {
     const same = JSON.stringify((await call(eps.with, c)).result) === JSON.stringify((await call(eps.without, c)).result);
@@ -62,7 +58,7 @@ try {
       `| ${c.kind} | ${median(w.ms).toFixed(2)} / ${median(w.cpu).toFixed(2)} | ${median(wo.ms).toFixed(2)} / ${median(wo.cpu).toFixed(2)} | ${(median(wo.cpu) / median(w.cpu)).toFixed(2)} | ${same ? 'same' : 'different'} |`,
     );
   }
-  console.log(`${started} - ${new Date().toISOString()}, ${rounds} rounds, load average ${loadBefore} to ${load()}`);
+  console.log(`${started} - ${new Date().toISOString()}, ${rounds} rounds, load average ${loadBefore} to ${loadAverage()}`);
   console.log('| request kind | with the hour counts: p50 / CPU ms | without: p50 / CPU ms | CPU without / with | answers |');
   console.log('|---|---|---|---:|---|');
   for (const line of lines) console.log(line);

@@ -10,7 +10,7 @@
  *   npx tsx bench/studio.ts --scale small           (the same; --skip-layouts)
  *   npx tsx bench/studio-layouts.ts [--scale small|tiny|default] [--runs 20]    (this table alone)
  */
-import { cpus, loadavg, totalmem } from 'node:os';
+import { cpus, totalmem } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { answerDifference } from './studio-compare';
@@ -18,7 +18,7 @@ import { studioCasesOf, type StudioCase } from './studio-cases';
 import { prepareStudioData, STUDIO_SCALES, type StudioData, type StudioScale } from './studio-data';
 import { openOurs, type Ours } from './studio-ours';
 import { peakRssMb, resetPeakRss } from './serve-process';
-import { round, summarize, timeMs, type Timing } from './stats';
+import { loadAverages, round, summarize, timeMs, type Timing } from './stats';
 
 export interface LayoutCaseResult {
   kind: string;
@@ -48,7 +48,7 @@ export interface LayoutsResult {
  * copy, opened here and closed before returning.
  */
 export async function measureLayouts(data: StudioData, cases: readonly StudioCase[], typed: Ours, runs: number, log: (line: string) => void): Promise<LayoutsResult> {
-  const start = loadavg().map((l) => round(l, 1));
+  const start = loadAverages();
   const started = Date.now();
   resetPeakRss(process.pid);
   const json = await openOurs(data, log, { typedColumns: false });
@@ -72,7 +72,7 @@ export async function measureLayouts(data: StudioData, cases: readonly StudioCas
     scale: data.scale,
     events: STUDIO_SCALES[data.scale],
     runs,
-    load_average: { start, end: loadavg().map((l) => round(l, 1)) },
+    load_average: { start, end: loadAverages() },
     seconds: round((Date.now() - started) / 1000, 1),
     json_only_build_s: json.madeInSeconds,
     vmhwm_mib: peakRssMb(process.pid),

@@ -22,7 +22,6 @@ import { cp, rm, writeFile } from 'node:fs/promises';
 import { existsSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -37,7 +36,7 @@ import { studioCasesOf, type StudioCase } from './studio-cases';
 import { openStudioChdb } from './studio-chdb';
 import { chdbColumnsOf } from './studio-chdb-fields';
 import { prepareStudioData, STUDIO_SCALES, type StudioScale } from './studio-data';
-import { percentile, round } from './stats';
+import { percentile, round, loadAverages } from './stats';
 import { peakRssMb } from './serve-process';
 
 const KEY = 'side-by-side-key';
@@ -141,7 +140,7 @@ async function main(): Promise<void> {
     log(`side-by-side: ${b.label} compacted; its logs last changed: ${ages.join(', ')} ago`);
   }
   const chdb = values['skip-chdb'] ? null : await openStudioChdb(data, log);
-  const startLoad = loadavg().map((l) => round(l, 1));
+  const startLoad = loadAverages();
   const started = new Date().toISOString();
   try {
     if (chdb) for (const c of chdbColumnsOf(cases.map((k) => k.clickhouse))) await chdb.materialize(c.table, c.column, c.type, c.expression);
@@ -172,7 +171,7 @@ async function main(): Promise<void> {
     const phases: Array<{ phase: string; loadStart: number[]; loadEnd: number[]; ingested: number; samples: Map<StudioCase, Map<string, Sample>> }> = [];
     for (const phase of values['skip-writer'] ? ['idle'] : ['idle', 'while ingesting']) {
       const writers = phase === 'idle' ? [] : builds.map((b) => studioWriter(b.ep));
-      const loadStart = loadavg().map((l) => round(l, 1));
+      const loadStart = loadAverages();
       const samples = new Map(cases.map((c) => [c, new Map(engines.map((e) => [e.name, { wall: [], cpu: [] } as Sample]))]));
       for (const c of cases) for (const e of engines) await e.run(c); // warm
       for (let r = 0; r < Number(values.rounds); r++) {
@@ -185,13 +184,9 @@ async function main(): Promise<void> {
       }
       let ingested = 0;
       for (const w of writers) ingested += await w.stop();
-      phases.push({ phase, loadStart, loadEnd: loadavg().map((l) => round(l, 1)), ingested, samples });
+      phases.push({ phase, loadStart, loadEnd: loadAverages(), ingested, samples });
     }
-    const lines: string[] = [
-      `${started}, load average ${startLoad.join(' ')} at the start, ${loadavg()
-        .map((l) => round(l, 1))
-        .join(' ')} at the end; ${values.rounds} rounds`,
-    ];
+    const lines: string[] = [`${started}, load average ${startLoad.join(' ')} at the start, ${loadAverages().join(' ')} at the end; ${values.rounds} rounds`];
     for (const p of phases) {
       lines.push(
         '',

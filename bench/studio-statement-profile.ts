@@ -7,7 +7,7 @@
  *   npx tsx bench/studio-statement-profile.ts --data <copy of .bench-data/studio-default/managed> [--kinds list,count] [--runs 9] [--sql]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createEndpoints, supabasePreset } from '../src/index';
@@ -15,7 +15,7 @@ import { memoryBudget } from '../src/duckdb/memory-budget';
 import { REFERENCE } from './dataset';
 import { studioCases } from './studio-cases';
 import { weekId } from './studio-data';
-import { percentile, round } from './stats';
+import { percentile, round, loadAverage } from './stats';
 import { caught, profiled, type CaughtStatement, type ProfileNode } from './caught-statements';
 
 const { values: args } = parseArgs({
@@ -45,11 +45,7 @@ const ep = await createEndpoints({
   cache: false,
   duckdb: { threads: 2, memoryLimit: memoryBudget().queries.memoryLimit },
 });
-const load = () =>
-  loadavg()
-    .map((n) => n.toFixed(1))
-    .join(' ');
-console.log(`data ${args.data}; ${args.runs} calls per kind; load ${load()}`);
+console.log(`data ${args.data}; ${args.runs} calls per kind; load ${loadAverage()}`);
 const wanted = args.kinds!.split(',').filter(Boolean);
 try {
   for (const c of studioCases(weekId('edge_logs', Math.floor(4_000_000 * (1 - 0.5 / 7))))) {
@@ -94,4 +90,4 @@ try {
   await ep.close();
   rmSync(out, { recursive: true, force: true });
 }
-console.log(`load at the end ${load()}`);
+console.log(`load at the end ${loadAverage()}`);

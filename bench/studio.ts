@@ -17,7 +17,7 @@
  *                           [--skip-postgres] [--skip-chdb] [--skip-layouts]
  */
 import { writeFile } from 'node:fs/promises';
-import { cpus, loadavg, totalmem } from 'node:os';
+import { cpus, totalmem } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { answerDifference } from './studio-compare';
@@ -30,7 +30,7 @@ import { prepareStudioData, STUDIO_SCALES, type StudioScale } from './studio-dat
 import { openLogflarePostgres } from './studio-logflare';
 import { missingPostgres } from './postgres';
 import { openOurs } from './studio-ours';
-import { round, summarize, timeMs, type Timing } from './stats';
+import { loadAverages, round, summarize, timeMs, type Timing } from './stats';
 import { installStageMeter, medianStages, STAGES, type Stages } from './studio-stages';
 import { layoutsMarkdown, measureLayouts, type LayoutsResult } from './studio-layouts';
 
@@ -88,7 +88,7 @@ async function warmTimes(runs: number, work: () => Promise<unknown>): Promise<Ti
 }
 
 export async function measureStudio(options: StudioOptions, log: (line: string) => void): Promise<StudioResult> {
-  const start = loadavg().map((l) => round(l, 1));
+  const start = loadAverages();
   const data = await prepareStudioData(options.scale, log);
   const cases = studioCasesOf(data);
   const results = new Map<StudioCase, StudioCaseResult>();
@@ -198,7 +198,7 @@ export async function measureStudio(options: StudioOptions, log: (line: string) 
     scale: options.scale,
     events: STUDIO_SCALES[options.scale],
     machine: `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
-    load_average: { start, end: loadavg().map((l) => round(l, 1)) },
+    load_average: { start, end: loadAverages() },
     ingested_while_querying: ingested,
     ours_peak_rss_mb: Math.round(peakRss / 2 ** 20),
     cases: [...results.values()],
