@@ -197,6 +197,13 @@ describe('the lock: one writer whatever the PID namespace or host', () => {
     // Not ours any more: the newcomer's lock stays.
     expect(readFileSync(join(dir, LOCK_FILE), 'utf8')).toContain('newcomer');
   });
+
+  it('a holder that released its lock as it stops says so, not that it was taken over', async () => {
+    const set = await openWalSet(freshDir(), BUILT_IN_SOURCE_SET);
+    const wal = set.wals.edgeLogs;
+    await set.close();
+    await expect(wal.append(Buffer.from('{"id":"late"}\n'))).rejects.toMatchObject({ code: 'closed', message: expect.stringMatching(/^This process is stopping/) });
+  });
 });
 
 describe('every command that writes a data dir takes its lock', () => {

@@ -95,9 +95,17 @@ export async function openWalSet(
  */
 function fenced(wal: Wal, lock: DataDirLock): Wal {
   const append = wal.append.bind(wal);
+  // Not held any more: lost to another process, or released by this one as it stops (a request
+  // still being read when the server closed its storage must not say the data dir was taken).
+  let lost = false;
+  lock.onLost(() => (lost = true));
   wal.append = (lines) => {
     if (!lock.held) {
-      return Promise.reject(new EngineError('closed', 'Another process took this data dir over; this one takes no more events. Restart it once the other one stopped.'));
+      return Promise.reject(
+        lost
+          ? new EngineError('closed', 'Another process took this data dir over; this one takes no more events. Restart it once the other one stopped.')
+          : new EngineError('closed', 'This process is stopping: it takes no more events. Send them again once it (or its successor) is up.'),
+      );
     }
     if (!lock.fresh()) {
       return Promise.reject(new EngineError('overloaded', 'The data dir lock could not be renewed lately (a slow disk?); retry shortly.', { retryAfterSeconds: 1 }));
