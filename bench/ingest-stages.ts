@@ -6,6 +6,7 @@
  * the parse thread's work (`bodyLines`: decode, parse, checks, ids, the lines), the write-ahead
  * log's group commit (`Wal.append`, fdatasync-ed, `concurrency` bodies a group as the server's
  * connections make them), and the memory tables' insert (`MemoryTables.insert`, the same groups).
+ * Beside each stage's CPU, the bytes it wrote to disk an event (`write_bytes` of /proc/self/io).
  *
  *   npx tsx bench/ingest-stages.ts [--batch 1000] [--bodies 100] [--concurrency 16] [--rounds 3] [--before <checkout>] [--after .]
  *
@@ -13,7 +14,7 @@
  * same bodies: each round runs every stage of one build, then of the other, the order alternating
  * round by round, each line named by its build.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -35,6 +36,21 @@ import { sourceAt } from './checkout-library';
 function cpu(): number {
   const { user, system } = process.cpuUsage();
   return user + system;
+}
+
+/** Bytes the process caused to be written to disk so far (`write_bytes` of /proc/self/io; 0 where there is none). */
+function written(): number {
+  try {
+    return Number(/^write_bytes: (\d+)$/m.exec(readFileSync('/proc/self/io', 'utf8'))?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+}
+
+/** One stage's cost an event: process CPU, and bytes written to disk. */
+export interface StageCost {
+  us: number;
+  bytes: number;
 }
 
 /** The code of one build the stages run (typed as this checkout's). */
@@ -84,41 +100,48 @@ export function bodies(batch: number, count: number): Buffer[] {
   return Array.from({ length: count }, (_, n) => Buffer.from(`${head}"bench_request":${n}${tail}`));
 }
 
-/** µs of process CPU an event for each stage, over `count` bodies of `batch` events; `build`: whose code (default this checkout's). */
-export async function measureStages(batch: number, count: number, concurrency: number, build: StagesBuild = THIS_BUILD): Promise<Record<string, number>> {
+/** Each stage's cost an event (CPU, disk writes) over `count` bodies of `batch` events; `build`: whose code (default this checkout's). */
+export async function measureStages(batch: number, count: number, concurrency: number, build: StagesBuild = THIS_BUILD): Promise<Record<string, StageCost>> {
   const { bodyLines, NestingScan, Wal } = build;
   const sent = bodies(batch, count);
   const events = batch * count;
   const dir = mkdtempSync(join(tmpdir(), 'le-bench-stages-'));
   const { instance, setup, memory } = await benchMemoryTables(join(dir, 'tables'), build);
   const wal = await Wal.open({ dir: join(dir, 'wal') });
-  const out: Record<string, number> = {};
-  try {
-    let at = cpu();
-    for (const body of sent) new NestingScan().feed(body);
-    out.nesting = (cpu() - at) / events;
-
+  const out: Record<string, StageCost> = {};
+  let at = 0;
+  let bytesAt = 0;
+  const start = () => {
     at = cpu();
+    bytesAt = written();
+  };
+  const cost = (): StageCost => ({ us: (cpu() - at) / events, bytes: (written() - bytesAt) / events });
+  try {
+    start();
+    for (const body of sent) new NestingScan().feed(body);
+    out.nesting = cost();
+
+    start();
     const arrival = new Date().toISOString();
     const parsed = sent.map((body) => bodyLines(body, 'application/json', arrival, undefined, 'edgeLogs', true));
     const lines = parsed.map((p) => p.lines);
-    out.parse = (cpu() - at) / events;
+    out.parse = cost();
 
-    at = cpu();
+    start();
     const seqs: number[] = [];
     for (let i = 0; i < lines.length; i += concurrency) {
       const group = lines.slice(i, i + concurrency);
       seqs.push(...(await Promise.all(group.map((l) => wal.append(l)))).map((r) => r.seq));
     }
-    out.wal = (cpu() - at) / events;
+    out.wal = cost();
 
-    at = cpu();
+    start();
     for (let i = 0; i < lines.length; i += concurrency) {
       // With what the body's parse knew (its span, whether a metadata holds a '['), as the server's ingest gives it.
       await Promise.all(parsed.slice(i, i + concurrency).map((p, j) => memory.insert('edgeLogs', seqs[i + j]!, p.lines, p)));
     }
     await memory.settled();
-    out.memory = (cpu() - at) / events;
+    out.memory = cost();
   } finally {
     await wal.close();
     await memory.close();
@@ -153,7 +176,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
       const stages = await measureStages(batch, Number(values.bodies), Number(values.concurrency), build);
       console.log(
         `${values.before ? `${name}, ` : ''}batch ${batch}, round ${r + 1}: ${Object.entries(stages)
-          .map(([k, v]) => `${k} ${round(v, 2)} µs`)
+          .map(([k, v]) => `${k} ${round(v.us, 2)} µs${v.bytes ? ` (${round(v.bytes, 0)} B written)` : ''}`)
           .join(', ')}`,
       );
     }

@@ -464,6 +464,27 @@ describe('managed storage holds its uncompacted events in memory', () => {
     }
   });
 
+  it('writes no log of its database file: the write-ahead log is the durable copy (docs/performance.md, "The memory tables\' file without DuckDB\'s own log, again")', async () => {
+    const folder = tempDir('le-memory-nolog-');
+    const instance = await DuckDBInstance.create(':memory:');
+    const setup = await instance.connect();
+    for (const macro of TIMESTAMP_MACROS) await setup.run(macro);
+    const memory = new MemoryTables(BUILT_IN_SOURCE_SET, { folder: folder.path('tables') });
+    memory.attach(instance);
+    try {
+      // Committed, and far below a checkpoint's worth of rows: with DuckDB's log they would be in it.
+      await memory.insert('edgeLogs', 1, lines(censusEvents('nolog', 200)));
+      await memory.settled();
+      expect(Number((await setup.runAndReadAll('SELECT count(*) AS n FROM (' + memory.view('edgeLogs').relation(() => false)!.rows + ')')).getRowObjects()[0]!.n)).toBe(200);
+      expect(readdirSync(folder.path('tables'))).toEqual(['tables.duckdb']);
+    } finally {
+      await memory.close();
+      setup.closeSync();
+      instance.closeSync();
+      folder.cleanup();
+    }
+  });
+
   it('checkpoints its tables as they fill, so the rows held are written compressed (docs/performance.md, "The memory tables checkpointed as they fill")', async () => {
     await withMemoryTables(async (memory, setup) => {
       // Whether the gateway table's id segments are written out (persistent: compressed as DuckDB
