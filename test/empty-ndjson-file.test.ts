@@ -1,13 +1,12 @@
-import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { tmpdirPerTest } from './support/tmpdir-per-test';
 
 // The empty file every NDJSON read lists beside its own files (docs/semantics.md, "Files"), made
 // here in a temporary folder given by TMPDIR, which `os.tmpdir()` reads at each call.
 
-let root: string;
-const savedTmpdir = process.env.TMPDIR;
+const tmp = tmpdirPerTest('empty-ndjson-test-');
 const uid = process.getuid!();
 
 /** The module as a new process would load it: its file not made yet. */
@@ -16,26 +15,15 @@ async function fresh(): Promise<() => string> {
   return (await import('../src/duckdb/empty-ndjson-file')).emptyNdjsonFile;
 }
 
-beforeEach(() => {
-  root = mkdtempSync(join(tmpdir(), 'empty-ndjson-test-'));
-  process.env.TMPDIR = root;
-});
-
-afterEach(() => {
-  if (savedTmpdir === undefined) delete process.env.TMPDIR;
-  else process.env.TMPDIR = savedTmpdir;
-  rmSync(root, { recursive: true, force: true });
-});
-
 describe('the empty NDJSON file', () => {
   it("is one file per user, shared by the user's processes, so none is left behind per process", async () => {
     const first = (await fresh())();
     const second = (await fresh())();
-    expect(first).toBe(join(root, `log-endpoints-${uid}`, 'empty.ndjson'));
+    expect(first).toBe(join(tmp(), `log-endpoints-${uid}`, 'empty.ndjson'));
     expect(second).toBe(first);
     expect(readFileSync(first, 'utf8')).toBe('');
     expect(lstatSync(dirname(first)).mode & 0o777).toBe(0o700);
-    expect(readdirSync(root)).toEqual([`log-endpoints-${uid}`]);
+    expect(readdirSync(tmp())).toEqual([`log-endpoints-${uid}`]);
   });
 
   it('is empty again if the shared file was written to', async () => {
@@ -48,15 +36,15 @@ describe('the empty NDJSON file', () => {
   it.each([
     ['a folder others may write', () => chmodSync(mkdirOwn(), 0o777)],
     ['a folder others may read', () => chmodSync(mkdirOwn(), 0o755)],
-    ['a link to another folder', () => symlinkSync(mkdtempSync(join(root, 'elsewhere-')), join(root, `log-endpoints-${uid}`))],
+    ['a link to another folder', () => symlinkSync(mkdtempSync(join(tmp(), 'elsewhere-')), join(tmp(), `log-endpoints-${uid}`))],
   ])('is made in a folder of its own where the shared name is %s, removed when the process exits', async (_, place) => {
     place();
     const before = process.listeners('exit');
     const file = (await fresh())();
-    expect(dirname(dirname(file))).toBe(root);
-    expect(dirname(file)).not.toBe(join(root, `log-endpoints-${uid}`));
+    expect(dirname(dirname(file))).toBe(tmp());
+    expect(dirname(file)).not.toBe(join(tmp(), `log-endpoints-${uid}`));
     expect(readFileSync(file, 'utf8')).toBe('');
-    expect(existsSync(join(root, `log-endpoints-${uid}`, 'empty.ndjson'))).toBe(false);
+    expect(existsSync(join(tmp(), `log-endpoints-${uid}`, 'empty.ndjson'))).toBe(false);
     const added = process.listeners('exit').filter((listener) => !before.includes(listener));
     expect(added).toHaveLength(1);
     process.off('exit', added[0]!);
@@ -67,7 +55,7 @@ describe('the empty NDJSON file', () => {
 
 /** The shared folder's name, made by this user with the usual mode. */
 function mkdirOwn(): string {
-  const dir = join(root, `log-endpoints-${uid}`);
+  const dir = join(tmp(), `log-endpoints-${uid}`);
   mkdirSync(dir);
   return dir;
 }
