@@ -12,7 +12,7 @@ import { BUILT_IN_SOURCE_SET } from '../src/sources/built-ins';
 
 const lines = (events: object[]) => Buffer.from(events.map((e) => `${JSON.stringify(e)}\n`).join(''));
 
-/** In-memory tables attached to a DuckDB of their own, and a connection to query them with. */
+/** In-memory tables attached to a DuckDB of their own, a connection to query them with, and their folder. */
 async function withMemoryTables(...args: [test: Test] | [maxBytes: number, test: Test]): Promise<void> {
   const [maxBytes, test] = args.length === 1 ? [undefined, args[0]] : args;
   const instance = await DuckDBInstance.create(':memory:');
@@ -22,7 +22,7 @@ async function withMemoryTables(...args: [test: Test] | [maxBytes: number, test:
   const memory = new MemoryTables(BUILT_IN_SOURCE_SET, { folder: folder.path('tables'), maxBytes });
   memory.attach(instance);
   try {
-    await test(memory, setup);
+    await test(memory, setup, folder.path('tables'));
   } finally {
     await memory.close();
     setup.closeSync();
@@ -30,7 +30,7 @@ async function withMemoryTables(...args: [test: Test] | [maxBytes: number, test:
     folder.cleanup();
   }
 }
-type Test = (memory: MemoryTables, setup: DuckDBConnection) => Promise<void>;
+type Test = (memory: MemoryTables, setup: DuckDBConnection, tables: string) => Promise<void>;
 
 describe('managed storage holds its uncompacted events in memory', () => {
   const tmp = tempDir('le-memory-');
@@ -465,24 +465,13 @@ describe('managed storage holds its uncompacted events in memory', () => {
   });
 
   it('writes no log of its database file: the write-ahead log is the durable copy (docs/performance.md, "The memory tables\' file without DuckDB\'s own log, again")', async () => {
-    const folder = tempDir('le-memory-nolog-');
-    const instance = await DuckDBInstance.create(':memory:');
-    const setup = await instance.connect();
-    for (const macro of TIMESTAMP_MACROS) await setup.run(macro);
-    const memory = new MemoryTables(BUILT_IN_SOURCE_SET, { folder: folder.path('tables') });
-    memory.attach(instance);
-    try {
+    await withMemoryTables(async (memory, setup, tables) => {
       // Committed, and far below a checkpoint's worth of rows: with DuckDB's log they would be in it.
       await memory.insert('edgeLogs', 1, lines(censusEvents('nolog', 200)));
       await memory.settled();
       expect(Number((await setup.runAndReadAll('SELECT count(*) AS n FROM (' + memory.view('edgeLogs').relation(() => false)!.rows + ')')).getRowObjects()[0]!.n)).toBe(200);
-      expect(readdirSync(folder.path('tables'))).toEqual(['tables.duckdb']);
-    } finally {
-      await memory.close();
-      setup.closeSync();
-      instance.closeSync();
-      folder.cleanup();
-    }
+      expect(readdirSync(tables)).toEqual(['tables.duckdb']);
+    });
   });
 
   it('checkpoints its tables as they fill, so the rows held are written compressed (docs/performance.md, "The memory tables checkpointed as they fill")', async () => {
