@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { tmpdirPerTest } from './support/tmpdir-per-test';
@@ -24,6 +24,14 @@ describe('the empty NDJSON file', () => {
     expect(readFileSync(first, 'utf8')).toBe('');
     expect(lstatSync(dirname(first)).mode & 0o777).toBe(0o700);
     expect(readdirSync(tmp())).toEqual([`log-endpoints-${uid}`]);
+  });
+
+  it('is made again when a cleaner of the temporary folder removed it', async () => {
+    const emptyNdjsonFile = await fresh();
+    const file = emptyNdjsonFile();
+    rmSync(dirname(file), { recursive: true });
+    expect(emptyNdjsonFile()).toBe(file);
+    expect(readFileSync(file, 'utf8')).toBe('');
   });
 
   it('is empty again if the shared file was written to', async () => {

@@ -1,4 +1,4 @@
-import { appendFileSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tempDir } from './support/log-files';
@@ -40,5 +40,16 @@ describe('range copies', () => {
     expect(readFileSync(again, 'utf8')).toBe('{"a":2}\n{"a":3}\n');
     copies.close();
     expect(readdirSync(tmp())).toEqual([]);
+  });
+
+  it('make their folder again when a cleaner of the temporary folder removed it', async () => {
+    const log = logs.path('cleaned.ndjson');
+    writeFileSync(log, '{"a":1}\n{"a":2}\n');
+    const copies = new RangeCopies();
+    const first = await copies.copy({ file: listed(log), start: 0, end: 8 });
+    rmSync(dirname(first), { recursive: true });
+    const second = await copies.copy({ file: listed(log), start: 8, end: 16 });
+    expect(readFileSync(second, 'utf8')).toBe('{"a":2}\n');
+    copies.close();
   });
 });

@@ -1,4 +1,4 @@
-import { lstatSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -21,7 +21,9 @@ const FILE = 'empty.ndjson';
  * platform has no user ids, a folder of the process's own is made and removed at exit.
  */
 export function emptyNdjsonFile(): string {
-  if (path !== null) return path;
+  // Made again when gone: a cleaner of the temporary folder (systemd-tmpfiles removes what was not
+  // used for days) would otherwise fail every NDJSON read of a long-running process.
+  if (path !== null && existsSync(path)) return path;
   return (path = sharedEmptyFile() ?? ownEmptyFile());
 }
 
@@ -51,7 +53,8 @@ function sharedEmptyFile(): string | null {
 
 /** The file in a folder of this process's own, removed when it exits. */
 function ownEmptyFile(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'log-endpoints-'));
+  // A prefix of its own: never the shared folder's name, whatever the random part.
+  const dir = mkdtempSync(join(tmpdir(), 'log-endpoints-own-'));
   const file = join(dir, FILE);
   writeFileSync(file, '');
   process.once('exit', () => rmSync(dir, { recursive: true, force: true }));

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -47,7 +47,8 @@ export class RangeCopies {
       copy = undefined;
     }
     if (!copy) {
-      this.dir ??= mkdtempSync(join(tmpdir(), 'log-endpoints-ranges-'));
+      // Made again when gone: a cleaner of the temporary folder may remove one unused for days.
+      if (this.dir === null || !existsSync(this.dir)) this.dir = mkdtempSync(join(tmpdir(), 'log-endpoints-ranges-'));
       copy = { path: join(this.dir, `${++this.sequence}.ndjson`), start, end: start, ready: Promise.resolve() };
       this.copies.set(key, copy);
     } else {
