@@ -14,6 +14,13 @@ const tmp = tmpdirPerTest('range-copies-test-');
 const logs = tempDir('range-copies-logs-');
 afterAll(() => logs.cleanup());
 
+/** A log of two 8-byte lines, `{"a":1}` and `{"a":2}`, named `name`. */
+function twoLineLog(name: string): string {
+  const log = logs.path(name);
+  writeFileSync(log, '{"a":1}\n{"a":2}\n');
+  return log;
+}
+
 function listed(path: string): ListedFile {
   const { size, mtimeMs, ino } = statSync(path);
   return { path, kind: 'ndjson', size, mtimeMs, ino };
@@ -28,8 +35,7 @@ describe('range copies', () => {
   });
 
   it('copy a range into a folder of their own, extend it as the file grows, and remove the folder on close', async () => {
-    const log = logs.path('app.ndjson');
-    writeFileSync(log, '{"a":1}\n{"a":2}\n');
+    const log = twoLineLog('app.ndjson');
     const copies = new RangeCopies();
     const first = await copies.copy({ file: listed(log), start: 8, end: 16 });
     expect(readFileSync(first, 'utf8')).toBe('{"a":2}\n');
@@ -43,8 +49,7 @@ describe('range copies', () => {
   });
 
   it('make their folder again when a cleaner of the temporary folder removed it', async () => {
-    const log = logs.path('cleaned.ndjson');
-    writeFileSync(log, '{"a":1}\n{"a":2}\n');
+    const log = twoLineLog('cleaned.ndjson');
     const copies = new RangeCopies();
     const first = await copies.copy({ file: listed(log), start: 0, end: 8 });
     rmSync(dirname(first), { recursive: true });
